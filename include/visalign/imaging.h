@@ -1,0 +1,36 @@
+// Images as visalign sees them: 8-bit RGB, interleaved, row-major. Decoding and encoding go
+// through OpenCV inside this module only. Inputs with alpha lose it (no compositing); 16-bit
+// inputs are scaled to 8 bits (v/257, rounded); grayscale inputs are replicated to R = G = B.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "visalign/status.h"
+
+namespace visalign::imaging {
+
+struct Image {
+  int width = 0;
+  int height = 0;
+  std::vector<uint8_t> rgb;  // width * height * 3 bytes: R, G, B per pixel
+
+  Image() = default;
+  Image(int w, int h) : width(w), height(h), rgb(static_cast<size_t>(w) * h * 3, 0) {}
+  uint8_t* pixel(int x, int y) { return &rgb[(static_cast<size_t>(y) * width + x) * 3]; }
+  const uint8_t* pixel(int x, int y) const { return &rgb[(static_cast<size_t>(y) * width + x) * 3]; }
+};
+
+// Decodes PNG, JPEG, WebP (whatever this OpenCV build reads). `source` names the input in errors.
+Result<Image> DecodeImage(std::string_view bytes, const std::string& source);
+Result<Image> ReadImage(const std::filesystem::path& path);
+
+// PNG bytes of an image; `compression` 0 (fastest) .. 9 (smallest).
+Result<std::string> EncodePng(const Image& image, int compression = 1);
+// Encodes and writes atomically (temp file + rename).
+Status WritePng(const std::filesystem::path& path, const Image& image, int compression = 1);
+
+}  // namespace visalign::imaging

@@ -1,0 +1,52 @@
+// Shared plumbing for the `visalign` command line: global options, how a command group registers
+// itself, and output helpers. Each group lives in its own <group>_cmd.cc and registers with
+//   static const CommandGroup kGroup(order, [](Cli& cli) { ... add subcommands ... });
+// so adding a group touches no other file. Groups appear in --help in `order`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "visalign/status.h"
+
+namespace visalign::cli {
+
+struct GlobalOptions {
+  bool json = false;             // machine-readable output on stdout
+  std::string log_level = "info";
+  int threads = 0;               // 0 = all hardware threads
+};
+
+class Cli {
+ public:
+  explicit Cli(CLI::App& app) : app_(app) {}
+  CLI::App& app() { return app_; }
+  const GlobalOptions& global() const { return global_; }
+  GlobalOptions& mutable_global() { return global_; }
+
+  // Returns the top-level group `name` (creating it with `description` on first use), so that
+  // several files may add subcommands to one group (e.g. `hues run` beside `hues evaluate`).
+  CLI::App* Group(const std::string& name, const std::string& description);
+  // Makes `fn` the action run when subcommand `sub` is selected.
+  void Bind(CLI::App* sub, std::function<Status()> fn);
+  // Runs the selected action (after parsing); OK if none.
+  Status RunAction();
+
+ private:
+  CLI::App& app_;
+  GlobalOptions global_;
+  std::function<Status()> action_;
+};
+
+class CommandGroup {
+ public:
+  CommandGroup(int order, std::function<void(Cli&)> add);
+  static void AddAll(Cli& cli);
+};
+
+// Prints JSON to stdout (indent 2); doubles are printed as the shortest text that round-trips.
+void PrintJson(const nlohmann::json& j);
+
+}  // namespace visalign::cli

@@ -1,0 +1,74 @@
+#include "visalign/io.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace visalign {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(Csv, ParsesQuotedFieldsAndCrlf) {
+  auto t = ParseCsv("a,b,c\r\n1,\"x, \"\"y\"\"\",3\r\n\r\n4,5,6\r\n", "t.csv");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0][1], "x, \"y\"");
+  EXPECT_EQ(t->line_numbers[1], 4);
+  EXPECT_EQ(t->Where(1), "t.csv:4");
+  EXPECT_EQ(*t->Column("c"), 2u);
+}
+
+TEST(Csv, RejectsRaggedRowsWithLine) {
+  auto t = ParseCsv("a,b\n1,2\n3\n", "r.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().where(), "r.csv:3");
+}
+
+TEST(Csv, RejectsEmptyFileAndMissingColumn) {
+  EXPECT_FALSE(ParseCsv("", "e.csv").ok());
+  auto t = ParseCsv("a,b\n1,2\n", "m.csv");
+  ASSERT_TRUE(t.ok());
+  auto c = t->Column("z");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().expected().find("found: a,b"), std::string::npos);
+}
+
+TEST(Numbers, StrictParsing) {
+  EXPECT_DOUBLE_EQ(*ParseDouble("0.25", "x"), 0.25);
+  EXPECT_DOUBLE_EQ(*ParseDouble(" -1e3 ", "x"), -1000.0);
+  EXPECT_FALSE(ParseDouble("", "x").ok());
+  EXPECT_FALSE(ParseDouble("1.5abc", "x").ok());
+  EXPECT_FALSE(ParseDouble("nan", "x").ok());
+  EXPECT_EQ(*ParseInt("42", "x"), 42);
+  EXPECT_FALSE(ParseInt("4.2", "x").ok());
+}
+
+TEST(Files, AtomicWriteReplacesWholeFile) {
+  fs::path dir = fs::temp_directory_path() / ("visalign_io_test_" + std::to_string(::getpid()));
+  ASSERT_TRUE(EnsureDirectory(dir).ok());
+  fs::path f = dir / "a.txt";
+  ASSERT_TRUE(WriteFileAtomic(f, "first").ok());
+  ASSERT_TRUE(WriteFileAtomic(f, "second").ok());
+  EXPECT_EQ(*ReadFile(f), "second");
+  size_t entries = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+  EXPECT_EQ(entries, 1u);  // no temporary left behind
+  fs::remove_all(dir);
+  EXPECT_EQ(ReadFile(f).status().code(), StatusCode::kNotFound);
+}
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(DataDir, FindsShippedData) {
+  auto d = DataDir();  // tests run with VISALIGN_DATA set by CTest
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(DataFile("color/iscc_nbs_centroids.csv").ok());
+  EXPECT_EQ(DataFile("color/nope.csv").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace visalign

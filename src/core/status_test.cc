@@ -1,0 +1,50 @@
+#include "visalign/status.h"
+
+#include <gtest/gtest.h>
+
+namespace visalign {
+namespace {
+
+TEST(Status, OkHasNoMessage) {
+  Status s;
+  EXPECT_TRUE(s.ok());
+  EXPECT_EQ(s.ToString(), "ok");
+}
+
+TEST(Status, FormatsWhatWhereExpected) {
+  Status s = Status::InvalidArgument("invalid color \"#GGHHII\"", "argument COLOR", "#RRGGBB or #RGB");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.ToString(), "invalid color \"#GGHHII\" (argument COLOR): #RRGGBB or #RGB");
+}
+
+TEST(Status, OmitsEmptyParts) {
+  EXPECT_EQ(Status::IoError("disk full").ToString(), "disk full");
+  EXPECT_EQ(Status::IoError("disk full", "out.png").ToString(), "disk full (out.png)");
+}
+
+TEST(Status, WithContextPrefixesWhere) {
+  Status s = Status::InvalidArgument("bad hex", "field targets").WithContext("manifest.jsonl:3");
+  EXPECT_EQ(s.where(), "manifest.jsonl:3 field targets");
+}
+
+Result<int> Half(int x) {
+  if (x % 2) return Status::InvalidArgument("odd number " + std::to_string(x));
+  return x / 2;
+}
+
+Status Quarter(int x, int* out) {
+  VISALIGN_ASSIGN_OR_RETURN(int h, Half(x));
+  VISALIGN_ASSIGN_OR_RETURN(*out, Half(h));
+  return Status::Ok();
+}
+
+TEST(Result, PropagatesErrorsThroughMacros) {
+  int out = 0;
+  EXPECT_TRUE(Quarter(8, &out).ok());
+  EXPECT_EQ(out, 2);
+  Status st = Quarter(6, &out);
+  EXPECT_EQ(st.what(), "odd number 3");
+}
+
+}  // namespace
+}  // namespace visalign

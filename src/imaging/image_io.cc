@@ -1,0 +1,75 @@
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <cstring>
+
+#include "visalign/imaging.h"
+#include "visalign/io.h"
+
+namespace visalign::imaging {
+namespace {
+
+// Converts any decoded OpenCV matrix (1/3/4 channels, 8 or 16 bits, BGR order) to our RGB8 image.
+Result<Image> FromMat(const cv::Mat& decoded, const std::string& source) {
+  cv::Mat m = decoded;
+  if (m.depth() == CV_16U) {
+    cv::Mat m8;
+    m.convertTo(m8, CV_8U, 1.0 / 257.0);
+    m = m8;
+  } else if (m.depth() != CV_8U) {
+    return Status::Unsupported("unsupported pixel depth", source, "8- or 16-bit images");
+  }
+  cv::Mat rgb;
+  switch (m.channels()) {
+    case 1: cv::cvtColor(m, rgb, cv::COLOR_GRAY2RGB); break;
+    case 3: cv::cvtColor(m, rgb, cv::COLOR_BGR2RGB); break;
+    case 4: cv::cvtColor(m, rgb, cv::COLOR_BGRA2RGB); break;
+    default: return Status::Unsupported("unsupported channel count " + std::to_string(m.channels()), source,
+                                        "gray, RGB or RGBA images");
+  }
+  Image img(rgb.cols, rgb.rows);
+  for (int y = 0; y < rgb.rows; ++y)
+    std::memcpy(img.pixel(0, y), rgb.ptr<uint8_t>(y), static_cast<size_t>(rgb.cols) * 3);
+  return img;
+}
+
+}  // namespace
+
+Result<Image> DecodeImage(std::string_view bytes, const std::string& source) {
+  if (bytes.empty()) return Status::Corrupt("empty image file", source, "a PNG, JPEG or WebP image");
+  cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data()));
+  cv::Mat decoded;
+  try {
+    decoded = cv::imdecode(buf, cv::IMREAD_UNCHANGED);
+  } catch (const cv::Exception& e) {
+    return Status::Corrupt("cannot decode image", source, "a valid PNG, JPEG or WebP image");
+  }
+  if (decoded.empty()) return Status::Corrupt("cannot decode image", source, "a valid PNG, JPEG or WebP image");
+  return FromMat(decoded, source);
+}
+
+Result<Image> ReadImage(const std::filesystem::path& path) {
+  VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  return DecodeImage(bytes, path.string());
+}
+
+Result<std::string> EncodePng(const Image& image, int compression) {
+  if (image.width <= 0 || image.height <= 0 ||
+      image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3)
+    return Status::InvalidArgument("image buffer does not match its size", "EncodePng", "width*height*3 bytes");
+  cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.rgb.data()));
+  cv::Mat bgr;
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+  std::vector<uint8_t> out;
+  if (!cv::imencode(".png", bgr, out, {cv::IMWRITE_PNG_COMPRESSION, compression}))
+    return Status::Internal("PNG encoding failed");
+  return std::string(out.begin(), out.end());
+}
+
+Status WritePng(const std::filesystem::path& path, const Image& image, int compression) {
+  VISALIGN_ASSIGN_OR_RETURN(std::string png, EncodePng(image, compression));
+  return WriteFileAtomic(path, png);
+}
+
+}  // namespace visalign::imaging
