@@ -1,0 +1,147 @@
+// Native CLIP inference (standard ViT CLIP, both towers), numerically matching open_clip in fp32.
+//
+// A model directory holds a config (`open_clip_config.json` or `config.json`, OpenCLIP
+// {model_cfg, preprocess_cfg} layout or Hugging Face transformers {vision_config, text_config})
+// and weights (`open_clip_model.safetensors` or `model.safetensors`, F32/F16/BF16, converted to
+// f32). Anything but a standard ViT CLIP (SigLIP, ConvNeXt/ResNet towers, CoCa, ...) is refused
+// with kUnsupported naming the feature. The tokenizer uses the vocabulary shipped in data/clip/.
+//
+// All Encode* calls are batched (chunks of ClipLoadOptions::max_batch), use ThreadCount()
+// threads, are safe to call concurrently on one model, and return UNNORMALISED embeddings
+// (use NormalizeRows / CosineSimilarity). Row i of a result belongs to input i.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "visalign/imaging.h"
+#include "visalign/status.h"
+
+namespace visalign::clip {
+
+inline constexpr int32_t kStartOfText = 49406;
+inline constexpr int32_t kEndOfText = 49407;
+inline constexpr int32_t kPadToken = 0;
+inline constexpr int kDefaultContextLength = 77;
+
+// A dense row-major float matrix: element (r, c) is data[r * cols + c].
+struct Matrix {
+  int rows = 0;
+  int cols = 0;
+  std::vector<float> data;
+
+  Matrix() = default;
+  Matrix(int r, int c) : rows(r), cols(c), data(static_cast<size_t>(r) * c, 0.0f) {}
+  float* row(int r) { return data.data() + static_cast<size_t>(r) * cols; }
+  const float* row(int r) const { return data.data() + static_cast<size_t>(r) * cols; }
+  float at(int r, int c) const { return data[static_cast<size_t>(r) * cols + c]; }
+};
+
+// Scales each row to unit L2 norm: x / max(||x||, 1e-12) (as torch.nn.functional.normalize).
+void NormalizeRows(Matrix& m);
+// a (n x d) vs b (m x d) -> n x m cosine similarities (rows are normalised internally).
+// Requires a.cols == b.cols.
+Matrix CosineSimilarity(const Matrix& a, const Matrix& b);
+
+enum class Activation { kGelu, kQuickGelu };  // exact erf GELU / x * sigmoid(1.702 x)
+enum class Pooling { kClassToken, kArgmax };   // vision 'tok' / text 'argmax' (first eot)
+enum class CheckpointLayout { kOpenClip, kHuggingFace };
+
+struct TowerConfig {
+  int width = 0;
+  int layers = 0;
+  int heads = 0;
+  int mlp_width = 0;
+  Pooling pooling = Pooling::kClassToken;
+};
+
+struct VisionConfig : TowerConfig {
+  int image_size = 0;
+  int patch_size = 0;
+  int grid() const { return image_size / patch_size; }
+};
+
+struct TextConfig : TowerConfig {
+  int context_length = kDefaultContextLength;
+  int vocab_size = 0;
+};
+
+// open_clip's eval transform: resize the shorter side (PIL 8-bit bicubic) to image_size,
+// center crop, /255, (x - mean) / std per channel.
+struct PreprocessConfig {
+  int image_size = 0;
+  std::array<float, 3> mean{};
+  std::array<float, 3> std{};
+};
+
+struct ClipConfig {
+  int embed_dim = 0;
+  Activation activation = Activation::kGelu;
+  VisionConfig vision;
+  TextConfig text;
+  PreprocessConfig preprocess;
+  CheckpointLayout layout = CheckpointLayout::kOpenClip;
+  std::filesystem::path config_file;
+  std::filesystem::path weights_file;
+};
+
+struct ClipLoadOptions {
+  // Encode* split their input into chunks of at most this many items (bounds activation memory).
+  int max_batch = 64;
+};
+
+class ClipModel {
+ public:
+  ClipModel(ClipModel&&) noexcept;
+  ClipModel& operator=(ClipModel&&) noexcept;
+  ~ClipModel();
+
+  const ClipConfig& config() const;
+  int embed_dim() const { return config().embed_dim; }
+  int image_size() const { return config().vision.image_size; }
+  int context_length() const { return config().text.context_length; }
+  // exp(logit_scale): logits = LogitScale() * cosine.
+  float LogitScale() const;
+
+  // Hex SHA-256 identifying the weights and preprocessing: sha256(sha256(weights file) + canonical
+  // preprocessing config). Computed on first call (hashes the whole weights file), then cached.
+  Result<std::string> Fingerprint() const;
+
+  // Token ids for this model's context length (see Tokenize below).
+  Result<std::vector<int32_t>> Tokenize(std::string_view text) const;
+
+  // Text embeddings [texts.size() x embed_dim].
+  Result<Matrix> EncodeTexts(const std::vector<std::string>& texts) const;
+  // Same from token ids (each: sot ... eot, at most context_length ids; padded with 0 here).
+  Result<Matrix> EncodeTokens(const std::vector<std::vector<int32_t>>& ids) const;
+  // Image embeddings [images.size() x embed_dim], running the model's preprocessing.
+  Result<Matrix> EncodeImages(const std::vector<imaging::Image>& images) const;
+  // Image embeddings from already preprocessed input: pixels.rows images, each
+  // pixels.cols == 3 * image_size * image_size floats in CHW order.
+  Result<Matrix> EncodePixels(const Matrix& pixels) const;
+
+  struct Impl;
+
+ private:
+  explicit ClipModel(std::unique_ptr<Impl> impl);
+  friend Result<ClipModel> LoadClipModel(const std::filesystem::path&, const ClipLoadOptions&);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Loads config and memory-maps weights, validating names, dtypes, shapes and offsets.
+Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoadOptions& options = {});
+
+// CLIP tokenization with the bundled vocabulary (OpenAI/open_clip SimpleTokenizer, clean='lower'):
+// [sot] + BPE ids + [eot], unpadded; longer results are cut to context_length with eot last.
+// Fails only on invalid UTF-8 or a missing/corrupt vocabulary file.
+Result<std::vector<int32_t>> Tokenize(std::string_view text, int context_length = kDefaultContextLength);
+
+// Preprocessing as the model runs it: one row of 3 * config.image_size^2 floats (CHW) per image.
+Result<Matrix> PreprocessImages(const std::vector<imaging::Image>& images, const PreprocessConfig& config);
+
+}  // namespace visalign::clip
