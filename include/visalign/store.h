@@ -1,0 +1,141 @@
+// The run store: where generated images and everything known about how they were made live, so a
+// generation run can be resumed, audited and scored later. A store is a folder:
+//   <store>/visalign.db            the database (SQLite in WAL mode for the embedded store)
+//   <store>/images/<run>/<file>    images, named <item id>__<k>.<ext>, written atomically
+//   <store>/tmp/                   scratch space (e.g. command backends' output files)
+// A run has a name, the benchmark, the dataset fingerprint and the backend configuration (never a
+// secret), and one row per (item, sample k). Invariant: a row is `done` only after its image file
+// is complete on disk (WriteImage renames a fully written temp file before MarkDone commits), so
+// killing the process at any moment never leaves a done row without its image nor a half image.
+//
+// RunStore is an interface: SQLite is the embedded implementation (OpenSqliteStore); a server
+// database (PostgreSQL) implements the same virtual methods and callers do not change.
+// The cache table is a generic string key-value map in namespaces, e.g. a VLM judge's answers keyed
+// by (image SHA-256, question, judge model, prompt hash).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/status.h"
+
+namespace visalign::store {
+
+enum class RowStatus { kPending, kDone, kFailed };
+std::string_view RowStatusName(RowStatus status);  // "pending", "done", "failed"
+
+struct RunInfo {
+  std::string name;                 // [A-Za-z0-9._-]+, also the image folder's name
+  std::string benchmark;            // "violin", "acva", ...
+  std::string dataset_fingerprint;  // e.g. SHA-256 of the manifest
+  nlohmann::json backend;           // backend configuration without secrets
+  std::string created_at;           // ISO-8601 UTC, set by the store
+};
+
+// What to generate: one row per (item, k).
+struct ItemSpec {
+  std::string item_id;
+  int k = 0;
+  std::string prompt;
+  std::optional<int64_t> seed;
+};
+
+struct Row {
+  std::string item_id;
+  int k = 0;
+  std::string prompt;
+  std::optional<int64_t> seed;
+  RowStatus status = RowStatus::kPending;
+  int attempts = 0;           // every attempt ever made, across resumed sessions
+  std::string last_error;     // empty when none
+  double latency_ms = 0;      // of the last attempt
+  std::string image_path;     // relative to the store root; empty unless done
+  std::string sha256;         // of the image file; empty unless done
+  std::string created_at, updated_at, done_at;  // ISO-8601 UTC; done_at empty unless done
+};
+
+struct RunCounts {
+  size_t pending = 0, done = 0, failed = 0;
+  size_t total() const { return pending + done + failed; }
+};
+
+// An image file written by WriteImage, ready to be recorded by MarkDone.
+struct StoredImage {
+  std::string relative_path;  // relative to the store root
+  std::string sha256;
+  size_t bytes = 0;
+};
+
+// A done image of a run, for scoring: absolute path of the file.
+struct DoneImage {
+  std::string item_id;
+  int k = 0;
+  std::filesystem::path image_path;
+  std::string sha256;
+};
+
+class RunStore {
+ public:
+  explicit RunStore(std::filesystem::path root) : root_(std::move(root)) {}
+  virtual ~RunStore() = default;
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  const std::filesystem::path& root() const { return root_; }
+
+  // Creates the run, or checks that an existing run of that name has the same benchmark, dataset
+  // fingerprint and backend configuration (InvalidArgument naming what differs: resuming into a
+  // run made with another model or dataset would mix results).
+  virtual Status OpenRun(const RunInfo& info) = 0;
+  virtual Result<std::optional<RunInfo>> FindRun(const std::string& name) = 0;
+  virtual Result<std::vector<RunInfo>> ListRuns() = 0;
+
+  // Adds pending rows for items not yet in the run; existing rows are kept as they are.
+  virtual Status AddItems(const std::string& run, const std::vector<ItemSpec>& items) = 0;
+  virtual Result<std::vector<Row>> Rows(const std::string& run) = 0;
+  // Records a successful attempt: attempts+1, status done, the image and latency.
+  virtual Status MarkDone(const std::string& run, const std::string& item_id, int k, const StoredImage& image,
+                          double latency_ms) = 0;
+  // Records a failed attempt: attempts+1, last_error; status failed if `final`, else stays pending.
+  virtual Status MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& error,
+                             double latency_ms, bool final) = 0;
+  // Failed rows back to pending (attempts and last_error are kept); returns how many.
+  virtual Result<size_t> RequeueFailed(const std::string& run) = 0;
+
+  // Generic cache: value for (ns, key), or nullopt. Put overwrites.
+  virtual Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) = 0;
+  virtual Status CachePut(const std::string& ns, const std::string& key, const std::string& value) = 0;
+
+  // Writes an image for (run, item, k) atomically (temp file + fsync + rename) under
+  // images/<run>/ and returns its path and SHA-256. `extension` without dot: png, jpg, webp.
+  Result<StoredImage> WriteImage(const std::string& run, const std::string& item_id, int k, std::string_view bytes,
+                                 std::string_view extension);
+  // Scratch directory for files produced outside the store (created on demand).
+  Result<std::filesystem::path> ScratchDir();
+
+  // The run's done images (item id, k, absolute path), ordered by item id then k. NotFound if the
+  // run does not exist. This is what evaluators read to score a run.
+  Result<std::vector<DoneImage>> DoneImages(const std::string& run);
+  Result<RunCounts> Counts(const std::string& run);
+
+ private:
+  std::filesystem::path root_;
+};
+
+// Checks a run name (non-empty, [A-Za-z0-9._-], not "." or "..").
+Status ValidateRunName(const std::string& name);
+// File-name-safe form of an item id: bytes outside [A-Za-z0-9._-] become %XX.
+std::string SafeFileName(std::string_view id);
+
+// Opens (creating if needed) the embedded store in folder `dir`: SQLite with WAL, a busy timeout,
+// and a schema version check (a store written by a newer visalign is refused, not altered).
+Result<std::unique_ptr<RunStore>> OpenSqliteStore(const std::filesystem::path& dir);
+
+}  // namespace visalign::store

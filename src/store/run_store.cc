@@ -1,0 +1,90 @@
+#include <array>
+
+#include "visalign/io.h"
+#include "visalign/store.h"
+
+namespace visalign::store {
+namespace fs = std::filesystem;
+
+std::string_view RowStatusName(RowStatus status) {
+  switch (status) {
+    case RowStatus::kPending: return "pending";
+    case RowStatus::kDone: return "done";
+    case RowStatus::kFailed: return "failed";
+  }
+  return "pending";
+}
+
+namespace {
+bool SafeChar(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-';
+}
+}  // namespace
+
+Status ValidateRunName(const std::string& name) {
+  bool ok = !name.empty() && name != "." && name != "..";
+  for (unsigned char c : name) ok = ok && SafeChar(c);
+  if (!ok)
+    return Status::InvalidArgument("invalid run name \"" + name + "\"", "--run",
+                                   "letters, digits, '.', '_' or '-' (it names the image folder)");
+  return Status::Ok();
+}
+
+std::string SafeFileName(std::string_view id) {
+  static constexpr std::array<char, 16> kHex = {'0', '1', '2', '3', '4', '5', '6', '7',
+                                                '8', '9', 'A', 'B', 'C', 'D', 'E', 'F'};
+  std::string out;
+  out.reserve(id.size());
+  for (unsigned char c : id) {
+    if (SafeChar(c) && !(c == '.' && out.empty())) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    }
+  }
+  return out;
+}
+
+Result<StoredImage> RunStore::WriteImage(const std::string& run, const std::string& item_id, int k,
+                                         std::string_view bytes, std::string_view extension) {
+  VISALIGN_RETURN_IF_ERROR(ValidateRunName(run));
+  fs::path rel = fs::path("images") / run / (SafeFileName(item_id) + "__" + std::to_string(k) + "." +
+                                             std::string(extension));
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory((root_ / rel).parent_path()));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(root_ / rel, bytes));
+  return StoredImage{rel.generic_string(), Sha256Hex(bytes), bytes.size()};
+}
+
+Result<fs::path> RunStore::ScratchDir() {
+  fs::path dir = root_ / "tmp";
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
+  return dir;
+}
+
+Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
+  VISALIGN_ASSIGN_OR_RETURN(std::optional<RunInfo> info, FindRun(run));
+  if (!info) return Status::NotFound("no run named \"" + run + "\"", root_.string(), "a run created by `visalign generate`");
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<Row> rows, Rows(run));
+  std::vector<DoneImage> out;
+  for (const Row& r : rows)
+    if (r.status == RowStatus::kDone) out.push_back({r.item_id, r.k, root_ / r.image_path, r.sha256});
+  return out;
+}
+
+Result<RunCounts> RunStore::Counts(const std::string& run) {
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<Row> rows, Rows(run));
+  RunCounts c;
+  for (const Row& r : rows) {
+    switch (r.status) {
+      case RowStatus::kPending: ++c.pending; break;
+      case RowStatus::kDone: ++c.done; break;
+      case RowStatus::kFailed: ++c.failed; break;
+    }
+  }
+  return c;
+}
+
+}  // namespace visalign::store

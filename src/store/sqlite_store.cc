@@ -1,0 +1,384 @@
+// The embedded run store: one SQLite database in WAL mode, shared by the threads of a process
+// through one connection behind a mutex (writes are tiny; the images themselves are files).
+#include <sqlite3.h>
+
+#include <chrono>
+#include <ctime>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "visalign/io.h"
+#include "visalign/store.h"
+
+namespace visalign::store {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr int kSchemaVersion = 1;
+constexpr int kBusyTimeoutMs = 30000;
+constexpr const char* kDbFileName = "visalign.db";
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS runs(
+  name TEXT PRIMARY KEY,
+  benchmark TEXT NOT NULL,
+  dataset_fingerprint TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS items(
+  run TEXT NOT NULL REFERENCES runs(name),
+  item_id TEXT NOT NULL,
+  k INTEGER NOT NULL,
+  prompt TEXT NOT NULL,
+  seed INTEGER,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT NOT NULL DEFAULT '',
+  latency_ms REAL NOT NULL DEFAULT 0,
+  image_path TEXT NOT NULL DEFAULT '',
+  sha256 TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  done_at TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (run, item_id, k));
+CREATE TABLE IF NOT EXISTS cache(
+  namespace TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (namespace, key));
+)sql";
+
+std::string NowUtc() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms));
+}
+
+// A prepared statement with positional binding; finalized on destruction.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql, const std::string& where) : db_(db), where_(where) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    n_ = 0;
+  }
+  Status prepared() const { return rc_ == SQLITE_OK ? Status::Ok() : Error(); }
+  Stmt& Bind(const std::string& v) {
+    sqlite3_bind_text(stmt_, ++n_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int64_t v) {
+    sqlite3_bind_int64(stmt_, ++n_, v);
+    return *this;
+  }
+  Stmt& Bind(double v) {
+    sqlite3_bind_double(stmt_, ++n_, v);
+    return *this;
+  }
+  Stmt& Bind(std::optional<int64_t> v) {
+    if (v) return Bind(*v);
+    sqlite3_bind_null(stmt_, ++n_);
+    return *this;
+  }
+  // Steps once: true if a row is available, false when done; errors set `status`.
+  bool Step(Status& status) {
+    rc_ = sqlite3_step(stmt_);
+    if (rc_ == SQLITE_ROW) return true;
+    if (rc_ != SQLITE_DONE) status = Error();
+    return false;
+  }
+  Status Run() {
+    Status st;
+    while (Step(st)) {
+    }
+    return st;
+  }
+  std::string Text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+
+ private:
+  Status Error() const {
+    return Status::IoError(std::string("database error: ") + sqlite3_errmsg(db_), where_,
+                           "a writable, uncorrupted visalign store");
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string where_;
+  int rc_ = SQLITE_OK;
+  int n_ = 0;
+};
+
+Result<RowStatus> ParseRowStatus(const std::string& s, const std::string& where) {
+  if (s == "pending") return RowStatus::kPending;
+  if (s == "done") return RowStatus::kDone;
+  if (s == "failed") return RowStatus::kFailed;
+  return Status::Corrupt("unknown row status \"" + s + "\"", where, "pending, done or failed");
+}
+
+class SqliteStore final : public RunStore {
+ public:
+  SqliteStore(fs::path root, sqlite3* db) : RunStore(std::move(root)), db_(db), where_((this->root() / kDbFileName).string()) {}
+  ~SqliteStore() override { sqlite3_close_v2(db_); }
+
+  Status Exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      return Status::IoError("database error: " + msg, where_, "a writable, uncorrupted visalign store");
+    }
+    return Status::Ok();
+  }
+
+  Status Initialize() {
+    std::lock_guard lock(mu_);
+    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+    // WAL: readers never block the writer; NORMAL sync is durable against process crashes
+    // (SIGKILL); images are fsynced by WriteImage before their row commits.
+    VISALIGN_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"));
+    VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status st = MigrateLocked();
+    VISALIGN_RETURN_IF_ERROR(Exec(st.ok() ? "COMMIT" : "ROLLBACK"));
+    return st;
+  }
+
+  Status OpenRun(const RunInfo& info) override {
+    VISALIGN_RETURN_IF_ERROR(ValidateRunName(info.name));
+    VISALIGN_ASSIGN_OR_RETURN(std::optional<RunInfo> existing, FindRun(info.name));
+    if (existing) {
+      auto differs = [&](const std::string& field, const std::string& have, const std::string& want) {
+        return Status::InvalidArgument(
+            fmt::format("run \"{}\" exists with {} {} but this invocation has {}", info.name, field, have, want),
+            where_, "the same settings to resume it, or a new --run name");
+      };
+      if (existing->benchmark != info.benchmark) return differs("benchmark", existing->benchmark, info.benchmark);
+      if (existing->dataset_fingerprint != info.dataset_fingerprint)
+        return differs("dataset fingerprint", existing->dataset_fingerprint, info.dataset_fingerprint);
+      if (existing->backend != info.backend) return differs("backend", existing->backend.dump(), info.backend.dump());
+      return Status::Ok();
+    }
+    std::lock_guard lock(mu_);
+    Stmt s(db_,
+           "INSERT INTO runs(name, benchmark, dataset_fingerprint, backend, created_at) VALUES (?, ?, ?, ?, ?)",
+           where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    return s.Bind(info.name).Bind(info.benchmark).Bind(info.dataset_fingerprint).Bind(info.backend.dump()).Bind(NowUtc()).Run();
+  }
+
+  Result<std::optional<RunInfo>> FindRun(const std::string& name) override {
+    VISALIGN_ASSIGN_OR_RETURN(std::vector<RunInfo> runs, QueryRuns(&name));
+    if (runs.empty()) return std::optional<RunInfo>();
+    return std::optional<RunInfo>(std::move(runs.front()));
+  }
+
+  Result<std::vector<RunInfo>> ListRuns() override { return QueryRuns(nullptr); }
+
+  Status AddItems(const std::string& run, const std::vector<ItemSpec>& items) override {
+    std::lock_guard lock(mu_);
+    VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status st = [&]() -> Status {
+      Stmt s(db_,
+             "INSERT OR IGNORE INTO items(run, item_id, k, prompt, seed, status, created_at, updated_at) "
+             "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+             where_);
+      VISALIGN_RETURN_IF_ERROR(s.prepared());
+      std::string now = NowUtc();
+      for (const ItemSpec& it : items) {
+        s.Reset();
+        VISALIGN_RETURN_IF_ERROR(
+            s.Bind(run).Bind(it.item_id).Bind(int64_t{it.k}).Bind(it.prompt).Bind(it.seed).Bind(now).Bind(now).Run());
+      }
+      return Status::Ok();
+    }();
+    VISALIGN_RETURN_IF_ERROR(Exec(st.ok() ? "COMMIT" : "ROLLBACK"));
+    return st;
+  }
+
+  Result<std::vector<Row>> Rows(const std::string& run) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_,
+           "SELECT item_id, k, prompt, seed, status, attempts, last_error, latency_ms, image_path, sha256, "
+           "created_at, updated_at, done_at FROM items WHERE run = ? ORDER BY item_id, k",
+           where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    s.Bind(run);
+    std::vector<Row> rows;
+    Status st;
+    while (s.Step(st)) {
+      Row r;
+      r.item_id = s.Text(0);
+      r.k = static_cast<int>(s.Int(1));
+      r.prompt = s.Text(2);
+      if (!s.IsNull(3)) r.seed = s.Int(3);
+      VISALIGN_ASSIGN_OR_RETURN(r.status, ParseRowStatus(s.Text(4), where_ + " run " + run + " item " + r.item_id));
+      r.attempts = static_cast<int>(s.Int(5));
+      r.last_error = s.Text(6);
+      r.latency_ms = s.Real(7);
+      r.image_path = s.Text(8);
+      r.sha256 = s.Text(9);
+      r.created_at = s.Text(10);
+      r.updated_at = s.Text(11);
+      r.done_at = s.Text(12);
+      rows.push_back(std::move(r));
+    }
+    VISALIGN_RETURN_IF_ERROR(st);
+    return rows;
+  }
+
+  Status MarkDone(const std::string& run, const std::string& item_id, int k, const StoredImage& image,
+                  double latency_ms) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_,
+           "UPDATE items SET status = 'done', attempts = attempts + 1, last_error = '', latency_ms = ?, "
+           "image_path = ?, sha256 = ?, updated_at = ?, done_at = ? WHERE run = ? AND item_id = ? AND k = ?",
+           where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    std::string now = NowUtc();
+    VISALIGN_RETURN_IF_ERROR(
+        s.Bind(latency_ms).Bind(image.relative_path).Bind(image.sha256).Bind(now).Bind(now).Bind(run).Bind(item_id).Bind(int64_t{k}).Run());
+    return ExpectOneChange(run, item_id, k);
+  }
+
+  Status MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& error,
+                     double latency_ms, bool final) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_,
+           "UPDATE items SET status = ?, attempts = attempts + 1, last_error = ?, latency_ms = ?, updated_at = ? "
+           "WHERE run = ? AND item_id = ? AND k = ? AND status <> 'done'",
+           where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    VISALIGN_RETURN_IF_ERROR(s.Bind(std::string(final ? "failed" : "pending"))
+                                 .Bind(error)
+                                 .Bind(latency_ms)
+                                 .Bind(NowUtc())
+                                 .Bind(run)
+                                 .Bind(item_id)
+                                 .Bind(int64_t{k})
+                                 .Run());
+    return ExpectOneChange(run, item_id, k);
+  }
+
+  Result<size_t> RequeueFailed(const std::string& run) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "UPDATE items SET status = 'pending', updated_at = ? WHERE run = ? AND status = 'failed'", where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    VISALIGN_RETURN_IF_ERROR(s.Bind(NowUtc()).Bind(run).Run());
+    return static_cast<size_t>(sqlite3_changes(db_));
+  }
+
+  Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "SELECT value FROM cache WHERE namespace = ? AND key = ?", where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    s.Bind(ns).Bind(key);
+    Status st;
+    if (s.Step(st)) return std::optional<std::string>(s.Text(0));
+    VISALIGN_RETURN_IF_ERROR(st);
+    return std::optional<std::string>();
+  }
+
+  Status CachePut(const std::string& ns, const std::string& key, const std::string& value) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_,
+           "INSERT INTO cache(namespace, key, value, updated_at) VALUES (?, ?, ?, ?) "
+           "ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+           where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    return s.Bind(ns).Bind(key).Bind(value).Bind(NowUtc()).Run();
+  }
+
+ private:
+  Status MigrateLocked() {
+    Stmt v(db_, "PRAGMA user_version", where_);
+    VISALIGN_RETURN_IF_ERROR(v.prepared());
+    Status st;
+    int64_t version = v.Step(st) ? v.Int(0) : 0;
+    VISALIGN_RETURN_IF_ERROR(st);
+    if (version > kSchemaVersion)
+      return Status::Unsupported(fmt::format("store schema version {} is newer than this visalign's {}", version,
+                                             kSchemaVersion),
+                                 where_, "a newer visalign, or another --store");
+    if (version == kSchemaVersion) return Status::Ok();
+    VISALIGN_RETURN_IF_ERROR(Exec(kSchema));
+    return Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
+  }
+
+  Status ExpectOneChange(const std::string& run, const std::string& item_id, int k) {
+    if (sqlite3_changes(db_) == 1) return Status::Ok();
+    return Status::NotFound(fmt::format("no open row for item \"{}\" sample {} in run \"{}\"", item_id, k, run), where_,
+                            "a row added by AddItems and not yet done");
+  }
+
+  Result<std::vector<RunInfo>> QueryRuns(const std::string* name) {
+    std::lock_guard lock(mu_);
+    Stmt s(db_,
+           name ? "SELECT name, benchmark, dataset_fingerprint, backend, created_at FROM runs WHERE name = ?"
+                : "SELECT name, benchmark, dataset_fingerprint, backend, created_at FROM runs ORDER BY name",
+           where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    if (name) s.Bind(*name);
+    std::vector<RunInfo> runs;
+    Status st;
+    while (s.Step(st)) {
+      RunInfo r;
+      r.name = s.Text(0);
+      r.benchmark = s.Text(1);
+      r.dataset_fingerprint = s.Text(2);
+      r.backend = nlohmann::json::parse(s.Text(3), nullptr, false);
+      if (r.backend.is_discarded())
+        return Status::Corrupt("backend configuration of run \"" + r.name + "\" is not JSON", where_, "a JSON object");
+      r.created_at = s.Text(4);
+      runs.push_back(std::move(r));
+    }
+    VISALIGN_RETURN_IF_ERROR(st);
+    return runs;
+  }
+
+  sqlite3* db_;
+  std::string where_;
+  std::mutex mu_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RunStore>> OpenSqliteStore(const fs::path& dir) {
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
+  fs::path db_path = dir / kDbFileName;
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return Status::IoError("cannot open database: " + msg, db_path.string(), "a writable store folder");
+  }
+  auto store = std::make_unique<SqliteStore>(dir, db);
+  Status st = store->Initialize();
+  if (!st.ok()) {
+    if (st.code() == StatusCode::kIoError)
+      return Status::Corrupt(st.what(), st.where(), "an SQLite database written by visalign (or an empty folder)");
+    return st;
+  }
+  return std::unique_ptr<RunStore>(std::move(store));
+}
+
+}  // namespace visalign::store
