@@ -111,6 +111,8 @@ class IsccNbs {
   const IsccCentroid* CentroidById(int id) const;
   // Case-insensitive, whitespace-normalised lookup; level-3 names first, then level 2, then level 1.
   // Returns the representative color and the level it matched, or nullptr-equivalent (level 0).
+  // `id` is the level-3 id of the centroid (for level 1/2: of the category's representative);
+  // `name` is the canonical lower-case name.
   struct NameMatch { int level = 0; Srgb8 rgb; int id = 0; std::string name; };
   NameMatch FindName(std::string_view name) const;
   // The level-3 centroid nearest to `lab` by CIEDE2000.
@@ -119,6 +121,7 @@ class IsccNbs {
  private:
   std::vector<IsccCentroid> centroids_;
   std::vector<IsccCategory> level1_, level2_;
+  std::vector<Lab> centroid_lab_;  // Lab of each centroid, for Nearest
 };
 
 // --- Parsing --------------------------------------------------------------------------------
@@ -128,8 +131,9 @@ std::string_view NotationName(Notation n);  // "hex", "rgb", "hsl", "lab", "name
 struct ParsedColor {
   Notation notation = Notation::kHex;
   Rgb rgb;             // exact sRGB denoted by the text (unclamped for lab() outside the gamut)
-  Srgb8 rgb8;          // the 8-bit color the text denotes (rounded, clamped)
-  bool in_gamut = true;
+  Srgb8 rgb8;          // the 8-bit color the text denotes: ToSrgb8(rgb) (rounded, clamped)
+  bool in_gamut = true;  // false when rgb8 needed clamping: a channel of rgb outside [0, 1] by
+                         // more than half an 8-bit step (only lab() can be out of gamut)
   std::string name;    // ISCC-NBS name when notation == kName
   int iscc_level = 0;  // 1, 2 or 3 when notation == kName
 };

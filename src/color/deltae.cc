@@ -1,0 +1,114 @@
+// Color differences: RGB Euclidean and redmean, CIE76, CIEDE2000, hue-angle, ab-plane and HyAB.
+#include <cmath>
+#include <numbers>
+
+#include "visalign/color.h"
+
+namespace visalign::color {
+namespace {
+
+constexpr double kRadiansPerDegree = std::numbers::pi / 180.0;
+constexpr double kDegreesPerRadian = 180.0 / std::numbers::pi;
+constexpr double kFullTurn = 360.0;
+constexpr double kHalfTurn = 180.0;
+
+double Square(double v) { return v * v; }
+double Pow7(double v) {
+  const double v2 = v * v;
+  return v2 * v2 * v2 * v;
+}
+double SinDeg(double deg) { return std::sin(deg * kRadiansPerDegree); }
+double CosDeg(double deg) { return std::cos(deg * kRadiansPerDegree); }
+
+// Hue angle atan2(b, a) in degrees, [0, 360); 0 for a = b = 0.
+double HueAngle(double b, double a) {
+  if (a == 0 && b == 0) return 0.0;
+  const double h = std::atan2(b, a) * kDegreesPerRadian;
+  return h < 0 ? h + kFullTurn : h;
+}
+
+}  // namespace
+
+double RgbEuclidean(Rgb255 p, Rgb255 q) {
+  return std::sqrt(Square(p.r - q.r) + Square(p.g - q.g) + Square(p.b - q.b));
+}
+
+double RgbRedmean(Rgb255 p, Rgb255 q) {
+  constexpr double kRedWeightScale = 256.0;
+  constexpr double kMaxChannel = 255.0;
+  constexpr double kBaseWeight = 2.0;
+  constexpr double kGreenWeight = 4.0;
+  const double r_mean = (p.r + q.r) / 2.0;
+  return std::sqrt((kBaseWeight + r_mean / kRedWeightScale) * Square(p.r - q.r) + kGreenWeight * Square(p.g - q.g) +
+                   (kBaseWeight + (kMaxChannel - r_mean) / kRedWeightScale) * Square(p.b - q.b));
+}
+
+double DeltaE76(Lab p, Lab q) { return std::sqrt(Square(p.L - q.L) + Square(p.a - q.a) + Square(p.b - q.b)); }
+
+// Sharma, Wu & Dalal (2005), equations (1)-(22), in degrees, kL = kC = kH = 1. Variable names
+// follow the paper (primes as `p`, bars as `mean_`).
+double DeltaE2000(Lab p, Lab q) {
+  constexpr double k25Pow7 = 6103515625.0;  // 25^7
+  const double c1 = std::hypot(p.a, p.b);
+  const double c2 = std::hypot(q.a, q.b);
+  const double mean_c7 = Pow7((c1 + c2) / 2.0);
+  const double g = 0.5 * (1.0 - std::sqrt(mean_c7 / (mean_c7 + k25Pow7)));  // (4)
+  const double a1p = (1.0 + g) * p.a;                                         // (5)
+  const double a2p = (1.0 + g) * q.a;
+  const double c1p = std::hypot(a1p, p.b);  // (6)
+  const double c2p = std::hypot(a2p, q.b);
+  const double h1p = HueAngle(p.b, a1p);  // (7)
+  const double h2p = HueAngle(q.b, a2p);
+
+  const bool achromatic = c1p * c2p == 0;
+  const double dLp = q.L - p.L;  // (8)
+  const double dCp = c2p - c1p;  // (9)
+  double dhp = 0.0;              // (10)
+  if (!achromatic) {
+    dhp = h2p - h1p;
+    if (dhp > kHalfTurn) {
+      dhp -= kFullTurn;
+    } else if (dhp < -kHalfTurn) {
+      dhp += kFullTurn;
+    }
+  }
+  const double dHp = 2.0 * std::sqrt(c1p * c2p) * SinDeg(dhp / 2.0);  // (11)
+
+  const double mean_Lp = (p.L + q.L) / 2.0;  // (12)
+  const double mean_Cp = (c1p + c2p) / 2.0;  // (13)
+  double mean_hp = h1p + h2p;                // (14)
+  if (!achromatic) {
+    if (std::fabs(h1p - h2p) <= kHalfTurn) {
+      mean_hp /= 2.0;
+    } else if (mean_hp < kFullTurn) {
+      mean_hp = (mean_hp + kFullTurn) / 2.0;
+    } else {
+      mean_hp = (mean_hp - kFullTurn) / 2.0;
+    }
+  }
+  const double t = 1.0 - 0.17 * CosDeg(mean_hp - 30.0) + 0.24 * CosDeg(2.0 * mean_hp) +
+                   0.32 * CosDeg(3.0 * mean_hp + 6.0) - 0.20 * CosDeg(4.0 * mean_hp - 63.0);  // (15)
+  const double d_theta = 30.0 * std::exp(-Square((mean_hp - 275.0) / 25.0));                 // (16)
+  const double mean_Cp7 = Pow7(mean_Cp);
+  const double rc = 2.0 * std::sqrt(mean_Cp7 / (mean_Cp7 + k25Pow7));  // (17)
+  const double l50 = Square(mean_Lp - 50.0);
+  const double sl = 1.0 + 0.015 * l50 / std::sqrt(20.0 + l50);  // (18)
+  const double sc = 1.0 + 0.045 * mean_Cp;                      // (19)
+  const double sh = 1.0 + 0.015 * mean_Cp * t;                  // (20)
+  const double rt = -SinDeg(2.0 * d_theta) * rc;                // (21)
+  const double tl = dLp / sl;
+  const double tc = dCp / sc;
+  const double th = dHp / sh;
+  return std::sqrt(tl * tl + tc * tc + th * th + rt * tc * th);  // (22)
+}
+
+double HueDifference(Lab p, Lab q) {
+  const double d = std::fabs(HueAngle(p.b, p.a) - HueAngle(q.b, q.a));
+  return d > kHalfTurn ? kFullTurn - d : d;
+}
+
+double ChromaDistance(Lab p, Lab q) { return std::hypot(p.a - q.a, p.b - q.b); }
+
+double HyAB(Lab p, Lab q) { return std::fabs(p.L - q.L) + ChromaDistance(p, q); }
+
+}  // namespace visalign::color
