@@ -1,0 +1,212 @@
+#include "visalign/purity.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace visalign::imaging {
+namespace {
+
+constexpr double kCannyLow = 100.0;
+constexpr double kCannyHigh = 200.0;
+constexpr int kCannyAperture = 3;
+constexpr bool kCannyL2Gradient = false;
+// With a 3x3 Sobel each of |dx|, |dy| is at most 4 * (max - min gray), so the L1 magnitude Canny
+// compares against its thresholds is at most 8 * (max - min).
+constexpr int kSobel3L1Gain = 8;
+constexpr double kHfCutoff = 0.25;  // cycles/pixel; counted when r > cutoff (strictly)
+constexpr double kChannelMax = 255.0;
+
+// visalign parallelises over images (the --threads budget); OpenCV's own thread pool inside
+// Canny/DFT would oversubscribe the cores, so OpenCV runs single-threaded in every caller.
+void DisableOpenCvThreadsOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { cv::setNumThreads(1); });
+}
+
+struct GrayRange {
+  uint8_t lo = 255, hi = 0;
+  uint64_t sum_sq = 0;
+};
+
+GrayRange Range(const GrayImage& gray) {
+  GrayRange r;
+  for (uint8_t v : gray.pixels) {
+    r.lo = std::min(r.lo, v);
+    r.hi = std::max(r.hi, v);
+    r.sum_sq += static_cast<uint64_t>(v) * v;
+  }
+  return r;
+}
+
+// numpy's fftfreq value of (non-negative) index k for length n, as numpy computes it: k * (1/n).
+double FftFreq(int k, double inv_n) { return k * inv_n; }
+
+bool IsHighFrequency(double fx, double fy) { return std::sqrt(fx * fx + fy * fy) > kHfCutoff; }
+
+// For a column frequency fx, the smallest |ky| in [0, h/2] whose row frequency makes r > cutoff,
+// or h/2 + 1 when none does. r grows monotonically with |ky| (each floating step is monotone),
+// so a binary search evaluates exactly the same predicate numpy would.
+int FirstHighRow(double fx, int h, double inv_h) {
+  int lo = 0, hi = h / 2 + 1;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (IsHighFrequency(fx, FftFreq(mid, inv_h)))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+// Element kx (0 <= kx <= w/2) of a row's real DFT in OpenCV's packed CCS layout.
+std::complex<double> PackedBin(const double* row, int kx, int w) {
+  if (kx == 0) return {row[0], 0.0};
+  if (w % 2 == 0 && kx == w / 2) return {row[w - 1], 0.0};
+  return {row[2 * kx - 1], row[2 * kx]};
+}
+
+}  // namespace
+
+GrayImage ToGray(const Image& image, Region region) {
+  GrayImage gray;
+  gray.width = region.w;
+  gray.height = region.h;
+  gray.pixels.resize(static_cast<size_t>(region.w) * region.h);
+  for (int y = 0; y < region.h; ++y) {
+    const uint8_t* p = image.pixel(region.x, region.y + y);
+    uint8_t* g = &gray.pixels[static_cast<size_t>(y) * region.w];
+    for (int x = 0; x < region.w; ++x, p += 3) g[x] = GrayLevel(p[0], p[1], p[2]);
+  }
+  return gray;
+}
+
+double CannyEdgeDensity(const GrayImage& gray) {
+  const GrayRange range = Range(gray);
+  if ((range.hi - range.lo) * kSobel3L1Gain <= static_cast<int>(kCannyHigh)) return 0.0;
+  DisableOpenCvThreadsOnce();
+  const cv::Mat src(gray.height, gray.width, CV_8U, const_cast<uint8_t*>(gray.pixels.data()));
+  thread_local cv::Mat edges;
+  cv::Canny(src, edges, kCannyLow, kCannyHigh, kCannyAperture, kCannyL2Gradient);
+  return static_cast<double>(cv::countNonZero(edges)) / static_cast<double>(gray.pixels.size());
+}
+
+// Sum of P over r > 0.25, by rows then columns: the 2-D DFT is a DFT of every row followed by a
+// DFT of every column. Columns come in conjugate pairs (kx, w - kx) with equal power at mirrored
+// rows, and a mirrored row has the same |fy|, so only kx in [0, w/2] is visited (weight 2 for a
+// pair). A column whose own frequency already exceeds the cut counts whole: by Parseval its
+// power is h * sum_y |R[y][kx]|^2, no column transform needed. Only the remaining ~w/4 columns
+// are transformed. Gray levels are used unscaled: the ratio does not depend on the 1/255.
+double HighFrequencyRatio(const GrayImage& gray) {
+  const GrayRange range = Range(gray);
+  if (range.sum_sq == 0 || range.lo == range.hi) return 0.0;  // all power in the DC bin
+  DisableOpenCvThreadsOnce();
+  const int w = gray.width, h = gray.height;
+  const double inv_w = 1.0 / w, inv_h = 1.0 / h;
+
+  thread_local cv::Mat plane, rows, columns;
+  plane.create(h, w, CV_64F);
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* g = &gray.pixels[static_cast<size_t>(y) * w];
+    double* out = plane.ptr<double>(y);
+    for (int x = 0; x < w; ++x) out[x] = g[x];
+  }
+  cv::dft(plane, rows, cv::DFT_ROWS);
+
+  double high = 0.0;
+  struct PartialColumn {
+    int kx;
+    int first_row;
+    double weight;
+  };
+  thread_local std::vector<PartialColumn> partial;
+  partial.clear();
+  for (int kx = 0; kx <= w / 2; ++kx) {
+    const double weight = (kx == 0 || (w % 2 == 0 && kx == w / 2)) ? 1.0 : 2.0;
+    const int first = FirstHighRow(FftFreq(kx, inv_w), h, inv_h);
+    if (first == 0) {
+      double column_power = 0.0;
+      for (int y = 0; y < h; ++y) column_power += std::norm(PackedBin(rows.ptr<double>(y), kx, w));
+      high += weight * h * column_power;
+    } else if (first <= h / 2) {
+      partial.push_back({kx, first, weight});
+    }
+  }
+  if (!partial.empty()) {
+    columns.create(static_cast<int>(partial.size()), h, CV_64FC2);
+    for (int y = 0; y < h; ++y) {
+      const double* row = rows.ptr<double>(y);
+      for (size_t i = 0; i < partial.size(); ++i) {
+        const std::complex<double> bin = PackedBin(row, partial[i].kx, w);
+        columns.at<cv::Vec2d>(static_cast<int>(i), y) = cv::Vec2d(bin.real(), bin.imag());
+      }
+    }
+    cv::dft(columns, columns, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
+    for (size_t i = 0; i < partial.size(); ++i) {
+      // Rows ky with |numpy index| >= first: ky in [first, h - first].
+      const cv::Vec2d* c = columns.ptr<cv::Vec2d>(static_cast<int>(i));
+      double column_high = 0.0;
+      for (int ky = partial[i].first_row; ky <= h - partial[i].first_row; ++ky)
+        column_high += c[ky][0] * c[ky][0] + c[ky][1] * c[ky][1];
+      high += partial[i].weight * column_high;
+    }
+  }
+  const double total = static_cast<double>(w) * h * static_cast<double>(range.sum_sq);
+  return high / total;
+}
+
+Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
+  if (region.w <= 0 || region.h <= 0 || region.x < 0 || region.y < 0 || region.x + region.w > image.width ||
+      region.y + region.h > image.height)
+    return Status::InvalidArgument(
+        "region " + std::to_string(region.w) + "x" + std::to_string(region.h) + "+" + std::to_string(region.x) +
+            "+" + std::to_string(region.y) + " of a " + std::to_string(image.width) + "x" +
+            std::to_string(image.height) + " image",
+        "AnalyzeRegion", "a non-empty rectangle inside the image");
+
+  thread_local GrayImage gray;
+  gray.width = region.w;
+  gray.height = region.h;
+  gray.pixels.resize(static_cast<size_t>(region.w) * region.h);
+  uint64_t sum[3] = {0, 0, 0}, sum_sq[3] = {0, 0, 0};
+  for (int y = 0; y < region.h; ++y) {
+    const uint8_t* p = image.pixel(region.x, region.y + y);
+    uint8_t* g = &gray.pixels[static_cast<size_t>(y) * region.w];
+    uint64_t row_sum[3] = {0, 0, 0}, row_sq[3] = {0, 0, 0};
+    for (int x = 0; x < region.w; ++x, p += 3) {
+      for (int c = 0; c < 3; ++c) {
+        row_sum[c] += p[c];
+        row_sq[c] += static_cast<uint32_t>(p[c]) * p[c];
+      }
+      g[x] = GrayLevel(p[0], p[1], p[2]);
+    }
+    for (int c = 0; c < 3; ++c) {
+      sum[c] += row_sum[c];
+      sum_sq[c] += row_sq[c];
+    }
+  }
+
+  RegionStats stats;
+  const uint64_t n = static_cast<uint64_t>(region.w) * region.h;
+  const double nd = static_cast<double>(n);
+  double sd_sum = 0.0;
+  for (int c = 0; c < 3; ++c) {
+    stats.mean[c] = static_cast<double>(sum[c]) / nd;
+    // Population variance n^2 * var = n * sum(x^2) - (sum x)^2, exact in 128-bit integers.
+    const unsigned __int128 scaled_var =
+        static_cast<unsigned __int128>(n) * sum_sq[c] - static_cast<unsigned __int128>(sum[c]) * sum[c];
+    sd_sum += std::sqrt(static_cast<double>(scaled_var)) / nd / kChannelMax;
+  }
+  stats.sd = sd_sum / 3.0;
+  stats.ced = CannyEdgeDensity(gray);
+  stats.hf = HighFrequencyRatio(gray);
+  return stats;
+}
+
+}  // namespace visalign::imaging
