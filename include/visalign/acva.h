@@ -1,0 +1,190 @@
+// ACVA-Bench: abstract concept visualization. A text-to-image model gets only an abstract word
+// (忠诚 "loyalty"); a VLM judge answers dictionary-grounded rubric questions about each image, describes
+// its main visual metaphor and makes two-alternative forced choices between near-synonyms; CLIP embeds
+// images and metaphor descriptions. From these, per model: semantic adequacy, diversity and
+// distinctiveness, each with bootstrap intervals over concepts. Normative definitions: docs/acva.md.
+//
+// This header holds the data model (concept sets, judged images), the pure metrics, the analysis that
+// turns judged images into summary.json, and the judge protocol (prompts, reply parsing, cache keys).
+// The pipeline that drives generation, judging and embedding through the run store is acva_pipeline.h.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/stats_resampling.h"
+#include "visalign/status.h"
+
+namespace visalign::acva {
+
+// ---------------------------------------------------------------------------------------------
+// Concept sets: concepts.jsonl + pairs.jsonl (format in docs/acva.md).
+
+enum class Category { kEmotion, kCommunication, kPhysical, kEpistemic, kMoral, kSocial };
+inline constexpr std::array<Category, 6> kCategories = {Category::kEmotion,   Category::kCommunication,
+                                                        Category::kPhysical,  Category::kEpistemic,
+                                                        Category::kMoral,     Category::kSocial};
+// "emotion", "communication", "physical", "epistemic", "moral", "social".
+std::string_view CategoryName(Category category);
+std::optional<Category> CategoryFromName(std::string_view name);
+
+// The semantic framework a rubric question comes from.
+enum class Framework { kComponential, kFrame, kImageSchema };
+std::string_view FrameworkName(Framework framework);  // "componential", "frame", "image-schema"
+std::optional<Framework> FrameworkFromName(std::string_view name);
+
+struct RubricQuestion {
+  std::string id;  // unique within its concept
+  std::string text_zh;
+  std::string text_en;
+  double weight = 1;  // > 0
+  Framework framework = Framework::kComponential;
+};
+
+struct Concept {
+  std::string id;        // [a-z0-9_-]+, unique in the set
+  std::string word;      // the Chinese word, the default prompt
+  std::string gloss_en;  // English gloss
+  Category category = Category::kEmotion;
+  std::string definition;
+  std::map<std::string, double> ratings;  // optional psycholinguistic norms: imageability, concreteness, ...
+  std::vector<RubricQuestion> rubric;     // never empty
+};
+
+// A near-synonym pair, by concept id.
+struct ConceptPair {
+  std::string a;
+  std::string b;
+  std::string note;
+};
+
+struct ConceptSet {
+  std::vector<Concept> concepts;
+  std::vector<ConceptPair> pairs;
+  std::string fingerprint;  // SHA-256 of the two files' bytes (identifies the set in runs)
+
+  // Index of a concept id in `concepts`, or nullopt.
+  std::optional<size_t> IndexOf(std::string_view id) const;
+};
+
+// Parse one file's text; errors name "<source>:<line>" and the field.
+Result<std::vector<Concept>> ParseConcepts(std::string_view jsonl, const std::string& source);
+Result<std::vector<ConceptPair>> ParsePairs(std::string_view jsonl, const std::string& source,
+                                            const std::vector<Concept>& concepts);
+Result<ConceptSet> LoadConceptSet(const std::filesystem::path& concepts_file,
+                                  const std::filesystem::path& pairs_file);
+// data/acva/concepts.jsonl and data/acva/pairs.jsonl.
+Result<std::filesystem::path> StarterConceptsFile();
+Result<std::filesystem::path> StarterPairsFile();
+
+// ---------------------------------------------------------------------------------------------
+// Judged images: everything the pipeline knows about one generated image.
+
+// Judge ratings are constrained to these levels.
+inline constexpr std::array<double, 5> kRatingLevels = {0.0, 0.25, 0.5, 0.75, 1.0};
+
+struct RubricAnswer {
+  std::string question_id;
+  std::optional<double> rating;  // nullopt: the judge never gave a parseable answer (invalid, not 0)
+  std::string evidence;
+  std::string error;             // why it is invalid
+};
+
+// One 2AFC trial: the image's concept belongs to pair (pair_a, pair_b); `first` is the word listed first.
+struct AfcTrial {
+  std::string pair_a, pair_b;    // concept ids as in pairs.jsonl
+  std::string first, second;     // concept ids in the order presented
+  std::optional<std::string> choice;  // concept id chosen; nullopt when invalid
+  std::string error;
+};
+
+struct JudgedImage {
+  std::string model;       // the generation run's name
+  std::string concept_id;
+  int k = 0;               // sample index
+  std::string path;        // image file
+  std::string sha256;
+  std::vector<RubricAnswer> answers;  // in rubric order
+  std::optional<std::string> metaphor;
+  std::string metaphor_error;
+  std::vector<AfcTrial> afc;
+  std::vector<float> image_embedding;     // empty when not available
+  std::vector<float> metaphor_embedding;  // empty when no valid metaphor
+
+  // "<model>/<concept>/<k>": how items.jsonl and human ratings name an image.
+  std::string ImageId() const;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Metrics on hand-built inputs (definitions in docs/acva.md).
+
+using Embedding = std::vector<float>;
+
+// 1 - cos(a, b), computed in double and clamped to [0, 2]; a zero vector is at distance 1 from anything.
+double CosineDistance(const Embedding& a, const Embedding& b);
+// Mean over the n(n-1)/2 unordered pairs; NaN when fewer than 2 vectors.
+double MeanPairwiseCosineDistance(const std::vector<Embedding>& vectors);
+// Average-linkage agglomerative clustering with cosine distance: clusters are merged, closest first,
+// while their average pairwise distance is <= threshold. Labels 0, 1, ... in order of first member.
+std::vector<int> AverageLinkageClusters(const std::vector<Embedding>& vectors, double threshold);
+// Shannon entropy in bits of the label distribution (0 for one label or an empty list).
+double LabelEntropyBits(const std::vector<int>& labels);
+// Leave-one-out nearest-centroid accuracy of two classes with cosine distance (embeddings normalised
+// first; a tie counts 1/2). NaN unless both classes have at least 2 members.
+double LeaveOneOutCentroidAccuracy(const std::vector<Embedding>& class_a, const std::vector<Embedding>& class_b);
+// Weighted adequacy sum(w_i r_i) / sum(w_i); nullopt when any answer is invalid.
+std::optional<double> Adequacy(const Concept& cpt, const std::vector<RubricAnswer>& answers, bool equal_weights);
+
+// ---------------------------------------------------------------------------------------------
+// Analysis: judged images of one or more models -> summary.json and items.jsonl rows.
+
+struct AnalysisOptions {
+  double pass_threshold = 0.6;
+  double cluster_threshold = 0.25;  // cosine distance for metaphor clusters
+  double alpha = 0.05;              // significance level of the paired tests behind tiers
+  stats::BootstrapOptions bootstrap;
+  size_t most_missed = 10;          // how many questions the diagnostics list per model
+};
+
+struct AnalysisResult {
+  nlohmann::json summary;             // the summary.json document
+  std::vector<nlohmann::json> items;  // one items.jsonl row per image
+};
+
+// Every image must name a concept of `set` and carry one answer per rubric question (in order).
+Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedImage>& images,
+                               const AnalysisOptions& options);
+
+// summary.csv (one row per model: the headline numbers) and summary.md (tables) from summary.json.
+std::string SummaryCsv(const nlohmann::json& summary);
+std::string SummaryMarkdown(const nlohmann::json& summary);
+
+// ---------------------------------------------------------------------------------------------
+// Human validation: ratings.csv with columns image, rater, score (score in [0, 1]; `image` is an
+// items.jsonl image_id or an image SHA-256).
+
+struct AgreementResult {
+  size_t n_images = 0;   // images with both a human and an automatic score
+  size_t n_ratings = 0;  // human ratings used
+  stats::RankCorrelation spearman;  // mean human score vs automatic adequacy, over images
+  std::string spearman_error;       // set when rho is undefined (too few images, constant scores)
+  double exact_agreement = 0;       // share of ratings in the same of 5 equal-width bins
+  double within_one_bin = 0;        // share of ratings at most one bin apart
+  std::vector<std::string> unmatched;  // image names in the CSV that no item has
+};
+
+// Bin of a score in [0, 1] among 5 equal bins [0, .2), [.2, .4), ..., [.8, 1].
+int ScoreBin(double score);
+Result<AgreementResult> HumanAgreement(const std::vector<nlohmann::json>& items,
+                                       const std::filesystem::path& ratings_csv);
+nlohmann::json AgreementJson(const AgreementResult& result);
+
+}  // namespace visalign::acva

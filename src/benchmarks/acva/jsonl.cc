@@ -1,0 +1,47 @@
+#include "benchmarks/acva/jsonl.h"
+
+#include <cmath>
+
+namespace visalign::acva::jsonl {
+
+Status ForEachLine(std::string_view text, const std::string& source,
+                   const std::function<Status(const nlohmann::json&, const std::string&)>& fn) {
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (line_no == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    const std::string where = source + ":" + std::to_string(line_no);
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Status::InvalidArgument("line is not valid JSON", where, "one JSON object per line");
+    VISALIGN_RETURN_IF_ERROR(fn(j, where));
+  }
+  return Status::Ok();
+}
+
+Result<std::string> RequiredString(const nlohmann::json& object, const std::string& key, const std::string& where) {
+  auto it = object.find(key);
+  if (it == object.end()) return Status::InvalidArgument("missing field \"" + key + "\"", where, "a non-empty string");
+  if (!it->is_string() || it->get<std::string>().empty())
+    return Status::InvalidArgument("field \"" + key + "\" is " + (it->is_string() ? "empty" : it->dump()),
+                                   where + " field " + key, "a non-empty string");
+  return it->get<std::string>();
+}
+
+Result<double> RequiredNumber(const nlohmann::json& object, const std::string& key, const std::string& where) {
+  auto it = object.find(key);
+  if (it == object.end()) return Status::InvalidArgument("missing field \"" + key + "\"", where, "a number");
+  if (!it->is_number() || !std::isfinite(it->get<double>()))
+    return Status::InvalidArgument("field \"" + key + "\" is " + it->dump(), where + " field " + key, "a finite number");
+  return it->get<double>();
+}
+
+std::string FormatNumber(double value) { return nlohmann::json(value).dump(); }
+
+}  // namespace visalign::acva::jsonl

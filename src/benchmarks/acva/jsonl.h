@@ -1,0 +1,27 @@
+// JSON Lines reading with "file:line" error locations, and typed field access for ACVA's files.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/status.h"
+
+namespace visalign::acva::jsonl {
+
+// Calls fn(object, "source:line") for every non-blank line; a line that is not JSON is an error
+// naming its location. Stops at the first error fn returns.
+Status ForEachLine(std::string_view text, const std::string& source,
+                   const std::function<Status(const nlohmann::json&, const std::string&)>& fn);
+
+// A non-empty string field, or InvalidArgument naming "<where> field <key>".
+Result<std::string> RequiredString(const nlohmann::json& object, const std::string& key, const std::string& where);
+// A finite number field.
+Result<double> RequiredNumber(const nlohmann::json& object, const std::string& key, const std::string& where);
+
+// Shortest round-tripping text of a number ("0.25", "1e-07").
+std::string FormatNumber(double value);
+
+}  // namespace visalign::acva::jsonl
