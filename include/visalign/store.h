@@ -103,11 +103,10 @@ class RunStore {
   // Records a successful attempt: attempts+1, status done, the image and latency.
   virtual Status MarkDone(const std::string& run, const std::string& item_id, int k, const StoredImage& image,
                           double latency_ms) = 0;
-  // Records a failed attempt: attempts+1, last_error; status failed if `final`, else stays pending.
+  // Records a failed attempt: attempts+1, last_error; status failed if `final`, else pending.
+  // Both work on pending and failed rows (a failed row may be retried); a done row is final.
   virtual Status MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& error,
                              double latency_ms, bool final) = 0;
-  // Failed rows back to pending (attempts and last_error are kept); returns how many.
-  virtual Result<size_t> RequeueFailed(const std::string& run) = 0;
 
   // Generic cache: value for (ns, key), or nullopt. Put overwrites.
   virtual Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) = 0;

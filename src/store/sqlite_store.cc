@@ -277,14 +277,6 @@ class SqliteStore final : public RunStore {
     return ExpectOneChange(run, item_id, k);
   }
 
-  Result<size_t> RequeueFailed(const std::string& run) override {
-    std::lock_guard lock(mu_);
-    Stmt s(db_, "UPDATE items SET status = 'pending', updated_at = ? WHERE run = ? AND status = 'failed'", where_);
-    VISALIGN_RETURN_IF_ERROR(s.prepared());
-    VISALIGN_RETURN_IF_ERROR(s.Bind(NowUtc()).Bind(run).Run());
-    return static_cast<size_t>(sqlite3_changes(db_));
-  }
-
   Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) override {
     std::lock_guard lock(mu_);
     Stmt s(db_, "SELECT value FROM cache WHERE namespace = ? AND key = ?", where_);

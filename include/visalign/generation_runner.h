@@ -1,0 +1,80 @@
+// The generation runner: turns a list of work items (id, prompt, k, seed) into done rows of a run
+// store through any GenerationBackend, concurrently, rate-limited, with retries, and resumable.
+// It knows nothing about a benchmark: VIOLIN passes manifest prompts, ACVA concept words.
+// Resume: rows already done are never requested again; failed rows are retried only with
+// retry_failed. Interruption: once `stop` is set no new attempt starts; attempts in flight may
+// finish for `grace`, then they are cancelled (their rows stay pending).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/backends.h"
+#include "visalign/status.h"
+#include "visalign/store.h"
+
+namespace visalign::backends {
+
+struct WorkItem {
+  std::string id;
+  std::string prompt;
+  int k = 0;
+  std::optional<int64_t> seed;
+};
+
+struct RunnerOptions {
+  int concurrency = 4;     // attempts in flight
+  double rate = 0;         // attempts started per second (token bucket); <= 0 = unlimited
+  RetryPolicy retry;
+  bool retry_failed = false;
+  Millis grace{30'000};    // after a stop request, how long in-flight attempts may finish
+  bool progress = true;
+  std::string label = "generate";
+};
+
+struct ItemFailure {
+  std::string id;
+  int k = 0;
+  std::string error;
+};
+
+struct RunSummary {
+  size_t selected = 0;          // work items given
+  size_t already_done = 0;      // done before this invocation (not requested)
+  size_t skipped_failed = 0;    // failed before and not retried (no retry_failed)
+  size_t done = 0;              // done now
+  size_t failed = 0;            // failed now (permanently or out of attempts)
+  size_t left_pending = 0;      // not finished because of the interruption
+  size_t attempts = 0;          // attempts made now (requests, command runs)
+  double seconds = 0;
+  bool interrupted = false;
+  std::vector<ItemFailure> failures;  // this invocation's failures, in completion order
+
+  nlohmann::json ToJson() const;
+  std::string ToText() const;  // a short human summary (several lines)
+};
+
+// Opens (or resumes) `run` in `store` with `info` (its backend field is set from backend.Config()),
+// adds rows for `items`, and works through every row that is not done. Errors only for store
+// failures or invalid arguments; per-item failures are in the summary and the store.
+Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, const std::vector<WorkItem>& items,
+                                 GenerationBackend& backend, const RunnerOptions& options,
+                                 const std::atomic<bool>& stop);
+
+// Installs SIGINT/SIGTERM handlers for its lifetime: the first signal sets stop() (and prints a
+// note to stderr); a second one ends the process at once with exit code 130. One at a time.
+class InterruptHandler {
+ public:
+  InterruptHandler();
+  ~InterruptHandler();
+  InterruptHandler(const InterruptHandler&) = delete;
+  InterruptHandler& operator=(const InterruptHandler&) = delete;
+  const std::atomic<bool>& stop() const;
+};
+
+}  // namespace visalign::backends

@@ -1,0 +1,263 @@
+// The command backend: runs a local program per image with posix_spawn (no shell), in its own
+// process group so a timeout kills everything it started.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "visalign/backends.h"
+#include "visalign/io.h"
+#include "visalign/store.h"
+
+extern char** environ;
+
+namespace visalign::backends {
+namespace {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kPollMs = 20;
+constexpr std::array<std::string_view, 5> kPlaceholders = {"prompt", "out", "seed", "id", "k"};
+
+struct Placeholders {
+  std::string prompt, out, seed, id, k;
+  const std::string* Get(std::string_view name) const {
+    if (name == "prompt") return &prompt;
+    if (name == "out") return &out;
+    if (name == "seed") return &seed;
+    if (name == "id") return &id;
+    if (name == "k") return &k;
+    return nullptr;
+  }
+};
+
+// Substitutes {name} in one argument; {{ and }} are literal braces. `names` collects the
+// placeholders used (for validation) when non-null.
+Result<std::string> Substitute(std::string_view arg, const Placeholders& values, std::vector<std::string>* names) {
+  std::string out;
+  for (size_t i = 0; i < arg.size(); ++i) {
+    char c = arg[i];
+    if ((c == '{' || c == '}') && i + 1 < arg.size() && arg[i + 1] == c) {
+      out += c;
+      ++i;
+    } else if (c == '{') {
+      size_t close = arg.find('}', i);
+      std::string name(arg.substr(i + 1, close == std::string_view::npos ? std::string_view::npos : close - i - 1));
+      const std::string* v = close == std::string_view::npos ? nullptr : values.Get(name);
+      if (!v)
+        return Status::InvalidArgument(fmt::format("unknown placeholder in argument \"{}\"", arg), "--cmd",
+                                       "{prompt}, {out}, {seed}, {id}, {k} ({{ and }} for literal braces)");
+      if (names) names->push_back(name);
+      out += *v;
+      i = close;
+    } else if (c == '}') {
+      return Status::InvalidArgument(fmt::format("unmatched '}}' in argument \"{}\"", arg), "--cmd",
+                                     "{placeholder} or }} for a literal brace");
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Tail(std::string_view s, size_t n) {
+  std::string t(s.size() > n ? s.substr(s.size() - n) : s);
+  for (char& c : t)
+    if (c == '\n' || c == '\r') c = ' ';
+  size_t b = t.find_first_not_of(' ');
+  size_t e = t.find_last_not_of(' ');
+  return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+}
+
+class CommandBackend final : public GenerationBackend {
+ public:
+  CommandBackend(CommandOptions options, std::vector<std::string> argv)
+      : options_(std::move(options)), argv_(std::move(argv)) {}
+
+  nlohmann::json Config() const override {
+    return {{"backend", "command"}, {"cmd", options_.command_template}, {"timeout_ms", options_.timeout.count()}};
+  }
+
+  Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>& cancel) override {
+    auto fail = [](ErrorKind kind, std::string msg) { return Attempt<GeneratedImage>::Fail({kind, std::move(msg), {}}); };
+    Placeholders values{request.prompt, "", request.seed ? std::to_string(*request.seed) : "", request.item_id,
+                        std::to_string(request.k)};
+    fs::path out = options_.scratch_dir / fmt::format("{}__{}.{}.{}.img", store::SafeFileName(request.item_id),
+                                                      request.k, ::getpid(), counter_.fetch_add(1));
+    values.out = out.string();
+    std::vector<std::string> args;
+    for (const std::string& a : argv_) {
+      auto s = Substitute(a, values, nullptr);
+      if (!s.ok()) return fail(ErrorKind::kLocal, s.status().ToString());
+      args.push_back(std::move(*s));
+    }
+    std::string stderr_text;
+    auto run = Run(args, cancel, stderr_text);
+    std::error_code ec;
+    if (!run.ok()) {
+      fs::remove(out, ec);
+      return Attempt<GeneratedImage>::Fail(run.error);
+    }
+    auto bytes = ReadFile(out);
+    fs::remove(out, ec);
+    std::string tail = Tail(stderr_text, options_.stderr_tail_bytes);
+    if (!bytes.ok())
+      return fail(ErrorKind::kCommand, fmt::format("command exited 0 but wrote no readable {{out}} file ({}){}",
+                                                   bytes.status().what(), tail.empty() ? "" : "; stderr: " + tail));
+    auto ext = ValidateImageBytes(*bytes, "{out} of " + args[0]);
+    if (!ext.ok()) {
+      AttemptError e = ext.error;
+      e.kind = ErrorKind::kCommand;
+      if (!tail.empty()) e.message += "; stderr: " + tail;
+      return Attempt<GeneratedImage>::Fail(std::move(e));
+    }
+    return Attempt<GeneratedImage>::Ok({std::move(*bytes), *ext.value});
+  }
+
+ private:
+  // Runs argv with stdin/stdout on /dev/null and stderr captured (its tail kept).
+  Attempt<bool> Run(const std::vector<std::string>& args, const std::atomic<bool>& cancel, std::string& err_text) {
+    auto fail = [](ErrorKind kind, std::string msg) { return Attempt<bool>::Fail({kind, std::move(msg), {}}); };
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return fail(ErrorKind::kLocal, std::string("pipe: ") + std::strerror(errno));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    sigaddset(&defaults, SIGPIPE);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    std::vector<char*> cargv;
+    for (const std::string& a : args) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    pid_t pid = 0;
+    int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    ::close(fds[1]);
+    if (rc != 0) {
+      ::close(fds[0]);
+      return fail(ErrorKind::kLocal, fmt::format("cannot start \"{}\": {}", args[0], std::strerror(rc)));
+    }
+    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    const size_t keep = options_.stderr_tail_bytes * 2;
+    auto drain = [&] {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::read(fds[0], buf, sizeof buf)) > 0) {
+        err_text.append(buf, static_cast<size_t>(n));
+        if (err_text.size() > keep) err_text.erase(0, err_text.size() - keep);
+      }
+    };
+    auto deadline = Clock::now() + options_.timeout;
+    int wstatus = 0;
+    std::string killed_for;
+    for (;;) {
+      pollfd p{fds[0], POLLIN, 0};
+      ::poll(&p, 1, kPollMs);
+      drain();
+      pid_t w = ::waitpid(pid, &wstatus, WNOHANG);
+      if (w == pid) break;
+      if (killed_for.empty() && (cancel.load() || Clock::now() >= deadline)) {
+        killed_for = cancel.load() ? "cancelled" : fmt::format("timed out after {} ms", options_.timeout.count());
+        ::kill(-pid, SIGKILL);
+      }
+    }
+    // Whatever the command left running in its process group goes too.
+    ::kill(-pid, SIGKILL);
+    drain();
+    ::close(fds[0]);
+    std::string tail = Tail(err_text, options_.stderr_tail_bytes);
+    std::string suffix = tail.empty() ? "" : "; stderr: " + tail;
+    if (killed_for == "cancelled") return fail(ErrorKind::kCancelled, "command cancelled");
+    if (!killed_for.empty()) return fail(ErrorKind::kCommand, fmt::format("command {}{}", killed_for, suffix));
+    if (WIFSIGNALED(wstatus))
+      return fail(ErrorKind::kCommand, fmt::format("command killed by signal {}{}", WTERMSIG(wstatus), suffix));
+    if (WEXITSTATUS(wstatus) != 0)
+      return fail(ErrorKind::kCommand, fmt::format("command exited with status {}{}", WEXITSTATUS(wstatus), suffix));
+    return Attempt<bool>::Ok(true);
+  }
+
+  CommandOptions options_;
+  std::vector<std::string> argv_;
+  std::atomic<uint64_t> counter_{0};
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> SplitCommandTemplate(std::string_view t) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == '\'') {
+      size_t close = t.find('\'', i + 1);
+      if (close == std::string_view::npos)
+        return Status::InvalidArgument("unterminated single quote", "--cmd", "matching quotes");
+      word.append(t.substr(i + 1, close - i - 1));
+      in_word = true;
+      i = close;
+    } else if (c == '"') {
+      size_t j = i + 1;
+      for (; j < t.size() && t[j] != '"'; ++j) {
+        if (t[j] == '\\' && j + 1 < t.size() && (t[j + 1] == '"' || t[j + 1] == '\\')) ++j;
+        word += t[j];
+      }
+      if (j >= t.size()) return Status::InvalidArgument("unterminated double quote", "--cmd", "matching quotes");
+      in_word = true;
+      i = j;
+    } else if (c == '\\') {
+      if (i + 1 >= t.size()) return Status::InvalidArgument("trailing backslash", "--cmd", "a character after '\\'");
+      word += t[++i];
+      in_word = true;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  if (words.empty()) return Status::InvalidArgument("empty command", "--cmd", "a program and its arguments");
+  return words;
+}
+
+Result<std::unique_ptr<GenerationBackend>> MakeCommandBackend(CommandOptions options) {
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<std::string> argv, SplitCommandTemplate(options.command_template));
+  std::vector<std::string> used;
+  Placeholders probe;
+  for (const std::string& a : argv) VISALIGN_RETURN_IF_ERROR(Substitute(a, probe, &used).status());
+  if (std::find(used.begin(), used.end(), "out") == used.end())
+    return Status::InvalidArgument("the command template has no {out} placeholder", "--cmd",
+                                   "an argument with {out}: the image file the command must write");
+  if (argv[0].find('{') != std::string::npos)
+    return Status::InvalidArgument("the program name may not contain placeholders", "--cmd", "a fixed program");
+  if (options.timeout.count() <= 0)
+    return Status::InvalidArgument("timeout must be positive", "--timeout", "seconds > 0");
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(options.scratch_dir));
+  return std::unique_ptr<GenerationBackend>(std::make_unique<CommandBackend>(std::move(options), std::move(argv)));
+}
+
+}  // namespace visalign::backends

@@ -1,0 +1,287 @@
+// HTTP over libcurl and the classification of HTTP failures.
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <mutex>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "visalign/backends.h"
+
+namespace visalign::backends {
+namespace {
+
+constexpr size_t kMaxResponseBytes = size_t{512} << 20;  // a response larger than this is refused
+constexpr size_t kMaxErrorMessageChars = 300;
+constexpr long kMaxRedirects = 5;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+std::string Trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// Whitespace runs (including newlines) collapse to one space; long text is cut with "...".
+std::string OneLine(std::string_view s, size_t max_chars = kMaxErrorMessageChars) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  if (out.size() > max_chars) out = out.substr(0, max_chars) + "...";
+  return out;
+}
+
+struct Transfer {
+  HttpResponse response;
+  const std::atomic<bool>* cancel = nullptr;
+  bool too_large = false;
+};
+
+size_t OnBody(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  if (t->response.body.size() + size * n > kMaxResponseBytes) {
+    t->too_large = true;
+    return 0;
+  }
+  t->response.body.append(data, size * n);
+  return size * n;
+}
+
+size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    t->response.headers.clear();  // a new response (after a redirect or 100-continue)
+  } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
+    t->response.headers.emplace_back(Lower(Trim(line.substr(0, colon))), Trim(line.substr(colon + 1)));
+  }
+  return size * n;
+}
+
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  return (t->cancel && t->cancel->load()) ? 1 : 0;
+}
+
+class CurlTransport final : public HttpTransport {
+ public:
+  CurlTransport() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  }
+  ~CurlTransport() override {
+    for (CURL* h : pool_) curl_easy_cleanup(h);
+  }
+
+  Attempt<HttpResponse> Send(const HttpRequest& request, const HttpTimeouts& timeouts,
+                             const std::atomic<bool>* cancel) override {
+    CURL* h = Take();
+    Transfer t;
+    t.cancel = cancel;
+    curl_slist* headers = nullptr;
+    for (const auto& [name, value] : request.headers) headers = curl_slist_append(headers, (name + ": " + value).c_str());
+    // libcurl would send "Expect: 100-continue" for large bodies, costing a round trip.
+    headers = curl_slist_append(headers, "Expect:");
+    char error_buffer[CURL_ERROR_SIZE] = {0};
+    curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeouts.connect.count()));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeouts.total.count()));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, OnProgress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    if (request.method == "POST") {
+      curl_easy_setopt(h, CURLOPT_POST, 1L);
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    } else {
+      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+      curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+      curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
+    }
+    CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(headers);
+    // The handle keeps pointers to this call's buffers: reset them before it is reused.
+    curl_easy_reset(h);
+    Give(h);
+
+    if (rc == CURLE_OK) {
+      t.response.status = static_cast<int>(status);
+      return Attempt<HttpResponse>::Ok(std::move(t.response));
+    }
+    std::string detail = error_buffer[0] ? error_buffer : curl_easy_strerror(rc);
+    std::string what = fmt::format("{} {}", request.method, request.url);
+    if (rc == CURLE_ABORTED_BY_CALLBACK)
+      return Attempt<HttpResponse>::Fail({ErrorKind::kCancelled, what + ": cancelled", {}});
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+      return Attempt<HttpResponse>::Fail(
+          {ErrorKind::kTimeout,
+           fmt::format("{}: timed out ({}; limits: connect {} ms, total {} ms)", what, OneLine(detail),
+                       timeouts.connect.count(), timeouts.total.count()),
+           {}});
+    if (t.too_large)
+      return Attempt<HttpResponse>::Fail(
+          {ErrorKind::kProtocol, fmt::format("{}: response larger than {} MiB", what, kMaxResponseBytes >> 20), {}});
+    if (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_URL_MALFORMAT)
+      return Attempt<HttpResponse>::Fail({ErrorKind::kLocal, what + ": " + OneLine(detail), {}});
+    return Attempt<HttpResponse>::Fail({ErrorKind::kConnection, what + ": " + OneLine(detail), {}});
+  }
+
+ private:
+  CURL* Take() {
+    {
+      std::lock_guard lock(mu_);
+      if (!pool_.empty()) {
+        CURL* h = pool_.back();
+        pool_.pop_back();
+        return h;
+      }
+    }
+    return curl_easy_init();
+  }
+  void Give(CURL* h) {
+    std::lock_guard lock(mu_);
+    pool_.push_back(h);
+  }
+
+  std::mutex mu_;
+  std::vector<CURL*> pool_;
+};
+
+// Text of an HTML page for an error message: its <title>, or its text without tags.
+std::string HtmlSummary(std::string_view html) {
+  std::string lower = Lower(html);
+  size_t open = lower.find("<title");
+  if (open != std::string::npos) {
+    size_t start = lower.find('>', open);
+    size_t end = lower.find("</title>", open);
+    if (start != std::string::npos && end != std::string::npos && start < end)
+      return OneLine(html.substr(start + 1, end - start - 1));
+  }
+  std::string text;
+  bool in_tag = false;
+  for (char c : html) {
+    if (c == '<') in_tag = true;
+    else if (c == '>') { in_tag = false; text += ' '; }
+    else if (!in_tag) text += c;
+  }
+  return OneLine(text);
+}
+
+std::string ServerMessage(const HttpResponse& r) {
+  std::string type = Lower(r.Header("content-type").value_or(""));
+  nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
+  if (!j.is_discarded() && j.is_object()) {
+    auto text = [](const nlohmann::json& v) -> std::string {
+      return v.is_string() ? v.get<std::string>() : v.dump();
+    };
+    if (j.contains("error")) {
+      const auto& e = j["error"];
+      if (e.is_object() && e.contains("message")) return OneLine(text(e["message"]));
+      return OneLine(text(e));
+    }
+    for (const char* key : {"message", "detail"})
+      if (j.contains(key)) return OneLine(text(j[key]));
+    return OneLine(r.body);
+  }
+  std::string_view body = r.body;
+  std::string trimmed = Trim(body.substr(0, std::min<size_t>(body.size(), 64)));
+  if (type.find("html") != std::string::npos || (!trimmed.empty() && trimmed[0] == '<'))
+    return "HTML page: " + HtmlSummary(body);
+  if (Trim(body).empty()) return "empty body";
+  return OneLine(body);
+}
+
+}  // namespace
+
+std::shared_ptr<HttpTransport> MakeCurlTransport() { return std::make_shared<CurlTransport>(); }
+
+std::optional<std::string> HttpResponse::Header(std::string_view name) const {
+  std::string key = Lower(name);
+  for (const auto& [n, v] : headers)
+    if (n == key) return v;
+  return std::nullopt;
+}
+
+std::string_view ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kTimeout: return "timeout";
+    case ErrorKind::kConnection: return "connection";
+    case ErrorKind::kRateLimited: return "rate-limited";
+    case ErrorKind::kServer: return "server";
+    case ErrorKind::kClient: return "client";
+    case ErrorKind::kProtocol: return "protocol";
+    case ErrorKind::kCommand: return "command";
+    case ErrorKind::kLocal: return "local";
+    case ErrorKind::kCancelled: return "cancelled";
+  }
+  return "local";
+}
+
+bool AttemptError::retryable() const {
+  switch (kind) {
+    case ErrorKind::kTimeout:
+    case ErrorKind::kConnection:
+    case ErrorKind::kRateLimited:
+    case ErrorKind::kServer:
+    case ErrorKind::kCommand:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<Millis> ParseRetryAfter(std::string_view value) {
+  std::string v = Trim(value);
+  if (v.empty()) return std::nullopt;
+  if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; })) {
+    char* end = nullptr;
+    double seconds = std::strtod(v.c_str(), &end);
+    if (end != v.c_str() + v.size() || seconds < 0) return std::nullopt;
+    return Millis(static_cast<int64_t>(seconds * 1000.0));
+  }
+  time_t at = curl_getdate(v.c_str(), nullptr);
+  if (at < 0) return std::nullopt;
+  time_t now = std::time(nullptr);
+  return Millis(std::max<int64_t>(0, static_cast<int64_t>(at - now) * 1000));
+}
+
+AttemptError HttpStatusError(const HttpResponse& r) {
+  AttemptError e;
+  if (r.status == 429) e.kind = ErrorKind::kRateLimited;
+  else if (r.status == 408 || r.status >= 500) e.kind = ErrorKind::kServer;
+  else if (r.status >= 400) e.kind = ErrorKind::kClient;
+  else e.kind = ErrorKind::kProtocol;  // 1xx/3xx where a final answer was expected
+  e.message = fmt::format("HTTP {}: {}", r.status, ServerMessage(r));
+  if (auto ra = r.Header("retry-after")) e.retry_after = ParseRetryAfter(*ra);
+  return e;
+}
+
+}  // namespace visalign::backends

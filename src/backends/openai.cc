@@ -1,0 +1,266 @@
+// OpenAI-compatible JSON APIs: the client, the images backend, base64 and image validation.
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "visalign/backends.h"
+#include "visalign/imaging.h"
+
+namespace visalign::backends {
+namespace {
+
+constexpr std::string_view kPngMagic = "\x89PNG\r\n\x1a\n";
+constexpr std::string_view kPngEnd = "IEND\xae\x42\x60\x82";
+constexpr size_t kSnippetChars = 120;
+
+std::string Snippet(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, kSnippetChars)) out += (c == '\n' || c == '\r') ? ' ' : c;
+  if (s.size() > kSnippetChars) out += "...";
+  return out;
+}
+
+int Base64Value(unsigned char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  std::string clean;
+  clean.reserve(text.size());
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) clean += c;
+  if (clean.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(clean.size() / 4 * 3);
+  for (size_t i = 0; i < clean.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int j = 0; j < 4; ++j) {
+      char c = clean[i + j];
+      if (c == '=') {
+        // Padding only in the last quantum's last one or two places.
+        if (i + 4 != clean.size() || j < 2) return std::nullopt;
+        ++pad;
+        v[j] = 0;
+      } else {
+        if (pad > 0) return std::nullopt;
+        v[j] = Base64Value(static_cast<unsigned char>(c));
+        if (v[j] < 0) return std::nullopt;
+      }
+    }
+    uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out += static_cast<char>((n >> 16) & 0xFF);
+    if (pad < 2) out += static_cast<char>((n >> 8) & 0xFF);
+    if (pad < 1) out += static_cast<char>(n & 0xFF);
+  }
+  return out;
+}
+
+std::string EncodeBase64(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[n & 63] : '=';
+  }
+  return out;
+}
+
+Attempt<std::string> ValidateImageBytes(std::string_view bytes, const std::string& source) {
+  std::string ext;
+  if (bytes.substr(0, kPngMagic.size()) == kPngMagic) {
+    ext = "png";
+    // A PNG cut short can still decode partially; a complete one ends with its IEND chunk.
+    if (bytes.size() < kPngEnd.size() || bytes.substr(bytes.size() - kPngEnd.size()) != kPngEnd)
+      return Attempt<std::string>::Fail(
+          {ErrorKind::kProtocol, fmt::format("{}: truncated PNG ({} bytes, no IEND chunk at the end)", source, bytes.size()), {}});
+  } else if (bytes.size() >= 3 && static_cast<uint8_t>(bytes[0]) == 0xFF && static_cast<uint8_t>(bytes[1]) == 0xD8 &&
+             static_cast<uint8_t>(bytes[2]) == 0xFF) {
+    ext = "jpg";
+  } else if (bytes.size() >= 12 && bytes.substr(0, 4) == "RIFF" && bytes.substr(8, 4) == "WEBP") {
+    ext = "webp";
+  } else {
+    return Attempt<std::string>::Fail(
+        {ErrorKind::kProtocol,
+         fmt::format("{}: not a PNG, JPEG or WebP image ({} bytes starting \"{}\")", source, bytes.size(),
+                     Snippet(bytes.substr(0, 16))),
+         {}});
+  }
+  auto decoded = imaging::DecodeImage(bytes, source);
+  if (!decoded.ok())
+    return Attempt<std::string>::Fail({ErrorKind::kProtocol, "undecodable image: " + decoded.status().ToString(), {}});
+  return Attempt<std::string>::Ok(ext);
+}
+
+Result<std::string> ApiKeyFromEnv(const std::string& var) {
+  if (var.empty()) return std::string();
+  const char* v = std::getenv(var.c_str());
+  if (!v || !*v)
+    return Status::InvalidArgument("environment variable " + var + " is not set or empty", "--api-key-env",
+                                   "export " + var + "=<your API key>, or omit --api-key-env for servers without keys");
+  return std::string(v);
+}
+
+OpenAiClient::OpenAiClient(OpenAiEndpoint endpoint, std::shared_ptr<HttpTransport> transport)
+    : endpoint_(std::move(endpoint)), transport_(std::move(transport)) {
+  while (!endpoint_.base_url.empty() && endpoint_.base_url.back() == '/') endpoint_.base_url.pop_back();
+}
+
+std::string OpenAiClient::Url(std::string_view path) const {
+  const std::string& b = endpoint_.base_url;
+  bool has_v1 = b.size() >= 3 && b.compare(b.size() - 3, 3, "/v1") == 0;
+  return b + (has_v1 ? "/" : "/v1/") + std::string(path);
+}
+
+Attempt<nlohmann::json> OpenAiClient::PostJson(std::string_view path, const nlohmann::json& body,
+                                               const std::atomic<bool>* cancel) const {
+  HttpRequest req;
+  req.method = "POST";
+  req.url = Url(path);
+  req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
+  if (!endpoint_.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + endpoint_.api_key);
+  req.body = body.dump();
+  auto sent = transport_->Send(req, endpoint_.timeouts, cancel);
+  if (!sent.ok()) return Attempt<nlohmann::json>::Fail(sent.error);
+  const HttpResponse& r = *sent.value;
+  if (r.status < 200 || r.status >= 300) return Attempt<nlohmann::json>::Fail(HttpStatusError(r));
+  nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Attempt<nlohmann::json>::Fail(
+        {ErrorKind::kProtocol,
+         fmt::format("HTTP {} from {} with a malformed JSON body ({} bytes starting \"{}\")", r.status, req.url,
+                     r.body.size(), Snippet(r.body)),
+         {}});
+  return Attempt<nlohmann::json>::Ok(std::move(j));
+}
+
+Attempt<std::string> OpenAiClient::ChatCompletion(const nlohmann::json& body, const std::atomic<bool>* cancel) const {
+  auto j = PostJson("chat/completions", body, cancel);
+  if (!j.ok()) return Attempt<std::string>::Fail(j.error);
+  const nlohmann::json& v = *j.value;
+  if (v.contains("choices") && v["choices"].is_array() && !v["choices"].empty()) {
+    const auto& msg = v["choices"][0].value("message", nlohmann::json::object());
+    if (msg.contains("content") && msg["content"].is_string())
+      return Attempt<std::string>::Ok(msg["content"].get<std::string>());
+  }
+  return Attempt<std::string>::Fail(
+      {ErrorKind::kProtocol, "chat completion without choices[0].message.content: " + Snippet(v.dump()), {}});
+}
+
+Attempt<std::string> OpenAiClient::Fetch(const std::string& url, const std::atomic<bool>* cancel) const {
+  HttpRequest req;
+  req.url = url;
+  auto sent = transport_->Send(req, endpoint_.timeouts, cancel);
+  if (!sent.ok()) return Attempt<std::string>::Fail(sent.error);
+  HttpResponse& r = *sent.value;
+  if (r.status < 200 || r.status >= 300) {
+    AttemptError e = HttpStatusError(r);
+    e.message = "fetching " + url + ": " + e.message;
+    return Attempt<std::string>::Fail(std::move(e));
+  }
+  return Attempt<std::string>::Ok(std::move(r.body));
+}
+
+namespace {
+
+class OpenAiImagesBackend final : public GenerationBackend {
+ public:
+  OpenAiImagesBackend(OpenAiImagesOptions options, std::shared_ptr<HttpTransport> transport)
+      : options_(std::move(options)), client_(options_.endpoint, std::move(transport)) {}
+
+  nlohmann::json Config() const override {
+    nlohmann::json c = {{"backend", "openai"},
+                        {"endpoint", options_.endpoint.base_url},
+                        {"model", options_.model},
+                        {"params", options_.params}};
+    if (!options_.size.empty()) c["size"] = options_.size;
+    if (!options_.api_key_env.empty()) c["api_key_env"] = options_.api_key_env;
+    return c;
+  }
+
+  Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>& cancel) override {
+    nlohmann::json body = {{"model", options_.model}, {"prompt", request.prompt}, {"n", 1},
+                           {"response_format", "b64_json"}};
+    if (!options_.size.empty()) body["size"] = options_.size;
+    for (const auto& [key, value] : options_.params.items()) {
+      if (value.is_string() && value.get<std::string>() == "{seed}")
+        body[key] = request.seed ? nlohmann::json(*request.seed) : nlohmann::json(nullptr);
+      else
+        body[key] = value;
+    }
+    auto answer = client_.PostJson("images/generations", body, &cancel);
+    if (!answer.ok()) return Attempt<GeneratedImage>::Fail(answer.error);
+    const nlohmann::json& j = *answer.value;
+    auto fail = [&](std::string what) {
+      return Attempt<GeneratedImage>::Fail({ErrorKind::kProtocol, std::move(what), {}});
+    };
+    if (!j.contains("data") || !j["data"].is_array() || j["data"].empty() || !j["data"][0].is_object())
+      return fail("response has no data[0] (expected {\"data\": [{\"b64_json\": ...}]}): " + Snippet(j.dump()));
+    const nlohmann::json& d = j["data"][0];
+    std::string bytes;
+    std::string source;
+    if (d.contains("b64_json") && d["b64_json"].is_string()) {
+      const std::string& b64 = d["b64_json"].get_ref<const std::string&>();
+      auto decoded = DecodeBase64(b64);
+      if (!decoded)
+        return fail(fmt::format("data[0].b64_json is not valid base64 ({} characters; truncated?)", b64.size()));
+      bytes = std::move(*decoded);
+      source = "data[0].b64_json";
+    } else if (d.contains("url") && d["url"].is_string()) {
+      source = d["url"].get<std::string>();
+      auto fetched = client_.Fetch(source, &cancel);
+      if (!fetched.ok()) return Attempt<GeneratedImage>::Fail(fetched.error);
+      bytes = std::move(*fetched.value);
+    } else {
+      return fail("data[0] has neither a b64_json nor a url string: " + Snippet(d.dump()));
+    }
+    auto ext = ValidateImageBytes(bytes, source);
+    if (!ext.ok()) return Attempt<GeneratedImage>::Fail(ext.error);
+    return Attempt<GeneratedImage>::Ok({std::move(bytes), *ext.value});
+  }
+
+ private:
+  OpenAiImagesOptions options_;
+  OpenAiClient client_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<GenerationBackend>> MakeOpenAiImagesBackend(OpenAiImagesOptions options,
+                                                                   std::shared_ptr<HttpTransport> transport) {
+  const std::string& url = options.endpoint.base_url;
+  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
+    return Status::InvalidArgument("endpoint \"" + url + "\" is not an http(s) URL", "--endpoint",
+                                   "e.g. https://api.openai.com or http://127.0.0.1:8080");
+  if (options.model.empty())
+    return Status::InvalidArgument("no model name", "--model", "the model to ask, e.g. gpt-image-1");
+  if (!options.size.empty()) {
+    size_t x = options.size.find('x');
+    bool ok = x != std::string::npos && x > 0 && x + 1 < options.size.size() &&
+              options.size.find_first_not_of("0123456789x") == std::string::npos &&
+              options.size.find('x', x + 1) == std::string::npos;
+    if (!ok) return Status::InvalidArgument("invalid size \"" + options.size + "\"", "--size", "WxH, e.g. 1024x1024");
+  }
+  if (!options.params.is_object())
+    return Status::InvalidArgument("params must be a JSON object", "--param", "key=value pairs");
+  for (const char* reserved : {"prompt", "n"})
+    if (options.params.contains(reserved))
+      return Status::InvalidArgument(std::string("parameter \"") + reserved + "\" is set by visalign", "--param",
+                                     "other request fields (quality, style, seed, ...)");
+  return std::unique_ptr<GenerationBackend>(std::make_unique<OpenAiImagesBackend>(std::move(options), std::move(transport)));
+}
+
+}  // namespace visalign::backends

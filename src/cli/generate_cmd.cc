@@ -1,0 +1,261 @@
+// `visalign generate`: generate a benchmark's images through a model backend into the run store,
+// concurrently, rate-limited, with retries; re-running the same command resumes.
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "visalign/backends.h"
+#include "visalign/generation_runner.h"
+#include "visalign/io.h"
+#include "visalign/store.h"
+#include "visalign/violin_manifest.h"
+
+namespace visalign::cli {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr int64_t kSeedMask = 0x7FFFFFFF;
+
+struct GenerateArgs {
+  std::string dataset, run, backend, store = "./visalign-store";
+  std::string endpoint, model, api_key_env, size;
+  std::vector<std::string> params, filters;
+  std::string cmd, path;
+  int samples = 1, concurrency = 4, max_attempts = 5, limit = 0;
+  double rate = 0, timeout_s = 300, connect_timeout_s = 10, backoff_s = 1, max_backoff_s = 60, grace_s = 30;
+  int64_t seed = 0;
+  bool retry_failed = false;
+};
+
+// --filter key=v1,v2[,key2=v3...]: tokens without '=' add a value to the previous key.
+Result<std::map<std::string, std::set<std::string>>> ParseFilters(const std::vector<std::string>& filters) {
+  static const std::set<std::string> kKeys = {"variation", "split", "language", "ids", "notation",
+                                              "layout", "prompt_split", "hue_split1", "hue_split2"};
+  std::map<std::string, std::set<std::string>> out;
+  for (const std::string& f : filters) {
+    std::string key;
+    size_t start = 0;
+    while (start <= f.size()) {
+      size_t comma = f.find(',', start);
+      std::string tok = f.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? f.size() + 1 : comma + 1;
+      if (tok.empty()) continue;
+      size_t eq = tok.find('=');
+      if (eq != std::string::npos) {
+        key = tok.substr(0, eq);
+        tok = tok.substr(eq + 1);
+        if (!kKeys.count(key))
+          return Status::InvalidArgument("unknown filter key \"" + key + "\"", "--filter " + f,
+                                         "variation, split, language, ids, notation, layout, prompt_split, "
+                                         "hue_split1, hue_split2");
+      } else if (key.empty()) {
+        return Status::InvalidArgument("filter value \"" + tok + "\" has no key", "--filter " + f, "key=value[,value]");
+      }
+      out[key].insert(tok);
+    }
+  }
+  return out;
+}
+
+bool Matches(const violin::ManifestItem& it, const std::map<std::string, std::set<std::string>>& filters) {
+  for (const auto& [key, values] : filters) {
+    std::string v;
+    if (key == "variation") v = std::to_string(it.variation);
+    else if (key == "split") v = it.split;
+    else if (key == "language") v = it.language;
+    else if (key == "ids") v = it.id;
+    else if (key == "notation") v = it.notation;
+    else if (key == "layout") v = std::string(violin::LayoutName(it.layout));
+    else if (key == "prompt_split") v = it.prompt_split;
+    else if (key == "hue_split1") v = it.hue_split1;
+    else v = it.hue_split2;
+    if (!values.count(v)) return false;
+  }
+  return true;
+}
+
+// Seed of sample k of an item: stable across runs and platforms (FNV-1a of the id), shifted by --seed.
+int64_t ItemSeed(const std::string& id, int k, int64_t base) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : id) h = (h ^ c) * 1099511628211ULL;
+  return static_cast<int64_t>((h + static_cast<uint64_t>(k) + static_cast<uint64_t>(base)) & kSeedMask);
+}
+
+backends::Millis Ms(double seconds) { return backends::Millis(static_cast<int64_t>(seconds * 1000.0)); }
+
+Result<nlohmann::json> ParseParams(const std::vector<std::string>& params) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const std::string& p : params) {
+    size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status::InvalidArgument("parameter \"" + p + "\" is not key=value", "--param", "e.g. quality=high, seed={seed}");
+    std::string value = p.substr(eq + 1);
+    nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+    out[p.substr(0, eq)] = (v.is_discarded() || v.is_string()) ? nlohmann::json(value) : v;
+  }
+  return out;
+}
+
+Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const GenerateArgs& a, store::RunStore& store) {
+  auto need = [&](const std::string& value, const char* option) -> Status {
+    if (value.empty())
+      return Status::InvalidArgument(std::string(option) + " is required with --backend " + a.backend, option,
+                                     "see `visalign generate --help`");
+    return Status::Ok();
+  };
+  if (a.backend == "openai") {
+    VISALIGN_RETURN_IF_ERROR(need(a.endpoint, "--endpoint"));
+    VISALIGN_RETURN_IF_ERROR(need(a.model, "--model"));
+    backends::OpenAiImagesOptions o;
+    o.endpoint.base_url = a.endpoint;
+    VISALIGN_ASSIGN_OR_RETURN(o.endpoint.api_key, backends::ApiKeyFromEnv(a.api_key_env));
+    o.endpoint.timeouts = {Ms(a.connect_timeout_s), Ms(a.timeout_s)};
+    o.model = a.model;
+    o.api_key_env = a.api_key_env;
+    o.size = a.size;
+    VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(a.params));
+    return backends::MakeOpenAiImagesBackend(std::move(o), backends::MakeCurlTransport());
+  }
+  if (a.backend == "command") {
+    VISALIGN_RETURN_IF_ERROR(need(a.cmd, "--cmd"));
+    backends::CommandOptions o;
+    o.command_template = a.cmd;
+    o.timeout = Ms(a.timeout_s);
+    VISALIGN_ASSIGN_OR_RETURN(o.scratch_dir, store.ScratchDir());
+    return backends::MakeCommandBackend(std::move(o));
+  }
+  VISALIGN_RETURN_IF_ERROR(need(a.path, "--path"));
+  return backends::MakeDirectoryBackend(a.path);
+}
+
+Status CheckRanges(const GenerateArgs& a) {
+  auto positive = [](bool ok, const char* option, const std::string& value) -> Status {
+    if (!ok) return Status::InvalidArgument(std::string(option) + " " + value, option, "a positive value");
+    return Status::Ok();
+  };
+  VISALIGN_RETURN_IF_ERROR(positive(a.samples >= 1, "--samples", std::to_string(a.samples)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.concurrency >= 1, "--concurrency", std::to_string(a.concurrency)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.max_attempts >= 1, "--max-attempts", std::to_string(a.max_attempts)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.timeout_s > 0, "--timeout", fmt::format("{}", a.timeout_s)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.connect_timeout_s > 0, "--connect-timeout", fmt::format("{}", a.connect_timeout_s)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.backoff_s > 0, "--backoff", fmt::format("{}", a.backoff_s)));
+  if (a.rate < 0 || a.limit < 0 || a.grace_s < 0)
+    return Status::InvalidArgument("negative --rate, --limit or --grace", "command line", "values >= 0");
+  return Status::Ok();
+}
+
+Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
+  VISALIGN_RETURN_IF_ERROR(CheckRanges(a));
+  VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
+  VISALIGN_ASSIGN_OR_RETURN(auto filters, ParseFilters(a.filters));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<violin::ManifestItem> manifest, violin::LoadManifest(a.dataset));
+  VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, violin::ManifestFingerprint(a.dataset));
+  std::vector<backends::WorkItem> work;
+  size_t items = 0;
+  for (const violin::ManifestItem& it : manifest) {
+    if (!Matches(it, filters)) continue;
+    if (a.limit > 0 && items >= static_cast<size_t>(a.limit)) break;
+    ++items;
+    for (int k = 0; k < a.samples; ++k) work.push_back({it.id, it.prompt, k, ItemSeed(it.id, k, a.seed)});
+  }
+  if (work.empty())
+    return Status::InvalidArgument("no dataset item matches the filters", "--filter/--limit",
+                                   "filters that select at least one item of " + a.dataset);
+
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, store::OpenSqliteStore(a.store));
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a, *store));
+  backends::RunnerOptions options;
+  options.concurrency = a.concurrency;
+  options.rate = a.rate;
+  options.retry.max_attempts = a.max_attempts;
+  options.retry.initial_backoff = Ms(a.backoff_s);
+  options.retry.max_backoff = std::max(Ms(a.max_backoff_s), options.retry.initial_backoff);
+  options.retry_failed = a.retry_failed;
+  options.grace = Ms(a.grace_s);
+  options.progress = !cli.global().json;
+  options.label = "generate " + a.run;
+
+  backends::InterruptHandler interrupt;
+  VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
+                            backends::RunGeneration(*store, {a.run, "violin", fingerprint, {}, ""}, work, *backend,
+                                                    options, interrupt.stop()));
+  VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store->Counts(a.run));
+  if (cli.global().json) {
+    nlohmann::json j = summary.ToJson();
+    j["run"] = a.run;
+    j["store"] = fs::absolute(a.store).string();
+    j["run_totals"] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}};
+    PrintJson(j);
+  } else {
+    std::printf("run %s in %s: %s\nrun totals: %zu done, %zu failed, %zu pending\n", a.run.c_str(), a.store.c_str(),
+                summary.ToText().c_str(), counts.done, counts.failed, counts.pending);
+    std::fflush(stdout);
+  }
+  if (summary.interrupted)
+    return Status::Interrupted(
+        fmt::format("interrupted with {} images left pending; run the same command again to resume",
+                    summary.left_pending));
+  if (summary.failed > 0)
+    return Status::Unavailable(fmt::format("{} of {} images failed", summary.failed, summary.selected),
+                               "run " + a.run, "see the failures above; --retry-failed retries them");
+  return Status::Ok();
+}
+
+const CommandGroup kGenerate(30, [](Cli& cli) {
+  CLI::App* g = cli.app().add_subcommand(
+      "generate", "Generate a benchmark's images with a model backend into the run store (resumable)");
+  auto a = std::make_shared<GenerateArgs>();
+  g->add_option("--dataset", a->dataset, "VIOLIN dataset folder (with manifest.jsonl)")->required();
+  g->add_option("--run", a->run, "Run name ([A-Za-z0-9._-]); the same name resumes")->required();
+  g->add_option("--backend", a->backend, "openai (images API), command (local program) or directory (import)")
+      ->required()
+      ->check(CLI::IsMember({"openai", "command", "directory"}));
+  g->add_option("--store", a->store, "Run store folder (SQLite database + images)")->capture_default_str();
+  g->add_option("--endpoint", a->endpoint, "openai: base URL; POSTs {endpoint}/v1/images/generations");
+  g->add_option("--model", a->model, "openai: model name");
+  g->add_option("--api-key-env", a->api_key_env,
+                "openai: environment variable holding the API key (sent as a bearer token, never stored)");
+  g->add_option("--size", a->size, "openai: image size WxH (default: the server's)");
+  g->add_option("--param", a->params, "openai: extra request field key=value (JSON values allowed; {seed} = item seed)");
+  g->add_option("--cmd", a->cmd, "command: argv template with {prompt} {out} {seed} {id} {k}; no shell");
+  g->add_option("--path", a->path, "directory: folder of <id>.png or <id>__<k>.png images");
+  g->add_option("--samples", a->samples, "Images per item (k = 0..K-1)")->capture_default_str();
+  g->add_option("--seed", a->seed, "Base seed: sample k of item i gets (FNV-1a(i) + k + seed) mod 2^31")
+      ->capture_default_str();
+  g->add_option("--concurrency", a->concurrency, "Requests in flight")->capture_default_str();
+  g->add_option("--rate", a->rate, "Requests per second (token bucket; 0 = unlimited)")->capture_default_str();
+  g->add_option("--max-attempts", a->max_attempts, "Attempts per image in this invocation")->capture_default_str();
+  g->add_option("--backoff", a->backoff_s, "First retry delay in seconds (doubles per retry, with jitter)")
+      ->capture_default_str();
+  g->add_option("--max-backoff", a->max_backoff_s, "Longest retry delay in seconds")->capture_default_str();
+  g->add_option("--timeout", a->timeout_s, "Per-request (or per-command) timeout in seconds")->capture_default_str();
+  g->add_option("--connect-timeout", a->connect_timeout_s, "HTTP connect timeout in seconds")->capture_default_str();
+  g->add_option("--grace", a->grace_s, "After Ctrl-C, seconds in-flight requests may finish")->capture_default_str();
+  g->add_flag("--retry-failed", a->retry_failed, "Also retry images that failed in earlier invocations");
+  g->add_option("--filter", a->filters,
+                "Subset: key=value[,value...] with keys variation, split, language, ids, notation, layout, "
+                "prompt_split, hue_split1, hue_split2 (repeatable; several keys in one: variation=1,2,split=test)");
+  g->add_option("--limit", a->limit, "At most N items (after filtering; 0 = all)")->capture_default_str();
+  g->footer(
+      "Every (item, sample) is a row in the run store: pending, done (image written atomically first, with\n"
+      "its SHA-256) or failed (with the last error). Re-running the same command skips done rows; the first\n"
+      "Ctrl-C stops new requests and waits up to --grace for those in flight (exit 130), a second exits at once.\n"
+      "Retries: timeouts, connection errors, HTTP 408/429/5xx (Retry-After honoured); other 4xx fail at once.\n"
+      "Exit codes: 0 all done, 2 some images failed or bad arguments, 130 interrupted.\n"
+      "Examples:\n"
+      "  visalign generate --dataset violin-demo --run gpt-image --backend openai \\\n"
+      "      --endpoint https://api.openai.com --model gpt-image-1 --api-key-env OPENAI_API_KEY --size 1024x1024 \\\n"
+      "      --concurrency 8 --rate 2 --filter variation=1,split=test\n"
+      "  visalign generate --dataset violin-demo --run sdxl --backend command \\\n"
+      "      --cmd 'python gen.py --prompt {prompt} --out {out} --seed {seed}' --samples 3 --timeout 600\n"
+      "  visalign generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image");
+  cli.Bind(g, [&cli, a]() -> Status { return RunGenerate(cli, *a); });
+});
+
+}  // namespace
+}  // namespace visalign::cli

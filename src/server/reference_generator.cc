@@ -1,0 +1,293 @@
+#include "server/reference_generator.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "visalign/backends.h"
+#include "visalign/color.h"
+#include "visalign/io.h"
+#include "visalign/violin_dataset.h"
+
+namespace visalign::server {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+constexpr int kGradientAmplitude = 32;   // levels added at the image's left/right edges
+constexpr int kTextureAmplitude = 16;    // checkerboard levels
+constexpr int kTextureCell = 8;          // checkerboard cell, pixels
+constexpr int kMaxSide = 4096;
+constexpr int kMaxImagesPerRequest = 10;
+constexpr int kPngCompression = 1;
+
+uint8_t Clamp8(double v) { return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L)); }
+
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+color::Srgb8 RotateHue(color::Srgb8 c, double degrees) {
+  color::Lch lch = color::LabToLch(color::Srgb8ToLab(c));
+  lch.h = std::fmod(lch.h + degrees + 360.0, 360.0);
+  return color::ToSrgb8(color::LabToSrgb(color::LchToLab(lch)));
+}
+
+void AddToAll(imaging::Image& img, const std::function<double(int x, int y)>& delta) {
+  for (int y = 0; y < img.height; ++y)
+    for (int x = 0; x < img.width; ++x) {
+      uint8_t* p = img.pixel(x, y);
+      double d = delta(x, y);
+      for (int c = 0; c < 3; ++c) p[c] = Clamp8(p[c] + d);
+    }
+}
+
+void SetError(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(nlohmann::json{{"error", {{"message", message}, {"type", "invalid_request_error"}}}}.dump(),
+                  "application/json");
+}
+
+}  // namespace
+
+Result<Profile> ParseProfile(std::string_view text) {
+  const std::string expected = "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050 or object";
+  std::string name(text.substr(0, text.find(':')));
+  bool has_param = text.find(':') != std::string_view::npos;
+  std::string param = has_param ? std::string(text.substr(text.find(':') + 1)) : "";
+  Profile p;
+  const std::pair<const char*, Profile::Kind> kPlain[] = {{"exact", Profile::Kind::kExact},
+                                                          {"gradient", Profile::Kind::kGradient},
+                                                          {"texture", Profile::Kind::kTexture},
+                                                          {"layout-5050", Profile::Kind::kLayout5050},
+                                                          {"object", Profile::Kind::kObject}};
+  for (const auto& [n, kind] : kPlain)
+    if (name == n) {
+      if (has_param)
+        return Status::InvalidArgument("profile \"" + std::string(text) + "\" takes no parameter", "--profile", expected);
+      p.kind = kind;
+      return p;
+    }
+  if (name == "noise" || name == "hue-shift") {
+    if (!has_param)
+      return Status::InvalidArgument("profile \"" + name + "\" needs a parameter", "--profile", expected);
+    VISALIGN_ASSIGN_OR_RETURN(p.param, ParseDouble(param, "--profile " + std::string(text)));
+    p.kind = name == "noise" ? Profile::Kind::kNoise : Profile::Kind::kHueShift;
+    if (p.kind == Profile::Kind::kNoise && p.param < 0)
+      return Status::InvalidArgument("noise sigma " + param + " is negative", "--profile", "noise:SIGMA with SIGMA >= 0");
+    return p;
+  }
+  return Status::InvalidArgument("unknown profile \"" + std::string(text) + "\"", "--profile", expected);
+}
+
+imaging::Image RenderDegraded(const violin::ManifestItem& item, int width, int height, const Profile& profile,
+                              uint64_t seed) {
+  violin::ManifestItem shown = item;
+  if (profile.kind == Profile::Kind::kHueShift)
+    for (color::Srgb8& t : shown.targets) t = RotateHue(t, profile.param);
+  if (profile.kind == Profile::Kind::kLayout5050) {
+    switch (item.layout) {
+      case violin::Layout::kSingle: break;
+      case violin::Layout::kH2: shown.layout = violin::Layout::kV2; break;
+      case violin::Layout::kV2: shown.layout = violin::Layout::kH2; break;
+      case violin::Layout::kQ4:
+        shown.layout = violin::Layout::kV2;
+        shown.targets.resize(2);
+        break;
+    }
+  }
+  imaging::Image img = violin::RenderGroundTruth(shown, width, height);
+  switch (profile.kind) {
+    case Profile::Kind::kNoise: {
+      std::mt19937_64 rng(Fnv1a(item.prompt) ^ seed);
+      std::normal_distribution<double> n(0.0, profile.param);
+      for (uint8_t& v : img.rgb) v = Clamp8(v + n(rng));
+      break;
+    }
+    case Profile::Kind::kGradient:
+      AddToAll(img, [&](int x, int) {
+        return width > 1 ? -kGradientAmplitude + 2.0 * kGradientAmplitude * x / (width - 1) : 0.0;
+      });
+      break;
+    case Profile::Kind::kTexture:
+      AddToAll(img, [](int x, int y) {
+        return ((x / kTextureCell + y / kTextureCell) % 2 == 0) ? kTextureAmplitude : -kTextureAmplitude;
+      });
+      break;
+    case Profile::Kind::kObject: {
+      const double r = std::min(width, height) / 4.0, cx = (width - 1) / 2.0, cy = (height - 1) / 2.0;
+      const uint8_t* center = img.pixel(width / 2, height / 2);
+      const uint8_t fill[3] = {static_cast<uint8_t>(255 - center[0]), static_cast<uint8_t>(255 - center[1]),
+                               static_cast<uint8_t>(255 - center[2])};
+      for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x)
+          if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) std::copy(fill, fill + 3, img.pixel(x, y));
+      break;
+    }
+    default:
+      break;
+  }
+  return img;
+}
+
+Result<std::unique_ptr<ReferenceGenerator>> ReferenceGenerator::Start(const ReferenceGeneratorOptions& options) {
+  std::unique_ptr<ReferenceGenerator> g(new ReferenceGenerator());
+  g->options_ = options;
+  VISALIGN_ASSIGN_OR_RETURN(g->profile_, ParseProfile(options.profile));
+  if (options.fail_rate < 0 || options.fail_rate > 1)
+    return Status::InvalidArgument(fmt::format("fail rate {}", options.fail_rate), "--fail-rate", "a share in [0, 1]");
+  if (options.latency_ms < 0 || options.rate_limit < 0)
+    return Status::InvalidArgument("negative latency or rate limit", "--latency-ms/--rate-limit", "values >= 0");
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<violin::ManifestItem> items, violin::LoadManifest(options.dataset));
+  for (auto& it : items) g->by_prompt_.emplace(it.prompt, std::move(it));
+  g->rng_state_ = options.seed;
+  g->tokens_ = options.rate_limit;
+  g->last_refill_ = Clock::now();
+  g->server_ = std::make_unique<httplib::Server>();
+  const int threads = options.threads;
+  g->server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  g->Install();
+  if (options.port == 0) {
+    g->port_ = g->server_->bind_to_any_port(options.host);
+  } else {
+    g->port_ = g->server_->bind_to_port(options.host, options.port) ? options.port : -1;
+  }
+  if (g->port_ <= 0)
+    return Status::Unavailable(fmt::format("cannot listen on {}:{}", options.host, options.port), "--port",
+                               "a free port (0 picks one)");
+  // The socket is bound and listening: early clients wait in the backlog until accept() runs.
+  g->thread_ = std::thread([srv = g->server_.get()] { srv->listen_after_bind(); });
+  return g;
+}
+
+ReferenceGenerator::~ReferenceGenerator() { Stop(); }
+
+void ReferenceGenerator::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string ReferenceGenerator::url() const { return fmt::format("http://{}:{}", options_.host, port_); }
+
+nlohmann::json ReferenceGenerator::Stats() const {
+  std::lock_guard lock(mu_);
+  nlohmann::json by_status = nlohmann::json::object();
+  for (const auto& [s, n] : by_status_) by_status[std::to_string(s)] = n;
+  return {{"requests", requests_},
+          {"by_status", by_status},
+          {"requests_by_prompt", requests_by_prompt_},
+          {"images_by_prompt", images_by_prompt_},
+          {"handler_ms", handler_ms_}};
+}
+
+void ReferenceGenerator::Install() {
+  server_->Get("/health", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status": "ok"})", "application/json");
+  });
+  server_->Get("/stats", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(Stats().dump(), "application/json");
+  });
+  server_->Get(R"(/images/(\d+)\.png)", [this](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mu_);
+    auto it = url_images_.find(req.matches[1]);
+    if (it == url_images_.end()) return SetError(res, 404, "no such image (each URL is served once)");
+    res.set_content(it->second, "image/png");
+    url_images_.erase(it);
+  });
+  server_->Post("/v1/images/generations", [this](const httplib::Request& req, httplib::Response& res) {
+    auto t0 = Clock::now();
+    bool fail = false;
+    std::optional<double> retry_after_s;
+    {
+      std::lock_guard lock(mu_);
+      ++requests_;
+      if (options_.rate_limit > 0) {
+        auto now = Clock::now();
+        tokens_ = std::min(options_.rate_limit,
+                           tokens_ + std::chrono::duration<double>(now - last_refill_).count() * options_.rate_limit);
+        last_refill_ = now;
+        if (tokens_ < 1.0) retry_after_s = (1.0 - tokens_) / options_.rate_limit;
+        else tokens_ -= 1.0;
+      }
+      rng_state_ = rng_state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+      fail = options_.fail_rate > 0 && static_cast<double>(rng_state_ >> 11) * 0x1.0p-53 < options_.fail_rate;
+    }
+    nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+    auto finish = [&] {
+      std::lock_guard lock(mu_);
+      ++by_status_[res.status];
+      handler_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    };
+    if (body.is_discarded() || !body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
+      SetError(res, 400, "the body must be a JSON object with a string \"prompt\"");
+      return finish();
+    }
+    const std::string prompt = body["prompt"];
+    {
+      std::lock_guard lock(mu_);
+      ++requests_by_prompt_[prompt];
+    }
+    if (retry_after_s) {
+      res.set_header("Retry-After", std::to_string(static_cast<int>(std::ceil(*retry_after_s))));
+      SetError(res, 429, fmt::format("rate limit of {} requests/s exceeded", options_.rate_limit));
+      return finish();
+    }
+    if (options_.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.latency_ms));
+    if (fail) {
+      SetError(res, 500, "injected failure (--fail-rate)");
+      return finish();
+    }
+    auto item = by_prompt_.find(prompt);
+    if (item == by_prompt_.end()) {
+      SetError(res, 400, "unknown prompt (not in the dataset's manifest): " + prompt.substr(0, 200));
+      return finish();
+    }
+    int w = options_.default_size, h = options_.default_size;
+    if (body.contains("size") && body["size"].is_string()) {
+      const std::string size = body["size"];
+      if (std::sscanf(size.c_str(), "%dx%d", &w, &h) != 2 || w < 1 || h < 1 || w > kMaxSide || h > kMaxSide) {
+        SetError(res, 400, "invalid size \"" + size + "\": expected WxH up to 4096x4096");
+        return finish();
+      }
+    }
+    int n = body.value("n", 1);
+    if (n < 1 || n > kMaxImagesPerRequest) {
+      SetError(res, 400, "n must be between 1 and 10");
+      return finish();
+    }
+    std::string format = body.value("response_format", std::string("b64_json"));
+    if (format != "b64_json" && format != "url") {
+      SetError(res, 400, "response_format must be b64_json or url");
+      return finish();
+    }
+    auto png = imaging::EncodePng(RenderDegraded(item->second, w, h, profile_, options_.seed), kPngCompression);
+    if (!png.ok()) {
+      SetError(res, 500, png.status().ToString());
+      return finish();
+    }
+    nlohmann::json data = nlohmann::json::array();
+    for (int i = 0; i < n; ++i) {
+      if (format == "b64_json") {
+        data.push_back({{"b64_json", backends::EncodeBase64(*png)}});
+      } else {
+        std::lock_guard lock(mu_);
+        std::string token = std::to_string(next_token_++);
+        url_images_[token] = *png;
+        data.push_back({{"url", url() + "/images/" + token + ".png"}});
+      }
+    }
+    {
+      std::lock_guard lock(mu_);
+      images_by_prompt_[prompt] += 1;
+    }
+    res.set_content(nlohmann::json{{"created", 0}, {"data", data}}.dump(), "application/json");
+    finish();
+  });
+}
+
+}  // namespace visalign::server

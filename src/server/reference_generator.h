@@ -1,0 +1,99 @@
+// The reference generator: an OpenAI-compatible image server that answers VIOLIN prompts with their
+// correct image, optionally degraded, failing or rate-limited on purpose. It is the test double for
+// every backend test and the way users calibrate the pipeline (a known degradation must produce a
+// known score). Endpoints:
+//   POST /v1/images/generations  {"prompt", "size": "WxH", "n", "response_format": b64_json|url}
+//   GET  /images/<token>.png     images handed out as URLs (each served once)
+//   GET  /health                 {"status": "ok"}
+//   GET  /stats                  request counts overall, per status and per prompt
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/imaging.h"
+#include "visalign/status.h"
+#include "visalign/violin_manifest.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace visalign::server {
+
+// How the correct image is degraded (docs/backends.md):
+//   exact          the ground truth
+//   noise:SIGMA    + Gaussian noise of SIGMA 8-bit levels per channel and pixel
+//   gradient       a horizontal ramp from -32 to +32 levels added to every channel
+//   hue-shift:DEG  each target rotated by DEG degrees of CIELAB hue (LCh, clamped to sRGB)
+//   texture        an 8-pixel checkerboard of -16/+16 levels
+//   layout-5050    two equal halves in the other orientation (h2 <-> v2; q4 -> left/right of
+//                  TL, TR; single colors unchanged): the requested split is ignored
+//   object         a centered disc (radius min(W, H)/4) in the RGB complement of the background
+struct Profile {
+  enum class Kind { kExact, kNoise, kGradient, kHueShift, kTexture, kLayout5050, kObject };
+  Kind kind = Kind::kExact;
+  double param = 0;  // SIGMA or DEG
+};
+Result<Profile> ParseProfile(std::string_view text);
+
+// The degraded image for `item`; noise is seeded by the prompt (and `seed`), so it is repeatable.
+imaging::Image RenderDegraded(const violin::ManifestItem& item, int width, int height, const Profile& profile,
+                              uint64_t seed);
+
+struct ReferenceGeneratorOptions {
+  std::filesystem::path dataset;     // folder with manifest.jsonl
+  std::string host = "127.0.0.1";
+  int port = 0;                      // 0: any free port (see port())
+  std::string profile = "exact";
+  double fail_rate = 0;              // share of requests answered 500
+  int latency_ms = 0;                // added before answering
+  double rate_limit = 0;             // requests/s accepted (token bucket, burst = 1 s); 0 = none
+  uint64_t seed = 0;                 // for failures and noise
+  int default_size = 256;            // when a request has no size
+  int threads = 64;                  // server worker threads (one per open connection)
+};
+
+class ReferenceGenerator {
+ public:
+  // Loads the manifest, binds the port and serves on a background thread.
+  static Result<std::unique_ptr<ReferenceGenerator>> Start(const ReferenceGeneratorOptions& options);
+  ~ReferenceGenerator();
+  int port() const { return port_; }
+  std::string url() const;
+  // {"requests": N, "by_status": {"200": n, ...}, "requests_by_prompt": {prompt: n},
+  //  "images_by_prompt": {prompt: n}, "handler_ms": total time spent answering}
+  nlohmann::json Stats() const;
+  void Stop();
+
+ private:
+  ReferenceGenerator() = default;
+  void Install();
+
+  ReferenceGeneratorOptions options_;
+  Profile profile_;
+  std::map<std::string, violin::ManifestItem> by_prompt_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+
+  mutable std::mutex mu_;
+  uint64_t requests_ = 0;
+  std::map<int, uint64_t> by_status_;
+  std::map<std::string, uint64_t> requests_by_prompt_, images_by_prompt_;
+  std::map<std::string, std::string> url_images_;
+  uint64_t next_token_ = 0, rng_state_ = 0;
+  double tokens_ = 0;
+  std::chrono::steady_clock::time_point last_refill_;
+  double handler_ms_ = 0;
+};
+
+}  // namespace visalign::server
