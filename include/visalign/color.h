@@ -136,6 +136,7 @@ struct ParsedColor {
                          // more than half an 8-bit step (only lab() can be out of gamut)
   std::string name;    // ISCC-NBS name when notation == kName
   int iscc_level = 0;  // 1, 2 or 3 when notation == kName
+  Lab lab;             // CIELAB: the parsed numbers for lab(), else SrgbToLab(rgb)
 };
 
 // Accepts `#RRGGBB`, `#RGB`, `rgb(r, g, b)` (integers 0-255), `hsl(h, s%, l%)` (h any real,

@@ -85,6 +85,7 @@ ParsedColor FromExact(Notation notation, Rgb rgb) {
   out.notation = notation;
   out.rgb = rgb;
   out.rgb8 = ToSrgb8(rgb);
+  out.lab = SrgbToLab(rgb);
   return out;
 }
 
@@ -168,7 +169,9 @@ Result<ParsedColor> ParseLabArgs(std::string_view original, const std::array<std
   if (!a) return Invalid(original, form + "; got a = " + std::string(args[1]));
   std::optional<double> b = ParseNumber(args[2]);
   if (!b) return Invalid(original, form + "; got b = " + std::string(args[2]));
-  ParsedColor out = FromExact(Notation::kLab, LabToSrgb({*lightness, *a, *b}));
+  const Lab lab{*lightness, *a, *b};
+  ParsedColor out = FromExact(Notation::kLab, LabToSrgb(lab));
+  out.lab = lab;
   const Rgb& c = out.rgb;
   out.in_gamut = std::min({c.r, c.g, c.b}) >= -kGamutTolerance && std::max({c.r, c.g, c.b}) <= 1.0 + kGamutTolerance;
   return out;
