@@ -57,12 +57,14 @@ struct TowerConfig {
   int layers = 0;
   int heads = 0;
   int mlp_width = 0;
+  float layer_norm_eps = 1e-5f;
   Pooling pooling = Pooling::kClassToken;
 };
 
 struct VisionConfig : TowerConfig {
   int image_size = 0;
   int patch_size = 0;
+  bool ln_pre = true;  // false for OpenCLIP no_ln_pre models
   int grid() const { return image_size / patch_size; }
 };
 
@@ -73,8 +75,12 @@ struct TextConfig : TowerConfig {
 
 // open_clip's eval transform: resize the shorter side (PIL 8-bit bicubic) to image_size,
 // center crop, /255, (x - mean) / std per channel.
+enum class ResizeMode { kShortest, kSquash };        // open_clip resize_mode 'shortest' / 'squash'
+enum class Interpolation { kBicubic, kBilinear };  // PIL filters (antialiased when downscaling)
 struct PreprocessConfig {
   int image_size = 0;
+  ResizeMode resize_mode = ResizeMode::kShortest;
+  Interpolation interpolation = Interpolation::kBicubic;
   std::array<float, 3> mean{};
   std::array<float, 3> std{};
 };

@@ -1,0 +1,448 @@
+#include "clip/config.h"
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "visalign/io.h"
+
+namespace visalign::clip {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::array<float, 3> kOpenAiMean{0.48145466f, 0.4578275f, 0.40821073f};
+constexpr std::array<float, 3> kOpenAiStd{0.26862954f, 0.26130258f, 0.27577711f};
+constexpr int kOpenClipDefaultHeadWidth = 64;
+constexpr double kDefaultMlpRatio = 4.0;
+constexpr int kOpenClipDefaultTextHeads = 8;
+constexpr int kOpenClipDefaultTextWidth = 512;
+constexpr int kOpenClipDefaultTextLayers = 12;
+constexpr int kDefaultVocabSize = 49408;
+
+// Reads typed fields from one JSON object, remembering which keys were consumed so the rest can be
+// checked: a key we do not understand must not be silently ignored.
+class Fields {
+ public:
+  Fields(const json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+
+  bool Has(const std::string& key) const { return obj_.contains(key) && !obj_[key].is_null(); }
+
+  Result<int> Int(const std::string& key, std::optional<int> fallback) {
+    used_.insert(key);
+    if (!Has(key)) {
+      if (fallback) return *fallback;
+      return Status::InvalidArgument("missing field \"" + key + "\"", where_, "a positive integer");
+    }
+    const json& v = obj_[key];
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 24)) {
+      return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where_, "a positive integer");
+    }
+    return static_cast<int>(v.get<int64_t>());
+  }
+
+  Result<double> Number(const std::string& key, double fallback) {
+    used_.insert(key);
+    if (!Has(key)) return fallback;
+    const json& v = obj_[key];
+    if (!v.is_number()) return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where_, "a number");
+    return v.get<double>();
+  }
+
+  Result<std::string> String(const std::string& key, const std::string& fallback) {
+    used_.insert(key);
+    if (!Has(key)) return fallback;
+    const json& v = obj_[key];
+    if (!v.is_string()) return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where_, "a string");
+    return v.get<std::string>();
+  }
+
+  Result<bool> Bool(const std::string& key, bool fallback) {
+    used_.insert(key);
+    if (!Has(key)) return fallback;
+    const json& v = obj_[key];
+    if (!v.is_boolean()) return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where_, "true or false");
+    return v.get<bool>();
+  }
+
+  // A square size given as N or [N, N].
+  Result<int> SquareSize(const std::string& key, std::optional<int> fallback) {
+    if (Has(key) && obj_[key].is_array()) {
+      used_.insert(key);
+      const json& v = obj_[key];
+      if (v.size() != 2 || !v[0].is_number_integer() || v[0] != v[1] || v[0].get<int64_t>() <= 0) {
+        return Status::Unsupported("non-square or invalid " + key + " " + v.dump(), where_, "a square size N or [N, N]");
+      }
+      return static_cast<int>(v[0].get<int64_t>());
+    }
+    return Int(key, fallback);
+  }
+
+  // Accepts `key` only when absent/null or equal to one of `allowed`; otherwise the feature is unsupported.
+  Status Require(const std::string& key, const std::vector<json>& allowed, const std::string& feature) {
+    used_.insert(key);
+    if (!Has(key)) return Status::Ok();
+    for (const json& a : allowed) {
+      if (obj_[key] == a) return Status::Ok();
+    }
+    return Status::Unsupported("unsupported " + feature + " (" + key + " = " + obj_[key].dump() + ")", where_,
+                               "a standard ViT CLIP (this option is not implemented)");
+  }
+
+  // Keys that do not change inference (training-only or output-format options).
+  void Ignore(std::initializer_list<const char*> keys) {
+    for (const char* k : keys) used_.insert(k);
+  }
+
+  Status CheckAllUsed() const {
+    for (const auto& [key, value] : obj_.items()) {
+      if (!used_.count(key)) {
+        return Status::Unsupported("unknown config field \"" + key + "\" = " + value.dump(), where_,
+                                   "only fields of a standard ViT CLIP config (refusing rather than ignoring it)");
+      }
+    }
+    return Status::Ok();
+  }
+
+  const std::string& where() const { return where_; }
+
+ private:
+  const json& obj_;
+  std::string where_;
+  std::set<std::string> used_;
+};
+
+Result<const json*> Object(const json& parent, const std::string& key, const std::string& where) {
+  if (!parent.contains(key) || !parent[key].is_object()) {
+    return Status::InvalidArgument("missing object \"" + key + "\"", where, "a JSON object");
+  }
+  return &parent[key];
+}
+
+Status CheckHeads(const TowerConfig& t, const std::string& where) {
+  if (t.width % t.heads != 0) {
+    return Status::InvalidArgument(fmt::format("width {} is not divisible by {} heads", t.width, t.heads), where,
+                                   "width = heads * head_width");
+  }
+  return Status::Ok();
+}
+
+Result<std::array<float, 3>> Triple(const json& obj, const std::string& key, const std::array<float, 3>& fallback,
+                                    const std::string& where) {
+  if (!obj.contains(key) || obj[key].is_null()) return fallback;
+  const json& v = obj[key];
+  std::array<float, 3> out{};
+  if (v.is_array() && v.size() == 3) {
+    for (size_t i = 0; i < 3; ++i) {
+      if (!v[i].is_number()) break;
+      out[i] = v[i].get<float>();
+      if (i == 2) return out;
+    }
+  }
+  if (v.is_number()) return std::array<float, 3>{v.get<float>(), v.get<float>(), v.get<float>()};
+  return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where, "three numbers (one per RGB channel)");
+}
+
+Status CheckPreprocess(const PreprocessConfig& p, const std::string& where) {
+  for (float s : p.std) {
+    if (!(s > 0.0f)) return Status::InvalidArgument("std must be positive", where, "three positive numbers");
+  }
+  return Status::Ok();
+}
+
+Result<PreprocessConfig> ParseOpenClipPreprocess(const json* cfg, int image_size, const std::string& where) {
+  PreprocessConfig p;
+  p.image_size = image_size;
+  p.mean = kOpenAiMean;
+  p.std = kOpenAiStd;
+  if (cfg == nullptr) return p;
+  Fields f(*cfg, where);
+  VISALIGN_ASSIGN_OR_RETURN(p.image_size, f.SquareSize("size", image_size));
+  VISALIGN_ASSIGN_OR_RETURN(p.mean, Triple(*cfg, "mean", kOpenAiMean, where));
+  VISALIGN_ASSIGN_OR_RETURN(p.std, Triple(*cfg, "std", kOpenAiStd, where));
+  f.Ignore({"mean", "std", "fill_color"});
+  VISALIGN_RETURN_IF_ERROR(f.Require("mode", {"RGB"}, "image mode"));
+  VISALIGN_ASSIGN_OR_RETURN(std::string interpolation, f.String("interpolation", "bicubic"));
+  if (interpolation == "bicubic") {
+    p.interpolation = Interpolation::kBicubic;
+  } else if (interpolation == "bilinear") {
+    p.interpolation = Interpolation::kBilinear;
+  } else {
+    return Status::Unsupported("unsupported interpolation \"" + interpolation + "\"", where, "bicubic or bilinear");
+  }
+  VISALIGN_ASSIGN_OR_RETURN(std::string resize_mode, f.String("resize_mode", "shortest"));
+  if (resize_mode == "shortest") {
+    p.resize_mode = ResizeMode::kShortest;
+  } else if (resize_mode == "squash") {
+    p.resize_mode = ResizeMode::kSquash;
+  } else {
+    return Status::Unsupported("unsupported resize_mode \"" + resize_mode + "\"", where, "shortest or squash");
+  }
+  VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  VISALIGN_RETURN_IF_ERROR(CheckPreprocess(p, where));
+  if (p.image_size != image_size) {
+    return Status::InvalidArgument(fmt::format("preprocess size {} differs from the model image size {}", p.image_size,
+                                               image_size),
+                                   where, "the vision tower's image_size");
+  }
+  return p;
+}
+
+Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where) {
+  Fields f(v, where);
+  if (f.Has("timm_model_name")) {
+    return Status::Unsupported("unsupported timm vision tower (timm_model_name = " + v["timm_model_name"].dump() + ")",
+                               where, "a standard ViT CLIP");
+  }
+  if (f.Has("layers") && v["layers"].is_array()) {
+    return Status::Unsupported("unsupported ResNet (ModifiedResNet) vision tower (layers = " + v["layers"].dump() + ")",
+                               where, "a standard ViT CLIP");
+  }
+  VisionConfig c;
+  VISALIGN_ASSIGN_OR_RETURN(c.image_size, f.SquareSize("image_size", 224));
+  VISALIGN_ASSIGN_OR_RETURN(c.layers, f.Int("layers", 12));
+  VISALIGN_ASSIGN_OR_RETURN(c.width, f.Int("width", 768));
+  VISALIGN_ASSIGN_OR_RETURN(int head_width, f.Int("head_width", kOpenClipDefaultHeadWidth));
+  VISALIGN_ASSIGN_OR_RETURN(c.patch_size, f.SquareSize("patch_size", 16));
+  VISALIGN_ASSIGN_OR_RETURN(double mlp_ratio, f.Number("mlp_ratio", kDefaultMlpRatio));
+  VISALIGN_ASSIGN_OR_RETURN(bool no_ln_pre, f.Bool("no_ln_pre", false));
+  c.ln_pre = !no_ln_pre;
+  if (c.width % head_width != 0) {
+    return Status::InvalidArgument(fmt::format("width {} is not divisible by head_width {}", c.width, head_width),
+                                   where, "width = heads * head_width");
+  }
+  c.heads = c.width / head_width;
+  c.mlp_width = static_cast<int>(c.width * mlp_ratio);
+  c.pooling = Pooling::kClassToken;
+  if (c.image_size % c.patch_size != 0) {
+    return Status::InvalidArgument(fmt::format("image_size {} is not a multiple of patch_size {}", c.image_size,
+                                               c.patch_size),
+                                   where, "an image size divisible by the patch size");
+  }
+  VISALIGN_RETURN_IF_ERROR(f.Require("ls_init_value", {}, "LayerScale"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("attentional_pool", {false}, "attentional pooler (CoCa)"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("pool_type", {"tok"}, "vision pool_type"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("global_average_pool", {false}, "global average pooling"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("final_ln_after_pool", {false}, "final_ln_after_pool"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("pos_embed_type", {"learnable"}, "positional embedding type"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear"}, "vision projection type"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("proj_bias", {false}, "vision projection bias"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("input_patchnorm", {false}, "input patch norm"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("act_kwargs", {}, "activation options"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("norm_kwargs", {}, "normalization options"));
+  f.Ignore({"patch_dropout", "output_tokens", "attn_pooler_queries", "attn_pooler_heads", "n_queries",
+            "embed_cls", "output_dim"});
+  VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  return c;
+}
+
+Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where) {
+  Fields f(t, where);
+  if (f.Has("hf_model_name")) {
+    return Status::Unsupported("unsupported Hugging Face text tower (hf_model_name = " + t["hf_model_name"].dump() + ")",
+                               where, "a standard CLIP text transformer");
+  }
+  TextConfig c;
+  VISALIGN_ASSIGN_OR_RETURN(c.context_length, f.Int("context_length", kDefaultContextLength));
+  VISALIGN_ASSIGN_OR_RETURN(c.vocab_size, f.Int("vocab_size", kDefaultVocabSize));
+  VISALIGN_ASSIGN_OR_RETURN(c.width, f.Int("width", kOpenClipDefaultTextWidth));
+  VISALIGN_ASSIGN_OR_RETURN(c.heads, f.Int("heads", kOpenClipDefaultTextHeads));
+  VISALIGN_ASSIGN_OR_RETURN(c.layers, f.Int("layers", kOpenClipDefaultTextLayers));
+  VISALIGN_ASSIGN_OR_RETURN(double mlp_ratio, f.Number("mlp_ratio", kDefaultMlpRatio));
+  c.mlp_width = static_cast<int>(c.width * mlp_ratio);
+  c.pooling = Pooling::kArgmax;
+  VISALIGN_RETURN_IF_ERROR(CheckHeads(c, where));
+  VISALIGN_RETURN_IF_ERROR(f.Require("ls_init_value", {}, "LayerScale"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("pool_type", {"argmax"}, "text pool_type"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("embed_cls", {false}, "text class-token embedding (CoCa)"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("no_causal_mask", {false}, "non-causal text attention"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("final_ln_after_pool", {false}, "final_ln_after_pool"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear"}, "text projection type"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("proj_bias", {false}, "text projection bias"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("pad_id", {0}, "pad_id other than 0"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("hf_tokenizer_name", {}, "Hugging Face tokenizer"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("tokenizer_kwargs", {}, "tokenizer options"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("act_kwargs", {}, "activation options"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("norm_kwargs", {}, "normalization options"));
+  f.Ignore({"output_tokens", "output_dim"});
+  VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  return c;
+}
+
+Result<std::filesystem::path> FirstExisting(const fs::path& dir, std::initializer_list<const char*> names,
+                                            const std::string& what) {
+  for (const char* n : names) {
+    if (fs::is_regular_file(dir / n)) return dir / n;
+  }
+  std::string list;
+  for (const char* n : names) list += (list.empty() ? "" : " or ") + std::string(n);
+  return Status::NotFound("no " + what + " in model directory", dir.string(), list);
+}
+
+Result<json> ReadJson(const fs::path& path) {
+  VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::InvalidArgument("not a JSON object", path.string(), "a valid JSON config file");
+  }
+  return j;
+}
+
+Result<Activation> HfActivation(Fields& f) {
+  VISALIGN_ASSIGN_OR_RETURN(std::string act, f.String("hidden_act", "quick_gelu"));
+  if (act == "quick_gelu") return Activation::kQuickGelu;
+  if (act == "gelu") return Activation::kGelu;
+  return Status::Unsupported("unsupported activation \"" + act + "\"", f.where(), "gelu or quick_gelu");
+}
+
+// Keys of transformers' PretrainedConfig that do not affect a CLIP forward pass.
+void IgnoreHfCommon(Fields& f) {
+  f.Ignore({"_name_or_path", "model_type", "architectures", "torch_dtype", "transformers_version", "initializer_range",
+            "initializer_factor", "attention_dropout", "dropout", "projection_dim", "bos_token_id", "eos_token_id",
+            "pad_token_id", "return_dict", "output_hidden_states", "output_attentions", "torchscript",
+            "use_bfloat16", "tie_word_embeddings", "is_encoder_decoder", "is_decoder", "add_cross_attention",
+            "tie_encoder_decoder", "chunk_size_feed_forward", "pruned_heads", "id2label", "label2id",
+            "problem_type", "tokenizer_class", "prefix", "sep_token_id", "decoder_start_token_id", "task_specific_params",
+            "finetuning_task", "cross_attention_hidden_size", "max_length", "min_length", "do_sample", "early_stopping",
+            "num_beams", "num_beam_groups", "diversity_penalty", "temperature", "top_k", "top_p", "typical_p",
+            "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size",
+            "bad_words_ids", "num_return_sequences", "output_scores", "return_dict_in_generate",
+            "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty",
+            "suppress_tokens", "begin_suppress_tokens", "gradient_checkpointing"});
+}
+
+Result<TowerConfig> ParseHfTower(Fields& f, Activation* activation) {
+  TowerConfig t;
+  VISALIGN_ASSIGN_OR_RETURN(t.width, f.Int("hidden_size", std::nullopt));
+  VISALIGN_ASSIGN_OR_RETURN(t.mlp_width, f.Int("intermediate_size", std::nullopt));
+  VISALIGN_ASSIGN_OR_RETURN(t.heads, f.Int("num_attention_heads", std::nullopt));
+  VISALIGN_ASSIGN_OR_RETURN(t.layers, f.Int("num_hidden_layers", std::nullopt));
+  VISALIGN_ASSIGN_OR_RETURN(double eps, f.Number("layer_norm_eps", 1e-5));
+  t.layer_norm_eps = static_cast<float>(eps);
+  VISALIGN_ASSIGN_OR_RETURN(*activation, HfActivation(f));
+  VISALIGN_RETURN_IF_ERROR(CheckHeads(t, f.where()));
+  IgnoreHfCommon(f);
+  return t;
+}
+
+}  // namespace
+
+Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source) {
+  const bool wrapped = j.contains("model_cfg");
+  const json& model = wrapped ? j["model_cfg"] : j;
+  const std::string where = source + (wrapped ? " model_cfg" : "");
+  if (!model.is_object()) return Status::InvalidArgument("model_cfg is not an object", source, "a JSON object");
+  Fields f(model, where);
+  if (f.Has("multimodal_cfg")) {
+    return Status::Unsupported("unsupported CoCa model (multimodal_cfg present)", where, "a standard ViT CLIP");
+  }
+  if (f.Has("init_logit_bias")) {
+    return Status::Unsupported("unsupported SigLIP model (init_logit_bias present)", where, "a standard ViT CLIP");
+  }
+  ClipConfig c;
+  c.layout = CheckpointLayout::kOpenClip;
+  VISALIGN_ASSIGN_OR_RETURN(c.embed_dim, f.Int("embed_dim", std::nullopt));
+  VISALIGN_ASSIGN_OR_RETURN(bool quick_gelu, f.Bool("quick_gelu", false));
+  c.activation = quick_gelu ? Activation::kQuickGelu : Activation::kGelu;
+  VISALIGN_ASSIGN_OR_RETURN(const json* vision, Object(model, "vision_cfg", where));
+  VISALIGN_ASSIGN_OR_RETURN(const json* text, Object(model, "text_cfg", where));
+  f.Ignore({"vision_cfg", "text_cfg", "cast_dtype", "init_logit_scale", "nonscalar_logit_scale"});
+  VISALIGN_RETURN_IF_ERROR(f.Require("custom_text", {false}, "CustomTextCLIP layout (custom_text)"));
+  VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  VISALIGN_ASSIGN_OR_RETURN(c.vision, ParseOpenClipVision(*vision, where + " vision_cfg"));
+  VISALIGN_ASSIGN_OR_RETURN(c.text, ParseOpenClipText(*text, where + " text_cfg"));
+  const json* pre = wrapped && j.contains("preprocess_cfg") && j["preprocess_cfg"].is_object() ? &j["preprocess_cfg"] : nullptr;
+  VISALIGN_ASSIGN_OR_RETURN(c.preprocess, ParseOpenClipPreprocess(pre, c.vision.image_size, source + " preprocess_cfg"));
+  return c;
+}
+
+Result<ClipConfig> ParseHuggingFaceConfig(const json& j, const json& preprocessor, const std::string& source) {
+  Fields top(j, source);
+  VISALIGN_ASSIGN_OR_RETURN(std::string model_type, top.String("model_type", "clip"));
+  if (model_type != "clip") {
+    return Status::Unsupported("unsupported model_type \"" + model_type + "\"", source, "a transformers CLIPModel (clip)");
+  }
+  ClipConfig c;
+  c.layout = CheckpointLayout::kHuggingFace;
+  VISALIGN_ASSIGN_OR_RETURN(c.embed_dim, top.Int("projection_dim", 512));
+  VISALIGN_ASSIGN_OR_RETURN(const json* vision, Object(j, "vision_config", source));
+  VISALIGN_ASSIGN_OR_RETURN(const json* text, Object(j, "text_config", source));
+  Activation vision_act{}, text_act{};
+  {
+    Fields f(*vision, source + " vision_config");
+    VISALIGN_ASSIGN_OR_RETURN(TowerConfig t, ParseHfTower(f, &vision_act));
+    static_cast<TowerConfig&>(c.vision) = t;
+    VISALIGN_ASSIGN_OR_RETURN(c.vision.image_size, f.Int("image_size", std::nullopt));
+    VISALIGN_ASSIGN_OR_RETURN(c.vision.patch_size, f.Int("patch_size", std::nullopt));
+    VISALIGN_RETURN_IF_ERROR(f.Require("num_channels", {3}, "non-RGB input"));
+    c.vision.pooling = Pooling::kClassToken;
+    if (c.vision.image_size % c.vision.patch_size != 0) {
+      return Status::InvalidArgument("image_size is not a multiple of patch_size", f.where(), "divisible sizes");
+    }
+    VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  }
+  {
+    Fields f(*text, source + " text_config");
+    VISALIGN_ASSIGN_OR_RETURN(TowerConfig t, ParseHfTower(f, &text_act));
+    static_cast<TowerConfig&>(c.text) = t;
+    VISALIGN_ASSIGN_OR_RETURN(c.text.context_length, f.Int("max_position_embeddings", kDefaultContextLength));
+    VISALIGN_ASSIGN_OR_RETURN(c.text.vocab_size, f.Int("vocab_size", kDefaultVocabSize));
+    c.text.pooling = Pooling::kArgmax;
+    VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  }
+  if (vision_act != text_act) {
+    return Status::Unsupported("different activations in the vision and text towers", source,
+                               "the same hidden_act in vision_config and text_config");
+  }
+  c.activation = vision_act;
+  c.preprocess.image_size = c.vision.image_size;
+  c.preprocess.mean = kOpenAiMean;
+  c.preprocess.std = kOpenAiStd;
+  if (preprocessor.is_object()) {
+    const std::string where = "preprocessor_config.json";
+    VISALIGN_ASSIGN_OR_RETURN(c.preprocess.mean, Triple(preprocessor, "image_mean", kOpenAiMean, where));
+    VISALIGN_ASSIGN_OR_RETURN(c.preprocess.std, Triple(preprocessor, "image_std", kOpenAiStd, where));
+    if (preprocessor.contains("resample") && preprocessor["resample"] != 3) {
+      return Status::Unsupported("unsupported resample " + preprocessor["resample"].dump(), where, "3 (PIL bicubic)");
+    }
+    VISALIGN_RETURN_IF_ERROR(CheckPreprocess(c.preprocess, where));
+  }
+  return c;
+}
+
+Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
+  if (!fs::is_directory(dir)) {
+    return Status::NotFound("model directory does not exist", dir.string(),
+                            "a directory with open_clip_config.json or config.json and *.safetensors weights");
+  }
+  VISALIGN_ASSIGN_OR_RETURN(fs::path config_file, FirstExisting(dir, {"open_clip_config.json", "config.json"}, "config"));
+  VISALIGN_ASSIGN_OR_RETURN(fs::path weights_file,
+                            FirstExisting(dir, {"open_clip_model.safetensors", "model.safetensors"}, "weights"));
+  VISALIGN_ASSIGN_OR_RETURN(json j, ReadJson(config_file));
+  Result<ClipConfig> config = Status::Internal("unparsed");
+  if (j.contains("vision_config") || j.contains("text_config")) {
+    json preprocessor;
+    if (fs::is_regular_file(dir / "preprocessor_config.json")) {
+      VISALIGN_ASSIGN_OR_RETURN(preprocessor, ReadJson(dir / "preprocessor_config.json"));
+    }
+    config = ParseHuggingFaceConfig(j, preprocessor, config_file.string());
+  } else {
+    config = ParseOpenClipConfig(j, config_file.string());
+  }
+  if (!config.ok()) return config.status();
+  config->config_file = config_file;
+  config->weights_file = weights_file;
+  return config;
+}
+
+std::string PreprocessFingerprintText(const PreprocessConfig& p) {
+  return fmt::format("size={};resize={};interpolation={};mean={:.9g},{:.9g},{:.9g};std={:.9g},{:.9g},{:.9g}",
+                     p.image_size, p.resize_mode == ResizeMode::kShortest ? "shortest" : "squash",
+                     p.interpolation == Interpolation::kBicubic ? "bicubic" : "bilinear", p.mean[0], p.mean[1],
+                     p.mean[2], p.std[0], p.std[1], p.std[2]);
+}
+
+}  // namespace visalign::clip

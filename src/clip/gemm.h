@@ -1,0 +1,17 @@
+// Single-precision matrix multiply used by the CLIP towers: oneDNN's dnnl_sgemm (chosen by
+// measurement, see docs/benchmarks.md: it detects AVX2/AVX-512/AMX at run time). Threads come from
+// the calling thread's OpenMP setting, which the towers set from ThreadCount().
+#pragma once
+
+namespace visalign::clip {
+
+enum class BLayout {
+  kKN,  // B is stored [K, N] row-major (e.g. visual.proj, text_projection)
+  kNK,  // B is stored [N, K] row-major (a Linear weight [out, in]): C = A · Bᵀ
+};
+
+// C[M, N] = A[M, K] · B + beta · C. Row-major with leading dimensions lda / ldc; B is contiguous.
+void Gemm(int m, int n, int k, const float* a, int lda, const float* b, BLayout b_layout, float beta, float* c,
+          int ldc);
+
+}  // namespace visalign::clip

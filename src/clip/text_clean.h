@@ -1,0 +1,34 @@
+// CLIP's text cleaning (open_clip SimpleTokenizer, clean='lower'), reimplemented over Unicode code
+// points with utf8proc:
+//   ftfy.fix_text -> html.unescape twice -> strip + collapse whitespace -> str.lower().
+// FixText implements the ftfy 6.3 fixes that apply to text passed through fix_text's defaults
+// (see docs/clip.md for exactly which, and how the mojibake repair is simplified).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "visalign/status.h"
+
+namespace visalign::clip {
+
+// UTF-8 <-> code points. DecodeUtf8 fails on invalid UTF-8 (naming the byte offset).
+Result<std::u32string> DecodeUtf8(std::string_view text);
+std::string EncodeUtf8(std::u32string_view text);
+
+// Python's html.unescape (HTML5 named references, numeric references with HTML5's remapping).
+std::u32string HtmlUnescape(std::u32string_view text);
+// The subset of ftfy.fix_text used by CLIP (see header comment).
+std::u32string FixText(std::u32string_view text);
+// Python's ' '.join(text.split()) (str.isspace whitespace).
+std::u32string CollapseWhitespace(std::u32string_view text);
+// Python's str.lower(): full Unicode lowercase incl. U+0130 -> "i\u0307" and final sigma.
+std::u32string PythonLower(std::u32string_view text);
+
+// All of the above in CLIP's order: FixText, HtmlUnescape twice, CollapseWhitespace, PythonLower.
+std::u32string CleanText(std::u32string_view text);
+
+// Python str.isspace() for one code point.
+bool IsPythonSpace(char32_t c);
+
+}  // namespace visalign::clip

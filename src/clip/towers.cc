@@ -1,0 +1,156 @@
+#include "clip/towers.h"
+
+#include <algorithm>
+#include <string>
+
+#include "clip/kernels.h"
+
+namespace visalign::clip {
+namespace {
+
+void Trace(const ForwardOptions& o, const std::string& name, const float* data, size_t size) {
+  if (o.trace != nullptr) (*o.trace)(name, data, size);
+}
+
+// y[rows, out] = x[rows, in] · W (+ beta · y); bias is added separately by the caller.
+void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x, float beta, float* y) {
+  Gemm(rows, out, in, x, in, lin.weight.data, lin.layout, beta, y, out);
+}
+
+// The residual blocks of one tower on x[batch * seq, width], in place.
+void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, float* x, int batch, int seq,
+               bool causal, const ForwardOptions& o, const std::string& prefix) {
+  const int rows = batch * seq;
+  const int w = cfg.width;
+  const int mlp = cfg.mlp_width;
+  std::vector<float> h(static_cast<size_t>(rows) * w);
+  std::vector<float> qkv(static_cast<size_t>(rows) * 3 * w);
+  std::vector<float> attn(static_cast<size_t>(rows) * w);
+  std::vector<float> hidden(static_cast<size_t>(rows) * mlp);
+  for (size_t i = 0; i < tw.blocks.size(); ++i) {
+    const BlockWeights& b = tw.blocks[i];
+    LayerNorm(x, h.data(), rows, w, b.ln1_gain.data, b.ln1_bias.data, cfg.layer_norm_eps);
+    Linear(b.qkv, rows, w, 3 * w, h.data(), 0.0f, qkv.data());
+    AddBias(qkv.data(), rows, 3 * w, b.qkv.bias.data);
+    Attention(qkv.data(), attn.data(), batch, seq, w, cfg.heads, causal);
+    Linear(b.out_proj, rows, w, w, attn.data(), 1.0f, x);  // residual: x += attn · Woᵀ
+    AddBias(x, rows, w, b.out_proj.bias.data);
+    LayerNorm(x, h.data(), rows, w, b.ln2_gain.data, b.ln2_bias.data, cfg.layer_norm_eps);
+    Linear(b.fc, rows, w, mlp, h.data(), 0.0f, hidden.data());
+    AddBiasActivate(hidden.data(), rows, mlp, b.fc.bias.data, act);
+    Linear(b.proj, rows, mlp, w, hidden.data(), 1.0f, x);  // residual
+    AddBias(x, rows, w, b.proj.bias.data);
+    Trace(o, prefix + "block" + std::to_string(i) + "_out", x, static_cast<size_t>(rows) * w);
+  }
+}
+
+// Final LayerNorm on all rows, pooling of one row per item, projection to the embedding.
+Matrix PoolAndProject(const TowerConfig& cfg, int embed_dim, const TowerWeights& tw, float* x, int batch, int seq,
+                      const std::vector<int>& pool_index, const ForwardOptions& o, const std::string& prefix,
+                      const std::string& ln_name) {
+  const int w = cfg.width;
+  LayerNorm(x, x, batch * seq, w, tw.ln_final_gain.data, tw.ln_final_bias.data, cfg.layer_norm_eps);
+  Trace(o, prefix + ln_name, x, static_cast<size_t>(batch) * seq * w);
+  std::vector<float> pooled(static_cast<size_t>(batch) * w);
+  for (int n = 0; n < batch; ++n) {
+    const float* src = x + (static_cast<size_t>(n) * seq + pool_index[n]) * w;
+    std::copy(src, src + w, pooled.begin() + static_cast<ptrdiff_t>(n) * w);
+  }
+  Trace(o, prefix + "pooled_before_proj", pooled.data(), pooled.size());
+  Matrix out(batch, embed_dim);
+  Linear(tw.projection, batch, w, embed_dim, pooled.data(), 0.0f, out.data.data());
+  return out;
+}
+
+}  // namespace
+
+Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& o) {
+  const VisionConfig& v = config.vision;
+  const int n = pixels.rows;
+  const int s = v.image_size;
+  const int p = v.patch_size;
+  const int g = v.grid();
+  const int patches = g * g;
+  const int seq = patches + 1;
+  const int width = v.width;
+  const int patch_values = 3 * p * p;
+
+  // im2col: one row per patch, values in conv1's (channel, y, x) order.
+  std::vector<float> cols(static_cast<size_t>(n) * patches * patch_values);
+  for (int i = 0; i < n; ++i) {
+    const float* img = pixels.row(i);
+    for (int gy = 0; gy < g; ++gy) {
+      for (int gx = 0; gx < g; ++gx) {
+        float* dst = cols.data() + (static_cast<size_t>(i) * patches + gy * g + gx) * patch_values;
+        for (int c = 0; c < 3; ++c) {
+          for (int ky = 0; ky < p; ++ky) {
+            const float* src = img + (static_cast<size_t>(c) * s + gy * p + ky) * s + gx * p;
+            std::copy(src, src + p, dst + (c * p + ky) * p);
+          }
+        }
+      }
+    }
+  }
+  std::vector<float> embedded(static_cast<size_t>(n) * patches * width);
+  Gemm(n * patches, width, patch_values, cols.data(), patch_values, w.patch_embedding.data, BLayout::kNK, 0.0f,
+       embedded.data(), width);
+  if (o.trace != nullptr) {
+    // conv1 output as torch lays it out: [n, width, g, g].
+    std::vector<float> chw(embedded.size());
+    for (int i = 0; i < n; ++i) {
+      for (int k = 0; k < patches; ++k) {
+        for (int c = 0; c < width; ++c) {
+          chw[(static_cast<size_t>(i) * width + c) * patches + k] = embedded[(static_cast<size_t>(i) * patches + k) * width + c];
+        }
+      }
+    }
+    Trace(o, "visual.conv1_out", chw.data(), chw.size());
+  }
+
+  std::vector<float> x(static_cast<size_t>(n) * seq * width);
+  const float* pos = w.vision.positional.data;
+  for (int i = 0; i < n; ++i) {
+    float* xi = x.data() + static_cast<size_t>(i) * seq * width;
+    for (int c = 0; c < width; ++c) xi[c] = w.class_embedding.data[c] + pos[c];
+    for (int k = 0; k < patches; ++k) {
+      const float* e = embedded.data() + (static_cast<size_t>(i) * patches + k) * width;
+      float* row = xi + static_cast<size_t>(k + 1) * width;
+      const float* pk = pos + static_cast<size_t>(k + 1) * width;
+      for (int c = 0; c < width; ++c) row[c] = e[c] + pk[c];
+    }
+  }
+  if (v.ln_pre) {
+    LayerNorm(x.data(), x.data(), n * seq, width, w.ln_pre_gain.data, w.ln_pre_bias.data, v.layer_norm_eps);
+  }
+  Trace(o, "visual.ln_pre_out", x.data(), x.size());
+  RunBlocks(v, config.activation, w.vision, x.data(), n, seq, /*causal=*/false, o, "visual.");
+  const std::vector<int> class_token(static_cast<size_t>(n), 0);
+  return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "ln_post_out");
+}
+
+Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vector<std::vector<int32_t>>& ids,
+                  const ForwardOptions& o) {
+  const TextConfig& t = config.text;
+  const int n = static_cast<int>(ids.size());
+  const int width = t.width;
+  std::vector<int> pool_index(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    pool_index[i] = static_cast<int>(std::max_element(ids[i].begin(), ids[i].end()) - ids[i].begin());
+  }
+  const int seq = o.trim_text_to_eot ? *std::max_element(pool_index.begin(), pool_index.end()) + 1 : t.context_length;
+
+  std::vector<float> x(static_cast<size_t>(n) * seq * width);
+  for (int i = 0; i < n; ++i) {
+    for (int p = 0; p < seq; ++p) {
+      const float* tok = w.token_embedding.data + static_cast<size_t>(ids[i][p]) * width;
+      const float* pos = w.text.positional.data + static_cast<size_t>(p) * width;
+      float* row = x.data() + (static_cast<size_t>(i) * seq + p) * width;
+      for (int c = 0; c < width; ++c) row[c] = tok[c] + pos[c];
+    }
+  }
+  Trace(o, "text.embeds_out", x.data(), x.size());
+  RunBlocks(t, config.activation, w.text, x.data(), n, seq, /*causal=*/true, o, "text.");
+  return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, pool_index, o, "text.", "ln_final_out");
+}
+
+}  // namespace visalign::clip

@@ -1,0 +1,72 @@
+// CLIP weights (mapped from a safetensors file in either checkpoint layout) and the forward passes
+// of both towers, following open_clip's conventions (pre-LN residual blocks, fused qkv, exact or
+// quick GELU, class-token / argmax-eot pooling, projections). Internal to the clip module.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "clip/gemm.h"
+#include "clip/safetensors.h"
+#include "visalign/clip.h"
+
+namespace visalign::clip {
+
+// A float tensor: either a view into the memory-mapped file (F32) or an owned converted copy.
+struct Tensor {
+  const float* data = nullptr;
+  std::vector<float> owned;
+  std::vector<int64_t> shape;
+};
+
+struct LinearWeights {
+  Tensor weight;  // [out, in] (kNK) or [in, out] (kKN)
+  Tensor bias;    // [out] or empty
+  BLayout layout = BLayout::kNK;
+};
+
+struct BlockWeights {
+  Tensor ln1_gain, ln1_bias, ln2_gain, ln2_bias;
+  LinearWeights qkv, out_proj, fc, proj;
+};
+
+struct TowerWeights {
+  std::vector<BlockWeights> blocks;
+  Tensor positional;        // [tokens, width]
+  Tensor ln_final_gain, ln_final_bias;  // ln_post (vision) / ln_final (text)
+  LinearWeights projection;  // width -> embed_dim, no bias
+};
+
+struct ClipWeights {
+  SafetensorsFile file;
+  TowerWeights vision;
+  Tensor ln_pre_gain, ln_pre_bias;  // empty when the model has no ln_pre
+  Tensor patch_embedding;           // [width, 3 * patch * patch] (conv1 flattened c, y, x)
+  Tensor class_embedding;           // [width]
+  TowerWeights text;
+  Tensor token_embedding;           // [vocab, width]
+  float logit_scale_log = 0.0f;
+};
+
+// Maps and validates all tensors of `config.weights_file` (names per layout, shapes against config).
+Result<ClipWeights> LoadClipWeights(const ClipConfig& config);
+
+// Receives named intermediate activations (the names of the fixture's debug_activations file, e.g.
+// "visual.block0_out" [rows x width]) when tracing.
+using TraceFn = std::function<void(const std::string& name, const float* data, size_t size)>;
+
+struct ForwardOptions {
+  // Text: compute positions up to the last pooled (eot) position only. Causal attention makes the
+  // pooled rows independent of later positions, so the result is the same; off to trace all 77.
+  bool trim_text_to_eot = true;
+  const TraceFn* trace = nullptr;
+};
+
+// pixels: rows = images, cols = 3 * S * S (CHW). Returns [images x embed_dim].
+Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& options);
+// ids: each already padded/truncated to context_length. Returns [texts x embed_dim].
+Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vector<std::vector<int32_t>>& ids,
+                  const ForwardOptions& options);
+
+}  // namespace visalign::clip

@@ -1,0 +1,209 @@
+// Loading CLIP weights: name mapping for the OpenCLIP and Hugging Face layouts (documented in
+// docs/clip.md), shape checks against the config, zero-copy views for aligned F32 tensors.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "clip/towers.h"
+
+namespace visalign::clip {
+namespace {
+
+// Tensors that may be present in a checkpoint but are not parameters of the forward pass.
+const std::set<std::string>& IgnorableTensors() {
+  static const std::set<std::string> kNames = {"text_model.embeddings.position_ids",
+                                               "vision_model.embeddings.position_ids", "input_resolution",
+                                               "context_length", "vocab_size"};
+  return kNames;
+}
+
+class Loader {
+ public:
+  Loader(const SafetensorsFile& file) : file_(file) {}
+
+  // The tensor `name` with exactly `shape` as f32.
+  Result<Tensor> Get(const std::string& name, const std::vector<int64_t>& shape) {
+    const TensorInfo* t = file_.Find(name);
+    if (t == nullptr) {
+      return Status::InvalidArgument("missing tensor \"" + name + "\"", file_.path().string(),
+                                     "all parameters of a standard ViT CLIP for this config (wrong layout or model?)");
+    }
+    used_.insert(name);
+    if (t->shape != shape) {
+      TensorInfo expected;
+      expected.shape = shape;
+      return Status::InvalidArgument("tensor \"" + name + "\" has shape " + t->ShapeString(), file_.path().string(),
+                                     "shape " + expected.ShapeString() + " from the model config");
+    }
+    Tensor out;
+    out.shape = shape;
+    if (const float* direct = SafetensorsFile::DirectF32(*t)) {
+      out.data = direct;
+    } else {
+      VISALIGN_ASSIGN_OR_RETURN(out.owned, SafetensorsFile::ToFloat(*t, file_.path().string()));
+      out.data = out.owned.data();
+    }
+    return out;
+  }
+
+  // Rows of several [n_i, ...] tensors stacked into one (HF q/k/v -> fused in_proj).
+  Result<Tensor> Stack(const std::vector<std::string>& names, const std::vector<int64_t>& part_shape) {
+    Tensor out;
+    out.shape = part_shape;
+    out.shape[0] *= static_cast<int64_t>(names.size());
+    for (const auto& n : names) {
+      VISALIGN_ASSIGN_OR_RETURN(Tensor part, Get(n, part_shape));
+      out.owned.insert(out.owned.end(), part.data, part.data + Count(part_shape));
+    }
+    out.data = out.owned.data();
+    return out;
+  }
+
+  Status CheckAllUsed() const {
+    std::vector<std::string> unexpected;
+    for (const auto& t : file_.tensors()) {
+      if (!used_.count(t.name) && !IgnorableTensors().count(t.name)) unexpected.push_back(t.name);
+    }
+    if (unexpected.empty()) return Status::Ok();
+    return Status::Unsupported(
+        fmt::format("unexpected tensor \"{}\" ({} unexpected in total)", unexpected.front(), unexpected.size()),
+        file_.path().string(),
+        "only the parameters of a standard ViT CLIP with this config (other architectures are not supported)");
+  }
+
+  static size_t Count(const std::vector<int64_t>& shape) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    return n;
+  }
+
+ private:
+  const SafetensorsFile& file_;
+  std::set<std::string> used_;
+};
+
+// Parameter names of one residual block in each layout.
+struct BlockNames {
+  std::string ln1, ln2, out_proj, fc, proj;
+  std::vector<std::string> qkv_weight, qkv_bias;  // one fused name (OpenCLIP) or q, k, v (HF)
+};
+
+BlockNames OpenClipBlock(const std::string& tower_prefix, int i) {
+  const std::string p = tower_prefix + "transformer.resblocks." + std::to_string(i) + ".";
+  return {p + "ln_1", p + "ln_2", p + "attn.out_proj", p + "mlp.c_fc", p + "mlp.c_proj",
+          {p + "attn.in_proj_weight"}, {p + "attn.in_proj_bias"}};
+}
+
+BlockNames HfBlock(const std::string& tower_prefix, int i) {
+  const std::string p = tower_prefix + "encoder.layers." + std::to_string(i) + ".";
+  const std::string a = p + "self_attn.";
+  return {p + "layer_norm1", p + "layer_norm2", a + "out_proj", p + "mlp.fc1", p + "mlp.fc2",
+          {a + "q_proj.weight", a + "k_proj.weight", a + "v_proj.weight"},
+          {a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}};
+}
+
+Result<LinearWeights> GetLinear(Loader& l, const std::string& name, int64_t out, int64_t in) {
+  LinearWeights lin;
+  VISALIGN_ASSIGN_OR_RETURN(lin.weight, l.Get(name + ".weight", {out, in}));
+  VISALIGN_ASSIGN_OR_RETURN(lin.bias, l.Get(name + ".bias", {out}));
+  lin.layout = BLayout::kNK;
+  return lin;
+}
+
+Result<std::vector<BlockWeights>> GetBlocks(Loader& l, const TowerConfig& cfg, CheckpointLayout layout,
+                                            const std::string& tower_prefix) {
+  std::vector<BlockWeights> blocks;
+  const int64_t w = cfg.width;
+  for (int i = 0; i < cfg.layers; ++i) {
+    const BlockNames n = layout == CheckpointLayout::kOpenClip ? OpenClipBlock(tower_prefix, i) : HfBlock(tower_prefix, i);
+    BlockWeights b;
+    VISALIGN_ASSIGN_OR_RETURN(b.ln1_gain, l.Get(n.ln1 + ".weight", {w}));
+    VISALIGN_ASSIGN_OR_RETURN(b.ln1_bias, l.Get(n.ln1 + ".bias", {w}));
+    VISALIGN_ASSIGN_OR_RETURN(b.ln2_gain, l.Get(n.ln2 + ".weight", {w}));
+    VISALIGN_ASSIGN_OR_RETURN(b.ln2_bias, l.Get(n.ln2 + ".bias", {w}));
+    if (n.qkv_weight.size() == 1) {
+      VISALIGN_ASSIGN_OR_RETURN(b.qkv.weight, l.Get(n.qkv_weight[0], {3 * w, w}));
+      VISALIGN_ASSIGN_OR_RETURN(b.qkv.bias, l.Get(n.qkv_bias[0], {3 * w}));
+    } else {
+      VISALIGN_ASSIGN_OR_RETURN(b.qkv.weight, l.Stack(n.qkv_weight, {w, w}));
+      VISALIGN_ASSIGN_OR_RETURN(b.qkv.bias, l.Stack(n.qkv_bias, {w}));
+    }
+    b.qkv.layout = BLayout::kNK;
+    VISALIGN_ASSIGN_OR_RETURN(b.out_proj, GetLinear(l, n.out_proj, w, w));
+    VISALIGN_ASSIGN_OR_RETURN(b.fc, GetLinear(l, n.fc, cfg.mlp_width, w));
+    VISALIGN_ASSIGN_OR_RETURN(b.proj, GetLinear(l, n.proj, w, cfg.mlp_width));
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
+// visual.proj / text_projection are [in, out] parameters in OpenCLIP; HF stores Linear weights [out, in].
+Result<LinearWeights> GetProjection(Loader& l, CheckpointLayout layout, const std::string& name, int64_t width,
+                                    int64_t embed_dim) {
+  LinearWeights p;
+  if (layout == CheckpointLayout::kOpenClip) {
+    VISALIGN_ASSIGN_OR_RETURN(p.weight, l.Get(name, {width, embed_dim}));
+    p.layout = BLayout::kKN;
+  } else {
+    VISALIGN_ASSIGN_OR_RETURN(p.weight, l.Get(name, {embed_dim, width}));
+    p.layout = BLayout::kNK;
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<ClipWeights> LoadClipWeights(const ClipConfig& config) {
+  ClipWeights w;
+  VISALIGN_ASSIGN_OR_RETURN(w.file, SafetensorsFile::Open(config.weights_file));
+  Loader l(w.file);
+  const bool oc = config.layout == CheckpointLayout::kOpenClip;
+  const VisionConfig& v = config.vision;
+  const TextConfig& t = config.text;
+  const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid() + 1;
+  const int64_t patch_values = 3LL * v.patch_size * v.patch_size;
+
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.blocks, GetBlocks(l, v, config.layout, oc ? "visual." : "vision_model."));
+  VISALIGN_ASSIGN_OR_RETURN(w.class_embedding,
+                            l.Get(oc ? "visual.class_embedding" : "vision_model.embeddings.class_embedding", {v.width}));
+  VISALIGN_ASSIGN_OR_RETURN(
+      w.vision.positional,
+      l.Get(oc ? "visual.positional_embedding" : "vision_model.embeddings.position_embedding.weight", {tokens, v.width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.patch_embedding,
+                            l.Get(oc ? "visual.conv1.weight" : "vision_model.embeddings.patch_embedding.weight",
+                                  {v.width, 3, v.patch_size, v.patch_size}));
+  w.patch_embedding.shape = {v.width, patch_values};
+  if (v.ln_pre) {
+    const std::string n = oc ? "visual.ln_pre" : "vision_model.pre_layrnorm";
+    VISALIGN_ASSIGN_OR_RETURN(w.ln_pre_gain, l.Get(n + ".weight", {v.width}));
+    VISALIGN_ASSIGN_OR_RETURN(w.ln_pre_bias, l.Get(n + ".bias", {v.width}));
+  }
+  {
+    const std::string n = oc ? "visual.ln_post" : "vision_model.post_layernorm";
+    VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(n + ".weight", {v.width}));
+    VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(n + ".bias", {v.width}));
+  }
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, GetProjection(l, config.layout, oc ? "visual.proj" : "visual_projection.weight",
+                                                               v.width, config.embed_dim));
+
+  VISALIGN_ASSIGN_OR_RETURN(w.text.blocks, GetBlocks(l, t, config.layout, oc ? "" : "text_model."));
+  VISALIGN_ASSIGN_OR_RETURN(w.token_embedding,
+                            l.Get(oc ? "token_embedding.weight" : "text_model.embeddings.token_embedding.weight",
+                                  {t.vocab_size, t.width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.text.positional,
+                            l.Get(oc ? "positional_embedding" : "text_model.embeddings.position_embedding.weight",
+                                  {t.context_length, t.width}));
+  {
+    const std::string n = oc ? "ln_final" : "text_model.final_layer_norm";
+    VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_gain, l.Get(n + ".weight", {t.width}));
+    VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_bias, l.Get(n + ".bias", {t.width}));
+  }
+  VISALIGN_ASSIGN_OR_RETURN(w.text.projection, GetProjection(l, config.layout, oc ? "text_projection" : "text_projection.weight",
+                                                             t.width, config.embed_dim));
+  VISALIGN_ASSIGN_OR_RETURN(Tensor scale, l.Get("logit_scale", {}));
+  w.logit_scale_log = scale.data[0];
+  VISALIGN_RETURN_IF_ERROR(l.CheckAllUsed());
+  return w;
+}
+
+}  // namespace visalign::clip
