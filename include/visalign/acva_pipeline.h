@@ -1,0 +1,188 @@
+// ACVA-Bench pipeline: generation through the run store, the VLM judge protocol (prompts, reply
+// parsing, cached answers), CLIP embeddings, and the reference servers used by tests and the demo.
+//
+// Judge protocol (docs/acva.md, "Judge protocol"): one POST {endpoint}/v1/chat/completions per question,
+// a system message with the instructions and a user message with the text and the image as a base64
+// data URL, response_format json_object. Replies: rubric {"rating": r, "evidence": "..."} with r in
+// {0, 0.25, 0.5, 0.75, 1}; metaphor {"description": "..."}; 2AFC {"choice": "<one of the two words>"}.
+// Code fences and prose around the JSON object are tolerated; anything else is unparseable: asked again
+// up to max_reply_attempts times, then recorded invalid (never scored 0). Every answer, valid or not,
+// is cached in the run store under (image SHA-256, question key, judge model, prompt template hash);
+// transport failures (timeouts, refused connections, 5xx after retries) are not cached.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/acva.h"
+#include "visalign/backends.h"
+#include "visalign/clip.h"
+#include "visalign/generation_runner.h"
+#include "visalign/status.h"
+#include "visalign/store.h"
+
+namespace visalign::acva {
+
+enum class Language { kZh, kEn };
+std::string_view LanguageName(Language language);  // "zh", "en"
+std::optional<Language> LanguageFromName(std::string_view name);
+
+// ---------------------------------------------------------------------------------------------
+// Generation: K word-only prompts per concept, one run per model.
+
+struct GenerationConfig {
+  Language language = Language::kZh;  // zh: {word} is the Chinese word; en: the English gloss
+  std::string prompt_template = "{word}";  // placeholders {word}, {gloss}, {id}
+  int samples = 3;
+  std::optional<int64_t> seed;  // unseeded unless set; sample k gets seed + k
+};
+
+// The prompt for a concept (InvalidArgument for an unknown placeholder in the template).
+Result<std::string> RenderPrompt(const Concept& cpt, const GenerationConfig& config);
+// Work items: item id = concept id, k = 0..samples-1.
+Result<std::vector<backends::WorkItem>> GenerationItems(const ConceptSet& set, const GenerationConfig& config);
+// Identifies what a run was generated from (concept set, language, template, samples).
+std::string GenerationFingerprint(const ConceptSet& set, const GenerationConfig& config);
+
+// ---------------------------------------------------------------------------------------------
+// Judge protocol.
+
+enum class JudgeTask { kRubric, kMetaphor, kAfc };
+
+// One question to the judge about one image.
+struct JudgeQuestion {
+  JudgeTask task = JudgeTask::kRubric;
+  std::string key;     // "rubric/<concept>/<question>/<text hash>", "metaphor/<...>", "afc/<first>/<second>/<...>"
+  std::string system;  // instructions
+  std::string text;    // user text (concept word, the question verbatim or the two numbered words)
+  std::array<std::string, 2> options;  // 2AFC: the two words in presented order
+};
+
+JudgeQuestion RubricQuestionFor(const Concept& cpt, const RubricQuestion& question, Language language);
+JudgeQuestion MetaphorQuestionFor(const Concept& cpt, Language language);
+JudgeQuestion AfcQuestionFor(const Concept& first, const Concept& second, Language language);
+
+struct JudgeSettings {
+  std::string model;
+  Language language = Language::kEn;
+  double temperature = 0;
+};
+
+// Hash of everything in a request except the image and the question: system prompts and text
+// templates of the task in that language, response format and temperature.
+std::string PromptTemplateHash(JudgeTask task, const JudgeSettings& settings);
+// The store cache key of a question about an image.
+std::string JudgeCacheKey(const std::string& image_sha256, const JudgeQuestion& question,
+                          const JudgeSettings& settings);
+// The chat/completions request body for a question about an image (bytes of a PNG/JPEG/WebP file).
+nlohmann::json JudgeRequestBody(const JudgeQuestion& question, const JudgeSettings& settings,
+                                std::string_view image_bytes, std::string_view image_extension);
+
+// The first JSON object in a reply: the whole text, a fenced code block, or an object embedded in
+// prose. nullopt if there is none.
+std::optional<nlohmann::json> ExtractJsonObject(std::string_view content);
+
+struct JudgeAnswer {
+  bool valid = false;
+  double rating = 0;        // rubric
+  std::string evidence;     // rubric
+  std::string description;  // metaphor
+  int choice = -1;          // 2AFC: index into options
+  std::string error;        // why the reply is invalid
+};
+JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view content);
+
+// ---------------------------------------------------------------------------------------------
+// Judging runs: ask (or look up) every question about every done image of the runs.
+
+struct JudgeConfig {
+  JudgeSettings settings;
+  std::string endpoint;     // empty: cache only (no requests; a missing answer is an error)
+  std::string api_key_env;  // environment variable holding the key; never stored
+  int max_reply_attempts = 3;  // asks per question while replies are unparseable
+  int concurrency = 4;
+  double rate = 0;             // requests per second, <= 0 unlimited
+  backends::RetryPolicy retry;
+  backends::Millis timeout{120'000};
+  bool rejudge_invalid = false;  // ask again questions whose cached answer is invalid
+  bool progress = true;
+};
+
+struct JudgeStats {
+  size_t images = 0;
+  size_t questions = 0;
+  size_t cached = 0;     // answered from the cache
+  size_t asked = 0;      // questions sent to the judge now
+  size_t requests = 0;   // HTTP requests made (retries included)
+  size_t invalid = 0;    // answers recorded invalid (now or earlier)
+  size_t failed = 0;     // transport failures: not answered, not cached
+  size_t missing = 0;    // cache-only mode: questions without a cached answer
+  std::vector<std::string> errors;  // first few failure messages
+  bool interrupted = false;
+  nlohmann::json ToJson() const;
+};
+
+struct JudgeOutcome {
+  std::vector<JudgedImage> images;  // done images of every run, in run order, answers filled
+  JudgeStats stats;
+};
+
+// `transport` may be null in cache-only mode. Errors only for store problems or unknown runs/concepts;
+// per-question failures are counted in stats.
+Result<JudgeOutcome> JudgeRuns(store::RunStore& store, const ConceptSet& set, const std::vector<std::string>& runs,
+                               const JudgeConfig& config, std::shared_ptr<backends::HttpTransport> transport,
+                               const std::atomic<bool>& stop);
+
+// ---------------------------------------------------------------------------------------------
+// Embeddings: CLIP image embeddings and text embeddings of metaphor descriptions, cached in the store
+// under the model's fingerprint (identical images or texts are encoded once).
+
+struct EmbeddingStats {
+  size_t images_encoded = 0, images_cached = 0, texts_encoded = 0, texts_cached = 0;
+};
+Result<EmbeddingStats> AttachEmbeddings(store::RunStore& store, const clip::ClipModel& model,
+                                        std::vector<JudgedImage>& images);
+
+// ---------------------------------------------------------------------------------------------
+// Outputs: summary.json, summary.csv, summary.md and items.jsonl in `dir`.
+Status WriteOutputs(const std::filesystem::path& dir, const AnalysisResult& result);
+// Reads items.jsonl rows back (for `acva agreement`).
+Result<std::vector<nlohmann::json>> ReadItems(const std::filesystem::path& items_jsonl);
+
+// ---------------------------------------------------------------------------------------------
+// Reference servers on 127.0.0.1 for tests and demos (docs/acva.md, "Reference servers").
+//
+// Image generator (POST /v1/images/generations): the request's `model` picks a profile — "varied"
+// (images pass every rubric question, three visual variants by sample, metaphors differ, 2AFC right),
+// "mono" (every sample identical, ratings 0.25, one metaphor, the judge always picks the first word),
+// "mixed" (varies like "varied", ratings 0.75 on even samples and 0.25 on odd ones). The variant is
+// seed mod 3 when the request has a seed, else a per-prompt counter. Everything the judge needs is
+// drawn into the image's first pixels, so its answers follow from the image content alone.
+// Judge (POST /v1/chat/completions): decodes the image and answers per the protocol. Fault profiles by
+// judge model suffix: "+fenced" (JSON in a code fence with prose), "+garbage-once" (the first reply to
+// each distinct request is not JSON), "+refuse" (always a refusal), "+refuse-metaphor" (refuses only
+// metaphor questions), "+slow" (waits slow_ms before answering).
+struct ReferenceServerOptions {
+  int port = 0;  // 0: any free port
+  int slow_ms = 3000;
+};
+
+class ReferenceServer {
+ public:
+  static Result<std::unique_ptr<ReferenceServer>> Start(const ReferenceServerOptions& options);
+  virtual ~ReferenceServer() = default;
+  virtual int port() const = 0;
+  virtual std::string url() const = 0;  // http://127.0.0.1:<port>
+  virtual size_t chat_requests() const = 0;
+  virtual size_t image_requests() const = 0;
+  // Blocks until Stop() is called from elsewhere (the CLI's foreground mode).
+  virtual void Wait() = 0;
+  virtual void Stop() = 0;
+};
+
+}  // namespace visalign::acva

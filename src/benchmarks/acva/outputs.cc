@@ -1,0 +1,32 @@
+// Writing and reading ACVA's output files.
+#include "benchmarks/acva/jsonl.h"
+#include "visalign/acva_pipeline.h"
+#include "visalign/io.h"
+
+namespace visalign::acva {
+
+Status WriteOutputs(const std::filesystem::path& dir, const AnalysisResult& result) {
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
+  std::string items;
+  for (const nlohmann::json& item : result.items) items += item.dump() + "\n";
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "items.jsonl", items));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.json", result.summary.dump(2) + "\n"));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.csv", SummaryCsv(result.summary)));
+  return WriteFileAtomic(dir / "summary.md", SummaryMarkdown(result.summary));
+}
+
+Result<std::vector<nlohmann::json>> ReadItems(const std::filesystem::path& items_jsonl) {
+  VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(items_jsonl));
+  std::vector<nlohmann::json> items;
+  VISALIGN_RETURN_IF_ERROR(jsonl::ForEachLine(text, items_jsonl.string(),
+                                              [&](const nlohmann::json& j, const std::string& where) -> Status {
+                                                if (!j.is_object() || !j.contains("image_id"))
+                                                  return Status::InvalidArgument("not an ACVA item", where,
+                                                                                 "items.jsonl rows with image_id");
+                                                items.push_back(j);
+                                                return Status::Ok();
+                                              }));
+  return items;
+}
+
+}  // namespace visalign::acva
