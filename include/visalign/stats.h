@@ -56,6 +56,11 @@ std::optional<Mat2> Inverse(const Mat2& m);
 // Squared Mahalanobis distance (p − μ)ᵀ Σ⁻¹ (p − μ), given the inverse covariance.
 double MahalanobisSquared(const Vec2& point, const Vec2& mean, const Mat2& inverse_cov);
 
+// Leave-one-out squared Mahalanobis distances: element i is point i's d² against the mean and
+// covariance (n − 1) of the other points; NaN where those others have fewer than 2 points or a
+// near-singular covariance (so the caller can count untestable points instead of hiding them).
+std::vector<double> LeaveOneOutMahalanobis(std::span<const Vec2> points);
+
 struct HotellingResult {
   double t2 = 0;     // Hotelling's T²
   double f = 0;      // the F statistic

@@ -116,6 +116,21 @@ double MahalanobisSquared(const Vec2& point, const Vec2& mean, const Mat2& inver
          d1 * (inverse_cov[1][0] * d0 + inverse_cov[1][1] * d1);
 }
 
+std::vector<double> LeaveOneOutMahalanobis(std::span<const Vec2> points) {
+  std::vector<double> d2(points.size(), kNaN);
+  std::vector<Vec2> others;
+  others.reserve(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    others.clear();
+    for (size_t j = 0; j < points.size(); ++j)
+      if (j != i) others.push_back(points[j]);
+    auto cov = Covariance(others);
+    if (!cov.ok()) continue;
+    if (auto inverse = Inverse(*cov)) d2[i] = MahalanobisSquared(points[i], Mean(others), *inverse);
+  }
+  return d2;
+}
+
 Result<HotellingResult> HotellingTwoSample(const Vec2& mean_x, const Mat2& cov_x, double n_x,
                                            const Vec2& mean_y, const Mat2& cov_y, double n_y) {
   if (!(n_x >= 2) || !(n_y >= 2))

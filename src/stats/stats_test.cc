@@ -89,6 +89,24 @@ TEST(Stats, MahalanobisSquared) {
   EXPECT_NEAR(MahalanobisSquared({2, 1}, {0, 0}, *inv), 2.0, kTight);
 }
 
+TEST(Stats, LeaveOneOutMahalanobisByHand) {
+  // Point (5,5) vs the unit square corners: mean (.5,.5), cov diag(1/3, 1/3) -> d² = 2·4.5²·3 = 121.5.
+  // Point (0,0) vs (1,0), (0,1), (1,1), (5,5): mean (7/4, 7/4), S = [[14.75, 13.75], [13.75, 14.75]]/3;
+  // the offset (-7/4, -7/4) lies along the eigenvector (1,1) with eigenvalue 28.5/3 = 9.5, so
+  // d² = 2·(7/4)²/9.5 = 6.125/9.5.
+  const std::vector<Vec2> p{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {5, 5}};
+  const std::vector<double> d2 = LeaveOneOutMahalanobis(p);
+  ASSERT_EQ(d2.size(), 5u);
+  EXPECT_NEAR(d2[4], 121.5, 1e-10);
+  EXPECT_NEAR(d2[0], 6.125 / 9.5, 1e-12);
+  // With only collinear others the covariance is singular: NaN, not a number pretending to be a test.
+  const std::vector<Vec2> line{{0, 0}, {1, 1}, {2, 2}, {0, 1}};
+  const std::vector<double> d2_line = LeaveOneOutMahalanobis(line);
+  EXPECT_TRUE(std::isnan(d2_line[3]));
+  EXPECT_FALSE(std::isnan(d2_line[0]));
+  EXPECT_TRUE(std::isnan(LeaveOneOutMahalanobis(std::vector<Vec2>{{0, 0}, {1, 1}})[0]));
+}
+
 TEST(Stats, HotellingTwoSampleClosedForm) {
   // Identity covariances, n_x = 10, n_y = 5, means 1 apart: pooled = I, T² = 50/15 = 10/3,
   // F = T²·12/(2·13) = 20/13 on (2, 12) df. For df1 = 2 the F tail is (1 + 2f/12)^-6 = (39/49)^6.

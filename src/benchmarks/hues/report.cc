@@ -1,0 +1,193 @@
+// Evaluation output files: words.csv, hotelling.csv, models.csv, categories.csv, families.csv,
+// summary.json and summary.md.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "benchmarks/hues/text_util.h"
+#include "visalign/hues.h"
+#include "visalign/io.h"
+
+namespace visalign::hues {
+namespace {
+
+using internal::CsvField;
+using internal::FormatNumber;
+
+constexpr std::string_view kWordsHeader =
+    "model,word,category,n_humans,top1,top1_macro,human_macro,mahalanobis_d2,mahalanobis_outlier,hotelling_t2,"
+    "hotelling_f,p_value,q_value,reject";
+
+std::string Bool(bool b) { return b ? "true" : "false"; }
+// A flag that only means something when its statistic exists.
+std::string FlagIf(double statistic, bool flag) { return std::isnan(statistic) ? "" : Bool(flag); }
+nlohmann::json JsonNumber(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+std::string Percent(double rate) { return std::isnan(rate) ? "–" : fmt::format("{:.1f}%", 100 * rate); }
+
+struct FamilyRow {
+  std::string kind, family;
+  std::vector<std::string> models;
+  std::vector<double> mahalanobis, hotelling, human;
+};
+
+std::vector<FamilyRow> Families(const EvaluationReport& report, std::vector<std::string>& uncatalogued) {
+  std::map<std::pair<std::string, std::string>, FamilyRow> rows;
+  for (const ModelEvaluation& m : report.models) {
+    auto it = report.catalog->find(m.name);
+    if (it == report.catalog->end()) {
+      uncatalogued.push_back(m.name);
+      continue;
+    }
+    for (const auto& [kind, family] : {std::pair{"architecture", it->second.architecture},
+                                       std::pair{"dataset", it->second.dataset}}) {
+      FamilyRow& row = rows[{kind, family}];
+      row.kind = kind;
+      row.family = family;
+      row.models.push_back(m.name);
+      row.mahalanobis.push_back(m.mahalanobis.rate());
+      row.hotelling.push_back(m.hotelling.rate());
+      row.human.push_back(m.human_fail_rate);
+    }
+  }
+  std::vector<FamilyRow> out;
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  return out;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ";") + n;
+  return out;
+}
+
+}  // namespace
+
+std::string_view WordsCsvHeader() { return kWordsHeader; }
+
+Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,
+                       const std::filesystem::path& dir) {
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
+  const bool with_catalog = report.catalog.has_value();
+  std::string words_csv = std::string(kWordsHeader) + "\n";
+  std::string hotelling_csv = "model,word,n_humans,n_model,df1,df2,t2,f,p_value,p_one_minus_cdf,singular\n";
+  std::string models_csv =
+      "model,source,n_words,missing_words,negative_similarities,mahalanobis_tested,mahalanobis_fail_rate,"
+      "hotelling_tested,hotelling_fail_rate,hotelling_fail_rate_uncorrected,human_fail_rate";
+  models_csv += with_catalog ? ",architecture,dataset\n" : "\n";
+  std::string categories_csv = "model,category,n_words,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate\n";
+  nlohmann::json models_json = nlohmann::json::array();
+
+  for (const ModelEvaluation& m : report.models) {
+    const std::string model = CsvField(m.name);
+    for (const WordEvaluation& we : m.words) {
+      const Word& w = vocabulary.words()[we.word];
+      const stats::HotellingResult& h = we.hotelling;
+      words_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", model, CsvField(w.en), CsvField(w.category),
+                               we.n_humans, CellName(we.top1), MacroName(we.top1_macro), MacroName(we.human_macro),
+                               FormatNumber(we.mahalanobis_d2), FlagIf(we.mahalanobis_d2, we.mahalanobis_outlier),
+                               FormatNumber(h.t2), FormatNumber(h.f), FormatNumber(h.p_value),
+                               FormatNumber(we.q_value), FlagIf(we.q_value, we.reject));
+      hotelling_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", model, CsvField(w.en), we.n_humans, kTopK,
+                                   FormatNumber(h.df1), FormatNumber(h.df2), FormatNumber(h.t2), FormatNumber(h.f),
+                                   FormatNumber(h.p_value), FormatNumber(h.p_cdf), Bool(h.singular));
+    }
+    const CatalogEntry* entry = nullptr;
+    if (with_catalog)
+      if (auto it = report.catalog->find(m.name); it != report.catalog->end()) entry = &it->second;
+    models_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}", model, CsvField(m.source), m.words.size(),
+                              m.missing_words.size(), Bool(m.negative_similarities), m.mahalanobis.tested,
+                              FormatNumber(m.mahalanobis.rate()), m.hotelling.tested, FormatNumber(m.hotelling.rate()),
+                              FormatNumber(m.hotelling_uncorrected.rate()), FormatNumber(m.human_fail_rate));
+    if (with_catalog)
+      models_csv += fmt::format(",{},{}", entry ? CsvField(entry->architecture) : "",
+                                entry ? CsvField(entry->dataset) : "");
+    models_csv += "\n";
+    nlohmann::json categories = nlohmann::json::array();
+    for (const auto& c : m.categories) {
+      categories_csv += fmt::format("{},{},{},{},{},{}\n", model, CsvField(c.category), c.n_words,
+                                    FormatNumber(c.mahalanobis.rate()), FormatNumber(c.hotelling.rate()),
+                                    FormatNumber(c.human_fail_rate));
+      categories.push_back({{"category", c.category},
+                            {"n_words", c.n_words},
+                            {"mahalanobis_fail_rate", JsonNumber(c.mahalanobis.rate())},
+                            {"hotelling_fail_rate", JsonNumber(c.hotelling.rate())},
+                            {"human_fail_rate", JsonNumber(c.human_fail_rate)}});
+    }
+    nlohmann::json mj{{"model", m.name},
+                      {"source", m.source},
+                      {"n_words", m.words.size()},
+                      {"missing_words", m.missing_words},
+                      {"negative_similarities", m.negative_similarities},
+                      {"mahalanobis", {{"tested", m.mahalanobis.tested}, {"failed", m.mahalanobis.failed},
+                                       {"fail_rate", JsonNumber(m.mahalanobis.rate())}}},
+                      {"hotelling", {{"tested", m.hotelling.tested}, {"rejected", m.hotelling.failed},
+                                     {"fail_rate", JsonNumber(m.hotelling.rate())},
+                                     {"fail_rate_uncorrected", JsonNumber(m.hotelling_uncorrected.rate())}}},
+                      {"human_fail_rate", JsonNumber(m.human_fail_rate)},
+                      {"categories", categories}};
+    if (entry) mj["family"] = {{"architecture", entry->architecture}, {"dataset", entry->dataset}};
+    models_json.push_back(std::move(mj));
+  }
+
+  nlohmann::json human_categories = nlohmann::json::array();
+  for (const CategoryRate& c : baseline.categories)
+    human_categories.push_back({{"category", c.category}, {"n_words", c.n_words}, {"fail_rate", JsonNumber(c.fail_rate)}});
+  nlohmann::json summary{
+      {"settings",
+       {{"humans", report.humans_source},
+        {"threshold", {{"spec", report.threshold.spec}, {"d2", report.threshold.d2}}},
+        {"alpha", report.options.alpha},
+        {"reject_rule", "Benjamini-Hochberg q <= alpha over each model's words"},
+        {"model_weights", ModelWeightsName(report.options.weights)},
+        {"chromaticity", ChromaticityName(report.chromaticity)},
+        {"macro_map", report.macro_source}}},
+      {"humans", {{"fail_rate", JsonNumber(baseline.fail_rate)}, {"categories", human_categories},
+                  {"singular_words", baseline.singular_words}}},
+      {"models", models_json}};
+
+  std::string md = fmt::format(
+      "# Hues and Cues evaluation\n\nHumans: `{}`; outlier threshold {} (d² > {:.4g}); Hotelling rejection: "
+      "Benjamini–Hochberg q ≤ {} over each model's words; model weights: {}; chromaticity: {}.\n\n"
+      "| model | words | Mahalanobis fail | Hotelling fail (BH) | Hotelling fail (p ≤ α) | human LOO fail |\n"
+      "|---|---:|---:|---:|---:|---:|\n",
+      report.humans_source, report.threshold.spec, report.threshold.d2, report.options.alpha,
+      ModelWeightsName(report.options.weights), ChromaticityName(report.chromaticity));
+  for (const ModelEvaluation& m : report.models)
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.name, m.words.size(), Percent(m.mahalanobis.rate()),
+                      Percent(m.hotelling.rate()), Percent(m.hotelling_uncorrected.rate()), Percent(m.human_fail_rate));
+  md += "\nHuman leave-one-out fail rate by category:\n\n| category | words | fail rate |\n|---|---:|---:|\n";
+  for (const CategoryRate& c : baseline.categories)
+    md += fmt::format("| {} | {} | {} |\n", c.category, c.n_words, Percent(c.fail_rate));
+
+  if (with_catalog) {
+    std::vector<std::string> uncatalogued;
+    const std::vector<FamilyRow> families = Families(report, uncatalogued);
+    std::string families_csv = "kind,family,n_models,models,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate\n";
+    nlohmann::json families_json = nlohmann::json::array();
+    md += "\nBy family (mean of the models' rates):\n\n| kind | family | models | Mahalanobis fail | Hotelling fail (BH) |\n"
+          "|---|---|---:|---:|---:|\n";
+    for (const FamilyRow& f : families) {
+      const double mahal = stats::Mean(f.mahalanobis), hot = stats::Mean(f.hotelling), human = stats::Mean(f.human);
+      families_csv += fmt::format("{},{},{},{},{},{},{}\n", f.kind, CsvField(f.family), f.models.size(),
+                                  CsvField(JoinNames(f.models)), FormatNumber(mahal), FormatNumber(hot),
+                                  FormatNumber(human));
+      families_json.push_back({{"kind", f.kind}, {"family", f.family}, {"models", f.models},
+                               {"mahalanobis_fail_rate", JsonNumber(mahal)}, {"hotelling_fail_rate", JsonNumber(hot)},
+                               {"human_fail_rate", JsonNumber(human)}});
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", f.kind, f.family, f.models.size(), Percent(mahal), Percent(hot));
+    }
+    summary["families"] = families_json;
+    summary["uncatalogued_models"] = uncatalogued;
+    if (!uncatalogued.empty()) md += fmt::format("\nNot in the catalog: {}.\n", JoinNames(uncatalogued));
+    VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "families.csv", families_csv));
+  }
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "words.csv", words_csv));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "hotelling.csv", hotelling_csv));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "models.csv", models_csv));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "categories.csv", categories_csv));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.json", summary.dump(2) + "\n"));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.md", md));
+  return Status::Ok();
+}
+
+}  // namespace visalign::hues

@@ -1,0 +1,413 @@
+// `visalign hues ...`: the Hues and Cues board, the human baseline, model evaluation and the
+// nonsense baseline.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "visalign/hues.h"
+#include "visalign/io.h"
+#include "visalign/parallel.h"
+
+namespace visalign::cli {
+namespace {
+
+using namespace visalign::hues;
+namespace fs = std::filesystem;
+
+// Options shared by the commands that need the board and its macro map.
+struct BoardOptions {
+  std::string chromaticity = "display";
+  std::string macro_map;  // empty = data/hues/macro_regions.csv
+};
+
+// ... plus the human answers and the outlier threshold.
+struct HumanOptions {
+  std::string humans;  // empty = data/hues/human_responses.csv
+  bool include_colorblind = false;
+  std::string colorblind_ids;
+  std::string threshold = "chi2:0.95";
+};
+
+void AddBoardOptions(CLI::App* cmd, BoardOptions& o) {
+  cmd->add_option("--chromaticity", o.chromaticity,
+                  "Cell RGB -> CIE xy: display (the study's calibrated display, XYZ = M·RGB², as published) or "
+                  "srgb (standard sRGB, D65)")
+      ->check(CLI::IsMember({"display", "srgb"}))
+      ->capture_default_str();
+  cmd->add_option("--macro-map", o.macro_map,
+                  "Macro color map CSV (cell,category,confidence,neutral); default data/hues/macro_regions.csv");
+}
+
+void AddHumanOptions(CLI::App* cmd, HumanOptions& o) {
+  cmd->add_option("--humans", o.humans,
+                  "Human answers in the published format (userId,timestamp,clueCategory,clueId,word,coordinate,...; "
+                  "words matched by clueId); default data/hues/human_responses.csv");
+  cmd->add_flag("--include-colorblind", o.include_colorblind,
+                "Keep colour-blind players (excluded by default, by userId and by a colorblind=YES column)");
+  cmd->add_option("--colorblind-ids", o.colorblind_ids,
+                  "userIds to exclude, one per line; default data/hues/colorblind_ids.txt");
+  cmd->add_option("--threshold", o.threshold,
+                  "Outlier rule on Mahalanobis d²: chi2:P (chi-square, 2 dof, quantile P; 0.95 -> 5.991) or sigma:K "
+                  "(d² > K²)")
+      ->capture_default_str();
+}
+
+struct Context {
+  Board board;
+  MacroMap macro;
+  Vocabulary vocabulary;
+};
+
+Result<Context> LoadContext(const BoardOptions& o) {
+  VISALIGN_ASSIGN_OR_RETURN(Chromaticity c, ParseChromaticity(o.chromaticity));
+  VISALIGN_ASSIGN_OR_RETURN(Board board, Board::Default(c));
+  Result<MacroMap> macro = o.macro_map.empty() ? MacroMap::Default() : MacroMap::Load(o.macro_map);
+  if (!macro.ok()) return macro.status();
+  VISALIGN_ASSIGN_OR_RETURN(Vocabulary vocabulary, Vocabulary::Default());
+  return Context{std::move(board), std::move(macro).value(), std::move(vocabulary)};
+}
+
+struct Humans {
+  HumanData data;
+  HumanBaseline baseline;
+};
+
+Result<Humans> LoadBaseline(const HumanOptions& o, const Context& ctx) {
+  VISALIGN_ASSIGN_OR_RETURN(Threshold threshold, ParseThreshold(o.threshold));
+  HumanLoadOptions load{o.include_colorblind, o.colorblind_ids};
+  Result<HumanData> data = o.humans.empty() ? DefaultHumans(ctx.vocabulary, load)
+                                            : LoadHumans(o.humans, ctx.vocabulary, load);
+  if (!data.ok()) return data.status();
+  if (data->word_mismatches > 0)
+    spdlog::warn("{}: {} answer(s) spell a word that is not their clue's (matched by clueId, as published)",
+                 data->source, data->word_mismatches);
+  HumanBaseline baseline = ComputeHumanBaseline(*data, ctx.vocabulary, ctx.board, ctx.macro, threshold);
+  for (const WordBaseline& wb : baseline.words)
+    if (wb.singular)
+      spdlog::warn("human covariance of {} is singular or near-singular ({} answers): no Mahalanobis/Hotelling for it",
+                   ctx.vocabulary.words()[wb.word].en, wb.n);
+  return Humans{std::move(data).value(), std::move(baseline)};
+}
+
+std::string Percent(double rate) { return std::isnan(rate) ? "-" : fmt::format("{:5.1f}%", 100 * rate); }
+
+Result<std::vector<ModelPredictions>> LoadAll(const std::vector<std::string>& paths, const std::string& format_text,
+                                              const Context& ctx, const std::vector<NonsenseWord>& nonsense) {
+  VISALIGN_ASSIGN_OR_RETURN(PredictionFormat format, ParsePredictionFormat(format_text));
+  std::vector<ModelPredictions> all;
+  std::set<std::string> names;
+  for (const std::string& path : paths) {
+    VISALIGN_ASSIGN_OR_RETURN(auto models, LoadPredictions(path, format, ctx.vocabulary, ctx.board, nonsense));
+    for (ModelPredictions& m : models) {
+      if (!names.insert(m.name).second)
+        return Status::InvalidArgument("model \"" + m.name + "\" appears twice", m.source,
+                                       "distinct model names (folder names or JSONL \"model\" fields)");
+      all.push_back(std::move(m));
+    }
+  }
+  return all;
+}
+
+// ---- board ----------------------------------------------------------------------------------
+void AddBoard(Cli& cli, CLI::App* g) {
+  CLI::App* cmd = g->add_subcommand("board", "List the 480 board cells: RGB, CIE xy, CIELAB, macro color");
+  auto o = std::make_shared<BoardOptions>();
+  AddBoardOptions(cmd, *o);
+  cmd->footer("Examples:\n  visalign hues board --json\n  visalign hues board --chromaticity srgb");
+  cli.Bind(cmd, [&cli, o]() -> Status {
+    VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*o));
+    if (cli.global().json) {
+      nlohmann::json cells = nlohmann::json::array();
+      for (int i = 0; i < kCells; ++i) {
+        const Cell& c = ctx.board.cell(i);
+        const MacroCell& m = ctx.macro.at(i);
+        cells.push_back({{"cell", c.name},
+                         {"row", std::string(1, c.row)},
+                         {"col", c.col},
+                         {"rgb", {c.rgb.r, c.rgb.g, c.rgb.b}},
+                         {"xy", {c.xy[0], c.xy[1]}},
+                         {"lab", {c.lab.L, c.lab.a, c.lab.b}},
+                         {"macro", MacroName(m.category)},
+                         {"macro_confidence", m.confidence},
+                         {"neutral", m.neutral}});
+      }
+      PrintJson({{"chromaticity", ChromaticityName(ctx.board.chromaticity())},
+                 {"macro_map", ctx.macro.source()},
+                 {"cells", cells}});
+      return Status::Ok();
+    }
+    fmt::print("cell  R   G   B     x       y       L*     a*     b*    macro   conf neutral\n");
+    for (int i = 0; i < kCells; ++i) {
+      const Cell& c = ctx.board.cell(i);
+      const MacroCell& m = ctx.macro.at(i);
+      fmt::print("{:<4} {:3} {:3} {:3}  {:.4f}  {:.4f}  {:6.2f} {:6.2f} {:6.2f}  {:<7} {:.1f}  {}\n", c.name, c.rgb.r,
+                 c.rgb.g, c.rgb.b, c.xy[0], c.xy[1], c.lab.L, c.lab.a, c.lab.b, MacroName(m.category), m.confidence,
+                 m.neutral ? "yes" : "");
+    }
+    return Status::Ok();
+  });
+}
+
+// ---- macro-map ------------------------------------------------------------------------------
+void AddMacroMap(Cli& cli, CLI::App* g) {
+  CLI::App* cmd = g->add_subcommand(
+      "macro-map", "Derive the macro color map (8 categories + neutral flag) from the ISCC-NBS centroids");
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("--out", *out, "Output CSV (cell,category,confidence,neutral); - for stdout")->required();
+  cmd->footer(fmt::format(
+      "Rule: each cell's CIELAB (sRGB, D65) gets the category of the nearest chromatic ISCC-NBS centroid by "
+      "CIEDE2000 (white/gray/black skipped, so near-achromatic cells are assigned by their hue), through the "
+      "level-2 -> 8-category table in docs/hues.md; confidence = share of the {} nearest chromatic centroids in "
+      "that category; neutral = chroma C*ab < {}.\n"
+      "Example (regenerates the shipped map):\n  visalign hues macro-map --out data/hues/macro_regions.csv",
+      MacroMap::kConfidenceNeighbours, MacroMap::kNeutralChroma));
+  cli.Bind(cmd, [out]() -> Status {
+    VISALIGN_ASSIGN_OR_RETURN(Board board, Board::Default(Chromaticity::kDisplay));
+    VISALIGN_ASSIGN_OR_RETURN(const color::IsccNbs* iscc, color::IsccNbs::Default());
+    const std::string csv = MacroMap::Derive(board, *iscc).ToCsv();
+    if (*out == "-") {
+      std::cout << csv;
+      return Status::Ok();
+    }
+    return WriteFileAtomic(*out, csv);
+  });
+}
+
+// ---- humans ---------------------------------------------------------------------------------
+void AddHumans(Cli& cli, CLI::App* g) {
+  CLI::App* cmd = g->add_subcommand(
+      "humans", "Human baseline: per-word mean/covariance and leave-one-out outlier rates, by category and group");
+  auto bo = std::make_shared<BoardOptions>();
+  auto ho = std::make_shared<HumanOptions>();
+  auto per_word = std::make_shared<bool>(false);
+  AddBoardOptions(cmd, *bo);
+  AddHumanOptions(cmd, *ho);
+  cmd->add_flag("--per-word", *per_word, "Also print the per-word table (the JSON always has it)");
+  cmd->footer(
+      "Each answer is tested against the mean and covariance of the other answers to its word (leave one out): it "
+      "fails when its Mahalanobis d² exceeds the threshold. A category's rate is the mean of its words' rates. "
+      "Words whose covariance is singular (too few or collinear answers) are reported, never silently dropped.\n"
+      "Examples:\n  visalign hues humans\n  visalign hues humans --threshold sigma:2 --json\n"
+      "  visalign hues humans --humans old_answers.csv --include-colorblind");
+  cli.Bind(cmd, [&cli, bo, ho, per_word]() -> Status {
+    VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
+    VISALIGN_ASSIGN_OR_RETURN(Humans h, LoadBaseline(*ho, ctx));
+    if (cli.global().json) {
+      PrintJson(HumanBaselineJson(h.baseline, h.data, ctx.vocabulary));
+      return Status::Ok();
+    }
+    fmt::print("Humans: {} answers from {} players ({}); colour-blind excluded: {} answers from {} players\n",
+               h.data.answers.size(), h.data.users, h.data.source, h.data.excluded_answers, h.data.excluded_users);
+    fmt::print("Outlier threshold: {} (d² > {:.4f})\n\n", h.baseline.threshold.spec, h.baseline.threshold.d2);
+    if (*per_word) {
+      fmt::print("{:<20} {:<12} {:>3}  {:>7}  {:>7}  {:>8}  {}\n", "word", "category", "n", "mean x", "mean y",
+                 "LOO fail", "modal macro");
+      for (const WordBaseline& wb : h.baseline.words)
+        fmt::print("{:<20} {:<12} {:>3}  {:7.4f}  {:7.4f}  {:>8}  {}{}\n", ctx.vocabulary.words()[wb.word].en,
+                   ctx.vocabulary.words()[wb.word].category, wb.n, wb.mean[0], wb.mean[1], Percent(wb.loo_fail_rate),
+                   MacroName(wb.modal_macro), wb.singular ? "  (singular covariance)" : "");
+      fmt::print("\n");
+    }
+    fmt::print("{:<14} {:>5}  {:>9}\n", "category", "words", "LOO fail");
+    for (const CategoryRate& c : h.baseline.categories)
+      fmt::print("{:<14} {:>5}  {:>9}\n", c.category, c.n_words, Percent(c.fail_rate));
+    fmt::print("{:<14} {:>5}  {:>9}\n\n", "all", h.baseline.words.size(), Percent(h.baseline.fail_rate));
+    fmt::print("{:<10} {:<18} {:>7}  {:>9}\n", "group by", "group", "answers", "LOO fail");
+    for (const GroupRate& gr : h.baseline.demographics)
+      fmt::print("{:<10} {:<18} {:>7}  {:>9}\n", gr.dimension, gr.group, gr.answers, Percent(gr.fail_rate));
+    int loo_singular = 0;
+    for (const WordBaseline& wb : h.baseline.words) loo_singular += wb.loo_singular;
+    fmt::print("\nSingular word covariances: {}; answers not testable (singular leave-one-out covariance): {}\n",
+               h.baseline.singular_words, loo_singular);
+    return Status::Ok();
+  });
+}
+
+// ---- evaluate -------------------------------------------------------------------------------
+struct EvaluateArgs {
+  std::vector<std::string> predictions;
+  std::string format = "auto";
+  double alpha = 0.05;
+  std::string weights = "similarity";
+  std::string catalog;
+  std::string out;
+};
+
+void AddEvaluate(Cli& cli, CLI::App* g) {
+  CLI::App* cmd = g->add_subcommand("evaluate", "Compare models' top-5 board cells with the human answers");
+  auto bo = std::make_shared<BoardOptions>();
+  auto ho = std::make_shared<HumanOptions>();
+  auto a = std::make_shared<EvaluateArgs>();
+  cmd->add_option("--predictions", a->predictions,
+                  "Predictions: a folder of <model>/results.csv (published format: word,coordenada_x,coordenada_y,"
+                  "R,G,B,distance; 5 rows per word, best first), such a CSV file, or JSONL "
+                  "({\"model\",\"word\",\"top\":[{\"cell\",\"similarity\"}...]}). Repeatable.")
+      ->required();
+  cmd->add_option("--format", a->format, "auto (by folder/extension), peer or jsonl")
+      ->check(CLI::IsMember({"auto", "peer", "jsonl"}))
+      ->capture_default_str();
+  AddBoardOptions(cmd, *bo);
+  AddHumanOptions(cmd, *ho);
+  cmd->add_option("--alpha", a->alpha, "Significance level; a word is rejected when its BH q-value <= alpha")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--model-weights", a->weights,
+                  "Weights of the model's 5 cells in its covariance: similarity (|similarity|, as published) or "
+                  "uniform")
+      ->check(CLI::IsMember({"similarity", "uniform"}))
+      ->capture_default_str();
+  cmd->add_option("--catalog", a->catalog, "CSV model,architecture,dataset: adds rates per family (families.csv)");
+  cmd->add_option("--out", a->out, "Output folder")->required();
+  cmd->footer(
+      "Per model and word: top-1 cell and macro colors, Mahalanobis d² of the top-1 cell against the human mean and "
+      "covariance (outlier above the threshold), Hotelling two-sample T² / F / p (survival function) of the humans vs "
+      "the weighted top-5 cells, Benjamini-Hochberg q over the model's words. Writes words.csv, hotelling.csv "
+      "(with the published 1 - CDF p-value), models.csv, categories.csv, summary.json, summary.md "
+      "(+ families.csv with --catalog).\n"
+      "Examples:\n  visalign hues evaluate --predictions data/hues/peer-sample --out hues-eval\n"
+      "  visalign hues evaluate --predictions runs/ --humans data/hues/peer-sample/HC_old.csv --out old-eval\n"
+      "  visalign hues evaluate --predictions all.jsonl --model-weights uniform --catalog models.csv --out eval");
+  cli.Bind(cmd, [&cli, bo, ho, a]() -> Status {
+    VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
+    VISALIGN_ASSIGN_OR_RETURN(auto nonsense, DefaultNonsenseVocabulary());
+    VISALIGN_ASSIGN_OR_RETURN(ModelWeights weights, ParseModelWeights(a->weights));
+    EvaluationReport report;
+    if (!a->catalog.empty()) {
+      VISALIGN_ASSIGN_OR_RETURN(auto catalog, LoadCatalog(a->catalog));
+      report.catalog = std::move(catalog);
+    }
+    VISALIGN_ASSIGN_OR_RETURN(Humans h, LoadBaseline(*ho, ctx));
+    VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(a->predictions, a->format, ctx, nonsense));
+    report.humans_source = h.data.source;
+    report.threshold = h.baseline.threshold;
+    report.options = {a->alpha, weights};
+    report.chromaticity = ctx.board.chromaticity();
+    report.macro_source = ctx.macro.source();
+    report.models.resize(models.size());
+    ParallelFor(models.size(), [&](size_t i) {
+      report.models[i] = EvaluateModel(models[i], h.baseline, ctx.vocabulary, ctx.board, ctx.macro, report.options);
+    });
+    for (const ModelEvaluation& m : report.models) {
+      if (!m.missing_words.empty())
+        spdlog::warn("model {}: no predictions for {} of {} words (first: {})", m.name, m.missing_words.size(),
+                     ctx.vocabulary.words().size(), m.missing_words.front());
+      if (m.negative_similarities && weights == ModelWeights::kAbsSimilarity)
+        spdlog::warn("model {}: negative similarities; weights use |similarity| (published recipe)", m.name);
+      if (report.catalog && !report.catalog->count(m.name))
+        spdlog::warn("model {} is not in the catalog {}", m.name, a->catalog);
+    }
+    VISALIGN_RETURN_IF_ERROR(WriteEvaluation(report, h.baseline, ctx.vocabulary, a->out));
+    if (cli.global().json) {
+      VISALIGN_ASSIGN_OR_RETURN(std::string summary, ReadFile(fs::path(a->out) / "summary.json"));
+      PrintJson(nlohmann::json::parse(summary));
+      return Status::Ok();
+    }
+    fmt::print("{:<32} {:>5}  {:>11}  {:>11}  {:>11}  {:>9}\n", "model", "words", "Mahalanobis", "Hotelling", "(p<=alpha)",
+               "humans");
+    for (const ModelEvaluation& m : report.models)
+      fmt::print("{:<32} {:>5}  {:>11}  {:>11}  {:>11}  {:>9}\n", m.name, m.words.size(), Percent(m.mahalanobis.rate()),
+                 Percent(m.hotelling.rate()), Percent(m.hotelling_uncorrected.rate()), Percent(m.human_fail_rate));
+    fmt::print("\nFail rates (share of words). Hotelling: BH q <= {}; humans: leave-one-out rate over the same words.\n"
+               "Wrote {}/words.csv, hotelling.csv, models.csv, categories.csv, summary.json, summary.md{}\n",
+               a->alpha, a->out, report.catalog ? ", families.csv" : "");
+    return Status::Ok();
+  });
+}
+
+// ---- nonsense -------------------------------------------------------------------------------
+void AddNonsense(Cli& cli, CLI::App* g) {
+  CLI::App* cmd = g->add_subcommand("nonsense", "Does a model collapse to a default color on meaningless words?");
+  auto bo = std::make_shared<BoardOptions>();
+  auto paths = std::make_shared<std::vector<std::string>>();
+  auto format = std::make_shared<std::string>("auto");
+  auto vocabulary_path = std::make_shared<std::string>();
+  cmd->add_option("--predictions", *paths, "Predictions including the nonsense words (same formats as evaluate)")
+      ->required();
+  cmd->add_option("--format", *format, "auto, peer or jsonl")
+      ->check(CLI::IsMember({"auto", "peer", "jsonl"}))
+      ->capture_default_str();
+  cmd->add_option("--vocabulary", *vocabulary_path,
+                  "Nonsense vocabulary CSV word,group (4 groups of 4); default data/hues/nonsense16.csv");
+  AddBoardOptions(cmd, *bo);
+  cmd->footer(
+      "A group collapses when >= 3 of its 4 top-1 cells share a macro class (the 8 categories, or Neutral for the "
+      "near-achromatic cells around I18). neutral_collapse: >= 3 groups collapse onto Neutral; "
+      "specific_color_collapse: >= 3 onto one category; selective_collapse: 1-2 groups collapse (or >= 3 onto "
+      "different classes); high_entropy: none. Also: entropy (bits) of the 16 top-1 macro classes, the nonsense prior "
+      "(the modal top-1 cell, if it occurs >= 2 times) and valid words whose top-1 is that cell (possible false "
+      "positives).\nExample:\n  visalign hues nonsense --predictions run.jsonl --json");
+  cli.Bind(cmd, [&cli, bo, paths, format, vocabulary_path]() -> Status {
+    VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
+    Result<std::vector<NonsenseWord>> nonsense =
+        vocabulary_path->empty() ? DefaultNonsenseVocabulary() : LoadNonsenseVocabulary(*vocabulary_path);
+    if (!nonsense.ok()) return nonsense.status();
+    VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(*paths, *format, ctx, *nonsense));
+    nlohmann::json out = nlohmann::json::array();
+    std::vector<NonsenseResult> results;
+    for (const ModelPredictions& m : models) {
+      VISALIGN_ASSIGN_OR_RETURN(NonsenseResult r, ClassifyNonsense(m, *nonsense, ctx.macro));
+      results.push_back(std::move(r));
+    }
+    for (const NonsenseResult& r : results) {
+      nlohmann::json groups = nlohmann::json::array();
+      for (const NonsenseGroupResult& gr : r.groups) {
+        std::vector<std::string> cells;
+        for (int c : gr.top1) cells.push_back(CellName(c));
+        groups.push_back({{"group", gr.group},
+                          {"top1", cells},
+                          {"collapsed", gr.collapsed},
+                          {"onto", gr.collapsed ? nlohmann::json(MacroName(gr.onto)) : nlohmann::json(nullptr)}});
+      }
+      std::vector<std::string> false_positives;
+      for (int w : r.false_positive_words) false_positives.push_back(ctx.vocabulary.words()[w].en);
+      out.push_back({{"model", r.model},
+                     {"class", CollapseClassName(r.collapse)},
+                     {"onto", r.collapse_onto ? nlohmann::json(MacroName(*r.collapse_onto)) : nlohmann::json(nullptr)},
+                     {"entropy_bits", r.entropy_bits},
+                     {"groups", groups},
+                     {"prior_cell", r.prior_cell ? nlohmann::json(CellName(*r.prior_cell)) : nlohmann::json(nullptr)},
+                     {"prior_count", r.prior_cell ? r.prior_count : 0},
+                     {"false_positive_words", false_positives}});
+    }
+    if (cli.global().json) {
+      PrintJson({{"models", out}});
+      return Status::Ok();
+    }
+    for (const NonsenseResult& r : results) {
+      fmt::print("{}: {}{}, entropy {:.2f} bits\n", r.model, CollapseClassName(r.collapse),
+                 r.collapse_onto ? fmt::format(" onto {}", MacroName(*r.collapse_onto)) : "", r.entropy_bits);
+      for (const NonsenseGroupResult& gr : r.groups) {
+        std::string cells;
+        for (int c : gr.top1) cells += (cells.empty() ? "" : " ") + CellName(c);
+        fmt::print("  {:<14} {:<16} {}\n", gr.group, cells,
+                   gr.collapsed ? fmt::format("collapsed onto {}", MacroName(gr.onto)) : "");
+      }
+      if (r.prior_cell) {
+        std::string words;
+        for (int w : r.false_positive_words) words += (words.empty() ? "" : ", ") + ctx.vocabulary.words()[w].en;
+        fmt::print("  nonsense prior: {} ({} of {} nonsense words); valid words answered with it: {}\n",
+                   CellName(*r.prior_cell), r.prior_count, nonsense->size(), words.empty() ? "none" : words);
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+const CommandGroup kHues(40, [](Cli& cli) {
+  CLI::App* g = cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players");
+  AddBoard(cli, g);
+  AddMacroMap(cli, g);
+  AddHumans(cli, g);
+  AddEvaluate(cli, g);
+  AddNonsense(cli, g);
+});
+
+}  // namespace
+}  // namespace visalign::cli
