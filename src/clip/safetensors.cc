@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "visalign/io.h"
+
 namespace visalign::clip {
 namespace {
 
@@ -305,6 +307,35 @@ Result<std::vector<int64_t>> SafetensorsFile::ToInt64(const TensorInfo& t, const
 const float* SafetensorsFile::DirectF32(const TensorInfo& t) {
   if (t.dtype != DType::kF32 || reinterpret_cast<uintptr_t>(t.data) % alignof(float) != 0) return nullptr;
   return reinterpret_cast<const float*>(t.data);
+}
+
+Status WriteSafetensors(const std::filesystem::path& path, std::vector<NamedTensor> tensors,
+                        const std::map<std::string, std::string>& metadata) {
+  constexpr size_t kHeaderAlignment = 8;
+  std::sort(tensors.begin(), tensors.end(), [](const NamedTensor& a, const NamedTensor& b) { return a.name < b.name; });
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    uint64_t numel = 1;
+    for (int64_t d : t.shape) numel *= static_cast<uint64_t>(d);
+    if (numel != t.values.size()) {
+      return Status::InvalidArgument("tensor \"" + t.name + "\" has " + std::to_string(t.values.size()) + " values",
+                                     path.string(), "as many values as its shape holds");
+    }
+    const uint64_t bytes = numel * sizeof(float);
+    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string header_text = header.dump();
+  header_text.append((kHeaderAlignment - header_text.size() % kHeaderAlignment) % kHeaderAlignment, ' ');
+  std::string out(kHeaderLengthBytes, '\0');
+  const uint64_t header_len = header_text.size();
+  std::memcpy(out.data(), &header_len, sizeof(header_len));
+  out.reserve(kHeaderLengthBytes + header_text.size() + offset);
+  out += header_text;
+  for (const auto& t : tensors) out.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
+  return WriteFileAtomic(path, out);
 }
 
 }  // namespace visalign::clip

@@ -69,4 +69,16 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
+// One F32 tensor to write.
+struct NamedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+// Writes F32 tensors as a safetensors file (sorted by name, header padded to 8 bytes), atomically.
+// Used to generate test and benchmark models.
+Status WriteSafetensors(const std::filesystem::path& path, std::vector<NamedTensor> tensors,
+                        const std::map<std::string, std::string>& metadata = {});
+
 }  // namespace visalign::clip

@@ -1,0 +1,187 @@
+// Model directories: both checkpoint layouts, and refusal of everything but a standard ViT CLIP.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "clip/config.h"
+#include "clip/fixture_testing.h"
+#include "clip/safetensors.h"
+#include "visalign/clip.h"
+#include "visalign/parallel.h"
+
+namespace visalign::clip {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+class ModelDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SetThreadCount(1);
+    dir_ = fs::temp_directory_path() / ("visalign_clip_dir_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void WriteJson(const std::string& name, const json& j) { std::ofstream(dir_ / name) << j.dump(); }
+  void LinkFixtureWeights() { fs::copy_file(testing::FixtureDir() / "model.safetensors", dir_ / "model.safetensors"); }
+  Status LoadStatus() { return LoadClipModel(dir_).status(); }
+  json FixtureConfig() { return testing::ReadFixtureJson("config.json"); }
+
+  fs::path dir_;
+};
+
+TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
+  LinkFixtureWeights();
+  struct Case {
+    std::string pointer;
+    json value;
+    std::string feature;
+  };
+  const std::vector<Case> cases = {
+      {"/model_cfg/init_logit_bias", -10, "SigLIP"},
+      {"/model_cfg/multimodal_cfg", json::object(), "CoCa"},
+      {"/model_cfg/vision_cfg/layers", {3, 4, 6, 3}, "ResNet"},
+      {"/model_cfg/vision_cfg/timm_model_name", "convnext_base", "timm vision tower"},
+      {"/model_cfg/text_cfg/hf_model_name", "roberta-base", "Hugging Face text tower"},
+      {"/model_cfg/vision_cfg/attentional_pool", true, "attentional pooler"},
+      {"/model_cfg/vision_cfg/pool_type", "avg", "vision pool_type"},
+      {"/model_cfg/vision_cfg/ls_init_value", 1e-5, "LayerScale"},
+      {"/model_cfg/text_cfg/no_causal_mask", true, "non-causal"},
+      {"/model_cfg/vision_cfg/fancy_new_option", 1, "unknown config field \"fancy_new_option\""},
+      {"/preprocess_cfg/resize_mode", "longest", "resize_mode"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    json cfg = FixtureConfig();
+    cfg[json::json_pointer(c.pointer)] = c.value;
+    WriteJson("open_clip_config.json", cfg);
+    const Status st = LoadStatus();
+    EXPECT_EQ(st.code(), StatusCode::kUnsupported) << st.ToString();
+    EXPECT_THAT(st.what(), HasSubstr(c.feature));
+  }
+}
+
+TEST_F(ModelDirTest, ShapesAreCheckedAgainstTheConfig) {
+  LinkFixtureWeights();
+  json cfg = FixtureConfig();
+  cfg["model_cfg"]["text_cfg"]["layers"] = 3;
+  WriteJson("open_clip_config.json", cfg);
+  EXPECT_THAT(LoadStatus().what(), HasSubstr("missing tensor \"transformer.resblocks.2.ln_1.weight\""));
+  cfg = FixtureConfig();
+  cfg["model_cfg"]["embed_dim"] = 32;
+  WriteJson("open_clip_config.json", cfg);
+  const Status st = LoadStatus();
+  EXPECT_THAT(st.what(), HasSubstr("tensor \"visual.proj\" has shape [64, 64]"));
+  EXPECT_THAT(st.expected(), HasSubstr("shape [64, 32]"));
+  cfg = FixtureConfig();
+  cfg["model_cfg"]["text_cfg"]["layers"] = 1;
+  WriteJson("open_clip_config.json", cfg);
+  EXPECT_THAT(LoadStatus().what(), HasSubstr("unexpected tensor \"transformer.resblocks.1."));
+}
+
+TEST_F(ModelDirTest, MissingFilesAreNamed) {
+  EXPECT_THAT(LoadStatus().what(), HasSubstr("no config in model directory"));
+  WriteJson("open_clip_config.json", FixtureConfig());
+  const Status st = LoadStatus();
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_THAT(st.expected(), HasSubstr("open_clip_model.safetensors or model.safetensors"));
+  EXPECT_EQ(LoadClipModel(dir_ / "nope").status().code(), StatusCode::kNotFound);
+}
+
+// Re-expresses the fixture model in Hugging Face transformers' CLIPModel layout: it must load and
+// give the same embeddings as the OpenCLIP layout.
+TEST_F(ModelDirTest, HuggingFaceLayoutGivesTheSameEmbeddings) {
+  const SafetensorsFile oc = SafetensorsFile::Open(testing::FixtureDir() / "model.safetensors").value();
+  auto values = [&](const std::string& name) { return SafetensorsFile::ToFloat(*oc.Find(name), "fixture").value(); };
+  auto shape = [&](const std::string& name) { return oc.Find(name)->shape; };
+  std::vector<NamedTensor> hf;
+  auto copy = [&](const std::string& from, const std::string& to) { hf.push_back({to, shape(from), values(from)}); };
+  auto transpose = [&](const std::string& from, const std::string& to) {
+    const auto s = shape(from);
+    const auto v = values(from);
+    std::vector<float> t(v.size());
+    for (int64_t i = 0; i < s[0]; ++i) {
+      for (int64_t j = 0; j < s[1]; ++j) t[j * s[0] + i] = v[i * s[1] + j];
+    }
+    hf.push_back({to, {s[1], s[0]}, t});
+  };
+  const std::vector<std::pair<std::string, std::string>> renames = {
+      {R"(^visual\.transformer\.resblocks\.(\d+)\.)", "vision_model.encoder.layers.$1."},
+      {R"(^transformer\.resblocks\.(\d+)\.)", "text_model.encoder.layers.$1."},
+      {R"(ln_1)", "layer_norm1"}, {R"(ln_2)", "layer_norm2"}, {R"(attn\.out_proj)", "self_attn.out_proj"},
+      {R"(mlp\.c_fc)", "mlp.fc1"}, {R"(mlp\.c_proj)", "mlp.fc2"},
+      {R"(^visual\.class_embedding$)", "vision_model.embeddings.class_embedding"},
+      {R"(^visual\.conv1\.weight$)", "vision_model.embeddings.patch_embedding.weight"},
+      {R"(^visual\.positional_embedding$)", "vision_model.embeddings.position_embedding.weight"},
+      {R"(^visual\.ln_pre)", "vision_model.pre_layrnorm"}, {R"(^visual\.ln_post)", "vision_model.post_layernorm"},
+      {R"(^token_embedding)", "text_model.embeddings.token_embedding"},
+      {R"(^positional_embedding$)", "text_model.embeddings.position_embedding.weight"},
+      {R"(^ln_final)", "text_model.final_layer_norm"}};
+  for (const auto& t : oc.tensors()) {
+    if (t.name == "visual.proj") {
+      transpose(t.name, "visual_projection.weight");
+    } else if (t.name == "text_projection") {
+      transpose(t.name, "text_projection.weight");
+    } else if (t.name.find("in_proj_") != std::string::npos) {
+      std::string prefix = t.name.substr(0, t.name.find("attn.in_proj_"));
+      for (const auto& [from, to] : renames) prefix = std::regex_replace(prefix, std::regex(from), to);
+      const bool weight = t.name.find("in_proj_weight") != std::string::npos;
+      const auto v = values(t.name);
+      const int64_t w = t.shape[0] / 3;
+      const size_t part = v.size() / 3;
+      const char* names[] = {"q_proj", "k_proj", "v_proj"};
+      for (int k = 0; k < 3; ++k) {
+        hf.push_back({prefix + "self_attn." + names[k] + (weight ? ".weight" : ".bias"),
+                      weight ? std::vector<int64_t>{w, t.shape[1]} : std::vector<int64_t>{w},
+                      std::vector<float>(v.begin() + k * part, v.begin() + (k + 1) * part)});
+      }
+    } else {
+      std::string name = t.name;
+      for (const auto& [from, to] : renames) name = std::regex_replace(name, std::regex(from), to);
+      copy(t.name, name);
+    }
+  }
+  ASSERT_TRUE(WriteSafetensors(dir_ / "model.safetensors", hf).ok());
+  const json tower = {{"hidden_size", 64}, {"intermediate_size", 256}, {"num_attention_heads", 4},
+                      {"num_hidden_layers", 2}, {"hidden_act", "gelu"}, {"layer_norm_eps", 1e-5}};
+  json vision = tower;
+  vision["image_size"] = 64;
+  vision["patch_size"] = 16;
+  json text = tower;
+  text["max_position_embeddings"] = 77;
+  text["vocab_size"] = 49408;
+  WriteJson("config.json", {{"model_type", "clip"}, {"projection_dim", 64}, {"architectures", {"CLIPModel"}},
+                            {"vision_config", vision}, {"text_config", text}});
+
+  Result<ClipModel> hf_model = LoadClipModel(dir_);
+  ASSERT_TRUE(hf_model.ok()) << hf_model.status().ToString();
+  EXPECT_EQ(hf_model->config().layout, CheckpointLayout::kHuggingFace);
+  const ClipModel oc_model = LoadClipModel(testing::FixtureDir()).value();
+  const std::vector<std::vector<int32_t>> ids = {{kStartOfText, 320, 1125, kEndOfText}};
+  const Matrix a = hf_model->EncodeTokens(ids).value();
+  const Matrix b = oc_model.EncodeTokens(ids).value();
+  for (size_t i = 0; i < a.data.size(); ++i) EXPECT_NEAR(a.data[i], b.data[i], 1e-6);
+  Matrix pixels(1, 3 * 64 * 64);
+  for (size_t i = 0; i < pixels.data.size(); ++i) pixels.data[i] = static_cast<float>(i % 97) / 50.0f - 1.0f;
+  const Matrix c = hf_model->EncodePixels(pixels).value();
+  const Matrix d = oc_model.EncodePixels(pixels).value();
+  for (size_t i = 0; i < c.data.size(); ++i) EXPECT_NEAR(c.data[i], d.data[i], 1e-6);
+}
+
+TEST_F(ModelDirTest, HuggingFaceSiglipIsRefused) {
+  LinkFixtureWeights();
+  WriteJson("config.json", {{"model_type", "siglip"}, {"vision_config", json::object()}, {"text_config", json::object()}});
+  const Status st = LoadStatus();
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(st.what(), HasSubstr("siglip"));
+}
+
+}  // namespace
+}  // namespace visalign::clip

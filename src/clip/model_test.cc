@@ -1,0 +1,224 @@
+// Conformance of the forward pass with open_clip on the clip-tiny fixture: embeddings from the exact
+// model inputs, every traced intermediate activation, and end to end from the PNG files.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <map>
+
+#include "clip/config.h"
+#include "clip/fixture_testing.h"
+#include "clip/towers.h"
+#include "visalign/clip.h"
+#include "visalign/parallel.h"
+
+namespace visalign::clip {
+namespace {
+
+constexpr float kNormalizedTolerance = 1e-5f;
+constexpr float kUnnormalizedTolerance = 1e-4f;
+constexpr float kActivationTolerance = 1e-4f;
+constexpr float kLogitTolerance = 2e-4f;
+
+float MaxAbsDiff(const float* a, const std::vector<float>& b) {
+  float m = 0.0f;
+  for (size_t i = 0; i < b.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+std::vector<float> Row(const nlohmann::json& j) { return j.get<std::vector<float>>(); }
+
+class ClipModelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("VISALIGN_DATA", VISALIGN_TEST_DATA_DIR, /*overwrite=*/0);
+    // The tiny model is too small to gain from threads; on a loaded machine thread hand-offs
+    // dominate. ResultsDoNotDependOnThreadsOrBatching covers the multithreaded path.
+    SetThreadCount(1);
+    Result<ClipModel> m = LoadClipModel(testing::FixtureDir());
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    model_ = new ClipModel(std::move(m).value());
+    expected_ = new nlohmann::json(testing::ReadFixtureJson("expected.json"));
+    Result<SafetensorsFile> debug = SafetensorsFile::Open(testing::FixtureDir() / "debug_activations.safetensors");
+    ASSERT_TRUE(debug.ok()) << debug.status().ToString();
+    debug_ = new SafetensorsFile(std::move(debug).value());
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete expected_;
+    delete debug_;
+  }
+
+  static Matrix DebugPixels() {
+    const TensorInfo* t = debug_->Find("inputs.pixel_values");
+    const std::vector<float> v = SafetensorsFile::ToFloat(*t, "debug").value();
+    Matrix m(static_cast<int>(t->shape[0]), static_cast<int>(v.size() / t->shape[0]));
+    m.data = v;
+    return m;
+  }
+
+  static std::vector<std::vector<int32_t>> DebugTokenIds() {
+    const TensorInfo* t = debug_->Find("inputs.token_ids");
+    const std::vector<int64_t> v = SafetensorsFile::ToInt64(*t, "debug").value();
+    std::vector<std::vector<int32_t>> ids(static_cast<size_t>(t->shape[0]));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      for (int64_t k = 0; k < t->shape[1]; ++k) ids[i].push_back(static_cast<int32_t>(v[i * t->shape[1] + k]));
+    }
+    return ids;
+  }
+
+  static std::vector<float> Expected(const std::string& tower, const std::string& field, int row) {
+    return Row((*expected_)[tower][row][field]);
+  }
+
+  static void ExpectEmbeddings(const Matrix& got, const std::string& tower) {
+    Matrix normalized = got;
+    NormalizeRows(normalized);
+    ASSERT_EQ(static_cast<size_t>(got.rows), (*expected_)[tower].size());
+    for (int i = 0; i < got.rows; ++i) {
+      SCOPED_TRACE(tower + " " + std::to_string(i));
+      EXPECT_LE(MaxAbsDiff(got.row(i), Expected(tower, "embedding", i)), kUnnormalizedTolerance);
+      EXPECT_LE(MaxAbsDiff(normalized.row(i), Expected(tower, "embedding_normalized", i)), kNormalizedTolerance);
+    }
+  }
+
+  static ClipModel* model_;
+  static nlohmann::json* expected_;
+  static SafetensorsFile* debug_;
+};
+
+ClipModel* ClipModelTest::model_ = nullptr;
+nlohmann::json* ClipModelTest::expected_ = nullptr;
+SafetensorsFile* ClipModelTest::debug_ = nullptr;
+
+TEST_F(ClipModelTest, ReadsConfigAndLogitScale) {
+  const ClipConfig& c = model_->config();
+  EXPECT_EQ(c.embed_dim, 64);
+  EXPECT_EQ(c.vision.image_size, 64);
+  EXPECT_EQ(c.vision.patch_size, 16);
+  EXPECT_EQ(c.vision.heads, 4);
+  EXPECT_EQ(c.vision.mlp_width, 256);
+  EXPECT_EQ(c.text.heads, 4);
+  EXPECT_EQ(c.text.context_length, 77);
+  EXPECT_EQ(c.activation, Activation::kGelu);
+  EXPECT_EQ(c.layout, CheckpointLayout::kOpenClip);
+  EXPECT_NEAR(model_->LogitScale(), (*expected_)["logit_scale_exp"].get<float>(), 1e-5);
+}
+
+TEST_F(ClipModelTest, ImageEmbeddingsFromPixelValuesMatchOpenClip) {
+  ExpectEmbeddings(model_->EncodePixels(DebugPixels()).value(), "images");
+}
+
+TEST_F(ClipModelTest, TextEmbeddingsFromTokenIdsMatchOpenClip) {
+  std::vector<std::vector<int32_t>> ids;
+  for (const auto& t : (*expected_)["texts"]) ids.push_back(t["token_ids"].get<std::vector<int32_t>>());
+  ExpectEmbeddings(model_->EncodeTokens(ids).value(), "texts");
+}
+
+TEST_F(ClipModelTest, TextEmbeddingsFromStringsMatchOpenClip) {
+  std::vector<std::string> texts;
+  for (const auto& t : (*expected_)["texts"]) texts.push_back(t["text"].get<std::string>());
+  ExpectEmbeddings(model_->EncodeTexts(texts).value(), "texts");
+}
+
+TEST_F(ClipModelTest, CosinesAndLogitsMatchOpenClip) {
+  std::vector<std::string> texts;
+  for (const auto& t : (*expected_)["texts"]) texts.push_back(t["text"].get<std::string>());
+  const Matrix cos = CosineSimilarity(model_->EncodePixels(DebugPixels()).value(), model_->EncodeTexts(texts).value());
+  const auto& expected_cos = (*expected_)["cosine_similarity"]["values"];
+  const auto& expected_logits = (*expected_)["logits_per_image"];
+  const auto& logits = expected_logits.is_object() ? expected_logits["values"] : expected_logits;
+  for (int i = 0; i < cos.rows; ++i) {
+    EXPECT_LE(MaxAbsDiff(cos.row(i), Row(expected_cos[i])), kNormalizedTolerance);
+    std::vector<float> scaled(cos.row(i), cos.row(i) + cos.cols);
+    for (float& v : scaled) v *= model_->LogitScale();
+    EXPECT_LE(MaxAbsDiff(scaled.data(), Row(logits[i])), kLogitTolerance);
+  }
+}
+
+TEST_F(ClipModelTest, IntermediateActivationsMatchOpenClip) {
+  std::map<std::string, std::vector<float>> traced;
+  const TraceFn trace = [&](const std::string& name, const float* data, size_t size) {
+    traced[name].assign(data, data + size);
+  };
+  ForwardOptions options;
+  options.trim_text_to_eot = false;  // the fixture traced all 77 positions
+  options.trace = &trace;
+  Result<ClipConfig> config = ReadClipConfig(testing::FixtureDir());
+  ASSERT_TRUE(config.ok());
+  Result<ClipWeights> weights = LoadClipWeights(*config);
+  ASSERT_TRUE(weights.ok());
+  EncodeVision(*config, *weights, DebugPixels(), options);
+  EncodeText(*config, *weights, DebugTokenIds(), options);
+  int compared = 0;
+  for (const auto& t : debug_->tensors()) {
+    if (t.name.rfind("inputs.", 0) == 0 || t.name == "text.attn_mask") continue;
+    SCOPED_TRACE(t.name);
+    ASSERT_TRUE(traced.count(t.name));
+    const std::vector<float> expected = SafetensorsFile::ToFloat(t, "debug").value();
+    ASSERT_EQ(traced[t.name].size(), expected.size());
+    EXPECT_LE(MaxAbsDiff(traced[t.name].data(), expected), kActivationTolerance);
+    ++compared;
+  }
+  EXPECT_EQ(compared, 11);  // 6 vision + 5 text activations
+}
+
+TEST_F(ClipModelTest, TrimmingTextToEotGivesTheSameEmbeddings) {
+  Result<ClipConfig> config = ReadClipConfig(testing::FixtureDir());
+  Result<ClipWeights> weights = LoadClipWeights(*config);
+  ForwardOptions full;
+  full.trim_text_to_eot = false;
+  const Matrix a = EncodeText(*config, *weights, DebugTokenIds(), full);
+  const Matrix b = EncodeText(*config, *weights, DebugTokenIds(), ForwardOptions{});
+  EXPECT_LE(MaxAbsDiff(a.data.data(), b.data), 1e-6f);
+}
+
+TEST_F(ClipModelTest, ImagesEndToEndFromPngsMatchOpenClip) {
+  std::vector<imaging::Image> images;
+  for (const auto& img : (*expected_)["images"]) {
+    Result<imaging::Image> im = imaging::ReadImage(testing::FixtureDir() / img["file"].get<std::string>());
+    ASSERT_TRUE(im.ok()) << im.status().ToString();
+    images.push_back(std::move(im).value());
+  }
+  // Preprocessing alone reproduces the model input bit for bit, including the resampled img_05.
+  const Matrix pixels = PreprocessImages(images, model_->config().preprocess).value();
+  EXPECT_EQ(pixels.data, DebugPixels().data);
+  ExpectEmbeddings(model_->EncodeImages(images).value(), "images");
+}
+
+TEST_F(ClipModelTest, ResultsDoNotDependOnThreadsOrBatching) {
+  const Matrix pixels = DebugPixels();
+  SetThreadCount(1);
+  const Matrix one_thread = model_->EncodePixels(pixels).value();
+  SetThreadCount(2);
+  ClipLoadOptions small_batches;
+  small_batches.max_batch = 4;
+  const ClipModel chunked = LoadClipModel(testing::FixtureDir(), small_batches).value();
+  const Matrix two_threads_chunked = chunked.EncodePixels(pixels).value();
+  SetThreadCount(1);
+  EXPECT_LE(MaxAbsDiff(one_thread.data.data(), two_threads_chunked.data), 1e-5f);
+}
+
+TEST_F(ClipModelTest, EmptyInputsGiveEmptyMatrices) {
+  EXPECT_EQ(model_->EncodeTexts({}).value().rows, 0);
+  EXPECT_EQ(model_->EncodeImages({}).value().rows, 0);
+}
+
+TEST_F(ClipModelTest, RejectsBadPixelMatrixAndTokenIds) {
+  const Result<Matrix> pixels = model_->EncodePixels(Matrix(1, 10));
+  ASSERT_FALSE(pixels.ok());
+  EXPECT_THAT(pixels.status().expected(), ::testing::HasSubstr("12288 floats per image"));
+  const Result<Matrix> ids = model_->EncodeTokens({{kStartOfText, 50000, kEndOfText}});
+  ASSERT_FALSE(ids.ok());
+  EXPECT_THAT(ids.status().what(), ::testing::HasSubstr("token id 50000"));
+}
+
+TEST_F(ClipModelTest, FingerprintHashesWeightsAndPreprocessing) {
+  const std::string fp = model_->Fingerprint().value();
+  EXPECT_EQ(fp.size(), 64u);
+  EXPECT_EQ(fp, model_->Fingerprint().value());
+}
+
+}  // namespace
+}  // namespace visalign::clip

@@ -1,0 +1,100 @@
+#include "clip/safetensors.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "clip/fixture_testing.h"
+
+namespace visalign::clip {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Writes a safetensors file from a header JSON and raw data bytes.
+std::filesystem::path WriteFile(const std::string& name, const std::string& header, const std::string& data) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / ("visalign_st_" + name + ".safetensors");
+  std::ofstream out(path, std::ios::binary);
+  const uint64_t n = header.size();
+  out.write(reinterpret_cast<const char*>(&n), sizeof(n));
+  out << header << data;
+  return path;
+}
+
+std::string Floats(std::initializer_list<float> v) {
+  std::string s(v.size() * 4, '\0');
+  std::memcpy(s.data(), std::data(v), s.size());
+  return s;
+}
+
+Status OpenStatus(const std::filesystem::path& p) { return SafetensorsFile::Open(p).status(); }
+
+TEST(SafetensorsTest, ReadsTensorsAndMetadata) {
+  const auto path = WriteFile("ok",
+                              R"({"__metadata__":{"format":"pt"},"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                              R"("a":{"dtype":"F16","shape":[1],"data_offsets":[8,10]},)"
+                              R"("c":{"dtype":"BF16","shape":[],"data_offsets":[10,12]}})",
+                              Floats({1.5f, -2.0f}) + std::string("\x00\x3C", 2) + std::string("\xC0\x3F", 2));
+  Result<SafetensorsFile> f = SafetensorsFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->metadata().at("format"), "pt");
+  EXPECT_EQ(SafetensorsFile::ToFloat(*f->Find("b"), "t").value(), (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(SafetensorsFile::ToFloat(*f->Find("a"), "t").value(), (std::vector<float>{1.0f}));   // half 0x3C00
+  EXPECT_EQ(SafetensorsFile::ToFloat(*f->Find("c"), "t").value(), (std::vector<float>{1.5f}));   // bf16 0x3FC0
+  EXPECT_EQ(f->Find("c")->ShapeString(), "[]");
+  EXPECT_EQ(f->Find("missing"), nullptr);
+}
+
+TEST(SafetensorsTest, ReadsTheFixtureModel) {
+  Result<SafetensorsFile> f = SafetensorsFile::Open(testing::FixtureDir() / "model.safetensors");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->tensors().size(), 62u);
+  int64_t values = 0;
+  for (const auto& t : f->tensors()) values += t.NumElements();
+  EXPECT_EQ(values, 3425857);
+}
+
+TEST(SafetensorsTest, TruncatedFileIsCorrupt) {
+  std::ifstream in(testing::FixtureDir() / "model.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto path = std::filesystem::temp_directory_path() / "visalign_st_truncated.safetensors";
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 1000);
+  const Status st = OpenStatus(path);
+  EXPECT_EQ(st.code(), StatusCode::kCorrupt);
+  EXPECT_THAT(st.what(), HasSubstr("lie outside the data section"));
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, 100);
+  EXPECT_THAT(OpenStatus(path).what(), HasSubstr("exceeds the file"));
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, 5);
+  EXPECT_THAT(OpenStatus(path).what(), HasSubstr("too short"));
+}
+
+TEST(SafetensorsTest, HeaderDataMismatchesAreCorrupt) {
+  const std::string data = Floats({1, 2});
+  EXPECT_THAT(OpenStatus(WriteFile("size", R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data)).what(),
+              HasSubstr("has 8 bytes of data but shape [3] F32 needs 12"));
+  EXPECT_THAT(OpenStatus(WriteFile("gap", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data)).what(),
+              HasSubstr("starts at data offset 4"));
+  EXPECT_THAT(OpenStatus(WriteFile("extra", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data)).what(),
+              HasSubstr("tensors cover 4 of 8 data bytes"));
+  EXPECT_THAT(OpenStatus(WriteFile("overlap", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                              R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                                   data))
+                  .what(),
+              HasSubstr("starts at data offset"));
+  EXPECT_THAT(OpenStatus(WriteFile("json", R"({"a":{"dtype":"F32",)", data)).what(), HasSubstr("not a JSON object"));
+  const Status shape = OpenStatus(WriteFile("shape", R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data));
+  EXPECT_THAT(shape.what(), HasSubstr("header entry \"a\" has shape [-2]"));
+  EXPECT_THAT(shape.expected(), HasSubstr("non-negative integer sizes"));
+  const Status dtype = OpenStatus(WriteFile("dtype", R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", data));
+  EXPECT_EQ(dtype.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(dtype.what(), HasSubstr("F8_E4M3"));
+}
+
+TEST(SafetensorsTest, MissingFileIsNotFound) {
+  EXPECT_EQ(OpenStatus("/nonexistent/model.safetensors").code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace visalign::clip
