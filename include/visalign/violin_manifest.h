@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "visalign/color.h"
@@ -45,6 +47,8 @@ struct ManifestItem {
 Result<std::vector<ManifestItem>> LoadManifest(const std::filesystem::path& dataset_dir);
 // One JSON line (no trailing newline), keys in a fixed order so output is byte-stable.
 std::string ManifestLine(const ManifestItem& item);
+// Parses and validates one manifest line; `where` (e.g. "manifest.jsonl:12") prefixes errors.
+Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string& where);
 // SHA-256 of manifest.jsonl: identifies a dataset version in run stores.
 Result<std::string> ManifestFingerprint(const std::filesystem::path& dataset_dir);
 
