@@ -151,7 +151,7 @@ struct AnalysisOptions {
   double cluster_threshold = 0.25;  // cosine distance for metaphor clusters
   double alpha = 0.05;              // significance level of the paired tests behind tiers
   stats::BootstrapOptions bootstrap;
-  size_t most_missed = 10;          // how many questions the diagnostics list per model
+  size_t most_missed = 10;  // how many questions (ever rated below 0.5) the diagnostics list per model
 };
 
 struct AnalysisResult {

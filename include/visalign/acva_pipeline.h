@@ -180,8 +180,7 @@ class ReferenceServer {
   virtual std::string url() const = 0;  // http://127.0.0.1:<port>
   virtual size_t chat_requests() const = 0;
   virtual size_t image_requests() const = 0;
-  // Blocks until Stop() is called from elsewhere (the CLI's foreground mode).
-  virtual void Wait() = 0;
+  // Stops listening and joins the server thread (also done by the destructor).
   virtual void Stop() = 0;
 };
 

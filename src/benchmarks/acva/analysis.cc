@@ -342,8 +342,9 @@ class Analyzer {
       return x.second.sum / x.second.n < y.second.sum / y.second.n;
     });
     json most_missed = json::array();
-    for (size_t r = 0; r < ranked.size() && r < options_.most_missed; ++r) {
+    for (size_t r = 0; r < ranked.size() && most_missed.size() < options_.most_missed; ++r) {
       const auto& [key, t] = ranked[r];
+      if (t.missing == 0) break;  // ranked by missing rate: the rest are never missing
       const Concept& cpt = set_.concepts[key.first];
       const RubricQuestion& q = cpt.rubric[key.second];
       most_missed.push_back({{"concept", cpt.id}, {"question", q.id}, {"framework", FrameworkName(q.framework)},

@@ -24,6 +24,7 @@ constexpr int kVariants = 3;
 constexpr size_t kPromptHashBytes = 6;  // drawn into pixels (1, 0) and (2, 0)
 constexpr const char* kLocalhost = "127.0.0.1";
 constexpr std::chrono::milliseconds kStartPoll{2};
+constexpr std::chrono::seconds kStartTimeout{10};
 
 // What an image says about itself (drawn into its first pixels).
 struct ImageCode {
@@ -121,7 +122,13 @@ class Server final : public ReferenceServer {
       return Status::Unavailable("cannot listen on 127.0.0.1:" + std::to_string(options_.port), "--port",
                                  "a free TCP port");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(kStartPoll);
+    const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+    while (!server_.is_running()) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return Status::Unavailable("server on 127.0.0.1:" + std::to_string(port_) + " did not start", "--port",
+                                   "a free TCP port");
+      std::this_thread::sleep_for(kStartPoll);
+    }
     return Status::Ok();
   }
 
@@ -129,12 +136,9 @@ class Server final : public ReferenceServer {
   std::string url() const override { return std::string("http://") + kLocalhost + ":" + std::to_string(port_); }
   size_t chat_requests() const override { return chat_requests_.load(); }
   size_t image_requests() const override { return image_requests_.load(); }
-  void Wait() override {
-    if (thread_.joinable()) thread_.join();
-  }
   void Stop() override {
     server_.stop();
-    Wait();
+    if (thread_.joinable()) thread_.join();
   }
 
  private:

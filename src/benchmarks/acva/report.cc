@@ -23,7 +23,7 @@ std::string Cell(const json& v) {
 }
 
 std::string Ci(const json& v) {
-  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) return "–";
+  if (!v.is_array() || v.size() != 2 || Num(v[0]).empty() || Num(v[1]).empty()) return "–";
   return "[" + Num(v[0]) + ", " + Num(v[1]) + "]";
 }
 

@@ -1,0 +1,450 @@
+// `visalign acva ...`: ACVA-Bench — generate images for abstract concepts, judge them with a VLM,
+// analyze adequacy/diversity/distinctiveness, check agreement with humans, and a reference server.
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "visalign/acva.h"
+#include "visalign/acva_pipeline.h"
+#include "visalign/backends.h"
+#include "visalign/clip.h"
+#include "visalign/generation_runner.h"
+#include "visalign/store.h"
+
+namespace visalign::cli {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+backends::Millis Ms(double seconds) { return backends::Millis(static_cast<int64_t>(seconds * 1000.0)); }
+
+struct SetArgs {
+  std::string concepts, pairs;
+};
+
+struct GenerateArgs {
+  std::string run, backend = "openai", endpoint, model, api_key_env, size, cmd, path;
+  std::vector<std::string> params;
+  std::string language = "zh", prompt_template = "{word}";
+  int samples = 3, concurrency = 4, max_attempts = 5;
+  std::optional<int64_t> seed;
+  double rate = 0, timeout_s = 300;
+  bool retry_failed = false;
+};
+
+struct JudgeArgs {
+  std::vector<std::string> runs;
+  std::string endpoint, model, api_key_env, language = "en";
+  double temperature = 0, rate = 0, timeout_s = 120;
+  int concurrency = 4, max_reply_attempts = 3, max_attempts = 5;
+  bool rejudge_invalid = false;
+};
+
+struct AnalyzeArgs {
+  std::string clip_model, out = "acva-results";
+  double pass_threshold = 0.6, cluster_threshold = 0.25;
+  int bootstrap = 2000;
+  uint64_t bootstrap_seed = 20240501;
+};
+
+struct Common {
+  std::string store = "./visalign-store";
+  SetArgs set;
+  GenerateArgs gen;
+  JudgeArgs judge;
+  AnalyzeArgs analyze;
+};
+
+void AddSetOptions(CLI::App* app, SetArgs& a) {
+  app->add_option("--concepts", a.concepts, "concepts.jsonl (default: the shipped starter set, data/acva/)");
+  app->add_option("--pairs", a.pairs, "pairs.jsonl of near-synonym pairs (default: the shipped starter set)");
+}
+
+void AddStoreOption(CLI::App* app, std::string& store) {
+  app->add_option("--store", store, "Run store folder (SQLite + images)")->capture_default_str();
+}
+
+void AddGenerateOptions(CLI::App* app, GenerateArgs& a) {
+  app->add_option("--run", a.run, "Run name = the model's label in the results")->required();
+  app->add_option("--backend", a.backend, "openai | command | directory")
+      ->check(CLI::IsMember({"openai", "command", "directory"}))
+      ->capture_default_str();
+  app->add_option("--endpoint", a.endpoint, "openai: base URL of an OpenAI-compatible images API");
+  app->add_option("--model", a.model, "openai: model name");
+  app->add_option("--api-key-env", a.api_key_env, "openai: environment variable holding the API key");
+  app->add_option("--size", a.size, "openai: image size WxH (server default if omitted)");
+  app->add_option("--param", a.params, "openai: extra request field key=value (JSON values allowed)");
+  app->add_option("--cmd", a.cmd, "command: argv template with {prompt} {out} {seed} {id} {k}, no shell");
+  app->add_option("--path", a.path, "directory: import <concept>__<k>.png files made elsewhere");
+  app->add_option("--language", a.language, "Prompt language: zh ({word} = Chinese word) or en (English gloss)")
+      ->check(CLI::IsMember({"zh", "en"}))
+      ->capture_default_str();
+  app->add_option("--prompt-template", a.prompt_template, "Prompt template; placeholders {word} {gloss} {id}")
+      ->capture_default_str();
+  app->add_option("--samples", a.samples, "Images per concept (K)")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--seed", a.seed, "Base seed (sample k gets seed + k); unseeded if omitted");
+  app->add_option("--concurrency", a.concurrency, "Generation requests in flight")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--rate", a.rate, "Generation requests per second (0 = unlimited)")->capture_default_str();
+  app->add_option("--max-attempts", a.max_attempts, "Attempts per image")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--timeout", a.timeout_s, "Seconds per generation request")->capture_default_str();
+  app->add_flag("--retry-failed", a.retry_failed, "Retry images that failed in earlier invocations");
+}
+
+void AddJudgeOptions(CLI::App* app, JudgeArgs& a, bool endpoint_required) {
+  auto* ep = app->add_option("--judge-endpoint", a.endpoint, "Base URL of an OpenAI-compatible chat API (VLM judge)");
+  if (endpoint_required) ep->required();
+  app->add_option("--judge-model", a.model, "Judge model name (part of every cache key)")->required();
+  app->add_option("--judge-api-key-env", a.api_key_env, "Environment variable holding the judge's API key");
+  app->add_option("--judge-language", a.language, "Language of judge prompts and rubric questions: en or zh")
+      ->check(CLI::IsMember({"zh", "en"}))
+      ->capture_default_str();
+  app->add_option("--judge-temperature", a.temperature, "Sampling temperature")->capture_default_str();
+  app->add_option("--judge-concurrency", a.concurrency, "Judge requests in flight")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--judge-rate", a.rate, "Judge requests per second (0 = unlimited)")->capture_default_str();
+  app->add_option("--judge-timeout", a.timeout_s, "Seconds per judge request")->capture_default_str();
+  app->add_option("--judge-max-attempts", a.max_attempts, "Attempts per request on timeouts, 429 and 5xx")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--judge-reply-attempts", a.max_reply_attempts,
+                  "Times a question is asked while the reply is unparseable; then it is recorded invalid")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_flag("--rejudge-invalid", a.rejudge_invalid, "Ask again questions whose cached answer is invalid");
+}
+
+void AddAnalyzeOptions(CLI::App* app, AnalyzeArgs& a) {
+  app->add_option("--clip-model", a.clip_model, "CLIP model directory for image and metaphor embeddings")->required();
+  app->add_option("--out", a.out, "Output folder: summary.{json,csv,md}, items.jsonl")->capture_default_str();
+  app->add_option("--pass-threshold", a.pass_threshold, "Adequacy needed to pass")->capture_default_str();
+  app->add_option("--cluster-threshold", a.cluster_threshold,
+                  "Cosine distance up to which metaphor clusters merge (average linkage)")
+      ->capture_default_str();
+  app->add_option("--bootstrap", a.bootstrap, "Bootstrap resamples")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--bootstrap-seed", a.bootstrap_seed, "Bootstrap seed (results are deterministic)")
+      ->capture_default_str();
+}
+
+Result<acva::ConceptSet> LoadSet(const SetArgs& a) {
+  fs::path concepts = a.concepts, pairs = a.pairs;
+  if (concepts.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(concepts, acva::StarterConceptsFile());
+  }
+  if (pairs.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(pairs, acva::StarterPairsFile());
+  }
+  return acva::LoadConceptSet(concepts, pairs);
+}
+
+Result<json> ParseParams(const std::vector<std::string>& params) {
+  json out = json::object();
+  for (const std::string& p : params) {
+    const size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status::InvalidArgument("parameter \"" + p + "\" is not key=value", "--param", "e.g. quality=high");
+    const std::string value = p.substr(eq + 1);
+    json v = json::parse(value, nullptr, false);
+    out[p.substr(0, eq)] = (v.is_discarded() || v.is_string()) ? json(value) : v;
+  }
+  return out;
+}
+
+Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const GenerateArgs& a, store::RunStore& store) {
+  auto need = [&](const std::string& value, const char* option) -> Status {
+    if (value.empty())
+      return Status::InvalidArgument(std::string(option) + " is required with --backend " + a.backend, option,
+                                     "see `visalign acva generate --help`");
+    return Status::Ok();
+  };
+  if (a.backend == "openai") {
+    VISALIGN_RETURN_IF_ERROR(need(a.endpoint, "--endpoint"));
+    VISALIGN_RETURN_IF_ERROR(need(a.model, "--model"));
+    backends::OpenAiImagesOptions o;
+    o.endpoint.base_url = a.endpoint;
+    VISALIGN_ASSIGN_OR_RETURN(o.endpoint.api_key, backends::ApiKeyFromEnv(a.api_key_env));
+    o.endpoint.timeouts.total = Ms(a.timeout_s);
+    o.model = a.model;
+    o.api_key_env = a.api_key_env;
+    o.size = a.size;
+    VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(a.params));
+    return backends::MakeOpenAiImagesBackend(std::move(o), backends::MakeCurlTransport());
+  }
+  if (a.backend == "command") {
+    VISALIGN_RETURN_IF_ERROR(need(a.cmd, "--cmd"));
+    backends::CommandOptions o;
+    o.command_template = a.cmd;
+    o.timeout = Ms(a.timeout_s);
+    VISALIGN_ASSIGN_OR_RETURN(o.scratch_dir, store.ScratchDir());
+    return backends::MakeCommandBackend(std::move(o));
+  }
+  VISALIGN_RETURN_IF_ERROR(need(a.path, "--path"));
+  return backends::MakeDirectoryBackend(a.path);
+}
+
+Status Generate(const Cli& cli, const Common& c, const acva::ConceptSet& set, store::RunStore& store,
+                const std::atomic<bool>& stop) {
+  const GenerateArgs& a = c.gen;
+  VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
+  acva::GenerationConfig config;
+  config.language = *acva::LanguageFromName(a.language);
+  config.prompt_template = a.prompt_template;
+  config.samples = a.samples;
+  config.seed = a.seed;
+  VISALIGN_ASSIGN_OR_RETURN(auto items, acva::GenerationItems(set, config));
+  VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(a, store));
+  backends::RunnerOptions options;
+  options.concurrency = a.concurrency;
+  options.rate = a.rate;
+  options.retry.max_attempts = a.max_attempts;
+  options.retry_failed = a.retry_failed;
+  options.progress = !cli.global().json;
+  options.label = "generate " + a.run;
+  store::RunInfo info{a.run, "acva", acva::GenerationFingerprint(set, config), {}, ""};
+  VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
+                            backends::RunGeneration(store, info, items, *backend, options, stop));
+  if (!cli.global().json) std::fprintf(stderr, "generate %s: %s\n", a.run.c_str(), summary.ToText().c_str());
+  if (summary.interrupted)
+    return Status::Interrupted("generation interrupted; run the same command again to resume");
+  if (summary.failed > 0)
+    return Status::Unavailable(fmt::format("{} images failed (first: {})", summary.failed,
+                                           summary.failures.empty() ? "" : summary.failures.front().error),
+                               "run " + a.run, "rerun with --retry-failed once the backend works");
+  return Status::Ok();
+}
+
+acva::JudgeConfig JudgeConfigFrom(const Cli& cli, const JudgeArgs& a) {
+  acva::JudgeConfig config;
+  config.settings.model = a.model;
+  config.settings.language = *acva::LanguageFromName(a.language);
+  config.settings.temperature = a.temperature;
+  config.endpoint = a.endpoint;
+  config.api_key_env = a.api_key_env;
+  config.max_reply_attempts = a.max_reply_attempts;
+  config.concurrency = a.concurrency;
+  config.rate = a.rate;
+  config.retry.max_attempts = a.max_attempts;
+  config.timeout = Ms(a.timeout_s);
+  config.rejudge_invalid = a.rejudge_invalid;
+  config.progress = !cli.global().json;
+  return config;
+}
+
+// Judges (asks what is not cached when an endpoint is given) and returns the judged images.
+Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva::ConceptSet& set,
+                                 store::RunStore& store, const std::atomic<bool>& stop) {
+  const acva::JudgeConfig config = JudgeConfigFrom(cli, a);
+  auto transport = a.endpoint.empty() ? nullptr : backends::MakeCurlTransport();
+  VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, acva::JudgeRuns(store, set, a.runs, config, transport, stop));
+  const acva::JudgeStats& s = outcome.stats;
+  if (!cli.global().json)
+    std::fprintf(stderr, "judge: %zu images, %zu questions: %zu cached, %zu asked (%zu requests), %zu invalid, %zu failed\n",
+                 s.images, s.questions, s.cached, s.asked, s.requests, s.invalid, s.failed);
+  if (s.interrupted) return Status::Interrupted("judging interrupted; answers so far are cached, rerun to continue");
+  if (s.failed > 0)
+    return Status::Unavailable(fmt::format("{} judge questions failed (first: {})", s.failed, s.errors.front()),
+                               "--judge-endpoint " + a.endpoint, "rerun when the judge is reachable; answers so far are cached");
+  if (s.missing > 0)
+    return Status::NotFound(fmt::format("{} of {} judge answers are not in the cache", s.missing, s.questions),
+                            "--judge-model " + a.model,
+                            "run `visalign acva judge` first with the same runs, judge model and language");
+  if (s.images == 0) return Status::NotFound("no done images in the runs", "--run", "runs with generated images");
+  return outcome;
+}
+
+Status Analyze(const Cli& cli, const AnalyzeArgs& a, const acva::ConceptSet& set, store::RunStore& store,
+               acva::JudgeOutcome& outcome) {
+  VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, clip::LoadClipModel(a.clip_model));
+  VISALIGN_ASSIGN_OR_RETURN(acva::EmbeddingStats es, acva::AttachEmbeddings(store, model, outcome.images));
+  acva::AnalysisOptions options;
+  options.pass_threshold = a.pass_threshold;
+  options.cluster_threshold = a.cluster_threshold;
+  options.bootstrap.resamples = a.bootstrap;
+  options.bootstrap.seed = a.bootstrap_seed;
+  VISALIGN_ASSIGN_OR_RETURN(acva::AnalysisResult result, acva::Analyze(set, outcome.images, options));
+  result.summary["judge"] = outcome.stats.ToJson();
+  result.summary["embeddings"] = {{"clip_model", fs::absolute(a.clip_model).string()},
+                                  {"images_encoded", es.images_encoded}, {"images_cached", es.images_cached},
+                                  {"texts_encoded", es.texts_encoded}, {"texts_cached", es.texts_cached}};
+  VISALIGN_RETURN_IF_ERROR(acva::WriteOutputs(a.out, result));
+  if (cli.global().json)
+    PrintJson(result.summary);
+  else
+    std::printf("%s\nwrote %s/summary.{json,csv,md} and items.jsonl\n", acva::SummaryMarkdown(result.summary).c_str(),
+                a.out.c_str());
+  return Status::Ok();
+}
+
+const CommandGroup kAcva(60, [](Cli& cli) {
+  CLI::App* g = cli.Group("acva", "ACVA-Bench: abstract concept visualization (adequacy, diversity, distinctiveness)");
+  g->footer(
+      "Staged: generate (per model) -> judge -> analyze; each stage resumes from the run store.\n"
+      "Example with the local reference server (`visalign acva reference-server --port 8090`):\n"
+      "  visalign acva generate --run varied --endpoint http://127.0.0.1:8090 --model varied --seed 0\n"
+      "  visalign acva judge --run varied --judge-endpoint http://127.0.0.1:8090 --judge-model ref-judge\n"
+      "  visalign acva analyze --run varied --judge-model ref-judge --clip-model DIR --out results\n"
+      "Definitions of every number: docs/acva.md.");
+
+  {
+    auto set = std::make_shared<SetArgs>();
+    CLI::App* v = g->add_subcommand("validate", "Check a concept set and its near-synonym pairs");
+    AddSetOptions(v, *set);
+    v->footer("Errors name file:line and field. Example: visalign acva validate --concepts my.jsonl --pairs p.jsonl");
+    cli.Bind(v, [&cli, set]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet s, LoadSet(*set));
+      json per_category = json::object();
+      size_t questions = 0;
+      for (const acva::Concept& c : s.concepts) {
+        per_category[std::string(acva::CategoryName(c.category))] =
+            per_category.value(std::string(acva::CategoryName(c.category)), 0) + 1;
+        questions += c.rubric.size();
+      }
+      const json j = {{"concepts", s.concepts.size()}, {"questions", questions}, {"pairs", s.pairs.size()},
+                      {"by_category", per_category}, {"fingerprint", s.fingerprint}};
+      if (cli.global().json)
+        PrintJson(j);
+      else
+        std::printf("ok: %zu concepts, %zu rubric questions, %zu pairs; by category: %s\n", s.concepts.size(),
+                    questions, s.pairs.size(), per_category.dump().c_str());
+      return Status::Ok();
+    });
+  }
+
+  {
+    auto c = std::make_shared<Common>();
+    CLI::App* s = g->add_subcommand("generate", "Generate K images per concept for one model into the run store");
+    AddStoreOption(s, c->store);
+    AddSetOptions(s, c->set);
+    AddGenerateOptions(s, c->gen);
+    s->footer(
+        "Prompts are the concept word alone by default. Re-running resumes: done images are never requested again.\n"
+        "Example: visalign acva generate --run gpt-image --endpoint https://gateway --model gpt-image-1 "
+        "--api-key-env OPENAI_API_KEY");
+    cli.Bind(s, [&cli, c]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
+      backends::InterruptHandler interrupt;
+      return Generate(cli, *c, set, *store, interrupt.stop());
+    });
+  }
+
+  {
+    auto c = std::make_shared<Common>();
+    CLI::App* s = g->add_subcommand("judge", "Ask the VLM judge every rubric, metaphor and 2AFC question (cached)");
+    AddStoreOption(s, c->store);
+    AddSetOptions(s, c->set);
+    s->add_option("--run", c->judge.runs, "Generation runs to judge (repeatable)")->required();
+    AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
+    s->footer(
+        "One request per question; answers are cached by (image SHA-256, question, judge model, prompt template "
+        "hash), so re-running asks only what is missing. Unparseable replies are re-asked, then recorded invalid.\n"
+        "Example: visalign acva judge --run gpt-image --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl");
+    cli.Bind(s, [&cli, c]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
+      backends::InterruptHandler interrupt;
+      VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
+      if (cli.global().json) PrintJson(outcome.stats.ToJson());
+      return Status::Ok();
+    });
+  }
+
+  {
+    auto c = std::make_shared<Common>();
+    CLI::App* s = g->add_subcommand("analyze", "Compute adequacy, diversity, distinctiveness and statistics");
+    AddStoreOption(s, c->store);
+    AddSetOptions(s, c->set);
+    s->add_option("--run", c->judge.runs, "Runs (models) to analyze (repeatable)")->required();
+    AddJudgeOptions(s, c->judge, /*endpoint_required=*/false);
+    AddAnalyzeOptions(s, c->analyze);
+    s->footer(
+        "Reads judge answers from the cache (asks the judge for missing ones only if --judge-endpoint is given).\n"
+        "Example: visalign acva analyze --run a --run b --judge-model qwen2.5-vl --clip-model models/ViT-B-32 --out res");
+    cli.Bind(s, [&cli, c]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
+      backends::InterruptHandler interrupt;
+      VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
+      return Analyze(cli, c->analyze, set, *store, outcome);
+    });
+  }
+
+  {
+    auto c = std::make_shared<Common>();
+    CLI::App* s = g->add_subcommand("run", "generate + judge + analyze in one command (each stage resumes)");
+    AddStoreOption(s, c->store);
+    AddSetOptions(s, c->set);
+    AddGenerateOptions(s, c->gen);
+    auto extra = std::make_shared<std::vector<std::string>>();
+    s->add_option("--with-run", *extra, "Other existing runs to judge and analyze alongside (repeatable)");
+    AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
+    AddAnalyzeOptions(s, c->analyze);
+    cli.Bind(s, [&cli, c, extra]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
+      backends::InterruptHandler interrupt;
+      VISALIGN_RETURN_IF_ERROR(Generate(cli, *c, set, *store, interrupt.stop()));
+      c->judge.runs = *extra;
+      c->judge.runs.insert(c->judge.runs.begin(), c->gen.run);
+      VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
+      return Analyze(cli, c->analyze, set, *store, outcome);
+    });
+  }
+
+  {
+    auto items = std::make_shared<std::string>();
+    auto human = std::make_shared<std::string>();
+    CLI::App* s = g->add_subcommand("agreement", "Agreement of automatic adequacy with human ratings");
+    s->add_option("--items", *items, "items.jsonl written by `acva analyze`")->required();
+    s->add_option("--human", *human, "CSV with columns image,rater,score (score in [0, 1])")->required();
+    s->footer(
+        "image = an items.jsonl image_id (<run>/<concept>/<k>) or the image's SHA-256. Reports Spearman rho of the\n"
+        "mean human score vs adequacy over images, and exact / within-one-bin agreement over 5 equal bins.");
+    cli.Bind(s, [&cli, items, human]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(auto rows, acva::ReadItems(*items));
+      VISALIGN_ASSIGN_OR_RETURN(acva::AgreementResult r, acva::HumanAgreement(rows, *human));
+      const json j = acva::AgreementJson(r);
+      if (cli.global().json) {
+        PrintJson(j);
+      } else {
+        std::printf("%zu ratings of %zu images: Spearman rho %s, exact bin agreement %.3f, within one bin %.3f\n",
+                    r.n_ratings, r.n_images,
+                    r.spearman_error.empty() ? fmt::format("{:.3f} (p = {:.3g})", r.spearman.rho, r.spearman.p_value).c_str()
+                                             : ("undefined: " + r.spearman_error).c_str(),
+                    r.exact_agreement, r.within_one_bin);
+        if (!r.unmatched.empty())
+          std::printf("%zu image names matched no item (first: %s)\n", r.unmatched.size(), r.unmatched.front().c_str());
+      }
+      return Status::Ok();
+    });
+  }
+
+  {
+    auto options = std::make_shared<acva::ReferenceServerOptions>();
+    CLI::App* s = g->add_subcommand("reference-server",
+                                    "Local reference image generator + deterministic VLM judge (tests, demos)");
+    s->add_option("--port", options->port, "TCP port on 127.0.0.1 (0 = any free port)")->capture_default_str();
+    s->add_option("--slow-ms", options->slow_ms, "Delay of judge models with the +slow suffix")->capture_default_str();
+    s->footer(
+        "POST /v1/images/generations with model varied | mono | mixed; POST /v1/chat/completions answers from the\n"
+        "image content (judge model any name; suffixes +fenced +garbage-once +refuse +refuse-metaphor +slow inject\n"
+        "faults). Prints `listening on http://127.0.0.1:PORT` and serves until interrupted. See docs/acva.md.");
+    cli.Bind(s, [options]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(auto server, acva::ReferenceServer::Start(*options));
+      std::printf("listening on %s\n", server->url().c_str());
+      std::fflush(stdout);
+      backends::InterruptHandler interrupt;
+      while (!interrupt.stop().load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      server->Stop();
+      return Status::Ok();
+    });
+  }
+});
+
+}  // namespace
+}  // namespace visalign::cli
