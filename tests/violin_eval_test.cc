@@ -1,0 +1,141 @@
+// `visalign violin score` and `visalign violin evaluate` end to end: a generated dataset's own
+// ground truth scores zero, a degraded copy does not, problems are counted and --strict fails.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "visalign/imaging.h"
+#include "visalign/io.h"
+
+namespace visalign {
+namespace {
+
+using testing::RunVisalign;
+using testing::TempDir;
+
+const std::vector<std::string> kPrecision = {"rgb_ed", "rgb_rm", "de00", "hue", "chroma", "hyab"};
+const std::vector<std::string> kPurity = {"sd_n", "ced", "hf"};
+
+class ViolinEval : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto r = RunVisalign({"violin", "dataset", "--out", (dir_ / "ds").string(), "--scale", "0.01", "--image-size", "64",
+                          "--log-level", "error"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::filesystem::path Dataset() const { return dir_ / "ds"; }
+  TempDir dir_;
+};
+
+TEST_F(ViolinEval, GroundTruthImagesScoreZero) {
+  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", (Dataset() / "images").string(),
+                        "--model", "gt", "--out", (dir_ / "out").string(), "--json", "--strict"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["rows"].empty());
+  int scored = 0;
+  for (const auto& row : j["rows"]) {
+    SCOPED_TRACE(row.dump());
+    scored += row["n_scored"].get<int>();
+    EXPECT_GT(row["n_scored"].get<int>(), 0);
+    EXPECT_EQ(row["n_missing"], 0);
+    EXPECT_EQ(row["n_unreadable"], 0);
+    for (const auto& m : kPurity) EXPECT_EQ(row["norm"][m].get<double>(), 0.0) << m;
+    EXPECT_EQ(row["pur_mean"].get<double>(), 0.0);
+    // Fuzzy items (variation 4): the GT is the range's HSL midpoint rounded to 8 bits, so its
+    // projection onto the range differs from it by that rounding only (< 1 of 255 per channel).
+    const double bound = row["variation"] == 4 ? 1.0 / 255.0 : 0.0;
+    for (const auto& m : kPrecision) EXPECT_LE(row["norm"][m].get<double>(), bound) << m;
+  }
+  auto items = ReadFile(dir_ / "out" / "items.jsonl");
+  ASSERT_TRUE(items.ok());
+  EXPECT_EQ(static_cast<int>(std::count(items->begin(), items->end(), '\n')), scored);
+}
+
+TEST_F(ViolinEval, ComparesModelsAndReportsMissingAndUnreadable) {
+  // "partial": every GT image but the first, inverted; plus an unreadable file and a stray one.
+  const auto images = Dataset() / "images";
+  const auto partial = dir_ / "partial";
+  std::filesystem::create_directories(partial);
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(images)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 3u);
+  for (size_t i = 2; i < files.size(); ++i) {
+    auto img = imaging::ReadImage(files[i]);
+    ASSERT_TRUE(img.ok());
+    for (uint8_t& v : img->rgb) v = static_cast<uint8_t>(255 - v);
+    ASSERT_TRUE(imaging::WritePng(partial / files[i].filename(), *img).ok());
+  }
+  ASSERT_TRUE(WriteFileAtomic(partial / files[1].filename(), "truncated").ok());
+  ASSERT_TRUE(WriteFileAtomic(partial / "stray.png", "x").ok());
+
+  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--model", "gt=" + images.string(),
+                        "--model", "inverted=" + partial.string(), "--out", (dir_ / "cmp").string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["n_missing"], 1);
+  EXPECT_EQ(j["n_unreadable"], 1);
+  EXPECT_EQ(j["n_unmatched"], 1);
+  EXPECT_EQ(j["missing"][0]["model"], "inverted");
+  EXPECT_NE(r.err.find("stray.png"), std::string::npos);
+  double gt_pre = 0, inverted_pre = 0;
+  for (const auto& row : j["rows"]) (row["model"] == "gt" ? gt_pre : inverted_pre) += row["pre_mean"].get<double>();
+  EXPECT_LT(gt_pre, 0.01);
+  EXPECT_GT(inverted_pre, 0.1);
+  auto md = ReadFile(dir_ / "cmp" / "summary.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("| inverted | 1 | en | hex |"), std::string::npos);
+
+  auto strict = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--model",
+                             "inverted=" + partial.string(), "--out", (dir_ / "strict").string(), "--strict"});
+  EXPECT_EQ(strict.exit_code, 2);
+  EXPECT_NE(strict.err.find("error: 1 missing, 1 unreadable, 1 unmatched images (--strict)"), std::string::npos)
+      << strict.err;
+}
+
+TEST(ViolinScore, PrintsRawAndNormalisedMetricsAsJson) {
+  TempDir dir;
+  imaging::Image img(10, 8);
+  for (size_t i = 0; i < img.rgb.size(); i += 3) img.rgb[i] = 200, img.rgb[i + 1] = 100, img.rgb[i + 2] = 50;
+  ASSERT_TRUE(imaging::WritePng(dir / "a.png", img).ok());
+  auto r = RunVisalign({"violin", "score", (dir / "a.png").string(), "--target", "rgb(210, 100, 50)", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.size(), 4u);
+  EXPECT_DOUBLE_EQ(j["raw"]["rgb_ed"].get<double>(), 10.0);
+  EXPECT_EQ(j["raw"]["sd"].get<double>(), 0.0);
+  EXPECT_EQ(j["norm"]["sd_n"].get<double>(), 0.0);
+  EXPECT_EQ(j["pur_mean"].get<double>(), 0.0);
+
+  auto h2 = RunVisalign({"violin", "score", (dir / "a.png").string(), "--layout", "h2", "--targets",
+                         "rgb(200, 100, 50),#C86432", "--json"});
+  ASSERT_EQ(h2.exit_code, 0) << h2.err;
+  EXPECT_EQ(nlohmann::json::parse(h2.out)["pre_mean"].get<double>(), 0.0);
+
+  auto fuzzy = RunVisalign({"violin", "score", (dir / "a.png").string(), "--fuzzy", "#C86432,#C86432", "--json"});
+  ASSERT_EQ(fuzzy.exit_code, 0) << fuzzy.err;
+  EXPECT_LT(nlohmann::json::parse(fuzzy.out)["raw"]["rgb_ed"].get<double>(), 1e-9);
+}
+
+TEST(ViolinScore, BadArgumentsExitTwoWithAClearMessage) {
+  TempDir dir;
+  ASSERT_TRUE(imaging::WritePng(dir / "a.png", imaging::Image(4, 4)).ok());
+  const std::string a = (dir / "a.png").string();
+  auto none = RunVisalign({"violin", "score", a});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("exactly one of --target"), std::string::npos) << none.err;
+  auto count = RunVisalign({"violin", "score", a, "--layout", "q4", "--targets", "red,blue"});
+  EXPECT_EQ(count.exit_code, 2);
+  EXPECT_NE(count.err.find("2 target colors for layout q4"), std::string::npos) << count.err;
+  auto color = RunVisalign({"violin", "score", a, "--target", "#GGHHII"});
+  EXPECT_EQ(color.exit_code, 2);
+  auto missing = RunVisalign({"violin", "score", (dir / "nope.png").string(), "--target", "red"});
+  EXPECT_EQ(missing.exit_code, 2);
+  auto garbage = RunVisalign({"violin", "score", a, "--target", "red", "--weights", "1,2"});
+  EXPECT_EQ(garbage.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace visalign
