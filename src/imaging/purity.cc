@@ -22,6 +22,7 @@ constexpr bool kCannyL2Gradient = false;
 constexpr int kSobel3L1Gain = 8;
 constexpr double kHfCutoff = 0.25;  // cycles/pixel; counted when r > cutoff (strictly)
 constexpr double kChannelMax = 255.0;
+constexpr int kSumChunk = 1 << 14;  // 255^2 * 2^14 < 2^32
 
 // visalign parallelises over images (the --threads budget); OpenCV's own thread pool inside
 // Canny/DFT would oversubscribe the cores, so OpenCV runs single-threaded in every caller.
@@ -72,23 +73,7 @@ std::complex<double> PackedBin(const double* row, int kx, int w) {
   return {row[2 * kx - 1], row[2 * kx]};
 }
 
-}  // namespace
-
-GrayImage ToGray(const Image& image, Region region) {
-  GrayImage gray;
-  gray.width = region.w;
-  gray.height = region.h;
-  gray.pixels.resize(static_cast<size_t>(region.w) * region.h);
-  for (int y = 0; y < region.h; ++y) {
-    const uint8_t* p = image.pixel(region.x, region.y + y);
-    uint8_t* g = &gray.pixels[static_cast<size_t>(y) * region.w];
-    for (int x = 0; x < region.w; ++x, p += 3) g[x] = GrayLevel(p[0], p[1], p[2]);
-  }
-  return gray;
-}
-
-double CannyEdgeDensity(const GrayImage& gray) {
-  const GrayRange range = Range(gray);
+double EdgeDensity(const GrayImage& gray, const GrayRange& range) {
   if ((range.hi - range.lo) * kSobel3L1Gain <= static_cast<int>(kCannyHigh)) return 0.0;
   DisableOpenCvThreadsOnce();
   const cv::Mat src(gray.height, gray.width, CV_8U, const_cast<uint8_t*>(gray.pixels.data()));
@@ -103,8 +88,7 @@ double CannyEdgeDensity(const GrayImage& gray) {
 // pair). A column whose own frequency already exceeds the cut counts whole: by Parseval its
 // power is h * sum_y |R[y][kx]|^2, no column transform needed. Only the remaining ~w/4 columns
 // are transformed. Gray levels are used unscaled: the ratio does not depend on the 1/255.
-double HighFrequencyRatio(const GrayImage& gray) {
-  const GrayRange range = Range(gray);
+double HfRatio(const GrayImage& gray, const GrayRange& range) {
   if (range.sum_sq == 0 || range.lo == range.hi) return 0.0;  // all power in the DC bin
   DisableOpenCvThreadsOnce();
   const int w = gray.width, h = gray.height;
@@ -119,6 +103,8 @@ double HighFrequencyRatio(const GrayImage& gray) {
   }
   cv::dft(plane, rows, cv::DFT_ROWS);
 
+  // Columns with |fx| > cutoff form the contiguous range kx in [whole_begin, w/2].
+  int whole_begin = w / 2 + 1;
   double high = 0.0;
   struct PartialColumn {
     int kx;
@@ -131,12 +117,22 @@ double HighFrequencyRatio(const GrayImage& gray) {
     const double weight = (kx == 0 || (w % 2 == 0 && kx == w / 2)) ? 1.0 : 2.0;
     const int first = FirstHighRow(FftFreq(kx, inv_w), h, inv_h);
     if (first == 0) {
-      double column_power = 0.0;
-      for (int y = 0; y < h; ++y) column_power += std::norm(PackedBin(rows.ptr<double>(y), kx, w));
-      high += weight * h * column_power;
+      whole_begin = std::min(whole_begin, kx);
     } else if (first <= h / 2) {
       partial.push_back({kx, first, weight});
     }
+  }
+  if (whole_begin <= w / 2) {
+    // Packed CCS: bins 1 .. (w-1)/2 are (re, im) pairs at 2kx-1, 2kx (weight 2); an even w's
+    // Nyquist bin w/2 is the real value at w-1 (weight 1). kx = 0 is never whole (fx = 0).
+    const int pair_end = (w - 1) / 2;  // last paired bin
+    double pairs = 0.0, nyquist = 0.0;
+    for (int y = 0; y < h; ++y) {
+      const double* row = rows.ptr<double>(y);
+      for (int i = 2 * whole_begin - 1; i <= 2 * pair_end; ++i) pairs += row[i] * row[i];
+      if (w % 2 == 0) nyquist += row[w - 1] * row[w - 1];
+    }
+    high += static_cast<double>(h) * (2.0 * pairs + nyquist);
   }
   if (!partial.empty()) {
     columns.create(static_cast<int>(partial.size()), h, CV_64FC2);
@@ -161,6 +157,25 @@ double HighFrequencyRatio(const GrayImage& gray) {
   return high / total;
 }
 
+}  // namespace
+
+GrayImage ToGray(const Image& image, Region region) {
+  GrayImage gray;
+  gray.width = region.w;
+  gray.height = region.h;
+  gray.pixels.resize(static_cast<size_t>(region.w) * region.h);
+  for (int y = 0; y < region.h; ++y) {
+    const uint8_t* p = image.pixel(region.x, region.y + y);
+    uint8_t* g = &gray.pixels[static_cast<size_t>(y) * region.w];
+    for (int x = 0; x < region.w; ++x, p += 3) g[x] = GrayLevel(p[0], p[1], p[2]);
+  }
+  return gray;
+}
+
+double CannyEdgeDensity(const GrayImage& gray) { return EdgeDensity(gray, Range(gray)); }
+
+double HighFrequencyRatio(const GrayImage& gray) { return HfRatio(gray, Range(gray)); }
+
 Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
   if (region.w <= 0 || region.h <= 0 || region.x < 0 || region.y < 0 || region.x + region.w > image.width ||
       region.y + region.h > image.height)
@@ -178,17 +193,21 @@ Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
   for (int y = 0; y < region.h; ++y) {
     const uint8_t* p = image.pixel(region.x, region.y + y);
     uint8_t* g = &gray.pixels[static_cast<size_t>(y) * region.w];
-    uint64_t row_sum[3] = {0, 0, 0}, row_sq[3] = {0, 0, 0};
-    for (int x = 0; x < region.w; ++x, p += 3) {
-      for (int c = 0; c < 3; ++c) {
-        row_sum[c] += p[c];
-        row_sq[c] += static_cast<uint32_t>(p[c]) * p[c];
+    // 32-bit partial sums (vectorisable) over chunks short enough that 255^2 * chunk fits.
+    for (int x0 = 0; x0 < region.w; x0 += kSumChunk) {
+      const int x1 = std::min(region.w, x0 + kSumChunk);
+      uint32_t chunk_sum[3] = {0, 0, 0}, chunk_sq[3] = {0, 0, 0};
+      for (int x = x0; x < x1; ++x, p += 3) {
+        for (int c = 0; c < 3; ++c) {
+          chunk_sum[c] += p[c];
+          chunk_sq[c] += static_cast<uint32_t>(p[c]) * p[c];
+        }
+        g[x] = GrayLevel(p[0], p[1], p[2]);
       }
-      g[x] = GrayLevel(p[0], p[1], p[2]);
-    }
-    for (int c = 0; c < 3; ++c) {
-      sum[c] += row_sum[c];
-      sum_sq[c] += row_sq[c];
+      for (int c = 0; c < 3; ++c) {
+        sum[c] += chunk_sum[c];
+        sum_sq[c] += chunk_sq[c];
+      }
     }
   }
 
@@ -204,8 +223,9 @@ Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
     sd_sum += std::sqrt(static_cast<double>(scaled_var)) / nd / kChannelMax;
   }
   stats.sd = sd_sum / 3.0;
-  stats.ced = CannyEdgeDensity(gray);
-  stats.hf = HighFrequencyRatio(gray);
+  const GrayRange range = Range(gray);
+  stats.ced = EdgeDensity(gray, range);
+  stats.hf = HfRatio(gray, range);
   return stats;
 }
 

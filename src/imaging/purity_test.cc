@@ -80,6 +80,16 @@ TEST(AnalyzeRegion, GradientStandardDeviationIsHandComputed) {
   EXPECT_DOUBLE_EQ(s->mean[2], 127.5);
 }
 
+TEST(AnalyzeRegion, WideRowsSumExactly) {
+  // 20,000 pixels in one row (beyond the 16,384-pixel partial-sum chunk): R alternates 0/255, so
+  // its mean is 127.5 and its population sd 127.5/255 = 0.5; G and B are flat.
+  Image img = Rgb(20000, 1, [](int x, int) { return std::array<uint8_t, 3>{uint8_t(x % 2 ? 255 : 0), 7, 7}; });
+  auto s = AnalyzeRegion(img, {0, 0, 20000, 1});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->mean[0], 127.5);
+  EXPECT_EQ(s->sd, 0.5 / 3.0);
+}
+
 TEST(AnalyzeRegion, MeasuresOnlyTheCroppedRegion) {
   // Left 5 columns black, right 6 white: each side on its own is flat.
   Image img = Rgb(11, 4, [](int x, int) { return x < 5 ? std::array<uint8_t, 3>{0, 0, 0} : std::array<uint8_t, 3>{255, 255, 255}; });
