@@ -1,0 +1,174 @@
+// `visalign hues ...` end to end: outputs, formats, warnings and the error contract on bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "visalign/io.h"
+
+namespace visalign {
+namespace {
+
+using testing::DataDir;
+using testing::RunVisalign;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+fs::path Write(const fs::path& p, const std::string& contents) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << contents;
+  return p;
+}
+std::string Slurp(const fs::path& p) { return *ReadFile(p); }
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+// Exit code 2, one `error:` line naming everything in `fragments`.
+void ExpectUserError(const testing::RunResult& r, const std::vector<std::string>& fragments) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("error: "), r.err.find("error: ")) << r.err;
+  EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
+  for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << "missing '" << f << "' in " << r.err;
+}
+
+TEST(HuesCli, BoardJsonListsEveryCell) {
+  auto r = RunVisalign({"hues", "board", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["chromaticity"], "display");
+  ASSERT_EQ(j["cells"].size(), 480u);
+  const auto& i18 = j["cells"][8 * 30 + 17];
+  EXPECT_EQ(i18["cell"], "I18");
+  EXPECT_EQ(i18["rgb"], nlohmann::json({191, 193, 194}));
+  EXPECT_TRUE(i18["neutral"].get<bool>());
+  for (const char* key : {"xy", "lab", "macro", "macro_confidence"}) EXPECT_TRUE(i18.contains(key)) << key;
+  auto srgb = nlohmann::json::parse(RunVisalign({"hues", "board", "--chromaticity", "srgb", "--json"}).out);
+  EXPECT_NE(srgb["cells"][0]["xy"], j["cells"][0]["xy"]);
+}
+
+TEST(HuesCli, MacroMapCommandRegeneratesTheShippedFile) {
+  auto r = RunVisalign({"hues", "macro-map", "--out", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, Slurp(DataDir() / "hues/macro_regions.csv"));
+}
+
+TEST(HuesCli, HumansJsonHasWordsCategoriesDemographicsAndTheThreshold) {
+  auto r = RunVisalign({"hues", "humans", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["threshold"]["d2"].get<double>(), 5.991464547107979, 1e-12);
+  EXPECT_EQ(j["answers"], 3819);
+  EXPECT_EQ(j["excluded_colorblind"]["users"], 9);
+  ASSERT_EQ(j["words"].size(), 100u);
+  const auto& w = j["words"][0];
+  EXPECT_EQ(w["word"], "SALMON");
+  EXPECT_EQ(w["category"], "Animal");
+  EXPECT_EQ(w["mean"].size(), 2u);
+  EXPECT_EQ(w["cov"].size(), 2u);
+  EXPECT_EQ(w["cov"][0][1], w["cov"][1][0]);
+  EXPECT_GE(w["loo_fail_rate"].get<double>(), 0.0);
+  EXPECT_EQ(j["categories"].size(), 7u);
+  std::set<std::string> dimensions;
+  for (const auto& g : j["demographics"]) dimensions.insert(g["dimension"]);
+  EXPECT_EQ(dimensions, (std::set<std::string>{"age", "gender", "language"}));
+
+  auto sigma = nlohmann::json::parse(RunVisalign({"hues", "humans", "--threshold", "sigma:2", "--json"}).out);
+  EXPECT_EQ(sigma["threshold"]["d2"], 4.0);
+  EXPECT_GT(sigma["fail_rate"].get<double>(), j["fail_rate"].get<double>());  // d² > 4 fails more often
+  auto all = nlohmann::json::parse(RunVisalign({"hues", "humans", "--include-colorblind", "--json"}).out);
+  EXPECT_EQ(all["answers"], 3899);
+
+  auto text = RunVisalign({"hues", "humans"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("Pop Culture"), std::string::npos);
+  ExpectUserError(RunVisalign({"hues", "humans", "--threshold", "chi2:2"}), {"chi2:2", "--threshold"});
+}
+
+TEST(HuesCli, EvaluateWritesEveryOutputWithTheDocumentedColumns) {
+  TempDir out;
+  const auto sample = DataDir() / "hues/peer-sample";
+  const auto catalog = Write(out / "catalog.csv",
+                             "model,architecture,dataset\nRN50-openai,ResNet,OpenAI\nViT-B-16-SigLIP-webli,ViT,WebLI\n");
+  auto r = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--catalog", catalog.string(), "--out",
+                        (out / "eval").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Count(r.err, "ViT-B-16-SigLIP-webli: negative similarities"), 1u) << r.err;
+  EXPECT_EQ(Count(r.err, "RN50-openai: negative"), 0u) << r.err;
+  const std::string words = Slurp(out / "eval/words.csv");
+  EXPECT_EQ(words.substr(0, words.find('\n')),
+            "model,word,category,n_humans,top1,top1_macro,human_macro,mahalanobis_d2,mahalanobis_outlier,"
+            "hotelling_t2,hotelling_f,p_value,q_value,reject");
+  EXPECT_EQ(Count(words, "\n"), 201u);
+  EXPECT_NE(words.find("RN50-openai,SALMON,Animal,"), std::string::npos);
+  for (const char* f : {"models.csv", "categories.csv", "hotelling.csv", "summary.json", "summary.md", "families.csv"})
+    EXPECT_TRUE(fs::exists(out / "eval" / f)) << f;
+  const auto summary = nlohmann::json::parse(Slurp(out / "eval/summary.json"));
+  EXPECT_EQ(summary["models"].size(), 2u);
+  EXPECT_EQ(summary["settings"]["model_weights"], "similarity");
+  EXPECT_EQ(summary["families"].size(), 4u);  // 2 architectures + 2 datasets
+  EXPECT_EQ(Count(Slurp(out / "eval/categories.csv"), "\n"), 1u + 2 * 7);
+
+  auto uniform = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--model-weights", "uniform",
+                              "--out", (out / "uniform").string()});
+  ASSERT_EQ(uniform.exit_code, 0) << uniform.err;
+  EXPECT_EQ(Count(uniform.err, "negative similarities"), 0u);
+  EXPECT_NE(Slurp(out / "uniform/words.csv"), words);
+}
+
+TEST(HuesCli, EvaluateBadInputIsOneClearErrorWithExitCode2) {
+  TempDir dir;
+  const std::string h = "word,coordenada_x,coordenada_y,R,G,B,distance\n";
+  const std::string salmon = *ReadFile(DataDir() / "hues/peer-sample/RN50-openai/results.csv");
+  const std::string first5 = salmon.substr(0, [&] {
+    size_t pos = 0;
+    for (int i = 0; i < 6; ++i) pos = salmon.find('\n', pos) + 1;
+    return pos;
+  }());
+  auto evaluate = [&](const fs::path& p) {
+    return RunVisalign({"hues", "evaluate", "--predictions", p.string(), "--out", (dir / "out").string()});
+  };
+  ExpectUserError(evaluate(Write(dir / "q31/results.csv", h + "SALMON,Q,31,227,147,113,0.2\n")),
+                  {"\"Q31\"", "q31/results.csv:2"});
+  ExpectUserError(evaluate(Write(dir / "word/results.csv", first5 + "PURPLISH,G,10,227,147,113,0.2\n")),
+                  {"unknown word \"PURPLISH\"", "word/results.csv:7"});
+  ExpectUserError(evaluate(Write(dir / "few/results.csv", first5.substr(0, first5.rfind("SALMON")))),
+                  {"4 predictions for word \"SALMON\"", "few/results.csv:2", "exactly 5"});
+  ExpectUserError(evaluate(Write(dir / "nan/results.csv", h + "SALMON,G,10,227,147,113,n/a\n")),
+                  {"\"n/a\"", "nan/results.csv:2", "distance"});
+  ExpectUserError(evaluate(Write(dir / "empty/results.csv", "")), {"empty", "empty/results.csv"});
+  ExpectUserError(evaluate(dir / "nowhere"), {"nowhere"});
+  ExpectUserError(RunVisalign({"hues", "evaluate", "--predictions", (DataDir() / "hues/peer-sample").string(),
+                               "--humans", Write(dir / "h.csv", "userId,clueId,coordinate\nu,1,Z0\n").string(),
+                               "--out", (dir / "out").string()}),
+                  {"\"Z0\"", "h.csv:2", "coordinate"});
+}
+
+TEST(HuesCli, NonsenseClassifiesJsonlPredictions) {
+  TempDir dir;
+  auto vocabulary = ReadCsv(DataDir() / "hues/nonsense16.csv");
+  ASSERT_TRUE(vocabulary.ok());
+  std::string jsonl;
+  for (const auto& row : vocabulary->rows) {
+    nlohmann::json top = nlohmann::json::array();
+    for (int k = 0; k < 5; ++k) top.push_back({{"cell", k == 0 ? "I18" : "A1"}, {"similarity", 0.3 - 0.01 * k}});
+    jsonl += nlohmann::json{{"model", "grey"}, {"word", row[0]}, {"top", top}}.dump() + "\n";
+  }
+  auto r = RunVisalign({"hues", "nonsense", "--predictions", Write(dir / "p.jsonl", jsonl).string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out)["models"][0];
+  EXPECT_EQ(j["model"], "grey");
+  EXPECT_EQ(j["class"], "neutral_collapse");
+  EXPECT_EQ(j["entropy_bits"], 0.0);
+  EXPECT_EQ(j["prior_cell"], "I18");
+  EXPECT_EQ(j["prior_count"], 16);
+  ExpectUserError(RunVisalign({"hues", "nonsense", "--predictions", (DataDir() / "hues/peer-sample").string()}),
+                  {"nonsense word", "RN50-openai"});
+}
+
+}  // namespace
+}  // namespace visalign

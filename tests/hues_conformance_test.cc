@@ -1,0 +1,66 @@
+// Conformance with the published Hues and Cues analysis: for both sample models and the older human
+// snapshot they were computed from, `visalign hues evaluate` reproduces the published F statistic
+// ("Stat") and p-value (published as 1 - CDF) of the Hotelling test for the 98 comparable words
+// (the two Sesame Street rows of the published files used each other's human answers; see
+// ../shared/fixtures/hues-peer-sample/README.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "testing/cli_runner.h"
+#include "visalign/io.h"
+
+namespace visalign {
+namespace {
+
+using testing::RunVisalign;
+using testing::SharedDir;
+using testing::TempDir;
+
+constexpr double kRelativeTolerance = 1e-9;
+
+double Relative(double ours, double published) { return std::abs(ours - published) / std::abs(published); }
+
+TEST(HuesConformance, PublishedStatAndPValueForBothSampleModels) {
+  const auto sample = SharedDir() / "fixtures/hues-peer-sample";
+  TempDir out;
+  auto r = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--humans",
+                        (sample / "HC_old.csv").string(), "--out", out.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  auto ours = ReadCsv(out / "hotelling.csv");
+  ASSERT_TRUE(ours.ok()) << ours.status().ToString();
+  std::map<std::pair<std::string, std::string>, size_t> row_of;
+  for (size_t i = 0; i < ours->rows.size(); ++i) row_of[{ours->rows[i][0], ours->rows[i][1]}] = i;
+  const size_t f_col = *ours->Column("f"), cdf_col = *ours->Column("p_one_minus_cdf"), sf_col = *ours->Column("p_value");
+
+  for (const std::string model : {"RN50-openai", "ViT-B-16-SigLIP-webli"}) {
+    auto published = ReadCsv(sample / model / "p_values.csv");
+    ASSERT_TRUE(published.ok()) << published.status().ToString();
+    int compared = 0;
+    double worst_f = 0, worst_p = 0;
+    for (const auto& row : published->rows) {
+      const std::string& word = row[1];
+      if (word == "BLAS (Y EPI)" || word == "EPI (Y BLAS)") continue;
+      auto it = row_of.find({model, word});
+      ASSERT_NE(it, row_of.end()) << model << " " << word;
+      const auto& mine = ours->rows[it->second];
+      const double stat = std::stod(row[2]), p = std::stod(row[3]);
+      const double f = std::stod(mine[f_col]), p_cdf = std::stod(mine[cdf_col]), p_sf = std::stod(mine[sf_col]);
+      EXPECT_LE(Relative(f, stat), kRelativeTolerance) << model << " " << word << ": F " << f << " vs " << stat;
+      EXPECT_LE(Relative(p_cdf, p), kRelativeTolerance) << model << " " << word << ": p " << p_cdf << " vs " << p;
+      // The survival-function p-value agrees up to the cancellation error of the published 1 - CDF
+      // (about 1e-16 absolute).
+      EXPECT_LE(std::abs(p_sf - p), 1e-15 + 1e-9 * p) << model << " " << word;
+      worst_f = std::max(worst_f, Relative(f, stat));
+      worst_p = std::max(worst_p, Relative(p_cdf, p));
+      ++compared;
+    }
+    EXPECT_EQ(compared, 98) << model;
+    std::printf("%s: %d words, worst relative error F %.2e, p %.2e\n", model.c_str(), compared, worst_f, worst_p);
+  }
+}
+
+}  // namespace
+}  // namespace visalign
