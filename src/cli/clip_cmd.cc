@@ -1,0 +1,199 @@
+// `visalign clip ...`: CLIP tokenization, embeddings and model information with the native
+// implementation (src/clip). Hues and Cues adds `hues run` on the same API.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "visalign/clip.h"
+#include "visalign/imaging.h"
+
+namespace visalign::cli {
+namespace {
+
+using namespace visalign::clip;
+
+// The shortest decimal that round-trips the float, as a JSON number (avoids float->double noise
+// such as 0.10000000149011612).
+nlohmann::json FloatJson(float v) { return std::stod(fmt::format("{}", v)); }
+
+nlohmann::json VectorJson(const float* v, int n) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int i = 0; i < n; ++i) out.push_back(FloatJson(v[i]));
+  return out;
+}
+
+std::string VectorText(const float* v, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i ? " " : "") + fmt::format("{}", v[i]);
+  return out;
+}
+
+const char* ModelHelp() {
+  return "Model directory: open_clip_config.json or config.json (OpenCLIP or Hugging Face transformers CLIP) "
+         "plus open_clip_model.safetensors or model.safetensors";
+}
+
+struct EmbedArgs {
+  std::string model;
+  std::vector<std::string> texts;
+  std::vector<std::string> images;
+  bool normalize = false;
+  int batch = ClipLoadOptions{}.max_batch;
+};
+
+Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
+  if (a.texts.empty() && a.images.empty()) {
+    return Status::InvalidArgument("nothing to embed", "arguments", "at least one --text or --image");
+  }
+  ClipLoadOptions options;
+  options.max_batch = a.batch;
+  Result<ClipModel> model = LoadClipModel(a.model, options);
+  if (!model.ok()) return model.status().WithContext("--model");
+  std::vector<imaging::Image> images;
+  for (const auto& path : a.images) {
+    Result<imaging::Image> im = imaging::ReadImage(path);
+    if (!im.ok()) return im.status().WithContext("--image");
+    images.push_back(std::move(im).value());
+  }
+  VISALIGN_ASSIGN_OR_RETURN(Matrix image_emb, model->EncodeImages(images));
+  VISALIGN_ASSIGN_OR_RETURN(Matrix text_emb, model->EncodeTexts(a.texts));
+  if (a.normalize) {
+    NormalizeRows(image_emb);
+    NormalizeRows(text_emb);
+  }
+  if (cli.global().json) {
+    nlohmann::json j = {{"model", a.model}, {"normalized", a.normalize}, {"images", nlohmann::json::array()},
+                        {"texts", nlohmann::json::array()}};
+    for (size_t i = 0; i < a.images.size(); ++i) {
+      j["images"].push_back({{"path", a.images[i]}, {"embedding", VectorJson(image_emb.row(static_cast<int>(i)), image_emb.cols)}});
+    }
+    for (size_t i = 0; i < a.texts.size(); ++i) {
+      j["texts"].push_back({{"text", a.texts[i]}, {"embedding", VectorJson(text_emb.row(static_cast<int>(i)), text_emb.cols)}});
+    }
+    PrintJson(j);
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < a.images.size(); ++i) {
+    std::cout << "image\t" << a.images[i] << "\t" << VectorText(image_emb.row(static_cast<int>(i)), image_emb.cols) << "\n";
+  }
+  for (size_t i = 0; i < a.texts.size(); ++i) {
+    std::cout << "text\t" << a.texts[i] << "\t" << VectorText(text_emb.row(static_cast<int>(i)), text_emb.cols) << "\n";
+  }
+  return Status::Ok();
+}
+
+nlohmann::json TowerJson(const TowerConfig& t) {
+  return {{"width", t.width}, {"layers", t.layers}, {"heads", t.heads}, {"mlp_width", t.mlp_width},
+          {"layer_norm_eps", FloatJson(t.layer_norm_eps)}};
+}
+
+Status RunInfo(const Cli& cli, const std::string& dir) {
+  Result<ClipModel> model = LoadClipModel(dir);
+  if (!model.ok()) return model.status().WithContext("--model");
+  const ClipConfig& c = model->config();
+  VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
+  nlohmann::json vision = TowerJson(c.vision);
+  vision["image_size"] = c.vision.image_size;
+  vision["patch_size"] = c.vision.patch_size;
+  vision["ln_pre"] = c.vision.ln_pre;
+  nlohmann::json text = TowerJson(c.text);
+  text["context_length"] = c.text.context_length;
+  text["vocab_size"] = c.text.vocab_size;
+  const auto& p = c.preprocess;
+  nlohmann::json j = {
+      {"config_file", c.config_file.string()},
+      {"weights_file", c.weights_file.string()},
+      {"layout", c.layout == CheckpointLayout::kOpenClip ? "open_clip" : "huggingface"},
+      {"embed_dim", c.embed_dim},
+      {"activation", c.activation == Activation::kGelu ? "gelu" : "quick_gelu"},
+      {"vision", vision},
+      {"text", text},
+      {"preprocess",
+       {{"image_size", p.image_size},
+        {"resize_mode", p.resize_mode == ResizeMode::kShortest ? "shortest" : "squash"},
+        {"interpolation", p.interpolation == Interpolation::kBicubic ? "bicubic" : "bilinear"},
+        {"mean", {FloatJson(p.mean[0]), FloatJson(p.mean[1]), FloatJson(p.mean[2])}},
+        {"std", {FloatJson(p.std[0]), FloatJson(p.std[1]), FloatJson(p.std[2])}}}},
+      {"logit_scale", FloatJson(model->LogitScale())},
+      {"fingerprint", fingerprint}};
+  if (cli.global().json) {
+    PrintJson(j);
+    return Status::Ok();
+  }
+  std::cout << fmt::format("config        {}\nweights       {}\nlayout        {}\n", j["config_file"].get<std::string>(),
+                           j["weights_file"].get<std::string>(), j["layout"].get<std::string>());
+  std::cout << fmt::format("embed_dim     {}\nactivation    {}\n", c.embed_dim, j["activation"].get<std::string>());
+  std::cout << fmt::format("vision        ViT {}px patch {}: width {}, {} layers, {} heads, mlp {}\n", c.vision.image_size,
+                           c.vision.patch_size, c.vision.width, c.vision.layers, c.vision.heads, c.vision.mlp_width);
+  std::cout << fmt::format("text          context {}, vocab {}: width {}, {} layers, {} heads, mlp {}\n",
+                           c.text.context_length, c.text.vocab_size, c.text.width, c.text.layers, c.text.heads,
+                           c.text.mlp_width);
+  std::cout << fmt::format("preprocess    resize {} ({}) to {}, center crop, mean {} std {}\n",
+                           j["preprocess"]["resize_mode"].get<std::string>(),
+                           j["preprocess"]["interpolation"].get<std::string>(), p.image_size,
+                           j["preprocess"]["mean"].dump(), j["preprocess"]["std"].dump());
+  std::cout << fmt::format("logit_scale   {} (exp of the stored value)\nfingerprint   {}\n", model->LogitScale(), fingerprint);
+  return Status::Ok();
+}
+
+const CommandGroup kClip(50, [](Cli& cli) {
+  CLI::App* g = cli.Group("clip", "Native CLIP (OpenCLIP / transformers ViT): tokenize, embed, inspect models");
+
+  CLI::App* tok = g->add_subcommand("tokenize", "Token ids of a text with CLIP's BPE tokenizer (open_clip SimpleTokenizer)");
+  auto text = std::make_shared<std::string>();
+  auto context = std::make_shared<int>(kDefaultContextLength);
+  tok->add_option("TEXT", *text, "Text to tokenize (UTF-8); cleaned like open_clip: ftfy fixes, HTML unescape, "
+                                 "whitespace collapse, lowercase")
+      ->required();
+  tok->add_option("--context-length", *context, "Truncate to this many ids, keeping <end_of_text> last")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 20));
+  tok->footer(
+      "Output: ids with <start_of_text> 49406 first and <end_of_text> 49407 last, unpadded.\n"
+      "Example:\n  visalign clip tokenize \"a photo of a banana\" --json   # {\"ids\": [49406, 320, 1125, 539, 320, 8922, 49407]}");
+  cli.Bind(tok, [&cli, text, context]() -> Status {
+    Result<std::vector<int32_t>> ids = Tokenize(*text, *context);
+    if (!ids.ok()) return ids.status().WithContext("argument TEXT");
+    if (cli.global().json) {
+      PrintJson({{"ids", *ids}});
+    } else {
+      std::string line;
+      for (int32_t id : *ids) line += (line.empty() ? "" : " ") + std::to_string(id);
+      std::cout << line << "\n";
+    }
+    return Status::Ok();
+  });
+
+  CLI::App* embed = g->add_subcommand("embed", "Image and/or text embeddings from a CLIP model");
+  auto ea = std::make_shared<EmbedArgs>();
+  embed->add_option("--model", ea->model, ModelHelp())->required();
+  embed->add_option("--text", ea->texts, "Text to embed (repeatable)");
+  embed->add_option("--image", ea->images, "Image file to embed: PNG, JPEG, WebP (repeatable); preprocessed like "
+                                           "open_clip's eval transform (PIL bicubic resize, center crop, normalize)");
+  embed->add_flag("--normalize", ea->normalize, "L2-normalise the embeddings (default: raw projections)");
+  embed->add_option("--batch", ea->batch, "Encode at most this many inputs at once (bounds memory)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  embed->footer(
+      "Outputs are in argument order: JSON {\"images\": [{\"path\", \"embedding\"}], \"texts\": [{\"text\", "
+      "\"embedding\"}]}, or tab-separated lines `image|text <TAB> input <TAB> values`. fp32; use --threads N.\n"
+      "Example:\n  visalign clip embed --model ../shared/fixtures/clip-tiny --image a.png --text \"a red square\" "
+      "--normalize --json");
+  cli.Bind(embed, [&cli, ea]() { return RunEmbed(cli, *ea); });
+
+  CLI::App* info = g->add_subcommand("info", "Architecture, preprocessing and fingerprint of a CLIP model directory");
+  auto dir = std::make_shared<std::string>();
+  info->add_option("--model", *dir, ModelHelp())->required();
+  info->footer(
+      "The fingerprint (SHA-256 of the weights file hash + preprocessing) identifies cached embeddings.\n"
+      "Example:\n  visalign clip info --model ../shared/fixtures/clip-tiny --json");
+  cli.Bind(info, [&cli, dir]() { return RunInfo(cli, *dir); });
+});
+
+}  // namespace
+}  // namespace visalign::cli
