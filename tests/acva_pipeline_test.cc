@@ -1,0 +1,262 @@
+// ACVA-Bench end to end over real HTTP on 127.0.0.1: the reference server generates images whose
+// first pixels say how a judge should answer, the same server judges them, the tiny CLIP fixture
+// embeds them; every expected score, cluster, accuracy and position bias is known in advance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "visalign/acva_pipeline.h"
+#include "visalign/io.h"
+
+namespace visalign {
+namespace {
+
+using nlohmann::json;
+using testing::RunVisalign;
+
+// Four concepts with two rubric questions each; one near-synonym pair (oath/promise).
+constexpr const char* kConcepts = R"({"id": "oath", "word": "誓言", "gloss_en": "oath", "category": "communication", "rubric": [{"id": "speaker", "text_zh": "是否有作出承诺的主体？", "text_en": "Is there a party who commits?", "weight": 2, "framework": "componential"}, {"id": "solemn", "text_zh": "是否庄严？", "text_en": "Is it solemn?", "weight": 1, "framework": "frame"}]}
+{"id": "promise", "word": "诺言", "gloss_en": "promise", "category": "communication", "rubric": [{"id": "two_parties", "text_zh": "是否有双方？", "text_en": "Are there two parties?", "weight": 1, "framework": "componential"}, {"id": "trust", "text_zh": "是否有信任？", "text_en": "Is trust shown?", "weight": 1, "framework": "frame"}]}
+{"id": "hope", "word": "希望", "gloss_en": "hope", "category": "emotion", "rubric": [{"id": "future", "text_zh": "是否有期待的结果？", "text_en": "Is a desired outcome shown?", "weight": 1, "framework": "frame"}, {"id": "path", "text_zh": "是否有朝向远处的结构？", "text_en": "Is there a path toward a goal?", "weight": 1, "framework": "image-schema"}]}
+{"id": "truth", "word": "真理", "gloss_en": "truth", "category": "epistemic", "rubric": [{"id": "reveal", "text_zh": "是否有揭示？", "text_en": "Is something revealed?", "weight": 1, "framework": "image-schema"}, {"id": "general", "text_zh": "是否普遍？", "text_en": "Is it general?", "weight": 1, "framework": "frame"}]}
+)";
+constexpr const char* kPairs = R"({"a": "oath", "b": "promise"})";
+constexpr size_t kConceptCount = 4, kSamples = 3, kModels = 3;
+// Per image: 2 rubric questions + 1 metaphor; images of oath/promise add 2 orders of 2AFC.
+constexpr size_t kQuestionsPerModel = kConceptCount * kSamples * 3 + 2 * kSamples * 2;
+
+std::string ClipFixture() { return (testing::SharedDir() / "fixtures" / "clip-tiny").string(); }
+
+class AcvaPipeline : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    std::ofstream(*dir_ / "concepts.jsonl") << kConcepts;
+    std::ofstream(*dir_ / "pairs.jsonl") << kPairs;
+    auto server = acva::ReferenceServer::Start({});
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = server->release();
+    for (const char* model : {"varied", "mono", "mixed"}) {
+      auto r = RunVisalign(Args({"acva", "generate", "--run", model, "--endpoint", server_->url(), "--model", model,
+                                 "--seed", "0", "--samples", "3"}));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    ASSERT_EQ(server_->image_requests(), kConceptCount * kSamples * kModels);
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete dir_;
+  }
+
+  static std::vector<std::string> Args(std::vector<std::string> args) {
+    for (const std::string& extra : std::vector<std::string>{"--store", (*dir_ / "store").string(), "--concepts", (*dir_ / "concepts.jsonl").string(),
+                              "--pairs", (*dir_ / "pairs.jsonl").string()})
+      args.push_back(extra);
+    return args;
+  }
+
+  static std::vector<std::string> Judge(const std::string& judge_model, std::vector<std::string> runs,
+                                        std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--json", "acva", "judge", "--judge-endpoint", server_->url(), "--judge-model",
+                                     judge_model};
+    for (const std::string& r : runs) args.insert(args.end(), {"--run", r});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Args(args);
+  }
+
+  static json Analyze(const std::string& judge_model, std::vector<std::string> runs, const std::string& out) {
+    std::vector<std::string> args = {"--json", "acva", "analyze", "--judge-model", judge_model, "--clip-model",
+                                     ClipFixture(), "--cluster-threshold", "0.000001", "--bootstrap", "300",
+                                     "--out", (*dir_ / out).string()};
+    for (const std::string& r : runs) args.insert(args.end(), {"--run", r});
+    auto r = RunVisalign(Args(args));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out, nullptr, false);
+  }
+
+  static const json& Model(const json& summary, const std::string& name) {
+    for (const json& m : summary["models"])
+      if (m["model"] == name) return m;
+    throw std::runtime_error("no model " + name);
+  }
+
+  static testing::TempDir* dir_;
+  static acva::ReferenceServer* server_;
+};
+
+testing::TempDir* AcvaPipeline::dir_ = nullptr;
+acva::ReferenceServer* AcvaPipeline::server_ = nullptr;
+
+TEST_F(AcvaPipeline, FullRunGivesTheScoresClustersAndAccuraciesTheImagesEncode) {
+  const size_t before = server_->chat_requests();
+  auto judged = RunVisalign(Judge("ref", {"varied", "mono", "mixed"}));
+  ASSERT_EQ(judged.exit_code, 0) << judged.err;
+  EXPECT_EQ(server_->chat_requests() - before, kModels * kQuestionsPerModel);
+
+  const json s = Analyze("ref", {"varied", "mono", "mixed"}, "full");
+  ASSERT_FALSE(s.is_discarded());
+  const json& varied = Model(s, "varied");
+  const json& mono = Model(s, "mono");
+  const json& mixed = Model(s, "mixed");
+  // Adequacy: varied rates 1 everywhere; mono 0.25; mixed 0.75 on seeds 0 and 2, 0.25 on seed 1.
+  EXPECT_EQ(varied["n_images"], kConceptCount * kSamples);
+  EXPECT_EQ(varied["pass_rate"], 1.0);
+  EXPECT_EQ(mono["pass_rate"], 0.0);
+  EXPECT_EQ(mono["adequacy_mean"], 0.25);
+  EXPECT_NEAR(mixed["pass_rate"].get<double>(), 2.0 / 3.0, 1e-12);
+  EXPECT_NEAR(mixed["adequacy_mean"].get<double>(), (0.75 + 0.25 + 0.75) / 3.0, 1e-12);
+  EXPECT_EQ(mixed["pass_rate_ci"], json::array({2.0 / 3.0, 2.0 / 3.0}));  // the same in every concept
+  EXPECT_EQ(varied["by_category"]["emotion"]["pass_rate"], 1.0);
+  // Diversity: mono repeats one image and one metaphor; varied/mixed draw three variants, three metaphors.
+  EXPECT_EQ(mono["diversity"]["unfiltered"]["d_img_mean"], 0.0);
+  EXPECT_EQ(mono["diversity"]["unfiltered"]["h_mean"], 0.0);
+  EXPECT_EQ(mono["diversity"]["unfiltered"]["quadrants"]["low"], 1.0);
+  EXPECT_EQ(mono["diversity"]["filtered"]["n_groups"], 0);
+  EXPECT_NEAR(varied["diversity"]["unfiltered"]["h_mean"].get<double>(), std::log2(3.0), 1e-12);
+  EXPECT_GT(varied["diversity"]["unfiltered"]["d_img_mean"].get<double>(), 0.0);
+  // mixed: two passing images per concept (variants 0 and 2), two metaphors -> H = 1 bit.
+  EXPECT_EQ(mixed["diversity"]["filtered"]["n_groups"], kConceptCount);
+  EXPECT_NEAR(mixed["diversity"]["filtered"]["h_mean"].get<double>(), 1.0, 1e-12);
+  // Distinctiveness: the judge reads the prompt hash and answers right, except for mono's "first" bias.
+  const json& vp = varied["pairs"][0];
+  EXPECT_EQ(vp["afc_acc"], 1.0);
+  EXPECT_EQ(vp["afc_first_share"], 0.5);
+  EXPECT_EQ(vp["afc_trials"], 2 * kSamples * 2);
+  const json& mp = mono["pairs"][0];
+  EXPECT_EQ(mp["afc_acc"], 0.5);
+  EXPECT_EQ(mp["afc_first_share"], 1.0);
+  EXPECT_EQ(mp["embedding_loo_acc"], 1.0);  // identical images per concept, different per concept
+  // Tiers: varied > mixed > mono in every concept.
+  ASSERT_EQ(s["tiers"].size(), 3u);
+  EXPECT_EQ(s["tiers"][0]["models"], json::array({"varied"}));
+  EXPECT_EQ(s["tiers"][2]["models"], json::array({"mono"}));
+  // Outputs.
+  for (const char* f : {"summary.json", "summary.csv", "summary.md", "items.jsonl"})
+    EXPECT_TRUE(std::filesystem::exists(*dir_ / "full" / f)) << f;
+  auto items = acva::ReadItems(*dir_ / "full" / "items.jsonl");
+  ASSERT_TRUE(items.ok());
+  EXPECT_EQ(items->size(), kModels * kConceptCount * kSamples);
+  EXPECT_EQ(items->front()["ratings"].size(), 2u);
+  EXPECT_FALSE(items->front()["metaphor"].is_null());
+}
+
+TEST_F(AcvaPipeline, SecondJudgeRunIsServedFromTheCacheWithZeroRequests) {
+  ASSERT_EQ(RunVisalign(Judge("cache-check", {"varied"})).exit_code, 0);
+  const size_t before = server_->chat_requests();
+  auto again = RunVisalign(Judge("cache-check", {"varied"}));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(server_->chat_requests(), before);
+  const json stats = json::parse(again.out);
+  EXPECT_EQ(stats["asked"], 0);
+  EXPECT_EQ(stats["cached"], kQuestionsPerModel);
+  // Another prompt language changes the template hash: everything is asked again.
+  auto zh = RunVisalign(Judge("cache-check", {"varied"}, {"--judge-language", "zh"}));
+  ASSERT_EQ(zh.exit_code, 0) << zh.err;
+  EXPECT_EQ(server_->chat_requests() - before, kQuestionsPerModel);
+}
+
+TEST_F(AcvaPipeline, FencedRepliesWithProseAreParsed) {
+  auto r = RunVisalign(Judge("ref+fenced", {"varied"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json stats = json::parse(r.out);
+  EXPECT_EQ(stats["invalid"], 0);
+  EXPECT_EQ(stats["requests"], kQuestionsPerModel);
+}
+
+TEST_F(AcvaPipeline, GarbageRepliesAreAskedAgain) {
+  auto r = RunVisalign(Judge("ref+garbage-once", {"varied"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json stats = json::parse(r.out);
+  EXPECT_EQ(stats["invalid"], 0);
+  EXPECT_EQ(stats["requests"], 2 * kQuestionsPerModel);
+}
+
+TEST_F(AcvaPipeline, RefusalsAreRecordedInvalidNeverScoredZero) {
+  auto r = RunVisalign(Judge("ref+refuse", {"mixed"}, {"--judge-reply-attempts", "2"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json stats = json::parse(r.out);
+  EXPECT_EQ(stats["invalid"], kQuestionsPerModel);
+  EXPECT_EQ(stats["requests"], 2 * kQuestionsPerModel);
+  const json s = Analyze("ref+refuse", {"mixed"}, "refused");
+  const json& m = Model(s, "mixed");
+  EXPECT_EQ(m["n_invalid"], kConceptCount * kSamples);
+  EXPECT_TRUE(m["pass_rate"].is_null());  // no valid image: undefined, not 0
+  auto items = acva::ReadItems(*dir_ / "refused" / "items.jsonl");
+  ASSERT_TRUE(items.ok());
+  const json& first = items->front();
+  EXPECT_TRUE(first["adequacy"].is_null());
+  EXPECT_NE(first["ratings"][0]["error"].get<std::string>().find("no valid reply in 2 attempts"), std::string::npos);
+  EXPECT_NE(first["ratings"][0]["error"].get<std::string>().find("I'm sorry"), std::string::npos);
+}
+
+TEST_F(AcvaPipeline, RefusedMetaphorsLeaveRatingsIntact) {
+  ASSERT_EQ(RunVisalign(Judge("ref+refuse-metaphor", {"varied"}, {"--judge-reply-attempts", "1"})).exit_code, 0);
+  const json s = Analyze("ref+refuse-metaphor", {"varied"}, "no-metaphor");
+  const json& m = Model(s, "varied");
+  EXPECT_EQ(m["pass_rate"], 1.0);
+  EXPECT_TRUE(m["diversity"]["unfiltered"]["h_mean"].is_null());
+  EXPECT_GT(m["diversity"]["unfiltered"]["d_img_mean"].get<double>(), 0.0);
+}
+
+TEST_F(AcvaPipeline, TimeoutsFailClearlyAndAreNotCached) {
+  // A server of its own, so the slow handlers do not hold up the other tests' requests.
+  auto slow = acva::ReferenceServer::Start({.port = 0, .slow_ms = 400});
+  ASSERT_TRUE(slow.ok());
+  auto r = RunVisalign(Args({"acva", "judge", "--run", "mono", "--judge-endpoint", (*slow)->url(), "--judge-model",
+                             "ref+slow", "--judge-timeout", "0.1", "--judge-max-attempts", "1",
+                             "--judge-concurrency", "8"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("judge questions failed"), std::string::npos) << r.err;
+  // Nothing was cached: analysis from the cache refuses, naming what is missing.
+  auto analyze = RunVisalign(Args({"acva", "analyze", "--run", "mono", "--judge-model", "ref+slow", "--clip-model",
+                                   ClipFixture(), "--out", (*dir_ / "slow").string()}));
+  EXPECT_EQ(analyze.exit_code, 2);
+  EXPECT_NE(analyze.err.find("not in the cache"), std::string::npos) << analyze.err;
+}
+
+TEST_F(AcvaPipeline, HumanAgreementAgainstItems) {
+  ASSERT_EQ(RunVisalign(Judge("ref", {"mixed"})).exit_code, 0);
+  Analyze("ref", {"mixed"}, "agree");
+  // Automatic adequacy of mixed: k = 0, 2 -> 0.75 (bin 3), k = 1 -> 0.25 (bin 1).
+  std::ofstream(*dir_ / "ratings.csv") << "image,rater,score\n"
+                                       << "mixed/hope/0,r1,0.7\n"     // bin 3: exact
+                                       << "mixed/hope/0,r2,0.5\n"     // bin 2: within one
+                                       << "mixed/hope/1,r1,0.2\n"     // bin 1: exact
+                                       << "mixed/truth/1,r1,0.9\n"    // bin 4 vs 1: off
+                                       << "mixed/truth/2,r1,0.8\n"    // bin 4 vs 3: within one
+                                       << "nobody/x/0,r1,0.5\n";
+  auto r = RunVisalign({"--json", "acva", "agreement", "--items", (*dir_ / "agree" / "items.jsonl").string(),
+                        "--human", (*dir_ / "ratings.csv").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["n_ratings"], 5);
+  EXPECT_EQ(j["n_images"], 4);
+  EXPECT_DOUBLE_EQ(j["exact_agreement"].get<double>(), 2.0 / 5.0);
+  EXPECT_DOUBLE_EQ(j["within_one_bin"].get<double>(), 4.0 / 5.0);
+  EXPECT_EQ(j["unmatched"], json::array({"nobody/x/0"}));
+  EXPECT_TRUE(j["spearman"]["rho"].is_number());
+  std::ofstream(*dir_ / "bad.csv") << "image,rater,score\nmixed/hope/0,r1,4\n";
+  auto bad = RunVisalign({"acva", "agreement", "--items", (*dir_ / "agree" / "items.jsonl").string(), "--human",
+                          (*dir_ / "bad.csv").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.csv:2"), std::string::npos) << bad.err;
+}
+
+TEST(AcvaCli, ValidateReportsFileAndLine) {
+  testing::TempDir dir;
+  std::ofstream(dir / "c.jsonl") << R"({"id": "a", "word": "词", "gloss_en": "w", "category": "vibes", "rubric": []})"
+                                 << "\n";
+  auto r = RunVisalign({"acva", "validate", "--concepts", (dir / "c.jsonl").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("c.jsonl:1 field category"), std::string::npos) << r.err;
+  auto ok = RunVisalign({"--json", "acva", "validate"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_GE(json::parse(ok.out)["concepts"].get<int>(), 24);
+}
+
+}  // namespace
+}  // namespace visalign
