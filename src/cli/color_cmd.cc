@@ -164,9 +164,9 @@ Status RunNames(const Cli& cli, int level) {
         j.push_back(CategoryJson(cat));
       } else {
         const IsccCentroid* rep = table->CentroidById(cat.rep_id);
-        std::cout << fmt::format("{:>2}  {}  {:<16} {:>3} members, representative #{} {}\n", cat.index,
-                                 ToHex(cat.rgb), cat.name, cat.member_ids.size(), cat.rep_id,
-                                 rep ? rep->name : "");
+        std::cout << fmt::format("{:>2}  {}  {:<16} {:>3} member{}, representative #{} {}\n", cat.index,
+                                 ToHex(cat.rgb), cat.name, cat.member_ids.size(),
+                                 cat.member_ids.size() == 1 ? "" : "s", cat.rep_id, rep ? rep->name : "");
       }
     }
   }
