@@ -1,0 +1,245 @@
+// Native CLIP throughput on a random-weight ViT-B-32-shaped model (generated here: OpenCLIP
+// layout, fp32, 151 M parameters of which 88 M in the vision tower) and the GEMM backend candidates.
+// Run: build/bench/clip_benchmark --benchmark_counters_tabular=true (threads: VISALIGN_BENCH_THREADS,
+// default 2). Items/s and GFLOPS (analytic FLOPs of the forward pass) are reported as counters.
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+#include <eigen3/Eigen/Core>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "clip/gemm.h"
+#include "clip/safetensors.h"
+#include "visalign/clip.h"
+#include "visalign/parallel.h"
+
+namespace visalign::clip {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kEmbedDim = 512;
+constexpr int kImageSize = 224;
+constexpr int kPatch = 32;
+constexpr int kVisionWidth = 768;
+constexpr int kTextWidth = 512;
+constexpr int kLayers = 12;
+constexpr int kContext = 77;
+constexpr int kVocab = 49408;
+constexpr int kMlpRatio = 4;
+
+int BenchThreads() {
+  const char* env = std::getenv("VISALIGN_BENCH_THREADS");
+  return env != nullptr ? std::atoi(env) : 2;
+}
+
+// Deterministic pseudo-random values with the scale of trained CLIP weights.
+std::vector<float> RandomValues(size_t n, float scale, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+void AddTower(std::vector<NamedTensor>& t, const std::string& prefix, int width, uint64_t* seed) {
+  const int64_t w = width;
+  const int64_t mlp = kMlpRatio * w;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(w));
+  for (int i = 0; i < kLayers; ++i) {
+    const std::string p = prefix + "transformer.resblocks." + std::to_string(i) + ".";
+    auto add = [&](const std::string& name, std::vector<int64_t> shape, float s, float offset = 0.0f) {
+      size_t n = 1;
+      for (int64_t d : shape) n *= static_cast<size_t>(d);
+      std::vector<float> v = RandomValues(n, s, (*seed)++);
+      for (float& x : v) x += offset;
+      t.push_back({name, std::move(shape), std::move(v)});
+    };
+    add(p + "ln_1.weight", {w}, 0.1f, 1.0f);
+    add(p + "ln_1.bias", {w}, 0.05f);
+    add(p + "ln_2.weight", {w}, 0.1f, 1.0f);
+    add(p + "ln_2.bias", {w}, 0.05f);
+    add(p + "attn.in_proj_weight", {3 * w, w}, scale);
+    add(p + "attn.in_proj_bias", {3 * w}, 0.05f);
+    add(p + "attn.out_proj.weight", {w, w}, scale);
+    add(p + "attn.out_proj.bias", {w}, 0.05f);
+    add(p + "mlp.c_fc.weight", {mlp, w}, scale);
+    add(p + "mlp.c_fc.bias", {mlp}, 0.05f);
+    add(p + "mlp.c_proj.weight", {w, mlp}, scale / 2);
+    add(p + "mlp.c_proj.bias", {w}, 0.05f);
+  }
+}
+
+// Writes the random ViT-B-32 model once per process into a temporary directory.
+const fs::path& ModelDir() {
+  static const fs::path dir = [] {
+    const fs::path d = fs::temp_directory_path() / ("visalign_clip_bench_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    uint64_t seed = 1;
+    std::vector<NamedTensor> t;
+    AddTower(t, "visual.", kVisionWidth, &seed);
+    AddTower(t, "", kTextWidth, &seed);
+    const int64_t grid = kImageSize / kPatch;
+    auto add = [&](const std::string& name, std::vector<int64_t> shape, float s, float offset = 0.0f) {
+      size_t n = 1;
+      for (int64_t x : shape) n *= static_cast<size_t>(x);
+      std::vector<float> v = RandomValues(n, s, seed++);
+      for (float& x : v) x += offset;
+      t.push_back({name, std::move(shape), std::move(v)});
+    };
+    add("visual.class_embedding", {kVisionWidth}, 0.03f);
+    add("visual.positional_embedding", {grid * grid + 1, kVisionWidth}, 0.03f);
+    add("visual.conv1.weight", {kVisionWidth, 3, kPatch, kPatch}, 0.02f);
+    add("visual.ln_pre.weight", {kVisionWidth}, 0.1f, 1.0f);
+    add("visual.ln_pre.bias", {kVisionWidth}, 0.05f);
+    add("visual.ln_post.weight", {kVisionWidth}, 0.1f, 1.0f);
+    add("visual.ln_post.bias", {kVisionWidth}, 0.05f);
+    add("visual.proj", {kVisionWidth, kEmbedDim}, 0.03f);
+    add("token_embedding.weight", {kVocab, kTextWidth}, 0.02f);
+    add("positional_embedding", {kContext, kTextWidth}, 0.01f);
+    add("ln_final.weight", {kTextWidth}, 0.1f, 1.0f);
+    add("ln_final.bias", {kTextWidth}, 0.05f);
+    add("text_projection", {kTextWidth, kEmbedDim}, 0.04f);
+    add("logit_scale", {}, 0.0f, 4.6052f);
+    if (!WriteSafetensors(d / "open_clip_model.safetensors", std::move(t)).ok()) std::abort();
+    std::ofstream(d / "open_clip_config.json") << R"({"model_cfg": {"embed_dim": 512, "quick_gelu": false,
+      "vision_cfg": {"image_size": 224, "layers": 12, "width": 768, "patch_size": 32},
+      "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 512, "heads": 8, "layers": 12}},
+      "preprocess_cfg": {"size": 224, "mean": [0.48145466, 0.4578275, 0.40821073],
+      "std": [0.26862954, 0.26130258, 0.27577711], "interpolation": "bicubic", "resize_mode": "shortest"}})";
+    std::atexit([] { fs::remove_all(fs::temp_directory_path() / ("visalign_clip_bench_" + std::to_string(::getpid()))); });
+    return d;
+  }();
+  return dir;
+}
+
+const ClipModel& Model() {
+  static const ClipModel model = [] {
+    ClipLoadOptions options;
+    options.max_batch = 64;
+    Result<ClipModel> m = LoadClipModel(ModelDir(), options);
+    if (!m.ok()) std::abort();
+    return std::move(m).value();
+  }();
+  return model;
+}
+
+// Multiply-add FLOPs of one tower pass over `seq` tokens (linear layers + attention).
+double TowerFlops(int width, int seq) {
+  const double linear = 2.0 * seq * (4.0 * width * width + 2.0 * kMlpRatio * width * width);
+  const double attention = 2.0 * 2.0 * seq * seq * width;
+  return kLayers * (linear + attention);
+}
+
+double ImageFlops() {
+  const int tokens = (kImageSize / kPatch) * (kImageSize / kPatch);
+  return TowerFlops(kVisionWidth, tokens + 1) + 2.0 * tokens * kVisionWidth * 3 * kPatch * kPatch +
+         2.0 * kVisionWidth * kEmbedDim;
+}
+
+void SetCounters(benchmark::State& state, int items, double flops_per_item) {
+  state.SetItemsProcessed(state.iterations() * items);
+  state.counters["items/s"] = benchmark::Counter(static_cast<double>(items), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPS"] = benchmark::Counter(items * flops_per_item * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_EncodeImages(benchmark::State& state) {
+  SetThreadCount(BenchThreads());
+  const int batch = static_cast<int>(state.range(0));
+  Matrix pixels(batch, 3 * kImageSize * kImageSize);
+  pixels.data = RandomValues(pixels.data.size(), 1.8f, 99);
+  const ClipModel& model = Model();
+  for (auto _ : state) benchmark::DoNotOptimize(model.EncodePixels(pixels).value().data.data());
+  SetCounters(state, batch, ImageFlops());
+}
+BENCHMARK(BM_EncodeImages)->Arg(1)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+BENCHMARK(BM_EncodeImages)->Arg(480)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+
+// Texts padded to the full context (every position computed, as open_clip does): `long` texts of
+// 77 tokens. Short captions are far cheaper here because computation stops at the last eot.
+void BM_EncodeTexts(benchmark::State& state) {
+  SetThreadCount(BenchThreads());
+  const int batch = static_cast<int>(state.range(0));
+  const bool full_context = state.range(1) != 0;
+  std::vector<std::string> texts;
+  for (int i = 0; i < batch; ++i) {
+    std::string t = "a photo of a " + std::to_string(i) + " colorful banana";
+    if (full_context) {
+      for (int k = 0; k < 80; ++k) t += " word";
+    }
+    texts.push_back(t);
+  }
+  const ClipModel& model = Model();
+  const int seq = full_context ? kContext : static_cast<int>(model.Tokenize(texts.back()).value().size());
+  for (auto _ : state) benchmark::DoNotOptimize(model.EncodeTexts(texts).value().data.data());
+  SetCounters(state, batch, TowerFlops(kTextWidth, seq) + 2.0 * kTextWidth * kEmbedDim);
+  state.counters["tokens"] = seq;
+}
+BENCHMARK(BM_EncodeTexts)->Args({100, 1})->Args({100, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+
+// GEMM candidates on the MLP up-projection of a batch of 32 images: [1600 x 768] x [768 x 3072]ᵀ.
+constexpr int kM = 32 * 50;
+constexpr int kN = 3072;
+constexpr int kK = 768;
+
+void GemmCounters(benchmark::State& state) {
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kM * kN * kK * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Gemm_OneDnn(benchmark::State& state) {
+  const std::vector<float> a = RandomValues(static_cast<size_t>(kM) * kK, 1, 1);
+  const std::vector<float> b = RandomValues(static_cast<size_t>(kN) * kK, 1, 2);
+  std::vector<float> c(static_cast<size_t>(kM) * kN);
+  omp_set_num_threads(BenchThreads());  // as the towers do before each call
+  for (auto _ : state) {
+    Gemm(kM, kN, kK, a.data(), kK, b.data(), BLayout::kNK, 0.0f, c.data(), kN);
+    benchmark::DoNotOptimize(c.data());
+  }
+  GemmCounters(state);
+}
+BENCHMARK(BM_Gemm_OneDnn)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Gemm_Eigen(benchmark::State& state) {
+  using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowMatrix a = RowMatrix::Random(kM, kK);
+  RowMatrix b = RowMatrix::Random(kN, kK);
+  RowMatrix c(kM, kN);
+  for (auto _ : state) {
+    c.noalias() = a * b.transpose();
+    benchmark::DoNotOptimize(c.data());
+  }
+  GemmCounters(state);
+}
+BENCHMARK(BM_Gemm_Eigen)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+// The system BLAS (Debian's libblas.so.3 alternative: reference BLAS here, OpenBLAS where installed),
+// loaded at run time so the library does not depend on it.
+void BM_Gemm_SystemBlas(benchmark::State& state) {
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+  void* lib = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
+  auto* sgemm = lib != nullptr ? reinterpret_cast<Sgemm>(dlsym(lib, "cblas_sgemm")) : nullptr;
+  if (sgemm == nullptr) {
+    state.SkipWithError("libblas.so.3 with cblas_sgemm not found");
+    return;
+  }
+  constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+  const std::vector<float> a = RandomValues(static_cast<size_t>(kM) * kK, 1, 1);
+  const std::vector<float> b = RandomValues(static_cast<size_t>(kN) * kK, 1, 2);
+  std::vector<float> c(static_cast<size_t>(kM) * kN);
+  for (auto _ : state) {
+    sgemm(kRowMajor, kNoTrans, kTrans, kM, kN, kK, 1.0f, a.data(), kK, b.data(), kK, 0.0f, c.data(), kN);
+    benchmark::DoNotOptimize(c.data());
+  }
+  GemmCounters(state);
+}
+BENCHMARK(BM_Gemm_SystemBlas)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+}  // namespace visalign::clip
+BENCHMARK_MAIN();
