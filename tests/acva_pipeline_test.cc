@@ -42,7 +42,7 @@ class AcvaPipeline : public ::testing::Test {
     server_ = server->release();
     for (const char* model : {"varied", "mono", "mixed"}) {
       auto r = RunVisalign(Args({"acva", "generate", "--run", model, "--endpoint", server_->url(), "--model", model,
-                                 "--seed", "0", "--samples", "3"}));
+                                 "--seed", "0", "--param", "seed={seed}", "--samples", "3"}));
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
     ASSERT_EQ(server_->image_requests(), kConceptCount * kSamples * kModels);
