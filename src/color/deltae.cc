@@ -13,6 +13,8 @@ constexpr double kFullTurn = 360.0;
 constexpr double kHalfTurn = 180.0;
 
 double Square(double v) { return v * v; }
+// sqrt(x² + y²); Lab values never approach overflow, so std::hypot's (slow) scaling is not needed.
+double Norm2(double x, double y) { return std::sqrt(x * x + y * y); }
 double Pow7(double v) {
   const double v2 = v * v;
   return v2 * v2 * v2 * v;
@@ -49,14 +51,14 @@ double DeltaE76(Lab p, Lab q) { return std::sqrt(Square(p.L - q.L) + Square(p.a 
 // follow the paper (primes as `p`, bars as `mean_`).
 double DeltaE2000(Lab p, Lab q) {
   constexpr double k25Pow7 = 6103515625.0;  // 25^7
-  const double c1 = std::hypot(p.a, p.b);
-  const double c2 = std::hypot(q.a, q.b);
+  const double c1 = Norm2(p.a, p.b);
+  const double c2 = Norm2(q.a, q.b);
   const double mean_c7 = Pow7((c1 + c2) / 2.0);
   const double g = 0.5 * (1.0 - std::sqrt(mean_c7 / (mean_c7 + k25Pow7)));  // (4)
   const double a1p = (1.0 + g) * p.a;                                         // (5)
   const double a2p = (1.0 + g) * q.a;
-  const double c1p = std::hypot(a1p, p.b);  // (6)
-  const double c2p = std::hypot(a2p, q.b);
+  const double c1p = Norm2(a1p, p.b);  // (6)
+  const double c2p = Norm2(a2p, q.b);
   const double h1p = HueAngle(p.b, a1p);  // (7)
   const double h2p = HueAngle(q.b, a2p);
 
@@ -107,7 +109,7 @@ double HueDifference(Lab p, Lab q) {
   return d > kHalfTurn ? kFullTurn - d : d;
 }
 
-double ChromaDistance(Lab p, Lab q) { return std::hypot(p.a - q.a, p.b - q.b); }
+double ChromaDistance(Lab p, Lab q) { return Norm2(p.a - q.a, p.b - q.b); }
 
 double HyAB(Lab p, Lab q) { return std::fabs(p.L - q.L) + ChromaDistance(p, q); }
 
