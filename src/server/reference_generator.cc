@@ -162,6 +162,8 @@ Result<std::unique_ptr<ReferenceGenerator>> ReferenceGenerator::Start(const Refe
                                "a free port (0 picks one)");
   // The socket is bound and listening: early clients wait in the backlog until accept() runs.
   g->thread_ = std::thread([srv = g->server_.get()] { srv->listen_after_bind(); });
+  // Stop() before the accept loop runs would be lost: wait until it does.
+  while (!g->server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return g;
 }
 

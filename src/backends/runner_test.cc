@@ -1,0 +1,159 @@
+// The generation runner over a scripted backend and a real SQLite store: resume, retries,
+// failures and interruption.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+
+#include "backends/test_util.h"
+#include "visalign/generation_runner.h"
+
+namespace visalign::backends {
+namespace {
+namespace fs = std::filesystem;
+
+// Answers by prompt: "ok" succeeds; "flaky" fails with 503 on its first attempt; "bad" gets a 400;
+// "slow" takes 300 ms (or until cancelled). Counts calls per (id, k).
+class ScriptedBackend : public GenerationBackend {
+ public:
+  nlohmann::json Config() const override { return {{"backend", "scripted"}}; }
+  Attempt<GeneratedImage> Generate(const GenerationRequest& r, const std::atomic<bool>& cancel) override {
+    int n;
+    {
+      std::lock_guard lock(mu_);
+      n = ++calls_[r.item_id + "#" + std::to_string(r.k)];
+    }
+    if (r.prompt == "bad") return Attempt<GeneratedImage>::Fail({ErrorKind::kClient, "HTTP 400: no", {}});
+    if (r.prompt == "flaky" && n == 1) return Attempt<GeneratedImage>::Fail({ErrorKind::kServer, "HTTP 503", {}});
+    if (r.prompt == "slow") {
+      for (int i = 0; i < 30; ++i) {
+        if (cancel.load()) return Attempt<GeneratedImage>::Fail({ErrorKind::kCancelled, "cancelled", {}});
+        std::this_thread::sleep_for(Millis(10));
+      }
+    }
+    return Attempt<GeneratedImage>::Ok({testing::TinyPng(static_cast<uint8_t>(r.k)), "png"});
+  }
+  int calls(const std::string& key) {
+    std::lock_guard lock(mu_);
+    return calls_[key];
+  }
+  int total() {
+    std::lock_guard lock(mu_);
+    int t = 0;
+    for (auto& [k, v] : calls_) t += v;
+    return t;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, int> calls_;
+};
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("visalign_runner_test_" + std::to_string(std::random_device{}()));
+    store_ = store::OpenSqliteStore(dir_).value();
+    options_.progress = false;
+    options_.concurrency = 3;
+    options_.retry.initial_backoff = Millis(1);
+    options_.retry.max_backoff = Millis(2);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  Result<RunSummary> Run(const std::vector<WorkItem>& items, const std::atomic<bool>& stop) {
+    return RunGeneration(*store_, {"r", "test", "fp", {}, ""}, items, backend_, options_, stop);
+  }
+  fs::path dir_;
+  std::unique_ptr<store::RunStore> store_;
+  ScriptedBackend backend_;
+  RunnerOptions options_;
+};
+
+TEST_F(RunnerTest, CompletesRetriesAndRecordsFailures) {
+  std::atomic<bool> stop{false};
+  std::vector<WorkItem> items = {{"a", "ok", 0, 1}, {"a", "ok", 1, 2}, {"b", "flaky", 0, 3}, {"c", "bad", 0, 4}};
+  auto s = Run(items, stop);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->done, 3u);
+  EXPECT_EQ(s->failed, 1u);
+  EXPECT_EQ(s->attempts, 5u);
+  ASSERT_EQ(s->failures.size(), 1u);
+  EXPECT_EQ(s->failures[0].id, "c");
+  EXPECT_EQ(s->failures[0].error.rfind("HTTP 400: no", 0), 0u);
+  auto rows = store_->Rows("r").value();
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[2].item_id, "b");
+  EXPECT_EQ(rows[2].status, store::RowStatus::kDone);
+  EXPECT_EQ(rows[2].attempts, 2);
+  EXPECT_EQ(rows[3].status, store::RowStatus::kFailed);
+  EXPECT_EQ(rows[3].attempts, 1);
+  auto done = store_->DoneImages("r").value();
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_TRUE(fs::exists(done[1].image_path));
+  EXPECT_EQ(store_->FindRun("r").value()->backend["backend"], "scripted");
+}
+
+TEST_F(RunnerTest, ResumeNeverRequestsDoneItemsAndRetriesFailuresOnlyWhenAsked) {
+  std::atomic<bool> stop{false};
+  std::vector<WorkItem> items = {{"a", "ok", 0, {}}, {"c", "bad", 0, {}}};
+  ASSERT_TRUE(Run(items, stop).ok());
+  auto again = Run(items, stop).value();
+  EXPECT_EQ(again.already_done, 1u);
+  EXPECT_EQ(again.skipped_failed, 1u);
+  EXPECT_EQ(again.attempts, 0u);
+  EXPECT_EQ(backend_.calls("a#0"), 1);
+  options_.retry_failed = true;
+  auto retried = Run(items, stop).value();
+  EXPECT_EQ(retried.attempts, 1u);
+  EXPECT_EQ(backend_.calls("a#0"), 1);
+  EXPECT_EQ(backend_.calls("c#0"), 2);
+  EXPECT_EQ(store_->Rows("r").value()[1].attempts, 2);
+}
+
+TEST_F(RunnerTest, AChangedPromptForAnExistingRowIsRefused) {
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(Run({{"a", "ok", 0, {}}}, stop).ok());
+  auto s = Run({{"a", "flaky", 0, {}}}, stop);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().what().find("now the prompt is \"flaky\""), std::string::npos) << s.status().ToString();
+}
+
+TEST_F(RunnerTest, StopLetsInFlightItemsFinishAndLeavesTheRestPending) {
+  std::atomic<bool> stop{false};
+  std::vector<WorkItem> items;
+  for (int i = 0; i < 9; ++i) items.push_back({"s" + std::to_string(i), "slow", 0, {}});
+  std::thread t([&] {
+    std::this_thread::sleep_for(Millis(100));
+    stop = true;
+  });
+  auto s = Run(items, stop).value();
+  t.join();
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(s.done, 3u);  // the three in flight finished within the grace period
+  EXPECT_EQ(s.left_pending, 6u);
+  EXPECT_EQ(backend_.total(), 3);
+  EXPECT_EQ(store_->Counts("r").value().pending, 6u);
+}
+
+TEST_F(RunnerTest, AfterTheGracePeriodInFlightItemsAreCancelledAndStayPending) {
+  std::atomic<bool> stop{false};
+  options_.grace = Millis(50);
+  std::vector<WorkItem> items = {{"s0", "slow", 0, {}}, {"s1", "slow", 0, {}}};
+  std::thread t([&] {
+    std::this_thread::sleep_for(Millis(50));
+    stop = true;
+  });
+  auto s = Run(items, stop).value();
+  t.join();
+  EXPECT_EQ(s.done, 0u);
+  EXPECT_EQ(s.left_pending, 2u);
+  EXPECT_EQ(s.attempts, 0u);
+  auto rows = store_->Rows("r").value();
+  EXPECT_EQ(rows[0].status, store::RowStatus::kPending);
+  EXPECT_EQ(rows[0].attempts, 0);
+}
+
+}  // namespace
+}  // namespace visalign::backends
