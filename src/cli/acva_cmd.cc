@@ -285,7 +285,8 @@ const CommandGroup kAcva(60, [](Cli& cli) {
   g->footer(
       "Staged: generate (per model) -> judge -> analyze; each stage resumes from the run store.\n"
       "Example with the local reference server (`visalign acva reference-server --port 8090`):\n"
-      "  visalign acva generate --run varied --endpoint http://127.0.0.1:8090 --model varied --seed 0\n"
+      "  visalign acva generate --run varied --endpoint http://127.0.0.1:8090 --model varied --seed 0 "
+      "--param 'seed={seed}'\n"
       "  visalign acva judge --run varied --judge-endpoint http://127.0.0.1:8090 --judge-model ref-judge\n"
       "  visalign acva analyze --run varied --judge-model ref-judge --clip-model DIR --out results\n"
       "Definitions of every number: docs/acva.md.");
@@ -384,6 +385,9 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     s->add_option("--with-run", *extra, "Other existing runs to judge and analyze alongside (repeatable)");
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
     AddAnalyzeOptions(s, c->analyze);
+    s->footer(
+        "Example: visalign acva run --run varied --endpoint http://127.0.0.1:8090 --model varied --judge-endpoint "
+        "http://127.0.0.1:8090 --judge-model ref-judge --clip-model ../shared/fixtures/clip-tiny --out results");
     cli.Bind(s, [&cli, c, extra]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
       VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
