@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -18,6 +19,7 @@
 
 #include "dataset_sampling.h"
 #include "dataset_templates.h"
+#include "flat_png.h"
 #include "visalign/io.h"
 #include "visalign/parallel.h"
 #include "visalign/progress.h"
@@ -216,13 +218,17 @@ Status PrepareOutputDir(const DatasetOptions& options) {
       return Status::InvalidArgument("output directory is not empty", where,
                                      "an empty or new directory, or --force to replace a previous dataset");
     if (!empty) {
-      for (const char* name : {kManifestName, kSummaryName}) fs::remove(dir / name, ec);
+      std::vector<fs::path> previous{dir / kManifestName, dir / kSummaryName};
       const fs::path images = dir / kImagesDir;
       if (fs::is_directory(images, ec)) {
         for (const fs::directory_entry& e : fs::directory_iterator(images, ec))
-          if (e.is_regular_file() && IsItemImageName(e.path().filename().string())) fs::remove(e.path(), ec);
+          if (e.is_regular_file() && IsItemImageName(e.path().filename().string())) previous.push_back(e.path());
+        if (ec) return Status::IoError("cannot list directory: " + ec.message(), images.string(), "a readable directory");
       }
-      if (ec) return Status::IoError("cannot remove previous outputs: " + ec.message(), where, "a writable directory");
+      for (const fs::path& p : previous) {
+        fs::remove(p, ec);
+        if (ec) return Status::IoError("cannot remove previous output: " + ec.message(), p.string(), "a writable directory");
+      }
     }
   }
   VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
@@ -268,6 +274,33 @@ Status SyncFilesystem(const fs::path& dir) {
   if (rc != 0) return Status::IoError("syncfs failed: " + err, dir.string(), "a writable file system");
   return Status::Ok();
 }
+
+// GT images of single-color items repeat (variations 1, 4, 5 and 6 draw from ~600 colors), so
+// each distinct one is encoded once. Multi-block images are almost all distinct and bypass it.
+class PngCache {
+ public:
+  PngCache(int size, int compression) : size_(size), compression_(compression) {}
+  std::shared_ptr<const std::string> Get(const ManifestItem& item) {
+    if (item.layout != Layout::kSingle) return Encode(item);
+    const std::string key = color::ToHex(item.targets.front());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) return it->second;
+    }
+    std::shared_ptr<const std::string> png = Encode(item);
+    std::lock_guard<std::mutex> lock(mu_);
+    return cache_.emplace(key, png).first->second;
+  }
+
+ private:
+  std::shared_ptr<const std::string> Encode(const ManifestItem& item) const {
+    return std::make_shared<const std::string>(EncodeFlatPng(RenderGroundTruth(item, size_, size_), compression_));
+  }
+  int size_, compression_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const std::string>> cache_;
+};
 
 void FillRect(imaging::Image& image, const Rect& r, color::Srgb8 c) {
   for (int y = r.y; y < r.y + r.h; ++y) {
@@ -388,11 +421,12 @@ Result<DatasetReport> GenerateDataset(const DatasetOptions& options) {
     std::mutex mu;
     Status first_error;
     std::atomic<uint64_t> bytes{0};
+    PngCache cache(options.image_size, options.png_compression);
     ParallelFor(items.size(), [&](size_t i) {
       const ManifestItem& item = items[i];
-      auto png = imaging::EncodePng(RenderGroundTruth(item, options.image_size, options.image_size),
-                                    options.png_compression);
-      Status st = png.ok() ? WriteImageFile(options.out_dir / *item.image, *png) : png.status();
+      const std::shared_ptr<const std::string> png = cache.Get(item);
+      Status st = png->empty() ? Status::Internal("PNG encoding failed for " + item.id)
+                               : WriteImageFile(options.out_dir / *item.image, *png);
       if (st.ok()) {
         bytes += png->size();
       } else {

@@ -68,15 +68,18 @@ std::vector<ColorPair> FuzzyPairPool(const color::IsccNbs& iscc, int level) {
   const std::vector<PoolColor> pool = LevelPool(iscc, level);
   std::vector<std::string> keys;
   std::vector<double> hues, lightness;
+  std::vector<bool> neutral;
   for (const PoolColor& c : pool) {
     keys.push_back(RelationKey(iscc, c));
     hues.push_back(color::RgbToHsl(color::FromSrgb8(c.rgb)).h);
-    lightness.push_back(color::Srgb8ToLab(c.rgb).L);
+    const color::Lab lab = color::Srgb8ToLab(c.rgb);
+    lightness.push_back(lab.L);
+    neutral.push_back(std::hypot(lab.a, lab.b) < kNeutralChroma);
   }
   std::vector<ColorPair> pairs;
   for (size_t i = 0; i < pool.size(); ++i) {
     for (size_t j = i + 1; j < pool.size(); ++j) {
-      if (keys[i] != keys[j] || pool[i].rgb == pool[j].rgb) continue;
+      if (keys[i] != keys[j] || pool[i].rgb == pool[j].rgb || neutral[i] != neutral[j]) continue;
       if (std::abs(hues[i] - hues[j]) > kMaxFuzzyHueGap) continue;
       const bool i_darker = lightness[i] <= lightness[j];  // pool order (ids) breaks ties
       pairs.push_back(i_darker ? ColorPair{pool[i], pool[j]} : ColorPair{pool[j], pool[i]});

@@ -56,9 +56,15 @@ struct ColorPair {
 // linearly interpolated hue (as the evaluator projects onto it), so ends further apart in hue
 // would pass through unrelated hues (e.g. red 350° to orange 20° through cyan).
 inline constexpr double kMaxFuzzyHueGap = 60.0;
-// Pairs of distinct 8-bit colors with |h_low − h_high| <= kMaxFuzzyHueGap that are related:
-// level 3 - two centroids of the same level-2 category; level 2 - two representatives with the
-// same level-1 parent; level 1 - any two level-1 representatives.
+// Colors with CIELAB chroma C*ab below this are neutral (the achromatic rule of
+// data/color/NOTICE.md): their HSL hue means little (0 for exact grays), so a neutral end pairs
+// only with another neutral end; otherwise the midpoint of gray and olive would be a brown.
+inline constexpr double kNeutralChroma = 5.0;
+// Pairs of distinct 8-bit colors, both neutral or both chromatic, with |h_low − h_high| <=
+// kMaxFuzzyHueGap (linear HSL hues, also for neutral ends, so no tint appears midway), that are
+// related: level 3 - two centroids of the same level-2 category;
+// level 2 - two representatives with the same level-1 parent; level 1 - any two level-1
+// representatives (the 13 top categories are all siblings).
 std::vector<ColorPair> FuzzyPairPool(const color::IsccNbs& iscc, int level);
 // The GT of a fuzzy range: the HSL midpoint, hue averaged linearly, rounded to 8 bits.
 color::Srgb8 HslMidpoint(color::Srgb8 a, color::Srgb8 b);
