@@ -1,16 +1,16 @@
 // Color differences: RGB Euclidean and redmean, CIE76, CIEDE2000, hue-angle, ab-plane and HyAB.
 #include <cmath>
-#include <numbers>
 
+#include "color/angles.h"
 #include "visalign/color.h"
 
 namespace visalign::color {
 namespace {
 
-constexpr double kRadiansPerDegree = std::numbers::pi / 180.0;
-constexpr double kDegreesPerRadian = 180.0 / std::numbers::pi;
-constexpr double kFullTurn = 360.0;
-constexpr double kHalfTurn = 180.0;
+using internal::HueDegrees;
+using internal::kFullTurn;
+using internal::kHalfTurn;
+using internal::kRadiansPerDegree;
 
 double Square(double v) { return v * v; }
 // sqrt(x² + y²); Lab values never approach overflow, so std::hypot's (slow) scaling is not needed.
@@ -21,13 +21,6 @@ double Pow7(double v) {
 }
 double SinDeg(double deg) { return std::sin(deg * kRadiansPerDegree); }
 double CosDeg(double deg) { return std::cos(deg * kRadiansPerDegree); }
-
-// Hue angle atan2(b, a) in degrees, [0, 360); 0 for a = b = 0.
-double HueAngle(double b, double a) {
-  if (a == 0 && b == 0) return 0.0;
-  const double h = std::atan2(b, a) * kDegreesPerRadian;
-  return h < 0 ? h + kFullTurn : h;
-}
 
 }  // namespace
 
@@ -59,8 +52,8 @@ double DeltaE2000(Lab p, Lab q) {
   const double a2p = (1.0 + g) * q.a;
   const double c1p = Norm2(a1p, p.b);  // (6)
   const double c2p = Norm2(a2p, q.b);
-  const double h1p = HueAngle(p.b, a1p);  // (7)
-  const double h2p = HueAngle(q.b, a2p);
+  const double h1p = HueDegrees(a1p, p.b);  // (7)
+  const double h2p = HueDegrees(a2p, q.b);
 
   const bool achromatic = c1p * c2p == 0;
   const double dLp = q.L - p.L;  // (8)
@@ -105,7 +98,7 @@ double DeltaE2000(Lab p, Lab q) {
 }
 
 double HueDifference(Lab p, Lab q) {
-  const double d = std::fabs(HueAngle(p.b, p.a) - HueAngle(q.b, q.a));
+  const double d = std::fabs(HueDegrees(p.a, p.b) - HueDegrees(q.a, q.b));
   return d > kHalfTurn ? kFullTurn - d : d;
 }
 

@@ -5,12 +5,16 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <numbers>
 
+#include "color/angles.h"
 #include "visalign/color.h"
 
 namespace visalign::color {
 namespace {
+
+using internal::kDegreesPerRadian;
+using internal::kFullTurn;
+using internal::WrapDegrees;
 
 // IEC 61966-2-1 transfer function.
 constexpr double kSrgbEncodedThreshold = 0.04045;
@@ -53,20 +57,11 @@ constexpr double kLabLOffset = 16.0;
 constexpr double kLabAScale = 500.0;
 constexpr double kLabBScale = 200.0;
 
-constexpr double kDegreesPerRadian = 180.0 / std::numbers::pi;
-constexpr double kFullTurn = 360.0;
 constexpr double kHueSector = 60.0;
 
-double WrapDegrees(double h) {
-  h = std::fmod(h, kFullTurn);
-  if (h < 0) h += kFullTurn;
-  // A tiny negative h plus 360 can round to 360; `+ 0.0` turns -0 into +0.
-  return h >= kFullTurn ? 0.0 : h + 0.0;
-}
-
 // Cube root for t > 0 without std::pow/std::cbrt (fallback of TableCbrt below): an
-// exponent-dividing bit trick gives a first guess within 3.2%; two Halley steps (cubic convergence) bring that to ~6e-15 and a final
-// Newton step to full double precision (within an ulp or two of std::cbrt).
+// exponent-dividing bit trick gives a first guess within 3.2%; two Halley steps (cubic
+// convergence) bring that to ~6e-15 and a final Newton step to full double precision.
 inline double FastCbrt(double t) {
   constexpr uint64_t kCbrtMagic = uint64_t{0x2A9F7893} << 32;  // fdlibm's cbrt bias B1, in the high word
   double y = std::bit_cast<double>(std::bit_cast<uint64_t>(t) / 3 + kCbrtMagic);
@@ -218,7 +213,7 @@ Xyz LabToXyz(Lab c) {
 }
 
 Lch LabToLch(Lab c) {
-  return {c.L, std::hypot(c.a, c.b), WrapDegrees(std::atan2(c.b, c.a) * kDegreesPerRadian)};
+  return {c.L, std::hypot(c.a, c.b), internal::HueDegrees(c.a, c.b)};
 }
 
 Lab LchToLab(Lch c) {
