@@ -187,8 +187,9 @@ Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const GenerateA
   return backends::MakeDirectoryBackend(a.path);
 }
 
+// Generates the run; with `print_json`, the runner's summary goes to stdout as JSON.
 Status Generate(const Cli& cli, const Common& c, const acva::ConceptSet& set, store::RunStore& store,
-                const std::atomic<bool>& stop) {
+                const std::atomic<bool>& stop, bool print_json) {
   const GenerateArgs& a = c.gen;
   VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
   acva::GenerationConfig config;
@@ -208,7 +209,13 @@ Status Generate(const Cli& cli, const Common& c, const acva::ConceptSet& set, st
   store::RunInfo info{a.run, "acva", acva::GenerationFingerprint(set, config), {}, ""};
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
                             backends::RunGeneration(store, info, items, *backend, options, stop));
-  if (!cli.global().json) std::fprintf(stderr, "generate %s: %s\n", a.run.c_str(), summary.ToText().c_str());
+  if (cli.global().json && print_json) {
+    json j = summary.ToJson();
+    j["run"] = a.run;
+    PrintJson(j);
+  } else if (!cli.global().json) {
+    std::fprintf(stderr, "generate %s: %s\n", a.run.c_str(), summary.ToText().c_str());
+  }
   if (summary.interrupted)
     return Status::Interrupted("generation interrupted; run the same command again to resume");
   if (summary.failed > 0)
@@ -330,7 +337,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
       VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
       backends::InterruptHandler interrupt;
-      return Generate(cli, *c, set, *store, interrupt.stop());
+      return Generate(cli, *c, set, *store, interrupt.stop(), /*print_json=*/true);
     });
   }
 
@@ -392,7 +399,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
       VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
       backends::InterruptHandler interrupt;
-      VISALIGN_RETURN_IF_ERROR(Generate(cli, *c, set, *store, interrupt.stop()));
+      VISALIGN_RETURN_IF_ERROR(Generate(cli, *c, set, *store, interrupt.stop(), /*print_json=*/false));
       c->judge.runs = *extra;
       c->judge.runs.insert(c->judge.runs.begin(), c->gen.run);
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
