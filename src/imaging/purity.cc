@@ -1,5 +1,7 @@
 #include "visalign/purity.h"
 
+#include "imaging/canny.h"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -13,10 +15,8 @@
 namespace visalign::imaging {
 namespace {
 
-constexpr double kCannyLow = 100.0;
-constexpr double kCannyHigh = 200.0;
-constexpr int kCannyAperture = 3;
-constexpr bool kCannyL2Gradient = false;
+// cv::Canny(gray, 100, 200, apertureSize 3, L2gradient false), reproduced exactly by CannyEdges.
+constexpr CannyThresholds kCannyThresholds{100, 200};
 // With a 3x3 Sobel each of |dx|, |dy| is at most 4 * (max - min gray), so the L1 magnitude Canny
 // compares against its thresholds is at most 8 * (max - min).
 constexpr int kSobel3L1Gain = 8;
@@ -25,7 +25,7 @@ constexpr double kChannelMax = 255.0;
 constexpr int kSumChunk = 1 << 14;  // 255^2 * 2^14 < 2^32
 
 // visalign parallelises over images (the --threads budget); OpenCV's own thread pool inside
-// Canny/DFT would oversubscribe the cores, so OpenCV runs single-threaded in every caller.
+// the DFT would oversubscribe the cores, so OpenCV runs single-threaded in every caller.
 void DisableOpenCvThreadsOnce() {
   static std::once_flag once;
   std::call_once(once, [] { cv::setNumThreads(1); });
@@ -74,12 +74,8 @@ std::complex<double> PackedBin(const double* row, int kx, int w) {
 }
 
 double EdgeDensity(const GrayImage& gray, const GrayRange& range) {
-  if ((range.hi - range.lo) * kSobel3L1Gain <= static_cast<int>(kCannyHigh)) return 0.0;
-  DisableOpenCvThreadsOnce();
-  const cv::Mat src(gray.height, gray.width, CV_8U, const_cast<uint8_t*>(gray.pixels.data()));
-  thread_local cv::Mat edges;
-  cv::Canny(src, edges, kCannyLow, kCannyHigh, kCannyAperture, kCannyL2Gradient);
-  return static_cast<double>(cv::countNonZero(edges)) / static_cast<double>(gray.pixels.size());
+  if ((range.hi - range.lo) * kSobel3L1Gain <= kCannyThresholds.high) return 0.0;
+  return static_cast<double>(CannyEdges(gray, kCannyThresholds)) / static_cast<double>(gray.pixels.size());
 }
 
 // Sum of P over r > 0.25, by rows then columns: the 2-D DFT is a DFT of every row followed by a
