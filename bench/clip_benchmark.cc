@@ -1,7 +1,7 @@
 // Native CLIP throughput on a random-weight ViT-B-32-shaped model (generated here: OpenCLIP
 // layout, fp32, 151 M parameters of which 88 M in the vision tower) and the GEMM backend candidates.
-// Run: build/bench/clip_benchmark --benchmark_counters_tabular=true (threads: VISALIGN_BENCH_THREADS,
-// default 2). Items/s and GFLOPS (analytic FLOPs of the forward pass) are reported as counters.
+// Run: VISALIGN_DATA=data build/bench/clip_benchmark --benchmark_counters_tabular=true (threads:
+// VISALIGN_BENCH_THREADS, default 2). Items/s and GFLOPS (analytic FLOPs of the forward pass) are reported as counters.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -176,7 +176,12 @@ void BM_EncodeTexts(benchmark::State& state) {
     texts.push_back(t);
   }
   const ClipModel& model = Model();
-  const int seq = full_context ? kContext : static_cast<int>(model.Tokenize(texts.back()).value().size());
+  const Result<std::vector<int32_t>> ids = model.Tokenize(texts.back());
+  if (!ids.ok()) {
+    state.SkipWithError(("tokenizer unavailable (set VISALIGN_DATA to the data/ folder): " + ids.status().ToString()).c_str());
+    return;
+  }
+  const int seq = static_cast<int>(ids->size());
   for (auto _ : state) benchmark::DoNotOptimize(model.EncodeTexts(texts).value().data.data());
   SetCounters(state, batch, TowerFlops(kTextWidth, seq) + 2.0 * kTextWidth * kEmbedDim);
   state.counters["tokens"] = seq;
