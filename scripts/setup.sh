@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config ccache
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  libeigen3-dev libboost-math-dev libdnnl-dev
+  libeigen3-dev libboost-math-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   libsqlite3-dev libpq-dev postgresql
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev zlib1g-dev

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "visalign/color.h"
 #include "visalign/imaging.h"
+#include "visalign/store.h"
 #include "visalign/violin_eval.h"
 #include "visalign/violin_manifest.h"
 
@@ -20,6 +21,7 @@ using violin::Layout;
 using violin::Metric;
 
 constexpr char kDefaultOutDir[] = "violin-eval";
+constexpr char kDefaultStore[] = "./visalign-store";
 constexpr size_t kProblemsShown = 10;
 
 // Splits "a,b,c" at commas outside parentheses, so rgb(1, 2, 3) and hsl(...) stay whole.
@@ -108,8 +110,8 @@ Status RunScore(const Cli& cli, const ScoreArgs& a) {
 }
 
 struct EvaluateArgs {
-  std::string dataset, images, out = kDefaultOutDir, weights;
-  std::vector<std::string> models;
+  std::string dataset, images, out = kDefaultOutDir, weights, store = kDefaultStore;
+  std::vector<std::string> models, runs;
   bool strict = false;
 };
 
@@ -140,8 +142,9 @@ Result<std::vector<std::pair<std::string, std::string>>> ModelFolders(const Eval
     return Status::InvalidArgument("--model " + bare + " without --images", "command line",
                                    "--images IMGDIR or --model NAME=IMGDIR");
   }
-  if (folders.empty())
-    return Status::InvalidArgument("no images given", "command line", "--images IMGDIR and/or --model NAME=IMGDIR");
+  if (folders.empty() && a.runs.empty())
+    return Status::InvalidArgument("no images given", "command line",
+                                   "--images IMGDIR, --model NAME=IMGDIR and/or --run NAME (with --store PATH)");
   for (size_t i = 0; i < folders.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (folders[i].first == folders[j].first)
@@ -163,6 +166,25 @@ void WarnProblems(const char* kind, const std::vector<violin::Problem>& problems
     std::cerr << fmt::format("  ... {} more (all listed in summary.json)\n", problems.size() - kProblemsShown);
 }
 
+// A generation run's done images, checked to belong to this dataset version.
+Result<violin::ModelImages> RunImages(store::RunStore& st, const std::string& run, const std::string& dataset,
+                                      const std::string& fingerprint) {
+  VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> info, st.FindRun(run));
+  if (!info)
+    return Status::NotFound("no run named \"" + run + "\"", "store " + st.root().string(),
+                            "a run created by `visalign generate --run " + run + "`");
+  if (info->dataset_fingerprint != fingerprint)
+    return Status::InvalidArgument("run \"" + run + "\" was generated from another dataset version",
+                                   "store " + st.root().string() + " vs " + dataset,
+                                   "the dataset folder the run was generated from (manifest SHA-256 " +
+                                       info->dataset_fingerprint + ")");
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::DoneImage> done, st.DoneImages(run));
+  violin::ModelImages images;
+  images.model = run;
+  for (store::DoneImage& d : done) images.sources.push_back({d.item_id, d.k, std::move(d.image_path)});
+  return images;
+}
+
 Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(auto folders, ModelFolders(a));
   violin::EvaluateOptions options;
@@ -173,6 +195,17 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   for (const auto& [name, dir] : folders) {
     VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, violin::CollectImageDirectory(dir, name, items));
     models.push_back(std::move(images));
+  }
+  if (!a.runs.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenSqliteStore(a.store));
+    VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, violin::ManifestFingerprint(a.dataset));
+    for (const std::string& run : a.runs) {
+      for (const violin::ModelImages& m : models)
+        if (m.model == run)
+          return Status::InvalidArgument("model \"" + run + "\" given twice", "argument --run", "distinct model names");
+      VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, RunImages(*st, run, a.dataset, fingerprint));
+      models.push_back(std::move(images));
+    }
   }
   VISALIGN_ASSIGN_OR_RETURN(violin::Summary summary, violin::EvaluateToDirectory(items, models, options, a.out));
 
@@ -225,6 +258,8 @@ const CommandGroup kViolinScore(21, [](Cli& cli) {
   ev->add_option("--images", ea->images, "Folder of one model's images: <id>.png or <id>__<k>.png (also .jpg/.jpeg/.webp)");
   ev->add_option("--model", ea->models,
                  "Model name for --images, or NAME=IMGDIR to add a model (repeatable; compares models in one table)");
+  ev->add_option("--run", ea->runs, "A generation run in --store to score, named as the model (repeatable)");
+  ev->add_option("--store", ea->store, "Run store folder for --run")->capture_default_str();
   ev->add_option("--out", ea->out, "Output folder for items.jsonl and summary.{json,csv,md}")->capture_default_str();
   ev->add_option("--weights", ea->weights, "pre_mean weights of rgb_ed,rgb_rm,de00,hue,chroma,hyab (default all 1)");
   ev->add_flag("--strict", ea->strict, "Exit with an error (code 2) if any item is missing or any image is unreadable");
@@ -235,7 +270,8 @@ const CommandGroup kViolinScore(21, [](Cli& cli) {
       "summary.json, never skipped silently. Use the global --threads N to limit worker threads.\n"
       "Examples:\n"
       "  visalign violin evaluate --dataset ds --images out/sdxl --model sdxl --out results\n"
-      "  visalign violin evaluate --dataset ds --model gt=ds/images --model noisy=out/noisy --out cmp --threads 2");
+      "  visalign violin evaluate --dataset ds --model gt=ds/images --model noisy=out/noisy --out cmp --threads 2\n"
+      "  visalign violin evaluate --dataset ds --store ./visalign-store --run gpt-image --run sdxl --out cmp");
   cli.Bind(ev, [&cli, ea]() { return RunEvaluate(cli, *ea); });
 });
 
