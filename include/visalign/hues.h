@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "visalign/clip.h"
 #include "visalign/color.h"
 #include "visalign/stats.h"
 #include "visalign/status.h"
@@ -268,11 +269,41 @@ Result<std::vector<ModelPredictions>> LoadPredictions(const std::filesystem::pat
                                                       const Vocabulary& vocabulary, const Board& board,
                                                       const std::vector<NonsenseWord>& nonsense);
 
-// Writers for the two formats (used by `hues run` and the benchmark).
+// One word's top predictions under its own spelling (any word, not only the benchmark's).
+struct WordPredictions {
+  std::string word;
+  std::vector<Prediction> top;
+};
+
+// Writers for the two formats (used by `hues run` and the benchmark). The ModelPredictions forms
+// write the clue words (English) in vocabulary order, then the nonsense words.
+std::string PeerCsv(const std::vector<WordPredictions>& words, const Board& board);
+std::string PredictionsJsonl(const std::string& model, const std::vector<WordPredictions>& words);
 std::string PeerCsv(const ModelPredictions& model, const Vocabulary& vocabulary, const Board& board,
                     const std::vector<NonsenseWord>& nonsense);
 std::string PredictionsJsonl(const ModelPredictions& model, const Vocabulary& vocabulary,
                              const std::vector<NonsenseWord>& nonsense);
+
+// ---- Predictions from a native CLIP model (`hues run`) ------------------------------------------
+
+struct ClipRunOptions {
+  std::string prompt_template = "{}";  // "{}" is replaced by the word ("a photo of the color {}")
+  // Folder for cached board image embeddings; empty = no cache. The cache file is keyed by the
+  // model fingerprint (weights + preprocessing), the board file's SHA-256 and the patch size.
+  std::filesystem::path cache_dir;
+};
+
+struct ClipRunResult {
+  std::vector<WordPredictions> words;  // in input order, top-5 by cosine similarity, best first
+  bool cache_hit = false;
+  std::filesystem::path cache_file;    // empty without a cache
+};
+
+// Ranks the 480 cells for each word: board patches are solid images of the model's input size
+// run through the model's own preprocessing and image tower; words go through the template and
+// the text tower; similarity = cosine. Ties rank the lower cell index first.
+Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board& board,
+                                      const std::vector<std::string>& words, const ClipRunOptions& options);
 
 // ---- Evaluation ---------------------------------------------------------------------------------
 

@@ -4,13 +4,16 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
+#include "visalign/clip.h"
 #include "visalign/hues.h"
 #include "visalign/io.h"
 #include "visalign/parallel.h"
@@ -400,6 +403,135 @@ void AddNonsense(Cli& cli, CLI::App* g) {
   });
 }
 
+// ---- run --------------------------------------------------------------------------------------
+struct RunArgs {
+  std::string model;
+  std::string name;
+  std::string prompt_template = "{}";
+  std::string words = "data";
+  bool nonsense = false;
+  std::string out;
+  std::string cache;
+  std::string store;
+  bool no_cache = false;
+  std::string chromaticity = "display";
+};
+
+// The words to play: "data" = the 100 clue words (English), else a CSV with a word_en or word column,
+// or a text file with one word per line.
+Result<std::vector<std::string>> ReadWords(const std::string& spec, const Vocabulary& vocabulary) {
+  std::vector<std::string> words;
+  if (spec == "data") {
+    for (const Word& w : vocabulary.words()) words.push_back(w.en);
+    return words;
+  }
+  if (fs::path(spec).extension() == ".csv") {
+    VISALIGN_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(spec));
+    auto column = t.Column("word_en");
+    if (!column.ok()) column = t.Column("word");
+    if (!column.ok()) return column.status();
+    for (const auto& row : t.rows)
+      if (!row[*column].empty()) words.push_back(row[*column]);
+  } else {
+    VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(spec));
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (!line.empty()) words.push_back(line);
+    }
+  }
+  if (words.empty()) return Status::InvalidArgument("no words", spec, "one word per line, or a CSV with a word column");
+  return words;
+}
+
+fs::path DefaultCacheDir() {
+  if (const char* v = std::getenv("VISALIGN_CACHE"); v && *v) return v;
+  if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return fs::path(v) / "visalign";
+  if (const char* v = std::getenv("HOME"); v && *v) return fs::path(v) / ".cache/visalign";
+  return {};
+}
+
+void AddRun(Cli& cli, CLI::App* g) {
+  CLI::App* cmd = g->add_subcommand("run", "Play Hues and Cues with a native CLIP model: top-5 cells per word");
+  auto a = std::make_shared<RunArgs>();
+  cmd->add_option("--model", a->model, "CLIP model folder (see `visalign clip info`)")->required();
+  cmd->add_option("--name", a->name, "Model name in the outputs (default: the model folder's name)");
+  cmd->add_option("--template", a->prompt_template, "Prompt template; {} is replaced by the word")->capture_default_str();
+  cmd->add_option("--words", a->words,
+                  "data (the 100 clue words, English) or FILE (CSV with a word_en/word column, or one word per line)")
+      ->capture_default_str();
+  cmd->add_flag("--nonsense", a->nonsense, "Also play the 16 nonsense words (data/hues/nonsense16.csv)");
+  cmd->add_option("--out", a->out,
+                  "FOLDER (writes FOLDER/<name>/results.csv in the published format and predictions.jsonl), or a "
+                  "file ending in .csv or .jsonl")
+      ->required();
+  cmd->add_option("--cache", a->cache,
+                  "Folder caching board image embeddings per (model fingerprint, preprocessing, board); default "
+                  "$VISALIGN_CACHE, $XDG_CACHE_HOME/visalign or ~/.cache/visalign");
+  cmd->add_option("--store", a->store, "Run store folder: cache board embeddings under STORE/cache instead");
+  cmd->add_flag("--no-cache", a->no_cache, "Neither read nor write the board-embedding cache");
+  cmd->footer(
+      "Each of the 480 board cells becomes a solid image of the model's input size, run through the model's own "
+      "preprocessing and image tower (cached: later runs with new words cost only the text tower); each word "
+      "goes through the template and the text tower; cells are ranked by cosine similarity.\n"
+      "Examples:\n  visalign hues run --model models/ViT-B-32 --nonsense --out runs/\n"
+      "  visalign hues evaluate --predictions runs/ --out runs-eval\n"
+      "  visalign hues run --model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl");
+  cli.Bind(cmd, [&cli, a]() -> Status {
+    BoardOptions bo;
+    VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(bo));
+    VISALIGN_ASSIGN_OR_RETURN(std::vector<std::string> words, ReadWords(a->words, ctx.vocabulary));
+    if (a->nonsense) {
+      VISALIGN_ASSIGN_OR_RETURN(auto nonsense, DefaultNonsenseVocabulary());
+      for (const NonsenseWord& n : nonsense) words.push_back(n.word);
+    }
+    auto model = clip::LoadClipModel(a->model);
+    if (!model.ok()) return model.status().WithContext("--model");
+    const std::string name = a->name.empty() ? fs::absolute(a->model).lexically_normal().filename().string() : a->name;
+    if (name.empty() || name.find('/') != std::string::npos)
+      return Status::InvalidArgument("model name \"" + name + "\"", "--name", "a non-empty name without '/'");
+    ClipRunOptions options;
+    options.prompt_template = a->prompt_template;
+    if (!a->no_cache) options.cache_dir = !a->store.empty() ? fs::path(a->store) / "cache"
+                                          : !a->cache.empty() ? fs::path(a->cache) : DefaultCacheDir();
+    spdlog::info("{}: {} words; board patches {}", name, words.size(),
+                 options.cache_dir.empty() ? "not cached" : "cached in " + options.cache_dir.string());
+    VISALIGN_ASSIGN_OR_RETURN(ClipRunResult run, PredictWithClip(*model, ctx.board, words, options));
+
+    std::vector<fs::path> outputs;
+    const fs::path out(a->out);
+    const std::string ext = out.extension().string();
+    if (ext == ".jsonl" || ext == ".csv") {
+      outputs.push_back(out);
+    } else {
+      VISALIGN_RETURN_IF_ERROR(EnsureDirectory(out / name));
+      outputs = {out / name / "results.csv", out / name / "predictions.jsonl"};
+    }
+    if (!out.parent_path().empty()) VISALIGN_RETURN_IF_ERROR(EnsureDirectory(out.parent_path()));
+    for (const fs::path& file : outputs) {
+      const std::string contents = file.extension() == ".jsonl" ? PredictionsJsonl(name, run.words)
+                                                                 : PeerCsv(run.words, ctx.board);
+      VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(file, contents));
+    }
+    if (cli.global().json) {
+      std::vector<std::string> files;
+      for (const fs::path& f : outputs) files.push_back(f.string());
+      PrintJson({{"model", name},
+                 {"words", run.words.size()},
+                 {"cache_hit", run.cache_hit},
+                 {"cache_file", run.cache_file.string()},
+                 {"outputs", files}});
+      return Status::Ok();
+    }
+    fmt::print("{}: top-5 cells for {} words (board embeddings: {})\n", name, run.words.size(),
+               run.cache_file.empty() ? "computed, not cached"
+               : run.cache_hit        ? "from cache " + run.cache_file.string()
+                                      : "computed and cached in " + run.cache_file.string());
+    for (const fs::path& f : outputs) fmt::print("wrote {}\n", f.string());
+    return Status::Ok();
+  });
+}
+
 const CommandGroup kHues(40, [](Cli& cli) {
   CLI::App* g = cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players");
   AddBoard(cli, g);
@@ -407,6 +539,7 @@ const CommandGroup kHues(40, [](Cli& cli) {
   AddHumans(cli, g);
   AddEvaluate(cli, g);
   AddNonsense(cli, g);
+  AddRun(cli, g);
 });
 
 }  // namespace

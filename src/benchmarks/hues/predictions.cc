@@ -189,14 +189,16 @@ std::string ModelNameForFile(const fs::path& file) {
   return file.stem().string();
 }
 
-// Predictions of one model's word in writer order: clue words, then nonsense words.
-template <typename Fn>
-void ForEachWord(const ModelPredictions& model, const Vocabulary& vocabulary,
-                 const std::vector<NonsenseWord>& nonsense, Fn&& fn) {
+// A model's predictions in writer order: clue words (English), then nonsense words.
+std::vector<WordPredictions> InWriterOrder(const ModelPredictions& model, const Vocabulary& vocabulary,
+                                           const std::vector<NonsenseWord>& nonsense) {
+  std::vector<WordPredictions> out;
   for (size_t w = 0; w < model.words.size(); ++w)
-    if (!model.words[w].empty()) fn(vocabulary.words()[w].en, model.words[w]);
+    if (!model.words[w].empty()) out.push_back({vocabulary.words()[w].en, model.words[w]});
   for (const NonsenseWord& n : nonsense)
-    if (auto it = model.nonsense.find(internal::AsciiUpper(n.word)); it != model.nonsense.end()) fn(n.word, it->second);
+    if (auto it = model.nonsense.find(internal::AsciiUpper(n.word)); it != model.nonsense.end())
+      out.push_back({n.word, it->second});
+  return out;
 }
 
 }  // namespace
@@ -259,28 +261,35 @@ Result<std::vector<ModelPredictions>> LoadPredictions(const fs::path& path, Pred
   return std::vector<ModelPredictions>{std::move(m)};
 }
 
-std::string PeerCsv(const ModelPredictions& model, const Vocabulary& vocabulary, const Board& board,
-                    const std::vector<NonsenseWord>& nonsense) {
+std::string PeerCsv(const std::vector<WordPredictions>& words, const Board& board) {
   std::string out = "word,coordenada_x,coordenada_y,R,G,B,distance\n";
-  ForEachWord(model, vocabulary, nonsense, [&](const std::string& word, const std::vector<Prediction>& list) {
-    for (const Prediction& p : list) {
+  for (const WordPredictions& w : words)
+    for (const Prediction& p : w.top) {
       const Cell& c = board.cell(p.cell);
-      out += fmt::format("{},{},{},{},{},{},{}\n", internal::CsvField(word), c.row, c.col, c.rgb.r, c.rgb.g, c.rgb.b,
+      out += fmt::format("{},{},{},{},{},{},{}\n", internal::CsvField(w.word), c.row, c.col, c.rgb.r, c.rgb.g, c.rgb.b,
                          p.similarity);
     }
-  });
   return out;
+}
+
+std::string PredictionsJsonl(const std::string& model, const std::vector<WordPredictions>& words) {
+  std::string out;
+  for (const WordPredictions& w : words) {
+    nlohmann::json top = nlohmann::json::array();
+    for (const Prediction& p : w.top) top.push_back({{"cell", CellName(p.cell)}, {"similarity", p.similarity}});
+    out += nlohmann::json{{"model", model}, {"word", w.word}, {"top", top}}.dump() + "\n";
+  }
+  return out;
+}
+
+std::string PeerCsv(const ModelPredictions& model, const Vocabulary& vocabulary, const Board& board,
+                    const std::vector<NonsenseWord>& nonsense) {
+  return PeerCsv(InWriterOrder(model, vocabulary, nonsense), board);
 }
 
 std::string PredictionsJsonl(const ModelPredictions& model, const Vocabulary& vocabulary,
                              const std::vector<NonsenseWord>& nonsense) {
-  std::string out;
-  ForEachWord(model, vocabulary, nonsense, [&](const std::string& word, const std::vector<Prediction>& list) {
-    nlohmann::json top = nlohmann::json::array();
-    for (const Prediction& p : list) top.push_back({{"cell", CellName(p.cell)}, {"similarity", p.similarity}});
-    out += nlohmann::json{{"model", model.name}, {"word", word}, {"top", top}}.dump() + "\n";
-  });
-  return out;
+  return PredictionsJsonl(model.name, InWriterOrder(model, vocabulary, nonsense));
 }
 
 }  // namespace visalign::hues

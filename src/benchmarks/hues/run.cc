@@ -1,0 +1,117 @@
+// `hues run`: a native CLIP model plays Hues and Cues. Board patch embeddings are cached on disk,
+// so runs after the first cost only the text tower.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "visalign/hues.h"
+#include "visalign/io.h"
+
+namespace visalign::hues {
+namespace {
+
+constexpr std::string_view kCacheMagic = "visalign-hues-board-embeddings v1";
+
+std::string BoardRgbBytes(const Board& board) {
+  std::string bytes;
+  for (const Cell& c : board.cells()) bytes += {static_cast<char>(c.rgb.r), static_cast<char>(c.rgb.g),
+                                                static_cast<char>(c.rgb.b)};
+  return bytes;
+}
+
+// File layout: "<magic> <rows> <cols>\n" then rows·cols float32 (native little-endian).
+std::string SerializeMatrix(const clip::Matrix& m) {
+  std::string out = fmt::format("{} {} {}\n", kCacheMagic, m.rows, m.cols);
+  out.append(reinterpret_cast<const char*>(m.data.data()), m.data.size() * sizeof(float));
+  return out;
+}
+
+std::optional<clip::Matrix> DeserializeMatrix(const std::string& bytes, int rows, int cols) {
+  const std::string header = fmt::format("{} {} {}\n", kCacheMagic, rows, cols);
+  const size_t payload = static_cast<size_t>(rows) * cols * sizeof(float);
+  if (bytes.size() != header.size() + payload || bytes.compare(0, header.size(), header) != 0) return std::nullopt;
+  clip::Matrix m(rows, cols);
+  std::memcpy(m.data.data(), bytes.data() + header.size(), payload);
+  return m;
+}
+
+Result<clip::Matrix> EncodeBoard(const clip::ClipModel& model, const Board& board) {
+  const int size = model.image_size();
+  std::vector<imaging::Image> patches;
+  patches.reserve(kCells);
+  for (const Cell& c : board.cells()) {
+    imaging::Image image(size, size);
+    for (size_t i = 0; i < image.rgb.size(); i += 3) {
+      image.rgb[i] = c.rgb.r;
+      image.rgb[i + 1] = c.rgb.g;
+      image.rgb[i + 2] = c.rgb.b;
+    }
+    patches.push_back(std::move(image));
+  }
+  return model.EncodeImages(patches);
+}
+
+Result<std::string> ApplyTemplate(const std::string& prompt_template, const std::string& word) {
+  const size_t at = prompt_template.find("{}");
+  if (at == std::string::npos)
+    return Status::InvalidArgument("template \"" + prompt_template + "\" has no {}", "--template",
+                                   "a template containing {} where the word goes, e.g. \"a photo of {}\"");
+  return prompt_template.substr(0, at) + word + prompt_template.substr(at + 2);
+}
+
+}  // namespace
+
+Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board& board,
+                                      const std::vector<std::string>& words, const ClipRunOptions& options) {
+  if (words.empty()) return Status::InvalidArgument("no words to predict", "--words", "at least one word");
+  std::vector<std::string> prompts;
+  for (const std::string& w : words) {
+    VISALIGN_ASSIGN_OR_RETURN(std::string prompt, ApplyTemplate(options.prompt_template, w));
+    prompts.push_back(std::move(prompt));
+  }
+
+  ClipRunResult result;
+  std::optional<clip::Matrix> board_embeddings;
+  if (!options.cache_dir.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model.Fingerprint());
+    const std::string key =
+        Sha256Hex(fmt::format("{}|board:{}|patch:{}", fingerprint, Sha256Hex(BoardRgbBytes(board)), model.image_size()));
+    result.cache_file = options.cache_dir / "hues-board" / (key + ".f32");
+    std::error_code ec;
+    if (std::filesystem::exists(result.cache_file, ec)) {
+      VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(result.cache_file));
+      board_embeddings = DeserializeMatrix(bytes, kCells, model.embed_dim());
+      if (!board_embeddings)
+        spdlog::warn("ignoring corrupt board-embedding cache {} (recomputing)", result.cache_file.string());
+      result.cache_hit = board_embeddings.has_value();
+    }
+  }
+  if (!board_embeddings) {
+    VISALIGN_ASSIGN_OR_RETURN(clip::Matrix encoded, EncodeBoard(model, board));
+    if (!result.cache_file.empty()) {
+      VISALIGN_RETURN_IF_ERROR(EnsureDirectory(result.cache_file.parent_path()));
+      VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(result.cache_file, SerializeMatrix(encoded)));
+    }
+    board_embeddings = std::move(encoded);
+  }
+
+  VISALIGN_ASSIGN_OR_RETURN(clip::Matrix texts, model.EncodeTexts(prompts));
+  const clip::Matrix similarity = clip::CosineSimilarity(texts, *board_embeddings);
+  std::vector<int> order(kCells);
+  for (size_t w = 0; w < words.size(); ++w) {
+    const float* row = similarity.row(static_cast<int>(w));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + kTopK, order.end(), [&](int a, int b) {
+      return row[a] != row[b] ? row[a] > row[b] : a < b;
+    });
+    WordPredictions wp{words[w], {}};
+    for (int k = 0; k < kTopK; ++k) wp.top.push_back({order[k], static_cast<double>(row[order[k]])});
+    result.words.push_back(std::move(wp));
+  }
+  return result;
+}
+
+}  // namespace visalign::hues

@@ -1,0 +1,110 @@
+// `visalign hues run` with the tiny random-weight CLIP fixture: published-format output that
+// `hues evaluate` consumes, similarities that agree with `visalign clip embed` on a solid patch,
+// and the board-embedding cache.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "visalign/imaging.h"
+#include "visalign/io.h"
+
+namespace visalign {
+namespace {
+
+using testing::RunVisalign;
+using testing::SharedDir;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+std::string Model() { return (SharedDir() / "fixtures/clip-tiny").string(); }
+
+TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
+  TempDir dir;
+  const std::string cache = (dir / "cache").string(), out = (dir / "runs").string();
+  auto first = RunVisalign({"hues", "run", "--model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const auto j1 = nlohmann::json::parse(first.out);
+  EXPECT_EQ(j1["model"], "clip-tiny");
+  EXPECT_EQ(j1["words"], 116);
+  EXPECT_FALSE(j1["cache_hit"].get<bool>());
+  EXPECT_TRUE(fs::exists(j1["cache_file"].get<std::string>()));
+
+  auto results = ReadCsv(dir / "runs/clip-tiny/results.csv");
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  EXPECT_EQ(results->header, (std::vector<std::string>{"word", "coordenada_x", "coordenada_y", "R", "G", "B",
+                                                       "distance"}));
+  EXPECT_EQ(results->rows.size(), 116u * 5);
+  EXPECT_EQ(results->rows[0][0], "SALMON");
+  const std::string csv1 = *ReadFile(dir / "runs/clip-tiny/results.csv");
+
+  auto second = RunVisalign({"hues", "run", "--model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_TRUE(nlohmann::json::parse(second.out)["cache_hit"].get<bool>());
+  EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), csv1);  // cached embeddings give identical output
+
+  auto plain_run = RunVisalign({"hues", "run", "--model", Model(), "--cache", cache, "--out", (dir / "u.csv").string()});
+  ASSERT_EQ(plain_run.exit_code, 0) << plain_run.err;
+  // The same 100 words without the nonsense words; the text batch differs (100 vs 116 prompts), which
+  // may move similarities in the last float digits only.
+  auto plain = ReadCsv(dir / "u.csv");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  ASSERT_EQ(plain->rows.size(), 100u * 5);
+  for (size_t i = 0; i < plain->rows.size(); ++i) {
+    EXPECT_EQ(plain->rows[i][0] + plain->rows[i][1] + plain->rows[i][2],
+              results->rows[i][0] + results->rows[i][1] + results->rows[i][2]) << i;
+    EXPECT_NEAR(std::stod(plain->rows[i][6]), std::stod(results->rows[i][6]), 1e-6) << i;
+  }
+
+  auto evaluate = RunVisalign({"hues", "evaluate", "--predictions", out, "--out", (dir / "eval").string()});
+  ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
+  EXPECT_NE(evaluate.out.find("clip-tiny"), std::string::npos);
+  auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--json"});
+  ASSERT_EQ(nonsense.exit_code, 0) << nonsense.err;
+  EXPECT_EQ(nlohmann::json::parse(nonsense.out)["models"][0]["groups"].size(), 4u);
+}
+
+TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {
+  TempDir dir;
+  auto run = RunVisalign({"hues", "run", "--model", Model(), "--template", "the color of {}", "--no-cache", "--out",
+                          (dir / "p.jsonl").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string first_line = ReadFile(dir / "p.jsonl")->substr(0, ReadFile(dir / "p.jsonl")->find('\n'));
+  const auto salmon = nlohmann::json::parse(first_line);
+  ASSERT_EQ(salmon["word"], "SALMON");
+  const std::string cell = salmon["top"][0]["cell"];
+  const double similarity = salmon["top"][0]["similarity"];
+
+  // The same cell as a 64×64 PNG (the fixture's input size), embedded by `clip embed`.
+  auto board = ReadCsv(testing::DataDir() / "hues/board.csv");
+  ASSERT_TRUE(board.ok());
+  imaging::Image patch(64, 64);
+  for (const auto& row : board->rows)
+    if (row[0] == cell)
+      for (size_t i = 0; i < patch.rgb.size(); i += 3)
+        for (int c = 0; c < 3; ++c) patch.rgb[i + c] = static_cast<uint8_t>(std::stoi(row[3 + c]));
+  ASSERT_TRUE(imaging::WritePng(dir / "patch.png", patch).ok());
+  auto embed = RunVisalign({"clip", "embed", "--model", Model(), "--image", (dir / "patch.png").string(), "--text",
+                            "the color of SALMON", "--normalize", "--json"});
+  ASSERT_EQ(embed.exit_code, 0) << embed.err;
+  const auto e = nlohmann::json::parse(embed.out);
+  const auto& a = e["images"][0]["embedding"];
+  const auto& b = e["texts"][0]["embedding"];
+  double dot = 0;
+  for (size_t i = 0; i < a.size(); ++i) dot += a[i].get<double>() * b[i].get<double>();
+  EXPECT_NEAR(similarity, dot, 1e-5);
+}
+
+TEST(HuesRun, BadArgumentsAreClearErrors) {
+  TempDir dir;
+  auto no_placeholder = RunVisalign({"hues", "run", "--model", Model(), "--template", "a photo", "--no-cache", "--out",
+                                     (dir / "x.csv").string()});
+  EXPECT_EQ(no_placeholder.exit_code, 2);
+  EXPECT_NE(no_placeholder.err.find("--template"), std::string::npos) << no_placeholder.err;
+  auto missing = RunVisalign({"hues", "run", "--model", (dir / "nope").string(), "--out", (dir / "x.csv").string()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace visalign
