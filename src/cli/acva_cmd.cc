@@ -264,8 +264,17 @@ Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva:
   return outcome;
 }
 
-Status Analyze(const Cli& cli, const AnalyzeArgs& a, const acva::ConceptSet& set, store::RunStore& store,
-               acva::JudgeOutcome& outcome) {
+Status Analyze(const Cli& cli, const AnalyzeArgs& a, const std::vector<std::string>& runs,
+               const acva::ConceptSet& set, store::RunStore& store, acva::JudgeOutcome& outcome) {
+  // Images that never got generated are reported, not silently missing from n_images.
+  json generation = json::object();
+  for (const std::string& run : runs) {
+    VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store.Counts(run));
+    generation[run] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}};
+    if (counts.failed + counts.pending > 0 && !cli.global().json)
+      std::fprintf(stderr, "warning: run %s has %zu failed and %zu pending images; they are not analyzed\n",
+                   run.c_str(), counts.failed, counts.pending);
+  }
   VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, clip::LoadClipModel(a.clip_model));
   VISALIGN_ASSIGN_OR_RETURN(acva::EmbeddingStats es, acva::AttachEmbeddings(store, model, outcome.images));
   acva::AnalysisOptions options;
@@ -275,6 +284,7 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const acva::ConceptSet& set
   options.bootstrap.seed = a.bootstrap_seed;
   VISALIGN_ASSIGN_OR_RETURN(acva::AnalysisResult result, acva::Analyze(set, outcome.images, options));
   result.summary["judge"] = outcome.stats.ToJson();
+  result.summary["generation"] = generation;
   result.summary["embeddings"] = {{"clip_model", fs::absolute(a.clip_model).string()},
                                   {"images_encoded", es.images_encoded}, {"images_cached", es.images_cached},
                                   {"texts_encoded", es.texts_encoded}, {"texts_cached", es.texts_cached}};
@@ -378,7 +388,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
       VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
       backends::InterruptHandler interrupt;
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
-      return Analyze(cli, c->analyze, set, *store, outcome);
+      return Analyze(cli, c->analyze, c->judge.runs, set, *store, outcome);
     });
   }
 
@@ -403,7 +413,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
       c->judge.runs = *extra;
       c->judge.runs.insert(c->judge.runs.begin(), c->gen.run);
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
-      return Analyze(cli, c->analyze, set, *store, outcome);
+      return Analyze(cli, c->analyze, c->judge.runs, set, *store, outcome);
     });
   }
 
