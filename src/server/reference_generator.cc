@@ -222,7 +222,7 @@ void ReferenceGenerator::Install() {
     nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
     auto finish = [&] {
       std::lock_guard lock(mu_);
-      ++by_status_[res.status];
+      ++by_status_[res.status > 0 ? res.status : 200];  // unset means httplib's default 200
       handler_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     };
     if (body.is_discarded() || !body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {

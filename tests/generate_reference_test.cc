@@ -1,0 +1,327 @@
+// `visalign generate` over real HTTP on 127.0.0.1 against the in-process reference generator:
+// failures and rate limits, SIGINT / SIGKILL interruption and resume without duplicate requests,
+// timeouts, the command backend with hostile prompts, and secrets kept out of logs and the store.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "server/reference_generator.h"
+#include "testing/cli_runner.h"
+#include "visalign/imaging.h"
+#include "visalign/io.h"
+#include "visalign/store.h"
+#include "visalign/violin_dataset.h"
+
+extern char** environ;
+
+namespace visalign {
+namespace {
+namespace fs = std::filesystem;
+using testing::RunVisalign;
+using testing::TempDir;
+
+constexpr int kSide = 32;
+
+// A small real VIOLIN dataset (variation 1 and 2 at scale 0.01, manifest only), optionally with
+// one prompt replaced.
+std::vector<violin::ManifestItem> WriteDataset(const fs::path& dir, const std::string& first_prompt = "") {
+  violin::DatasetOptions o;
+  o.variations = {1, 2};
+  o.scale = 0.01;
+  o.write_images = false;
+  o.show_progress = false;
+  auto items = violin::BuildItems(o).value();
+  if (!first_prompt.empty()) items[0].prompt = first_prompt;
+  std::string text;
+  for (const auto& it : items) text += violin::ManifestLine(it) + "\n";
+  fs::create_directories(dir);
+  EXPECT_TRUE(WriteFileAtomic(dir / "manifest.jsonl", text).ok());
+  return items;
+}
+
+std::unique_ptr<server::ReferenceGenerator> StartServer(const fs::path& dataset, double fail_rate = 0,
+                                                        int latency_ms = 0, double rate_limit = 0) {
+  server::ReferenceGeneratorOptions o;
+  o.dataset = dataset;
+  o.fail_rate = fail_rate;
+  o.latency_ms = latency_ms;
+  o.rate_limit = rate_limit;
+  o.seed = 7;
+  auto s = server::ReferenceGenerator::Start(o);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
+}
+
+std::vector<std::string> GenerateArgs(const fs::path& dataset, const fs::path& store, const std::string& url,
+                                      std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"generate", "--dataset", dataset.string(), "--store", store.string(), "--run",
+                                   "ref", "--backend", "openai", "--endpoint", url, "--model", "reference",
+                                   "--size", std::to_string(kSide) + "x" + std::to_string(kSide), "--backoff",
+                                   "0.02", "--max-backoff", "0.1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Starts `visalign args...` as a child (stdout/stderr to files); returns its pid.
+pid_t Spawn(const std::vector<std::string>& args, const fs::path& log) {
+  std::vector<std::string> argv = {VISALIGN_TEST_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+int WaitExit(pid_t pid) {
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+size_t DoneCount(const fs::path& store) {
+  auto s = store::OpenSqliteStore(store).value();
+  auto c = s->Counts("ref");
+  return c.ok() ? c->done : 0;
+}
+
+void WaitUntilDone(const fs::path& store, size_t at_least) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (DoneCount(store) < at_least && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+// Every done row has its complete image with the recorded SHA-256, and every file in the run's
+// image folder at a final name decodes.
+void ExpectStoreConsistent(const fs::path& store) {
+  auto s = store::OpenSqliteStore(store).value();
+  auto done = s->DoneImages("ref").value();
+  for (const auto& d : done) {
+    ASSERT_TRUE(fs::exists(d.image_path)) << d.image_path;
+    EXPECT_EQ(Sha256File(d.image_path).value(), d.sha256) << d.image_path;
+  }
+  for (const auto& e : fs::directory_iterator(store / "images/ref"))
+    if (e.path().extension() == ".png") EXPECT_TRUE(imaging::ReadImage(e.path()).ok()) << e.path();
+}
+
+// images_by_prompt and requests_by_prompt of the server's stats.
+std::map<std::string, uint64_t> Counts(const server::ReferenceGenerator& s, const char* field) {
+  return s.Stats()[field].get<std::map<std::string, uint64_t>>();
+}
+
+TEST(GenerateReference, FailuresAndRateLimitsStillGiveEveryItemExactlyOnce) {
+  TempDir t;
+  auto items = WriteDataset(t / "ds");
+  auto srv = StartServer(t / "ds", /*fail_rate=*/0.2, 0, /*rate_limit=*/40);
+  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "8", "--max-attempts", "30"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(std::to_string(items.size()) + " of " + std::to_string(items.size()) + " images done now"),
+            std::string::npos)
+      << r.out;
+  nlohmann::json stats = srv->Stats();
+  EXPECT_GT(stats["by_status"].value("500", 0), 0) << stats.dump();
+  EXPECT_GT(stats["by_status"].value("429", 0), 0) << stats.dump();
+  auto images = Counts(*srv, "images_by_prompt");
+  EXPECT_EQ(images.size(), items.size());
+  for (const auto& [prompt, n] : images) EXPECT_EQ(n, 1u) << prompt;
+  // Each stored image is exactly the ground truth (exact profile), under its own item.
+  auto store = store::OpenSqliteStore(t / "store").value();
+  auto done = store->DoneImages("ref").value();
+  ASSERT_EQ(done.size(), items.size());
+  std::map<std::string, const violin::ManifestItem*> by_id;
+  for (const auto& it : items) by_id[it.id] = &it;
+  for (const auto& d : done) {
+    auto img = imaging::ReadImage(d.image_path).value();
+    EXPECT_EQ(img.rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb) << d.item_id;
+  }
+  auto rows = store->Rows("ref").value();
+  for (const auto& row : rows) EXPECT_GE(row.attempts, 1);
+}
+
+TEST(GenerateReference, SigintStopsGracefullyAndResumeNeverRepeatsDoneItems) {
+  TempDir t;
+  auto items = WriteDataset(t / "ds");
+  auto srv = StartServer(t / "ds", 0, /*latency_ms=*/40);
+  pid_t pid = Spawn(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t / "log1");
+  WaitUntilDone(t / "store", 4);
+  kill(pid, SIGINT);
+  EXPECT_EQ(WaitExit(pid), 130);
+  std::string log = ReadFile(t / "log1").value();
+  EXPECT_NE(log.find("left pending"), std::string::npos) << log;
+  EXPECT_NE(log.find("run the same command again to resume"), std::string::npos) << log;
+  ExpectStoreConsistent(t / "store");
+  auto store = store::OpenSqliteStore(t / "store").value();
+  auto done_before = store->DoneImages("ref").value();
+  ASSERT_GE(done_before.size(), 4u);
+  ASSERT_LT(done_before.size(), items.size());
+  auto requests_before = Counts(*srv, "requests_by_prompt");
+
+  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "8"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(store->Counts("ref").value().done, items.size());
+  auto requests_after = Counts(*srv, "requests_by_prompt");
+  std::map<std::string, std::string> prompt_of;
+  for (const auto& it : items) prompt_of[it.id] = it.prompt;
+  for (const auto& d : done_before)
+    EXPECT_EQ(requests_after[prompt_of[d.item_id]], requests_before[prompt_of[d.item_id]]) << d.item_id;
+  for (const auto& [prompt, n] : Counts(*srv, "images_by_prompt")) EXPECT_EQ(n, 1u) << prompt;
+}
+
+TEST(GenerateReference, SigkillLosesOnlyInFlightWorkAndResumeCompletes) {
+  TempDir t;
+  auto items = WriteDataset(t / "ds");
+  auto srv = StartServer(t / "ds", 0, /*latency_ms=*/15);
+  pid_t pid = Spawn(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "4"}), t / "log1");
+  WaitUntilDone(t / "store", 6);
+  kill(pid, SIGKILL);
+  EXPECT_EQ(WaitExit(pid), 128 + SIGKILL);
+  ExpectStoreConsistent(t / "store");
+  auto store = store::OpenSqliteStore(t / "store").value();
+  auto done_before = store->DoneImages("ref").value();
+  auto requests_before = Counts(*srv, "requests_by_prompt");
+
+  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "8"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(store->Counts("ref").value().done, items.size());
+  ExpectStoreConsistent(t / "store");
+  auto requests_after = Counts(*srv, "requests_by_prompt");
+  std::map<std::string, std::string> prompt_of;
+  for (const auto& it : items) prompt_of[it.id] = it.prompt;
+  for (const auto& d : done_before)
+    EXPECT_EQ(requests_after[prompt_of[d.item_id]], requests_before[prompt_of[d.item_id]]) << d.item_id;
+}
+
+TEST(GenerateReference, ASecondSigintExitsAtOnce) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  auto srv = StartServer(t / "ds", 0, /*latency_ms=*/3000);
+  pid_t pid = Spawn(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t / "log1");
+  // Signal only once requests are in flight (the handlers are installed by then).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (srv->Stats()["requests"].get<int>() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGINT);
+  EXPECT_EQ(WaitExit(pid), 130);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1500));
+  EXPECT_NE(ReadFile(t / "log1").value().find("exiting now"), std::string::npos);
+}
+
+TEST(GenerateReference, AHangingServerAndAnUnknownPromptAreClearPerItemErrors) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  auto srv = StartServer(t / "ds", 0, /*latency_ms=*/2000);
+  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(),
+                                    {"--timeout", "0.2", "--max-attempts", "2", "--limit", "2"}));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 of 2 images done now, 2 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("timed out"), std::string::npos) << r.out;
+  auto rows = store::OpenSqliteStore(t / "store").value()->Rows("ref").value();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, store::RowStatus::kFailed);
+  EXPECT_EQ(rows[0].attempts, 2);
+  EXPECT_NE(rows[0].last_error.find("timed out"), std::string::npos) << rows[0].last_error;
+
+  // A dataset whose prompt the server does not know: HTTP 400 with the server's message, no retry.
+  TempDir t2;
+  WriteDataset(t2 / "ds", "a prompt the server has never seen");
+  auto r2 = RunVisalign(GenerateArgs(t2 / "ds", t2 / "store", srv->url(), {"--limit", "1", "--timeout", "10"}));
+  EXPECT_EQ(r2.exit_code, 2);
+  EXPECT_NE(r2.out.find("HTTP 400: unknown prompt"), std::string::npos) << r2.out;
+  EXPECT_EQ(store::OpenSqliteStore(t2 / "store").value()->Rows("ref").value()[0].attempts, 1);
+}
+
+TEST(GenerateReference, TheApiKeyIsSentButNeverLoggedOrStored) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  auto srv = StartServer(t / "ds", /*fail_rate=*/0.3);
+  const std::string secret = "sk-test-DO-NOT-LEAK-4242";
+  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(),
+                                    {"--api-key-env", "VISALIGN_TEST_API_KEY", "--limit", "5", "--max-attempts", "20",
+                                     "--log-level", "debug"}),
+                       {{"VISALIGN_TEST_API_KEY", secret}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find(secret), std::string::npos);
+  EXPECT_EQ(r.err.find(secret), std::string::npos);
+  for (const auto& e : fs::recursive_directory_iterator(t / "store"))
+    if (e.is_regular_file()) EXPECT_EQ(ReadFile(e.path()).value().find(secret), std::string::npos) << e.path();
+  auto run = store::OpenSqliteStore(t / "store").value()->FindRun("ref").value();
+  EXPECT_EQ(run->backend["api_key_env"], "VISALIGN_TEST_API_KEY");
+  // A named but unset variable is an argument error naming it.
+  auto missing = RunVisalign(GenerateArgs(t / "ds", t / "store2", srv->url(), {"--api-key-env", "VISALIGN_UNSET_KEY"}));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("VISALIGN_UNSET_KEY"), std::string::npos) << missing.err;
+}
+
+TEST(GenerateReference, CommandBackendPassesHostilePromptsVerbatim) {
+  TempDir t;
+  const std::string prompt = R"(Pure "red" 'now' $(touch pwned); rm -rf ~ `id` & #D00000)";
+  auto items = WriteDataset(t / "ds", prompt);
+  fs::create_directories(t / "fixture");
+  ASSERT_TRUE(imaging::WritePng(t / "fixture/x.png", violin::RenderGroundTruth(items[0], 8, 8)).ok());
+  std::string script = "printf '%s' \"$1\" > \"$3/seen.txt\"; cp \"$4\" \"$2\"";
+  std::string cmd = "/bin/sh -c '" + script + "' sh {prompt} {out} " + t.path().string() + " " +
+                    (t / "fixture/x.png").string();
+  auto r = RunVisalign({"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
+                        "cmd", "--backend", "command", "--cmd", cmd, "--limit", "1", "--samples", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(ReadFile(t / "seen.txt").value(), prompt);
+  EXPECT_FALSE(fs::exists(t / "pwned"));
+  EXPECT_FALSE(fs::exists("pwned"));
+  auto done = store::OpenSqliteStore(t / "store").value()->DoneImages("cmd").value();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[1].k, 1);
+}
+
+TEST(GenerateReference, DirectoryBackendImportsAndReportsMissingImages) {
+  TempDir t;
+  auto items = WriteDataset(t / "ds");
+  fs::create_directories(t / "imgs");
+  ASSERT_TRUE(imaging::WritePng(t / "imgs" / (items[0].id + ".png"), violin::RenderGroundTruth(items[0], 8, 8)).ok());
+  auto r = RunVisalign({"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
+                        "imp", "--backend", "directory", "--path", (t / "imgs").string(), "--limit", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 of 2 images done now, 1 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(items[1].id), std::string::npos) << r.out;
+}
+
+TEST(GenerateReference, BadArgumentsAreOneLineErrors) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  struct Case {
+    std::vector<std::string> extra;
+    std::string says;
+  } cases[] = {
+      {{"--backend", "openai", "--model", "m"}, "--endpoint is required"},
+      {{"--backend", "command", "--cmd", "gen --prompt {prompt}"}, "no {out} placeholder"},
+      {{"--backend", "directory", "--path", (t / "nope").string()}, "not a directory"},
+      {{"--backend", "directory", "--path", ".", "--filter", "colour=red"}, "unknown filter key"},
+      {{"--backend", "directory", "--path", ".", "--filter", "variation=9"}, "no dataset item matches"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(),
+                                     "--run", "x"};
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    auto r = RunVisalign(args);
+    EXPECT_EQ(r.exit_code, 2) << c.says;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace visalign
