@@ -97,7 +97,8 @@ ModelEvaluation EvaluateModel(const ModelPredictions& model, const HumanBaseline
   }
   std::vector<double> human_rates;
   for (const std::string& category : vocabulary.categories()) {
-    ModelEvaluation::Category c{category};
+    ModelEvaluation::Category c;
+    c.category = category;
     std::vector<double> rates;
     for (const WordEvaluation& we : e.words) {
       if (vocabulary.words()[we.word].category != category) continue;

@@ -39,7 +39,11 @@ Result<NonsenseResult> ClassifyNonsense(const ModelPredictions& model, const std
       continue;
     }
     auto group = std::find_if(r.groups.begin(), r.groups.end(), [&](const auto& g) { return g.group == w.group; });
-    if (group == r.groups.end()) group = r.groups.insert(r.groups.end(), NonsenseGroupResult{w.group});
+    if (group == r.groups.end()) {
+      NonsenseGroupResult fresh;
+      fresh.group = w.group;
+      group = r.groups.insert(r.groups.end(), std::move(fresh));
+    }
     group->top1.push_back(it->second.front().cell);
     all_top1.push_back(it->second.front().cell);
   }
