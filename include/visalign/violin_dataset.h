@@ -33,11 +33,10 @@ struct DatasetOptions {
   bool force = false;                             // allow a non-empty out_dir (replaces our files)
   std::filesystem::path templates;                // empty: the shipped data/violin/templates.json
   bool show_progress = true;
-  int png_compression = 1;                        // 0..9; solid images compress well at 1
 };
 
 // Checks ranges (variations 1..6 without repeats, 0 < scale <= kMaxScale, 2 <= image_size <=
-// kMaxImageSize, compression 0..9); errors name the option and the accepted values.
+// kMaxImageSize); errors name the option and the accepted values.
 Status ValidateOptions(const DatasetOptions& options);
 
 // The items the options describe, in manifest order (variation, group, level, draw order), with

@@ -49,8 +49,6 @@ const CommandGroup kViolinDataset(20, [](Cli& cli) {
       ->capture_default_str();
   ds->add_option("--image-size", opt->image_size, "Ground-truth image width and height in pixels")
       ->capture_default_str();
-  ds->add_option("--png-compression", opt->png_compression, "PNG compression 0 (fastest) .. 9 (smallest)")
-      ->capture_default_str();
   ds->add_option("--templates", *templates, "Prompt templates JSON (default: the shipped data/violin/templates.json)");
   ds->add_flag("--no-images", *no_images, "Write the manifest only (image fields are null)");
   ds->add_flag("--force", opt->force,

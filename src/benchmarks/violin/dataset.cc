@@ -33,7 +33,6 @@ constexpr int kTestPercent = 20;                  // split: 8:2 per stratum
 constexpr double kHueSplit1TestLow = 280.0;       // hue_split1 test: [280°, 320°]
 constexpr double kHueSplit1TestHigh = 320.0;
 constexpr double kHueSplit2BandWidth = 60.0;      // hue_split2 train: even 60° bands [0,60) [120,180) [240,300)
-constexpr int kMaxPngCompression = 9;
 constexpr int kMinImageSize = 2;
 constexpr const char* kManifestName = "manifest.jsonl";
 constexpr const char* kSummaryName = "summary.json";
@@ -279,7 +278,7 @@ Status SyncFilesystem(const fs::path& dir) {
 // each distinct one is encoded once. Multi-block images are almost all distinct and bypass it.
 class PngCache {
  public:
-  PngCache(int size, int compression) : size_(size), compression_(compression) {}
+  explicit PngCache(int size) : size_(size) {}
   std::shared_ptr<const std::string> Get(const ManifestItem& item) {
     if (item.layout != Layout::kSingle) return Encode(item);
     const std::string key = color::ToHex(item.targets.front());
@@ -295,22 +294,23 @@ class PngCache {
 
  private:
   std::shared_ptr<const std::string> Encode(const ManifestItem& item) const {
-    return std::make_shared<const std::string>(EncodeFlatPng(RenderGroundTruth(item, size_, size_), compression_));
+    return std::make_shared<const std::string>(EncodeFlatPng(RenderGroundTruth(item, size_, size_)));
   }
-  int size_, compression_;
+  int size_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const std::string>> cache_;
 };
 
+// Fills the rect's first row pixel by pixel and copies it to the other rows.
 void FillRect(imaging::Image& image, const Rect& r, color::Srgb8 c) {
-  for (int y = r.y; y < r.y + r.h; ++y) {
-    uint8_t* p = image.pixel(r.x, y);
-    for (int x = 0; x < r.w; ++x, p += 3) {
-      p[0] = c.r;
-      p[1] = c.g;
-      p[2] = c.b;
-    }
+  if (r.w <= 0 || r.h <= 0) return;
+  uint8_t* first = image.pixel(r.x, r.y);
+  for (int x = 0; x < r.w; ++x) {
+    first[3 * x] = c.r;
+    first[3 * x + 1] = c.g;
+    first[3 * x + 2] = c.b;
   }
+  for (int y = r.y + 1; y < r.y + r.h; ++y) std::memcpy(image.pixel(r.x, y), first, static_cast<size_t>(r.w) * 3);
 }
 
 nlohmann::json Tally(const std::vector<const ManifestItem*>& items) {
@@ -351,9 +351,6 @@ Status ValidateOptions(const DatasetOptions& options) {
   if (options.image_size < kMinImageSize || options.image_size > kMaxImageSize)
     return Status::InvalidArgument("image size " + std::to_string(options.image_size) + " out of range",
                                    "--image-size", Format("%d..%d pixels", kMinImageSize, kMaxImageSize));
-  if (options.png_compression < 0 || options.png_compression > kMaxPngCompression)
-    return Status::InvalidArgument("PNG compression " + std::to_string(options.png_compression) + " out of range",
-                                   "--png-compression", "0 (fastest) .. 9 (smallest)");
   return Status::Ok();
 }
 
@@ -421,7 +418,7 @@ Result<DatasetReport> GenerateDataset(const DatasetOptions& options) {
     std::mutex mu;
     Status first_error;
     std::atomic<uint64_t> bytes{0};
-    PngCache cache(options.image_size, options.png_compression);
+    PngCache cache(options.image_size);
     ParallelFor(items.size(), [&](size_t i) {
       const ManifestItem& item = items[i];
       const std::shared_ptr<const std::string> png = cache.Get(item);

@@ -235,7 +235,6 @@ TEST(DatasetOptions, RejectsOutOfRangeValues) {
   bad([](DatasetOptions& o) { o.scale = -1; }, "scale -1 out of range");
   bad([](DatasetOptions& o) { o.scale = std::nan(""); }, "out of range (--scale)");
   bad([](DatasetOptions& o) { o.image_size = 1; }, "image size 1 out of range (--image-size)");
-  bad([](DatasetOptions& o) { o.png_compression = 10; }, "PNG compression 10 out of range");
   EXPECT_TRUE(ValidateOptions(Options(0.01)).ok());
 }
 

@@ -1,7 +1,9 @@
 // PNG encoding tuned for images made of flat color blocks (VIOLIN ground truth). Each row is
 // filtered with Up when it equals the row above (all zero bytes) and with Sub otherwise (zero
-// bytes inside a block), then deflated with zlib's run-length strategy: an order of magnitude
-// faster than a general-purpose encoder on such images, and a valid 8-bit RGB PNG for any image.
+// bytes inside a block); the scanlines are then deflated as byte runs — a literal followed by
+// distance-1 matches, fixed Huffman codes — and the Adler-32 checksum is computed per run, so the
+// cost grows with the number of runs rather than the number of bytes. Valid 8-bit RGB PNG for any
+// image (noise just compresses poorly); tests decode the output with OpenCV and zlib.
 #pragma once
 
 #include <string>
@@ -10,8 +12,7 @@
 
 namespace visalign::violin {
 
-// `compression` is zlib's level, 0 (stored) .. 9. Requires a non-empty image whose buffer holds
-// width * height * 3 bytes (returns an empty string otherwise).
-std::string EncodeFlatPng(const imaging::Image& image, int compression);
+// Requires a non-empty image whose buffer holds width * height * 3 bytes (returns "" otherwise).
+std::string EncodeFlatPng(const imaging::Image& image);
 
 }  // namespace visalign::violin
