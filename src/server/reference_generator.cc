@@ -151,6 +151,7 @@ Result<std::unique_ptr<ReferenceGenerator>> ReferenceGenerator::Start(const Refe
   g->server_ = std::make_unique<httplib::Server>();
   const int threads = options.threads;
   g->server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  g->server_->set_tcp_nodelay(true);  // no Nagle delay between the header and body writes
   g->Install();
   if (options.port == 0) {
     g->port_ = g->server_->bind_to_any_port(options.host);
