@@ -1,6 +1,7 @@
 #include "visalign/purity.h"
 
 #include "imaging/canny.h"
+#include "imaging/fft_power.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -23,6 +24,7 @@ constexpr int kSobel3L1Gain = 8;
 constexpr double kHfCutoff = 0.25;  // cycles/pixel; counted when r > cutoff (strictly)
 constexpr double kChannelMax = 255.0;
 constexpr int kSumChunk = 1 << 14;  // 255^2 * 2^14 < 2^32
+constexpr int kTransposeRows = 8;   // 8 complex doubles = two 64-byte cache lines
 
 // visalign parallelises over images (the --threads budget); OpenCV's own thread pool inside
 // the DFT would oversubscribe the cores, so OpenCV runs single-threaded in every caller.
@@ -84,12 +86,20 @@ double EdgeDensity(const GrayImage& gray, const GrayRange& range) {
 // pair). A column whose own frequency already exceeds the cut counts whole: by Parseval its
 // power is h * sum_y |R[y][kx]|^2, no column transform needed. Only the remaining ~w/4 columns
 // are transformed. Gray levels are used unscaled: the ratio does not depend on the 1/255.
+// Power-of-two planes go through HighPowerRadix2 (same scheme, SIMD radix-2), others through
+// OpenCV's mixed-radix DFT.
 double HfRatio(const GrayImage& gray, const GrayRange& range) {
   if (range.sum_sq == 0 || range.lo == range.hi) return 0.0;  // all power in the DC bin
-  DisableOpenCvThreadsOnce();
   const int w = gray.width, h = gray.height;
   const double inv_w = 1.0 / w, inv_h = 1.0 / h;
+  const double total = static_cast<double>(w) * h * static_cast<double>(range.sum_sq);
 
+  thread_local std::vector<int> first_row;
+  first_row.resize(w / 2 + 1);
+  for (int kx = 0; kx <= w / 2; ++kx) first_row[kx] = FirstHighRow(FftFreq(kx, inv_w), h, inv_h);
+  if (IsRadix2Size(w, h)) return HighPowerRadix2(gray, first_row) / total;
+
+  DisableOpenCvThreadsOnce();
   thread_local cv::Mat plane, rows, columns;
   plane.create(h, w, CV_64F);
   for (int y = 0; y < h; ++y) {
@@ -111,7 +121,7 @@ double HfRatio(const GrayImage& gray, const GrayRange& range) {
   partial.clear();
   for (int kx = 0; kx <= w / 2; ++kx) {
     const double weight = (kx == 0 || (w % 2 == 0 && kx == w / 2)) ? 1.0 : 2.0;
-    const int first = FirstHighRow(FftFreq(kx, inv_w), h, inv_h);
+    const int first = first_row[kx];
     if (first == 0) {
       whole_begin = std::min(whole_begin, kx);
     } else if (first <= h / 2) {
@@ -132,11 +142,15 @@ double HfRatio(const GrayImage& gray, const GrayRange& range) {
   }
   if (!partial.empty()) {
     columns.create(static_cast<int>(partial.size()), h, CV_64FC2);
-    for (int y = 0; y < h; ++y) {
-      const double* row = rows.ptr<double>(y);
+    // Transpose in bands of kTransposeRows rows, so each column receives whole cache lines.
+    for (int y0 = 0; y0 < h; y0 += kTransposeRows) {
+      const int y1 = std::min(h, y0 + kTransposeRows);
       for (size_t i = 0; i < partial.size(); ++i) {
-        const std::complex<double> bin = PackedBin(row, partial[i].kx, w);
-        columns.at<cv::Vec2d>(static_cast<int>(i), y) = cv::Vec2d(bin.real(), bin.imag());
+        cv::Vec2d* column = columns.ptr<cv::Vec2d>(static_cast<int>(i));
+        for (int y = y0; y < y1; ++y) {
+          const std::complex<double> bin = PackedBin(rows.ptr<double>(y), partial[i].kx, w);
+          column[y] = cv::Vec2d(bin.real(), bin.imag());
+        }
       }
     }
     cv::dft(columns, columns, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
@@ -149,7 +163,6 @@ double HfRatio(const GrayImage& gray, const GrayRange& range) {
       high += partial[i].weight * column_high;
     }
   }
-  const double total = static_cast<double>(w) * h * static_cast<double>(range.sum_sq);
   return high / total;
 }
 
@@ -186,24 +199,31 @@ Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
   gray.height = region.h;
   gray.pixels.resize(static_cast<size_t>(region.w) * region.h);
   uint64_t sum[3] = {0, 0, 0}, sum_sq[3] = {0, 0, 0};
+  GrayRange range;
   for (int y = 0; y < region.h; ++y) {
     const uint8_t* p = image.pixel(region.x, region.y + y);
     uint8_t* g = &gray.pixels[static_cast<size_t>(y) * region.w];
-    // 32-bit partial sums (vectorisable) over chunks short enough that 255^2 * chunk fits.
+    // 32-bit partial sums over chunks short enough that 255^2 * chunk fits; the gray plane's
+    // range and sum of squares come from the same pass.
     for (int x0 = 0; x0 < region.w; x0 += kSumChunk) {
       const int x1 = std::min(region.w, x0 + kSumChunk);
-      uint32_t chunk_sum[3] = {0, 0, 0}, chunk_sq[3] = {0, 0, 0};
+      uint32_t chunk_sum[3] = {0, 0, 0}, chunk_sq[3] = {0, 0, 0}, chunk_gray_sq = 0;
       for (int x = x0; x < x1; ++x, p += 3) {
         for (int c = 0; c < 3; ++c) {
           chunk_sum[c] += p[c];
           chunk_sq[c] += static_cast<uint32_t>(p[c]) * p[c];
         }
-        g[x] = GrayLevel(p[0], p[1], p[2]);
+        const uint8_t v = GrayLevel(p[0], p[1], p[2]);
+        g[x] = v;
+        chunk_gray_sq += static_cast<uint32_t>(v) * v;
+        range.lo = std::min(range.lo, v);
+        range.hi = std::max(range.hi, v);
       }
       for (int c = 0; c < 3; ++c) {
         sum[c] += chunk_sum[c];
         sum_sq[c] += chunk_sq[c];
       }
+      range.sum_sq += chunk_gray_sq;
     }
   }
 
@@ -219,7 +239,6 @@ Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
     sd_sum += std::sqrt(static_cast<double>(scaled_var)) / nd / kChannelMax;
   }
   stats.sd = sd_sum / 3.0;
-  const GrayRange range = Range(gray);
   stats.ced = EdgeDensity(gray, range);
   stats.hf = HfRatio(gray, range);
   return stats;
