@@ -108,6 +108,21 @@ TEST(DatasetItems, SingleColorPromptsAreDistinctWithinALevelAtScaleOne) {
     if (it.variation == 1) EXPECT_TRUE(prompts.insert({it.levels[0], it.prompt}).second) << it.prompt;
 }
 
+TEST(DatasetItems, RepeatedPromptsAlwaysDenoteTheSameGroundTruth) {
+  // Prompts repeat across levels (a representative is also a centroid) and among level-2 fuzzy
+  // pairs; a server answering by prompt text must still find one right answer.
+  std::map<std::string, std::string> gt_of_prompt;
+  size_t repeats = 0;
+  for (const ManifestItem& it : FullScale()) {
+    std::string gt = std::string(LayoutName(it.layout));
+    for (const color::Srgb8& c : it.targets) gt += color::ToHex(c);
+    auto [pos, inserted] = gt_of_prompt.emplace(it.prompt, gt);
+    repeats += !inserted;
+    EXPECT_EQ(pos->second, gt) << it.prompt;
+  }
+  EXPECT_GT(repeats, 0u);
+}
+
 TEST(DatasetItems, MultiBlockTargetsAreDistinctWithinAnItemAndShareTheLevel) {
   for (const ManifestItem& it : FullScale()) {
     ASSERT_EQ(it.targets.size(), static_cast<size_t>(BlockCount(it.layout)));
