@@ -207,23 +207,23 @@ Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
     // range and sum of squares come from the same pass.
     for (int x0 = 0; x0 < region.w; x0 += kSumChunk) {
       const int x1 = std::min(region.w, x0 + kSumChunk);
-      uint32_t chunk_sum[3] = {0, 0, 0}, chunk_sq[3] = {0, 0, 0}, chunk_gray_sq = 0;
+      // Named scalar accumulators (not arrays) so they all stay in registers.
+      uint32_t sum_r = 0, sum_g = 0, sum_b = 0, sq_r = 0, sq_g = 0, sq_b = 0, sq_gray = 0;
+      uint8_t lo = range.lo, hi = range.hi;
       for (int x = x0; x < x1; ++x, p += 3) {
-        for (int c = 0; c < 3; ++c) {
-          chunk_sum[c] += p[c];
-          chunk_sq[c] += static_cast<uint32_t>(p[c]) * p[c];
-        }
+        const uint32_t r = p[0], gr = p[1], b = p[2];
+        sum_r += r, sum_g += gr, sum_b += b;
+        sq_r += r * r, sq_g += gr * gr, sq_b += b * b;
         const uint8_t v = GrayLevel(p[0], p[1], p[2]);
         g[x] = v;
-        chunk_gray_sq += static_cast<uint32_t>(v) * v;
-        range.lo = std::min(range.lo, v);
-        range.hi = std::max(range.hi, v);
+        sq_gray += static_cast<uint32_t>(v) * v;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
       }
-      for (int c = 0; c < 3; ++c) {
-        sum[c] += chunk_sum[c];
-        sum_sq[c] += chunk_sq[c];
-      }
-      range.sum_sq += chunk_gray_sq;
+      sum[0] += sum_r, sum[1] += sum_g, sum[2] += sum_b;
+      sum_sq[0] += sq_r, sum_sq[1] += sq_g, sum_sq[2] += sq_b;
+      range.sum_sq += sq_gray;
+      range.lo = lo, range.hi = hi;
     }
   }
 
