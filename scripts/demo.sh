@@ -1,15 +1,83 @@
 #!/usr/bin/env bash
-# The main job end to end on the embedded SQLite store, with what visalign implements.
-# Usage: scripts/demo.sh [BUILD_DIR]   (make demo calls it after building)
+# The main job end to end on the embedded SQLite store, using local reference servers on loopback
+# so it needs no network and no API keys:
+#   color science -> VIOLIN dataset -> image API server (degraded) -> resumable generation into the
+#   run store -> VIOLIN scoring -> Hues and Cues human baseline and published models -> native CLIP
+#   Hues and Cues run -> ACVA-Bench generate/judge/analyze.
+# Usage: scripts/demo.sh [BUILD_DIR]   (make demo calls it after building). Outputs go to demo-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-V="$BUILD/visalign"
+V="$(pwd)/$BUILD/visalign"
 OUT=demo-out
+SHARED=../shared
 rm -rf "$OUT"
 mkdir -p "$OUT"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
 step() { printf '\n== %s ==\n' "$*"; }
+# wait_port FILE: waits until a server has written its port into FILE.
+wait_port() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "server did not start" >&2; exit 1; }
 
-step "color: parse, convert and compare"
+step "color: parse, convert, compare (Sharma et al. 2005 pair 1: dE2000 = 2.0425)"
 "$V" color convert "vivid pink"
-"$V" color diff "#D9B451" "hsl(45, 64%, 58%)"
+"$V" color diff "lab(50, 2.6772, -79.7751)" "lab(50, 0, -82.7485)" --json
+
+step "VIOLIN: dataset at 1% scale (prompts, ground-truth images, splits)"
+"$V" violin dataset --out "$OUT/violin" --scale 0.01 --log-level warn
+
+step "VIOLIN: reference image API on loopback (profile noise:8, 10% injected HTTP 500s, 200 req/s limit)"
+"$V" reference-generator --dataset "$OUT/violin" --port 0 --port-file "$OUT/generator.port" \
+  --profile noise:8 --fail-rate 0.1 --rate-limit 200 --log-level warn &
+PIDS+=($!)
+wait_port "$OUT/generator.port"
+
+step "generate: one image per prompt over HTTP into the embedded store (retries, resumable)"
+"$V" generate --dataset "$OUT/violin" --run reference-noise --backend openai \
+  --endpoint "http://127.0.0.1:$(cat "$OUT/generator.port")" --model reference \
+  --store "$OUT/store" --concurrency 8 --backoff 0.05
+echo "(running the same command again resumes: nothing left to request)"
+"$V" generate --dataset "$OUT/violin" --run reference-noise --backend openai \
+  --endpoint "http://127.0.0.1:$(cat "$OUT/generator.port")" --model reference \
+  --store "$OUT/store" --concurrency 8 --backoff 0.05 --log-level warn
+
+step "VIOLIN: score ground truth (all zero) against the degraded run, per variation"
+"$V" violin evaluate --dataset "$OUT/violin" --model ground-truth="$OUT/violin/images" \
+  --store "$OUT/store" --run reference-noise --out "$OUT/violin-eval"
+
+step "Hues and Cues: human baseline (leave-one-out fail rates)"
+"$V" hues humans | head -40
+
+step "Hues and Cues: the two published sample models against the older human snapshot"
+"$V" hues evaluate --predictions data/hues/peer-sample --humans data/hues/peer-sample/HC_old.csv \
+  --out "$OUT/hues-eval" --log-level warn
+cat "$OUT/hues-eval/summary.md"
+
+if [ -d "$SHARED/fixtures/clip-tiny" ]; then
+  step "native CLIP: hues run with the tiny fixture model (RANDOM WEIGHTS: its numbers mean nothing)"
+  "$V" hues run --model "$SHARED/fixtures/clip-tiny" --name clip-tiny-random --nonsense \
+    --cache "$OUT/cache" --out "$OUT/hues-runs" --log-level warn
+  "$V" hues evaluate --predictions "$OUT/hues-runs" --out "$OUT/hues-runs-eval" --log-level warn
+  cat "$OUT/hues-runs-eval/summary.md"
+  "$V" hues nonsense --predictions "$OUT/hues-runs"
+
+  step "ACVA-Bench: local image generator + deterministic judge, two models, tiny CLIP embeddings"
+  "$V" acva reference-server --port 0 > "$OUT/acva-server.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 100); do grep -q "listening on" "$OUT/acva-server.log" && break; sleep 0.1; done
+  ACVA_URL=$(grep -o "http://127.0.0.1:[0-9]*" "$OUT/acva-server.log" | head -1)
+  for model in varied mono; do
+    "$V" acva generate --store "$OUT/store" --run "acva-$model" --endpoint "$ACVA_URL" --model "$model" \
+      --seed 0 --param 'seed={seed}' --log-level warn
+  done
+  "$V" acva judge --store "$OUT/store" --run acva-varied --run acva-mono \
+    --judge-endpoint "$ACVA_URL" --judge-model reference-judge --log-level warn
+  "$V" acva analyze --store "$OUT/store" --run acva-varied --run acva-mono --judge-model reference-judge \
+    --clip-model "$SHARED/fixtures/clip-tiny" --cluster-threshold 0.001 --out "$OUT/acva" --log-level warn
+  cat "$OUT/acva/summary.md"
+else
+  echo "(skipping the CLIP and ACVA steps: $SHARED/fixtures/clip-tiny not found)"
+fi
+
+step "done: outputs in $OUT/"

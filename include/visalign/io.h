@@ -45,7 +45,7 @@ Result<int64_t> ParseInt(std::string_view text, const std::string& where);
 
 // The folder of shipped reference data. Looked up in this order:
 //   1. $VISALIGN_DATA, if set (must exist);
-//   2. <dir of the executable>/../data  (build/visalign in a source checkout);
+//   2. <dir of the executable>/../data and /../../data (build/visalign, build/bench/* in a checkout);
 //   3. <dir of the executable>/../share/visalign/data (an install prefix);
 //   4. the install prefix configured at build time.
 Result<std::filesystem::path> DataDir();

@@ -188,7 +188,8 @@ Result<fs::path> DataDir() {
   }
   fs::path exe_dir = ExecutableDir();
   for (const fs::path& candidate :
-       {exe_dir / ".." / "data", exe_dir / ".." / "share" / "visalign" / "data", fs::path(VISALIGN_INSTALL_DATA_DIR)}) {
+       {exe_dir / ".." / "data", exe_dir / ".." / ".." / "data", exe_dir / ".." / "share" / "visalign" / "data",
+        fs::path(VISALIGN_INSTALL_DATA_DIR)}) {
     if (fs::is_directory(candidate / "color")) return fs::weakly_canonical(candidate);
   }
   return Status::NotFound("visalign data folder not found", exe_dir.string(),
