@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -20,10 +21,13 @@ using U8 = uint8_t __attribute__((vector_size(kLanes)));
 constexpr int kTanShift = 15;
 constexpr int kTan22 = 13573;
 
-// Map codes, as in OpenCV: a pixel that may join an edge, one that cannot, one on an edge.
+// Map codes: a pixel that may join an edge, one that cannot, one on an edge (as in OpenCV), and
+// one that joined an edge during hysteresis (kept apart so edges are counted exactly once). Both
+// edge codes have bit kEdge set.
 constexpr uint8_t kMaybe = 0;
 constexpr uint8_t kNever = 1;
 constexpr uint8_t kEdge = 2;
+constexpr uint8_t kJoined = 3;
 constexpr uint8_t kEdgeOut = 255;
 
 template <typename V>
@@ -39,14 +43,18 @@ void Store(void* p, V v) {
 
 I16 Abs(I16 v) { return v < 0 ? -v : v; }
 
-// Whether any of the 3 bytes at p is 0 (kMaybe), by the classic zero-byte bit trick on 24 bits.
-bool HasZeroIn3Bytes(const uint8_t* p) {
-  constexpr uint32_t kLow = 0x010101, kHigh = 0x808080;
-  uint32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  v &= 0xFFFFFF;
-  return ((v - kLow) & ~v & kHigh) != 0;
+// Bytewise tests on 8 map codes at once (SWAR): 0x80 in every byte that equals c, exactly.
+constexpr uint64_t kEveryByte = 0x0101010101010101, kLow7Bits = 0x7F7F7F7F7F7F7F7F;
+uint64_t BytesEqual(uint64_t v, uint8_t c) {
+  const uint64_t x = v ^ (kEveryByte * c);
+  return ~(((x & kLow7Bits) + kLow7Bits) | x | kLow7Bits);
 }
+int CountMarkedBytes(uint64_t marks) { return static_cast<int>(((marks >> 7) * kEveryByte) >> 56); }
+uint64_t LoadWord(const uint8_t* p) { return Load<uint64_t>(p); }
+
+// Whether one of the 3 codes at p is an edge (kEdge or kJoined).
+constexpr uint32_t kEdgeBitOf3 = 0x010101u * kEdge;
+bool HasEdgeIn3(const uint8_t* p) { return (Load<uint32_t>(p) & kEdgeBitOf3) != 0; }
 
 // Row buffers with one element of margin on each side and room for a whole last vector.
 struct RowBuffer {
@@ -168,12 +176,11 @@ int64_t CannyEdges(const GrayImage& gray, CannyThresholds thresholds, std::vecto
   s.zero.Resize(w);
   for (int k = 0; k < 3; ++k) s.dx[k].Resize(w), s.dy[k].Resize(w), s.mag[k].Resize(w);
   s.codes.assign(static_cast<size_t>(w) + kLanes, kNever);
-  // Only the frame is initialised: every interior row is written whole below. The slack byte
-  // lets HasZeroIn3Bytes read 4 bytes at the bottom-right corner.
-  s.map.resize(static_cast<size_t>(step) * (h + 2) + 1);
+  // Only the frame is initialised: every interior row is written whole below. The slack lets
+  // the word-wise scan read 8 bytes from any interior pixel.
+  s.map.resize(static_cast<size_t>(step) * (h + 2) + kLanes);
   std::memset(s.map.data(), kNever, step);
-  std::memset(s.map.data() + static_cast<size_t>(h + 1) * step, kNever, step + 1);
-  size_t top = 0;
+  std::memset(s.map.data() + static_cast<size_t>(h + 1) * step, kNever, step + kLanes);
 
   // Row y's magnitude is computed one row ahead of its suppression, which needs rows y - 1..y + 1.
   SobelRow(gray, 0, s, s.dx[0], s.dy[0], s.mag[0]);
@@ -186,33 +193,52 @@ int64_t CannyEdges(const GrayImage& gray, CannyThresholds thresholds, std::vecto
     const int16_t* above = y > 0 ? s.mag[(y + 2) % 3].row : s.zero.row;
     const int16_t* below = y + 1 < h ? s.mag[(y + 1) % 3].row : s.zero.row;
     SuppressRow(w, above, s.mag[cur].row, below, s.dx[cur].row, s.dy[cur].row, thresholds, s.codes.data());
-
     const size_t row_start = static_cast<size_t>(y + 1) * step + 1;
     std::memcpy(&s.map[row_start], s.codes.data(), static_cast<size_t>(w));
     s.map[row_start - 1] = s.map[row_start + w] = kNever;
-    if (s.stack.size() < top + w) s.stack.resize(std::max(2 * s.stack.size(), top + w));
-    for (int j = 0; j < w; ++j) {  // push every edge seed without a branch
-      s.stack[top] = row_start + j;
-      top += s.codes[j] == kEdge;
-    }
   }
 
-  int64_t count = static_cast<int64_t>(top);
-  const std::array<ptrdiff_t, 8> neighbours = {-step - 1, -step, -step + 1, -1, 1, step - 1, step, step + 1};
+  // Hysteresis. Every kEdge code is an edge (counted word-wise; floods write kJoined, which
+  // that count never sees). A kMaybe pixel is one exactly
+  // when an 8-connected path of kMaybe pixels links it to a kEdge pixel; scanning for kMaybe
+  // pixels next to a kEdge one and flooding from each gives that set (the first pixel of any
+  // such path lies next to its kEdge end), while edge pixels without undecided neighbours - most
+  // of them - cost nothing beyond the scan.
   uint8_t* map = s.map.data();
-  while (top > 0) {
-    const size_t p = s.stack[--top];
-    // Most edge pixels have no undecided neighbour: test the 3x3 block (whose centre is kEdge)
-    // with one zero-byte check per row before looking at single neighbours.
-    if (!HasZeroIn3Bytes(map + p - step - 1) && !HasZeroIn3Bytes(map + p - 1) && !HasZeroIn3Bytes(map + p + step - 1))
-      continue;
-    if (s.stack.size() < top + neighbours.size()) s.stack.resize(2 * s.stack.size() + neighbours.size());
-    for (ptrdiff_t d : neighbours) {
-      uint8_t& code = map[p + d];
-      if (code == kMaybe) {
-        code = kEdge;
-        s.stack[top++] = p + d;
-        ++count;
+  const std::array<ptrdiff_t, 8> neighbours = {-step - 1, -step, -step + 1, -1, 1, step - 1, step, step + 1};
+  int64_t count = 0;
+  size_t top = 0;
+  auto flood_from = [&](size_t start) {
+    map[start] = kJoined;
+    ++count;
+    s.stack.resize(std::max<size_t>(s.stack.size(), neighbours.size()));
+    s.stack[top++] = start;
+    while (top > 0) {
+      const size_t p = s.stack[--top];
+      if (s.stack.size() < top + neighbours.size()) s.stack.resize(2 * s.stack.size() + neighbours.size());
+      for (ptrdiff_t d : neighbours) {
+        uint8_t& code = map[p + d];
+        if (code == kMaybe) {
+          code = kJoined;
+          ++count;
+          s.stack[top++] = p + d;
+        }
+      }
+    }
+  };
+  for (int y = 0; y < h; ++y) {
+    const size_t row_start = static_cast<size_t>(y + 1) * step + 1;
+    for (int x = 0; x < w; x += kLanes) {
+      const int valid = std::min(kLanes, w - x);
+      const uint64_t in_row = valid == kLanes ? ~uint64_t{0} : (uint64_t{1} << (8 * valid)) - 1;
+      const uint64_t word = LoadWord(map + row_start + x);
+      count += CountMarkedBytes(BytesEqual(word, kEdge) & in_row);
+      for (uint64_t maybe = BytesEqual(word, kMaybe) & in_row; maybe != 0; maybe &= maybe - 1) {
+        const size_t p = row_start + x + std::countr_zero(maybe) / 8;
+        // An earlier flood may have reached it (kJoined now, counted there) or a neighbour.
+        if (map[p] == kMaybe &&
+            (HasEdgeIn3(map + p - step - 1) || HasEdgeIn3(map + p - 1) || HasEdgeIn3(map + p + step - 1)))
+          flood_from(p);
       }
     }
   }
@@ -221,7 +247,7 @@ int64_t CannyEdges(const GrayImage& gray, CannyThresholds thresholds, std::vecto
     edges->resize(static_cast<size_t>(w) * h);
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x)
-        (*edges)[static_cast<size_t>(y) * w + x] = map[static_cast<size_t>(y + 1) * step + 1 + x] == kEdge ? kEdgeOut : 0;
+        (*edges)[static_cast<size_t>(y) * w + x] = (map[static_cast<size_t>(y + 1) * step + 1 + x] & kEdge) ? kEdgeOut : 0;
   }
   return count;
 }

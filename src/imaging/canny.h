@@ -1,6 +1,7 @@
 // Canny edge detection, bit-for-bit equal to OpenCV's cv::Canny(gray, low, high, apertureSize 3,
 // L2gradient false) on 8-bit single-channel input, but several times faster on noisy planes
-// (vectorised Sobel and non-maximum suppression, no branches per pixel, a flat hysteresis stack).
+// (vectorised Sobel and non-maximum suppression, no branches per pixel, hysteresis that only
+// visits undecided pixels).
 // What OpenCV computes, and therefore this: dx, dy = 3x3 Sobel with BORDER_REPLICATE; magnitude
 // m = |dx| + |dy| (0 outside the image); non-maximum suppression in 4 directions with OpenCV's
 // fixed-point tan(22.5°) test and tie rules; a pixel that survives with m > low may be an edge,
