@@ -18,6 +18,9 @@ struct Lanes {
 // Column groups gathered from the staging matrix at once: 8 groups of 2 columns are 256 bytes
 // of each staged row, and their transforms (8 x h elements) stay in L2.
 constexpr int kGatherGroups = 8;
+constexpr int kDoublesPerLine = 64 / sizeof(double);
+constexpr int kGatherLines = kGatherGroups * kLanes * 2 / kDoublesPerLine;  // cache lines per staged row
+constexpr int kPrefetchRows = 8;
 
 // Bit-reversal permutation and twiddles e^(-2 pi i k / n), k < n/2, for one power-of-two n. The
 // twiddles are stored already broadcast to all lanes (GCC otherwise splats them through memory).
@@ -50,45 +53,44 @@ Lanes operator+(const Lanes& a, const Lanes& b) { return {a.re + b.re, a.im + b.
 Lanes operator-(const Lanes& a, const Lanes& b) { return {a.re - b.re, a.im - b.im}; }
 Lanes TimesMinusI(const Lanes& v) { return {v.im, -v.re}; }
 
-// One radix-2 pass: butterflies of span `half` with twiddles e^(-2 pi i j / (2 half)).
+// One radix-2 decimation-in-frequency pass of span `half`: (u, v) -> (u + v, (u - v) w^j) with
+// w = e^(-2 pi i / (2 half)).
 void Radix2Pass(Lanes* a, const Radix2Plan& plan, int half) {
   const int stride = plan.n / (2 * half);
   for (int i = 0; i < plan.n; i += 2 * half)
     for (int j = 0; j < half; ++j) {
-      const Lanes t = Times(a[i + j + half], plan.cos[j * stride], plan.minus_sin[j * stride]);
-      a[i + j + half] = a[i + j] - t;
-      a[i + j] = a[i + j] + t;
+      const Lanes u = a[i + j], v = a[i + j + half];
+      a[i + j] = u + v;
+      a[i + j + half] = Times(u - v, plan.cos[j * stride], plan.minus_sin[j * stride]);
     }
 }
 
-// Two radix-2 passes (spans half and 2 half) fused, so the data is read and written once: the
-// second pass's twiddle for the odd quarter is the first one's times e^(-i pi / 2) = -i.
-void Radix4Pass(Lanes* a, const Radix2Plan& plan, int half) {
-  const int stride1 = plan.n / (2 * half), stride2 = plan.n / (4 * half);
-  for (int i = 0; i < plan.n; i += 4 * half)
-    for (int j = 0; j < half; ++j) {
+// Two radix-2 passes (spans 2q and q) fused, so the data is read and written once; in the first
+// pass the odd quarter's twiddle is the even one's times e^(-i pi / 2) = -i.
+void Radix4Pass(Lanes* a, const Radix2Plan& plan, int q) {
+  const int stride4 = plan.n / (4 * q), stride2 = plan.n / (2 * q);
+  for (int i = 0; i < plan.n; i += 4 * q)
+    for (int j = 0; j < q; ++j) {
       Lanes* p = a + i + j;
-      const Vd w1r = plan.cos[j * stride1], w1i = plan.minus_sin[j * stride1];
+      const Vd w4r = plan.cos[j * stride4], w4i = plan.minus_sin[j * stride4];
       const Vd w2r = plan.cos[j * stride2], w2i = plan.minus_sin[j * stride2];
-      const Lanes t1 = Times(p[half], w1r, w1i), t3 = Times(p[3 * half], w1r, w1i);
-      const Lanes b0 = p[0] + t1, b1 = p[0] - t1, b2 = p[2 * half] + t3, b3 = p[2 * half] - t3;
-      const Lanes t2 = Times(b2, w2r, w2i), t4 = TimesMinusI(Times(b3, w2r, w2i));
-      p[0] = b0 + t2;
-      p[2 * half] = b0 - t2;
-      p[half] = b1 + t4;
-      p[3 * half] = b1 - t4;
+      const Lanes b0 = p[0] + p[2 * q], b1 = p[q] + p[3 * q];
+      const Lanes b2 = Times(p[0] - p[2 * q], w4r, w4i), b3 = TimesMinusI(Times(p[q] - p[3 * q], w4r, w4i));
+      p[0] = b0 + b1;
+      p[q] = Times(b0 - b1, w2r, w2i);
+      p[2 * q] = b2 + b3;
+      p[3 * q] = Times(b2 - b3, w2r, w2i);
     }
 }
 
-// In-place forward DFT, X[k] = sum_j a[j] e^(-2 pi i jk / n), of elements stored in
-// bit-reversed order (iterative decimation in time; radix 4, one radix-2 pass if log2 n is odd).
+// In-place forward DFT, X[k] = sum_j a[j] e^(-2 pi i jk / n), of elements in natural order;
+// X[k] ends up at a[reverse[k]] (decimation in frequency: radix 4, then one radix-2 pass if
+// log2 n is odd). Natural-order input keeps the gathers sequential; the scattered reads of the
+// result hit a transform that fits in L1/L2.
 void Fft(Lanes* a, const Radix2Plan& plan) {
-  int half = 1;
-  if (std::countr_zero(static_cast<unsigned>(plan.n)) % 2 == 1) {
-    Radix2Pass(a, plan, half);
-    half = 2;
-  }
-  for (; half < plan.n; half *= 4) Radix4Pass(a, plan, half);
+  int q = plan.n / 4;
+  for (; q >= 1; q /= 4) Radix4Pass(a, plan, q);
+  if (std::countr_zero(static_cast<unsigned>(plan.n)) % 2 == 1) Radix2Pass(a, plan, 1);
 }
 
 double LaneSum(Vd v) {
@@ -109,8 +111,8 @@ bool IsRadix2Size(int width, int height) {
 // A[k] = (Z[k] + conj Z[-k]) / 2 and B[k] = (Z[k] - conj Z[-k]) / 2i. Columns kx >= whole_begin
 // count whole: h * sum_y |R[y][kx]|^2 (Parseval along the column), weight 2 for the pair kx,
 // w - kx and 1 for the Nyquist column. The others are written row by row to a staging matrix,
-// then gathered kGatherGroups groups of kLanes columns at a time (whole cache lines per row) in
-// bit-reversed row order, and transformed along y, kLanes columns per transform.
+// then gathered kGatherGroups groups of kLanes columns at a time (whole cache lines per row) and
+// transformed along y, kLanes columns per transform.
 double HighPowerRadix2(const GrayImage& gray, const std::vector<int>& first_row) {
   const int w = gray.width, h = gray.height, half_w = w / 2;
   int whole_begin = 0;
@@ -132,7 +134,7 @@ double HighPowerRadix2(const GrayImage& gray, const std::vector<int>& first_row)
   Vd whole{};
   for (int r0 = 0; r0 < h; r0 += 2 * kLanes) {
     for (int x = 0; x < w; ++x) {
-      Lanes& e = work[row_plan.reverse[x]];
+      Lanes& e = work[x];
       for (int l = 0; l < kLanes; ++l) {
         e.re[l] = gray.pixels[static_cast<size_t>(r0 + l) * w + x];
         e.im[l] = gray.pixels[static_cast<size_t>(r0 + kLanes + l) * w + x];
@@ -140,8 +142,8 @@ double HighPowerRadix2(const GrayImage& gray, const std::vector<int>& first_row)
     }
     Fft(work.data(), row_plan);
     for (int k = 0; k <= half_w; ++k) {
-      const Lanes& z = work[k];
-      const Lanes& mirror = work[(w - k) & (w - 1)];
+      const Lanes& z = work[row_plan.reverse[k]];
+      const Lanes& mirror = work[row_plan.reverse[(w - k) & (w - 1)]];
       const Vd a_re = (z.re + mirror.re) * 0.5, a_im = (z.im - mirror.im) * 0.5;
       const Vd b_re = (z.im + mirror.im) * 0.5, b_im = (mirror.re - z.re) * 0.5;
       if (k >= whole_begin) {
@@ -163,9 +165,12 @@ double HighPowerRadix2(const GrayImage& gray, const std::vector<int>& first_row)
     const int gathered = std::min(kGatherGroups, groups - g0);
     for (int y = 0; y < h; ++y) {
       const double* src = &staging[2 * (static_cast<size_t>(y) * staged + static_cast<size_t>(g0) * kLanes)];
-      const uint32_t at = column_plan.reverse[y];
+      // Staged rows are far apart (a page or more): hardware prefetchers do not follow them.
+      if (y + kPrefetchRows < h)
+        for (int line = 0; line < kGatherLines; ++line)
+          __builtin_prefetch(src + 2 * kPrefetchRows * staged + line * kDoublesPerLine);
       for (int g = 0; g < gathered; ++g) {
-        Lanes& e = columns[static_cast<size_t>(g) * h + at];
+        Lanes& e = columns[static_cast<size_t>(g) * h + y];
         for (int l = 0; l < kLanes; ++l) {
           e.re[l] = src[2 * (g * kLanes + l)];
           e.im[l] = src[2 * (g * kLanes + l) + 1];
@@ -179,8 +184,10 @@ double HighPowerRadix2(const GrayImage& gray, const std::vector<int>& first_row)
         const int kx = (g0 + g) * kLanes + lane;
         if (kx >= whole_begin) break;
         double sum = 0.0;
-        for (int ky = first_row[kx]; ky <= h - first_row[kx]; ++ky)
-          sum += column[ky].re[lane] * column[ky].re[lane] + column[ky].im[lane] * column[ky].im[lane];
+        for (int ky = first_row[kx]; ky <= h - first_row[kx]; ++ky) {
+          const Lanes& x = column[column_plan.reverse[ky]];
+          sum += x.re[lane] * x.re[lane] + x.im[lane] * x.im[lane];
+        }
         high += (kx == 0 || kx == half_w ? 1.0 : 2.0) * sum;
       }
     }
