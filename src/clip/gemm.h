@@ -1,6 +1,6 @@
 // Single-precision matrix multiply used by the CLIP towers: oneDNN's dnnl_sgemm (chosen by
 // measurement, see docs/benchmarks.md: it detects AVX2/AVX-512/AMX at run time). Threads come from
-// the calling thread's OpenMP setting, which the towers set from ThreadCount().
+// the calling thread's OpenMP setting; called inside a parallel region it runs on the calling thread.
 #pragma once
 
 namespace visalign::clip {
@@ -10,7 +10,11 @@ enum class BLayout {
   kNK,  // B is stored [N, K] row-major (a Linear weight [out, in]): C = A · Bᵀ
 };
 
-// C[M, N] = A[M, K] · B + beta · C. Row-major with leading dimensions lda / ldc; B is contiguous.
+// C[M, N] = alpha · A[M, K] · B + beta · C, all row-major with leading dimensions lda / ldb / ldc.
+void Gemm(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, BLayout b_layout,
+          float beta, float* c, int ldc);
+
+// The same with alpha = 1 and a contiguous B.
 void Gemm(int m, int n, int k, const float* a, int lda, const float* b, BLayout b_layout, float beta, float* c,
           int ldc);
 

@@ -1,5 +1,5 @@
-// The non-GEMM parts of a CLIP transformer block, written as plain loops the compiler vectorises
-// (`#pragma omp simd`) and parallelised over rows with OpenMP (the same thread pool oneDNN uses).
+// The non-GEMM parts of a CLIP transformer block, parallelised over rows with OpenMP (the same
+// thread pool oneDNN uses). Per-row work runs through BestRowKernels() (row_kernels.h).
 // All row-major float32.
 #pragma once
 
@@ -21,12 +21,8 @@ void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation
 
 // Multi-head self-attention on a fused projection qkv[batch * seq, 3 * width] (q | k | v, heads are
 // contiguous slices of width / heads). Writes the concatenated heads to out[batch * seq, width].
-// `causal`: position t attends to positions <= t only.
+// `causal`: position t attends to positions <= t only. Per (item, head): scores = q·kᵀ/√d and
+// out = softmax(scores)·v as two small GEMMs.
 void Attention(const float* qkv, float* out, int batch, int seq, int width, int heads, bool causal);
-
-// Vectorisable scalar approximations used above (exposed for accuracy tests):
-// erf with |error| < 1e-6 everywhere; exp with relative error < 1e-6 for x in [-87, 88].
-float FastErf(float x);
-float FastExp(float x);
 
 }  // namespace visalign::clip

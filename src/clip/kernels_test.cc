@@ -1,29 +1,87 @@
 #include "clip/kernels.h"
 
+#include "clip/row_kernels.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 namespace visalign::clip {
 namespace {
 
-TEST(KernelsTest, FastErfIsAccurateEverywhere) {
-  double worst = 0.0;
-  for (double x = -8.0; x <= 8.0; x += 1e-3) {
-    worst = std::max(worst, std::abs(static_cast<double>(FastErf(static_cast<float>(x))) - std::erf(static_cast<float>(x))));
-  }
-  EXPECT_LT(worst, 1e-6);
+// Every row-kernel build this CPU can run: baseline x86-64, and AVX2+FMA when supported.
+std::vector<const RowKernels*> RunnableRowKernels() {
+  std::vector<const RowKernels*> all = {&BaselineRowKernels()};
+  if (Avx2RowKernels() != nullptr) all.push_back(Avx2RowKernels());
+  return all;
 }
 
-TEST(KernelsTest, FastExpHasSmallRelativeError) {
-  double worst = 0.0;
-  for (double x = -87.0; x <= 88.0; x += 1e-3) {
-    const double exact = std::exp(static_cast<double>(static_cast<float>(x)));
-    worst = std::max(worst, std::abs(FastExp(static_cast<float>(x)) - exact) / exact);
+TEST(RowKernelsTest, ErfIsAccurateEverywhere) {
+  for (const RowKernels* k : RunnableRowKernels()) {
+    double worst = 0.0;
+    for (double x = -8.0; x <= 8.0; x += 1e-3) {
+      worst = std::max(worst, std::abs(static_cast<double>(k->erf(static_cast<float>(x))) - std::erf(static_cast<float>(x))));
+    }
+    EXPECT_LT(worst, 1e-6) << k->name;
   }
-  EXPECT_LT(worst, 1e-6);
-  EXPECT_EQ(FastExp(-1000.0f) < 1e-37f, true);
+}
+
+TEST(RowKernelsTest, ExpHasSmallRelativeError) {
+  for (const RowKernels* k : RunnableRowKernels()) {
+    double worst = 0.0;
+    for (double x = -87.0; x <= 88.0; x += 1e-3) {
+      const double exact = std::exp(static_cast<double>(static_cast<float>(x)));
+      worst = std::max(worst, std::abs(k->exp(static_cast<float>(x)) - exact) / exact);
+    }
+    EXPECT_LT(worst, 1e-6) << k->name;
+    EXPECT_LT(k->exp(-1000.0f), 1e-37f) << k->name;
+    EXPECT_TRUE(std::isfinite(k->exp(1000.0f))) << k->name;
+  }
+}
+
+TEST(RowKernelsTest, SoftmaxMatchesDoublePrecision) {
+  const std::vector<float> scores = {0.5f, -3.0f, 2.25f, 0.0f, 7.0f, -0.125f, 1.0f, 3.5f, -20.0f};
+  double max_score = -1e9;
+  for (float s : scores) max_score = std::max(max_score, static_cast<double>(s));
+  double sum = 0.0;
+  for (float s : scores) sum += std::exp(s - max_score);
+  for (const RowKernels* k : RunnableRowKernels()) {
+    std::vector<float> p = scores;
+    k->softmax(p.data(), static_cast<int>(p.size()));
+    for (size_t i = 0; i < p.size(); ++i) {
+      EXPECT_NEAR(p[i], std::exp(scores[i] - max_score) / sum, 1e-7) << k->name << " element " << i;
+    }
+  }
+}
+
+TEST(RowKernelsTest, BuildsAgreeOnLongRows) {
+  // 1000 columns: vector bodies and scalar tails of every loop.
+  constexpr int kCols = 1000;
+  std::vector<float> x(kCols), gain(kCols), bias(kCols);
+  for (int c = 0; c < kCols; ++c) {
+    x[c] = std::sin(0.37f * c) * 3.0f;
+    gain[c] = 1.0f + 0.001f * c;
+    bias[c] = 0.01f * (c % 7) - 0.03f;
+  }
+  const RowKernels& base = BaselineRowKernels();
+  for (const RowKernels* k : RunnableRowKernels()) {
+    std::vector<float> a(kCols), b(kCols);
+    base.layer_norm(x.data(), a.data(), kCols, gain.data(), bias.data(), 1e-5f);
+    k->layer_norm(x.data(), b.data(), kCols, gain.data(), bias.data(), 1e-5f);
+    for (int c = 0; c < kCols; ++c) EXPECT_NEAR(a[c], b[c], 1e-5) << k->name << " layer_norm " << c;
+    a = x;
+    b = x;
+    base.bias_gelu(a.data(), kCols, bias.data());
+    k->bias_gelu(b.data(), kCols, bias.data());
+    for (int c = 0; c < kCols; ++c) EXPECT_NEAR(a[c], b[c], 1e-6) << k->name << " gelu " << c;
+    a = x;
+    b = x;
+    base.bias_quick_gelu(a.data(), kCols, bias.data());
+    k->bias_quick_gelu(b.data(), kCols, bias.data());
+    for (int c = 0; c < kCols; ++c) EXPECT_NEAR(a[c], b[c], 1e-6) << k->name << " quick_gelu " << c;
+  }
 }
 
 TEST(KernelsTest, LayerNormMatchesHandComputation) {
