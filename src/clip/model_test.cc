@@ -200,6 +200,39 @@ TEST_F(ClipModelTest, ResultsDoNotDependOnThreadsOrBatching) {
   EXPECT_LE(MaxAbsDiff(one_thread.data.data(), two_threads_chunked.data), 1e-5f);
 }
 
+TEST_F(ClipModelTest, LargeBatchesSplitAcrossThreadsGiveTheSameEmbeddings) {
+  // 18 images and 18 texts on 2 threads: enough items for one slice per thread (unlike the fixture's
+  // 6), each slice in chunks of max_batch / 2 = 2.
+  constexpr int kCopies = 3;
+  const Matrix pixels = DebugPixels();
+  Matrix many(pixels.rows * kCopies, pixels.cols);
+  for (int copy = 0; copy < kCopies; ++copy) {
+    std::copy(pixels.data.begin(), pixels.data.end(), many.row(copy * pixels.rows));
+  }
+  const std::vector<std::string> texts = {"a red apple", "BANANA", "the sky at dusk", "a photo of a cat",
+                                          "ochre", "x",  "hello world",    "turquoise water", "moss",
+                                          "green", "blue", "violet",       "a b c d e f g",   "magenta",
+                                          "sand",  "rust", "pale pink hue", "black"};
+  SetThreadCount(1);
+  const Matrix images_one_thread = model_->EncodePixels(many).value();
+  const Matrix texts_one_thread = model_->EncodeTexts(texts).value();
+  SetThreadCount(2);
+  ClipLoadOptions small_batches;
+  small_batches.max_batch = 4;
+  const ClipModel chunked = LoadClipModel(testing::FixtureDir(), small_batches).value();
+  const Matrix images_sliced = chunked.EncodePixels(many).value();
+  const Matrix texts_sliced = chunked.EncodeTexts(texts).value();
+  SetThreadCount(1);
+  ASSERT_EQ(images_sliced.rows, many.rows);
+  ASSERT_EQ(texts_sliced.rows, static_cast<int>(texts.size()));
+  EXPECT_LE(MaxAbsDiff(images_one_thread.data.data(), images_sliced.data), 1e-5f);
+  EXPECT_LE(MaxAbsDiff(texts_one_thread.data.data(), texts_sliced.data), 1e-5f);
+  // The copies of an image land in their own rows.
+  for (int c = 0; c < images_sliced.cols; ++c) {
+    EXPECT_NEAR(images_sliced.row(pixels.rows)[c], images_sliced.row(0)[c], 1e-5f);
+  }
+}
+
 TEST_F(ClipModelTest, EmptyInputsGiveEmptyMatrices) {
   EXPECT_EQ(model_->EncodeTexts({}).value().rows, 0);
   EXPECT_EQ(model_->EncodeImages({}).value().rows, 0);
