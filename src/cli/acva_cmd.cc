@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/backend_options.h"
 #include "cli/cli.h"
 #include "visalign/acva.h"
 #include "visalign/acva_pipeline.h"
@@ -19,19 +20,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-backends::Millis Ms(double seconds) { return backends::Millis(static_cast<int64_t>(seconds * 1000.0)); }
-
 struct SetArgs {
   std::string concepts, pairs;
 };
 
 struct GenerateArgs {
-  std::string run, backend = "openai", endpoint, model, api_key_env, size, cmd, path;
-  std::vector<std::string> params;
+  std::string run;
+  BackendArgs backend{.name = "openai"};
   std::string language = "zh", prompt_template = "{word}";
   int samples = 3, concurrency = 4, max_attempts = 5;
   std::optional<int64_t> seed;
-  double rate = 0, timeout_s = 300;
+  double rate = 0;
   bool retry_failed = false;
 };
 
@@ -69,16 +68,11 @@ void AddStoreOption(CLI::App* app, std::string& store) {
 
 void AddGenerateOptions(CLI::App* app, GenerateArgs& a) {
   app->add_option("--run", a.run, "Run name = the model's label in the results")->required();
-  app->add_option("--backend", a.backend, "openai | command | directory")
+  app->add_option("--backend", a.backend.name, "openai | command | directory")
       ->check(CLI::IsMember({"openai", "command", "directory"}))
       ->capture_default_str();
-  app->add_option("--endpoint", a.endpoint, "openai: base URL of an OpenAI-compatible images API");
-  app->add_option("--model", a.model, "openai: model name");
-  app->add_option("--api-key-env", a.api_key_env, "openai: environment variable holding the API key");
-  app->add_option("--size", a.size, "openai: image size WxH (server default if omitted)");
-  app->add_option("--param", a.params, "openai: extra request field key=value (JSON values allowed)");
-  app->add_option("--cmd", a.cmd, "command: argv template with {prompt} {out} {seed} {id} {k}, no shell");
-  app->add_option("--path", a.path, "directory: import <concept>__<k>.png files made elsewhere");
+  AddBackendOptions(app, a.backend);
+  app->add_option("--path", a.backend.path, "directory: import <concept>__<k>.png files made elsewhere");
   app->add_option("--language", a.language, "Prompt language: zh ({word} = Chinese word) or en (English gloss)")
       ->check(CLI::IsMember({"zh", "en"}))
       ->capture_default_str();
@@ -91,7 +85,7 @@ void AddGenerateOptions(CLI::App* app, GenerateArgs& a) {
       ->capture_default_str();
   app->add_option("--rate", a.rate, "Generation requests per second (0 = unlimited)")->capture_default_str();
   app->add_option("--max-attempts", a.max_attempts, "Attempts per image")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--timeout", a.timeout_s, "Seconds per generation request")->capture_default_str();
+  app->add_option("--timeout", a.backend.timeout_s, "Seconds per generation request")->capture_default_str();
   app->add_flag("--retry-failed", a.retry_failed, "Retry images that failed in earlier invocations");
 }
 
@@ -142,51 +136,6 @@ Result<acva::ConceptSet> LoadSet(const SetArgs& a) {
   return acva::LoadConceptSet(concepts, pairs);
 }
 
-Result<json> ParseParams(const std::vector<std::string>& params) {
-  json out = json::object();
-  for (const std::string& p : params) {
-    const size_t eq = p.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Status::InvalidArgument("parameter \"" + p + "\" is not key=value", "--param", "e.g. quality=high");
-    const std::string value = p.substr(eq + 1);
-    json v = json::parse(value, nullptr, false);
-    out[p.substr(0, eq)] = (v.is_discarded() || v.is_string()) ? json(value) : v;
-  }
-  return out;
-}
-
-Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const GenerateArgs& a, store::RunStore& store) {
-  auto need = [&](const std::string& value, const char* option) -> Status {
-    if (value.empty())
-      return Status::InvalidArgument(std::string(option) + " is required with --backend " + a.backend, option,
-                                     "see `visalign acva generate --help`");
-    return Status::Ok();
-  };
-  if (a.backend == "openai") {
-    VISALIGN_RETURN_IF_ERROR(need(a.endpoint, "--endpoint"));
-    VISALIGN_RETURN_IF_ERROR(need(a.model, "--model"));
-    backends::OpenAiImagesOptions o;
-    o.endpoint.base_url = a.endpoint;
-    VISALIGN_ASSIGN_OR_RETURN(o.endpoint.api_key, backends::ApiKeyFromEnv(a.api_key_env));
-    o.endpoint.timeouts.total = Ms(a.timeout_s);
-    o.model = a.model;
-    o.api_key_env = a.api_key_env;
-    o.size = a.size;
-    VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(a.params));
-    return backends::MakeOpenAiImagesBackend(std::move(o), backends::MakeCurlTransport());
-  }
-  if (a.backend == "command") {
-    VISALIGN_RETURN_IF_ERROR(need(a.cmd, "--cmd"));
-    backends::CommandOptions o;
-    o.command_template = a.cmd;
-    o.timeout = Ms(a.timeout_s);
-    VISALIGN_ASSIGN_OR_RETURN(o.scratch_dir, store.ScratchDir());
-    return backends::MakeCommandBackend(std::move(o));
-  }
-  VISALIGN_RETURN_IF_ERROR(need(a.path, "--path"));
-  return backends::MakeDirectoryBackend(a.path);
-}
-
 // Generates the run; with `print_json`, the runner's summary goes to stdout as JSON.
 Status Generate(const Cli& cli, const Common& c, const acva::ConceptSet& set, store::RunStore& store,
                 const std::atomic<bool>& stop, bool print_json) {
@@ -198,7 +147,7 @@ Status Generate(const Cli& cli, const Common& c, const acva::ConceptSet& set, st
   config.samples = a.samples;
   config.seed = a.seed;
   VISALIGN_ASSIGN_OR_RETURN(auto items, acva::GenerationItems(set, config));
-  VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(a, store));
+  VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(a.backend, store, "visalign acva generate --help"));
   backends::RunnerOptions options;
   options.concurrency = a.concurrency;
   options.rate = a.rate;
@@ -236,7 +185,7 @@ acva::JudgeConfig JudgeConfigFrom(const Cli& cli, const JudgeArgs& a) {
   config.concurrency = a.concurrency;
   config.rate = a.rate;
   config.retry.max_attempts = a.max_attempts;
-  config.timeout = Ms(a.timeout_s);
+  config.timeout = MillisFromSeconds(a.timeout_s);
   config.rejudge_invalid = a.rejudge_invalid;
   config.progress = !cli.global().json;
   return config;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/backend_options.h"
 #include "cli/cli.h"
 #include "visalign/backends.h"
 #include "visalign/generation_runner.h"
@@ -21,12 +22,11 @@ namespace fs = std::filesystem;
 constexpr int64_t kSeedMask = 0x7FFFFFFF;
 
 struct GenerateArgs {
-  std::string dataset, run, backend, store = "./visalign-store";
-  std::string endpoint, model, api_key_env, size;
-  std::vector<std::string> params, filters;
-  std::string cmd, path;
+  std::string dataset, run, store = "./visalign-store";
+  BackendArgs backend;
+  std::vector<std::string> filters;
   int samples = 1, concurrency = 4, max_attempts = 5, limit = 0;
-  double rate = 0, timeout_s = 300, connect_timeout_s = 10, backoff_s = 1, max_backoff_s = 60, grace_s = 30;
+  double rate = 0, backoff_s = 1, max_backoff_s = 60, grace_s = 30;
   int64_t seed = 0;
   bool retry_failed = false;
 };
@@ -85,53 +85,6 @@ int64_t ItemSeed(const std::string& id, int k, int64_t base) {
   return static_cast<int64_t>((h + static_cast<uint64_t>(k) + static_cast<uint64_t>(base)) & kSeedMask);
 }
 
-backends::Millis Ms(double seconds) { return backends::Millis(static_cast<int64_t>(seconds * 1000.0)); }
-
-Result<nlohmann::json> ParseParams(const std::vector<std::string>& params) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const std::string& p : params) {
-    size_t eq = p.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Status::InvalidArgument("parameter \"" + p + "\" is not key=value", "--param", "e.g. quality=high, seed={seed}");
-    std::string value = p.substr(eq + 1);
-    nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
-    out[p.substr(0, eq)] = (v.is_discarded() || v.is_string()) ? nlohmann::json(value) : v;
-  }
-  return out;
-}
-
-Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const GenerateArgs& a, store::RunStore& store) {
-  auto need = [&](const std::string& value, const char* option) -> Status {
-    if (value.empty())
-      return Status::InvalidArgument(std::string(option) + " is required with --backend " + a.backend, option,
-                                     "see `visalign generate --help`");
-    return Status::Ok();
-  };
-  if (a.backend == "openai") {
-    VISALIGN_RETURN_IF_ERROR(need(a.endpoint, "--endpoint"));
-    VISALIGN_RETURN_IF_ERROR(need(a.model, "--model"));
-    backends::OpenAiImagesOptions o;
-    o.endpoint.base_url = a.endpoint;
-    VISALIGN_ASSIGN_OR_RETURN(o.endpoint.api_key, backends::ApiKeyFromEnv(a.api_key_env));
-    o.endpoint.timeouts = {Ms(a.connect_timeout_s), Ms(a.timeout_s)};
-    o.model = a.model;
-    o.api_key_env = a.api_key_env;
-    o.size = a.size;
-    VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(a.params));
-    return backends::MakeOpenAiImagesBackend(std::move(o), backends::MakeCurlTransport());
-  }
-  if (a.backend == "command") {
-    VISALIGN_RETURN_IF_ERROR(need(a.cmd, "--cmd"));
-    backends::CommandOptions o;
-    o.command_template = a.cmd;
-    o.timeout = Ms(a.timeout_s);
-    VISALIGN_ASSIGN_OR_RETURN(o.scratch_dir, store.ScratchDir());
-    return backends::MakeCommandBackend(std::move(o));
-  }
-  VISALIGN_RETURN_IF_ERROR(need(a.path, "--path"));
-  return backends::MakeDirectoryBackend(a.path);
-}
-
 Status CheckRanges(const GenerateArgs& a) {
   auto positive = [](bool ok, const char* option, const std::string& value) -> Status {
     if (!ok) return Status::InvalidArgument(std::string(option) + " " + value, option, "a positive value");
@@ -140,8 +93,9 @@ Status CheckRanges(const GenerateArgs& a) {
   VISALIGN_RETURN_IF_ERROR(positive(a.samples >= 1, "--samples", std::to_string(a.samples)));
   VISALIGN_RETURN_IF_ERROR(positive(a.concurrency >= 1, "--concurrency", std::to_string(a.concurrency)));
   VISALIGN_RETURN_IF_ERROR(positive(a.max_attempts >= 1, "--max-attempts", std::to_string(a.max_attempts)));
-  VISALIGN_RETURN_IF_ERROR(positive(a.timeout_s > 0, "--timeout", fmt::format("{}", a.timeout_s)));
-  VISALIGN_RETURN_IF_ERROR(positive(a.connect_timeout_s > 0, "--connect-timeout", fmt::format("{}", a.connect_timeout_s)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.backend.timeout_s > 0, "--timeout", fmt::format("{}", a.backend.timeout_s)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.backend.connect_timeout_s > 0, "--connect-timeout",
+                                      fmt::format("{}", a.backend.connect_timeout_s)));
   VISALIGN_RETURN_IF_ERROR(positive(a.backoff_s > 0, "--backoff", fmt::format("{}", a.backoff_s)));
   if (a.rate < 0 || a.limit < 0 || a.grace_s < 0)
     return Status::InvalidArgument("negative --rate, --limit or --grace", "command line", "values >= 0");
@@ -167,15 +121,16 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
                                    "filters that select at least one item of " + a.dataset);
 
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, store::OpenSqliteStore(a.store));
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a, *store));
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
+                            MakeBackend(a.backend, *store, "visalign generate --help"));
   backends::RunnerOptions options;
   options.concurrency = a.concurrency;
   options.rate = a.rate;
   options.retry.max_attempts = a.max_attempts;
-  options.retry.initial_backoff = Ms(a.backoff_s);
-  options.retry.max_backoff = std::max(Ms(a.max_backoff_s), options.retry.initial_backoff);
+  options.retry.initial_backoff = MillisFromSeconds(a.backoff_s);
+  options.retry.max_backoff = std::max(MillisFromSeconds(a.max_backoff_s), options.retry.initial_backoff);
   options.retry_failed = a.retry_failed;
-  options.grace = Ms(a.grace_s);
+  options.grace = MillisFromSeconds(a.grace_s);
   options.progress = !cli.global().json;
   options.label = "generate " + a.run;
 
@@ -211,18 +166,12 @@ const CommandGroup kGenerate(30, [](Cli& cli) {
   auto a = std::make_shared<GenerateArgs>();
   g->add_option("--dataset", a->dataset, "VIOLIN dataset folder (with manifest.jsonl)")->required();
   g->add_option("--run", a->run, "Run name ([A-Za-z0-9._-]); the same name resumes")->required();
-  g->add_option("--backend", a->backend, "openai (images API), command (local program) or directory (import)")
+  g->add_option("--backend", a->backend.name, "openai (images API), command (local program) or directory (import)")
       ->required()
       ->check(CLI::IsMember({"openai", "command", "directory"}));
   g->add_option("--store", a->store, "Run store folder (SQLite database + images)")->capture_default_str();
-  g->add_option("--endpoint", a->endpoint, "openai: base URL; POSTs {endpoint}/v1/images/generations");
-  g->add_option("--model", a->model, "openai: model name");
-  g->add_option("--api-key-env", a->api_key_env,
-                "openai: environment variable holding the API key (sent as a bearer token, never stored)");
-  g->add_option("--size", a->size, "openai: image size WxH (default: the server's)");
-  g->add_option("--param", a->params, "openai: extra request field key=value (JSON values allowed; {seed} = item seed)");
-  g->add_option("--cmd", a->cmd, "command: argv template with {prompt} {out} {seed} {id} {k}; no shell");
-  g->add_option("--path", a->path, "directory: folder of <id>.png or <id>__<k>.png images");
+  AddBackendOptions(g, a->backend);
+  g->add_option("--path", a->backend.path, "directory: folder of <id>.png or <id>__<k>.png images");
   g->add_option("--samples", a->samples, "Images per item (k = 0..K-1)")->capture_default_str();
   g->add_option("--seed", a->seed, "Base seed: sample k of item i gets (FNV-1a(i) + k + seed) mod 2^31")
       ->capture_default_str();
@@ -232,8 +181,8 @@ const CommandGroup kGenerate(30, [](Cli& cli) {
   g->add_option("--backoff", a->backoff_s, "First retry delay in seconds (doubles per retry, with jitter)")
       ->capture_default_str();
   g->add_option("--max-backoff", a->max_backoff_s, "Longest retry delay in seconds")->capture_default_str();
-  g->add_option("--timeout", a->timeout_s, "Per-request (or per-command) timeout in seconds")->capture_default_str();
-  g->add_option("--connect-timeout", a->connect_timeout_s, "HTTP connect timeout in seconds")->capture_default_str();
+  g->add_option("--timeout", a->backend.timeout_s, "Per-request (or per-command) timeout in seconds")->capture_default_str();
+  g->add_option("--connect-timeout", a->backend.connect_timeout_s, "HTTP connect timeout in seconds")->capture_default_str();
   g->add_option("--grace", a->grace_s, "After Ctrl-C, seconds in-flight requests may finish")->capture_default_str();
   g->add_flag("--retry-failed", a->retry_failed, "Also retry images that failed in earlier invocations");
   g->add_option("--filter", a->filters,

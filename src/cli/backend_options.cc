@@ -1,0 +1,81 @@
+#include "cli/backend_options.h"
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace visalign::cli {
+
+namespace {
+
+constexpr double kMillisPerSecond = 1000.0;
+
+// --param key=value list -> JSON object; values that parse as JSON (numbers, booleans, objects)
+// keep their type, anything else is a string.
+Result<nlohmann::json> ParseParams(const std::vector<std::string>& params) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const std::string& p : params) {
+    const size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status::InvalidArgument("parameter \"" + p + "\" is not key=value", "--param",
+                                     "e.g. quality=high, seed={seed}");
+    const std::string value = p.substr(eq + 1);
+    nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+    out[p.substr(0, eq)] = (v.is_discarded() || v.is_string()) ? nlohmann::json(value) : v;
+  }
+  return out;
+}
+
+}  // namespace
+
+backends::Millis MillisFromSeconds(double seconds) {
+  return backends::Millis(static_cast<int64_t>(seconds * kMillisPerSecond));
+}
+
+void AddBackendOptions(CLI::App* app, BackendArgs& backend) {
+  app->add_option("--endpoint", backend.endpoint,
+                  "openai: base URL of an OpenAI-compatible images API; POSTs {endpoint}/v1/images/generations");
+  app->add_option("--model", backend.model, "openai: model name");
+  app->add_option("--api-key-env", backend.api_key_env,
+                  "openai: environment variable holding the API key (sent as a bearer token, never stored)");
+  app->add_option("--size", backend.size, "openai: image size WxH (default: the server's)");
+  app->add_option("--param", backend.params,
+                  "openai: extra request field key=value (JSON values allowed; {seed} = item seed)");
+  app->add_option("--cmd", backend.cmd, "command: argv template with {prompt} {out} {seed} {id} {k}; no shell");
+}
+
+
+Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendArgs& backend, store::RunStore& store,
+                                                                 std::string_view help_command) {
+  auto need = [&](const std::string& value, const char* option) -> Status {
+    if (value.empty())
+      return Status::InvalidArgument(std::string(option) + " is required with --backend " + backend.name, option,
+                                     "see `" + std::string(help_command) + "`");
+    return Status::Ok();
+  };
+  if (backend.name == "openai") {
+    VISALIGN_RETURN_IF_ERROR(need(backend.endpoint, "--endpoint"));
+    VISALIGN_RETURN_IF_ERROR(need(backend.model, "--model"));
+    backends::OpenAiImagesOptions o;
+    o.endpoint.base_url = backend.endpoint;
+    VISALIGN_ASSIGN_OR_RETURN(o.endpoint.api_key, backends::ApiKeyFromEnv(backend.api_key_env));
+    o.endpoint.timeouts = {MillisFromSeconds(backend.connect_timeout_s), MillisFromSeconds(backend.timeout_s)};
+    o.model = backend.model;
+    o.api_key_env = backend.api_key_env;
+    o.size = backend.size;
+    VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(backend.params));
+    return backends::MakeOpenAiImagesBackend(std::move(o), backends::MakeCurlTransport());
+  }
+  if (backend.name == "command") {
+    VISALIGN_RETURN_IF_ERROR(need(backend.cmd, "--cmd"));
+    backends::CommandOptions o;
+    o.command_template = backend.cmd;
+    o.timeout = MillisFromSeconds(backend.timeout_s);
+    VISALIGN_ASSIGN_OR_RETURN(o.scratch_dir, store.ScratchDir());
+    return backends::MakeCommandBackend(std::move(o));
+  }
+  VISALIGN_RETURN_IF_ERROR(need(backend.path, "--path"));
+  return backends::MakeDirectoryBackend(backend.path);
+}
+
+}  // namespace visalign::cli

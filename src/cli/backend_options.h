@@ -1,0 +1,38 @@
+// Image-generation backend options shared by `visalign generate` and `visalign acva generate`:
+// the openai / command / directory settings, --param parsing, and building the backend from them,
+// so both commands accept and check the same options the same way.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "visalign/backends.h"
+#include "visalign/status.h"
+#include "visalign/store.h"
+
+namespace visalign::cli {
+
+struct BackendArgs {
+  std::string name;  // --backend: openai | command | directory
+  std::string endpoint, model, api_key_env, size;
+  std::vector<std::string> params;  // key=value
+  std::string cmd, path;
+  double timeout_s = 300;
+  double connect_timeout_s = 10;
+};
+
+backends::Millis MillisFromSeconds(double seconds);
+
+// Registers --endpoint, --model, --api-key-env, --size, --param (openai) and --cmd (command).
+// --backend, --path and --timeout are left to the command: their defaults and wording differ.
+void AddBackendOptions(CLI::App* app, BackendArgs& backend);
+
+// The backend `backend.name` names (command backends use the store's scratch folder); a missing
+// required option is an error pointing at `help_command` (e.g. "visalign generate --help").
+Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendArgs& backend, store::RunStore& store,
+                                                                 std::string_view help_command);
+
+}  // namespace visalign::cli
