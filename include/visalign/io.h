@@ -39,6 +39,14 @@ struct CsvTable {
 Result<CsvTable> ParseCsv(std::string_view text, std::string source);
 Result<CsvTable> ReadCsv(const std::filesystem::path& path);
 
+// The lines of a text (LF or CRLF endings; the CR is dropped; a last line without a newline
+// counts, a trailing newline adds no empty line). Line i is line number i + 1 in messages.
+std::vector<std::string_view> SplitLines(std::string_view text);
+
+// One field for CSV output: as it is, or quoted (RFC 4180, quotes doubled) when it contains a
+// comma, a quote or a line break, so that ParseCsv reads it back unchanged.
+std::string CsvField(std::string_view text);
+
 // Strict numeric parsing of a whole field (no trailing garbage, no empty string).
 Result<double> ParseDouble(std::string_view text, const std::string& where);
 Result<int64_t> ParseInt(std::string_view text, const std::string& where);

@@ -8,7 +8,6 @@
 #include <iostream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -434,10 +433,9 @@ Result<std::vector<std::string>> ReadWords(const std::string& spec, const Vocabu
       if (!row[*column].empty()) words.push_back(row[*column]);
   } else {
     VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(spec));
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-      if (!line.empty()) words.push_back(line);
+    for (std::string_view line : SplitLines(text)) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+      if (!line.empty()) words.emplace_back(line);
     }
   }
   if (words.empty()) return Status::InvalidArgument("no words", spec, "one word per line, or a CSV with a word column");

@@ -35,6 +35,30 @@ TEST(Csv, RejectsEmptyFileAndMissingColumn) {
   EXPECT_NE(c.status().expected().find("found: a,b"), std::string::npos);
 }
 
+TEST(Csv, FieldsAreQuotedOnlyWhenNeededAndReadBackUnchanged) {
+  EXPECT_EQ(CsvField("plain text"), "plain text");
+  EXPECT_EQ(CsvField(""), "");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
+  const std::string tricky = "x, \"y\"\r\nz";
+  auto t = ParseCsv("h\n" + CsvField(tricky) + "\n", "t.csv");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->rows.size(), 1u);
+  EXPECT_EQ(t->rows[0][0], tricky);
+}
+
+TEST(Text, SplitLinesDropsCrAndKeepsBlankLines) {
+  using Lines = std::vector<std::string_view>;
+  EXPECT_EQ(SplitLines(""), Lines{});
+  EXPECT_EQ(SplitLines("a"), Lines{"a"});
+  EXPECT_EQ(SplitLines("a\n"), Lines{"a"});
+  EXPECT_EQ(SplitLines("a\r\n\r\nb"), (Lines{"a", "", "b"}));
+  EXPECT_EQ(SplitLines("a\n\n"), (Lines{"a", ""}));
+  EXPECT_EQ(SplitLines("\r"), Lines{""});
+}
+
 TEST(Numbers, StrictParsing) {
   EXPECT_DOUBLE_EQ(*ParseDouble("0.25", "x"), 0.25);
   EXPECT_DOUBLE_EQ(*ParseDouble(" -1e3 ", "x"), -1000.0);

@@ -2,22 +2,18 @@
 
 #include <cmath>
 
+#include "visalign/io.h"
+
 namespace visalign::acva::jsonl {
 
 Status ForEachLine(std::string_view text, const std::string& source,
                    const std::function<Status(const nlohmann::json&, const std::string&)>& fn) {
-  size_t line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (line_no == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const std::vector<std::string_view> lines = SplitLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view line = lines[i];
+    if (i == 0 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    const std::string where = source + ":" + std::to_string(line_no);
+    const std::string where = source + ":" + std::to_string(i + 1);
     nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return Status::InvalidArgument("line is not valid JSON", where, "one JSON object per line");
     VISALIGN_RETURN_IF_ERROR(fn(j, where));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "visalign/acva.h"
+#include "visalign/io.h"
 
 namespace visalign::acva {
 namespace {
@@ -32,13 +33,6 @@ std::string TierOf(const json& summary, const std::string& model) {
     for (const json& m : t["models"])
       if (m.get<std::string>() == model) return std::to_string(t["tier"].get<int>());
   return "";
-}
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include "benchmarks/hues/text_util.h"
 #include "visalign/hues.h"
@@ -30,8 +29,7 @@ std::string Trim(std::string_view s) {
 Result<std::set<std::string>> ReadIdList(const std::filesystem::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   std::set<std::string> ids;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
+  for (std::string_view line : SplitLines(text))
     if (std::string id = Trim(line); !id.empty()) ids.insert(id);
   return ids;
 }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 
 #include "benchmarks/hues/text_util.h"
 #include "visalign/hues.h"
@@ -128,13 +127,11 @@ Result<std::vector<ModelPredictions>> LoadJsonl(const fs::path& file, const Voca
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
   std::vector<std::string> order;
   std::map<std::string, ModelBuilder> builders;
-  std::istringstream in(text);
-  int line_number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = fmt::format("{}:{}", file.string(), line_number);
+  const std::vector<std::string_view> lines = SplitLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    const std::string where = fmt::format("{}:{}", file.string(), i + 1);
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object())
       return Status::Corrupt("not a JSON object", where, R"({"model": ..., "word": ..., "top": [{"cell": ..., "similarity": ...}]})");
@@ -266,7 +263,7 @@ std::string PeerCsv(const std::vector<WordPredictions>& words, const Board& boar
   for (const WordPredictions& w : words)
     for (const Prediction& p : w.top) {
       const Cell& c = board.cell(p.cell);
-      out += fmt::format("{},{},{},{},{},{},{}\n", internal::CsvField(w.word), c.row, c.col, c.rgb.r, c.rgb.g, c.rgb.b,
+      out += fmt::format("{},{},{},{},{},{},{}\n", CsvField(w.word), c.row, c.col, c.rgb.r, c.rgb.g, c.rgb.b,
                          p.similarity);
     }
   return out;

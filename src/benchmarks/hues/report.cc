@@ -11,7 +11,6 @@
 namespace visalign::hues {
 namespace {
 
-using internal::CsvField;
 using internal::FormatNumber;
 
 constexpr std::string_view kWordsHeader =
@@ -61,8 +60,6 @@ std::string JoinNames(const std::vector<std::string>& names) {
 }
 
 }  // namespace
-
-std::string_view WordsCsvHeader() { return kWordsHeader; }
 
 Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,
                        const std::filesystem::path& dir) {

@@ -13,16 +13,6 @@ std::string AsciiUpper(std::string_view text) {
   return out;
 }
 
-std::string CsvField(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string FormatNumber(double value) {
   if (std::isnan(value)) return "";
   return fmt::format("{}", value);

@@ -236,15 +236,10 @@ Result<std::vector<ManifestItem>> LoadManifest(const std::filesystem::path& data
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   std::vector<ManifestItem> items;
   std::unordered_map<std::string, int> first_line_of_id;
-  size_t pos = 0;
-  int line_number = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const std::vector<std::string_view> lines = SplitLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    const int line_number = static_cast<int>(i) + 1;
     const std::string where = path.string() + ":" + std::to_string(line_number);
     if (line.empty()) return Status::Corrupt("empty line", where, "one JSON object per line");
     VISALIGN_ASSIGN_OR_RETURN(ManifestItem item, ParseManifestLine(line, where));
