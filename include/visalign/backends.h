@@ -46,7 +46,6 @@ enum class ErrorKind {
   kLocal,        // a local problem unrelated to the model (missing file, bad configuration)
   kCancelled,    // aborted by the caller (interrupt grace period over)
 };
-std::string_view ErrorKindName(ErrorKind kind);
 
 struct AttemptError {
   ErrorKind kind = ErrorKind::kLocal;

@@ -378,8 +378,6 @@ struct EvaluationReport {
 // summary.json and summary.md into `dir` (created if needed).
 Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,
                        const std::filesystem::path& dir);
-// The column header of words.csv (a stable contract).
-std::string_view WordsCsvHeader();
 
 // ---- Nonsense baseline --------------------------------------------------------------------------
 

@@ -29,7 +29,6 @@
 namespace visalign::store {
 
 enum class RowStatus { kPending, kDone, kFailed };
-std::string_view RowStatusName(RowStatus status);  // "pending", "done", "failed"
 
 struct RunInfo {
   std::string name;                 // [A-Za-z0-9._-]+, also the image folder's name

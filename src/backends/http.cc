@@ -230,21 +230,6 @@ std::optional<std::string> HttpResponse::Header(std::string_view name) const {
   return std::nullopt;
 }
 
-std::string_view ErrorKindName(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kTimeout: return "timeout";
-    case ErrorKind::kConnection: return "connection";
-    case ErrorKind::kRateLimited: return "rate-limited";
-    case ErrorKind::kServer: return "server";
-    case ErrorKind::kClient: return "client";
-    case ErrorKind::kProtocol: return "protocol";
-    case ErrorKind::kCommand: return "command";
-    case ErrorKind::kLocal: return "local";
-    case ErrorKind::kCancelled: return "cancelled";
-  }
-  return "local";
-}
-
 bool AttemptError::retryable() const {
   switch (kind) {
     case ErrorKind::kTimeout:

@@ -6,15 +6,6 @@
 namespace visalign::store {
 namespace fs = std::filesystem;
 
-std::string_view RowStatusName(RowStatus status) {
-  switch (status) {
-    case RowStatus::kPending: return "pending";
-    case RowStatus::kDone: return "done";
-    case RowStatus::kFailed: return "failed";
-  }
-  return "pending";
-}
-
 namespace {
 bool SafeChar(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
