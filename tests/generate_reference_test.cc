@@ -113,7 +113,9 @@ void ExpectStoreConsistent(const fs::path& store) {
     EXPECT_EQ(Sha256File(d.image_path).value(), d.sha256) << d.image_path;
   }
   for (const auto& e : fs::directory_iterator(store / "images/ref"))
-    if (e.path().extension() == ".png") EXPECT_TRUE(imaging::ReadImage(e.path()).ok()) << e.path();
+    if (e.path().extension() == ".png") {
+      EXPECT_TRUE(imaging::ReadImage(e.path()).ok()) << e.path();
+    }
 }
 
 // images_by_prompt and requests_by_prompt of the server's stats.
@@ -258,7 +260,9 @@ TEST(GenerateReference, TheApiKeyIsSentButNeverLoggedOrStored) {
   EXPECT_EQ(r.out.find(secret), std::string::npos);
   EXPECT_EQ(r.err.find(secret), std::string::npos);
   for (const auto& e : fs::recursive_directory_iterator(t / "store"))
-    if (e.is_regular_file()) EXPECT_EQ(ReadFile(e.path()).value().find(secret), std::string::npos) << e.path();
+    if (e.is_regular_file()) {
+      EXPECT_EQ(ReadFile(e.path()).value().find(secret), std::string::npos) << e.path();
+    }
   auto run = store::OpenSqliteStore(t / "store").value()->FindRun("ref").value();
   EXPECT_EQ(run->backend["api_key_env"], "VISALIGN_TEST_API_KEY");
   // A named but unset variable is an argument error naming it.

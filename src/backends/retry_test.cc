@@ -43,7 +43,7 @@ TEST(RetryPolicy, RetryAfterIsHonouredAndCapped) {
 struct Script {
   std::vector<std::optional<AttemptError>> outcomes;
   size_t calls = 0;
-  std::vector<std::pair<std::string, bool>> failures;
+  std::vector<std::pair<std::string, bool>> failures = {};
 };
 
 std::optional<AttemptError> Play(Script& s, const RetryPolicy& p, const std::atomic<bool>& stop,

@@ -95,10 +95,12 @@ TEST(Pools, FuzzyPairsAreRelatedDistinctAndWithinTheHueGap) {
       EXPECT_FALSE(p.low.rgb == p.high.rgb);
       EXPECT_LE(std::abs(Hue(p.low.rgb) - Hue(p.high.rgb)), kMaxFuzzyHueGap) << p.low.name << " " << p.high.name;
       EXPECT_LE(color::Srgb8ToLab(p.low.rgb).L, color::Srgb8ToLab(p.high.rgb).L);
-      if (level == 3)
+      if (level == 3) {
         EXPECT_EQ(Iscc().CentroidById(p.low.id)->level2, Iscc().CentroidById(p.high.id)->level2);
-      if (level == 2)
+      }
+      if (level == 2) {
         EXPECT_EQ(Iscc().level2()[p.low.id - 1].parent_level1, Iscc().level2()[p.high.id - 1].parent_level1);
+      }
     }
   }
   // Level 1: pink (#E4717A, hue 355.3°) and red (#BE0032, hue 344.2°) are 11° apart: a pair, red
