@@ -1,6 +1,7 @@
 #include "visalign/io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
@@ -17,15 +18,28 @@ namespace visalign {
 namespace fs = std::filesystem;
 
 Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (!fs::exists(path)) return Status::NotFound("file does not exist", path.string(), "an existing file");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("file does not exist", path.string(), "an existing file");
     return Status::IoError("cannot open file: " + std::string(std::strerror(errno)), path.string());
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IoError("read failed", path.string());
-  return ss.str();
+  std::string contents;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) contents.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status err = Status::IoError("read failed: " + std::string(std::strerror(errno)), path.string());
+      ::close(fd);
+      return err;
+    }
+    if (n == 0) break;
+    contents.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return contents;
 }
 
 Status EnsureDirectory(const fs::path& dir) {

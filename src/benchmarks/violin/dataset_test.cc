@@ -104,8 +104,11 @@ TEST(DatasetItems, IdsAreUniqueAndShaped) {
 TEST(DatasetItems, SingleColorPromptsAreDistinctWithinALevelAtScaleOne) {
   // Across levels a prompt may repeat: level-1/2 representatives are level-3 centroids.
   std::set<std::pair<int, std::string>> prompts;
-  for (const ManifestItem& it : FullScale())
-    if (it.variation == 1) EXPECT_TRUE(prompts.insert({it.levels[0], it.prompt}).second) << it.prompt;
+  for (const ManifestItem& it : FullScale()) {
+    if (it.variation == 1) {
+      EXPECT_TRUE(prompts.insert({it.levels[0], it.prompt}).second) << it.prompt;
+    }
+  }
 }
 
 TEST(DatasetItems, RepeatedPromptsAlwaysDenoteTheSameGroundTruth) {

@@ -152,16 +152,6 @@ std::vector<TableColumn> MetricColumns() {
   return columns;
 }
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char c : s) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
 }  // namespace
 
 Result<ModelImages> CollectImageDirectory(const std::filesystem::path& dir, const std::string& model,
