@@ -3,6 +3,7 @@
 #   make test  - install missing packages, build, run the whole test suite
 BUILD ?= build
 JOBS ?= $(shell nproc)
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all setup configure build demo test bench clean
 

@@ -42,7 +42,7 @@ echo "(running the same command again resumes: nothing left to request)"
   --endpoint "http://127.0.0.1:$(cat "$OUT/generator.port")" --model reference \
   --store "$OUT/store" --concurrency 8 --backoff 0.05 --log-level warn
 
-step "VIOLIN: score ground truth (all zero) against the degraded run, per variation"
+step "VIOLIN: score the ground truth (0 everywhere but variation 4, whose 8-bit GT is 1/255 off its range) and the degraded run"
 "$V" violin evaluate --dataset "$OUT/violin" --model ground-truth="$OUT/violin/images" \
   --store "$OUT/store" --run reference-noise --out "$OUT/violin-eval"
 
