@@ -1,6 +1,8 @@
 #include "imaging/canny.h"
 
 #include <gtest/gtest.h>
+
+#include "imaging/test_planes.h"
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -11,12 +13,7 @@
 namespace visalign::imaging {
 namespace {
 
-GrayImage Plane(int w, int h, const std::function<uint8_t(int, int)>& f) {
-  GrayImage g{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h)};
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) g.pixels[static_cast<size_t>(y) * w + x] = f(x, y);
-  return g;
-}
+using testing::Plane;
 
 // The reference: OpenCV's own Canny (single-threaded, as visalign runs it).
 std::vector<uint8_t> OpenCvEdges(const GrayImage& g, CannyThresholds t) {

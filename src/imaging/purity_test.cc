@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "imaging/test_planes.h"
+
 #include <cmath>
 #include <complex>
 #include <functional>
@@ -11,12 +13,7 @@
 namespace visalign::imaging {
 namespace {
 
-GrayImage Plane(int w, int h, const std::function<uint8_t(int, int)>& f) {
-  GrayImage g{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h)};
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) g.pixels[static_cast<size_t>(y) * w + x] = f(x, y);
-  return g;
-}
+using testing::Plane;
 
 Image Rgb(int w, int h, const std::function<std::array<uint8_t, 3>(int, int)>& f) {
   Image img(w, h);
