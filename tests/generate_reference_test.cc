@@ -152,6 +152,22 @@ TEST(GenerateReference, FailuresAndRateLimitsStillGiveEveryItemExactlyOnce) {
   for (const auto& row : rows) EXPECT_GE(row.attempts, 1);
 }
 
+// After an interrupted run: re-running the same command completes the run, and no item that was
+// already done is requested again (counted by the server).
+void ResumeWithoutRepeatingDoneItems(const TempDir& t, const server::ReferenceGenerator& srv,
+                                     const std::vector<violin::ManifestItem>& items, store::RunStore& store,
+                                     const std::vector<store::DoneImage>& done_before) {
+  auto requests_before = Counts(srv, "requests_by_prompt");
+  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv.url(), {"--concurrency", "8"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(store.Counts("ref").value().done, items.size());
+  auto requests_after = Counts(srv, "requests_by_prompt");
+  std::map<std::string, std::string> prompt_of;
+  for (const auto& it : items) prompt_of[it.id] = it.prompt;
+  for (const auto& d : done_before)
+    EXPECT_EQ(requests_after[prompt_of[d.item_id]], requests_before[prompt_of[d.item_id]]) << d.item_id;
+}
+
 TEST(GenerateReference, SigintStopsGracefullyAndResumeNeverRepeatsDoneItems) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
@@ -168,16 +184,7 @@ TEST(GenerateReference, SigintStopsGracefullyAndResumeNeverRepeatsDoneItems) {
   auto done_before = store->DoneImages("ref").value();
   ASSERT_GE(done_before.size(), 4u);
   ASSERT_LT(done_before.size(), items.size());
-  auto requests_before = Counts(*srv, "requests_by_prompt");
-
-  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "8"}));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(store->Counts("ref").value().done, items.size());
-  auto requests_after = Counts(*srv, "requests_by_prompt");
-  std::map<std::string, std::string> prompt_of;
-  for (const auto& it : items) prompt_of[it.id] = it.prompt;
-  for (const auto& d : done_before)
-    EXPECT_EQ(requests_after[prompt_of[d.item_id]], requests_before[prompt_of[d.item_id]]) << d.item_id;
+  ResumeWithoutRepeatingDoneItems(t, *srv, items, *store, done_before);
   for (const auto& [prompt, n] : Counts(*srv, "images_by_prompt")) EXPECT_EQ(n, 1u) << prompt;
 }
 
@@ -192,17 +199,8 @@ TEST(GenerateReference, SigkillLosesOnlyInFlightWorkAndResumeCompletes) {
   ExpectStoreConsistent(t / "store");
   auto store = store::OpenSqliteStore(t / "store").value();
   auto done_before = store->DoneImages("ref").value();
-  auto requests_before = Counts(*srv, "requests_by_prompt");
-
-  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "8"}));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(store->Counts("ref").value().done, items.size());
+  ResumeWithoutRepeatingDoneItems(t, *srv, items, *store, done_before);
   ExpectStoreConsistent(t / "store");
-  auto requests_after = Counts(*srv, "requests_by_prompt");
-  std::map<std::string, std::string> prompt_of;
-  for (const auto& it : items) prompt_of[it.id] = it.prompt;
-  for (const auto& d : done_before)
-    EXPECT_EQ(requests_after[prompt_of[d.item_id]], requests_before[prompt_of[d.item_id]]) << d.item_id;
 }
 
 TEST(GenerateReference, ASecondSigintExitsAtOnce) {
