@@ -1,11 +1,10 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
-#include <png.h>
 
-#include <csetjmp>
 #include <cstring>
 
+#include "imaging/png_decode.h"
 #include "visalign/imaging.h"
 #include "visalign/io.h"
 
@@ -36,80 +35,12 @@ Result<Image> FromMat(const cv::Mat& decoded, const std::string& source) {
   return img;
 }
 
-// Fast path for the common 8-bit RGB / RGBA PNG: libpng decodes straight into the image's rows
-// (alpha stripped by libpng), skipping OpenCV's BGR matrix, its conversion and the copy. No other
-// transformation is requested (like OpenCV, no gamma), so pixels equal the OpenCV path's.
-enum class PngFastPath { kDecoded, kNotHandled, kFailed };
-
-// Beyond this OpenCV's own limit (CV_IO_MAX_IMAGE_PIXELS) applies: leave such files to it.
-constexpr size_t kMaxFastPathPixels = size_t{1} << 30;
-constexpr size_t kPngSignatureSize = 8;
-
-struct PngInput {
-  const uint8_t* data;
-  size_t size;
-  size_t pos;
-};
-
-void ReadPngBytes(png_structp png, png_bytep out, size_t n) {
-  auto* in = static_cast<PngInput*>(png_get_io_ptr(png));
-  if (n > in->size - in->pos) png_error(png, "truncated PNG");
-  std::memcpy(out, in->data + in->pos, n);
-  in->pos += n;
-}
-// libpng's default handlers print to stderr; errors are reported by the caller instead.
-[[noreturn]] void OnPngError(png_structp png, png_const_charp) { std::longjmp(png_jmpbuf(png), 1); }
-void OnPngWarning(png_structp, png_const_charp) {}
-
-// Only trivially destructible locals live between setjmp and a possible longjmp; `image` and
-// `rows` belong to the caller.
-PngFastPath DecodeRgbPng(std::string_view bytes, Image& image, std::vector<png_bytep>& rows) {
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (bytes.size() < kPngSignatureSize || png_sig_cmp(data, 0, kPngSignatureSize) != 0)
-    return PngFastPath::kNotHandled;
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, nullptr, OnPngError, OnPngWarning);
-  if (!png) return PngFastPath::kNotHandled;
-  png_infop info = png_create_info_struct(png);
-  if (!info) {
-    png_destroy_read_struct(&png, nullptr, nullptr);
-    return PngFastPath::kNotHandled;
-  }
-  PngInput input{data, bytes.size(), 0};
-  if (setjmp(png_jmpbuf(png))) {
-    png_destroy_read_struct(&png, &info, nullptr);
-    return PngFastPath::kFailed;
-  }
-  png_set_read_fn(png, &input, ReadPngBytes);
-  png_read_info(png, info);
-  const int color_type = png_get_color_type(png, info);
-  const png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
-  if (png_get_bit_depth(png, info) != 8 || (color_type != PNG_COLOR_TYPE_RGB && color_type != PNG_COLOR_TYPE_RGBA) ||
-      static_cast<size_t>(width) * height > kMaxFastPathPixels) {
-    png_destroy_read_struct(&png, &info, nullptr);
-    return PngFastPath::kNotHandled;
-  }
-  if (color_type == PNG_COLOR_TYPE_RGBA) png_set_strip_alpha(png);
-  png_set_interlace_handling(png);
-  png_read_update_info(png, info);
-  image = Image(static_cast<int>(width), static_cast<int>(height));
-  rows.resize(height);
-  for (png_uint_32 y = 0; y < height; ++y) rows[y] = image.pixel(0, static_cast<int>(y));
-  png_read_image(png, rows.data());
-  png_read_end(png, nullptr);
-  png_destroy_read_struct(&png, &info, nullptr);
-  return PngFastPath::kDecoded;
-}
-
 }  // namespace
 
 Result<Image> DecodeImage(std::string_view bytes, const std::string& source) {
   if (bytes.empty()) return Status::Corrupt("empty image file", source, "a PNG, JPEG or WebP image");
-  {
-    // A file the fast path rejects or fails on goes through OpenCV, which decides (and reports).
-    Image image;
-    std::vector<png_bytep> rows;
-    if (DecodeRgbPng(bytes, image, rows) == PngFastPath::kDecoded) return image;
-  }
+  // A file the fast path does not take goes through OpenCV, which decides (and reports).
+  if (Image image; DecodePngFast(bytes, image) == PngFastDecode::kDecoded) return image;
   cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data()));
   cv::Mat decoded;
   try {

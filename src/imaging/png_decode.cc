@@ -1,0 +1,225 @@
+#include "imaging/png_decode.h"
+
+#include <libdeflate.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace visalign::imaging {
+namespace {
+
+constexpr uint8_t kSignature[] = {137, 'P', 'N', 'G', '\r', '\n', 26, '\n'};
+constexpr size_t kLengthSize = 4, kTypeSize = 4, kCrcSize = 4;
+constexpr uint32_t kMaxChunkLength = 0x7FFFFFFFu;  // PNG: lengths are 31-bit
+constexpr uint32_t kIhdrLength = 13;
+// Beyond this OpenCV's own limit (CV_IO_MAX_IMAGE_PIXELS) applies: leave such files to it.
+constexpr size_t kMaxPixels = size_t{1} << 30;
+constexpr uint8_t kAncillaryBit = 0x20;  // set in the first type byte of ancillary chunks
+constexpr uint8_t kBitDepth8 = 8;
+constexpr uint8_t kColorRgb = 2, kColorRgba = 6;
+
+enum class RowFilter : uint8_t { kNone = 0, kSub = 1, kUp = 2, kAverage = 3, kPaeth = 4 };
+constexpr uint8_t kLastFilter = static_cast<uint8_t>(RowFilter::kPaeth);
+
+uint32_t ReadBigEndian32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+bool IsType(const uint8_t* type, const char (&name)[5]) { return std::memcmp(type, name, kTypeSize) == 0; }
+
+// One pixel's channels in the low lanes of a 16-bit vector (room for the Paeth and average sums).
+using Lanes16 = int16_t __attribute__((vector_size(16)));
+using Bytes8 = uint8_t __attribute__((vector_size(8)));
+
+// A pixel is loaded and stored as 4 bytes (a 3-byte pixel's fourth lane is ignored; buffers have a
+// byte of slack, and the extra byte stored lands on the next pixel, which is written after it).
+// The last pixel of a row is stored exactly, byte by byte.
+constexpr size_t kPixelSlack = 1;
+
+Lanes16 LoadPixel(const uint8_t* p) {
+  uint32_t word;
+  std::memcpy(&word, p, sizeof(word));
+  const auto bytes = std::bit_cast<Bytes8>(uint64_t{word});
+  const Bytes8 zero{};
+  return __builtin_convertvector(__builtin_shufflevector(bytes, zero, 0, 1, 2, 3, 4, 5, 6, 7), Lanes16);
+}
+uint64_t PixelWord(Lanes16 v) {
+  return std::bit_cast<uint64_t>(__builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), Bytes8));
+}
+void StorePixel4(uint8_t* p, Lanes16 v) {
+  const auto word = static_cast<uint32_t>(PixelWord(v));
+  std::memcpy(p, &word, sizeof(word));
+}
+template <int kBpp>
+void StorePixelExact(uint8_t* p, Lanes16 v) {
+  const uint64_t word = PixelWord(v);
+  for (int i = 0; i < kBpp; ++i) p[i] = static_cast<uint8_t>(word >> (8 * i));
+}
+Lanes16 Abs(Lanes16 v) { return v < 0 ? -v : v; }
+
+// The PNG predictor of one pixel from its left (a), upper (b) and upper-left (c) neighbours.
+template <RowFilter kFilter>
+Lanes16 Predict(Lanes16 a, Lanes16 b, Lanes16 c) {
+  if constexpr (kFilter == RowFilter::kSub) return a;
+  if constexpr (kFilter == RowFilter::kAverage) return (a + b) >> 1;
+  if constexpr (kFilter == RowFilter::kPaeth) {
+    // Distances of p = a + b - c to a, b and c; ties prefer a, then b.
+    const Lanes16 pa = Abs(b - c), pb = Abs(a - c), pc = Abs(a + b - c - c);
+    return (pa <= pb) & (pa <= pc) ? a : (pb <= pc ? b : c);
+  }
+}
+
+// Sub, average and Paeth: each pixel depends on the one just decoded, so the row goes pixel by
+// pixel with all channels at once. `out` may be `in` (decoding in place).
+template <int kBpp, RowFilter kFilter>
+void UnfilterPixels(const uint8_t* in, const uint8_t* prior, uint8_t* out, int width) {
+  constexpr int16_t kByteMask = 0xFF;
+  Lanes16 a{}, c{};
+  for (int x = 0;; ++x, in += kBpp, prior += kBpp, out += kBpp) {
+    const Lanes16 b = LoadPixel(prior);
+    a = (LoadPixel(in) + Predict<kFilter>(a, b, c)) & kByteMask;
+    if (x == width - 1) return StorePixelExact<kBpp>(out, a);
+    StorePixel4(out, a);
+    c = b;
+  }
+}
+
+void UnfilterUp(const uint8_t* in, const uint8_t* prior, uint8_t* out, size_t n) {
+  using Bytes16 = uint8_t __attribute__((vector_size(16)));
+  size_t i = 0;
+  for (; i + sizeof(Bytes16) <= n; i += sizeof(Bytes16)) {
+    Bytes16 x, y;
+    std::memcpy(&x, in + i, sizeof(x));
+    std::memcpy(&y, prior + i, sizeof(y));
+    x += y;
+    std::memcpy(out + i, &x, sizeof(x));
+  }
+  for (; i < n; ++i) out[i] = static_cast<uint8_t>(in[i] + prior[i]);
+}
+
+template <int kBpp>
+void UnfilterRow(RowFilter filter, const uint8_t* in, const uint8_t* prior, uint8_t* out, int width) {
+  switch (filter) {
+    case RowFilter::kNone:
+      if (out != in) std::memcpy(out, in, static_cast<size_t>(width) * kBpp);
+      break;
+    case RowFilter::kSub: UnfilterPixels<kBpp, RowFilter::kSub>(in, prior, out, width); break;
+    case RowFilter::kUp: UnfilterUp(in, prior, out, static_cast<size_t>(width) * kBpp); break;
+    case RowFilter::kAverage: UnfilterPixels<kBpp, RowFilter::kAverage>(in, prior, out, width); break;
+    case RowFilter::kPaeth: UnfilterPixels<kBpp, RowFilter::kPaeth>(in, prior, out, width); break;
+  }
+}
+
+// RGB rows are un-filtered straight into the image (the prior row is the image's previous row);
+// RGBA rows in place in the inflated buffer, then copied without alpha.
+template <int kBpp>
+bool Unfilter(uint8_t* filtered, Image& image) {
+  const size_t stride = static_cast<size_t>(image.width) * kBpp;
+  thread_local std::vector<uint8_t> zero_row;
+  if (zero_row.size() < stride + kPixelSlack) zero_row.assign(stride + kPixelSlack, 0);
+  const uint8_t* prior = zero_row.data();
+  for (int y = 0; y < image.height; ++y) {
+    uint8_t* row = filtered + static_cast<size_t>(y) * (stride + 1);
+    if (row[0] > kLastFilter) return false;
+    uint8_t* out = kBpp == 3 ? image.pixel(0, y) : row + 1;
+    UnfilterRow<kBpp>(static_cast<RowFilter>(row[0]), row + 1, prior, out, image.width);
+    if constexpr (kBpp == 4) {
+      uint8_t* rgb = image.pixel(0, y);
+      for (int x = 0; x < image.width; ++x) std::memcpy(rgb + 3 * x, out + 4 * x, 3);
+    }
+    prior = out;
+  }
+  return true;
+}
+
+struct DecompressorDeleter {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+// Inflates the whole zlib stream (Adler-32 checked by libdeflate); it must fill `out` exactly and
+// end where the data ends.
+bool Inflate(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size) {
+  thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> decompressor(
+      libdeflate_alloc_decompressor());
+  if (!decompressor) return false;
+  size_t used_in = 0, produced = 0;
+  return libdeflate_zlib_decompress_ex(decompressor.get(), in, in_size, out, out_size, &used_in, &produced) ==
+             LIBDEFLATE_SUCCESS &&
+         used_in == in_size && produced == out_size;
+}
+
+}  // namespace
+
+PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const size_t size = bytes.size();
+  if (size < sizeof(kSignature) || std::memcmp(data, kSignature, sizeof(kSignature)) != 0)
+    return PngFastDecode::kNotHandled;
+
+  uint32_t width = 0, height = 0;
+  int bpp = 0;
+  // IDAT payloads: one is used where it lies, several are joined.
+  const uint8_t* idat = nullptr;
+  size_t idat_size = 0, idat_chunks = 0;
+  thread_local std::vector<uint8_t> joined;
+  bool idat_closed = false, ended = false;
+  size_t pos = sizeof(kSignature);
+  while (!ended) {
+    if (size - pos < kLengthSize + kTypeSize + kCrcSize) return PngFastDecode::kNotHandled;
+    const uint32_t length = ReadBigEndian32(data + pos);
+    if (length > kMaxChunkLength || size - pos - kLengthSize - kTypeSize - kCrcSize < length)
+      return PngFastDecode::kNotHandled;
+    const uint8_t* type = data + pos + kLengthSize;
+    const uint8_t* payload = type + kTypeSize;
+    pos += kLengthSize + kTypeSize + length + kCrcSize;
+    const bool first = bpp == 0;
+    if (first && !IsType(type, "IHDR")) return PngFastDecode::kNotHandled;
+    if (idat_chunks > 0 && !IsType(type, "IDAT")) idat_closed = true;
+    // Ancillary chunks never change the pixels (libpng discards a damaged one with a warning).
+    if (type[0] & kAncillaryBit) continue;
+    if (libdeflate_crc32(0, type, kTypeSize + length) != ReadBigEndian32(payload + length))
+      return PngFastDecode::kNotHandled;
+    if (IsType(type, "IDAT")) {
+      if (first || idat_closed) return PngFastDecode::kNotHandled;
+      if (++idat_chunks == 1) {
+        idat = payload;
+        joined.clear();
+      } else {
+        if (idat_chunks == 2) joined.assign(idat, idat + idat_size);
+        joined.insert(joined.end(), payload, payload + length);
+      }
+      idat_size += length;
+    } else if (IsType(type, "IHDR")) {
+      if (!first || length != kIhdrLength) return PngFastDecode::kNotHandled;
+      width = ReadBigEndian32(payload);
+      height = ReadBigEndian32(payload + 4);
+      const uint8_t depth = payload[8], color = payload[9], compression = payload[10], filter = payload[11],
+                    interlace = payload[12];
+      if (width == 0 || height == 0 || width > kMaxChunkLength || height > kMaxChunkLength ||
+          static_cast<size_t>(width) * height > kMaxPixels || depth != kBitDepth8 ||
+          (color != kColorRgb && color != kColorRgba) || compression != 0 || filter != 0 || interlace != 0)
+        return PngFastDecode::kNotHandled;
+      bpp = color == kColorRgb ? 3 : 4;
+    } else if (IsType(type, "IEND")) {
+      ended = true;
+    } else if (IsType(type, "PLTE")) {
+      // A suggested palette for truecolor images: not used for decoding.
+    } else {
+      return PngFastDecode::kNotHandled;  // a critical chunk this decoder does not know
+    }
+  }
+  if (idat_chunks == 0) return PngFastDecode::kNotHandled;
+  if (idat_chunks > 1) idat = joined.data();
+
+  thread_local std::vector<uint8_t> filtered;
+  const size_t filtered_size = static_cast<size_t>(height) * (static_cast<size_t>(width) * bpp + 1);
+  filtered.resize(filtered_size + kPixelSlack);
+  if (!Inflate(idat, idat_size, filtered.data(), filtered_size)) return PngFastDecode::kNotHandled;
+  image = Image(static_cast<int>(width), static_cast<int>(height));
+  const bool ok = bpp == 3 ? Unfilter<3>(filtered.data(), image) : Unfilter<4>(filtered.data(), image);
+  return ok ? PngFastDecode::kDecoded : PngFastDecode::kNotHandled;
+}
+
+}  // namespace visalign::imaging

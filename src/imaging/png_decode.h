@@ -1,0 +1,22 @@
+// Fast decoder for the PNGs text-to-image models produce: 8-bit RGB or RGBA, not interlaced.
+// Chunks and their CRC-32s are checked, the IDAT stream is inflated whole by libdeflate (with its
+// Adler-32 check) and un-filtered here, writing RGB rows (alpha dropped). zlib's inflate and
+// checksums plus libpng's row filters were ~9 ms of a noisy 1024x1024 image; see
+// docs/benchmarks.md. Pixels equal libpng's (no gamma or other transformation, like OpenCV).
+#pragma once
+
+#include <string_view>
+
+#include "visalign/imaging.h"
+
+namespace visalign::imaging {
+
+enum class PngFastDecode {
+  kDecoded,     // `image` holds the pixels
+  kNotHandled,  // not a PNG this decoder takes, or anything irregular: let the general decoder
+                // (OpenCV) decide, which also reports damaged files
+};
+
+PngFastDecode DecodePngFast(std::string_view bytes, Image& image);
+
+}  // namespace visalign::imaging
