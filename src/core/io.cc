@@ -23,12 +23,18 @@ Result<std::string> ReadFile(const fs::path& path) {
     if (errno == ENOENT) return Status::NotFound("file does not exist", path.string(), "an existing file");
     return Status::IoError("cannot open file: " + std::string(std::strerror(errno)), path.string());
   }
+  // A regular file is read straight into a string of its size (one copy); whatever follows (a
+  // file that grew, a pipe) through a chunk buffer.
   std::string contents;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) contents.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) contents.resize(static_cast<size_t>(st.st_size));
+  size_t filled = 0;
+  char chunk[1 << 16];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    const bool into_contents = filled < contents.size();
+    char* dest = into_contents ? contents.data() + filled : chunk;
+    const size_t room = into_contents ? contents.size() - filled : sizeof chunk;
+    const ssize_t n = ::read(fd, dest, room);
     if (n < 0) {
       if (errno == EINTR) continue;
       Status err = Status::IoError("read failed: " + std::string(std::strerror(errno)), path.string());
@@ -36,9 +42,16 @@ Result<std::string> ReadFile(const fs::path& path) {
       return err;
     }
     if (n == 0) break;
-    contents.append(buf, static_cast<size_t>(n));
+    if (into_contents) {
+      filled += static_cast<size_t>(n);
+    } else {
+      contents.resize(filled);
+      contents.append(chunk, static_cast<size_t>(n));
+      filled = contents.size();
+    }
   }
   ::close(fd);
+  contents.resize(filled);
   return contents;
 }
 

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 namespace visalign {
 namespace {
@@ -80,6 +83,26 @@ TEST(Files, AtomicWriteReplacesWholeFile) {
   EXPECT_EQ(entries, 1u);  // no temporary left behind
   fs::remove_all(dir);
   EXPECT_EQ(ReadFile(f).status().code(), StatusCode::kNotFound);
+}
+
+TEST(Files, ReadFileReturnsEveryByteOfLargeFilesAndPipes) {
+  fs::path dir = fs::temp_directory_path() / ("visalign_io_read_" + std::to_string(::getpid()));
+  ASSERT_TRUE(EnsureDirectory(dir).ok());
+  std::string big(200'003, '\0');  // over three 64 KiB chunks, not a multiple of any
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 % 251);
+  ASSERT_TRUE(WriteFileAtomic(dir / "big.bin", big).ok());
+  EXPECT_EQ(*ReadFile(dir / "big.bin"), big);
+  ASSERT_TRUE(WriteFileAtomic(dir / "empty", "").ok());
+  EXPECT_EQ(*ReadFile(dir / "empty"), "");
+  // A FIFO has no size up front: read through the chunk buffer to the writer's end.
+  const fs::path fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << big; });
+  const auto from_fifo = ReadFile(fifo);
+  writer.join();
+  ASSERT_TRUE(from_fifo.ok());
+  EXPECT_EQ(*from_fifo, big);
+  fs::remove_all(dir);
 }
 
 TEST(Sha256, KnownVectors) {
