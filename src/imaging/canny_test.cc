@@ -24,24 +24,35 @@ std::vector<uint8_t> OpenCvEdges(const GrayImage& g, CannyThresholds t) {
   return std::vector<uint8_t>(edges.datastart, edges.dataend);
 }
 
-// Expects the same edge map as cv::Canny and a count equal to its number of edge pixels.
-void ExpectSameAsOpenCv(const GrayImage& g, CannyThresholds t, const std::string& what) {
-  std::vector<uint8_t> ours;
-  const int64_t count = CannyEdges(g, t, &ours);
-  const std::vector<uint8_t> expected = OpenCvEdges(g, t);
-  ASSERT_EQ(ours.size(), expected.size()) << what;
-  int64_t expected_count = 0, mismatches = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    expected_count += expected[i] != 0;
-    mismatches += ours[i] != expected[i];
-  }
-  EXPECT_EQ(mismatches, 0) << what << " " << g.width << "x" << g.height << " thresholds " << t.low << "/" << t.high;
-  EXPECT_EQ(count, expected_count) << what << " " << g.width << "x" << g.height;
+// Every kernel build this CPU can run: baseline x86-64, and AVX2 when supported.
+std::vector<const PixelKernels*> RunnableKernels() {
+  std::vector<const PixelKernels*> all = {&BaselinePixelKernels()};
+  if (Avx2PixelKernels() != nullptr) all.push_back(Avx2PixelKernels());
+  return all;
 }
 
-const std::vector<std::pair<int, int>> kSizes = {{1, 1},  {1, 9},   {9, 1},   {2, 2},   {3, 17},  {8, 8},
-                                                 {15, 16}, {16, 15}, {17, 31}, {31, 33}, {64, 64}, {100, 37},
-                                                 {129, 65}};
+// Expects, from every kernel build, the same edge map as cv::Canny and a count equal to its
+// number of edge pixels.
+void ExpectSameAsOpenCv(const GrayImage& g, CannyThresholds t, const std::string& what) {
+  const std::vector<uint8_t> expected = OpenCvEdges(g, t);
+  int64_t expected_count = 0;
+  for (uint8_t e : expected) expected_count += e != 0;
+  for (const PixelKernels* kernels : RunnableKernels()) {
+    std::vector<uint8_t> ours;
+    const int64_t count = CannyEdges(g, t, &ours, *kernels);
+    ASSERT_EQ(ours.size(), expected.size()) << what;
+    int64_t mismatches = 0;
+    for (size_t i = 0; i < expected.size(); ++i) mismatches += ours[i] != expected[i];
+    EXPECT_EQ(mismatches, 0) << what << " " << g.width << "x" << g.height << " thresholds " << t.low << "/"
+                             << t.high << " (" << kernels->name << ")";
+    EXPECT_EQ(count, expected_count) << what << " " << g.width << "x" << g.height << " (" << kernels->name << ")";
+  }
+}
+
+// Widths around the vector widths of both builds (8 and 16 16-bit lanes, 16 and 32 bytes).
+const std::vector<std::pair<int, int>> kSizes = {{1, 1},   {1, 9},   {9, 1},   {2, 2},   {3, 17},  {8, 8},
+                                                 {15, 16}, {16, 15}, {17, 31}, {31, 33}, {32, 5},  {33, 7},
+                                                 {47, 3},  {48, 4},  {64, 64}, {100, 37}, {129, 65}};
 
 TEST(CannyEdges, UniformNoiseMatchesOpenCv) {
   std::mt19937 rng(1);
@@ -107,6 +118,10 @@ TEST(CannyEdges, RandomShapesAndThresholdsMatchOpenCv) {
     const GrayImage noisy = Plane(w, h, [&](int, int) { return uint8_t(rng() % 64); });
     ExpectSameAsOpenCv(noisy, {low / 4, high / 4}, "noise trial " + std::to_string(trial));
   }
+}
+
+TEST(CannyEdges, TheAvx2BuildIsTestedWhenTheCpuHasIt) {
+  EXPECT_EQ(RunnableKernels().size(), __builtin_cpu_supports("avx2") ? 2u : 1u);
 }
 
 TEST(CannyEdges, LargeNoisyPlaneMatchesOpenCv) {

@@ -2,6 +2,7 @@
 
 #include "imaging/canny.h"
 #include "imaging/fft_power.h"
+#include "imaging/pixel_kernels.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -23,7 +24,6 @@ constexpr CannyThresholds kCannyThresholds{100, 200};
 constexpr int kSobel3L1Gain = 8;
 constexpr double kHfCutoff = 0.25;  // cycles/pixel; counted when r > cutoff (strictly)
 constexpr double kChannelMax = 255.0;
-constexpr int kSumChunk = 1 << 14;  // 255^2 * 2^14 < 2^32
 constexpr int kTransposeRows = 8;   // 8 complex doubles = two 64-byte cache lines
 
 // visalign parallelises over images (the --threads budget); OpenCV's own thread pool inside
@@ -33,18 +33,12 @@ void DisableOpenCvThreadsOnce() {
   std::call_once(once, [] { cv::setNumThreads(1); });
 }
 
-struct GrayRange {
-  uint8_t lo = 255, hi = 0;
-  uint64_t sum_sq = 0;
-};
+// Gray range and exact sum of squares.
+using GrayRange = GrayTotals;
 
 GrayRange Range(const GrayImage& gray) {
   GrayRange r;
-  for (uint8_t v : gray.pixels) {
-    r.lo = std::min(r.lo, v);
-    r.hi = std::max(r.hi, v);
-    r.sum_sq += static_cast<uint64_t>(v) * v;
-  }
+  BestPixelKernels().gray_totals(gray.pixels.data(), gray.pixels.size(), &r);
   return r;
 }
 
@@ -173,11 +167,9 @@ GrayImage ToGray(const Image& image, Region region) {
   gray.width = region.w;
   gray.height = region.h;
   gray.pixels.resize(static_cast<size_t>(region.w) * region.h);
-  for (int y = 0; y < region.h; ++y) {
-    const uint8_t* p = image.pixel(region.x, region.y + y);
-    uint8_t* g = &gray.pixels[static_cast<size_t>(y) * region.w];
-    for (int x = 0; x < region.w; ++x, p += 3) g[x] = GrayLevel(p[0], p[1], p[2]);
-  }
+  const PixelKernels& kernels = BestPixelKernels();
+  for (int y = 0; y < region.h; ++y)
+    kernels.gray_row(image.pixel(region.x, region.y + y), region.w, &gray.pixels[static_cast<size_t>(y) * region.w]);
   return gray;
 }
 
@@ -198,44 +190,25 @@ Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
   gray.width = region.w;
   gray.height = region.h;
   gray.pixels.resize(static_cast<size_t>(region.w) * region.h);
-  uint64_t sum[3] = {0, 0, 0}, sum_sq[3] = {0, 0, 0};
-  GrayRange range;
-  for (int y = 0; y < region.h; ++y) {
-    const uint8_t* p = image.pixel(region.x, region.y + y);
-    uint8_t* g = &gray.pixels[static_cast<size_t>(y) * region.w];
-    // 32-bit partial sums over chunks short enough that 255^2 * chunk fits; the gray plane's
-    // range and sum of squares come from the same pass.
-    for (int x0 = 0; x0 < region.w; x0 += kSumChunk) {
-      const int x1 = std::min(region.w, x0 + kSumChunk);
-      // Named scalar accumulators (not arrays) so they all stay in registers.
-      uint32_t sum_r = 0, sum_g = 0, sum_b = 0, sq_r = 0, sq_g = 0, sq_b = 0, sq_gray = 0;
-      uint8_t lo = range.lo, hi = range.hi;
-      for (int x = x0; x < x1; ++x, p += 3) {
-        const uint32_t r = p[0], gr = p[1], b = p[2];
-        sum_r += r, sum_g += gr, sum_b += b;
-        sq_r += r * r, sq_g += gr * gr, sq_b += b * b;
-        const uint8_t v = GrayLevel(p[0], p[1], p[2]);
-        g[x] = v;
-        sq_gray += static_cast<uint32_t>(v) * v;
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-      }
-      sum[0] += sum_r, sum[1] += sum_g, sum[2] += sum_b;
-      sum_sq[0] += sq_r, sum_sq[1] += sq_g, sum_sq[2] += sq_b;
-      range.sum_sq += sq_gray;
-      range.lo = lo, range.hi = hi;
-    }
-  }
+  // One pass: the gray plane, exact per-channel sums and sums of squares, and the gray range and
+  // sum of squares (for Canny's shortcut and the hf total).
+  const PixelKernels& kernels = BestPixelKernels();
+  RgbTotals totals;
+  for (int y = 0; y < region.h; ++y)
+    kernels.rgb_row(image.pixel(region.x, region.y + y), region.w, &gray.pixels[static_cast<size_t>(y) * region.w],
+                    &totals);
+  const GrayRange range{totals.gray_lo, totals.gray_hi, totals.gray_sum_sq};
 
   RegionStats stats;
   const uint64_t n = static_cast<uint64_t>(region.w) * region.h;
   const double nd = static_cast<double>(n);
   double sd_sum = 0.0;
   for (int c = 0; c < 3; ++c) {
-    stats.mean[c] = static_cast<double>(sum[c]) / nd;
+    const uint64_t sum = totals.sum[c], sum_sq = totals.sum_sq[c];
+    stats.mean[c] = static_cast<double>(sum) / nd;
     // Population variance n^2 * var = n * sum(x^2) - (sum x)^2, exact in 128-bit integers.
     const unsigned __int128 scaled_var =
-        static_cast<unsigned __int128>(n) * sum_sq[c] - static_cast<unsigned __int128>(sum[c]) * sum[c];
+        static_cast<unsigned __int128>(n) * sum_sq - static_cast<unsigned __int128>(sum) * sum;
     sd_sum += std::sqrt(static_cast<double>(scaled_var)) / nd / kChannelMax;
   }
   stats.sd = sd_sum / 3.0;
