@@ -1,10 +1,12 @@
-// High-frequency power of a gray plane's 2-D DFT for power-of-two sizes, by a radix-2 FFT that
-// transforms several rows (then several columns) at once in SIMD lanes. Used by the hf purity
-// measure (purity.cc), which falls back to OpenCV's mixed-radix DFT for other sizes.
+// High-frequency power of a gray plane's 2-D DFT for power-of-two sizes, by radix-4 FFTs that
+// run kLanes independent transforms side by side in SIMD lanes (AVX2+FMA when the CPU has it).
+// Used by the hf purity measure (purity.cc), which falls back to OpenCV's mixed-radix DFT for
+// other sizes.
 #pragma once
 
 #include <vector>
 
+#include "imaging/fft_power_kernels.h"
 #include "visalign/purity.h"
 
 namespace visalign::imaging {
@@ -13,11 +15,11 @@ namespace visalign::imaging {
 constexpr int kMinRadix2Side = 8;
 bool IsRadix2Size(int width, int height);
 
-// Sum of |X(kx, ky)|^2 over the high-frequency bins of the unscaled gray plane's DFT X. The mask
-// is given per column kx in [0, w/2] (columns w - kx mirror kx): `first_row[kx]` is the smallest
-// |ky| counted in that column, so bins ky in [first_row[kx], h - first_row[kx]] count. The mask
-// must be monotone as r = sqrt(fx^2 + fy^2) is: first_row[kx] > 0 up to some column and 0 from
-// there on (those columns count whole, via Parseval, without a column transform).
-double HighPowerRadix2(const GrayImage& gray, const std::vector<int>& first_row);
+// Sum of |X(kx, ky)|^2 over the masked bins of the unscaled gray plane's DFT X. The mask is given
+// per row ky in [0, h/2] (rows h - ky mirror ky): bins with min(kx, w - kx) >= first_column[ky]
+// count (0: the whole row, w/2 + 1: none). Rows from the last nonzero entry on count whole, via
+// Parseval along x, without a row transform.
+double HighPowerRadix2(const GrayImage& gray, const std::vector<int>& first_column,
+                       const FftKernels& kernels = BestFftKernels());
 
 }  // namespace visalign::imaging

@@ -47,14 +47,15 @@ double FftFreq(int k, double inv_n) { return k * inv_n; }
 
 bool IsHighFrequency(double fx, double fy) { return std::sqrt(fx * fx + fy * fy) > kHfCutoff; }
 
-// For a column frequency fx, the smallest |ky| in [0, h/2] whose row frequency makes r > cutoff,
-// or h/2 + 1 when none does. r grows monotonically with |ky| (each floating step is monotone),
-// so a binary search evaluates exactly the same predicate numpy would.
-int FirstHighRow(double fx, int h, double inv_h) {
-  int lo = 0, hi = h / 2 + 1;
+// For a frequency f along one axis, the smallest index k in [0, n/2] along the other axis (of
+// length n) whose frequency makes r > cutoff, or n/2 + 1 when none does. r grows monotonically
+// with |k| (each floating step is monotone) and fx^2 + fy^2 is symmetric in IEEE arithmetic, so a
+// binary search evaluates exactly the same predicate numpy would, for columns and rows alike.
+int FirstHighIndex(double f, int n, double inv_n) {
+  int lo = 0, hi = n / 2 + 1;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (IsHighFrequency(fx, FftFreq(mid, inv_h)))
+    if (IsHighFrequency(f, FftFreq(mid, inv_n)))
       hi = mid;
     else
       lo = mid + 1;
@@ -80,18 +81,23 @@ double EdgeDensity(const GrayImage& gray, const GrayRange& range) {
 // pair). A column whose own frequency already exceeds the cut counts whole: by Parseval its
 // power is h * sum_y |R[y][kx]|^2, no column transform needed. Only the remaining ~w/4 columns
 // are transformed. Gray levels are used unscaled: the ratio does not depend on the 1/255.
-// Power-of-two planes go through HighPowerRadix2 (same scheme, SIMD radix-2), others through
-// OpenCV's mixed-radix DFT.
+// Power-of-two planes go through HighPowerRadix2 (the same scheme with the axes swapped: columns
+// first, then only the ~h/4 rows with |fy| <= cutoff), others through OpenCV's mixed-radix DFT.
 double HfRatio(const GrayImage& gray, const GrayRange& range) {
   if (range.sum_sq == 0 || range.lo == range.hi) return 0.0;  // all power in the DC bin
   const int w = gray.width, h = gray.height;
   const double inv_w = 1.0 / w, inv_h = 1.0 / h;
   const double total = static_cast<double>(w) * h * static_cast<double>(range.sum_sq);
 
+  if (IsRadix2Size(w, h)) {
+    thread_local std::vector<int> first_column;
+    first_column.resize(h / 2 + 1);
+    for (int ky = 0; ky <= h / 2; ++ky) first_column[ky] = FirstHighIndex(FftFreq(ky, inv_h), w, inv_w);
+    return HighPowerRadix2(gray, first_column) / total;
+  }
   thread_local std::vector<int> first_row;
   first_row.resize(w / 2 + 1);
-  for (int kx = 0; kx <= w / 2; ++kx) first_row[kx] = FirstHighRow(FftFreq(kx, inv_w), h, inv_h);
-  if (IsRadix2Size(w, h)) return HighPowerRadix2(gray, first_row) / total;
+  for (int kx = 0; kx <= w / 2; ++kx) first_row[kx] = FirstHighIndex(FftFreq(kx, inv_w), h, inv_h);
 
   DisableOpenCvThreadsOnce();
   thread_local cv::Mat plane, rows, columns;

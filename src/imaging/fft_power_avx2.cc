@@ -1,0 +1,42 @@
+#include "imaging/fft_power_kernels.h"
+
+#include <cstddef>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define FFT_KERNELS_NAME "AVX2+FMA"
+#define FFT_KERNELS_AVX2
+#include "imaging/fft_power_kernels.inc"
+#pragma GCC pop_options
+
+namespace visalign::imaging {
+
+const FftKernels* Avx2FftKernels() {
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return supported ? &kFftKernels : nullptr;
+}
+
+}  // namespace visalign::imaging
+
+#else
+
+namespace visalign::imaging {
+
+const FftKernels* Avx2FftKernels() { return nullptr; }
+
+}  // namespace visalign::imaging
+
+#endif
+
+namespace visalign::imaging {
+
+const FftKernels& BestFftKernels() {
+  static const FftKernels& best = Avx2FftKernels() != nullptr ? *Avx2FftKernels() : BaselineFftKernels();
+  return best;
+}
+
+}  // namespace visalign::imaging
