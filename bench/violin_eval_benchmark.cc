@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <random>
 
+#include "imaging/pixel_kernels.h"
 #include "visalign/io.h"
 #include "visalign/purity.h"
 #include "visalign/violin_eval.h"
@@ -111,6 +112,18 @@ void BM_HighFrequencyNoisy1024(benchmark::State& state) {
   const imaging::GrayImage gray = imaging::ToGray(NoisyDecoded(), {0, 0, kNoisySize, kNoisySize});
   for (auto _ : state) benchmark::DoNotOptimize(imaging::HighFrequencyRatio(gray));
 }
+// AnalyzeRegion's first pass alone: gray plane, channel sums and squares, gray range.
+void BM_RegionPassNoisy1024(benchmark::State& state) {
+  const imaging::Image& img = NoisyDecoded();
+  const imaging::PixelKernels& kernels = imaging::BestPixelKernels();
+  std::vector<uint8_t> gray(static_cast<size_t>(kNoisySize) * kNoisySize);
+  for (auto _ : state) {
+    imaging::RgbTotals totals;
+    for (int y = 0; y < kNoisySize; ++y)
+      kernels.rgb_row(img.pixel(0, y), kNoisySize, &gray[static_cast<size_t>(y) * kNoisySize], &totals);
+    benchmark::DoNotOptimize(totals);
+  }
+}
 void BM_AnalyzeRegionNoisy1024(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(imaging::AnalyzeRegion(NoisyDecoded(), {0, 0, kNoisySize, kNoisySize}));
 }
@@ -126,6 +139,7 @@ BENCHMARK(BM_DecodeNoisy1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GrayNoisy1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CannyNoisy1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HighFrequencyNoisy1024)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RegionPassNoisy1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AnalyzeRegionNoisy1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PrecisionMetrics);
 BENCHMARK(BM_DecodeSolid256)->Unit(benchmark::kMicrosecond);

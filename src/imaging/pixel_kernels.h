@@ -13,15 +13,6 @@ namespace visalign::imaging {
 // Elements a kernel may read or write past either end of a row buffer (whole vectors).
 inline constexpr int kPixelKernelPad = 32;
 
-// Codes of the Canny map: a pixel that cannot be an edge, one that may join an edge (survived
-// suppression with low < m <= high), a strong edge (m > high), and one that joined an edge during
-// hysteresis. Exactly the edge codes have kCannyEdgeBit set.
-inline constexpr uint8_t kCannyNever = 0;
-inline constexpr uint8_t kCannyMaybe = 1;
-inline constexpr uint8_t kCannyEdge = 0xFF;
-inline constexpr uint8_t kCannyJoined = 0x80;
-inline constexpr uint8_t kCannyEdgeBit = 0x80;
-
 // Exact integer statistics of RGB pixels and of their gray levels (OpenCV's fixed-point
 // RGB->GRAY); accumulated row after row.
 struct RgbTotals {
@@ -39,21 +30,23 @@ struct GrayTotals {
 
 struct PixelKernels {
   const char* name;
-  // 3x3 Sobel of one row from its rows up, mid, down (w bytes each, replicated rows at the image
-  // border): dx, dy and m = |dx| + |dy| at columns [0, w), m = 0 at columns -1 and w. Every
-  // buffer holds kPixelKernelPad elements of margin on each side; smooth and diff are scratch.
-  void (*sobel_row)(const uint8_t* up, const uint8_t* mid, const uint8_t* down, int w, int16_t* smooth,
-                    int16_t* diff, int16_t* dx, int16_t* dy, int16_t* mag);
-  // Non-maximum suppression of one row as cv::Canny does it (magnitudes of the rows above and
-  // below, 0 outside the image): writes the map code of columns [0, w) to codes (and garbage to
-  // up to kPixelKernelPad bytes after) and returns how many are kCannyEdge.
-  int (*suppress_row)(int w, const int16_t* above, const int16_t* mag, const int16_t* below, const int16_t* dx,
-                      const int16_t* dy, int low, int high, uint8_t* codes);
-  // Columns x in [0, w) of the map row at `row` (rows step bytes apart, framed by kCannyNever)
-  // whose code is kCannyMaybe with a kCannyEdgeBit code among its 8 neighbours, in increasing
-  // order; returns how many were written to xs (at most w). Reads up to kPixelKernelPad bytes
-  // past the frame.
-  int (*find_seeds)(const uint8_t* row, ptrdiff_t step, int w, uint32_t* xs);
+  // Image row pixels (w bytes) as 16-bit values into row, with its first and last pixel repeated
+  // at columns -1 and w (cv::Canny's replicated border); row has kPixelKernelPad elements of
+  // margin on each side.
+  void (*widen_row)(const uint8_t* pixels, int w, int16_t* row);
+  // 3x3 Sobel of one row from the widened rows up, mid, down (replicated rows at the image
+  // border). Writes the coded magnitude 4m + d of columns [0, w), where m = |dx| + |dy| and d is
+  // the suppression direction (cv::Canny's fixed-point test), and 0 at columns -1 and w; coded
+  // has kPixelKernelPad elements of margin on each side.
+  void (*sobel_row)(const int16_t* up, const int16_t* mid, const int16_t* down, int w, int16_t* coded);
+  // Non-maximum suppression of one row as cv::Canny does it (coded magnitudes of the rows above
+  // and below, 0 outside the image). Sets bit x (bit x % 8 of byte x / 8) of strong_bits for the
+  // pixels that survive with m > high and of maybe_bits for those with low < m <= high, for
+  // columns [0, w); writes whole vectors of columns (up to kPixelKernelPad bits past w, cleared).
+  void (*suppress_row)(int w, const int16_t* above, const int16_t* coded, const int16_t* below, int low, int high,
+                       uint8_t* strong_bits, uint8_t* maybe_bits);
+  // Number of set bits in n words.
+  uint64_t (*count_bits)(const uint64_t* words, size_t n);
   // Gray levels of w RGB pixels (w >= 1) into gray, their statistics added to totals.
   void (*rgb_row)(const uint8_t* rgb, int w, uint8_t* gray, RgbTotals* totals);
   // Gray levels only.
