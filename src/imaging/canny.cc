@@ -7,7 +7,8 @@
 namespace visalign::imaging {
 namespace {
 
-constexpr int kWordBits = 64;
+constexpr int kWordShift = 6;
+constexpr int kWordBits = 1 << kWordShift;
 
 // A row of values with kPixelKernelPad elements of margin on each side.
 template <typename T>
@@ -31,8 +32,8 @@ class BitPlane {
   }
   int words() const { return words_; }
   uint64_t* Row(int y) { return &bits_[static_cast<size_t>(y + 1) * stride_ + 1]; }
-  const std::vector<uint64_t>& all() const { return bits_; }
   const uint64_t* Row(int y) const { return &bits_[static_cast<size_t>(y + 1) * stride_ + 1]; }
+  const std::vector<uint64_t>& all() const { return bits_; }
   bool Get(int x, int y) const { return (Row(y)[x / kWordBits] >> (x % kWordBits)) & 1; }
   void Set(int x, int y) { Row(y)[x / kWordBits] |= uint64_t{1} << (x % kWordBits); }
   void Clear(int x, int y) { Row(y)[x / kWordBits] &= ~(uint64_t{1} << (x % kWordBits)); }
@@ -40,7 +41,7 @@ class BitPlane {
   // whole words (a word just written by Set or Clear reads back without a store-forwarding stall).
   uint32_t Three(int x, int y) const {
     const int first = x - 1;  // >= -1: the zero word before the row at worst
-    const uint64_t* words = Row(y) + (first >> 6);
+    const uint64_t* words = Row(y) + (first >> kWordShift);  // floor division
     const int shift = first & (kWordBits - 1);
     const uint64_t window = (words[0] >> shift) | ((words[1] << 1) << (kWordBits - 1 - shift));
     return static_cast<uint32_t>(window) & 7u;

@@ -1,8 +1,10 @@
 // Canny edge detection, bit-for-bit equal to OpenCV's cv::Canny(gray, low, high, apertureSize 3,
 // L2gradient false) on 8-bit single-channel input, but many times faster on noisy planes: one
-// pass over the rows runs the vectorised Sobel and non-maximum suppression (pixel_kernels.h,
-// AVX2 when available; no branches per pixel, rows stay in L1) and collects the undecided pixels
-// next to a strong one; hysteresis then floods only from those.
+// pass over the rows runs the vectorised Sobel (which codes each magnitude with its suppression
+// direction) and non-maximum suppression (pixel_kernels.h, AVX2 when available; no branches per
+// pixel, rows stay in L1), leaving one bit per pixel for strong and for undecided pixels;
+// hysteresis then joins the undecided pixels next to an edge 64 at a time and floods only from
+// the few beyond.
 // What OpenCV computes, and therefore this: dx, dy = 3x3 Sobel with BORDER_REPLICATE; magnitude
 // m = |dx| + |dy| (0 outside the image); non-maximum suppression in 4 directions with OpenCV's
 // fixed-point tan(22.5°) test and tie rules; a pixel that survives with m > low may be an edge,

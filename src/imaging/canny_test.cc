@@ -6,6 +6,8 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -117,6 +119,23 @@ TEST(CannyEdges, RandomShapesAndThresholdsMatchOpenCv) {
     ExpectSameAsOpenCv(g, {low, high}, "disc trial " + std::to_string(trial));
     const GrayImage noisy = Plane(w, h, [&](int, int) { return uint8_t(rng() % 64); });
     ExpectSameAsOpenCv(noisy, {low / 4, high / 4}, "noise trial " + std::to_string(trial));
+  }
+}
+
+TEST(CannyEdges, WeakRingsJoinThroughLongFloodsFromOneStrongCorner) {
+  // Concentric square rings of contrast 40 (step magnitude 4 * 40 = 160, between the thresholds)
+  // that reach contrast 80 (magnitude 320, strong) only near the bottom-right corner: every ring
+  // edge is an edge only through a flood that runs up and left, against the scan order, across
+  // many rows and 64-pixel words.
+  for (auto [w, h] : std::vector<std::pair<int, int>>{{300, 200}, {67, 130}, {129, 64}}) {
+    const GrayImage g = Plane(w, h, [w, h](int x, int y) {
+      const int ring = std::max(std::abs(x - w / 2), std::abs(y - h / 2)) / 6;
+      const int contrast = x > w - 12 && y > h - 12 ? 80 : 40;
+      return uint8_t(ring % 2 ? contrast : 0);
+    });
+    ExpectSameAsOpenCv(g, {100, 200}, "weak rings");
+    // Most edge pixels were undecided: without hysteresis (low = high) few remain.
+    EXPECT_GT(CannyEdges(g, {100, 200}), 4 * CannyEdges(g, {200, 200})) << w << "x" << h;
   }
 }
 
