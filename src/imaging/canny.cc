@@ -143,15 +143,19 @@ int64_t CannyEdges(const GrayImage& gray, CannyThresholds thresholds, std::vecto
     uint64_t* strong_mid = strong.Row(y);
     const uint64_t *maybe_up = maybe.Row(y - 1), *maybe_down = maybe.Row(y + 1);
     uint64_t* maybe_mid = maybe.Row(y);
-    // Column-wise OR of the three strong rows at word k (k = -1 and words are zero words).
+    // Column-wise OR of the three strong rows at word k (k = -1 and words are zero words), rolled
+    // along the row: word k - 1 already holds this row's seeds when word k is examined.
     auto column = [&](int k) { return strong_up[k] | strong_mid[k] | strong_down[k]; };
+    uint64_t previous = 0, edge = column(0);
     for (int k = 0; k < words; ++k) {
-      const uint64_t edge = column(k);
-      const uint64_t near = edge | (edge << 1) | (edge >> 1) | (column(k - 1) >> (kWordBits - 1)) |
-                            (column(k + 1) << (kWordBits - 1));
+      const uint64_t next = column(k + 1);
+      const uint64_t near =
+          edge | (edge << 1) | (edge >> 1) | (previous >> (kWordBits - 1)) | (next << (kWordBits - 1));
       seeds[k] = maybe_mid[k] & near;
       maybe_mid[k] &= ~seeds[k];
       strong_mid[k] |= seeds[k];
+      previous = edge | seeds[k];
+      edge = next;
     }
     for (int k = 0; k < words; ++k) {
       const uint64_t reach = spread(seeds, k);
