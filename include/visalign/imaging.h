@@ -5,21 +5,51 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "visalign/status.h"
 
 namespace visalign::imaging {
 
+// An allocator whose containers leave new elements uninitialised unless given a value, so a
+// decoder that writes every pixel does not first clear megabytes it will overwrite.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 struct Image {
+  using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
   int width = 0;
   int height = 0;
-  std::vector<uint8_t> rgb;  // width * height * 3 bytes: R, G, B per pixel
+  Bytes rgb;  // width * height * 3 bytes: R, G, B per pixel
 
   Image() = default;
+  // All pixels black.
   Image(int w, int h) : width(w), height(h), rgb(static_cast<size_t>(w) * h * 3, 0) {}
+  // Pixels unset: for code that writes every byte.
+  static Image ForOverwrite(int w, int h) {
+    Image image;
+    image.width = w;
+    image.height = h;
+    image.rgb.resize(static_cast<size_t>(w) * h * 3);
+    return image;
+  }
   uint8_t* pixel(int x, int y) { return &rgb[(static_cast<size_t>(y) * width + x) * 3]; }
   const uint8_t* pixel(int x, int y) const { return &rgb[(static_cast<size_t>(y) * width + x) * 3]; }
 };

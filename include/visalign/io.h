@@ -14,6 +14,9 @@
 namespace visalign {
 
 Result<std::string> ReadFile(const std::filesystem::path& path);
+// The same into a caller's buffer, whose storage is reused: readers of many large files (image
+// evaluation) keep one buffer instead of allocating and clearing one per file.
+Status ReadFileInto(const std::filesystem::path& path, std::string& contents);
 
 // Writes `contents` to a temporary file beside `path`, fsyncs it, then renames it over `path`,
 // so readers see either the old file or the complete new one, never a partial write.

@@ -17,7 +17,7 @@
 namespace visalign {
 namespace fs = std::filesystem;
 
-Result<std::string> ReadFile(const fs::path& path) {
+Status ReadFileInto(const fs::path& path, std::string& contents) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound("file does not exist", path.string(), "an existing file");
@@ -25,9 +25,8 @@ Result<std::string> ReadFile(const fs::path& path) {
   }
   // A regular file is read straight into a string of its size (one copy); whatever follows (a
   // file that grew, a pipe) through a chunk buffer.
-  std::string contents;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) contents.resize(static_cast<size_t>(st.st_size));
+  contents.resize(::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0);
   size_t filled = 0;
   char chunk[1 << 16];
   for (;;) {
@@ -52,6 +51,12 @@ Result<std::string> ReadFile(const fs::path& path) {
   }
   ::close(fd);
   contents.resize(filled);
+  return Status::Ok();
+}
+
+Result<std::string> ReadFile(const fs::path& path) {
+  std::string contents;
+  VISALIGN_RETURN_IF_ERROR(ReadFileInto(path, contents));
   return contents;
 }
 

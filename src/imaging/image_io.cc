@@ -29,7 +29,7 @@ Result<Image> FromMat(const cv::Mat& decoded, const std::string& source) {
     default: return Status::Unsupported("unsupported channel count " + std::to_string(m.channels()), source,
                                         "gray, RGB or RGBA images");
   }
-  Image img(rgb.cols, rgb.rows);
+  Image img = Image::ForOverwrite(rgb.cols, rgb.rows);
   for (int y = 0; y < rgb.rows; ++y)
     std::memcpy(img.pixel(0, y), rgb.ptr<uint8_t>(y), static_cast<size_t>(rgb.cols) * 3);
   return img;
@@ -53,8 +53,14 @@ Result<Image> DecodeImage(std::string_view bytes, const std::string& source) {
 }
 
 Result<Image> ReadImage(const std::filesystem::path& path) {
-  VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  return DecodeImage(bytes, path.string());
+  // One read buffer per thread, reused across files (see ReadFileInto); one far larger than
+  // images usually are is not kept.
+  constexpr size_t kKeptBufferBytes = size_t{64} << 20;
+  thread_local std::string bytes;
+  VISALIGN_RETURN_IF_ERROR(ReadFileInto(path, bytes));
+  Result<Image> image = DecodeImage(bytes, path.string());
+  if (bytes.capacity() > kKeptBufferBytes) std::string().swap(bytes);
+  return image;
 }
 
 Result<std::string> EncodePng(const Image& image, int compression) {

@@ -217,7 +217,7 @@ PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
   const size_t filtered_size = static_cast<size_t>(height) * (static_cast<size_t>(width) * bpp + 1);
   filtered.resize(filtered_size + kPixelSlack);
   if (!Inflate(idat, idat_size, filtered.data(), filtered_size)) return PngFastDecode::kNotHandled;
-  image = Image(static_cast<int>(width), static_cast<int>(height));
+  image = Image::ForOverwrite(static_cast<int>(width), static_cast<int>(height));
   const bool ok = bpp == 3 ? Unfilter<3>(filtered.data(), image) : Unfilter<4>(filtered.data(), image);
   return ok ? PngFastDecode::kDecoded : PngFastDecode::kNotHandled;
 }

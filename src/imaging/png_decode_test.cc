@@ -178,7 +178,7 @@ TEST(PngDecode, HandHeldFiltersGiveTheirDefinitions) {
   // Rows of 5 pixels (15 bytes) 40y + 3i; each filter's inverse applied by hand.
   for (uint8_t filter = 0; filter <= 4; ++filter) {
     const std::string raw = FilteredRows(filter);
-    std::vector<uint8_t> expected(45);
+    Image::Bytes expected(45);
     for (int y = 0; y < 3; ++y)
       for (int i = 0; i < 15; ++i) {
         const int x = static_cast<uint8_t>(raw[y * 16 + 1 + i]);
