@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace visalign::imaging {
@@ -103,7 +104,7 @@ template <int kBpp>
 void UnfilterRow(RowFilter filter, const uint8_t* in, const uint8_t* prior, uint8_t* out, int width) {
   switch (filter) {
     case RowFilter::kNone:
-      if (out != in) std::memcpy(out, in, static_cast<size_t>(width) * kBpp);
+      if (out != in) std::memmove(out, in, static_cast<size_t>(width) * kBpp);
       break;
     case RowFilter::kSub: UnfilterPixels<kBpp, RowFilter::kSub>(in, prior, out, width); break;
     case RowFilter::kUp: UnfilterUp(in, prior, out, static_cast<size_t>(width) * kBpp); break;
@@ -112,22 +113,26 @@ void UnfilterRow(RowFilter filter, const uint8_t* in, const uint8_t* prior, uint
   }
 }
 
-// RGB rows are un-filtered straight into the image (the prior row is the image's previous row);
-// RGBA rows in place in the inflated buffer, then copied without alpha.
+// Rows are un-filtered in the buffer they were inflated into. An RGB row also ends there: row y
+// moves y + 1 bytes left as it is decoded (over its filter byte and data already consumed; every
+// pixel is loaded before a store can reach it), so the buffer becomes the image without another
+// copy or buffer. RGBA rows are decoded in place (their prior row keeps its alpha), then copied to
+// `rgb` without alpha.
 template <int kBpp>
-bool Unfilter(uint8_t* filtered, Image& image) {
-  const size_t stride = static_cast<size_t>(image.width) * kBpp;
+bool Unfilter(uint8_t* filtered, int width, int height, uint8_t* rgb) {
+  const size_t stride = static_cast<size_t>(width) * kBpp;
   thread_local std::vector<uint8_t> zero_row;
   if (zero_row.size() < stride + kPixelSlack) zero_row.assign(stride + kPixelSlack, 0);
   const uint8_t* prior = zero_row.data();
-  for (int y = 0; y < image.height; ++y) {
+  for (int y = 0; y < height; ++y) {
     uint8_t* row = filtered + static_cast<size_t>(y) * (stride + 1);
-    if (row[0] > kLastFilter) return false;
-    uint8_t* out = kBpp == 3 ? image.pixel(0, y) : row + 1;
-    UnfilterRow<kBpp>(static_cast<RowFilter>(row[0]), row + 1, prior, out, image.width);
+    const uint8_t filter = row[0];
+    if (filter > kLastFilter) return false;
+    uint8_t* out = kBpp == 3 ? filtered + static_cast<size_t>(y) * stride : row + 1;
+    UnfilterRow<kBpp>(static_cast<RowFilter>(filter), row + 1, prior, out, width);
     if constexpr (kBpp == 4) {
-      uint8_t* rgb = image.pixel(0, y);
-      for (int x = 0; x < image.width; ++x) std::memcpy(rgb + 3 * x, out + 4 * x, 3);
+      uint8_t* rgb_row = rgb + static_cast<size_t>(y) * width * 3;
+      for (int x = 0; x < width; ++x) std::memcpy(rgb_row + 3 * x, out + 4 * x, 3);
     }
     prior = out;
   }
@@ -213,13 +218,24 @@ PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
   if (idat_chunks == 0) return PngFastDecode::kNotHandled;
   if (idat_chunks > 1) idat = joined.data();
 
-  thread_local std::vector<uint8_t> filtered;
   const size_t filtered_size = static_cast<size_t>(height) * (static_cast<size_t>(width) * bpp + 1);
+  const int w = static_cast<int>(width), h = static_cast<int>(height);
+  if (bpp == 3) {
+    Image decoded;
+    decoded.rgb.resize(filtered_size + kPixelSlack);
+    if (!Inflate(idat, idat_size, decoded.rgb.data(), filtered_size) || !Unfilter<3>(decoded.rgb.data(), w, h, nullptr))
+      return PngFastDecode::kNotHandled;
+    decoded.rgb.resize(static_cast<size_t>(width) * height * 3);
+    decoded.width = w;
+    decoded.height = h;
+    image = std::move(decoded);
+    return PngFastDecode::kDecoded;
+  }
+  thread_local std::vector<uint8_t> filtered;
   filtered.resize(filtered_size + kPixelSlack);
   if (!Inflate(idat, idat_size, filtered.data(), filtered_size)) return PngFastDecode::kNotHandled;
-  image = Image::ForOverwrite(static_cast<int>(width), static_cast<int>(height));
-  const bool ok = bpp == 3 ? Unfilter<3>(filtered.data(), image) : Unfilter<4>(filtered.data(), image);
-  return ok ? PngFastDecode::kDecoded : PngFastDecode::kNotHandled;
+  image = Image::ForOverwrite(w, h);
+  return Unfilter<4>(filtered.data(), w, h, image.rgb.data()) ? PngFastDecode::kDecoded : PngFastDecode::kNotHandled;
 }
 
 }  // namespace visalign::imaging
