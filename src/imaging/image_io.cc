@@ -35,12 +35,8 @@ Result<Image> FromMat(const cv::Mat& decoded, const std::string& source) {
   return img;
 }
 
-}  // namespace
-
-Result<Image> DecodeImage(std::string_view bytes, const std::string& source) {
-  if (bytes.empty()) return Status::Corrupt("empty image file", source, "a PNG, JPEG or WebP image");
-  // A file the fast path does not take goes through OpenCV, which decides (and reports).
-  if (Image image; DecodePngFast(bytes, image) == PngFastDecode::kDecoded) return image;
+// The general decoder, for everything the fast PNG path does not take; it also reports damage.
+Result<Image> DecodeWithOpenCv(std::string_view bytes, const std::string& source) {
   cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data()));
   cv::Mat decoded;
   try {
@@ -52,15 +48,35 @@ Result<Image> DecodeImage(std::string_view bytes, const std::string& source) {
   return FromMat(decoded, source);
 }
 
+Status NotEmpty(std::string_view bytes, const std::string& source) {
+  return bytes.empty() ? Status::Corrupt("empty image file", source, "a PNG, JPEG or WebP image") : Status::Ok();
+}
+
+}  // namespace
+
+Result<Image> DecodeImage(std::string_view bytes, const std::string& source) {
+  VISALIGN_RETURN_IF_ERROR(NotEmpty(bytes, source));
+  if (Image image; DecodePngFast(bytes, image) == PngFastDecode::kDecoded) return image;
+  return DecodeWithOpenCv(bytes, source);
+}
+
 Result<Image> ReadImage(const std::filesystem::path& path) {
-  // One read buffer per thread, reused across files (see ReadFileInto); one far larger than
-  // images usually are is not kept.
+  // One read buffer per thread, reused across files (see ReadFileInto) and consumed by the fast
+  // PNG path; one far larger than images usually are is not kept.
   constexpr size_t kKeptBufferBytes = size_t{64} << 20;
   thread_local std::string bytes;
+  const std::string source = path.string();
   VISALIGN_RETURN_IF_ERROR(ReadFileInto(path, bytes));
-  Result<Image> image = DecodeImage(bytes, path.string());
+  VISALIGN_RETURN_IF_ERROR(NotEmpty(bytes, source));
+  Image image;
+  bool overwritten = false;
+  Result<Image> result = [&]() -> Result<Image> {
+    if (DecodePngFastInPlace(bytes, image, overwritten) == PngFastDecode::kDecoded) return std::move(image);
+    if (overwritten) VISALIGN_RETURN_IF_ERROR(ReadFileInto(path, bytes));
+    return DecodeWithOpenCv(bytes, source);
+  }();
   if (bytes.capacity() > kKeptBufferBytes) std::string().swap(bytes);
-  return image;
+  return result;
 }
 
 Result<std::string> EncodePng(const Image& image, int compression) {

@@ -155,9 +155,8 @@ bool Inflate(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size) {
          used_in == in_size && produced == out_size;
 }
 
-}  // namespace
-
-PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
+// `writable` is the input itself when the caller lets it be overwritten, else nullptr.
+PngFastDecode Decode(std::string_view bytes, uint8_t* writable, Image& image, bool& overwritten) {
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   const size_t size = bytes.size();
   if (size < sizeof(kSignature) || std::memcmp(data, kSignature, sizeof(kSignature)) != 0)
@@ -165,7 +164,8 @@ PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
 
   uint32_t width = 0, height = 0;
   int bpp = 0;
-  // IDAT payloads: one is used where it lies, several are joined.
+  // IDAT payloads: one is used where it lies, several are joined: in place when allowed (each
+  // payload moves left over the chunk framing before it, already checked), else into a buffer.
   const uint8_t* idat = nullptr;
   size_t idat_size = 0, idat_chunks = 0;
   thread_local std::vector<uint8_t> joined;
@@ -191,6 +191,9 @@ PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
       if (++idat_chunks == 1) {
         idat = payload;
         joined.clear();
+      } else if (writable) {
+        std::memmove(writable + (idat - data) + idat_size, payload, length);
+        overwritten = true;
       } else {
         if (idat_chunks == 2) joined.assign(idat, idat + idat_size);
         joined.insert(joined.end(), payload, payload + length);
@@ -216,7 +219,7 @@ PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
     }
   }
   if (idat_chunks == 0) return PngFastDecode::kNotHandled;
-  if (idat_chunks > 1) idat = joined.data();
+  if (idat_chunks > 1 && !writable) idat = joined.data();
 
   const size_t filtered_size = static_cast<size_t>(height) * (static_cast<size_t>(width) * bpp + 1);
   const int w = static_cast<int>(width), h = static_cast<int>(height);
@@ -236,6 +239,18 @@ PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
   if (!Inflate(idat, idat_size, filtered.data(), filtered_size)) return PngFastDecode::kNotHandled;
   image = Image::ForOverwrite(w, h);
   return Unfilter<4>(filtered.data(), w, h, image.rgb.data()) ? PngFastDecode::kDecoded : PngFastDecode::kNotHandled;
+}
+
+}  // namespace
+
+PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
+  bool overwritten = false;
+  return Decode(bytes, nullptr, image, overwritten);
+}
+
+PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten) {
+  overwritten = false;
+  return Decode(bytes, reinterpret_cast<uint8_t*>(bytes.data()), image, overwritten);
 }
 
 }  // namespace visalign::imaging

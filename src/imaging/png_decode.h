@@ -5,6 +5,7 @@
 // docs/benchmarks.md. Pixels equal libpng's (no gamma or other transformation, like OpenCV).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "visalign/imaging.h"
@@ -18,5 +19,8 @@ enum class PngFastDecode {
 };
 
 PngFastDecode DecodePngFast(std::string_view bytes, Image& image);
+// The same, allowed to overwrite `bytes`: the IDAT data is joined where it lies instead of in a
+// separate buffer. `overwritten` says whether it was; the bytes are then no longer the file.
+PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten);
 
 }  // namespace visalign::imaging

@@ -8,6 +8,10 @@
 #include <png.h>
 #include <zlib.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -257,6 +261,46 @@ TEST(PngDecode, IrregularFilesAreNotTakenAndDamagedOnesStayErrors) {
       if (c.what == what) EXPECT_EQ(DecodeImage(c.bytes, c.what).status().code(), StatusCode::kCorrupt) << c.what;
   // Only the stream's checksum wrong (the chunk CRCs hold): libpng decodes it with a warning.
   EXPECT_TRUE(DecodeImage(cases[2].bytes, cases[2].what).ok());
+}
+
+TEST(PngDecode, InPlaceJoiningGivesTheSamePixels) {
+  std::mt19937 rng(16);
+  for (int color_type : {PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGBA}) {
+    PngSpec spec{61, 29, color_type, false, PNG_ALL_FILTERS, 6};
+    spec.idat_bytes = 37;
+    std::string bytes = EncodeTestPng(spec, rng);
+    Image expected, in_place;
+    ASSERT_EQ(DecodePngFast(bytes, expected), PngFastDecode::kDecoded);
+    bool overwritten = false;
+    ASSERT_EQ(DecodePngFastInPlace(bytes, in_place, overwritten), PngFastDecode::kDecoded);
+    EXPECT_TRUE(overwritten);  // many IDATs were joined where they lay
+    EXPECT_EQ(in_place.rgb, expected.rgb);
+  }
+}
+
+TEST(PngDecode, ReadImageRereadsAFileTheFastPathGaveUpOnAfterJoining) {
+  // Several IDATs (joined in the read buffer) and then a reason to give up: the general decoder
+  // must still see the file's real bytes.
+  const std::string raw = FilteredRows(4), ihdr = Ihdr(5, 3, 8, 2);
+  std::string bad_adler = Zlib(raw);
+  bad_adler.back() = static_cast<char>(bad_adler.back() ^ 1);
+  std::string bad_filter = raw;
+  bad_filter[16] = 5;
+  const auto dir = std::filesystem::temp_directory_path() / ("png_decode_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return dir / name;
+  };
+  const auto adler = ReadImage(write("adler.png", AssemblePng(ihdr, bad_adler, 5)));
+  ASSERT_TRUE(adler.ok()) << adler.status().ToString();  // libpng only warns about the checksum
+  Image hand_made;
+  ASSERT_EQ(DecodePngFast(AssemblePng(ihdr, Zlib(raw), 5), hand_made), PngFastDecode::kDecoded);
+  EXPECT_EQ(adler->rgb, hand_made.rgb);
+  const auto filter = ReadImage(write("filter.png", AssemblePng(ihdr, Zlib(bad_filter), 5)));
+  EXPECT_EQ(filter.status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(filter.status().where(), (dir / "filter.png").string());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PngDecode, DamagedPngsStayErrors) {
