@@ -1,0 +1,274 @@
+// `visalign violin score --json` against an independent Python implementation of the same
+// definitions (bench/violin_reference.py: PIL decode, numpy, cv2.Canny, numpy.fft, scikit-image
+// color). A varied image set — noise at several amplitudes, gradients, checkerboards, stripes
+// around the hf cut, odd sizes, GT solids, h2/v2/q4 blocks, fuzzy ranges, an RGBA PNG and a JPEG —
+// is scored by both; every raw and normalised value, pre_mean and pur_mean must agree within the
+// per-metric tolerances below. The maximum differences are printed (docs/benchmarks.md quotes them).
+// The reference needs Debian's python3-numpy python3-pil python3-opencv python3-skimage; without
+// them this test fails (it never skips).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "visalign/imaging.h"
+#include "visalign/io.h"
+
+namespace visalign {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunProgram;
+using testing::RunVisalign;
+using testing::TempDir;
+
+constexpr char kPython[] = "/usr/bin/python3";
+constexpr char kAptPackages[] = "python3-numpy python3-pil python3-opencv python3-skimage";
+
+fs::path ReferenceScript() { return testing::DataDir().parent_path() / "bench" / "violin_reference.py"; }
+
+// Largest allowed |visalign - reference| per JSON key (raw and norm share a key's tolerance
+// except sd/sd_n; the raw values are at most ~700, so 1e-10 is ~1e-13 relative).
+//  - ced is a count ratio from bit-identical edge maps: exact.
+//  - everything else is double arithmetic evaluated in a different order (integer sums vs
+//    numpy's pairwise float sums, Parseval vs pocketfft, degrees vs skimage's radians in
+//    CIEDE2000), a few ulps of the larger operands.
+const std::map<std::string, double> kTolerance = {
+    {"rgb_ed", 1e-10}, {"rgb_rm", 1e-10}, {"de00", 1e-10}, {"hue", 1e-10},    {"chroma", 1e-10},
+    {"hyab", 1e-10},   {"sd", 1e-12},     {"sd_n", 1e-12}, {"ced", 0.0},      {"hf", 1e-12},
+    {"pre_mean", 1e-12}, {"pur_mean", 1e-12}};
+
+using Rgb = std::array<int, 3>;
+using PixelFn = std::function<Rgb(int x, int y)>;
+
+imaging::Image Paint(int w, int h, const PixelFn& fn) {
+  imaging::Image img(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const Rgb c = fn(x, y);
+      for (int k = 0; k < 3; ++k) img.pixel(x, y)[k] = static_cast<uint8_t>(std::clamp(c[k], 0, 255));
+    }
+  return img;
+}
+
+PixelFn Solid(Rgb c) {
+  return [c](int, int) { return c; };
+}
+// base ± amplitude per channel, uniform; the generator is seeded per case (deterministic).
+PixelFn Noise(Rgb base, int amplitude, unsigned seed) {
+  auto rng = std::make_shared<std::mt19937>(seed);
+  return [=](int, int) {
+    Rgb c;
+    for (int k = 0; k < 3; ++k) c[k] = base[k] + static_cast<int>((*rng)() % (2 * amplitude + 1)) - amplitude;
+    return c;
+  };
+}
+PixelFn Stripes(int period, bool vertical, Rgb a, Rgb b) {
+  return [=](int x, int y) { return ((vertical ? x : y) % period) < (period + 1) / 2 ? a : b; };
+}
+PixelFn Checker(int cell, Rgb a, Rgb b) {
+  return [=](int x, int y) { return ((x / cell + y / cell) % 2 == 0) ? a : b; };
+}
+// Blocks of the layout's split (at floor(W/2), floor(H/2)), each painted by its own function.
+PixelFn Quadrants(int w, int h, PixelFn tl, PixelFn tr, PixelFn bl, PixelFn br) {
+  return [=](int x, int y) {
+    const bool right = x >= w / 2, bottom = y >= h / 2;
+    return bottom ? (right ? br(x, y) : bl(x, y)) : (right ? tr(x, y) : tl(x, y));
+  };
+}
+
+struct Case {
+  std::string name;
+  int w, h;
+  PixelFn paint;
+  std::vector<std::string> target;  // score arguments after IMAGE
+};
+
+std::vector<Case> Cases() {
+  const Rgb violet{120, 80, 200}, navy{40, 90, 160}, mustard{220, 200, 30}, black{0, 0, 0}, white{255, 255, 255};
+  const std::vector<std::string> violet_target = {"--target", "#7850C8"};
+  const std::vector<std::string> gray_target = {"--target", "#808080"};
+  const std::vector<std::string> stripes_target = {"--target", "rgb(130, 145, 95)"};
+  std::vector<Case> c = {
+      // Noise at several amplitudes: 2 and 12 stay under Canny's threshold (gray range <= 25), 40 does not.
+      {"noise_amp2", 96, 80, Noise(violet, 2, 1), violet_target},
+      {"noise_amp12", 96, 80, Noise(violet, 12, 2), violet_target},
+      {"noise_amp40", 96, 80, Noise(violet, 40, 3), violet_target},
+      {"noise_full_257x131", 257, 131, Noise({128, 128, 128}, 128, 4), gray_target},
+      {"noise_full_512", 512, 512, Noise({128, 128, 128}, 128, 5), {"--target", "rgb(10, 200, 30)"}},
+      {"noise_full_384x256", 384, 256, Noise({128, 128, 128}, 128, 6), {"--target", "#0A0"}},
+      {"noise_near_gray", 64, 48, Noise({128, 128, 128}, 3, 7), gray_target},
+      {"noise_dark_gray", 40, 40, Noise({6, 6, 6}, 2, 8), {"--target", "#050505"}},
+      // Gradients.
+      {"gradient_h_256x64", 256, 64, [](int x, int) { return Rgb{x, 255 - x, 128}; }, gray_target},
+      {"gradient_diag_100x70", 100, 70, [](int x, int y) { return Rgb{(x + y) * 255 / 168, 60, 255 - y * 3}; },
+       {"--target", "#FF0000"}},
+      // Checkerboards: 8-pixel cells (known edge fraction), 1-pixel cells at odd sizes (Nyquist).
+      {"checker_8px_64", 64, 64, Checker(8, black, white), {"--target", "#000000"}},
+      {"checker_1px_33x17", 33, 17, Checker(1, black, white), {"--target", "#FFFFFF"}},
+      {"checker_3px_50x30", 50, 30, Checker(3, navy, mustard), stripes_target},
+      // Stripes around the hf cut r = 0.25: periods 2, 3 (above), 4 (exactly at, low), 5 (below).
+      {"stripes_v_p2_64", 64, 64, Stripes(2, true, navy, mustard), stripes_target},
+      {"stripes_v_p3_64", 64, 64, Stripes(3, true, navy, mustard), stripes_target},
+      {"stripes_v_p4_64", 64, 64, Stripes(4, true, navy, mustard), stripes_target},
+      {"stripes_v_p5_64", 64, 64, Stripes(5, true, navy, mustard), stripes_target},
+      {"stripes_h_p4_60x40", 60, 40, Stripes(4, false, navy, mustard), stripes_target},
+      {"stripes_v_p4_63x45", 63, 45, Stripes(4, true, navy, mustard), stripes_target},
+      {"stripes_diag_p4_64", 64, 64, [=](int x, int y) { return (x + y) % 4 < 2 ? navy : mustard; }, stripes_target},
+      // Odd and degenerate sizes.
+      {"one_pixel", 1, 1, Solid({12, 34, 56}), {"--target", "#0C2239"}},
+      {"one_row_64x1", 64, 1, Noise(violet, 60, 9), violet_target},
+      {"one_column_1x37", 1, 37, Noise(violet, 60, 10), violet_target},
+      // Ground-truth solids score 0; an off-target solid; blue vs yellow (de00 > 100 is clamped).
+      {"gt_black", 48, 32, Solid(black), {"--target", "#000000"}},
+      {"gt_white", 48, 32, Solid(white), {"--target", "#FFFFFF"}},
+      {"gt_red", 48, 32, Solid({255, 0, 0}), {"--target", "#FF0000"}},
+      {"gt_gray", 48, 32, Solid({128, 128, 128}), gray_target},
+      {"gt_olive", 48, 32, Solid({114, 103, 44}), {"--target", "#72672C"}},
+      {"solid_off_target", 48, 32, Solid({10, 20, 30}), {"--target", "#FFFFFF"}},
+      {"solid_blue_vs_yellow", 16, 16, Solid({0, 0, 255}), {"--target", "#FFFF00"}},
+      // Layouts, odd sizes so the halves differ.
+      {"h2_blocks_75x51", 75, 51,
+       Quadrants(75, 51, Noise({200, 30, 30}, 20, 11), Noise({200, 30, 30}, 20, 12), Solid({30, 30, 200}),
+                 Solid({30, 30, 200})),
+       {"--layout", "h2", "--targets", "#C81E1E,#1E1EC8"}},
+      {"v2_blocks_77x40", 77, 40,
+       Quadrants(77, 40, [](int x, int y) { return Rgb{x * 6, y * 6, 90}; }, Checker(2, navy, mustard),
+                 [](int x, int y) { return Rgb{x * 6, y * 6, 90}; }, Checker(2, navy, mustard)),
+       {"--layout", "v2", "--targets", "rgb(100, 120, 90),#7C9160"}},
+      {"q4_blocks_65x49", 65, 49,
+       Quadrants(65, 49, Noise({255, 0, 0}, 30, 13), Solid({0, 128, 0}), Stripes(3, false, navy, mustard),
+                 Noise({255, 255, 0}, 5, 14)),
+       {"--layout", "q4", "--targets", "#FF0000,rgb(0, 128, 0),#0000FF,#FFFF00"}},
+      {"q4_noise_257x131", 257, 131, Noise({128, 128, 128}, 128, 15),
+       {"--layout", "q4", "--targets", "#808080,#000000,#FFFFFF,#123456"}},
+      {"h2_tiny_5x3", 5, 3, Noise(violet, 100, 16), {"--layout", "h2", "--targets", "#7850C8,#000"}},
+      {"q4_2x2", 2, 2, Noise(violet, 100, 17), {"--layout", "q4", "--targets", "#FFF,#000,#F00,#00F"}},
+      // Fuzzy ranges: one through hue 0 (hsl(340, 70%, 50%) .. hsl(20, 70%, 50%)), noise against a
+      // wide range, a gray mean (s = 0), a single-color range (t = 0).
+      {"fuzzy_wrap_red", 40, 30, Noise({220, 40, 60}, 10, 18), {"--fuzzy", "#D92662,#D96226"}},
+      {"fuzzy_noise", 96, 64, Noise({128, 128, 128}, 128, 19), {"--fuzzy", "#B92842,#E3A857"}},
+      {"fuzzy_gray_mean", 32, 32, Solid({90, 90, 90}), {"--fuzzy", "#203040,#E0C0A0"}},
+      {"fuzzy_single_color", 32, 32, Noise({50, 150, 100}, 30, 20), {"--fuzzy", "#329664,#329664"}},
+  };
+  return c;
+}
+
+// Re-encodes one PNG as an RGBA PNG (alpha a ramp: dropped, not composited) and as a JPEG, with PIL.
+constexpr char kEncodeWithPil[] =
+    "import sys\n"
+    "import numpy as np\n"
+    "from PIL import Image\n"
+    "rgb = np.asarray(Image.open(sys.argv[1]).convert('RGB'))\n"
+    "alpha = (np.arange(rgb.shape[0] * rgb.shape[1]) % 256).astype(np.uint8).reshape(rgb.shape[:2])\n"
+    "Image.fromarray(np.dstack([rgb, alpha]), 'RGBA').save(sys.argv[2])\n"
+    "Image.fromarray(rgb).save(sys.argv[3], quality=90)\n";
+
+struct Worst {
+  double diff = 0;
+  std::string where;
+};
+
+class ViolinReference : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto probe = RunProgram({kPython, "-c", "import numpy, PIL, cv2, skimage.color"});
+    modules_error_ = probe.exit_code == 0 ? "" : probe.err;
+  }
+  void SetUp() override {
+    ASSERT_TRUE(modules_error_.empty())
+        << "the Python reference needs the Debian packages " << kAptPackages << " (apt-get install -y "
+        << kAptPackages << ", or scripts/setup.sh); " << kPython << " said:\n"
+        << modules_error_;
+    ASSERT_TRUE(fs::exists(ReferenceScript())) << ReferenceScript();
+  }
+  static inline std::string modules_error_;
+  TempDir dir_;
+};
+
+void Compare(const std::string& where, const std::string& key, double ours, double reference,
+             std::map<std::string, Worst>& worst) {
+  ASSERT_TRUE(kTolerance.count(key)) << "unexpected key " << key;
+  const double diff = std::fabs(ours - reference);
+  EXPECT_LE(diff, kTolerance.at(key)) << where << " " << key << ": visalign " << ours << ", reference " << reference;
+  if (diff >= worst[key].diff) worst[key] = {diff, where};
+}
+
+TEST_F(ViolinReference, EveryValueMatchesThePythonReference) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> runs;  // (case, score arguments)
+  for (const Case& c : Cases()) {
+    const fs::path path = dir_ / (c.name + ".png");
+    ASSERT_TRUE(imaging::WritePng(path, Paint(c.w, c.h, c.paint)).ok()) << path;
+    std::vector<std::string> args{path.string()};
+    args.insert(args.end(), c.target.begin(), c.target.end());
+    runs.emplace_back(c.name, args);
+  }
+  // An RGBA PNG and a JPEG of a noisy gradient.
+  const fs::path source = dir_ / "encoded_source.png";
+  ASSERT_TRUE(imaging::WritePng(source, Paint(70, 50, [noise = Noise({0, 0, 0}, 25, 21)](int x, int y) {
+                                  const Rgb n = noise(x, y);
+                                  return Rgb{60 + 2 * x + n[0], 200 - 3 * y + n[1], 120 + n[2]};
+                                })).ok());
+  auto encoded = RunProgram({kPython, "-c", kEncodeWithPil, source.string(), (dir_ / "rgba.png").string(),
+                             (dir_ / "photo.jpg").string()});
+  ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
+  runs.push_back({"rgba_png", {(dir_ / "rgba.png").string(), "--target", "#8C8C78"}});
+  runs.push_back({"jpeg_q90", {(dir_ / "photo.jpg").string(), "--fuzzy", "#3C78A0,#A0C850"}});
+
+  std::string cases_jsonl;
+  for (const auto& [name, args] : runs) cases_jsonl += nlohmann::json(args).dump() + "\n";
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "cases.jsonl", cases_jsonl).ok());
+  auto reference = RunProgram({kPython, ReferenceScript().string(), "batch", (dir_ / "cases.jsonl").string()});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  std::istringstream lines(reference.out);
+
+  std::map<std::string, Worst> worst;
+  for (const auto& [name, args] : runs) {
+    SCOPED_TRACE(name);
+    std::string line;
+    ASSERT_TRUE(std::getline(lines, line)) << "reference printed too few lines";
+    const nlohmann::json ref = nlohmann::json::parse(line);
+    std::vector<std::string> cli{"violin", "score"};
+    cli.insert(cli.end(), args.begin(), args.end());
+    cli.push_back("--json");
+    auto r = RunVisalign(cli);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json ours = nlohmann::json::parse(r.out);
+    for (const char* group : {"raw", "norm"}) {
+      ASSERT_EQ(ours[group].size(), ref[group].size()) << group;
+      for (const auto& [key, value] : ref[group].items()) {
+        ASSERT_TRUE(ours[group].contains(key)) << group << "." << key;
+        Compare(name, key, ours[group][key].get<double>(), value.get<double>(), worst);
+      }
+    }
+    for (const char* key : {"pre_mean", "pur_mean"})
+      Compare(name, key, ours[key].get<double>(), ref[key].get<double>(), worst);
+  }
+  std::string extra;
+  EXPECT_FALSE(std::getline(lines, extra)) << "reference printed more lines than cases";
+
+  std::printf("%zu images; max |visalign - reference| per key (raw and norm together):\n", runs.size());
+  for (const auto& [key, w] : worst) std::printf("  %-9s %.3g  (%s)\n", key.c_str(), w.diff, w.where.c_str());
+}
+
+// The reference names the packages it needs instead of a Python traceback (here: site-packages
+// switched off with -S, so none of numpy/PIL/cv2/skimage can be imported).
+TEST_F(ViolinReference, MissingModulesNameTheDebianPackages) {
+  auto r = RunProgram({kPython, "-S", ReferenceScript().string(), "score", "x.png", "--target", "#000"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find(kAptPackages), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace visalign
