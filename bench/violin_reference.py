@@ -16,6 +16,8 @@ and timed against it (docs/benchmarks.md, "VIOLIN evaluator vs a Python referenc
       read + decode + score of every *.png/*.jpg/*.jpeg in DIR on one thread; prints ms/image
 
 COLOR is #RRGGBB, #RGB or rgb(R, G, B) with integers 0-255 (visalign also takes hsl() and names).
+Inputs should be 8-bit: for 16-bit PNGs PIL keeps the high byte (v >> 8) where visalign rounds v/257,
+and PIL clips 16-bit grayscale to 255, so such images differ by their decoding, not by the metrics.
 Needs Debian's python3-numpy python3-pil python3-opencv python3-skimage; run with /usr/bin/python3.
 """
 import os
