@@ -1,24 +1,33 @@
 #!/usr/bin/python3
 """Independent Python reference for the VIOLIN evaluator (docs/metrics.md), written the way the
-Python world computes these metrics: PIL decode, numpy, cv2.Canny, numpy.fft, scikit-image color.
-It is deliberately literal and slow; visalign's C++ is checked against it (tests/violin_reference_test.cc)
-and timed against it (docs/benchmarks.md, "VIOLIN evaluator vs a Python reference").
+Python world computes these metrics: PIL decode, numpy, numpy.fft, cv2.Canny, and sRGB -> Lab and
+CIEDE2000 written out in numpy from their published definitions (scikit-image's constants, Sharma,
+Wu & Dalal 2005). It is deliberately literal and slow; visalign's C++ is checked against it
+(tests/violin_reference_test.cc) and timed against it (docs/benchmarks.md, "VIOLIN evaluator vs a
+Python reference").
 
   violin_reference.py score IMAGE --target COLOR
   violin_reference.py score IMAGE --layout h2|v2|q4 --targets C1,C2[,C3,C4]
   violin_reference.py score IMAGE --fuzzy LOW,HIGH
       prints the JSON of `visalign violin score --json`:
       {"raw": {rgb_ed, ..., hf}, "norm": {..., sd_n, ced, hf}, "pre_mean", "pur_mean"}
+      Without OpenCV's Python module (cv2), ced and pur_mean (which includes ced) are null.
   violin_reference.py batch CASES.jsonl
       each line a JSON array of `score` arguments; prints one score JSON per line (one process, so
       a test does not pay the interpreter and import start-up per image)
+  violin_reference.py selfcheck [CIEDE2000_CSV]
+      CIEDE2000 against the 34 published pairs of Sharma, Wu & Dalal (2005), Table 1 (default
+      /work/shared/data/color/ciede2000_sharma.csv); exit status 1 if any differs by more than 1e-4
+      (the published values have 4 decimals). With cv2, also checks the gray formula against
+      cv2.cvtColor on all 2^24 colors.
   violin_reference.py time DIR --target COLOR [--repeat N]
-      read + decode + score of every *.png/*.jpg/*.jpeg in DIR on one thread; prints ms/image
+      read + decode + score of every *.png/*.jpg/*.jpeg in DIR on one thread; prints ms/image.
+      Needs cv2 (the speed baseline includes Canny).
 
 COLOR is #RRGGBB, #RGB or rgb(R, G, B) with integers 0-255 (visalign also takes hsl() and names).
 Inputs should be 8-bit: for 16-bit PNGs PIL keeps the high byte (v >> 8) where visalign rounds v/257,
 and PIL clips 16-bit grayscale to 255, so such images differ by their decoding, not by the metrics.
-Needs Debian's python3-numpy python3-pil python3-opencv python3-skimage; run with /usr/bin/python3.
+Needs Debian's python3-numpy python3-pil; ced (and `time`) also python3-opencv. Run with /usr/bin/python3.
 """
 import os
 
@@ -36,17 +45,18 @@ import sys
 import time
 from pathlib import Path
 
-APT_PACKAGES = "python3-numpy python3-pil python3-opencv python3-skimage"
+APT_PACKAGES = "python3-numpy python3-pil"
 try:
-    import cv2
     import numpy as np
-    import skimage.color
     from PIL import Image
 except ImportError as error:
-    sys.exit(f"error: {error} (violin_reference.py): the Debian packages {APT_PACKAGES} "
+    sys.exit(f"error: {error} (violin_reference.py): needs the Debian packages {APT_PACKAGES} "
              f"(apt-get install -y {APT_PACKAGES}; run with /usr/bin/python3)")
-
-cv2.setNumThreads(1)
+try:
+    import cv2  # optional: only ced (cv2.Canny) and the `time` mode need it
+    cv2.setNumThreads(1)
+except ImportError:
+    cv2 = None
 
 # --- Normalisation maxima (docs/metrics.md) ------------------------------------------------------
 PRECISION = ["rgb_ed", "rgb_rm", "de00", "hue", "chroma", "hyab"]
@@ -64,6 +74,16 @@ MAXIMUM = {
     "hf": 1.0,
 }
 CANNY_LOW, CANNY_HIGH, CANNY_APERTURE = 100, 200, 3
+# OpenCV's 8-bit RGB -> GRAY in fixed point: (9798 R + 19235 G + 3735 B + 2^14) >> 15.
+GRAY_WEIGHTS, GRAY_SHIFT = np.array([9798, 19235, 3735], dtype=np.int32), 15  # sums < 2^24
+# scikit-image's sRGB -> XYZ matrix (colorconv.xyz_from_rgb) and D65 white (2 degree observer).
+XYZ_FROM_RGB = np.array([[0.412453, 0.357580, 0.180423],
+                         [0.212671, 0.715160, 0.072169],
+                         [0.019334, 0.119193, 0.950227]])
+WHITE_D65 = np.array([0.95047, 1.0, 1.08883])
+LAB_EPSILON, LAB_KAPPA_SLOPE = 0.008856, 7.787
+CIEDE2000_CSV = Path("/work/shared/data/color/ciede2000_sharma.csv")
+CIEDE2000_PUBLISHED_DECIMALS_TOLERANCE = 1e-4
 HF_CUT = 0.25  # cycles/pixel, strictly greater counts as high frequency
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
@@ -119,7 +139,46 @@ def blocks(image, layout):
 
 # --- Precision ----------------------------------------------------------------------------------
 def lab(rgb255):
-    return skimage.color.rgb2lab(np.asarray(rgb255, dtype=float).reshape(1, 1, 3) / 255.0).reshape(3)
+    """CIELAB of 0..255 sRGB, the steps of skimage.color.rgb2lab (docs/color.md)."""
+    c = np.asarray(rgb255, dtype=float) / 255.0
+    linear = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+    t = (XYZ_FROM_RGB @ linear) / WHITE_D65
+    f = np.where(t > LAB_EPSILON, np.cbrt(t), LAB_KAPPA_SLOPE * t + 16.0 / 116.0)
+    return np.array([116.0 * f[1] - 16.0, 500.0 * (f[0] - f[1]), 200.0 * (f[1] - f[2])])
+
+
+def ciede2000(lab1, lab2):
+    """CIEDE2000 (kL = kC = kH = 1) of Lab arrays [..., 3], in degrees, following the numbered
+    equations of Sharma, Wu & Dalal, Color Res. Appl. 30(1), 2005."""
+    L1, a1, b1 = np.moveaxis(np.asarray(lab1, dtype=float), -1, 0)
+    L2, a2, b2 = np.moveaxis(np.asarray(lab2, dtype=float), -1, 0)
+    c_bar7 = ((np.hypot(a1, b1) + np.hypot(a2, b2)) / 2) ** 7                        # (2), (3)
+    g = 0.5 * (1 - np.sqrt(c_bar7 / (c_bar7 + 25.0 ** 7)))                           # (4)
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2                                             # (5)
+    c1p, c2p = np.hypot(a1p, b1), np.hypot(a2p, b2)                                   # (6)
+    h1p = np.where((a1p == 0) & (b1 == 0), 0.0, np.degrees(np.arctan2(b1, a1p)) % 360)  # (7)
+    h2p = np.where((a2p == 0) & (b2 == 0), 0.0, np.degrees(np.arctan2(b2, a2p)) % 360)
+    chroma_product = c1p * c2p
+    dh = h2p - h1p                                                                    # (10)
+    dhp = np.where(chroma_product == 0, 0.0,
+                   np.where(np.abs(dh) <= 180, dh, np.where(dh > 180, dh - 360, dh + 360)))
+    dLp, dCp = L2 - L1, c2p - c1p                                                     # (8), (9)
+    dHp = 2 * np.sqrt(chroma_product) * np.sin(np.radians(dhp / 2))                   # (11)
+    Lp_bar, Cp_bar = (L1 + L2) / 2, (c1p + c2p) / 2                                   # (12), (13)
+    h_sum = h1p + h2p                                                                 # (14)
+    hp_bar = np.where(chroma_product == 0, h_sum,
+                      np.where(np.abs(dh) <= 180, h_sum / 2,
+                               np.where(h_sum < 360, (h_sum + 360) / 2, (h_sum - 360) / 2)))
+    t = (1 - 0.17 * np.cos(np.radians(hp_bar - 30)) + 0.24 * np.cos(np.radians(2 * hp_bar))
+         + 0.32 * np.cos(np.radians(3 * hp_bar + 6)) - 0.20 * np.cos(np.radians(4 * hp_bar - 63)))  # (15)
+    d_theta = 30 * np.exp(-(((hp_bar - 275) / 25) ** 2))                              # (16)
+    r_c = 2 * np.sqrt(Cp_bar ** 7 / (Cp_bar ** 7 + 25.0 ** 7))                        # (17)
+    s_l = 1 + 0.015 * (Lp_bar - 50) ** 2 / np.sqrt(20 + (Lp_bar - 50) ** 2)           # (18)
+    s_c = 1 + 0.045 * Cp_bar                                                          # (19)
+    s_h = 1 + 0.015 * Cp_bar * t                                                      # (20)
+    r_t = -np.sin(np.radians(2 * d_theta)) * r_c                                      # (21)
+    dl, dc, dh_term = dLp / s_l, dCp / s_c, dHp / s_h
+    return np.sqrt(dl ** 2 + dc ** 2 + dh_term ** 2 + r_t * dc * dh_term)             # (22)
 
 
 def hue_degrees(lab_color):
@@ -135,7 +194,7 @@ def precision(mean, target):
     return {
         "rgb_ed": math.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2),
         "rgb_rm": math.sqrt((2 + r_bar / 256) * d[0] ** 2 + 4 * d[1] ** 2 + (2 + (255 - r_bar) / 256) * d[2] ** 2),
-        "de00": float(skimage.color.deltaE_ciede2000(lab_t, lab_m)),
+        "de00": float(ciede2000(lab_t, lab_m)),
         "hue": min(hue, 360.0 - hue),
         "chroma": chroma,
         "hyab": abs(lab_m[0] - lab_t[0]) + chroma,
@@ -158,12 +217,29 @@ def fuzzy_target(mean, low, high):
 
 
 # --- Purity -------------------------------------------------------------------------------------
+def gray_formula(region):
+    """OpenCV's 8-bit RGB -> GRAY as docs/metrics.md states it, evaluated in exact integers."""
+    weighted = region.astype(np.int32) @ GRAY_WEIGHTS
+    return ((weighted + (1 << (GRAY_SHIFT - 1))) >> GRAY_SHIFT).astype(np.uint8)
+
+
+def gray_plane(region):
+    """cv2.cvtColor when cv2 is there (what Python code calls, and the faster one for `time`),
+    else the formula; `selfcheck` shows the two identical on all 2^24 colors."""
+    if cv2 is None:
+        return gray_formula(region)
+    return cv2.cvtColor(np.ascontiguousarray(region), cv2.COLOR_RGB2GRAY)
+
+
 def purity(region):
+    """sd, ced (None without cv2) and hf of one region."""
     pixels = region / 255.0
     sd = float(np.mean([pixels[..., c].std() for c in range(3)]))
-    gray = cv2.cvtColor(np.ascontiguousarray(region), cv2.COLOR_RGB2GRAY)
-    edges = cv2.Canny(gray, CANNY_LOW, CANNY_HIGH, apertureSize=CANNY_APERTURE, L2gradient=False)
-    ced = np.count_nonzero(edges) / edges.size
+    gray = gray_plane(region)
+    ced = None
+    if cv2 is not None:
+        edges = cv2.Canny(gray, CANNY_LOW, CANNY_HIGH, apertureSize=CANNY_APERTURE, L2gradient=False)
+        ced = np.count_nonzero(edges) / edges.size
     power = np.abs(np.fft.fft2(gray / 255.0)) ** 2
     fy, fx = np.fft.fftfreq(gray.shape[0]), np.fft.fftfreq(gray.shape[1])
     r = np.sqrt(fx[np.newaxis, :] ** 2 + fy[:, np.newaxis] ** 2)
@@ -174,7 +250,13 @@ def purity(region):
 
 # --- Scoring ------------------------------------------------------------------------------------
 def normalise(name, raw):
-    return min(max(raw / MAXIMUM[name], 0.0), 1.0)
+    return None if raw is None else min(max(raw / MAXIMUM[name], 0.0), 1.0)
+
+
+def mean(values):
+    """Arithmetic mean; None if any value is None (ced without cv2)."""
+    values = list(values)
+    return None if any(v is None for v in values) else sum(values) / len(values)
 
 
 def score(image, layout, targets=None, fuzzy=None):
@@ -183,19 +265,19 @@ def score(image, layout, targets=None, fuzzy=None):
         raise ValueError(f"image {image.shape[1]}x{image.shape[0]} too small for layout {layout}")
     per_block = []
     for index, region in enumerate(parts):
-        mean = region.reshape(-1, 3).mean(axis=0)
-        target = fuzzy_target(mean, *fuzzy) if fuzzy else targets[index]
-        per_block.append({**precision(mean, target), **purity(region)})
+        mean_color = region.reshape(-1, 3).mean(axis=0)
+        target = fuzzy_target(mean_color, *fuzzy) if fuzzy else targets[index]
+        per_block.append({**precision(mean_color, target), **purity(region)})
     # The image's values: means over blocks of the per-block raw and (clamped) normalised values.
-    raw = {k: sum(b[k] for b in per_block) / len(parts) for k in PRECISION + PURITY_RAW}
-    norm = {k: sum(normalise(k, b[k]) for b in per_block) / len(parts) for k in PRECISION + PURITY_RAW}
+    raw = {k: mean(b[k] for b in per_block) for k in PRECISION + PURITY_RAW}
+    norm = {k: mean(normalise(k, b[k]) for b in per_block) for k in PRECISION + PURITY_RAW}
     norm_out = {k: norm[k] for k in PRECISION}
     norm_out.update({"sd_n": norm["sd"], "ced": norm["ced"], "hf": norm["hf"]})
     return {
         "raw": raw,
         "norm": norm_out,
-        "pre_mean": sum(norm_out[k] for k in PRECISION) / len(PRECISION),
-        "pur_mean": sum(norm_out[k] for k in PURITY_NORM) / len(PURITY_NORM),
+        "pre_mean": mean(norm_out[k] for k in PRECISION),
+        "pur_mean": mean(norm_out[k] for k in PURITY_NORM),
     }
 
 
@@ -239,7 +321,7 @@ def time_directory(args):
     if not files:
         raise ValueError(f"no {'/'.join(IMAGE_SUFFIXES)} files in {args.dir}")
     spec = target_spec(args)
-    score(read_image(files[0]), *spec)  # warm-up: first-call costs of numpy/OpenCV/skimage
+    score(read_image(files[0]), *spec)  # warm-up: first-call costs of numpy/OpenCV
     passes = []
     for _ in range(args.repeat):
         decode = metrics = 0.0
@@ -266,8 +348,40 @@ def time_directory(args):
     print(json.dumps(result, indent=2))
 
 
+# --- Self-check ---------------------------------------------------------------------------------
+def selfcheck(csv_path):
+    """0 if CIEDE2000 reproduces every published pair within 1e-4 (and, with cv2, the gray formula
+    equals cv2.cvtColor on every 8-bit color); prints the worst differences."""
+    lines = Path(csv_path).read_text().splitlines()
+    header = lines[0].split(",")
+    rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line.strip()]
+    lab1 = np.array([[float(r[k]) for k in ("L1", "a1", "b1")] for r in rows])
+    lab2 = np.array([[float(r[k]) for k in ("L2", "a2", "b2")] for r in rows])
+    published = np.array([float(r["dE00"]) for r in rows])
+    ok = True
+    for name, ours in (("CIEDE2000(1, 2)", ciede2000(lab1, lab2)), ("CIEDE2000(2, 1)", ciede2000(lab2, lab1))):
+        diff = np.abs(ours - published)
+        worst = int(np.argmax(diff))
+        print(f"{name}: {len(rows)} pairs of {csv_path}, max |ours - published| = {diff[worst]:.3g} "
+              f"(pair {rows[worst]['pair']})")
+        for i in np.flatnonzero(diff > CIEDE2000_PUBLISHED_DECIMALS_TOLERANCE):
+            print(f"  MISMATCH pair {rows[i]['pair']}: ours {ours[i]:.6f}, published {published[i]:.4f}")
+            ok = False
+    if cv2 is None:
+        print("gray formula vs cv2.cvtColor: not checked (cv2 not importable)")
+    else:
+        green, blue = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
+        differing = 0
+        for red in range(256):  # one 256x256 plane of the RGB cube per red value
+            plane = np.stack([np.full_like(green, red), green, blue], -1).astype(np.uint8)
+            differing += int(np.count_nonzero(gray_formula(plane) != cv2.cvtColor(plane, cv2.COLOR_RGB2GRAY)))
+        print(f"gray formula vs cv2.cvtColor on all 2^24 colors: {differing} differ")
+        ok = ok and differing == 0
+    return 0 if ok else 1
+
+
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ("score", "batch", "time"):
+    if len(sys.argv) < 2 or sys.argv[1] not in ("score", "batch", "selfcheck", "time"):
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = sys.argv[1], sys.argv[2:]
@@ -283,13 +397,20 @@ def main():
                         print(json.dumps(score_args(json.loads(line))))
                     except (ValueError, OSError) as error:
                         raise ValueError(f"{rest[0]}:{number}: {error}") from error
+        elif command == "selfcheck":
+            if len(rest) > 1:
+                raise ValueError("selfcheck takes at most one CSV file")
+            return selfcheck(rest[0] if rest else CIEDE2000_CSV)
         else:
+            if cv2 is None:
+                raise ValueError("time needs OpenCV's Python module for Canny: the Debian package "
+                                 "python3-opencv (apt-get install -y python3-opencv)")
             parser = argparse.ArgumentParser(prog="violin_reference.py time")
             parser.add_argument("dir")
             parser.add_argument("--repeat", type=int, default=3)
             target_args(parser)
             time_directory(parser.parse_args(rest))
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

@@ -12,6 +12,7 @@ PACKAGES=(
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev zlib1g-dev libpng-dev libdeflate-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libutf8proc-dev libre2-dev
+  python3-numpy python3-pil
 )
 
 missing=()
