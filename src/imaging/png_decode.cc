@@ -63,7 +63,6 @@ Lanes16 Abs(Lanes16 v) { return v < 0 ? -v : v; }
 // The PNG predictor of one pixel from its left (a), upper (b) and upper-left (c) neighbours.
 template <RowFilter kFilter>
 Lanes16 Predict(Lanes16 a, Lanes16 b, Lanes16 c) {
-  if constexpr (kFilter == RowFilter::kSub) return a;
   if constexpr (kFilter == RowFilter::kAverage) return (a + b) >> 1;
   if constexpr (kFilter == RowFilter::kPaeth) {
     // Distances of p = a + b - c to a, b and c; ties prefer a, then b.
@@ -72,7 +71,7 @@ Lanes16 Predict(Lanes16 a, Lanes16 b, Lanes16 c) {
   }
 }
 
-// Sub, average and Paeth: each pixel depends on the one just decoded, so the row goes pixel by
+// Average and Paeth: each pixel depends on the one just decoded, so the row goes pixel by
 // pixel with all channels at once. `out` may be `in` (decoding in place).
 template <int kBpp, RowFilter kFilter>
 void UnfilterPixels(const uint8_t* in, const uint8_t* prior, uint8_t* out, int width) {
@@ -84,6 +83,23 @@ void UnfilterPixels(const uint8_t* in, const uint8_t* prior, uint8_t* out, int w
     if (x == width - 1) return StorePixelExact<kBpp>(out, a);
     StorePixel4(out, a);
     c = b;
+  }
+}
+
+// Sub needs no 16-bit room: bytes added in 8-bit lanes wrap as PNG wants, one add per pixel.
+template <int kBpp>
+void UnfilterSub(const uint8_t* in, uint8_t* out, int width) {
+  Bytes8 a{};
+  for (int x = 0;; ++x, in += kBpp, out += kBpp) {
+    uint32_t word;
+    std::memcpy(&word, in, sizeof(word));
+    a += std::bit_cast<Bytes8>(uint64_t{word});
+    const auto bytes = static_cast<uint32_t>(std::bit_cast<uint64_t>(a));
+    if (x == width - 1) {
+      for (int i = 0; i < kBpp; ++i) out[i] = static_cast<uint8_t>(bytes >> (8 * i));
+      return;
+    }
+    std::memcpy(out, &bytes, sizeof(bytes));
   }
 }
 
@@ -106,7 +122,7 @@ void UnfilterRow(RowFilter filter, const uint8_t* in, const uint8_t* prior, uint
     case RowFilter::kNone:
       if (out != in) std::memmove(out, in, static_cast<size_t>(width) * kBpp);
       break;
-    case RowFilter::kSub: UnfilterPixels<kBpp, RowFilter::kSub>(in, prior, out, width); break;
+    case RowFilter::kSub: UnfilterSub<kBpp>(in, out, width); break;
     case RowFilter::kUp: UnfilterUp(in, prior, out, static_cast<size_t>(width) * kBpp); break;
     case RowFilter::kAverage: UnfilterPixels<kBpp, RowFilter::kAverage>(in, prior, out, width); break;
     case RowFilter::kPaeth: UnfilterPixels<kBpp, RowFilter::kPaeth>(in, prior, out, width); break;
