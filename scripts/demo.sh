@@ -34,13 +34,15 @@ PIDS+=($!)
 wait_port "$OUT/generator.port"
 
 step "generate: one image per prompt over HTTP into the embedded store (retries, resumable)"
+# 12 attempts: with 10% injected failures, an image fails all of them with probability 1e-12 (at the
+# default 5 it is 1e-5 per image, so a demo run would fail now and then).
 "$V" generate --dataset "$OUT/violin" --run reference-noise --backend openai \
   --endpoint "http://127.0.0.1:$(cat "$OUT/generator.port")" --model reference \
-  --store "$OUT/store" --concurrency 8 --backoff 0.05
+  --store "$OUT/store" --concurrency 8 --backoff 0.05 --max-attempts 12
 echo "(running the same command again resumes: nothing left to request)"
 "$V" generate --dataset "$OUT/violin" --run reference-noise --backend openai \
   --endpoint "http://127.0.0.1:$(cat "$OUT/generator.port")" --model reference \
-  --store "$OUT/store" --concurrency 8 --backoff 0.05 --log-level warn
+  --store "$OUT/store" --concurrency 8 --backoff 0.05 --max-attempts 12 --log-level warn
 
 step "VIOLIN: score the ground truth (0 everywhere but variation 4, whose 8-bit GT is 1/255 off its range) and the degraded run"
 "$V" violin evaluate --dataset "$OUT/violin" --model ground-truth="$OUT/violin/images" \
