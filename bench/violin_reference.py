@@ -17,7 +17,7 @@ Python reference").
       a test does not pay the interpreter and import start-up per image)
   violin_reference.py selfcheck [CIEDE2000_CSV]
       CIEDE2000 against the 34 published pairs of Sharma, Wu & Dalal (2005), Table 1 (default
-      /work/shared/data/color/ciede2000_sharma.csv); exit status 1 if any differs by more than 1e-4
+      data/color/ciede2000_sharma.csv, shipped with its NOTICE); exit status 1 if any differs by more than 1e-4
       (the published values have 4 decimals). With cv2, also checks the gray formula against
       cv2.cvtColor on all 2^24 colors.
   violin_reference.py time DIR --target COLOR [--repeat N]
@@ -82,7 +82,7 @@ XYZ_FROM_RGB = np.array([[0.412453, 0.357580, 0.180423],
                          [0.019334, 0.119193, 0.950227]])
 WHITE_D65 = np.array([0.95047, 1.0, 1.08883])
 LAB_EPSILON, LAB_KAPPA_SLOPE = 0.008856, 7.787
-CIEDE2000_CSV = Path("/work/shared/data/color/ciede2000_sharma.csv")
+CIEDE2000_CSV = Path(__file__).resolve().parent.parent / "data" / "color" / "ciede2000_sharma.csv"
 CIEDE2000_PUBLISHED_DECIMALS_TOLERANCE = 1e-4
 HF_CUT = 0.25  # cycles/pixel, strictly greater counts as high frequency
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
