@@ -1,5 +1,7 @@
 #include "imaging/fft_power_kernels.h"
 
+#include <emmintrin.h>
+
 #include <cstddef>
 
 #define FFT_KERNELS_NAME "baseline x86-64"
