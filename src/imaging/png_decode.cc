@@ -42,20 +42,15 @@ constexpr size_t kPixelSlack = 1;
 Lanes16 LoadPixel(const uint8_t* p) {
   uint32_t word;
   std::memcpy(&word, p, sizeof(word));
-  const auto bytes = std::bit_cast<Bytes8>(uint64_t{word});
-  const Bytes8 zero{};
-  return __builtin_convertvector(__builtin_shufflevector(bytes, zero, 0, 1, 2, 3, 4, 5, 6, 7), Lanes16);
+  return __builtin_convertvector(std::bit_cast<Bytes8>(uint64_t{word}), Lanes16);
 }
-uint64_t PixelWord(Lanes16 v) {
-  return std::bit_cast<uint64_t>(__builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), Bytes8));
-}
-void StorePixel4(uint8_t* p, Lanes16 v) {
-  const auto word = static_cast<uint32_t>(PixelWord(v));
-  std::memcpy(p, &word, sizeof(word));
+uint64_t PixelWord(Lanes16 v) { return std::bit_cast<uint64_t>(__builtin_convertvector(v, Bytes8)); }
+void StoreWord4(uint8_t* p, uint64_t word) {
+  const auto low = static_cast<uint32_t>(word);
+  std::memcpy(p, &low, sizeof(low));
 }
 template <int kBpp>
-void StorePixelExact(uint8_t* p, Lanes16 v) {
-  const uint64_t word = PixelWord(v);
+void StoreWordExact(uint8_t* p, uint64_t word) {
   for (int i = 0; i < kBpp; ++i) p[i] = static_cast<uint8_t>(word >> (8 * i));
 }
 Lanes16 Abs(Lanes16 v) { return v < 0 ? -v : v; }
@@ -80,8 +75,8 @@ void UnfilterPixels(const uint8_t* in, const uint8_t* prior, uint8_t* out, int w
   for (int x = 0;; ++x, in += kBpp, prior += kBpp, out += kBpp) {
     const Lanes16 b = LoadPixel(prior);
     a = (LoadPixel(in) + Predict<kFilter>(a, b, c)) & kByteMask;
-    if (x == width - 1) return StorePixelExact<kBpp>(out, a);
-    StorePixel4(out, a);
+    if (x == width - 1) return StoreWordExact<kBpp>(out, PixelWord(a));
+    StoreWord4(out, PixelWord(a));
     c = b;
   }
 }
@@ -94,12 +89,8 @@ void UnfilterSub(const uint8_t* in, uint8_t* out, int width) {
     uint32_t word;
     std::memcpy(&word, in, sizeof(word));
     a += std::bit_cast<Bytes8>(uint64_t{word});
-    const auto bytes = static_cast<uint32_t>(std::bit_cast<uint64_t>(a));
-    if (x == width - 1) {
-      for (int i = 0; i < kBpp; ++i) out[i] = static_cast<uint8_t>(bytes >> (8 * i));
-      return;
-    }
-    std::memcpy(out, &bytes, sizeof(bytes));
+    if (x == width - 1) return StoreWordExact<kBpp>(out, std::bit_cast<uint64_t>(a));
+    StoreWord4(out, std::bit_cast<uint64_t>(a));
   }
 }
 
