@@ -9,7 +9,7 @@ PACKAGES=(
   libeigen3-dev libboost-math-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   libsqlite3-dev libpq-dev postgresql
-  libcurl4-openssl-dev libcpp-httplib-dev libssl-dev zlib1g-dev libpng-dev libdeflate-dev
+  libcurl4-openssl-dev libcpp-httplib-dev libssl-dev zlib1g-dev libpng-dev libdeflate-dev libspng-dev libturbojpeg0-dev libwebp-dev libfftw3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libutf8proc-dev libre2-dev
   python3-numpy python3-pil

@@ -1,6 +1,8 @@
-// Images as visalign sees them: 8-bit RGB, interleaved, row-major. Decoding and encoding go
-// through OpenCV inside this module only. Inputs with alpha lose it (no compositing); 16-bit
+// Images as visalign sees them: 8-bit RGB, interleaved, row-major. PNG (own fast path, else
+// libspng), JPEG (libjpeg-turbo) and WebP (libwebp) are decoded inside this module only; other
+// formats are refused naming the format. Inputs with alpha lose it (no compositing); 16-bit
 // inputs are scaled to 8 bits (v/257, rounded); grayscale inputs are replicated to R = G = B.
+// Images of more than 2^30 pixels are refused before any pixel memory is allocated.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +56,8 @@ struct Image {
   const uint8_t* pixel(int x, int y) const { return &rgb[(static_cast<size_t>(y) * width + x) * 3]; }
 };
 
-// Decodes PNG, JPEG, WebP (whatever this OpenCV build reads). `source` names the input in errors.
+// Decodes PNG, JPEG or WebP. `source` names the input in errors: kCorrupt for damaged or
+// unrecognised bytes, kUnsupported for another image format or too many pixels.
 Result<Image> DecodeImage(std::string_view bytes, const std::string& source);
 Result<Image> ReadImage(const std::filesystem::path& path);
 

@@ -1,5 +1,5 @@
-// HTTP over libcurl and the classification of HTTP failures.
-#include <curl/curl.h>
+// HTTP over libcurl (loaded on first use, curl_library.h) and the classification of HTTP failures.
+#include "backends/curl_library.h"
 
 #include <algorithm>
 #include <cctype>
@@ -82,61 +82,63 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 class CurlTransport final : public HttpTransport {
  public:
-  CurlTransport() {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  }
   ~CurlTransport() override {
-    for (CURL* h : pool_) curl_easy_cleanup(h);
+    if (curl_) for (CURL* h : pool_) curl_->easy_cleanup(h);
   }
 
   Attempt<HttpResponse> Send(const HttpRequest& request, const HttpTimeouts& timeouts,
                              const std::atomic<bool>* cancel) override {
+    if (!curl_) {
+      Result<const CurlLibrary*> loaded = Curl();
+      if (!loaded.ok()) return Attempt<HttpResponse>::Fail({ErrorKind::kLocal, loaded.status().ToString(), {}});
+      curl_ = *loaded;
+    }
+    const CurlLibrary& curl = *curl_;
     CURL* h = Take();
     Transfer t;
     t.cancel = cancel;
     curl_slist* headers = nullptr;
-    for (const auto& [name, value] : request.headers) headers = curl_slist_append(headers, (name + ": " + value).c_str());
+    for (const auto& [name, value] : request.headers) headers = curl.slist_append(headers, (name + ": " + value).c_str());
     // libcurl would send "Expect: 100-continue" for large bodies, costing a round trip.
-    headers = curl_slist_append(headers, "Expect:");
+    headers = curl.slist_append(headers, "Expect:");
     char error_buffer[CURL_ERROR_SIZE] = {0};
-    curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeouts.connect.count()));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeouts.total.count()));
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, OnProgress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl.easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl.easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
+    curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeouts.connect.count()));
+    curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeouts.total.count()));
+    curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
+    curl.easy_setopt(h, CURLOPT_WRITEDATA, &t);
+    curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
+    curl.easy_setopt(h, CURLOPT_HEADERDATA, &t);
+    curl.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, OnProgress);
+    curl.easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+    curl.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     if (request.method == "POST") {
-      curl_easy_setopt(h, CURLOPT_POST, 1L);
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
-      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-      curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+      curl.easy_setopt(h, CURLOPT_POST, 1L);
+      curl.easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+      curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      curl.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     } else {
-      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-      curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-      curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
+      curl.easy_setopt(h, CURLOPT_HTTPGET, 1L);
+      curl.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+      curl.easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
     }
-    CURLcode rc = curl_easy_perform(h);
+    CURLcode rc = curl.easy_perform(h);
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(headers);
+    curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl.slist_free_all(headers);
     // The handle keeps pointers to this call's buffers: reset them before it is reused.
-    curl_easy_reset(h);
+    curl.easy_reset(h);
     Give(h);
 
     if (rc == CURLE_OK) {
       t.response.status = static_cast<int>(status);
       return Attempt<HttpResponse>::Ok(std::move(t.response));
     }
-    std::string detail = error_buffer[0] ? error_buffer : curl_easy_strerror(rc);
+    std::string detail = error_buffer[0] ? error_buffer : curl.easy_strerror(rc);
     std::string what = fmt::format("{} {}", request.method, request.url);
     if (rc == CURLE_ABORTED_BY_CALLBACK)
       return Attempt<HttpResponse>::Fail({ErrorKind::kCancelled, what + ": cancelled", {}});
@@ -164,13 +166,14 @@ class CurlTransport final : public HttpTransport {
         return h;
       }
     }
-    return curl_easy_init();
+    return curl_->easy_init();
   }
   void Give(CURL* h) {
     std::lock_guard lock(mu_);
     pool_.push_back(h);
   }
 
+  const CurlLibrary* curl_ = nullptr;  // set by the first Send
   std::mutex mu_;
   std::vector<CURL*> pool_;
 };
@@ -252,7 +255,9 @@ std::optional<Millis> ParseRetryAfter(std::string_view value) {
     if (end != v.c_str() + v.size() || seconds < 0) return std::nullopt;
     return Millis(static_cast<int64_t>(seconds * 1000.0));
   }
-  time_t at = curl_getdate(v.c_str(), nullptr);
+  Result<const CurlLibrary*> curl = Curl();
+  if (!curl.ok()) return std::nullopt;
+  time_t at = (*curl)->getdate(v.c_str(), nullptr);
   if (at < 0) return std::nullopt;
   time_t now = std::time(nullptr);
   return Millis(std::max<int64_t>(0, static_cast<int64_t>(at - now) * 1000));

@@ -1,6 +1,6 @@
 // High-frequency power of a gray plane's 2-D DFT for power-of-two sizes, by radix-4 FFTs that
 // run kLanes independent transforms side by side in SIMD lanes (AVX2+FMA when the CPU has it).
-// Used by the hf purity measure (purity.cc), which falls back to OpenCV's mixed-radix DFT for
+// Used by the hf purity measure (purity.cc), which falls back to FFTW's mixed-radix DFT for
 // other sizes.
 #pragma once
 

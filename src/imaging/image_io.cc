@@ -1,9 +1,4 @@
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
-
-#include <cstring>
-
+#include "imaging/codecs.h"
 #include "imaging/png_decode.h"
 #include "visalign/imaging.h"
 #include "visalign/io.h"
@@ -11,45 +6,43 @@
 namespace visalign::imaging {
 namespace {
 
-// Converts any decoded OpenCV matrix (1/3/4 channels, 8 or 16 bits, BGR order) to our RGB8 image.
-Result<Image> FromMat(const cv::Mat& decoded, const std::string& source) {
-  cv::Mat m = decoded;
-  if (m.depth() == CV_16U) {
-    cv::Mat m8;
-    m.convertTo(m8, CV_8U, 1.0 / 257.0);
-    m = m8;
-  } else if (m.depth() != CV_8U) {
-    return Status::Unsupported("unsupported pixel depth", source, "8- or 16-bit images");
+constexpr char kSupported[] = "a PNG, JPEG or WebP image";
+constexpr size_t kShownBytes = 8;
+
+// The first bytes of an unrecognised file, escaped, so the error shows what it is (HTML, JSON...).
+std::string Leading(std::string_view bytes) {
+  std::string out;
+  for (unsigned char c : bytes.substr(0, kShownBytes)) {
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    }
   }
-  cv::Mat rgb;
-  switch (m.channels()) {
-    case 1: cv::cvtColor(m, rgb, cv::COLOR_GRAY2RGB); break;
-    case 3: cv::cvtColor(m, rgb, cv::COLOR_BGR2RGB); break;
-    case 4: cv::cvtColor(m, rgb, cv::COLOR_BGRA2RGB); break;
-    default: return Status::Unsupported("unsupported channel count " + std::to_string(m.channels()), source,
-                                        "gray, RGB or RGBA images");
-  }
-  Image img = Image::ForOverwrite(rgb.cols, rgb.rows);
-  for (int y = 0; y < rgb.rows; ++y)
-    std::memcpy(img.pixel(0, y), rgb.ptr<uint8_t>(y), static_cast<size_t>(rgb.cols) * 3);
-  return img;
+  return out;
 }
 
-// The general decoder, for everything the fast PNG path does not take; it also reports damage.
-Result<Image> DecodeWithOpenCv(std::string_view bytes, const std::string& source) {
-  cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data()));
-  cv::Mat decoded;
-  try {
-    decoded = cv::imdecode(buf, cv::IMREAD_UNCHANGED);
-  } catch (const cv::Exception& e) {
-    return Status::Corrupt("cannot decode image", source, "a valid PNG, JPEG or WebP image");
+// Everything the fast PNG path does not take, by the file's signature.
+Result<Image> DecodeBySignature(std::string_view bytes, const std::string& source) {
+  const SniffedFormat sniffed = SniffImageFormat(bytes);
+  switch (sniffed.format) {
+    case ImageFormat::kPng: return DecodePng(bytes, source);
+    case ImageFormat::kJpeg: return DecodeJpeg(bytes, source);
+    case ImageFormat::kWebp: return DecodeWebp(bytes, source);
+    case ImageFormat::kOther: break;
   }
-  if (decoded.empty()) return Status::Corrupt("cannot decode image", source, "a valid PNG, JPEG or WebP image");
-  return FromMat(decoded, source);
+  if (!sniffed.name.empty())
+    return Status::Unsupported("unsupported image format " + sniffed.name, source, kSupported);
+  return Status::Corrupt("cannot decode image", source,
+                         std::string(kSupported) + "; this file starts with \"" + Leading(bytes) +
+                             "\", the signature of none of them");
 }
 
 Status NotEmpty(std::string_view bytes, const std::string& source) {
-  return bytes.empty() ? Status::Corrupt("empty image file", source, "a PNG, JPEG or WebP image") : Status::Ok();
+  return bytes.empty() ? Status::Corrupt("empty image file", source, kSupported) : Status::Ok();
 }
 
 }  // namespace
@@ -57,7 +50,7 @@ Status NotEmpty(std::string_view bytes, const std::string& source) {
 Result<Image> DecodeImage(std::string_view bytes, const std::string& source) {
   VISALIGN_RETURN_IF_ERROR(NotEmpty(bytes, source));
   if (Image image; DecodePngFast(bytes, image) == PngFastDecode::kDecoded) return image;
-  return DecodeWithOpenCv(bytes, source);
+  return DecodeBySignature(bytes, source);
 }
 
 Result<Image> ReadImage(const std::filesystem::path& path) {
@@ -73,23 +66,10 @@ Result<Image> ReadImage(const std::filesystem::path& path) {
   Result<Image> result = [&]() -> Result<Image> {
     if (DecodePngFastInPlace(bytes, image, overwritten) == PngFastDecode::kDecoded) return std::move(image);
     if (overwritten) VISALIGN_RETURN_IF_ERROR(ReadFileInto(path, bytes));
-    return DecodeWithOpenCv(bytes, source);
+    return DecodeBySignature(bytes, source);
   }();
   if (bytes.capacity() > kKeptBufferBytes) std::string().swap(bytes);
   return result;
-}
-
-Result<std::string> EncodePng(const Image& image, int compression) {
-  if (image.width <= 0 || image.height <= 0 ||
-      image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3)
-    return Status::InvalidArgument("image buffer does not match its size", "EncodePng", "width*height*3 bytes");
-  cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.rgb.data()));
-  cv::Mat bgr;
-  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
-  std::vector<uint8_t> out;
-  if (!cv::imencode(".png", bgr, out, {cv::IMWRITE_PNG_COMPRESSION, compression}))
-    return Status::Internal("PNG encoding failed");
-  return std::string(out.begin(), out.end());
 }
 
 Status WritePng(const std::filesystem::path& path, const Image& image, int compression) {

@@ -1,5 +1,7 @@
 #include "imaging/png_decode.h"
 
+#include "imaging/codecs.h"
+
 #include <libdeflate.h>
 
 #include <bit>
@@ -16,8 +18,8 @@ constexpr uint8_t kSignature[] = {137, 'P', 'N', 'G', '\r', '\n', 26, '\n'};
 constexpr size_t kLengthSize = 4, kTypeSize = 4, kCrcSize = 4;
 constexpr uint32_t kMaxChunkLength = 0x7FFFFFFFu;  // PNG: lengths are 31-bit
 constexpr uint32_t kIhdrLength = 13;
-// Beyond this OpenCV's own limit (CV_IO_MAX_IMAGE_PIXELS) applies: leave such files to it.
-constexpr size_t kMaxPixels = size_t{1} << 30;
+// Larger files go to the general decoder, which refuses them naming the limit (codecs.h).
+constexpr size_t kMaxPixels = kMaxImagePixels;
 constexpr uint8_t kAncillaryBit = 0x20;  // set in the first type byte of ancillary chunks
 constexpr uint8_t kBitDepth8 = 8;
 constexpr uint8_t kColorRgb = 2, kColorRgba = 6;

@@ -15,7 +15,7 @@ namespace visalign::imaging {
 enum class PngFastDecode {
   kDecoded,     // `image` holds the pixels
   kNotHandled,  // not a PNG this decoder takes, or anything irregular: let the general decoder
-                // (OpenCV) decide, which also reports damaged files
+                // (libspng, codecs.h) decide, which also reports damaged files
 };
 
 PngFastDecode DecodePngFast(std::string_view bytes, Image& image);

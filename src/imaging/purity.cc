@@ -4,12 +4,10 @@
 #include "imaging/fft_power.h"
 #include "imaging/pixel_kernels.h"
 
-#include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
+#include <fftw3.h>
 
 #include <algorithm>
 #include <cmath>
-#include <complex>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -26,12 +24,62 @@ constexpr double kHfCutoff = 0.25;  // cycles/pixel; counted when r > cutoff (st
 constexpr double kChannelMax = 255.0;
 constexpr int kTransposeRows = 8;   // 8 complex doubles = two 64-byte cache lines
 
-// visalign parallelises over images (the --threads budget); OpenCV's own thread pool inside
-// the DFT would oversubscribe the cores, so OpenCV runs single-threaded in every caller.
-void DisableOpenCvThreadsOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { cv::setNumThreads(1); });
-}
+// FFTW plans for one plane size: real DFTs of every row (w/2 + 1 bins each) and complex DFTs of
+// `columns` columns of length h, in place. One set per thread, for the size seen last (images of
+// a dataset share a size). FFTW_ESTIMATE plans without timing, so results do not depend on the
+// machine's load; FFTW's planner is not thread-safe, hence the lock (executing plans is).
+class FftwPlans {
+ public:
+  FftwPlans() = default;
+  FftwPlans(const FftwPlans&) = delete;
+  FftwPlans& operator=(const FftwPlans&) = delete;
+  ~FftwPlans() { Reset(); }
+
+  void Prepare(int w, int h, int columns) {
+    if (w == w_ && h == h_ && columns == columns_) return;
+    Reset();
+    std::lock_guard<std::mutex> lock(PlannerMutex());
+    w_ = w, h_ = h, columns_ = columns;
+    const int bins = w / 2 + 1;
+    plane_ = fftw_alloc_real(static_cast<size_t>(w) * h);
+    rows_ = fftw_alloc_complex(static_cast<size_t>(bins) * h);
+    row_plan_ = fftw_plan_many_dft_r2c(1, &w, h, plane_, nullptr, 1, w, rows_, nullptr, 1, bins, FFTW_ESTIMATE);
+    if (columns > 0) {
+      columns_data_ = fftw_alloc_complex(static_cast<size_t>(columns) * h);
+      column_plan_ = fftw_plan_many_dft(1, &h, columns, columns_data_, nullptr, 1, h, columns_data_, nullptr, 1, h,
+                                        FFTW_FORWARD, FFTW_ESTIMATE);
+    }
+  }
+  double* plane() { return plane_; }
+  const fftw_complex* row(int y) const { return rows_ + static_cast<size_t>(y) * (w_ / 2 + 1); }
+  fftw_complex* column(size_t i) { return columns_data_ + i * h_; }
+  void TransformRows() { fftw_execute(row_plan_); }
+  void TransformColumns() { fftw_execute(column_plan_); }
+
+ private:
+  static std::mutex& PlannerMutex() {
+    static std::mutex mutex;
+    return mutex;
+  }
+  void Reset() {
+    std::lock_guard<std::mutex> lock(PlannerMutex());
+    if (row_plan_) fftw_destroy_plan(row_plan_);
+    if (column_plan_) fftw_destroy_plan(column_plan_);
+    fftw_free(plane_);
+    fftw_free(rows_);
+    fftw_free(columns_data_);
+    row_plan_ = column_plan_ = nullptr;
+    plane_ = nullptr;
+    rows_ = columns_data_ = nullptr;
+    w_ = h_ = columns_ = 0;
+  }
+
+  int w_ = 0, h_ = 0, columns_ = 0;
+  double* plane_ = nullptr;
+  fftw_complex* rows_ = nullptr;
+  fftw_complex* columns_data_ = nullptr;
+  fftw_plan row_plan_ = nullptr, column_plan_ = nullptr;
+};
 
 // Gray range and exact sum of squares.
 using GrayRange = GrayTotals;
@@ -63,12 +111,7 @@ int FirstHighIndex(double f, int n, double inv_n) {
   return lo;
 }
 
-// Element kx (0 <= kx <= w/2) of a row's real DFT in OpenCV's packed CCS layout.
-std::complex<double> PackedBin(const double* row, int kx, int w) {
-  if (kx == 0) return {row[0], 0.0};
-  if (w % 2 == 0 && kx == w / 2) return {row[w - 1], 0.0};
-  return {row[2 * kx - 1], row[2 * kx]};
-}
+double Power(const fftw_complex& bin) { return bin[0] * bin[0] + bin[1] * bin[1]; }
 
 double EdgeDensity(const GrayImage& gray, const GrayRange& range) {
   if ((range.hi - range.lo) * kSobel3L1Gain <= kCannyThresholds.high) return 0.0;
@@ -82,7 +125,7 @@ double EdgeDensity(const GrayImage& gray, const GrayRange& range) {
 // power is h * sum_y |R[y][kx]|^2, no column transform needed. Only the remaining ~w/4 columns
 // are transformed. Gray levels are used unscaled: the ratio does not depend on the 1/255.
 // Power-of-two planes go through HighPowerRadix2 (the same scheme with the axes swapped: columns
-// first, then only the ~h/4 rows with |fy| <= cutoff), others through OpenCV's mixed-radix DFT.
+// first, then only the ~h/4 rows with |fy| <= cutoff), others through FFTW's mixed-radix DFT.
 double HfRatio(const GrayImage& gray, const GrayRange& range) {
   if (range.sum_sq == 0 || range.lo == range.hi) return 0.0;  // all power in the DC bin
   const int w = gray.width, h = gray.height;
@@ -98,16 +141,6 @@ double HfRatio(const GrayImage& gray, const GrayRange& range) {
   thread_local std::vector<int> first_row;
   first_row.resize(w / 2 + 1);
   for (int kx = 0; kx <= w / 2; ++kx) first_row[kx] = FirstHighIndex(FftFreq(kx, inv_w), h, inv_h);
-
-  DisableOpenCvThreadsOnce();
-  thread_local cv::Mat plane, rows, columns;
-  plane.create(h, w, CV_64F);
-  for (int y = 0; y < h; ++y) {
-    const uint8_t* g = &gray.pixels[static_cast<size_t>(y) * w];
-    double* out = plane.ptr<double>(y);
-    for (int x = 0; x < w; ++x) out[x] = g[x];
-  }
-  cv::dft(plane, rows, cv::DFT_ROWS);
 
   // Columns with |fx| > cutoff form the contiguous range kx in [whole_begin, w/2].
   int whole_begin = w / 2 + 1;
@@ -128,38 +161,44 @@ double HfRatio(const GrayImage& gray, const GrayRange& range) {
       partial.push_back({kx, first, weight});
     }
   }
+
+  thread_local FftwPlans fftw;
+  fftw.Prepare(w, h, static_cast<int>(partial.size()));
+  double* plane = fftw.plane();
+  for (size_t i = 0, n = static_cast<size_t>(w) * h; i < n; ++i) plane[i] = gray.pixels[i];
+  fftw.TransformRows();
+
   if (whole_begin <= w / 2) {
-    // Packed CCS: bins 1 .. (w-1)/2 are (re, im) pairs at 2kx-1, 2kx (weight 2); an even w's
-    // Nyquist bin w/2 is the real value at w-1 (weight 1). kx = 0 is never whole (fx = 0).
+    // Bins 1 .. (w-1)/2 stand for a conjugate pair (weight 2); an even w's Nyquist bin w/2 is
+    // its own mirror (weight 1). kx = 0 is never whole (fx = 0).
     const int pair_end = (w - 1) / 2;  // last paired bin
     double pairs = 0.0, nyquist = 0.0;
     for (int y = 0; y < h; ++y) {
-      const double* row = rows.ptr<double>(y);
-      for (int i = 2 * whole_begin - 1; i <= 2 * pair_end; ++i) pairs += row[i] * row[i];
-      if (w % 2 == 0) nyquist += row[w - 1] * row[w - 1];
+      const fftw_complex* row = fftw.row(y);
+      for (int kx = whole_begin; kx <= pair_end; ++kx) pairs += Power(row[kx]);
+      if (w % 2 == 0) nyquist += Power(row[w / 2]);
     }
     high += static_cast<double>(h) * (2.0 * pairs + nyquist);
   }
   if (!partial.empty()) {
-    columns.create(static_cast<int>(partial.size()), h, CV_64FC2);
     // Transpose in bands of kTransposeRows rows, so each column receives whole cache lines.
     for (int y0 = 0; y0 < h; y0 += kTransposeRows) {
       const int y1 = std::min(h, y0 + kTransposeRows);
       for (size_t i = 0; i < partial.size(); ++i) {
-        cv::Vec2d* column = columns.ptr<cv::Vec2d>(static_cast<int>(i));
+        fftw_complex* column = fftw.column(i);
         for (int y = y0; y < y1; ++y) {
-          const std::complex<double> bin = PackedBin(rows.ptr<double>(y), partial[i].kx, w);
-          column[y] = cv::Vec2d(bin.real(), bin.imag());
+          const fftw_complex& bin = fftw.row(y)[partial[i].kx];
+          column[y][0] = bin[0];
+          column[y][1] = bin[1];
         }
       }
     }
-    cv::dft(columns, columns, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
+    fftw.TransformColumns();
     for (size_t i = 0; i < partial.size(); ++i) {
       // Rows ky with |numpy index| >= first: ky in [first, h - first].
-      const cv::Vec2d* c = columns.ptr<cv::Vec2d>(static_cast<int>(i));
+      const fftw_complex* c = fftw.column(i);
       double column_high = 0.0;
-      for (int ky = partial[i].first_row; ky <= h - partial[i].first_row; ++ky)
-        column_high += c[ky][0] * c[ky][0] + c[ky][1] * c[ky][1];
+      for (int ky = partial[i].first_row; ky <= h - partial[i].first_row; ++ky) column_high += Power(c[ky]);
       high += partial[i].weight * column_high;
     }
   }

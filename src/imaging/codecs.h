@@ -1,0 +1,40 @@
+// The image formats visalign reads, and one decoder per format (internal to the imaging module).
+// The formats are those image APIs return: PNG (the fast path in png_decode.h, else libspng),
+// JPEG (libjpeg-turbo) and WebP (libwebp). Anything else is recognised by its signature where
+// possible (GIF, TIFF, BMP, HEIC, AVIF, JPEG XL, SVG, PDF, ...) and refused naming the format.
+// Every decoder reads the declared size first and refuses more than kMaxImagePixels before it
+// allocates; damaged or truncated data is kCorrupt with the decoder library's reason.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "visalign/imaging.h"
+
+namespace visalign::imaging {
+
+enum class ImageFormat { kPng, kJpeg, kWebp, kOther };
+
+struct SniffedFormat {
+  ImageFormat format = ImageFormat::kOther;
+  std::string name;  // "PNG", "TIFF", ...; empty when the signature is not one we know
+};
+
+// The format of `bytes` from its leading signature.
+SniffedFormat SniffImageFormat(std::string_view bytes);
+
+// 2^30 pixels (3 GiB as RGB): the largest image visalign decodes (OpenCV's default limit too).
+inline constexpr uint64_t kMaxImagePixels = uint64_t{1} << 30;
+// Ok, or kUnsupported naming the size and the limit.
+Status CheckImageSize(uint64_t width, uint64_t height, const std::string& source);
+
+Result<Image> DecodePng(std::string_view bytes, const std::string& source);   // every PNG
+Result<Image> DecodeJpeg(std::string_view bytes, const std::string& source);  // baseline/progressive, CMYK
+Result<Image> DecodeWebp(std::string_view bytes, const std::string& source);  // still images
+
+// 16-bit samples to 8 bits, round(v / 257) (exact: 257 is odd, so there are no ties).
+inline uint8_t Scale16To8(uint16_t v) { return static_cast<uint8_t>((v + 128u) / 257u); }
+
+}  // namespace visalign::imaging

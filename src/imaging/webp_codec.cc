@@ -1,0 +1,26 @@
+// WebP through libwebp: lossy and lossless still images; alpha is dropped like every other
+// format's. Animated WebP is refused (which frame would be "the image"?).
+#include <webp/decode.h>
+
+#include "imaging/codecs.h"
+
+namespace visalign::imaging {
+
+Result<Image> DecodeWebp(std::string_view bytes, const std::string& source) {
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  WebPBitstreamFeatures features;
+  if (const VP8StatusCode code = WebPGetFeatures(data, bytes.size(), &features); code != VP8_STATUS_OK)
+    return Status::Corrupt("cannot decode WebP header (libwebp status " + std::to_string(code) + ")", source,
+                           "a complete, undamaged WebP file");
+  if (features.has_animation)
+    return Status::Unsupported("animated WebP", source, "a still PNG, JPEG or WebP image");
+  VISALIGN_RETURN_IF_ERROR(CheckImageSize(static_cast<uint64_t>(features.width),
+                                          static_cast<uint64_t>(features.height), source));
+  Image image = Image::ForOverwrite(features.width, features.height);
+  if (!WebPDecodeRGBInto(data, bytes.size(), image.rgb.data(), image.rgb.size(), features.width * 3))
+    return Status::Corrupt("cannot decode WebP image data (truncated or damaged)", source,
+                           "a complete, undamaged WebP file");
+  return image;
+}
+
+}  // namespace visalign::imaging
