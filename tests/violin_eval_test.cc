@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <map>
+
 #include "testing/cli_runner.h"
 #include "visalign/imaging.h"
 #include "visalign/io.h"
@@ -135,6 +138,47 @@ TEST(ViolinScore, BadArgumentsExitTwoWithAClearMessage) {
   EXPECT_EQ(missing.exit_code, 2);
   auto garbage = RunVisalign({"violin", "score", a, "--target", "red", "--weights", "1,2"});
   EXPECT_EQ(garbage.exit_code, 2);
+}
+
+// Files that are not PNG, JPEG or WebP, damaged ones and oversized ones: one line on stderr naming
+// the file and the real cause, exit code 2, nothing on stdout.
+TEST(ViolinScore, BadImagesAreOneLineErrorsNamingTheCause) {
+  TempDir dir;
+  ASSERT_TRUE(imaging::WritePng(dir / "ok.png", imaging::Image(16, 16)).ok());
+  std::string png;
+  ASSERT_TRUE(ReadFileInto(dir / "ok.png", png).ok());
+  std::string huge = png;  // IHDR claims 100000 x 100000 (CRC not fixed: the size is read first)
+  for (int i = 0; i < 4; ++i) huge[16 + i] = huge[20 + i] = static_cast<char>(100000u >> (24 - 8 * i));
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"scan.tiff", std::string("II*\0\x08\0\0\0", 8)},
+      {"anim.gif", "GIF89a\x01\x00\x01\x00\x80\x00\x00"},
+      {"photo.heic", std::string("\0\0\0\x18" "ftypheic\0\0\0\0mif1heic", 24)},
+      {"photo.avif", std::string("\0\0\0\x18" "ftypavif\0\0\0\0avifmif1", 24)},
+      {"logo.svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"/>"},
+      {"doc.pdf", "%PDF-1.7\n"},
+      {"cut.png", png.substr(0, png.size() / 2)},
+      {"page.png", "<html><title>502 Bad Gateway</title></html>"},
+  };
+  const std::map<std::string, std::string> expected = {
+      {"scan.tiff", "unsupported image format TIFF"},   {"anim.gif", "unsupported image format GIF"},
+      {"photo.heic", "unsupported image format HEIC/HEIF"}, {"photo.avif", "unsupported image format AVIF"},
+      {"logo.svg", "unsupported image format SVG"},     {"doc.pdf", "unsupported image format PDF"},
+      {"cut.png", "cannot decode PNG"},                 {"page.png", "cannot decode image"},
+  };
+  for (const auto& [name, bytes] : files) {
+    ASSERT_TRUE(WriteFileAtomic(dir / name, bytes).ok());
+    auto r = RunVisalign({"violin", "score", (dir / name).string(), "--target", "red"});
+    EXPECT_EQ(r.exit_code, 2) << name;
+    EXPECT_TRUE(r.out.empty()) << name << ": " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << name << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("error: " + expected.at(name), 0), 0u) << name << ": " << r.err;
+    EXPECT_NE(r.err.find((dir / name).string()), std::string::npos) << r.err;
+  }
+  ASSERT_TRUE(WriteFileAtomic(dir / "huge.png", huge).ok());
+  auto r = RunVisalign({"violin", "score", (dir / "huge.png").string(), "--target", "red"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: image of 100000x100000 pixels (" + (dir / "huge.png").string() +
+                       "): at most 1073741824 pixels (2^30)\n");
 }
 
 }  // namespace
