@@ -2,15 +2,15 @@
 # The main job end to end on the embedded SQLite store, using local reference servers on loopback
 # so it needs no network and no API keys:
 #   color science -> VIOLIN dataset -> image API server (degraded) -> resumable generation into the
-#   run store -> VIOLIN scoring -> Hues and Cues human baseline and published models -> native CLIP
-#   Hues and Cues run -> ACVA-Bench generate/judge/analyze.
+#   run store -> VIOLIN scoring -> Hues and Cues human baseline and published models -> a tiny
+#   random-weight CLIP model generated here -> native CLIP Hues and Cues run -> ACVA-Bench
+#   generate/judge/analyze. Needs nothing outside this checkout.
 # Usage: scripts/demo.sh [BUILD_DIR]   (make demo calls it after building). Outputs go to demo-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 V="$(pwd)/$BUILD/visalign"
 OUT=demo-out
-SHARED=../shared
 rm -rf "$OUT"
 mkdir -p "$OUT"
 PIDS=()
@@ -56,30 +56,30 @@ step "Hues and Cues: the two published sample models against the older human sna
   --out "$OUT/hues-eval" --log-level warn
 cat "$OUT/hues-eval/summary.md"
 
-if [ -d "$SHARED/fixtures/clip-tiny" ]; then
-  step "native CLIP: hues run with the tiny fixture model (RANDOM WEIGHTS: its numbers mean nothing)"
-  "$V" hues run --model "$SHARED/fixtures/clip-tiny" --name clip-tiny-random --nonsense \
-    --cache "$OUT/cache" --out "$OUT/hues-runs" --log-level warn
-  "$V" hues evaluate --predictions "$OUT/hues-runs" --out "$OUT/hues-runs-eval" --log-level warn
-  cat "$OUT/hues-runs-eval/summary.md"
-  "$V" hues nonsense --predictions "$OUT/hues-runs"
+step "native CLIP: a tiny model with RANDOM WEIGHTS, generated here (deterministic: the same files on every machine)"
+"$V" clip random-model --out "$OUT/clip-random" --seed 0
+"$V" clip info --model "$OUT/clip-random"
 
-  step "ACVA-Bench: local image generator + deterministic judge, two models, tiny CLIP embeddings"
-  "$V" acva reference-server --port 0 > "$OUT/acva-server.log" 2>&1 &
-  PIDS+=($!)
-  for _ in $(seq 100); do grep -q "listening on" "$OUT/acva-server.log" && break; sleep 0.1; done
-  ACVA_URL=$(grep -o "http://127.0.0.1:[0-9]*" "$OUT/acva-server.log" | head -1)
-  for model in varied mono; do
-    "$V" acva generate --store "$OUT/store" --run "acva-$model" --endpoint "$ACVA_URL" --model "$model" \
-      --seed 0 --param 'seed={seed}' --log-level warn
-  done
-  "$V" acva judge --store "$OUT/store" --run acva-varied --run acva-mono \
-    --judge-endpoint "$ACVA_URL" --judge-model reference-judge --log-level warn
-  "$V" acva analyze --store "$OUT/store" --run acva-varied --run acva-mono --judge-model reference-judge \
-    --clip-model "$SHARED/fixtures/clip-tiny" --cluster-threshold 0.001 --out "$OUT/acva" --log-level warn
-  cat "$OUT/acva/summary.md"
-else
-  echo "(skipping the CLIP and ACVA steps: $SHARED/fixtures/clip-tiny not found)"
-fi
+step "native CLIP: hues run with the tiny model (RANDOM WEIGHTS: its numbers mean nothing)"
+"$V" hues run --model "$OUT/clip-random" --name clip-random --nonsense \
+  --cache "$OUT/cache" --out "$OUT/hues-runs" --log-level warn
+"$V" hues evaluate --predictions "$OUT/hues-runs" --out "$OUT/hues-runs-eval" --log-level warn
+cat "$OUT/hues-runs-eval/summary.md"
+"$V" hues nonsense --predictions "$OUT/hues-runs"
+
+step "ACVA-Bench: local image generator + deterministic judge, two models, tiny CLIP embeddings (RANDOM WEIGHTS)"
+"$V" acva reference-server --port 0 > "$OUT/acva-server.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q "listening on" "$OUT/acva-server.log" && break; sleep 0.1; done
+ACVA_URL=$(grep -o "http://127.0.0.1:[0-9]*" "$OUT/acva-server.log" | head -1)
+for model in varied mono; do
+  "$V" acva generate --store "$OUT/store" --run "acva-$model" --endpoint "$ACVA_URL" --model "$model" \
+    --seed 0 --param 'seed={seed}' --log-level warn
+done
+"$V" acva judge --store "$OUT/store" --run acva-varied --run acva-mono \
+  --judge-endpoint "$ACVA_URL" --judge-model reference-judge --log-level warn
+"$V" acva analyze --store "$OUT/store" --run acva-varied --run acva-mono --judge-model reference-judge \
+  --clip-model "$OUT/clip-random" --cluster-threshold 0.001 --out "$OUT/acva" --log-level warn
+cat "$OUT/acva/summary.md"
 
 step "done: outputs in $OUT/"

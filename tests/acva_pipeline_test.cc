@@ -218,6 +218,20 @@ TEST_F(AcvaPipeline, TimeoutsFailClearlyAndAreNotCached) {
   EXPECT_NE(analyze.err.find("not in the cache"), std::string::npos) << analyze.err;
 }
 
+TEST_F(AcvaPipeline, RandomClipModelIsLabelledInTheSummary) {
+  const std::string model = (*dir_ / "clip-random").string();
+  ASSERT_EQ(RunVisalign({"clip", "random-model", "--out", model, "--seed", "3"}).exit_code, 0);
+  ASSERT_EQ(RunVisalign(Judge("random-label", {"varied"})).exit_code, 0);
+  auto r = RunVisalign(Args({"--json", "acva", "analyze", "--run", "varied", "--judge-model", "random-label",
+                             "--clip-model", model, "--out", (*dir_ / "random").string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string label = "RANDOM (visalign clip random-model, arch tiny, seed 3): its numbers mean nothing";
+  EXPECT_NE(r.err.find("warning: --clip-model " + model + " has weights " + label), std::string::npos) << r.err;
+  const json s = json::parse(r.out);
+  EXPECT_EQ(s["embeddings"]["random_weights"]["seed"], 3);
+  EXPECT_NE(ReadFile(*dir_ / "random" / "summary.md")->find(label), std::string::npos);
+}
+
 TEST_F(AcvaPipeline, HumanAgreementAgainstItems) {
   ASSERT_EQ(RunVisalign(Judge("ref", {"mixed"})).exit_code, 0);
   Analyze("ref", {"mixed"}, "agree");

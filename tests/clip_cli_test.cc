@@ -1,8 +1,11 @@
-// `visalign clip tokenize | embed | info` against the clip-tiny fixture (open_clip outputs).
+// `visalign clip tokenize | embed | info` against the clip-tiny fixture (open_clip outputs), and
+// `clip random-model`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -88,6 +91,79 @@ TEST(ClipCli, EmbedNeedsSomethingToEmbed) {
   auto r = RunVisalign({"clip", "embed", "--model", Fixture()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("at least one --text or --image"));
+}
+
+TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {
+  testing::TempDir dir;
+  const std::string model = (dir / "clip-random").string();
+  auto made = RunVisalign({"clip", "random-model", "--out", model, "--seed", "7"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(made.out, "wrote " + model + " (tiny, seed 7: 3425857 parameters, RANDOM weights: its numbers mean nothing)\n");
+
+  auto info = RunVisalign({"clip", "info", "--model", model});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("weights       " + model + "/open_clip_model.safetensors\n"
+                                  "              RANDOM (visalign clip random-model, arch tiny, seed 7): its numbers "
+                                  "mean nothing\n"));
+  auto info_json = RunVisalign({"clip", "info", "--model", model, "--json"});
+  ASSERT_EQ(info_json.exit_code, 0) << info_json.err;
+  const nlohmann::json j = nlohmann::json::parse(info_json.out);
+  EXPECT_EQ(j["random_weights"]["arch"], "tiny");
+  EXPECT_EQ(j["random_weights"]["seed"], 7);
+  EXPECT_EQ(j["text"]["vocab_size"], 49408);
+  EXPECT_EQ(j["text"]["context_length"], 77);
+  // The fixture is a real open_clip model: not labelled.
+  auto fixture = RunVisalign({"clip", "info", "--model", Fixture(), "--json"});
+  ASSERT_EQ(fixture.exit_code, 0) << fixture.err;
+  EXPECT_TRUE(nlohmann::json::parse(fixture.out)["random_weights"].is_null());
+
+  // Same seed: the same model (fingerprint = weights hash + preprocessing); --force rewrites in place.
+  auto again = RunVisalign({"clip", "random-model", "--out", (dir / "again").string(), "--seed", "7", "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["parameters"], 3425857);
+  auto again_info = RunVisalign({"clip", "info", "--model", (dir / "again").string(), "--json"});
+  EXPECT_EQ(nlohmann::json::parse(again_info.out)["fingerprint"], j["fingerprint"]);
+  auto other = RunVisalign({"clip", "random-model", "--out", model, "--seed", "8", "--force"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  auto other_info = RunVisalign({"clip", "info", "--model", model, "--json"});
+  EXPECT_NE(nlohmann::json::parse(other_info.out)["fingerprint"], j["fingerprint"]);
+
+  auto embed = RunVisalign({"clip", "embed", "--model", model, "--text", "a red square", "--image",
+                            Fixture("inputs/img_05_noise_80x100.png"), "--normalize", "--json"});
+  ASSERT_EQ(embed.exit_code, 0) << embed.err;
+  const nlohmann::json embeddings = nlohmann::json::parse(embed.out);
+  for (const char* kind : {"images", "texts"}) {
+    double sq = 0;
+    for (const auto& v : embeddings[kind][0]["embedding"]) sq += v.get<double>() * v.get<double>();
+    EXPECT_NEAR(sq, 1.0, 1e-5) << kind;
+  }
+}
+
+TEST(ClipCli, RandomModelErrorsAreOneLineWithExitCode2) {
+  testing::TempDir dir;
+  const std::string model = (dir / "m").string();
+  auto arch = RunVisalign({"clip", "random-model", "--out", model, "--arch", "ViT-L-14"});
+  EXPECT_EQ(arch.exit_code, 2);
+  EXPECT_EQ(arch.err, "error: unknown architecture \"ViT-L-14\" (--arch): tiny or ViT-B-32\n");
+  EXPECT_FALSE(std::filesystem::exists(model));
+
+  std::ofstream(dir / "notes.txt") << "x";
+  auto full = RunVisalign({"clip", "random-model", "--out", dir.path().string()});
+  EXPECT_EQ(full.exit_code, 2);
+  EXPECT_EQ(full.err, "error: directory is not empty (--out " + dir.path().string() +
+                          "): a new or empty directory (or overwrite, e.g. --force, to replace the model files in it)\n");
+
+  auto below_file = RunVisalign({"clip", "random-model", "--out", (dir / "notes.txt" / "m").string()});
+  EXPECT_EQ(below_file.exit_code, 2);
+  EXPECT_THAT(below_file.err, HasSubstr("error: cannot create directory"));
+  EXPECT_EQ(std::count(below_file.err.begin(), below_file.err.end(), '\n'), 1);
+
+  for (const char* bad : {"-1", "18446744073709551616", "7x"}) {
+    auto seed = RunVisalign({"clip", "random-model", "--out", model, "--seed", bad});
+    EXPECT_EQ(seed.exit_code, 2);
+    EXPECT_EQ(seed.err, std::string("error: seed \"") + bad + "\" (--seed): an integer from 0 to 18446744073709551615\n");
+  }
+  EXPECT_FALSE(std::filesystem::exists(model));
 }
 
 }  // namespace

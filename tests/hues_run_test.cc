@@ -1,6 +1,6 @@
 // `visalign hues run` with the tiny random-weight CLIP fixture: published-format output that
 // `hues evaluate` consumes, similarities that agree with `visalign clip embed` on a solid patch,
-// and the board-embedding cache.
+// and the board-embedding cache; a `clip random-model` model is labelled random.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -104,6 +104,27 @@ TEST(HuesRun, BadArgumentsAreClearErrors) {
   auto missing = RunVisalign({"hues", "run", "--model", (dir / "nope").string(), "--out", (dir / "x.csv").string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
+}
+
+TEST(HuesRun, RandomModelIsLabelledOnStderrAndInTheJson) {
+  TempDir dir;
+  const std::string model = (dir / "clip-random").string();
+  ASSERT_EQ(RunVisalign({"clip", "random-model", "--out", model, "--seed", "0"}).exit_code, 0);
+  const std::string label = "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing";
+  auto run = RunVisalign({"hues", "run", "--model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: --model " + model + " has weights " + label), std::string::npos) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["words"], 100);
+  EXPECT_EQ(j["random_weights"]["label"], label);
+  auto text = RunVisalign({"hues", "run", "--model", model, "--no-cache", "--out", (dir / "w.csv").string()});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("weights " + label + "\n"), std::string::npos) << text.out;
+  // The fixture is not labelled.
+  auto fixture = RunVisalign({"hues", "run", "--model", Model(), "--no-cache", "--out", (dir / "f.csv").string(), "--json"});
+  ASSERT_EQ(fixture.exit_code, 0) << fixture.err;
+  EXPECT_TRUE(nlohmann::json::parse(fixture.out)["random_weights"].is_null());
+  EXPECT_EQ(fixture.err.find("RANDOM"), std::string::npos);
 }
 
 }  // namespace

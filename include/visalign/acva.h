@@ -164,6 +164,7 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
                                const AnalysisOptions& options);
 
 // summary.csv (one row per model: the headline numbers) and summary.md (tables) from summary.json.
+// summary.md warns when summary["embeddings"]["random_weights"] is set (a random-weight CLIP model).
 std::string SummaryCsv(const nlohmann::json& summary);
 std::string SummaryMarkdown(const nlohmann::json& summary);
 

@@ -94,7 +94,16 @@ struct ClipConfig {
   CheckpointLayout layout = CheckpointLayout::kOpenClip;
   std::filesystem::path config_file;
   std::filesystem::path weights_file;
+  // Set from the config's "visalign_random_model": {"arch", "seed"} (written by
+  // WriteRandomClipModel): the weights are pseudo-random, so the model runs but its numbers mean nothing.
+  bool random = false;
+  uint64_t random_seed = 0;
+  std::string random_arch;
 };
+
+// For a random model (config.random) the label every output that uses it carries:
+// "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing"; else "".
+std::string RandomWeightsLabel(const ClipConfig& config);
 
 struct ClipLoadOptions {
   // Encode* split their input into chunks of at most this many items (bounds activation memory).
@@ -141,6 +150,42 @@ class ClipModel {
 
 // Loads config and memory-maps weights, validating names, dtypes, shapes and offsets.
 Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoadOptions& options = {});
+
+// ---- Random-weight models (demos and tests without downloading weights) ----
+
+// kTiny: the shape of the clip-tiny parity fixture (64 px images, patch 16, width 64, 2 layers and
+// 4 heads per tower, embed 64; 3,425,857 parameters, 13.7 MB), fast enough to play the whole
+// Hues and Cues board in about a second. kViTB32: OpenCLIP's ViT-B-32 (224 px, patch 32, widths
+// 768 / 512, 12 layers, embed 512; 151,277,313 parameters, 605 MB), for realistic speed and memory.
+// Both use the real tokenizer (vocabulary 49408, context 77) and exact GELU.
+enum class RandomClipArch { kTiny, kViTB32 };
+// "tiny" / "ViT-B-32"; anything else is kInvalidArgument listing the names.
+Result<RandomClipArch> ParseRandomClipArch(std::string_view name);
+std::string_view RandomClipArchName(RandomClipArch arch);
+
+struct RandomClipModelOptions {
+  RandomClipArch arch = RandomClipArch::kTiny;
+  uint64_t seed = 0;
+  bool overwrite = false;  // write into a non-empty directory (replacing the two model files)
+};
+
+struct RandomClipModelFiles {
+  std::filesystem::path config_file;   // dir / open_clip_config.json
+  std::filesystem::path weights_file;  // dir / open_clip_model.safetensors
+  int64_t parameters = 0;
+};
+
+// Writes an OpenCLIP-layout model directory (open_clip_config.json + open_clip_model.safetensors,
+// F32, OpenCLIP parameter names) that LoadClipModel reads, with deterministic pseudo-random weights:
+// for equal (arch, seed) the files are byte-identical on every machine and compiler (own PRNG,
+// distributions defined in integers, values exactly representable floats). The initialisation
+// follows OpenCLIP's scales (LayerNorm gains 1 ± N, small biases, as in the fixture) with uniform
+// instead of normal draws. The config records "visalign_random_model", so the loaded model has
+// config().random set. Creates `dir` (and parents) when missing.
+// Errors: kInvalidArgument if `dir` is not a directory, or is non-empty and !overwrite;
+// kIoError if it cannot be created or written.
+Result<RandomClipModelFiles> WriteRandomClipModel(const std::filesystem::path& dir,
+                                                  const RandomClipModelOptions& options);
 
 // CLIP tokenization with the bundled vocabulary (OpenAI/open_clip SimpleTokenizer, clean='lower'):
 // [sot] + BPE ids + [eot], unpadded; longer results are cut to context_length with eot last.

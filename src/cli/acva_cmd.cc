@@ -225,6 +225,10 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const std::vector<std::stri
                    run.c_str(), counts.failed, counts.pending);
   }
   VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, clip::LoadClipModel(a.clip_model));
+  const clip::ClipConfig& clip_config = model.config();
+  if (clip_config.random)
+    std::fprintf(stderr, "warning: --clip-model %s has weights %s\n", a.clip_model.c_str(),
+                 clip::RandomWeightsLabel(clip_config).c_str());
   VISALIGN_ASSIGN_OR_RETURN(acva::EmbeddingStats es, acva::AttachEmbeddings(store, model, outcome.images));
   acva::AnalysisOptions options;
   options.pass_threshold = a.pass_threshold;
@@ -236,7 +240,8 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const std::vector<std::stri
   result.summary["generation"] = generation;
   result.summary["embeddings"] = {{"clip_model", fs::absolute(a.clip_model).string()},
                                   {"images_encoded", es.images_encoded}, {"images_cached", es.images_cached},
-                                  {"texts_encoded", es.texts_encoded}, {"texts_cached", es.texts_cached}};
+                                  {"texts_encoded", es.texts_encoded}, {"texts_cached", es.texts_cached},
+                                  {"random_weights", RandomWeightsJson(clip_config)}};
   VISALIGN_RETURN_IF_ERROR(acva::WriteOutputs(a.out, result));
   if (cli.global().json)
     PrintJson(result.summary);
@@ -353,7 +358,8 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     AddAnalyzeOptions(s, c->analyze);
     s->footer(
         "Example: visalign acva run --run varied --endpoint http://127.0.0.1:8090 --model varied --judge-endpoint "
-        "http://127.0.0.1:8090 --judge-model ref-judge --clip-model ../shared/fixtures/clip-tiny --out results");
+        "http://127.0.0.1:8090 --judge-model ref-judge --clip-model clip-random --out results\n"
+        "(clip-random: `visalign clip random-model --out clip-random`, a tiny CLIP with RANDOM weights)");
     cli.Bind(s, [&cli, c, extra]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
       VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));

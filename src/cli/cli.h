@@ -11,6 +11,10 @@
 
 #include "visalign/status.h"
 
+namespace visalign::clip {
+struct ClipConfig;
+}  // namespace visalign::clip
+
 namespace visalign::cli {
 
 struct GlobalOptions {
@@ -48,5 +52,9 @@ class CommandGroup {
 
 // Prints JSON to stdout (indent 2); doubles are printed as the shortest text that round-trips.
 void PrintJson(const nlohmann::json& j);
+
+// The "random_weights" field of outputs that use a CLIP model: {"arch", "seed", "label"} for a
+// model written by `clip random-model`, else null.
+nlohmann::json RandomWeightsJson(const clip::ClipConfig& config);
 
 }  // namespace visalign::cli

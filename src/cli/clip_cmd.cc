@@ -1,7 +1,9 @@
 // `visalign clip ...`: CLIP tokenization, embeddings and model information with the native
-// implementation (src/clip). Hues and Cues adds `hues run` on the same API.
+// implementation (src/clip), and random-weight model directories for demos and tests. Hues and
+// Cues adds `hues run` on the same API.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -13,6 +15,12 @@
 #include "visalign/imaging.h"
 
 namespace visalign::cli {
+
+nlohmann::json RandomWeightsJson(const clip::ClipConfig& c) {
+  if (!c.random) return nullptr;
+  return {{"arch", c.random_arch}, {"seed", c.random_seed}, {"label", clip::RandomWeightsLabel(c)}};
+}
+
 namespace {
 
 using namespace visalign::clip;
@@ -92,6 +100,38 @@ nlohmann::json TowerJson(const TowerConfig& t) {
           {"layer_norm_eps", FloatJson(t.layer_norm_eps)}};
 }
 
+struct RandomModelArgs {
+  std::string out;
+  std::string arch = std::string(RandomClipArchName(RandomClipModelOptions{}.arch));
+  std::string seed = std::to_string(RandomClipModelOptions{}.seed);
+  bool force = false;
+};
+
+Status RunRandomModel(const Cli& cli, const RandomModelArgs& a) {
+  RandomClipModelOptions options;
+  Result<RandomClipArch> arch = ParseRandomClipArch(a.arch);
+  if (!arch.ok()) return arch.status().WithContext("--arch");
+  options.arch = *arch;
+  const auto [end, error] = std::from_chars(a.seed.data(), a.seed.data() + a.seed.size(), options.seed);
+  if (error != std::errc() || end != a.seed.data() + a.seed.size()) {
+    return Status::InvalidArgument("seed \"" + a.seed + "\"", "--seed", "an integer from 0 to 18446744073709551615");
+  }
+  options.overwrite = a.force;
+  Result<RandomClipModelFiles> files = WriteRandomClipModel(a.out, options);
+  if (!files.ok()) return files.status().WithContext("--out");
+  if (cli.global().json) {
+    PrintJson({{"model", a.out},
+               {"arch", a.arch},
+               {"seed", options.seed},
+               {"parameters", files->parameters},
+               {"files", {files->config_file.string(), files->weights_file.string()}}});
+    return Status::Ok();
+  }
+  std::cout << fmt::format("wrote {} ({}, seed {}: {} parameters, RANDOM weights: its numbers mean nothing)\n", a.out,
+                           a.arch, options.seed, files->parameters);
+  return Status::Ok();
+}
+
 Status RunInfo(const Cli& cli, const std::string& dir) {
   Result<ClipModel> model = LoadClipModel(dir);
   if (!model.ok()) return model.status().WithContext("--model");
@@ -120,13 +160,16 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
         {"mean", {FloatJson(p.mean[0]), FloatJson(p.mean[1]), FloatJson(p.mean[2])}},
         {"std", {FloatJson(p.std[0]), FloatJson(p.std[1]), FloatJson(p.std[2])}}}},
       {"logit_scale", FloatJson(model->LogitScale())},
-      {"fingerprint", fingerprint}};
+      {"fingerprint", fingerprint},
+      {"random_weights", RandomWeightsJson(c)}};
   if (cli.global().json) {
     PrintJson(j);
     return Status::Ok();
   }
-  std::cout << fmt::format("config        {}\nweights       {}\nlayout        {}\n", j["config_file"].get<std::string>(),
-                           j["weights_file"].get<std::string>(), j["layout"].get<std::string>());
+  std::cout << fmt::format("config        {}\nweights       {}\n", j["config_file"].get<std::string>(),
+                           j["weights_file"].get<std::string>());
+  if (c.random) std::cout << fmt::format("              {}\n", RandomWeightsLabel(c));
+  std::cout << fmt::format("layout        {}\n", j["layout"].get<std::string>());
   std::cout << fmt::format("embed_dim     {}\nactivation    {}\n", c.embed_dim, j["activation"].get<std::string>());
   std::cout << fmt::format("vision        ViT {}px patch {}: width {}, {} layers, {} heads, mlp {}\n", c.vision.image_size,
                            c.vision.patch_size, c.vision.width, c.vision.layers, c.vision.heads, c.vision.mlp_width);
@@ -182,8 +225,7 @@ const CommandGroup kClip(50, [](Cli& cli) {
   embed->footer(
       "Outputs are in argument order: JSON {\"images\": [{\"path\", \"embedding\"}], \"texts\": [{\"text\", "
       "\"embedding\"}]}, or tab-separated lines `image|text <TAB> input <TAB> values`. fp32; use --threads N.\n"
-      "Example:\n  visalign clip embed --model ../shared/fixtures/clip-tiny --image a.png --text \"a red square\" "
-      "--normalize --json");
+      "Example:\n  visalign clip embed --model clip-random --image a.png --text \"a red square\" --normalize --json");
   cli.Bind(embed, [&cli, ea]() { return RunEmbed(cli, *ea); });
 
   CLI::App* info = g->add_subcommand("info", "Architecture, preprocessing and fingerprint of a CLIP model directory");
@@ -191,8 +233,24 @@ const CommandGroup kClip(50, [](Cli& cli) {
   info->add_option("--model", *dir, ModelHelp())->required();
   info->footer(
       "The fingerprint (SHA-256 of the weights file hash + preprocessing) identifies cached embeddings.\n"
-      "Example:\n  visalign clip info --model ../shared/fixtures/clip-tiny --json");
+      "Example:\n  visalign clip random-model --out clip-random && visalign clip info --model clip-random --json");
   cli.Bind(info, [&cli, dir]() { return RunInfo(cli, *dir); });
+
+  CLI::App* random = g->add_subcommand("random-model", "Write a CLIP model directory with deterministic random weights");
+  auto ra = std::make_shared<RandomModelArgs>();
+  random->add_option("--out", ra->out, "Model directory to create (open_clip_config.json + open_clip_model.safetensors)")
+      ->required();
+  random->add_option("--arch", ra->arch, "tiny (13.7 MB, fast) or ViT-B-32 (605 MB, OpenCLIP's shape)")
+      ->capture_default_str();
+  random->add_option("--seed", ra->seed, "Seed of the weights, 0 to 2^64 - 1")->capture_default_str();
+  random->add_flag("--force", ra->force, "Write into a non-empty --out, replacing the model files");
+  random->footer(
+      "For demos and tests without downloading weights: the model loads and runs like any OpenCLIP ViT (real "
+      "tokenizer, vocabulary 49408, context 77) but its numbers mean nothing; `clip info`, `hues run` and "
+      "`acva analyze` label it RANDOM. The same --arch and --seed give byte-identical files on every machine.\n"
+      "Example:\n  visalign clip random-model --out clip-random --seed 0\n"
+      "  visalign hues run --model clip-random --out runs/");
+  cli.Bind(random, [&cli, ra]() { return RunRandomModel(cli, *ra); });
 });
 
 }  // namespace

@@ -485,6 +485,8 @@ void AddRun(Cli& cli, CLI::App* g) {
     }
     auto model = clip::LoadClipModel(a->model);
     if (!model.ok()) return model.status().WithContext("--model");
+    if (model->config().random)
+      spdlog::warn("--model {} has weights {}", a->model, clip::RandomWeightsLabel(model->config()));
     const std::string name = a->name.empty() ? fs::absolute(a->model).lexically_normal().filename().string() : a->name;
     if (name.empty() || name.find('/') != std::string::npos)
       return Status::InvalidArgument("model name \"" + name + "\"", "--name", "a non-empty name without '/'");
@@ -518,13 +520,15 @@ void AddRun(Cli& cli, CLI::App* g) {
                  {"words", run.words.size()},
                  {"cache_hit", run.cache_hit},
                  {"cache_file", run.cache_file.string()},
-                 {"outputs", files}});
+                 {"outputs", files},
+                 {"random_weights", RandomWeightsJson(model->config())}});
       return Status::Ok();
     }
     fmt::print("{}: top-5 cells for {} words (board embeddings: {})\n", name, run.words.size(),
                run.cache_file.empty() ? "computed, not cached"
                : run.cache_hit        ? "from cache " + run.cache_file.string()
                                       : "computed and cached in " + run.cache_file.string());
+    if (model->config().random) fmt::print("weights {}\n", clip::RandomWeightsLabel(model->config()));
     for (const fs::path& f : outputs) fmt::print("wrote {}\n", f.string());
     return Status::Ok();
   });

@@ -272,6 +272,24 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where) {
   return c;
 }
 
+// The record WriteRandomClipModel leaves in the config: {"arch": name, "seed": N, "note": text}.
+Status ParseRandomModelRecord(const json& record, const std::string& where, ClipConfig& c) {
+  if (!record.is_object()) {
+    return Status::InvalidArgument("field is " + record.dump(), where, "an object {\"arch\", \"seed\"}");
+  }
+  Fields f(record, where);
+  VISALIGN_ASSIGN_OR_RETURN(c.random_arch, f.String("arch", ""));
+  if (c.random_arch.empty()) return Status::InvalidArgument("missing field \"arch\"", where, "the architecture name");
+  if (!record.contains("seed") || !record["seed"].is_number_unsigned()) {
+    return Status::InvalidArgument("field \"seed\" is " + record.value("seed", json()).dump(), where,
+                                   "a non-negative integer");
+  }
+  c.random_seed = record["seed"].get<uint64_t>();
+  c.random = true;
+  f.Ignore({"seed", "note"});
+  return f.CheckAllUsed();
+}
+
 Result<std::filesystem::path> FirstExisting(const fs::path& dir, std::initializer_list<const char*> names,
                                             const std::string& what) {
   for (const char* n : names) {
@@ -356,6 +374,9 @@ Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source)
   VISALIGN_ASSIGN_OR_RETURN(c.text, ParseOpenClipText(*text, where + " text_cfg"));
   const json* pre = wrapped && j.contains("preprocess_cfg") && j["preprocess_cfg"].is_object() ? &j["preprocess_cfg"] : nullptr;
   VISALIGN_ASSIGN_OR_RETURN(c.preprocess, ParseOpenClipPreprocess(pre, c.vision.image_size, source + " preprocess_cfg"));
+  if (wrapped && j.contains(kRandomModelConfigKey)) {
+    VISALIGN_RETURN_IF_ERROR(ParseRandomModelRecord(j[kRandomModelConfigKey], source + " " + kRandomModelConfigKey, c));
+  }
   return c;
 }
 
@@ -436,6 +457,12 @@ Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
   config->config_file = config_file;
   config->weights_file = weights_file;
   return config;
+}
+
+std::string RandomWeightsLabel(const ClipConfig& config) {
+  if (!config.random) return "";
+  return fmt::format("RANDOM (visalign clip random-model, arch {}, seed {}): its numbers mean nothing", config.random_arch,
+                     config.random_seed);
 }
 
 std::string PreprocessFingerprintText(const PreprocessConfig& p) {

@@ -13,6 +13,9 @@
 
 namespace visalign::clip {
 
+// Top-level key of an OpenCLIP config written by WriteRandomClipModel: {"arch", "seed", "note"}.
+inline constexpr const char* kRandomModelConfigKey = "visalign_random_model";
+
 // Finds the config and weights files in `dir` and parses the config (weights are not opened).
 Result<ClipConfig> ReadClipConfig(const std::filesystem::path& dir);
 

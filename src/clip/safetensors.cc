@@ -309,33 +309,61 @@ const float* SafetensorsFile::DirectF32(const TensorInfo& t) {
   return reinterpret_cast<const float*>(t.data);
 }
 
-Status WriteSafetensors(const std::filesystem::path& path, std::vector<NamedTensor> tensors,
+int64_t TensorShape::NumElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Status WriteSafetensors(const std::filesystem::path& path, std::vector<TensorShape> tensors, const TensorFill& fill,
                         const std::map<std::string, std::string>& metadata) {
   constexpr size_t kHeaderAlignment = 8;
-  std::sort(tensors.begin(), tensors.end(), [](const NamedTensor& a, const NamedTensor& b) { return a.name < b.name; });
+  std::sort(tensors.begin(), tensors.end(), [](const TensorShape& a, const TensorShape& b) { return a.name < b.name; });
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
-  for (const auto& t : tensors) {
-    uint64_t numel = 1;
-    for (int64_t d : t.shape) numel *= static_cast<uint64_t>(d);
-    if (numel != t.values.size()) {
-      return Status::InvalidArgument("tensor \"" + t.name + "\" has " + std::to_string(t.values.size()) + " values",
-                                     path.string(), "as many values as its shape holds");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorShape& t = tensors[i];
+    if (i > 0 && tensors[i - 1].name == t.name) {
+      return Status::InvalidArgument("tensor \"" + t.name + "\" appears twice", path.string(), "unique tensor names");
     }
-    const uint64_t bytes = numel * sizeof(float);
+    const uint64_t bytes = static_cast<uint64_t>(t.NumElements()) * sizeof(float);
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string header_text = header.dump();
   header_text.append((kHeaderAlignment - header_text.size() % kHeaderAlignment) % kHeaderAlignment, ' ');
-  std::string out(kHeaderLengthBytes, '\0');
   const uint64_t header_len = header_text.size();
+  const size_t data_start = kHeaderLengthBytes + header_text.size();
+  std::string out(data_start + offset, '\0');
   std::memcpy(out.data(), &header_len, sizeof(header_len));
-  out.reserve(kHeaderLengthBytes + header_text.size() + offset);
-  out += header_text;
-  for (const auto& t : tensors) out.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
+  std::memcpy(out.data() + kHeaderLengthBytes, header_text.data(), header_text.size());
+  char* data = out.data() + data_start;
+  for (const TensorShape& t : tensors) {
+    std::vector<float> values(static_cast<size_t>(t.NumElements()));
+    fill(t, values.data());
+    std::memcpy(data, values.data(), values.size() * sizeof(float));
+    data += values.size() * sizeof(float);
+  }
   return WriteFileAtomic(path, out);
+}
+
+Status WriteSafetensors(const std::filesystem::path& path, std::vector<NamedTensor> tensors,
+                        const std::map<std::string, std::string>& metadata) {
+  std::vector<TensorShape> shapes;
+  std::map<std::string, const std::vector<float>*> values;
+  for (const NamedTensor& t : tensors) {
+    TensorShape shape{t.name, t.shape};
+    if (static_cast<uint64_t>(shape.NumElements()) != t.values.size()) {
+      return Status::InvalidArgument("tensor \"" + t.name + "\" has " + std::to_string(t.values.size()) + " values",
+                                     path.string(), "as many values as its shape holds");
+    }
+    values[t.name] = &t.values;
+    shapes.push_back(std::move(shape));
+  }
+  return WriteSafetensors(path, std::move(shapes), [&](const TensorShape& t, float* out) {
+    std::copy(values.at(t.name)->begin(), values.at(t.name)->end(), out);
+  }, metadata);
 }
 
 }  // namespace visalign::clip

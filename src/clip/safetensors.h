@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -79,6 +80,22 @@ struct NamedTensor {
 // Writes F32 tensors as a safetensors file (sorted by name, header padded to 8 bytes), atomically.
 // Used to generate test and benchmark models.
 Status WriteSafetensors(const std::filesystem::path& path, std::vector<NamedTensor> tensors,
+                        const std::map<std::string, std::string>& metadata = {});
+
+// The name and shape of one F32 tensor to write.
+struct TensorShape {
+  std::string name;
+  std::vector<int64_t> shape;
+
+  int64_t NumElements() const;
+};
+// Writes the NumElements() values of `tensor` to `values`.
+using TensorFill = std::function<void(const TensorShape& tensor, float* values)>;
+
+// The same with values produced by `fill`, one tensor at a time in name order (memory: the file
+// plus one tensor, never a second copy of all values). Names must be unique. The bytes depend only on
+// the names, shapes, values and metadata.
+Status WriteSafetensors(const std::filesystem::path& path, std::vector<TensorShape> tensors, const TensorFill& fill,
                         const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace visalign::clip

@@ -201,6 +201,16 @@ TEST_F(AnalyzeTwoModels, SummaryTablesNameEveryModel) {
   EXPECT_NE(md.find("| 2 | poor | 10 | 1 | 0.000 |"), std::string::npos) << md;
 }
 
+TEST_F(AnalyzeTwoModels, SummaryWarnsOnlyWhenTheClipModelHasRandomWeights) {
+  const std::string label = "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing";
+  EXPECT_EQ(SummaryMarkdown(result_.summary).find("RANDOM"), std::string::npos);
+  json summary = result_.summary;
+  summary["embeddings"] = {{"random_weights", nullptr}};
+  EXPECT_EQ(SummaryMarkdown(summary).find("RANDOM"), std::string::npos);
+  summary["embeddings"]["random_weights"] = {{"arch", "tiny"}, {"seed", 0}, {"label", label}};
+  EXPECT_NE(SummaryMarkdown(summary).find("**Warning: the CLIP model's weights are " + label + ".**"), std::string::npos);
+}
+
 TEST(Analyze, RejectsImagesThatDoNotMatchTheConceptSet) {
   const ConceptSet set = ThreeConcepts();
   JudgedImage unknown = Image("m", "zzz", 0, 1, 1);

@@ -71,6 +71,11 @@ std::string SummaryMarkdown(const json& summary) {
       summary["n_concepts"].get<size_t>(), summary["n_pairs"].get<size_t>(), Num(o["pass_threshold"]),
       Num(o["cluster_threshold"]), static_cast<int>(std::lround(o["ci_level"].get<double>() * 100)),
       o["bootstrap_resamples"].get<int>(), o["bootstrap_seed"].get<uint64_t>());
+  if (summary.contains("embeddings") && summary["embeddings"].value("random_weights", json()).is_object()) {
+    out += fmt::format("**Warning: the CLIP model's weights are {}.** Image diversity and embedding separability "
+                       "below come from meaningless embeddings.\n\n",
+                       summary["embeddings"]["random_weights"]["label"].get<std::string>());
+  }
 
   out += "## Semantic adequacy\n\n| tier | model | images | invalid | pass rate | 95% CI | adequacy |\n";
   out += "|---|---|---|---|---|---|---|\n";

@@ -1,0 +1,255 @@
+// Random-weight CLIP models: an OpenCLIP config per architecture, OpenCLIP's initialisation scales
+// with uniform draws on an exact grid, and a SplitMix64 stream per tensor, so the files are
+// byte-identical everywhere (no std:: distributions, whose output is implementation-defined).
+#include "clip/random_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "clip/config.h"
+#include "visalign/io.h"
+
+namespace visalign::clip {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kConfigFileName = "open_clip_config.json";
+constexpr const char* kWeightsFileName = "open_clip_model.safetensors";
+constexpr const char* kProducer = "visalign clip random-model";
+
+// Values are (offset + k) · 2^-kRandomGridBits with |offset + k| below this bound (exact floats).
+constexpr int64_t kGridLimit = int64_t{1} << 24;
+constexpr int64_t kGridOne = int64_t{1} << kRandomGridBits;
+constexpr float kGridStep = 1.0f / static_cast<float>(kGridOne);
+
+// OpenCLIP's scales as variances 1/n: LayerNorm gains 1 + 0.1·N and biases 0.05·N (the perturbation
+// the clip-tiny fixture applies so that every parameter matters), token embedding std 0.02,
+// text positional embedding std 0.01.
+constexpr int64_t kGainVarianceDenominator = 100;
+constexpr int64_t kBiasVarianceDenominator = 400;
+constexpr int64_t kTokenEmbeddingVarianceDenominator = 2500;
+constexpr int64_t kTextPositionalVarianceDenominator = 10000;
+// OpenCLIP's initial logit scale, log(1 / 0.07).
+constexpr float kInitialLogitScale = 2.65926004f;
+
+// The configs OpenCLIP ships (ViT-B-32.json) and the clip-tiny fixture's shape.
+struct ArchShape {
+  int embed_dim;
+  int image_size, patch_size, vision_width, vision_layers, vision_head_width;
+  int text_width, text_heads, text_layers;
+};
+constexpr ArchShape kTinyShape{64, 64, 16, 64, 2, 16, 64, 4, 2};
+constexpr ArchShape kViTB32Shape{512, 224, 32, 768, 12, 64, 512, 8, 12};
+constexpr int kVocabSize = 49408;
+
+constexpr std::array<double, 3> kOpenAiMean{0.48145466, 0.4578275, 0.40821073};
+constexpr std::array<double, 3> kOpenAiStd{0.26862954, 0.26130258, 0.27577711};
+
+uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t Fnv1a64(const std::string& text) {
+  uint64_t h = 0xCBF29CE484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001B3ULL;
+  return h;
+}
+
+// floor(sqrt(x)), digit by digit.
+constexpr uint64_t IntegerSqrt(uint64_t x) {
+  uint64_t root = 0;
+  for (uint64_t bit = uint64_t{1} << 62; bit != 0; bit >>= 2) {
+    if (x >= root + bit) {
+      x -= root + bit;
+      root = (root >> 1) + bit;
+    } else {
+      root >>= 1;
+    }
+  }
+  return root;
+}
+
+// Half-width R (in grid steps) of a uniform on [-R, R] with variance 1/n: R² / 3 = 2^(2·bits) / n.
+int64_t HalfWidth(int64_t variance_denominator) {
+  return static_cast<int64_t>(IntegerSqrt(3 * (uint64_t{1} << (2 * kRandomGridBits)) /
+                                          static_cast<uint64_t>(variance_denominator)));
+}
+
+RandomInit Uniform(int64_t variance_denominator) { return {RandomInit::Kind::kUniform, variance_denominator, false, 0.0f}; }
+RandomInit Gain() { return {RandomInit::Kind::kUniform, kGainVarianceDenominator, true, 0.0f}; }
+RandomInit Bias() { return Uniform(kBiasVarianceDenominator); }
+
+void AddTower(std::vector<RandomTensorSpec>& specs, const std::string& prefix, const TowerConfig& t) {
+  const int64_t w = t.width;
+  const int64_t mlp = t.mlp_width;
+  // OpenCLIP's text-tower init (also used here for the vision tower): attention std w^-½, MLP
+  // input std (2w)^-½, output projections std w^-½ (2·layers)^-½.
+  const int64_t attn = w;
+  const int64_t fc = 2 * w;
+  const int64_t out = 2 * static_cast<int64_t>(t.layers) * w;
+  for (int i = 0; i < t.layers; ++i) {
+    const std::string p = prefix + "transformer.resblocks." + std::to_string(i) + ".";
+    specs.push_back({{p + "ln_1.weight", {w}}, Gain()});
+    specs.push_back({{p + "ln_1.bias", {w}}, Bias()});
+    specs.push_back({{p + "ln_2.weight", {w}}, Gain()});
+    specs.push_back({{p + "ln_2.bias", {w}}, Bias()});
+    specs.push_back({{p + "attn.in_proj_weight", {3 * w, w}}, Uniform(attn)});
+    specs.push_back({{p + "attn.in_proj_bias", {3 * w}}, Bias()});
+    specs.push_back({{p + "attn.out_proj.weight", {w, w}}, Uniform(out)});
+    specs.push_back({{p + "attn.out_proj.bias", {w}}, Bias()});
+    specs.push_back({{p + "mlp.c_fc.weight", {mlp, w}}, Uniform(fc)});
+    specs.push_back({{p + "mlp.c_fc.bias", {mlp}}, Bias()});
+    specs.push_back({{p + "mlp.c_proj.weight", {w, mlp}}, Uniform(out)});
+    specs.push_back({{p + "mlp.c_proj.bias", {w}}, Bias()});
+  }
+}
+
+Status CheckOutputDirectory(const fs::path& dir, bool overwrite) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (!fs::exists(status)) return EnsureDirectory(dir);
+  if (!fs::is_directory(status)) {
+    return Status::InvalidArgument("exists and is not a directory", dir.string(), "a new or empty directory for the model");
+  }
+  if (!overwrite && !fs::is_empty(dir, ec)) {
+    return Status::InvalidArgument("directory is not empty", dir.string(),
+                                   "a new or empty directory (or overwrite, e.g. --force, to replace the model files in it)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<RandomClipArch> ParseRandomClipArch(std::string_view name) {
+  for (RandomClipArch arch : {RandomClipArch::kTiny, RandomClipArch::kViTB32}) {
+    if (name == RandomClipArchName(arch)) return arch;
+  }
+  return Status::InvalidArgument("unknown architecture \"" + std::string(name) + "\"", "", "tiny or ViT-B-32");
+}
+
+std::string_view RandomClipArchName(RandomClipArch arch) { return arch == RandomClipArch::kTiny ? "tiny" : "ViT-B-32"; }
+
+json RandomClipConfigJson(RandomClipArch arch, uint64_t seed) {
+  const ArchShape& s = arch == RandomClipArch::kTiny ? kTinyShape : kViTB32Shape;
+  return {
+      {"model_cfg",
+       {{"embed_dim", s.embed_dim},
+        {"quick_gelu", false},
+        {"vision_cfg",
+         {{"image_size", s.image_size},
+          {"layers", s.vision_layers},
+          {"width", s.vision_width},
+          {"head_width", s.vision_head_width},
+          {"patch_size", s.patch_size}}},
+        {"text_cfg",
+         {{"context_length", kDefaultContextLength},
+          {"vocab_size", kVocabSize},
+          {"width", s.text_width},
+          {"heads", s.text_heads},
+          {"layers", s.text_layers}}}}},
+      {"preprocess_cfg",
+       {{"size", s.image_size},
+        {"mode", "RGB"},
+        {"mean", kOpenAiMean},
+        {"std", kOpenAiStd},
+        {"interpolation", "bicubic"},
+        {"resize_mode", "shortest"},
+        {"fill_color", 0}}},
+      {kRandomModelConfigKey,
+       {{"arch", std::string(RandomClipArchName(arch))},
+        {"seed", seed},
+        {"note", std::string("pseudo-random weights written by `") + kProducer + "`: its numbers mean nothing"}}}};
+}
+
+std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
+  const VisionConfig& v = c.vision;
+  const TextConfig& t = c.text;
+  const int64_t vw = v.width;
+  const int64_t tw = t.width;
+  const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid() + 1;
+  std::vector<RandomTensorSpec> specs;
+  AddTower(specs, "visual.", v);
+  // VisionTransformer: class and positional embeddings and the projection with std width^-½;
+  // conv1 keeps PyTorch's default (uniform with bound fan_in^-½, variance 1 / (3 fan_in)).
+  specs.push_back({{"visual.class_embedding", {vw}}, Uniform(vw)});
+  specs.push_back({{"visual.positional_embedding", {tokens, vw}}, Uniform(vw)});
+  specs.push_back({{"visual.conv1.weight", {vw, 3, v.patch_size, v.patch_size}},
+                   Uniform(3 * 3 * static_cast<int64_t>(v.patch_size) * v.patch_size)});
+  if (v.ln_pre) {
+    specs.push_back({{"visual.ln_pre.weight", {vw}}, Gain()});
+    specs.push_back({{"visual.ln_pre.bias", {vw}}, Bias()});
+  }
+  specs.push_back({{"visual.ln_post.weight", {vw}}, Gain()});
+  specs.push_back({{"visual.ln_post.bias", {vw}}, Bias()});
+  specs.push_back({{"visual.proj", {vw, c.embed_dim}}, Uniform(vw)});
+  AddTower(specs, "", t);
+  specs.push_back({{"token_embedding.weight", {t.vocab_size, tw}}, Uniform(kTokenEmbeddingVarianceDenominator)});
+  specs.push_back({{"positional_embedding", {t.context_length, tw}}, Uniform(kTextPositionalVarianceDenominator)});
+  specs.push_back({{"ln_final.weight", {tw}}, Gain()});
+  specs.push_back({{"ln_final.bias", {tw}}, Bias()});
+  specs.push_back({{"text_projection", {tw, c.embed_dim}}, Uniform(tw)});
+  specs.push_back({{"logit_scale", {}}, {RandomInit::Kind::kConstant, 1, false, kInitialLogitScale}});
+  return specs;
+}
+
+bool RandomInitFitsGrid(const RandomInit& init) {
+  if (init.kind == RandomInit::Kind::kConstant) return true;
+  return init.variance_denominator > 0 && HalfWidth(init.variance_denominator) + (init.around_one ? kGridOne : 0) < kGridLimit;
+}
+
+void FillRandomTensor(const RandomTensorSpec& spec, uint64_t seed, float* values) {
+  const auto n = static_cast<size_t>(spec.tensor.NumElements());
+  if (spec.init.kind == RandomInit::Kind::kConstant) {
+    std::fill(values, values + n, spec.init.constant);
+    return;
+  }
+  uint64_t mixer = seed;
+  uint64_t state = SplitMix64(mixer) ^ Fnv1a64(spec.tensor.name);
+  const int64_t half_width = HalfWidth(spec.init.variance_denominator);
+  const auto span = static_cast<uint64_t>(2 * half_width + 1);  // < 2^25, so draw32 · span < 2^57
+  const int64_t offset = spec.init.around_one ? kGridOne : 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t draw32 = SplitMix64(state) >> 32;
+    const auto k = static_cast<int64_t>((draw32 * span) >> 32) - half_width;  // uniform on [-R, R]
+    values[i] = static_cast<float>(static_cast<int32_t>(offset + k)) * kGridStep;
+  }
+}
+
+Result<RandomClipModelFiles> WriteRandomClipModel(const fs::path& dir, const RandomClipModelOptions& options) {
+  const json config_json = RandomClipConfigJson(options.arch, options.seed);
+  RandomClipModelFiles files{dir / kConfigFileName, dir / kWeightsFileName, 0};
+  VISALIGN_ASSIGN_OR_RETURN(ClipConfig config, ParseOpenClipConfig(config_json, files.config_file.string()));
+  std::vector<RandomTensorSpec> specs = RandomTensorSpecs(config);
+  std::map<std::string, const RandomTensorSpec*> by_name;
+  std::vector<TensorShape> shapes;
+  for (const RandomTensorSpec& spec : specs) {
+    if (!RandomInitFitsGrid(spec.init)) {
+      return Status::Internal("initialisation of \"" + spec.tensor.name + "\" does not fit the exact value grid");
+    }
+    by_name[spec.tensor.name] = &spec;
+    shapes.push_back(spec.tensor);
+    files.parameters += spec.tensor.NumElements();
+  }
+  VISALIGN_RETURN_IF_ERROR(CheckOutputDirectory(dir, options.overwrite));
+  const std::map<std::string, std::string> metadata = {{"format", "pt"},
+                                                       {"producer", kProducer},
+                                                       {"arch", std::string(RandomClipArchName(options.arch))},
+                                                       {"seed", std::to_string(options.seed)}};
+  VISALIGN_RETURN_IF_ERROR(WriteSafetensors(
+      files.weights_file, std::move(shapes),
+      [&](const TensorShape& t, float* values) { FillRandomTensor(*by_name.at(t.name), options.seed, values); }, metadata));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(files.config_file, config_json.dump(2) + "\n"));
+  return files;
+}
+
+}  // namespace visalign::clip
