@@ -146,6 +146,12 @@ struct ParsedColor {
 Result<ParsedColor> ParseColor(std::string_view text, const IsccNbs& names);
 Result<ParsedColor> ParseColor(std::string_view text);  // uses IsccNbs::Default() for names
 
+// A comma-separated list of colors in ParseColor's notations ("red,rgb(0, 128, 0),#00F"), split
+// at commas outside parentheses so rgb(...), hsl(...) and lab(...) stay whole. Returns each
+// color's rgb8 in order. Errors are ParseColor's for the first bad entry; an empty entry
+// ("#F00,,#00F", or "") is a bad color. Names use IsccNbs::Default().
+Result<std::vector<Srgb8>> ParseColorList(std::string_view text);
+
 // "#RRGGBB" upper case.
 std::string ToHex(Srgb8 c);
 

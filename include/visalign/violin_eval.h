@@ -79,6 +79,38 @@ color::Rgb255 FuzzyTarget(color::Rgb255 mean, color::Srgb8 low, color::Srgb8 hig
 // to hold every block of the layout (kInvalidArgument).
 Result<Metrics> ScoreImage(const imaging::Image& image, const TargetSpec& target, const Weights& weights = {});
 
+// --- Arguments of `visalign violin score` ---------------------------------------------------
+// The target arguments as text; empty means not given (initialisers let callers name only the
+// given ones: {.target = "red"}).
+struct TargetArgs {
+  std::string target{};   // --target COLOR
+  std::string layout{};   // --layout single|h2|v2|q4, only with targets
+  std::string targets{};  // --targets C1,C2[,C3,C4] in layout order
+  std::string fuzzy{};    // --fuzzy LOW,HIGH
+};
+// The TargetSpec of exactly one form: target (one color), layout with targets, or fuzzy (two
+// colors). Colors in any color::ParseColorList notation. Errors are kInvalidArgument, naming the
+// argument ("argument --target \"...\""), "target arguments" for a missing or mixed form, or
+// "target" for a color count that does not fit the layout (TargetSpec::Validate).
+Result<TargetSpec> ParseTargetSpec(const TargetArgs& args);
+
+// One image to score with its arguments as text: what a `violin score --batch` line holds.
+struct ScoreArgs {
+  std::string image;
+  TargetArgs target;
+  std::string weights;  // --weights w1,...,w6; empty = Weights{}
+};
+// Parses one batch line, in either of two forms:
+//   a JSON object {"image": PATH, "target": C} with string members image (required), target,
+//     layout, targets, fuzzy and weights, named as the options without "--";
+//   a JSON array of `violin score` arguments ["PATH", "--target", "C"]: one image and the
+//     options --target, --layout, --targets, --fuzzy, --weights as "--opt", "VALUE" or "--opt=VALUE"
+//     (the form of bench/violin_reference.py batch).
+// Unknown members or options, a member or option given twice, non-string values and a missing
+// image are kInvalidArgument; text that is not JSON is kCorrupt. Where names no file or line:
+// callers add them. The target arguments are only read here, not checked (ParseTargetSpec).
+Result<ScoreArgs> ParseScoreLine(std::string_view line);
+
 // --- Dataset evaluation ---------------------------------------------------------------------
 struct ImageSource {
   std::string item_id;

@@ -1,15 +1,21 @@
-// `visalign violin score` (one image) and `visalign violin evaluate` (a dataset's images, one or
-// more models) over the VIOLIN evaluator.
+// `visalign violin score` (images on the command line or in a --batch file, each against its
+// target) and `visalign violin evaluate` (a dataset's images, one or more models) over the VIOLIN
+// evaluator.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
-#include "visalign/color.h"
 #include "visalign/imaging.h"
+#include "visalign/io.h"
+#include "visalign/parallel.h"
 #include "visalign/store.h"
 #include "visalign/violin_eval.h"
 #include "visalign/violin_manifest.h"
@@ -17,74 +23,109 @@
 namespace visalign::cli {
 namespace {
 
-using violin::Layout;
 using violin::Metric;
 
 constexpr char kDefaultOutDir[] = "violin-eval";
 constexpr char kDefaultStore[] = "./visalign-store";
 constexpr size_t kProblemsShown = 10;
 
-// Splits "a,b,c" at commas outside parentheses, so rgb(1, 2, 3) and hsl(...) stay whole.
-std::vector<std::string> SplitColors(const std::string& text) {
-  std::vector<std::string> parts(1);
-  int depth = 0;
-  for (char c : text) {
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (c == ',' && depth == 0)
-      parts.emplace_back();
-    else
-      parts.back() += c;
-  }
-  return parts;
-}
-
-Result<std::vector<color::Srgb8>> ParseColorList(const std::string& text, const std::string& argument) {
-  std::vector<color::Srgb8> out;
-  for (const std::string& part : SplitColors(text)) {
-    Result<color::ParsedColor> parsed = color::ParseColor(part);
-    if (!parsed.ok()) return parsed.status().WithContext("argument " + argument);
-    out.push_back(parsed->rgb8);
-  }
-  return out;
-}
-
-struct ScoreArgs {
-  std::string image;
-  std::string target, layout, targets, fuzzy, weights;
-};
-
-Result<violin::TargetSpec> BuildSpec(const ScoreArgs& a) {
-  const int forms = !a.target.empty() + !a.targets.empty() + !a.fuzzy.empty();
-  const std::string expected = "exactly one of --target COLOR, --layout h2|v2|q4 --targets C1,C2[,C3,C4], "
-                               "--fuzzy LOW,HIGH";
-  if (forms != 1) return Status::InvalidArgument("no target or more than one target form given", "command line", expected);
-  violin::TargetSpec spec;
-  if (!a.target.empty()) {
-    VISALIGN_ASSIGN_OR_RETURN(spec.targets, ParseColorList(a.target, "--target"));
-    if (spec.targets.size() != 1)
-      return Status::InvalidArgument("--target takes one color", "argument --target \"" + a.target + "\"",
-                                     "use --layout with --targets for several blocks");
-  } else if (!a.targets.empty()) {
-    if (a.layout.empty()) return Status::InvalidArgument("--targets without --layout", "command line", expected);
-    VISALIGN_ASSIGN_OR_RETURN(spec.layout, violin::ParseLayout(a.layout));
-    VISALIGN_ASSIGN_OR_RETURN(spec.targets, ParseColorList(a.targets, "--targets"));
-  } else {
-    VISALIGN_ASSIGN_OR_RETURN(std::vector<color::Srgb8> range, ParseColorList(a.fuzzy, "--fuzzy"));
-    if (range.size() != 2)
-      return Status::InvalidArgument(std::to_string(range.size()) + " colors", "argument --fuzzy \"" + a.fuzzy + "\"",
-                                     "two colors LOW,HIGH");
-    spec.fuzzy = std::make_pair(range[0], range[1]);
-  }
-  if (!a.layout.empty() && a.targets.empty())
-    return Status::InvalidArgument("--layout without --targets", "command line", expected);
-  VISALIGN_RETURN_IF_ERROR(spec.Validate().WithContext("command line"));
-  return spec;
-}
-
 Result<violin::Weights> WeightsArg(const std::string& text) {
   if (text.empty()) return violin::Weights{};
   return violin::ParseWeights(text);
+}
+
+struct ScoreOptions {
+  std::vector<std::string> images;
+  violin::TargetArgs target;
+  std::string weights, batch;
+};
+
+// What one image is scored against.
+struct ScoreTarget {
+  violin::TargetSpec spec;
+  violin::Weights weights;
+};
+
+Result<ScoreTarget> ResolveTarget(const violin::TargetArgs& target, const std::string& weights) {
+  ScoreTarget resolved;
+  VISALIGN_ASSIGN_OR_RETURN(resolved.spec, violin::ParseTargetSpec(target));
+  VISALIGN_ASSIGN_OR_RETURN(resolved.weights, WeightsArg(weights));
+  return resolved;
+}
+
+// One image to score: a command-line IMAGE, or one line of a --batch file.
+struct ScoreJob {
+  std::optional<std::string> image;  // nullopt: a batch line too malformed to name one
+  int line = 0;                      // batch line number (1-based); 0 for a command-line image
+  std::string where;                 // "FILE:LINE" for a batch line, prefixed to its errors
+  Status invalid;                    // non-OK: the line's arguments are invalid; nothing is scored
+  ScoreTarget target;
+};
+
+Result<std::vector<ScoreJob>> CommandLineJobs(const ScoreOptions& o) {
+  if (o.images.empty())
+    return Status::InvalidArgument("no image given", "command line", "IMAGE... or --batch FILE.jsonl");
+  VISALIGN_ASSIGN_OR_RETURN(ScoreTarget target, ResolveTarget(o.target, o.weights));
+  std::vector<ScoreJob> jobs;
+  for (const std::string& image : o.images) jobs.push_back({image, 0, "", Status::Ok(), target});
+  return jobs;
+}
+
+std::string BatchName(const std::string& batch) { return batch == "-" ? "stdin" : batch; }
+
+bool IsBlank(std::string_view line) {
+  return std::all_of(line.begin(), line.end(), [](unsigned char c) { return std::isspace(c) != 0; });
+}
+
+Result<std::vector<ScoreJob>> BatchJobs(const ScoreOptions& o) {
+  if (!o.images.empty())
+    return Status::InvalidArgument("IMAGE arguments and --batch given", "command line",
+                                   "images on the command line or in --batch FILE, not both");
+  const violin::TargetArgs& t = o.target;
+  if (!t.target.empty() || !t.layout.empty() || !t.targets.empty() || !t.fuzzy.empty() || !o.weights.empty())
+    return Status::InvalidArgument("target arguments with --batch", "command line",
+                                   "--target, --layout, --targets, --fuzzy and --weights inside each batch line");
+  std::string text;
+  if (o.batch == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    VISALIGN_ASSIGN_OR_RETURN(text, ReadFile(o.batch));
+  }
+  const std::vector<std::string_view> lines = SplitLines(text);
+  std::vector<ScoreJob> jobs;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (IsBlank(lines[i])) continue;
+    ScoreJob& job = jobs.emplace_back();
+    job.line = static_cast<int>(i + 1);
+    job.where = fmt::format("{}:{}", BatchName(o.batch), job.line);
+    Result<violin::ScoreArgs> args = violin::ParseScoreLine(lines[i]);
+    if (!args.ok()) {
+      job.invalid = args.status();
+      continue;
+    }
+    job.image = args->image;
+    Result<ScoreTarget> target = ResolveTarget(args->target, args->weights);
+    if (target.ok())
+      job.target = std::move(*target);
+    else
+      job.invalid = target.status();
+  }
+  return jobs;
+}
+
+Result<violin::Metrics> ReadAndScore(const std::string& image, const ScoreTarget& target) {
+  VISALIGN_ASSIGN_OR_RETURN(imaging::Image decoded, imaging::ReadImage(image));
+  Result<violin::Metrics> metrics = violin::ScoreImage(decoded, target.spec, target.weights);
+  if (!metrics.ok()) return metrics.status().WithContext(image);
+  return metrics;
+}
+
+// A job's metrics, or why there are none; errors of a batch line are prefixed by its FILE:LINE.
+Result<violin::Metrics> ScoreJobImage(const ScoreJob& job) {
+  Result<violin::Metrics> metrics =
+      job.invalid.ok() ? ReadAndScore(*job.image, job.target) : Result<violin::Metrics>(job.invalid);
+  if (metrics.ok() || job.where.empty()) return metrics;
+  return metrics.status().WithContext(job.where);
 }
 
 void PrintMetricsTable(const violin::Metrics& m) {
@@ -96,17 +137,61 @@ void PrintMetricsTable(const violin::Metrics& m) {
   std::cout << fmt::format("pre_mean {:.6f}\npur_mean {:.6f}\n", m.pre_mean, m.pur_mean);
 }
 
-Status RunScore(const Cli& cli, const ScoreArgs& a) {
-  VISALIGN_ASSIGN_OR_RETURN(violin::TargetSpec spec, BuildSpec(a));
-  VISALIGN_ASSIGN_OR_RETURN(violin::Weights weights, WeightsArg(a.weights));
-  VISALIGN_ASSIGN_OR_RETURN(imaging::Image image, imaging::ReadImage(a.image));
-  Result<violin::Metrics> metrics = violin::ScoreImage(image, spec, weights);
-  if (!metrics.ok()) return metrics.status().WithContext(a.image);
-  if (cli.global().json)
-    PrintJson(violin::MetricsJson(*metrics));
-  else
-    PrintMetricsTable(*metrics);
-  return Status::Ok();
+// One JSON Lines result: the MetricsJson object, or {"error": message}, with "image" (null for a
+// batch line too malformed to name one) and, for a batch line, "line".
+void PrintJsonLine(const ScoreJob& job, const Result<violin::Metrics>& result) {
+  nlohmann::json out =
+      result.ok() ? violin::MetricsJson(*result) : nlohmann::json{{"error", result.status().ToString()}};
+  out["image"] = job.image ? nlohmann::json(*job.image) : nlohmann::json();
+  if (job.line > 0) out["line"] = job.line;
+  // Paths and messages may hold bytes that are not UTF-8 (file names): replace, do not throw.
+  std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
+// How results are printed: one image as before batches existed (a table or one JSON object,
+// its error being the command's error); several as tables headed by their path; or JSON Lines.
+enum class ScoreOutput { kOne, kTables, kJsonLines };
+
+Status RunScore(const Cli& cli, const ScoreOptions& o) {
+  const bool batch = !o.batch.empty();
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<ScoreJob> jobs, batch ? BatchJobs(o) : CommandLineJobs(o));
+  ScoreOutput output = ScoreOutput::kJsonLines;
+  if (!batch && jobs.size() == 1) output = ScoreOutput::kOne;
+  if (!batch && jobs.size() > 1 && !cli.global().json) output = ScoreOutput::kTables;
+
+  size_t failed = 0;
+  Status first_failure;
+  auto consume = [&](size_t i, Result<violin::Metrics>&& result) -> Status {
+    const ScoreJob& job = jobs[i];
+    if (output == ScoreOutput::kOne) {
+      if (!result.ok()) return result.status();
+      if (cli.global().json)
+        PrintJson(violin::MetricsJson(*result));
+      else
+        PrintMetricsTable(*result);
+      return Status::Ok();
+    }
+    const Status& failure = result.status();
+    if (!failure.ok() && failed++ == 0) first_failure = failure;
+    if (output == ScoreOutput::kJsonLines) {
+      PrintJsonLine(job, result);
+      return Status::Ok();
+    }
+    std::cout << fmt::format("{}== {} ==\n", i == 0 ? "" : "\n", *job.image);
+    if (failure.ok())
+      PrintMetricsTable(*result);
+    else
+      std::cout << "error: " << failure.ToString() << "\n";
+    return Status::Ok();
+  };
+  VISALIGN_RETURN_IF_ERROR(ParallelForOrdered(jobs.size(), [&](size_t i) { return ScoreJobImage(jobs[i]); }, consume));
+  if (failed == 0) return Status::Ok();
+  const std::string first =
+      "readable images and valid score arguments (first failure: " + first_failure.ToString() + ")";
+  if (batch)
+    return Status::InvalidArgument(fmt::format("{} of {} batch lines failed", failed, jobs.size()), BatchName(o.batch),
+                                   first);
+  return Status::InvalidArgument(fmt::format("{} of {} images failed", failed, jobs.size()), "command line", first);
 }
 
 struct EvaluateArgs {
@@ -230,26 +315,44 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
 const CommandGroup kViolinScore(21, [](Cli& cli) {
   CLI::App* g = cli.Group("violin", "VIOLIN: pure-color obedience benchmark");
 
-  auto sa = std::make_shared<ScoreArgs>();
-  CLI::App* score = g->add_subcommand("score", "Score one image against a target color or layout");
-  score->add_option("IMAGE", sa->image, "Image file (PNG, JPEG, WebP), scored at native resolution")->required();
-  score->add_option("--target", sa->target, "Target color of a single-color image (#RRGGBB, rgb(...), hsl(...), name)");
-  score->add_option("--layout", sa->layout, "Block layout for --targets: h2 (top/bottom), v2 (left/right), q4 (2x2)")
+  auto so = std::make_shared<ScoreOptions>();
+  CLI::App* score = g->add_subcommand("score", "Score images against a target color or layout");
+  score->add_option("IMAGE", so->images,
+                    "Image files (PNG, JPEG, WebP), each scored at native resolution against the same target");
+  score->add_option("--batch", so->batch,
+                    "JSON Lines file (- = stdin), one image with its own target arguments per line; not with IMAGE");
+  score->add_option("--target", so->target.target,
+                    "Target color of a single-color image (#RRGGBB, rgb(...), hsl(...), name)");
+  score->add_option("--layout", so->target.layout,
+                    "Block layout for --targets: h2 (top/bottom), v2 (left/right), q4 (2x2)")
       ->check(CLI::IsMember({"single", "h2", "v2", "q4"}));
-  score->add_option("--targets", sa->targets, "Block colors in layout order: h2 top,bottom; v2 left,right; q4 TL,TR,BL,BR");
-  score->add_option("--fuzzy", sa->fuzzy, "A stated range LOW,HIGH: the target is the closest HSL point of the range");
-  score->add_option("--weights", sa->weights,
+  score->add_option("--targets", so->target.targets,
+                    "Block colors in layout order: h2 top,bottom; v2 left,right; q4 TL,TR,BL,BR");
+  score->add_option("--fuzzy", so->target.fuzzy,
+                    "A stated range LOW,HIGH: the target is the closest HSL point of the range");
+  score->add_option("--weights", so->weights,
                     "pre_mean weights of rgb_ed,rgb_rm,de00,hue,chroma,hyab (default 1,1,1,1,1,1)");
   score->footer(
       "Prints raw and normalised (0-1, lower is better) metrics: precision rgb_ed, rgb_rm, de00, hue, chroma,\n"
       "hyab of the block mean color vs the target; purity sd (sd_n = min(1, 2 sd)), ced (Canny edge density),\n"
       "hf (FFT power above 0.25 cycles/pixel); pre_mean and pur_mean. Definitions: docs/metrics.md.\n"
+      "Several IMAGEs: each scored against the same target; a table per image headed by its path, or with\n"
+      "--json one JSON object per line (JSON Lines), the one-image object plus \"image\".\n"
+      "--batch FILE: each line a JSON object {\"image\": PATH, \"target\": C} (or \"layout\" and \"targets\",\n"
+      "or \"fuzzy\"; optional \"weights\") or an argument array [\"PATH\", \"--target\", \"C\"]; prints JSON Lines,\n"
+      "the one-image object plus \"image\" and \"line\".\n"
+      "An image or line that fails gives {\"image\", \"error\"} and the others are scored, then exit code 2.\n"
+      "Images are scored on the global --threads; output keeps the input order. See docs/violin.md.\n"
       "Examples:\n"
       "  visalign violin score gen.png --target '#D9B451' --json\n"
       "  visalign violin score gen.png --layout h2 --targets '#72672C,#D9B451'\n"
       "  visalign violin score gen.png --layout q4 --targets 'red,rgb(0, 128, 0),#0000FF,hsl(60, 100%, 50%)'\n"
-      "  visalign violin score gen.png --fuzzy '#B92842,#E3A857'");
-  cli.Bind(score, [&cli, sa]() { return RunScore(cli, *sa); });
+      "  visalign violin score gen.png --fuzzy '#B92842,#E3A857'\n"
+      "  visalign violin score a.png b.png c.png --target '#D9B451' --json --threads 2\n"
+      "  visalign violin score --batch images.jsonl > scores.jsonl\n"
+      "  echo '{\"image\": \"a.png\", \"layout\": \"v2\", \"targets\": \"#F00,#00F\"}' |\n"
+      "    visalign violin score --batch -");
+  cli.Bind(score, [&cli, so]() { return RunScore(cli, *so); });
 
   auto ea = std::make_shared<EvaluateArgs>();
   CLI::App* ev = g->add_subcommand("evaluate", "Score generated images of one or more models against a dataset");

@@ -216,6 +216,23 @@ Result<ParsedColor> ParseName(std::string_view original, const IsccNbs& names) {
   return out;
 }
 
+// Splits "a,b,c" at commas outside parentheses.
+std::vector<std::string_view> SplitColorList(std::string_view text) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')') --depth;
+    if (text[i] == ',' && depth == 0) {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
 }  // namespace
 
 std::string_view NotationName(Notation n) {
@@ -238,6 +255,15 @@ Result<ParsedColor> ParseColor(std::string_view text) {
   if (std::optional<Result<ParsedColor>> parsed = ParseNotation(text)) return std::move(*parsed);
   VISALIGN_ASSIGN_OR_RETURN(const IsccNbs* names, IsccNbs::Default());
   return ParseName(text, *names);
+}
+
+Result<std::vector<Srgb8>> ParseColorList(std::string_view text) {
+  std::vector<Srgb8> colors;
+  for (std::string_view part : SplitColorList(text)) {
+    VISALIGN_ASSIGN_OR_RETURN(ParsedColor parsed, ParseColor(part));
+    colors.push_back(parsed.rgb8);
+  }
+  return colors;
 }
 
 }  // namespace visalign::color

@@ -148,6 +148,30 @@ TEST(ParseColor, DefaultNamesOverloadParsesHexWithoutNeedingTheTable) {
   EXPECT_EQ(ToHex(named->rgb8), "#0067A5");
 }
 
+TEST(ParseColorList, SplitsAtCommasOutsideParentheses) {
+  const Result<std::vector<Srgb8>> got = ParseColorList("red, rgb(0, 128, 0),#00F,hsl(60, 100%, 50%),lab(100, 0, 0)");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  const std::vector<Srgb8> expected = {
+      ParseColor("red")->rgb8, {0, 128, 0}, {0, 0, 255}, {255, 255, 0}, {255, 255, 255}};
+  EXPECT_EQ(*got, expected);
+  EXPECT_EQ(*ParseColorList("#D9B451"), (std::vector<Srgb8>{{217, 180, 81}}));
+}
+
+TEST(ParseColorList, ReportsTheFirstBadEntryAsParseColorDoes) {
+  const Result<std::vector<Srgb8>> bad = ParseColorList("#F00,#GGHHII,nope");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().what(), "invalid color \"#GGHHII\"");
+  EXPECT_EQ(bad.status().ToString(), ParseColor("#GGHHII").status().ToString());
+  for (const char* text : {"", "#F00,", ",#F00", "#F00,,#00F"}) {
+    const Result<std::vector<Srgb8>> empty = ParseColorList(text);
+    ASSERT_FALSE(empty.ok()) << text;
+    EXPECT_EQ(empty.status().what(), "invalid color \"\"") << text;
+  }
+  // An unbalanced parenthesis keeps the rest of the list in one entry, which then fails whole.
+  EXPECT_EQ(ParseColorList("rgb(1, 2, 3,#F00").status().what(), "invalid color \"rgb(1, 2, 3,#F00\"");
+}
+
 TEST(NotationName, NamesEachNotation) {
   EXPECT_EQ(NotationName(Notation::kHex), "hex");
   EXPECT_EQ(NotationName(Notation::kRgb), "rgb");

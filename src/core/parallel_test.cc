@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -19,6 +20,71 @@ TEST(ParallelFor, VisitsEveryIndexExactlyOnce) {
 TEST(ParallelFor, EmptyRangeDoesNothing) {
   bool called = false;
   ParallelFor(0, [&](size_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+TEST(ParallelForOrdered, ConsumesEveryValueInIndexOrder) {
+  for (int threads : {1, 2, 7}) {
+    std::vector<size_t> order;
+    const Status st = ParallelForOrdered(
+        500, [](size_t i) { return i * i; },
+        [&](size_t i, size_t value) {
+          EXPECT_EQ(value, i * i);
+          order.push_back(i);
+          return Status::Ok();
+        },
+        threads);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_EQ(order.size(), 500u);
+    for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i);
+  }
+}
+
+TEST(ParallelForOrdered, KeepsAtMostTheWindowOfValuesWaiting) {
+  constexpr int kThreads = 3;
+  std::atomic<size_t> produced{0}, consumed{0}, worst{0};
+  const Status st = ParallelForOrdered(
+      300,
+      [&](size_t i) {
+        ++produced;  // started, so counted as waiting until consumed
+        return i;
+      },
+      [&](size_t, size_t) {
+        ++consumed;
+        worst = std::max(worst.load(), produced.load() - consumed.load());
+        return Status::Ok();
+      },
+      kThreads);
+  ASSERT_TRUE(st.ok());
+  EXPECT_LE(worst.load(), kOrderedWindowPerThread * kThreads);
+}
+
+TEST(ParallelForOrdered, StopsAtTheFirstFailedConsume) {
+  std::vector<size_t> seen;
+  const Status st = ParallelForOrdered(
+      1000, [](size_t i) { return i; },
+      [&](size_t i, size_t) {
+        seen.push_back(i);
+        return i == 5 ? Status::InvalidArgument("stop at 5") : Status::Ok();
+      },
+      4);
+  EXPECT_EQ(st.what(), "stop at 5");
+  EXPECT_EQ(seen, (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(ParallelForOrdered, EmptyRangeProducesNothing) {
+  bool called = false;
+  const Status st = ParallelForOrdered(
+      0,
+      [&](size_t i) {
+        called = true;
+        return i;
+      },
+      [&](size_t, size_t) {
+        called = true;
+        return Status::Ok();
+      });
+  EXPECT_TRUE(st.ok());
   EXPECT_FALSE(called);
 }
 

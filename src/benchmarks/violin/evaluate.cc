@@ -3,15 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <condition_variable>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -25,8 +21,6 @@ namespace {
 
 constexpr std::string_view kSampleSeparator = "__";
 constexpr std::array<std::string_view, 4> kImageExtensions = {".png", ".jpg", ".jpeg", ".webp"};
-// Results in flight per worker: enough to keep workers busy while the writer catches up.
-constexpr size_t kWindowPerThread = 4;
 constexpr int kMarkdownDecimals = 4;
 
 std::string Lower(std::string s) {
@@ -37,61 +31,6 @@ std::string Lower(std::string s) {
 bool IsImageExtension(const std::string& ext) {
   const std::string lower = Lower(ext);
   return std::find(kImageExtensions.begin(), kImageExtensions.end(), lower) != kImageExtensions.end();
-}
-
-// Runs produce(i) for i in [0, n) on `threads` workers and consume(i, value) on the calling
-// thread in index order. A worker does not start item i until i < consumed + window, so at most
-// `window` produced values wait at any time. The first non-OK consume stops the pipeline.
-template <typename T, typename Produce, typename Consume>
-Status RunOrdered(size_t n, int threads, Produce produce, Consume consume) {
-  const size_t window = std::max<size_t>(2, kWindowPerThread * static_cast<size_t>(threads));
-  std::vector<std::optional<T>> slots(window);
-  std::mutex mu;
-  std::condition_variable ready_cv, space_cv;
-  size_t consumed = 0;
-  bool stop = false;
-  std::atomic<size_t> next{0};
-
-  auto worker = [&] {
-    for (;;) {
-      const size_t i = next.fetch_add(1);
-      if (i >= n) return;
-      {
-        std::unique_lock lock(mu);
-        space_cv.wait(lock, [&] { return stop || i < consumed + window; });
-        if (stop) return;
-      }
-      T value = produce(i);
-      {
-        std::lock_guard lock(mu);
-        slots[i % window] = std::move(value);
-      }
-      ready_cv.notify_one();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-
-  Status status;
-  for (size_t i = 0; i < n && status.ok(); ++i) {
-    std::optional<T> value;
-    {
-      std::unique_lock lock(mu);
-      ready_cv.wait(lock, [&] { return slots[i % window].has_value(); });
-      value = std::move(slots[i % window]);
-      slots[i % window].reset();
-      ++consumed;
-    }
-    space_cv.notify_all();
-    status = consume(i, std::move(*value));
-  }
-  {
-    std::lock_guard lock(mu);
-    stop = true;
-  }
-  space_cv.notify_all();
-  for (auto& th : pool) th.join();
-  return status;
 }
 
 using GroupKey = std::tuple<size_t, int, std::string, std::string>;  // model, variation, language, notation
@@ -265,7 +204,6 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
       summary.unmatched.push_back({model.model, {}, -1, path, "no manifest item with this id"});
   }
 
-  const int threads = std::max(1, options.threads > 0 ? options.threads : ThreadCount());
   Progress progress("violin evaluate", jobs.size(), options.show_progress);
   auto produce = [&](size_t i) -> Result<Metrics> {
     const Job& job = jobs[i];
@@ -295,7 +233,7 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
       return options.on_image(ImageScore{job.item, models[job.model].model, job.source->k, job.source->path, metrics});
     return Status::Ok();
   };
-  VISALIGN_RETURN_IF_ERROR(RunOrdered<Result<Metrics>>(jobs.size(), threads, produce, consume));
+  VISALIGN_RETURN_IF_ERROR(ParallelForOrdered(jobs.size(), produce, consume, options.threads));
   progress.Finish();
 
   for (const auto& [key, sums] : groups) {
