@@ -10,7 +10,8 @@ Python reference").
   violin_reference.py score IMAGE --layout h2|v2|q4 --targets C1,C2[,C3,C4]
   violin_reference.py score IMAGE --fuzzy LOW,HIGH
       prints the JSON of `visalign violin score --json`:
-      {"raw": {rgb_ed, ..., hf}, "norm": {..., sd_n, ced, hf}, "pre_mean", "pur_mean"}
+      {"raw": {rgb_ed, ..., hf}, "norm": {..., sd_n, ced, hf}, "pre_mean", "pur_mean"} (+ "alpha_min"
+      when the image has transparent pixels: composited over --background, default #FFFFFF, or none)
       Without OpenCV's Python module (cv2), ced and pur_mean (which includes ced) are null.
   violin_reference.py batch CASES.jsonl
       each line a JSON array of `score` arguments; prints one score JSON per line (one process, so
@@ -100,10 +101,20 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
 
 # --- Input --------------------------------------------------------------------------------------
-def read_image(path):
-    """8-bit RGB, alpha dropped (PIL's RGBA -> RGB conversion does not composite)."""
+def read_image(path, background=(255, 255, 255)):
+    """(8-bit RGB, smallest alpha): images with alpha are composited over `background` (None: alpha
+    dropped, as PIL's convert("RGB") does), round((c*a + b*(255 - a)) / 255) in integers."""
     with Image.open(path) as image:
-        return np.asarray(image.convert("RGB"))
+        has_alpha = image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
+        if not has_alpha:
+            return np.asarray(image.convert("RGB")), 255
+        rgba = np.asarray(image.convert("RGBA")).astype(np.int64)
+    alpha = rgba[..., 3:4]
+    if background is None:
+        rgb = rgba[..., :3]
+    else:
+        rgb = (rgba[..., :3] * alpha + np.array(background) * (255 - alpha) + 127) // 255
+    return rgb.astype(np.uint8), int(alpha.min())
 
 
 def parse_color(text):
@@ -271,7 +282,7 @@ def mean(values):
     return None if any(v is None for v in values) else sum(values) / len(values)
 
 
-def score(image, layout, targets=None, fuzzy=None):
+def score(image, layout, targets=None, fuzzy=None, alpha_min=255):
     parts = blocks(image, layout)
     if any(p.shape[0] == 0 or p.shape[1] == 0 for p in parts):
         raise ValueError(f"image {image.shape[1]}x{image.shape[0]} too small for layout {layout}")
@@ -285,12 +296,15 @@ def score(image, layout, targets=None, fuzzy=None):
     norm = {k: mean(normalise(k, b[k]) for b in per_block) for k in PRECISION + PURITY_RAW}
     norm_out = {k: norm[k] for k in PRECISION}
     norm_out.update({"sd_n": norm["sd"], "ced": norm["ced"], "hf": norm["hf"]})
-    return {
+    result = {
         "raw": raw,
         "norm": norm_out,
         "pre_mean": mean(norm_out[k] for k in PRECISION),
         "pur_mean": mean(norm_out[k] for k in PURITY_NORM),
     }
+    if alpha_min < 255:
+        result["alpha_min"] = alpha_min
+    return result
 
 
 def target_args(parser):
@@ -298,6 +312,8 @@ def target_args(parser):
     parser.add_argument("--layout", choices=["single", "h2", "v2", "q4"], help="block layout for --targets")
     parser.add_argument("--targets", help="block colors in layout order")
     parser.add_argument("--fuzzy", help="a stated range LOW,HIGH")
+    parser.add_argument("--background", default="#FFFFFF",
+                        help="colour transparent pixels are composited over, or none (alpha dropped)")
 
 
 def target_spec(args):
@@ -324,7 +340,9 @@ def score_args(argv):
     parser.add_argument("image")
     target_args(parser)
     args = parser.parse_args(argv)
-    return score(read_image(args.image), *target_spec(args))
+    background = None if args.background == "none" else tuple(int(v) for v in parse_color(args.background))
+    image, alpha_min = read_image(args.image, background)
+    return score(image, *target_spec(args), alpha_min=alpha_min)
 
 
 # --- Timing -------------------------------------------------------------------------------------
@@ -333,13 +351,13 @@ def time_directory(args):
     if not files:
         raise ValueError(f"no {'/'.join(IMAGE_SUFFIXES)} files in {args.dir}")
     spec = target_spec(args)
-    score(read_image(files[0]), *spec)  # warm-up: first-call costs of numpy/OpenCV
+    score(read_image(files[0])[0], *spec)  # warm-up: first-call costs of numpy/OpenCV
     passes = []
     for _ in range(args.repeat):
         decode = metrics = 0.0
         for path in files:
             t0 = time.perf_counter()
-            image = read_image(path)
+            image, _ = read_image(path)
             t1 = time.perf_counter()
             score(image, *spec)
             t2 = time.perf_counter()

@@ -2,6 +2,7 @@
 // ground truth scores zero, a degraded copy does not, problems are counted and --strict fails.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "testing/cli_runner.h"
 #include "visalign/imaging.h"
 #include "visalign/io.h"
+#include "visalign/violin_manifest.h"
 
 namespace visalign {
 namespace {
@@ -96,6 +98,75 @@ TEST_F(ViolinEval, ComparesModelsAndReportsMissingAndUnreadable) {
   EXPECT_EQ(strict.exit_code, 2);
   EXPECT_NE(strict.err.find("error: 1 missing, 1 unreadable, 1 unmatched images (--strict)"), std::string::npos)
       << strict.err;
+}
+
+// The images of the test split only, as `generate --filter split=test` leaves them: scored with
+// --split test they cover every selected item (--strict passes); without it coverage is stated,
+// a warning names the model, and --strict fails.
+TEST_F(ViolinEval, TheSplitSelectsItemsAndCoverageIsStatedEverywhere) {
+  auto items = violin::LoadManifest(Dataset());
+  ASSERT_TRUE(items.ok());
+  const auto test_only = dir_ / "test-only";
+  std::filesystem::create_directories(test_only);
+  size_t n_test = 0;
+  for (const auto& item : *items)
+    if (item.split == "test") {
+      ++n_test;
+      std::filesystem::copy_file(Dataset() / *item.image, test_only / (item.id + ".png"));
+    }
+  ASSERT_GT(n_test, 0u);
+  const std::vector<std::string> base = {"violin", "evaluate", "--dataset", Dataset().string(), "--images",
+                                         test_only.string(), "--model", "m", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunVisalign(args);
+  };
+  auto split = with({"--split", "test", "--strict", "--by", "prompt_split", "--out", (dir_ / "s").string()});
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  auto j = nlohmann::json::parse(split.out);
+  EXPECT_EQ(j["n_items"], n_test);
+  EXPECT_EQ(j["split"], "test");
+  ASSERT_EQ(j["overall"].size(), 1u);
+  EXPECT_EQ(j["overall"][0]["coverage"], 1.0);
+  EXPECT_EQ(j["overall"][0]["ci95"]["pre_mean"].size(), 2u);
+  for (const auto& row : j["rows"]) EXPECT_TRUE(row.contains("prompt_split")) << row.dump();
+  EXPECT_EQ(split.err.find("warning"), std::string::npos) << split.err;
+
+  auto all = with({"--out", (dir_ / "a").string()});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const auto overall = nlohmann::json::parse(all.out)["overall"][0];
+  EXPECT_EQ(overall["n_items"], items->size());
+  EXPECT_DOUBLE_EQ(overall["coverage"].get<double>(), double(n_test) / double(items->size()));
+  EXPECT_NE(all.err.find(fmt::format("warning: model m: {} of {} items scored", n_test, items->size())),
+            std::string::npos)
+      << all.err;
+  EXPECT_EQ(with({"--strict", "--out", (dir_ / "st").string()}).exit_code, 2);
+  // --missing worst counts every missing item as 1 on every normalised metric.
+  auto worst = with({"--missing", "worst", "--out", (dir_ / "w").string()});
+  ASSERT_EQ(worst.exit_code, 0) << worst.err;
+  const double worst_pre = nlohmann::json::parse(worst.out)["overall"][0]["pre_mean"].get<double>();
+  EXPECT_NEAR(worst_pre, double(items->size() - n_test) / double(items->size()),
+              overall["pre_mean"].get<double>() + 1e-12);
+  EXPECT_NE(worst.err.find("(--missing worst)"), std::string::npos);
+  auto csv = ReadFile(dir_ / "w" / "summary.csv");
+  ASSERT_TRUE(csv.ok());
+  EXPECT_NE(csv->find("\noverall,m,0,all,all,"), std::string::npos);
+}
+
+TEST_F(ViolinEval, BadEvaluationOptionsAreOneLineErrors) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--split", "validation"}, {"--by", "colour"}, {"--missing", "zero"},
+      {"--background", "transparent-ish"}, {"--resamples", "5"}};
+  for (const auto& extra : bad) {
+    std::vector<std::string> args = {"violin", "evaluate", "--dataset", Dataset().string(), "--images",
+                                     (Dataset() / "images").string(), "--out", (dir_ / "x").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = RunVisalign(args);
+    EXPECT_EQ(r.exit_code, 2) << extra[0];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  }
 }
 
 TEST(ViolinScore, PrintsRawAndNormalisedMetricsAsJson) {

@@ -225,7 +225,7 @@ std::vector<Case> Cases() {
   return c;
 }
 
-// Re-encodes one PNG as an RGBA PNG (alpha a ramp: dropped, not composited) and as a JPEG, with PIL.
+// Re-encodes one PNG as an RGBA PNG (alpha a ramp: composited over the background) and as a JPEG, with PIL.
 constexpr char kEncodeWithPil[] =
     "import sys\n"
     "import numpy as np\n"
@@ -288,6 +288,8 @@ TEST_F(ViolinReference, EveryValueMatchesThePythonReference) {
                              (dir_ / "photo.jpg").string()});
   ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
   runs.push_back({"rgba_png", {(dir_ / "rgba.png").string(), "--target", "#8C8C78"}});
+  runs.push_back({"rgba_png_over_olive", {(dir_ / "rgba.png").string(), "--target", "#8C8C78", "--background", "#808000"}});
+  runs.push_back({"rgba_png_alpha_dropped", {(dir_ / "rgba.png").string(), "--target", "#8C8C78", "--background", "none"}});
   runs.push_back({"jpeg_q90", {(dir_ / "photo.jpg").string(), "--fuzzy", "#3C78A0,#A0C850"}});
 
   std::string cases_jsonl;
@@ -334,6 +336,7 @@ void ViolinReference::CompareWithReference(const std::vector<std::pair<std::stri
       }
     }
     Compare(name, "pre_mean", ours["pre_mean"].get<double>(), ref["pre_mean"].get<double>(), worst);
+    EXPECT_EQ(ours.value("alpha_min", 255), ref.value("alpha_min", 255));
     const double ref_pur_mean =
         have_cv2_ ? ref["pur_mean"].get<double>()
                   : (ref["norm"]["sd_n"].get<double>() + ours["norm"]["ced"].get<double>() +

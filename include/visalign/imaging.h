@@ -1,10 +1,12 @@
 // Images as visalign sees them: 8-bit RGB, interleaved, row-major. PNG (own fast path, else
 // libspng), JPEG (libjpeg-turbo) and WebP (libwebp) are decoded inside this module only; other
-// formats are refused naming the format. Inputs with alpha lose it (no compositing); 16-bit
-// inputs are scaled to 8 bits (v/257, rounded); grayscale inputs are replicated to R = G = B.
-// Images of more than 2^30 pixels are refused before any pixel memory is allocated.
+// formats are refused naming the format. Alpha is dropped or composited (AlphaPolicy) and its
+// minimum kept (Image::alpha_min); 16-bit inputs are scaled to 8 bits (v/257, rounded); grayscale
+// inputs are replicated to R = G = B. Images of more than 2^30 pixels are refused before any pixel
+// memory is allocated.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -40,6 +42,9 @@ struct Image {
   int width = 0;
   int height = 0;
   Bytes rgb;  // width * height * 3 bytes: R, G, B per pixel
+  // The smallest alpha of the decoded file (PNG alpha or tRNS, WebP alpha; 16-bit alpha scaled to
+  // 8 bits); 255 for opaque images and formats without alpha.
+  uint8_t alpha_min = 255;
 
   Image() = default;
   // All pixels black.
@@ -56,10 +61,20 @@ struct Image {
   const uint8_t* pixel(int x, int y) const { return &rgb[(static_cast<size_t>(y) * width + x) * 3]; }
 };
 
+// What decoders do with transparent pixels. kDrop keeps each pixel's stored RGB, as PIL's
+// convert("RGB") and OpenCV do (CLIP preprocessing expects it: open_clip reads images that way).
+// kComposite blends every pixel over `background`: per channel round((c·a + b·(255 − a)) / 255),
+// exact in integers; 16-bit files blend in 16 bits (b·257, 65535) and are then scaled.
+struct AlphaPolicy {
+  enum class Mode { kDrop, kComposite };
+  Mode mode = Mode::kDrop;
+  std::array<uint8_t, 3> background{255, 255, 255};
+};
+
 // Decodes PNG, JPEG or WebP. `source` names the input in errors: kCorrupt for damaged or
 // unrecognised bytes, kUnsupported for another image format or too many pixels.
-Result<Image> DecodeImage(std::string_view bytes, const std::string& source);
-Result<Image> ReadImage(const std::filesystem::path& path);
+Result<Image> DecodeImage(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha = {});
+Result<Image> ReadImage(const std::filesystem::path& path, const AlphaPolicy& alpha = {});
 
 // PNG bytes of an image; `compression` 0 (fastest) .. 9 (smallest).
 Result<std::string> EncodePng(const Image& image, int compression = 1);

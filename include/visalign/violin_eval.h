@@ -8,7 +8,8 @@
 //   per-block values. Fuzzy items project M's HSL onto the stated range to get T.
 // The dataset evaluation scores lists of image sources per model, so images may come from a
 // folder (CollectImageDirectory) or from a run store; nothing is skipped silently: items without
-// an image are "missing", files that cannot be decoded or scored are "unreadable", both listed.
+// an image are "missing", files that cannot be decoded or scored are "unreadable", both listed,
+// and every row states its coverage. Transparent pixels are composited over a stated background.
 #pragma once
 
 #include <array>
@@ -25,6 +26,7 @@
 
 #include "visalign/color.h"
 #include "visalign/imaging.h"
+#include "visalign/stats_resampling.h"
 #include "visalign/status.h"
 #include "visalign/violin_manifest.h"
 
@@ -47,17 +49,27 @@ double Normalise(Metric m, double raw);
 struct Weights {
   std::array<double, kPrecisionCount> precision{1, 1, 1, 1, 1, 1};
 };
-// "w1,w2,w3,w4,w5,w6" in metric order rgb_ed, rgb_rm, de00, hue, chroma, hyab.
+// "w1,w2,w3,w4,w5,w6" in metric order rgb_ed, rgb_rm, de00, hue, chroma, hyab; "" = all 1.
 Result<Weights> ParseWeights(std::string_view text);
+
+// A block's mean colour and the target it was compared with (for fuzzy items, the projection).
+struct BlockColor {
+  color::Rgb255 mean, target;
+};
 
 struct Metrics {
   std::array<double, kMetricCount> raw{};
   std::array<double, kMetricCount> norm{};
   double pre_mean = 0;
   double pur_mean = 0;
+  std::vector<BlockColor> blocks;  // layout order
+  uint8_t alpha_min = 255;         // the image's (imaging::Image::alpha_min)
 };
-// {"raw": {rgb_ed, ..., hf}, "norm": {rgb_ed, ..., sd_n, ced, hf}, "pre_mean", "pur_mean"}
+// {"raw": {rgb_ed, ..., hf}, "norm": {rgb_ed, ..., sd_n, ced, hf}, "pre_mean", "pur_mean"}, plus
+// "alpha_min" when the image had transparent pixels (below 255).
 nlohmann::json MetricsJson(const Metrics& m);
+// [{"mean": [r, g, b], "target": [r, g, b]}, ...] on the 0..255 scale, unrounded.
+nlohmann::ordered_json BlocksJson(const std::vector<BlockColor>& blocks);
 
 // What an image should look like.
 struct TargetSpec {
@@ -93,6 +105,11 @@ struct TargetArgs {
 // argument ("argument --target \"...\""), "target arguments" for a missing or mixed form, or
 // "target" for a color count that does not fit the layout (TargetSpec::Validate).
 Result<TargetSpec> ParseTargetSpec(const TargetArgs& args);
+
+// --background: "none" drops alpha (scores the stored RGB of transparent pixels); any colour
+// (color::ParseColor notation) composites over it. kInvalidArgument naming `text` otherwise.
+Result<imaging::AlphaPolicy> ParseBackground(std::string_view text);
+inline constexpr char kDefaultBackground[] = "#FFFFFF";
 
 // One image to score with its arguments as text: what a `violin score --batch` line holds.
 struct ScoreArgs {
@@ -130,7 +147,7 @@ struct ModelImages {
 Result<ModelImages> CollectImageDirectory(const std::filesystem::path& dir, const std::string& model,
                                           const std::vector<ManifestItem>& items);
 
-// One scored image, as written to items.jsonl.
+// One scored image, as written to items.jsonl (with the item's prompt and targets).
 struct ImageScore {
   const ManifestItem* item = nullptr;
   std::string model;
@@ -150,23 +167,63 @@ struct Problem {
   std::string reason;
 };
 
-// One row of the results table: a model on one (variation, language, notation) group. Means are
-// over scored images (items with several images count each image); nullopt when none scored.
+// What an item without a scorable image counts as. kSkip: nothing (means are over scored images,
+// and coverage says how many items that is). kWorst: one image scoring 1 on every normalised
+// metric and on pre_mean and pur_mean, per missing item and per unreadable image (raw means stay
+// over scored images: there is no worst raw value).
+enum class MissingPolicy { kSkip, kWorst };
+Result<MissingPolicy> ParseMissingPolicy(std::string_view name);  // "skip" | "worst"
+std::string_view MissingPolicyName(MissingPolicy policy);
+
+// Manifest columns an evaluation can select on (split) or group by (EvaluateOptions::by).
+inline constexpr std::array<std::string_view, 6> kGroupColumns = {"split",      "prompt_split", "hue_split1",
+                                                                  "hue_split2", "template_id",  "layout"};
+// The item's value of one of kGroupColumns; kInvalidArgument naming the columns otherwise.
+Result<std::string> ColumnValue(const ManifestItem& item, std::string_view column);
+
+// Percentile bootstrap intervals of a row's means, resampling items (an item's samples together).
+struct MetricIntervals {
+  std::array<stats::Interval, kMetricCount> norm{};
+  stats::Interval pre_mean, pur_mean;
+};
+
+// One row of the results table. scope "group": a model on one (variation, language, notation,
+// by-columns) group, the shape of the published VIOLIN tables; "overall": a model on every
+// selected item; "common": a model on the items every model has a scored image for. Means are
+// over the row's images (items with several images count each image; MissingPolicy says what
+// missing ones count as); nullopt when there are none.
 struct SummaryRow {
+  std::string scope = "group";
   std::string model;
-  int variation = 0;
-  std::string language;
-  std::string notation;
+  int variation = 0;                    // 0 on overall and common rows
+  std::string language;                 // "all" on overall and common rows
+  std::string notation;                 // "all" on overall and common rows
+  std::vector<std::string> by_values;   // values of Summary::by, in order ("all" outside groups)
   std::optional<std::array<double, kMetricCount>> mean_norm, mean_raw;
   std::optional<double> pre_mean, pur_mean;
+  std::optional<MetricIntervals> ci;    // overall and common rows
   size_t n_scored = 0, n_missing = 0, n_unreadable = 0;
+  size_t n_items = 0;                   // items of the row
+  size_t n_items_scored = 0;            // of them, items with at least one scored image
+  double coverage() const { return n_items == 0 ? 0.0 : double(n_items_scored) / double(n_items); }
 };
 
 struct Summary {
-  std::vector<SummaryRow> rows;  // model order as given, then variation, language, notation
+  std::vector<SummaryRow> rows;     // group rows: model order as given, then variation, language, notation, by
+  std::vector<SummaryRow> overall;  // one per model
+  std::vector<SummaryRow> common;   // one per model when there are two or more models
   std::vector<Problem> missing;
   std::vector<Problem> unreadable;
   std::vector<Problem> unmatched;
+  std::vector<Problem> transparent;  // scored images with alpha < 255 (composited, see `alpha`)
+  std::string split = "all";
+  std::vector<std::string> by;
+  MissingPolicy missing_policy = MissingPolicy::kSkip;
+  imaging::AlphaPolicy alpha;
+  stats::BootstrapOptions bootstrap;
+  size_t n_items = 0;          // selected manifest items
+  size_t n_common_items = 0;   // items with a scored image in every model
+  size_t n_outside_split = 0;  // images of items the split left out (not scored)
   size_t n_scored() const;
 };
 nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights);
@@ -175,6 +232,12 @@ std::string SummaryMarkdown(const Summary& summary);  // the published-table sha
 
 struct EvaluateOptions {
   Weights weights;
+  std::string split = "all";        // train | test | all: the manifest's `split` column
+  std::vector<std::string> by;      // extra grouping columns, from kGroupColumns
+  MissingPolicy missing = MissingPolicy::kSkip;
+  // Transparent pixels are scored composited over white (what viewers show) unless told otherwise.
+  imaging::AlphaPolicy alpha{imaging::AlphaPolicy::Mode::kComposite, {255, 255, 255}};
+  stats::BootstrapOptions bootstrap;  // intervals of the overall and common rows
   int threads = 0;           // scoring threads; 0 = ThreadCount()
   bool show_progress = true;
   // Called once per scored image, in a deterministic order (models as given, sources in
@@ -182,8 +245,9 @@ struct EvaluateOptions {
   std::function<Status(const ImageScore&)> on_image;
 };
 
-// Scores every model's images against `items`. Sources naming an id absent from `items` or the
-// same (id, k) twice are kInvalidArgument. Decoding and scoring run on `threads` workers with a
+// Scores every model's images against the items of the split. Sources naming an id absent from
+// `items` or the same (id, k) twice are kInvalidArgument; images of items outside the split are
+// counted (n_outside_split), not scored. An unknown split or column is kInvalidArgument. Decoding and scoring run on `threads` workers with a
 // bounded window of results, so memory does not grow with the number of images; results and
 // sums are taken in a fixed order, so numbers do not depend on the thread count.
 Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vector<ModelImages>& models,

@@ -1,10 +1,10 @@
-// `visalign violin score` (images on the command line or in a --batch file, each against its
-// target) and `visalign violin evaluate` (a dataset's images, one or more models) over the VIOLIN
-// evaluator.
+// `visalign violin score`: images on the command line or in a --batch file, each against its
+// target, over the VIOLIN evaluator.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "visalign/color.h"
 #include "visalign/imaging.h"
 #include "visalign/io.h"
 #include "visalign/parallel.h"
@@ -25,19 +26,11 @@ namespace {
 
 using violin::Metric;
 
-constexpr char kDefaultOutDir[] = "violin-eval";
-constexpr char kDefaultStore[] = "./visalign-store";
-constexpr size_t kProblemsShown = 10;
-
-Result<violin::Weights> WeightsArg(const std::string& text) {
-  if (text.empty()) return violin::Weights{};
-  return violin::ParseWeights(text);
-}
 
 struct ScoreOptions {
   std::vector<std::string> images;
   violin::TargetArgs target;
-  std::string weights, batch;
+  std::string weights, batch, background = violin::kDefaultBackground;
 };
 
 // What one image is scored against.
@@ -49,7 +42,7 @@ struct ScoreTarget {
 Result<ScoreTarget> ResolveTarget(const violin::TargetArgs& target, const std::string& weights) {
   ScoreTarget resolved;
   VISALIGN_ASSIGN_OR_RETURN(resolved.spec, violin::ParseTargetSpec(target));
-  VISALIGN_ASSIGN_OR_RETURN(resolved.weights, WeightsArg(weights));
+  VISALIGN_ASSIGN_OR_RETURN(resolved.weights, violin::ParseWeights(weights));
   return resolved;
 }
 
@@ -113,26 +106,40 @@ Result<std::vector<ScoreJob>> BatchJobs(const ScoreOptions& o) {
   return jobs;
 }
 
-Result<violin::Metrics> ReadAndScore(const std::string& image, const ScoreTarget& target) {
-  VISALIGN_ASSIGN_OR_RETURN(imaging::Image decoded, imaging::ReadImage(image));
+Result<violin::Metrics> ReadAndScore(const std::string& image, const ScoreTarget& target,
+                                     const imaging::AlphaPolicy& alpha) {
+  VISALIGN_ASSIGN_OR_RETURN(imaging::Image decoded, imaging::ReadImage(image, alpha));
   Result<violin::Metrics> metrics = violin::ScoreImage(decoded, target.spec, target.weights);
   if (!metrics.ok()) return metrics.status().WithContext(image);
   return metrics;
 }
 
 // A job's metrics, or why there are none; errors of a batch line are prefixed by its FILE:LINE.
-Result<violin::Metrics> ScoreJobImage(const ScoreJob& job) {
+Result<violin::Metrics> ScoreJobImage(const ScoreJob& job, const imaging::AlphaPolicy& alpha) {
   Result<violin::Metrics> metrics =
-      job.invalid.ok() ? ReadAndScore(*job.image, job.target) : Result<violin::Metrics>(job.invalid);
+      job.invalid.ok() ? ReadAndScore(*job.image, job.target, alpha) : Result<violin::Metrics>(job.invalid);
   if (metrics.ok() || job.where.empty()) return metrics;
   return metrics.status().WithContext(job.where);
 }
 
+// A 0..255 colour as "#RRGGBB (r, g, b)", the hex rounded, the numbers to two decimals.
+std::string ColourText(const color::Rgb255& c) {
+  auto byte = [](double v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0, 255.0))); };
+  return fmt::format("{} ({:.2f}, {:.2f}, {:.2f})", color::ToHex({byte(c.r), byte(c.g), byte(c.b)}), c.r, c.g, c.b);
+}
+
 void PrintMetricsTable(const violin::Metrics& m) {
+  for (size_t b = 0; b < m.blocks.size(); ++b) {
+    const std::string block = m.blocks.size() == 1 ? "" : fmt::format(" {}", b + 1);
+    std::cout << fmt::format("mean{:<4} {}\ntarget{:<2} {}\n", block, ColourText(m.blocks[b].mean), block,
+                             ColourText(m.blocks[b].target));
+  }
+  if (m.alpha_min < 255) std::cout << fmt::format("alpha_min {}\n", m.alpha_min);
   std::cout << fmt::format("{:<8} {:>14} {:>10}\n", "metric", "raw", "norm");
   for (Metric metric : violin::kAllMetrics) {
     const size_t i = static_cast<size_t>(metric);
-    std::cout << fmt::format("{:<8} {:>14.6f} {:>10.6f}\n", violin::NormName(metric), m.raw[i], m.norm[i]);
+    // sd's raw value is the standard deviation; its normalised value is sd_n = min(1, 2 sd).
+    std::cout << fmt::format("{:<8} {:>14.6f} {:>10.6f}\n", violin::RawName(metric), m.raw[i], m.norm[i]);
   }
   std::cout << fmt::format("pre_mean {:.6f}\npur_mean {:.6f}\n", m.pre_mean, m.pur_mean);
 }
@@ -154,6 +161,7 @@ enum class ScoreOutput { kOne, kTables, kJsonLines };
 
 Status RunScore(const Cli& cli, const ScoreOptions& o) {
   const bool batch = !o.batch.empty();
+  VISALIGN_ASSIGN_OR_RETURN(const imaging::AlphaPolicy alpha, violin::ParseBackground(o.background));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<ScoreJob> jobs, batch ? BatchJobs(o) : CommandLineJobs(o));
   ScoreOutput output = ScoreOutput::kJsonLines;
   if (!batch && jobs.size() == 1) output = ScoreOutput::kOne;
@@ -161,8 +169,10 @@ Status RunScore(const Cli& cli, const ScoreOptions& o) {
 
   size_t failed = 0;
   Status first_failure;
+  size_t transparent = 0;
   auto consume = [&](size_t i, Result<violin::Metrics>&& result) -> Status {
     const ScoreJob& job = jobs[i];
+    if (result.ok() && result->alpha_min < 255) ++transparent;
     if (output == ScoreOutput::kOne) {
       if (!result.ok()) return result.status();
       if (cli.global().json)
@@ -184,7 +194,16 @@ Status RunScore(const Cli& cli, const ScoreOptions& o) {
       std::cout << "error: " << failure.ToString() << "\n";
     return Status::Ok();
   };
-  VISALIGN_RETURN_IF_ERROR(ParallelForOrdered(jobs.size(), [&](size_t i) { return ScoreJobImage(jobs[i]); }, consume));
+  VISALIGN_RETURN_IF_ERROR(
+      ParallelForOrdered(jobs.size(), [&](size_t i) { return ScoreJobImage(jobs[i], alpha); }, consume));
+  if (transparent > 0)
+    std::cerr << fmt::format("warning: {} of {} images have transparent pixels (alpha < 255), scored {} "
+                             "(--background)\n",
+                             transparent, jobs.size(),
+                             alpha.mode == imaging::AlphaPolicy::Mode::kComposite
+                                 ? "composited over " + color::ToHex({alpha.background[0], alpha.background[1],
+                                                                      alpha.background[2]})
+                                 : std::string("with their stored RGB"));
   if (failed == 0) return Status::Ok();
   const std::string first =
       "readable images and valid score arguments (first failure: " + first_failure.ToString() + ")";
@@ -192,124 +211,6 @@ Status RunScore(const Cli& cli, const ScoreOptions& o) {
     return Status::InvalidArgument(fmt::format("{} of {} batch lines failed", failed, jobs.size()), BatchName(o.batch),
                                    first);
   return Status::InvalidArgument(fmt::format("{} of {} images failed", failed, jobs.size()), "command line", first);
-}
-
-struct EvaluateArgs {
-  std::string dataset, images, out = kDefaultOutDir, weights, store = kDefaultStore;
-  std::vector<std::string> models, runs;
-  bool strict = false;
-};
-
-// --images DIR pairs with at most one bare --model NAME (default: the folder's name); every
-// other --model must be NAME=DIR.
-Result<std::vector<std::pair<std::string, std::string>>> ModelFolders(const EvaluateArgs& a) {
-  std::vector<std::pair<std::string, std::string>> folders;
-  std::string bare;
-  for (const std::string& m : a.models) {
-    const size_t eq = m.find('=');
-    if (eq == std::string::npos) {
-      if (!bare.empty() || m.empty())
-        return Status::InvalidArgument("more than one bare --model (or an empty one)", "argument --model \"" + m + "\"",
-                                       "one --model NAME for --images, the others as NAME=IMGDIR");
-      bare = m;
-    } else if (eq == 0 || eq + 1 == m.size()) {
-      return Status::InvalidArgument("empty model name or folder", "argument --model \"" + m + "\"", "NAME=IMGDIR");
-    } else {
-      folders.emplace_back(m.substr(0, eq), m.substr(eq + 1));
-    }
-  }
-  if (!a.images.empty()) {
-    std::string name = bare;
-    if (name.empty()) name = std::filesystem::path(a.images).lexically_normal().filename().string();
-    if (name.empty()) name = "model";
-    folders.insert(folders.begin(), {name, a.images});
-  } else if (!bare.empty()) {
-    return Status::InvalidArgument("--model " + bare + " without --images", "command line",
-                                   "--images IMGDIR or --model NAME=IMGDIR");
-  }
-  if (folders.empty() && a.runs.empty())
-    return Status::InvalidArgument("no images given", "command line",
-                                   "--images IMGDIR, --model NAME=IMGDIR and/or --run NAME (with --store PATH)");
-  for (size_t i = 0; i < folders.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (folders[i].first == folders[j].first)
-        return Status::InvalidArgument("model \"" + folders[i].first + "\" given twice", "argument --model",
-                                       "distinct model names");
-  return folders;
-}
-
-void WarnProblems(const char* kind, const std::vector<violin::Problem>& problems) {
-  if (problems.empty()) return;
-  std::cerr << fmt::format("warning: {} {}:\n", problems.size(), kind);
-  for (size_t i = 0; i < problems.size() && i < kProblemsShown; ++i) {
-    const violin::Problem& p = problems[i];
-    std::cerr << fmt::format("  {} {}{}{}\n", p.model, p.item_id.empty() ? p.path.string() : p.item_id,
-                             p.k >= 0 ? fmt::format(" (k={})", p.k) : std::string(),
-                             p.reason.empty() ? std::string() : ": " + p.reason);
-  }
-  if (problems.size() > kProblemsShown)
-    std::cerr << fmt::format("  ... {} more (all listed in summary.json)\n", problems.size() - kProblemsShown);
-}
-
-// A generation run's done images, checked to belong to this dataset version.
-Result<violin::ModelImages> RunImages(store::RunStore& st, const std::string& run, const std::string& dataset,
-                                      const std::string& fingerprint) {
-  VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> info, st.FindRun(run));
-  if (!info)
-    return Status::NotFound("no run named \"" + run + "\"", "store " + st.root().string(),
-                            "a run created by `visalign generate --run " + run + "`");
-  if (info->dataset_fingerprint != fingerprint)
-    return Status::InvalidArgument("run \"" + run + "\" was generated from another dataset version",
-                                   "store " + st.root().string() + " vs " + dataset,
-                                   "the dataset folder the run was generated from (manifest SHA-256 " +
-                                       info->dataset_fingerprint + ")");
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::DoneImage> done, st.DoneImages(run));
-  violin::ModelImages images;
-  images.model = run;
-  for (store::DoneImage& d : done) images.sources.push_back({d.item_id, d.k, std::move(d.image_path)});
-  return images;
-}
-
-Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
-  VISALIGN_ASSIGN_OR_RETURN(auto folders, ModelFolders(a));
-  violin::EvaluateOptions options;
-  VISALIGN_ASSIGN_OR_RETURN(options.weights, WeightsArg(a.weights));
-  options.show_progress = !cli.global().json;
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<violin::ManifestItem> items, violin::LoadManifest(a.dataset));
-  std::vector<violin::ModelImages> models;
-  for (const auto& [name, dir] : folders) {
-    VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, violin::CollectImageDirectory(dir, name, items));
-    models.push_back(std::move(images));
-  }
-  if (!a.runs.empty()) {
-    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenSqliteStore(a.store));
-    VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, violin::ManifestFingerprint(a.dataset));
-    for (const std::string& run : a.runs) {
-      for (const violin::ModelImages& m : models)
-        if (m.model == run)
-          return Status::InvalidArgument("model \"" + run + "\" given twice", "argument --run", "distinct model names");
-      VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, RunImages(*st, run, a.dataset, fingerprint));
-      models.push_back(std::move(images));
-    }
-  }
-  VISALIGN_ASSIGN_OR_RETURN(violin::Summary summary, violin::EvaluateToDirectory(items, models, options, a.out));
-
-  WarnProblems("items without an image (missing)", summary.missing);
-  WarnProblems("unreadable images", summary.unreadable);
-  WarnProblems("images matching no manifest item (unmatched, not scored)", summary.unmatched);
-  if (cli.global().json)
-    PrintJson(nlohmann::json::parse(violin::SummaryJson(summary, options.weights).dump()));
-  else
-    std::cout << violin::SummaryMarkdown(summary)
-              << fmt::format("\n{} images scored; wrote {}/items.jsonl and {}/summary.{{json,csv,md}}\n",
-                             summary.n_scored(), a.out, a.out);
-  const size_t problems = summary.missing.size() + summary.unreadable.size() + summary.unmatched.size();
-  if (a.strict && problems > 0)
-    return Status::InvalidArgument(fmt::format("{} missing, {} unreadable, {} unmatched images", summary.missing.size(),
-                                               summary.unreadable.size(), summary.unmatched.size()),
-                                   "--strict", "an image for every item and no unreadable or unmatched files (see " +
-                                                   (std::filesystem::path(a.out) / "summary.json").string() + ")");
-  return Status::Ok();
 }
 
 const CommandGroup kViolinScore(21, [](Cli& cli) {
@@ -332,10 +233,15 @@ const CommandGroup kViolinScore(21, [](Cli& cli) {
                     "A stated range LOW,HIGH: the target is the closest HSL point of the range");
   score->add_option("--weights", so->weights,
                     "pre_mean weights of rgb_ed,rgb_rm,de00,hue,chroma,hyab (default 1,1,1,1,1,1)");
+  score->add_option("--background", so->background,
+                    "Colour transparent pixels are composited over, or none to score their stored RGB")
+      ->capture_default_str();
   score->footer(
       "Prints raw and normalised (0-1, lower is better) metrics: precision rgb_ed, rgb_rm, de00, hue, chroma,\n"
       "hyab of the block mean color vs the target; purity sd (sd_n = min(1, 2 sd)), ced (Canny edge density),\n"
       "hf (FFT power above 0.25 cycles/pixel); pre_mean and pur_mean. Definitions: docs/metrics.md.\n"
+      "The table starts with each block's mean colour and target; transparent pixels are composited over\n"
+      "--background (alpha_min and a warning say so).\n"
       "Several IMAGEs: each scored against the same target; a table per image headed by its path, or with\n"
       "--json one JSON object per line (JSON Lines), the one-image object plus \"image\".\n"
       "--batch FILE: each line a JSON object {\"image\": PATH, \"target\": C} (or \"layout\" and \"targets\",\n"
@@ -354,28 +260,6 @@ const CommandGroup kViolinScore(21, [](Cli& cli) {
       "    visalign violin score --batch -");
   cli.Bind(score, [&cli, so]() { return RunScore(cli, *so); });
 
-  auto ea = std::make_shared<EvaluateArgs>();
-  CLI::App* ev = g->add_subcommand("evaluate", "Score generated images of one or more models against a dataset");
-  ev->add_option("--dataset", ea->dataset, "Dataset folder with manifest.jsonl (from `visalign violin dataset`)")
-      ->required();
-  ev->add_option("--images", ea->images, "Folder of one model's images: <id>.png or <id>__<k>.png (also .jpg/.jpeg/.webp)");
-  ev->add_option("--model", ea->models,
-                 "Model name for --images, or NAME=IMGDIR to add a model (repeatable; compares models in one table)");
-  ev->add_option("--run", ea->runs, "A generation run in --store to score, named as the model (repeatable)");
-  ev->add_option("--store", ea->store, "Run store folder for --run")->capture_default_str();
-  ev->add_option("--out", ea->out, "Output folder for items.jsonl and summary.{json,csv,md}")->capture_default_str();
-  ev->add_option("--weights", ea->weights, "pre_mean weights of rgb_ed,rgb_rm,de00,hue,chroma,hyab (default all 1)");
-  ev->add_flag("--strict", ea->strict, "Exit with an error (code 2) if any item is missing or any image is unreadable");
-  ev->footer(
-      "Rows: one per (model, variation, language, notation), the shape of the published VIOLIN tables; values are\n"
-      "means of the normalised metrics over scored images. Items without an image (missing), files that cannot be\n"
-      "decoded or scored (unreadable) and image files matching no item (unmatched) are counted and listed in\n"
-      "summary.json, never skipped silently. Use the global --threads N to limit worker threads.\n"
-      "Examples:\n"
-      "  visalign violin evaluate --dataset ds --images out/sdxl --model sdxl --out results\n"
-      "  visalign violin evaluate --dataset ds --model gt=ds/images --model noisy=out/noisy --out cmp --threads 2\n"
-      "  visalign violin evaluate --dataset ds --store ./visalign-store --run gpt-image --run sdxl --out cmp");
-  cli.Bind(ev, [&cli, ea]() { return RunEvaluate(cli, *ea); });
 });
 
 }  // namespace

@@ -30,11 +30,16 @@ inline constexpr uint64_t kMaxImagePixels = uint64_t{1} << 30;
 // Ok, or kUnsupported naming the size and the limit.
 Status CheckImageSize(uint64_t width, uint64_t height, const std::string& source);
 
-Result<Image> DecodePng(std::string_view bytes, const std::string& source);   // every PNG
+Result<Image> DecodePng(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha);
 Result<Image> DecodeJpeg(std::string_view bytes, const std::string& source);  // baseline/progressive, CMYK
-Result<Image> DecodeWebp(std::string_view bytes, const std::string& source);  // still images
+Result<Image> DecodeWebp(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha);
 
 // 16-bit samples to 8 bits, round(v / 257) (exact: 257 is odd, so there are no ties).
 inline uint8_t Scale16To8(uint16_t v) { return static_cast<uint8_t>((v + 128u) / 257u); }
+
+// `pixels` RGBA pixels (8 or 16 bits per sample, host order) to RGB under `alpha`; returns the
+// smallest alpha on the 8-bit scale (below 255 whenever a pixel is not opaque).
+uint8_t RgbaToRgb(const uint8_t* rgba, size_t pixels, const AlphaPolicy& alpha, uint8_t* rgb);
+uint8_t RgbaToRgb(const uint16_t* rgba, size_t pixels, const AlphaPolicy& alpha, uint8_t* rgb);
 
 }  // namespace visalign::imaging

@@ -26,12 +26,12 @@ std::string Leading(std::string_view bytes) {
 }
 
 // Everything the fast PNG path does not take, by the file's signature.
-Result<Image> DecodeBySignature(std::string_view bytes, const std::string& source) {
+Result<Image> DecodeBySignature(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha) {
   const SniffedFormat sniffed = SniffImageFormat(bytes);
   switch (sniffed.format) {
-    case ImageFormat::kPng: return DecodePng(bytes, source);
+    case ImageFormat::kPng: return DecodePng(bytes, source, alpha);
     case ImageFormat::kJpeg: return DecodeJpeg(bytes, source);
-    case ImageFormat::kWebp: return DecodeWebp(bytes, source);
+    case ImageFormat::kWebp: return DecodeWebp(bytes, source, alpha);
     case ImageFormat::kOther: break;
   }
   if (!sniffed.name.empty())
@@ -47,13 +47,13 @@ Status NotEmpty(std::string_view bytes, const std::string& source) {
 
 }  // namespace
 
-Result<Image> DecodeImage(std::string_view bytes, const std::string& source) {
+Result<Image> DecodeImage(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha) {
   VISALIGN_RETURN_IF_ERROR(NotEmpty(bytes, source));
-  if (Image image; DecodePngFast(bytes, image) == PngFastDecode::kDecoded) return image;
-  return DecodeBySignature(bytes, source);
+  if (Image image; DecodePngFast(bytes, image, alpha) == PngFastDecode::kDecoded) return image;
+  return DecodeBySignature(bytes, source, alpha);
 }
 
-Result<Image> ReadImage(const std::filesystem::path& path) {
+Result<Image> ReadImage(const std::filesystem::path& path, const AlphaPolicy& alpha) {
   // One read buffer per thread, reused across files (see ReadFileInto) and consumed by the fast
   // PNG path; one far larger than images usually are is not kept.
   constexpr size_t kKeptBufferBytes = size_t{64} << 20;
@@ -64,9 +64,9 @@ Result<Image> ReadImage(const std::filesystem::path& path) {
   Image image;
   bool overwritten = false;
   Result<Image> result = [&]() -> Result<Image> {
-    if (DecodePngFastInPlace(bytes, image, overwritten) == PngFastDecode::kDecoded) return std::move(image);
+    if (DecodePngFastInPlace(bytes, image, overwritten, alpha) == PngFastDecode::kDecoded) return std::move(image);
     if (overwritten) VISALIGN_RETURN_IF_ERROR(ReadFileInto(path, bytes));
-    return DecodeBySignature(bytes, source);
+    return DecodeBySignature(bytes, source, alpha);
   }();
   if (bytes.capacity() > kKeptBufferBytes) std::string().swap(bytes);
   return result;

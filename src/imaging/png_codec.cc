@@ -34,7 +34,7 @@ Status ReadToEnd(spng_ctx* ctx, const std::string& source) {
 
 }  // namespace
 
-Result<Image> DecodePng(std::string_view bytes, const std::string& source) {
+Result<Image> DecodePng(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha) {
   SpngContext ctx(spng_ctx_new(0));
   if (!ctx) return Status::Internal("libspng: out of memory");
   // Critical chunks with a bad CRC are errors; ancillary ones are dropped (libpng's default).
@@ -46,20 +46,30 @@ Result<Image> DecodePng(std::string_view bytes, const std::string& source) {
   VISALIGN_RETURN_IF_ERROR(CheckImageSize(ihdr.width, ihdr.height, source));
   const int w = static_cast<int>(ihdr.width), h = static_cast<int>(ihdr.height);
   const size_t pixels = static_cast<size_t>(w) * h;
-  if (ihdr.bit_depth != kBitDepth16) {
-    Image image = Image::ForOverwrite(w, h);
+  spng_trns trns{};
+  const bool has_alpha = ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ||
+                         ihdr.color_type == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA || spng_get_trns(ctx.get(), &trns) == 0;
+  Image image = Image::ForOverwrite(w, h);
+  if (ihdr.bit_depth != kBitDepth16 && !has_alpha) {
     if (int e = spng_decode_image(ctx.get(), image.rgb.data(), image.rgb.size(), SPNG_FMT_RGB8, 0))
       return SpngError(e, "image data", source);
     VISALIGN_RETURN_IF_ERROR(ReadToEnd(ctx.get(), source));
     return image;
   }
+  if (ihdr.bit_depth != kBitDepth16) {
+    std::vector<uint8_t> rgba(pixels * kRgbaChannels);
+    if (int e = spng_decode_image(ctx.get(), rgba.data(), rgba.size(), SPNG_FMT_RGBA8, SPNG_DECODE_TRNS))
+      return SpngError(e, "image data", source);
+    VISALIGN_RETURN_IF_ERROR(ReadToEnd(ctx.get(), source));
+    image.alpha_min = RgbaToRgb(rgba.data(), pixels, alpha, image.rgb.data());
+    return image;
+  }
   std::vector<uint16_t> wide(pixels * kRgbaChannels);
-  if (int e = spng_decode_image(ctx.get(), wide.data(), wide.size() * sizeof(uint16_t), SPNG_FMT_RGBA16, 0))
+  if (int e = spng_decode_image(ctx.get(), wide.data(), wide.size() * sizeof(uint16_t), SPNG_FMT_RGBA16,
+                                SPNG_DECODE_TRNS))
     return SpngError(e, "image data", source);
   VISALIGN_RETURN_IF_ERROR(ReadToEnd(ctx.get(), source));
-  Image image = Image::ForOverwrite(w, h);
-  for (size_t i = 0; i < pixels; ++i)
-    for (int c = 0; c < 3; ++c) image.rgb[i * 3 + c] = Scale16To8(wide[i * kRgbaChannels + c]);
+  image.alpha_min = RgbaToRgb(wide.data(), pixels, alpha, image.rgb.data());
   return image;
 }
 

@@ -4,6 +4,7 @@
 
 #include <libdeflate.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -125,10 +126,11 @@ void UnfilterRow(RowFilter filter, const uint8_t* in, const uint8_t* prior, uint
 // Rows are un-filtered in the buffer they were inflated into. An RGB row also ends there: row y
 // moves y + 1 bytes left as it is decoded (over its filter byte and data already consumed; every
 // pixel is loaded before a store can reach it), so the buffer becomes the image without another
-// copy or buffer. RGBA rows are decoded in place (their prior row keeps its alpha), then copied to
-// `rgb` without alpha.
+// copy or buffer. RGBA rows are decoded in place (their prior row keeps its alpha), then written
+// to `rgb` under `alpha` (RgbaToRgb), keeping the smallest alpha in `alpha_min`.
 template <int kBpp>
-bool Unfilter(uint8_t* filtered, int width, int height, uint8_t* rgb) {
+bool Unfilter(uint8_t* filtered, int width, int height, uint8_t* rgb, const AlphaPolicy& alpha = {},
+              uint8_t* alpha_min = nullptr) {
   const size_t stride = static_cast<size_t>(width) * kBpp;
   thread_local std::vector<uint8_t> zero_row;
   if (zero_row.size() < stride + kPixelSlack) zero_row.assign(stride + kPixelSlack, 0);
@@ -140,8 +142,8 @@ bool Unfilter(uint8_t* filtered, int width, int height, uint8_t* rgb) {
     uint8_t* out = kBpp == 3 ? filtered + static_cast<size_t>(y) * stride : row + 1;
     UnfilterRow<kBpp>(static_cast<RowFilter>(filter), row + 1, prior, out, width);
     if constexpr (kBpp == 4) {
-      uint8_t* rgb_row = rgb + static_cast<size_t>(y) * width * 3;
-      for (int x = 0; x < width; ++x) std::memcpy(rgb_row + 3 * x, out + 4 * x, 3);
+      const uint8_t row_min = RgbaToRgb(out, width, alpha, rgb + static_cast<size_t>(y) * width * 3);
+      *alpha_min = std::min(*alpha_min, row_min);
     }
     prior = out;
   }
@@ -165,7 +167,8 @@ bool Inflate(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size) {
 }
 
 // `writable` is the input itself when the caller lets it be overwritten, else nullptr.
-PngFastDecode Decode(std::string_view bytes, uint8_t* writable, Image& image, bool& overwritten) {
+PngFastDecode Decode(std::string_view bytes, uint8_t* writable, const AlphaPolicy& alpha, Image& image,
+                     bool& overwritten) {
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   const size_t size = bytes.size();
   if (size < sizeof(kSignature) || std::memcmp(data, kSignature, sizeof(kSignature)) != 0)
@@ -247,19 +250,20 @@ PngFastDecode Decode(std::string_view bytes, uint8_t* writable, Image& image, bo
   filtered.resize(filtered_size + kPixelSlack);
   if (!Inflate(idat, idat_size, filtered.data(), filtered_size)) return PngFastDecode::kNotHandled;
   image = Image::ForOverwrite(w, h);
-  return Unfilter<4>(filtered.data(), w, h, image.rgb.data()) ? PngFastDecode::kDecoded : PngFastDecode::kNotHandled;
+  return Unfilter<4>(filtered.data(), w, h, image.rgb.data(), alpha, &image.alpha_min) ? PngFastDecode::kDecoded
+                                                                                       : PngFastDecode::kNotHandled;
 }
 
 }  // namespace
 
-PngFastDecode DecodePngFast(std::string_view bytes, Image& image) {
+PngFastDecode DecodePngFast(std::string_view bytes, Image& image, const AlphaPolicy& alpha) {
   bool overwritten = false;
-  return Decode(bytes, nullptr, image, overwritten);
+  return Decode(bytes, nullptr, alpha, image, overwritten);
 }
 
-PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten) {
+PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten, const AlphaPolicy& alpha) {
   overwritten = false;
-  return Decode(bytes, reinterpret_cast<uint8_t*>(bytes.data()), image, overwritten);
+  return Decode(bytes, reinterpret_cast<uint8_t*>(bytes.data()), alpha, image, overwritten);
 }
 
 }  // namespace visalign::imaging

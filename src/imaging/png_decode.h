@@ -18,9 +18,10 @@ enum class PngFastDecode {
                 // (libspng, codecs.h) decide, which also reports damaged files
 };
 
-PngFastDecode DecodePngFast(std::string_view bytes, Image& image);
+PngFastDecode DecodePngFast(std::string_view bytes, Image& image, const AlphaPolicy& alpha = {});
 // The same, allowed to overwrite `bytes`: the IDAT data is joined where it lies instead of in a
 // separate buffer. `overwritten` says whether it was; the bytes are then no longer the file.
-PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten);
+PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten,
+                                   const AlphaPolicy& alpha = {});
 
 }  // namespace visalign::imaging

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -39,6 +43,35 @@ ManifestItem Item(std::string id, int variation, Srgb8 target, std::string langu
   item.layout = Layout::kSingle;
   item.targets = {target};
   return item;
+}
+
+// An 8-bit RGBA PNG of one colour, assembled chunk by chunk (EncodePng writes RGB only).
+std::string RgbaPng(uint32_t w, uint32_t h, std::array<uint8_t, 4> rgba) {
+  auto chunk = [](const std::string& type, const std::string& data) {
+    std::string out;
+    auto put32 = [&out](uint32_t v) {
+      for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
+    };
+    put32(static_cast<uint32_t>(data.size()));
+    const std::string body = type + data;
+    out += body;
+    put32(static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())));
+    return out;
+  };
+  std::string ihdr;
+  for (uint32_t v : {w, h})
+    for (int shift = 24; shift >= 0; shift -= 8) ihdr.push_back(static_cast<char>(v >> shift));
+  ihdr += std::string("\x08\x06\x00\x00\x00", 5);
+  std::string raw;
+  for (uint32_t y = 0; y < h; ++y) {
+    raw.push_back(0);
+    for (uint32_t x = 0; x < w; ++x) raw.append(reinterpret_cast<const char*>(rgba.data()), 4);
+  }
+  uLongf size = compressBound(raw.size());
+  std::string z(size, '\0');
+  compress2(reinterpret_cast<Bytef*>(z.data()), &size, reinterpret_cast<const Bytef*>(raw.data()), raw.size(), 6);
+  z.resize(size);
+  return std::string("\x89PNG\r\n\x1a\n", 8) + chunk("IHDR", ihdr) + chunk("IDAT", z) + chunk("IEND", "");
 }
 
 imaging::Image Solid(int w, int h, Srgb8 c) {
@@ -184,8 +217,16 @@ TEST(EvaluateToDirectory, WritesItemsAndSummaryFiles) {
   auto csv = ReadFile(out.path() / "summary.csv");
   ASSERT_TRUE(csv.ok());
   EXPECT_EQ(csv->substr(0, csv->find('\n')),
-            "model,variation,language,notation,rgb_ed,rgb_rm,de00,hue,chroma,hyab,pre_mean,sd_n,ced,hf,pur_mean,"
-            "n_scored,n_missing,n_unreadable");
+            "scope,model,variation,language,notation,rgb_ed,rgb_rm,de00,hue,chroma,hyab,pre_mean,sd_n,ced,hf,pur_mean,"
+            "n_scored,n_missing,n_unreadable,n_items,coverage,rgb_ed_lo,rgb_ed_hi,rgb_rm_lo,rgb_rm_hi,de00_lo,de00_hi,"
+            "hue_lo,hue_hi,chroma_lo,chroma_hi,hyab_lo,hyab_hi,pre_mean_lo,pre_mean_hi,sd_n_lo,sd_n_hi,ced_lo,ced_hi,"
+            "hf_lo,hf_hi,pur_mean_lo,pur_mean_hi");
+  // Every scored line says what was asked and what the image held.
+  EXPECT_EQ(first["targets"], nlohmann::json::array({"#646464"}));
+  EXPECT_EQ(first["blocks"][0]["mean"], nlohmann::json::array({100.0, 100.0, 100.0}));
+  EXPECT_EQ(first["blocks"][0]["target"], nlohmann::json::array({100.0, 100.0, 100.0}));
+  EXPECT_EQ(first["alpha_min"], 255);
+  EXPECT_TRUE(first.contains("prompt"));
   auto json = ReadFile(out.path() / "summary.json");
   ASSERT_TRUE(json.ok());
   auto j = nlohmann::json::parse(*json);
@@ -193,6 +234,148 @@ TEST(EvaluateToDirectory, WritesItemsAndSummaryFiles) {
   EXPECT_EQ(j["missing"][0]["id"], "b");
   EXPECT_TRUE(fs::exists(out.path() / "summary.md"));
   EXPECT_FALSE(fs::exists(out.path() / "items.jsonl.partial"));
+}
+
+// Six items, three per split; "m" has an image for every item but test item t3 (missing), whose
+// pre_mean is known exactly: solid images off their target by a red step only.
+struct SplitFixture {
+  ScratchDir dir;
+  std::vector<ManifestItem> items;
+  SplitFixture() {
+    for (int i = 0; i < 6; ++i) {
+      ManifestItem item = Item((i < 3 ? "r" : "t") + std::to_string(i), 1, {100, 100, 100});
+      item.split = i < 3 ? "train" : "test";
+      item.prompt_split = i % 2 == 0 ? "train" : "test";
+      items.push_back(item);
+      if (i != 3) EXPECT_TRUE(imaging::WritePng(dir.path() / (item.id + ".png"), Solid(4, 4, {uint8_t(100 + 10 * i), 100, 100})).ok());
+    }
+  }
+  Summary Run(EvaluateOptions options) {
+    options.show_progress = false;
+    auto images = CollectImageDirectory(dir.path(), "m", items);
+    EXPECT_TRUE(images.ok());
+    auto summary = Evaluate(items, {*images}, options);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    return *summary;
+  }
+};
+
+TEST(Evaluate, TheSplitSelectsItemsAndImagesOfOtherItemsAreCountedNotScored) {
+  SplitFixture f;
+  EvaluateOptions options;
+  options.split = "test";
+  const Summary s = f.Run(options);
+  EXPECT_EQ(s.n_items, 3u);
+  EXPECT_EQ(s.n_outside_split, 3u);
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0].n_items, 3u);
+  EXPECT_EQ(s.rows[0].n_scored, 2u);
+  EXPECT_EQ(s.rows[0].n_missing, 1u);
+  EXPECT_DOUBLE_EQ(s.rows[0].coverage(), 2.0 / 3.0);
+  ASSERT_EQ(s.missing.size(), 1u);
+  EXPECT_EQ(s.missing[0].item_id, "t3");
+  options.split = "validation";
+  EXPECT_EQ(Evaluate(f.items, {}, options).status().ToString(), "unknown split \"validation\" (split): train, test or all");
+}
+
+TEST(Evaluate, RowsAreGroupedByAnyManifestColumn) {
+  SplitFixture f;
+  EvaluateOptions options;
+  options.by = {"split", "prompt_split"};
+  const Summary s = f.Run(options);
+  ASSERT_EQ(s.rows.size(), 4u);  // (test, test) (test, train) (train, test) (train, train)
+  EXPECT_EQ(s.rows[0].by_values, (std::vector<std::string>{"test", "test"}));  // t3 (missing), t5
+  EXPECT_EQ(s.rows[0].n_items, 2u);
+  EXPECT_EQ(s.rows[0].n_scored, 1u);
+  EXPECT_EQ(s.overall[0].by_values, (std::vector<std::string>{"all", "all"}));
+  EXPECT_NE(SummaryCsv(s).find(",split,prompt_split,"), std::string::npos);
+  EXPECT_NE(SummaryMarkdown(s).find("| m | 1 | en | hex | test | test |"), std::string::npos);
+  options.by = {"colour"};
+  EXPECT_EQ(Evaluate(f.items, {}, options).status().what(), "unknown manifest column \"colour\"");
+}
+
+TEST(Evaluate, OverallRowsHaveSeededBootstrapIntervalsAroundTheMean) {
+  SplitFixture f;
+  const Summary s = f.Run({});
+  ASSERT_EQ(s.overall.size(), 1u);
+  const SummaryRow& all = s.overall[0];
+  EXPECT_EQ(all.scope, "overall");
+  EXPECT_EQ(all.n_items, 6u);
+  EXPECT_EQ(all.n_scored, 5u);
+  ASSERT_TRUE(all.ci.has_value());
+  // rgb_ed of item i is 10 i / (255 sqrt 3) normalised; the mean over the five scored items.
+  const double unit = 10.0 / (255.0 * std::sqrt(3.0));
+  const size_t ed = static_cast<size_t>(Metric::kRgbEd);
+  EXPECT_NEAR((*all.mean_norm)[ed], unit * (0 + 1 + 2 + 4 + 5) / 5.0, 1e-15);
+  EXPECT_LE(all.ci->norm[ed].lo, (*all.mean_norm)[ed]);
+  EXPECT_GE(all.ci->norm[ed].hi, (*all.mean_norm)[ed]);
+  EXPECT_GE(all.ci->norm[ed].lo, 0.0);
+  EXPECT_LE(all.ci->norm[ed].hi, unit * 5);
+  EXPECT_LT(all.ci->norm[ed].lo, all.ci->norm[ed].hi);
+  // Deterministic for a seed, different for another.
+  EXPECT_EQ(SummaryJson(f.Run({}), {}).dump(), SummaryJson(s, {}).dump());
+  EvaluateOptions other;
+  other.bootstrap.seed = 7;
+  EXPECT_NE(f.Run(other).overall[0].ci->norm[ed].lo + f.Run(other).overall[0].ci->norm[ed].hi,
+            all.ci->norm[ed].lo + all.ci->norm[ed].hi);
+}
+
+TEST(Evaluate, TheWorstPolicyScoresMissingItemsOneOnEveryNormalisedMetric) {
+  SplitFixture f;
+  EvaluateOptions options;
+  options.missing = MissingPolicy::kWorst;
+  const Summary s = f.Run(options);
+  const SummaryRow& all = s.overall[0];
+  const double unit = 10.0 / (255.0 * std::sqrt(3.0));
+  EXPECT_NEAR((*all.mean_norm)[static_cast<size_t>(Metric::kRgbEd)], (unit * 12 + 1.0) / 6.0, 1e-15);
+  EXPECT_NEAR(*all.pur_mean, 1.0 / 6.0, 1e-15);  // solids are pure; the missing item counts 1
+  // Raw means have no worst value: they stay over scored images.
+  EXPECT_NEAR((*all.mean_raw)[static_cast<size_t>(Metric::kRgbEd)], 12.0 * 10 / 5, 1e-12);
+  EXPECT_EQ(ParseMissingPolicy("worst").value(), MissingPolicy::kWorst);
+  EXPECT_FALSE(ParseMissingPolicy("zero").ok());
+}
+
+TEST(Evaluate, ModelsAreComparedOnTheItemsEveryModelHas) {
+  SplitFixture f;
+  auto full = CollectImageDirectory(f.dir.path(), "full", f.items);
+  ASSERT_TRUE(full.ok());
+  ModelImages half{"half", {}, {}};
+  for (const ImageSource& source : full->sources)
+    if (source.item_id == "r0" || source.item_id == "r2") half.sources.push_back(source);
+  EvaluateOptions options;
+  options.show_progress = false;
+  auto s = Evaluate(f.items, {*full, half}, options);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->n_common_items, 2u);
+  ASSERT_EQ(s->common.size(), 2u);
+  for (const SummaryRow& row : s->common) {
+    EXPECT_EQ(row.n_items, 2u);
+    EXPECT_EQ(row.n_scored, 2u);
+    EXPECT_NEAR((*row.mean_norm)[static_cast<size_t>(Metric::kRgbEd)], 10.0 / (255.0 * std::sqrt(3.0)), 1e-15);
+  }
+  EXPECT_DOUBLE_EQ(s->overall[1].coverage(), 2.0 / 6.0);
+  EXPECT_NE(SummaryMarkdown(*s).find("Models compared on the 2 of 6 items"), std::string::npos);
+}
+
+TEST(Evaluate, TransparentPixelsAreCompositedOverTheBackgroundAndReported) {
+  ScratchDir dir;
+  std::vector<ManifestItem> items = {Item("a", 1, {255, 255, 255})};
+  // A fully transparent PNG whose hidden RGB is black.
+  const std::string png = RgbaPng(4, 4, {0, 0, 0, 0});
+  ASSERT_TRUE(WriteFileAtomic(dir.path() / "a.png", png).ok());
+  auto images = CollectImageDirectory(dir.path(), "m", items);
+  ASSERT_TRUE(images.ok());
+  EvaluateOptions options;
+  options.show_progress = false;
+  auto white = Evaluate(items, {*images}, options);
+  ASSERT_TRUE(white.ok());
+  EXPECT_EQ(*white->rows[0].pre_mean, 0.0);  // composited over white = the white target
+  ASSERT_EQ(white->transparent.size(), 1u);
+  EXPECT_EQ(white->transparent[0].reason, "alpha_min 0");
+  options.alpha = {imaging::AlphaPolicy::Mode::kComposite, {0, 0, 0}};
+  EXPECT_GT(*Evaluate(items, {*images}, options)->rows[0].pre_mean, 0.5);
+  options.alpha = {imaging::AlphaPolicy::Mode::kDrop, {}};
+  EXPECT_GT(*Evaluate(items, {*images}, options)->rows[0].pre_mean, 0.5);  // the hidden black
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ Result<Weights> ParseWeights(std::string_view text) {
   const std::string expected = "six non-negative numbers w1,...,w6 (rgb_ed, rgb_rm, de00, hue, chroma, hyab), "
                                "not all zero";
   Weights weights;
+  if (text.empty()) return weights;
   size_t index = 0, start = 0;
   double total = 0.0;
   while (start <= text.size()) {
@@ -85,7 +86,9 @@ nlohmann::json MetricsJson(const Metrics& m) {
     raw[std::string(RawName(metric))] = m.raw[static_cast<size_t>(metric)];
     norm[std::string(NormName(metric))] = m.norm[static_cast<size_t>(metric)];
   }
-  return {{"raw", raw}, {"norm", norm}, {"pre_mean", m.pre_mean}, {"pur_mean", m.pur_mean}};
+  nlohmann::json out = {{"raw", raw}, {"norm", norm}, {"pre_mean", m.pre_mean}, {"pur_mean", m.pur_mean}};
+  if (m.alpha_min < 255) out["alpha_min"] = m.alpha_min;
+  return out;
 }
 
 TargetSpec TargetSpec::FromItem(const ManifestItem& item) {
@@ -141,6 +144,7 @@ Result<Metrics> ScoreImage(const imaging::Image& image, const TargetSpec& target
   if (!(weight_sum > 0.0)) return Status::InvalidArgument("precision weights sum to zero", "weights", "positive weights");
   const int blocks = BlockCount(target.layout);
   Metrics out;
+  out.alpha_min = image.alpha_min;
   for (int b = 0; b < blocks; ++b) {
     const Rect rect = BlockRect(target.layout, b, image.width, image.height);
     if (rect.w <= 0 || rect.h <= 0)
@@ -152,6 +156,7 @@ Result<Metrics> ScoreImage(const imaging::Image& image, const TargetSpec& target
     const color::Rgb255 mean{stats.mean[0], stats.mean[1], stats.mean[2]};
     const color::Rgb255 t = target.fuzzy ? FuzzyTarget(mean, target.fuzzy->first, target.fuzzy->second)
                                          : color::ToRgb255(target.targets[static_cast<size_t>(b)]);
+    out.blocks.push_back({mean, t});
     const std::array<double, kPrecisionCount> precision = PrecisionRaw(mean, t);
     std::array<double, kMetricCount> raw{};
     std::copy(precision.begin(), precision.end(), raw.begin());
@@ -174,6 +179,13 @@ Result<Metrics> ScoreImage(const imaging::Image& image, const TargetSpec& target
   out.pur_mean = (out.norm[static_cast<size_t>(Metric::kSd)] + out.norm[static_cast<size_t>(Metric::kCed)] +
                   out.norm[static_cast<size_t>(Metric::kHf)]) /
                  3.0;
+  return out;
+}
+
+nlohmann::ordered_json BlocksJson(const std::vector<BlockColor>& blocks) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const BlockColor& b : blocks)
+    out.push_back({{"mean", {b.mean.r, b.mean.g, b.mean.b}}, {"target", {b.target.r, b.target.g, b.target.b}}});
   return out;
 }
 

@@ -130,4 +130,14 @@ Result<ScoreArgs> ParseScoreLine(std::string_view line) {
   return Status::InvalidArgument(std::string("a JSON ") + parsed.type_name() + " line", "", kLineForms);
 }
 
+Result<imaging::AlphaPolicy> ParseBackground(std::string_view text) {
+  if (text == "none") return imaging::AlphaPolicy{imaging::AlphaPolicy::Mode::kDrop, {}};
+  Result<color::ParsedColor> parsed = color::ParseColor(text);
+  if (!parsed.ok())
+    return Status::InvalidArgument("invalid background \"" + std::string(text) + "\"", "background",
+                                   "a colour to composite transparent pixels over (e.g. #FFFFFF, white) or none");
+  const color::Srgb8 c = parsed->rgb8;
+  return imaging::AlphaPolicy{imaging::AlphaPolicy::Mode::kComposite, {c.r, c.g, c.b}};
+}
+
 }  // namespace visalign::violin

@@ -1,0 +1,417 @@
+// The VIOLIN evaluation summary: group, overall and common-item rows from per-image values, their
+// bootstrap intervals, and the JSON/CSV/Markdown forms.
+#include "benchmarks/violin/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "visalign/io.h"
+
+namespace visalign::violin {
+namespace {
+
+constexpr int kMarkdownDecimals = 4;
+constexpr char kAll[] = "all";
+constexpr double kWorstValue = 1.0;  // every normalised metric, pre_mean and pur_mean are in [0, 1]
+
+// Column order of the CSV and Markdown tables: precision, pre_mean, purity, pur_mean.
+struct TableColumn {
+  std::string name;
+  std::function<std::optional<double>(const SummaryRow&)> value;
+  std::function<std::optional<stats::Interval>(const SummaryRow&)> interval;
+};
+
+std::vector<TableColumn> MetricColumns() {
+  std::vector<TableColumn> columns;
+  auto metric = [](Metric m) {
+    const size_t i = static_cast<size_t>(m);
+    return TableColumn{std::string(NormName(m)),
+                       [i](const SummaryRow& r) -> std::optional<double> {
+                         if (!r.mean_norm) return std::nullopt;
+                         return (*r.mean_norm)[i];
+                       },
+                       [i](const SummaryRow& r) -> std::optional<stats::Interval> {
+                         if (!r.ci) return std::nullopt;
+                         return r.ci->norm[i];
+                       }};
+  };
+  for (size_t i = 0; i < kPrecisionCount; ++i) columns.push_back(metric(kAllMetrics[i]));
+  columns.push_back({"pre_mean", [](const SummaryRow& r) { return r.pre_mean; },
+                     [](const SummaryRow& r) -> std::optional<stats::Interval> {
+                       if (!r.ci) return std::nullopt;
+                       return r.ci->pre_mean;
+                     }});
+  for (size_t i = kPrecisionCount; i < kMetricCount; ++i) columns.push_back(metric(kAllMetrics[i]));
+  columns.push_back({"pur_mean", [](const SummaryRow& r) { return r.pur_mean; },
+                     [](const SummaryRow& r) -> std::optional<stats::Interval> {
+                       if (!r.ci) return std::nullopt;
+                       return r.ci->pur_mean;
+                     }});
+  return columns;
+}
+
+// The values a row averages, per image: the nine normalised metrics, pre_mean, pur_mean.
+constexpr size_t kPreIndex = kMetricCount, kPurIndex = kMetricCount + 1, kValueCount = kMetricCount + 2;
+using Values = std::array<double, kValueCount>;
+
+Values ValuesOf(const Metrics& m) {
+  Values v{};
+  std::copy(m.norm.begin(), m.norm.end(), v.begin());
+  v[kPreIndex] = m.pre_mean;
+  v[kPurIndex] = m.pur_mean;
+  return v;
+}
+
+// What a row accumulates from one item of one model.
+struct Sums {
+  Values values{};
+  std::array<double, kMetricCount> raw{};
+  double images = 0;  // images counted in `values` (worst-valued ones included)
+  size_t n_scored = 0, n_missing = 0, n_unreadable = 0, n_items = 0, n_items_scored = 0;
+  void Add(const Sums& o) {
+    for (size_t k = 0; k < kValueCount; ++k) values[k] += o.values[k];
+    for (size_t k = 0; k < kMetricCount; ++k) raw[k] += o.raw[k];
+    images += o.images;
+    n_scored += o.n_scored;
+    n_missing += o.n_missing;
+    n_unreadable += o.n_unreadable;
+    n_items += o.n_items;
+    n_items_scored += o.n_items_scored;
+  }
+};
+
+Sums ItemSums(const std::vector<ImageRecord>& images, MissingPolicy policy) {
+  Sums s;
+  s.n_items = 1;
+  auto add_worst = [&] {
+    if (policy != MissingPolicy::kWorst) return;
+    for (double& v : s.values) v += kWorstValue;
+    s.images += 1;
+  };
+  if (images.empty()) {
+    s.n_missing = 1;
+    add_worst();
+  }
+  for (const ImageRecord& image : images) {
+    if (!image.scored) {
+      ++s.n_unreadable;
+      add_worst();
+      continue;
+    }
+    ++s.n_scored;
+    s.images += 1;
+    const Values v = ValuesOf(image.metrics);
+    for (size_t k = 0; k < kValueCount; ++k) s.values[k] += v[k];
+    for (size_t k = 0; k < kMetricCount; ++k) s.raw[k] += image.metrics.raw[k];
+  }
+  s.n_items_scored = s.n_scored > 0 ? 1 : 0;
+  return s;
+}
+
+void FillMeans(const Sums& s, SummaryRow& row) {
+  row.n_scored = s.n_scored;
+  row.n_missing = s.n_missing;
+  row.n_unreadable = s.n_unreadable;
+  row.n_items = s.n_items;
+  row.n_items_scored = s.n_items_scored;
+  if (s.images > 0) {
+    std::array<double, kMetricCount> norm{};
+    for (size_t k = 0; k < kMetricCount; ++k) norm[k] = s.values[k] / s.images;
+    row.mean_norm = norm;
+    row.pre_mean = s.values[kPreIndex] / s.images;
+    row.pur_mean = s.values[kPurIndex] / s.images;
+  }
+  if (s.n_scored > 0) {
+    std::array<double, kMetricCount> raw{};
+    for (size_t k = 0; k < kMetricCount; ++k) raw[k] = s.raw[k] / static_cast<double>(s.n_scored);
+    row.mean_raw = raw;
+  }
+}
+
+// Percentile intervals of the row's means (sum of values / images over the drawn items); one
+// draw of items per resample serves every value. Resamples without an image are left out.
+MetricIntervals Bootstrap(const std::vector<Sums>& units, const stats::BootstrapOptions& options) {
+  std::array<std::vector<double>, kValueCount> replicates;
+  stats::ResamplingRng rng(options.seed);
+  std::vector<size_t> drawn;
+  for (int r = 0; r < options.resamples; ++r) {
+    rng.Resample(units.size(), drawn);
+    Values total{};
+    double images = 0;
+    for (size_t u : drawn) {
+      for (size_t k = 0; k < kValueCount; ++k) total[k] += units[u].values[k];
+      images += units[u].images;
+    }
+    if (images == 0) continue;
+    for (size_t k = 0; k < kValueCount; ++k) replicates[k].push_back(total[k] / images);
+  }
+  const double tail = (1.0 - options.level) / 2.0;
+  auto interval = [&](size_t k) -> stats::Interval {
+    if (replicates[k].empty()) return {std::nan(""), std::nan("")};
+    return {stats::Quantile(replicates[k], tail), stats::Quantile(replicates[k], 1.0 - tail)};
+  };
+  MetricIntervals out;
+  for (size_t k = 0; k < kMetricCount; ++k) out.norm[k] = interval(k);
+  out.pre_mean = interval(kPreIndex);
+  out.pur_mean = interval(kPurIndex);
+  return out;
+}
+
+SummaryRow WholeRow(const std::string& scope, const std::string& model, size_t n_by,
+                    const std::vector<Sums>& units, const stats::BootstrapOptions& options) {
+  SummaryRow row;
+  row.scope = scope;
+  row.model = model;
+  row.language = row.notation = kAll;
+  row.by_values.assign(n_by, kAll);
+  Sums total;
+  for (const Sums& u : units) total.Add(u);
+  FillMeans(total, row);
+  if (!units.empty()) row.ci = Bootstrap(units, options);
+  return row;
+}
+
+std::string Number(double v) { return fmt::format("{}", v); }
+nlohmann::ordered_json Optional(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json IntervalJson(const stats::Interval& i) { return {i.lo, i.hi}; }
+
+nlohmann::ordered_json RowJson(const SummaryRow& r, const std::vector<std::string>& by) {
+  nlohmann::ordered_json row;
+  if (r.scope != "group") row["scope"] = r.scope;
+  row["model"] = r.model;
+  row["variation"] = r.variation;
+  row["language"] = r.language;
+  row["notation"] = r.notation;
+  for (size_t i = 0; i < by.size(); ++i) row[by[i]] = r.by_values[i];
+  row["n_scored"] = r.n_scored;
+  row["n_missing"] = r.n_missing;
+  row["n_unreadable"] = r.n_unreadable;
+  row["n_items"] = r.n_items;
+  row["coverage"] = r.coverage();
+  row["norm"] = r.mean_norm ? MetricObject(*r.mean_norm, true) : nlohmann::ordered_json();
+  row["raw"] = r.mean_raw ? MetricObject(*r.mean_raw, false) : nlohmann::ordered_json();
+  row["pre_mean"] = Optional(r.pre_mean);
+  row["pur_mean"] = Optional(r.pur_mean);
+  if (r.ci) {
+    nlohmann::ordered_json ci = nlohmann::ordered_json::object();
+    for (Metric m : kAllMetrics) ci[std::string(NormName(m))] = IntervalJson(r.ci->norm[static_cast<size_t>(m)]);
+    ci["pre_mean"] = IntervalJson(r.ci->pre_mean);
+    ci["pur_mean"] = IntervalJson(r.ci->pur_mean);
+    row["ci95"] = ci;
+  }
+  return row;
+}
+
+nlohmann::ordered_json ProblemJson(const Problem& p) {
+  nlohmann::ordered_json j;
+  j["model"] = p.model;
+  if (!p.item_id.empty()) j["id"] = p.item_id;
+  if (p.k >= 0) j["k"] = p.k;
+  if (!p.path.empty()) j["path"] = p.path.string();
+  j["reason"] = p.reason;
+  return j;
+}
+
+std::string Hex(const std::array<uint8_t, 3>& c) { return color::ToHex({c[0], c[1], c[2]}); }
+
+}  // namespace
+
+nlohmann::ordered_json MetricObject(const std::array<double, kMetricCount>& values, bool normalised) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (Metric m : kAllMetrics)
+    j[std::string(normalised ? NormName(m) : RawName(m))] = values[static_cast<size_t>(m)];
+  return j;
+}
+
+Result<MissingPolicy> ParseMissingPolicy(std::string_view name) {
+  if (name == "skip") return MissingPolicy::kSkip;
+  if (name == "worst") return MissingPolicy::kWorst;
+  return Status::InvalidArgument("unknown missing-image policy \"" + std::string(name) + "\"", "missing policy",
+                                 "skip or worst");
+}
+
+std::string_view MissingPolicyName(MissingPolicy policy) { return policy == MissingPolicy::kWorst ? "worst" : "skip"; }
+
+Result<std::string> ColumnValue(const ManifestItem& item, std::string_view column) {
+  if (column == "split") return item.split;
+  if (column == "prompt_split") return item.prompt_split;
+  if (column == "hue_split1") return item.hue_split1;
+  if (column == "hue_split2") return item.hue_split2;
+  if (column == "template_id") return item.template_id;
+  if (column == "layout") return std::string(LayoutName(item.layout));
+  std::string names;
+  for (std::string_view c : kGroupColumns) names += (names.empty() ? "" : ", ") + std::string(c);
+  return Status::InvalidArgument("unknown manifest column \"" + std::string(column) + "\"", "grouping column", names);
+}
+
+size_t Summary::n_scored() const {
+  size_t n = 0;
+  for (const SummaryRow& r : rows) n += r.n_scored;
+  return n;
+}
+
+Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vector<std::string>& models,
+                 const std::vector<std::vector<std::vector<ImageRecord>>>& records, Summary& summary) {
+  using GroupKey = std::tuple<size_t, int, std::string, std::string, std::vector<std::string>>;
+  std::map<GroupKey, Sums> groups;
+  std::vector<std::vector<Sums>> units(models.size());
+  std::vector<bool> common(items.size(), true);
+  for (size_t m = 0; m < models.size(); ++m) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      const ManifestItem& item = *items[i];
+      std::vector<std::string> by_values;
+      for (const std::string& column : summary.by) {
+        VISALIGN_ASSIGN_OR_RETURN(std::string value, ColumnValue(item, column));
+        by_values.push_back(std::move(value));
+      }
+      const Sums s = ItemSums(records[m][i], summary.missing_policy);
+      groups[{m, item.variation, item.language, item.notation, std::move(by_values)}].Add(s);
+      units[m].push_back(s);
+      common[i] = common[i] && s.n_items_scored > 0;
+    }
+  }
+  for (const auto& [key, sums] : groups) {
+    SummaryRow row;
+    row.model = models[std::get<0>(key)];
+    row.variation = std::get<1>(key);
+    row.language = std::get<2>(key);
+    row.notation = std::get<3>(key);
+    row.by_values = std::get<4>(key);
+    FillMeans(sums, row);
+    summary.rows.push_back(std::move(row));
+  }
+  summary.n_items = items.size();
+  summary.n_common_items = models.empty() ? 0 : static_cast<size_t>(std::count(common.begin(), common.end(), true));
+  for (size_t m = 0; m < models.size(); ++m) {
+    summary.overall.push_back(WholeRow("overall", models[m], summary.by.size(), units[m], summary.bootstrap));
+    if (models.size() < 2) continue;
+    std::vector<Sums> shared;
+    for (size_t i = 0; i < items.size(); ++i)
+      if (common[i]) shared.push_back(units[m][i]);
+    summary.common.push_back(WholeRow("common", models[m], summary.by.size(), shared, summary.bootstrap));
+  }
+  return Status::Ok();
+}
+
+nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights) {
+  nlohmann::ordered_json j;
+  nlohmann::ordered_json w = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < kPrecisionCount; ++i) w[std::string(RawName(kAllMetrics[i]))] = weights.precision[i];
+  j["weights"] = w;
+  j["split"] = summary.split;
+  j["by"] = summary.by;
+  j["missing_policy"] = std::string(MissingPolicyName(summary.missing_policy));
+  j["alpha"] = summary.alpha.mode == imaging::AlphaPolicy::Mode::kComposite
+                   ? "composited over " + Hex(summary.alpha.background)
+                   : std::string("dropped");
+  j["bootstrap"] = {{"resamples", summary.bootstrap.resamples},
+                    {"seed", summary.bootstrap.seed},
+                    {"level", summary.bootstrap.level},
+                    {"unit", "item"}};
+  j["n_items"] = summary.n_items;
+  j["n_common_items"] = summary.n_common_items;
+  j["n_outside_split"] = summary.n_outside_split;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const SummaryRow& r : summary.rows) j["rows"].push_back(RowJson(r, summary.by));
+  j["overall"] = nlohmann::ordered_json::array();
+  for (const SummaryRow& r : summary.overall) j["overall"].push_back(RowJson(r, summary.by));
+  j["common"] = nlohmann::ordered_json::array();
+  for (const SummaryRow& r : summary.common) j["common"].push_back(RowJson(r, summary.by));
+  for (const auto& [name, list] :
+       {std::pair{"missing", &summary.missing}, std::pair{"unreadable", &summary.unreadable},
+        std::pair{"unmatched", &summary.unmatched}, std::pair{"transparent", &summary.transparent}}) {
+    j[std::string("n_") + name] = list->size();
+    j[name] = nlohmann::ordered_json::array();
+    for (const Problem& p : *list) j[name].push_back(ProblemJson(p));
+  }
+  return j;
+}
+
+std::string SummaryCsv(const Summary& summary) {
+  const std::vector<TableColumn> columns = MetricColumns();
+  std::string out = "scope,model,variation,language,notation";
+  for (const std::string& column : summary.by) out += "," + CsvField(column);
+  for (const TableColumn& c : columns) out += "," + c.name;
+  out += ",n_scored,n_missing,n_unreadable,n_items,coverage";
+  for (const TableColumn& c : columns) out += "," + c.name + "_lo," + c.name + "_hi";
+  out += "\n";
+  auto line = [&](const SummaryRow& r) {
+    out += r.scope + "," + CsvField(r.model) + "," + std::to_string(r.variation) + "," + CsvField(r.language) + "," +
+           CsvField(r.notation);
+    for (const std::string& v : r.by_values) out += "," + CsvField(v);
+    for (const TableColumn& c : columns) {
+      const std::optional<double> v = c.value(r);
+      out += "," + (v ? Number(*v) : std::string());
+    }
+    out += fmt::format(",{},{},{},{},{}", r.n_scored, r.n_missing, r.n_unreadable, r.n_items, Number(r.coverage()));
+    for (const TableColumn& c : columns) {
+      const std::optional<stats::Interval> i = c.interval(r);
+      out += i ? "," + Number(i->lo) + "," + Number(i->hi) : std::string(",,");
+    }
+    out += "\n";
+  };
+  for (const auto* rows : {&summary.rows, &summary.overall, &summary.common})
+    for (const SummaryRow& r : *rows) line(r);
+  return out;
+}
+
+std::string SummaryMarkdown(const Summary& summary) {
+  const std::vector<TableColumn> columns = MetricColumns();
+  std::string header = "| model | var | lang | notation |", rule = "|---|---:|---|---|";
+  for (const std::string& column : summary.by) {
+    header += " " + column + " |";
+    rule += "---|";
+  }
+  for (const TableColumn& c : columns) {
+    header += " " + c.name + " |";
+    rule += "---:|";
+  }
+  header += " n_scored | n_missing | n_unreadable | coverage |\n";
+  rule += "---:|---:|---:|---:|\n";
+  auto cells = [&](const SummaryRow& r, bool intervals) {
+    std::string out;
+    for (const TableColumn& c : columns) {
+      const std::optional<double> v = c.value(r);
+      const std::optional<stats::Interval> i = c.interval(r);
+      if (!v)
+        out += " – |";
+      else if (intervals && i)
+        out += fmt::format(" {:.{}f} [{:.{}f}, {:.{}f}] |", *v, kMarkdownDecimals, i->lo, kMarkdownDecimals, i->hi,
+                           kMarkdownDecimals);
+      else
+        out += fmt::format(" {:.{}f} |", *v, kMarkdownDecimals);
+    }
+    return out + fmt::format(" {} | {} | {} | {:.1f} % |\n", r.n_scored, r.n_missing, r.n_unreadable,
+                             100.0 * r.coverage());
+  };
+  auto table = [&](const std::vector<SummaryRow>& rows, bool intervals) {
+    std::string out = header + rule;
+    for (const SummaryRow& r : rows) {
+      out += fmt::format("| {} | {} | {} | {} |", r.model, r.variation == 0 ? std::string(kAll) : std::to_string(r.variation),
+                         r.language, r.notation);
+      for (const std::string& v : r.by_values) out += " " + v + " |";
+      out += cells(r, intervals);
+    }
+    return out;
+  };
+  std::string out = table(summary.rows, false);
+  if (!summary.overall.empty())
+    out += fmt::format("\nOverall, every {} item of the selection (split {}), with {:.0f} % bootstrap intervals over "
+                       "items ({} resamples, seed {}); missing images: {}:\n\n",
+                       summary.n_items, summary.split, 100.0 * summary.bootstrap.level, summary.bootstrap.resamples,
+                       summary.bootstrap.seed, MissingPolicyName(summary.missing_policy)) +
+           table(summary.overall, true);
+  if (!summary.common.empty())
+    out += fmt::format("\nModels compared on the {} of {} items that every model has a scored image for:\n\n",
+                       summary.n_common_items, summary.n_items) +
+           table(summary.common, true);
+  return out;
+}
+
+}  // namespace visalign::violin

@@ -1,0 +1,27 @@
+// Building the evaluation summary from per-image results (internal to the VIOLIN benchmark).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "visalign/violin_eval.h"
+
+namespace visalign::violin {
+
+// One image of an item: scored (with its metrics) or unreadable.
+struct ImageRecord {
+  bool scored = false;
+  Metrics metrics;
+};
+
+// {"rgb_ed": ..., "hf": ...}, with sd named sd_n when `normalised`.
+nlohmann::ordered_json MetricObject(const std::array<double, kMetricCount>& values, bool normalised);
+
+// Group rows of every (model, variation, language, notation, summary.by values), one overall row
+// per model and, for two or more models, one row per model on the items every model has a scored
+// image for; the overall and common rows get bootstrap intervals over items. `records[m][i]` are
+// model m's images of items[i] (empty: missing). Uses summary.by, missing_policy and bootstrap.
+Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vector<std::string>& models,
+                 const std::vector<std::vector<std::vector<ImageRecord>>>& records, Summary& summary);
+
+}  // namespace visalign::violin
