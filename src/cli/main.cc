@@ -3,8 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
+#include <regex>
+#include <string>
+#include <vector>
 
 #include "cli/cli.h"
 #include "visalign/parallel.h"
@@ -48,6 +52,87 @@ void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << std::endl; }
 
 namespace {
 
+// "visalign violin score": the commands the parser had entered when it failed.
+std::vector<const CLI::App*> CommandPath(const CLI::App& app) {
+  std::vector<const CLI::App*> path = {&app};
+  for (;;) {
+    const auto subs = path.back()->get_subcommands();
+    if (subs.empty()) return path;
+    path.push_back(subs.front());
+  }
+}
+
+std::string PathText(const std::vector<const CLI::App*>& path) {
+  std::string out;
+  for (const CLI::App* a : path) out += (out.empty() ? "" : " ") + a->get_name();
+  return out;
+}
+
+// CLI11's range text for its "at least 0" and "positive" checks spells out DBL_MAX (309 digits):
+// say what is wrong with the value instead. Only those two checks have an unbounded top, and a
+// value of 0 can only fail the positive one.
+std::string ReadableRanges(std::string text) {
+  static const std::regex kUnbounded(R"(Value (\S*) not in range [-0-9.e+]+ to [0-9]{100,}\.?[0-9]*)");
+  std::smatch m;
+  if (!std::regex_search(text, m, kUnbounded)) return text;
+  const std::string value = m[1].str();
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  const bool number = !value.empty() && end == value.c_str() + value.size();
+  const std::string why = !number ? "value \"" + value + "\" is not a number"
+                          : v < 0 ? "value " + value + " is negative: expected 0 or more"
+                                  : "value " + value + " is not positive: expected a number above 0";
+  return m.prefix().str() + why + m.suffix().str();
+}
+
+// Global options that take a value (skipped when looking for a command name in argv).
+bool TakesValue(std::string_view option) { return option == "--threads" || option == "--log-level"; }
+
+// A CLI11 parse error as visalign's one line `what (where): expected`, naming the command and,
+// for a group, an unknown or missing command with the ones it has.
+Status ParseErrorStatus(const CLI::ParseError& e, const CLI::App& app, int argc, char** argv) {
+  const std::vector<const CLI::App*> path = CommandPath(app);
+  const CLI::App& last = *path.back();
+  const std::string where = PathText(path);
+  const std::string help = "see `" + where + " --help`";
+  const auto subs = last.get_subcommands(nullptr);
+  if (!subs.empty() && last.get_subcommands().empty()) {
+    std::string names;
+    for (const CLI::App* s : subs) names += (names.empty() ? "" : ", ") + s->get_name();
+    // The first word after the group's name (the program's, for the top level) that is neither an
+    // option nor an option's value is the command asked for.
+    int i = 1;
+    if (path.size() > 1)
+      while (i < argc && argv[i] != last.get_name()) ++i;
+    for (i += path.size() > 1 ? 1 : 0; i < argc; ++i) {
+      if (TakesValue(argv[i])) {
+        ++i;
+        continue;
+      }
+      if (argv[i][0] != '-')
+        return Status::InvalidArgument("unknown command \"" + std::string(argv[i]) + "\"", where, "one of " + names);
+    }
+    return Status::InvalidArgument("missing command", where, "one of " + names);
+  }
+  // An option no command on the path knows is the likeliest cause even when CLI11 first found a
+  // required argument missing (it checks those before leftovers): name it.
+  for (int i = 1; i < argc; ++i) {
+    const std::string token = argv[i];
+    if (token.size() < 2 || token[0] != '-' || token == "--") continue;
+    const std::string name = token.substr(0, token.find('='));
+    const bool known = std::any_of(path.begin(), path.end(), [&](const CLI::App* a) {
+      return a->get_option_no_throw(name) != nullptr || name == "--help" || name == "-h";
+    });
+    const bool negative_number = token.size() > 1 && (std::isdigit(static_cast<unsigned char>(token[1])) || token[1] == '.');
+    if (!known && !negative_number) return Status::InvalidArgument("unknown option " + name, where, help);
+  }
+  std::string what = ReadableRanges(e.what());
+  static const std::regex kNotExpected(R"(^The following arguments? (was|were) not expected: (.*)$)");
+  std::smatch m;
+  if (std::regex_match(what, m, kNotExpected)) what = "unknown option or extra argument " + m[2].str();
+  return Status::InvalidArgument(what, where, help);
+}
+
 int ExitCodeFor(const Status& st) {
   if (st.ok()) return 0;
   if (st.code() == StatusCode::kInterrupted) return 130;
@@ -84,8 +169,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "error: %s (command line): see `visalign --help` or `visalign <command> --help`\n",
-                 e.what());
+    std::fprintf(stderr, "error: %s\n", ParseErrorStatus(e, app, argc, argv).ToString().c_str());
     return 2;
   }
 
