@@ -1,9 +1,12 @@
 // `visalign color ...`: JSON shapes and values, text output, and the one-line error contract.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "testing/cli_runner.h"
 
@@ -16,6 +19,23 @@ nlohmann::json RunJson(const std::vector<std::string>& args) {
   const auto r = RunVisalign(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out);
+}
+
+// Every value in `j` is a finite number, a string or a boolean: NaN and infinity, which
+// nlohmann::json prints as null, fail.
+void ExpectAllFinite(const nlohmann::json& j, const std::string& where) {
+  if (j.is_structured()) {
+    for (const nlohmann::json& v : j) ExpectAllFinite(v, where);
+    return;
+  }
+  EXPECT_TRUE(j.is_string() || j.is_boolean() || (j.is_number() && std::isfinite(j.get<double>())))
+      << where << ": " << j.dump();
+}
+
+// No printed field of a text table reads nan or inf (in any case, with any sign).
+void ExpectNoNanOrInfText(const std::string& text, const std::string& where) {
+  static const std::regex kNonFinite(R"((^|[^a-z])[-+]?(nan|inf)([^a-z]|$))", std::regex::icase);
+  EXPECT_FALSE(std::regex_search(text, kNonFinite)) << where << ":\n" << text;
 }
 
 void ExpectTriple(const nlohmann::json& j, double a, double b, double c, double tol) {
@@ -52,6 +72,35 @@ TEST(ColorConvert, NamesAndOutOfGamutLab) {
   EXPECT_LT(lab["srgb"][1].get<double>(), 0.0);  // unclamped
 }
 
+TEST(ColorConvert, OutOfGamutLabIsFlaggedWithTheHslOfItsClippedColor) {
+  const nlohmann::json j = RunJson({"color", "convert", "lab(50, 120, -120)", "--json"});
+  ExpectAllFinite(j, "lab(50, 120, -120)");
+  EXPECT_EQ(j["in_gamut"], false);
+  const double r = j["srgb"][0].get<double>(), g = j["srgb"][1].get<double>(), b = j["srgb"][2].get<double>();
+  ASSERT_TRUE(r > 0 && r < 1 && g < 0 && b > 1) << j["srgb"];
+  ExpectTriple(j["srgb_clipped"], r, 0, 1, 0);
+  EXPECT_EQ(j["hex"], "#B800FF");  // 0.722268·255 = 184.18
+  // Sign-symmetric transfer: the negative green is the mirror of the encoded |linear green|.
+  const double linear_g = j["linear"][1].get<double>();
+  ASSERT_LT(linear_g, -0.0031308);
+  EXPECT_NEAR(g, -(1.055 * std::pow(-linear_g, 1 / 2.4) - 0.055), 1e-15);
+  // HSL of the clipped (r, 0, 1): blue is the maximum, h = 60·(4 + (r − 0)/1), s = 1, l = 1/2
+  // (CSS's rgbToHsl of the unclipped color gave s = 553 %).
+  ExpectTriple(j["hsl"], 60 * (4 + r), 1, 0.5, 1e-12);
+
+  const auto text = RunVisalign({"color", "convert", "lab(50, 120, -120)"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  ExpectNoNanOrInfText(text.out, "lab(50, 120, -120)");
+  EXPECT_NE(text.out.find("gamut   OUT OF sRGB GAMUT"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(fmt::format("clipped {:.6f} 0.000000 1.000000", r)), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("% 50.0000%  (h in degrees, s, l; of the clipped color)"), std::string::npos) << text.out;
+  const auto inside = RunVisalign({"color", "convert", "#F80"});
+  EXPECT_NE(inside.out.find("gamut   inside sRGB"), std::string::npos) << inside.out;
+  EXPECT_EQ(inside.out.find("clipped"), std::string::npos) << inside.out;
+  EXPECT_EQ(RunJson({"color", "convert", "#F80", "--json"})["srgb_clipped"],
+            RunJson({"color", "convert", "#F80", "--json"})["srgb"]);
+}
+
 TEST(ColorConvert, TextOutputIsATable) {
   const auto r = RunVisalign({"color", "convert", "#F80"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -71,12 +120,71 @@ TEST(ColorDiff, JsonHasRawDifferences) {
   EXPECT_NEAR(j["hyab"].get<double>(), chroma, 1e-9);  // same L
 }
 
+TEST(ColorDiff, ReadmeExampleIsFiniteWithRgbDistancesOfTheClippedColors) {
+  // Both Sharma pair 1 colors are blue beyond sRGB: red is negative, blue above 1. rgb_redmean
+  // used to print -nan. Clipped, they are (0, g1, 1) and (0, g2, 1): only ΔG remains, so
+  // rgb_ed = 255·|g1 − g2| and rgb_redmean = sqrt(4·ΔG²) = 2·rgb_ed.
+  const std::vector<std::string> args = {"color", "diff", "lab(50, 2.6772, -79.7751)", "lab(50, 0, -82.7485)"};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const nlohmann::json j = RunJson(json_args);
+  ExpectAllFinite(j, "README diff");
+  EXPECT_EQ(j["in_gamut"], nlohmann::json::array({false, false}));
+  const nlohmann::json& clipped = j["srgb_clipped"];
+  ASSERT_EQ(clipped.size(), 2u);
+  for (const nlohmann::json& c : clipped) {
+    EXPECT_EQ(c[0].get<double>(), 0.0);
+    EXPECT_EQ(c[2].get<double>(), 1.0);
+  }
+  const double rgb_ed = 255 * std::fabs(clipped[0][1].get<double>() - clipped[1][1].get<double>());
+  EXPECT_NEAR(j["rgb_ed"].get<double>(), rgb_ed, 1e-12);
+  EXPECT_NEAR(j["rgb_redmean"].get<double>(), 2 * rgb_ed, 1e-12);
+  EXPECT_NEAR(j["de2000"].get<double>(), 2.0425, 1e-4);
+
+  const auto text = RunVisalign(args);
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  ExpectNoNanOrInfText(text.out, "README diff");
+  EXPECT_NE(text.out.find("(#007FFF, OUT OF sRGB GAMUT: clipped 0 0.497828 1)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("on 0-255, of the clipped colors)"), std::string::npos) << text.out;
+}
+
 TEST(ColorDiff, RgbDistancesOnThe255Scale) {
   const nlohmann::json j = RunJson({"color", "diff", "rgb(0, 0, 0)", "rgb(3, 4, 0)", "--json"});
   EXPECT_NEAR(j["rgb_ed"].get<double>(), 5.0, 1e-12);
   const nlohmann::json red = RunJson({"color", "diff", "#FF0000", "#000000", "--json"});
   EXPECT_NEAR(red["rgb_redmean"].get<double>(), 403.0328746478071, 1e-9);  // sqrt(2.498046875 · 255²)
   EXPECT_EQ(RunJson({"color", "diff", "#123456", "#123456", "--json"})["de2000"], 0.0);
+}
+
+// convert, diff and nearest over a grid of Lab colors (L* 0..100 by 25, a*, b* -200..200 by
+// 100), in JSON and text: never NaN or infinity, HSL always within its ranges.
+TEST(ColorCli, LabGridNeverPrintsNanOrInfinity) {
+  std::string previous = "lab(50, 0, 0)";
+  int out_of_gamut = 0;
+  for (int L = 0; L <= 100; L += 25) {
+    for (int a = -200; a <= 200; a += 100) {
+      for (int b = -200; b <= 200; b += 100) {
+        const std::string color = fmt::format("lab({}, {}, {})", L, a, b);
+        const nlohmann::json convert = RunJson({"color", "convert", color, "--json"});
+        ExpectAllFinite(convert, color);
+        out_of_gamut += convert["in_gamut"] == false;
+        const nlohmann::json& hsl = convert["hsl"];
+        EXPECT_TRUE(hsl[1].get<double>() >= 0 && hsl[1].get<double>() <= 1 && hsl[2].get<double>() >= 0 &&
+                    hsl[2].get<double>() <= 1)
+            << color << ": hsl " << hsl;
+        ExpectAllFinite(RunJson({"color", "diff", color, previous, "--json"}), color + " vs " + previous);
+        ExpectAllFinite(RunJson({"color", "nearest", color, "--json"}), color);
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"color", "convert", color}, {"color", "diff", color, previous}}) {
+          const auto r = RunVisalign(args);
+          EXPECT_EQ(r.exit_code, 0) << r.err;
+          ExpectNoNanOrInfText(r.out, args[1] + " " + color);
+        }
+        previous = color;
+      }
+    }
+  }
+  EXPECT_GT(out_of_gamut, 100);  // of 125
 }
 
 TEST(ColorNames, ListsEachLevel) {
@@ -96,7 +204,8 @@ TEST(ColorNearest, FindsTheCentroid) {
 }
 
 TEST(ColorErrors, BadColorsExitWith2AndOneLine) {
-  for (const std::string bad : {"#GGHHII", "rgb(300,0,0)", "hsl(10, 120%, 5%)", "", "not a color"}) {
+  for (const std::string bad :
+       {"#GGHHII", "rgb(300,0,0)", "hsl(10, 120%, 5%)", "lab(50, 2000, 0)", "", "not a color"}) {
     const auto r = RunVisalign({"color", "convert", bad});
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_EQ(r.out, "") << bad;
@@ -118,6 +227,10 @@ TEST(ColorHelp, TeachesWithExamples) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("de2000"), std::string::npos);
   EXPECT_NE(r.out.find("Examples"), std::string::npos);
+  EXPECT_NE(r.out.find("srgb_clipped"), std::string::npos);
+  const auto convert = RunVisalign({"color", "convert", "--help"});
+  for (const char* words : {"in_gamut", "srgb_clipped", "extended sRGB", "HSL of srgb_clipped"})
+    EXPECT_NE(convert.out.find(words), std::string::npos) << words;
 }
 
 }  // namespace

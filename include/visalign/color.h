@@ -1,13 +1,20 @@
 // Color science: parsing, conversions between sRGB, linear sRGB, CIE XYZ (D65, 2°), xyY, CIELAB,
 // LCh(ab) and HSL, and color differences. Every benchmark reduces to these functions, so they
 // follow published definitions exactly:
-//   - sRGB transfer: IEC 61966-2-1 (threshold 0.04045 / 0.0031308, exponent 2.4).
+//   - sRGB transfer: IEC 61966-2-1 (threshold 0.04045 / 0.0031308, exponent 2.4), extended to
+//     negative values sign-symmetrically as CSS Color 4 does for extended sRGB (below).
 //   - linear sRGB -> XYZ: the matrix and D65 white (0.95047, 1.0, 1.08883) of scikit-image's
 //     rgb2lab; CIELAB with ε = 0.008856 and the κ-form 7.787·t + 16/116, so values agree with
 //     skimage.color.rgb2lab to 1e-9.
 //   - CIEDE2000: Sharma, Wu & Dalal (2005), kL = kC = kH = 1, computed in degrees.
-// Conventions: `Rgb` is gamma-encoded sRGB in [0, 1] (may fall outside for out-of-gamut colors);
+// Conventions: `Rgb` is gamma-encoded sRGB; inside the gamut it lies in [0, 1]. A color outside
+// the gamut (only lab(), XYZ or linear input can be) is kept as *extended* sRGB: unbounded
+// channels, nothing clipped, so Lab -> sRGB -> Lab round-trips. Whatever is only defined on the
+// sRGB cube [0, 1]³ — 8-bit values, HSL, the RGB distances — is computed on the color clipped
+// per channel to the cube (ClipToGamut), and the CLI flags such colors (`in_gamut: false`).
 // `Srgb8` is 8-bit sRGB; `Hsl` has h in degrees [0, 360), s and l in [0, 1].
+// Invariant: for every Lab color ParseColor accepts (L* in [0, 100], |a*|, |b*| <= kMaxLabAb),
+// every conversion and difference below is finite — no NaN, no infinity (tested over a grid).
 #pragma once
 
 #include <cstddef>
@@ -36,9 +43,31 @@ struct Hsl { double h = 0, s = 0, l = 0; };        // h in degrees [0, 360)
 // D65 reference white used for XYZ <-> Lab (scikit-image's values).
 inline constexpr Xyz kD65White{0.95047, 1.0, 1.08883};
 
+// --- sRGB transfer function (one channel) ------------------------------------------------------
+// IEC 61966-2-1 on [0, 1], extended to every real number as an odd function (CSS Color 4's
+// extended sRGB, sign(v)·f(|v|)):
+//   SrgbToLinear(c) = sign(c)·( |c| / 12.92                  if |c| <= 0.04045
+//                               ((|c| + 0.055) / 1.055)^2.4   otherwise )
+//   LinearToSrgb(v) = sign(v)·( 12.92·|v|                     if |v| <= 0.0031308
+//                               1.055·|v|^(1/2.4) − 0.055     otherwise )
+// Invariants: f(−x) = −f(x) exactly; strictly increasing; each the inverse of the other; on
+// [0, ∞) bit-identical to the standard formulas (and to skimage). scikit-image instead applies
+// the linear toe to every negative value, which sends linear −0.19 to sRGB −2.48.
+double SrgbToLinear(double c);
+double LinearToSrgb(double v);
+
+// --- Gamut ------------------------------------------------------------------------------------
+// A color is in the sRGB gamut when its 8-bit rendering needs no clamping: every channel of its
+// gamma-encoded sRGB lies in [−kGamutTolerance, 1 + kGamutTolerance], half an 8-bit step. So
+// lab(100, 0, 0), sRGB (1.000003, 0.999995, 1.000036) by skimage's white point, is in gamut.
+inline constexpr double kGamutTolerance = 0.5 / 255.0;
+bool InGamut(Rgb c);
+// Per-channel clipping to the sRGB cube: each channel clamped to [0, 1] (NaN -> 0). Not a
+// perceptual gamut mapping (hue and lightness may shift). Identity on the cube, so every color
+// given as hex, rgb(), hsl() or a name is unchanged; ToSrgb8(c) == ToSrgb8(ClipToGamut(c)).
+Rgb ClipToGamut(Rgb c);
+
 // --- Scalar conversions -------------------------------------------------------------------
-double SrgbToLinear(double c);  // one channel, IEC 61966-2-1
-double LinearToSrgb(double c);
 Rgb FromSrgb8(Srgb8 c);               // c / 255
 Srgb8 ToSrgb8(Rgb c);                 // round-half-away, clamped to [0, 255]
 LinearRgb ToLinear(Rgb c);
@@ -51,8 +80,12 @@ Lab XyzToLab(Xyz c);
 Xyz LabToXyz(Lab c);
 Lch LabToLch(Lab c);
 Lab LchToLab(Lch c);
-Hsl RgbToHsl(Rgb c);                  // achromatic colors get h = 0, s = 0
-Rgb HslToRgb(Hsl c);
+// CSS Color 4 rgbToHsl of ClipToGamut(c): HSL is defined on the sRGB cube only, so an
+// out-of-gamut color gets the HSL of its clipped color (CSS's extension to such input, with
+// s > 1, l outside [0, 1] and the hue turned by 180°, is not followed). Invariants: h in
+// [0, 360), s and l in [0, 1]; achromatic colors get h = 0, s = 0.
+Hsl RgbToHsl(Rgb c);
+Rgb HslToRgb(Hsl c);                  // CSS Color 4 hslToRgb; s, l in [0, 1] give a color on the cube
 
 Lab SrgbToLab(Rgb c);                 // composition of the above
 Rgb LabToSrgb(Lab c);
@@ -70,7 +103,13 @@ void SrgbToLabBatch(const double* rgb, size_t n, double* lab);
 struct Rgb255 { double r = 0, g = 0, b = 0; };
 inline Rgb255 ToRgb255(Srgb8 c) { return {double(c.r), double(c.g), double(c.b)}; }
 inline Rgb255 ToRgb255(Rgb c) { return {c.r * 255.0, c.g * 255.0, c.b * 255.0}; }
+// Each channel clamped to [0, 255] (NaN -> 0), the 0..255 form of ClipToGamut(Rgb).
+Rgb255 ClipToGamut(Rgb255 c);
 
+// The RGB distances measure colors on the sRGB cube: both arguments are clipped with
+// ClipToGamut first (identity for channels in [0, 255]), so an out-of-gamut color is measured as
+// its clipped color and the result is always finite (the redmean weights stay positive).
+// sqrt(ΔR² + ΔG² + ΔB²)
 double RgbEuclidean(Rgb255 p, Rgb255 q);
 // r̄ = (R1+R2)/2; sqrt((2 + r̄/256)ΔR² + 4ΔG² + (2 + (255 − r̄)/256)ΔB²)
 double RgbRedmean(Rgb255 p, Rgb255 q);
@@ -132,16 +171,20 @@ struct ParsedColor {
   Notation notation = Notation::kHex;
   Rgb rgb;             // exact sRGB denoted by the text (unclamped for lab() outside the gamut)
   Srgb8 rgb8;          // the 8-bit color the text denotes: ToSrgb8(rgb) (rounded, clamped)
-  bool in_gamut = true;  // false when rgb8 needed clamping: a channel of rgb outside [0, 1] by
-                         // more than half an 8-bit step (only lab() can be out of gamut)
+  bool in_gamut = true;  // InGamut(rgb): false when rgb8 needed clamping (only lab() can be out)
   std::string name;    // ISCC-NBS name when notation == kName
   int iscc_level = 0;  // 1, 2 or 3 when notation == kName
   Lab lab;             // CIELAB: the parsed numbers for lab(), else SrgbToLab(rgb)
 };
 
+// Largest |a*| and |b*| accepted by lab(): far beyond any real color (CSS Color 4: "in practice
+// ±160"), small enough that everything derived stays finite (XYZ = f³, CIEDE2000's C*^7).
+inline constexpr double kMaxLabAb = 1000.0;
+
 // Accepts `#RRGGBB`, `#RGB`, `rgb(r, g, b)` (integers 0-255), `hsl(h, s%, l%)` (h any real,
-// wrapped to [0, 360); s and l in 0-100%), `lab(L, a, b)` (CSS Color 4 reals, L in [0, 100])
-// and ISCC-NBS names ("vivid pink", "pink"). Case-insensitive; spaces around tokens allowed.
+// wrapped to [0, 360); s and l in 0-100%), `lab(L, a, b)` (CSS Color 4 reals, L in [0, 100],
+// |a|, |b| <= kMaxLabAb) and ISCC-NBS names ("vivid pink", "pink"). Case-insensitive; spaces
+// around tokens allowed.
 // Errors are kInvalidArgument naming the text and what was expected.
 Result<ParsedColor> ParseColor(std::string_view text, const IsccNbs& names);
 Result<ParsedColor> ParseColor(std::string_view text);  // uses IsccNbs::Default() for names

@@ -28,9 +28,11 @@ Result<ParsedColor> ParseArgument(const std::string& text, const std::string& ar
 nlohmann::json Triple(double a, double b, double c) { return nlohmann::json::array({a, b, c}); }
 
 // Every representation of one color, each computed from the notation's own values: lab() input
-// goes Lab -> XYZ -> linear, all other notations go sRGB -> linear -> XYZ -> Lab.
+// goes Lab -> XYZ -> linear, all other notations go sRGB -> linear -> XYZ -> Lab. `srgb` is
+// extended sRGB (unclipped); `clipped` is the color on the sRGB cube that hex and hsl describe.
 struct AllSpaces {
   Rgb srgb;
+  Rgb clipped;
   LinearRgb linear;
   Xyz xyz;
   Xyy xyy;
@@ -42,6 +44,7 @@ struct AllSpaces {
 AllSpaces Convert(const ParsedColor& c) {
   AllSpaces s;
   s.srgb = c.rgb;
+  s.clipped = ClipToGamut(c.rgb);
   s.lab = c.lab;
   if (c.notation == Notation::kLab) {
     s.xyz = LabToXyz(c.lab);
@@ -68,6 +71,7 @@ nlohmann::json ConvertJson(const std::string& input, const ParsedColor& c) {
   j["in_gamut"] = c.in_gamut;
   j["hex"] = ToHex(c.rgb8);
   j["srgb"] = Triple(s.srgb.r, s.srgb.g, s.srgb.b);
+  j["srgb_clipped"] = Triple(s.clipped.r, s.clipped.g, s.clipped.b);
   j["linear"] = Triple(s.linear.r, s.linear.g, s.linear.b);
   j["xyz"] = Triple(s.xyz.x, s.xyz.y, s.xyz.z);
   j["xyy"] = Triple(s.xyy.x, s.xyy.y, s.xyy.Y);
@@ -77,21 +81,31 @@ nlohmann::json ConvertJson(const std::string& input, const ParsedColor& c) {
   return j;
 }
 
+bool SameColor(Rgb p, Rgb q) { return p.r == q.r && p.g == q.g && p.b == q.b; }
+
 void PrintConvertTable(const std::string& input, const ParsedColor& c) {
   const AllSpaces s = Convert(c);
+  const bool clipped = !SameColor(s.clipped, s.srgb);
   std::string source = std::string(NotationName(c.notation)) + " notation";
   if (c.notation == Notation::kName) source = fmt::format("ISCC-NBS level-{} name \"{}\"", c.iscc_level, c.name);
   std::cout << fmt::format("input   {}  ({})\n", input, source);
+  std::cout << (c.in_gamut ? "gamut   inside sRGB\n"
+                           : "gamut   OUT OF sRGB GAMUT: hex and hsl describe the clipped color\n");
   std::cout << fmt::format("hex     {}  (8-bit sRGB {}, {}, {}{})\n", ToHex(c.rgb8), c.rgb8.r, c.rgb8.g, c.rgb8.b,
-                           c.in_gamut ? "" : "; outside the sRGB gamut, clamped");
-  std::cout << fmt::format("srgb    {:.6f} {:.6f} {:.6f}  (gamma-encoded, 0-1)\n", s.srgb.r, s.srgb.g, s.srgb.b);
+                           c.in_gamut ? "" : "; clipped");
+  std::cout << fmt::format("srgb    {:.6f} {:.6f} {:.6f}  (gamma-encoded, 0-1{})\n", s.srgb.r, s.srgb.g, s.srgb.b,
+                           clipped ? "; extended sRGB, unclipped" : "");
+  if (clipped) {
+    std::cout << fmt::format("clipped {:.6f} {:.6f} {:.6f}  (srgb with each channel clipped to 0-1)\n", s.clipped.r,
+                             s.clipped.g, s.clipped.b);
+  }
   std::cout << fmt::format("linear  {:.6f} {:.6f} {:.6f}  (linear-light sRGB)\n", s.linear.r, s.linear.g, s.linear.b);
   std::cout << fmt::format("xyz     {:.6f} {:.6f} {:.6f}  (D65, 2 deg, Y of white = 1)\n", s.xyz.x, s.xyz.y, s.xyz.z);
   std::cout << fmt::format("xyy     {:.6f} {:.6f} {:.6f}  (x, y, Y)\n", s.xyy.x, s.xyy.y, s.xyy.Y);
   std::cout << fmt::format("lab     {:.4f} {:.4f} {:.4f}  (CIELAB L*, a*, b*)\n", s.lab.L, s.lab.a, s.lab.b);
   std::cout << fmt::format("lch     {:.4f} {:.4f} {:.4f}  (L*, C*ab, h in degrees)\n", s.lch.L, s.lch.C, s.lch.h);
-  std::cout << fmt::format("hsl     {:.4f} {:.4f}% {:.4f}%  (h in degrees, s, l)\n", s.hsl.h, 100 * s.hsl.s,
-                           100 * s.hsl.l);
+  std::cout << fmt::format("hsl     {:.4f} {:.4f}% {:.4f}%  (h in degrees, s, l{})\n", s.hsl.h, 100 * s.hsl.s,
+                           100 * s.hsl.l, clipped ? "; of the clipped color" : "");
 }
 
 struct Differences {
@@ -114,23 +128,38 @@ Status RunConvert(const Cli& cli, const std::string& text) {
   return Status::Ok();
 }
 
+// The diff table's description of a color: "#4080BF", or outside the gamut
+// "#007FFF, OUT OF sRGB GAMUT: clipped 0 0.497828 1" (the color the RGB distances measure).
+std::string DescribeForDiff(const ParsedColor& c) {
+  if (c.in_gamut) return ToHex(c.rgb8);
+  const Rgb clipped = ClipToGamut(c.rgb);
+  return fmt::format("{}, OUT OF sRGB GAMUT: clipped {:g} {:g} {:g}", ToHex(c.rgb8), clipped.r, clipped.g, clipped.b);
+}
+
 Status RunDiff(const Cli& cli, const std::string& text1, const std::string& text2) {
   VISALIGN_ASSIGN_OR_RETURN(ParsedColor c1, ParseArgument(text1, "COLOR1"));
   VISALIGN_ASSIGN_OR_RETURN(ParsedColor c2, ParseArgument(text2, "COLOR2"));
   const Differences d = Compare(c1, c2);
   if (cli.global().json) {
+    const Rgb clipped1 = ClipToGamut(c1.rgb), clipped2 = ClipToGamut(c2.rgb);
+    const nlohmann::json srgb_clipped = {Triple(clipped1.r, clipped1.g, clipped1.b),
+                                         Triple(clipped2.r, clipped2.g, clipped2.b)};
     PrintJson({{"rgb_ed", d.rgb_ed},
                {"rgb_redmean", d.rgb_redmean},
                {"de76", d.de76},
                {"de2000", d.de2000},
                {"hue", d.hue},
                {"chroma", d.chroma},
-               {"hyab", d.hyab}});
+               {"hyab", d.hyab},
+               {"in_gamut", {c1.in_gamut, c2.in_gamut}},
+               {"srgb_clipped", srgb_clipped}});
     return Status::Ok();
   }
-  std::cout << fmt::format("colors       {} ({}) vs {} ({})\n", text1, ToHex(c1.rgb8), text2, ToHex(c2.rgb8));
-  std::cout << fmt::format("rgb_ed       {:.6f}  (Euclidean distance of sRGB on 0-255)\n", d.rgb_ed);
-  std::cout << fmt::format("rgb_redmean  {:.6f}  (redmean-weighted sRGB distance on 0-255)\n", d.rgb_redmean);
+  std::cout << fmt::format("colors       {} ({}) vs {} ({})\n", text1, DescribeForDiff(c1), text2, DescribeForDiff(c2));
+  const char* rgb_basis = c1.in_gamut && c2.in_gamut ? "" : ", of the clipped colors";
+  std::cout << fmt::format("rgb_ed       {:.6f}  (Euclidean distance of sRGB on 0-255{})\n", d.rgb_ed, rgb_basis);
+  std::cout << fmt::format("rgb_redmean  {:.6f}  (redmean-weighted sRGB distance on 0-255{})\n", d.rgb_redmean,
+                           rgb_basis);
   std::cout << fmt::format("de76         {:.6f}  (CIE76, Euclidean in CIELAB)\n", d.de76);
   std::cout << fmt::format("de2000       {:.6f}  (CIEDE2000, kL = kC = kH = 1)\n", d.de2000);
   std::cout << fmt::format("hue          {:.6f}  (hue-angle difference in degrees, 0-180)\n", d.hue);
@@ -180,11 +209,12 @@ Status RunNearest(const Cli& cli, const std::string& text) {
   const IsccCentroid& n = table->Nearest(c.lab);
   const double de = DeltaE2000(c.lab, Srgb8ToLab(n.rgb));
   if (cli.global().json) {
-    PrintJson({{"input", text}, {"id", n.id}, {"name", n.name}, {"hex", ToHex(n.rgb)}, {"level2", n.level2},
-               {"level1", n.level1}, {"de2000", de}});
+    PrintJson({{"input", text}, {"in_gamut", c.in_gamut}, {"id", n.id}, {"name", n.name}, {"hex", ToHex(n.rgb)},
+               {"level2", n.level2}, {"level1", n.level1}, {"de2000", de}});
   } else {
-    std::cout << fmt::format("{} ({}) -> #{} {} {}  (level 2: {}, level 1: {}; CIEDE2000 {:.4f})\n", text,
-                             ToHex(c.rgb8), n.id, n.name, ToHex(n.rgb), n.level2, n.level1, de);
+    std::cout << fmt::format("{} ({}{}) -> #{} {} {}  (level 2: {}, level 1: {}; CIEDE2000 {:.4f})\n", text,
+                             ToHex(c.rgb8), c.in_gamut ? "" : ", out of sRGB gamut", n.id, n.name, ToHex(n.rgb),
+                             n.level2, n.level1, de);
   }
   return Status::Ok();
 }
@@ -193,6 +223,9 @@ const CommandGroup kColor(10, [](Cli& cli) {
   CLI::App* g = cli.Group("color", "Color parsing, conversion, differences and ISCC-NBS names");
   g->footer(
       "Conversions use scikit-image's rgb2lab constants (D65 white 0.95047, 1, 1.08883); see docs/color.md.\n"
+      "Colors outside the sRGB gamut (only lab() can be) are flagged: \"in_gamut\": false with --json, OUT OF sRGB\n"
+      "GAMUT in text. Their sRGB is extended (sign-symmetric transfer, unclipped); hex, HSL and the RGB distances\n"
+      "use the color clipped per channel to 0-1.\n"
       "Examples:\n"
       "  visalign color convert '#FF8800'\n"
       "  visalign color convert 'lab(50, 20, -30)' --json\n"
@@ -205,18 +238,22 @@ const CommandGroup kColor(10, [](Cli& cli) {
   conv->add_option("COLOR", *conv_text, kColorHelp)->required();
   conv->footer(
       "Output (with --json, an object; arrays are full double precision):\n"
-      "  hex     8-bit sRGB, rounded and clamped (\"in_gamut\": false if clamping was needed)\n"
-      "  srgb    gamma-encoded sRGB as 0-1 floats (not 0-255), unclamped\n"
-      "  linear  linear-light sRGB (IEC 61966-2-1)\n"
-      "  xyz     CIE XYZ, D65, 2 deg observer, Y of white = 1\n"
-      "  xyy     chromaticity x, y and luminance Y\n"
-      "  lab     CIELAB L*, a*, b* (skimage constants)\n"
-      "  lch     L*, C*ab, hue angle in degrees [0, 360)\n"
-      "  hsl     hue in degrees [0, 360), saturation and lightness as 0-1 fractions\n"
-      "Also: input, notation, in_gamut, and name/iscc_level for ISCC-NBS names.\n"
+      "  in_gamut      false if the 8-bit color needed clamping (a channel beyond 0-1 by over half a step)\n"
+      "  hex           8-bit sRGB of srgb_clipped, rounded\n"
+      "  srgb          gamma-encoded sRGB as 0-1 floats (not 0-255), unclipped: outside the gamut this is\n"
+      "                extended sRGB, sign(v)*f(|v|) with the IEC 61966-2-1 transfer f (as CSS Color 4)\n"
+      "  srgb_clipped  srgb with each channel clipped to 0-1 (equal to srgb inside the gamut)\n"
+      "  linear        linear-light sRGB (IEC 61966-2-1)\n"
+      "  xyz           CIE XYZ, D65, 2 deg observer, Y of white = 1\n"
+      "  xyy           chromaticity x, y and luminance Y\n"
+      "  lab           CIELAB L*, a*, b* (skimage constants)\n"
+      "  lch           L*, C*ab, hue angle in degrees [0, 360)\n"
+      "  hsl           HSL of srgb_clipped: hue in degrees [0, 360), saturation and lightness as 0-1 fractions\n"
+      "Also: input, notation, and name/iscc_level for ISCC-NBS names.\n"
       "Examples:\n"
       "  visalign color convert '#F80'\n"
-      "  visalign color convert 'strong blue' --json");
+      "  visalign color convert 'strong blue' --json\n"
+      "  visalign color convert 'lab(50, 120, -120)'    # out of gamut: flagged, hsl of the clipped color");
   cli.Bind(conv, [&cli, conv_text] { return RunConvert(cli, *conv_text); });
 
   CLI::App* diff = g->add_subcommand("diff", "Color differences between two colors");
@@ -233,7 +270,11 @@ const CommandGroup kColor(10, [](Cli& cli) {
       "  hue          hue-angle difference of atan2(b*, a*), degrees, 0-180 (0 for gray)\n"
       "  chroma       a*b*-plane distance sqrt(da^2 + db^2)\n"
       "  hyab         |dL*| + sqrt(da^2 + db^2)\n"
-      "RGB distances use the exact (unrounded) sRGB of each color; Lab values of lab() inputs are used as given.\n"
+      "  in_gamut     [COLOR1, COLOR2]: false for a color outside the sRGB gamut\n"
+      "  srgb_clipped [COLOR1, COLOR2]: the 0-1 sRGB the RGB distances were computed on\n"
+      "RGB distances use each color's exact (unrounded) sRGB clipped to 0-1 per channel (srgb_clipped; the\n"
+      "color itself inside the gamut), so they are defined for every color. Lab values of lab() inputs are used\n"
+      "as given.\n"
       "Examples:\n"
       "  visalign color diff '#FF0000' '#FE0101'\n"
       "  visalign color diff 'lab(50, 2.6772, -79.7751)' 'lab(50, 0, -82.7485)' --json");

@@ -24,11 +24,14 @@ double CosDeg(double deg) { return std::cos(deg * kRadiansPerDegree); }
 
 }  // namespace
 
-double RgbEuclidean(Rgb255 p, Rgb255 q) {
+double RgbEuclidean(Rgb255 p_any, Rgb255 q_any) {
+  const Rgb255 p = ClipToGamut(p_any), q = ClipToGamut(q_any);
   return std::sqrt(Square(p.r - q.r) + Square(p.g - q.g) + Square(p.b - q.b));
 }
 
-double RgbRedmean(Rgb255 p, Rgb255 q) {
+// With both colors clipped, r̄ is in [0, 255] and every weight is at least 2.
+double RgbRedmean(Rgb255 p_any, Rgb255 q_any) {
+  const Rgb255 p = ClipToGamut(p_any), q = ClipToGamut(q_any);
   constexpr double kRedWeightScale = 256.0;
   constexpr double kMaxChannel = 255.0;
   constexpr double kBaseWeight = 2.0;

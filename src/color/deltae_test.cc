@@ -75,6 +75,19 @@ TEST(RgbDistances, HandComputedValues) {
   EXPECT_EQ(ToRgb255(Rgb{1, 0.5, 0}).g, 127.5);
 }
 
+TEST(RgbDistances, OutOfGamutColorsAreMeasuredAsTheirClippedColor) {
+  // Extended sRGB of the README's lab(50, 2.6772, -79.7751) and lab(50, 0, -82.7485) on 0-255:
+  // a red far below 0 made the redmean weight 2 + r̄/256 negative (-nan).
+  const Rgb255 p = ToRgb255(LabToSrgb({50, 2.6772, -79.7751}));
+  const Rgb255 q = ToRgb255(LabToSrgb({50, 0, -82.7485}));
+  EXPECT_EQ(RgbRedmean(p, q), RgbRedmean(ClipToGamut(p), ClipToGamut(q)));
+  EXPECT_EQ(RgbEuclidean(p, q), RgbEuclidean(ClipToGamut(p), ClipToGamut(q)));
+  EXPECT_TRUE(std::isfinite(RgbRedmean(p, q)));
+  EXPECT_EQ(RgbRedmean({-700, 0, 0}, {-900, 0, 0}), 0.0);  // both clip to black
+  EXPECT_EQ(RgbEuclidean({300, 128, 0}, {255, 128, 0}), 0.0);
+  EXPECT_NEAR(RgbRedmean({-100, 0, 0}, {400, 0, 0}), 403.0328746478071, 1e-9);  // black vs red
+}
+
 TEST(LabDistances, HandComputedValues) {
   EXPECT_DOUBLE_EQ(DeltaE76({50, 0, 0}, {53, 4, 0}), 5.0);
   EXPECT_DOUBLE_EQ(ChromaDistance({50, 3, 0}, {60, 0, 4}), 5.0);

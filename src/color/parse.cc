@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "visalign/color.h"
 
 namespace visalign::color {
@@ -18,9 +20,6 @@ constexpr char kAcceptedForms[] =
 constexpr double kMaxPercent = 100.0;
 constexpr double kMaxLabL = 100.0;
 constexpr int kMaxByte = 255;
-// A lab() color is in gamut when its 8-bit rendering needs no clamping: every channel lies in
-// [0, 1] up to half an 8-bit step.
-constexpr double kGamutTolerance = 0.5 / 255.0;
 
 Status Invalid(std::string_view text, const std::string& expected) {
   return Status::InvalidArgument("invalid color \"" + std::string(text) + "\"", "", expected);
@@ -85,6 +84,7 @@ ParsedColor FromExact(Notation notation, Rgb rgb) {
   out.notation = notation;
   out.rgb = rgb;
   out.rgb8 = ToSrgb8(rgb);
+  out.in_gamut = InGamut(rgb);
   out.lab = SrgbToLab(rgb);
   return out;
 }
@@ -160,20 +160,24 @@ Result<ParsedColor> ParseHslArgs(std::string_view original, const std::array<std
 }
 
 Result<ParsedColor> ParseLabArgs(std::string_view original, const std::array<std::string_view, 3>& args) {
-  const std::string form = "lab(L, a, b) with real numbers, L in 0-100 (or 0-100%)";
+  const std::string form =
+      fmt::format("lab(L, a, b) with real numbers, L in 0-100 (or 0-100%), a and b in -{0:g}..{0:g}", kMaxLabAb);
   std::optional<std::string_view> l_text = StripSuffix(args[0], "%");
   std::optional<double> lightness = ParseNumber(Trim(l_text.value_or(args[0])));
   if (!lightness || *lightness < 0 || *lightness > kMaxLabL)
     return Invalid(original, form + "; got L = " + std::string(args[0]));
-  std::optional<double> a = ParseNumber(args[1]);
+  auto opponent = [&](int i) -> std::optional<double> {
+    std::optional<double> v = ParseNumber(args[i]);
+    if (v && std::fabs(*v) > kMaxLabAb) return std::nullopt;
+    return v;
+  };
+  std::optional<double> a = opponent(1);
   if (!a) return Invalid(original, form + "; got a = " + std::string(args[1]));
-  std::optional<double> b = ParseNumber(args[2]);
+  std::optional<double> b = opponent(2);
   if (!b) return Invalid(original, form + "; got b = " + std::string(args[2]));
   const Lab lab{*lightness, *a, *b};
   ParsedColor out = FromExact(Notation::kLab, LabToSrgb(lab));
   out.lab = lab;
-  const Rgb& c = out.rgb;
-  out.in_gamut = std::min({c.r, c.g, c.b}) >= -kGamutTolerance && std::max({c.r, c.g, c.b}) <= 1.0 + kGamutTolerance;
   return out;
 }
 

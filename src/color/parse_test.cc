@@ -2,6 +2,8 @@
 // fail with a clear kInvalidArgument.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "visalign/color.h"
 
 namespace visalign::color {
@@ -92,6 +94,26 @@ TEST(ParseColor, LabOutsideTheGamutIsFlaggedAndUnclamped) {
   EXPECT_EQ(c.rgb8.g, 0);
 }
 
+TEST(ParseColor, ReadmeSharmaPairIsOutOfGamutWithFiniteExtendedSrgb) {
+  // The README's `color diff` example: linear red -0.1918 is sRGB -0.4752 (sign-symmetric
+  // transfer), not -2.4778.
+  const ParsedColor c = *ParseColor("lab(50, 2.6772, -79.7751)", Names());
+  EXPECT_FALSE(c.in_gamut);
+  EXPECT_NEAR(c.rgb.r, -0.4752, 1e-4);
+  EXPECT_NEAR(c.rgb.g, 0.4978, 1e-4);
+  EXPECT_NEAR(c.rgb.b, 1.0071, 1e-4);
+  EXPECT_EQ(c.rgb8, (Srgb8{0, 127, 255}));
+  EXPECT_FALSE(ParseColor("lab(50, 120, -120)", Names())->in_gamut);
+}
+
+TEST(ParseColor, LabAcceptsOpponentAxesUpToTheLimit) {
+  const ParsedColor c = *ParseColor("lab(50, -1000, 1000)", Names());
+  EXPECT_EQ(c.lab.a, -kMaxLabAb);
+  EXPECT_EQ(c.lab.b, kMaxLabAb);
+  EXPECT_FALSE(c.in_gamut);
+  EXPECT_TRUE(std::isfinite(c.rgb.r) && std::isfinite(c.rgb.g) && std::isfinite(c.rgb.b));
+}
+
 TEST(ParseColor, LabWhiteIsInGamutDespiteSkimagesWhitePoint) {
   // lab(100, 0, 0) maps to sRGB (1.000003, 0.999995, 1.000036): within half an 8-bit step.
   const ParsedColor c = *ParseColor("lab(100, 0, 0)", Names());
@@ -125,6 +147,8 @@ TEST(ParseColor, RejectsBadInputWithTheTextAndTheExpectedForm) {
       {"lab(50, nan, 0)", "a = nan"},
       {"lab(50, 0, inf)", "b = inf"},
       {"lab(50, 1e999, 0)", "a = 1e999"},
+      {"lab(50, 1000.5, 0)", "a and b in -1000..1000; got a = 1000.5"},
+      {"lab(50, 0, -1e300)", "b = -1e300"},
       {"cmyk(0, 0, 0, 0)", "rgb(r, g, b)"},
       {"", "ISCC-NBS"},
       {"   ", "ISCC-NBS"},

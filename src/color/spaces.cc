@@ -13,7 +13,6 @@ namespace visalign::color {
 namespace {
 
 using internal::kDegreesPerRadian;
-using internal::kFullTurn;
 using internal::WrapDegrees;
 
 // IEC 61966-2-1 transfer function.
@@ -151,26 +150,46 @@ const std::array<double, 256>& LinearTable() {
 
 }  // namespace
 
+// Both transfer directions are odd functions: the IEC formula applies to |c| and the sign is put
+// back with copysign, which leaves c >= 0 (every in-gamut value) bit-identical to the standard.
 double SrgbToLinear(double c) {
-  return c > kSrgbEncodedThreshold ? std::pow((c + kSrgbOffset) / (1.0 + kSrgbOffset), kSrgbGamma)
-                                   : c / kSrgbLinearSlope;
+  const double m = std::fabs(c);
+  return std::copysign(m > kSrgbEncodedThreshold ? std::pow((m + kSrgbOffset) / (1.0 + kSrgbOffset), kSrgbGamma)
+                                                 : m / kSrgbLinearSlope,
+                       c);
 }
 
-double LinearToSrgb(double c) {
-  return c > kSrgbLinearThreshold ? (1.0 + kSrgbOffset) * std::pow(c, 1.0 / kSrgbGamma) - kSrgbOffset
-                                  : c * kSrgbLinearSlope;
+double LinearToSrgb(double v) {
+  const double m = std::fabs(v);
+  return std::copysign(m > kSrgbLinearThreshold ? (1.0 + kSrgbOffset) * std::pow(m, 1.0 / kSrgbGamma) - kSrgbOffset
+                                                : m * kSrgbLinearSlope,
+                       v);
+}
+
+namespace {
+// v clamped to [0, max]; NaN -> 0.
+double ClampChannel(double v, double max) {
+  if (!(v > 0)) return 0.0;
+  return v < max ? v : max;
+}
+
+uint8_t ToByte(double c) {
+  // Clamped to [0, 255], so truncation after +0.5 rounds half away from zero.
+  return static_cast<uint8_t>(ClampChannel(c * kMax8, kMax8) + 0.5);
+}
+}  // namespace
+
+bool InGamut(Rgb c) {
+  return std::min({c.r, c.g, c.b}) >= -kGamutTolerance && std::max({c.r, c.g, c.b}) <= 1.0 + kGamutTolerance;
+}
+
+Rgb ClipToGamut(Rgb c) { return {ClampChannel(c.r, 1.0), ClampChannel(c.g, 1.0), ClampChannel(c.b, 1.0)}; }
+
+Rgb255 ClipToGamut(Rgb255 c) {
+  return {ClampChannel(c.r, kMax8), ClampChannel(c.g, kMax8), ClampChannel(c.b, kMax8)};
 }
 
 Rgb FromSrgb8(Srgb8 c) { return {c.r / kMax8, c.g / kMax8, c.b / kMax8}; }
-
-namespace {
-uint8_t ToByte(double c) {
-  const double v = c * kMax8;
-  if (!(v > 0)) return 0;  // also maps NaN to 0
-  if (v >= kMax8) return 255;
-  return static_cast<uint8_t>(v + 0.5);  // v > 0, so truncation after +0.5 rounds half away
-}
-}  // namespace
 
 Srgb8 ToSrgb8(Rgb c) { return {ToByte(c.r), ToByte(c.g), ToByte(c.b)}; }
 
@@ -221,16 +240,17 @@ Lab LchToLab(Lch c) {
   return {c.L, c.C * std::cos(h), c.C * std::sin(h)};
 }
 
-// CSS Color 4 (§ "Converting sRGB Colors to HSL"), including its handling of out-of-gamut input
-// (negative saturation rotates the hue by 180°).
-Hsl RgbToHsl(Rgb c) {
+// CSS Color 4 (§ "Converting sRGB Colors to HSL") on the clipped color. On the cube l is in
+// [0, 1] and max >= l, so s = (max − l) / min(l, 1 − l) lies in [0, 1].
+Hsl RgbToHsl(Rgb rgb) {
+  const Rgb c = ClipToGamut(rgb);
   const double max = std::max({c.r, c.g, c.b});
   const double min = std::min({c.r, c.g, c.b});
   const double l = (max + min) / 2.0;
   const double d = max - min;
   if (d == 0) return {0.0, 0.0, l};
   const double denom = std::min(l, 1.0 - l);
-  double s = denom == 0 ? 0.0 : (max - l) / denom;
+  const double s = denom == 0 ? 0.0 : (max - l) / denom;
   double h;
   if (max == c.r) {
     h = (c.g - c.b) / d + (c.g < c.b ? 6.0 : 0.0);
@@ -239,12 +259,7 @@ Hsl RgbToHsl(Rgb c) {
   } else {
     h = (c.r - c.g) / d + 4.0;
   }
-  h *= kHueSector;
-  if (s < 0) {
-    h += kFullTurn / 2.0;
-    s = -s;
-  }
-  return {WrapDegrees(h), s, l};
+  return {WrapDegrees(h * kHueSector), s, l};
 }
 
 // CSS Color 4 hslToRgb: channel(n) = l − a·max(−1, min(k − 3, 9 − k, 1)), k = (n + h/30) mod 12.

@@ -2,7 +2,9 @@
 // batch path against the scalar path, and hand-checked values of each space.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -85,7 +87,62 @@ TEST(TransferFunction, FollowsIec61966AtAndAroundTheThresholds) {
   EXPECT_DOUBLE_EQ(SrgbToLinear(1.0), 1.0);
   EXPECT_DOUBLE_EQ(LinearToSrgb(0.0031308), 0.0031308 * 12.92);
   EXPECT_DOUBLE_EQ(LinearToSrgb(0.2), 1.055 * std::pow(0.2, 1 / 2.4) - 0.055);
-  EXPECT_DOUBLE_EQ(SrgbToLinear(-0.1), -0.1 / 12.92);  // out of gamut: linear branch, as skimage
+  EXPECT_DOUBLE_EQ(SrgbToLinear(-0.03), -0.03 / 12.92);  // the linear toe, mirrored
+}
+
+// The IEC formulas verbatim, as every in-gamut value must still get them bit for bit.
+TEST(TransferFunction, NonNegativeValuesAreTheIecFormulasBitForBit) {
+  constexpr int kSteps = 100000;
+  for (int i = 0; i <= kSteps; ++i) {
+    const double c = double(i) / kSteps;
+    const double linear = c > 0.04045 ? std::pow((c + 0.055) / 1.055, 2.4) : c / 12.92;
+    const double encoded = c > 0.0031308 ? 1.055 * std::pow(c, 1.0 / 2.4) - 0.055 : c * 12.92;
+    ASSERT_EQ(SrgbToLinear(c), linear) << c;
+    ASSERT_EQ(LinearToSrgb(c), encoded) << c;
+  }
+}
+
+TEST(TransferFunction, NegativeValuesMapSignSymmetrically) {
+  for (double v : {1e-300, 0.001, 0.0031308, 0.0031309, 0.04045, 0.04046, 0.191782, 0.5, 1.0, 1.8, 27.0}) {
+    EXPECT_EQ(LinearToSrgb(-v), -LinearToSrgb(v)) << v;
+    EXPECT_EQ(SrgbToLinear(-v), -SrgbToLinear(v)) << v;
+    EXPECT_NEAR(SrgbToLinear(LinearToSrgb(-v)), -v, 1e-15 * std::max(1.0, v)) << v;
+  }
+  // The README's lab(50, 2.6772, -79.7751) has linear red -0.191782: sRGB -0.4752 (the mirror of
+  // 0.4752), not the -2.4778 that the linear toe 12.92·v gives.
+  EXPECT_NEAR(LinearToSrgb(-0.191782), -(1.055 * std::pow(0.191782, 1 / 2.4) - 0.055), 1e-15);
+  EXPECT_NEAR(LinearToSrgb(-0.191782), -0.4752, 1e-4);
+  // Strictly increasing through zero and across both mirrored thresholds.
+  double previous = LinearToSrgb(-2.0);
+  for (double v = -2.0 + 1e-3; v <= 2.0; v += 1e-3) {
+    ASSERT_GT(LinearToSrgb(v), previous) << v;
+    previous = LinearToSrgb(v);
+  }
+}
+
+TEST(Gamut, InGamutAllowsHalfAnEightBitStep) {
+  EXPECT_TRUE(InGamut({0, 0.5, 1}));
+  EXPECT_TRUE(InGamut({-kGamutTolerance, 1 + kGamutTolerance, 0}));
+  EXPECT_FALSE(InGamut({-1.01 * kGamutTolerance, 0.5, 0.5}));
+  EXPECT_FALSE(InGamut({0.5, 1 + 1.01 * kGamutTolerance, 0.5}));
+  EXPECT_FALSE(InGamut(LabToSrgb({50, 2.6772, -79.7751})));
+}
+
+TEST(Gamut, ClipToGamutClampsEachChannel) {
+  const Rgb clipped = ClipToGamut(Rgb{-0.47, 0.5, 1.3});
+  EXPECT_EQ(clipped.r, 0.0);
+  EXPECT_EQ(clipped.g, 0.5);
+  EXPECT_EQ(clipped.b, 1.0);
+  EXPECT_EQ(ClipToGamut(Rgb{std::nan(""), 0, 0}).r, 0.0);
+  const Rgb255 clipped255 = ClipToGamut(Rgb255{-120, 300, 17.25});
+  EXPECT_EQ(clipped255.r, 0.0);
+  EXPECT_EQ(clipped255.g, 255.0);
+  EXPECT_EQ(clipped255.b, 17.25);
+  for (const Srgb8& c : CubeEvery5()) {  // identity on the cube
+    const Rgb rgb = FromSrgb8(c);
+    const Rgb same = ClipToGamut(rgb);
+    ASSERT_TRUE(same.r == rgb.r && same.g == rgb.g && same.b == rgb.b) << ToHex(c);
+  }
 }
 
 TEST(XyzToLinear, IsTheExactInverseOfTheMatrix) {
@@ -143,6 +200,30 @@ TEST(Hsl, MatchesCssExamples) {
   EXPECT_NEAR(HslToRgb({-240, 1, 0.5}).g, 1.0, 1e-12);  // hue wraps: -240 == 120
 }
 
+void ExpectHslEq(const Hsl& got, const Hsl& want) {
+  EXPECT_EQ(got.h, want.h);
+  EXPECT_EQ(got.s, want.s);
+  EXPECT_EQ(got.l, want.l);
+}
+
+TEST(Hsl, OutOfGamutColorsGetTheHslOfTheirClippedColor) {
+  // The README's Sharma pair 1 color: extended sRGB (-0.4752, 0.4978, 1.0071), which CSS's
+  // out-of-gamut rgbToHsl turned into s = 237 %, l = -74 %. Clipped: (0, 0.4978, 1).
+  const Rgb readme = LabToSrgb({50, 2.6772, -79.7751});
+  const Hsl hsl = RgbToHsl(readme);
+  ExpectHslEq(hsl, RgbToHsl(ClipToGamut(readme)));
+  EXPECT_NEAR(hsl.h, 210.1, 0.1);
+  EXPECT_EQ(hsl.s, 1.0);
+  EXPECT_EQ(hsl.l, 0.5);
+  ExpectHslEq(RgbToHsl({0.72, -0.90, 1.30}), RgbToHsl({0.72, 0.0, 1.0}));
+  // lab(100, 0, 0) is in gamut but 3.6e-5 above the cube: l is 1 at most, not 100.0016 %.
+  const Hsl white = RgbToHsl(LabToSrgb({100, 0, 0}));
+  EXPECT_LE(white.l, 1.0);
+  EXPECT_LE(white.s, 1.0);
+  ExpectHslEq(RgbToHsl({1.2, 1.3, 1.1}), {0, 0, 1});  // clips to white
+  ExpectHslEq(RgbToHsl({-0.2, -0.3, -0.1}), {0, 0, 0});
+}
+
 TEST(ToSrgb8, RoundsHalfAwayAndClamps) {
   EXPECT_EQ(ToSrgb8({0.5 / 255.0, 1.49 / 255.0, 254.5 / 255.0}), (Srgb8{1, 1, 255}));
   EXPECT_EQ(ToSrgb8({-0.2, 1.3, std::nan("")}), (Srgb8{0, 255, 0}));
@@ -179,6 +260,57 @@ TEST(RoundTrip, OutOfGamutLabSurvivesUnclamped) {
     const Rgb rgb = LabToSrgb(lab);
     ExpectLabNear(SrgbToLab(rgb), lab, 1e-9);
   }
+}
+
+bool AllFinite(std::initializer_list<double> values) {
+  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
+}
+
+// Every conversion and difference of every Lab color on a grid (L* 0..100 by 2.5, a*, b*
+// -200..200 by 5, plus the ±kMaxLabAb corners) is finite, and the cube-only values (HSL, 8-bit,
+// RGB distances) stay on the cube.
+TEST(LabGrid, EveryConversionAndDifferenceIsFinite) {
+  std::vector<Lab> grid;
+  for (double L = 0; L <= 100; L += 2.5)
+    for (double a = -200; a <= 200; a += 5)
+      for (double b = -200; b <= 200; b += 5) grid.push_back({L, a, b});
+  for (double L : {0.0, 50.0, 100.0})
+    for (double a : {-kMaxLabAb, kMaxLabAb})
+      for (double b : {-kMaxLabAb, kMaxLabAb}) grid.push_back({L, a, b});
+  const Lab in_gamut = Srgb8ToLab({217, 180, 81});
+  const Rgb255 in_gamut255 = ToRgb255(Srgb8{217, 180, 81});
+  size_t out_of_gamut = 0;
+  Lab previous = grid.front();
+  for (const Lab& lab : grid) {
+    const Xyz xyz = LabToXyz(lab);
+    const LinearRgb linear = XyzToLinear(xyz);
+    const Rgb rgb = FromLinear(linear);
+    const Rgb clipped = ClipToGamut(rgb);
+    const Xyy xyy = XyzToXyy(xyz);
+    const Lch lch = LabToLch(lab);
+    const Hsl hsl = RgbToHsl(rgb);
+    const Lab back = SrgbToLab(rgb);
+    const Rgb255 rgb255 = ToRgb255(rgb);
+    out_of_gamut += !InGamut(rgb);
+    ASSERT_TRUE(AllFinite({xyz.x, xyz.y, xyz.z, linear.r, linear.g, linear.b, rgb.r, rgb.g, rgb.b, xyy.x, xyy.y,
+                           xyy.Y, lch.C, lch.h, back.L, back.a, back.b}))
+        << lab.L << " " << lab.a << " " << lab.b;
+    ASSERT_TRUE(hsl.h >= 0 && hsl.h < 360 && hsl.s >= 0 && hsl.s <= 1 && hsl.l >= 0 && hsl.l <= 1)
+        << lab.L << " " << lab.a << " " << lab.b << ": hsl " << hsl.h << " " << hsl.s << " " << hsl.l;
+    ASSERT_TRUE(clipped.r >= 0 && clipped.r <= 1 && clipped.g >= 0 && clipped.g <= 1 && clipped.b >= 0 &&
+                clipped.b <= 1);
+    ASSERT_TRUE(AllFinite({RgbEuclidean(rgb255, in_gamut255), RgbRedmean(rgb255, in_gamut255),
+                           RgbRedmean(rgb255, ToRgb255(LabToSrgb(previous))), DeltaE76(lab, previous),
+                           DeltaE2000(lab, previous), DeltaE2000(lab, in_gamut), HueDifference(lab, in_gamut),
+                           ChromaDistance(lab, in_gamut), HyAB(lab, in_gamut)}))
+        << lab.L << " " << lab.a << " " << lab.b;
+    // Extended sRGB keeps out-of-gamut colors: Lab -> sRGB -> Lab returns the grid point.
+    ASSERT_NEAR(back.L, lab.L, 1e-8);
+    ASSERT_NEAR(back.a, lab.a, 1e-8);
+    ASSERT_NEAR(back.b, lab.b, 1e-8);
+    previous = lab;
+  }
+  EXPECT_GT(out_of_gamut, grid.size() / 2);  // the grid is mostly outside sRGB
 }
 
 TEST(Batch, Srgb8ToLabEqualsScalarWithin1e12) {
