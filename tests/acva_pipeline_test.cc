@@ -5,12 +5,15 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
 #include "visalign/acva_pipeline.h"
+#include "visalign/clip.h"
 #include "visalign/io.h"
+#include "visalign/store.h"
 
 namespace visalign {
 namespace {
@@ -28,6 +31,8 @@ constexpr const char* kPairs = R"({"a": "oath", "b": "promise"})";
 constexpr size_t kConceptCount = 4, kSamples = 3, kModels = 3;
 // Per image: 2 rubric questions + 1 metaphor; images of oath/promise add 2 orders of 2AFC.
 constexpr size_t kQuestionsPerModel = kConceptCount * kSamples * 3 + 2 * kSamples * 2;
+// mono draws one image per concept for all its samples: byte-identical images share every question.
+constexpr size_t kDistinctQuestionsOfMono = kQuestionsPerModel / kSamples;
 
 std::string ClipFixture() { return (testing::SharedDir() / "fixtures" / "clip-tiny").string(); }
 
@@ -68,11 +73,13 @@ class AcvaPipeline : public ::testing::Test {
     return Args(args);
   }
 
-  static json Analyze(const std::string& judge_model, std::vector<std::string> runs, const std::string& out) {
+  static json Analyze(const std::string& judge_model, std::vector<std::string> runs, const std::string& out,
+                      std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--json", "acva", "analyze", "--judge-model", judge_model, "--clip-model",
                                      ClipFixture(), "--cluster-threshold", "0.000001", "--bootstrap", "300",
                                      "--out", (*dir_ / out).string()};
     for (const std::string& r : runs) args.insert(args.end(), {"--run", r});
+    args.insert(args.end(), extra.begin(), extra.end());
     auto r = RunVisalign(Args(args));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out, nullptr, false);
@@ -95,7 +102,7 @@ TEST_F(AcvaPipeline, FullRunGivesTheScoresClustersAndAccuraciesTheImagesEncode) 
   const size_t before = server_->chat_requests();
   auto judged = RunVisalign(Judge("ref", {"varied", "mono", "mixed"}));
   ASSERT_EQ(judged.exit_code, 0) << judged.err;
-  EXPECT_EQ(server_->chat_requests() - before, kModels * kQuestionsPerModel);
+  EXPECT_EQ(server_->chat_requests() - before, 2 * kQuestionsPerModel + kDistinctQuestionsOfMono);
 
   const json s = Analyze("ref", {"varied", "mono", "mixed"}, "full");
   ASSERT_FALSE(s.is_discarded());
@@ -114,7 +121,6 @@ TEST_F(AcvaPipeline, FullRunGivesTheScoresClustersAndAccuraciesTheImagesEncode) 
   // Diversity: mono repeats one image and one metaphor; varied/mixed draw three variants, three metaphors.
   EXPECT_EQ(mono["diversity"]["unfiltered"]["d_img_mean"], 0.0);
   EXPECT_EQ(mono["diversity"]["unfiltered"]["h_mean"], 0.0);
-  EXPECT_EQ(mono["diversity"]["unfiltered"]["quadrants"]["low"], 1.0);
   EXPECT_EQ(mono["diversity"]["filtered"]["n_groups"], 0);
   EXPECT_NEAR(varied["diversity"]["unfiltered"]["h_mean"].get<double>(), std::log2(3.0), 1e-12);
   EXPECT_GT(varied["diversity"]["unfiltered"]["d_img_mean"].get<double>(), 0.0);
@@ -130,10 +136,13 @@ TEST_F(AcvaPipeline, FullRunGivesTheScoresClustersAndAccuraciesTheImagesEncode) 
   EXPECT_EQ(mp["afc_acc"], 0.5);
   EXPECT_EQ(mp["afc_first_share"], 1.0);
   EXPECT_EQ(mp["embedding_loo_acc"], 1.0);  // identical images per concept, different per concept
-  // Tiers: varied > mixed > mono in every concept.
+  // Tiers: varied > mixed > mono in every concept; models are listed in that order.
   ASSERT_EQ(s["tiers"].size(), 3u);
   EXPECT_EQ(s["tiers"][0]["models"], json::array({"varied"}));
   EXPECT_EQ(s["tiers"][2]["models"], json::array({"mono"}));
+  std::vector<std::string> listed;
+  for (const json& m : s["models"]) listed.push_back(m["model"]);
+  EXPECT_EQ(listed, (std::vector<std::string>{"varied", "mixed", "mono"}));
   // Outputs.
   for (const char* f : {"summary.json", "summary.csv", "summary.md", "items.jsonl"})
     EXPECT_TRUE(std::filesystem::exists(*dir_ / "full" / f)) << f;
@@ -142,6 +151,118 @@ TEST_F(AcvaPipeline, FullRunGivesTheScoresClustersAndAccuraciesTheImagesEncode) 
   EXPECT_EQ(items->size(), kModels * kConceptCount * kSamples);
   EXPECT_EQ(items->front()["ratings"].size(), 2u);
   EXPECT_FALSE(items->front()["metaphor"].is_null());
+}
+
+TEST_F(AcvaPipeline, ByteIdenticalImagesAreAskedOnceWithinOneJudgeCommand) {
+  // The store holds 12 mono images with 4 distinct SHA-256s.
+  auto store = store::OpenSqliteStore(*dir_ / "store");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto done = (*store)->DoneImages("mono");
+  ASSERT_TRUE(done.ok());
+  std::set<std::string> shas;
+  for (const store::DoneImage& d : *done) shas.insert(d.sha256);
+  EXPECT_EQ(done->size(), kConceptCount * kSamples);
+  EXPECT_EQ(shas.size(), kConceptCount);
+
+  const size_t before = server_->chat_requests();
+  auto r = RunVisalign(Judge("dedup", {"mono"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(server_->chat_requests() - before, kDistinctQuestionsOfMono);
+  const json stats = json::parse(r.out);
+  EXPECT_EQ(stats["questions"], kQuestionsPerModel);
+  EXPECT_EQ(stats["distinct"], kDistinctQuestionsOfMono);
+  EXPECT_EQ(stats["asked"], kDistinctQuestionsOfMono);
+  EXPECT_EQ(stats["requests"], kDistinctQuestionsOfMono);
+  // Every image got the shared answers.
+  const json s = Analyze("dedup", {"mono"}, "dedup");
+  EXPECT_EQ(Model(s, "mono")["n_images"], kConceptCount * kSamples);
+  EXPECT_EQ(Model(s, "mono")["n_invalid"], 0);
+  EXPECT_EQ(Model(s, "mono")["adequacy_mean"], 0.25);
+}
+
+TEST_F(AcvaPipeline, QuadrantSharesOfAModelDoNotDependOnTheOtherModelsAnalyzed) {
+  ASSERT_EQ(RunVisalign(Judge("quadrants", {"varied", "mono"})).exit_code, 0);
+  const json alone = Analyze("quadrants", {"varied"}, "q-alone");
+  const json both = Analyze("quadrants", {"varied", "mono"}, "q-both");
+  for (const char* mode : {"filtered", "unfiltered"}) {
+    const json& a = Model(alone, "varied")["diversity"][mode];
+    const json& b = Model(both, "varied")["diversity"][mode];
+    EXPECT_EQ(a, b) << mode;
+    // H = log2 3 in every concept ties with the median: the H split is even. D_img differs by concept,
+    // 2 of the 4 concepts are above the median.
+    EXPECT_EQ(a["quadrants"], json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}}))
+        << mode;
+  }
+  // --pooled-medians splits at the medians of both models' groups: then varied is above, mono below.
+  const json pooled = Analyze("quadrants", {"varied", "mono"}, "q-pooled", {"--pooled-medians"});
+  EXPECT_EQ(pooled["options"]["median_scope"], "pooled");
+  EXPECT_EQ(Model(pooled, "varied")["diversity"]["unfiltered"]["quadrants"]["genuine"], 1.0);
+  EXPECT_EQ(Model(pooled, "mono")["diversity"]["unfiltered"]["quadrants"]["low"], 1.0);
+}
+
+TEST_F(AcvaPipeline, SummaryJsonRecordsWhatTheNumbersDependOn) {
+  ASSERT_EQ(RunVisalign(Judge("provenance", {"varied"})).exit_code, 0);
+  Analyze("provenance", {"varied"}, "provenance");
+  const json s = json::parse(*ReadFile(*dir_ / "provenance" / "summary.json"));
+  const acva::JudgeSettings settings{.model = "provenance", .language = acva::Language::kEn, .temperature = 0};
+  EXPECT_EQ(s["judge"]["model"], "provenance");
+  EXPECT_EQ(s["judge"]["language"], "en");
+  EXPECT_EQ(s["judge"]["temperature"], 0.0);
+  EXPECT_EQ(s["judge"]["prompt_hashes"],
+            json({{"rubric", acva::PromptTemplateHash(acva::JudgeTask::kRubric, settings)},
+                  {"metaphor", acva::PromptTemplateHash(acva::JudgeTask::kMetaphor, settings)},
+                  {"afc", acva::PromptTemplateHash(acva::JudgeTask::kAfc, settings)}}));
+  EXPECT_EQ(s["options"]["pass_threshold"], 0.6);
+  EXPECT_EQ(s["options"]["cluster_threshold"], 0.000001);
+  EXPECT_EQ(s["options"]["median_scope"], "model");
+  auto clip = clip::LoadClipModel(ClipFixture());
+  ASSERT_TRUE(clip.ok()) << clip.status().ToString();
+  EXPECT_EQ(s["embeddings"]["clip_fingerprint"], *clip->Fingerprint());
+  auto version = RunVisalign({"--version"});
+  ASSERT_EQ(version.exit_code, 0);
+  EXPECT_EQ("visalign " + s["visalign_version"].get<std::string>() + "\n", version.out);
+}
+
+TEST_F(AcvaPipeline, RunGeneratesJudgesAndAnalyzesSeveralRunModelPairs) {
+  const size_t images_before = server_->image_requests(), chats_before = server_->chat_requests();
+  auto r = RunVisalign(Args({"--json", "acva", "run", "--run", "pair-a", "--model", "varied", "--run", "pair-b",
+                             "--model", "mono", "--endpoint", server_->url(), "--seed", "0", "--param",
+                             "seed={seed}", "--judge-endpoint", server_->url(), "--judge-model", "pairs",
+                             "--clip-model", ClipFixture(), "--bootstrap", "100", "--out",
+                             (*dir_ / "pairs").string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(server_->image_requests() - images_before, 2 * kConceptCount * kSamples);
+  EXPECT_EQ(server_->chat_requests() - chats_before, kQuestionsPerModel + kDistinctQuestionsOfMono);
+  const json s = json::parse(r.out);
+  EXPECT_EQ(Model(s, "pair-a")["pass_rate"], 1.0);  // generated by model varied
+  EXPECT_EQ(Model(s, "pair-b")["pass_rate"], 0.0);  // generated by model mono
+  EXPECT_EQ(s["generation"]["pair-b"]["done"], kConceptCount * kSamples);
+  // The same pairs from a runs file: everything is resumed, nothing is requested again.
+  std::ofstream(*dir_ / "runs.jsonl") << R"({"run": "pair-a", "model": "varied"})" << "\n"
+                                      << R"({"run": "pair-b", "model": "mono"})" << "\n";
+  auto again = RunVisalign(Args({"--json", "acva", "run", "--runs-file", (*dir_ / "runs.jsonl").string(),
+                                 "--endpoint", server_->url(), "--seed", "0", "--param", "seed={seed}",
+                                 "--judge-endpoint", server_->url(), "--judge-model", "pairs", "--clip-model",
+                                 ClipFixture(), "--bootstrap", "100", "--out", (*dir_ / "pairs-file").string()}));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(server_->image_requests() - images_before, 2 * kConceptCount * kSamples);
+  EXPECT_EQ(server_->chat_requests() - chats_before, kQuestionsPerModel + kDistinctQuestionsOfMono);
+  EXPECT_EQ(json::parse(again.out)["models"], s["models"]);
+}
+
+TEST_F(AcvaPipeline, RunRefusesModelsThatDoNotPairWithRuns) {
+  auto r = RunVisalign(Args({"acva", "run", "--run", "x", "--run", "y", "--model", "varied", "--endpoint",
+                             server_->url(), "--judge-endpoint", server_->url(), "--judge-model", "pairs",
+                             "--clip-model", ClipFixture()}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: 1 --model for 2 --run (--model): one --model per --run, paired in order\n");
+  std::ofstream(*dir_ / "bad-runs.jsonl") << R"({"run": "x", "modle": "varied"})" << "\n";
+  auto bad = RunVisalign(Args({"acva", "run", "--runs-file", (*dir_ / "bad-runs.jsonl").string(), "--endpoint",
+                               server_->url(), "--judge-endpoint", server_->url(), "--judge-model", "pairs",
+                               "--clip-model", ClipFixture()}));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("unknown field \"modle\""), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("bad-runs.jsonl:1"), std::string::npos) << bad.err;
 }
 
 TEST_F(AcvaPipeline, SecondJudgeRunIsServedFromTheCacheWithZeroRequests) {

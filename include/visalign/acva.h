@@ -140,15 +140,35 @@ double LabelEntropyBits(const std::vector<int>& labels);
 // Leave-one-out nearest-centroid accuracy of two classes with cosine distance (embeddings normalised
 // first; a tie counts 1/2). NaN unless both classes have at least 2 members.
 double LeaveOneOutCentroidAccuracy(const std::vector<Embedding>& class_a, const std::vector<Embedding>& class_b);
+// Quadrant shares of a median split of (D_img, H) over groups (docs/acva.md, "Quadrants"). With the
+// split points m_D, m_H, a value x is high with weight h(x, m) = 1 if x > m, 1/2 if x = m, 0 if x < m
+// (a value at the median is half high, half low: when every H ties, the H split is even rather than
+// all low). Each group adds h_D h_H to genuine, h_D (1 - h_H) to pseudo, (1 - h_D) h_H to metaphor and
+// (1 - h_D)(1 - h_H) to low; the shares are these sums over the number of groups (they sum to 1, and
+// are NaN without groups).
+struct DiversityPoint {
+  double d_img = 0;
+  double h = 0;
+};
+struct QuadrantShares {
+  double genuine = 0, pseudo = 0, metaphor = 0, low = 0;
+};
+QuadrantShares MedianSplit(const std::vector<DiversityPoint>& groups, double d_img_median, double h_median);
 // Weighted adequacy sum(w_i r_i) / sum(w_i); nullopt when any answer is invalid.
 std::optional<double> Adequacy(const Concept& cpt, const std::vector<RubricAnswer>& answers, bool equal_weights);
 
 // ---------------------------------------------------------------------------------------------
 // Analysis: judged images of one or more models -> summary.json and items.jsonl rows.
 
+// Where the medians of the quadrant split come from: each model's own groups (the default: a model's
+// shares do not depend on the other models analyzed) or the groups of every analyzed model.
+enum class MedianScope { kModel, kPooled };
+std::string_view MedianScopeName(MedianScope scope);  // "model", "pooled"
+
 struct AnalysisOptions {
   double pass_threshold = 0.6;
   double cluster_threshold = 0.25;  // cosine distance for metaphor clusters
+  MedianScope median_scope = MedianScope::kModel;
   double alpha = 0.05;              // significance level of the paired tests behind tiers
   stats::BootstrapOptions bootstrap;
   size_t most_missed = 10;  // how many questions (ever rated below 0.5) the diagnostics list per model
@@ -160,13 +180,22 @@ struct AnalysisResult {
 };
 
 // Every image must name a concept of `set` and carry one answer per rubric question (in order).
+// summary["models"] lists the models by tier, then descending pass rate, then name, whatever the order
+// of `images`; each carries its "tier".
 Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedImage>& images,
                                const AnalysisOptions& options);
 
-// summary.csv (one row per model: the headline numbers) and summary.md (tables) from summary.json.
+// summary.csv (one row per model: the headline numbers, each the shortest decimal that reads back as
+// the same double; undefined numbers are empty cells) and summary.md (tables rounded for reading,
+// p-values by FormatPValue) from summary.json, models in summary.json's order.
 // summary.md warns when summary["embeddings"]["random_weights"] is set (a random-weight CLIP model).
 std::string SummaryCsv(const nlohmann::json& summary);
 std::string SummaryMarkdown(const nlohmann::json& summary);
+
+// A p-value with two significant digits ("0.035", "1.2e-05", "1"), never rounded to zero. `floor` is
+// the smallest nonzero p the test can give (2/B for a paired bootstrap with B resamples, 0 for an
+// exact test); a p below it prints as the bound, "< 0.001". NaN prints "–".
+std::string FormatPValue(double p, double floor);
 
 // ---------------------------------------------------------------------------------------------
 // Human validation: ratings.csv with columns image, rater, score (score in [0, 1]; `image` is an

@@ -49,6 +49,19 @@ Result<std::vector<backends::WorkItem>> GenerationItems(const ConceptSet& set, c
 // Identifies what a run was generated from (concept set, language, template, samples).
 std::string GenerationFingerprint(const ConceptSet& set, const GenerationConfig& config);
 
+// One generation run of `acva run`: its name and the image model; an empty field means the command
+// line's value (--model, --endpoint, --api-key-env).
+struct RunSpec {
+  std::string run;
+  std::string model;
+  std::string endpoint;
+  std::string api_key_env;
+};
+// A runs file: one {"run": NAME[, "model": M][, "endpoint": URL][, "api_key_env": VAR]} per line
+// (blank lines ignored). Errors name "<source>:<line>": lines that are not objects, unknown fields,
+// a missing or empty "run", fields that are not non-empty strings.
+Result<std::vector<RunSpec>> ParseRunSpecs(std::string_view jsonl, const std::string& source);
+
 // ---------------------------------------------------------------------------------------------
 // Judge protocol.
 
@@ -76,6 +89,10 @@ struct JudgeSettings {
 // Hash of everything in a request except the image and the question: system prompts and text
 // templates of the task in that language, response format and temperature.
 std::string PromptTemplateHash(JudgeTask task, const JudgeSettings& settings);
+// What the judge's answers depend on besides the images and questions, for summary.json:
+// {"model", "language", "temperature", "prompt_hashes": {"rubric", "metaphor", "afc"}}, the hashes
+// being PromptTemplateHash of each task (the last part of its cache keys).
+nlohmann::json JudgeSettingsJson(const JudgeSettings& settings);
 // The store cache key of a question about an image.
 std::string JudgeCacheKey(const std::string& image_sha256, const JudgeQuestion& question,
                           const JudgeSettings& settings);
@@ -113,15 +130,19 @@ struct JudgeConfig {
   bool progress = true;
 };
 
+// Questions are (image, question) pairs; byte-identical images ask the same questions, so one command
+// looks up or asks each distinct cache key once (cached + asked + missing = distinct) and gives its
+// answer to every image with those bytes. cached, asked, invalid, failed and missing count distinct keys.
 struct JudgeStats {
   size_t images = 0;
-  size_t questions = 0;
+  size_t questions = 0;  // one per (image, question)
+  size_t distinct = 0;   // distinct cache keys among the questions
   size_t cached = 0;     // answered from the cache
-  size_t asked = 0;      // questions sent to the judge now
-  size_t requests = 0;   // HTTP requests made (retries included)
+  size_t asked = 0;      // sent to the judge now
+  size_t requests = 0;   // HTTP requests made (retries and re-asks of unparseable replies included)
   size_t invalid = 0;    // answers recorded invalid (now or earlier)
   size_t failed = 0;     // transport failures: not answered, not cached
-  size_t missing = 0;    // cache-only mode: questions without a cached answer
+  size_t missing = 0;    // cache-only mode: keys without a cached answer
   std::vector<std::string> errors;  // first few failure messages
   bool interrupted = false;
   nlohmann::json ToJson() const;

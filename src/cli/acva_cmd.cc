@@ -2,6 +2,7 @@
 // analyze adequacy/diversity/distinctiveness, check agreement with humans, and a reference server.
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,7 +14,9 @@
 #include "visalign/backends.h"
 #include "visalign/clip.h"
 #include "visalign/generation_runner.h"
+#include "visalign/io.h"
 #include "visalign/store.h"
+#include "visalign/version.h"
 
 namespace visalign::cli {
 namespace {
@@ -45,8 +48,15 @@ struct JudgeArgs {
 struct AnalyzeArgs {
   std::string clip_model, out = "acva-results";
   double pass_threshold = 0.6, cluster_threshold = 0.25;
+  bool pooled_medians = false;
   int bootstrap = 2000;
   uint64_t bootstrap_seed = 20240501;
+};
+
+// `acva run`: the generation runs, as --run/--model pairs or a runs file, and runs added unchanged.
+struct RunArgs {
+  std::vector<std::string> runs, models, with_runs;
+  std::string runs_file;
 };
 
 struct Common {
@@ -66,8 +76,8 @@ void AddStoreOption(CLI::App* app, std::string& store) {
   app->add_option("--store", store, "Run store folder (SQLite + images)")->capture_default_str();
 }
 
+// Everything `acva generate` and `acva run` share; --run is each command's own.
 void AddGenerateOptions(CLI::App* app, GenerateArgs& a) {
-  app->add_option("--run", a.run, "Run name = the model's label in the results")->required();
   app->add_option("--backend", a.backend.name, "openai | command | directory")
       ->check(CLI::IsMember({"openai", "command", "directory"}))
       ->capture_default_str();
@@ -120,6 +130,9 @@ void AddAnalyzeOptions(CLI::App* app, AnalyzeArgs& a) {
   app->add_option("--cluster-threshold", a.cluster_threshold,
                   "Cosine distance up to which metaphor clusters merge (average linkage)")
       ->capture_default_str();
+  app->add_flag("--pooled-medians", a.pooled_medians,
+                "Split the diversity quadrants at the medians of all models' groups instead of each model's "
+                "own (shares then depend on which models are analyzed together)");
   app->add_option("--bootstrap", a.bootstrap, "Bootstrap resamples")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--bootstrap-seed", a.bootstrap_seed, "Bootstrap seed (results are deterministic)")
       ->capture_default_str();
@@ -137,9 +150,8 @@ Result<acva::ConceptSet> LoadSet(const SetArgs& a) {
 }
 
 // Generates the run; with `print_json`, the runner's summary goes to stdout as JSON.
-Status Generate(const Cli& cli, const Common& c, const acva::ConceptSet& set, store::RunStore& store,
+Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& set, store::RunStore& store,
                 const std::atomic<bool>& stop, bool print_json) {
-  const GenerateArgs& a = c.gen;
   VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
   acva::GenerationConfig config;
   config.language = *acva::LanguageFromName(a.language);
@@ -199,8 +211,10 @@ Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva:
   VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, acva::JudgeRuns(store, set, a.runs, config, transport, stop));
   const acva::JudgeStats& s = outcome.stats;
   if (!cli.global().json)
-    std::fprintf(stderr, "judge: %zu images, %zu questions: %zu cached, %zu asked (%zu requests), %zu invalid, %zu failed\n",
-                 s.images, s.questions, s.cached, s.asked, s.requests, s.invalid, s.failed);
+    std::fprintf(stderr,
+                 "judge: %zu images, %zu questions (%zu distinct): %zu cached, %zu asked (%zu requests), %zu invalid, "
+                 "%zu failed\n",
+                 s.images, s.questions, s.distinct, s.cached, s.asked, s.requests, s.invalid, s.failed);
   if (s.interrupted) return Status::Interrupted("judging interrupted; answers so far are cached, rerun to continue");
   if (s.failed > 0)
     return Status::Unavailable(fmt::format("{} judge questions failed (first: {})", s.failed, s.errors.front()),
@@ -213,11 +227,11 @@ Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva:
   return outcome;
 }
 
-Status Analyze(const Cli& cli, const AnalyzeArgs& a, const std::vector<std::string>& runs,
-               const acva::ConceptSet& set, store::RunStore& store, acva::JudgeOutcome& outcome) {
+Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args, const acva::ConceptSet& set,
+               store::RunStore& store, acva::JudgeOutcome& outcome) {
   // Images that never got generated are reported, not silently missing from n_images.
   json generation = json::object();
-  for (const std::string& run : runs) {
+  for (const std::string& run : judge_args.runs) {
     VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store.Counts(run));
     generation[run] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}};
     if (counts.failed + counts.pending > 0 && !cli.global().json)
@@ -230,15 +244,20 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const std::vector<std::stri
     std::fprintf(stderr, "warning: --clip-model %s has weights %s\n", a.clip_model.c_str(),
                  clip::RandomWeightsLabel(clip_config).c_str());
   VISALIGN_ASSIGN_OR_RETURN(acva::EmbeddingStats es, acva::AttachEmbeddings(store, model, outcome.images));
+  VISALIGN_ASSIGN_OR_RETURN(std::string clip_fingerprint, model.Fingerprint());
   acva::AnalysisOptions options;
   options.pass_threshold = a.pass_threshold;
   options.cluster_threshold = a.cluster_threshold;
+  options.median_scope = a.pooled_medians ? acva::MedianScope::kPooled : acva::MedianScope::kModel;
   options.bootstrap.resamples = a.bootstrap;
   options.bootstrap.seed = a.bootstrap_seed;
   VISALIGN_ASSIGN_OR_RETURN(acva::AnalysisResult result, acva::Analyze(set, outcome.images, options));
-  result.summary["judge"] = outcome.stats.ToJson();
+  result.summary["visalign_version"] = kVersion;
+  result.summary["judge"] = acva::JudgeSettingsJson(JudgeConfigFrom(cli, judge_args).settings);
+  result.summary["judge"].update(outcome.stats.ToJson());
   result.summary["generation"] = generation;
   result.summary["embeddings"] = {{"clip_model", fs::absolute(a.clip_model).string()},
+                                  {"clip_fingerprint", clip_fingerprint},
                                   {"images_encoded", es.images_encoded}, {"images_cached", es.images_cached},
                                   {"texts_encoded", es.texts_encoded}, {"texts_cached", es.texts_cached},
                                   {"random_weights", RandomWeightsJson(clip_config)}};
@@ -249,6 +268,40 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const std::vector<std::stri
     std::printf("%s\nwrote %s/summary.{json,csv,md} and items.jsonl\n", acva::SummaryMarkdown(result.summary).c_str(),
                 a.out.c_str());
   return Status::Ok();
+}
+
+// The generation runs of `acva run`: --run/--model pairs (or --run alone for the command and
+// directory backends) or the runs file, each on top of the shared generation options.
+Result<std::vector<GenerateArgs>> Generations(const GenerateArgs& shared, const RunArgs& r) {
+  std::vector<acva::RunSpec> specs;
+  std::string where = "--run";
+  if (!r.runs_file.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(r.runs_file));
+    VISALIGN_ASSIGN_OR_RETURN(specs, acva::ParseRunSpecs(text, r.runs_file));
+    where = r.runs_file;
+  } else {
+    if (!r.models.empty() && r.models.size() != r.runs.size())
+      return Status::InvalidArgument(fmt::format("{} --model for {} --run", r.models.size(), r.runs.size()),
+                                     "--model", "one --model per --run, paired in order");
+    for (size_t i = 0; i < r.runs.size(); ++i) specs.push_back({r.runs[i], r.models.empty() ? "" : r.models[i], "", ""});
+  }
+  if (specs.empty())
+    return Status::InvalidArgument("no generation run", where, "--run NAME (with --model) or a runs file with a line");
+  std::set<std::string> seen;
+  for (const std::string& name : r.with_runs) seen.insert(name);
+  std::vector<GenerateArgs> out;
+  for (const acva::RunSpec& spec : specs) {
+    if (!seen.insert(spec.run).second)
+      return Status::InvalidArgument("run \"" + spec.run + "\" is named twice", where + ", --with-run",
+                                     "each run once");
+    GenerateArgs g = shared;
+    g.run = spec.run;
+    g.backend.model = spec.model;
+    if (!spec.endpoint.empty()) g.backend.endpoint = spec.endpoint;
+    if (!spec.api_key_env.empty()) g.backend.api_key_env = spec.api_key_env;
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 const CommandGroup kAcva(60, [](Cli& cli) {
@@ -292,6 +345,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     CLI::App* s = g->add_subcommand("generate", "Generate K images per concept for one model into the run store");
     AddStoreOption(s, c->store);
     AddSetOptions(s, c->set);
+    s->add_option("--run", c->gen.run, "Run name = the model's label in the results")->required();
     AddGenerateOptions(s, c->gen);
     s->footer(
         "Prompts are the concept word alone by default. Re-running resumes: done images are never requested again.\n"
@@ -301,7 +355,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
       VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
       backends::InterruptHandler interrupt;
-      return Generate(cli, *c, set, *store, interrupt.stop(), /*print_json=*/true);
+      return Generate(cli, c->gen, set, *store, interrupt.stop(), /*print_json=*/true);
     });
   }
 
@@ -314,7 +368,8 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
     s->footer(
         "One request per question; answers are cached by (image SHA-256, question, judge model, prompt template "
-        "hash), so re-running asks only what is missing. Unparseable replies are re-asked, then recorded invalid.\n"
+        "hash), so re-running asks only what is missing and byte-identical images are asked once. Unparseable "
+        "replies are re-asked, then recorded invalid.\n"
         "Example: visalign acva judge --run gpt-image --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl");
     cli.Bind(s, [&cli, c]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
@@ -336,39 +391,57 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     AddAnalyzeOptions(s, c->analyze);
     s->footer(
         "Reads judge answers from the cache (asks the judge for missing ones only if --judge-endpoint is given).\n"
+        "Diversity quadrants split each model's groups at that model's own medians of D_img and H (a value equal\n"
+        "to the median counts half high, half low), so a model's shares do not depend on the other --run;\n"
+        "--pooled-medians splits at the medians over all models instead. Models are listed by tier, then pass rate.\n"
         "Example: visalign acva analyze --run a --run b --judge-model qwen2.5-vl --clip-model models/ViT-B-32 --out res");
     cli.Bind(s, [&cli, c]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
       VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
       backends::InterruptHandler interrupt;
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
-      return Analyze(cli, c->analyze, c->judge.runs, set, *store, outcome);
+      return Analyze(cli, c->analyze, c->judge, set, *store, outcome);
     });
   }
 
   {
     auto c = std::make_shared<Common>();
-    CLI::App* s = g->add_subcommand("run", "generate + judge + analyze in one command (each stage resumes)");
+    CLI::App* s = g->add_subcommand("run", "generate + judge + analyze one or more models (each stage resumes)");
     AddStoreOption(s, c->store);
     AddSetOptions(s, c->set);
+    auto r = std::make_shared<RunArgs>();
+    auto* run = s->add_option("--run", r->runs, "Run name of a model (repeatable; pairs with --model in order)");
     AddGenerateOptions(s, c->gen);
-    auto extra = std::make_shared<std::vector<std::string>>();
-    s->add_option("--with-run", *extra, "Other existing runs to judge and analyze alongside (repeatable)");
+    // --model repeats here, once per --run.
+    s->remove_option(s->get_option("--model"));
+    s->add_option("--model", r->models, "openai: the model of each --run, in the same order (repeatable)");
+    s->add_option("--runs-file", r->runs_file,
+                  "JSON Lines, one {\"run\", \"model\"[, \"endpoint\", \"api_key_env\"]} per line, instead of "
+                  "--run/--model; missing fields take the command line's")
+        ->excludes(run);
+    s->add_option("--with-run", r->with_runs, "Other existing runs to judge and analyze alongside (repeatable)");
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
     AddAnalyzeOptions(s, c->analyze);
     s->footer(
-        "Example: visalign acva run --run varied --endpoint http://127.0.0.1:8090 --model varied --judge-endpoint "
-        "http://127.0.0.1:8090 --judge-model ref-judge --clip-model clip-random --out results\n"
+        "Every run is generated (resuming), then all runs are judged in one pass (byte-identical images are\n"
+        "asked once) and analyzed together. Example with the reference server:\n"
+        "  visalign acva run --run a --model varied --run b --model mono --endpoint http://127.0.0.1:8090 "
+        "--seed 0 --param 'seed={seed}' --judge-endpoint http://127.0.0.1:8090 --judge-model ref-judge "
+        "--clip-model clip-random --out results\n"
         "(clip-random: `visalign clip random-model --out clip-random`, a tiny CLIP with RANDOM weights)");
-    cli.Bind(s, [&cli, c, extra]() -> Status {
+    cli.Bind(s, [&cli, c, r]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(std::vector<GenerateArgs> generations, Generations(c->gen, *r));
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
       VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
       backends::InterruptHandler interrupt;
-      VISALIGN_RETURN_IF_ERROR(Generate(cli, *c, set, *store, interrupt.stop(), /*print_json=*/false));
-      c->judge.runs = *extra;
-      c->judge.runs.insert(c->judge.runs.begin(), c->gen.run);
+      c->judge.runs.clear();
+      for (const GenerateArgs& gen : generations) {
+        VISALIGN_RETURN_IF_ERROR(Generate(cli, gen, set, *store, interrupt.stop(), /*print_json=*/false));
+        c->judge.runs.push_back(gen.run);
+      }
+      c->judge.runs.insert(c->judge.runs.end(), r->with_runs.begin(), r->with_runs.end());
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
-      return Analyze(cli, c->analyze, c->judge.runs, set, *store, outcome);
+      return Analyze(cli, c->analyze, c->judge, set, *store, outcome);
     });
   }
 
@@ -390,7 +463,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
       } else {
         std::printf("%zu ratings of %zu images: Spearman rho %s, exact bin agreement %.3f, within one bin %.3f\n",
                     r.n_ratings, r.n_images,
-                    r.spearman_error.empty() ? fmt::format("{:.3f} (p = {:.3g})", r.spearman.rho, r.spearman.p_value).c_str()
+                    r.spearman_error.empty() ? fmt::format("{:.3f} (p = {})", r.spearman.rho, acva::FormatPValue(r.spearman.p_value, 0)).c_str()
                                              : ("undefined: " + r.spearman_error).c_str(),
                     r.exact_agreement, r.within_one_bin);
         if (!r.unmatched.empty())

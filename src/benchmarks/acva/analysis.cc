@@ -21,10 +21,6 @@ enum class Mode { kFiltered, kUnfiltered };
 constexpr std::array<Mode, 2> kModes = {Mode::kFiltered, Mode::kUnfiltered};
 std::string_view ModeName(Mode m) { return m == Mode::kFiltered ? "filtered" : "unfiltered"; }
 
-// Quadrants of the (D_img, H) median split.
-enum class Quadrant { kGenuine, kPseudo, kMetaphor, kLow };
-constexpr std::array<std::string_view, 4> kQuadrantNames = {"genuine", "pseudo", "metaphor", "low"};
-
 double MeanOf(const std::vector<double>& v) {
   double s = 0;
   size_t n = 0;
@@ -65,6 +61,8 @@ struct UnitRatio {
     num.push_back(n);
     den.push_back(d);
   }
+  // A per-unit value, counted only where it is defined (finite).
+  void AddValue(double x) { std::isfinite(x) ? Add(x, 1) : Add(0, 0); }
   double Value() const {
     double n = 0, d = 0;
     for (size_t i = 0; i < num.size(); ++i) {
@@ -101,11 +99,13 @@ class Analyzer {
     ClusterMetaphors();
     for (ModelData& m : models_)
       for (Mode mode : kModes) m.groups[mode] = Diversity(m, mode);
-    for (Mode mode : kModes) medians_[mode] = Medians(mode);
+    for (Mode mode : kModes) pooled_medians_[mode] = PooledMedians(mode);
 
     AnalysisResult result;
+    const Ranking ranking = Rank();
+    auto [comparisons, tiers, tier_of] = Tiers(ranking);
     json models = json::array();
-    for (const ModelData& m : models_) models.push_back(ModelJson(m));
+    for (size_t mi : ranking.order) models.push_back(ModelJson(models_[mi], tier_of[mi]));
     result.summary = {
         {"benchmark", "acva"},
         {"concept_set", set_.fingerprint},
@@ -114,16 +114,16 @@ class Analyzer {
         {"options",
          {{"pass_threshold", options_.pass_threshold},
           {"cluster_threshold", options_.cluster_threshold},
+          {"median_scope", MedianScopeName(options_.median_scope)},
           {"alpha", options_.alpha},
           {"bootstrap_resamples", options_.bootstrap.resamples},
           {"bootstrap_seed", options_.bootstrap.seed},
           {"ci_level", options_.bootstrap.level}}},
         {"models", models},
         {"correlations", Correlations()},
+        {"comparisons", comparisons},
+        {"tiers", tiers},
     };
-    auto [comparisons, tiers] = Tiers();
-    result.summary["comparisons"] = comparisons;
-    result.summary["tiers"] = tiers;
     for (const ImageFacts& f : facts_) result.items.push_back(ItemJson(f));
     return result;
   }
@@ -160,18 +160,21 @@ class Analyzer {
     return Status::Ok();
   }
 
-  // All descriptions of a concept, across models, are clustered together.
+  // A model's descriptions of a concept are clustered among themselves, so its H does not depend on
+  // the other models analyzed.
   void ClusterMetaphors() {
-    std::vector<std::vector<size_t>> per_concept(set_.concepts.size());
-    for (size_t i = 0; i < facts_.size(); ++i)
-      if (facts_[i].image->metaphor && !facts_[i].image->metaphor_embedding.empty())
-        per_concept[facts_[i].concept_index].push_back(i);
-    for (const auto& idx : per_concept) {
-      std::vector<Embedding> vectors;
-      for (size_t i : idx) vectors.push_back(facts_[i].image->metaphor_embedding);
-      const std::vector<int> labels = AverageLinkageClusters(vectors, options_.cluster_threshold);
-      for (size_t j = 0; j < idx.size(); ++j) facts_[idx[j]].cluster = labels[j];
-    }
+    for (const ModelData& m : models_)
+      for (const std::vector<size_t>& group : m.by_concept) {
+        std::vector<size_t> described;
+        std::vector<Embedding> vectors;
+        for (size_t i : group)
+          if (facts_[i].image->metaphor && !facts_[i].image->metaphor_embedding.empty()) {
+            described.push_back(i);
+            vectors.push_back(facts_[i].image->metaphor_embedding);
+          }
+        const std::vector<int> labels = AverageLinkageClusters(vectors, options_.cluster_threshold);
+        for (size_t j = 0; j < described.size(); ++j) facts_[described[j]].cluster = labels[j];
+      }
   }
 
   std::vector<GroupDiversity> Diversity(const ModelData& m, Mode mode) const {
@@ -204,39 +207,46 @@ class Analyzer {
     return groups;
   }
 
-  // Medians of D_img and H over every model's groups that have both.
-  std::pair<double, double> Medians(Mode mode) const {
+  // The groups of `mode` with both D_img and H defined.
+  static std::vector<DiversityPoint> SplitPoints(const ModelData& m, Mode mode) {
+    std::vector<DiversityPoint> points;
+    for (const GroupDiversity& g : m.groups.at(mode))
+      if (std::isfinite(g.d_img) && std::isfinite(g.h)) points.push_back({g.d_img, g.h});
+    return points;
+  }
+
+  static DiversityPoint Medians(const std::vector<DiversityPoint>& points) {
     std::vector<double> d, h;
-    for (const ModelData& m : models_)
-      for (const GroupDiversity& g : m.groups.at(mode))
-        if (std::isfinite(g.d_img) && std::isfinite(g.h)) {
-          d.push_back(g.d_img);
-          h.push_back(g.h);
-        }
+    for (const DiversityPoint& p : points) {
+      d.push_back(p.d_img);
+      h.push_back(p.h);
+    }
     return {stats::Quantile(d, 0.5), stats::Quantile(h, 0.5)};
+  }
+
+  // Medians over the split points of every model.
+  DiversityPoint PooledMedians(Mode mode) const {
+    std::vector<DiversityPoint> all;
+    for (const ModelData& m : models_) {
+      const std::vector<DiversityPoint> points = SplitPoints(m, mode);
+      all.insert(all.end(), points.begin(), points.end());
+    }
+    return Medians(all);
   }
 
   json DiversityJson(const ModelData& m, Mode mode) const {
     const auto& groups = m.groups.at(mode);
-    const auto [d_median, h_median] = medians_.at(mode);
+    const std::vector<DiversityPoint> points = SplitPoints(m, mode);
+    const DiversityPoint median =
+        options_.median_scope == MedianScope::kPooled ? pooled_medians_.at(mode) : Medians(points);
+    const QuadrantShares q = MedianSplit(points, median.d_img, median.h);
     UnitRatio d_img, d_met, h;
-    std::array<double, 4> quadrant_counts{};
-    double classified = 0;
     for (const GroupDiversity& g : groups) {
-      const bool has_d = std::isfinite(g.d_img), has_h = std::isfinite(g.h);
-      d_img.Add(has_d ? g.d_img : 0, has_d ? 1 : 0);
-      d_met.Add(std::isfinite(g.d_met) ? g.d_met : 0, std::isfinite(g.d_met) ? 1 : 0);
-      h.Add(has_h ? g.h : 0, has_h ? 1 : 0);
-      if (!has_d || !has_h) continue;
-      const bool high_d = g.d_img > d_median, high_h = g.h > h_median;
-      const Quadrant q = high_d ? (high_h ? Quadrant::kGenuine : Quadrant::kPseudo)
-                                : (high_h ? Quadrant::kMetaphor : Quadrant::kLow);
-      quadrant_counts[static_cast<size_t>(q)] += 1;
-      classified += 1;
+      d_img.AddValue(g.d_img);
+      d_met.AddValue(g.d_met);
+      h.AddValue(g.h);
     }
-    json quadrants = json::object();
-    for (size_t q = 0; q < kQuadrantNames.size(); ++q)
-      quadrants[std::string(kQuadrantNames[q])] = classified > 0 ? quadrant_counts[q] / classified : kNaN;
+    const json quadrants = {{"genuine", q.genuine}, {"pseudo", q.pseudo}, {"metaphor", q.metaphor}, {"low", q.low}};
     return {{"n_groups", groups.size()},
             {"d_img_mean", d_img.Value()},
             {"d_img_ci", d_img.Interval(options_.bootstrap)},
@@ -245,7 +255,8 @@ class Analyzer {
             {"h_mean", h.Value()},
             {"h_ci", h.Interval(options_.bootstrap)},
             {"quadrants", quadrants},
-            {"median_split", {{"d_img", d_median}, {"h", h_median}}}};
+            {"median_split",
+             {{"scope", MedianScopeName(options_.median_scope)}, {"d_img", median.d_img}, {"h", median.h}}}};
   }
 
   struct PairFacts {
@@ -290,7 +301,7 @@ class Analyzer {
     return out;
   }
 
-  json ModelJson(const ModelData& m) const {
+  json ModelJson(const ModelData& m, size_t tier) const {
     UnitRatio pass, adequacy;
     size_t n_images = 0, n_invalid = 0;
     std::map<Category, std::pair<UnitRatio, UnitRatio>> by_category;
@@ -359,13 +370,14 @@ class Analyzer {
       pairs.push_back({{"a", p.a}, {"b", p.b}, {"embedding_loo_acc", pf.loo}, {"afc_acc", pf.afc},
                        {"afc_first_share", pf.first_share}, {"afc_trials", pf.trials},
                        {"afc_invalid", pf.invalid}});
-      loo.Add(std::isfinite(pf.loo) ? pf.loo : 0, std::isfinite(pf.loo) ? 1 : 0);
-      afc.Add(std::isfinite(pf.afc) ? pf.afc : 0, std::isfinite(pf.afc) ? 1 : 0);
-      first_share.Add(std::isfinite(pf.first_share) ? pf.first_share : 0, std::isfinite(pf.first_share) ? 1 : 0);
+      loo.AddValue(pf.loo);
+      afc.AddValue(pf.afc);
+      first_share.AddValue(pf.first_share);
     }
     json diversity = json::object();
     for (Mode mode : kModes) diversity[std::string(ModeName(mode))] = DiversityJson(m, mode);
     return {{"model", m.name},
+            {"tier", tier},
             {"n_images", n_images},
             {"n_invalid", n_invalid},
             {"pass_rate", pass.Value()},
@@ -457,31 +469,51 @@ class Analyzer {
     return out;
   }
 
-  // Pass-rate comparisons between every two models (paired bootstrap over the concepts both have)
-  // and tiers: in descending pass rate, a model joins the current tier unless it is significantly
-  // below the tier's first model.
-  std::pair<json, json> Tiers() const {
-    std::vector<std::pair<double, size_t>> order;
-    std::vector<std::vector<std::pair<double, double>>> per_concept(models_.size());  // (passes, valid)
-    for (size_t mi = 0; mi < models_.size(); ++mi) {
+  // Models in descending pass rate (undefined last), equal rates by name, so the order does not
+  // depend on the order of the input images.
+  struct Ranking {
+    std::vector<size_t> order;                                     // model indices
+    std::vector<std::vector<std::pair<double, double>>> per_concept;  // per model: (passes, valid) per concept
+  };
+  Ranking Rank() const {
+    Ranking r;
+    std::vector<double> pass_rate;
+    for (const ModelData& m : models_) {
       double passes = 0, valid = 0;
-      for (size_t c = 0; c < set_.concepts.size(); ++c) {
+      r.per_concept.emplace_back();
+      for (const std::vector<size_t>& images : m.by_concept) {
         double p = 0, v = 0;
-        for (size_t i : models_[mi].by_concept[c])
+        for (size_t i : images)
           if (facts_[i].adequacy) {
             v += 1;
             p += facts_[i].pass ? 1 : 0;
           }
-        per_concept[mi].push_back({p, v});
+        r.per_concept.back().push_back({p, v});
         passes += p;
         valid += v;
       }
-      order.push_back({valid > 0 ? passes / valid : kNaN, mi});
+      pass_rate.push_back(valid > 0 ? passes / valid : kNaN);
+      r.order.push_back(r.order.size());
     }
-    std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
-      if (std::isnan(x.first) != std::isnan(y.first)) return std::isnan(y.first);
-      return x.first > y.first;
+    std::sort(r.order.begin(), r.order.end(), [&](size_t x, size_t y) {
+      const double px = pass_rate[x], py = pass_rate[y];
+      if (std::isnan(px) != std::isnan(py)) return std::isnan(py);
+      if (px != py && !std::isnan(px)) return px > py;
+      return models_[x].name < models_[y].name;
     });
+    return r;
+  }
+
+  struct TierResult {
+    json comparisons, tiers;
+    std::vector<size_t> tier_of;  // per model index
+  };
+
+  // Pass-rate comparisons between every two models (paired bootstrap over the concepts both have)
+  // and tiers: in ranking order, a model joins the current tier unless it is significantly below the
+  // tier's first model.
+  TierResult Tiers(const Ranking& ranking) const {
+    const auto& per_concept = ranking.per_concept;
     auto compare = [&](size_t a, size_t b) {
       std::vector<double> na, da, nb, db;
       for (size_t c = 0; c < set_.concepts.size(); ++c) {
@@ -494,30 +526,31 @@ class Analyzer {
       return std::pair{na.size(), stats::PairedBootstrap(na.size(), stats::RatioOfSums(na, da),
                                                          stats::RatioOfSums(nb, db), options_.bootstrap)};
     };
-    json comparisons = json::array();
+    const std::vector<size_t>& order = ranking.order;
+    TierResult out{json::array(), json::array(), std::vector<size_t>(models_.size(), 0)};
     for (size_t x = 0; x < order.size(); ++x)
       for (size_t y = x + 1; y < order.size(); ++y) {
-        const auto [n, d] = compare(order[x].second, order[y].second);
-        comparisons.push_back({{"a", models_[order[x].second].name}, {"b", models_[order[y].second].name},
-                               {"metric", "pass_rate"}, {"n_concepts", n}, {"difference", d.difference},
-                               {"ci", json::array({d.interval.lo, d.interval.hi})}, {"p_value", d.p_value},
-                               {"significant", std::isfinite(d.p_value) && d.p_value < options_.alpha}});
+        const auto [n, d] = compare(order[x], order[y]);
+        out.comparisons.push_back({{"a", models_[order[x]].name}, {"b", models_[order[y]].name},
+                                   {"metric", "pass_rate"}, {"n_concepts", n}, {"difference", d.difference},
+                                   {"ci", json::array({d.interval.lo, d.interval.hi})}, {"p_value", d.p_value},
+                                   {"significant", std::isfinite(d.p_value) && d.p_value < options_.alpha}});
       }
-    json tiers = json::array();
     size_t leader = 0;
     for (size_t x = 0; x < order.size(); ++x) {
       bool new_tier = x == 0;
       if (x > 0) {
-        const auto [n, d] = compare(order[leader].second, order[x].second);
+        const auto [n, d] = compare(order[leader], order[x]);
         new_tier = std::isfinite(d.p_value) && d.p_value < options_.alpha;
       }
       if (new_tier) {
         leader = x;
-        tiers.push_back({{"tier", tiers.size() + 1}, {"models", json::array()}});
+        out.tiers.push_back({{"tier", out.tiers.size() + 1}, {"models", json::array()}});
       }
-      tiers.back()["models"].push_back(models_[order[x].second].name);
+      out.tiers.back()["models"].push_back(models_[order[x]].name);
+      out.tier_of[order[x]] = out.tiers.size();
     }
-    return {comparisons, tiers};
+    return out;
   }
 
   json ItemJson(const ImageFacts& f) const {
@@ -562,10 +595,12 @@ class Analyzer {
   const AnalysisOptions& options_;
   std::vector<ImageFacts> facts_;
   std::vector<ModelData> models_;
-  std::map<Mode, std::pair<double, double>> medians_;
+  std::map<Mode, DiversityPoint> pooled_medians_;
 };
 
 }  // namespace
+
+std::string_view MedianScopeName(MedianScope scope) { return scope == MedianScope::kModel ? "model" : "pooled"; }
 
 Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedImage>& images,
                                const AnalysisOptions& options) {

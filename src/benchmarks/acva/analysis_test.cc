@@ -1,6 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "visalign/acva.h"
 
@@ -130,9 +135,47 @@ TEST_F(AnalyzeTwoModels, DiversityOfIdenticalImagesIsZeroAndOfThreeMetaphorsIsLo
   // Images (1, 0.3, 0) and (1, 0, 0.3) on one axis tilted toward different others: cos = 1 / 1.09,
   // distance 0.09 / 1.09.
   EXPECT_NEAR(good["unfiltered"]["d_img_mean"].get<double>(), 0.09 / 1.09, 1e-6);
-  EXPECT_EQ(good["unfiltered"]["quadrants"]["genuine"], 1.0);
-  EXPECT_EQ(poor["unfiltered"]["quadrants"]["low"], 1.0);
-  EXPECT_EQ(poor["unfiltered"]["quadrants"]["pseudo"], 0.0);
+}
+
+TEST_F(AnalyzeTwoModels, QuadrantsSplitAtTheModelsOwnMediansWithTiesHalfHigh) {
+  // good: the same D_img and H = log2 3 in every concept; poor: D_img 0 and H 0 everywhere. Split at
+  // each model's own medians, every value ties with its median: half high, half low on both axes.
+  for (const char* name : {"good", "poor"}) {
+    const json& d = Model(result_.summary, name)["diversity"]["unfiltered"];
+    EXPECT_EQ(d["median_split"]["scope"], "model") << name;
+    EXPECT_EQ(d["quadrants"], json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}}))
+        << name;
+  }
+  EXPECT_EQ(Model(result_.summary, "poor")["diversity"]["unfiltered"]["median_split"]["h"], 0.0);
+}
+
+TEST_F(AnalyzeTwoModels, AModelsDiversityIsTheSameAnalyzedAloneOrWithOthers) {
+  for (const std::string name : {"good", "poor"}) {
+    std::vector<JudgedImage> alone;
+    for (const JudgedImage& im : TwoModels(set_))
+      if (im.model == name) alone.push_back(im);
+    auto r = Analyze(set_, alone, options_);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    // Compared as text: undefined numbers are NaN in memory, and NaN != NaN.
+    EXPECT_EQ(Model(r->summary, name)["diversity"].dump(), Model(result_.summary, name)["diversity"].dump()) << name;
+  }
+}
+
+TEST_F(AnalyzeTwoModels, PooledMediansSplitOverEveryModelOfTheCall) {
+  options_.median_scope = MedianScope::kPooled;
+  auto r = Analyze(set_, TwoModels(set_), options_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->summary["options"]["median_scope"], "pooled");
+  const json& good = Model(r->summary, "good")["diversity"]["unfiltered"];
+  const json& poor = Model(r->summary, "poor")["diversity"]["unfiltered"];
+  // Pooled over both models, good is above both medians in every concept and poor below.
+  EXPECT_EQ(good["median_split"], poor["median_split"]);
+  EXPECT_EQ(good["median_split"]["scope"], "pooled");
+  EXPECT_EQ(good["quadrants"]["genuine"], 1.0);
+  EXPECT_EQ(poor["quadrants"]["low"], 1.0);
+  EXPECT_NE(SummaryMarkdown(r->summary).find("Quadrants split at the medians of D_img and H over the groups of all"),
+            std::string::npos);
+  EXPECT_NE(SummaryMarkdown(result_.summary).find("Quadrants split at each model's own medians"), std::string::npos);
 }
 
 TEST_F(AnalyzeTwoModels, DistinctivenessKeepsEmbeddingAnd2afcApartAndExposesPositionBias) {
@@ -196,9 +239,73 @@ TEST_F(AnalyzeTwoModels, BootstrapIsDeterministic) {
 TEST_F(AnalyzeTwoModels, SummaryTablesNameEveryModel) {
   const std::string csv = SummaryCsv(result_.summary);
   EXPECT_EQ(csv.rfind("model,tier,n_images", 0), 0u);
-  EXPECT_NE(csv.find("\ngood,1,9,0,1.000,1.000,1.000,1.000,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ngood,1,9,0,1,1,1,1,"), std::string::npos) << csv;
   const std::string md = SummaryMarkdown(result_.summary);
   EXPECT_NE(md.find("| 2 | poor | 10 | 1 | 0.000 |"), std::string::npos) << md;
+}
+
+std::vector<std::string> SplitCsvLine(const std::string& line) {
+  std::vector<std::string> fields(1);
+  for (char ch : line) {
+    if (ch == ',') fields.emplace_back();
+    else fields.back() += ch;
+  }
+  return fields;
+}
+
+TEST_F(AnalyzeTwoModels, SummaryCsvReadsBackAsExactlyTheNumbersOfSummaryJson) {
+  // Column -> where summary.json has it, relative to the model's object.
+  std::vector<std::pair<std::string, std::string>> columns = {
+      {"n_images", "/n_images"}, {"n_invalid", "/n_invalid"}, {"pass_rate", "/pass_rate"},
+      {"pass_rate_ci_lo", "/pass_rate_ci/0"}, {"pass_rate_ci_hi", "/pass_rate_ci/1"},
+      {"adequacy_mean", "/adequacy_mean"}, {"tier", "/tier"},
+      {"embedding_loo_acc", "/distinctiveness/embedding_loo_acc_mean"},
+      {"afc_acc", "/distinctiveness/afc_acc_mean"}, {"afc_first_share", "/distinctiveness/afc_first_share"}};
+  for (const std::string mode : {"filtered", "unfiltered"}) {
+    const std::string d = "/diversity/" + mode;
+    columns.insert(columns.end(), {{mode + "_groups", d + "/n_groups"}, {mode + "_d_img", d + "/d_img_mean"},
+                                   {mode + "_d_met", d + "/d_met_mean"}, {mode + "_h", d + "/h_mean"}});
+    for (const std::string q : {"genuine", "pseudo", "metaphor", "low"})
+      columns.push_back({mode + "_" + q, d + "/quadrants/" + q});
+  }
+  const std::vector<std::string> lines = [&] {
+    std::vector<std::string> out;
+    std::istringstream in(SummaryCsv(result_.summary));
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  }();
+  const std::vector<std::string> header = SplitCsvLine(lines.at(0));
+  ASSERT_EQ(header.size(), columns.size() + 1);  // + model
+  ASSERT_EQ(lines.size(), 3u);
+  size_t compared = 0;
+  for (size_t row = 1; row < lines.size(); ++row) {
+    const std::vector<std::string> fields = SplitCsvLine(lines[row]);
+    const json& m = Model(result_.summary, fields.at(0));
+    for (const auto& [column, pointer] : columns) {
+      const size_t at = std::find(header.begin(), header.end(), column) - header.begin();
+      ASSERT_LT(at, header.size()) << column;
+      const json& value = m.at(json::json_pointer(pointer));
+      if (value.is_null() || !std::isfinite(value.get<double>())) {
+        EXPECT_EQ(fields.at(at), "") << column;  // undefined: an empty cell
+        continue;
+      }
+      EXPECT_EQ(std::strtod(fields.at(at).c_str(), nullptr), value.get<double>()) << column << " " << fields[at];
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 40u);
+  // Not rounded: D_img = 0.09 / 1.09 and H = log2 3 appear with every digit needed.
+  EXPECT_NE(lines[1].find(",1.584962500721156,"), std::string::npos) << lines[1];
+}
+
+TEST_F(AnalyzeTwoModels, SummaryMarkdownPrintsPValuesWithSignificantDigits) {
+  const std::string md = SummaryMarkdown(result_.summary);
+  // good vs poor: no resample of 200 crosses 0, so p is below the smallest nonzero value 2/200.
+  EXPECT_NE(md.find("| good | poor | 1.000 | [1.000, 1.000] | < 0.01 |"), std::string::npos) << md;
+  const json& rho = result_.summary["correlations"]["adequacy_vs_d_img"];
+  const std::string row = "| adequacy_vs_d_img | 6 | " + fmt::format("{:.3f}", rho["rho"].get<double>()) + " | " +
+                          FormatPValue(rho["p_value"].get<double>(), 0) + " |";
+  EXPECT_NE(md.find(row), std::string::npos) << md;
 }
 
 TEST_F(AnalyzeTwoModels, SummaryWarnsOnlyWhenTheClipModelHasRandomWeights) {
@@ -209,6 +316,45 @@ TEST_F(AnalyzeTwoModels, SummaryWarnsOnlyWhenTheClipModelHasRandomWeights) {
   EXPECT_EQ(SummaryMarkdown(summary).find("RANDOM"), std::string::npos);
   summary["embeddings"]["random_weights"] = {{"arch", "tiny"}, {"seed", 0}, {"label", label}};
   EXPECT_NE(SummaryMarkdown(summary).find("**Warning: the CLIP model's weights are " + label + ".**"), std::string::npos);
+}
+
+// Four models over three concepts with three images each; `passes` of the nine images pass.
+std::vector<JudgedImage> ModelsWithPasses(const ConceptSet& set, const std::vector<std::pair<std::string, int>>& models) {
+  std::vector<JudgedImage> images;
+  for (const auto& [name, passes] : models)
+    for (size_t c = 0; c < set.concepts.size(); ++c)
+      for (int k = 0; k < 3; ++k) {
+        const double r = static_cast<int>(c) * 3 + k < passes ? 1.0 : 0.0;
+        images.push_back(Image(name, set.concepts[c].id, k, r, r));
+      }
+  return images;
+}
+
+TEST(Analyze, ModelsAreListedByTierThenPassRateThenName) {
+  // top 9/9 and near 8/9 are not significantly apart (near misses one image of one concept);
+  // also_low and low pass nothing. The input order is scrambled on purpose.
+  const ConceptSet set = ThreeConcepts();
+  AnalysisOptions options;
+  options.bootstrap.resamples = 200;
+  auto r = Analyze(set, ModelsWithPasses(set, {{"low", 0}, {"near", 8}, {"also_low", 0}, {"top", 9}}), options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& s = r->summary;
+  EXPECT_EQ(s["tiers"], json::parse(R"([{"tier": 1, "models": ["top", "near"]},
+                                         {"tier": 2, "models": ["also_low", "low"]}])"));
+  std::vector<std::pair<int, std::string>> listed;
+  for (const json& m : s["models"]) listed.push_back({m["tier"].get<int>(), m["model"].get<std::string>()});
+  EXPECT_EQ(listed, (std::vector<std::pair<int, std::string>>{{1, "top"}, {1, "near"}, {2, "also_low"}, {2, "low"}}));
+  // summary.csv and summary.md follow the same order.
+  const std::string csv = SummaryCsv(s);
+  EXPECT_LT(csv.find("\ntop,1,"), csv.find("\nnear,1,"));
+  EXPECT_LT(csv.find("\nnear,1,"), csv.find("\nalso_low,2,"));
+  EXPECT_LT(csv.find("\nalso_low,2,"), csv.find("\nlow,2,"));
+  const std::string md = SummaryMarkdown(s);
+  EXPECT_LT(md.find("| 1 | near |"), md.find("| 2 | also_low |"));
+  // Another input order gives the same summary.
+  auto reversed = Analyze(set, ModelsWithPasses(set, {{"top", 9}, {"also_low", 0}, {"near", 8}, {"low", 0}}), options);
+  ASSERT_TRUE(reversed.ok());
+  EXPECT_EQ(reversed->summary.dump(), s.dump());
 }
 
 TEST(Analyze, RejectsImagesThatDoNotMatchTheConceptSet) {

@@ -27,19 +27,10 @@ bool IsValidId(std::string_view id) {
   return true;
 }
 
-Status CheckKnownFields(const nlohmann::json& object, std::initializer_list<std::string_view> known,
-                        const std::string& where) {
-  for (const auto& [key, value] : object.items()) {
-    bool found = false;
-    for (std::string_view k : known) found = found || key == k;
-    if (!found) return Status::InvalidArgument("unknown field \"" + key + "\"", where, "one of: " + JoinNames(known));
-  }
-  return Status::Ok();
-}
 
 Result<RubricQuestion> ParseQuestion(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return Status::InvalidArgument("rubric entry is not an object", where, "{\"id\", \"text_zh\", ...}");
-  VISALIGN_RETURN_IF_ERROR(CheckKnownFields(j, {"id", "text_zh", "text_en", "weight", "framework"}, where));
+  VISALIGN_RETURN_IF_ERROR(jsonl::CheckKnownFields(j, {"id", "text_zh", "text_en", "weight", "framework"}, where));
   RubricQuestion q;
   VISALIGN_ASSIGN_OR_RETURN(q.id, jsonl::RequiredString(j, "id", where));
   VISALIGN_ASSIGN_OR_RETURN(q.text_zh, jsonl::RequiredString(j, "text_zh", where));
@@ -62,7 +53,7 @@ Result<RubricQuestion> ParseQuestion(const nlohmann::json& j, const std::string&
 Result<Concept> ParseConcept(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return Status::InvalidArgument("line is not a JSON object", where, "one concept object per line");
   VISALIGN_RETURN_IF_ERROR(
-      CheckKnownFields(j, {"id", "word", "gloss_en", "category", "definition", "ratings", "rubric"}, where));
+      jsonl::CheckKnownFields(j, {"id", "word", "gloss_en", "category", "definition", "ratings", "rubric"}, where));
   Concept c;
   VISALIGN_ASSIGN_OR_RETURN(c.id, jsonl::RequiredString(j, "id", where));
   if (!IsValidId(c.id)) return Status::InvalidArgument("invalid concept id \"" + c.id + "\"", where + " field id", "[a-z0-9_-]+");
@@ -155,7 +146,7 @@ Result<std::vector<ConceptPair>> ParsePairs(std::string_view text, const std::st
   std::set<std::pair<std::string, std::string>> seen;
   VISALIGN_RETURN_IF_ERROR(jsonl::ForEachLine(text, source, [&](const nlohmann::json& j, const std::string& where) -> Status {
     if (!j.is_object()) return Status::InvalidArgument("line is not a JSON object", where, "{\"a\": ID, \"b\": ID}");
-    VISALIGN_RETURN_IF_ERROR(CheckKnownFields(j, {"a", "b", "note"}, where));
+    VISALIGN_RETURN_IF_ERROR(jsonl::CheckKnownFields(j, {"a", "b", "note"}, where));
     ConceptPair p;
     VISALIGN_ASSIGN_OR_RETURN(p.a, jsonl::RequiredString(j, "a", where));
     VISALIGN_ASSIGN_OR_RETURN(p.b, jsonl::RequiredString(j, "b", where));

@@ -1,4 +1,5 @@
-// Word-only prompts for ACVA generation runs.
+// Word-only prompts for ACVA generation runs, and the runs file of `acva run`.
+#include "benchmarks/acva/jsonl.h"
 #include "visalign/acva_pipeline.h"
 #include "visalign/io.h"
 
@@ -44,6 +45,25 @@ std::string GenerationFingerprint(const ConceptSet& set, const GenerationConfig&
                             {"language", LanguageName(config.language)},
                             {"prompt_template", config.prompt_template}};
   return Sha256Hex(j.dump());
+}
+
+Result<std::vector<RunSpec>> ParseRunSpecs(std::string_view text, const std::string& source) {
+  std::vector<RunSpec> specs;
+  VISALIGN_RETURN_IF_ERROR(
+      jsonl::ForEachLine(text, source, [&](const nlohmann::json& j, const std::string& where) -> Status {
+        if (!j.is_object()) return Status::InvalidArgument("line is not a JSON object", where, "one run object per line");
+        VISALIGN_RETURN_IF_ERROR(jsonl::CheckKnownFields(j, {"run", "model", "endpoint", "api_key_env"}, where));
+        RunSpec spec;
+        VISALIGN_ASSIGN_OR_RETURN(spec.run, jsonl::RequiredString(j, "run", where));
+        for (auto [key, field] : {std::pair{"model", &spec.model}, std::pair{"endpoint", &spec.endpoint},
+                                  std::pair{"api_key_env", &spec.api_key_env}})
+          if (j.contains(key)) {
+            VISALIGN_ASSIGN_OR_RETURN(*field, jsonl::RequiredString(j, key, where));
+          }
+        specs.push_back(std::move(spec));
+        return Status::Ok();
+      }));
+  return specs;
 }
 
 }  // namespace visalign::acva

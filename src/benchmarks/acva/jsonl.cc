@@ -21,6 +21,20 @@ Status ForEachLine(std::string_view text, const std::string& source,
   return Status::Ok();
 }
 
+Status CheckKnownFields(const nlohmann::json& object, std::initializer_list<std::string_view> known,
+                        const std::string& where) {
+  for (const auto& [key, value] : object.items()) {
+    bool found = false;
+    std::string names;
+    for (std::string_view k : known) {
+      found = found || key == k;
+      names += (names.empty() ? "" : ", ") + std::string(k);
+    }
+    if (!found) return Status::InvalidArgument("unknown field \"" + key + "\"", where, "one of: " + names);
+  }
+  return Status::Ok();
+}
+
 Result<std::string> RequiredString(const nlohmann::json& object, const std::string& key, const std::string& where) {
   auto it = object.find(key);
   if (it == object.end()) return Status::InvalidArgument("missing field \"" + key + "\"", where, "a non-empty string");

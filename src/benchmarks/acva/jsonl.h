@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ namespace visalign::acva::jsonl {
 Status ForEachLine(std::string_view text, const std::string& source,
                    const std::function<Status(const nlohmann::json&, const std::string&)>& fn);
 
+// InvalidArgument naming the first field of `object` that is not in `known` (a misspelt field is an
+// error, not ignored).
+Status CheckKnownFields(const nlohmann::json& object, std::initializer_list<std::string_view> known,
+                        const std::string& where);
 // A non-empty string field, or InvalidArgument naming "<where> field <key>".
 Result<std::string> RequiredString(const nlohmann::json& object, const std::string& key, const std::string& where);
 // A finite number field.

@@ -157,6 +157,16 @@ std::string PromptTemplateHash(JudgeTask task, const JudgeSettings& settings) {
   return Sha256Hex(fingerprint.dump());
 }
 
+json JudgeSettingsJson(const JudgeSettings& settings) {
+  return {{"model", settings.model},
+          {"language", LanguageName(settings.language)},
+          {"temperature", settings.temperature},
+          {"prompt_hashes",
+           {{"rubric", PromptTemplateHash(JudgeTask::kRubric, settings)},
+            {"metaphor", PromptTemplateHash(JudgeTask::kMetaphor, settings)},
+            {"afc", PromptTemplateHash(JudgeTask::kAfc, settings)}}}};
+}
+
 std::string JudgeCacheKey(const std::string& image_sha256, const JudgeQuestion& question,
                           const JudgeSettings& settings) {
   return image_sha256 + "|" + question.key + "|" + settings.model + "|" + PromptTemplateHash(question.task, settings);

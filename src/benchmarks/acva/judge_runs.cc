@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <mutex>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "visalign/acva_pipeline.h"
 #include "visalign/io.h"
@@ -122,9 +124,11 @@ class Judge {
     out.stats.images = out.images.size();
     out.stats.questions = tasks.size();
 
-    std::vector<size_t> to_ask;
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      VISALIGN_ASSIGN_OR_RETURN(auto cached, store_.CacheGet(kCacheNamespace, tasks[i].cache_key));
+    const std::vector<std::vector<size_t>> shared = TasksByKey(tasks);
+    out.stats.distinct = shared.size();
+    std::vector<size_t> to_ask;  // indices into `shared`
+    for (size_t k = 0; k < shared.size(); ++k) {
+      VISALIGN_ASSIGN_OR_RETURN(auto cached, store_.CacheGet(kCacheNamespace, tasks[shared[k].front()].cache_key));
       std::optional<json> record;
       if (cached) {
         json j = json::parse(*cached, nullptr, false);
@@ -134,14 +138,14 @@ class Judge {
       if (usable) {
         ++out.stats.cached;
         if (!record->value("valid", false)) ++out.stats.invalid;
-        Apply(*record, tasks[i], set_, out.images[tasks[i].slot.image]);
+        ApplyToAll(*record, tasks, shared[k], out);
       } else if (client_) {
-        to_ask.push_back(i);
+        to_ask.push_back(k);
       } else {
         ++out.stats.missing;
       }
     }
-    if (!to_ask.empty()) VISALIGN_RETURN_IF_ERROR(AskAll(tasks, to_ask, out));
+    if (!to_ask.empty()) VISALIGN_RETURN_IF_ERROR(AskAll(tasks, shared, to_ask, out));
     return out;
   }
 
@@ -168,7 +172,27 @@ class Judge {
     }
   }
 
-  Status AskAll(const std::vector<Task>& tasks, const std::vector<size_t>& to_ask, JudgeOutcome& out) {
+  // Tasks grouped by cache key, in order of first appearance. Byte-identical images (and a concept
+  // judged in two runs from the same bytes) share every question: each key is looked up or asked once
+  // and its answer goes to every task of the group.
+  static std::vector<std::vector<size_t>> TasksByKey(const std::vector<Task>& tasks) {
+    std::vector<std::vector<size_t>> groups;
+    std::unordered_map<std::string_view, size_t> group_of;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      auto [it, inserted] = group_of.emplace(tasks[i].cache_key, groups.size());
+      if (inserted) groups.emplace_back();
+      groups[it->second].push_back(i);
+    }
+    return groups;
+  }
+
+  void ApplyToAll(const json& record, const std::vector<Task>& tasks, const std::vector<size_t>& group,
+                  JudgeOutcome& out) const {
+    for (size_t i : group) Apply(record, tasks[i], set_, out.images[tasks[i].slot.image]);
+  }
+
+  Status AskAll(const std::vector<Task>& tasks, const std::vector<std::vector<size_t>>& shared,
+                const std::vector<size_t>& to_ask, JudgeOutcome& out) {
     Progress progress("judge", to_ask.size(), config_.progress);
     std::atomic<size_t> next{0};
     std::mutex mu;
@@ -177,9 +201,9 @@ class Judge {
       while (!stop_.load()) {
         const size_t n = next.fetch_add(1);
         if (n >= to_ask.size()) return;
-        const Task& t = tasks[to_ask[n]];
-        JudgedImage& image = out.images[t.slot.image];
-        auto record = Ask(t, image);
+        const std::vector<size_t>& group = shared[to_ask[n]];
+        const Task& t = tasks[group.front()];
+        auto record = Ask(t, out.images[t.slot.image]);
         std::lock_guard<std::mutex> lock(mu);
         ++out.stats.asked;
         if (!record.ok()) {
@@ -191,7 +215,7 @@ class Judge {
         Status st = store_.CachePut(kCacheNamespace, t.cache_key, record->dump());
         if (!st.ok() && first_error.ok()) first_error = st;
         if (!record->value("valid", false)) ++out.stats.invalid;
-        Apply(*record, t, set_, image);
+        ApplyToAll(*record, tasks, group, out);
         progress.Add(1, 0);
       }
     };
@@ -250,7 +274,7 @@ class Judge {
 }  // namespace
 
 json JudgeStats::ToJson() const {
-  return {{"images", images},   {"questions", questions}, {"cached", cached},  {"asked", asked},
+  return {{"images", images},   {"questions", questions}, {"distinct", distinct}, {"cached", cached},  {"asked", asked},
           {"requests", requests}, {"invalid", invalid},   {"failed", failed},  {"missing", missing},
           {"errors", errors},   {"interrupted", interrupted}};
 }

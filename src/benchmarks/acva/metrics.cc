@@ -148,6 +148,22 @@ double LeaveOneOutCentroidAccuracy(const std::vector<Embedding>& class_a, const 
   return correct / static_cast<double>(a.size() + b.size());
 }
 
+QuadrantShares MedianSplit(const std::vector<DiversityPoint>& groups, double d_img_median, double h_median) {
+  if (groups.empty()) return {kNaN, kNaN, kNaN, kNaN};
+  constexpr double kAtMedian = 0.5;
+  auto high = [](double x, double median) { return x > median ? 1.0 : x == median ? kAtMedian : 0.0; };
+  QuadrantShares sums;
+  for (const DiversityPoint& g : groups) {
+    const double d = high(g.d_img, d_img_median), h = high(g.h, h_median);
+    sums.genuine += d * h;
+    sums.pseudo += d * (1 - h);
+    sums.metaphor += (1 - d) * h;
+    sums.low += (1 - d) * (1 - h);
+  }
+  const double n = static_cast<double>(groups.size());
+  return {sums.genuine / n, sums.pseudo / n, sums.metaphor / n, sums.low / n};
+}
+
 std::optional<double> Adequacy(const Concept& cpt, const std::vector<RubricAnswer>& answers, bool equal_weights) {
   if (answers.size() != cpt.rubric.size()) return std::nullopt;
   double weighted = 0, total = 0;

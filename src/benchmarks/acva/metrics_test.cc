@@ -99,6 +99,44 @@ TEST(Adequacy, AnInvalidAnswerMakesItUndefinedNotZero) {
   EXPECT_FALSE(Adequacy(c, {{"q1", 1.0, "", ""}, {"q2", std::nullopt, "", "unparseable"}}, false).has_value());
 }
 
+// MedianSplit: a value is high with weight 1 above the median, 1/2 at it, 0 below.
+TEST(MedianSplit, ValuesStrictlyAboveOrBelowTheMediansFallInOneQuadrant) {
+  const QuadrantShares q = MedianSplit({{0.0, 0.0}, {1.0, 1.0}, {1.0, 0.0}, {0.0, 1.0}}, 0.5, 0.5);
+  EXPECT_EQ(q.genuine, 0.25);   // (1, 1)
+  EXPECT_EQ(q.pseudo, 0.25);    // (1, 0): images differ, the metaphor does not
+  EXPECT_EQ(q.metaphor, 0.25);  // (0, 1)
+  EXPECT_EQ(q.low, 0.25);       // (0, 0)
+}
+
+TEST(MedianSplit, AValueAtTheMedianIsHalfHighAndHalfLow) {
+  // D_img median 0.2, H median 1.  h_D: 0, 1/2, 1.  h_H: 0, 1/2, 1/2.
+  const QuadrantShares q = MedianSplit({{0.1, 0.0}, {0.2, 1.0}, {0.3, 1.0}}, 0.2, 1.0);
+  EXPECT_DOUBLE_EQ(q.genuine, (0 * 0 + 0.5 * 0.5 + 1 * 0.5) / 3);
+  EXPECT_DOUBLE_EQ(q.pseudo, (0 * 1 + 0.5 * 0.5 + 1 * 0.5) / 3);
+  EXPECT_DOUBLE_EQ(q.metaphor, (1 * 0 + 0.5 * 0.5 + 0 * 0.5) / 3);
+  EXPECT_DOUBLE_EQ(q.low, (1 * 1 + 0.5 * 0.5 + 0 * 0.5) / 3);
+  EXPECT_DOUBLE_EQ(q.genuine + q.pseudo + q.metaphor + q.low, 1.0);
+}
+
+TEST(MedianSplit, WhenEveryHTiesTheHSplitIsEvenNotAllLow) {
+  // Three metaphors in every group (H = log2 3 everywhere): no group is above the median, none below.
+  const double h = std::log2(3.0);
+  const QuadrantShares q = MedianSplit({{0.1, h}, {0.2, h}, {0.3, h}, {0.4, h}}, 0.25, h);
+  EXPECT_EQ(q.genuine, 0.25);
+  EXPECT_EQ(q.pseudo, 0.25);
+  EXPECT_EQ(q.metaphor, 0.25);
+  EXPECT_EQ(q.low, 0.25);
+  // Identical images and one metaphor everywhere: nothing to split on either axis.
+  const QuadrantShares flat = MedianSplit({{0.0, 0.0}, {0.0, 0.0}}, 0.0, 0.0);
+  EXPECT_EQ(flat.genuine, 0.25);
+  EXPECT_EQ(flat.low, 0.25);
+}
+
+TEST(MedianSplit, NoGroupsGiveUndefinedShares) {
+  const QuadrantShares q = MedianSplit({}, 0.0, 0.0);
+  EXPECT_TRUE(std::isnan(q.genuine) && std::isnan(q.pseudo) && std::isnan(q.metaphor) && std::isnan(q.low));
+}
+
 TEST(ScoreBin, SplitsTheUnitIntervalIntoFiveBins) {
   EXPECT_EQ(ScoreBin(0.0), 0);
   EXPECT_EQ(ScoreBin(0.19), 0);

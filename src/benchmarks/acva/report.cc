@@ -10,7 +10,8 @@ namespace visalign::acva {
 namespace {
 
 using nlohmann::json;
-constexpr int kDigits = 3;
+constexpr int kDigits = 3;         // summary.md tables
+constexpr int kPValueDigits = 2;   // significant digits of p-values
 
 std::string Num(const json& v) {
   if (!v.is_number()) return "";
@@ -28,35 +29,70 @@ std::string Ci(const json& v) {
   return "[" + Num(v[0]) + ", " + Num(v[1]) + "]";
 }
 
-std::string TierOf(const json& summary, const std::string& model) {
-  for (const json& t : summary.value("tiers", json::array()))
-    for (const json& m : t["models"])
-      if (m.get<std::string>() == model) return std::to_string(t["tier"].get<int>());
-  return "";
+// A CSV cell: an integer as it is, a double as the shortest decimal that reads back as the same
+// double ("0.8888888888888888", "1"); empty when undefined.
+std::string ExactNum(const json& v) {
+  if (v.is_number_integer()) return v.dump();
+  if (!v.is_number() || !std::isfinite(v.get<double>())) return "";
+  return fmt::format("{}", v.get<double>());
+}
+
+// summary.csv columns: name and where the value is in the model's summary.json object.
+struct CsvColumn {
+  std::string name;
+  json::json_pointer value;
+};
+
+std::vector<CsvColumn> CsvColumns() {
+  std::vector<CsvColumn> columns;
+  auto add = [&](const std::string& name, const std::string& pointer) {
+    columns.push_back({name, json::json_pointer(pointer)});
+  };
+  add("model", "/model");
+  add("tier", "/tier");
+  add("n_images", "/n_images");
+  add("n_invalid", "/n_invalid");
+  add("pass_rate", "/pass_rate");
+  add("pass_rate_ci_lo", "/pass_rate_ci/0");
+  add("pass_rate_ci_hi", "/pass_rate_ci/1");
+  add("adequacy_mean", "/adequacy_mean");
+  for (const std::string mode : {"filtered", "unfiltered"}) {
+    const std::string d = "/diversity/" + mode;
+    add(mode + "_groups", d + "/n_groups");
+    add(mode + "_d_img", d + "/d_img_mean");
+    add(mode + "_d_met", d + "/d_met_mean");
+    add(mode + "_h", d + "/h_mean");
+    for (const std::string q : {"genuine", "pseudo", "metaphor", "low"}) add(mode + "_" + q, d + "/quadrants/" + q);
+  }
+  add("embedding_loo_acc", "/distinctiveness/embedding_loo_acc_mean");
+  add("afc_acc", "/distinctiveness/afc_acc_mean");
+  add("afc_first_share", "/distinctiveness/afc_first_share");
+  return columns;
+}
+
+// The smallest nonzero p-value of the pass-rate comparisons: 2/B with B bootstrap resamples.
+double ComparisonPFloor(const json& summary) {
+  return 2.0 / summary["options"]["bootstrap_resamples"].get<double>();
 }
 
 }  // namespace
 
+std::string FormatPValue(double p, double floor) {
+  if (!std::isfinite(p)) return "–";
+  if (p < floor) return fmt::format("< {:.{}g}", floor, kPValueDigits);
+  return fmt::format("{:.{}g}", p, kPValueDigits);
+}
+
 std::string SummaryCsv(const json& summary) {
-  std::string out =
-      "model,tier,n_images,n_invalid,pass_rate,pass_rate_ci_lo,pass_rate_ci_hi,adequacy_mean,"
-      "filtered_groups,filtered_d_img,filtered_d_met,filtered_h,filtered_genuine,filtered_pseudo,filtered_metaphor,"
-      "filtered_low,unfiltered_groups,unfiltered_d_img,unfiltered_d_met,unfiltered_h,unfiltered_genuine,"
-      "unfiltered_pseudo,unfiltered_metaphor,unfiltered_low,embedding_loo_acc,afc_acc,afc_first_share\n";
+  const std::vector<CsvColumn> columns = CsvColumns();
+  std::string out;
+  for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i].name;
+  out += "\n";
   for (const json& m : summary["models"]) {
-    const std::string name = m["model"].get<std::string>();
-    std::vector<std::string> f = {CsvField(name), TierOf(summary, name), std::to_string(m["n_images"].get<size_t>()),
-                                  std::to_string(m["n_invalid"].get<size_t>()), Num(m["pass_rate"]),
-                                  Num(m["pass_rate_ci"][0]), Num(m["pass_rate_ci"][1]), Num(m["adequacy_mean"])};
-    for (const char* mode : {"filtered", "unfiltered"}) {
-      const json& d = m["diversity"][mode];
-      f.push_back(std::to_string(d["n_groups"].get<size_t>()));
-      for (const char* k : {"d_img_mean", "d_met_mean", "h_mean"}) f.push_back(Num(d[k]));
-      for (const char* q : {"genuine", "pseudo", "metaphor", "low"}) f.push_back(Num(d["quadrants"][q]));
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const json& v = m.at(columns[i].value);
+      out += (i ? "," : "") + (v.is_string() ? CsvField(v.get<std::string>()) : ExactNum(v));
     }
-    const json& dist = m["distinctiveness"];
-    for (const char* k : {"embedding_loo_acc_mean", "afc_acc_mean", "afc_first_share"}) f.push_back(Num(dist[k]));
-    for (size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + f[i];
     out += "\n";
   }
   return out;
@@ -81,7 +117,7 @@ std::string SummaryMarkdown(const json& summary) {
   out += "|---|---|---|---|---|---|---|\n";
   for (const json& m : summary["models"]) {
     const std::string name = m["model"].get<std::string>();
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", TierOf(summary, name), name,
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", std::to_string(m["tier"].get<int>()), name,
                        m["n_images"].get<size_t>(), m["n_invalid"].get<size_t>(), Cell(m["pass_rate"]),
                        Ci(m["pass_rate_ci"]), Cell(m["adequacy_mean"]));
   }
@@ -108,7 +144,14 @@ std::string SummaryMarkdown(const json& summary) {
       out += fmt::format("| {} | {} | {} | {} | {} |\n", m["model"].get<std::string>(), q["concept"].get<std::string>(),
                          q["question"].get<std::string>(), Cell(q["missing_rate"]), Cell(q["mean_rating"]));
 
-  out += "\n## Diversity\n\n| model | set | groups | D_img | 95% CI | D_met | H (bits) | genuine | pseudo | metaphor | low |\n";
+  out += "\n## Diversity\n\n";
+  out += o.value("median_scope", "") == "pooled"
+             ? "Quadrants split at the medians of D_img and H over the groups of all models listed here"
+               " (a value at the median counts half high, half low).\n\n"
+             : "Quadrants split at each model's own medians of D_img and H (a value at the median counts half high,"
+               " half low): they describe how a model's diversity varies over its concepts; compare D_img and H"
+               " for levels.\n\n";
+  out += "| model | set | groups | D_img | 95% CI | D_met | H (bits) | genuine | pseudo | metaphor | low |\n";
   out += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const json& m : summary["models"])
     for (const char* mode : {"filtered", "unfiltered"}) {
@@ -138,13 +181,15 @@ std::string SummaryMarkdown(const json& summary) {
   for (const auto& [name, c] : summary["correlations"].items())
     out += fmt::format("| {} | {} | {} | {} |\n", name, c["n"].get<size_t>(),
                        c.contains("error") ? "– (" + c["error"].get<std::string>() + ")" : Cell(c["rho"]),
-                       Cell(c["p_value"]));
+                       c["p_value"].is_number() ? FormatPValue(c["p_value"].get<double>(), 0) : "–");
 
+  const double p_floor = ComparisonPFloor(summary);
   out += "\n## Pass-rate comparisons (paired bootstrap over shared concepts)\n\n| a | b | difference | 95% CI | p |\n";
   out += "|---|---|---|---|---|\n";
   for (const json& c : summary["comparisons"])
     out += fmt::format("| {} | {} | {} | {} | {} |\n", c["a"].get<std::string>(), c["b"].get<std::string>(),
-                       Cell(c["difference"]), Ci(c["ci"]), Cell(c["p_value"]));
+                       Cell(c["difference"]), Ci(c["ci"]),
+                       c["p_value"].is_number() ? FormatPValue(c["p_value"].get<double>(), p_floor) : "–");
   return out;
 }
 
