@@ -45,7 +45,7 @@ echo "(running the same command again resumes: nothing left to request)"
   --store "$OUT/store" --concurrency 8 --backoff 0.05 --max-attempts 12 --log-level warn
 
 step "VIOLIN: score the ground truth (0 everywhere but variation 4, whose 8-bit GT is 1/255 off its range) and the degraded run"
-"$V" violin evaluate --dataset "$OUT/violin" --model ground-truth="$OUT/violin/images" \
+"$V" violin evaluate --dataset "$OUT/violin" --images ground-truth="$OUT/violin/images" \
   --store "$OUT/store" --run reference-noise --out "$OUT/violin-eval"
 
 step "Hues and Cues: human baseline (leave-one-out fail rates)"
@@ -58,10 +58,10 @@ cat "$OUT/hues-eval/summary.md"
 
 step "native CLIP: a tiny model with RANDOM WEIGHTS, generated here (deterministic: the same files on every machine)"
 "$V" clip random-model --out "$OUT/clip-random" --seed 0
-"$V" clip info --model "$OUT/clip-random"
+"$V" clip info --clip-model "$OUT/clip-random"
 
 step "native CLIP: hues run with the tiny model (RANDOM WEIGHTS: its numbers mean nothing)"
-"$V" hues run --model "$OUT/clip-random" --name clip-random --nonsense \
+"$V" hues run --clip-model "$OUT/clip-random" --name clip-random --nonsense \
   --cache "$OUT/cache" --out "$OUT/hues-runs" --log-level warn
 "$V" hues evaluate --predictions "$OUT/hues-runs" --out "$OUT/hues-runs-eval" --log-level warn
 cat "$OUT/hues-runs-eval/summary.md"

@@ -42,7 +42,7 @@ TEST(ClipCli, TokenizePrintsIdsWithSotAndEot) {
 
 TEST(ClipCli, EmbedMatchesOpenClipInArgumentOrder) {
   const nlohmann::json e = Expected();
-  auto r = RunVisalign({"--threads", "1", "clip", "embed", "--model", Fixture(), "--text", "BANANA", "--image",
+  auto r = RunVisalign({"--threads", "1", "clip", "embed", "--clip-model", Fixture(), "--text", "BANANA", "--image",
                         Fixture("inputs/img_05_noise_80x100.png"), "--text", "a photo of a banana", "--image",
                         Fixture("inputs/img_00_red.png"), "--normalize", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -59,13 +59,13 @@ TEST(ClipCli, EmbedMatchesOpenClipInArgumentOrder) {
 
 TEST(ClipCli, EmbedWithoutNormalizeGivesRawProjections) {
   const nlohmann::json e = Expected();
-  auto r = RunVisalign({"--threads", "1", "clip", "embed", "--model", Fixture(), "--text", "a photo of a banana", "--json"});
+  auto r = RunVisalign({"--threads", "1", "clip", "embed", "--clip-model", Fixture(), "--text", "a photo of a banana", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_LE(MaxAbsDiff(nlohmann::json::parse(r.out)["texts"][0]["embedding"], e["texts"][0]["embedding"]), 1e-4);
 }
 
 TEST(ClipCli, InfoDescribesTheModel) {
-  auto r = RunVisalign({"clip", "info", "--model", Fixture(), "--json"});
+  auto r = RunVisalign({"clip", "info", "--clip-model", Fixture(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["embed_dim"], 64);
@@ -75,20 +75,20 @@ TEST(ClipCli, InfoDescribesTheModel) {
 }
 
 TEST(ClipCli, NonImageFileIsAClearError) {
-  auto r = RunVisalign({"clip", "embed", "--model", Fixture(), "--image", Fixture("config.json")});
+  auto r = RunVisalign({"clip", "embed", "--clip-model", Fixture(), "--image", Fixture("config.json")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("error: cannot decode image (--image " + Fixture("config.json") + ")"));
 }
 
 TEST(ClipCli, MissingModelIsAClearError) {
   testing::TempDir dir;
-  auto r = RunVisalign({"clip", "info", "--model", dir.path().string()});
+  auto r = RunVisalign({"clip", "info", "--clip-model", dir.path().string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("no config in model directory"));
 }
 
 TEST(ClipCli, EmbedNeedsSomethingToEmbed) {
-  auto r = RunVisalign({"clip", "embed", "--model", Fixture()});
+  auto r = RunVisalign({"clip", "embed", "--clip-model", Fixture()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("at least one --text or --image"));
 }
@@ -100,12 +100,12 @@ TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {
   ASSERT_EQ(made.exit_code, 0) << made.err;
   EXPECT_EQ(made.out, "wrote " + model + " (tiny, seed 7: 3425857 parameters, RANDOM weights: its numbers mean nothing)\n");
 
-  auto info = RunVisalign({"clip", "info", "--model", model});
+  auto info = RunVisalign({"clip", "info", "--clip-model", model});
   ASSERT_EQ(info.exit_code, 0) << info.err;
   EXPECT_THAT(info.out, HasSubstr("weights       " + model + "/open_clip_model.safetensors\n"
                                   "              RANDOM (visalign clip random-model, arch tiny, seed 7): its numbers "
                                   "mean nothing\n"));
-  auto info_json = RunVisalign({"clip", "info", "--model", model, "--json"});
+  auto info_json = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
   ASSERT_EQ(info_json.exit_code, 0) << info_json.err;
   const nlohmann::json j = nlohmann::json::parse(info_json.out);
   EXPECT_EQ(j["random_weights"]["arch"], "tiny");
@@ -113,7 +113,7 @@ TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {
   EXPECT_EQ(j["text"]["vocab_size"], 49408);
   EXPECT_EQ(j["text"]["context_length"], 77);
   // The fixture is a real open_clip model: not labelled.
-  auto fixture = RunVisalign({"clip", "info", "--model", Fixture(), "--json"});
+  auto fixture = RunVisalign({"clip", "info", "--clip-model", Fixture(), "--json"});
   ASSERT_EQ(fixture.exit_code, 0) << fixture.err;
   EXPECT_TRUE(nlohmann::json::parse(fixture.out)["random_weights"].is_null());
 
@@ -121,14 +121,14 @@ TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {
   auto again = RunVisalign({"clip", "random-model", "--out", (dir / "again").string(), "--seed", "7", "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(nlohmann::json::parse(again.out)["parameters"], 3425857);
-  auto again_info = RunVisalign({"clip", "info", "--model", (dir / "again").string(), "--json"});
+  auto again_info = RunVisalign({"clip", "info", "--clip-model", (dir / "again").string(), "--json"});
   EXPECT_EQ(nlohmann::json::parse(again_info.out)["fingerprint"], j["fingerprint"]);
   auto other = RunVisalign({"clip", "random-model", "--out", model, "--seed", "8", "--force"});
   ASSERT_EQ(other.exit_code, 0) << other.err;
-  auto other_info = RunVisalign({"clip", "info", "--model", model, "--json"});
+  auto other_info = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
   EXPECT_NE(nlohmann::json::parse(other_info.out)["fingerprint"], j["fingerprint"]);
 
-  auto embed = RunVisalign({"clip", "embed", "--model", model, "--text", "a red square", "--image",
+  auto embed = RunVisalign({"clip", "embed", "--clip-model", model, "--text", "a red square", "--image",
                             Fixture("inputs/img_05_noise_80x100.png"), "--normalize", "--json"});
   ASSERT_EQ(embed.exit_code, 0) << embed.err;
   const nlohmann::json embeddings = nlohmann::json::parse(embed.out);

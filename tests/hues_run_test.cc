@@ -22,7 +22,7 @@ std::string Model() { return (SharedDir() / "fixtures/clip-tiny").string(); }
 TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   TempDir dir;
   const std::string cache = (dir / "cache").string(), out = (dir / "runs").string();
-  auto first = RunVisalign({"hues", "run", "--model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
+  auto first = RunVisalign({"hues", "run", "--clip-model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const auto j1 = nlohmann::json::parse(first.out);
   EXPECT_EQ(j1["model"], "clip-tiny");
@@ -38,12 +38,12 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   EXPECT_EQ(results->rows[0][0], "SALMON");
   const std::string csv1 = *ReadFile(dir / "runs/clip-tiny/results.csv");
 
-  auto second = RunVisalign({"hues", "run", "--model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
+  auto second = RunVisalign({"hues", "run", "--clip-model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_TRUE(nlohmann::json::parse(second.out)["cache_hit"].get<bool>());
   EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), csv1);  // cached embeddings give identical output
 
-  auto plain_run = RunVisalign({"hues", "run", "--model", Model(), "--cache", cache, "--out", (dir / "u.csv").string()});
+  auto plain_run = RunVisalign({"hues", "run", "--clip-model", Model(), "--cache", cache, "--out", (dir / "u.csv").string()});
   ASSERT_EQ(plain_run.exit_code, 0) << plain_run.err;
   // The same 100 words without the nonsense words; the text batch differs (100 vs 116 prompts), which
   // may move similarities in the last float digits only.
@@ -66,7 +66,7 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
 
 TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {
   TempDir dir;
-  auto run = RunVisalign({"hues", "run", "--model", Model(), "--template", "the color of {}", "--no-cache", "--out",
+  auto run = RunVisalign({"hues", "run", "--clip-model", Model(), "--template", "the color of {}", "--no-cache", "--out",
                           (dir / "p.jsonl").string()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string first_line = ReadFile(dir / "p.jsonl")->substr(0, ReadFile(dir / "p.jsonl")->find('\n'));
@@ -84,7 +84,7 @@ TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {
       for (size_t i = 0; i < patch.rgb.size(); i += 3)
         for (int c = 0; c < 3; ++c) patch.rgb[i + c] = static_cast<uint8_t>(std::stoi(row[3 + c]));
   ASSERT_TRUE(imaging::WritePng(dir / "patch.png", patch).ok());
-  auto embed = RunVisalign({"clip", "embed", "--model", Model(), "--image", (dir / "patch.png").string(), "--text",
+  auto embed = RunVisalign({"clip", "embed", "--clip-model", Model(), "--image", (dir / "patch.png").string(), "--text",
                             "the color of SALMON", "--normalize", "--json"});
   ASSERT_EQ(embed.exit_code, 0) << embed.err;
   const auto e = nlohmann::json::parse(embed.out);
@@ -97,11 +97,11 @@ TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {
 
 TEST(HuesRun, BadArgumentsAreClearErrors) {
   TempDir dir;
-  auto no_placeholder = RunVisalign({"hues", "run", "--model", Model(), "--template", "a photo", "--no-cache", "--out",
+  auto no_placeholder = RunVisalign({"hues", "run", "--clip-model", Model(), "--template", "a photo", "--no-cache", "--out",
                                      (dir / "x.csv").string()});
   EXPECT_EQ(no_placeholder.exit_code, 2);
   EXPECT_NE(no_placeholder.err.find("--template"), std::string::npos) << no_placeholder.err;
-  auto missing = RunVisalign({"hues", "run", "--model", (dir / "nope").string(), "--out", (dir / "x.csv").string()});
+  auto missing = RunVisalign({"hues", "run", "--clip-model", (dir / "nope").string(), "--out", (dir / "x.csv").string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
 }
@@ -111,17 +111,17 @@ TEST(HuesRun, RandomModelIsLabelledOnStderrAndInTheJson) {
   const std::string model = (dir / "clip-random").string();
   ASSERT_EQ(RunVisalign({"clip", "random-model", "--out", model, "--seed", "0"}).exit_code, 0);
   const std::string label = "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing";
-  auto run = RunVisalign({"hues", "run", "--model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
+  auto run = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("warning: --model " + model + " has weights " + label), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("warning: --clip-model " + model + " has weights " + label), std::string::npos) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["words"], 100);
   EXPECT_EQ(j["random_weights"]["label"], label);
-  auto text = RunVisalign({"hues", "run", "--model", model, "--no-cache", "--out", (dir / "w.csv").string()});
+  auto text = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "w.csv").string()});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("weights " + label + "\n"), std::string::npos) << text.out;
   // The fixture is not labelled.
-  auto fixture = RunVisalign({"hues", "run", "--model", Model(), "--no-cache", "--out", (dir / "f.csv").string(), "--json"});
+  auto fixture = RunVisalign({"hues", "run", "--clip-model", Model(), "--no-cache", "--out", (dir / "f.csv").string(), "--json"});
   ASSERT_EQ(fixture.exit_code, 0) << fixture.err;
   EXPECT_TRUE(nlohmann::json::parse(fixture.out)["random_weights"].is_null());
   EXPECT_EQ(fixture.err.find("RANDOM"), std::string::npos);

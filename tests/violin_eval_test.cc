@@ -34,8 +34,8 @@ class ViolinEval : public ::testing::Test {
 };
 
 TEST_F(ViolinEval, GroundTruthImagesScoreZero) {
-  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", (Dataset() / "images").string(),
-                        "--model", "gt", "--out", (dir_ / "out").string(), "--json", "--strict"});
+  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images",
+                        "gt=" + (Dataset() / "images").string(), "--out", (dir_ / "out").string(), "--json", "--strict"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_FALSE(j["rows"].empty());
@@ -76,8 +76,8 @@ TEST_F(ViolinEval, ComparesModelsAndReportsMissingAndUnreadable) {
   ASSERT_TRUE(WriteFileAtomic(partial / files[1].filename(), "truncated").ok());
   ASSERT_TRUE(WriteFileAtomic(partial / "stray.png", "x").ok());
 
-  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--model", "gt=" + images.string(),
-                        "--model", "inverted=" + partial.string(), "--out", (dir_ / "cmp").string(), "--json"});
+  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", "gt=" + images.string(),
+                        "--images", "inverted=" + partial.string(), "--out", (dir_ / "cmp").string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["n_missing"], 1);
@@ -93,7 +93,7 @@ TEST_F(ViolinEval, ComparesModelsAndReportsMissingAndUnreadable) {
   ASSERT_TRUE(md.ok());
   EXPECT_NE(md->find("| inverted | 1 | en | hex |"), std::string::npos);
 
-  auto strict = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--model",
+  auto strict = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images",
                              "inverted=" + partial.string(), "--out", (dir_ / "strict").string(), "--strict"});
   EXPECT_EQ(strict.exit_code, 2);
   EXPECT_NE(strict.err.find("error: 1 missing, 1 unreadable, 1 unmatched images (--strict)"), std::string::npos)
@@ -116,7 +116,7 @@ TEST_F(ViolinEval, TheSplitSelectsItemsAndCoverageIsStatedEverywhere) {
     }
   ASSERT_GT(n_test, 0u);
   const std::vector<std::string> base = {"violin", "evaluate", "--dataset", Dataset().string(), "--images",
-                                         test_only.string(), "--model", "m", "--json"};
+                                         "m=" + test_only.string(), "--json"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -152,6 +152,23 @@ TEST_F(ViolinEval, TheSplitSelectsItemsAndCoverageIsStatedEverywhere) {
   auto csv = ReadFile(dir_ / "w" / "summary.csv");
   ASSERT_TRUE(csv.ok());
   EXPECT_NE(csv->find("\noverall,m,0,all,all,"), std::string::npos);
+}
+
+// The spellings before docs/cli.md's vocabulary still work for one release, with a warning.
+TEST_F(ViolinEval, OldModelSpellingsWorkWithADeprecationWarning) {
+  const std::string images = (Dataset() / "images").string();
+  auto named = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", images, "--model", "gt",
+                            "--out", (dir_ / "a").string(), "--json"});
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_EQ(nlohmann::json::parse(named.out)["overall"][0]["model"], "gt");
+  EXPECT_NE(named.err.find("warning: --model is deprecated for `visalign violin evaluate`: use --name"),
+            std::string::npos)
+      << named.err;
+  auto pair = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--model", "gt=" + images, "--out",
+                           (dir_ / "b").string(), "--json"});
+  ASSERT_EQ(pair.exit_code, 0) << pair.err;
+  EXPECT_EQ(nlohmann::json::parse(pair.out)["overall"][0]["model"], "gt");
+  EXPECT_NE(pair.err.find("use --images"), std::string::npos) << pair.err;
 }
 
 TEST_F(ViolinEval, BadEvaluationOptionsAreOneLineErrors) {

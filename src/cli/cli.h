@@ -8,6 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "visalign/status.h"
 
@@ -38,10 +39,22 @@ class Cli {
   // Runs the selected action (after parsing); OK if none.
   Status RunAction();
 
+  // `old_name` of command `cmd` was renamed to `new_name` (docs/cli.md): for one release the old
+  // spelling still works and prints a warning. A value without '=' goes to `new_name_for_bare`
+  // when that is given (an option that took NAME=DIR or NAME becoming two).
+  void DeprecateOption(CLI::App* cmd, std::string old_name, std::string new_name, std::string new_name_for_bare = {});
+  // argv with deprecated spellings of the selected command replaced (warnings on stderr).
+  std::vector<std::string> RewriteDeprecated(int argc, char** argv) const;
+
  private:
+  struct Renamed {
+    const CLI::App* cmd;
+    std::string old_name, new_name, new_name_for_bare;
+  };
   CLI::App& app_;
   GlobalOptions global_;
   std::function<Status()> action_;
+  std::vector<Renamed> renamed_;
 };
 
 class CommandGroup {

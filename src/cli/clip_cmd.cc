@@ -61,7 +61,7 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
   ClipLoadOptions options;
   options.max_batch = a.batch;
   Result<ClipModel> model = LoadClipModel(a.model, options);
-  if (!model.ok()) return model.status().WithContext("--model");
+  if (!model.ok()) return model.status().WithContext("--clip-model");
   std::vector<imaging::Image> images;
   for (const auto& path : a.images) {
     Result<imaging::Image> im = imaging::ReadImage(path);
@@ -134,7 +134,7 @@ Status RunRandomModel(const Cli& cli, const RandomModelArgs& a) {
 
 Status RunInfo(const Cli& cli, const std::string& dir) {
   Result<ClipModel> model = LoadClipModel(dir);
-  if (!model.ok()) return model.status().WithContext("--model");
+  if (!model.ok()) return model.status().WithContext("--clip-model");
   const ClipConfig& c = model->config();
   VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
   nlohmann::json vision = TowerJson(c.vision);
@@ -214,7 +214,8 @@ const CommandGroup kClip(50, [](Cli& cli) {
 
   CLI::App* embed = g->add_subcommand("embed", "Image and/or text embeddings from a CLIP model");
   auto ea = std::make_shared<EmbedArgs>();
-  embed->add_option("--model", ea->model, ModelHelp())->required();
+  embed->add_option("--clip-model", ea->model, ModelHelp())->required();
+  cli.DeprecateOption(embed, "--model", "--clip-model");
   embed->add_option("--text", ea->texts, "Text to embed (repeatable)");
   embed->add_option("--image", ea->images, "Image file to embed: PNG, JPEG, WebP (repeatable); preprocessed like "
                                            "open_clip's eval transform (PIL bicubic resize, center crop, normalize)");
@@ -225,15 +226,16 @@ const CommandGroup kClip(50, [](Cli& cli) {
   embed->footer(
       "Outputs are in argument order: JSON {\"images\": [{\"path\", \"embedding\"}], \"texts\": [{\"text\", "
       "\"embedding\"}]}, or tab-separated lines `image|text <TAB> input <TAB> values`. fp32; use --threads N.\n"
-      "Example:\n  visalign clip embed --model clip-random --image a.png --text \"a red square\" --normalize --json");
+      "Example:\n  visalign clip embed --clip-model clip-random --image a.png --text \"a red square\" --normalize --json");
   cli.Bind(embed, [&cli, ea]() { return RunEmbed(cli, *ea); });
 
   CLI::App* info = g->add_subcommand("info", "Architecture, preprocessing and fingerprint of a CLIP model directory");
   auto dir = std::make_shared<std::string>();
-  info->add_option("--model", *dir, ModelHelp())->required();
+  info->add_option("--clip-model", *dir, ModelHelp())->required();
+  cli.DeprecateOption(info, "--model", "--clip-model");
   info->footer(
       "The fingerprint (SHA-256 of the weights file hash + preprocessing) identifies cached embeddings.\n"
-      "Example:\n  visalign clip random-model --out clip-random && visalign clip info --model clip-random --json");
+      "Example:\n  visalign clip random-model --out clip-random && visalign clip info --clip-model clip-random --json");
   cli.Bind(info, [&cli, dir]() { return RunInfo(cli, *dir); });
 
   CLI::App* random = g->add_subcommand("random-model", "Write a CLIP model directory with deterministic random weights");
@@ -249,7 +251,7 @@ const CommandGroup kClip(50, [](Cli& cli) {
       "tokenizer, vocabulary 49408, context 77) but its numbers mean nothing; `clip info`, `hues run` and "
       "`acva analyze` label it RANDOM. The same --arch and --seed give byte-identical files on every machine.\n"
       "Example:\n  visalign clip random-model --out clip-random --seed 0\n"
-      "  visalign hues run --model clip-random --out runs/");
+      "  visalign hues run --clip-model clip-random --out runs/");
   cli.Bind(random, [&cli, ra]() { return RunRandomModel(cli, *ra); });
 });
 

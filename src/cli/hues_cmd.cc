@@ -452,7 +452,8 @@ fs::path DefaultCacheDir() {
 void AddRun(Cli& cli, CLI::App* g) {
   CLI::App* cmd = g->add_subcommand("run", "Play Hues and Cues with a native CLIP model: top-5 cells per word");
   auto a = std::make_shared<RunArgs>();
-  cmd->add_option("--model", a->model, "CLIP model folder (see `visalign clip info`)")->required();
+  cmd->add_option("--clip-model", a->model, "CLIP model folder (see `visalign clip info`)")->required();
+  cli.DeprecateOption(cmd, "--model", "--clip-model");
   cmd->add_option("--name", a->name, "Model name in the outputs (default: the model folder's name)");
   cmd->add_option("--template", a->prompt_template, "Prompt template; {} is replaced by the word")->capture_default_str();
   cmd->add_option("--words", a->words,
@@ -472,9 +473,9 @@ void AddRun(Cli& cli, CLI::App* g) {
       "Each of the 480 board cells becomes a solid image of the model's input size, run through the model's own "
       "preprocessing and image tower (cached: later runs with new words cost only the text tower); each word "
       "goes through the template and the text tower; cells are ranked by cosine similarity.\n"
-      "Examples:\n  visalign hues run --model models/ViT-B-32 --nonsense --out runs/\n"
+      "Examples:\n  visalign hues run --clip-model models/ViT-B-32 --nonsense --out runs/\n"
       "  visalign hues evaluate --predictions runs/ --out runs-eval\n"
-      "  visalign hues run --model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl");
+      "  visalign hues run --clip-model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl");
   cli.Bind(cmd, [&cli, a]() -> Status {
     BoardOptions bo;
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(bo));
@@ -484,9 +485,9 @@ void AddRun(Cli& cli, CLI::App* g) {
       for (const NonsenseWord& n : nonsense) words.push_back(n.word);
     }
     auto model = clip::LoadClipModel(a->model);
-    if (!model.ok()) return model.status().WithContext("--model");
+    if (!model.ok()) return model.status().WithContext("--clip-model");
     if (model->config().random)
-      spdlog::warn("--model {} has weights {}", a->model, clip::RandomWeightsLabel(model->config()));
+      spdlog::warn("--clip-model {} has weights {}", a->model, clip::RandomWeightsLabel(model->config()));
     const std::string name = a->name.empty() ? fs::absolute(a->model).lexically_normal().filename().string() : a->name;
     if (name.empty() || name.find('/') != std::string::npos)
       return Status::InvalidArgument("model name \"" + name + "\"", "--name", "a non-empty name without '/'");

@@ -48,6 +48,45 @@ void Cli::Bind(CLI::App* sub, std::function<Status()> fn) {
 
 Status Cli::RunAction() { return action_ ? action_() : Status::Ok(); }
 
+void Cli::DeprecateOption(CLI::App* cmd, std::string old_name, std::string new_name, std::string new_name_for_bare) {
+  renamed_.push_back({cmd, std::move(old_name), std::move(new_name), std::move(new_name_for_bare)});
+}
+
+std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
+  std::vector<std::string> args(argv, argv + argc);
+  // The selected command: leading words that name subcommands, global options skipped.
+  const CLI::App* cmd = &app_;
+  std::string path = app_.get_name();
+  size_t i = 1;
+  for (; i < args.size(); ++i) {
+    if (args[i] == "--threads" || args[i] == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (args[i].empty() || args[i][0] == '-') continue;
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : cmd->get_subcommands(nullptr))
+      if (s->check_name(args[i])) sub = s;
+    if (!sub) break;
+    cmd = sub;
+    path += " " + args[i];
+  }
+  for (size_t j = i; j < args.size(); ++j)
+    for (const Renamed& r : renamed_) {
+      if (r.cmd != cmd) continue;
+      const bool inline_value = args[j].rfind(r.old_name + "=", 0) == 0;
+      if (args[j] != r.old_name && !inline_value) continue;
+      const std::string value = inline_value ? args[j].substr(r.old_name.size() + 1)
+                                             : (j + 1 < args.size() ? args[j + 1] : std::string());
+      const std::string& replacement =
+          !r.new_name_for_bare.empty() && value.find('=') == std::string::npos ? r.new_name_for_bare : r.new_name;
+      std::fprintf(stderr, "warning: %s is deprecated for `%s`: use %s (the old spelling goes in the next release)\n",
+                   r.old_name.c_str(), path.c_str(), replacement.c_str());
+      args[j] = inline_value ? replacement + "=" + value : replacement;
+    }
+  return args;
+}
+
 void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << std::endl; }
 
 namespace {
@@ -160,6 +199,12 @@ int Main(int argc, char** argv) {
 
   CommandGroup::AddAll(cli);
 
+  const std::vector<std::string> rewritten = cli.RewriteDeprecated(argc, argv);
+  std::vector<char*> pointers;
+  for (const std::string& a : rewritten) pointers.push_back(const_cast<char*>(a.c_str()));
+  argc = static_cast<int>(pointers.size());
+  pointers.push_back(nullptr);
+  argv = pointers.data();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

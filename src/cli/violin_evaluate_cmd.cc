@@ -17,13 +17,12 @@
 namespace visalign::cli {
 namespace {
 
-constexpr char kDefaultOutDir[] = "violin-eval";
 constexpr char kDefaultStore[] = "./visalign-store";
 constexpr size_t kProblemsShown = 10;
 
 struct EvaluateArgs {
-  std::string dataset, images, out = kDefaultOutDir, weights, store = kDefaultStore;
-  std::vector<std::string> models, runs, by;
+  std::string dataset, name, out, weights, store = kDefaultStore;
+  std::vector<std::string> images, runs, by;
   std::string split = "all", missing = "skip", background = violin::kDefaultBackground;
   int resamples = stats::BootstrapOptions{}.resamples;
   uint64_t seed = stats::BootstrapOptions{}.seed;
@@ -50,41 +49,36 @@ void WarnCoverage(const violin::Summary& summary) {
                                  : std::string("with their stored RGB (alpha dropped)"));
 }
 
-// --images DIR pairs with at most one bare --model NAME (default: the folder's name); every
-// other --model must be NAME=DIR.
+// Every --images [NAME=]DIR as (name, folder): NAME defaults to the folder's name; the legacy
+// --name (the old bare `--model NAME`) names a single bare DIR. Names must be distinct.
 Result<std::vector<std::pair<std::string, std::string>>> ModelFolders(const EvaluateArgs& a) {
   std::vector<std::pair<std::string, std::string>> folders;
-  std::string bare;
-  for (const std::string& m : a.models) {
-    const size_t eq = m.find('=');
-    if (eq == std::string::npos) {
-      if (!bare.empty() || m.empty())
-        return Status::InvalidArgument("more than one bare --model (or an empty one)", "argument --model \"" + m + "\"",
-                                       "one --model NAME for --images, the others as NAME=IMGDIR");
-      bare = m;
-    } else if (eq == 0 || eq + 1 == m.size()) {
-      return Status::InvalidArgument("empty model name or folder", "argument --model \"" + m + "\"", "NAME=IMGDIR");
-    } else {
-      folders.emplace_back(m.substr(0, eq), m.substr(eq + 1));
+  size_t bare = 0;
+  for (const std::string& spec : a.images) {
+    const size_t eq = spec.find('=');
+    if (eq == 0 || (eq != std::string::npos && eq + 1 == spec.size()) || spec.empty())
+      return Status::InvalidArgument("empty model name or folder", "argument --images \"" + spec + "\"",
+                                     "NAME=DIR or DIR");
+    if (eq != std::string::npos) {
+      folders.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+      continue;
     }
+    ++bare;
+    std::string name = a.name.empty() ? std::filesystem::path(spec).lexically_normal().filename().string() : a.name;
+    if (name.empty() || name == ".") name = "model";
+    folders.emplace_back(name, spec);
   }
-  if (!a.images.empty()) {
-    std::string name = bare;
-    if (name.empty()) name = std::filesystem::path(a.images).lexically_normal().filename().string();
-    if (name.empty()) name = "model";
-    folders.insert(folders.begin(), {name, a.images});
-  } else if (!bare.empty()) {
-    return Status::InvalidArgument("--model " + bare + " without --images", "command line",
-                                   "--images IMGDIR or --model NAME=IMGDIR");
-  }
+  if (!a.name.empty() && bare != 1)
+    return Status::InvalidArgument("a model name for " + std::to_string(bare) + " unnamed folders",
+                                   "argument --model " + a.name, "--images NAME=DIR");
   if (folders.empty() && a.runs.empty())
     return Status::InvalidArgument("no images given", "command line",
-                                   "--images IMGDIR, --model NAME=IMGDIR and/or --run NAME (with --store PATH)");
+                                   "--images [NAME=]DIR and/or --run NAME (with --store PATH)");
   for (size_t i = 0; i < folders.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (folders[i].first == folders[j].first)
-        return Status::InvalidArgument("model \"" + folders[i].first + "\" given twice", "argument --model",
-                                       "distinct model names");
+        return Status::InvalidArgument("model \"" + folders[i].first + "\" given twice", "argument --images",
+                                       "distinct model names (NAME=DIR)");
   return folders;
 }
 
@@ -175,12 +169,14 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
   CLI::App* ev = g->add_subcommand("evaluate", "Score generated images of one or more models against a dataset");
   ev->add_option("--dataset", ea->dataset, "Dataset folder with manifest.jsonl (from `visalign violin dataset`)")
       ->required();
-  ev->add_option("--images", ea->images, "Folder of one model's images: <id>.png or <id>__<k>.png (also .jpg/.jpeg/.webp)");
-  ev->add_option("--model", ea->models,
-                 "Model name for --images, or NAME=IMGDIR to add a model (repeatable; compares models in one table)");
+  ev->add_option("--images", ea->images,
+                 "A model's image folder as NAME=DIR, or DIR (named after the folder): <id>.png or <id>__<k>.png "
+                 "(also .jpg/.jpeg/.webp); repeatable, models compared in one table");
+  ev->add_option("--name", ea->name)->group("");  // the deprecated bare `--model NAME`
+  cli.DeprecateOption(ev, "--model", "--images", "--name");
   ev->add_option("--run", ea->runs, "A generation run in --store to score, named as the model (repeatable)");
   ev->add_option("--store", ea->store, "Run store folder for --run")->capture_default_str();
-  ev->add_option("--out", ea->out, "Output folder for items.jsonl and summary.{json,csv,md}")->capture_default_str();
+  ev->add_option("--out", ea->out, "Output folder for items.jsonl and summary.{json,csv,md}")->required();
   ev->add_option("--weights", ea->weights, "pre_mean weights of rgb_ed,rgb_rm,de00,hue,chroma,hyab (default all 1)");
   ev->add_option("--split", ea->split, "Items to score: the manifest's split column")
       ->check(CLI::IsMember({"train", "test", "all"}))
@@ -212,8 +208,8 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
       "items.jsonl has one line per scored image: prompt, targets, mean colour per block, alpha_min, metrics.\n"
       "Use the global --threads N to limit worker threads.\n"
       "Examples:\n"
-      "  visalign violin evaluate --dataset ds --images out/sdxl --model sdxl --out results\n"
-      "  visalign violin evaluate --dataset ds --model gt=ds/images --model noisy=out/noisy --out cmp --threads 2\n"
+      "  visalign violin evaluate --dataset ds --images sdxl=out/sdxl --out results\n"
+      "  visalign violin evaluate --dataset ds --images gt=ds/images --images noisy=out/noisy --out cmp --threads 2\n"
       "  visalign violin evaluate --dataset ds --store ./visalign-store --run gpt-image --run sdxl --out cmp\n"
       "  visalign violin evaluate --dataset ds --store ./visalign-store --run sdxl --split test --by prompt_split");
   cli.Bind(ev, [&cli, ea]() { return RunEvaluate(cli, *ea); });
