@@ -51,7 +51,12 @@ struct AttemptError {
   ErrorKind kind = ErrorKind::kLocal;
   std::string message;               // one line, for logs and the store; never contains secrets
   std::optional<Millis> retry_after;  // from a Retry-After header
+  // What makes two items' failures "the same" when the message also holds per-item details (a
+  // command's stderr with progress output): e.g. its exit status and last stderr line. Empty: the
+  // message itself.
+  std::string signature = {};
   bool retryable() const;
+  const std::string& Signature() const { return signature.empty() ? message : signature; }
 };
 
 // A value or the error of one attempt.
@@ -159,8 +164,12 @@ std::string EncodeBase64(std::string_view bytes);
 class GenerationBackend {
  public:
   virtual ~GenerationBackend() = default;
-  // Configuration recorded with the run, without secrets; resuming requires the same config.
-  virtual nlohmann::json Config() const = 0;
+  // What the images depend on (backend kind, model, size, request parameters, command template):
+  // the run's identity, recorded with it; resuming a run requires the same identity. No secrets.
+  virtual nlohmann::json Identity() const = 0;
+  // Where and how the model is reached (endpoint, the API key's variable name, timeouts): recorded
+  // as the run's last-used connection and free to change between invocations. No secrets.
+  virtual nlohmann::json Connection() const = 0;
   // One attempt at one image. Called concurrently from several threads; returns promptly with
   // kCancelled once *cancel is true.
   virtual Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>& cancel) = 0;
@@ -169,23 +178,43 @@ class GenerationBackend {
 struct OpenAiImagesOptions {
   OpenAiEndpoint endpoint;
   std::string model;
-  std::string api_key_env;       // recorded in the config (the name only)
+  std::string api_key_env;       // recorded in the connection (the name only)
   std::string size;              // "WxH" or empty (server default)
-  nlohmann::json params = nlohmann::json::object();  // extra body fields; a string "{seed}" becomes the seed
+  nlohmann::json params = nlohmann::json::object();  // extra body fields, see ImagesRequestBody
 };
-// POST {endpoint}/v1/images/generations with n = 1 and response_format b64_json (overridable by
-// params); accepts data[0].b64_json or data[0].url (fetched).
+
+// Image APIs differ in the request fields they accept, by model family:
+//   kGptImage  gpt-image-*: always answers base64 and rejects response_format (HTTP 400
+//              "Unknown parameter"), so it is not sent; output_format, background, quality... pass
+//   kDallE     dall-e-*: response_format b64_json
+//   kGeneric   any other name (OpenAI-compatible servers): response_format b64_json
+enum class ImagesApiFamily { kGptImage, kDallE, kGeneric };
+// The family of a model name, read from the part after the last '/' ("openai/gpt-image-1" too).
+ImagesApiFamily ImagesApiFamilyOf(std::string_view model);
+std::string_view ImagesApiFamilyName(ImagesApiFamily family);
+
+// The JSON body of one images/generations request: model, prompt, n = 1, size (if set),
+// response_format b64_json unless the family is kGptImage, then `params` on top: a null value
+// removes that field (--param response_format=null), the string "{seed}" becomes the request's seed
+// (the field is left out when it has none), anything else is sent as given.
+nlohmann::json ImagesRequestBody(const OpenAiImagesOptions& options, const GenerationRequest& request);
+
+// POST {endpoint}/v1/images/generations with ImagesRequestBody; accepts data[0].b64_json or
+// data[0].url (fetched without the API key).
 Result<std::unique_ptr<GenerationBackend>> MakeOpenAiImagesBackend(OpenAiImagesOptions options,
                                                                    std::shared_ptr<HttpTransport> transport);
 
 struct CommandOptions {
   // e.g. "python gen.py --prompt {prompt} --out {out} --seed {seed}". Split into argv like a shell
   // would split words ('...' and "..." quoting, backslash escapes) but nothing is expanded or run
-  // through a shell; then {prompt} {out} {seed} {id} {k} are substituted inside each argument
-  // ({{ and }} are literal braces). {out} is required: the file the command must write.
+  // through a shell; then {prompt} {out} {out_stem} {seed} {id} {k} are substituted inside each
+  // argument ({{ and }} are literal braces). {out} is the file the command must write; it ends in
+  // .png. {out_stem} is the same path without the extension, for programs that pick their own:
+  // they write {out_stem}.png, .jpg, .jpeg or .webp. One of the two is required. Either way the
+  // format is read from the file's content, not from its name.
   std::string command_template;
   Millis timeout{600'000};         // per item; the whole process group is killed when exceeded
-  std::filesystem::path scratch_dir;  // where {out} files are created
+  std::filesystem::path scratch_dir;  // where {out} files are created (on the first Generate)
   size_t stderr_tail_bytes = 2000;
 };
 Result<std::unique_ptr<GenerationBackend>> MakeCommandBackend(CommandOptions options);

@@ -4,6 +4,8 @@
 // Resume: rows already done are never requested again; failed rows are retried only with
 // retry_failed. Interruption: once `stop` is set no new attempt starts; attempts in flight may
 // finish for `grace`, then they are cancelled (their rows stay pending).
+// Failures that are the same for every item stop the run early instead of being paid for item
+// after item: see RunnerOptions::stop_after_same_failures.
 #pragma once
 
 #include <atomic>
@@ -35,6 +37,13 @@ struct RunnerOptions {
   Millis grace{30'000};    // after a stop request, how long in-flight attempts may finish
   bool progress = true;
   std::string label = "generate";
+  // The run stops (RunSummary::same_failure) once this many different items in a row failed with
+  // the same message where retrying cannot help: a non-retryable error (an HTTP 4xx such as an
+  // unknown request field), or a failed command while nothing has succeeded yet in this
+  // invocation. Until then an item whose command failed is set aside (still pending) so the next
+  // items show whether the failure is deterministic; it is retried once something succeeds or
+  // nothing else is left. 0 = never stop early.
+  int stop_after_same_failures = 3;
 };
 
 struct ItemFailure {
@@ -54,14 +63,28 @@ struct RunSummary {
   double seconds = 0;
   bool interrupted = false;
   std::vector<ItemFailure> failures;  // this invocation's failures, in completion order
+  std::optional<AttemptError> same_failure;  // set when the run stopped early on it (message without timing)
+  size_t same_failure_items = 0;             // how many different items failed with it in a row
 
   nlohmann::json ToJson() const;
   std::string ToText() const;  // a short human summary (several lines)
 };
 
-// Opens (or resumes) `run` in `store` with `info` (its backend field is set from backend.Config()),
-// adds rows for `items`, and works through every row that is not done. Errors only for store
-// failures or invalid arguments; per-item failures are in the summary and the store.
+// The run's recorded connection for `backend` driven with `options`: backend.Connection() plus
+// concurrency, rate and max_attempts. (Its identity is backend.Identity().)
+nlohmann::json RunConnection(const GenerationBackend& backend, const RunnerOptions& options);
+
+// The items an invocation works on, given the run's `rows` (an item without a row is new): done rows
+// are skipped, failed ones too unless `retry_failed`. Sets summary.selected, already_done and
+// skipped_failed. InvalidArgument (at `where`) when a row of the run was made for another prompt or
+// seed than its item has now.
+Result<std::vector<const WorkItem*>> SelectWork(const std::vector<store::Row>& rows, const std::vector<WorkItem>& items,
+                                                bool retry_failed, const std::string& where, RunSummary& summary);
+
+// Opens (or resumes) `run` in `store` with `info` (identity and connection are set from `backend`
+// and `options`; a run taken over is logged), adds rows for `items`, and works through every row
+// that is not done. Errors only for store failures or invalid arguments; per-item failures and an
+// early stop are in the summary and the store.
 Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, const std::vector<WorkItem>& items,
                                  GenerationBackend& backend, const RunnerOptions& options,
                                  const std::atomic<bool>& stop);

@@ -3,8 +3,9 @@
 //   <store>/visalign.db            the database (SQLite in WAL mode for the embedded store)
 //   <store>/images/<run>/<file>    images, named <item id>__<k>.<ext>, written atomically
 //   <store>/tmp/                   scratch space (e.g. command backends' output files)
-// A run has a name, the benchmark, the dataset fingerprint and the backend configuration (never a
-// secret), and one row per (item, sample k). Invariant: a row is `done` only after its image file
+// A run has a name, the benchmark, the dataset fingerprint, the backend identity (what the images
+// depend on) and the last-used connection (where the model was reached; never a secret), and one
+// row per (item, sample k). Invariant: a row is `done` only after its image file
 // is complete on disk (WriteImage renames a fully written temp file before MarkDone commits), so
 // killing the process at any moment never leaves a done row without its image nor a half image.
 //
@@ -34,9 +35,23 @@ struct RunInfo {
   std::string name;                 // [A-Za-z0-9._-]+, also the image folder's name
   std::string benchmark;            // "violin", "acva", ...
   std::string dataset_fingerprint;  // e.g. SHA-256 of the manifest
-  nlohmann::json backend;           // backend configuration without secrets
+  nlohmann::json identity;          // backend kind, model, size, parameters, command: fixed for the run
   std::string created_at;           // ISO-8601 UTC, set by the store
+  nlohmann::json connection = nlohmann::json::object();  // endpoint, key variable, timeouts...: last used
 };
+
+// What opening a run did.
+enum class RunOpening {
+  kCreated,    // a new run
+  kResumed,    // same benchmark, dataset and identity; the connection was updated
+  kTakenOver,  // only the identity differed and the run had no done image: it now has the new one
+};
+
+// Whether `wanted` may open the existing run `existing`, which has `done` done rows: kResumed with
+// the same benchmark, dataset fingerprint and identity (the connection does not matter); kTakenOver
+// when only the identity differs and nothing is done yet (nothing would be mixed); else
+// InvalidArgument naming what differs, at `where`.
+Result<RunOpening> CheckRunReuse(const RunInfo& existing, const RunInfo& wanted, size_t done, const std::string& where);
 
 // What to generate: one row per (item, k).
 struct ItemSpec {
@@ -89,10 +104,10 @@ class RunStore {
 
   const std::filesystem::path& root() const { return root_; }
 
-  // Creates the run, or checks that an existing run of that name has the same benchmark, dataset
-  // fingerprint and backend configuration (InvalidArgument naming what differs: resuming into a
-  // run made with another model or dataset would mix results).
-  virtual Status OpenRun(const RunInfo& info) = 0;
+  // Creates the run, or opens an existing run of that name as CheckRunReuse allows (resuming into
+  // a run made with another model or dataset would mix results): its connection becomes
+  // info.connection; a taken-over run also gets info.identity and its failed rows become pending.
+  virtual Result<RunOpening> OpenRun(const RunInfo& info) = 0;
   virtual Result<std::optional<RunInfo>> FindRun(const std::string& name) = 0;
   virtual Result<std::vector<RunInfo>> ListRuns() = 0;
 
@@ -115,8 +130,6 @@ class RunStore {
   // images/<run>/ and returns its path and SHA-256. `extension` without dot: png, jpg, webp.
   Result<StoredImage> WriteImage(const std::string& run, const std::string& item_id, int k, std::string_view bytes,
                                  std::string_view extension);
-  // Scratch directory for files produced outside the store (created on demand).
-  Result<std::filesystem::path> ScratchDir();
 
   // The run's done images (item id, k, absolute path), ordered by item id then k. NotFound if the
   // run does not exist. This is what evaluators read to score a run.
@@ -127,13 +140,20 @@ class RunStore {
   std::filesystem::path root_;
 };
 
+// <store_root>/tmp: scratch space for files made outside the store, e.g. a command backend's
+// output files (whoever writes there creates it).
+std::filesystem::path ScratchDir(const std::filesystem::path& store_root);
 // Checks a run name (non-empty, [A-Za-z0-9._-], not "." or "..").
 Status ValidateRunName(const std::string& name);
 // File-name-safe form of an item id: bytes outside [A-Za-z0-9._-] become %XX.
 std::string SafeFileName(std::string_view id);
 
 // Opens (creating if needed) the embedded store in folder `dir`: SQLite with WAL, a busy timeout,
-// and a schema version check (a store written by a newer visalign is refused, not altered).
+// and a schema version check (a store written by a newer visalign is refused, not altered; one
+// written by an older visalign is upgraded in place: schema 1 kept the endpoint, API key variable
+// and command timeout in the identity, they move to the connection).
 Result<std::unique_ptr<RunStore>> OpenSqliteStore(const std::filesystem::path& dir);
+// Whether folder `dir` holds an embedded store (for commands that must not create one).
+bool SqliteStoreExists(const std::filesystem::path& dir);
 
 }  // namespace visalign::store

@@ -26,13 +26,17 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollMs = 20;
-constexpr std::array<std::string_view, 5> kPlaceholders = {"prompt", "out", "seed", "id", "k"};
+constexpr std::string_view kOutExtension = ".png";
+// Where a command may have written its image: {out_stem} with one of these endings ({out} is the
+// first); the bare stem too, for programs given {out_stem} that add nothing.
+constexpr std::array<std::string_view, 5> kOutputEndings = {kOutExtension, ".jpg", ".jpeg", ".webp", ""};
 
 struct Placeholders {
-  std::string prompt, out, seed, id, k;
+  std::string prompt, out, out_stem, seed, id, k;
   const std::string* Get(std::string_view name) const {
     if (name == "prompt") return &prompt;
     if (name == "out") return &out;
+    if (name == "out_stem") return &out_stem;
     if (name == "seed") return &seed;
     if (name == "id") return &id;
     if (name == "k") return &k;
@@ -55,7 +59,7 @@ Result<std::string> Substitute(std::string_view arg, const Placeholders& values,
       const std::string* v = close == std::string_view::npos ? nullptr : values.Get(name);
       if (!v)
         return Status::InvalidArgument(fmt::format("unknown placeholder in argument \"{}\"", arg), "--cmd",
-                                       "{prompt}, {out}, {seed}, {id}, {k} ({{ and }} for literal braces)");
+                                       "{prompt}, {out}, {out_stem}, {seed}, {id}, {k} ({{ and }} for literal braces)");
       if (names) names->push_back(name);
       out += *v;
       i = close;
@@ -69,8 +73,12 @@ Result<std::string> Substitute(std::string_view arg, const Placeholders& values,
   return out;
 }
 
-std::string Tail(std::string_view s, size_t n) {
+// The last `n` bytes of `s` on one line, with every occurrence of `scrub` (the item's scratch path)
+// written as `scrub_as`, so the text is the same for every item when the failure is.
+std::string Tail(std::string_view s, size_t n, const std::string& scrub, std::string_view scrub_as) {
   std::string t(s.size() > n ? s.substr(s.size() - n) : s);
+  for (size_t at = 0; !scrub.empty() && (at = t.find(scrub, at)) != std::string::npos; at += scrub_as.size())
+    t.replace(at, scrub.size(), scrub_as);
   for (char& c : t)
     if (c == '\n' || c == '\r') c = ' ';
   size_t b = t.find_first_not_of(' ');
@@ -78,57 +86,95 @@ std::string Tail(std::string_view s, size_t n) {
   return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
 }
 
+// The last non-empty line of `s`.
+std::string_view LastLine(std::string_view s) {
+  size_t e = s.find_last_not_of(" \t\r\n");
+  if (e == std::string_view::npos) return {};
+  size_t b = s.find_last_of("\r\n", e);
+  return s.substr(b == std::string_view::npos ? 0 : b + 1, e - (b == std::string_view::npos ? 0 : b + 1) + 1);
+}
+
+// How one run of the command ended.
+struct CommandEnd {
+  std::optional<AttemptError> error;  // kLocal or kCancelled: the command did not run to its end
+  std::string failure;                // non-empty: "exited with status 3", "timed out after ..."
+  std::string stderr_text;            // the end of what it wrote to stderr
+};
+
 class CommandBackend final : public GenerationBackend {
  public:
   CommandBackend(CommandOptions options, std::vector<std::string> argv)
       : options_(std::move(options)), argv_(std::move(argv)) {}
 
-  nlohmann::json Config() const override {
-    return {{"backend", "command"}, {"cmd", options_.command_template}, {"timeout_ms", options_.timeout.count()}};
-  }
+  nlohmann::json Identity() const override { return {{"backend", "command"}, {"cmd", options_.command_template}}; }
+  nlohmann::json Connection() const override { return {{"timeout_ms", options_.timeout.count()}}; }
 
   Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>& cancel) override {
-    auto fail = [](ErrorKind kind, std::string msg) { return Attempt<GeneratedImage>::Fail({kind, std::move(msg), {}}); };
-    Placeholders values{request.prompt, "", request.seed ? std::to_string(*request.seed) : "", request.item_id,
+    if (Status st = EnsureDirectory(options_.scratch_dir); !st.ok())
+      return Attempt<GeneratedImage>::Fail({ErrorKind::kLocal, st.ToString(), {}});
+    const std::string stem = (options_.scratch_dir / fmt::format("{}__{}.{}.{}", store::SafeFileName(request.item_id),
+                                                                 request.k, ::getpid(), counter_.fetch_add(1)))
+                                 .string();
+    Placeholders values{request.prompt,
+                        stem + std::string(kOutExtension),
+                        stem,
+                        request.seed ? std::to_string(*request.seed) : "",
+                        request.item_id,
                         std::to_string(request.k)};
-    fs::path out = options_.scratch_dir / fmt::format("{}__{}.{}.{}.img", store::SafeFileName(request.item_id),
-                                                      request.k, ::getpid(), counter_.fetch_add(1));
-    values.out = out.string();
     std::vector<std::string> args;
     for (const std::string& a : argv_) {
       auto s = Substitute(a, values, nullptr);
-      if (!s.ok()) return fail(ErrorKind::kLocal, s.status().ToString());
+      if (!s.ok()) return Attempt<GeneratedImage>::Fail({ErrorKind::kLocal, s.status().ToString(), {}});
       args.push_back(std::move(*s));
     }
-    std::string stderr_text;
-    auto run = Run(args, cancel, stderr_text);
+    CommandEnd end = Run(args, cancel);
+    std::vector<fs::path> written;
     std::error_code ec;
-    if (!run.ok()) {
-      fs::remove(out, ec);
-      return Attempt<GeneratedImage>::Fail(run.error);
+    for (std::string_view ending : kOutputEndings) {
+      fs::path p = stem + std::string(ending);
+      if (fs::is_regular_file(p, ec)) written.push_back(std::move(p));
     }
-    auto bytes = ReadFile(out);
-    fs::remove(out, ec);
-    std::string tail = Tail(stderr_text, options_.stderr_tail_bytes);
-    if (!bytes.ok())
-      return fail(ErrorKind::kCommand, fmt::format("command exited 0 but wrote no readable {{out}} file ({}){}",
-                                                   bytes.status().what(), tail.empty() ? "" : "; stderr: " + tail));
+    struct RemoveWritten {
+      const std::vector<fs::path>& files;
+      ~RemoveWritten() {
+        std::error_code ignored;
+        for (const fs::path& f : files) fs::remove(f, ignored);
+      }
+    } cleanup{written};
+    auto fail = [&](const std::string& what) { return Attempt<GeneratedImage>::Fail(Failure(what, end, stem)); };
+    if (end.error) return Attempt<GeneratedImage>::Fail(*end.error);
+    if (!end.failure.empty()) return fail(end.failure);
+    if (written.empty()) return fail("exited 0 but wrote no image at {out} nor {out_stem}.jpg, .jpeg or .webp");
+    if (written.size() > 1)
+      return fail(fmt::format("wrote {} images ({} and {} in the scratch folder): expected one", written.size(),
+                              written[0].filename().string(), written[1].filename().string()));
+    auto bytes = ReadFile(written[0]);
+    if (!bytes.ok()) return fail("wrote an unreadable image: " + bytes.status().what());
     auto ext = ValidateImageBytes(*bytes, "{out} of " + args[0]);
-    if (!ext.ok()) {
-      AttemptError e = ext.error;
-      e.kind = ErrorKind::kCommand;
-      if (!tail.empty()) e.message += "; stderr: " + tail;
-      return Attempt<GeneratedImage>::Fail(std::move(e));
-    }
+    if (!ext.ok()) return fail("wrote an invalid image: " + ext.error.message);
     return Attempt<GeneratedImage>::Ok({std::move(*bytes), *ext.value});
   }
 
  private:
-  // Runs argv with stdin/stdout on /dev/null and stderr captured (its tail kept).
-  Attempt<bool> Run(const std::vector<std::string>& args, const std::atomic<bool>& cancel, std::string& err_text) {
-    auto fail = [](ErrorKind kind, std::string msg) { return Attempt<bool>::Fail({kind, std::move(msg), {}}); };
+  // A failed command (kCommand): "command <what>; stderr: <tail>", with the exit and the last
+  // stderr line as the signature (progress output before it differs from item to item).
+  AttemptError Failure(const std::string& what, const CommandEnd& end, const std::string& stem) const {
+    const std::string tail = Tail(end.stderr_text, options_.stderr_tail_bytes, stem, "{out_stem}");
+    AttemptError e{ErrorKind::kCommand, "command " + what + (tail.empty() ? "" : "; stderr: " + tail), {}};
+    const std::string last = Tail(LastLine(end.stderr_text), options_.stderr_tail_bytes, stem, "{out_stem}");
+    e.signature = "command " + what + (last.empty() ? "" : "; last stderr line: " + last);
+    return e;
+  }
+
+  // Runs argv with stdin/stdout on /dev/null and stderr captured (its end kept).
+  CommandEnd Run(const std::vector<std::string>& args, const std::atomic<bool>& cancel) {
+    CommandEnd end;
+    auto local = [&](std::string msg) {
+      end.error = AttemptError{ErrorKind::kLocal, std::move(msg), {}};
+      return end;
+    };
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return fail(ErrorKind::kLocal, std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(fds, O_CLOEXEC) != 0) return local(std::string("pipe: ") + std::strerror(errno));
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -156,7 +202,7 @@ class CommandBackend final : public GenerationBackend {
     ::close(fds[1]);
     if (rc != 0) {
       ::close(fds[0]);
-      return fail(ErrorKind::kLocal, fmt::format("cannot start \"{}\": {}", args[0], std::strerror(rc)));
+      return local(fmt::format("cannot start \"{}\": {}", args[0], std::strerror(rc)));
     }
     ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
     const size_t keep = options_.stderr_tail_bytes * 2;
@@ -164,21 +210,21 @@ class CommandBackend final : public GenerationBackend {
       char buf[4096];
       ssize_t n;
       while ((n = ::read(fds[0], buf, sizeof buf)) > 0) {
-        err_text.append(buf, static_cast<size_t>(n));
-        if (err_text.size() > keep) err_text.erase(0, err_text.size() - keep);
+        end.stderr_text.append(buf, static_cast<size_t>(n));
+        if (end.stderr_text.size() > keep) end.stderr_text.erase(0, end.stderr_text.size() - keep);
       }
     };
     auto deadline = Clock::now() + options_.timeout;
     int wstatus = 0;
-    std::string killed_for;
+    bool cancelled = false, timed_out = false;
     for (;;) {
       pollfd p{fds[0], POLLIN, 0};
       ::poll(&p, 1, kPollMs);
       drain();
       pid_t w = ::waitpid(pid, &wstatus, WNOHANG);
       if (w == pid) break;
-      if (killed_for.empty() && (cancel.load() || Clock::now() >= deadline)) {
-        killed_for = cancel.load() ? "cancelled" : fmt::format("timed out after {} ms", options_.timeout.count());
+      if (!cancelled && !timed_out && (cancel.load() || Clock::now() >= deadline)) {
+        (cancel.load() ? cancelled : timed_out) = true;
         ::kill(-pid, SIGKILL);
       }
     }
@@ -186,15 +232,11 @@ class CommandBackend final : public GenerationBackend {
     ::kill(-pid, SIGKILL);
     drain();
     ::close(fds[0]);
-    std::string tail = Tail(err_text, options_.stderr_tail_bytes);
-    std::string suffix = tail.empty() ? "" : "; stderr: " + tail;
-    if (killed_for == "cancelled") return fail(ErrorKind::kCancelled, "command cancelled");
-    if (!killed_for.empty()) return fail(ErrorKind::kCommand, fmt::format("command {}{}", killed_for, suffix));
-    if (WIFSIGNALED(wstatus))
-      return fail(ErrorKind::kCommand, fmt::format("command killed by signal {}{}", WTERMSIG(wstatus), suffix));
-    if (WEXITSTATUS(wstatus) != 0)
-      return fail(ErrorKind::kCommand, fmt::format("command exited with status {}{}", WEXITSTATUS(wstatus), suffix));
-    return Attempt<bool>::Ok(true);
+    if (cancelled) end.error = AttemptError{ErrorKind::kCancelled, "command cancelled", {}};
+    else if (timed_out) end.failure = fmt::format("timed out after {} ms", options_.timeout.count());
+    else if (WIFSIGNALED(wstatus)) end.failure = fmt::format("killed by signal {}", WTERMSIG(wstatus));
+    else if (WEXITSTATUS(wstatus) != 0) end.failure = fmt::format("exited with status {}", WEXITSTATUS(wstatus));
+    return end;
   }
 
   CommandOptions options_;
@@ -249,14 +291,15 @@ Result<std::unique_ptr<GenerationBackend>> MakeCommandBackend(CommandOptions opt
   std::vector<std::string> used;
   Placeholders probe;
   for (const std::string& a : argv) VISALIGN_RETURN_IF_ERROR(Substitute(a, probe, &used).status());
-  if (std::find(used.begin(), used.end(), "out") == used.end())
+  if (std::find(used.begin(), used.end(), "out") == used.end() &&
+      std::find(used.begin(), used.end(), "out_stem") == used.end())
     return Status::InvalidArgument("the command template has no {out} placeholder", "--cmd",
-                                   "an argument with {out}: the image file the command must write");
+                                   "an argument with {out} (the .png file the command must write) or {out_stem} "
+                                   "(the same path without extension; the command adds .png, .jpg or .webp)");
   if (argv[0].find('{') != std::string::npos)
     return Status::InvalidArgument("the program name may not contain placeholders", "--cmd", "a fixed program");
   if (options.timeout.count() <= 0)
     return Status::InvalidArgument("timeout must be positive", "--timeout", "seconds > 0");
-  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(options.scratch_dir));
   return std::unique_ptr<GenerationBackend>(std::make_unique<CommandBackend>(std::move(options), std::move(argv)));
 }
 

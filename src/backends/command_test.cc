@@ -41,10 +41,11 @@ class CommandTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   Result<std::unique_ptr<GenerationBackend>> Make(const std::string& script, Millis timeout = Millis(5000)) {
-    // The script gets: $1 prompt, $2 out, $3 seed, $4 id, $5 k, $6 the fixture PNG, $7 the test dir.
+    // The script gets: $1 prompt, $2 out, $3 seed, $4 id, $5 k, $6 the fixture PNG, $7 the test dir,
+    // $8 out_stem.
     CommandOptions o;
     o.command_template = "/bin/sh -c '" + script + "' sh {prompt} {out} {seed} {id} {k} " +
-                         (dir_ / "fixture.png").string() + " " + dir_.string();
+                         (dir_ / "fixture.png").string() + " " + dir_.string() + " {out_stem}";
     o.timeout = timeout;
     o.scratch_dir = dir_ / "scratch";
     return MakeCommandBackend(o);
@@ -78,10 +79,46 @@ TEST_F(CommandTest, NonZeroExitIsARetryableFailureWithTheStderrTail) {
 TEST_F(CommandTest, MissingOrInvalidOutputIsAFailure) {
   auto none = Make(R"(echo done)").value()->Generate({"a", "p", 0, {}}, kNoCancel);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.error.message.find("wrote no readable {out} file"), std::string::npos) << none.error.message;
+  EXPECT_EQ(none.error.message, "command exited 0 but wrote no image at {out} nor {out_stem}.jpg, .jpeg or .webp");
   auto junk = Make(R"(echo "not an image" > "$2")").value()->Generate({"a", "p", 0, {}}, kNoCancel);
   ASSERT_FALSE(junk.ok());
+  EXPECT_NE(junk.error.message.find("wrote an invalid image"), std::string::npos) << junk.error.message;
   EXPECT_NE(junk.error.message.find("not a PNG, JPEG or WebP"), std::string::npos) << junk.error.message;
+  auto two = Make(R"(cp "$6" "$8.png"; cp "$6" "$8.webp")").value()->Generate({"a", "p", 0, {}}, kNoCancel);
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.error.message.find("wrote 2 images"), std::string::npos) << two.error.message;
+  EXPECT_TRUE(fs::is_empty(dir_ / "scratch"));
+}
+
+TEST_F(CommandTest, OutEndsInPngAndOutStemLetsTheProgramPickTheExtension) {
+  // Like PIL's img.save(out), which picks the format from the extension and refuses unknown ones.
+  auto by_extension = Make(R"(case "$2" in
+    *.png) cp "$6" "$2" ;;
+    *) echo "ValueError: unknown file extension: ${{2##*.}}" >&2; exit 1 ;;
+  esac)").value();
+  auto r = by_extension->Generate({"a", "p", 0, {}}, kNoCancel);
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.value->extension, "png");
+  // {out_stem}.webp holding PNG bytes: found, and the format comes from the content.
+  auto stem = Make(R"(cp "$6" "$8.webp")").value()->Generate({"a", "p", 0, {}}, kNoCancel);
+  ASSERT_TRUE(stem.ok()) << stem.error.message;
+  EXPECT_EQ(stem.value->bytes, TinyPng());
+  EXPECT_EQ(stem.value->extension, "png");
+  EXPECT_TRUE(fs::is_empty(dir_ / "scratch"));
+}
+
+TEST_F(CommandTest, TheSameFailureHasTheSameSignatureOnEveryItem) {
+  // Progress output differs per item; the exit status and the last stderr line do not; the
+  // scratch path is written as {out_stem}.
+  auto b = Make(R"sh(echo "step 1/30 $4 $(date +%N)" >&2; echo "cannot open $2" >&2; exit 2)sh").value();
+  auto x = b->Generate({"item-x", "p", 0, {}}, kNoCancel);
+  auto y = b->Generate({"item-y", "q", 1, {}}, kNoCancel);
+  ASSERT_FALSE(x.ok());
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(x.error.message, y.error.message);
+  EXPECT_EQ(x.error.Signature(), "command exited with status 2; last stderr line: cannot open {out_stem}.png");
+  EXPECT_EQ(x.error.Signature(), y.error.Signature());
+  EXPECT_NE(x.error.message.find("stderr: step 1/30 item-x"), std::string::npos) << x.error.message;
 }
 
 TEST_F(CommandTest, TimeoutKillsTheWholeProcessGroup) {
@@ -114,6 +151,11 @@ TEST_F(CommandTest, TemplatesAreCheckedUpFront) {
   o.scratch_dir = dir_;
   o.command_template = "gen --prompt {prompt}";
   EXPECT_NE(MakeCommandBackend(o).status().what().find("no {out}"), std::string::npos);
+  o.command_template = "gen --prompt {prompt} --out {out_stem}";
+  o.scratch_dir = dir_ / "made-on-first-use";
+  EXPECT_TRUE(MakeCommandBackend(o).ok());
+  EXPECT_FALSE(fs::exists(o.scratch_dir));  // making the backend writes nothing (generate --dry-run)
+  o.scratch_dir = dir_;
   o.command_template = "gen --out {out} --steps {stepz}";
   EXPECT_NE(MakeCommandBackend(o).status().what().find("unknown placeholder"), std::string::npos);
   o.command_template = "gen --out {out} --json {{\"a\":1}}";

@@ -16,7 +16,9 @@ class DirectoryBackend final : public GenerationBackend {
  public:
   explicit DirectoryBackend(fs::path dir) : dir_(std::move(dir)) {}
 
-  nlohmann::json Config() const override { return {{"backend", "directory"}, {"path", fs::absolute(dir_).string()}}; }
+  // The folder stays in the identity: it is all there is to tell one imported model from another.
+  nlohmann::json Identity() const override { return {{"backend", "directory"}, {"path", fs::absolute(dir_).string()}}; }
+  nlohmann::json Connection() const override { return nlohmann::json::object(); }
 
   Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>&) override {
     std::vector<std::string> stems = {request.item_id + "__" + std::to_string(request.k)};

@@ -250,10 +250,74 @@ TEST_F(ImagesApiTest, EachBrokenAnswerIsAClearPermanentError) {
   }
 }
 
-TEST_F(ImagesApiTest, ConfigHasNoSecret) {
-  std::string config = backend_->Config().dump();
-  EXPECT_EQ(config.find("sk-secret"), std::string::npos);
-  EXPECT_NE(config.find("test-model"), std::string::npos);
+TEST_F(ImagesApiTest, IdentityAndConnectionHaveNoSecretAndTheEndpointIsNotIdentity) {
+  const nlohmann::json identity = backend_->Identity(), connection = backend_->Connection();
+  EXPECT_EQ(identity.dump().find("sk-secret"), std::string::npos);
+  EXPECT_EQ(connection.dump().find("sk-secret"), std::string::npos);
+  EXPECT_EQ(identity, nlohmann::json({{"backend", "openai"},
+                                      {"model", "test-model"},
+                                      {"size", "64x32"},
+                                      {"params", {{"quality", "high"}, {"seed", "{seed}"}}}}));
+  EXPECT_EQ(connection, nlohmann::json({{"endpoint", s_.url()}, {"connect_timeout_ms", 1000}, {"timeout_ms", 3000}}));
+}
+
+TEST(ImagesApiFamilyOf, ReadsTheModelNameAfterAnyGatewayPrefix) {
+  EXPECT_EQ(ImagesApiFamilyOf("gpt-image-1"), ImagesApiFamily::kGptImage);
+  EXPECT_EQ(ImagesApiFamilyOf("gpt-image-1-mini"), ImagesApiFamily::kGptImage);
+  EXPECT_EQ(ImagesApiFamilyOf("openai/gpt-image-1"), ImagesApiFamily::kGptImage);
+  EXPECT_EQ(ImagesApiFamilyOf("dall-e-3"), ImagesApiFamily::kDallE);
+  EXPECT_EQ(ImagesApiFamilyOf("dall-e-2"), ImagesApiFamily::kDallE);
+  EXPECT_EQ(ImagesApiFamilyOf("stabilityai/sdxl"), ImagesApiFamily::kGeneric);
+  EXPECT_EQ(ImagesApiFamilyOf("my-gpt-image-clone"), ImagesApiFamily::kGeneric);
+}
+
+TEST(ImagesRequestBody, OneBodyPerModelFamilyWithParamsOnTop) {
+  OpenAiImagesOptions o;
+  o.size = "1024x1024";
+  const GenerationRequest seeded{"id", "a red square", 0, 42}, unseeded{"id", "a red square", 0, {}};
+  using nlohmann::json;
+  struct Case {
+    std::string model;
+    json params;
+    const GenerationRequest& request;
+    json body;
+  } cases[] = {
+      // gpt-image-* answers base64 anyway and rejects response_format.
+      {"gpt-image-1", json::object(), seeded,
+       {{"model", "gpt-image-1"}, {"prompt", "a red square"}, {"n", 1}, {"size", "1024x1024"}}},
+      {"gpt-image-1",
+       {{"output_format", "webp"}, {"background", "transparent"}, {"quality", "high"}},
+       seeded,
+       {{"model", "gpt-image-1"},
+        {"prompt", "a red square"},
+        {"n", 1},
+        {"size", "1024x1024"},
+        {"output_format", "webp"},
+        {"background", "transparent"},
+        {"quality", "high"}}},
+      {"dall-e-3", {{"style", "natural"}}, seeded,
+       {{"model", "dall-e-3"},
+        {"prompt", "a red square"},
+        {"n", 1},
+        {"size", "1024x1024"},
+        {"response_format", "b64_json"},
+        {"style", "natural"}}},
+      // Generic servers get response_format; null removes it; {seed} is the request's seed.
+      {"sdxl", {{"seed", "{seed}"}}, seeded,
+       {{"model", "sdxl"},
+        {"prompt", "a red square"},
+        {"n", 1},
+        {"size", "1024x1024"},
+        {"response_format", "b64_json"},
+        {"seed", 42}}},
+      {"sdxl", {{"response_format", nullptr}, {"size", nullptr}, {"seed", "{seed}"}}, unseeded,
+       {{"model", "sdxl"}, {"prompt", "a red square"}, {"n", 1}}},
+  };
+  for (const Case& c : cases) {
+    o.model = c.model;
+    o.params = c.params;
+    EXPECT_EQ(ImagesRequestBody(o, c.request), c.body) << c.model << " " << c.params.dump();
+  }
 }
 
 TEST(OpenAiImagesBackend, RejectsBadOptions) {

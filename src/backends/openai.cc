@@ -12,6 +12,7 @@ namespace {
 constexpr std::string_view kPngMagic = "\x89PNG\r\n\x1a\n";
 constexpr std::string_view kPngEnd = "IEND\xae\x42\x60\x82";
 constexpr size_t kSnippetChars = 120;
+constexpr std::string_view kSeedPlaceholder = "{seed}";
 
 std::string Snippet(std::string_view s) {
   std::string out;
@@ -174,6 +175,39 @@ Attempt<std::string> OpenAiClient::Fetch(const std::string& url, const std::atom
   return Attempt<std::string>::Ok(std::move(r.body));
 }
 
+ImagesApiFamily ImagesApiFamilyOf(std::string_view model) {
+  const size_t slash = model.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? model : model.substr(slash + 1);
+  if (name.starts_with("gpt-image")) return ImagesApiFamily::kGptImage;
+  if (name.starts_with("dall-e")) return ImagesApiFamily::kDallE;
+  return ImagesApiFamily::kGeneric;
+}
+
+std::string_view ImagesApiFamilyName(ImagesApiFamily family) {
+  switch (family) {
+    case ImagesApiFamily::kGptImage: return "gpt-image";
+    case ImagesApiFamily::kDallE: return "dall-e";
+    case ImagesApiFamily::kGeneric: break;
+  }
+  return "generic";
+}
+
+nlohmann::json ImagesRequestBody(const OpenAiImagesOptions& options, const GenerationRequest& request) {
+  nlohmann::json body = {{"model", options.model}, {"prompt", request.prompt}, {"n", 1}};
+  if (!options.size.empty()) body["size"] = options.size;
+  if (ImagesApiFamilyOf(options.model) != ImagesApiFamily::kGptImage) body["response_format"] = "b64_json";
+  for (const auto& [key, value] : options.params.items()) {
+    const bool is_seed = value.is_string() && value.get_ref<const std::string&>() == kSeedPlaceholder;
+    if (value.is_null() || (is_seed && !request.seed))
+      body.erase(key);
+    else if (is_seed)
+      body[key] = *request.seed;
+    else
+      body[key] = value;
+  }
+  return body;
+}
+
 namespace {
 
 class OpenAiImagesBackend final : public GenerationBackend {
@@ -181,26 +215,22 @@ class OpenAiImagesBackend final : public GenerationBackend {
   OpenAiImagesBackend(OpenAiImagesOptions options, std::shared_ptr<HttpTransport> transport)
       : options_(std::move(options)), client_(options_.endpoint, std::move(transport)) {}
 
-  nlohmann::json Config() const override {
-    nlohmann::json c = {{"backend", "openai"},
-                        {"endpoint", options_.endpoint.base_url},
-                        {"model", options_.model},
-                        {"params", options_.params}};
+  nlohmann::json Identity() const override {
+    nlohmann::json c = {{"backend", "openai"}, {"model", options_.model}, {"params", options_.params}};
     if (!options_.size.empty()) c["size"] = options_.size;
+    return c;
+  }
+
+  nlohmann::json Connection() const override {
+    nlohmann::json c = {{"endpoint", options_.endpoint.base_url},
+                        {"connect_timeout_ms", options_.endpoint.timeouts.connect.count()},
+                        {"timeout_ms", options_.endpoint.timeouts.total.count()}};
     if (!options_.api_key_env.empty()) c["api_key_env"] = options_.api_key_env;
     return c;
   }
 
   Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>& cancel) override {
-    nlohmann::json body = {{"model", options_.model}, {"prompt", request.prompt}, {"n", 1},
-                           {"response_format", "b64_json"}};
-    if (!options_.size.empty()) body["size"] = options_.size;
-    for (const auto& [key, value] : options_.params.items()) {
-      if (value.is_string() && value.get<std::string>() == "{seed}")
-        body[key] = request.seed ? nlohmann::json(*request.seed) : nlohmann::json(nullptr);
-      else
-        body[key] = value;
-    }
+    const nlohmann::json body = ImagesRequestBody(options_, request);
     auto answer = client_.PostJson("images/generations", body, &cancel);
     if (!answer.ok()) return Attempt<GeneratedImage>::Fail(answer.error);
     const nlohmann::json& j = *answer.value;

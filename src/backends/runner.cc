@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -23,24 +24,62 @@ double MillisSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// The rows this invocation must work on, and the counts of those it skips.
-Result<std::vector<const WorkItem*>> SelectWork(store::RunStore& store, const std::string& run,
-                                                const std::vector<WorkItem>& items, bool retry_failed,
-                                                RunSummary& summary) {
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, store.Rows(run));
+// Different items failing in a row with the same message (RunnerOptions::stop_after_same_failures).
+class SameFailureStreak {
+ public:
+  explicit SameFailureStreak(int limit) : limit_(static_cast<size_t>(std::max(limit, 0))) {}
+  void Success() {
+    std::lock_guard lock(mu_);
+    signature_.clear();
+    items_.clear();
+  }
+  // Records that item `key` failed with `signature`; true once `limit` different items did in a row.
+  bool Failure(const std::string& key, const std::string& signature) {
+    std::lock_guard lock(mu_);
+    if (signature != signature_) {
+      signature_ = signature;
+      items_.clear();
+    }
+    items_.insert(key);
+    return limit_ > 0 && items_.size() >= limit_;
+  }
+
+ private:
+  const size_t limit_;
+  std::mutex mu_;
+  std::string signature_;
+  std::set<std::string> items_;
+};
+
+// A work item and the attempts it has already failed in this invocation (set aside once).
+struct Task {
+  const WorkItem* item = nullptr;
+  int failures = 0;
+};
+
+}  // namespace
+
+Result<std::vector<const WorkItem*>> SelectWork(const std::vector<store::Row>& rows, const std::vector<WorkItem>& items,
+                                                bool retry_failed, const std::string& where, RunSummary& summary) {
   std::map<std::pair<std::string, int>, const store::Row*> by_key;
   for (const store::Row& r : rows) by_key[{r.item_id, r.k}] = &r;
+  auto seed_text = [](std::optional<int64_t> seed) { return seed ? std::to_string(*seed) : std::string("none"); };
   std::vector<const WorkItem*> todo;
+  summary.selected = items.size();
   for (const WorkItem& it : items) {
-    const store::Row* r = by_key.at({it.id, it.k});
-    if (r->prompt != it.prompt)
-      return Status::InvalidArgument(
-          fmt::format("item {} sample {} of run \"{}\" was made for prompt \"{}\", now the prompt is \"{}\"", it.id,
-                      it.k, run, r->prompt, it.prompt),
-          store.root().string(), "the same prompts to resume a run, or a new --run name");
-    if (r->status == store::RowStatus::kDone) {
+    auto found = by_key.find({it.id, it.k});
+    const store::Row* r = found == by_key.end() ? nullptr : found->second;
+    if (r && r->prompt != it.prompt)
+      return Status::InvalidArgument(fmt::format("item {} sample {} was made for prompt \"{}\", now the prompt is \"{}\"",
+                                                 it.id, it.k, r->prompt, it.prompt),
+                                     where, "the same prompts to resume a run, or a new --run name");
+    if (r && r->seed != it.seed)
+      return Status::InvalidArgument(fmt::format("item {} sample {} was made with seed {}, now the seed is {}", it.id,
+                                                 it.k, seed_text(r->seed), seed_text(it.seed)),
+                                     where, "the same --seed to resume a run, or a new --run name");
+    if (r && r->status == store::RowStatus::kDone) {
       ++summary.already_done;
-    } else if (r->status == store::RowStatus::kFailed && !retry_failed) {
+    } else if (r && r->status == store::RowStatus::kFailed && !retry_failed) {
       ++summary.skipped_failed;
     } else {
       todo.push_back(&it);
@@ -49,7 +88,13 @@ Result<std::vector<const WorkItem*>> SelectWork(store::RunStore& store, const st
   return todo;
 }
 
-}  // namespace
+nlohmann::json RunConnection(const GenerationBackend& backend, const RunnerOptions& options) {
+  nlohmann::json c = backend.Connection();
+  c["concurrency"] = options.concurrency;
+  c["rate"] = options.rate;
+  c["max_attempts"] = options.retry.max_attempts;
+  return c;
+}
 
 nlohmann::json RunSummary::ToJson() const {
   nlohmann::json f = nlohmann::json::array();
@@ -57,7 +102,10 @@ nlohmann::json RunSummary::ToJson() const {
   return {{"selected", selected},     {"already_done", already_done}, {"skipped_failed", skipped_failed},
           {"done", done},             {"failed", failed},             {"left_pending", left_pending},
           {"attempts", attempts},     {"seconds", seconds},           {"interrupted", interrupted},
-          {"failures", f}};
+          {"failures", f},
+          {"stopped_early", same_failure ? nlohmann::json{{"items", same_failure_items},
+                                                          {"error", same_failure->message}}
+                                         : nlohmann::json(nullptr)}};
 }
 
 std::string RunSummary::ToText() const {
@@ -71,6 +119,9 @@ std::string RunSummary::ToText() const {
     for (size_t i = 0; i < failures.size() && i < kFailuresShown; ++i)
       s += fmt::format("\n  {} #{}: {}", failures[i].id, failures[i].k, failures[i].error);
   }
+  if (same_failure)
+    s += fmt::format("\nstopped early: {} different items in a row failed with the same error: {}",
+                     same_failure_items, same_failure->message);
   if (skipped_failed > 0) s += "\nre-run with --retry-failed to retry earlier failures";
   return s;
 }
@@ -84,59 +135,58 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
     return Status::InvalidArgument(fmt::format("max attempts {}", options.retry.max_attempts), "--max-attempts",
                                    "at least 1");
   auto start = Clock::now();
-  info.backend = backend.Config();
-  VISALIGN_RETURN_IF_ERROR(store.OpenRun(info));
+  info.identity = backend.Identity();
+  info.connection = RunConnection(backend, options);
+  VISALIGN_ASSIGN_OR_RETURN(store::RunOpening opening, store.OpenRun(info));
   const std::string run = info.name;
+  if (opening == store::RunOpening::kTakenOver)
+    spdlog::warn("run {} had no done image yet: it now uses this invocation's settings ({}); its failed images "
+                 "will be asked again",
+                 run, info.identity.dump());
   std::vector<store::ItemSpec> specs;
   specs.reserve(items.size());
   for (const WorkItem& it : items) specs.push_back({it.id, it.k, it.prompt, it.seed});
   VISALIGN_RETURN_IF_ERROR(store.AddItems(run, specs));
 
   RunSummary summary;
-  summary.selected = items.size();
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<const WorkItem*> todo,
-                            SelectWork(store, run, items, options.retry_failed, summary));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, store.Rows(run));
+  VISALIGN_ASSIGN_OR_RETURN(
+      std::vector<const WorkItem*> todo,
+      SelectWork(rows, items, options.retry_failed, fmt::format("run {} in {}", run, store.root().string()), summary));
 
   Progress progress(options.label, todo.size(), options.progress);
   RateLimiter limiter(options.rate);
-  std::atomic<bool> halt{false}, cancel{false};
+  SameFailureStreak streak(options.stop_after_same_failures);
+  std::atomic<bool> halt{false}, cancel{false}, any_success{false};
   std::atomic<size_t> next{0}, done{0}, failed{0}, attempts{0};
   std::atomic<int> running{0};
-  std::mutex mu;  // guards failures and fatal
+  std::mutex mu;  // guards summary.failures, summary.same_failure, set_aside and fatal
+  std::vector<Task> set_aside;
   Status fatal;
+  auto record_fatal = [&](Status st) {
+    std::lock_guard lock(mu);
+    if (fatal.ok()) fatal = std::move(st);
+    halt = true;
+  };
+  // The next task: untried items first, then those set aside.
+  auto take = [&]() -> std::optional<Task> {
+    if (size_t i = next.fetch_add(1); i < todo.size()) return Task{todo[i], 0};
+    std::lock_guard lock(mu);
+    if (set_aside.empty()) return std::nullopt;
+    Task t = set_aside.back();
+    set_aside.pop_back();
+    return t;
+  };
 
   auto worker = [&] {
-    for (size_t i; !halt.load() && (i = next.fetch_add(1)) < todo.size();) {
-      const WorkItem& it = *todo[i];
+    std::optional<Task> task;
+    while (!halt.load() && (task = take())) {
+      const WorkItem& it = *task->item;
+      const std::string key = it.id + "#" + std::to_string(it.k);
       GenerationRequest req{it.id, it.prompt, it.k, it.seed};
       double latency = 0;
-      auto attempt = [&]() -> std::optional<AttemptError> {
-        auto t0 = Clock::now();
-        auto result = backend.Generate(req, cancel);
-        latency = MillisSince(t0);
-        if (!result.ok() && result.error.kind == ErrorKind::kCancelled) return result.error;
-        ++attempts;
-        if (!result.ok()) {
-          result.error.message = fmt::format("{} (after {:.0f} ms)", result.error.message, latency);
-          return result.error;
-        }
-        auto image = store.WriteImage(run, it.id, it.k, result.value->bytes, result.value->extension);
-        Status st = image.ok() ? store.MarkDone(run, it.id, it.k, *image, latency) : image.status();
-        if (!st.ok()) {
-          std::lock_guard lock(mu);
-          if (fatal.ok()) fatal = st;
-          halt = true;
-          return AttemptError{ErrorKind::kCancelled, st.ToString(), {}};
-        }
-        return std::nullopt;
-      };
       auto on_failure = [&](const AttemptError& e, bool final) {
-        Status st = store.MarkFailure(run, it.id, it.k, e.message, latency, final);
-        if (!st.ok()) {
-          std::lock_guard lock(mu);
-          if (fatal.ok()) fatal = st;
-          halt = true;
-        }
+        if (Status st = store.MarkFailure(run, it.id, it.k, e.message, latency, final); !st.ok()) record_fatal(st);
         if (final) {
           spdlog::warn("{} #{} failed: {}", it.id, it.k, e.message);
         } else {
@@ -144,7 +194,48 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
           progress.SetNote("retrying: " + e.message.substr(0, kNoteChars));
         }
       };
-      std::optional<AttemptError> error = RunWithRetries(options.retry, &limiter, halt, attempt, on_failure);
+      auto attempt = [&]() -> std::optional<AttemptError> {
+        auto t0 = Clock::now();
+        auto result = backend.Generate(req, cancel);
+        latency = MillisSince(t0);
+        if (!result.ok() && result.error.kind == ErrorKind::kCancelled) return result.error;
+        ++attempts;
+        if (!result.ok()) {
+          AttemptError e = std::move(result.error);
+          // A failed command before anything has worked may be the same for every item.
+          const bool untested_command = e.kind == ErrorKind::kCommand && !any_success.load();
+          if ((!e.retryable() || untested_command) && streak.Failure(key, e.Signature())) {
+            std::lock_guard lock(mu);
+            if (!summary.same_failure) {
+              summary.same_failure = e;
+              summary.same_failure_items = static_cast<size_t>(options.stop_after_same_failures);
+            }
+            halt = true;
+          }
+          e.message = fmt::format("{} (after {:.0f} ms)", e.message, latency);
+          const bool more_to_try = halt.load() || next.load() < todo.size();
+          if (untested_command && e.retryable() && task->failures == 0 && options.retry.max_attempts > 1 &&
+              options.stop_after_same_failures > 0 && more_to_try) {
+            on_failure(e, /*final=*/false);
+            std::lock_guard lock(mu);
+            if (!halt.load()) set_aside.push_back({&it, 1});
+            return AttemptError{ErrorKind::kCancelled, "set aside", {}};
+          }
+          return e;
+        }
+        any_success = true;
+        streak.Success();
+        auto image = store.WriteImage(run, it.id, it.k, result.value->bytes, result.value->extension);
+        Status st = image.ok() ? store.MarkDone(run, it.id, it.k, *image, latency) : image.status();
+        if (!st.ok()) {
+          record_fatal(st);
+          return AttemptError{ErrorKind::kCancelled, st.ToString(), {}};
+        }
+        return std::nullopt;
+      };
+      RetryPolicy policy = options.retry;
+      policy.max_attempts -= task->failures;
+      std::optional<AttemptError> error = RunWithRetries(policy, &limiter, halt, attempt, on_failure);
       if (!error) {
         ++done;
         progress.Add(1, 0);

@@ -14,11 +14,14 @@ namespace visalign::backends {
 namespace {
 namespace fs = std::filesystem;
 
-// Answers by prompt: "ok" succeeds; "flaky" fails with 503 on its first attempt; "bad" gets a 400;
-// "slow" takes 300 ms (or until cancelled). Counts calls per (id, k).
+// Answers by prompt: "ok" succeeds; "flaky" fails with 503 on its first attempt; "bad" gets a 400
+// (the same for every item); "slow" takes 300 ms (or until cancelled); "broken-cmd" is a command
+// failing the same way every time (its message names the item, its signature does not);
+// "flaky-cmd" a command failing on its first attempt only. Counts calls per (id, k).
 class ScriptedBackend : public GenerationBackend {
  public:
-  nlohmann::json Config() const override { return {{"backend", "scripted"}}; }
+  nlohmann::json Identity() const override { return {{"backend", "scripted"}}; }
+  nlohmann::json Connection() const override { return {{"endpoint", "script"}}; }
   Attempt<GeneratedImage> Generate(const GenerationRequest& r, const std::atomic<bool>& cancel) override {
     int n;
     {
@@ -27,6 +30,11 @@ class ScriptedBackend : public GenerationBackend {
     }
     if (r.prompt == "bad") return Attempt<GeneratedImage>::Fail({ErrorKind::kClient, "HTTP 400: no", {}});
     if (r.prompt == "flaky" && n == 1) return Attempt<GeneratedImage>::Fail({ErrorKind::kServer, "HTTP 503", {}});
+    if (r.prompt == "broken-cmd" || (r.prompt == "flaky-cmd" && n == 1)) {
+      AttemptError e{ErrorKind::kCommand, "command exited with status 1; stderr: loading " + r.item_id + " ... boom", {}};
+      e.signature = "command exited with status 1; last stderr line: boom";
+      return Attempt<GeneratedImage>::Fail(std::move(e));
+    }
     if (r.prompt == "slow") {
       for (int i = 0; i < 30; ++i) {
         if (cancel.load()) return Attempt<GeneratedImage>::Fail({ErrorKind::kCancelled, "cancelled", {}});
@@ -92,7 +100,10 @@ TEST_F(RunnerTest, CompletesRetriesAndRecordsFailures) {
   auto done = store_->DoneImages("r").value();
   ASSERT_EQ(done.size(), 3u);
   EXPECT_TRUE(fs::exists(done[1].image_path));
-  EXPECT_EQ(store_->FindRun("r").value()->backend["backend"], "scripted");
+  auto run = store_->FindRun("r").value();
+  EXPECT_EQ(run->identity, nlohmann::json({{"backend", "scripted"}}));
+  EXPECT_EQ(run->connection["endpoint"], "script");
+  EXPECT_EQ(run->connection["concurrency"], 3);
 }
 
 TEST_F(RunnerTest, ResumeNeverRequestsDoneItemsAndRetriesFailuresOnlyWhenAsked) {
@@ -110,6 +121,92 @@ TEST_F(RunnerTest, ResumeNeverRequestsDoneItemsAndRetriesFailuresOnlyWhenAsked) 
   EXPECT_EQ(backend_.calls("a#0"), 1);
   EXPECT_EQ(backend_.calls("c#0"), 2);
   EXPECT_EQ(store_->Rows("r").value()[1].attempts, 2);
+}
+
+std::vector<WorkItem> Items(const std::vector<std::string>& prompts) {
+  std::vector<WorkItem> items;
+  for (size_t i = 0; i < prompts.size(); ++i) items.push_back({"i" + std::to_string(i), prompts[i], 0, {}});
+  return items;
+}
+
+TEST_F(RunnerTest, TheSameNonRetryableErrorOnThreeItemsInARowStopsTheRun) {
+  std::atomic<bool> stop{false};
+  options_.concurrency = 1;
+  auto s = Run(Items(std::vector<std::string>(10, "bad")), stop).value();
+  EXPECT_EQ(s.attempts, 3u);
+  EXPECT_EQ(s.failed, 3u);
+  EXPECT_EQ(s.left_pending, 7u);
+  EXPECT_FALSE(s.interrupted);
+  ASSERT_TRUE(s.same_failure.has_value());
+  EXPECT_EQ(s.same_failure->message, "HTTP 400: no");
+  EXPECT_EQ(s.same_failure->kind, ErrorKind::kClient);
+  EXPECT_EQ(s.same_failure_items, 3u);
+  EXPECT_NE(s.ToText().find("stopped early: 3 different items in a row failed with the same error: HTTP 400: no"),
+            std::string::npos)
+      << s.ToText();
+  EXPECT_EQ(s.ToJson()["stopped_early"]["error"], "HTTP 400: no");
+  EXPECT_EQ(store_->Counts("r").value().pending, 7u);
+}
+
+TEST_F(RunnerTest, ASuccessInBetweenStartsTheCountAgain) {
+  std::atomic<bool> stop{false};
+  options_.concurrency = 1;
+  auto s = Run(Items({"bad", "bad", "ok", "bad", "bad", "ok", "bad"}), stop).value();
+  EXPECT_FALSE(s.same_failure.has_value());
+  EXPECT_EQ(s.done, 2u);
+  EXPECT_EQ(s.failed, 5u);
+  EXPECT_EQ(s.ToJson()["stopped_early"], nullptr);
+  options_.stop_after_same_failures = 0;  // never
+  auto never = RunGeneration(*store_, {"r0", "test", "fp", {}, ""}, Items(std::vector<std::string>(5, "bad")), backend_,
+                             options_, stop)
+                   .value();
+  EXPECT_EQ(never.failed, 5u);
+}
+
+TEST_F(RunnerTest, ACommandFailingTheSameWayOnTheFirstItemsStopsAtOnceAndLeavesThemPending) {
+  std::atomic<bool> stop{false};
+  options_.concurrency = 1;  // the worst case: without setting items aside, each would use all attempts
+  auto s = Run(Items(std::vector<std::string>(6, "broken-cmd")), stop).value();
+  EXPECT_EQ(s.attempts, 3u);
+  EXPECT_EQ(s.failed, 0u);
+  EXPECT_EQ(s.left_pending, 6u);
+  ASSERT_TRUE(s.same_failure.has_value());
+  EXPECT_EQ(s.same_failure->message, "command exited with status 1; stderr: loading i2 ... boom");
+  auto rows = store_->Rows("r").value();
+  EXPECT_EQ(rows[0].status, store::RowStatus::kPending);
+  EXPECT_EQ(rows[0].attempts, 1);
+  EXPECT_NE(rows[0].last_error.find("loading i0"), std::string::npos) << rows[0].last_error;
+  EXPECT_EQ(rows[5].attempts, 0);
+}
+
+TEST_F(RunnerTest, ACommandThatFailedBeforeAnythingWorkedIsRetriedOnceSomethingDoes) {
+  std::atomic<bool> stop{false};
+  options_.concurrency = 1;
+  auto s = Run(Items({"flaky-cmd", "ok", "ok"}), stop).value();
+  EXPECT_FALSE(s.same_failure.has_value());
+  EXPECT_EQ(s.done, 3u);
+  EXPECT_EQ(s.attempts, 4u);
+  EXPECT_EQ(backend_.calls("i0#0"), 2);
+}
+
+TEST_F(RunnerTest, FewerItemsThanTheLimitFailingTheSameWayUseTheirAttemptsAndNoMore) {
+  std::atomic<bool> stop{false};
+  options_.concurrency = 1;
+  options_.retry.max_attempts = 4;
+  auto s = Run(Items({"broken-cmd", "broken-cmd"}), stop).value();
+  EXPECT_FALSE(s.same_failure.has_value());
+  EXPECT_EQ(s.failed, 2u);
+  EXPECT_EQ(backend_.calls("i0#0"), 4);
+  EXPECT_EQ(backend_.calls("i1#0"), 4);
+  EXPECT_EQ(store_->Rows("r").value()[0].attempts, 4);
+}
+
+TEST_F(RunnerTest, AChangedSeedForAnExistingRowIsRefused) {
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(Run({{"a", "ok", 0, 1}}, stop).ok());
+  auto s = Run({{"a", "ok", 0, 2}}, stop);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().what().find("made with seed 1, now the seed is 2"), std::string::npos) << s.status().ToString();
 }
 
 TEST_F(RunnerTest, AChangedPromptForAnExistingRowIsRefused) {

@@ -10,20 +10,28 @@ namespace {
 
 constexpr double kMillisPerSecond = 1000.0;
 
-// --param key=value list -> JSON object; values that parse as JSON (numbers, booleans, objects)
-// keep their type, anything else is a string.
+// --param key=value list -> JSON object; values that parse as JSON (numbers, booleans, objects,
+// null: remove the field) keep their type, anything else is a string.
 Result<nlohmann::json> ParseParams(const std::vector<std::string>& params) {
   nlohmann::json out = nlohmann::json::object();
   for (const std::string& p : params) {
     const size_t eq = p.find('=');
     if (eq == std::string::npos || eq == 0)
       return Status::InvalidArgument("parameter \"" + p + "\" is not key=value", "--param",
-                                     "e.g. quality=high, seed={seed}");
+                                     "e.g. quality=high, seed={seed}, response_format=null");
     const std::string value = p.substr(eq + 1);
     nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
     out[p.substr(0, eq)] = (v.is_discarded() || v.is_string()) ? nlohmann::json(value) : v;
   }
   return out;
+}
+
+Status RequireOption(const BackendArgs& backend, const std::string& value, const char* option,
+                     std::string_view help_command) {
+  if (value.empty())
+    return Status::InvalidArgument(std::string(option) + " is required with --backend " + backend.name, option,
+                                   "see `" + std::string(help_command) + "`");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -40,41 +48,48 @@ void AddBackendOptions(CLI::App* app, BackendArgs& backend) {
                   "openai: environment variable holding the API key (sent as a bearer token, never stored)");
   app->add_option("--size", backend.size, "openai: image size WxH (default: the server's)");
   app->add_option("--param", backend.params,
-                  "openai: extra request field key=value (JSON values allowed; {seed} = item seed)");
-  app->add_option("--cmd", backend.cmd, "command: argv template with {prompt} {out} {seed} {id} {k}; no shell");
+                  "openai: extra request field key=value (JSON values allowed; {seed} = item seed; KEY=null removes "
+                  "a field visalign sends by default, e.g. response_format)");
+  app->add_option("--cmd", backend.cmd,
+                  "command: argv template with {prompt} {out} {out_stem} {seed} {id} {k}; no shell. {out} ends in "
+                  ".png; {out_stem} is the same path without extension (write {out_stem}.jpg, .webp ...)");
 }
 
+Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs& backend, std::string_view help_command) {
+  VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.endpoint, "--endpoint", help_command));
+  VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.model, "--model", help_command));
+  backends::OpenAiImagesOptions o;
+  o.endpoint.base_url = backend.endpoint;
+  VISALIGN_ASSIGN_OR_RETURN(o.endpoint.api_key, backends::ApiKeyFromEnv(backend.api_key_env));
+  o.endpoint.timeouts = {MillisFromSeconds(backend.connect_timeout_s), MillisFromSeconds(backend.timeout_s)};
+  o.model = backend.model;
+  o.api_key_env = backend.api_key_env;
+  o.size = backend.size;
+  VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(backend.params));
+  return o;
+}
 
 Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendArgs& backend, store::RunStore& store,
                                                                  std::string_view help_command) {
-  auto need = [&](const std::string& value, const char* option) -> Status {
-    if (value.empty())
-      return Status::InvalidArgument(std::string(option) + " is required with --backend " + backend.name, option,
-                                     "see `" + std::string(help_command) + "`");
-    return Status::Ok();
-  };
+  return MakeBackend(backend, store::ScratchDir(store.root()), help_command);
+}
+
+Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendArgs& backend,
+                                                                 const std::filesystem::path& scratch_dir,
+                                                                 std::string_view help_command) {
   if (backend.name == "openai") {
-    VISALIGN_RETURN_IF_ERROR(need(backend.endpoint, "--endpoint"));
-    VISALIGN_RETURN_IF_ERROR(need(backend.model, "--model"));
-    backends::OpenAiImagesOptions o;
-    o.endpoint.base_url = backend.endpoint;
-    VISALIGN_ASSIGN_OR_RETURN(o.endpoint.api_key, backends::ApiKeyFromEnv(backend.api_key_env));
-    o.endpoint.timeouts = {MillisFromSeconds(backend.connect_timeout_s), MillisFromSeconds(backend.timeout_s)};
-    o.model = backend.model;
-    o.api_key_env = backend.api_key_env;
-    o.size = backend.size;
-    VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(backend.params));
+    VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o, OpenAiImagesOptionsFrom(backend, help_command));
     return backends::MakeOpenAiImagesBackend(std::move(o), backends::MakeCurlTransport());
   }
   if (backend.name == "command") {
-    VISALIGN_RETURN_IF_ERROR(need(backend.cmd, "--cmd"));
+    VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.cmd, "--cmd", help_command));
     backends::CommandOptions o;
     o.command_template = backend.cmd;
     o.timeout = MillisFromSeconds(backend.timeout_s);
-    VISALIGN_ASSIGN_OR_RETURN(o.scratch_dir, store.ScratchDir());
+    o.scratch_dir = scratch_dir;
     return backends::MakeCommandBackend(std::move(o));
   }
-  VISALIGN_RETURN_IF_ERROR(need(backend.path, "--path"));
+  VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.path, "--path", help_command));
   return backends::MakeDirectoryBackend(backend.path);
 }
 

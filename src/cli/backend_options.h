@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,8 +31,16 @@ backends::Millis MillisFromSeconds(double seconds);
 // --backend, --path and --timeout are left to the command: their defaults and wording differ.
 void AddBackendOptions(CLI::App* app, BackendArgs& backend);
 
-// The backend `backend.name` names (command backends use the store's scratch folder); a missing
-// required option is an error pointing at `help_command` (e.g. "visalign generate --help").
+// The images API options --backend openai describes (the API key read from its variable).
+Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs& backend, std::string_view help_command);
+
+// The backend `backend.name` names; nothing is written or requested until it generates (command
+// backends then create `scratch_dir`). A missing required option is an error pointing at
+// `help_command` (e.g. "visalign generate --help").
+Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendArgs& backend,
+                                                                 const std::filesystem::path& scratch_dir,
+                                                                 std::string_view help_command);
+// The same with the store's scratch folder.
 Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendArgs& backend, store::RunStore& store,
                                                                  std::string_view help_command);
 

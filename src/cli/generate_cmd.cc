@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -28,7 +29,8 @@ struct GenerateArgs {
   int samples = 1, concurrency = 4, max_attempts = 5, limit = 0;
   double rate = 0, backoff_s = 1, max_backoff_s = 60, grace_s = 30;
   int64_t seed = 0;
-  bool retry_failed = false;
+  bool retry_failed = false, dry_run = false;
+  std::optional<double> price_per_image;  // USD
 };
 
 // --filter key=v1,v2[,key2=v3...]: tokens without '=' add a value to the previous key.
@@ -99,6 +101,117 @@ Status CheckRanges(const GenerateArgs& a) {
   VISALIGN_RETURN_IF_ERROR(positive(a.backoff_s > 0, "--backoff", fmt::format("{}", a.backoff_s)));
   if (a.rate < 0 || a.limit < 0 || a.grace_s < 0)
     return Status::InvalidArgument("negative --rate, --limit or --grace", "command line", "values >= 0");
+  if (a.price_per_image && !(*a.price_per_image >= 0))
+    return Status::InvalidArgument(fmt::format("--price-per-image {}", *a.price_per_image), "--price-per-image",
+                                   "a price in USD >= 0");
+  return Status::Ok();
+}
+
+backends::RunnerOptions RunnerOptionsFrom(const Cli& cli, const GenerateArgs& a) {
+  backends::RunnerOptions options;
+  options.concurrency = a.concurrency;
+  options.rate = a.rate;
+  options.retry.max_attempts = a.max_attempts;
+  options.retry.initial_backoff = MillisFromSeconds(a.backoff_s);
+  options.retry.max_backoff = std::max(MillisFromSeconds(a.max_backoff_s), options.retry.initial_backoff);
+  options.retry_failed = a.retry_failed;
+  options.grace = MillisFromSeconds(a.grace_s);
+  options.progress = !cli.global().json;
+  options.label = "generate " + a.run;
+  return options;
+}
+
+// "$0.48" for `images` at the --price-per-image, or nullopt without one.
+std::optional<double> Cost(const GenerateArgs& a, size_t images) {
+  if (!a.price_per_image) return std::nullopt;
+  return *a.price_per_image * static_cast<double>(images);
+}
+
+// What to do when the same error stopped the run early, by the kind of error.
+std::string SameFailureAdvice(backends::ErrorKind kind) {
+  switch (kind) {
+    case backends::ErrorKind::kClient:
+      return "a request the server accepts (check --model, --size and --param; KEY=null removes a field visalign "
+             "sends by default, see docs/backends.md)";
+    case backends::ErrorKind::kCommand:
+      return "a --cmd that works: run it by hand for one prompt and check that it writes {out}";
+    default:
+      return "a backend that works for these items";
+  }
+}
+
+// --dry-run: what the invocation would do, without a request or a write (an existing store is
+// only read).
+Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends::WorkItem>& work,
+              const store::RunInfo& wanted, const backends::RunnerOptions& options) {
+  std::string status = "new", status_text = "new";
+  bool retry_failed = a.retry_failed;
+  std::vector<store::Row> rows;
+  store::RunCounts counts;
+  if (store::SqliteStoreExists(a.store)) {
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenSqliteStore(a.store));
+    VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> existing, st->FindRun(a.run));
+    if (existing) {
+      VISALIGN_ASSIGN_OR_RETURN(rows, st->Rows(a.run));
+      VISALIGN_ASSIGN_OR_RETURN(counts, st->Counts(a.run));
+      VISALIGN_ASSIGN_OR_RETURN(store::RunOpening opening,
+                                store::CheckRunReuse(*existing, wanted, counts.done, "store " + a.store));
+      const bool take_over = opening == store::RunOpening::kTakenOver;
+      status = take_over ? "take_over" : "resume";
+      status_text = take_over ? fmt::format("has no done image yet ({} failed, {} pending): these settings would "
+                                            "replace its own and its failed images be asked again",
+                                            counts.failed, counts.pending)
+                              : fmt::format("resumes ({} done, {} failed, {} pending)", counts.done, counts.failed,
+                                            counts.pending);
+      retry_failed = retry_failed || take_over;
+    }
+  }
+  backends::RunSummary plan;
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<const backends::WorkItem*> todo,
+                            backends::SelectWork(rows, work, retry_failed, "run " + a.run + " in " + a.store, plan));
+  nlohmann::json request = nullptr;
+  if (a.backend.name == "openai" && !todo.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o,
+                              OpenAiImagesOptionsFrom(a.backend, "visalign generate --help"));
+    const backends::WorkItem& first = *todo.front();
+    request = {{"url", backends::OpenAiClient(o.endpoint, nullptr).Url("images/generations")},
+               {"family", backends::ImagesApiFamilyName(backends::ImagesApiFamilyOf(o.model))},
+               {"body", backends::ImagesRequestBody(o, {first.id, first.prompt, first.k, first.seed})}};
+  }
+  const size_t max_requests = todo.size() * static_cast<size_t>(options.retry.max_attempts);
+  const std::optional<double> cost = Cost(a, todo.size());
+  if (cli.global().json) {
+    PrintJson({{"dry_run", true},
+               {"run", a.run},
+               {"store", fs::absolute(a.store).string()},
+               {"status", status},
+               {"run_totals", {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}}},
+               {"identity", wanted.identity},
+               {"connection", wanted.connection},
+               {"first_request", request},
+               {"selected", plan.selected},
+               {"already_done", plan.already_done},
+               {"skipped_failed", plan.skipped_failed},
+               {"to_request", todo.size()},
+               {"max_requests", max_requests},
+               {"price_per_image", a.price_per_image ? nlohmann::json(*a.price_per_image) : nlohmann::json(nullptr)},
+               {"cost", cost ? nlohmann::json(*cost) : nlohmann::json(nullptr)}});
+    return Status::Ok();
+  }
+  std::printf("dry run: nothing is requested or written\n");
+  std::printf("run %s in %s: %s\n", a.run.c_str(), a.store.c_str(), status_text.c_str());
+  std::printf("identity:   %s\nconnection: %s\n", wanted.identity.dump().c_str(), wanted.connection.dump().c_str());
+  if (!request.is_null())
+    std::printf("first request (%s family): POST %s %s\n", request["family"].get<std::string>().c_str(),
+                request["url"].get<std::string>().c_str(), request["body"].dump().c_str());
+  std::printf("images to request: %zu of %zu selected (%zu done, %zu failed before and not retried); "
+              "%zu requests if each succeeds at once, at most %zu with --max-attempts %d\n",
+              todo.size(), plan.selected, plan.already_done, plan.skipped_failed, todo.size(), max_requests,
+              options.retry.max_attempts);
+  if (cost)
+    std::printf("cost: %zu images x $%g = $%.2f (failed requests not counted)\n", todo.size(), *a.price_per_image,
+                *cost);
+  std::fflush(stdout);
   return Status::Ok();
 }
 
@@ -120,40 +233,47 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     return Status::InvalidArgument("no dataset item matches the filters", "--filter/--limit",
                                    "filters that select at least one item of " + a.dataset);
 
+  const backends::RunnerOptions options = RunnerOptionsFrom(cli, a);
+  const std::string help = "visalign generate --help";
+  if (a.dry_run) {
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
+                              MakeBackend(a.backend, store::ScratchDir(a.store), help));
+    return DryRun(cli, a, work,
+                  {a.run, "violin", fingerprint, backend->Identity(), "", backends::RunConnection(*backend, options)},
+                  options);
+  }
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, store::OpenSqliteStore(a.store));
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
-                            MakeBackend(a.backend, *store, "visalign generate --help"));
-  backends::RunnerOptions options;
-  options.concurrency = a.concurrency;
-  options.rate = a.rate;
-  options.retry.max_attempts = a.max_attempts;
-  options.retry.initial_backoff = MillisFromSeconds(a.backoff_s);
-  options.retry.max_backoff = std::max(MillisFromSeconds(a.max_backoff_s), options.retry.initial_backoff);
-  options.retry_failed = a.retry_failed;
-  options.grace = MillisFromSeconds(a.grace_s);
-  options.progress = !cli.global().json;
-  options.label = "generate " + a.run;
-
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a.backend, *store, help));
   backends::InterruptHandler interrupt;
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
                             backends::RunGeneration(*store, {a.run, "violin", fingerprint, {}, ""}, work, *backend,
                                                     options, interrupt.stop()));
   VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store->Counts(a.run));
+  const std::optional<double> cost = Cost(a, summary.done);
   if (cli.global().json) {
     nlohmann::json j = summary.ToJson();
     j["run"] = a.run;
     j["store"] = fs::absolute(a.store).string();
     j["run_totals"] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}};
+    if (cost) j["cost"] = *cost;
     PrintJson(j);
   } else {
     std::printf("run %s in %s: %s\nrun totals: %zu done, %zu failed, %zu pending\n", a.run.c_str(), a.store.c_str(),
                 summary.ToText().c_str(), counts.done, counts.failed, counts.pending);
+    if (cost) std::printf("cost of the %zu images made now: $%.2f\n", summary.done, *cost);
     std::fflush(stdout);
   }
   if (summary.interrupted)
     return Status::Interrupted(
         fmt::format("interrupted with {} images left pending; run the same command again to resume",
                     summary.left_pending));
+  if (summary.same_failure)
+    return Status::InvalidArgument(
+        fmt::format("stopped after {} different items failed with the same error: {}", summary.same_failure_items,
+                    summary.same_failure->message),
+        "run " + a.run,
+        SameFailureAdvice(summary.same_failure->kind) +
+            "; then run the same command again (--retry-failed also retries the images that failed)");
   if (summary.failed > 0)
     return Status::Unavailable(fmt::format("{} of {} images failed", summary.failed, summary.selected),
                                "run " + a.run, "see the failures above; --retry-failed retries them");
@@ -189,20 +309,35 @@ const CommandGroup kGenerate(30, [](Cli& cli) {
                 "Subset: key=value[,value...] with keys variation, split, language, ids, notation, layout, "
                 "prompt_split, hue_split1, hue_split2 (repeatable; several keys in one: variation=1,2,split=test)");
   g->add_option("--limit", a->limit, "At most N items (after filtering; 0 = all)")->capture_default_str();
-  g->footer(
+  g->add_flag("--dry-run", a->dry_run,
+              "Print the run's identity and connection, the first request and how many images would be requested; "
+              "request and write nothing");
+  g->add_option("--price-per-image", a->price_per_image, "USD per image: the cost in --dry-run and in the summary");
+  g->footer(fmt::format(
       "Every (item, sample) is a row in the run store: pending, done (image written atomically first, with\n"
       "its SHA-256) or failed (with the last error). Re-running the same command skips done rows; the first\n"
       "Ctrl-C stops new requests and waits up to --grace for those in flight (exit 130), a second exits at once.\n"
-      "Retries: timeouts, connection errors, HTTP 408/429/5xx (Retry-After honoured); other 4xx fail at once.\n"
-      "Exit codes: 0 all done, 2 some images failed or bad arguments, 130 interrupted.\n"
+      "A run's identity is what its images depend on: backend, --model, --size, --param, --cmd (and each row's\n"
+      "prompt and seed); resuming needs the same identity. --endpoint, --api-key-env, --timeout, --concurrency\n"
+      "and --rate may change between invocations (`visalign store show` prints both).\n"
+      "openai request body: model, prompt, n = 1, size, then response_format b64_json, except for gpt-image-*\n"
+      "models (they always answer base64 and reject the field); --param KEY=VALUE adds or replaces a field\n"
+      "(output_format=webp, background=transparent, quality=high), --param KEY=null removes one.\n"
+      "command: {{out}} is a .png path to write; with {{out_stem}} the program writes <stem>.png, .jpg or .webp.\n"
+      "Retries: timeouts, connection errors, HTTP 408/429/5xx (Retry-After honoured) and failed commands; other\n"
+      "4xx fail at once. When {0} different items in a row fail with the same such error (or a command fails the\n"
+      "same way on the first {0} items) the run stops with that message instead of trying every item.\n"
+      "Exit codes: 0 all done, 2 some images failed, the run stopped early or bad arguments, 130 interrupted.\n"
       "Examples:\n"
       "  visalign generate --dataset violin-demo --run gpt-image --backend openai \\\n"
       "      --endpoint https://api.openai.com --model gpt-image-1 --api-key-env OPENAI_API_KEY --size 1024x1024 \\\n"
-      "      --concurrency 8 --rate 2 --filter variation=1,split=test\n"
+      "      --param quality=low --concurrency 8 --rate 2 --filter variation=1,split=test --dry-run \\\n"
+      "      --price-per-image 0.011\n"
       "  visalign generate --dataset violin-demo --run sdxl --backend command \\\n"
-      "      --cmd 'python gen.py --prompt {prompt} --out {out} --seed {seed}' --samples 3 --timeout 600\n"
+      "      --cmd 'python gen.py --prompt {{prompt}} --out {{out}} --seed {{seed}}' --samples 3 --timeout 600\n"
       "  visalign generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
-      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image");
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image",
+      backends::RunnerOptions{}.stop_after_same_failures));
   cli.Bind(g, [&cli, a]() -> Status { return RunGenerate(cli, *a); });
 });
 

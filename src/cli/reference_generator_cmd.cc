@@ -28,6 +28,8 @@ const CommandGroup kReferenceGenerator(31, [](Cli& cli) {
   g->add_option("--profile", o->profile,
                 "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050 or object")
       ->capture_default_str();
+  g->add_option("--api", o->api, "Request fields accepted: generic (any), gpt-image-1 or dall-e-3 (as those APIs)")
+      ->capture_default_str();
   g->add_option("--fail-rate", o->fail_rate, "Share of requests answered with HTTP 500")->capture_default_str();
   g->add_option("--latency-ms", o->latency_ms, "Delay before each answer, ms")->capture_default_str();
   g->add_option("--rate-limit", o->rate_limit, "Requests/s accepted; above it HTTP 429 with Retry-After (0 = none)")
@@ -37,7 +39,10 @@ const CommandGroup kReferenceGenerator(31, [](Cli& cli) {
   g->footer(
       "POST /v1/images/generations {\"prompt\", \"size\": \"WxH\", \"n\", \"response_format\": \"b64_json\"|\"url\"}\n"
       "answers prompts of the dataset's manifest (others get HTTP 400). GET /health, GET /stats (request counts\n"
-      "per prompt and status). Profiles: exact = the ground truth; noise:SIGMA = Gaussian noise (8-bit levels);\n"
+      "per prompt and status). APIs: generic accepts any field; gpt-image-1 accepts only that API's fields\n"
+      "(quality, background, output_format png|jpeg|webp, ...; response_format is HTTP 400 \"Unknown parameter\")\n"
+      "and answers base64; dall-e-3 accepts only its fields (quality, style, response_format) and answers URLs\n"
+      "unless asked for b64_json. Profiles: exact = the ground truth; noise:SIGMA = Gaussian noise (8-bit levels);\n"
       "gradient = horizontal ramp -32..+32; hue-shift:DEG = targets rotated in CIELAB hue; texture = 8-px\n"
       "checkerboard +-16; layout-5050 = halves in the wrong orientation; object = a disc on the background.\n"
       "Stops on Ctrl-C / SIGTERM.\n"
@@ -45,7 +50,10 @@ const CommandGroup kReferenceGenerator(31, [](Cli& cli) {
       "  visalign reference-generator --dataset violin-demo --port 0 --port-file port.txt --profile noise:8 \\\n"
       "      --fail-rate 0.1 --rate-limit 50 &\n"
       "  visalign generate --dataset violin-demo --run ref --backend openai \\\n"
-      "      --endpoint http://127.0.0.1:$(cat port.txt) --model reference");
+      "      --endpoint http://127.0.0.1:$(cat port.txt) --model reference\n"
+      "  visalign reference-generator --dataset violin-demo --port 8091 --api gpt-image-1 &\n"
+      "  visalign generate --dataset violin-demo --run gpt-image --backend openai \\\n"
+      "      --endpoint http://127.0.0.1:8091 --model gpt-image-1 --param output_format=webp");
   cli.Bind(g, [&cli, o, dataset, port_file]() -> Status {
     server::ReferenceGeneratorOptions options = *o;
     options.dataset = *dataset;
@@ -55,9 +63,10 @@ const CommandGroup kReferenceGenerator(31, [](Cli& cli) {
     if (!port_file->empty())
       VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(*port_file, std::to_string(srv->port()) + "\n"));
     if (cli.global().json) {
-      PrintJson({{"url", srv->url()}, {"port", srv->port()}, {"profile", options.profile}});
+      PrintJson({{"url", srv->url()}, {"port", srv->port()}, {"profile", options.profile}, {"api", options.api}});
     } else {
-      std::printf("reference generator listening on %s (profile %s)\n", srv->url().c_str(), options.profile.c_str());
+      std::printf("reference generator listening on %s (profile %s, api %s)\n", srv->url().c_str(),
+                  options.profile.c_str(), options.api.c_str());
     }
     std::fflush(stdout);
     while (!interrupt.stop().load()) std::this_thread::sleep_for(kSignalPoll);

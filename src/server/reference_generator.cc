@@ -1,6 +1,8 @@
 #include "server/reference_generator.h"
 
 #include <httplib.h>
+#include <turbojpeg.h>
+#include <webp/encode.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +25,7 @@ constexpr int kTextureCell = 8;          // checkerboard cell, pixels
 constexpr int kMaxSide = 4096;
 constexpr int kMaxImagesPerRequest = 10;
 constexpr int kPngCompression = 1;
+constexpr int kJpegQuality = 95;
 // cpp-httplib compresses responses whose type is exactly "application/json" when the client accepts
 // br/gzip (libcurl does); brotli on ~250 KB of base64 PNG costs ~300 ms per image and saves little.
 // The explicit charset keeps image responses uncompressed.
@@ -51,13 +54,132 @@ void AddToAll(imaging::Image& img, const std::function<double(int x, int y)>& de
     }
 }
 
-void SetError(httplib::Response& res, int status, const std::string& message) {
+// body[name] if it is a string, else `fallback`.
+std::string StringField(const nlohmann::json& body, const char* name, const char* fallback) {
+  auto it = body.find(name);
+  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+}
+
+// An OpenAI-style error body; `param` and `code` are null unless given.
+void SetError(httplib::Response& res, int status, const std::string& message, const std::string& param = "",
+              const std::string& code = "") {
+  auto or_null = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
   res.status = status;
-  res.set_content(nlohmann::json{{"error", {{"message", message}, {"type", "invalid_request_error"}}}}.dump(),
+  res.set_content(nlohmann::json{{"error",
+                                  {{"message", message},
+                                   {"type", "invalid_request_error"},
+                                   {"param", or_null(param)},
+                                   {"code", or_null(code)}}}}
+                      .dump(),
                   "application/json");
 }
 
+// A request field a real API accepts, with the values it allows (none listed: any value).
+struct FieldRule {
+  std::string_view name;
+  std::vector<std::string_view> values;
+};
+
+const std::vector<FieldRule>& AcceptedFields(ApiFlavor api) {
+  static const std::vector<FieldRule> kGptImage1 = {{"model", {}},
+                                                    {"prompt", {}},
+                                                    {"n", {}},
+                                                    {"size", {}},
+                                                    {"quality", {"low", "medium", "high", "auto"}},
+                                                    {"background", {"transparent", "opaque", "auto"}},
+                                                    {"output_format", {"png", "jpeg", "webp"}},
+                                                    {"output_compression", {}},
+                                                    {"moderation", {"low", "auto"}},
+                                                    {"user", {}}};
+  static const std::vector<FieldRule> kDallE3 = {{"model", {}},
+                                                 {"prompt", {}},
+                                                 {"n", {}},
+                                                 {"size", {}},
+                                                 {"quality", {"standard", "hd"}},
+                                                 {"style", {"vivid", "natural"}},
+                                                 {"response_format", {"url", "b64_json"}},
+                                                 {"user", {}}};
+  static const std::vector<FieldRule> kAny;
+  switch (api) {
+    case ApiFlavor::kGptImage1: return kGptImage1;
+    case ApiFlavor::kDallE3: return kDallE3;
+    case ApiFlavor::kGeneric: break;
+  }
+  return kAny;
+}
+
+// "'a', 'b', and 'c'", as OpenAI lists supported values.
+std::string QuotedList(const std::vector<std::string_view>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += values.size() > 2 ? ", " : " ";
+    if (i + 1 == values.size() && i > 0) out += "and ";
+    out += fmt::format("'{}'", values[i]);
+  }
+  return out;
+}
+
+// Answers HTTP 400 as the imitated API would when `body` has a field it does not accept or a
+// value it does not allow; true if it did.
+bool RejectFields(ApiFlavor api, const nlohmann::json& body, httplib::Response& res) {
+  if (api == ApiFlavor::kGeneric) return false;
+  const std::vector<FieldRule>& rules = AcceptedFields(api);
+  for (const auto& [key, value] : body.items()) {
+    auto rule = std::find_if(rules.begin(), rules.end(), [&](const FieldRule& r) { return r.name == key; });
+    if (rule == rules.end()) {
+      SetError(res, 400, fmt::format("Unknown parameter: '{}'.", key), key, "unknown_parameter");
+      return true;
+    }
+    if (rule->values.empty()) continue;
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    if (std::find(rule->values.begin(), rule->values.end(), text) == rule->values.end()) {
+      SetError(res, 400, fmt::format("Invalid value: '{}'. Supported values are: {}.", text, QuotedList(rule->values)),
+               key, "invalid_value");
+      return true;
+    }
+  }
+  if (api == ApiFlavor::kDallE3 && body.value("n", 1) != 1) {
+    SetError(res, 400, "Invalid 'n': dall-e-3 makes one image per request (n=1).", "n", "invalid_value");
+    return true;
+  }
+  return false;
+}
+
+// The image as gpt-image-1's output_format asks: png, jpeg (quality kJpegQuality) or lossless webp.
+Result<std::string> EncodeAs(const imaging::Image& img, std::string_view format) {
+  if (format == "jpeg") {
+    tjhandle tj = tjInitCompress();
+    unsigned char* buf = nullptr;
+    unsigned long size = 0;
+    int rc = tjCompress2(tj, img.rgb.data(), img.width, 0, img.height, TJPF_RGB, &buf, &size, TJSAMP_444,
+                         kJpegQuality, TJFLAG_ACCURATEDCT);
+    std::string out = rc == 0 ? std::string(reinterpret_cast<const char*>(buf), size) : std::string();
+    std::string err = rc == 0 ? std::string() : tjGetErrorStr2(tj);
+    tjFree(buf);
+    tjDestroy(tj);
+    if (rc != 0) return Status::Internal("JPEG encoding failed: " + err);
+    return out;
+  }
+  if (format == "webp") {
+    uint8_t* buf = nullptr;
+    size_t size = WebPEncodeLosslessRGB(img.rgb.data(), img.width, img.height, img.width * 3, &buf);
+    std::string out(reinterpret_cast<const char*>(buf), size);
+    WebPFree(buf);
+    if (size == 0) return Status::Internal("WebP encoding failed");
+    return out;
+  }
+  return imaging::EncodePng(img, kPngCompression);
+}
+
 }  // namespace
+
+Result<ApiFlavor> ParseApiFlavor(std::string_view text) {
+  if (text == "generic") return ApiFlavor::kGeneric;
+  if (text == "gpt-image-1") return ApiFlavor::kGptImage1;
+  if (text == "dall-e-3") return ApiFlavor::kDallE3;
+  return Status::InvalidArgument("unknown API \"" + std::string(text) + "\"", "--api",
+                                 "generic, gpt-image-1 or dall-e-3");
+}
 
 Result<Profile> ParseProfile(std::string_view text) {
   const std::string expected = "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050 or object";
@@ -143,6 +265,7 @@ Result<std::unique_ptr<ReferenceGenerator>> ReferenceGenerator::Start(const Refe
   std::unique_ptr<ReferenceGenerator> g(new ReferenceGenerator());
   g->options_ = options;
   VISALIGN_ASSIGN_OR_RETURN(g->profile_, ParseProfile(options.profile));
+  VISALIGN_ASSIGN_OR_RETURN(g->api_, ParseApiFlavor(options.api));
   if (options.fail_rate < 0 || options.fail_rate > 1)
     return Status::InvalidArgument(fmt::format("fail rate {}", options.fail_rate), "--fail-rate", "a share in [0, 1]");
   if (options.latency_ms < 0 || options.rate_limit < 0)
@@ -239,6 +362,7 @@ void ReferenceGenerator::Install() {
       std::lock_guard lock(mu_);
       ++requests_by_prompt_[prompt];
     }
+    if (RejectFields(api_, body, res)) return finish();
     if (retry_after_s) {
       res.set_header("Retry-After", std::to_string(static_cast<int>(std::ceil(*retry_after_s))));
       SetError(res, 429, fmt::format("rate limit of {} requests/s exceeded", options_.rate_limit));
@@ -267,26 +391,28 @@ void ReferenceGenerator::Install() {
       SetError(res, 400, "n must be between 1 and 10");
       return finish();
     }
-    std::string format = body.value("response_format", std::string("b64_json"));
+    const std::string format = StringField(body, "response_format", api_ == ApiFlavor::kDallE3 ? "url" : "b64_json");
     if (format != "b64_json" && format != "url") {
-      SetError(res, 400, "response_format must be b64_json or url");
+      SetError(res, 400, "response_format must be b64_json or url", "response_format", "invalid_value");
       return finish();
     }
-    auto png = imaging::EncodePng(RenderDegraded(item->second, w, h, profile_, options_.seed), kPngCompression);
-    if (!png.ok()) {
-      SetError(res, 500, png.status().ToString());
+    auto image = EncodeAs(RenderDegraded(item->second, w, h, profile_, options_.seed),
+                          StringField(body, "output_format", "png"));
+    if (!image.ok()) {
+      SetError(res, 500, image.status().ToString());
       return finish();
     }
     nlohmann::json data = nlohmann::json::array();
     for (int i = 0; i < n; ++i) {
       if (format == "b64_json") {
-        data.push_back({{"b64_json", backends::EncodeBase64(*png)}});
+        data.push_back({{"b64_json", backends::EncodeBase64(*image)}});
       } else {
         std::lock_guard lock(mu_);
         std::string token = std::to_string(next_token_++);
-        url_images_[token] = *png;
+        url_images_[token] = *image;
         data.push_back({{"url", url() + "/images/" + token + ".png"}});
       }
+      if (api_ == ApiFlavor::kDallE3) data.back()["revised_prompt"] = prompt;
     }
     {
       std::lock_guard lock(mu_);

@@ -1,8 +1,8 @@
 // The reference generator: an OpenAI-compatible image server that answers VIOLIN prompts with their
-// correct image, optionally degraded, failing or rate-limited on purpose. It is the test double for
-// every backend test and the way users calibrate the pipeline (a known degradation must produce a
-// known score). Endpoints:
-//   POST /v1/images/generations  {"prompt", "size": "WxH", "n", "response_format": b64_json|url}
+// correct image, optionally degraded, failing or rate-limited on purpose, and accepting the request
+// fields of a chosen real API (ApiFlavor). It is the test double for every backend test and the way
+// users calibrate the pipeline (a known degradation must produce a known score). Endpoints:
+//   POST /v1/images/generations  {"prompt", "size": "WxH", "n", ...} (fields per ApiFlavor)
 //   GET  /images/<token>.png     images handed out as URLs (each served once)
 //   GET  /health                 {"status": "ok"}
 //   GET  /stats                  request counts overall, per status and per prompt
@@ -49,11 +49,26 @@ Result<Profile> ParseProfile(std::string_view text);
 imaging::Image RenderDegraded(const violin::ManifestItem& item, int width, int height, const Profile& profile,
                               uint64_t seed);
 
+// Which real images API the server imitates (docs/backends.md). Sizes are not restricted to the
+// real API's list, so tests can ask for small images.
+//   kGeneric    any field accepted; response_format b64_json (default) or url
+//   kGptImage1  gpt-image-1's fields only: model prompt n size quality background output_format
+//               output_compression moderation user. Any other field (response_format included) is
+//               HTTP 400 {"error": {"message": "Unknown parameter: 'F'.", "type":
+//               "invalid_request_error", "param": "F", "code": "unknown_parameter"}}, a value outside
+//               the documented ones is "Invalid value" (code invalid_value). Answers are always
+//               b64_json, in output_format png (default), jpeg or webp
+//   kDallE3     dall-e-3's fields only: model prompt n (must be 1) size quality style response_format
+//               user, the same errors otherwise; url answers unless response_format is b64_json
+enum class ApiFlavor { kGeneric, kGptImage1, kDallE3 };
+Result<ApiFlavor> ParseApiFlavor(std::string_view text);
+
 struct ReferenceGeneratorOptions {
   std::filesystem::path dataset;     // folder with manifest.jsonl
   std::string host = "127.0.0.1";
   int port = 0;                      // 0: any free port (see port())
   std::string profile = "exact";
+  std::string api = "generic";       // ParseApiFlavor: generic, gpt-image-1 or dall-e-3
   double fail_rate = 0;              // share of requests answered 500
   int latency_ms = 0;                // added before answering
   double rate_limit = 0;             // requests/s accepted (token bucket, burst = 1 s); 0 = none
@@ -80,6 +95,7 @@ class ReferenceGenerator {
 
   ReferenceGeneratorOptions options_;
   Profile profile_;
+  ApiFlavor api_ = ApiFlavor::kGeneric;
   std::map<std::string, violin::ManifestItem> by_prompt_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;

@@ -1,5 +1,7 @@
 #include <array>
 
+#include <fmt/format.h>
+
 #include "visalign/io.h"
 #include "visalign/store.h"
 
@@ -39,6 +41,20 @@ std::string SafeFileName(std::string_view id) {
   return out;
 }
 
+Result<RunOpening> CheckRunReuse(const RunInfo& existing, const RunInfo& wanted, size_t done, const std::string& where) {
+  auto differs = [&](const std::string& field, const std::string& have, const std::string& want) {
+    return Status::InvalidArgument(
+        fmt::format("run \"{}\" exists with {} {} but this invocation has {}", wanted.name, field, have, want), where,
+        "the same settings to resume it, or a new --run name");
+  };
+  if (existing.benchmark != wanted.benchmark) return differs("benchmark", existing.benchmark, wanted.benchmark);
+  if (existing.dataset_fingerprint != wanted.dataset_fingerprint)
+    return differs("dataset fingerprint", existing.dataset_fingerprint, wanted.dataset_fingerprint);
+  if (existing.identity == wanted.identity) return RunOpening::kResumed;
+  if (done == 0) return RunOpening::kTakenOver;
+  return differs(fmt::format("{} done images made with", done), existing.identity.dump(), wanted.identity.dump());
+}
+
 Result<StoredImage> RunStore::WriteImage(const std::string& run, const std::string& item_id, int k,
                                          std::string_view bytes, std::string_view extension) {
   VISALIGN_RETURN_IF_ERROR(ValidateRunName(run));
@@ -49,11 +65,7 @@ Result<StoredImage> RunStore::WriteImage(const std::string& run, const std::stri
   return StoredImage{rel.generic_string(), Sha256Hex(bytes), bytes.size()};
 }
 
-Result<fs::path> RunStore::ScratchDir() {
-  fs::path dir = root_ / "tmp";
-  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
-  return dir;
-}
+fs::path ScratchDir(const fs::path& store_root) { return store_root / "tmp"; }
 
 Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
   VISALIGN_ASSIGN_OR_RETURN(std::optional<RunInfo> info, FindRun(run));

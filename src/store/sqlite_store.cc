@@ -2,6 +2,7 @@
 // through one connection behind a mutex (writes are tiny; the images themselves are files).
 #include <sqlite3.h>
 
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <mutex>
@@ -15,7 +16,11 @@ namespace visalign::store {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr int kSchemaVersion = 1;
+// 1: runs.backend held the whole backend configuration. 2: runs.backend is the identity (what the
+// images depend on); where the model was reached is in runs.connection.
+constexpr int kSchemaVersion = 2;
+// The fields of a schema-1 backend configuration that are connection, not identity.
+constexpr std::array<const char*, 3> kV1ConnectionFields = {"endpoint", "api_key_env", "timeout_ms"};
 constexpr int kBusyTimeoutMs = 30000;
 constexpr const char* kDbFileName = "visalign.db";
 
@@ -25,7 +30,8 @@ CREATE TABLE IF NOT EXISTS runs(
   benchmark TEXT NOT NULL,
   dataset_fingerprint TEXT NOT NULL,
   backend TEXT NOT NULL,
-  created_at TEXT NOT NULL);
+  created_at TEXT NOT NULL,
+  connection TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS items(
   run TEXT NOT NULL REFERENCES runs(name),
   item_id TEXT NOT NULL,
@@ -161,27 +167,42 @@ class SqliteStore final : public RunStore {
     return st;
   }
 
-  Status OpenRun(const RunInfo& info) override {
+  Result<RunOpening> OpenRun(const RunInfo& info) override {
     VISALIGN_RETURN_IF_ERROR(ValidateRunName(info.name));
     VISALIGN_ASSIGN_OR_RETURN(std::optional<RunInfo> existing, FindRun(info.name));
-    if (existing) {
-      auto differs = [&](const std::string& field, const std::string& have, const std::string& want) {
-        return Status::InvalidArgument(
-            fmt::format("run \"{}\" exists with {} {} but this invocation has {}", info.name, field, have, want),
-            where_, "the same settings to resume it, or a new --run name");
-      };
-      if (existing->benchmark != info.benchmark) return differs("benchmark", existing->benchmark, info.benchmark);
-      if (existing->dataset_fingerprint != info.dataset_fingerprint)
-        return differs("dataset fingerprint", existing->dataset_fingerprint, info.dataset_fingerprint);
-      if (existing->backend != info.backend) return differs("backend", existing->backend.dump(), info.backend.dump());
-      return Status::Ok();
+    if (!existing) {
+      std::lock_guard lock(mu_);
+      Stmt s(db_,
+             "INSERT INTO runs(name, benchmark, dataset_fingerprint, backend, created_at, connection) "
+             "VALUES (?, ?, ?, ?, ?, ?)",
+             where_);
+      VISALIGN_RETURN_IF_ERROR(s.prepared());
+      VISALIGN_RETURN_IF_ERROR(s.Bind(info.name)
+                                   .Bind(info.benchmark)
+                                   .Bind(info.dataset_fingerprint)
+                                   .Bind(info.identity.dump())
+                                   .Bind(NowUtc())
+                                   .Bind(info.connection.dump())
+                                   .Run());
+      return RunOpening::kCreated;
     }
+    VISALIGN_ASSIGN_OR_RETURN(RunCounts counts, Counts(info.name));
+    VISALIGN_ASSIGN_OR_RETURN(RunOpening opening, CheckRunReuse(*existing, info, counts.done, where_));
     std::lock_guard lock(mu_);
-    Stmt s(db_,
-           "INSERT INTO runs(name, benchmark, dataset_fingerprint, backend, created_at) VALUES (?, ?, ?, ?, ?)",
-           where_);
-    VISALIGN_RETURN_IF_ERROR(s.prepared());
-    return s.Bind(info.name).Bind(info.benchmark).Bind(info.dataset_fingerprint).Bind(info.backend.dump()).Bind(NowUtc()).Run();
+    VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status st = [&]() -> Status {
+      Stmt s(db_, "UPDATE runs SET backend = ?, connection = ? WHERE name = ?", where_);
+      VISALIGN_RETURN_IF_ERROR(s.prepared());
+      VISALIGN_RETURN_IF_ERROR(s.Bind(info.identity.dump()).Bind(info.connection.dump()).Bind(info.name).Run());
+      if (opening != RunOpening::kTakenOver) return Status::Ok();
+      Stmt reopen(db_, "UPDATE items SET status = 'pending', updated_at = ? WHERE run = ? AND status = 'failed'",
+                  where_);
+      VISALIGN_RETURN_IF_ERROR(reopen.prepared());
+      return reopen.Bind(NowUtc()).Bind(info.name).Run();
+    }();
+    VISALIGN_RETURN_IF_ERROR(Exec(st.ok() ? "COMMIT" : "ROLLBACK"));
+    VISALIGN_RETURN_IF_ERROR(st);
+    return opening;
   }
 
   Result<std::optional<RunInfo>> FindRun(const std::string& name) override {
@@ -310,8 +331,38 @@ class SqliteStore final : public RunStore {
                                              kSchemaVersion),
                                  where_, "a newer visalign, or another --store");
     if (version == kSchemaVersion) return Status::Ok();
+    if (version == 1) VISALIGN_RETURN_IF_ERROR(MigrateV1Locked());
     VISALIGN_RETURN_IF_ERROR(Exec(kSchema));
     return Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
+  }
+
+  // Schema 1 -> 2: the connection column, filled with the fields of the old configuration that
+  // are connection (a run made before resumes when only its endpoint changed).
+  Status MigrateV1Locked() {
+    VISALIGN_RETURN_IF_ERROR(Exec("ALTER TABLE runs ADD COLUMN connection TEXT NOT NULL DEFAULT '{}'"));
+    std::vector<std::pair<std::string, std::string>> runs;  // name, backend
+    {
+      Stmt q(db_, "SELECT name, backend FROM runs", where_);
+      VISALIGN_RETURN_IF_ERROR(q.prepared());
+      Status st;
+      while (q.Step(st)) runs.emplace_back(q.Text(0), q.Text(1));
+      VISALIGN_RETURN_IF_ERROR(st);
+    }
+    Stmt u(db_, "UPDATE runs SET backend = ?, connection = ? WHERE name = ?", where_);
+    VISALIGN_RETURN_IF_ERROR(u.prepared());
+    for (const auto& [name, text] : runs) {
+      nlohmann::json identity = nlohmann::json::parse(text, nullptr, false);
+      if (!identity.is_object()) continue;  // QueryRuns reports it when the run is read
+      nlohmann::json connection = nlohmann::json::object();
+      for (const char* field : kV1ConnectionFields) {
+        if (!identity.contains(field)) continue;
+        connection[field] = identity[field];
+        identity.erase(field);
+      }
+      u.Reset();
+      VISALIGN_RETURN_IF_ERROR(u.Bind(identity.dump()).Bind(connection.dump()).Bind(name).Run());
+    }
+    return Status::Ok();
   }
 
   Status ExpectOneChange(const std::string& run, const std::string& item_id, int k) {
@@ -323,8 +374,8 @@ class SqliteStore final : public RunStore {
   Result<std::vector<RunInfo>> QueryRuns(const std::string* name) {
     std::lock_guard lock(mu_);
     Stmt s(db_,
-           name ? "SELECT name, benchmark, dataset_fingerprint, backend, created_at FROM runs WHERE name = ?"
-                : "SELECT name, benchmark, dataset_fingerprint, backend, created_at FROM runs ORDER BY name",
+           name ? "SELECT name, benchmark, dataset_fingerprint, backend, created_at, connection FROM runs WHERE name = ?"
+                : "SELECT name, benchmark, dataset_fingerprint, backend, created_at, connection FROM runs ORDER BY name",
            where_);
     VISALIGN_RETURN_IF_ERROR(s.prepared());
     if (name) s.Bind(*name);
@@ -335,9 +386,11 @@ class SqliteStore final : public RunStore {
       r.name = s.Text(0);
       r.benchmark = s.Text(1);
       r.dataset_fingerprint = s.Text(2);
-      r.backend = nlohmann::json::parse(s.Text(3), nullptr, false);
-      if (r.backend.is_discarded())
-        return Status::Corrupt("backend configuration of run \"" + r.name + "\" is not JSON", where_, "a JSON object");
+      r.identity = nlohmann::json::parse(s.Text(3), nullptr, false);
+      r.connection = nlohmann::json::parse(s.Text(5), nullptr, false);
+      if (r.identity.is_discarded() || r.connection.is_discarded())
+        return Status::Corrupt("backend identity or connection of run \"" + r.name + "\" is not JSON", where_,
+                               "JSON objects");
       r.created_at = s.Text(4);
       runs.push_back(std::move(r));
     }
@@ -351,6 +404,11 @@ class SqliteStore final : public RunStore {
 };
 
 }  // namespace
+
+bool SqliteStoreExists(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / kDbFileName, ec);
+}
 
 Result<std::unique_ptr<RunStore>> OpenSqliteStore(const fs::path& dir) {
   VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));

@@ -25,7 +25,7 @@ class StoreTest : public ::testing::Test {
     return std::move(s).value();
   }
   static RunInfo Info(const std::string& name) {
-    return {name, "violin", "abc123", nlohmann::json{{"kind", "openai"}, {"model", "m1"}}, ""};
+    return {name, "violin", "abc123", nlohmann::json{{"backend", "openai"}, {"model", "m1"}}, ""};
   }
   fs::path dir_;
 };
@@ -122,28 +122,67 @@ TEST_F(StoreTest, ADoneRowCannotBeMarkedFailedOrDoneAgain) {
   EXPECT_EQ(s->MarkDone("r1", "missing", 0, img, 1).code(), StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, ReopeningARunWithOtherSettingsIsRefusedNamingTheDifference) {
+// A run "r1" of Info() with item a#0 done and b#0 failed.
+void AddDoneAndFailedRows(RunStore& s) {
+  ASSERT_TRUE(s.AddItems("r1", {{"a", 0, "p", {}}, {"b", 0, "q", {}}}).ok());
+  ASSERT_TRUE(s.MarkDone("r1", "a", 0, s.WriteImage("r1", "a", 0, "PNGDATA", "png").value(), 1).ok());
+  ASSERT_TRUE(s.MarkFailure("r1", "b", 0, "HTTP 400: no", 1, true).ok());
+}
+
+TEST_F(StoreTest, ReopeningARunWithDoneImagesAndOtherSettingsIsRefusedNamingTheDifference) {
   auto s = Open();
-  ASSERT_TRUE(s->OpenRun(Info("r1")).ok());
-  EXPECT_TRUE(s->OpenRun(Info("r1")).ok());
+  EXPECT_EQ(s->OpenRun(Info("r1")).value(), RunOpening::kCreated);
+  AddDoneAndFailedRows(*s);
+  EXPECT_EQ(s->OpenRun(Info("r1")).value(), RunOpening::kResumed);
   RunInfo other = Info("r1");
-  other.backend["model"] = "m2";
-  Status st = s->OpenRun(other);
+  other.identity["model"] = "m2";
+  Status st = s->OpenRun(other).status();
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.what().find("1 done images made with"), std::string::npos) << st.ToString();
   EXPECT_NE(st.what().find("m2"), std::string::npos) << st.ToString();
   other = Info("r1");
   other.dataset_fingerprint = "zzz";
-  st = s->OpenRun(other);
+  st = s->OpenRun(other).status();
   EXPECT_NE(st.what().find("dataset fingerprint abc123"), std::string::npos) << st.ToString();
   auto runs = s->ListRuns().value();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].backend["model"], "m1");
+  EXPECT_EQ(runs[0].identity["model"], "m1");
+}
+
+TEST_F(StoreTest, TheConnectionIsNotPartOfTheIdentityAndIsRecordedAsLastUsed) {
+  auto s = Open();
+  RunInfo first = Info("r1");
+  first.connection = {{"endpoint", "http://127.0.0.1:55519"}};
+  ASSERT_TRUE(s->OpenRun(first).ok());
+  AddDoneAndFailedRows(*s);
+  RunInfo moved = Info("r1");
+  moved.connection = {{"endpoint", "http://127.0.0.1:49005"}, {"concurrency", 8}};
+  EXPECT_EQ(s->OpenRun(moved).value(), RunOpening::kResumed);
+  EXPECT_EQ(s->FindRun("r1").value()->connection, moved.connection);
+  EXPECT_EQ(s->Rows("r1").value()[1].status, RowStatus::kFailed);
+}
+
+TEST_F(StoreTest, ARunWithoutDoneImagesIsTakenOverByNewSettingsAndItsFailuresAskedAgain) {
+  auto s = Open();
+  ASSERT_TRUE(s->OpenRun(Info("r1")).ok());
+  ASSERT_TRUE(s->AddItems("r1", {{"b", 0, "q", {}}}).ok());
+  ASSERT_TRUE(s->MarkFailure("r1", "b", 0, "HTTP 400: Unknown parameter: 'response_format'.", 1, true).ok());
+  RunInfo fixed = Info("r1");
+  fixed.identity["params"] = {{"response_format", nullptr}};
+  EXPECT_EQ(s->OpenRun(fixed).value(), RunOpening::kTakenOver);
+  EXPECT_EQ(s->FindRun("r1").value()->identity, fixed.identity);
+  auto row = s->Rows("r1").value()[0];
+  EXPECT_EQ(row.status, RowStatus::kPending);
+  EXPECT_EQ(row.attempts, 1);
+  // Another dataset is never taken over: its rows are other items.
+  fixed.dataset_fingerprint = "zzz";
+  EXPECT_EQ(s->OpenRun(fixed).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(StoreTest, BadRunNamesAreRefused) {
   auto s = Open();
   for (std::string bad : {"", "..", "a/b", "x y", "run;rm"})
-    EXPECT_EQ(s->OpenRun(Info(bad)).code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(s->OpenRun(Info(bad)).status().code(), StatusCode::kInvalidArgument) << bad;
   EXPECT_TRUE(s->OpenRun(Info("gpt-image-1_v2.0")).ok());
 }
 
@@ -164,7 +203,9 @@ TEST_F(StoreTest, CacheStoresAndOverwritesValuesPerNamespace) {
 }
 
 TEST_F(StoreTest, DatabaseUsesWalAndRecordsTheSchemaVersion) {
+  EXPECT_FALSE(SqliteStoreExists(dir_));
   Open();
+  EXPECT_TRUE(SqliteStoreExists(dir_));
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ / "visalign.db").c_str(), &db), SQLITE_OK);
   auto query = [&](const char* sql) {
@@ -176,13 +217,62 @@ TEST_F(StoreTest, DatabaseUsesWalAndRecordsTheSchemaVersion) {
     return v;
   };
   EXPECT_EQ(query("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(query("PRAGMA user_version"), "1");
+  EXPECT_EQ(query("PRAGMA user_version"), "2");
   sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   auto s = OpenSqliteStore(dir_);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(s.status().what().find("99"), std::string::npos);
+}
+
+// A store exactly as visalign wrote it with schema 1, when the endpoint was part of the backend
+// configuration.
+void WriteSchemaV1Store(const fs::path& dir) {
+  fs::create_directories(dir);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "visalign.db").c_str(), &db), SQLITE_OK);
+  const char* sql = R"sql(
+PRAGMA journal_mode=WAL;
+CREATE TABLE runs(name TEXT PRIMARY KEY, benchmark TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL,
+  backend TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE items(run TEXT NOT NULL REFERENCES runs(name), item_id TEXT NOT NULL, k INTEGER NOT NULL,
+  prompt TEXT NOT NULL, seed INTEGER,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '', latency_ms REAL NOT NULL DEFAULT 0,
+  image_path TEXT NOT NULL DEFAULT '', sha256 TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL, done_at TEXT NOT NULL DEFAULT '', PRIMARY KEY (run, item_id, k));
+CREATE TABLE cache(namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, updated_at TEXT NOT NULL,
+  PRIMARY KEY (namespace, key));
+INSERT INTO runs VALUES ('old', 'violin', 'abc123',
+  '{"api_key_env":"OPENAI_API_KEY","backend":"openai","endpoint":"http://127.0.0.1:55519","model":"m1","params":{}}',
+  '2024-05-01T00:00:00.000Z');
+INSERT INTO runs VALUES ('cmd', 'violin', 'abc123',
+  '{"backend":"command","cmd":"gen --out {out}","timeout_ms":600000}', '2024-05-01T00:00:00.000Z');
+INSERT INTO items(run, item_id, k, prompt, status, attempts, image_path, sha256, created_at, updated_at, done_at)
+  VALUES ('old', 'a', 0, 'p', 'done', 1, 'images/old/a__0.png', 'ff', 't', 't', 't');
+PRAGMA user_version = 1;
+)sql";
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST_F(StoreTest, AStoreOfSchemaOneIsUpgradedAndItsRunsResumeFromAnotherEndpoint) {
+  WriteSchemaV1Store(dir_);
+  auto s = Open();
+  auto old = s->FindRun("old").value();
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->identity, nlohmann::json({{"backend", "openai"}, {"model", "m1"}, {"params", nlohmann::json::object()}}));
+  EXPECT_EQ(old->connection,
+            nlohmann::json({{"endpoint", "http://127.0.0.1:55519"}, {"api_key_env", "OPENAI_API_KEY"}}));
+  EXPECT_EQ(s->FindRun("cmd").value()->identity, nlohmann::json({{"backend", "command"}, {"cmd", "gen --out {out}"}}));
+  EXPECT_EQ(s->FindRun("cmd").value()->connection, nlohmann::json({{"timeout_ms", 600000}}));
+  // The run's done row stays done, and the same model on another port resumes it.
+  RunInfo moved{"old", "violin", "abc123", old->identity, "", {{"endpoint", "http://127.0.0.1:49005"}}};
+  EXPECT_EQ(s->OpenRun(moved).value(), RunOpening::kResumed);
+  EXPECT_EQ(s->Counts("old").value().done, 1u);
+  s.reset();
+  EXPECT_EQ(Open()->FindRun("old").value()->connection["endpoint"], "http://127.0.0.1:49005");
 }
 
 TEST_F(StoreTest, AFileThatIsNotADatabaseIsReportedAsCorrupt) {
