@@ -69,7 +69,8 @@ const CommandGroup kStore(32, [](Cli& cli) {
   show->footer(
       "identity: what every image of the run depends on (backend, model, size, parameters, command); a run\n"
       "resumes only with the same one. connection: where the model was reached the last time (endpoint, API\n"
-      "key variable name, timeouts, concurrency, rate); it may change between invocations. Nothing is written.\n"
+      "key variable name, timeouts, concurrency, rate); it may change between invocations. Nothing is written\n"
+      "(a store of an older visalign is upgraded in place, as every command that opens it does).\n"
       "Example:\n"
       "  visalign store show --store ./visalign-store --run gpt-image");
   cli.Bind(show, [&cli, a]() -> Status { return RunShow(cli, *a); });
