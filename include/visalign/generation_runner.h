@@ -68,6 +68,9 @@ struct RunSummary {
 
   nlohmann::json ToJson() const;
   std::string ToText() const;  // a short human summary (several lines)
+  // OK unless the run stopped early (same_failure): then InvalidArgument with that error, `where`
+  // (e.g. "run NAME"), and what to fix for that kind of error.
+  Status StoppedEarly(const std::string& where) const;
 };
 
 // The run's recorded connection for `backend` driven with `options`: backend.Connection() plus

@@ -126,6 +126,27 @@ std::string RunSummary::ToText() const {
   return s;
 }
 
+Status RunSummary::StoppedEarly(const std::string& where) const {
+  if (!same_failure) return Status::Ok();
+  std::string fix;
+  switch (same_failure->kind) {
+    case ErrorKind::kClient:
+      fix = "a request the server accepts (check --model, --size and --param; KEY=null removes a field visalign "
+            "sends by default, see docs/backends.md)";
+      break;
+    case ErrorKind::kCommand:
+      fix = "a --cmd that works: run it by hand for one prompt and check that it writes {out}";
+      break;
+    default:
+      fix = "a backend that works for these items";
+  }
+  return Status::InvalidArgument(fmt::format("stopped after {} different items failed with the same error: {}",
+                                             same_failure_items, same_failure->message),
+                                 where,
+                                 fix + "; then run the same command again (--retry-failed also retries the images "
+                                       "that failed)");
+}
+
 Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, const std::vector<WorkItem>& items,
                                  GenerationBackend& backend, const RunnerOptions& options,
                                  const std::atomic<bool>& stop) {

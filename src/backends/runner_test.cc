@@ -146,6 +146,11 @@ TEST_F(RunnerTest, TheSameNonRetryableErrorOnThreeItemsInARowStopsTheRun) {
       << s.ToText();
   EXPECT_EQ(s.ToJson()["stopped_early"]["error"], "HTTP 400: no");
   EXPECT_EQ(store_->Counts("r").value().pending, 7u);
+  Status st = s.StoppedEarly("run r");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.what(), "stopped after 3 different items failed with the same error: HTTP 400: no");
+  EXPECT_EQ(st.where(), "run r");
+  EXPECT_NE(st.expected().find("KEY=null removes a field"), std::string::npos) << st.ToString();
 }
 
 TEST_F(RunnerTest, ASuccessInBetweenStartsTheCountAgain) {
@@ -153,6 +158,7 @@ TEST_F(RunnerTest, ASuccessInBetweenStartsTheCountAgain) {
   options_.concurrency = 1;
   auto s = Run(Items({"bad", "bad", "ok", "bad", "bad", "ok", "bad"}), stop).value();
   EXPECT_FALSE(s.same_failure.has_value());
+  EXPECT_TRUE(s.StoppedEarly("run r").ok());
   EXPECT_EQ(s.done, 2u);
   EXPECT_EQ(s.failed, 5u);
   EXPECT_EQ(s.ToJson()["stopped_early"], nullptr);

@@ -179,6 +179,7 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
   }
   if (summary.interrupted)
     return Status::Interrupted("generation interrupted; run the same command again to resume");
+  VISALIGN_RETURN_IF_ERROR(summary.StoppedEarly("run " + a.run));
   if (summary.failed > 0)
     return Status::Unavailable(fmt::format("{} images failed (first: {})", summary.failed,
                                            summary.failures.empty() ? "" : summary.failures.front().error),

@@ -127,19 +127,6 @@ std::optional<double> Cost(const GenerateArgs& a, size_t images) {
   return *a.price_per_image * static_cast<double>(images);
 }
 
-// What to do when the same error stopped the run early, by the kind of error.
-std::string SameFailureAdvice(backends::ErrorKind kind) {
-  switch (kind) {
-    case backends::ErrorKind::kClient:
-      return "a request the server accepts (check --model, --size and --param; KEY=null removes a field visalign "
-             "sends by default, see docs/backends.md)";
-    case backends::ErrorKind::kCommand:
-      return "a --cmd that works: run it by hand for one prompt and check that it writes {out}";
-    default:
-      return "a backend that works for these items";
-  }
-}
-
 // --dry-run: what the invocation would do, without a request or a write (an existing store is
 // only read).
 Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends::WorkItem>& work,
@@ -267,13 +254,7 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     return Status::Interrupted(
         fmt::format("interrupted with {} images left pending; run the same command again to resume",
                     summary.left_pending));
-  if (summary.same_failure)
-    return Status::InvalidArgument(
-        fmt::format("stopped after {} different items failed with the same error: {}", summary.same_failure_items,
-                    summary.same_failure->message),
-        "run " + a.run,
-        SameFailureAdvice(summary.same_failure->kind) +
-            "; then run the same command again (--retry-failed also retries the images that failed)");
+  VISALIGN_RETURN_IF_ERROR(summary.StoppedEarly("run " + a.run));
   if (summary.failed > 0)
     return Status::Unavailable(fmt::format("{} of {} images failed", summary.failed, summary.selected),
                                "run " + a.run, "see the failures above; --retry-failed retries them");
