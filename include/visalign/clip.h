@@ -108,6 +108,9 @@ std::string RandomWeightsLabel(const ClipConfig& config);
 struct ClipLoadOptions {
   // Encode* split their input into chunks of at most this many items (bounds activation memory).
   int max_batch = 64;
+  // Encode* calls of more than one chunk show the shared progress display ("clip images",
+  // "clip texts"; visalign/progress.h).
+  bool show_progress = false;
 };
 
 class ClipModel {

@@ -239,7 +239,9 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
       std::fprintf(stderr, "warning: run %s has %zu failed and %zu pending images; they are not analyzed\n",
                    run.c_str(), counts.failed, counts.pending);
   }
-  VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, clip::LoadClipModel(a.clip_model));
+  clip::ClipLoadOptions clip_options;
+  clip_options.show_progress = !cli.global().json;
+  VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, clip::LoadClipModel(a.clip_model, clip_options));
   const clip::ClipConfig& clip_config = model.config();
   if (clip_config.random)
     std::fprintf(stderr, "warning: --clip-model %s has weights %s\n", a.clip_model.c_str(),

@@ -60,6 +60,7 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
   }
   ClipLoadOptions options;
   options.max_batch = a.batch;
+  options.show_progress = !cli.global().json;
   Result<ClipModel> model = LoadClipModel(a.model, options);
   if (!model.ok()) return model.status().WithContext("--clip-model");
   std::vector<imaging::Image> images;

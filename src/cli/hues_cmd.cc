@@ -484,7 +484,9 @@ void AddRun(Cli& cli, CLI::App* g) {
       VISALIGN_ASSIGN_OR_RETURN(auto nonsense, DefaultNonsenseVocabulary());
       for (const NonsenseWord& n : nonsense) words.push_back(n.word);
     }
-    auto model = clip::LoadClipModel(a->model);
+    clip::ClipLoadOptions clip_options;
+    clip_options.show_progress = !cli.global().json;
+    auto model = clip::LoadClipModel(a->model, clip_options);
     if (!model.ok()) return model.status().WithContext("--clip-model");
     if (model->config().random)
       spdlog::warn("--clip-model {} has weights {}", a->model, clip::RandomWeightsLabel(model->config()));

@@ -13,6 +13,7 @@
 #include "visalign/clip.h"
 #include "visalign/io.h"
 #include "visalign/parallel.h"
+#include "visalign/progress.h"
 
 namespace visalign::clip {
 
@@ -22,6 +23,7 @@ struct ClipModel::Impl {
   ClipLoadOptions options;
   mutable std::mutex fingerprint_mutex;
   mutable std::optional<std::string> fingerprint;
+  bool ShowProgress(int count) const { return options.show_progress && count > options.max_batch; }
 };
 
 namespace {
@@ -37,7 +39,7 @@ constexpr int kMinItemsPerThread = 4;
 // threads are descheduled at different times) and single-threaded GEMMs at full efficiency. Small
 // batches run each operation on all threads (oneDNN and the OpenMP loops of kernels.cc).
 template <typename EncodeChunk>
-Matrix Chunked(int count, int embed_dim, int max_batch, EncodeChunk encode_chunk) {
+Matrix Chunked(int count, int embed_dim, int max_batch, EncodeChunk encode_chunk, Progress& progress) {
   const int threads = ThreadCount();
   const int slices = count >= kMinItemsPerThread * threads ? threads : 1;
   const int threads_per_slice = slices > 1 ? 1 : threads;
@@ -53,6 +55,7 @@ Matrix Chunked(int count, int embed_dim, int max_batch, EncodeChunk encode_chunk
           const int end = std::min(slice_end, begin + slice_batch);
           const Matrix part = encode_chunk(begin, end);
           std::copy(part.data.begin(), part.data.end(), out.row(begin));
+          progress.Add(static_cast<uint64_t>(end - begin));
         }
       },
       slices);
@@ -140,16 +143,22 @@ Result<Matrix> ClipModel::EncodeTokens(const std::vector<std::vector<int32_t>>& 
     padded[i].resize(static_cast<size_t>(t.context_length), kPadToken);
   }
   const int count = static_cast<int>(padded.size());
-  return Chunked(count, embed_dim(), impl_->options.max_batch, [&](int begin, int end) {
-    const std::vector<std::vector<int32_t>> chunk(padded.begin() + begin, padded.begin() + end);
-    return EncodeText(impl_->config, impl_->weights, chunk, ForwardOptions{});
-  });
+  Progress progress("clip texts", static_cast<uint64_t>(count), impl_->ShowProgress(count));
+  return Chunked(
+      count, embed_dim(), impl_->options.max_batch,
+      [&](int begin, int end) {
+        const std::vector<std::vector<int32_t>> chunk(padded.begin() + begin, padded.begin() + end);
+        return EncodeText(impl_->config, impl_->weights, chunk, ForwardOptions{});
+      },
+      progress);
 }
 
 Result<Matrix> ClipModel::EncodeImages(const std::vector<imaging::Image>& images) const {
   const int count = static_cast<int>(images.size());
   const int max_batch = impl_->options.max_batch;
-  // Preprocess per chunk so memory stays bounded for long image lists.
+  // Preprocess per chunk so memory stays bounded for long image lists (each chunk is one
+  // EncodePixels call, too small for a display of its own).
+  Progress progress("clip images", static_cast<uint64_t>(count), impl_->ShowProgress(count));
   Matrix out(count, embed_dim());
   for (int begin = 0; begin < count; begin += max_batch) {
     const int end = std::min(count, begin + max_batch);
@@ -158,6 +167,7 @@ Result<Matrix> ClipModel::EncodeImages(const std::vector<imaging::Image>& images
     if (!pixels.ok()) return pixels.status();
     VISALIGN_ASSIGN_OR_RETURN(Matrix part, EncodePixels(*pixels));
     std::copy(part.data.begin(), part.data.end(), out.row(begin));
+    progress.Add(static_cast<uint64_t>(end - begin));
   }
   return out;
 }
@@ -168,11 +178,16 @@ Result<Matrix> ClipModel::EncodePixels(const Matrix& pixels) const {
     return Status::InvalidArgument(fmt::format("pixel matrix has {} columns", pixels.cols), "EncodePixels",
                                    fmt::format("3 * {} * {} = {} floats per image (CHW)", s, s, 3 * s * s));
   }
-  return Chunked(pixels.rows, embed_dim(), impl_->options.max_batch, [&](int begin, int end) {
-    Matrix chunk(end - begin, pixels.cols);
-    std::copy(pixels.row(begin), pixels.row(begin) + static_cast<size_t>(end - begin) * pixels.cols, chunk.data.begin());
-    return EncodeVision(impl_->config, impl_->weights, chunk, ForwardOptions{});
-  });
+  Progress progress("clip images", static_cast<uint64_t>(pixels.rows), impl_->ShowProgress(pixels.rows));
+  return Chunked(
+      pixels.rows, embed_dim(), impl_->options.max_batch,
+      [&](int begin, int end) {
+        Matrix chunk(end - begin, pixels.cols);
+        std::copy(pixels.row(begin), pixels.row(begin) + static_cast<size_t>(end - begin) * pixels.cols,
+                  chunk.data.begin());
+        return EncodeVision(impl_->config, impl_->weights, chunk, ForwardOptions{});
+      },
+      progress);
 }
 
 Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoadOptions& options) {
