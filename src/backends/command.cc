@@ -88,10 +88,11 @@ std::string Tail(std::string_view s, size_t n, const std::string& scrub, std::st
 
 // The last non-empty line of `s`.
 std::string_view LastLine(std::string_view s) {
-  size_t e = s.find_last_not_of(" \t\r\n");
-  if (e == std::string_view::npos) return {};
-  size_t b = s.find_last_of("\r\n", e);
-  return s.substr(b == std::string_view::npos ? 0 : b + 1, e - (b == std::string_view::npos ? 0 : b + 1) + 1);
+  const size_t end = s.find_last_not_of(" \t\r\n");
+  if (end == std::string_view::npos) return {};
+  const size_t newline = s.find_last_of("\r\n", end);
+  const size_t start = newline == std::string_view::npos ? 0 : newline + 1;
+  return s.substr(start, end + 1 - start);
 }
 
 // How one run of the command ended.

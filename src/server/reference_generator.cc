@@ -80,7 +80,8 @@ struct FieldRule {
   std::vector<std::string_view> values;
 };
 
-const std::vector<FieldRule>& AcceptedFields(ApiFlavor api) {
+// The fields `api` accepts; nullptr: any field.
+const std::vector<FieldRule>* AcceptedFields(ApiFlavor api) {
   static const std::vector<FieldRule> kGptImage1 = {{"model", {}},
                                                     {"prompt", {}},
                                                     {"n", {}},
@@ -99,13 +100,12 @@ const std::vector<FieldRule>& AcceptedFields(ApiFlavor api) {
                                                  {"style", {"vivid", "natural"}},
                                                  {"response_format", {"url", "b64_json"}},
                                                  {"user", {}}};
-  static const std::vector<FieldRule> kAny;
   switch (api) {
-    case ApiFlavor::kGptImage1: return kGptImage1;
-    case ApiFlavor::kDallE3: return kDallE3;
+    case ApiFlavor::kGptImage1: return &kGptImage1;
+    case ApiFlavor::kDallE3: return &kDallE3;
     case ApiFlavor::kGeneric: break;
   }
-  return kAny;
+  return nullptr;
 }
 
 // "'a', 'b', and 'c'", as OpenAI lists supported values.
@@ -122,11 +122,11 @@ std::string QuotedList(const std::vector<std::string_view>& values) {
 // Answers HTTP 400 as the imitated API would when `body` has a field it does not accept or a
 // value it does not allow; true if it did.
 bool RejectFields(ApiFlavor api, const nlohmann::json& body, httplib::Response& res) {
-  if (api == ApiFlavor::kGeneric) return false;
-  const std::vector<FieldRule>& rules = AcceptedFields(api);
+  const std::vector<FieldRule>* rules = AcceptedFields(api);
+  if (!rules) return false;
   for (const auto& [key, value] : body.items()) {
-    auto rule = std::find_if(rules.begin(), rules.end(), [&](const FieldRule& r) { return r.name == key; });
-    if (rule == rules.end()) {
+    auto rule = std::find_if(rules->begin(), rules->end(), [&](const FieldRule& r) { return r.name == key; });
+    if (rule == rules->end()) {
       SetError(res, 400, fmt::format("Unknown parameter: '{}'.", key), key, "unknown_parameter");
       return true;
     }
