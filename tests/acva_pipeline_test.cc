@@ -253,13 +253,13 @@ TEST_F(AcvaPipeline, RunGeneratesJudgesAndAnalyzesSeveralRunModelPairs) {
 TEST_F(AcvaPipeline, RunRefusesModelsThatDoNotPairWithRuns) {
   auto r = RunVisalign(Args({"acva", "run", "--run", "x", "--run", "y", "--model", "varied", "--endpoint",
                              server_->url(), "--judge-endpoint", server_->url(), "--judge-model", "pairs",
-                             "--clip-model", ClipFixture()}));
+                             "--clip-model", ClipFixture(), "--out", (*dir_ / "unpaired").string()}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: 1 --model for 2 --run (--model): one --model per --run, paired in order\n");
   std::ofstream(*dir_ / "bad-runs.jsonl") << R"({"run": "x", "modle": "varied"})" << "\n";
   auto bad = RunVisalign(Args({"acva", "run", "--runs-file", (*dir_ / "bad-runs.jsonl").string(), "--endpoint",
                                server_->url(), "--judge-endpoint", server_->url(), "--judge-model", "pairs",
-                               "--clip-model", ClipFixture()}));
+                               "--clip-model", ClipFixture(), "--out", (*dir_ / "unpaired").string()}));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("unknown field \"modle\""), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("bad-runs.jsonl:1"), std::string::npos) << bad.err;

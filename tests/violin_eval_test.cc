@@ -174,7 +174,7 @@ TEST_F(ViolinEval, OldModelSpellingsWorkWithADeprecationWarning) {
 TEST_F(ViolinEval, BadEvaluationOptionsAreOneLineErrors) {
   const std::vector<std::vector<std::string>> bad = {
       {"--split", "validation"}, {"--by", "colour"}, {"--missing", "zero"},
-      {"--background", "transparent-ish"}, {"--resamples", "5"}};
+      {"--background", "transparent-ish"}, {"--bootstrap", "5"}};
   for (const auto& extra : bad) {
     std::vector<std::string> args = {"violin", "evaluate", "--dataset", Dataset().string(), "--images",
                                      (Dataset() / "images").string(), "--out", (dir_ / "x").string()};

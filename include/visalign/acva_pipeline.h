@@ -189,6 +189,7 @@ Result<std::vector<nlohmann::json>> ReadItems(const std::filesystem::path& items
 // each distinct request is not JSON), "+refuse" (always a refusal), "+refuse-metaphor" (refuses only
 // metaphor questions), "+slow" (waits slow_ms before answering).
 struct ReferenceServerOptions {
+  std::string host = "127.0.0.1";
   int port = 0;  // 0: any free port
   int slow_ms = 3000;
 };

@@ -32,7 +32,7 @@ struct GenerateArgs {
   BackendArgs backend{.name = "openai"};
   std::string language = "zh", prompt_template = "{word}";
   int samples = 3, concurrency = 4, max_attempts = 5;
-  std::optional<int64_t> seed;
+  int64_t seed = 0;
   double rate = 0;
   bool retry_failed = false;
 };
@@ -46,7 +46,7 @@ struct JudgeArgs {
 };
 
 struct AnalyzeArgs {
-  std::string clip_model, out = "acva-results";
+  std::string clip_model, out;
   double pass_threshold = 0.6, cluster_threshold = 0.25;
   bool pooled_medians = false;
   int bootstrap = 2000;
@@ -89,7 +89,8 @@ void AddGenerateOptions(CLI::App* app, GenerateArgs& a) {
   app->add_option("--prompt-template", a.prompt_template, "Prompt template; placeholders {word} {gloss} {id}")
       ->capture_default_str();
   app->add_option("--samples", a.samples, "Images per concept (K)")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--seed", a.seed, "Base seed (sample k gets seed + k); unseeded if omitted");
+  app->add_option("--seed", a.seed, "Base seed: sample k of every concept gets seed + k ({seed} in --param/--cmd)")
+      ->capture_default_str();
   app->add_option("--concurrency", a.concurrency, "Generation requests in flight")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -125,7 +126,7 @@ void AddJudgeOptions(CLI::App* app, JudgeArgs& a, bool endpoint_required) {
 
 void AddAnalyzeOptions(CLI::App* app, AnalyzeArgs& a) {
   app->add_option("--clip-model", a.clip_model, "CLIP model directory for image and metaphor embeddings")->required();
-  app->add_option("--out", a.out, "Output folder: summary.{json,csv,md}, items.jsonl")->capture_default_str();
+  app->add_option("--out", a.out, "Output folder: summary.{json,csv,md}, items.jsonl")->required();
   app->add_option("--pass-threshold", a.pass_threshold, "Adequacy needed to pass")->capture_default_str();
   app->add_option("--cluster-threshold", a.cluster_threshold,
                   "Cosine distance up to which metaphor clusters merge (average linkage)")
@@ -175,7 +176,7 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
     j["run"] = a.run;
     PrintJson(j);
   } else if (!cli.global().json) {
-    std::fprintf(stderr, "generate %s: %s\n", a.run.c_str(), summary.ToText().c_str());
+    std::printf("generate %s: %s\n", a.run.c_str(), summary.ToText().c_str());
   }
   if (summary.interrupted)
     return Status::Interrupted("generation interrupted; run the same command again to resume");
@@ -212,10 +213,9 @@ Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva:
   VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, acva::JudgeRuns(store, set, a.runs, config, transport, stop));
   const acva::JudgeStats& s = outcome.stats;
   if (!cli.global().json)
-    std::fprintf(stderr,
-                 "judge: %zu images, %zu questions (%zu distinct): %zu cached, %zu asked (%zu requests), %zu invalid, "
-                 "%zu failed\n",
-                 s.images, s.questions, s.distinct, s.cached, s.asked, s.requests, s.invalid, s.failed);
+    std::printf("judge: %zu images, %zu questions (%zu distinct): %zu cached, %zu asked (%zu requests), %zu invalid, "
+                "%zu failed\n",
+                s.images, s.questions, s.distinct, s.cached, s.asked, s.requests, s.invalid, s.failed);
   if (s.interrupted) return Status::Interrupted("judging interrupted; answers so far are cached, rerun to continue");
   if (s.failed > 0)
     return Status::Unavailable(fmt::format("{} judge questions failed (first: {})", s.failed, s.errors.front()),
@@ -480,14 +480,19 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     auto options = std::make_shared<acva::ReferenceServerOptions>();
     CLI::App* s = g->add_subcommand("reference-server",
                                     "Local reference image generator + deterministic VLM judge (tests, demos)");
-    s->add_option("--port", options->port, "TCP port on 127.0.0.1 (0 = any free port)")->capture_default_str();
+    auto port_file = std::make_shared<std::string>();
+    s->add_option("--host", options->host, "Address to listen on")->capture_default_str();
+    s->add_option("--port", options->port, "Port (0 = any free port; see --port-file)")->capture_default_str();
+    s->add_option("--port-file", *port_file, "Write the port number to this file once listening");
     s->add_option("--slow-ms", options->slow_ms, "Delay of judge models with the +slow suffix")->capture_default_str();
     s->footer(
         "POST /v1/images/generations with model varied | mono | mixed; POST /v1/chat/completions answers from the\n"
         "image content (judge model any name; suffixes +fenced +garbage-once +refuse +refuse-metaphor +slow inject\n"
         "faults). Prints `listening on http://127.0.0.1:PORT` and serves until interrupted. See docs/acva.md.");
-    cli.Bind(s, [options]() -> Status {
+    cli.Bind(s, [options, port_file]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(auto server, acva::ReferenceServer::Start(*options));
+      if (!port_file->empty())
+        VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(*port_file, std::to_string(server->port()) + "\n"));
       std::printf("listening on %s\n", server->url().c_str());
       std::fflush(stdout);
       backends::InterruptHandler interrupt;

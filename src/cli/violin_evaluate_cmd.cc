@@ -192,10 +192,10 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
   ev->add_option("--background", ea->background,
                  "Colour transparent pixels are composited over, or none to score their stored RGB")
       ->capture_default_str();
-  ev->add_option("--resamples", ea->resamples, "Bootstrap resamples of the overall rows' 95% intervals")
+  ev->add_option("--bootstrap", ea->resamples, "Bootstrap resamples of the overall rows' 95% intervals")
       ->check(CLI::Range(100, 1000000))
       ->capture_default_str();
-  ev->add_option("--seed", ea->seed, "Seed of the bootstrap (same seed, same intervals)")->capture_default_str();
+  ev->add_option("--bootstrap-seed", ea->seed, "Bootstrap seed (same seed, same intervals)")->capture_default_str();
   ev->add_flag("--strict", ea->strict, "Exit with an error (code 2) if any item is missing or any image is unreadable");
   ev->footer(
       "Rows: one per (model, variation, language, notation), the shape of the published VIOLIN tables; values are\n"

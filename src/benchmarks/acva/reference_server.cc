@@ -22,7 +22,6 @@ constexpr int kCodeStep = 50;        // code pixel channel value per unit
 constexpr uint8_t kBiasFlag = 200;   // code pixel blue channel: the judge always picks the first word
 constexpr int kVariants = 3;
 constexpr size_t kPromptHashBytes = 6;  // drawn into pixels (1, 0) and (2, 0)
-constexpr const char* kLocalhost = "127.0.0.1";
 constexpr std::chrono::milliseconds kStartPoll{2};
 constexpr std::chrono::seconds kStartTimeout{10};
 
@@ -118,16 +117,17 @@ class Server final : public ReferenceServer {
   ~Server() override { Stop(); }
 
   Status Listen() {
-    port_ = options_.port > 0 ? (server_.bind_to_port(kLocalhost, options_.port) ? options_.port : -1)
-                              : server_.bind_to_any_port(kLocalhost);
+    const char* host = options_.host.c_str();
+    port_ = options_.port > 0 ? (server_.bind_to_port(host, options_.port) ? options_.port : -1)
+                              : server_.bind_to_any_port(host);
     if (port_ <= 0)
-      return Status::Unavailable("cannot listen on 127.0.0.1:" + std::to_string(options_.port), "--port",
+      return Status::Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port), "port",
                                  "a free TCP port");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
     while (!server_.is_running()) {
       if (std::chrono::steady_clock::now() > deadline)
-        return Status::Unavailable("server on 127.0.0.1:" + std::to_string(port_) + " did not start", "--port",
+        return Status::Unavailable("server on " + options_.host + ":" + std::to_string(port_) + " did not start", "port",
                                    "a free TCP port");
       std::this_thread::sleep_for(kStartPoll);
     }
@@ -135,7 +135,7 @@ class Server final : public ReferenceServer {
   }
 
   int port() const override { return port_; }
-  std::string url() const override { return std::string("http://") + kLocalhost + ":" + std::to_string(port_); }
+  std::string url() const override { return "http://" + options_.host + ":" + std::to_string(port_); }
   size_t chat_requests() const override { return chat_requests_.load(); }
   size_t image_requests() const override { return image_requests_.load(); }
   void Stop() override {
