@@ -250,6 +250,20 @@ TEST_F(AcvaPipeline, RunGeneratesJudgesAndAnalyzesSeveralRunModelPairs) {
   EXPECT_EQ(json::parse(again.out)["models"], s["models"]);
 }
 
+// The generation commands share their run-control vocabulary: --filter and --limit select concepts
+// as `generate` selects items; unknown keys name the ones there are.
+TEST_F(AcvaPipeline, GenerateFiltersAndLimitsConcepts) {
+  auto r = RunVisalign(Args({"--json", "acva", "generate", "--run", "subset", "--endpoint", server_->url(), "--model",
+                             "varied", "--param", "seed={seed}", "--samples", "2", "--filter",
+                             "category=emotion", "--limit", "1", "--backoff", "0.01", "--grace", "1"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["selected"], 2);  // one emotion concept x 2 samples
+  auto bad = RunVisalign(Args({"acva", "generate", "--run", "subset2", "--endpoint", server_->url(), "--model",
+                               "varied", "--filter", "colour=red"}));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: unknown filter key \"colour\" (--filter colour=red): ids, category\n");
+}
+
 TEST_F(AcvaPipeline, RunRefusesModelsThatDoNotPairWithRuns) {
   auto r = RunVisalign(Args({"acva", "run", "--run", "x", "--run", "y", "--model", "varied", "--endpoint",
                              server_->url(), "--judge-endpoint", server_->url(), "--judge-model", "pairs",

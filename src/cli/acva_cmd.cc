@@ -31,10 +31,10 @@ struct GenerateArgs {
   std::string run;
   BackendArgs backend{.name = "openai"};
   std::string language = "zh", prompt_template = "{word}";
-  int samples = 3, concurrency = 4, max_attempts = 5;
+  RunControlArgs control;
+  std::vector<std::string> filters;
+  int samples = 3;
   int64_t seed = 0;
-  double rate = 0;
-  bool retry_failed = false;
 };
 
 struct JudgeArgs {
@@ -91,13 +91,10 @@ void AddGenerateOptions(CLI::App* app, GenerateArgs& a) {
   app->add_option("--samples", a.samples, "Images per concept (K)")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--seed", a.seed, "Base seed: sample k of every concept gets seed + k ({seed} in --param/--cmd)")
       ->capture_default_str();
-  app->add_option("--concurrency", a.concurrency, "Generation requests in flight")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app->add_option("--rate", a.rate, "Generation requests per second (0 = unlimited)")->capture_default_str();
-  app->add_option("--max-attempts", a.max_attempts, "Attempts per image")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--timeout", a.backend.timeout_s, "Seconds per generation request")->capture_default_str();
-  app->add_flag("--retry-failed", a.retry_failed, "Retry images that failed in earlier invocations");
+  AddRunControlOptions(app, a.control, a.backend, "concepts");
+  app->add_option("--filter", a.filters,
+                  "Subset of concepts: ids=ID[,ID...] or category=NAME[,NAME...] (repeatable; several keys in one: "
+                  "category=emotion,ids=love)");
 }
 
 void AddJudgeOptions(CLI::App* app, JudgeArgs& a, bool endpoint_required) {
@@ -150,6 +147,25 @@ Result<acva::ConceptSet> LoadSet(const SetArgs& a) {
   return acva::LoadConceptSet(concepts, pairs);
 }
 
+// The concepts --filter (ids, category) and --limit (the first N after filtering) select; every
+// concept when neither is given. Pairs are kept only when both concepts are selected.
+Result<acva::ConceptSet> SelectConcepts(const acva::ConceptSet& set, const std::vector<std::string>& filter_args,
+                                        int limit) {
+  VISALIGN_ASSIGN_OR_RETURN(Filters filters, ParseFilters(filter_args, {"ids", "category"}));
+  acva::ConceptSet out = set;
+  out.concepts.clear();
+  for (const acva::Concept& c : set.concepts) {
+    if (filters.count("ids") && !filters["ids"].count(c.id)) continue;
+    if (filters.count("category") && !filters["category"].count(std::string(acva::CategoryName(c.category)))) continue;
+    if (limit > 0 && static_cast<int>(out.concepts.size()) >= limit) break;
+    out.concepts.push_back(c);
+  }
+  if (out.concepts.empty())
+    return Status::InvalidArgument("no concept left after --filter/--limit", "--filter",
+                                   "concept ids or categories of the concept set (see `visalign acva validate`)");
+  return out;
+}
+
 // Generates the run; with `print_json`, the runner's summary goes to stdout as JSON.
 Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& set, store::RunStore& store,
                 const std::atomic<bool>& stop, bool print_json) {
@@ -159,15 +175,10 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
   config.prompt_template = a.prompt_template;
   config.samples = a.samples;
   config.seed = a.seed;
-  VISALIGN_ASSIGN_OR_RETURN(auto items, acva::GenerationItems(set, config));
+  VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet selected, SelectConcepts(set, a.filters, a.control.limit));
+  VISALIGN_ASSIGN_OR_RETURN(auto items, acva::GenerationItems(selected, config));
   VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(a.backend, store, "visalign acva generate --help"));
-  backends::RunnerOptions options;
-  options.concurrency = a.concurrency;
-  options.rate = a.rate;
-  options.retry.max_attempts = a.max_attempts;
-  options.retry_failed = a.retry_failed;
-  options.progress = !cli.global().json;
-  options.label = "generate " + a.run;
+  backends::RunnerOptions options = RunnerOptionsFrom(a.control, !cli.global().json, "generate " + a.run);
   store::RunInfo info{a.run, "acva", acva::GenerationFingerprint(set, config), {}, ""};
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
                             backends::RunGeneration(store, info, items, *backend, options, stop));

@@ -1,5 +1,7 @@
 #include "cli/backend_options.h"
 
+#include <algorithm>
+
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +55,68 @@ void AddBackendOptions(CLI::App* app, BackendArgs& backend) {
   app->add_option("--cmd", backend.cmd,
                   "command: argv template with {prompt} {out} {out_stem} {seed} {id} {k}; no shell. {out} ends in "
                   ".png; {out_stem} is the same path without extension (write {out_stem}.jpg, .webp ...)");
+}
+
+void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backend, const std::string& limit_what) {
+  app->add_option("--concurrency", run.concurrency, "Requests in flight")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--rate", run.rate, "Requests per second (token bucket; 0 = unlimited)")->capture_default_str();
+  app->add_option("--max-attempts", run.max_attempts, "Attempts per image in this invocation")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--backoff", run.backoff_s, "First retry delay in seconds (doubles per retry, with jitter)")
+      ->capture_default_str();
+  app->add_option("--max-backoff", run.max_backoff_s, "Longest retry delay in seconds")->capture_default_str();
+  app->add_option("--timeout", backend.timeout_s, "Per-request (or per-command) timeout in seconds")
+      ->capture_default_str();
+  app->add_option("--connect-timeout", backend.connect_timeout_s, "HTTP connect timeout in seconds")
+      ->capture_default_str();
+  app->add_option("--grace", run.grace_s, "After Ctrl-C, seconds in-flight requests may finish")->capture_default_str();
+  app->add_flag("--retry-failed", run.retry_failed, "Also retry images that failed in earlier invocations");
+  app->add_option("--limit", run.limit, "At most N " + limit_what + " (after filtering; 0 = all)")
+      ->capture_default_str();
+}
+
+Result<Filters> ParseFilters(const std::vector<std::string>& filters, const std::vector<std::string>& keys) {
+  std::string names;
+  for (const std::string& k : keys) names += (names.empty() ? "" : ", ") + k;
+  Filters out;
+  for (const std::string& f : filters) {
+    std::string key;
+    size_t start = 0;
+    while (start <= f.size()) {
+      size_t comma = f.find(',', start);
+      std::string tok = f.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? f.size() + 1 : comma + 1;
+      if (tok.empty()) continue;
+      size_t eq = tok.find('=');
+      if (eq != std::string::npos) {
+        key = tok.substr(0, eq);
+        tok = tok.substr(eq + 1);
+        if (std::find(keys.begin(), keys.end(), key) == keys.end())
+          return Status::InvalidArgument("unknown filter key \"" + key + "\"", "--filter " + f, names);
+      } else if (key.empty()) {
+        return Status::InvalidArgument("filter value \"" + tok + "\" has no key", "--filter " + f, "key=value[,value]");
+      }
+      out[key].insert(tok);
+    }
+  }
+  return out;
+}
+
+backends::RunnerOptions RunnerOptionsFrom(const RunControlArgs& run, bool progress, std::string label) {
+  backends::RunnerOptions options;
+  options.concurrency = run.concurrency;
+  options.rate = run.rate;
+  options.retry.max_attempts = run.max_attempts;
+  options.retry.initial_backoff = MillisFromSeconds(run.backoff_s);
+  options.retry.max_backoff = std::max(MillisFromSeconds(run.max_backoff_s), options.retry.initial_backoff);
+  options.retry_failed = run.retry_failed;
+  options.grace = MillisFromSeconds(run.grace_s);
+  options.progress = progress;
+  options.label = std::move(label);
+  return options;
 }
 
 Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs& backend, std::string_view help_command) {

@@ -5,12 +5,15 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "visalign/backends.h"
+#include "visalign/generation_runner.h"
 #include "visalign/status.h"
 #include "visalign/store.h"
 
@@ -26,6 +29,24 @@ struct BackendArgs {
 };
 
 backends::Millis MillisFromSeconds(double seconds);
+
+// How a generation command runs its requests, the same options with the same defaults in
+// `generate` and `acva generate`/`acva run`.
+struct RunControlArgs {
+  int concurrency = 4, max_attempts = 5, limit = 0;
+  double rate = 0, backoff_s = 1, max_backoff_s = 60, grace_s = 30;
+  bool retry_failed = false;
+};
+// Registers --concurrency, --rate, --max-attempts, --backoff, --max-backoff, --timeout,
+// --connect-timeout, --grace, --retry-failed and --limit (`limit_what` names the unit: items, concepts).
+void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backend, const std::string& limit_what);
+// --filter key=v1,v2[,key2=v3...] (repeatable): tokens without '=' add a value to the previous
+// key; a key outside `keys` is an error naming them.
+using Filters = std::map<std::string, std::set<std::string>>;
+Result<Filters> ParseFilters(const std::vector<std::string>& filters, const std::vector<std::string>& keys);
+
+// The runner options these describe, with progress and its label.
+backends::RunnerOptions RunnerOptionsFrom(const RunControlArgs& run, bool progress, std::string label);
 
 // Registers --endpoint, --model, --api-key-env, --size, --param (openai) and --cmd (command).
 // --backend, --path and --timeout are left to the command: their defaults and wording differ.

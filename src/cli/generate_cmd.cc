@@ -26,42 +26,12 @@ struct GenerateArgs {
   std::string dataset, run, store = "./visalign-store";
   BackendArgs backend;
   std::vector<std::string> filters;
-  int samples = 1, concurrency = 4, max_attempts = 5, limit = 0;
-  double rate = 0, backoff_s = 1, max_backoff_s = 60, grace_s = 30;
+  RunControlArgs control;
+  int samples = 1;
   int64_t seed = 0;
-  bool retry_failed = false, dry_run = false;
+  bool dry_run = false;
   std::optional<double> price_per_image;  // USD
 };
-
-// --filter key=v1,v2[,key2=v3...]: tokens without '=' add a value to the previous key.
-Result<std::map<std::string, std::set<std::string>>> ParseFilters(const std::vector<std::string>& filters) {
-  static const std::set<std::string> kKeys = {"variation", "split", "language", "ids", "notation",
-                                              "layout", "prompt_split", "hue_split1", "hue_split2"};
-  std::map<std::string, std::set<std::string>> out;
-  for (const std::string& f : filters) {
-    std::string key;
-    size_t start = 0;
-    while (start <= f.size()) {
-      size_t comma = f.find(',', start);
-      std::string tok = f.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      start = comma == std::string::npos ? f.size() + 1 : comma + 1;
-      if (tok.empty()) continue;
-      size_t eq = tok.find('=');
-      if (eq != std::string::npos) {
-        key = tok.substr(0, eq);
-        tok = tok.substr(eq + 1);
-        if (!kKeys.count(key))
-          return Status::InvalidArgument("unknown filter key \"" + key + "\"", "--filter " + f,
-                                         "variation, split, language, ids, notation, layout, prompt_split, "
-                                         "hue_split1, hue_split2");
-      } else if (key.empty()) {
-        return Status::InvalidArgument("filter value \"" + tok + "\" has no key", "--filter " + f, "key=value[,value]");
-      }
-      out[key].insert(tok);
-    }
-  }
-  return out;
-}
 
 bool Matches(const violin::ManifestItem& it, const std::map<std::string, std::set<std::string>>& filters) {
   for (const auto& [key, values] : filters) {
@@ -93,32 +63,18 @@ Status CheckRanges(const GenerateArgs& a) {
     return Status::Ok();
   };
   VISALIGN_RETURN_IF_ERROR(positive(a.samples >= 1, "--samples", std::to_string(a.samples)));
-  VISALIGN_RETURN_IF_ERROR(positive(a.concurrency >= 1, "--concurrency", std::to_string(a.concurrency)));
-  VISALIGN_RETURN_IF_ERROR(positive(a.max_attempts >= 1, "--max-attempts", std::to_string(a.max_attempts)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.control.concurrency >= 1, "--concurrency", std::to_string(a.control.concurrency)));
+  VISALIGN_RETURN_IF_ERROR(positive(a.control.max_attempts >= 1, "--max-attempts", std::to_string(a.control.max_attempts)));
   VISALIGN_RETURN_IF_ERROR(positive(a.backend.timeout_s > 0, "--timeout", fmt::format("{}", a.backend.timeout_s)));
   VISALIGN_RETURN_IF_ERROR(positive(a.backend.connect_timeout_s > 0, "--connect-timeout",
                                       fmt::format("{}", a.backend.connect_timeout_s)));
-  VISALIGN_RETURN_IF_ERROR(positive(a.backoff_s > 0, "--backoff", fmt::format("{}", a.backoff_s)));
-  if (a.rate < 0 || a.limit < 0 || a.grace_s < 0)
+  VISALIGN_RETURN_IF_ERROR(positive(a.control.backoff_s > 0, "--backoff", fmt::format("{}", a.control.backoff_s)));
+  if (a.control.rate < 0 || a.control.limit < 0 || a.control.grace_s < 0)
     return Status::InvalidArgument("negative --rate, --limit or --grace", "command line", "values >= 0");
   if (a.price_per_image && !(*a.price_per_image >= 0))
     return Status::InvalidArgument(fmt::format("--price-per-image {}", *a.price_per_image), "--price-per-image",
                                    "a price in USD >= 0");
   return Status::Ok();
-}
-
-backends::RunnerOptions RunnerOptionsFrom(const Cli& cli, const GenerateArgs& a) {
-  backends::RunnerOptions options;
-  options.concurrency = a.concurrency;
-  options.rate = a.rate;
-  options.retry.max_attempts = a.max_attempts;
-  options.retry.initial_backoff = MillisFromSeconds(a.backoff_s);
-  options.retry.max_backoff = std::max(MillisFromSeconds(a.max_backoff_s), options.retry.initial_backoff);
-  options.retry_failed = a.retry_failed;
-  options.grace = MillisFromSeconds(a.grace_s);
-  options.progress = !cli.global().json;
-  options.label = "generate " + a.run;
-  return options;
 }
 
 // "$0.48" for `images` at the --price-per-image, or nullopt without one.
@@ -132,7 +88,7 @@ std::optional<double> Cost(const GenerateArgs& a, size_t images) {
 Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends::WorkItem>& work,
               const store::RunInfo& wanted, const backends::RunnerOptions& options) {
   std::string status = "new", status_text = "new";
-  bool retry_failed = a.retry_failed;
+  bool retry_failed = a.control.retry_failed;
   std::vector<store::Row> rows;
   store::RunCounts counts;
   if (store::SqliteStoreExists(a.store)) {
@@ -205,14 +161,16 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
 Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
   VISALIGN_RETURN_IF_ERROR(CheckRanges(a));
   VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
-  VISALIGN_ASSIGN_OR_RETURN(auto filters, ParseFilters(a.filters));
+  VISALIGN_ASSIGN_OR_RETURN(auto filters, ParseFilters(a.filters, {"variation", "split", "language", "ids", "notation",
+                                                                      "layout", "prompt_split", "hue_split1",
+                                                                      "hue_split2"}));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<violin::ManifestItem> manifest, violin::LoadManifest(a.dataset));
   VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, violin::ManifestFingerprint(a.dataset));
   std::vector<backends::WorkItem> work;
   size_t items = 0;
   for (const violin::ManifestItem& it : manifest) {
     if (!Matches(it, filters)) continue;
-    if (a.limit > 0 && items >= static_cast<size_t>(a.limit)) break;
+    if (a.control.limit > 0 && items >= static_cast<size_t>(a.control.limit)) break;
     ++items;
     for (int k = 0; k < a.samples; ++k) work.push_back({it.id, it.prompt, k, ItemSeed(it.id, k, a.seed)});
   }
@@ -220,7 +178,7 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     return Status::InvalidArgument("no dataset item matches the filters", "--filter/--limit",
                                    "filters that select at least one item of " + a.dataset);
 
-  const backends::RunnerOptions options = RunnerOptionsFrom(cli, a);
+  const backends::RunnerOptions options = RunnerOptionsFrom(a.control, !cli.global().json, "generate " + a.run);
   const std::string help = "visalign generate --help";
   if (a.dry_run) {
     VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
@@ -276,20 +234,10 @@ const CommandGroup kGenerate(30, [](Cli& cli) {
   g->add_option("--samples", a->samples, "Images per item (k = 0..K-1)")->capture_default_str();
   g->add_option("--seed", a->seed, "Base seed: sample k of item i gets (FNV-1a(i) + k + seed) mod 2^31")
       ->capture_default_str();
-  g->add_option("--concurrency", a->concurrency, "Requests in flight")->capture_default_str();
-  g->add_option("--rate", a->rate, "Requests per second (token bucket; 0 = unlimited)")->capture_default_str();
-  g->add_option("--max-attempts", a->max_attempts, "Attempts per image in this invocation")->capture_default_str();
-  g->add_option("--backoff", a->backoff_s, "First retry delay in seconds (doubles per retry, with jitter)")
-      ->capture_default_str();
-  g->add_option("--max-backoff", a->max_backoff_s, "Longest retry delay in seconds")->capture_default_str();
-  g->add_option("--timeout", a->backend.timeout_s, "Per-request (or per-command) timeout in seconds")->capture_default_str();
-  g->add_option("--connect-timeout", a->backend.connect_timeout_s, "HTTP connect timeout in seconds")->capture_default_str();
-  g->add_option("--grace", a->grace_s, "After Ctrl-C, seconds in-flight requests may finish")->capture_default_str();
-  g->add_flag("--retry-failed", a->retry_failed, "Also retry images that failed in earlier invocations");
+  AddRunControlOptions(g, a->control, a->backend, "items");
   g->add_option("--filter", a->filters,
                 "Subset: key=value[,value...] with keys variation, split, language, ids, notation, layout, "
                 "prompt_split, hue_split1, hue_split2 (repeatable; several keys in one: variation=1,2,split=test)");
-  g->add_option("--limit", a->limit, "At most N items (after filtering; 0 = all)")->capture_default_str();
   g->add_flag("--dry-run", a->dry_run,
               "Print the run's identity and connection, the first request and how many images would be requested; "
               "request and write nothing");
