@@ -5,54 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "testing/cli_runner.h"
+#include "testing/commands.h"
 
 namespace visalign {
 namespace {
 
+using testing::CommandText;
 using testing::RunVisalign;
-using Path = std::vector<std::string>;
-
-std::string Joined(const Path& path) {
-  std::string out = "visalign";
-  for (const std::string& p : path) out += " " + p;
-  return out;
-}
-
-// The subcommands `visalign PATH --help` lists (empty for a leaf command).
-std::vector<std::string> Subcommands(const Path& path) {
-  Path args = path;
-  args.push_back("--help");
-  auto r = RunVisalign(args);
-  EXPECT_EQ(r.exit_code, 0) << Joined(path) << ": " << r.err;
-  std::istringstream lines(r.out);
-  std::vector<std::string> names;
-  bool listing = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line == "Subcommands:") {
-      listing = true;
-    } else if (listing && line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') {
-      names.push_back(line.substr(2, line.find(' ', 2) - 2));
-    } else if (listing) {
-      listing = false;
-    }
-  }
-  return names;
-}
-
-void Enumerate(const Path& path, std::vector<Path>& groups, std::vector<Path>& leaves) {
-  const std::vector<std::string> subs = Subcommands(path);
-  (subs.empty() ? leaves : groups).push_back(path);
-  for (const std::string& s : subs) {
-    Path child = path;
-    child.push_back(s);
-    Enumerate(child, groups, leaves);
-  }
-}
+using Path = testing::CommandPath;
 
 // One line starting with `prefix` and containing `where` (" (visalign CMD): "), exit code 2.
 void ExpectOneLine(const testing::RunResult& r, const std::string& prefix, const std::string& what,
@@ -66,27 +30,28 @@ void ExpectOneLine(const testing::RunResult& r, const std::string& prefix, const
 }
 
 TEST(CliErrors, EveryCommandAnswersBadInvocationsInOneLine) {
-  std::vector<Path> groups, leaves;
-  Enumerate({}, groups, leaves);
+  const testing::CommandTree tree = testing::ListCommands();
+  const std::vector<Path>& groups = tree.groups;
+  const std::vector<Path>& leaves = tree.leaves;
   ASSERT_GE(groups.size(), 6u);   // visalign, color, violin, hues, clip, acva, store, ...
   ASSERT_GE(leaves.size(), 25u);
   for (const Path& group : groups) {
     Path unknown = group;
     unknown.push_back("frobnicate");
-    ExpectOneLine(RunVisalign(unknown), "error: unknown command \"frobnicate\" (" + Joined(group) + "): one of ",
-                  Joined(unknown));
-    ExpectOneLine(RunVisalign(group), "error: missing command (" + Joined(group) + "): one of ", Joined(group));
+    ExpectOneLine(RunVisalign(unknown), "error: unknown command \"frobnicate\" (" + CommandText(group) + "): one of ",
+                  CommandText(unknown));
+    ExpectOneLine(RunVisalign(group), "error: missing command (" + CommandText(group) + "): one of ", CommandText(group));
   }
   // A leaf names the unknown option (even when a required argument is missing too) and itself,
   // and points at its help; a bad global value fails with the command named.
   for (const Path& leaf : leaves) {
-    const std::string where = " (" + Joined(leaf) + "): see `" + Joined(leaf) + " --help`";
+    const std::string where = " (" + CommandText(leaf) + "): see `" + CommandText(leaf) + " --help`";
     Path bad = leaf;
     bad.push_back("--no-such-option");
-    ExpectOneLine(RunVisalign(bad), "error: unknown option --no-such-option" + where, Joined(bad));
+    ExpectOneLine(RunVisalign(bad), "error: unknown option --no-such-option" + where, CommandText(bad));
     Path threads = leaf;
     threads.insert(threads.end(), {"--threads", "-1"});
-    ExpectOneLine(RunVisalign(threads), "error: ", Joined(threads), where);
+    ExpectOneLine(RunVisalign(threads), "error: ", CommandText(threads), where);
   }
 }
 

@@ -42,7 +42,7 @@ std::string VectorText(const float* v, int n) {
 }
 
 const char* ModelHelp() {
-  return "Model directory: open_clip_config.json or config.json (OpenCLIP or Hugging Face transformers CLIP) "
+  return "CLIP model directory: open_clip_config.json or config.json (OpenCLIP or Hugging Face transformers CLIP) "
          "plus open_clip_model.safetensors or model.safetensors";
 }
 
