@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "visalign/acva.h"
+#include "visalign/benchmarks/acva/acva.h"
 
 namespace visalign::acva {
 namespace {

@@ -18,7 +18,7 @@
 #include "clip/gemm.h"
 #include "clip/safetensors.h"
 #include "visalign/clip.h"
-#include "visalign/parallel.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::clip {
 namespace {

@@ -10,10 +10,10 @@
 #include <random>
 
 #include "server/reference_generator.h"
-#include "visalign/backends.h"
-#include "visalign/generation_runner.h"
-#include "visalign/io.h"
-#include "visalign/violin_dataset.h"
+#include "visalign/backends/backends.h"
+#include "visalign/backends/runner.h"
+#include "visalign/core/io.h"
+#include "visalign/benchmarks/violin/dataset.h"
 
 namespace visalign {
 namespace {

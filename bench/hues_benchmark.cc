@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <random>
 
-#include "visalign/hues.h"
-#include "visalign/io.h"
-#include "visalign/parallel.h"
+#include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::hues {
 namespace {

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
-#include "visalign/acva_pipeline.h"
+#include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/clip.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
 
 namespace visalign {

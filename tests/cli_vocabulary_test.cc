@@ -8,7 +8,7 @@
 
 #include "testing/cli_runner.h"
 #include "testing/commands.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign {
 namespace {

@@ -15,10 +15,10 @@
 
 #include "server/reference_generator.h"
 #include "testing/cli_runner.h"
-#include "visalign/imaging.h"
-#include "visalign/io.h"
+#include "visalign/imaging/image.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
-#include "visalign/violin_dataset.h"
+#include "visalign/benchmarks/violin/dataset.h"
 
 extern char** environ;
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign {
 namespace {

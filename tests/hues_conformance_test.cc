@@ -9,7 +9,7 @@
 #include <map>
 
 #include "testing/cli_runner.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
-#include "visalign/imaging.h"
-#include "visalign/io.h"
+#include "visalign/imaging/image.h"
+#include "visalign/core/io.h"
 
 namespace visalign {
 namespace {

@@ -9,9 +9,9 @@
 #include <map>
 
 #include "testing/cli_runner.h"
-#include "visalign/imaging.h"
-#include "visalign/io.h"
-#include "visalign/violin_manifest.h"
+#include "visalign/imaging/image.h"
+#include "visalign/core/io.h"
+#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign {
 namespace {

@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "visalign/imaging.h"
-#include "visalign/status.h"
+#include "visalign/imaging/image.h"
+#include "visalign/core/status.h"
 
 namespace visalign::clip {
 
@@ -109,7 +109,7 @@ struct ClipLoadOptions {
   // Encode* split their input into chunks of at most this many items (bounds activation memory).
   int max_batch = 64;
   // Encode* calls of more than one chunk show the shared progress display ("clip images",
-  // "clip texts"; visalign/progress.h).
+  // "clip texts"; visalign/core/progress.h).
   bool show_progress = false;
 };
 

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::color {
 

@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "visalign/backends.h"
-#include "visalign/io.h"
+#include "visalign/backends/backends.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
 
 extern char** environ;

@@ -6,8 +6,8 @@
 #include <random>
 
 #include "backends/test_util.h"
-#include "visalign/backends.h"
-#include "visalign/io.h"
+#include "visalign/backends/backends.h"
+#include "visalign/core/io.h"
 
 namespace visalign::backends {
 namespace {

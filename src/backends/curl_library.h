@@ -9,7 +9,7 @@
 
 #include <ctime>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::backends {
 

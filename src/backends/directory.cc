@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "visalign/backends.h"
-#include "visalign/io.h"
+#include "visalign/backends/backends.h"
+#include "visalign/core/io.h"
 
 namespace visalign::backends {
 namespace {

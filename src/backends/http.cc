@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "visalign/backends.h"
+#include "visalign/backends/backends.h"
 
 namespace visalign::backends {
 namespace {

@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "backends/test_util.h"
-#include "visalign/backends.h"
+#include "visalign/backends/backends.h"
 
 namespace visalign::backends {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "visalign/backends.h"
-#include "visalign/imaging.h"
+#include "visalign/backends/backends.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::backends {
 namespace {

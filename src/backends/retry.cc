@@ -4,7 +4,7 @@
 #include <random>
 #include <thread>
 
-#include "visalign/backends.h"
+#include "visalign/backends/backends.h"
 
 namespace visalign::backends {
 namespace {

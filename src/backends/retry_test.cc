@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "visalign/backends.h"
+#include "visalign/backends/backends.h"
 
 namespace visalign::backends {
 namespace {

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "visalign/generation_runner.h"
-#include "visalign/progress.h"
+#include "visalign/backends/runner.h"
+#include "visalign/core/progress.h"
 
 namespace visalign::backends {
 namespace {

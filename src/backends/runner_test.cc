@@ -8,7 +8,7 @@
 #include <random>
 
 #include "backends/test_util.h"
-#include "visalign/generation_runner.h"
+#include "visalign/backends/runner.h"
 
 namespace visalign::backends {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::backends::testing {
 

@@ -9,14 +9,14 @@
 
 #include "cli/backend_options.h"
 #include "cli/cli.h"
-#include "visalign/acva.h"
-#include "visalign/acva_pipeline.h"
-#include "visalign/backends.h"
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/backends/backends.h"
 #include "visalign/clip.h"
-#include "visalign/generation_runner.h"
-#include "visalign/io.h"
+#include "visalign/backends/runner.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
-#include "visalign/version.h"
+#include "visalign/core/version.h"
 
 namespace visalign::cli {
 namespace {

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "visalign/backends.h"
-#include "visalign/generation_runner.h"
-#include "visalign/status.h"
+#include "visalign/backends/backends.h"
+#include "visalign/backends/runner.h"
+#include "visalign/core/status.h"
 #include "visalign/store.h"
 
 namespace visalign::cli {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::clip {
 struct ClipConfig;

@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "visalign/clip.h"
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::cli {
 

@@ -10,11 +10,11 @@
 
 #include "cli/backend_options.h"
 #include "cli/cli.h"
-#include "visalign/backends.h"
-#include "visalign/generation_runner.h"
-#include "visalign/io.h"
+#include "visalign/backends/backends.h"
+#include "visalign/backends/runner.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
-#include "visalign/violin_manifest.h"
+#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::cli {
 namespace {

@@ -13,9 +13,9 @@
 
 #include "cli/cli.h"
 #include "visalign/clip.h"
-#include "visalign/hues.h"
-#include "visalign/io.h"
-#include "visalign/parallel.h"
+#include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::cli {
 namespace {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "cli/cli.h"
-#include "visalign/parallel.h"
-#include "visalign/progress.h"
-#include "visalign/version.h"
+#include "visalign/core/parallel.h"
+#include "visalign/core/progress.h"
+#include "visalign/core/version.h"
 
 namespace visalign::cli {
 

@@ -7,8 +7,8 @@
 
 #include "cli/cli.h"
 #include "server/reference_generator.h"
-#include "visalign/generation_runner.h"
-#include "visalign/io.h"
+#include "visalign/backends/runner.h"
+#include "visalign/core/io.h"
 
 namespace visalign::cli {
 namespace {

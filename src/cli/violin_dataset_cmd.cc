@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "cli/cli.h"
-#include "visalign/violin_dataset.h"
+#include "visalign/benchmarks/violin/dataset.h"
 
 namespace visalign::cli {
 namespace {

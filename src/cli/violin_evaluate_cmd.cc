@@ -9,10 +9,10 @@
 
 #include "cli/cli.h"
 #include "visalign/color.h"
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 #include "visalign/store.h"
-#include "visalign/violin_eval.h"
-#include "visalign/violin_manifest.h"
+#include "visalign/benchmarks/violin/evaluate.h"
+#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::cli {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::clip {
 namespace {

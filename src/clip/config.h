@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "visalign/clip.h"
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::clip {
 

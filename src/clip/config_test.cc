@@ -9,7 +9,7 @@
 #include "clip/fixture_testing.h"
 #include "clip/safetensors.h"
 #include "visalign/clip.h"
-#include "visalign/parallel.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::clip {
 namespace {

@@ -11,9 +11,9 @@
 #include "clip/config.h"
 #include "clip/towers.h"
 #include "visalign/clip.h"
-#include "visalign/io.h"
-#include "visalign/parallel.h"
-#include "visalign/progress.h"
+#include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
+#include "visalign/core/progress.h"
 
 namespace visalign::clip {
 

@@ -11,7 +11,7 @@
 #include "clip/fixture_testing.h"
 #include "clip/towers.h"
 #include "visalign/clip.h"
-#include "visalign/parallel.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::clip {
 namespace {

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "visalign/clip.h"
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::clip {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "clip/config.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::clip {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "clip/config.h"
 #include "visalign/clip.h"
-#include "visalign/io.h"
-#include "visalign/parallel.h"
+#include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::clip {
 namespace {

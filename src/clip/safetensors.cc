@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::clip {
 namespace {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::clip {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::clip {
 

@@ -10,7 +10,7 @@
 
 #include "clip/text_clean.h"
 #include "visalign/clip.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::clip {
 namespace {

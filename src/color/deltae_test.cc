@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "visalign/color.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::color {
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "visalign/color.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::color {
 namespace {

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "visalign/color.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::color {
 namespace {

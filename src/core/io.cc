@@ -1,4 +1,4 @@
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 #include <gtest/gtest.h>
 

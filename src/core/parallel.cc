@@ -1,4 +1,4 @@
-#include "visalign/parallel.h"
+#include "visalign/core/parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "visalign/progress.h"
+#include "visalign/core/progress.h"
 
 #include <unistd.h>
 

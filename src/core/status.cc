@@ -1,4 +1,4 @@
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "imaging/pixel_kernels.h"
-#include "visalign/purity.h"
+#include "visalign/imaging/purity.h"
 
 namespace visalign::imaging {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::imaging {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "imaging/fft_power_kernels.h"
-#include "visalign/purity.h"
+#include "visalign/imaging/purity.h"
 
 namespace visalign::imaging {
 

@@ -1,7 +1,7 @@
 #include "imaging/codecs.h"
 #include "imaging/png_decode.h"
-#include "visalign/imaging.h"
-#include "visalign/io.h"
+#include "visalign/imaging/image.h"
+#include "visalign/core/io.h"
 
 namespace visalign::imaging {
 namespace {

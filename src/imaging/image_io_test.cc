@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::imaging {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "visalign/purity.h"
+#include "visalign/imaging/purity.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2")

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "visalign/purity.h"
+#include "visalign/imaging/purity.h"
 
 #define PIXEL_KERNELS_AVX2 0
 #define PIXEL_KERNELS_NAME "baseline x86-64"

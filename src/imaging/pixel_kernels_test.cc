@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "visalign/purity.h"
+#include "visalign/imaging/purity.h"
 
 namespace visalign::imaging {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::imaging {
 

@@ -15,7 +15,7 @@
 #include <random>
 #include <string>
 
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::imaging {
 namespace {
@@ -258,7 +258,9 @@ TEST(PngDecode, IrregularFilesAreNotTakenAndDamagedOnesStayErrors) {
   // Damaged pixel data is an error for the whole decoder, never an image.
   for (const char* what : {"truncated", "IDAT CRC wrong", "filter type 5", "too little image data"})
     for (const Case& c : cases)
-      if (c.what == what) EXPECT_EQ(DecodeImage(c.bytes, c.what).status().code(), StatusCode::kCorrupt) << c.what;
+      if (c.what == what) {
+        EXPECT_EQ(DecodeImage(c.bytes, c.what).status().code(), StatusCode::kCorrupt) << c.what;
+      }
   // Only the stream's checksum wrong (the chunk CRCs hold): libpng decodes it with a warning.
   EXPECT_TRUE(DecodeImage(cases[2].bytes, cases[2].what).ok());
 }

@@ -1,4 +1,4 @@
-#include "visalign/purity.h"
+#include "visalign/imaging/purity.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "visalign/purity.h"
+#include "visalign/imaging/purity.h"
 
 namespace visalign::imaging::testing {
 

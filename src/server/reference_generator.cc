@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "visalign/backends.h"
+#include "visalign/backends/backends.h"
 #include "visalign/color.h"
-#include "visalign/io.h"
-#include "visalign/violin_dataset.h"
+#include "visalign/core/io.h"
+#include "visalign/benchmarks/violin/dataset.h"
 
 namespace visalign::server {
 namespace {

@@ -6,9 +6,9 @@
 #include <random>
 
 #include "server/reference_generator.h"
-#include "visalign/backends.h"
-#include "visalign/io.h"
-#include "visalign/violin_dataset.h"
+#include "visalign/backends/backends.h"
+#include "visalign/core/io.h"
+#include "visalign/benchmarks/violin/dataset.h"
 
 namespace visalign::server {
 namespace {

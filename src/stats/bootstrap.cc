@@ -1,7 +1,7 @@
 #include <cmath>
 #include <limits>
 
-#include "visalign/stats_resampling.h"
+#include "visalign/stats/resampling.h"
 
 namespace visalign::stats {
 

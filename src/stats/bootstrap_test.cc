@@ -3,7 +3,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "visalign/stats_resampling.h"
+#include "visalign/stats/resampling.h"
 
 namespace visalign::stats {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "visalign/stats_resampling.h"
+#include "visalign/stats/resampling.h"
 
 namespace visalign::stats {
 namespace {

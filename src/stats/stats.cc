@@ -1,4 +1,4 @@
-#include "visalign/stats.h"
+#include "visalign/stats/statistics.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Hand-computed values for every statistic in stats.h.
-#include "visalign/stats.h"
+#include "visalign/stats/statistics.h"
 
 #include <gtest/gtest.h>
 

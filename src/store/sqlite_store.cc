@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
 
 namespace visalign::store {

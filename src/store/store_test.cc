@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <random>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
 
 namespace visalign::store {

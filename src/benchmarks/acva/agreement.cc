@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "visalign/acva.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/core/io.h"
 
 namespace visalign::acva {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "visalign/acva.h"
+#include "visalign/benchmarks/acva/acva.h"
 
 namespace visalign::acva {
 namespace {

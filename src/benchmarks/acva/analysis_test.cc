@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "visalign/acva.h"
+#include "visalign/benchmarks/acva/acva.h"
 
 namespace visalign::acva {
 namespace {

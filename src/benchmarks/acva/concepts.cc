@@ -3,8 +3,8 @@
 #include <set>
 
 #include "benchmarks/acva/jsonl.h"
-#include "visalign/acva.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/core/io.h"
 
 namespace visalign::acva {
 namespace {

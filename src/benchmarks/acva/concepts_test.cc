@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "visalign/acva.h"
+#include "visalign/benchmarks/acva/acva.h"
 
 namespace visalign::acva {
 namespace {

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <map>
 
-#include "visalign/acva_pipeline.h"
-#include "visalign/imaging.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/imaging/image.h"
+#include "visalign/core/io.h"
 
 namespace visalign::acva {
 namespace {

@@ -1,7 +1,7 @@
 // Word-only prompts for ACVA generation runs, and the runs file of `acva run`.
 #include "benchmarks/acva/jsonl.h"
-#include "visalign/acva_pipeline.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/io.h"
 
 namespace visalign::acva {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::acva::jsonl {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::acva::jsonl {
 

@@ -1,8 +1,8 @@
 // The judge protocol: prompts, request bodies, cache keys and strict reply parsing.
 #include <cmath>
 
-#include "visalign/acva_pipeline.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/io.h"
 
 namespace visalign::acva {
 namespace {

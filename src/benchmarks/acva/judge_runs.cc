@@ -7,9 +7,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "visalign/acva_pipeline.h"
-#include "visalign/io.h"
-#include "visalign/progress.h"
+#include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/io.h"
+#include "visalign/core/progress.h"
 
 namespace visalign::acva {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "visalign/acva_pipeline.h"
+#include "visalign/benchmarks/acva/pipeline.h"
 
 namespace visalign::acva {
 namespace {

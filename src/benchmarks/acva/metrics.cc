@@ -5,8 +5,8 @@
 #include <limits>
 #include <map>
 
-#include "visalign/acva.h"
-#include "visalign/stats.h"
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/stats/statistics.h"
 
 namespace visalign::acva {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "visalign/acva.h"
+#include "visalign/benchmarks/acva/acva.h"
 
 namespace visalign::acva {
 namespace {

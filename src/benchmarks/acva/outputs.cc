@@ -1,7 +1,7 @@
 // Writing and reading ACVA's output files.
 #include "benchmarks/acva/jsonl.h"
-#include "visalign/acva_pipeline.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/io.h"
 
 namespace visalign::acva {
 

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "visalign/acva.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/core/io.h"
 
 namespace visalign::acva {
 namespace {

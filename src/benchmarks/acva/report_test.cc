@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "visalign/acva.h"
+#include "visalign/benchmarks/acva/acva.h"
 
 namespace visalign::acva {
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "visalign/hues.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/io.h"
 
 namespace visalign::hues {
 namespace {

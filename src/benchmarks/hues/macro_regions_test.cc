@@ -5,7 +5,7 @@
 #include <set>
 
 #include "benchmarks/hues/test_support.h"
-#include "visalign/hues.h"
+#include "visalign/benchmarks/hues/hues.h"
 
 namespace visalign::hues {
 namespace {

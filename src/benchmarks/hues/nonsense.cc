@@ -5,7 +5,7 @@
 #include <map>
 
 #include "benchmarks/hues/text_util.h"
-#include "visalign/hues.h"
+#include "visalign/benchmarks/hues/hues.h"
 
 namespace visalign::hues {
 namespace {

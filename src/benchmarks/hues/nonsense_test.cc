@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "benchmarks/hues/test_support.h"
-#include "visalign/hues.h"
+#include "visalign/benchmarks/hues/hues.h"
 
 namespace visalign::hues {
 namespace {

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "benchmarks/hues/text_util.h"
-#include "visalign/hues.h"
-#include "visalign/io.h"
-#include "visalign/parallel.h"
+#include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::hues {
 namespace {

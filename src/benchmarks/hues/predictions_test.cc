@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "benchmarks/hues/test_support.h"
-#include "visalign/hues.h"
+#include "visalign/benchmarks/hues/hues.h"
 
 namespace visalign::hues {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "visalign/hues.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/io.h"
 
 namespace visalign::hues {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "visalign/hues.h"
+#include "visalign/benchmarks/hues/hues.h"
 
 namespace visalign::hues::testing {
 

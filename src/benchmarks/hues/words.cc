@@ -5,8 +5,8 @@
 #include <set>
 
 #include "benchmarks/hues/text_util.h"
-#include "visalign/hues.h"
-#include "visalign/io.h"
+#include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/io.h"
 
 namespace visalign::hues {
 

@@ -1,4 +1,4 @@
-#include "visalign/violin_dataset.h"
+#include "visalign/benchmarks/violin/dataset.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -20,9 +20,9 @@
 #include "dataset_sampling.h"
 #include "dataset_templates.h"
 #include "flat_png.h"
-#include "visalign/io.h"
-#include "visalign/parallel.h"
-#include "visalign/progress.h"
+#include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
+#include "visalign/core/progress.h"
 
 namespace visalign::violin {
 namespace {

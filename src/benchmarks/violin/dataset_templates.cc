@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::violin {
 namespace {

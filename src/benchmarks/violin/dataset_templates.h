@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "visalign/status.h"
-#include "visalign/violin_manifest.h"
+#include "visalign/core/status.h"
+#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::violin {
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::violin {
 namespace {

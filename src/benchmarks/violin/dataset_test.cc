@@ -1,4 +1,4 @@
-#include "visalign/violin_dataset.h"
+#include "visalign/benchmarks/violin/dataset.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "dataset_sampling.h"
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::violin {
 namespace {

@@ -12,10 +12,10 @@
 #include <unordered_map>
 
 #include "benchmarks/violin/summary.h"
-#include "visalign/io.h"
-#include "visalign/parallel.h"
-#include "visalign/progress.h"
-#include "visalign/violin_eval.h"
+#include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
+#include "visalign/core/progress.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <random>
 
-#include "visalign/io.h"
-#include "visalign/violin_eval.h"
+#include "visalign/core/io.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {

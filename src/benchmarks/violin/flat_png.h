@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "visalign/imaging.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::violin {
 

@@ -1,11 +1,11 @@
-#include "visalign/violin_manifest.h"
+#include "visalign/benchmarks/violin/manifest.h"
 
 #include <array>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::violin {
 namespace {

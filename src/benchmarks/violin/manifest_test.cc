@@ -1,4 +1,4 @@
-#include "visalign/violin_manifest.h"
+#include "visalign/benchmarks/violin/manifest.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::violin {
 namespace {

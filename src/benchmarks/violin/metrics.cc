@@ -3,9 +3,9 @@
 #include <cmath>
 #include <string>
 
-#include "visalign/io.h"
-#include "visalign/purity.h"
-#include "visalign/violin_eval.h"
+#include "visalign/core/io.h"
+#include "visalign/imaging/purity.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "visalign/violin_eval.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "visalign/violin_eval.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {

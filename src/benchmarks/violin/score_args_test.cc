@@ -2,7 +2,7 @@
 // error naming the argument, and both batch line forms to the same ScoreArgs.
 #include <gtest/gtest.h>
 
-#include "visalign/violin_eval.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {

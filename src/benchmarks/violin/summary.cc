@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "visalign/io.h"
+#include "visalign/core/io.h"
 
 namespace visalign::violin {
 namespace {

@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::stats {
 

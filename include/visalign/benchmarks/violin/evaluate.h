@@ -2,7 +2,7 @@
 // normative and documented in docs/metrics.md; in short, per region R with target T:
 //   precision (mean color M of R vs T): rgb_ed, rgb_rm, de00, hue, chroma, hyab, each divided by
 //     its maximum (255*sqrt(3), 255*sqrt(8 + 255/256), 100, 180, 260, 360) and clamped to [0, 1];
-//   purity (see visalign/purity.h): sd (normalised sd_n = min(1, 2*sd)), ced, hf;
+//   purity (see visalign/imaging/purity.h): sd (normalised sd_n = min(1, 2*sd)), ced, hf;
 //   pre_mean = weighted mean of the six normalised precision values, pur_mean = mean of the three
 //   normalised purity values. Layouts h2/v2/q4 score each block on its own and average the
 //   per-block values. Fuzzy items project M's HSL onto the stated range to get T.
@@ -25,10 +25,10 @@
 #include <nlohmann/json.hpp>
 
 #include "visalign/color.h"
-#include "visalign/imaging.h"
-#include "visalign/stats_resampling.h"
-#include "visalign/status.h"
-#include "visalign/violin_manifest.h"
+#include "visalign/imaging/image.h"
+#include "visalign/stats/resampling.h"
+#include "visalign/core/status.h"
+#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::violin {
 

@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "visalign/backends.h"
-#include "visalign/status.h"
+#include "visalign/backends/backends.h"
+#include "visalign/core/status.h"
 #include "visalign/store.h"
 
 namespace visalign::backends {

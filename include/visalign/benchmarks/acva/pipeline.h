@@ -19,11 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "visalign/acva.h"
-#include "visalign/backends.h"
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/backends/backends.h"
 #include "visalign/clip.h"
-#include "visalign/generation_runner.h"
-#include "visalign/status.h"
+#include "visalign/backends/runner.h"
+#include "visalign/core/status.h"
 #include "visalign/store.h"
 
 namespace visalign::acva {

@@ -20,8 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "visalign/stats_resampling.h"
-#include "visalign/status.h"
+#include "visalign/stats/resampling.h"
+#include "visalign/core/status.h"
 
 namespace visalign::acva {
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::imaging {
 

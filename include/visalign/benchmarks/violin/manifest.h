@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "visalign/color.h"
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::violin {
 

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign {
 

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "visalign/imaging.h"
-#include "visalign/status.h"
-#include "visalign/violin_manifest.h"
+#include "visalign/imaging/image.h"
+#include "visalign/core/status.h"
+#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::violin {
 

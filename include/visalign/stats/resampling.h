@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::stats {
 

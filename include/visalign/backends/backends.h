@@ -27,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "visalign/status.h"
+#include "visalign/core/status.h"
 
 namespace visalign::backends {
 

@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "visalign/imaging.h"
-#include "visalign/status.h"
+#include "visalign/imaging/image.h"
+#include "visalign/core/status.h"
 
 namespace visalign::imaging {
 

@@ -1,0 +1,96 @@
+// Hues and Cues: The comparison of a model's top-5 cells with the human answers. Part of the Hues and Cues module; the
+// benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <nlohmann/json.hpp>
+#include "visalign/clip.h"
+#include "visalign/color.h"
+#include "visalign/stats/statistics.h"
+#include "visalign/core/status.h"
+
+#include "visalign/benchmarks/hues/predictions.h"
+
+namespace visalign::hues {
+
+// ---- Evaluation ---------------------------------------------------------------------------------
+
+enum class ModelWeights { kAbsSimilarity, kUniform };
+Result<ModelWeights> ParseModelWeights(std::string_view text);  // "similarity" | "uniform"
+std::string_view ModelWeightsName(ModelWeights w);
+
+struct EvaluateOptions {
+  double alpha = 0.05;
+  ModelWeights weights = ModelWeights::kAbsSimilarity;
+};
+
+struct WordEvaluation {
+  int word = 0;
+  int n_humans = 0;
+  int top1 = 0;
+  Macro top1_macro = Macro::kBrown;
+  Macro human_macro = Macro::kBrown;
+  double mahalanobis_d2 = 0;     // NaN when the human covariance is singular
+  bool mahalanobis_outlier = false;
+  stats::HotellingResult hotelling;  // singular → NaN statistics
+  double q_value = 0;            // BH over the model's words (NaN when p is NaN)
+  bool reject = false;           // q_value ≤ alpha
+};
+
+struct RateCount {
+  int tested = 0;
+  int failed = 0;
+  double rate() const;  // failed / tested, NaN when nothing was tested
+};
+
+struct ModelEvaluation {
+  std::string name;
+  std::string source;
+  std::vector<WordEvaluation> words;   // the words the model has predictions for, vocabulary order
+  std::vector<std::string> missing_words;
+  bool negative_similarities = false;
+  RateCount mahalanobis;               // outliers among words with a non-singular human covariance
+  RateCount hotelling;                 // rejections (q ≤ alpha) among non-singular tests
+  RateCount hotelling_uncorrected;     // p ≤ alpha, as the published analysis counted
+  double human_fail_rate = 0;          // mean human LOO rate over the same words
+  struct Category {
+    std::string category;
+    int n_words = 0;
+    RateCount mahalanobis, hotelling;
+    double human_fail_rate = 0;
+  };
+  std::vector<Category> categories;
+};
+
+ModelEvaluation EvaluateModel(const ModelPredictions& model, const HumanBaseline& baseline,
+                              const Vocabulary& vocabulary, const Board& board, const MacroMap& macro,
+                              const EvaluateOptions& options);
+
+// model → architecture family, dataset family (catalog CSV: model,architecture,dataset).
+struct CatalogEntry {
+  std::string architecture, dataset;
+};
+Result<std::map<std::string, CatalogEntry>> LoadCatalog(const std::filesystem::path& csv);
+
+struct EvaluationReport {
+  std::string humans_source;
+  Threshold threshold;
+  EvaluateOptions options;
+  Chromaticity chromaticity = Chromaticity::kDisplay;
+  std::string macro_source;
+  std::vector<ModelEvaluation> models;
+  std::optional<std::map<std::string, CatalogEntry>> catalog;
+};
+
+// Writes words.csv, models.csv, categories.csv, hotelling.csv, (families.csv with a catalog),
+// summary.json and summary.md into `dir` (created if needed).
+Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,
+                       const std::filesystem::path& dir);
+
+}  // namespace visalign::hues

@@ -1,0 +1,105 @@
+// Hues and Cues: The human players' answers and the human baseline. Part of the Hues and Cues module; the
+// benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <nlohmann/json.hpp>
+#include "visalign/clip.h"
+#include "visalign/color.h"
+#include "visalign/stats/statistics.h"
+#include "visalign/core/status.h"
+
+#include "visalign/benchmarks/hues/words.h"
+
+namespace visalign::hues {
+
+// ---- Humans -------------------------------------------------------------------------------------
+
+struct HumanAnswer {
+  int word = 0;          // index into the Vocabulary
+  int cell = 0;
+  std::string user, gender, age_range, language;  // empty when the column is absent
+};
+
+struct HumanData {
+  std::string source;
+  std::vector<HumanAnswer> answers;
+  int users = 0;
+  int excluded_answers = 0;       // colour-blind players' answers left out
+  int excluded_users = 0;
+  bool include_colorblind = false;
+  int word_mismatches = 0;        // rows whose `word` is neither spelling of their clue (kept; clueId rules)
+};
+
+struct HumanLoadOptions {
+  bool include_colorblind = false;
+  // Players to exclude by userId (one per line); empty path = data/hues/colorblind_ids.txt.
+  // Rows with a `colorblind` column equal to YES are excluded too.
+  std::filesystem::path colorblind_ids;
+};
+
+// The published answer format: columns userId,timestamp,clueCategory,clueId,word,coordinate
+// (+ optional language,gender,ageRange,colorblind,...), LF or CRLF. Words are matched by clueId.
+Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary& vocabulary,
+                             const HumanLoadOptions& options = {});
+Result<HumanData> DefaultHumans(const Vocabulary& vocabulary, const HumanLoadOptions& options = {});
+
+// Outlier threshold on d²: "chi2:P" → χ²₂ quantile at P (default chi2:0.95 = 5.991), "sigma:K" → K².
+struct Threshold {
+  std::string spec;
+  double d2 = 0;
+};
+Result<Threshold> ParseThreshold(std::string_view spec);
+
+struct WordBaseline {
+  int word = 0;
+  int n = 0;
+  stats::Vec2 mean{};
+  stats::Mat2 cov{};              // n − 1 denominator (zeros when n < 2)
+  bool singular = true;           // covariance near-singular or n < 2: no Mahalanobis possible
+  stats::Mat2 inverse{};          // valid when !singular
+  int loo_tested = 0;             // answers whose leave-one-out covariance was invertible
+  int loo_failed = 0;
+  int loo_singular = 0;           // answers whose leave-one-out covariance was singular (not tested)
+  double loo_fail_rate = 0;       // loo_failed / loo_tested (NaN when nothing was tested)
+  std::array<int, kMacroCategories> macro_counts{};
+  Macro modal_macro = Macro::kBrown;  // most frequent category of the answers (ties: lower enum)
+};
+
+struct CategoryRate {
+  std::string category;
+  int n_words = 0;
+  double fail_rate = 0;  // mean of the words' LOO fail rates (words without a rate are skipped and counted)
+  int words_without_rate = 0;
+};
+
+struct GroupRate {
+  std::string dimension;  // gender, age, language
+  std::string group;      // e.g. "female", "<30", "spanish"
+  int answers = 0;
+  int tested = 0;
+  int failed = 0;
+  double fail_rate = 0;   // failed / tested over all LOO tests of this group's answers
+};
+
+struct HumanBaseline {
+  Threshold threshold;
+  std::vector<WordBaseline> words;  // one per vocabulary word, vocabulary order
+  std::vector<CategoryRate> categories;
+  std::vector<GroupRate> demographics;
+  double fail_rate = 0;             // mean of word rates
+  int singular_words = 0;
+};
+
+HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vocabulary, const Board& board,
+                                   const MacroMap& macro, const Threshold& threshold);
+nlohmann::json HumanBaselineJson(const HumanBaseline& baseline, const HumanData& humans,
+                                 const Vocabulary& vocabulary);
+
+}  // namespace visalign::hues

@@ -1,0 +1,49 @@
+// Hues and Cues: The nonsense baseline. Part of the Hues and Cues module; the
+// benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <nlohmann/json.hpp>
+#include "visalign/clip.h"
+#include "visalign/color.h"
+#include "visalign/stats/statistics.h"
+#include "visalign/core/status.h"
+
+#include "visalign/benchmarks/hues/evaluate.h"
+
+namespace visalign::hues {
+
+// ---- Nonsense baseline --------------------------------------------------------------------------
+
+enum class CollapseClass { kNeutral, kSpecificColor, kSelective, kHighEntropy };
+std::string_view CollapseClassName(CollapseClass c);  // neutral_collapse, specific_color_collapse, ...
+
+struct NonsenseGroupResult {
+  std::string group;
+  std::vector<int> top1;          // one cell per word of the group, vocabulary order
+  bool collapsed = false;         // ≥ 3 of the 4 top-1 cells share a macro class
+  Macro onto = Macro::kNeutral;   // the shared macro class when collapsed
+};
+
+struct NonsenseResult {
+  std::string model;
+  std::vector<NonsenseGroupResult> groups;
+  CollapseClass collapse = CollapseClass::kHighEntropy;
+  std::optional<Macro> collapse_onto;     // for neutral / specific-color collapse
+  double entropy_bits = 0;               // of the 16 top-1 macro classes (9 classes incl. Neutral)
+  std::optional<int> prior_cell;         // modal nonsense top-1 cell, if it occurs ≥ 2 times
+  int prior_count = 0;
+  std::vector<int> false_positive_words; // valid words whose top-1 is the prior cell
+};
+
+// Needs predictions for every nonsense word (error naming the missing ones).
+Result<NonsenseResult> ClassifyNonsense(const ModelPredictions& model, const std::vector<NonsenseWord>& vocabulary,
+                                        const MacroMap& macro);
+
+}  // namespace visalign::hues

@@ -1,0 +1,90 @@
+// Hues and Cues: Model predictions: the published formats and native CLIP runs (`hues run`). Part of the Hues and Cues module; the
+// benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <nlohmann/json.hpp>
+#include "visalign/clip.h"
+#include "visalign/color.h"
+#include "visalign/stats/statistics.h"
+#include "visalign/core/status.h"
+
+#include "visalign/benchmarks/hues/humans.h"
+
+namespace visalign::hues {
+
+// ---- Model predictions --------------------------------------------------------------------------
+
+struct Prediction {
+  int cell = 0;
+  double similarity = 0;
+};
+
+struct ModelPredictions {
+  std::string name;
+  std::string source;                              // file the predictions came from
+  std::vector<std::vector<Prediction>> words;      // per vocabulary word, best first (empty = missing)
+  std::map<std::string, std::vector<Prediction>> nonsense;  // nonsense words, keyed upper-case
+};
+
+enum class PredictionFormat { kAuto, kPeer, kJsonl };
+Result<PredictionFormat> ParsePredictionFormat(std::string_view text);
+
+// Loads predictions from `path`:
+//   - a folder of `<model>/results.csv` (published format; the folder name is the model's name;
+//     sub-folders without results.csv are skipped with a warning), or a folder holding
+//     results.csv itself;
+//   - a published-format CSV file: word,coordenada_x,coordenada_y,R,G,B,distance, 5 rows per word
+//     best first (model name: the parent folder for results.csv, else the file stem);
+//   - JSONL: one object per line {"model": NAME, "word": WORD, "top": [{"cell": "G10",
+//     "similarity": 0.21}, ...5]}; "model" may be omitted (then the file stem is the name).
+// Words are matched to the vocabulary (English or Spanish) or the nonsense vocabulary, ASCII
+// case-insensitive. Errors name the file, line and value: unknown cells or words, RGB that is not
+// the board's, non-numeric similarities, a word without exactly 5 predictions, an empty file.
+Result<std::vector<ModelPredictions>> LoadPredictions(const std::filesystem::path& path, PredictionFormat format,
+                                                      const Vocabulary& vocabulary, const Board& board,
+                                                      const std::vector<NonsenseWord>& nonsense);
+
+// One word's top predictions under its own spelling (any word, not only the benchmark's).
+struct WordPredictions {
+  std::string word;
+  std::vector<Prediction> top;
+};
+
+// Writers for the two formats (used by `hues run` and the benchmark). The ModelPredictions forms
+// write the clue words (English) in vocabulary order, then the nonsense words.
+std::string PeerCsv(const std::vector<WordPredictions>& words, const Board& board);
+std::string PredictionsJsonl(const std::string& model, const std::vector<WordPredictions>& words);
+std::string PeerCsv(const ModelPredictions& model, const Vocabulary& vocabulary, const Board& board,
+                    const std::vector<NonsenseWord>& nonsense);
+std::string PredictionsJsonl(const ModelPredictions& model, const Vocabulary& vocabulary,
+                             const std::vector<NonsenseWord>& nonsense);
+
+// ---- Predictions from a native CLIP model (`hues run`) ------------------------------------------
+
+struct ClipRunOptions {
+  std::string prompt_template = "{}";  // "{}" is replaced by the word ("a photo of the color {}")
+  // Folder for cached board image embeddings; empty = no cache. The cache file is keyed by the
+  // model fingerprint (weights + preprocessing), the board file's SHA-256 and the patch size.
+  std::filesystem::path cache_dir;
+};
+
+struct ClipRunResult {
+  std::vector<WordPredictions> words;  // in input order, top-5 by cosine similarity, best first
+  bool cache_hit = false;
+  std::filesystem::path cache_file;    // empty without a cache
+};
+
+// Ranks the 480 cells for each word: board patches are solid images of the model's input size
+// run through the model's own preprocessing and image tower; words go through the template and
+// the text tower; similarity = cosine. Ties rank the lower cell index first.
+Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board& board,
+                                      const std::vector<std::string>& words, const ClipRunOptions& options);
+
+}  // namespace visalign::hues

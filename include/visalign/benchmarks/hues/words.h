@@ -1,0 +1,58 @@
+// Hues and Cues: The clue words. Part of the Hues and Cues module; the
+// benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <nlohmann/json.hpp>
+#include "visalign/clip.h"
+#include "visalign/color.h"
+#include "visalign/stats/statistics.h"
+#include "visalign/core/status.h"
+
+#include "visalign/benchmarks/hues/board.h"
+
+namespace visalign::hues {
+
+// ---- Words --------------------------------------------------------------------------------------
+
+struct Word {
+  std::string en;        // as in published result files ("HAPINESS", "BERT (AND ERNIE)")
+  std::string es;
+  std::string category;  // Animal, Food, Mineral, Plant, Environment, Subjective, Pop Culture
+  int clue_id = 0;
+};
+
+class Vocabulary {
+ public:
+  static Result<Vocabulary> Load(const std::filesystem::path& words_csv);  // word_en,word_es,category,clue_id
+  static Result<Vocabulary> Default();                                     // data/hues/words.csv
+  const std::vector<Word>& words() const { return words_; }
+  std::optional<int> IndexOfClue(int clue_id) const;
+  // Index of the word whose English or Spanish spelling equals `text` (ASCII case-insensitive).
+  std::optional<int> IndexOfName(std::string_view text) const;
+  const std::vector<std::string>& categories() const { return categories_; }  // first-seen order
+
+ private:
+  std::vector<Word> words_;
+  std::vector<std::string> categories_;
+  std::map<int, int> by_clue_;
+  std::map<std::string, int> by_name_;
+};
+
+struct NonsenseWord {
+  std::string word;
+  std::string group;   // number, stop_word, pseudoword, random_string
+};
+inline constexpr int kNonsenseGroups = 4;
+inline constexpr int kNonsenseGroupSize = 4;
+// nonsense16.csv (word,group,source): exactly 4 groups of 4 distinct words (case-insensitive).
+Result<std::vector<NonsenseWord>> LoadNonsenseVocabulary(const std::filesystem::path& csv);
+Result<std::vector<NonsenseWord>> DefaultNonsenseVocabulary();  // data/hues/nonsense16.csv
+
+}  // namespace visalign::hues
