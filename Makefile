@@ -25,7 +25,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	@echo "Benchmark programs are in $(BUILD)/bench/; see docs/benchmarks.md for the commands."
+	@echo "Benchmark programs are in $(BUILD)/bench/; see docs/performance.md for the commands."
 
 clean:
 	rm -rf $(BUILD)

@@ -1,6 +1,6 @@
 // ACVA analysis time at full scale: 6 models x 150 concepts x 3 images with cached (synthetic)
 // judgments and embeddings: adequacy, clustering, diversity, distinctiveness, bootstrap intervals,
-// correlations and tiers. Target: under 5 s on 2 cores (docs/benchmarks.md).
+// correlations and tiers. Target: under 5 s on 2 cores (docs/performance.md).
 #include <benchmark/benchmark.h>
 
 #include <random>

@@ -1,6 +1,6 @@
 // Color throughput: batch sRGB8 -> CIELAB (the VIOLIN evaluator's per-pixel step), the scalar
 // path for comparison, and CIEDE2000 over 1 M pairs. One thread.
-// Run: build/bench/color_benchmark   (results recorded in docs/benchmarks.md)
+// Run: build/bench/color_benchmark   (results recorded in docs/performance.md)
 #include <benchmark/benchmark.h>
 
 #include <random>

@@ -1,4 +1,4 @@
-// The hf FFT kernel alone (docs/benchmarks.md, "VIOLIN hf FFT"): HighPowerRadix2 on a noisy
+// The hf FFT kernel alone (docs/performance.md, "VIOLIN hf FFT"): HighPowerRadix2 on a noisy
 // square gray plane with the hf mask, without the gray-range pass BM_HighFrequencyNoisy1024 in
 // violin_eval_benchmark also times. Argument: side length. The FFT's cost does not depend on the
 // pixel values.

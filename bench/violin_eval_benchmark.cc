@@ -1,4 +1,4 @@
-// VIOLIN evaluator throughput (docs/benchmarks.md, "VIOLIN evaluator"):
+// VIOLIN evaluator throughput (docs/performance.md, "VIOLIN evaluator"):
 //   EvaluateSolid256    - 1,000 solid 256x256 PNGs, decode + score, end to end through Evaluate();
 //   EvaluateNoisy1024   - 1024x1024 uniform-noise PNGs (the worst case for Canny and the FFT);
 //   thread counts 1 and 2 for the scaling figure; the remaining benchmarks split one 1024x1024

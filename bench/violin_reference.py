@@ -3,7 +3,7 @@
 Python world computes these metrics: PIL decode, numpy, numpy.fft, cv2.Canny, and sRGB -> Lab and
 CIEDE2000 written out in numpy from their published definitions (scikit-image's constants, Sharma,
 Wu & Dalal 2005). It is deliberately literal and slow; visalign's C++ is checked against it
-(tests/violin_reference_test.cc) and timed against it (docs/benchmarks.md, "VIOLIN evaluator vs a
+(tests/violin_reference_test.cc) and timed against it (docs/performance.md, "VIOLIN evaluator vs a
 Python reference").
 
   violin_reference.py score IMAGE --target COLOR

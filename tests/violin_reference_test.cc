@@ -4,7 +4,7 @@
 // at several amplitudes, gradients, checkerboards, stripes around the hf cut, odd sizes, GT solids,
 // h2/v2/q4 blocks, fuzzy ranges, an RGBA PNG and a JPEG — is scored by both; every raw and
 // normalised value, pre_mean and pur_mean must agree within the per-metric tolerances below. The
-// maximum differences are printed (docs/benchmarks.md quotes them). The reference's own CIEDE2000
+// maximum differences are printed (docs/performance.md quotes them). The reference's own CIEDE2000
 // is first checked against the 34 published pairs of Sharma, Wu & Dalal (2005), so it is anchored
 // to published vectors, not to visalign.
 //

@@ -1,5 +1,5 @@
 // Single-precision matrix multiply used by the CLIP towers: oneDNN's dnnl_sgemm (chosen by
-// measurement, see docs/benchmarks.md: it detects AVX2/AVX-512/AMX at run time). Threads come from
+// measurement, see docs/performance.md: it detects AVX2/AVX-512/AMX at run time). Threads come from
 // the calling thread's OpenMP setting; called inside a parallel region it runs on the calling thread.
 #pragma once
 

@@ -2,7 +2,7 @@
 // Chunks and their CRC-32s are checked, the IDAT stream is inflated whole by libdeflate (with its
 // Adler-32 check) and un-filtered here, writing RGB rows (alpha dropped). zlib's inflate and
 // checksums plus libpng's row filters were ~9 ms of a noisy 1024x1024 image; see
-// docs/benchmarks.md. Pixels equal libpng's (no gamma or other transformation, like OpenCV).
+// docs/performance.md. Pixels equal libpng's (no gamma or other transformation, like OpenCV).
 #pragma once
 
 #include <string>
