@@ -1,0 +1,28 @@
+// The results contract every benchmark's output folder follows (docs/architecture.md, "Results
+// contract"): summary.json opens with ResultsHeader(benchmark) and carries "inputs" (the
+// fingerprints of what the numbers depend on); items.jsonl, summary.csv and summary.md sit beside it.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/core/status.h"
+
+namespace visalign {
+
+// Version of the summary.json layout shared by the benchmarks; raised when a key changes meaning
+// or disappears (adding keys does not raise it).
+inline constexpr int kResultsSchemaVersion = 1;
+
+// The version of this build of visalign ("0.1.0"), as `visalign --version` prints it.
+std::string_view VisalignVersion();
+
+// {"benchmark": <name>, "schema_version": kResultsSchemaVersion, "visalign_version": VisalignVersion()}.
+nlohmann::ordered_json ResultsHeader(std::string_view benchmark);
+
+// {"path": <absolute path>, "sha256": <lower-case hex SHA-256 of its bytes>}.
+Result<nlohmann::ordered_json> FileFingerprint(const std::filesystem::path& path);
+
+}  // namespace visalign

@@ -1,0 +1,28 @@
+#include "visalign/core/results.h"
+
+#include "visalign/core/io.h"
+#include "visalign/core/version.h"
+
+namespace visalign {
+
+std::string_view VisalignVersion() { return kVersion; }
+
+nlohmann::ordered_json ResultsHeader(std::string_view benchmark) {
+  nlohmann::ordered_json j;
+  j["benchmark"] = std::string(benchmark);
+  j["schema_version"] = kResultsSchemaVersion;
+  j["visalign_version"] = std::string(VisalignVersion());
+  return j;
+}
+
+Result<nlohmann::ordered_json> FileFingerprint(const std::filesystem::path& path) {
+  VISALIGN_ASSIGN_OR_RETURN(std::string sha256, Sha256File(path));
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  nlohmann::ordered_json j;
+  j["path"] = (ec ? path : absolute).lexically_normal().string();
+  j["sha256"] = sha256;
+  return j;
+}
+
+}  // namespace visalign
