@@ -110,6 +110,7 @@ Result<violin::ModelImages> RunImages(store::RunStore& st, const std::string& ru
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::DoneImage> done, st.DoneImages(run));
   violin::ModelImages images;
   images.model = run;
+  images.origin = {"run", st.root(), run, info->identity};
   for (store::DoneImage& d : done) images.sources.push_back({d.item_id, d.k, std::move(d.image_path)});
   return images;
 }
@@ -126,6 +127,7 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   options.bootstrap.seed = a.seed;
   options.show_progress = !cli.global().json;
   VISALIGN_ASSIGN_OR_RETURN(std::vector<violin::ManifestItem> items, violin::LoadManifest(a.dataset));
+  VISALIGN_ASSIGN_OR_RETURN(options.manifest_sha256, violin::ManifestFingerprint(a.dataset));
   std::vector<violin::ModelImages> models;
   for (const auto& [name, dir] : folders) {
     VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, violin::CollectImageDirectory(dir, name, items));
@@ -133,7 +135,7 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   }
   if (!a.runs.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenSqliteStore(a.store));
-    VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, violin::ManifestFingerprint(a.dataset));
+    const std::string& fingerprint = options.manifest_sha256;
     for (const std::string& run : a.runs) {
       for (const violin::ModelImages& m : models)
         if (m.model == run)

@@ -1,17 +1,16 @@
 // Evaluation output files: words.csv, hotelling.csv, models.csv, categories.csv, families.csv,
-// summary.json and summary.md.
+// summary.json, summary.md and, for the results contract, items.jsonl and summary.csv.
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "benchmarks/hues/text_util.h"
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/format.h"
 #include "visalign/core/io.h"
+#include "visalign/core/results.h"
 
 namespace visalign::hues {
 namespace {
-
-using internal::FormatNumber;
 
 constexpr std::string_view kWordsHeader =
     "model,word,category,n_humans,top1,top1_macro,human_macro,mahalanobis_d2,mahalanobis_outlier,hotelling_t2,"
@@ -21,7 +20,40 @@ std::string Bool(bool b) { return b ? "true" : "false"; }
 // A flag that only means something when its statistic exists.
 std::string FlagIf(double statistic, bool flag) { return std::isnan(statistic) ? "" : Bool(flag); }
 nlohmann::json JsonNumber(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-std::string Percent(double rate) { return std::isnan(rate) ? "–" : fmt::format("{:.1f}%", 100 * rate); }
+std::string Percent(double rate) { return std::isnan(rate) ? "–" : FormatFixed(100 * rate, 1) + "%"; }
+// A flag as JSON: null when its statistic does not exist.
+nlohmann::json JsonFlag(double statistic, bool flag) {
+  return std::isnan(statistic) ? nlohmann::json(nullptr) : nlohmann::json(flag);
+}
+
+// An input file's {"path", "sha256"}; {"source": text} for what is not a file (a derived map).
+nlohmann::json InputFile(const std::string& source) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(source, ec)) return {{"source", source}};
+  Result<nlohmann::ordered_json> fingerprint = FileFingerprint(source);
+  if (!fingerprint.ok()) return {{"path", source}, {"sha256", nullptr}};
+  return nlohmann::json::parse(fingerprint->dump());
+}
+
+// One items.jsonl line: a model's result on one word.
+nlohmann::json ItemJson(const ModelEvaluation& m, const WordEvaluation& we, const Word& w) {
+  const stats::HotellingResult& h = we.hotelling;
+  return {{"model", m.name},
+          {"word", w.en},
+          {"category", w.category},
+          {"n_humans", we.n_humans},
+          {"top1", CellName(we.top1)},
+          {"top1_macro", MacroName(we.top1_macro)},
+          {"human_macro", MacroName(we.human_macro)},
+          {"mahalanobis_d2", JsonNumber(we.mahalanobis_d2)},
+          {"mahalanobis_outlier", JsonFlag(we.mahalanobis_d2, we.mahalanobis_outlier)},
+          {"hotelling",
+           {{"n_model", kTopK}, {"df1", JsonNumber(h.df1)}, {"df2", JsonNumber(h.df2)}, {"t2", JsonNumber(h.t2)},
+            {"f", JsonNumber(h.f)}, {"p_value", JsonNumber(h.p_value)}, {"p_one_minus_cdf", JsonNumber(h.p_cdf)},
+            {"singular", h.singular}}},
+          {"q_value", JsonNumber(we.q_value)},
+          {"reject", JsonFlag(we.q_value, we.reject)}};
+}
 
 struct FamilyRow {
   std::string kind, family;
@@ -73,6 +105,8 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
   models_csv += with_catalog ? ",architecture,dataset\n" : "\n";
   std::string categories_csv = "model,category,n_words,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate\n";
   nlohmann::json models_json = nlohmann::json::array();
+  nlohmann::json predictions_json = nlohmann::json::array();
+  std::string items_jsonl;
 
   for (const ModelEvaluation& m : report.models) {
     const std::string model = CsvField(m.name);
@@ -87,7 +121,11 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
       hotelling_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", model, CsvField(w.en), we.n_humans, kTopK,
                                    FormatNumber(h.df1), FormatNumber(h.df2), FormatNumber(h.t2), FormatNumber(h.f),
                                    FormatNumber(h.p_value), FormatNumber(h.p_cdf), Bool(h.singular));
+      items_jsonl += ItemJson(m, we, w).dump() + "\n";
     }
+    nlohmann::json prediction = InputFile(m.source);
+    prediction["model"] = m.name;
+    predictions_json.push_back(std::move(prediction));
     const CatalogEntry* entry = nullptr;
     if (with_catalog)
       if (auto it = report.catalog->find(m.name); it != report.catalog->end()) entry = &it->second;
@@ -141,6 +179,11 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
       {"humans", {{"fail_rate", JsonNumber(baseline.fail_rate)}, {"categories", human_categories},
                   {"singular_words", baseline.singular_words}}},
       {"models", models_json}};
+  // The results contract (docs/architecture.md): what the numbers are and what they depend on.
+  for (const auto& [key, value] : ResultsHeader("hues").items()) summary[key] = value;
+  summary["inputs"] = {{"humans", InputFile(report.humans_source)},
+                       {"macro_map", InputFile(report.macro_source)},
+                       {"predictions", predictions_json}};
 
   std::string md = fmt::format(
       "# Hues and Cues evaluation\n\nHumans: `{}`; outlier threshold {} (d² > {:.4g}); Hotelling rejection: "
@@ -181,6 +224,8 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "words.csv", words_csv));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "hotelling.csv", hotelling_csv));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "models.csv", models_csv));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.csv", models_csv));  // the contract's name for it
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "items.jsonl", items_jsonl));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "categories.csv", categories_csv));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.json", summary.dump(2) + "\n"));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.md", md));

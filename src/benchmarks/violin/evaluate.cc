@@ -45,18 +45,20 @@ Result<ModelImages> CollectImageDirectory(const std::filesystem::path& dir, cons
                                           const std::vector<ManifestItem>& items) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    return Status::NotFound("image folder " + dir.string() + " does not exist", "--images/--model",
+    return Status::NotFound("image folder " + dir.string() + " does not exist", "image folder",
                             "a folder of <id>.png or <id>__<k>.png images");
   std::set<std::string_view> ids;
   for (const ManifestItem& item : items) ids.insert(item.id);
 
   ModelImages out;
   out.model = model;
+  out.origin.kind = "folder";
+  out.origin.path = std::filesystem::absolute(dir, ec).lexically_normal();
   std::map<std::pair<std::string, int>, std::filesystem::path> seen;
   std::filesystem::directory_iterator it(dir, ec), end;
-  if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message(), "--images/--model");
+  if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message(), "image folder");
   for (; it != end; it.increment(ec)) {
-    if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message(), "--images/--model");
+    if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message(), "image folder");
     const std::filesystem::path& path = it->path();
     if (!it->is_regular_file(ec) || !IsImageExtension(path.extension().string())) continue;
     const std::string stem = path.stem().string();
@@ -124,6 +126,8 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
   summary.missing_policy = options.missing;
   summary.alpha = options.alpha;
   summary.bootstrap = options.bootstrap;
+  summary.manifest_sha256 = options.manifest_sha256;
+  for (const ModelImages& model : models) summary.origins.emplace_back(model.model, model.origin);
 
   // The selection: items of the split, in manifest order; `slot` maps a manifest index to it.
   constexpr size_t kOutside = SIZE_MAX;

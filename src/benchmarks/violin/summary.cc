@@ -8,7 +8,9 @@
 #include <map>
 #include <tuple>
 
+#include "visalign/core/format.h"
 #include "visalign/core/io.h"
+#include "visalign/core/results.h"
 
 namespace visalign::violin {
 namespace {
@@ -174,7 +176,11 @@ SummaryRow WholeRow(const std::string& scope, const std::string& model, size_t n
   return row;
 }
 
-std::string Number(double v) { return fmt::format("{}", v); }
+// A Markdown cell: rounded for reading, "–" where there is no value.
+std::string Cell(double v) {
+  const std::string text = FormatFixed(v, kMarkdownDecimals);
+  return text.empty() ? "–" : text;
+}
 nlohmann::ordered_json Optional(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
 }
@@ -299,8 +305,29 @@ Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vecto
   return Status::Ok();
 }
 
-nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights) {
+namespace {
+
+nlohmann::ordered_json OriginJson(const std::string& model, const ImageOrigin& origin) {
   nlohmann::ordered_json j;
+  j["model"] = model;
+  j["kind"] = origin.kind.empty() ? "unknown" : origin.kind;
+  if (!origin.path.empty()) j["path"] = origin.path.string();
+  if (origin.kind == "run") {
+    j["run"] = origin.run;
+    j["identity"] = origin.identity;
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights) {
+  nlohmann::ordered_json j = ResultsHeader("violin");
+  nlohmann::ordered_json inputs;
+  inputs["dataset"] = {{"manifest_sha256", summary.manifest_sha256}};
+  inputs["models"] = nlohmann::ordered_json::array();
+  for (const auto& [model, origin] : summary.origins) inputs["models"].push_back(OriginJson(model, origin));
+  j["inputs"] = inputs;
   nlohmann::ordered_json w = nlohmann::ordered_json::object();
   for (size_t i = 0; i < kPrecisionCount; ++i) w[std::string(RawName(kAllMetrics[i]))] = weights.precision[i];
   j["weights"] = w;
@@ -347,12 +374,12 @@ std::string SummaryCsv(const Summary& summary) {
     for (const std::string& v : r.by_values) out += "," + CsvField(v);
     for (const TableColumn& c : columns) {
       const std::optional<double> v = c.value(r);
-      out += "," + (v ? Number(*v) : std::string());
+      out += "," + (v ? FormatNumber(*v) : std::string());
     }
-    out += fmt::format(",{},{},{},{},{}", r.n_scored, r.n_missing, r.n_unreadable, r.n_items, Number(r.coverage()));
+    out += fmt::format(",{},{},{},{},{}", r.n_scored, r.n_missing, r.n_unreadable, r.n_items, FormatNumber(r.coverage()));
     for (const TableColumn& c : columns) {
       const std::optional<stats::Interval> i = c.interval(r);
-      out += i ? "," + Number(i->lo) + "," + Number(i->hi) : std::string(",,");
+      out += i ? "," + FormatNumber(i->lo) + "," + FormatNumber(i->hi) : std::string(",,");
     }
     out += "\n";
   };
@@ -382,10 +409,9 @@ std::string SummaryMarkdown(const Summary& summary) {
       if (!v)
         out += " – |";
       else if (intervals && i)
-        out += fmt::format(" {:.{}f} [{:.{}f}, {:.{}f}] |", *v, kMarkdownDecimals, i->lo, kMarkdownDecimals, i->hi,
-                           kMarkdownDecimals);
+        out += fmt::format(" {} [{}, {}] |", Cell(*v), Cell(i->lo), Cell(i->hi));
       else
-        out += fmt::format(" {:.{}f} |", *v, kMarkdownDecimals);
+        out += fmt::format(" {} |", Cell(*v));
     }
     return out + fmt::format(" {} | {} | {} | {:.1f} % |\n", r.n_scored, r.n_missing, r.n_unreadable,
                              100.0 * r.coverage());

@@ -89,7 +89,11 @@ struct EvaluationReport {
 };
 
 // Writes words.csv, models.csv, categories.csv, hotelling.csv, (families.csv with a catalog),
-// summary.json and summary.md into `dir` (created if needed).
+// summary.json and summary.md into `dir` (created if needed), and for the results contract
+// (docs/architecture.md) items.jsonl (one line per (model, word) result, null where words.csv has
+// an empty cell) and summary.csv (the rows of models.csv). summary.json opens with benchmark "hues",
+// schema_version and visalign_version and has "inputs": {"humans": {"path", "sha256"}, "macro_map":
+// {"path", "sha256"} or {"source"} when derived, "predictions": [{"model", "path", "sha256"}]}.
 Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,
                        const std::filesystem::path& dir);
 

@@ -134,14 +134,22 @@ struct ImageSource {
   int k = 0;                    // sample index (several images per item allowed)
   std::filesystem::path path;
 };
+// Where a model's images come from, recorded in summary.json's "inputs" (the results contract).
+struct ImageOrigin {
+  std::string kind;             // "folder", "run", or "" (not stated: recorded as unknown)
+  std::filesystem::path path;   // the image folder, or the run store's root
+  std::string run;              // kind "run": the run's name
+  nlohmann::json identity;      // kind "run": the run's identity (backend kind, model, parameters...)
+};
 struct ModelImages {
   std::string model;
   std::vector<ImageSource> sources;
   // Images the source found but could not attribute to an item (reported, never scored).
   std::vector<std::filesystem::path> unmatched;
+  ImageOrigin origin;
 };
 
-// Images of one model in a folder (not recursive): `<id>.<ext>` (k = 0) or `<id>__<k>.<ext>`,
+// Images of one model in a folder (not recursive; origin: kind "folder", the absolute folder): `<id>.<ext>` (k = 0) or `<id>__<k>.<ext>`,
 // ext one of png, jpg, jpeg, webp (any case). Image files whose name matches no manifest id go
 // to `unmatched`; other files are ignored; two files for the same (id, k) are an error.
 Result<ModelImages> CollectImageDirectory(const std::filesystem::path& dir, const std::string& model,
@@ -224,9 +232,15 @@ struct Summary {
   size_t n_items = 0;          // selected manifest items
   size_t n_common_items = 0;   // items with a scored image in every model
   size_t n_outside_split = 0;  // images of items the split left out (not scored)
+  std::string manifest_sha256;   // EvaluateOptions::manifest_sha256
+  std::vector<std::pair<std::string, ImageOrigin>> origins;  // per model, in the given order
   size_t n_scored() const;
 };
+// summary.json: the results contract's header (benchmark "violin", schema_version,
+// visalign_version) and "inputs" ({"dataset": {"manifest_sha256"}, "models": [{"model", "kind",
+// "path"[, "run", "identity"]}]}), then the settings, rows and problem lists.
 nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights);
+// Numbers in CSV are FormatNumber (visalign/core/format.h): empty where summary.json has null.
 std::string SummaryCsv(const Summary& summary);       // one line per row, normalised metrics
 std::string SummaryMarkdown(const Summary& summary);  // the published-table shape
 
@@ -238,6 +252,7 @@ struct EvaluateOptions {
   // Transparent pixels are scored composited over white (what viewers show) unless told otherwise.
   imaging::AlphaPolicy alpha{imaging::AlphaPolicy::Mode::kComposite, {255, 255, 255}};
   stats::BootstrapOptions bootstrap;  // intervals of the overall and common rows
+  std::string manifest_sha256;  // the dataset's ManifestFingerprint, recorded in summary.json
   int threads = 0;           // scoring threads; 0 = ThreadCount()
   bool show_progress = true;
   // Called once per scored image, in a deterministic order (models as given, sources in
