@@ -51,6 +51,12 @@ Result<std::vector<ModelPredictions>> LoadPredictions(const std::filesystem::pat
                                                       const Vocabulary& vocabulary, const Board& board,
                                                       const std::vector<NonsenseWord>& nonsense);
 
+// LoadPredictions over several paths, in order; a model name seen twice is an error naming its
+// source.
+Result<std::vector<ModelPredictions>> LoadPredictionSets(const std::vector<std::string>& paths, PredictionFormat format,
+                                                         const Vocabulary& vocabulary, const Board& board,
+                                                         const std::vector<NonsenseWord>& nonsense);
+
 // One word's top predictions under its own spelling (any word, not only the benchmark's).
 struct WordPredictions {
   std::string word;
@@ -84,6 +90,17 @@ struct ClipRunResult {
 // Ranks the 480 cells for each word: board patches are solid images of the model's input size
 // run through the model's own preprocessing and image tower; words go through the template and
 // the text tower; similarity = cosine. Ties rank the lower cell index first.
+// Where `hues run --out OUT` writes model `model`'s predictions: OUT itself when it ends in .csv
+// or .jsonl, else OUT/<model>/results.csv and OUT/<model>/predictions.jsonl.
+std::vector<std::filesystem::path> PredictionOutputFiles(const std::filesystem::path& out, const std::string& model);
+// Writes `words` to each file (atomically, folders created): .jsonl as PredictionsJsonl, anything
+// else as PeerCsv.
+Status WritePredictionFiles(const std::vector<std::filesystem::path>& files, const std::string& model,
+                            const std::vector<WordPredictions>& words, const Board& board);
+// The board-embedding cache folder when none is given: $VISALIGN_CACHE, $XDG_CACHE_HOME/visalign,
+// ~/.cache/visalign, or empty (no cache) when none of these variables is set.
+std::filesystem::path DefaultBoardCacheDir();
+
 Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board& board,
                                       const std::vector<std::string>& words, const ClipRunOptions& options);
 

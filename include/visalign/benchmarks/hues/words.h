@@ -55,4 +55,10 @@ inline constexpr int kNonsenseGroupSize = 4;
 Result<std::vector<NonsenseWord>> LoadNonsenseVocabulary(const std::filesystem::path& csv);
 Result<std::vector<NonsenseWord>> DefaultNonsenseVocabulary();  // data/hues/nonsense16.csv
 
+// The words to play (`hues run --words`): "data" = `vocabulary`'s clue words (English, in order);
+// a path ending in .csv = the non-empty cells of its word_en column (else its word column); any
+// other path = one word per line (trailing spaces and CRs dropped, blank lines skipped). An empty
+// list is an error naming `spec`.
+Result<std::vector<std::string>> ReadWordList(const std::string& spec, const Vocabulary& vocabulary);
+
 }  // namespace visalign::hues
