@@ -33,14 +33,14 @@ step "VIOLIN: reference image API on loopback (profile noise:8, 10% injected HTT
 PIDS+=($!)
 wait_port "$OUT/generator.port"
 
-step "generate: one image per prompt over HTTP into the embedded store (retries, resumable)"
+step "violin generate: one image per prompt over HTTP into the embedded store (retries, resumable)"
 # 12 attempts: with 10% injected failures, an image fails all of them with probability 1e-12 (at the
 # default 5 it is 1e-5 per image, so a demo run would fail now and then).
-"$V" generate --dataset "$OUT/violin" --run reference-noise --backend openai \
+"$V" violin generate --dataset "$OUT/violin" --run reference-noise --backend openai \
   --endpoint "http://127.0.0.1:$(cat "$OUT/generator.port")" --model reference \
   --store "$OUT/store" --concurrency 8 --backoff 0.05 --max-attempts 12
 echo "(running the same command again resumes: nothing left to request)"
-"$V" generate --dataset "$OUT/violin" --run reference-noise --backend openai \
+"$V" violin generate --dataset "$OUT/violin" --run reference-noise --backend openai \
   --endpoint "http://127.0.0.1:$(cat "$OUT/generator.port")" --model reference \
   --store "$OUT/store" --concurrency 8 --backoff 0.05 --max-attempts 12 --log-level warn
 
