@@ -16,7 +16,6 @@
 #include "visalign/backends/runner.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
-#include "visalign/core/version.h"
 
 namespace visalign::cli {
 namespace {
@@ -243,7 +242,10 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
                store::RunStore& store, acva::JudgeOutcome& outcome) {
   // Images that never got generated are reported, not silently missing from n_images.
   json generation = json::object();
+  std::vector<store::RunInfo> runs;
   for (const std::string& run : judge_args.runs) {
+    VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> info, store.FindRun(run));
+    if (info) runs.push_back(*info);
     VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store.Counts(run));
     generation[run] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}};
     if (counts.failed + counts.pending > 0 && !cli.global().json)
@@ -266,8 +268,9 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
   options.bootstrap.resamples = a.bootstrap;
   options.bootstrap.seed = a.bootstrap_seed;
   VISALIGN_ASSIGN_OR_RETURN(acva::AnalysisResult result, acva::Analyze(set, outcome.images, options));
-  result.summary["visalign_version"] = kVersion;
-  result.summary["judge"] = acva::JudgeSettingsJson(JudgeConfigFrom(cli, judge_args).settings);
+  const acva::JudgeSettings judge = JudgeConfigFrom(cli, judge_args).settings;
+  result.summary["inputs"] = acva::AnalysisInputsJson(set, runs, judge, clip_fingerprint);
+  result.summary["judge"] = acva::JudgeSettingsJson(judge);
   result.summary["judge"].update(outcome.stats.ToJson());
   result.summary["generation"] = generation;
   result.summary["embeddings"] = {{"clip_model", fs::absolute(a.clip_model).string()},

@@ -1,17 +1,22 @@
-// From judged images to summary.json: adequacy, diversity, distinctiveness, bootstrap intervals,
-// correlations and tiers. Definitions: docs/acva.md ("Metrics" and "Statistics").
+// From judged images to the typed Analysis: adequacy, diversity, distinctiveness, bootstrap
+// intervals, correlations and tiers (serialised in analysis_json.cc). Definitions: docs/acva.md
+// ("Metrics" and "Statistics").
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <set>
 
+#include "benchmarks/acva/ratios.h"
+#include "benchmarks/acva/tiers.h"
 #include "visalign/benchmarks/acva/acva.h"
 
 namespace visalign::acva {
 namespace {
 
-using nlohmann::json;
+using internal::MeanOf;
+using internal::UnitRatio;
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // A rubric component counts as "missing" from an image when its rating is below this level.
 constexpr double kMissingBelow = 0.5;
@@ -19,18 +24,6 @@ constexpr size_t kMinGroupImages = 2;
 
 enum class Mode { kFiltered, kUnfiltered };
 constexpr std::array<Mode, 2> kModes = {Mode::kFiltered, Mode::kUnfiltered};
-std::string_view ModeName(Mode m) { return m == Mode::kFiltered ? "filtered" : "unfiltered"; }
-
-double MeanOf(const std::vector<double>& v) {
-  double s = 0;
-  size_t n = 0;
-  for (double x : v)
-    if (std::isfinite(x)) {
-      s += x;
-      ++n;
-    }
-  return n ? s / static_cast<double>(n) : kNaN;
-}
 
 // What the analysis derives for one image.
 struct ImageFacts {
@@ -54,39 +47,11 @@ struct ModelData {
   std::map<Mode, std::vector<GroupDiversity>> groups;
 };
 
-// Per-unit numerators/denominators restricted to units with data, with their bootstrap interval.
-struct UnitRatio {
-  std::vector<double> num, den;
-  void Add(double n, double d) {
-    num.push_back(n);
-    den.push_back(d);
-  }
-  // A per-unit value, counted only where it is defined (finite).
-  void AddValue(double x) { std::isfinite(x) ? Add(x, 1) : Add(0, 0); }
-  double Value() const {
-    double n = 0, d = 0;
-    for (size_t i = 0; i < num.size(); ++i) {
-      n += num[i];
-      d += den[i];
-    }
-    return d > 0 ? n / d : kNaN;
-  }
-  json Interval(const stats::BootstrapOptions& options) const {
-    std::vector<double> n2, d2;
-    for (size_t i = 0; i < num.size(); ++i)
-      if (den[i] > 0) {
-        n2.push_back(num[i]);
-        d2.push_back(den[i]);
-      }
-    const stats::Interval ci = stats::BootstrapInterval(n2.size(), stats::RatioOfSums(n2, d2), options);
-    return json::array({ci.lo, ci.hi});
-  }
-};
-
-json CorrelationJson(const std::vector<double>& x, const std::vector<double>& y, const std::string& what) {
+CorrelationAnalysis Correlation(const std::string& name, const std::vector<double>& x, const std::vector<double>& y,
+                                const std::string& what) {
   auto r = stats::SpearmanCorrelation(x, y, what);
-  if (!r.ok()) return {{"n", x.size()}, {"rho", nullptr}, {"p_value", nullptr}, {"error", r.status().what()}};
-  return {{"n", r->n}, {"rho", r->rho}, {"p_value", r->p_value}};
+  if (!r.ok()) return {name, x.size(), kNaN, kNaN, r.status().what()};
+  return {name, r->n, r->rho, r->p_value, {}};
 }
 
 class Analyzer {
@@ -94,37 +59,26 @@ class Analyzer {
   Analyzer(const ConceptSet& set, const std::vector<JudgedImage>& images, const AnalysisOptions& options)
       : set_(set), images_(images), options_(options) {}
 
-  Result<AnalysisResult> Run() {
+  Result<Analysis> Run() {
     VISALIGN_RETURN_IF_ERROR(IndexImages());
     ClusterMetaphors();
     for (ModelData& m : models_)
       for (Mode mode : kModes) m.groups[mode] = Diversity(m, mode);
     for (Mode mode : kModes) pooled_medians_[mode] = PooledMedians(mode);
 
-    AnalysisResult result;
-    const Ranking ranking = Rank();
-    auto [comparisons, tiers, tier_of] = Tiers(ranking);
-    json models = json::array();
-    for (size_t mi : ranking.order) models.push_back(ModelJson(models_[mi], tier_of[mi]));
-    result.summary = {
-        {"benchmark", "acva"},
-        {"concept_set", set_.fingerprint},
-        {"n_concepts", set_.concepts.size()},
-        {"n_pairs", set_.pairs.size()},
-        {"options",
-         {{"pass_threshold", options_.pass_threshold},
-          {"cluster_threshold", options_.cluster_threshold},
-          {"median_scope", MedianScopeName(options_.median_scope)},
-          {"alpha", options_.alpha},
-          {"bootstrap_resamples", options_.bootstrap.resamples},
-          {"bootstrap_seed", options_.bootstrap.seed},
-          {"ci_level", options_.bootstrap.level}}},
-        {"models", models},
-        {"correlations", Correlations()},
-        {"comparisons", comparisons},
-        {"tiers", tiers},
-    };
-    for (const ImageFacts& f : facts_) result.items.push_back(ItemJson(f));
+    Analysis result;
+    result.concept_set = set_.fingerprint;
+    result.n_concepts = set_.concepts.size();
+    result.n_pairs = set_.pairs.size();
+    result.options = options_;
+    const std::vector<internal::ModelTally> tallies = Tallies();
+    const std::vector<size_t> order = internal::RankByPassRate(tallies);
+    internal::TierResult tiers = internal::Tiers(tallies, order, options_.alpha, options_.bootstrap);
+    for (size_t mi : order) result.models.push_back(Model(models_[mi], tiers.tier_of[mi]));
+    result.correlations = Correlations();
+    result.comparisons = std::move(tiers.comparisons);
+    result.tiers = std::move(tiers.tiers);
+    for (const ImageFacts& f : facts_) result.images.push_back(Image(f));
     return result;
   }
 
@@ -234,7 +188,7 @@ class Analyzer {
     return Medians(all);
   }
 
-  json DiversityJson(const ModelData& m, Mode mode) const {
+  DiversityAnalysis DiversitySummary(const ModelData& m, Mode mode) const {
     const auto& groups = m.groups.at(mode);
     const std::vector<DiversityPoint> points = SplitPoints(m, mode);
     const DiversityPoint median =
@@ -246,17 +200,18 @@ class Analyzer {
       d_met.AddValue(g.d_met);
       h.AddValue(g.h);
     }
-    const json quadrants = {{"genuine", q.genuine}, {"pseudo", q.pseudo}, {"metaphor", q.metaphor}, {"low", q.low}};
-    return {{"n_groups", groups.size()},
-            {"d_img_mean", d_img.Value()},
-            {"d_img_ci", d_img.Interval(options_.bootstrap)},
-            {"d_met_mean", d_met.Value()},
-            {"d_met_ci", d_met.Interval(options_.bootstrap)},
-            {"h_mean", h.Value()},
-            {"h_ci", h.Interval(options_.bootstrap)},
-            {"quadrants", quadrants},
-            {"median_split",
-             {{"scope", MedianScopeName(options_.median_scope)}, {"d_img", median.d_img}, {"h", median.h}}}};
+    DiversityAnalysis out;
+    out.n_groups = groups.size();
+    out.d_img_mean = d_img.Value();
+    out.d_img_ci = d_img.Interval(options_.bootstrap);
+    out.d_met_mean = d_met.Value();
+    out.d_met_ci = d_met.Interval(options_.bootstrap);
+    out.h_mean = h.Value();
+    out.h_ci = h.Interval(options_.bootstrap);
+    out.quadrants = q;
+    out.median_scope = options_.median_scope;
+    out.median = median;
+    return out;
   }
 
   struct PairFacts {
@@ -301,7 +256,7 @@ class Analyzer {
     return out;
   }
 
-  json ModelJson(const ModelData& m, size_t tier) const {
+  ModelAnalysis Model(const ModelData& m, size_t tier) const {
     UnitRatio pass, adequacy;
     size_t n_images = 0, n_invalid = 0;
     std::map<Category, std::pair<UnitRatio, UnitRatio>> by_category;
@@ -337,68 +292,53 @@ class Analyzer {
       cat_pass.Add(passes, valid);
       cat_adequacy.Add(adequacy_sum, valid);
     }
-    json categories = json::object();
+    ModelAnalysis out;
+    out.model = m.name;
+    out.tier = tier;
     for (const auto& [cat, ratios] : by_category)
-      categories[std::string(CategoryName(cat))] = {{"pass_rate", ratios.first.Value()},
-                                                    {"pass_rate_ci", ratios.first.Interval(options_.bootstrap)},
-                                                    {"adequacy_mean", ratios.second.Value()}};
-    json framework_json = json::object();
-    for (const auto& [fw, t] : frameworks)
-      framework_json[std::string(FrameworkName(fw))] = {{"n", t.n}, {"mean_rating", t.sum / t.n},
-                                                        {"missing_rate", t.missing / t.n}};
+      out.by_category[cat] = {ratios.first.Value(), ratios.first.Interval(options_.bootstrap), ratios.second.Value()};
+    for (const auto& [fw, t] : frameworks) out.by_framework[fw] = {t.n, t.sum / t.n, t.missing / t.n};
     std::vector<std::pair<std::pair<size_t, size_t>, QuestionTally>> ranked(questions.begin(), questions.end());
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
       const double mx = x.second.missing / x.second.n, my = y.second.missing / y.second.n;
       if (mx != my) return mx > my;
       return x.second.sum / x.second.n < y.second.sum / y.second.n;
     });
-    json most_missed = json::array();
-    for (size_t r = 0; r < ranked.size() && most_missed.size() < options_.most_missed; ++r) {
+    for (size_t r = 0; r < ranked.size() && out.most_missed.size() < options_.most_missed; ++r) {
       const auto& [key, t] = ranked[r];
       if (t.missing == 0) break;  // ranked by missing rate: the rest are never missing
       const Concept& cpt = set_.concepts[key.first];
       const RubricQuestion& q = cpt.rubric[key.second];
-      most_missed.push_back({{"concept", cpt.id}, {"question", q.id}, {"framework", FrameworkName(q.framework)},
-                             {"text_en", q.text_en}, {"n", t.n}, {"missing_rate", t.missing / t.n},
-                             {"mean_rating", t.sum / t.n}});
+      out.most_missed.push_back({cpt.id, q.id, q.framework, q.text_en, {t.n, t.sum / t.n, t.missing / t.n}});
     }
 
-    json pairs = json::array();
     UnitRatio loo, afc, first_share;
     for (const ConceptPair& p : set_.pairs) {
       const PairFacts pf = Pair(m, p);
-      pairs.push_back({{"a", p.a}, {"b", p.b}, {"embedding_loo_acc", pf.loo}, {"afc_acc", pf.afc},
-                       {"afc_first_share", pf.first_share}, {"afc_trials", pf.trials},
-                       {"afc_invalid", pf.invalid}});
+      out.pairs.push_back({p.a, p.b, pf.loo, pf.afc, pf.first_share, pf.trials, pf.invalid});
       loo.AddValue(pf.loo);
       afc.AddValue(pf.afc);
       first_share.AddValue(pf.first_share);
     }
-    json diversity = json::object();
-    for (Mode mode : kModes) diversity[std::string(ModeName(mode))] = DiversityJson(m, mode);
-    return {{"model", m.name},
-            {"tier", tier},
-            {"n_images", n_images},
-            {"n_invalid", n_invalid},
-            {"pass_rate", pass.Value()},
-            {"pass_rate_ci", pass.Interval(options_.bootstrap)},
-            {"adequacy_mean", adequacy.Value()},
-            {"adequacy_mean_ci", adequacy.Interval(options_.bootstrap)},
-            {"by_category", categories},
-            {"questions", {{"by_framework", framework_json}, {"most_missed", most_missed}}},
-            {"diversity", diversity},
-            {"distinctiveness",
-             {{"embedding_loo_acc_mean", loo.Value()},
-              {"embedding_loo_acc_ci", loo.Interval(options_.bootstrap)},
-              {"afc_acc_mean", afc.Value()},
-              {"afc_acc_ci", afc.Interval(options_.bootstrap)},
-              {"afc_first_share", first_share.Value()},
-              {"afc_first_share_ci", first_share.Interval(options_.bootstrap)}}},
-            {"pairs", pairs}};
+    out.filtered = DiversitySummary(m, Mode::kFiltered);
+    out.unfiltered = DiversitySummary(m, Mode::kUnfiltered);
+    out.n_images = n_images;
+    out.n_invalid = n_invalid;
+    out.pass_rate = pass.Value();
+    out.pass_rate_ci = pass.Interval(options_.bootstrap);
+    out.adequacy_mean = adequacy.Value();
+    out.adequacy_mean_ci = adequacy.Interval(options_.bootstrap);
+    out.distinctiveness = {loo.Value(),
+                           afc.Value(),
+                           first_share.Value(),
+                           loo.Interval(options_.bootstrap),
+                           afc.Interval(options_.bootstrap),
+                           first_share.Interval(options_.bootstrap)};
+    return out;
   }
 
-  json Correlations() const {
-    json out = json::object();
+  std::vector<CorrelationAnalysis> Correlations() const {
+    std::vector<CorrelationAnalysis> out;
     // Concept level: mean adequacy over every model's images of the concept.
     std::vector<double> concept_adequacy(set_.concepts.size()), concept_adequacy_equal(set_.concepts.size());
     {
@@ -424,7 +364,7 @@ class Analyzer {
         x.push_back(concept_adequacy[c]);
         y.push_back(it->second);
       }
-      out["adequacy_vs_" + name] = CorrelationJson(x, y, "adequacy vs " + name + " (concepts)");
+      out.push_back(Correlation("adequacy_vs_" + name, x, y, "adequacy vs " + name + " (concepts)"));
     }
     std::vector<double> g_adequacy, g_d, h_adequacy, g_h;
     for (const ModelData& m : models_)
@@ -439,8 +379,8 @@ class Analyzer {
           g_h.push_back(g.h);
         }
       }
-    out["adequacy_vs_d_img"] = CorrelationJson(g_adequacy, g_d, "adequacy vs D_img (model x concept groups)");
-    out["adequacy_vs_h"] = CorrelationJson(h_adequacy, g_h, "adequacy vs H (model x concept groups)");
+    out.push_back(Correlation("adequacy_vs_d_img", g_adequacy, g_d, "adequacy vs D_img (model x concept groups)"));
+    out.push_back(Correlation("adequacy_vs_h", h_adequacy, g_h, "adequacy vs H (model x concept groups)"));
     std::vector<double> p_adequacy, p_afc;
     for (const ModelData& m : models_)
       for (const ConceptPair& p : set_.pairs) {
@@ -449,38 +389,32 @@ class Analyzer {
         p_adequacy.push_back(pf.adequacy_mean);
         p_afc.push_back(pf.afc);
       }
-    out["adequacy_vs_afc"] = CorrelationJson(p_adequacy, p_afc, "adequacy vs 2AFC accuracy (model x pair)");
+    out.push_back(Correlation("adequacy_vs_afc", p_adequacy, p_afc, "adequacy vs 2AFC accuracy (model x pair)"));
     std::vector<double> equal_images, custom_images;
     for (const ImageFacts& f : facts_)
       if (f.adequacy) {
         custom_images.push_back(*f.adequacy);
         equal_images.push_back(*f.adequacy_equal);
       }
-    out["equal_vs_custom_weights_images"] =
-        CorrelationJson(equal_images, custom_images, "equal vs custom weights (images)");
+    out.push_back(Correlation("equal_vs_custom_weights_images", equal_images, custom_images,
+                              "equal vs custom weights (images)"));
     std::vector<double> equal_concepts, custom_concepts;
     for (size_t c = 0; c < set_.concepts.size(); ++c)
       if (std::isfinite(concept_adequacy[c])) {
         custom_concepts.push_back(concept_adequacy[c]);
         equal_concepts.push_back(concept_adequacy_equal[c]);
       }
-    out["equal_vs_custom_weights_concepts"] =
-        CorrelationJson(equal_concepts, custom_concepts, "equal vs custom weights (concepts)");
+    out.push_back(Correlation("equal_vs_custom_weights_concepts", equal_concepts, custom_concepts,
+                              "equal vs custom weights (concepts)"));
     return out;
   }
 
-  // Models in descending pass rate (undefined last), equal rates by name, so the order does not
-  // depend on the order of the input images.
-  struct Ranking {
-    std::vector<size_t> order;                                     // model indices
-    std::vector<std::vector<std::pair<double, double>>> per_concept;  // per model: (passes, valid) per concept
-  };
-  Ranking Rank() const {
-    Ranking r;
-    std::vector<double> pass_rate;
+  // Each model's (passes, judged images) per concept.
+  std::vector<internal::ModelTally> Tallies() const {
+    std::vector<internal::ModelTally> tallies;
     for (const ModelData& m : models_) {
-      double passes = 0, valid = 0;
-      r.per_concept.emplace_back();
+      internal::ModelTally& t = tallies.emplace_back();
+      t.name = m.name;
       for (const std::vector<size_t>& images : m.by_concept) {
         double p = 0, v = 0;
         for (size_t i : images)
@@ -488,106 +422,25 @@ class Analyzer {
             v += 1;
             p += facts_[i].pass ? 1 : 0;
           }
-        r.per_concept.back().push_back({p, v});
-        passes += p;
-        valid += v;
+        t.per_concept.push_back({p, v});
       }
-      pass_rate.push_back(valid > 0 ? passes / valid : kNaN);
-      r.order.push_back(r.order.size());
     }
-    std::sort(r.order.begin(), r.order.end(), [&](size_t x, size_t y) {
-      const double px = pass_rate[x], py = pass_rate[y];
-      if (std::isnan(px) != std::isnan(py)) return std::isnan(py);
-      if (px != py && !std::isnan(px)) return px > py;
-      return models_[x].name < models_[y].name;
-    });
-    return r;
+    return tallies;
   }
 
-  struct TierResult {
-    json comparisons, tiers;
-    std::vector<size_t> tier_of;  // per model index
-  };
-
-  // Pass-rate comparisons between every two models (paired bootstrap over the concepts both have)
-  // and tiers: in ranking order, a model joins the current tier unless it is significantly below the
-  // tier's first model.
-  TierResult Tiers(const Ranking& ranking) const {
-    const auto& per_concept = ranking.per_concept;
-    auto compare = [&](size_t a, size_t b) {
-      std::vector<double> na, da, nb, db;
-      for (size_t c = 0; c < set_.concepts.size(); ++c) {
-        if (per_concept[a][c].second == 0 || per_concept[b][c].second == 0) continue;
-        na.push_back(per_concept[a][c].first);
-        da.push_back(per_concept[a][c].second);
-        nb.push_back(per_concept[b][c].first);
-        db.push_back(per_concept[b][c].second);
-      }
-      return std::pair{na.size(), stats::PairedBootstrap(na.size(), stats::RatioOfSums(na, da),
-                                                         stats::RatioOfSums(nb, db), options_.bootstrap)};
-    };
-    const std::vector<size_t>& order = ranking.order;
-    TierResult out{json::array(), json::array(), std::vector<size_t>(models_.size(), 0)};
-    for (size_t x = 0; x < order.size(); ++x)
-      for (size_t y = x + 1; y < order.size(); ++y) {
-        const auto [n, d] = compare(order[x], order[y]);
-        out.comparisons.push_back({{"a", models_[order[x]].name}, {"b", models_[order[y]].name},
-                                   {"metric", "pass_rate"}, {"n_concepts", n}, {"difference", d.difference},
-                                   {"ci", json::array({d.interval.lo, d.interval.hi})}, {"p_value", d.p_value},
-                                   {"significant", std::isfinite(d.p_value) && d.p_value < options_.alpha}});
-      }
-    size_t leader = 0;
-    for (size_t x = 0; x < order.size(); ++x) {
-      bool new_tier = x == 0;
-      if (x > 0) {
-        const auto [n, d] = compare(order[leader], order[x]);
-        new_tier = std::isfinite(d.p_value) && d.p_value < options_.alpha;
-      }
-      if (new_tier) {
-        leader = x;
-        out.tiers.push_back({{"tier", out.tiers.size() + 1}, {"models", json::array()}});
-      }
-      out.tiers.back()["models"].push_back(models_[order[x]].name);
-      out.tier_of[order[x]] = out.tiers.size();
-    }
-    return out;
-  }
-
-  json ItemJson(const ImageFacts& f) const {
-    const JudgedImage& im = *f.image;
+  ImageAnalysis Image(const ImageFacts& f) const {
     const Concept& cpt = set_.concepts[f.concept_index];
-    json ratings = json::array();
-    for (const RubricAnswer& a : im.answers) {
-      json r = {{"question", a.question_id}, {"rating", a.rating ? json(*a.rating) : json(nullptr)}};
-      if (!a.evidence.empty()) r["evidence"] = a.evidence;
-      if (!a.error.empty()) r["error"] = a.error;
-      ratings.push_back(r);
-    }
-    json afc = json::array();
-    for (const AfcTrial& t : im.afc) {
-      json j = {{"pair", json::array({t.pair_a, t.pair_b})}, {"first", t.first}, {"second", t.second},
-                {"choice", t.choice ? json(*t.choice) : json(nullptr)}};
-      if (t.choice) j["correct"] = *t.choice == im.concept_id;
-      if (!t.error.empty()) j["error"] = t.error;
-      afc.push_back(j);
-    }
-    json item = {{"image_id", im.ImageId()},
-                 {"model", im.model},
-                 {"concept", cpt.id},
-                 {"word", cpt.word},
-                 {"category", CategoryName(cpt.category)},
-                 {"k", im.k},
-                 {"path", im.path},
-                 {"sha256", im.sha256},
-                 {"adequacy", f.adequacy ? json(*f.adequacy) : json(nullptr)},
-                 {"adequacy_equal_weights", f.adequacy_equal ? json(*f.adequacy_equal) : json(nullptr)},
-                 {"pass", f.adequacy ? json(f.pass) : json(nullptr)},
-                 {"ratings", ratings},
-                 {"metaphor", im.metaphor ? json(*im.metaphor) : json(nullptr)},
-                 {"metaphor_cluster", f.cluster >= 0 ? json(f.cluster) : json(nullptr)},
-                 {"afc", afc}};
-    if (!im.metaphor_error.empty()) item["metaphor_error"] = im.metaphor_error;
-    return item;
+    ImageAnalysis out;
+    out.image = *f.image;
+    out.image.image_embedding.clear();
+    out.image.metaphor_embedding.clear();
+    out.word = cpt.word;
+    out.category = cpt.category;
+    out.adequacy = f.adequacy;
+    out.adequacy_equal_weights = f.adequacy_equal;
+    out.pass = f.pass;
+    out.metaphor_cluster = f.cluster;
+    return out;
   }
 
   const ConceptSet& set_;
@@ -610,7 +463,12 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
   if (!(options.cluster_threshold >= 0 && options.cluster_threshold <= 2))
     return Status::InvalidArgument("cluster threshold " + std::to_string(options.cluster_threshold),
                                    "--cluster-threshold", "a cosine distance in [0, 2]");
-  return Analyzer(set, images, options).Run();
+  VISALIGN_ASSIGN_OR_RETURN(Analysis analysis, Analyzer(set, images, options).Run());
+  AnalysisResult result;
+  result.summary = AnalysisJson(analysis);
+  for (const ImageAnalysis& image : analysis.images) result.items.push_back(ImageAnalysisJson(image));
+  result.analysis = std::move(analysis);
+  return result;
 }
 
 }  // namespace visalign::acva

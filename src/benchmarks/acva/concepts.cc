@@ -4,6 +4,7 @@
 
 #include "benchmarks/acva/jsonl.h"
 #include "visalign/benchmarks/acva/acva.h"
+#include "visalign/core/format.h"
 #include "visalign/core/io.h"
 
 namespace visalign::acva {
@@ -39,7 +40,7 @@ Result<RubricQuestion> ParseQuestion(const nlohmann::json& j, const std::string&
     return Status::InvalidArgument("invalid question id \"" + q.id + "\"", where + " field id", "[a-z0-9_-]+");
   VISALIGN_ASSIGN_OR_RETURN(q.weight, jsonl::RequiredNumber(j, "weight", where));
   if (!(q.weight > 0) || !std::isfinite(q.weight))
-    return Status::InvalidArgument("weight " + jsonl::FormatNumber(q.weight) + " of question \"" + q.id + "\"",
+    return Status::InvalidArgument("weight " + FormatNumber(q.weight) + " of question \"" + q.id + "\"",
                                    where + " field weight", "a finite weight > 0");
   VISALIGN_ASSIGN_OR_RETURN(std::string framework, jsonl::RequiredString(j, "framework", where));
   auto fw = FrameworkFromName(framework);

@@ -52,6 +52,4 @@ Result<double> RequiredNumber(const nlohmann::json& object, const std::string& k
   return it->get<double>();
 }
 
-std::string FormatNumber(double value) { return nlohmann::json(value).dump(); }
-
 }  // namespace visalign::acva::jsonl

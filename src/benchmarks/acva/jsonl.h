@@ -26,7 +26,4 @@ Result<std::string> RequiredString(const nlohmann::json& object, const std::stri
 // A finite number field.
 Result<double> RequiredNumber(const nlohmann::json& object, const std::string& key, const std::string& where);
 
-// Shortest round-tripping text of a number ("0.25", "1e-07").
-std::string FormatNumber(double value);
-
 }  // namespace visalign::acva::jsonl

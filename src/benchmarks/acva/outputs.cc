@@ -15,6 +15,17 @@ Status WriteOutputs(const std::filesystem::path& dir, const AnalysisResult& resu
   return WriteFileAtomic(dir / "summary.md", SummaryMarkdown(result.summary));
 }
 
+nlohmann::json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>& runs,
+                                  const JudgeSettings& judge, const std::string& clip_fingerprint) {
+  nlohmann::json run_list = nlohmann::json::array();
+  for (const store::RunInfo& run : runs)
+    run_list.push_back({{"run", run.name}, {"dataset_fingerprint", run.dataset_fingerprint}, {"identity", run.identity}});
+  return {{"concept_set", set.fingerprint},
+          {"runs", run_list},
+          {"judge", JudgeSettingsJson(judge)},
+          {"clip_fingerprint", clip_fingerprint}};
+}
+
 Result<std::vector<nlohmann::json>> ReadItems(const std::filesystem::path& items_jsonl) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(items_jsonl));
   std::vector<nlohmann::json> items;

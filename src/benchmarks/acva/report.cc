@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "visalign/benchmarks/acva/acva.h"
+#include "visalign/core/format.h"
 #include "visalign/core/io.h"
 
 namespace visalign::acva {
@@ -13,11 +14,7 @@ using nlohmann::json;
 constexpr int kDigits = 3;         // summary.md tables
 constexpr int kPValueDigits = 2;   // significant digits of p-values
 
-std::string Num(const json& v) {
-  if (!v.is_number()) return "";
-  const double x = v.get<double>();
-  return std::isfinite(x) ? fmt::format("{:.{}f}", x, kDigits) : "";
-}
+std::string Num(const json& v) { return v.is_number() ? FormatFixed(v.get<double>(), kDigits) : ""; }
 
 std::string Cell(const json& v) {
   const std::string s = Num(v);
@@ -29,12 +26,11 @@ std::string Ci(const json& v) {
   return "[" + Num(v[0]) + ", " + Num(v[1]) + "]";
 }
 
-// A CSV cell: an integer as it is, a double as the shortest decimal that reads back as the same
-// double ("0.8888888888888888", "1"); empty when undefined.
+// A CSV cell: an integer as it is, a double as FormatNumber ("0.8888888888888888", "1"); empty
+// when undefined.
 std::string ExactNum(const json& v) {
   if (v.is_number_integer()) return v.dump();
-  if (!v.is_number() || !std::isfinite(v.get<double>())) return "";
-  return fmt::format("{}", v.get<double>());
+  return v.is_number() ? FormatNumber(v.get<double>()) : "";
 }
 
 // summary.csv columns: name and where the value is in the model's summary.json object.

@@ -180,7 +180,7 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
                   {"singular_words", baseline.singular_words}}},
       {"models", models_json}};
   // The results contract (docs/architecture.md): what the numbers are and what they depend on.
-  for (const auto& [key, value] : ResultsHeader("hues").items()) summary[key] = value;
+  summary.update(nlohmann::json::parse(ResultsHeader("hues").dump()));
   summary["inputs"] = {{"humans", InputFile(report.humans_source)},
                        {"macro_map", InputFile(report.macro_source)},
                        {"predictions", predictions_json}};

@@ -174,14 +174,106 @@ struct AnalysisOptions {
   size_t most_missed = 10;  // how many questions (ever rated below 0.5) the diagnostics list per model
 };
 
+// The typed result of an analysis; AnalysisJson and ImageAnalysisJson serialise it. Rates, means and
+// interval ends are NaN where undefined (null in JSON, empty in CSV). Definitions: docs/acva.md.
+struct CategoryAnalysis {
+  double pass_rate = 0;
+  stats::Interval pass_rate_ci;
+  double adequacy_mean = 0;
+};
+// Ratings of one rubric framework (or one question): how many, their mean, the share below 0.5.
+struct RatingTally {
+  double n = 0, mean_rating = 0, missing_rate = 0;
+};
+struct MissedQuestion {
+  std::string concept_id, question_id;
+  Framework framework = Framework::kFrame;
+  std::string text_en;
+  RatingTally tally;
+};
+struct DiversityAnalysis {
+  size_t n_groups = 0;  // (model, concept) groups with at least two images
+  double d_img_mean = 0, d_met_mean = 0, h_mean = 0;
+  stats::Interval d_img_ci, d_met_ci, h_ci;
+  QuadrantShares quadrants;
+  MedianScope median_scope = MedianScope::kModel;
+  DiversityPoint median;  // where the quadrants are split
+};
+struct PairAnalysis {
+  std::string a, b;
+  double embedding_loo_acc = 0, afc_acc = 0, afc_first_share = 0;
+  size_t afc_trials = 0, afc_invalid = 0;
+};
+struct DistinctivenessAnalysis {
+  double embedding_loo_acc_mean = 0, afc_acc_mean = 0, afc_first_share = 0;
+  stats::Interval embedding_loo_acc_ci, afc_acc_ci, afc_first_share_ci;
+};
+struct ModelAnalysis {
+  std::string model;
+  size_t tier = 0;  // 1 = best
+  size_t n_images = 0, n_invalid = 0;
+  double pass_rate = 0, adequacy_mean = 0;
+  stats::Interval pass_rate_ci, adequacy_mean_ci;
+  std::map<Category, CategoryAnalysis> by_category;
+  std::map<Framework, RatingTally> by_framework;
+  std::vector<MissedQuestion> most_missed;
+  DiversityAnalysis filtered, unfiltered;  // passing images only / every image
+  DistinctivenessAnalysis distinctiveness;
+  std::vector<PairAnalysis> pairs;  // concept-set pair order
+};
+// A Spearman correlation; `error` says why rho is undefined (rho and p_value are then NaN).
+struct CorrelationAnalysis {
+  std::string name;  // "adequacy_vs_d_img", ...
+  size_t n = 0;
+  double rho = 0, p_value = 0;
+  std::string error;
+};
+struct PassRateComparison {
+  std::string a, b;
+  size_t n_concepts = 0;
+  double difference = 0, p_value = 0;
+  stats::Interval ci;
+  bool significant = false;
+};
+struct Tier {
+  size_t tier = 0;
+  std::vector<std::string> models;
+};
+// What the analysis derived for one image (the image without its embeddings).
+struct ImageAnalysis {
+  JudgedImage image;
+  std::string word;
+  Category category = Category::kEmotion;
+  std::optional<double> adequacy, adequacy_equal_weights;
+  bool pass = false;
+  int metaphor_cluster = -1;  // -1 without a valid description
+};
+struct Analysis {
+  std::string concept_set;  // ConceptSet::fingerprint
+  size_t n_concepts = 0, n_pairs = 0;
+  AnalysisOptions options;
+  std::vector<ModelAnalysis> models;  // by tier, then descending pass rate, then name
+  std::vector<CorrelationAnalysis> correlations;
+  std::vector<PassRateComparison> comparisons;
+  std::vector<Tier> tiers;
+  std::vector<ImageAnalysis> images;  // input order
+};
+
+// The summary.json document of an analysis: the results contract's header (benchmark "acva",
+// schema_version, visalign_version), "concept_set", "options", "models", "correlations",
+// "comparisons", "tiers" (the command adds "inputs", "judge", "generation" and "embeddings").
+nlohmann::json AnalysisJson(const Analysis& analysis);
+// One items.jsonl row.
+nlohmann::json ImageAnalysisJson(const ImageAnalysis& image);
+
 struct AnalysisResult {
-  nlohmann::json summary;             // the summary.json document
-  std::vector<nlohmann::json> items;  // one items.jsonl row per image
+  Analysis analysis;
+  nlohmann::json summary;             // AnalysisJson(analysis)
+  std::vector<nlohmann::json> items;  // ImageAnalysisJson of every image
 };
 
 // Every image must name a concept of `set` and carry one answer per rubric question (in order).
-// summary["models"] lists the models by tier, then descending pass rate, then name, whatever the order
-// of `images`; each carries its "tier".
+// Models are listed by tier, then descending pass rate, then name, whatever the order of `images`.
 Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedImage>& images,
                                const AnalysisOptions& options);
 

@@ -170,8 +170,13 @@ Result<EmbeddingStats> AttachEmbeddings(store::RunStore& store, const clip::Clip
                                         std::vector<JudgedImage>& images);
 
 // ---------------------------------------------------------------------------------------------
-// Outputs: summary.json, summary.csv, summary.md and items.jsonl in `dir`.
+// Outputs: summary.json, summary.csv, summary.md and items.jsonl in `dir` (the results contract,
+// docs/architecture.md).
 Status WriteOutputs(const std::filesystem::path& dir, const AnalysisResult& result);
+// summary.json's "inputs": {"concept_set": fingerprint, "runs": [{"run", "dataset_fingerprint",
+// "identity"}], "judge": {"model", "language", "temperature", "prompt_hashes"}, "clip_fingerprint"}.
+nlohmann::json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>& runs,
+                                  const JudgeSettings& judge, const std::string& clip_fingerprint);
 // Reads items.jsonl rows back (for `acva agreement`).
 Result<std::vector<nlohmann::json>> ReadItems(const std::filesystem::path& items_jsonl);
 

@@ -1,0 +1,148 @@
+// The typed Analysis as summary.json and items.jsonl rows (the layout docs/acva.md documents).
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/core/results.h"
+
+namespace visalign::acva {
+namespace {
+
+using nlohmann::json;
+
+json IntervalJson(const stats::Interval& i) { return json::array({i.lo, i.hi}); }
+
+template <typename T>
+json OptionalJson(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json DiversityJson(const DiversityAnalysis& d) {
+  const QuadrantShares& q = d.quadrants;
+  return {{"n_groups", d.n_groups},
+          {"d_img_mean", d.d_img_mean},
+          {"d_img_ci", IntervalJson(d.d_img_ci)},
+          {"d_met_mean", d.d_met_mean},
+          {"d_met_ci", IntervalJson(d.d_met_ci)},
+          {"h_mean", d.h_mean},
+          {"h_ci", IntervalJson(d.h_ci)},
+          {"quadrants", {{"genuine", q.genuine}, {"pseudo", q.pseudo}, {"metaphor", q.metaphor}, {"low", q.low}}},
+          {"median_split", {{"scope", MedianScopeName(d.median_scope)}, {"d_img", d.median.d_img}, {"h", d.median.h}}}};
+}
+
+json ModelJson(const ModelAnalysis& m) {
+  json categories = json::object();
+  for (const auto& [cat, c] : m.by_category)
+    categories[std::string(CategoryName(cat))] = {
+        {"pass_rate", c.pass_rate}, {"pass_rate_ci", IntervalJson(c.pass_rate_ci)}, {"adequacy_mean", c.adequacy_mean}};
+  json frameworks = json::object();
+  for (const auto& [fw, t] : m.by_framework)
+    frameworks[std::string(FrameworkName(fw))] = {{"n", t.n}, {"mean_rating", t.mean_rating},
+                                                  {"missing_rate", t.missing_rate}};
+  json most_missed = json::array();
+  for (const MissedQuestion& q : m.most_missed)
+    most_missed.push_back({{"concept", q.concept_id}, {"question", q.question_id},
+                           {"framework", FrameworkName(q.framework)}, {"text_en", q.text_en}, {"n", q.tally.n},
+                           {"missing_rate", q.tally.missing_rate}, {"mean_rating", q.tally.mean_rating}});
+  json pairs = json::array();
+  for (const PairAnalysis& p : m.pairs)
+    pairs.push_back({{"a", p.a}, {"b", p.b}, {"embedding_loo_acc", p.embedding_loo_acc}, {"afc_acc", p.afc_acc},
+                     {"afc_first_share", p.afc_first_share}, {"afc_trials", p.afc_trials},
+                     {"afc_invalid", p.afc_invalid}});
+  const DistinctivenessAnalysis& d = m.distinctiveness;
+  return {{"model", m.model},
+          {"tier", m.tier},
+          {"n_images", m.n_images},
+          {"n_invalid", m.n_invalid},
+          {"pass_rate", m.pass_rate},
+          {"pass_rate_ci", IntervalJson(m.pass_rate_ci)},
+          {"adequacy_mean", m.adequacy_mean},
+          {"adequacy_mean_ci", IntervalJson(m.adequacy_mean_ci)},
+          {"by_category", categories},
+          {"questions", {{"by_framework", frameworks}, {"most_missed", most_missed}}},
+          {"diversity", {{"filtered", DiversityJson(m.filtered)}, {"unfiltered", DiversityJson(m.unfiltered)}}},
+          {"distinctiveness",
+           {{"embedding_loo_acc_mean", d.embedding_loo_acc_mean},
+            {"embedding_loo_acc_ci", IntervalJson(d.embedding_loo_acc_ci)},
+            {"afc_acc_mean", d.afc_acc_mean},
+            {"afc_acc_ci", IntervalJson(d.afc_acc_ci)},
+            {"afc_first_share", d.afc_first_share},
+            {"afc_first_share_ci", IntervalJson(d.afc_first_share_ci)}}},
+          {"pairs", pairs}};
+}
+
+json CorrelationJson(const CorrelationAnalysis& c) {
+  if (!c.error.empty()) return {{"n", c.n}, {"rho", nullptr}, {"p_value", nullptr}, {"error", c.error}};
+  return {{"n", c.n}, {"rho", c.rho}, {"p_value", c.p_value}};
+}
+
+}  // namespace
+
+json AnalysisJson(const Analysis& a) {
+  json models = json::array();
+  for (const ModelAnalysis& m : a.models) models.push_back(ModelJson(m));
+  json correlations = json::object();
+  for (const CorrelationAnalysis& c : a.correlations) correlations[c.name] = CorrelationJson(c);
+  json comparisons = json::array();
+  for (const PassRateComparison& c : a.comparisons)
+    comparisons.push_back({{"a", c.a}, {"b", c.b}, {"metric", "pass_rate"}, {"n_concepts", c.n_concepts},
+                           {"difference", c.difference}, {"ci", IntervalJson(c.ci)}, {"p_value", c.p_value},
+                           {"significant", c.significant}});
+  json tiers = json::array();
+  for (const Tier& t : a.tiers) tiers.push_back({{"tier", t.tier}, {"models", t.models}});
+  const AnalysisOptions& o = a.options;
+  json summary = json::parse(ResultsHeader("acva").dump());
+  summary.update({
+      {"concept_set", a.concept_set},
+      {"n_concepts", a.n_concepts},
+      {"n_pairs", a.n_pairs},
+      {"options",
+       {{"pass_threshold", o.pass_threshold},
+        {"cluster_threshold", o.cluster_threshold},
+        {"median_scope", MedianScopeName(o.median_scope)},
+        {"alpha", o.alpha},
+        {"bootstrap_resamples", o.bootstrap.resamples},
+        {"bootstrap_seed", o.bootstrap.seed},
+        {"ci_level", o.bootstrap.level}}},
+      {"models", models},
+      {"correlations", correlations},
+      {"comparisons", comparisons},
+      {"tiers", tiers},
+  });
+  return summary;
+}
+
+json ImageAnalysisJson(const ImageAnalysis& a) {
+  const JudgedImage& im = a.image;
+  json ratings = json::array();
+  for (const RubricAnswer& r : im.answers) {
+    json j = {{"question", r.question_id}, {"rating", OptionalJson(r.rating)}};
+    if (!r.evidence.empty()) j["evidence"] = r.evidence;
+    if (!r.error.empty()) j["error"] = r.error;
+    ratings.push_back(j);
+  }
+  json afc = json::array();
+  for (const AfcTrial& t : im.afc) {
+    json j = {{"pair", json::array({t.pair_a, t.pair_b})}, {"first", t.first}, {"second", t.second},
+              {"choice", OptionalJson(t.choice)}};
+    if (t.choice) j["correct"] = *t.choice == im.concept_id;
+    if (!t.error.empty()) j["error"] = t.error;
+    afc.push_back(j);
+  }
+  json item = {{"image_id", im.ImageId()},
+               {"model", im.model},
+               {"concept", im.concept_id},
+               {"word", a.word},
+               {"category", CategoryName(a.category)},
+               {"k", im.k},
+               {"path", im.path},
+               {"sha256", im.sha256},
+               {"adequacy", OptionalJson(a.adequacy)},
+               {"adequacy_equal_weights", OptionalJson(a.adequacy_equal_weights)},
+               {"pass", a.adequacy ? json(a.pass) : json(nullptr)},
+               {"ratings", ratings},
+               {"metaphor", OptionalJson(im.metaphor)},
+               {"metaphor_cluster", a.metaphor_cluster >= 0 ? json(a.metaphor_cluster) : json(nullptr)},
+               {"afc", afc}};
+  if (!im.metaphor_error.empty()) item["metaphor_error"] = im.metaphor_error;
+  return item;
+}
+
+}  // namespace visalign::acva

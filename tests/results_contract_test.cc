@@ -1,0 +1,131 @@
+// The results contract (docs/architecture.md, "Results contract"): every benchmark's output folder
+// has summary.json opening with benchmark, schema_version and visalign_version and recording the
+// fingerprints of its inputs, plus items.jsonl, summary.csv and summary.md.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/clip.h"
+#include "visalign/core/io.h"
+#include "visalign/core/results.h"
+
+namespace visalign {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::RunVisalign;
+using testing::TempDir;
+
+// summary.json of `dir`, after checking the contract's files and header.
+json ExpectContract(const fs::path& dir, const std::string& benchmark) {
+  for (const char* f : {"summary.json", "items.jsonl", "summary.csv", "summary.md"})
+    EXPECT_TRUE(fs::is_regular_file(dir / f)) << dir / f;
+  Result<std::string> text = ReadFile(dir / "summary.json");
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  if (!text.ok()) return json();
+  const json s = json::parse(*text);
+  EXPECT_EQ(s["benchmark"], benchmark);
+  EXPECT_EQ(s["schema_version"], kResultsSchemaVersion);
+  const auto version = RunVisalign({"--version"});
+  EXPECT_EQ(version.out, "visalign " + s["visalign_version"].get<std::string>() + "\n");
+  EXPECT_TRUE(s["inputs"].is_object()) << s.dump();
+  return s;
+}
+
+std::string Sha256Of(const fs::path& path) {
+  Result<std::string> sha = Sha256File(path);
+  EXPECT_TRUE(sha.ok()) << sha.status().ToString();
+  return sha.ok() ? *sha : std::string();
+}
+
+size_t Lines(const fs::path& path) {
+  Result<std::string> read = ReadFile(path);
+  const std::string text = read.ok() ? *read : std::string();
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(ResultsContract, Violin) {
+  TempDir dir;
+  ASSERT_EQ(RunVisalign({"violin", "dataset", "--out", (dir / "ds").string(), "--scale", "0.01", "--image-size", "64",
+                         "--log-level", "error"})
+                .exit_code,
+            0);
+  auto r = RunVisalign({"violin", "evaluate", "--dataset", (dir / "ds").string(), "--images",
+                        "gt=" + (dir / "ds" / "images").string(), "--out", (dir / "out").string(), "--bootstrap",
+                        "100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = ExpectContract(dir / "out", "violin");
+  EXPECT_EQ(s["inputs"]["dataset"]["manifest_sha256"], Sha256Of(dir / "ds" / "manifest.jsonl"));
+  ASSERT_EQ(s["inputs"]["models"].size(), 1u);
+  const json& model = s["inputs"]["models"][0];
+  EXPECT_EQ(model["model"], "gt");
+  EXPECT_EQ(model["kind"], "folder");
+  EXPECT_EQ(fs::path(model["path"].get<std::string>()), fs::absolute(dir / "ds" / "images").lexically_normal());
+  EXPECT_FALSE(s["rows"].empty());  // the keys existing readers use are still there
+}
+
+TEST(ResultsContract, Hues) {
+  TempDir dir;
+  auto r = RunVisalign({"hues", "evaluate", "--predictions", (testing::DataDir() / "hues/peer-sample").string(),
+                        "--out", (dir / "eval").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = ExpectContract(dir / "eval", "hues");
+  const json& humans = s["inputs"]["humans"];
+  EXPECT_EQ(humans["sha256"], Sha256Of(humans["path"].get<std::string>()));
+  ASSERT_EQ(s["inputs"]["predictions"].size(), 2u);
+  for (const json& p : s["inputs"]["predictions"]) {
+    EXPECT_EQ(p["sha256"], Sha256Of(p["path"].get<std::string>())) << p.dump();
+    EXPECT_TRUE(p["model"].is_string());
+  }
+  EXPECT_TRUE(s["inputs"].contains("macro_map"));
+  // items.jsonl: one line per (model, word) result, as words.csv has one row per result.
+  EXPECT_EQ(Lines(dir / "eval" / "items.jsonl"), Lines(dir / "eval" / "words.csv") - 1);
+  const std::string items = *ReadFile(dir / "eval" / "items.jsonl");
+  const json first = json::parse(items.substr(0, items.find('\n')));
+  for (const char* key : {"model", "word", "category", "top1", "mahalanobis_d2", "hotelling", "q_value", "reject"})
+    EXPECT_TRUE(first.contains(key)) << key;
+  EXPECT_EQ(*ReadFile(dir / "eval" / "summary.csv"), *ReadFile(dir / "eval" / "models.csv"));
+  EXPECT_EQ(s["models"].size(), 2u);  // existing keys unchanged
+}
+
+TEST(ResultsContract, Acva) {
+  TempDir dir;
+  std::ofstream(dir / "concepts.jsonl")
+      << R"({"id": "oath", "word": "誓言", "gloss_en": "oath", "category": "communication", "rubric": [{"id": "speaker", "text_zh": "是否有作出承诺的主体？", "text_en": "Is there a party who commits?", "weight": 1, "framework": "componential"}]})"
+      << "\n"
+      << R"({"id": "promise", "word": "诺言", "gloss_en": "promise", "category": "communication", "rubric": [{"id": "trust", "text_zh": "是否有信任？", "text_en": "Is trust shown?", "weight": 1, "framework": "frame"}]})"
+      << "\n";
+  std::ofstream(dir / "pairs.jsonl") << R"({"a": "oath", "b": "promise"})" << "\n";
+  auto server = acva::ReferenceServer::Start({});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string clip_model = (testing::SharedDir() / "fixtures" / "clip-tiny").string();
+  auto r = RunVisalign({"acva", "run", "--run", "varied", "--model", "varied", "--endpoint", (*server)->url(),
+                        "--seed", "0", "--param", "seed={seed}", "--samples", "2", "--judge-endpoint",
+                        (*server)->url(), "--judge-model", "ref", "--clip-model", clip_model, "--bootstrap", "100",
+                        "--store", (dir / "store").string(), "--concepts", (dir / "concepts.jsonl").string(),
+                        "--pairs", (dir / "pairs.jsonl").string(), "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = ExpectContract(dir / "out", "acva");
+  const json& inputs = s["inputs"];
+  EXPECT_EQ(inputs["concept_set"], s["concept_set"]);
+  EXPECT_FALSE(inputs["concept_set"].get<std::string>().empty());
+  ASSERT_EQ(inputs["runs"].size(), 1u);
+  EXPECT_EQ(inputs["runs"][0]["run"], "varied");
+  EXPECT_EQ(inputs["runs"][0]["identity"]["model"], "varied") << inputs["runs"][0].dump();
+  EXPECT_EQ(inputs["judge"]["model"], "ref");
+  EXPECT_TRUE(inputs["judge"]["prompt_hashes"].is_object());
+  auto clip = clip::LoadClipModel(clip_model);
+  ASSERT_TRUE(clip.ok()) << clip.status().ToString();
+  EXPECT_EQ(inputs["clip_fingerprint"], *clip->Fingerprint());
+  EXPECT_EQ(Lines(dir / "out" / "items.jsonl"), 4u);  // 2 concepts x 2 samples
+}
+
+}  // namespace
+}  // namespace visalign
