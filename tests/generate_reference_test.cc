@@ -1,4 +1,4 @@
-// `visalign generate` over real HTTP on 127.0.0.1 against the in-process reference generator:
+// `visalign violin generate` over real HTTP on 127.0.0.1 against the in-process reference generator:
 // failures and rate limits, SIGINT / SIGKILL interruption and resume without duplicate requests,
 // timeouts, the command backend with hostile prompts, and secrets kept out of logs and the store;
 // the gpt-image-1 and dall-e-3 APIs, stopping early on a failure that every item would have,
@@ -65,7 +65,7 @@ std::unique_ptr<server::ReferenceGenerator> StartServer(const fs::path& dataset,
 
 std::vector<std::string> GenerateArgs(const fs::path& dataset, const fs::path& store, const std::string& url,
                                       std::vector<std::string> extra = {}, const std::string& model = "reference") {
-  std::vector<std::string> args = {"generate", "--dataset", dataset.string(), "--store", store.string(), "--run",
+  std::vector<std::string> args = {"violin", "generate", "--dataset", dataset.string(), "--store", store.string(), "--run",
                                    "ref", "--backend", "openai", "--endpoint", url, "--model", model,
                                    "--size", std::to_string(kSide) + "x" + std::to_string(kSide), "--backoff",
                                    "0.02", "--max-backoff", "0.1"};
@@ -284,7 +284,7 @@ TEST(GenerateReference, CommandBackendPassesHostilePromptsVerbatim) {
   std::string script = "printf '%s' \"$1\" > \"$3/seen.txt\"; cp \"$4\" \"$2\"";
   std::string cmd = "/bin/sh -c '" + script + "' sh {prompt} {out} " + t.path().string() + " " +
                     (t / "fixture/x.png").string();
-  auto r = RunVisalign({"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
+  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
                         "cmd", "--backend", "command", "--cmd", cmd, "--limit", "1", "--samples", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(ReadFile(t / "seen.txt").value(), prompt);
@@ -300,7 +300,7 @@ TEST(GenerateReference, DirectoryBackendImportsAndReportsMissingImages) {
   auto items = WriteDataset(t / "ds");
   fs::create_directories(t / "imgs");
   ASSERT_TRUE(imaging::WritePng(t / "imgs" / (items[0].id + ".png"), violin::RenderGroundTruth(items[0], 8, 8)).ok());
-  auto r = RunVisalign({"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
+  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
                         "imp", "--backend", "directory", "--path", (t / "imgs").string(), "--limit", "2"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.out.find("1 of 2 images done now, 1 failed"), std::string::npos) << r.out;
@@ -459,7 +459,7 @@ TEST(GenerateReference, CommandBackendOutIsAPngPathAndADeterministicFailureStops
   // Like PIL's img.save(out): the format comes from the extension, unknown ones are refused.
   const std::string like_pil = "case \"$1\" in *.png) cp \"$2\" \"$1\" ;; *) echo \"ValueError: unknown file "
                                "extension: $1\" >&2; exit 1 ;; esac";
-  auto ok = RunVisalign({"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
+  auto ok = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
                          "pil", "--backend", "command", "--cmd",
                          "/bin/sh -c '" + like_pil + "' sh {out} " + (t / "fixture/x.png").string(), "--limit", "2"});
   ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
@@ -468,7 +468,7 @@ TEST(GenerateReference, CommandBackendOutIsAPngPathAndADeterministicFailureStops
   const std::string broken = "echo \"loading $1\" >&2; echo \"ModuleNotFoundError: No module named diffusers\" >&2; "
                              "exit 1";
   auto t0 = std::chrono::steady_clock::now();
-  auto r = RunVisalign({"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
+  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
                         "broken", "--backend", "command", "--cmd", "/bin/sh -c '" + broken + "' sh {prompt} {out}",
                         "--concurrency", "1", "--limit", "20"});
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
@@ -499,7 +499,7 @@ TEST(GenerateReference, BadArgumentsAreOneLineErrors) {
       {{"--backend", "directory", "--path", ".", "--filter", "variation=9"}, "no dataset item matches"},
   };
   for (const Case& c : cases) {
-    std::vector<std::string> args = {"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(),
+    std::vector<std::string> args = {"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(),
                                      "--run", "x"};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     auto r = RunVisalign(args);
@@ -507,6 +507,17 @@ TEST(GenerateReference, BadArgumentsAreOneLineErrors) {
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
   }
+}
+
+// The old top-level name still runs the command, after a one-line warning naming the new one.
+TEST(GenerateReference, OldNameGenerateStillWorksWithAWarning) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  auto r = RunVisalign({"generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run", "x",
+                        "--backend", "directory", "--path", ".", "--filter", "variation=9"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("warning: `visalign generate` is deprecated: use `visalign violin generate`", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("\nerror: no dataset item matches"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -147,18 +147,11 @@ Result<acva::ConceptSet> LoadSet(const SetArgs& a) {
 }
 
 // The concepts --filter (ids, category) and --limit (the first N after filtering) select; every
-// concept when neither is given. Pairs are kept only when both concepts are selected.
+// concept when neither is given.
 Result<acva::ConceptSet> SelectConcepts(const acva::ConceptSet& set, const std::vector<std::string>& filter_args,
                                         int limit) {
   VISALIGN_ASSIGN_OR_RETURN(Filters filters, ParseFilters(filter_args, {"ids", "category"}));
-  acva::ConceptSet out = set;
-  out.concepts.clear();
-  for (const acva::Concept& c : set.concepts) {
-    if (filters.count("ids") && !filters["ids"].count(c.id)) continue;
-    if (filters.count("category") && !filters["category"].count(std::string(acva::CategoryName(c.category)))) continue;
-    if (limit > 0 && static_cast<int>(out.concepts.size()) >= limit) break;
-    out.concepts.push_back(c);
-  }
+  acva::ConceptSet out = acva::SelectConcepts(set, filters, limit);
   if (out.concepts.empty())
     return Status::InvalidArgument("no concept left after --filter/--limit", "--filter",
                                    "concept ids or categories of the concept set (see `visalign acva validate`)");

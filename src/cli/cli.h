@@ -43,7 +43,11 @@ class Cli {
   // spelling still works and prints a warning. A value without '=' goes to `new_name_for_bare`
   // when that is given (an option that took NAME=DIR or NAME becoming two).
   void DeprecateOption(CLI::App* cmd, std::string old_name, std::string new_name, std::string new_name_for_bare = {});
-  // argv with deprecated spellings of the selected command replaced (warnings on stderr).
+  // Command `old_cmd` was renamed to `new_path` ("visalign violin generate"): register the old
+  // name as a hidden command with the same options; using it prints a one-line warning.
+  void DeprecateCommand(const CLI::App* old_cmd, std::string new_path);
+  // argv with deprecated spellings of the selected command replaced (warnings on stderr, also for
+  // a deprecated command).
   std::vector<std::string> RewriteDeprecated(int argc, char** argv) const;
 
  private:
@@ -55,6 +59,7 @@ class Cli {
   GlobalOptions global_;
   std::function<Status()> action_;
   std::vector<Renamed> renamed_;
+  std::vector<std::pair<const CLI::App*, std::string>> renamed_commands_;
 };
 
 class CommandGroup {

@@ -1,4 +1,5 @@
-// `visalign generate`: generate a benchmark's images through a model backend into the run store,
+// `visalign violin generate` (formerly `visalign generate`, still accepted with a warning): generate
+// VIOLIN's images through a model backend into the run store,
 // concurrently, rate-limited, with retries; re-running the same command resumes.
 #include <cstdio>
 #include <map>
@@ -14,13 +15,14 @@
 #include "visalign/backends/runner.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
+#include "visalign/benchmarks/violin/generation.h"
 #include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::cli {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr int64_t kSeedMask = 0x7FFFFFFF;
+constexpr const char* kHelp = "visalign violin generate --help";
 
 struct GenerateArgs {
   std::string dataset, run, store = "./visalign-store";
@@ -32,30 +34,6 @@ struct GenerateArgs {
   bool dry_run = false;
   std::optional<double> price_per_image;  // USD
 };
-
-bool Matches(const violin::ManifestItem& it, const std::map<std::string, std::set<std::string>>& filters) {
-  for (const auto& [key, values] : filters) {
-    std::string v;
-    if (key == "variation") v = std::to_string(it.variation);
-    else if (key == "split") v = it.split;
-    else if (key == "language") v = it.language;
-    else if (key == "ids") v = it.id;
-    else if (key == "notation") v = it.notation;
-    else if (key == "layout") v = std::string(violin::LayoutName(it.layout));
-    else if (key == "prompt_split") v = it.prompt_split;
-    else if (key == "hue_split1") v = it.hue_split1;
-    else v = it.hue_split2;
-    if (!values.count(v)) return false;
-  }
-  return true;
-}
-
-// Seed of sample k of an item: stable across runs and platforms (FNV-1a of the id), shifted by --seed.
-int64_t ItemSeed(const std::string& id, int k, int64_t base) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : id) h = (h ^ c) * 1099511628211ULL;
-  return static_cast<int64_t>((h + static_cast<uint64_t>(k) + static_cast<uint64_t>(base)) & kSeedMask);
-}
 
 Status CheckRanges(const GenerateArgs& a) {
   auto positive = [](bool ok, const char* option, const std::string& value) -> Status {
@@ -115,7 +93,7 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   nlohmann::json request = nullptr;
   if (a.backend.name == "openai" && !todo.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o,
-                              OpenAiImagesOptionsFrom(a.backend, "visalign generate --help"));
+                              OpenAiImagesOptionsFrom(a.backend, kHelp));
     const backends::WorkItem& first = *todo.front();
     request = {{"url", backends::OpenAiClient(o.endpoint, nullptr).Url("images/generations")},
                {"family", backends::ImagesApiFamilyName(backends::ImagesApiFamilyOf(o.model))},
@@ -161,34 +139,26 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
 Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
   VISALIGN_RETURN_IF_ERROR(CheckRanges(a));
   VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
-  VISALIGN_ASSIGN_OR_RETURN(auto filters, ParseFilters(a.filters, {"variation", "split", "language", "ids", "notation",
-                                                                      "layout", "prompt_split", "hue_split1",
-                                                                      "hue_split2"}));
+  VISALIGN_ASSIGN_OR_RETURN(Filters filters, ParseFilters(a.filters, violin::GenerationFilterKeys()));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<violin::ManifestItem> manifest, violin::LoadManifest(a.dataset));
   VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, violin::ManifestFingerprint(a.dataset));
   std::vector<backends::WorkItem> work;
-  size_t items = 0;
-  for (const violin::ManifestItem& it : manifest) {
-    if (!Matches(it, filters)) continue;
-    if (a.control.limit > 0 && items >= static_cast<size_t>(a.control.limit)) break;
-    ++items;
-    for (int k = 0; k < a.samples; ++k) work.push_back({it.id, it.prompt, k, ItemSeed(it.id, k, a.seed)});
-  }
+  for (violin::GenerationItem& g : violin::GenerationItems(manifest, filters, a.samples, a.seed, a.control.limit))
+    work.push_back({std::move(g.id), std::move(g.prompt), g.k, g.seed});
   if (work.empty())
     return Status::InvalidArgument("no dataset item matches the filters", "--filter/--limit",
                                    "filters that select at least one item of " + a.dataset);
 
   const backends::RunnerOptions options = RunnerOptionsFrom(a.control, !cli.global().json, "generate " + a.run);
-  const std::string help = "visalign generate --help";
   if (a.dry_run) {
     VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
-                              MakeBackend(a.backend, store::ScratchDir(a.store), help));
+                              MakeBackend(a.backend, store::ScratchDir(a.store), kHelp));
     return DryRun(cli, a, work,
                   {a.run, "violin", fingerprint, backend->Identity(), "", backends::RunConnection(*backend, options)},
                   options);
   }
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, store::OpenSqliteStore(a.store));
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a.backend, *store, help));
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a.backend, *store, kHelp));
   backends::InterruptHandler interrupt;
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
                             backends::RunGeneration(*store, {a.run, "violin", fingerprint, {}, ""}, work, *backend,
@@ -219,9 +189,8 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
   return Status::Ok();
 }
 
-const CommandGroup kGenerate(30, [](Cli& cli) {
-  CLI::App* g = cli.app().add_subcommand(
-      "generate", "Generate a benchmark's images with a model backend into the run store (resumable)");
+// The options and action of the generation command `g` (the current name or the old one).
+void AddGenerate(Cli& cli, CLI::App* g) {
   auto a = std::make_shared<GenerateArgs>();
   g->add_option("--dataset", a->dataset, "VIOLIN dataset folder (with manifest.jsonl)")->required();
   g->add_option("--run", a->run, "Run name ([A-Za-z0-9._-]); the same name resumes")->required();
@@ -258,16 +227,27 @@ const CommandGroup kGenerate(30, [](Cli& cli) {
       "same way on the first {0} items) the run stops with that message instead of trying every item.\n"
       "Exit codes: 0 all done, 2 some images failed, the run stopped early or bad arguments, 130 interrupted.\n"
       "Examples:\n"
-      "  visalign generate --dataset violin-demo --run gpt-image --backend openai \\\n"
+      "  visalign violin generate --dataset violin-demo --run gpt-image --backend openai \\\n"
       "      --endpoint https://api.openai.com --model gpt-image-1 --api-key-env OPENAI_API_KEY --size 1024x1024 \\\n"
       "      --param quality=low --concurrency 8 --rate 2 --filter variation=1,split=test \\\n"
       "      --dry-run --price-per-image 0.011     # then the same without --dry-run\n"
-      "  visalign generate --dataset violin-demo --run sdxl --backend command \\\n"
+      "  visalign violin generate --dataset violin-demo --run sdxl --backend command \\\n"
       "      --cmd 'python gen.py --prompt {{prompt}} --out {{out}} --seed {{seed}}' --samples 3 --timeout 600\n"
-      "  visalign generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
+      "  visalign violin generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
       "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image",
       backends::RunnerOptions{}.stop_after_same_failures));
   cli.Bind(g, [&cli, a]() -> Status { return RunGenerate(cli, *a); });
+}
+
+constexpr const char* kDescription = "Generate VIOLIN's images with a model backend into the run store (resumable)";
+
+const CommandGroup kGenerate(30, [](Cli& cli) {
+  AddGenerate(cli, cli.Group("violin", "VIOLIN: pure-color obedience benchmark")->add_subcommand("generate", kDescription));
+  // The old top-level name: hidden from --help, warns when used.
+  CLI::App* old = cli.app().add_subcommand("generate", kDescription);
+  old->group("");
+  AddGenerate(cli, old);
+  cli.DeprecateCommand(old, "visalign violin generate");
 });
 
 }  // namespace

@@ -4,10 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -103,18 +101,7 @@ std::string Percent(double rate) { return std::isnan(rate) ? "-" : fmt::format("
 Result<std::vector<ModelPredictions>> LoadAll(const std::vector<std::string>& paths, const std::string& format_text,
                                               const Context& ctx, const std::vector<NonsenseWord>& nonsense) {
   VISALIGN_ASSIGN_OR_RETURN(PredictionFormat format, ParsePredictionFormat(format_text));
-  std::vector<ModelPredictions> all;
-  std::set<std::string> names;
-  for (const std::string& path : paths) {
-    VISALIGN_ASSIGN_OR_RETURN(auto models, LoadPredictions(path, format, ctx.vocabulary, ctx.board, nonsense));
-    for (ModelPredictions& m : models) {
-      if (!names.insert(m.name).second)
-        return Status::InvalidArgument("model \"" + m.name + "\" appears twice", m.source,
-                                       "distinct model names (folder names or JSONL \"model\" fields)");
-      all.push_back(std::move(m));
-    }
-  }
-  return all;
+  return LoadPredictionSets(paths, format, ctx.vocabulary, ctx.board, nonsense);
 }
 
 // ---- board ----------------------------------------------------------------------------------
@@ -351,53 +338,18 @@ void AddNonsense(Cli& cli, CLI::App* g) {
         vocabulary_path->empty() ? DefaultNonsenseVocabulary() : LoadNonsenseVocabulary(*vocabulary_path);
     if (!nonsense.ok()) return nonsense.status();
     VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(*paths, *format, ctx, *nonsense));
-    nlohmann::json out = nlohmann::json::array();
     std::vector<NonsenseResult> results;
     for (const ModelPredictions& m : models) {
       VISALIGN_ASSIGN_OR_RETURN(NonsenseResult r, ClassifyNonsense(m, *nonsense, ctx.macro));
       results.push_back(std::move(r));
     }
-    for (const NonsenseResult& r : results) {
-      nlohmann::json groups = nlohmann::json::array();
-      for (const NonsenseGroupResult& gr : r.groups) {
-        std::vector<std::string> cells;
-        for (int c : gr.top1) cells.push_back(CellName(c));
-        groups.push_back({{"group", gr.group},
-                          {"top1", cells},
-                          {"collapsed", gr.collapsed},
-                          {"onto", gr.collapsed ? nlohmann::json(MacroName(gr.onto)) : nlohmann::json(nullptr)}});
-      }
-      std::vector<std::string> false_positives;
-      for (int w : r.false_positive_words) false_positives.push_back(ctx.vocabulary.words()[w].en);
-      out.push_back({{"model", r.model},
-                     {"class", CollapseClassName(r.collapse)},
-                     {"onto", r.collapse_onto ? nlohmann::json(MacroName(*r.collapse_onto)) : nlohmann::json(nullptr)},
-                     {"entropy_bits", r.entropy_bits},
-                     {"groups", groups},
-                     {"prior_cell", r.prior_cell ? nlohmann::json(CellName(*r.prior_cell)) : nlohmann::json(nullptr)},
-                     {"prior_count", r.prior_cell ? r.prior_count : 0},
-                     {"false_positive_words", false_positives}});
-    }
     if (cli.global().json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const NonsenseResult& r : results) out.push_back(NonsenseResultJson(r, ctx.vocabulary));
       PrintJson({{"models", out}});
       return Status::Ok();
     }
-    for (const NonsenseResult& r : results) {
-      fmt::print("{}: {}{}, entropy {:.2f} bits\n", r.model, CollapseClassName(r.collapse),
-                 r.collapse_onto ? fmt::format(" onto {}", MacroName(*r.collapse_onto)) : "", r.entropy_bits);
-      for (const NonsenseGroupResult& gr : r.groups) {
-        std::string cells;
-        for (int c : gr.top1) cells += (cells.empty() ? "" : " ") + CellName(c);
-        fmt::print("  {:<14} {:<16} {}\n", gr.group, cells,
-                   gr.collapsed ? fmt::format("collapsed onto {}", MacroName(gr.onto)) : "");
-      }
-      if (r.prior_cell) {
-        std::string words;
-        for (int w : r.false_positive_words) words += (words.empty() ? "" : ", ") + ctx.vocabulary.words()[w].en;
-        fmt::print("  nonsense prior: {} ({} of {} nonsense words); valid words answered with it: {}\n",
-                   CellName(*r.prior_cell), r.prior_count, nonsense->size(), words.empty() ? "none" : words);
-      }
-    }
+    for (const NonsenseResult& r : results) fmt::print("{}", NonsenseResultText(r, ctx.vocabulary, nonsense->size()));
     return Status::Ok();
   });
 }
@@ -415,39 +367,6 @@ struct RunArgs {
   bool no_cache = false;
   std::string chromaticity = "display";
 };
-
-// The words to play: "data" = the 100 clue words (English), else a CSV with a word_en or word column,
-// or a text file with one word per line.
-Result<std::vector<std::string>> ReadWords(const std::string& spec, const Vocabulary& vocabulary) {
-  std::vector<std::string> words;
-  if (spec == "data") {
-    for (const Word& w : vocabulary.words()) words.push_back(w.en);
-    return words;
-  }
-  if (fs::path(spec).extension() == ".csv") {
-    VISALIGN_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(spec));
-    auto column = t.Column("word_en");
-    if (!column.ok()) column = t.Column("word");
-    if (!column.ok()) return column.status();
-    for (const auto& row : t.rows)
-      if (!row[*column].empty()) words.push_back(row[*column]);
-  } else {
-    VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(spec));
-    for (std::string_view line : SplitLines(text)) {
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-      if (!line.empty()) words.emplace_back(line);
-    }
-  }
-  if (words.empty()) return Status::InvalidArgument("no words", spec, "one word per line, or a CSV with a word column");
-  return words;
-}
-
-fs::path DefaultCacheDir() {
-  if (const char* v = std::getenv("VISALIGN_CACHE"); v && *v) return v;
-  if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return fs::path(v) / "visalign";
-  if (const char* v = std::getenv("HOME"); v && *v) return fs::path(v) / ".cache/visalign";
-  return {};
-}
 
 void AddRun(Cli& cli, CLI::App* g) {
   CLI::App* cmd = g->add_subcommand("run", "Play Hues and Cues with a native CLIP model: top-5 cells per word");
@@ -479,7 +398,7 @@ void AddRun(Cli& cli, CLI::App* g) {
   cli.Bind(cmd, [&cli, a]() -> Status {
     BoardOptions bo;
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(bo));
-    VISALIGN_ASSIGN_OR_RETURN(std::vector<std::string> words, ReadWords(a->words, ctx.vocabulary));
+    VISALIGN_ASSIGN_OR_RETURN(std::vector<std::string> words, ReadWordList(a->words, ctx.vocabulary));
     if (a->nonsense) {
       VISALIGN_ASSIGN_OR_RETURN(auto nonsense, DefaultNonsenseVocabulary());
       for (const NonsenseWord& n : nonsense) words.push_back(n.word);
@@ -496,26 +415,13 @@ void AddRun(Cli& cli, CLI::App* g) {
     ClipRunOptions options;
     options.prompt_template = a->prompt_template;
     if (!a->no_cache) options.cache_dir = !a->store.empty() ? fs::path(a->store) / "cache"
-                                          : !a->cache.empty() ? fs::path(a->cache) : DefaultCacheDir();
+                                          : !a->cache.empty() ? fs::path(a->cache) : DefaultBoardCacheDir();
     spdlog::info("{}: {} words; board patches {}", name, words.size(),
                  options.cache_dir.empty() ? "not cached" : "cached in " + options.cache_dir.string());
     VISALIGN_ASSIGN_OR_RETURN(ClipRunResult run, PredictWithClip(*model, ctx.board, words, options));
 
-    std::vector<fs::path> outputs;
-    const fs::path out(a->out);
-    const std::string ext = out.extension().string();
-    if (ext == ".jsonl" || ext == ".csv") {
-      outputs.push_back(out);
-    } else {
-      VISALIGN_RETURN_IF_ERROR(EnsureDirectory(out / name));
-      outputs = {out / name / "results.csv", out / name / "predictions.jsonl"};
-    }
-    if (!out.parent_path().empty()) VISALIGN_RETURN_IF_ERROR(EnsureDirectory(out.parent_path()));
-    for (const fs::path& file : outputs) {
-      const std::string contents = file.extension() == ".jsonl" ? PredictionsJsonl(name, run.words)
-                                                                 : PeerCsv(run.words, ctx.board);
-      VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(file, contents));
-    }
+    const std::vector<fs::path> outputs = PredictionOutputFiles(a->out, name);
+    VISALIGN_RETURN_IF_ERROR(WritePredictionFiles(outputs, name, run.words, ctx.board));
     if (cli.global().json) {
       std::vector<std::string> files;
       for (const fs::path& f : outputs) files.push_back(f.string());

@@ -52,6 +52,10 @@ void Cli::DeprecateOption(CLI::App* cmd, std::string old_name, std::string new_n
   renamed_.push_back({cmd, std::move(old_name), std::move(new_name), std::move(new_name_for_bare)});
 }
 
+void Cli::DeprecateCommand(const CLI::App* old_cmd, std::string new_path) {
+  renamed_commands_.emplace_back(old_cmd, std::move(new_path));
+}
+
 std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
   std::vector<std::string> args(argv, argv + argc);
   // The selected command: leading words that name subcommands, global options skipped.
@@ -71,6 +75,10 @@ std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
     cmd = sub;
     path += " " + args[i];
   }
+  for (const auto& [old_cmd, new_path] : renamed_commands_)
+    if (old_cmd == cmd)
+      std::fprintf(stderr, "warning: `%s` is deprecated: use `%s` (the old name goes in the next release)\n",
+                   path.c_str(), new_path.c_str());
   for (size_t j = i; j < args.size(); ++j)
     for (const Renamed& r : renamed_) {
       if (r.cmd != cmd) continue;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,6 +85,13 @@ Result<ConceptSet> LoadConceptSet(const std::filesystem::path& concepts_file,
 // data/acva/concepts.jsonl and data/acva/pairs.jsonl.
 Result<std::filesystem::path> StarterConceptsFile();
 Result<std::filesystem::path> StarterPairsFile();
+
+// The concepts a generation selects: those whose id is among filters["ids"] (when that key is
+// given) and whose CategoryName is among filters["category"] (when given), the first `limit` of
+// them (0 = all), in set order. Pairs and fingerprint are kept as they are. The result may have
+// no concept; other filter keys are ignored.
+ConceptSet SelectConcepts(const ConceptSet& set, const std::map<std::string, std::set<std::string>>& filters,
+                          int limit);
 
 // ---------------------------------------------------------------------------------------------
 // Judged images: everything the pipeline knows about one generated image.
