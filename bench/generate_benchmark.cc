@@ -1,5 +1,5 @@
 // Generation throughput: the client (curl transport, images backend, runner, SQLite store) against
-// the in-process reference generator (exact profile, 256x256 PNGs, no latency) at concurrency
+// the in-process VIOLIN reference server (exact profile, 256x256 PNGs, no latency) at concurrency
 // 1, 8 and 32. Counters: images/s, and overhead_ms = per-image wall time x concurrency minus the
 // server's own handler time per image (rendering + PNG + base64), i.e. what the client and store
 // add per image.
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <random>
 
-#include "server/reference_generator.h"
+#include "visalign/benchmarks/violin/reference_server.h"
 #include "visalign/backends/backends.h"
 #include "visalign/backends/runner.h"
 #include "visalign/core/io.h"
@@ -24,7 +24,7 @@ constexpr int kItems = 256;
 struct Fixture {
   fs::path dir;
   std::vector<backends::WorkItem> work;
-  std::unique_ptr<server::ReferenceGenerator> server;
+  std::unique_ptr<violin::ReferenceServer> server;
   Fixture() {
     dir = fs::temp_directory_path() / ("visalign_generate_bench_" + std::to_string(std::random_device{}()));
     violin::DatasetOptions o;
@@ -38,9 +38,9 @@ struct Fixture {
     fs::create_directories(dir / "ds");
     (void)WriteFileAtomic(dir / "ds/manifest.jsonl", text);
     for (int i = 0; i < kItems; ++i) work.push_back({items[i % items.size()].id, items[i % items.size()].prompt, i, {}});
-    server::ReferenceGeneratorOptions so;
+    violin::ReferenceServerOptions so;
     so.dataset = dir / "ds";
-    server = server::ReferenceGenerator::Start(so).value();
+    server = violin::ReferenceServer::Start(so).value();
   }
   ~Fixture() {
     server->Stop();

@@ -28,7 +28,7 @@ step "VIOLIN: dataset at 1% scale (prompts, ground-truth images, splits)"
 "$V" violin dataset --out "$OUT/violin" --scale 0.01 --log-level warn
 
 step "VIOLIN: reference image API on loopback (profile noise:8, 10% injected HTTP 500s, 200 req/s limit)"
-"$V" reference-generator --dataset "$OUT/violin" --port 0 --port-file "$OUT/generator.port" \
+"$V" violin reference-server --dataset "$OUT/violin" --port 0 --port-file "$OUT/generator.port" \
   --profile noise:8 --fail-rate 0.1 --rate-limit 200 > "$OUT/generator.log" 2>&1 &
 PIDS+=($!)
 wait_port "$OUT/generator.port"

@@ -1,6 +1,4 @@
 // Reference image generator and deterministic judge for tests and demos (see acva_pipeline.h).
-#include <httplib.h>
-
 #include <array>
 #include <cmath>
 #include <map>
@@ -8,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
@@ -22,8 +21,6 @@ constexpr int kCodeStep = 50;        // code pixel channel value per unit
 constexpr uint8_t kBiasFlag = 200;   // code pixel blue channel: the judge always picks the first word
 constexpr int kVariants = 3;
 constexpr size_t kPromptHashBytes = 6;  // drawn into pixels (1, 0) and (2, 0)
-constexpr std::chrono::milliseconds kStartPoll{2};
-constexpr std::chrono::seconds kStartTimeout{10};
 
 // What an image says about itself (drawn into its first pixels).
 struct ImageCode {
@@ -94,57 +91,39 @@ bool PromptHashMatches(const ImageCode& code, const std::string& word) {
   return std::equal(code.prompt_hash.begin(), code.prompt_hash.end(), h.begin());
 }
 
-// The explicit charset stops cpp-httplib from brotli-compressing replies (it compresses only the exact
-// type "application/json"): base64 images barely shrink and brotli costs ~300 ms on each.
-void Reply(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(), "application/json; charset=utf-8");
-}
-
-void ErrorReply(httplib::Response& res, int status, const std::string& message) {
-  Reply(res, status, {{"error", {{"message", message}}}});
+void ErrorReply(backends::HttpServerResponse& res, int status, const std::string& message) {
+  res.SetJson(status, {{"error", {{"message", message}}}});
 }
 
 class Server final : public ReferenceServer {
  public:
-  explicit Server(const ReferenceServerOptions& options) : options_(options) {
-    server_.Get("/health", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
-    server_.Post("/v1/images/generations",
-                 [this](const httplib::Request& req, httplib::Response& res) { Generate(req, res); });
-    server_.Post("/v1/chat/completions",
-                 [this](const httplib::Request& req, httplib::Response& res) { Chat(req, res); });
+  explicit Server(const ReferenceServerOptions& options) : options_(options), http_(HttpOptions(options)) {
+    http_.Route("POST", "/v1/images/generations",
+                [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Generate(req, res); });
+    http_.Route("POST", "/v1/chat/completions",
+                [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Chat(req, res); });
   }
   ~Server() override { Stop(); }
 
-  Status Listen() {
-    const char* host = options_.host.c_str();
-    port_ = options_.port > 0 ? (server_.bind_to_port(host, options_.port) ? options_.port : -1)
-                              : server_.bind_to_any_port(host);
-    if (port_ <= 0)
-      return Status::Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port), "port",
-                                 "a free TCP port");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
-    while (!server_.is_running()) {
-      if (std::chrono::steady_clock::now() > deadline)
-        return Status::Unavailable("server on " + options_.host + ":" + std::to_string(port_) + " did not start", "port",
-                                   "a free TCP port");
-      std::this_thread::sleep_for(kStartPoll);
-    }
-    return Status::Ok();
-  }
+  Status Listen() { return http_.Start(); }
 
-  int port() const override { return port_; }
-  std::string url() const override { return "http://" + options_.host + ":" + std::to_string(port_); }
+  int port() const override { return http_.port(); }
+  std::string url() const override { return http_.url(); }
   size_t chat_requests() const override { return chat_requests_.load(); }
   size_t image_requests() const override { return image_requests_.load(); }
-  void Stop() override {
-    server_.stop();
-    if (thread_.joinable()) thread_.join();
-  }
+  void Stop() override { http_.Stop(); }
+  void ServeUntil(const std::atomic<bool>& stop) override { http_.ServeUntil(stop); }
 
  private:
-  void Generate(const httplib::Request& req, httplib::Response& res) {
+  static backends::HttpServerOptions HttpOptions(const ReferenceServerOptions& options) {
+    backends::HttpServerOptions http;
+    http.host = options.host;
+    http.port = options.port;
+    http.port_file = options.port_file;
+    return http;
+  }
+
+  void Generate(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
     ++image_requests_;
     const json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded() || !body.contains("prompt") || !body["prompt"].is_string())
@@ -168,10 +147,10 @@ class Server final : public ReferenceServer {
     code.bias = profile->bias;
     auto png = imaging::EncodePng(Render(prompt, code));
     if (!png.ok()) return ErrorReply(res, 500, png.status().ToString());
-    Reply(res, 200, {{"created", 0}, {"data", json::array({{{"b64_json", backends::EncodeBase64(*png)}}})}});
+    res.SetJson(200, {{"created", 0}, {"data", json::array({{{"b64_json", backends::EncodeBase64(*png)}}})}});
   }
 
-  void Chat(const httplib::Request& req, httplib::Response& res) {
+  void Chat(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
     ++chat_requests_;
     const json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded() || !body.contains("messages") || !body["messages"].is_array())
@@ -220,15 +199,13 @@ class Server final : public ReferenceServer {
       if (seen_.insert(Sha256Hex(req.body)).second) content = "rating: maybe {not json";
     }
     if (has("+fenced")) content = "Here is my assessment:\n```json\n" + content + "\n```\nLet me know if you need more.";
-    Reply(res, 200, {{"id", "ref"}, {"object", "chat.completion"}, {"model", model},
-                     {"choices", json::array({{{"index", 0}, {"finish_reason", "stop"},
-                                              {"message", {{"role", "assistant"}, {"content", content}}}}})}});
+    res.SetJson(200, {{"id", "ref"}, {"object", "chat.completion"}, {"model", model},
+                      {"choices", json::array({{{"index", 0}, {"finish_reason", "stop"},
+                                               {"message", {{"role", "assistant"}, {"content", content}}}}})}});
   }
 
   ReferenceServerOptions options_;
-  httplib::Server server_;
-  std::thread thread_;
-  int port_ = -1;
+  backends::HttpServer http_;
   std::atomic<size_t> chat_requests_{0}, image_requests_{0};
   std::mutex mu_;
   std::map<std::string, int64_t> counters_;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -193,10 +194,12 @@ Result<std::vector<nlohmann::json>> ReadItems(const std::filesystem::path& items
 // judge model suffix: "+fenced" (JSON in a code fence with prose), "+garbage-once" (the first reply to
 // each distinct request is not JSON), "+refuse" (always a refusal), "+refuse-metaphor" (refuses only
 // metaphor questions), "+slow" (waits slow_ms before answering).
+// It serves on the backends::HttpServer scaffold, which also answers GET /health.
 struct ReferenceServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: any free port
   int slow_ms = 3000;
+  std::filesystem::path port_file;  // if set, the bound port is written here once listening
 };
 
 class ReferenceServer {
@@ -209,6 +212,8 @@ class ReferenceServer {
   virtual size_t image_requests() const = 0;
   // Stops listening and joins the server thread (also done by the destructor).
   virtual void Stop() = 0;
+  // Serves until `stop` is set, then stops (the loop of `visalign acva reference-server`).
+  virtual void ServeUntil(const std::atomic<bool>& stop) = 0;
 };
 
 }  // namespace visalign::acva

@@ -1,33 +1,30 @@
-// The reference generator: an OpenAI-compatible image server that answers VIOLIN prompts with their
+// VIOLIN's reference server: an OpenAI-compatible image server that answers VIOLIN prompts with their
 // correct image, optionally degraded, failing or rate-limited on purpose, and accepting the request
 // fields of a chosen real API (ApiFlavor). It is the test double for every backend test and the way
-// users calibrate the pipeline (a known degradation must produce a known score). Endpoints:
+// users calibrate the pipeline (a known degradation must produce a known score). It serves on the
+// backends::HttpServer scaffold (`visalign violin reference-server`). Endpoints:
 //   POST /v1/images/generations  {"prompt", "size": "WxH", "n", ...} (fields per ApiFlavor)
 //   GET  /images/<token>.png     images handed out as URLs (each served once)
 //   GET  /health                 {"status": "ok"}
 //   GET  /stats                  request counts overall, per status and per prompt
 #pragma once
 
-#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
-#include "visalign/imaging/image.h"
-#include "visalign/core/status.h"
+#include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/core/status.h"
+#include "visalign/imaging/image.h"
 
-namespace httplib {
-class Server;
-}
-
-namespace visalign::server {
+namespace visalign::violin {
 
 // How the correct image is degraded (docs/backends.md):
 //   exact          the ground truth
@@ -46,7 +43,7 @@ struct Profile {
 Result<Profile> ParseProfile(std::string_view text);
 
 // The degraded image for `item`; noise is seeded by the prompt (and `seed`), so it is repeatable.
-imaging::Image RenderDegraded(const violin::ManifestItem& item, int width, int height, const Profile& profile,
+imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, const Profile& profile,
                               uint64_t seed);
 
 // Which real images API the server imitates (docs/backends.md). Sizes are not restricted to the
@@ -63,10 +60,11 @@ imaging::Image RenderDegraded(const violin::ManifestItem& item, int width, int h
 enum class ApiFlavor { kGeneric, kGptImage1, kDallE3 };
 Result<ApiFlavor> ParseApiFlavor(std::string_view text);
 
-struct ReferenceGeneratorOptions {
+struct ReferenceServerOptions {
   std::filesystem::path dataset;     // folder with manifest.jsonl
   std::string host = "127.0.0.1";
   int port = 0;                      // 0: any free port (see port())
+  std::filesystem::path port_file;   // if set, the bound port is written here once listening
   std::string profile = "exact";
   std::string api = "generic";       // ParseApiFlavor: generic, gpt-image-1 or dall-e-3
   double fail_rate = 0;              // share of requests answered 500
@@ -77,29 +75,30 @@ struct ReferenceGeneratorOptions {
   int threads = 64;                  // server worker threads (one per open connection)
 };
 
-class ReferenceGenerator {
+class ReferenceServer {
  public:
-  // Loads the manifest, binds the port and serves on a background thread.
-  static Result<std::unique_ptr<ReferenceGenerator>> Start(const ReferenceGeneratorOptions& options);
-  ~ReferenceGenerator();
-  int port() const { return port_; }
-  std::string url() const;
+  // Loads the manifest, binds the port (writing the port file) and serves on a background thread.
+  static Result<std::unique_ptr<ReferenceServer>> Start(const ReferenceServerOptions& options);
+  ~ReferenceServer();
+  int port() const { return http_->port(); }
+  std::string url() const { return http_->url(); }
   // {"requests": N, "by_status": {"200": n, ...}, "requests_by_prompt": {prompt: n},
   //  "images_by_prompt": {prompt: n}, "handler_ms": total time spent answering}
   nlohmann::json Stats() const;
   void Stop();
+  // Serves until `stop` is set, then stops (the loop of `visalign violin reference-server`).
+  void ServeUntil(const std::atomic<bool>& stop) { http_->ServeUntil(stop); }
 
  private:
-  ReferenceGenerator() = default;
+  ReferenceServer() = default;
   void Install();
+  void Generate(const backends::HttpServerRequest& req, backends::HttpServerResponse& res);
 
-  ReferenceGeneratorOptions options_;
+  ReferenceServerOptions options_;
   Profile profile_;
   ApiFlavor api_ = ApiFlavor::kGeneric;
-  std::map<std::string, violin::ManifestItem> by_prompt_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  int port_ = 0;
+  std::map<std::string, ManifestItem> by_prompt_;
+  std::unique_ptr<backends::HttpServer> http_;
 
   mutable std::mutex mu_;
   uint64_t requests_ = 0;
@@ -112,4 +111,4 @@ class ReferenceGenerator {
   double handler_ms_ = 0;
 };
 
-}  // namespace visalign::server
+}  // namespace visalign::violin

@@ -1,16 +1,16 @@
-// Reference generator profiles: each degradation is the documented transformation of the GT; and
+// Reference server profiles: each degradation is the documented transformation of the GT; and
 // its API flavors, served on 127.0.0.1 and asked by the real images client.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <random>
 
-#include "server/reference_generator.h"
+#include "visalign/benchmarks/violin/reference_server.h"
 #include "visalign/backends/backends.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/dataset.h"
 
-namespace visalign::server {
+namespace visalign::violin {
 namespace {
 
 violin::ManifestItem Item(violin::Layout layout, std::vector<color::Srgb8> targets) {
@@ -87,7 +87,7 @@ TEST(ParseApiFlavor, AcceptsTheThreeApis) {
 constexpr int kSide = 16;
 const std::atomic<bool> kNoCancel{false};
 
-// A reference generator imitating one API on a small dataset, and the images client asking it.
+// A reference server imitating one API on a small dataset, and the images client asking it.
 class ApiFlavorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -106,10 +106,10 @@ class ApiFlavorTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   void Start(const std::string& api) {
-    ReferenceGeneratorOptions o;
+    ReferenceServerOptions o;
     o.dataset = dir_;
     o.api = api;
-    server_ = ReferenceGenerator::Start(o).value();
+    server_ = ReferenceServer::Start(o).value();
   }
   backends::Attempt<backends::GeneratedImage> Ask(const std::string& model, nlohmann::json params = {}) {
     backends::OpenAiImagesOptions o;
@@ -132,7 +132,7 @@ class ApiFlavorTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::vector<violin::ManifestItem> items_;
-  std::unique_ptr<ReferenceGenerator> server_;
+  std::unique_ptr<ReferenceServer> server_;
 };
 
 TEST_F(ApiFlavorTest, GptImage1TakesTheGptImageBodyAndRejectsResponseFormatAsOpenAiDoes) {
@@ -208,4 +208,4 @@ TEST_F(ApiFlavorTest, DallE3AnswersUrlsWhichTheClientFetchesAndRefusesGptImageFi
 }
 
 }  // namespace
-}  // namespace visalign::server
+}  // namespace visalign::violin

@@ -1,24 +1,21 @@
-// `visalign reference-generator`: a local OpenAI-compatible image server that answers VIOLIN
-// prompts with their (optionally degraded) correct images, for tests, demos and calibration.
-#include <chrono>
+// `visalign violin reference-server` (formerly `visalign reference-generator`, still accepted with a
+// warning): a local OpenAI-compatible image server that answers VIOLIN prompts with their (optionally
+// degraded) correct images, for tests, demos and calibration.
 #include <cstdio>
 #include <memory>
-#include <thread>
 
 #include "cli/cli.h"
-#include "server/reference_generator.h"
 #include "visalign/backends/runner.h"
-#include "visalign/core/io.h"
+#include "visalign/benchmarks/violin/reference_server.h"
 
 namespace visalign::cli {
 namespace {
 
-constexpr std::chrono::milliseconds kSignalPoll{50};
+constexpr char kDescription[] =
+    "Serve VIOLIN's correct images (optionally degraded) as an OpenAI-compatible image API";
 
-const CommandGroup kReferenceGenerator(31, [](Cli& cli) {
-  CLI::App* g = cli.app().add_subcommand(
-      "reference-generator", "Serve VIOLIN's correct images (optionally degraded) as an OpenAI-compatible image API");
-  auto o = std::make_shared<server::ReferenceGeneratorOptions>();
+void AddReferenceServer(Cli& cli, CLI::App* g) {
+  auto o = std::make_shared<violin::ReferenceServerOptions>();
   auto dataset = std::make_shared<std::string>();
   auto port_file = std::make_shared<std::string>();
   g->add_option("--dataset", *dataset, "VIOLIN dataset folder (with manifest.jsonl)")->required();
@@ -47,35 +44,41 @@ const CommandGroup kReferenceGenerator(31, [](Cli& cli) {
       "checkerboard +-16; layout-5050 = halves in the wrong orientation; object = a disc on the background.\n"
       "Stops on Ctrl-C / SIGTERM.\n"
       "Example:\n"
-      "  visalign reference-generator --dataset violin-demo --port 0 --port-file port.txt --profile noise:8 \\\n"
+      "  visalign violin reference-server --dataset violin-demo --port 0 --port-file port.txt --profile noise:8 \\\n"
       "      --fail-rate 0.1 --rate-limit 50 &\n"
-      "  visalign generate --dataset violin-demo --run ref --backend openai \\\n"
+      "  visalign violin generate --dataset violin-demo --run ref --backend openai \\\n"
       "      --endpoint http://127.0.0.1:$(cat port.txt) --model reference\n"
-      "  visalign reference-generator --dataset violin-demo --port 8091 --api gpt-image-1 &\n"
-      "  visalign generate --dataset violin-demo --run gpt-image --backend openai \\\n"
+      "  visalign violin reference-server --dataset violin-demo --port 8091 --api gpt-image-1 &\n"
+      "  visalign violin generate --dataset violin-demo --run gpt-image --backend openai \\\n"
       "      --endpoint http://127.0.0.1:8091 --model gpt-image-1 --param output_format=webp");
   cli.Bind(g, [&cli, o, dataset, port_file]() -> Status {
-    server::ReferenceGeneratorOptions options = *o;
+    violin::ReferenceServerOptions options = *o;
     options.dataset = *dataset;
+    options.port_file = *port_file;
     backends::InterruptHandler interrupt;
-    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<server::ReferenceGenerator> srv,
-                              server::ReferenceGenerator::Start(options));
-    if (!port_file->empty())
-      VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(*port_file, std::to_string(srv->port()) + "\n"));
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<violin::ReferenceServer> srv, violin::ReferenceServer::Start(options));
     if (cli.global().json) {
       PrintJson({{"url", srv->url()}, {"port", srv->port()}, {"profile", options.profile}, {"api", options.api}});
     } else {
-      std::printf("reference generator listening on %s (profile %s, api %s)\n", srv->url().c_str(),
+      std::printf("reference server listening on %s (profile %s, api %s)\n", srv->url().c_str(),
                   options.profile.c_str(), options.api.c_str());
     }
     std::fflush(stdout);
-    while (!interrupt.stop().load()) std::this_thread::sleep_for(kSignalPoll);
-    srv->Stop();
+    srv->ServeUntil(interrupt.stop());
     nlohmann::json stats = srv->Stats();
-    std::fprintf(stderr, "reference generator stopped after %llu requests\n",
+    std::fprintf(stderr, "reference server stopped after %llu requests\n",
                  static_cast<unsigned long long>(stats["requests"].get<uint64_t>()));
     return Status::Ok();
   });
+}
+
+const CommandGroup kViolinReferenceServer(23, [](Cli& cli) {
+  AddReferenceServer(
+      cli, cli.Group("violin", "VIOLIN: pure-color obedience benchmark")->add_subcommand("reference-server", kDescription));
+  // The old top-level name, hidden from --help (its warning comes with Cli::DeprecateCommand).
+  CLI::App* old = cli.app().add_subcommand("reference-generator", kDescription);
+  old->group("");
+  AddReferenceServer(cli, old);
 });
 
 }  // namespace

@@ -1,12 +1,13 @@
-#include "server/reference_generator.h"
+#include "visalign/benchmarks/violin/reference_server.h"
 
-#include <httplib.h>
 #include <turbojpeg.h>
 #include <webp/encode.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -15,7 +16,7 @@
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/dataset.h"
 
-namespace visalign::server {
+namespace visalign::violin {
 namespace {
 using Clock = std::chrono::steady_clock;
 
@@ -26,10 +27,6 @@ constexpr int kMaxSide = 4096;
 constexpr int kMaxImagesPerRequest = 10;
 constexpr int kPngCompression = 1;
 constexpr int kJpegQuality = 95;
-// cpp-httplib compresses responses whose type is exactly "application/json" when the client accepts
-// br/gzip (libcurl does); brotli on ~250 KB of base64 PNG costs ~300 ms per image and saves little.
-// The explicit charset keeps image responses uncompressed.
-constexpr char kImageJsonType[] = "application/json; charset=utf-8";
 
 uint8_t Clamp8(double v) { return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L)); }
 
@@ -61,17 +58,14 @@ std::string StringField(const nlohmann::json& body, const char* name, const char
 }
 
 // An OpenAI-style error body; `param` and `code` are null unless given.
-void SetError(httplib::Response& res, int status, const std::string& message, const std::string& param = "",
+void SetError(backends::HttpServerResponse& res, int status, const std::string& message, const std::string& param = "",
               const std::string& code = "") {
   auto or_null = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
-  res.status = status;
-  res.set_content(nlohmann::json{{"error",
-                                  {{"message", message},
-                                   {"type", "invalid_request_error"},
-                                   {"param", or_null(param)},
-                                   {"code", or_null(code)}}}}
-                      .dump(),
-                  "application/json");
+  res.SetJson(status, {{"error",
+                        {{"message", message},
+                         {"type", "invalid_request_error"},
+                         {"param", or_null(param)},
+                         {"code", or_null(code)}}}});
 }
 
 // A request field a real API accepts, with the values it allows (none listed: any value).
@@ -121,7 +115,7 @@ std::string QuotedList(const std::vector<std::string_view>& values) {
 
 // Answers HTTP 400 as the imitated API would when `body` has a field it does not accept or a
 // value it does not allow; true if it did.
-bool RejectFields(ApiFlavor api, const nlohmann::json& body, httplib::Response& res) {
+bool RejectFields(ApiFlavor api, const nlohmann::json& body, backends::HttpServerResponse& res) {
   const std::vector<FieldRule>* rules = AcceptedFields(api);
   if (!rules) return false;
   for (const auto& [key, value] : body.items()) {
@@ -211,23 +205,23 @@ Result<Profile> ParseProfile(std::string_view text) {
   return Status::InvalidArgument("unknown profile \"" + std::string(text) + "\"", "--profile", expected);
 }
 
-imaging::Image RenderDegraded(const violin::ManifestItem& item, int width, int height, const Profile& profile,
+imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, const Profile& profile,
                               uint64_t seed) {
-  violin::ManifestItem shown = item;
+  ManifestItem shown = item;
   if (profile.kind == Profile::Kind::kHueShift)
     for (color::Srgb8& t : shown.targets) t = RotateHue(t, profile.param);
   if (profile.kind == Profile::Kind::kLayout5050) {
     switch (item.layout) {
-      case violin::Layout::kSingle: break;
-      case violin::Layout::kH2: shown.layout = violin::Layout::kV2; break;
-      case violin::Layout::kV2: shown.layout = violin::Layout::kH2; break;
-      case violin::Layout::kQ4:
-        shown.layout = violin::Layout::kV2;
+      case Layout::kSingle: break;
+      case Layout::kH2: shown.layout = Layout::kV2; break;
+      case Layout::kV2: shown.layout = Layout::kH2; break;
+      case Layout::kQ4:
+        shown.layout = Layout::kV2;
         shown.targets.resize(2);
         break;
     }
   }
-  imaging::Image img = violin::RenderGroundTruth(shown, width, height);
+  imaging::Image img = RenderGroundTruth(shown, width, height);
   switch (profile.kind) {
     case Profile::Kind::kNoise: {
       std::mt19937_64 rng(Fnv1a(item.prompt) ^ seed);
@@ -261,8 +255,8 @@ imaging::Image RenderDegraded(const violin::ManifestItem& item, int width, int h
   return img;
 }
 
-Result<std::unique_ptr<ReferenceGenerator>> ReferenceGenerator::Start(const ReferenceGeneratorOptions& options) {
-  std::unique_ptr<ReferenceGenerator> g(new ReferenceGenerator());
+Result<std::unique_ptr<ReferenceServer>> ReferenceServer::Start(const ReferenceServerOptions& options) {
+  std::unique_ptr<ReferenceServer> g(new ReferenceServer());
   g->options_ = options;
   VISALIGN_ASSIGN_OR_RETURN(g->profile_, ParseProfile(options.profile));
   VISALIGN_ASSIGN_OR_RETURN(g->api_, ParseApiFlavor(options.api));
@@ -270,41 +264,29 @@ Result<std::unique_ptr<ReferenceGenerator>> ReferenceGenerator::Start(const Refe
     return Status::InvalidArgument(fmt::format("fail rate {}", options.fail_rate), "--fail-rate", "a share in [0, 1]");
   if (options.latency_ms < 0 || options.rate_limit < 0)
     return Status::InvalidArgument("negative latency or rate limit", "--latency-ms/--rate-limit", "values >= 0");
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<violin::ManifestItem> items, violin::LoadManifest(options.dataset));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<ManifestItem> items, LoadManifest(options.dataset));
   for (auto& it : items) g->by_prompt_.emplace(it.prompt, std::move(it));
   g->rng_state_ = options.seed;
   g->tokens_ = options.rate_limit;
   g->last_refill_ = Clock::now();
-  g->server_ = std::make_unique<httplib::Server>();
-  const int threads = options.threads;
-  g->server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  g->server_->set_tcp_nodelay(true);  // no Nagle delay between the header and body writes
+  backends::HttpServerOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  http.port_file = options.port_file;
+  http.threads = options.threads;
+  g->http_ = std::make_unique<backends::HttpServer>(http);
   g->Install();
-  if (options.port == 0) {
-    g->port_ = g->server_->bind_to_any_port(options.host);
-  } else {
-    g->port_ = g->server_->bind_to_port(options.host, options.port) ? options.port : -1;
-  }
-  if (g->port_ <= 0)
-    return Status::Unavailable(fmt::format("cannot listen on {}:{}", options.host, options.port), "--port",
-                               "a free port (0 picks one)");
-  // The socket is bound and listening: early clients wait in the backlog until accept() runs.
-  g->thread_ = std::thread([srv = g->server_.get()] { srv->listen_after_bind(); });
-  // Stop() before the accept loop runs would be lost: wait until it does.
-  while (!g->server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  VISALIGN_RETURN_IF_ERROR(g->http_->Start());
   return g;
 }
 
-ReferenceGenerator::~ReferenceGenerator() { Stop(); }
+ReferenceServer::~ReferenceServer() { Stop(); }
 
-void ReferenceGenerator::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+void ReferenceServer::Stop() {
+  if (http_) http_->Stop();
 }
 
-std::string ReferenceGenerator::url() const { return fmt::format("http://{}:{}", options_.host, port_); }
-
-nlohmann::json ReferenceGenerator::Stats() const {
+nlohmann::json ReferenceServer::Stats() const {
   std::lock_guard lock(mu_);
   nlohmann::json by_status = nlohmann::json::object();
   for (const auto& [s, n] : by_status_) by_status[std::to_string(s)] = n;
@@ -315,112 +297,112 @@ nlohmann::json ReferenceGenerator::Stats() const {
           {"handler_ms", handler_ms_}};
 }
 
-void ReferenceGenerator::Install() {
-  server_->Get("/health", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(R"({"status": "ok"})", "application/json");
+void ReferenceServer::Install() {
+  http_->Route("GET", "/stats", [this](const backends::HttpServerRequest&, backends::HttpServerResponse& res) {
+    res.SetJson(200, Stats());
   });
-  server_->Get("/stats", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(Stats().dump(), "application/json");
-  });
-  server_->Get(R"(/images/(\d+)\.png)", [this](const httplib::Request& req, httplib::Response& res) {
+  http_->Route("GET", R"(/images/(\d+)\.png)", [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
     std::lock_guard lock(mu_);
     auto it = url_images_.find(req.matches[1]);
     if (it == url_images_.end()) return SetError(res, 404, "no such image (each URL is served once)");
-    res.set_content(it->second, "image/png");
+    res.Set(200, it->second, "image/png");
     url_images_.erase(it);
   });
-  server_->Post("/v1/images/generations", [this](const httplib::Request& req, httplib::Response& res) {
-    auto t0 = Clock::now();
-    bool fail = false;
-    std::optional<double> retry_after_s;
-    {
-      std::lock_guard lock(mu_);
-      ++requests_;
-      if (options_.rate_limit > 0) {
-        auto now = Clock::now();
-        tokens_ = std::min(options_.rate_limit,
-                           tokens_ + std::chrono::duration<double>(now - last_refill_).count() * options_.rate_limit);
-        last_refill_ = now;
-        if (tokens_ < 1.0) retry_after_s = (1.0 - tokens_) / options_.rate_limit;
-        else tokens_ -= 1.0;
-      }
-      rng_state_ = rng_state_ * 6364136223846793005ULL + 1442695040888963407ULL;
-      fail = options_.fail_rate > 0 && static_cast<double>(rng_state_ >> 11) * 0x1.0p-53 < options_.fail_rate;
-    }
-    nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-    auto finish = [&] {
-      std::lock_guard lock(mu_);
-      ++by_status_[res.status > 0 ? res.status : 200];  // unset means httplib's default 200
-      handler_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    };
-    if (body.is_discarded() || !body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
-      SetError(res, 400, "the body must be a JSON object with a string \"prompt\"");
-      return finish();
-    }
-    const std::string prompt = body["prompt"];
-    {
-      std::lock_guard lock(mu_);
-      ++requests_by_prompt_[prompt];
-    }
-    if (RejectFields(api_, body, res)) return finish();
-    if (retry_after_s) {
-      res.set_header("Retry-After", std::to_string(static_cast<int>(std::ceil(*retry_after_s))));
-      SetError(res, 429, fmt::format("rate limit of {} requests/s exceeded", options_.rate_limit));
-      return finish();
-    }
-    if (options_.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.latency_ms));
-    if (fail) {
-      SetError(res, 500, "injected failure (--fail-rate)");
-      return finish();
-    }
-    auto item = by_prompt_.find(prompt);
-    if (item == by_prompt_.end()) {
-      SetError(res, 400, "unknown prompt (not in the dataset's manifest): " + prompt.substr(0, 200));
-      return finish();
-    }
-    int w = options_.default_size, h = options_.default_size;
-    if (body.contains("size") && body["size"].is_string()) {
-      const std::string size = body["size"];
-      if (std::sscanf(size.c_str(), "%dx%d", &w, &h) != 2 || w < 1 || h < 1 || w > kMaxSide || h > kMaxSide) {
-        SetError(res, 400, "invalid size \"" + size + "\": expected WxH up to 4096x4096");
-        return finish();
-      }
-    }
-    int n = body.value("n", 1);
-    if (n < 1 || n > kMaxImagesPerRequest) {
-      SetError(res, 400, "n must be between 1 and 10");
-      return finish();
-    }
-    const std::string format = StringField(body, "response_format", api_ == ApiFlavor::kDallE3 ? "url" : "b64_json");
-    if (format != "b64_json" && format != "url") {
-      SetError(res, 400, "response_format must be b64_json or url", "response_format", "invalid_value");
-      return finish();
-    }
-    auto image = EncodeAs(RenderDegraded(item->second, w, h, profile_, options_.seed),
-                          StringField(body, "output_format", "png"));
-    if (!image.ok()) {
-      SetError(res, 500, image.status().ToString());
-      return finish();
-    }
-    nlohmann::json data = nlohmann::json::array();
-    for (int i = 0; i < n; ++i) {
-      if (format == "b64_json") {
-        data.push_back({{"b64_json", backends::EncodeBase64(*image)}});
-      } else {
-        std::lock_guard lock(mu_);
-        std::string token = std::to_string(next_token_++);
-        url_images_[token] = *image;
-        data.push_back({{"url", url() + "/images/" + token + ".png"}});
-      }
-      if (api_ == ApiFlavor::kDallE3) data.back()["revised_prompt"] = prompt;
-    }
-    {
-      std::lock_guard lock(mu_);
-      images_by_prompt_[prompt] += 1;
-    }
-    res.set_content(nlohmann::json{{"created", 0}, {"data", data}}.dump(), kImageJsonType);
-    finish();
-  });
+  http_->Route("POST", "/v1/images/generations",
+               [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Generate(req, res); });
 }
 
-}  // namespace visalign::server
+void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
+  auto t0 = Clock::now();
+  bool fail = false;
+  std::optional<double> retry_after_s;
+  {
+    std::lock_guard lock(mu_);
+    ++requests_;
+    if (options_.rate_limit > 0) {
+      auto now = Clock::now();
+      tokens_ = std::min(options_.rate_limit,
+                         tokens_ + std::chrono::duration<double>(now - last_refill_).count() * options_.rate_limit);
+      last_refill_ = now;
+      if (tokens_ < 1.0) retry_after_s = (1.0 - tokens_) / options_.rate_limit;
+      else tokens_ -= 1.0;
+    }
+    rng_state_ = rng_state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+    fail = options_.fail_rate > 0 && static_cast<double>(rng_state_ >> 11) * 0x1.0p-53 < options_.fail_rate;
+  }
+  nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+  auto finish = [&] {
+    std::lock_guard lock(mu_);
+    ++by_status_[res.status];
+    handler_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  if (body.is_discarded() || !body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
+    SetError(res, 400, "the body must be a JSON object with a string \"prompt\"");
+    return finish();
+  }
+  const std::string prompt = body["prompt"];
+  {
+    std::lock_guard lock(mu_);
+    ++requests_by_prompt_[prompt];
+  }
+  if (RejectFields(api_, body, res)) return finish();
+  if (retry_after_s) {
+    res.headers.emplace_back("Retry-After", std::to_string(static_cast<int>(std::ceil(*retry_after_s))));
+    SetError(res, 429, fmt::format("rate limit of {} requests/s exceeded", options_.rate_limit));
+    return finish();
+  }
+  if (options_.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.latency_ms));
+  if (fail) {
+    SetError(res, 500, "injected failure (--fail-rate)");
+    return finish();
+  }
+  auto item = by_prompt_.find(prompt);
+  if (item == by_prompt_.end()) {
+    SetError(res, 400, "unknown prompt (not in the dataset's manifest): " + prompt.substr(0, 200));
+    return finish();
+  }
+  int w = options_.default_size, h = options_.default_size;
+  if (body.contains("size") && body["size"].is_string()) {
+    const std::string size = body["size"];
+    if (std::sscanf(size.c_str(), "%dx%d", &w, &h) != 2 || w < 1 || h < 1 || w > kMaxSide || h > kMaxSide) {
+      SetError(res, 400, "invalid size \"" + size + "\": expected WxH up to 4096x4096");
+      return finish();
+    }
+  }
+  int n = body.value("n", 1);
+  if (n < 1 || n > kMaxImagesPerRequest) {
+    SetError(res, 400, "n must be between 1 and 10");
+    return finish();
+  }
+  const std::string format = StringField(body, "response_format", api_ == ApiFlavor::kDallE3 ? "url" : "b64_json");
+  if (format != "b64_json" && format != "url") {
+    SetError(res, 400, "response_format must be b64_json or url", "response_format", "invalid_value");
+    return finish();
+  }
+  auto image = EncodeAs(RenderDegraded(item->second, w, h, profile_, options_.seed),
+                        StringField(body, "output_format", "png"));
+  if (!image.ok()) {
+    SetError(res, 500, image.status().ToString());
+    return finish();
+  }
+  nlohmann::json data = nlohmann::json::array();
+  for (int i = 0; i < n; ++i) {
+    if (format == "b64_json") {
+      data.push_back({{"b64_json", backends::EncodeBase64(*image)}});
+    } else {
+      std::lock_guard lock(mu_);
+      std::string token = std::to_string(next_token_++);
+      url_images_[token] = *image;
+      data.push_back({{"url", url() + "/images/" + token + ".png"}});
+    }
+    if (api_ == ApiFlavor::kDallE3) data.back()["revised_prompt"] = prompt;
+  }
+  {
+    std::lock_guard lock(mu_);
+    images_by_prompt_[prompt] += 1;
+  }
+  res.SetJson(200, {{"created", 0}, {"data", data}});
+  finish();
+}
+
+}  // namespace visalign::violin
