@@ -1,4 +1,4 @@
-// `visalign violin generate` over real HTTP on 127.0.0.1 against the in-process reference generator:
+// `visalign violin generate` over real HTTP on 127.0.0.1 against the in-process VIOLIN reference server:
 // failures and rate limits, SIGINT / SIGKILL interruption and resume without duplicate requests,
 // timeouts, the command backend with hostile prompts, and secrets kept out of logs and the store;
 // the gpt-image-1 and dall-e-3 APIs, stopping early on a failure that every item would have,
@@ -13,7 +13,7 @@
 #include <fstream>
 #include <thread>
 
-#include "server/reference_generator.h"
+#include "visalign/benchmarks/violin/reference_server.h"
 #include "testing/cli_runner.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
@@ -48,17 +48,17 @@ std::vector<violin::ManifestItem> WriteDataset(const fs::path& dir, const std::s
   return items;
 }
 
-std::unique_ptr<server::ReferenceGenerator> StartServer(const fs::path& dataset, double fail_rate = 0,
+std::unique_ptr<violin::ReferenceServer> StartServer(const fs::path& dataset, double fail_rate = 0,
                                                         int latency_ms = 0, double rate_limit = 0,
                                                         const std::string& api = "generic") {
-  server::ReferenceGeneratorOptions o;
+  violin::ReferenceServerOptions o;
   o.dataset = dataset;
   o.api = api;
   o.fail_rate = fail_rate;
   o.latency_ms = latency_ms;
   o.rate_limit = rate_limit;
   o.seed = 7;
-  auto s = server::ReferenceGenerator::Start(o);
+  auto s = violin::ReferenceServer::Start(o);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return std::move(s).value();
 }
@@ -124,7 +124,7 @@ void ExpectStoreConsistent(const fs::path& store) {
 }
 
 // images_by_prompt and requests_by_prompt of the server's stats.
-std::map<std::string, uint64_t> Counts(const server::ReferenceGenerator& s, const char* field) {
+std::map<std::string, uint64_t> Counts(const violin::ReferenceServer& s, const char* field) {
   return s.Stats()[field].get<std::map<std::string, uint64_t>>();
 }
 
@@ -159,7 +159,7 @@ TEST(GenerateReference, FailuresAndRateLimitsStillGiveEveryItemExactlyOnce) {
 
 // After an interrupted run: re-running the same command completes the run, and no item that was
 // already done is requested again (counted by the server).
-void ResumeWithoutRepeatingDoneItems(const TempDir& t, const server::ReferenceGenerator& srv,
+void ResumeWithoutRepeatingDoneItems(const TempDir& t, const violin::ReferenceServer& srv,
                                      const std::vector<violin::ManifestItem>& items, store::RunStore& store,
                                      const std::vector<store::DoneImage>& done_before) {
   auto requests_before = Counts(srv, "requests_by_prompt");

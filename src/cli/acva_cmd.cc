@@ -497,14 +497,13 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "image content (judge model any name; suffixes +fenced +garbage-once +refuse +refuse-metaphor +slow inject\n"
         "faults). Prints `listening on http://127.0.0.1:PORT` and serves until interrupted. See docs/acva.md.");
     cli.Bind(s, [options, port_file]() -> Status {
-      VISALIGN_ASSIGN_OR_RETURN(auto server, acva::ReferenceServer::Start(*options));
-      if (!port_file->empty())
-        VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(*port_file, std::to_string(server->port()) + "\n"));
+      acva::ReferenceServerOptions o = *options;
+      o.port_file = *port_file;
+      VISALIGN_ASSIGN_OR_RETURN(auto server, acva::ReferenceServer::Start(o));
       std::printf("listening on %s\n", server->url().c_str());
       std::fflush(stdout);
       backends::InterruptHandler interrupt;
-      while (!interrupt.stop().load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      server->Stop();
+      server->ServeUntil(interrupt.stop());
       return Status::Ok();
     });
   }

@@ -75,10 +75,11 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
 const CommandGroup kViolinReferenceServer(23, [](Cli& cli) {
   AddReferenceServer(
       cli, cli.Group("violin", "VIOLIN: pure-color obedience benchmark")->add_subcommand("reference-server", kDescription));
-  // The old top-level name, hidden from --help (its warning comes with Cli::DeprecateCommand).
+  // The old top-level name: hidden from --help, warns when used.
   CLI::App* old = cli.app().add_subcommand("reference-generator", kDescription);
   old->group("");
   AddReferenceServer(cli, old);
+  cli.DeprecateCommand(old, "visalign violin reference-server");
 });
 
 }  // namespace
