@@ -71,7 +71,7 @@ void BM_GenerateAgainstReferenceServer(benchmark::State& state) {
   int round = 0;
   for (auto _ : state) {
     fs::path store_dir = f.dir / ("store" + std::to_string(concurrency) + "_" + std::to_string(round++));
-    auto store = store::OpenSqliteStore(store_dir).value();
+    auto store = store::OpenStore(store_dir).value();
     auto t0 = std::chrono::steady_clock::now();
     auto summary = backends::RunGeneration(*store, {"bench", "violin", "fp", {}, ""}, f.work, *backend, ro, stop);
     wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

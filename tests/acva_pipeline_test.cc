@@ -155,7 +155,7 @@ TEST_F(AcvaPipeline, FullRunGivesTheScoresClustersAndAccuraciesTheImagesEncode) 
 
 TEST_F(AcvaPipeline, ByteIdenticalImagesAreAskedOnceWithinOneJudgeCommand) {
   // The store holds 12 mono images with 4 distinct SHA-256s.
-  auto store = store::OpenSqliteStore(*dir_ / "store");
+  auto store = store::OpenStore(*dir_ / "store");
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto done = (*store)->DoneImages("mono");
   ASSERT_TRUE(done.ok());

@@ -66,5 +66,20 @@ TEST(CliErrors, ValuesOfTheWrongKindSayWhatIsWrongWithThem) {
                 "--samples 0");
 }
 
+// The library names its inputs ("run name", "store location", "image folder"); the command line
+// prints the flag the user typed instead.
+TEST(CliErrors, LibraryErrorsNameTheFlagThatCarriedTheInput) {
+  testing::TempDir t;
+  auto server = RunVisalign({"store", "show", "--store", "postgres://visalign:s3cret@db.example/visalign"});
+  EXPECT_EQ(server.exit_code, 2);
+  EXPECT_EQ(server.err,
+            "error: postgres:// stores are not implemented yet: this visalign was built without PostgreSQL support "
+            "(--store): a folder (the embedded SQLite store)\n");
+  auto run = RunVisalign({"acva", "generate", "--store", (t / "store").string(), "--run", "a b", "--backend",
+                          "directory", "--path", t.path().string()});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err.rfind("error: invalid run name \"a b\" (--run): ", 0), 0u) << run.err;
+}
+
 }  // namespace
 }  // namespace visalign

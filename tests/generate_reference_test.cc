@@ -97,7 +97,7 @@ int WaitExit(pid_t pid) {
 }
 
 size_t DoneCount(const fs::path& store) {
-  auto s = store::OpenSqliteStore(store).value();
+  auto s = store::OpenStore(store).value();
   auto c = s->Counts("ref");
   return c.ok() ? c->done : 0;
 }
@@ -111,7 +111,7 @@ void WaitUntilDone(const fs::path& store, size_t at_least) {
 // Every done row has its complete image with the recorded SHA-256, and every file in the run's
 // image folder at a final name decodes.
 void ExpectStoreConsistent(const fs::path& store) {
-  auto s = store::OpenSqliteStore(store).value();
+  auto s = store::OpenStore(store).value();
   auto done = s->DoneImages("ref").value();
   for (const auto& d : done) {
     ASSERT_TRUE(fs::exists(d.image_path)) << d.image_path;
@@ -144,7 +144,7 @@ TEST(GenerateReference, FailuresAndRateLimitsStillGiveEveryItemExactlyOnce) {
   EXPECT_EQ(images.size(), items.size());
   for (const auto& [prompt, n] : images) EXPECT_EQ(n, 1u) << prompt;
   // Each stored image is exactly the ground truth (exact profile), under its own item.
-  auto store = store::OpenSqliteStore(t / "store").value();
+  auto store = store::OpenStore(t / "store").value();
   auto done = store->DoneImages("ref").value();
   ASSERT_EQ(done.size(), items.size());
   std::map<std::string, const violin::ManifestItem*> by_id;
@@ -185,7 +185,7 @@ TEST(GenerateReference, SigintStopsGracefullyAndResumeNeverRepeatsDoneItems) {
   EXPECT_NE(log.find("left pending"), std::string::npos) << log;
   EXPECT_NE(log.find("run the same command again to resume"), std::string::npos) << log;
   ExpectStoreConsistent(t / "store");
-  auto store = store::OpenSqliteStore(t / "store").value();
+  auto store = store::OpenStore(t / "store").value();
   auto done_before = store->DoneImages("ref").value();
   ASSERT_GE(done_before.size(), 4u);
   ASSERT_LT(done_before.size(), items.size());
@@ -202,7 +202,7 @@ TEST(GenerateReference, SigkillLosesOnlyInFlightWorkAndResumeCompletes) {
   kill(pid, SIGKILL);
   EXPECT_EQ(WaitExit(pid), 128 + SIGKILL);
   ExpectStoreConsistent(t / "store");
-  auto store = store::OpenSqliteStore(t / "store").value();
+  auto store = store::OpenStore(t / "store").value();
   auto done_before = store->DoneImages("ref").value();
   ResumeWithoutRepeatingDoneItems(t, *srv, items, *store, done_before);
   ExpectStoreConsistent(t / "store");
@@ -235,7 +235,7 @@ TEST(GenerateReference, AHangingServerAndAnUnknownPromptAreClearPerItemErrors) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.out.find("0 of 2 images done now, 2 failed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("timed out"), std::string::npos) << r.out;
-  auto rows = store::OpenSqliteStore(t / "store").value()->Rows("ref").value();
+  auto rows = store::OpenStore(t / "store").value()->Rows("ref").value();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].status, store::RowStatus::kFailed);
   EXPECT_EQ(rows[0].attempts, 2);
@@ -247,7 +247,7 @@ TEST(GenerateReference, AHangingServerAndAnUnknownPromptAreClearPerItemErrors) {
   auto r2 = RunVisalign(GenerateArgs(t2 / "ds", t2 / "store", srv->url(), {"--limit", "1", "--timeout", "10"}));
   EXPECT_EQ(r2.exit_code, 2);
   EXPECT_NE(r2.out.find("HTTP 400: unknown prompt"), std::string::npos) << r2.out;
-  EXPECT_EQ(store::OpenSqliteStore(t2 / "store").value()->Rows("ref").value()[0].attempts, 1);
+  EXPECT_EQ(store::OpenStore(t2 / "store").value()->Rows("ref").value()[0].attempts, 1);
 }
 
 TEST(GenerateReference, TheApiKeyIsSentButNeverLoggedOrStored) {
@@ -266,7 +266,7 @@ TEST(GenerateReference, TheApiKeyIsSentButNeverLoggedOrStored) {
     if (e.is_regular_file()) {
       EXPECT_EQ(ReadFile(e.path()).value().find(secret), std::string::npos) << e.path();
     }
-  auto run = store::OpenSqliteStore(t / "store").value()->FindRun("ref").value();
+  auto run = store::OpenStore(t / "store").value()->FindRun("ref").value();
   EXPECT_EQ(run->connection["api_key_env"], "VISALIGN_TEST_API_KEY");
   EXPECT_FALSE(run->identity.contains("api_key_env"));
   // A named but unset variable is an argument error naming it.
@@ -290,7 +290,7 @@ TEST(GenerateReference, CommandBackendPassesHostilePromptsVerbatim) {
   EXPECT_EQ(ReadFile(t / "seen.txt").value(), prompt);
   EXPECT_FALSE(fs::exists(t / "pwned"));
   EXPECT_FALSE(fs::exists("pwned"));
-  auto done = store::OpenSqliteStore(t / "store").value()->DoneImages("cmd").value();
+  auto done = store::OpenStore(t / "store").value()->DoneImages("cmd").value();
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[1].k, 1);
 }
@@ -331,7 +331,7 @@ TEST(GenerateReference, TheReadmeGptImage1ExampleWorksAgainstAServerThatBehavesL
                                      "--param", "quality=high", "--limit", "3"},
                                     "gpt-image-1"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  auto done = store::OpenSqliteStore(t / "store").value()->DoneImages("ref").value();
+  auto done = store::OpenStore(t / "store").value()->DoneImages("ref").value();
   ASSERT_EQ(done.size(), 3u);
   std::map<std::string, const violin::ManifestItem*> by_id;
   for (const auto& it : items) by_id[it.id] = &it;
@@ -354,7 +354,7 @@ TEST(GenerateReference, AnUnknownFieldStopsTheRunAfterThreeItemsWithTheServersMe
                         "'response_format'.");
   EXPECT_NE(LastLine(r.err).find("KEY=null removes a field"), std::string::npos) << r.err;
   EXPECT_EQ(srv->Stats()["requests"], 3);
-  auto counts = store::OpenSqliteStore(t / "store").value()->Counts("ref").value();
+  auto counts = store::OpenStore(t / "store").value()->Counts("ref").value();
   EXPECT_EQ(counts.failed, 3u);
   EXPECT_EQ(counts.done, 0u);
   // Removing the field fixes it; the run has no done image, so it takes the new settings and asks
@@ -362,7 +362,7 @@ TEST(GenerateReference, AnUnknownFieldStopsTheRunAfterThreeItemsWithTheServersMe
   auto fixed = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(),
                                         {"--param", "response_format=null", "--concurrency", "8"}));
   ASSERT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
-  counts = store::OpenSqliteStore(t / "store").value()->Counts("ref").value();
+  counts = store::OpenStore(t / "store").value()->Counts("ref").value();
   EXPECT_EQ(counts.failed, 0u);
   EXPECT_EQ(counts.pending, 0u);
   EXPECT_NE(fixed.err.find("had no done image yet"), std::string::npos) << fixed.err;
@@ -376,7 +376,7 @@ TEST(GenerateReference, ADallE3ServerAnswersUrlsAndTheClientFetchesThem) {
                                     {"--param", "response_format=url", "--param", "style=natural", "--limit", "3"},
                                     "dall-e-3"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(store::OpenSqliteStore(t / "store").value()->Counts("ref").value().done, 3u);
+  EXPECT_EQ(store::OpenStore(t / "store").value()->Counts("ref").value().done, 3u);
 }
 
 TEST(GenerateReference, ARestartedServerOnAnotherPortResumesTheRunWithoutAskingForDoneItems) {
@@ -445,7 +445,7 @@ TEST(GenerateReference, DryRunCountsRequestsAndCostWithoutRequestingOrWriting) {
   EXPECT_EQ(j["first_request"]["body"]["prompt"], items[2].prompt);
   EXPECT_EQ(srv->Stats()["requests"], 4);
   EXPECT_EQ(std::distance(fs::directory_iterator(t / "store/images/ref"), fs::directory_iterator()), files_before);
-  EXPECT_EQ(store::OpenSqliteStore(t / "store").value()->FindRun("ref").value()->connection["endpoint"], srv->url());
+  EXPECT_EQ(store::OpenStore(t / "store").value()->FindRun("ref").value()->connection["endpoint"], srv->url());
   // Another model would be refused by the real run: the dry run says so the same way.
   auto other = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--dry-run"}, "other"));
   ExpectOneLineError(other, "run \"ref\" exists with 4 done images made with");
@@ -474,7 +474,7 @@ TEST(GenerateReference, CommandBackendOutIsAPngPathAndADeterministicFailureStops
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
   ExpectOneLineError(r, "stopped after 3 different items failed with the same error: command exited with status 1");
   EXPECT_NE(r.err.find("No module named diffusers"), std::string::npos) << r.err;
-  auto counts = store::OpenSqliteStore(t / "store").value()->Counts("broken").value();
+  auto counts = store::OpenStore(t / "store").value()->Counts("broken").value();
   EXPECT_EQ(counts.pending, 20u);
 }
 

@@ -9,8 +9,9 @@
 // is complete on disk (WriteImage renames a fully written temp file before MarkDone commits), so
 // killing the process at any moment never leaves a done row without its image nor a half image.
 //
-// RunStore is an interface: SQLite is the embedded implementation (OpenSqliteStore); a server
-// database (PostgreSQL) implements the same virtual methods and callers do not change.
+// RunStore is an interface and OpenStore(location) chooses the implementation: a folder is the
+// embedded SQLite store; a server database (postgres://..., not yet implemented) will implement the
+// same virtual methods, and callers do not change.
 // The cache table is a generic string key-value map in namespaces, e.g. a VLM judge's answers keyed
 // by (image SHA-256, question, judge model, prompt hash).
 #pragma once
@@ -143,17 +144,22 @@ class RunStore {
 // <store_root>/tmp: scratch space for files made outside the store, e.g. a command backend's
 // output files (whoever writes there creates it).
 std::filesystem::path ScratchDir(const std::filesystem::path& store_root);
-// Checks a run name (non-empty, [A-Za-z0-9._-], not "." or "..").
+// Checks a run name (non-empty, [A-Za-z0-9._-], not "." or ".."); InvalidArgument at "run name".
 Status ValidateRunName(const std::string& name);
 // File-name-safe form of an item id: bytes outside [A-Za-z0-9._-] become %XX.
 std::string SafeFileName(std::string_view id);
 
-// Opens (creating if needed) the embedded store in folder `dir`: SQLite with WAL, a busy timeout,
-// and a schema version check (a store written by a newer visalign is refused, not altered; one
-// written by an older visalign is upgraded in place: schema 1 kept the endpoint, API key variable
-// and command timeout in the identity, they move to the connection).
-Result<std::unique_ptr<RunStore>> OpenSqliteStore(const std::filesystem::path& dir);
-// Whether folder `dir` holds an embedded store (for commands that must not create one).
-bool SqliteStoreExists(const std::filesystem::path& dir);
+// Opens (creating if needed) the store at `location`, choosing the implementation from it:
+//   a folder (any location without "<scheme>://")  the embedded store: SQLite with WAL, a busy
+//     timeout, and a schema version check (a store written by a newer visalign is refused, not
+//     altered; one written by an older visalign is upgraded in place: schema 1 kept the endpoint,
+//     API key variable and command timeout in the identity, they move to the connection)
+//   postgres://... or postgresql://...  Unsupported: this visalign has no PostgreSQL store yet
+//   any other scheme  Unsupported, naming the scheme
+// An unsupported scheme is reported at "store location", quoting only the scheme (never credentials).
+Result<std::unique_ptr<RunStore>> OpenStore(const std::string& location);
+// Whether `location` already holds a store, for commands that must not create one: a folder with
+// the embedded database; a server location always counts (opening it says whether it is there).
+bool StoreExists(const std::string& location);
 
 }  // namespace visalign::store

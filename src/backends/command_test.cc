@@ -3,9 +3,9 @@
 
 #include <chrono>
 #include <filesystem>
-#include <random>
 
 #include "backends/test_util.h"
+#include "testing/dirs.h"
 #include "visalign/backends/backends.h"
 #include "visalign/core/io.h"
 
@@ -35,11 +35,8 @@ TEST(SplitCommandTemplate, SplitsWordsLikeAShellWithoutExpanding) {
 class CommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("visalign_cmd_test_" + std::to_string(std::random_device{}()));
-    fs::create_directories(dir_);
     ASSERT_TRUE(WriteFileAtomic(dir_ / "fixture.png", TinyPng()).ok());
   }
-  void TearDown() override { fs::remove_all(dir_); }
   Result<std::unique_ptr<GenerationBackend>> Make(const std::string& script, Millis timeout = Millis(5000)) {
     // The script gets: $1 prompt, $2 out, $3 seed, $4 id, $5 k, $6 the fixture PNG, $7 the test dir,
     // $8 out_stem.
@@ -50,7 +47,8 @@ class CommandTest : public ::testing::Test {
     o.scratch_dir = dir_ / "scratch";
     return MakeCommandBackend(o);
   }
-  fs::path dir_;
+  visalign::testing::TempDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(CommandTest, PromptsWithQuotesSubshellsAndSemicolonsArriveVerbatim) {

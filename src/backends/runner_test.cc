@@ -1,14 +1,16 @@
 // The generation runner over a scripted backend and a real SQLite store: resume, retries,
-// failures and interruption.
+// failures, interruption, and a store that fails a write (testing::FaultInjectionStore).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <random>
 
 #include "backends/test_util.h"
+#include "testing/dirs.h"
+#include "testing/fault_injection_store.h"
 #include "visalign/backends/runner.h"
+#include "visalign/core/io.h"
 
 namespace visalign::backends {
 namespace {
@@ -62,18 +64,16 @@ class ScriptedBackend : public GenerationBackend {
 class RunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("visalign_runner_test_" + std::to_string(std::random_device{}()));
-    store_ = store::OpenSqliteStore(dir_).value();
+    store_ = store::OpenStore(dir_.path()).value();
     options_.progress = false;
     options_.concurrency = 3;
     options_.retry.initial_backoff = Millis(1);
     options_.retry.max_backoff = Millis(2);
   }
-  void TearDown() override { fs::remove_all(dir_); }
   Result<RunSummary> Run(const std::vector<WorkItem>& items, const std::atomic<bool>& stop) {
     return RunGeneration(*store_, {"r", "test", "fp", {}, ""}, items, backend_, options_, stop);
   }
-  fs::path dir_;
+  visalign::testing::TempDir dir_;
   std::unique_ptr<store::RunStore> store_;
   ScriptedBackend backend_;
   RunnerOptions options_;
@@ -256,6 +256,42 @@ TEST_F(RunnerTest, AfterTheGracePeriodInFlightItemsAreCancelledAndStayPending) {
   auto rows = store_->Rows("r").value();
   EXPECT_EQ(rows[0].status, store::RowStatus::kPending);
   EXPECT_EQ(rows[0].attempts, 0);
+}
+
+TEST_F(RunnerTest, AFailedMarkDoneStopsTheRunWithoutMarkingTheImageDoneOrLosingIt) {
+  using visalign::testing::StoreOperation;
+  std::atomic<bool> stop{false};
+  options_.concurrency = 1;
+  visalign::testing::FaultInjectionStore faulty(store::OpenStore(dir_.path()).value());
+  faulty.FailOperation(StoreOperation::kMarkDone, Status::IoError("disk I/O error (injected)", "visalign.db"));
+  std::vector<WorkItem> items = {{"a", "ok", 0, {}}, {"b", "ok", 0, {}}};
+  auto failed = RunGeneration(faulty, {"r", "test", "fp", {}, ""}, items, backend_, options_, stop);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kIoError);
+  EXPECT_NE(failed.status().what().find("injected"), std::string::npos) << failed.status().ToString();
+  EXPECT_EQ(faulty.injected(StoreOperation::kMarkDone), 1);
+  // Nothing is done that the store did not record, and nothing more was generated than it could keep.
+  auto rows = store_->Rows("r").value();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, store::RowStatus::kPending);
+  EXPECT_EQ(rows[0].image_path, "");
+  EXPECT_EQ(rows[1].status, store::RowStatus::kPending);
+  EXPECT_EQ(backend_.calls("b#0"), 0);
+  EXPECT_TRUE(store_->DoneImages("r").value().empty());
+  // The image itself is complete on disk (written atomically before MarkDone), with no temp file beside it.
+  const fs::path image = dir_.path() / "images" / "r" / "a__0.png";
+  EXPECT_EQ(ReadFile(image).value(), testing::TinyPng(0));
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(image.parent_path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+  // Once the store works again, resuming finishes the run.
+  auto resumed = RunGeneration(faulty, {"r", "test", "fp", {}, ""}, items, backend_, options_, stop);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(resumed->done, 2u);
+  auto done = store_->DoneImages("r").value();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].image_path, image);
+  EXPECT_EQ(done[0].sha256, Sha256Hex(testing::TinyPng(0)));
 }
 
 }  // namespace

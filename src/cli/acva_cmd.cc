@@ -363,7 +363,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "--api-key-env OPENAI_API_KEY");
     cli.Bind(s, [&cli, c]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenStore(c->store));
       backends::InterruptHandler interrupt;
       return Generate(cli, c->gen, set, *store, interrupt.stop(), /*print_json=*/true);
     });
@@ -383,7 +383,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "Example: visalign acva judge --run gpt-image --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl");
     cli.Bind(s, [&cli, c]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenStore(c->store));
       backends::InterruptHandler interrupt;
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
       if (cli.global().json) PrintJson(outcome.stats.ToJson());
@@ -407,7 +407,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "Example: visalign acva analyze --run a --run b --judge-model qwen2.5-vl --clip-model models/ViT-B-32 --out res");
     cli.Bind(s, [&cli, c]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenStore(c->store));
       backends::InterruptHandler interrupt;
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
       return Analyze(cli, c->analyze, c->judge, set, *store, outcome);
@@ -442,7 +442,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     cli.Bind(s, [&cli, c, r]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(std::vector<GenerateArgs> generations, Generations(c->gen, *r));
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenSqliteStore(c->store));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenStore(c->store));
       backends::InterruptHandler interrupt;
       c->judge.runs.clear();
       for (const GenerateArgs& gen : generations) {

@@ -69,8 +69,8 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   bool retry_failed = a.control.retry_failed;
   std::vector<store::Row> rows;
   store::RunCounts counts;
-  if (store::SqliteStoreExists(a.store)) {
-    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenSqliteStore(a.store));
+  if (store::StoreExists(a.store)) {
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenStore(a.store));
     VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> existing, st->FindRun(a.run));
     if (existing) {
       VISALIGN_ASSIGN_OR_RETURN(rows, st->Rows(a.run));
@@ -157,7 +157,7 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
                   {a.run, "violin", fingerprint, backend->Identity(), "", backends::RunConnection(*backend, options)},
                   options);
   }
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, store::OpenSqliteStore(a.store));
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, store::OpenStore(a.store));
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a.backend, *store, kHelp));
   backends::InterruptHandler interrupt;
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,

@@ -8,6 +8,8 @@
 #include <iostream>
 #include <regex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/cli.h"
@@ -180,6 +182,24 @@ Status ParseErrorStatus(const CLI::ParseError& e, const CLI::App& app, int argc,
   return Status::InvalidArgument(what, where, help);
 }
 
+// Library errors name the library's inputs ("run name"); on the command line those inputs are
+// flags. One table serves every command because every command spells an input the same way
+// (docs/cli.md). A `where` that is an input name, or starts with one and a space, is renamed.
+constexpr std::pair<std::string_view, std::string_view> kFlagOfInput[] = {
+    {"run name", "--run"},
+    {"store location", "--store"},
+    {"image folder", "--images"},
+};
+
+Status InFlagTerms(const Status& st) {
+  for (const auto& [input, flag] : kFlagOfInput) {
+    const std::string& where = st.where();
+    if (where.rfind(input, 0) != 0 || (where.size() > input.size() && where[input.size()] != ' ')) continue;
+    return Status(st.code(), st.what(), std::string(flag) + where.substr(input.size()), st.expected());
+  }
+  return st;
+}
+
 int ExitCodeFor(const Status& st) {
   if (st.ok()) return 0;
   if (st.code() == StatusCode::kInterrupted) return 130;
@@ -238,7 +258,7 @@ int Main(int argc, char** argv) {
   } catch (const std::exception& e) {
     st = Status::Internal(std::string("unexpected exception: ") + e.what());
   }
-  if (!st.ok()) std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+  if (!st.ok()) std::fprintf(stderr, "error: %s\n", InFlagTerms(st).ToString().c_str());
   return ExitCodeFor(st);
 }
 

@@ -19,10 +19,10 @@ struct ShowArgs {
 };
 
 Status RunShow(const Cli& cli, const ShowArgs& a) {
-  if (!store::SqliteStoreExists(a.store))
+  if (!store::StoreExists(a.store))
     return Status::NotFound("no visalign store in " + a.store, "--store",
                             "a folder written by `visalign generate` (with visalign.db)");
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenSqliteStore(a.store));
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenStore(a.store));
   std::vector<store::RunInfo> runs;
   if (a.run.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(runs, st->ListRuns());

@@ -134,7 +134,7 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
     models.push_back(std::move(images));
   }
   if (!a.runs.empty()) {
-    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenSqliteStore(a.store));
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenStore(a.store));
     const std::string& fingerprint = options.manifest_sha256;
     for (const std::string& run : a.runs) {
       for (const violin::ModelImages& m : models)

@@ -8,6 +8,7 @@
 #include "clip/config.h"
 #include "clip/fixture_testing.h"
 #include "clip/safetensors.h"
+#include "testing/dirs.h"
 #include "visalign/clip.h"
 #include "visalign/core/parallel.h"
 
@@ -22,19 +23,15 @@ class ModelDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
     SetThreadCount(1);
-    dir_ = fs::temp_directory_path() / ("visalign_clip_dir_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void WriteJson(const std::string& name, const json& j) { std::ofstream(dir_ / name) << j.dump(); }
   void LinkFixtureWeights() { fs::copy_file(testing::FixtureDir() / "model.safetensors", dir_ / "model.safetensors"); }
   Status LoadStatus() { return LoadClipModel(dir_).status(); }
   json FixtureConfig() { return testing::ReadFixtureJson("config.json"); }
 
-  fs::path dir_;
+  visalign::testing::TempDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {

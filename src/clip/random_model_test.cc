@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "clip/config.h"
+#include "testing/dirs.h"
 #include "visalign/clip.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
@@ -64,14 +65,6 @@ class RandomModelTest : public ::testing::Test {
     setenv("VISALIGN_DATA", VISALIGN_TEST_DATA_DIR, /*overwrite=*/0);
     SetThreadCount(1);
   }
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("visalign_random_model_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   static RandomClipModelOptions Options(uint64_t seed, bool overwrite = false) {
     RandomClipModelOptions o;
     o.seed = seed;
@@ -79,7 +72,8 @@ class RandomModelTest : public ::testing::Test {
     return o;
   }
 
-  fs::path dir_;
+  visalign::testing::TempDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(RandomModelTest, TinyModelLoadsAndEmbedsTextsAndImages) {

@@ -7,15 +7,22 @@
 #include <fstream>
 
 #include "clip/fixture_testing.h"
+#include "testing/dirs.h"
 
 namespace visalign::clip {
 namespace {
 
 using ::testing::HasSubstr;
 
+// This program's scratch folder, removed at exit.
+const visalign::testing::TempDir& Scratch() {
+  static const visalign::testing::TempDir dir;
+  return dir;
+}
+
 // Writes a safetensors file from a header JSON and raw data bytes.
 std::filesystem::path WriteFile(const std::string& name, const std::string& header, const std::string& data) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / ("visalign_st_" + name + ".safetensors");
+  const std::filesystem::path path = Scratch() / (name + ".safetensors");
   std::ofstream out(path, std::ios::binary);
   const uint64_t n = header.size();
   out.write(reinterpret_cast<const char*>(&n), sizeof(n));
@@ -59,7 +66,7 @@ TEST(SafetensorsTest, ReadsTheFixtureModel) {
 TEST(SafetensorsTest, TruncatedFileIsCorrupt) {
   std::ifstream in(testing::FixtureDir() / "model.safetensors", std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto path = std::filesystem::temp_directory_path() / "visalign_st_truncated.safetensors";
+  const auto path = Scratch() / "truncated.safetensors";
   std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 1000);
   const Status st = OpenStatus(path);
   EXPECT_EQ(st.code(), StatusCode::kCorrupt);

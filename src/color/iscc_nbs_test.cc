@@ -4,10 +4,10 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <random>
 #include <thread>
 
 #include "visalign/color.h"
+#include "testing/dirs.h"
 #include "visalign/core/io.h"
 
 namespace visalign::color {
@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kDataColor = fs::path(VISALIGN_TEST_DATA_DIR) / "color";
+const fs::path kDataColor = visalign::testing::DataDir() / "color";
 
 // IsccNbs::Default() locates data/ via $VISALIGN_DATA (ctest sets it; set it here too so the test
 // program also works when run by hand).
@@ -25,13 +25,9 @@ const bool kDataEnvSet = setenv("VISALIGN_DATA", VISALIGN_TEST_DATA_DIR, /*overw
 class DataCopy {
  public:
   DataCopy() {
-    std::random_device rd;
-    dir_ = fs::temp_directory_path() / ("visalign_iscc_" + std::to_string(rd()));
-    fs::create_directories(dir_);
     for (const char* f : {"iscc_nbs_centroids.csv", "iscc_nbs_levels.csv"}) fs::copy_file(kDataColor / f, dir_ / f);
   }
-  ~DataCopy() { fs::remove_all(dir_); }
-  const fs::path& dir() const { return dir_; }
+  const fs::path& dir() const { return scratch_.path(); }
   // Replaces the first occurrence of `from` in `file` by `to`.
   void Edit(const std::string& file, const std::string& from, const std::string& to) const {
     std::string text = *ReadFile(dir_ / file);
@@ -42,7 +38,8 @@ class DataCopy {
   }
 
  private:
-  fs::path dir_;
+  visalign::testing::TempDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST(IsccNbs, LoadsTheShippedTable) {

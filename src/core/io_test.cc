@@ -9,6 +9,8 @@
 #include <fstream>
 #include <thread>
 
+#include "testing/dirs.h"
+
 namespace visalign {
 namespace {
 namespace fs = std::filesystem;
@@ -73,7 +75,8 @@ TEST(Numbers, StrictParsing) {
 }
 
 TEST(Files, AtomicWriteReplacesWholeFile) {
-  fs::path dir = fs::temp_directory_path() / ("visalign_io_test_" + std::to_string(::getpid()));
+  const testing::TempDir tmp;
+  fs::path dir = tmp / "io_test";
   ASSERT_TRUE(EnsureDirectory(dir).ok());
   fs::path f = dir / "a.txt";
   ASSERT_TRUE(WriteFileAtomic(f, "first").ok());
@@ -86,7 +89,8 @@ TEST(Files, AtomicWriteReplacesWholeFile) {
 }
 
 TEST(Files, ReadFileReturnsEveryByteOfLargeFilesAndPipes) {
-  fs::path dir = fs::temp_directory_path() / ("visalign_io_read_" + std::to_string(::getpid()));
+  const testing::TempDir tmp;
+  fs::path dir = tmp / "io_read";
   ASSERT_TRUE(EnsureDirectory(dir).ok());
   std::string big(200'003, '\0');  // over three 64 KiB chunks, not a multiple of any
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 % 251);

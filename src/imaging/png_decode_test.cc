@@ -15,6 +15,7 @@
 #include <random>
 #include <string>
 
+#include "testing/dirs.h"
 #include "visalign/imaging/image.h"
 
 namespace visalign::imaging {
@@ -288,8 +289,8 @@ TEST(PngDecode, ReadImageRereadsAFileTheFastPathGaveUpOnAfterJoining) {
   bad_adler.back() = static_cast<char>(bad_adler.back() ^ 1);
   std::string bad_filter = raw;
   bad_filter[16] = 5;
-  const auto dir = std::filesystem::temp_directory_path() / ("png_decode_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const visalign::testing::TempDir tmp;
+  const std::filesystem::path& dir = tmp.path();
   const auto write = [&](const std::string& name, const std::string& bytes) {
     std::ofstream(dir / name, std::ios::binary) << bytes;
     return dir / name;
@@ -302,7 +303,6 @@ TEST(PngDecode, ReadImageRereadsAFileTheFastPathGaveUpOnAfterJoining) {
   const auto filter = ReadImage(write("filter.png", AssemblePng(ihdr, Zlib(bad_filter), 5)));
   EXPECT_EQ(filter.status().code(), StatusCode::kCorrupt);
   EXPECT_EQ(filter.status().where(), (dir / "filter.png").string());
-  std::filesystem::remove_all(dir);
 }
 
 TEST(PngDecode, DamagedPngsStayErrors) {

@@ -19,7 +19,7 @@ Status ValidateRunName(const std::string& name) {
   bool ok = !name.empty() && name != "." && name != "..";
   for (unsigned char c : name) ok = ok && SafeChar(c);
   if (!ok)
-    return Status::InvalidArgument("invalid run name \"" + name + "\"", "--run",
+    return Status::InvalidArgument("invalid run name \"" + name + "\"", "run name",
                                    "letters, digits, '.', '_' or '-' (it names the image folder)");
   return Status::Ok();
 }
@@ -45,7 +45,7 @@ Result<RunOpening> CheckRunReuse(const RunInfo& existing, const RunInfo& wanted,
   auto differs = [&](const std::string& field, const std::string& have, const std::string& want) {
     return Status::InvalidArgument(
         fmt::format("run \"{}\" exists with {} {} but this invocation has {}", wanted.name, field, have, want), where,
-        "the same settings to resume it, or a new --run name");
+        "the same settings to resume it, or a new run name");
   };
   if (existing.benchmark != wanted.benchmark) return differs("benchmark", existing.benchmark, wanted.benchmark);
   if (existing.dataset_fingerprint != wanted.dataset_fingerprint)
@@ -69,7 +69,7 @@ fs::path ScratchDir(const fs::path& store_root) { return store_root / "tmp"; }
 
 Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
   VISALIGN_ASSIGN_OR_RETURN(std::optional<RunInfo> info, FindRun(run));
-  if (!info) return Status::NotFound("no run named \"" + run + "\"", root_.string(), "a run created by `visalign generate`");
+  if (!info) return Status::NotFound("no run named \"" + run + "\"", root_.string(), "the name of one of the store's runs");
   VISALIGN_ASSIGN_OR_RETURN(std::vector<Row> rows, Rows(run));
   std::vector<DoneImage> out;
   for (const Row& r : rows)

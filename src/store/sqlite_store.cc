@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "visalign/core/io.h"
-#include "visalign/store.h"
+#include "store/sqlite_store.h"
 
 namespace visalign::store {
 namespace {
@@ -329,7 +329,7 @@ class SqliteStore final : public RunStore {
     if (version > kSchemaVersion)
       return Status::Unsupported(fmt::format("store schema version {} is newer than this visalign's {}", version,
                                              kSchemaVersion),
-                                 where_, "a newer visalign, or another --store");
+                                 where_, "a newer visalign, or another store location");
     if (version == kSchemaVersion) return Status::Ok();
     if (version == 1) VISALIGN_RETURN_IF_ERROR(MigrateV1Locked());
     VISALIGN_RETURN_IF_ERROR(Exec(kSchema));

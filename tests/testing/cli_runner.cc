@@ -5,10 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 extern char** environ;
@@ -69,21 +67,5 @@ RunResult RunVisalign(const std::vector<std::string>& args, const std::map<std::
   argv.insert(argv.end(), args.begin(), args.end());
   return RunProgram(argv, env);
 }
-
-TempDir::TempDir() {
-  static std::atomic<int> counter{0};
-  std::random_device rd;
-  path_ = fs::temp_directory_path() /
-          ("visalign-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd()));
-  fs::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
-fs::path DataDir() { return VISALIGN_TEST_DATA_DIR; }
-fs::path SharedDir() { return VISALIGN_TEST_SHARED_DIR; }
 
 }  // namespace visalign::testing

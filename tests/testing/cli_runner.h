@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/dirs.h"  // TempDir, DataDir, SharedDir: most CLI tests need them
+
 namespace visalign::testing {
 
 struct RunResult {
@@ -19,23 +21,5 @@ struct RunResult {
 RunResult RunVisalign(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
 // Runs `argv[0]` found on PATH or by path.
 RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
-
-// A fresh empty directory under the system temp dir, removed when the object dies.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& rel) const { return path_ / rel; }
-
- private:
-  std::filesystem::path path_;
-};
-
-// Paths of the shipped data folder and the read-only reference fixtures beside the project.
-std::filesystem::path DataDir();
-std::filesystem::path SharedDir();
 
 }  // namespace visalign::testing

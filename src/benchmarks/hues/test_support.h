@@ -8,12 +8,13 @@
 #include <fstream>
 #include <string>
 
+#include "testing/dirs.h"
 #include "visalign/benchmarks/hues/hues.h"
 
 namespace visalign::hues::testing {
 
 inline std::filesystem::path Data(const std::string& relative) {
-  return std::filesystem::path(VISALIGN_TEST_DATA_DIR) / relative;
+  return visalign::testing::DataDir() / relative;
 }
 
 inline Board TestBoard(Chromaticity c = Chromaticity::kDisplay) {
@@ -37,26 +38,7 @@ inline std::vector<NonsenseWord> TestNonsense() {
   return std::move(n).value();
 }
 
-// A scratch folder removed at the end of the test.
-class Scratch {
- public:
-  Scratch() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("visalign_hues_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    std::filesystem::create_directories(path_);
-  }
-  ~Scratch() { std::filesystem::remove_all(path_); }
-  std::filesystem::path Write(const std::string& name, const std::string& contents) const {
-    const auto p = path_ / name;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << contents;
-    return p;
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
+// A scratch folder removed at the end of the test; Write(name, contents) puts a file in it.
+using Scratch = visalign::testing::TempDir;
 
 }  // namespace visalign::hues::testing

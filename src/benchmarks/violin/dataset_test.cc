@@ -11,6 +11,7 @@
 #include <set>
 
 #include "dataset_sampling.h"
+#include "testing/dirs.h"
 #include "visalign/core/io.h"
 
 namespace visalign::violin {
@@ -298,12 +299,6 @@ TEST(GroundTruth, MismatchedTargetsOrSizesGiveAnEmptyImage) {
 
 class GenerateTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("violin_dataset_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   DatasetOptions Small(const fs::path& out) {
     DatasetOptions o = Options(0.002, 3);  // 96 items of every variation
     o.write_images = true;
@@ -311,7 +306,8 @@ class GenerateTest : public ::testing::Test {
     o.out_dir = out;
     return o;
   }
-  fs::path dir_;
+  visalign::testing::TempDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 std::map<std::string, std::string> Sha256Tree(const fs::path& dir) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 
+#include "testing/dirs.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/evaluate.h"
 
@@ -16,22 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using color::Srgb8;
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("violin_eval_test_" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using ScratchDir = visalign::testing::TempDir;
 
 ManifestItem Item(std::string id, int variation, Srgb8 target, std::string language = "en",
                   std::string notation = "hex") {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "testing/dirs.h"
 #include "visalign/core/io.h"
 
 namespace visalign::violin {
@@ -93,8 +94,8 @@ TEST(Manifest, RejectsBadLinesNamingLineAndField) {
 }
 
 TEST(Manifest, LoadNamesDuplicateIdsAndFingerprintsTheFile) {
-  const fs::path dir = fs::temp_directory_path() / ("violin_manifest_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const visalign::testing::TempDir tmp;
+  const fs::path& dir = tmp.path();
   ASSERT_TRUE(WriteFileAtomic(dir / "manifest.jsonl", kH2Line + "\n").ok());
   auto one = LoadManifest(dir);
   ASSERT_TRUE(one.ok()) << one.status().ToString();
@@ -108,7 +109,6 @@ TEST(Manifest, LoadNamesDuplicateIdsAndFingerprintsTheFile) {
   ASSERT_FALSE(dup.ok());
   EXPECT_NE(dup.status().ToString().find("duplicate id \"v2-t03-00007\" (first on line 1)"), std::string::npos);
   EXPECT_NE(dup.status().where().find("manifest.jsonl:2 field id"), std::string::npos) << dup.status().ToString();
-  fs::remove_all(dir);
 }
 
 TEST(Layout, NamesAndBlockCounts) {

@@ -1,0 +1,17 @@
+// The embedded SQLite store, internal to the store module: everyone else opens stores with
+// store::OpenStore(location), which calls these for a folder.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "visalign/store.h"
+
+namespace visalign::store {
+
+// Opens (creating if needed) the embedded store in folder `dir` (see OpenStore).
+Result<std::unique_ptr<RunStore>> OpenSqliteStore(const std::filesystem::path& dir);
+// Whether folder `dir` holds an embedded store.
+bool SqliteStoreExists(const std::filesystem::path& dir);
+
+}  // namespace visalign::store

@@ -1,0 +1,87 @@
+#include "testing/fault_injection_store.h"
+
+namespace visalign::testing {
+
+FaultInjectionStore::FaultInjectionStore(std::unique_ptr<store::RunStore> base)
+    : store::RunStore(base->root()), base_(std::move(base)) {}
+
+void FaultInjectionStore::FailOperation(StoreOperation op, Status error, int skip, int times) {
+  std::lock_guard lock(mu_);
+  faults_[op] = {std::move(error), skip, times};
+}
+
+int FaultInjectionStore::calls(StoreOperation op) const {
+  std::lock_guard lock(mu_);
+  auto it = calls_.find(op);
+  return it == calls_.end() ? 0 : it->second;
+}
+
+int FaultInjectionStore::injected(StoreOperation op) const {
+  std::lock_guard lock(mu_);
+  auto it = injected_.find(op);
+  return it == injected_.end() ? 0 : it->second;
+}
+
+Status FaultInjectionStore::Check(StoreOperation op) {
+  std::lock_guard lock(mu_);
+  ++calls_[op];
+  auto it = faults_.find(op);
+  if (it == faults_.end() || it->second.times == 0) return Status::Ok();
+  Fault& f = it->second;
+  if (f.skip > 0) {
+    --f.skip;
+    return Status::Ok();
+  }
+  if (f.times > 0) --f.times;
+  ++injected_[op];
+  return f.error;
+}
+
+Result<store::RunOpening> FaultInjectionStore::OpenRun(const store::RunInfo& info) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kOpenRun));
+  return base_->OpenRun(info);
+}
+
+Result<std::optional<store::RunInfo>> FaultInjectionStore::FindRun(const std::string& name) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kFindRun));
+  return base_->FindRun(name);
+}
+
+Result<std::vector<store::RunInfo>> FaultInjectionStore::ListRuns() {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kListRuns));
+  return base_->ListRuns();
+}
+
+Status FaultInjectionStore::AddItems(const std::string& run, const std::vector<store::ItemSpec>& items) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kAddItems));
+  return base_->AddItems(run, items);
+}
+
+Result<std::vector<store::Row>> FaultInjectionStore::Rows(const std::string& run) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kRows));
+  return base_->Rows(run);
+}
+
+Status FaultInjectionStore::MarkDone(const std::string& run, const std::string& item_id, int k,
+                                     const store::StoredImage& image, double latency_ms) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kMarkDone));
+  return base_->MarkDone(run, item_id, k, image, latency_ms);
+}
+
+Status FaultInjectionStore::MarkFailure(const std::string& run, const std::string& item_id, int k,
+                                        const std::string& error, double latency_ms, bool final) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kMarkFailure));
+  return base_->MarkFailure(run, item_id, k, error, latency_ms, final);
+}
+
+Result<std::optional<std::string>> FaultInjectionStore::CacheGet(const std::string& ns, const std::string& key) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kCacheGet));
+  return base_->CacheGet(ns, key);
+}
+
+Status FaultInjectionStore::CachePut(const std::string& ns, const std::string& key, const std::string& value) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kCachePut));
+  return base_->CachePut(ns, key, value);
+}
+
+}  // namespace visalign::testing
