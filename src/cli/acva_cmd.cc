@@ -456,34 +456,6 @@ const CommandGroup kAcva(60, [](Cli& cli) {
   }
 
   {
-    auto items = std::make_shared<std::string>();
-    auto human = std::make_shared<std::string>();
-    CLI::App* s = g->add_subcommand("agreement", "Agreement of automatic adequacy with human ratings");
-    s->add_option("--items", *items, "items.jsonl written by `acva analyze`")->required();
-    s->add_option("--human", *human, "CSV with columns image,rater,score (score in [0, 1])")->required();
-    s->footer(
-        "image = an items.jsonl image_id (<run>/<concept>/<k>) or the image's SHA-256. Reports Spearman rho of the\n"
-        "mean human score vs adequacy over images, and exact / within-one-bin agreement over 5 equal bins.");
-    cli.Bind(s, [&cli, items, human]() -> Status {
-      VISALIGN_ASSIGN_OR_RETURN(auto rows, acva::ReadItems(*items));
-      VISALIGN_ASSIGN_OR_RETURN(acva::AgreementResult r, acva::HumanAgreement(rows, *human));
-      const json j = acva::AgreementJson(r);
-      if (cli.global().json) {
-        PrintJson(j);
-      } else {
-        std::printf("%zu ratings of %zu images: Spearman rho %s, exact bin agreement %.3f, within one bin %.3f\n",
-                    r.n_ratings, r.n_images,
-                    r.spearman_error.empty() ? fmt::format("{:.3f} (p = {})", r.spearman.rho, acva::FormatPValue(r.spearman.p_value, 0)).c_str()
-                                             : ("undefined: " + r.spearman_error).c_str(),
-                    r.exact_agreement, r.within_one_bin);
-        if (!r.unmatched.empty())
-          std::printf("%zu image names matched no item (first: %s)\n", r.unmatched.size(), r.unmatched.front().c_str());
-      }
-      return Status::Ok();
-    });
-  }
-
-  {
     auto options = std::make_shared<acva::ReferenceServerOptions>();
     CLI::App* s = g->add_subcommand("reference-server",
                                     "Local reference image generator + deterministic VLM judge (tests, demos)");
