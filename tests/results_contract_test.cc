@@ -85,6 +85,8 @@ TEST(ResultsContract, Hues) {
     EXPECT_TRUE(p["model"].is_string());
   }
   EXPECT_TRUE(s["inputs"].contains("macro_map"));
+  const json& exclusions = s["inputs"]["humans_exclusions"];  // the colorblind players left out
+  EXPECT_EQ(exclusions["sha256"], Sha256Of(testing::DataDir() / "hues/colorblind_ids.txt")) << s["inputs"].dump();
   // items.jsonl: one line per (model, word) result, as words.csv has one row per result.
   EXPECT_EQ(Lines(dir / "eval" / "items.jsonl"), Lines(dir / "eval" / "words.csv") - 1);
   const std::string items = *ReadFile(dir / "eval" / "items.jsonl");

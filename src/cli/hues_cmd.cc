@@ -275,6 +275,7 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
     VISALIGN_ASSIGN_OR_RETURN(Humans h, LoadBaseline(*ho, ctx));
     VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(a->predictions, a->format, ctx, nonsense));
     report.humans_source = h.data.source;
+    report.humans_exclusions_source = h.data.exclusions_source;
     report.threshold = h.baseline.threshold;
     report.options = {a->alpha, weights};
     report.chromaticity = ctx.board.chromaticity();

@@ -79,16 +79,19 @@ Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary&
   const auto colorblind_col = optional_column("colorblind");
 
   std::set<std::string> colorblind_ids;
+  std::filesystem::path ids_path_used;
   if (!options.include_colorblind) {
     std::filesystem::path ids_path = options.colorblind_ids;
     if (ids_path.empty()) {
       VISALIGN_ASSIGN_OR_RETURN(ids_path, DataFile("hues/colorblind_ids.txt"));
     }
     VISALIGN_ASSIGN_OR_RETURN(colorblind_ids, ReadIdList(ids_path));
+    ids_path_used = ids_path;
   }
 
   HumanData data;
   data.source = csv.string();
+  data.exclusions_source = ids_path_used.string();
   data.include_colorblind = options.include_colorblind;
   std::set<std::string> users, excluded_users;
   auto field = [](const std::vector<std::string>& row, const std::optional<size_t>& col) {

@@ -184,6 +184,8 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
   summary["inputs"] = {{"humans", InputFile(report.humans_source)},
                        {"macro_map", InputFile(report.macro_source)},
                        {"predictions", predictions_json}};
+  if (!report.humans_exclusions_source.empty())
+    summary["inputs"]["humans_exclusions"] = InputFile(report.humans_exclusions_source);
 
   std::string md = fmt::format(
       "# Hues and Cues evaluation\n\nHumans: `{}`; outlier threshold {} (d² > {:.4g}); Hotelling rejection: "

@@ -80,6 +80,7 @@ Result<std::map<std::string, CatalogEntry>> LoadCatalog(const std::filesystem::p
 
 struct EvaluationReport {
   std::string humans_source;
+  std::string humans_exclusions_source;  // HumanData::exclusions_source (empty: none applied)
   Threshold threshold;
   EvaluateOptions options;
   Chromaticity chromaticity = Chromaticity::kDisplay;
@@ -92,7 +93,7 @@ struct EvaluationReport {
 // summary.json and summary.md into `dir` (created if needed), and for the results contract
 // (docs/architecture.md) items.jsonl (one line per (model, word) result, null where words.csv has
 // an empty cell) and summary.csv (the rows of models.csv). summary.json opens with benchmark "hues",
-// schema_version and visalign_version and has "inputs": {"humans": {"path", "sha256"}, "macro_map":
+// schema_version and visalign_version and has "inputs": {"humans": {"path", "sha256"}, ["humans_exclusions": {"path", "sha256"},] "macro_map":
 // {"path", "sha256"} or {"source"} when derived, "predictions": [{"model", "path", "sha256"}]}.
 Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,
                        const std::filesystem::path& dir);

@@ -29,6 +29,7 @@ struct HumanAnswer {
 
 struct HumanData {
   std::string source;
+  std::string exclusions_source;  // the colorblind userId list applied; empty when colorblind players are kept
   std::vector<HumanAnswer> answers;
   int users = 0;
   int excluded_answers = 0;       // colour-blind players' answers left out
