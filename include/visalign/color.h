@@ -198,4 +198,28 @@ Result<std::vector<Srgb8>> ParseColorList(std::string_view text);
 // "#RRGGBB" upper case.
 std::string ToHex(Srgb8 c);
 
+// Every representation of one parsed color, each computed from the notation's own values: lab()
+// input goes Lab -> XYZ -> linear, all other notations go sRGB -> linear -> XYZ -> Lab. `srgb` is
+// extended sRGB (unclipped); `clipped` is the color on the sRGB cube that hex and hsl describe
+// (`hsl` = RgbToHsl(srgb)).
+struct ColorSpaces {
+  Rgb srgb;
+  Rgb clipped;
+  LinearRgb linear;
+  Xyz xyz;
+  Xyy xyy;
+  Lab lab;
+  Lch lch;
+  Hsl hsl;
+};
+ColorSpaces InAllSpaces(const ParsedColor& c);
+
+// Every difference between two parsed colors: RgbEuclidean and RgbRedmean of their `rgb` on 0-255
+// (so of the colors clipped to the sRGB gamut), DeltaE76, DeltaE2000, HueDifference, ChromaDistance
+// and HyAB of their `lab`.
+struct ColorDifferences {
+  double rgb_ed, rgb_redmean, de76, de2000, hue, chroma, hyab;
+};
+ColorDifferences CompareColors(const ParsedColor& p, const ParsedColor& q);
+
 }  // namespace visalign::color

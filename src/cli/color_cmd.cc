@@ -27,40 +27,8 @@ Result<ParsedColor> ParseArgument(const std::string& text, const std::string& ar
 
 nlohmann::json Triple(double a, double b, double c) { return nlohmann::json::array({a, b, c}); }
 
-// Every representation of one color, each computed from the notation's own values: lab() input
-// goes Lab -> XYZ -> linear, all other notations go sRGB -> linear -> XYZ -> Lab. `srgb` is
-// extended sRGB (unclipped); `clipped` is the color on the sRGB cube that hex and hsl describe.
-struct AllSpaces {
-  Rgb srgb;
-  Rgb clipped;
-  LinearRgb linear;
-  Xyz xyz;
-  Xyy xyy;
-  Lab lab;
-  Lch lch;
-  Hsl hsl;
-};
-
-AllSpaces Convert(const ParsedColor& c) {
-  AllSpaces s;
-  s.srgb = c.rgb;
-  s.clipped = ClipToGamut(c.rgb);
-  s.lab = c.lab;
-  if (c.notation == Notation::kLab) {
-    s.xyz = LabToXyz(c.lab);
-    s.linear = XyzToLinear(s.xyz);
-  } else {
-    s.linear = ToLinear(c.rgb);
-    s.xyz = LinearToXyz(s.linear);
-  }
-  s.xyy = XyzToXyy(s.xyz);
-  s.lch = LabToLch(s.lab);
-  s.hsl = RgbToHsl(c.rgb);
-  return s;
-}
-
 nlohmann::json ConvertJson(const std::string& input, const ParsedColor& c) {
-  const AllSpaces s = Convert(c);
+  const ColorSpaces s = InAllSpaces(c);
   nlohmann::json j;
   j["input"] = input;
   j["notation"] = std::string(NotationName(c.notation));
@@ -84,7 +52,7 @@ nlohmann::json ConvertJson(const std::string& input, const ParsedColor& c) {
 bool SameColor(Rgb p, Rgb q) { return p.r == q.r && p.g == q.g && p.b == q.b; }
 
 void PrintConvertTable(const std::string& input, const ParsedColor& c) {
-  const AllSpaces s = Convert(c);
+  const ColorSpaces s = InAllSpaces(c);
   const bool clipped = !SameColor(s.clipped, s.srgb);
   std::string source = std::string(NotationName(c.notation)) + " notation";
   if (c.notation == Notation::kName) source = fmt::format("ISCC-NBS level-{} name \"{}\"", c.iscc_level, c.name);
@@ -108,16 +76,6 @@ void PrintConvertTable(const std::string& input, const ParsedColor& c) {
                            100 * s.hsl.l, clipped ? "; of the clipped color" : "");
 }
 
-struct Differences {
-  double rgb_ed, rgb_redmean, de76, de2000, hue, chroma, hyab;
-};
-
-Differences Compare(const ParsedColor& p, const ParsedColor& q) {
-  const Rgb255 p255 = ToRgb255(p.rgb), q255 = ToRgb255(q.rgb);
-  return {RgbEuclidean(p255, q255), RgbRedmean(p255, q255), DeltaE76(p.lab, q.lab), DeltaE2000(p.lab, q.lab),
-          HueDifference(p.lab, q.lab), ChromaDistance(p.lab, q.lab), HyAB(p.lab, q.lab)};
-}
-
 Status RunConvert(const Cli& cli, const std::string& text) {
   VISALIGN_ASSIGN_OR_RETURN(ParsedColor c, ParseArgument(text, "COLOR"));
   if (cli.global().json) {
@@ -139,7 +97,7 @@ std::string DescribeForDiff(const ParsedColor& c) {
 Status RunDiff(const Cli& cli, const std::string& text1, const std::string& text2) {
   VISALIGN_ASSIGN_OR_RETURN(ParsedColor c1, ParseArgument(text1, "COLOR1"));
   VISALIGN_ASSIGN_OR_RETURN(ParsedColor c2, ParseArgument(text2, "COLOR2"));
-  const Differences d = Compare(c1, c2);
+  const ColorDifferences d = CompareColors(c1, c2);
   if (cli.global().json) {
     const Rgb clipped1 = ClipToGamut(c1.rgb), clipped2 = ClipToGamut(c2.rgb);
     const nlohmann::json srgb_clipped = {Triple(clipped1.r, clipped1.g, clipped1.b),
