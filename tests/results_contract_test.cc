@@ -57,17 +57,28 @@ TEST(ResultsContract, Violin) {
                          "--log-level", "error"})
                 .exit_code,
             0);
+  // The same images as a folder and as a run imported into the store.
+  auto imported = RunVisalign({"violin", "generate", "--dataset", (dir / "ds").string(), "--run", "imported",
+                               "--backend", "directory", "--path", (dir / "ds" / "images").string(), "--store",
+                               (dir / "store").string()});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
   auto r = RunVisalign({"violin", "evaluate", "--dataset", (dir / "ds").string(), "--images",
-                        "gt=" + (dir / "ds" / "images").string(), "--out", (dir / "out").string(), "--bootstrap",
-                        "100"});
+                        "gt=" + (dir / "ds" / "images").string(), "--store", (dir / "store").string(), "--run",
+                        "imported", "--out", (dir / "out").string(), "--bootstrap", "100"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json s = ExpectContract(dir / "out", "violin");
   EXPECT_EQ(s["inputs"]["dataset"]["manifest_sha256"], Sha256Of(dir / "ds" / "manifest.jsonl"));
-  ASSERT_EQ(s["inputs"]["models"].size(), 1u);
-  const json& model = s["inputs"]["models"][0];
-  EXPECT_EQ(model["model"], "gt");
-  EXPECT_EQ(model["kind"], "folder");
-  EXPECT_EQ(fs::path(model["path"].get<std::string>()), fs::absolute(dir / "ds" / "images").lexically_normal());
+  ASSERT_EQ(s["inputs"]["models"].size(), 2u);
+  const json& folder = s["inputs"]["models"][0];
+  EXPECT_EQ(folder["model"], "gt");
+  EXPECT_EQ(folder["kind"], "folder");
+  EXPECT_EQ(fs::path(folder["path"].get<std::string>()), fs::absolute(dir / "ds" / "images").lexically_normal());
+  const json& run = s["inputs"]["models"][1];
+  EXPECT_EQ(run["model"], "imported");
+  EXPECT_EQ(run["kind"], "run");
+  EXPECT_EQ(run["run"], "imported");
+  EXPECT_EQ(fs::path(run["path"].get<std::string>()), fs::absolute(dir / "store").lexically_normal());
+  EXPECT_EQ(run["identity"]["backend"], "directory") << run.dump();
   EXPECT_FALSE(s["rows"].empty());  // the keys existing readers use are still there
 }
 

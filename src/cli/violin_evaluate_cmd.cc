@@ -110,7 +110,7 @@ Result<violin::ModelImages> RunImages(store::RunStore& st, const std::string& ru
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::DoneImage> done, st.DoneImages(run));
   violin::ModelImages images;
   images.model = run;
-  images.origin = {"run", st.root(), run, info->identity};
+  images.origin = {"run", std::filesystem::absolute(st.root()).lexically_normal(), run, info->identity};
   for (store::DoneImage& d : done) images.sources.push_back({d.item_id, d.k, std::move(d.image_path)});
   return images;
 }
