@@ -58,13 +58,13 @@ Result<std::string> Substitute(std::string_view arg, const Placeholders& values,
       std::string name(arg.substr(i + 1, close == std::string_view::npos ? std::string_view::npos : close - i - 1));
       const std::string* v = close == std::string_view::npos ? nullptr : values.Get(name);
       if (!v)
-        return Status::InvalidArgument(fmt::format("unknown placeholder in argument \"{}\"", arg), "--cmd",
+        return Status::InvalidArgument(fmt::format("unknown placeholder in argument \"{}\"", arg), "command template",
                                        "{prompt}, {out}, {out_stem}, {seed}, {id}, {k} ({{ and }} for literal braces)");
       if (names) names->push_back(name);
       out += *v;
       i = close;
     } else if (c == '}') {
-      return Status::InvalidArgument(fmt::format("unmatched '}}' in argument \"{}\"", arg), "--cmd",
+      return Status::InvalidArgument(fmt::format("unmatched '}}' in argument \"{}\"", arg), "command template",
                                      "{placeholder} or }} for a literal brace");
     } else {
       out += c;
@@ -256,7 +256,7 @@ Result<std::vector<std::string>> SplitCommandTemplate(std::string_view t) {
     if (c == '\'') {
       size_t close = t.find('\'', i + 1);
       if (close == std::string_view::npos)
-        return Status::InvalidArgument("unterminated single quote", "--cmd", "matching quotes");
+        return Status::InvalidArgument("unterminated single quote", "command template", "matching quotes");
       word.append(t.substr(i + 1, close - i - 1));
       in_word = true;
       i = close;
@@ -266,11 +266,11 @@ Result<std::vector<std::string>> SplitCommandTemplate(std::string_view t) {
         if (t[j] == '\\' && j + 1 < t.size() && (t[j + 1] == '"' || t[j + 1] == '\\')) ++j;
         word += t[j];
       }
-      if (j >= t.size()) return Status::InvalidArgument("unterminated double quote", "--cmd", "matching quotes");
+      if (j >= t.size()) return Status::InvalidArgument("unterminated double quote", "command template", "matching quotes");
       in_word = true;
       i = j;
     } else if (c == '\\') {
-      if (i + 1 >= t.size()) return Status::InvalidArgument("trailing backslash", "--cmd", "a character after '\\'");
+      if (i + 1 >= t.size()) return Status::InvalidArgument("trailing backslash", "command template", "a character after '\\'");
       word += t[++i];
       in_word = true;
     } else if (std::isspace(static_cast<unsigned char>(c))) {
@@ -283,7 +283,7 @@ Result<std::vector<std::string>> SplitCommandTemplate(std::string_view t) {
     }
   }
   if (in_word) words.push_back(std::move(word));
-  if (words.empty()) return Status::InvalidArgument("empty command", "--cmd", "a program and its arguments");
+  if (words.empty()) return Status::InvalidArgument("empty command", "command template", "a program and its arguments");
   return words;
 }
 
@@ -294,13 +294,13 @@ Result<std::unique_ptr<GenerationBackend>> MakeCommandBackend(CommandOptions opt
   for (const std::string& a : argv) VISALIGN_RETURN_IF_ERROR(Substitute(a, probe, &used).status());
   if (std::find(used.begin(), used.end(), "out") == used.end() &&
       std::find(used.begin(), used.end(), "out_stem") == used.end())
-    return Status::InvalidArgument("the command template has no {out} placeholder", "--cmd",
+    return Status::InvalidArgument("the command template has no {out} placeholder", "command template",
                                    "an argument with {out} (the .png file the command must write) or {out_stem} "
                                    "(the same path without extension; the command adds .png, .jpg or .webp)");
   if (argv[0].find('{') != std::string::npos)
-    return Status::InvalidArgument("the program name may not contain placeholders", "--cmd", "a fixed program");
+    return Status::InvalidArgument("the program name may not contain placeholders", "command template", "a fixed program");
   if (options.timeout.count() <= 0)
-    return Status::InvalidArgument("timeout must be positive", "--timeout", "seconds > 0");
+    return Status::InvalidArgument("timeout must be positive", "command timeout", "seconds > 0");
   return std::unique_ptr<GenerationBackend>(std::make_unique<CommandBackend>(std::move(options), std::move(argv)));
 }
 

@@ -51,7 +51,7 @@ class DirectoryBackend final : public GenerationBackend {
 Result<std::unique_ptr<GenerationBackend>> MakeDirectoryBackend(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    return Status::NotFound("not a directory: " + dir.string(), "--path", "a folder of <id>.png or <id>__<k>.png images");
+    return Status::NotFound("not a directory: " + dir.string(), "import folder", "a folder of <id>.png or <id>__<k>.png images");
   return std::unique_ptr<GenerationBackend>(std::make_unique<DirectoryBackend>(dir));
 }
 

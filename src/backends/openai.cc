@@ -110,8 +110,8 @@ Result<std::string> ApiKeyFromEnv(const std::string& var) {
   if (var.empty()) return std::string();
   const char* v = std::getenv(var.c_str());
   if (!v || !*v)
-    return Status::InvalidArgument("environment variable " + var + " is not set or empty", "--api-key-env",
-                                   "export " + var + "=<your API key>, or omit --api-key-env for servers without keys");
+    return Status::InvalidArgument("environment variable " + var + " is not set or empty", "API key variable",
+                                   "export " + var + "=<your API key>, or name no variable for servers without keys");
   return std::string(v);
 }
 

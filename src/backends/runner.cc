@@ -72,11 +72,11 @@ Result<std::vector<const WorkItem*>> SelectWork(const std::vector<store::Row>& r
     if (r && r->prompt != it.prompt)
       return Status::InvalidArgument(fmt::format("item {} sample {} was made for prompt \"{}\", now the prompt is \"{}\"",
                                                  it.id, it.k, r->prompt, it.prompt),
-                                     where, "the same prompts to resume a run, or a new --run name");
+                                     where, "the same prompts to resume a run, or a new run name");
     if (r && r->seed != it.seed)
       return Status::InvalidArgument(fmt::format("item {} sample {} was made with seed {}, now the seed is {}", it.id,
                                                  it.k, seed_text(r->seed), seed_text(it.seed)),
-                                     where, "the same --seed to resume a run, or a new --run name");
+                                     where, "the same seed to resume a run, or a new run name");
     if (r && r->status == store::RowStatus::kDone) {
       ++summary.already_done;
     } else if (r && r->status == store::RowStatus::kFailed && !retry_failed) {
@@ -151,9 +151,9 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
                                  GenerationBackend& backend, const RunnerOptions& options,
                                  const std::atomic<bool>& stop) {
   if (options.concurrency < 1)
-    return Status::InvalidArgument(fmt::format("concurrency {}", options.concurrency), "--concurrency", "at least 1");
+    return Status::InvalidArgument(fmt::format("concurrency {}", options.concurrency), "concurrency", "at least 1");
   if (options.retry.max_attempts < 1)
-    return Status::InvalidArgument(fmt::format("max attempts {}", options.retry.max_attempts), "--max-attempts",
+    return Status::InvalidArgument(fmt::format("max attempts {}", options.retry.max_attempts), "max attempts",
                                    "at least 1");
   auto start = Clock::now();
   info.identity = backend.Identity();

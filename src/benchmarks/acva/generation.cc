@@ -18,7 +18,7 @@ Result<std::string> RenderPrompt(const Concept& cpt, const GenerationConfig& con
     const std::string name = close == std::string::npos ? t.substr(i) : t.substr(i + 1, close - i - 1);
     if (close == std::string::npos || (name != "word" && name != "gloss" && name != "id"))
       return Status::InvalidArgument("unknown placeholder \"{" + name + "\" in prompt template \"" + t + "\"",
-                                     "--prompt-template", "placeholders {word}, {gloss}, {id}");
+                                     "prompt template", "placeholders {word}, {gloss}, {id}");
     out += name == "word" ? word : name == "gloss" ? cpt.gloss_en : cpt.id;
     i = close;
   }
@@ -27,7 +27,7 @@ Result<std::string> RenderPrompt(const Concept& cpt, const GenerationConfig& con
 
 Result<std::vector<backends::WorkItem>> GenerationItems(const ConceptSet& set, const GenerationConfig& config) {
   if (config.samples < 1)
-    return Status::InvalidArgument("samples " + std::to_string(config.samples), "--samples", "at least 1");
+    return Status::InvalidArgument("samples " + std::to_string(config.samples), "samples", "at least 1");
   std::vector<backends::WorkItem> items;
   for (const Concept& c : set.concepts) {
     VISALIGN_ASSIGN_OR_RETURN(std::string prompt, RenderPrompt(c, config));

@@ -104,13 +104,13 @@ class Judge {
       if (!info) return Status::NotFound("run \"" + run + "\" not in the store", store_.root().string(),
                                          "a run made by `visalign acva generate --run " + run + "`");
       if (info->benchmark != "acva")
-        return Status::InvalidArgument("run \"" + run + "\" is a " + info->benchmark + " run", "--run",
+        return Status::InvalidArgument("run \"" + run + "\" is a " + info->benchmark + " run", "run name",
                                        "an ACVA generation run");
       VISALIGN_ASSIGN_OR_RETURN(auto done, store_.DoneImages(run));
       for (const store::DoneImage& d : done) {
         auto c = set_.IndexOf(d.item_id);
         if (!c) return Status::InvalidArgument("run \"" + run + "\" has an image of concept \"" + d.item_id + "\"",
-                                               "--concepts", "the concept set the run was generated from");
+                                               "concept set", "the concept set the run was generated from");
         JudgedImage image;
         image.model = run;
         image.concept_id = d.item_id;
@@ -283,13 +283,14 @@ Result<JudgeOutcome> JudgeRuns(store::RunStore& store, const ConceptSet& set, co
                                const JudgeConfig& config, std::shared_ptr<backends::HttpTransport> transport,
                                const std::atomic<bool>& stop) {
   if (config.settings.model.empty())
-    return Status::InvalidArgument("no judge model", "--judge-model", "the judge model's name (part of every cache key)");
+    return Status::InvalidArgument("no judge model", "judge model", "the judge model's name (part of every cache key)");
   if (transport && config.endpoint.empty())
-    return Status::InvalidArgument("no judge endpoint", "--judge-endpoint", "the base URL of an OpenAI-compatible API");
+    return Status::InvalidArgument("no judge endpoint", "judge endpoint", "the base URL of an OpenAI-compatible API");
   std::optional<backends::OpenAiClient> client;
   if (transport) {
-    VISALIGN_ASSIGN_OR_RETURN(std::string key, backends::ApiKeyFromEnv(config.api_key_env));
-    client.emplace(backends::OpenAiEndpoint{config.endpoint, key, {kConnectTimeout, config.timeout}},
+    Result<std::string> key = backends::ApiKeyFromEnv(config.api_key_env);
+    if (!key.ok()) return key.status().WithContext("judge");  // at "judge API key variable"
+    client.emplace(backends::OpenAiEndpoint{config.endpoint, *key, {kConnectTimeout, config.timeout}},
                    std::move(transport));
   }
   return Judge(store, set, config, std::move(client), stop).Run(runs);

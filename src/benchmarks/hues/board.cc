@@ -47,7 +47,7 @@ std::string_view ChromaticityName(Chromaticity c) { return c == Chromaticity::kD
 Result<Chromaticity> ParseChromaticity(std::string_view text) {
   if (text == "display") return Chromaticity::kDisplay;
   if (text == "srgb") return Chromaticity::kSrgb;
-  return Status::InvalidArgument("unknown chromaticity \"" + std::string(text) + "\"", "--chromaticity",
+  return Status::InvalidArgument("unknown chromaticity \"" + std::string(text) + "\"", "chromaticity",
                                  "display (the study's calibrated display, default) or srgb");
 }
 

@@ -50,7 +50,7 @@ double RateCount::rate() const { return tested > 0 ? double(failed) / tested : k
 Result<ModelWeights> ParseModelWeights(std::string_view text) {
   if (text == "similarity") return ModelWeights::kAbsSimilarity;
   if (text == "uniform") return ModelWeights::kUniform;
-  return Status::InvalidArgument("unknown model weights \"" + std::string(text) + "\"", "--model-weights",
+  return Status::InvalidArgument("unknown model weights \"" + std::string(text) + "\"", "model weights",
                                  "similarity (|similarity|, the published recipe) or uniform");
 }
 

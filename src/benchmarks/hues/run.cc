@@ -57,7 +57,7 @@ Result<clip::Matrix> EncodeBoard(const clip::ClipModel& model, const Board& boar
 Result<std::string> ApplyTemplate(const std::string& prompt_template, const std::string& word) {
   const size_t at = prompt_template.find("{}");
   if (at == std::string::npos)
-    return Status::InvalidArgument("template \"" + prompt_template + "\" has no {}", "--template",
+    return Status::InvalidArgument("template \"" + prompt_template + "\" has no {}", "word prompt template",
                                    "a template containing {} where the word goes, e.g. \"a photo of {}\"");
   return prompt_template.substr(0, at) + word + prompt_template.substr(at + 2);
 }
@@ -66,7 +66,7 @@ Result<std::string> ApplyTemplate(const std::string& prompt_template, const std:
 
 Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board& board,
                                       const std::vector<std::string>& words, const ClipRunOptions& options) {
-  if (words.empty()) return Status::InvalidArgument("no words to predict", "--words", "at least one word");
+  if (words.empty()) return Status::InvalidArgument("no words to predict", "word list", "at least one word");
   std::vector<std::string> prompts;
   for (const std::string& w : words) {
     VISALIGN_ASSIGN_OR_RETURN(std::string prompt, ApplyTemplate(options.prompt_template, w));

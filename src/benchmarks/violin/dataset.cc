@@ -207,7 +207,7 @@ bool IsItemImageName(const std::string& name) {
 // Creates out_dir, or checks that it may be reused; with --force removes our previous outputs.
 Status PrepareOutputDir(const DatasetOptions& options) {
   const fs::path& dir = options.out_dir;
-  const std::string where = "--out " + dir.string();
+  const std::string where = "output folder " + dir.string();
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) return Status::InvalidArgument("not a directory", where, "a directory path");

@@ -219,13 +219,13 @@ Result<Summary> EvaluateToDirectory(const std::vector<ManifestItem>& items, cons
   const std::filesystem::path items_path = out_dir / "items.jsonl";
   const std::filesystem::path partial_path = out_dir / "items.jsonl.partial";
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(partial_path.c_str(), "wb"), &std::fclose);
-  if (!file) return Status::IoError("cannot create " + partial_path.string(), "--out", "a writable folder");
+  if (!file) return Status::IoError("cannot create " + partial_path.string(), "output folder", "a writable folder");
 
   EvaluateOptions streaming = options;
   streaming.on_image = [&](const ImageScore& score) -> Status {
     const std::string line = ImageScoreJson(score).dump() + "\n";
     if (std::fwrite(line.data(), 1, line.size(), file.get()) != line.size())
-      return Status::IoError("cannot write " + partial_path.string(), "--out", "free disk space");
+      return Status::IoError("cannot write " + partial_path.string(), "output folder", "free disk space");
     return options.on_image ? options.on_image(score) : Status::Ok();
   };
   Result<Summary> summary = Evaluate(items, models, streaming);
@@ -235,9 +235,9 @@ Result<Summary> EvaluateToDirectory(const std::vector<ManifestItem>& items, cons
     std::filesystem::remove(partial_path, ec);
     return summary.status();
   }
-  if (!closed) return Status::IoError("cannot write " + partial_path.string(), "--out", "free disk space");
+  if (!closed) return Status::IoError("cannot write " + partial_path.string(), "output folder", "free disk space");
   std::filesystem::rename(partial_path, items_path, ec);
-  if (ec) return Status::IoError("cannot rename to " + items_path.string() + ": " + ec.message(), "--out");
+  if (ec) return Status::IoError("cannot rename to " + items_path.string() + ": " + ec.message(), "output folder");
 
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "summary.json", SummaryJson(*summary, options.weights).dump(2) + "\n"));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "summary.csv", SummaryCsv(*summary)));

@@ -56,7 +56,7 @@ std::string_view NormName(Metric m) { return Info(m).norm_name; }
 double Normalise(Metric m, double raw) { return std::clamp(raw / Info(m).max, 0.0, 1.0); }
 
 Result<Weights> ParseWeights(std::string_view text) {
-  const std::string where = "--weights \"" + std::string(text) + "\"";
+  const std::string where = "weights \"" + std::string(text) + "\"";
   const std::string expected = "six non-negative numbers w1,...,w6 (rgb_ed, rgb_rm, de00, hue, chroma, hyab), "
                                "not all zero";
   Weights weights;
