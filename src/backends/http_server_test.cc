@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <random>
 #include <thread>
 
+#include "testing/dirs.h"
 #include "visalign/core/io.h"
 
 namespace visalign::backends {
@@ -16,8 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(HttpServer, ListensOnAFreePortWritesThePortFileAndAnswersHealth) {
-  const fs::path dir = fs::temp_directory_path() / ("visalign_http_server_" + std::to_string(std::random_device{}()));
-  fs::create_directories(dir);
+  const visalign::testing::TempDir tmp;
+  const fs::path& dir = tmp.path();
   HttpServerOptions options;
   options.port_file = dir / "port.txt";
   HttpServer server(options);
@@ -32,7 +32,6 @@ TEST(HttpServer, ListensOnAFreePortWritesThePortFileAndAnswersHealth) {
   EXPECT_EQ(nlohmann::json::parse(res->body), nlohmann::json({{"status", "ok"}}));
   EXPECT_EQ(res->get_header_value("Content-Type"), kJsonContentType);
   EXPECT_EQ(client.Get("/nowhere")->status, 404);
-  fs::remove_all(dir);
 }
 
 TEST(HttpServer, RoutesSeePatternGroupsBodiesAndHeadersAndSetStatusAndHeaders) {

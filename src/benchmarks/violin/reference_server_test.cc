@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <random>
 
 #include "visalign/benchmarks/violin/reference_server.h"
 #include "visalign/backends/backends.h"
+#include "testing/dirs.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/dataset.h"
 
@@ -91,7 +91,6 @@ const std::atomic<bool> kNoCancel{false};
 class ApiFlavorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("visalign_api_test_" + std::to_string(std::random_device{}()));
     violin::DatasetOptions o;
     o.variations = {1};
     o.scale = 0.01;
@@ -100,10 +99,8 @@ class ApiFlavorTest : public ::testing::Test {
     items_ = violin::BuildItems(o).value();
     std::string text;
     for (const auto& it : items_) text += violin::ManifestLine(it) + "\n";
-    std::filesystem::create_directories(dir_);
     ASSERT_TRUE(WriteFileAtomic(dir_ / "manifest.jsonl", text).ok());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   void Start(const std::string& api) {
     ReferenceServerOptions o;
@@ -130,7 +127,8 @@ class ApiFlavorTest : public ::testing::Test {
     return std::string(img.rgb.begin(), img.rgb.end());
   }
 
-  std::filesystem::path dir_;
+  visalign::testing::TempDir scratch_;
+  const std::filesystem::path dir_ = scratch_.path();
   std::vector<violin::ManifestItem> items_;
   std::unique_ptr<ReferenceServer> server_;
 };
