@@ -46,6 +46,10 @@ class Cli {
   // Command `old_cmd` was renamed to `new_path` ("visalign violin generate"): register the old
   // name as a hidden command with the same options; using it prints a one-line warning.
   void DeprecateCommand(const CLI::App* old_cmd, std::string new_path);
+  // Adds command `name` to `group` and, hidden from --help, the same command under its old
+  // top-level name `old_name` (DeprecateCommand); `add` gives each its options and action.
+  void AddRenamedCommand(CLI::App* group, const std::string& name, const std::string& old_name,
+                         const std::string& description, const std::function<void(CLI::App*)>& add);
   // argv with deprecated spellings of the selected command replaced (warnings on stderr, also for
   // a deprecated command).
   std::vector<std::string> RewriteDeprecated(int argc, char** argv) const;

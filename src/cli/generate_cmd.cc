@@ -241,13 +241,10 @@ void AddGenerate(Cli& cli, CLI::App* g) {
 
 constexpr const char* kDescription = "Generate VIOLIN's images with a model backend into the run store (resumable)";
 
+// `visalign violin generate`, and the old top-level `visalign generate`.
 const CommandGroup kGenerate(30, [](Cli& cli) {
-  AddGenerate(cli, cli.Group("violin", "VIOLIN: pure-color obedience benchmark")->add_subcommand("generate", kDescription));
-  // The old top-level name: hidden from --help, warns when used.
-  CLI::App* old = cli.app().add_subcommand("generate", kDescription);
-  old->group("");
-  AddGenerate(cli, old);
-  cli.DeprecateCommand(old, "visalign violin generate");
+  cli.AddRenamedCommand(cli.Group("violin", "VIOLIN: pure-color obedience benchmark"), "generate", "generate",
+                        kDescription, [&cli](CLI::App* g) { AddGenerate(cli, g); });
 });
 
 }  // namespace

@@ -58,6 +58,15 @@ void Cli::DeprecateCommand(const CLI::App* old_cmd, std::string new_path) {
   renamed_commands_.emplace_back(old_cmd, std::move(new_path));
 }
 
+void Cli::AddRenamedCommand(CLI::App* group, const std::string& name, const std::string& old_name,
+                            const std::string& description, const std::function<void(CLI::App*)>& add) {
+  add(group->add_subcommand(name, description));
+  CLI::App* old = app_.add_subcommand(old_name, description);
+  old->group("");  // hidden from --help
+  add(old);
+  DeprecateCommand(old, app_.get_name() + " " + group->get_name() + " " + name);
+}
+
 std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
   std::vector<std::string> args(argv, argv + argc);
   // The selected command: leading words that name subcommands, global options skipped.

@@ -72,14 +72,10 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
   });
 }
 
+// `visalign violin reference-server`, and the old top-level `visalign reference-generator`.
 const CommandGroup kViolinReferenceServer(23, [](Cli& cli) {
-  AddReferenceServer(
-      cli, cli.Group("violin", "VIOLIN: pure-color obedience benchmark")->add_subcommand("reference-server", kDescription));
-  // The old top-level name: hidden from --help, warns when used.
-  CLI::App* old = cli.app().add_subcommand("reference-generator", kDescription);
-  old->group("");
-  AddReferenceServer(cli, old);
-  cli.DeprecateCommand(old, "visalign violin reference-server");
+  cli.AddRenamedCommand(cli.Group("violin", "VIOLIN: pure-color obedience benchmark"), "reference-server",
+                        "reference-generator", kDescription, [&cli](CLI::App* g) { AddReferenceServer(cli, g); });
 });
 
 }  // namespace
