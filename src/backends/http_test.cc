@@ -329,10 +329,10 @@ TEST(OpenAiImagesBackend, RejectsBadOptions) {
     o.params = std::move(params);
     return MakeOpenAiImagesBackend(o, MakeCurlTransport()).status();
   };
-  EXPECT_EQ(make("ftp://x", "m", "", nlohmann::json::object()).where(), "--endpoint");
-  EXPECT_EQ(make("http://x", "", "", nlohmann::json::object()).where(), "--model");
-  EXPECT_EQ(make("http://x", "m", "1024", nlohmann::json::object()).where(), "--size");
-  EXPECT_EQ(make("http://x", "m", "", {{"prompt", "x"}}).where(), "--param");
+  EXPECT_EQ(make("ftp://x", "m", "", nlohmann::json::object()).where(), "endpoint");
+  EXPECT_EQ(make("http://x", "", "", nlohmann::json::object()).where(), "model name");
+  EXPECT_EQ(make("http://x", "m", "1024", nlohmann::json::object()).where(), "requested image size");
+  EXPECT_EQ(make("http://x", "m", "", {{"prompt", "x"}}).where(), "request parameters");
   EXPECT_TRUE(make("http://x", "m", "1024x768", {{"quality", "hd"}}).ok());
 }
 

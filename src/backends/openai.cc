@@ -273,22 +273,22 @@ Result<std::unique_ptr<GenerationBackend>> MakeOpenAiImagesBackend(OpenAiImagesO
                                                                    std::shared_ptr<HttpTransport> transport) {
   const std::string& url = options.endpoint.base_url;
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
-    return Status::InvalidArgument("endpoint \"" + url + "\" is not an http(s) URL", "--endpoint",
+    return Status::InvalidArgument("endpoint \"" + url + "\" is not an http(s) URL", "endpoint",
                                    "e.g. https://api.openai.com or http://127.0.0.1:8080");
   if (options.model.empty())
-    return Status::InvalidArgument("no model name", "--model", "the model to ask, e.g. gpt-image-1");
+    return Status::InvalidArgument("no model name", "model name", "the model to ask, e.g. gpt-image-1");
   if (!options.size.empty()) {
     size_t x = options.size.find('x');
     bool ok = x != std::string::npos && x > 0 && x + 1 < options.size.size() &&
               options.size.find_first_not_of("0123456789x") == std::string::npos &&
               options.size.find('x', x + 1) == std::string::npos;
-    if (!ok) return Status::InvalidArgument("invalid size \"" + options.size + "\"", "--size", "WxH, e.g. 1024x1024");
+    if (!ok) return Status::InvalidArgument("invalid size \"" + options.size + "\"", "requested image size", "WxH, e.g. 1024x1024");
   }
   if (!options.params.is_object())
-    return Status::InvalidArgument("params must be a JSON object", "--param", "key=value pairs");
+    return Status::InvalidArgument("params must be a JSON object", "request parameters", "key=value pairs");
   for (const char* reserved : {"prompt", "n"})
     if (options.params.contains(reserved))
-      return Status::InvalidArgument(std::string("parameter \"") + reserved + "\" is set by visalign", "--param",
+      return Status::InvalidArgument(std::string("parameter \"") + reserved + "\" is set by visalign", "request parameters",
                                      "other request fields (quality, style, seed, ...)");
   return std::unique_ptr<GenerationBackend>(std::make_unique<OpenAiImagesBackend>(std::move(options), std::move(transport)));
 }

@@ -216,6 +216,16 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfInput[] = {
     {"word prompt template", "--template"},
     {"word list", "--words"},
     {"chromaticity", "--chromaticity"},
+    {"endpoint", "--endpoint"},
+    {"model name", "--model"},
+    {"requested image size", "--size"},
+    {"request parameters", "--param"},
+    {"API profile", "--api"},
+    {"degradation profile", "--profile"},
+    {"variations", "--variations"},
+    {"scale", "--scale"},
+    {"ground-truth image size", "--image-size"},
+    {"outlier threshold", "--threshold"},
 };
 
 Status InFlagTerms(const Status& st) {

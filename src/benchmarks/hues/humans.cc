@@ -135,14 +135,14 @@ Result<HumanData> DefaultHumans(const Vocabulary& vocabulary, const HumanLoadOpt
 
 Result<Threshold> ParseThreshold(std::string_view spec) {
   const auto invalid = [&] {
-    return Status::InvalidArgument("invalid threshold \"" + std::string(spec) + "\"", "--threshold",
+    return Status::InvalidArgument("invalid threshold \"" + std::string(spec) + "\"", "outlier threshold",
                                    "chi2:P with 0 < P < 1 (d² above the chi-square(2) quantile, default chi2:0.95) "
                                    "or sigma:K with K > 0 (d² above K²)");
   };
   const size_t colon = spec.find(':');
   if (colon == std::string_view::npos) return invalid();
   const std::string kind(spec.substr(0, colon));
-  auto value = ParseDouble(spec.substr(colon + 1), "--threshold");
+  auto value = ParseDouble(spec.substr(colon + 1), "outlier threshold");
   if (!value.ok()) return invalid();
   if (kind == "chi2") {
     auto q = stats::ChiSquareQuantile(*value, kChromaticityDof);

@@ -24,7 +24,7 @@ TEST(HuesHumans, ThresholdSpecs) {
   for (const char* bad : {"chi2:1.5", "chi2:0", "sigma:-1", "sigma:x", "5.99", "f:0.9"}) {
     auto t = ParseThreshold(bad);
     ASSERT_FALSE(t.ok()) << bad;
-    EXPECT_EQ(t.status().where(), "--threshold");
+    EXPECT_EQ(t.status().where(), "outlier threshold");
   }
 }
 

@@ -335,22 +335,22 @@ nlohmann::json Tally(const std::vector<const ManifestItem*>& items) {
 
 Status ValidateOptions(const DatasetOptions& options) {
   if (options.variations.empty())
-    return Status::InvalidArgument("no variations selected", "--variations", "a list of 1..6, e.g. 1,2,3");
+    return Status::InvalidArgument("no variations selected", "variations", "a list of 1..6, e.g. 1,2,3");
   std::set<int> seen;
   for (int v : options.variations) {
     if (!FindVariation(v))
-      return Status::InvalidArgument("variation " + std::to_string(v) + " does not exist", "--variations",
+      return Status::InvalidArgument("variation " + std::to_string(v) + " does not exist", "variations",
                                      "numbers 1..6 (1 hex, 2 halves, 3 quadrants, 4 fuzzy, 5 zh/fr, 6 rgb/hsl)");
     if (!seen.insert(v).second)
-      return Status::InvalidArgument("variation " + std::to_string(v) + " given twice", "--variations",
+      return Status::InvalidArgument("variation " + std::to_string(v) + " given twice", "variations",
                                      "each variation at most once");
   }
   if (!(options.scale > 0 && options.scale <= kMaxScale))
-    return Status::InvalidArgument("scale " + Format("%g", options.scale) + " out of range", "--scale",
+    return Status::InvalidArgument("scale " + Format("%g", options.scale) + " out of range", "scale",
                                    Format("a number > 0 and <= %g (1 = the published sizes)", kMaxScale));
   if (options.image_size < kMinImageSize || options.image_size > kMaxImageSize)
     return Status::InvalidArgument("image size " + std::to_string(options.image_size) + " out of range",
-                                   "--image-size", Format("%d..%d pixels", kMinImageSize, kMaxImageSize));
+                                   "ground-truth image size", Format("%d..%d pixels", kMinImageSize, kMaxImageSize));
   return Status::Ok();
 }
 

@@ -247,13 +247,13 @@ TEST(DatasetOptions, RejectsOutOfRangeValues) {
     EXPECT_FALSE(st.ok()) << message;
     EXPECT_NE(st.ToString().find(message), std::string::npos) << st.ToString();
   };
-  bad([](DatasetOptions& o) { o.variations = {1, 7}; }, "variation 7 does not exist (--variations)");
+  bad([](DatasetOptions& o) { o.variations = {1, 7}; }, "variation 7 does not exist (variations)");
   bad([](DatasetOptions& o) { o.variations = {2, 2}; }, "variation 2 given twice");
   bad([](DatasetOptions& o) { o.variations = {}; }, "no variations selected");
-  bad([](DatasetOptions& o) { o.scale = 0; }, "scale 0 out of range (--scale)");
+  bad([](DatasetOptions& o) { o.scale = 0; }, "scale 0 out of range (scale)");
   bad([](DatasetOptions& o) { o.scale = -1; }, "scale -1 out of range");
-  bad([](DatasetOptions& o) { o.scale = std::nan(""); }, "out of range (--scale)");
-  bad([](DatasetOptions& o) { o.image_size = 1; }, "image size 1 out of range (--image-size)");
+  bad([](DatasetOptions& o) { o.scale = std::nan(""); }, "out of range (scale)");
+  bad([](DatasetOptions& o) { o.image_size = 1; }, "image size 1 out of range (ground-truth image size)");
   EXPECT_TRUE(ValidateOptions(Options(0.01)).ok());
 }
 

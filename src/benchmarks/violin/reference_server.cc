@@ -171,7 +171,7 @@ Result<ApiFlavor> ParseApiFlavor(std::string_view text) {
   if (text == "generic") return ApiFlavor::kGeneric;
   if (text == "gpt-image-1") return ApiFlavor::kGptImage1;
   if (text == "dall-e-3") return ApiFlavor::kDallE3;
-  return Status::InvalidArgument("unknown API \"" + std::string(text) + "\"", "--api",
+  return Status::InvalidArgument("unknown API \"" + std::string(text) + "\"", "API profile",
                                  "generic, gpt-image-1 or dall-e-3");
 }
 
@@ -189,20 +189,20 @@ Result<Profile> ParseProfile(std::string_view text) {
   for (const auto& [n, kind] : kPlain)
     if (name == n) {
       if (has_param)
-        return Status::InvalidArgument("profile \"" + std::string(text) + "\" takes no parameter", "--profile", expected);
+        return Status::InvalidArgument("profile \"" + std::string(text) + "\" takes no parameter", "degradation profile", expected);
       p.kind = kind;
       return p;
     }
   if (name == "noise" || name == "hue-shift") {
     if (!has_param)
-      return Status::InvalidArgument("profile \"" + name + "\" needs a parameter", "--profile", expected);
+      return Status::InvalidArgument("profile \"" + name + "\" needs a parameter", "degradation profile", expected);
     VISALIGN_ASSIGN_OR_RETURN(p.param, ParseDouble(param, "--profile " + std::string(text)));
     p.kind = name == "noise" ? Profile::Kind::kNoise : Profile::Kind::kHueShift;
     if (p.kind == Profile::Kind::kNoise && p.param < 0)
-      return Status::InvalidArgument("noise sigma " + param + " is negative", "--profile", "noise:SIGMA with SIGMA >= 0");
+      return Status::InvalidArgument("noise sigma " + param + " is negative", "degradation profile", "noise:SIGMA with SIGMA >= 0");
     return p;
   }
-  return Status::InvalidArgument("unknown profile \"" + std::string(text) + "\"", "--profile", expected);
+  return Status::InvalidArgument("unknown profile \"" + std::string(text) + "\"", "degradation profile", expected);
 }
 
 imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, const Profile& profile,

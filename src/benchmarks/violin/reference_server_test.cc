@@ -35,7 +35,7 @@ TEST(ParseProfile, AcceptsTheDocumentedProfilesOnly) {
   EXPECT_FALSE(ParseProfile("noise").ok());
   EXPECT_FALSE(ParseProfile("noise:-1").ok());
   EXPECT_FALSE(ParseProfile("exact:3").ok());
-  EXPECT_EQ(ParseProfile("blur").status().where(), "--profile");
+  EXPECT_EQ(ParseProfile("blur").status().where(), "degradation profile");
 }
 
 TEST(RenderDegraded, ExactIsTheGroundTruth) {
@@ -81,7 +81,7 @@ TEST(ParseApiFlavor, AcceptsTheThreeApis) {
   EXPECT_EQ(ParseApiFlavor("generic").value(), ApiFlavor::kGeneric);
   EXPECT_EQ(ParseApiFlavor("gpt-image-1").value(), ApiFlavor::kGptImage1);
   EXPECT_EQ(ParseApiFlavor("dall-e-3").value(), ApiFlavor::kDallE3);
-  EXPECT_EQ(ParseApiFlavor("dalle3").status().where(), "--api");
+  EXPECT_EQ(ParseApiFlavor("dalle3").status().where(), "API profile");
 }
 
 constexpr int kSide = 16;
