@@ -27,8 +27,9 @@ struct SetArgs {
 };
 
 struct GenerateArgs {
+  GenerateArgs() { backend.name = "openai"; }
   std::string run;
-  BackendArgs backend{.name = "openai"};
+  BackendArgs backend;
   std::string language = "zh", prompt_template = "{word}";
   RunControlArgs control;
   std::vector<std::string> filters;
