@@ -41,12 +41,7 @@ void WarnCoverage(const violin::Summary& summary) {
   if (!summary.transparent.empty())
     std::cerr << fmt::format("warning: {} images have transparent pixels (alpha < 255), scored {} (--background); "
                              "listed in summary.json\n",
-                             summary.transparent.size(),
-                             summary.alpha.mode == imaging::AlphaPolicy::Mode::kComposite
-                                 ? "composited over " + color::ToHex({summary.alpha.background[0],
-                                                                      summary.alpha.background[1],
-                                                                      summary.alpha.background[2]})
-                                 : std::string("with their stored RGB (alpha dropped)"));
+                             summary.transparent.size(), violin::AlphaPolicyText(summary.alpha));
 }
 
 // Every --images [NAME=]DIR as (name, folder): NAME defaults to the folder's name; the legacy
@@ -186,7 +181,7 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
   ev->add_option("--by", ea->by,
                  "Also group rows by a manifest column: split, prompt_split, hue_split1, hue_split2, template_id, "
                  "layout (repeatable)")
-      ->check(CLI::IsMember({"split", "prompt_split", "hue_split1", "hue_split2", "template_id", "layout"}));
+      ->check(CLI::IsMember(std::vector<std::string>(violin::kGroupColumns.begin(), violin::kGroupColumns.end())));
   ev->add_option("--missing", ea->missing,
                  "Items without a scorable image: skip (means over scored images) or worst (they score 1)")
       ->check(CLI::IsMember({"skip", "worst"}))

@@ -199,11 +199,7 @@ Status RunScore(const Cli& cli, const ScoreOptions& o) {
   if (transparent > 0)
     std::cerr << fmt::format("warning: {} of {} images have transparent pixels (alpha < 255), scored {} "
                              "(--background)\n",
-                             transparent, jobs.size(),
-                             alpha.mode == imaging::AlphaPolicy::Mode::kComposite
-                                 ? "composited over " + color::ToHex({alpha.background[0], alpha.background[1],
-                                                                      alpha.background[2]})
-                                 : std::string("with their stored RGB"));
+                             transparent, jobs.size(), violin::AlphaPolicyText(alpha));
   if (failed == 0) return Status::Ok();
   const std::string first =
       "readable images and valid score arguments (first failure: " + first_failure.ToString() + ")";

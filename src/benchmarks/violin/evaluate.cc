@@ -117,9 +117,7 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
                          const EvaluateOptions& options) {
   if (options.split != "all" && options.split != "train" && options.split != "test")
     return Status::InvalidArgument("unknown split \"" + options.split + "\"", "split", "train, test or all");
-  for (const std::string& column : options.by)
-    if (std::find(kGroupColumns.begin(), kGroupColumns.end(), column) == kGroupColumns.end())
-      return ColumnValue(ManifestItem{}, column).status();
+  for (const std::string& column : options.by) VISALIGN_RETURN_IF_ERROR(ColumnValue(ManifestItem{}, column).status());
   Summary summary;
   summary.split = options.split;
   summary.by = options.by;

@@ -140,4 +140,9 @@ Result<imaging::AlphaPolicy> ParseBackground(std::string_view text) {
   return imaging::AlphaPolicy{imaging::AlphaPolicy::Mode::kComposite, {c.r, c.g, c.b}};
 }
 
+std::string AlphaPolicyText(const imaging::AlphaPolicy& alpha) {
+  if (alpha.mode == imaging::AlphaPolicy::Mode::kDrop) return "with alpha dropped (stored RGB)";
+  return "composited over " + color::ToHex({alpha.background[0], alpha.background[1], alpha.background[2]});
+}
+
 }  // namespace visalign::violin

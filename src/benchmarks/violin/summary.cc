@@ -224,7 +224,6 @@ nlohmann::ordered_json ProblemJson(const Problem& p) {
   return j;
 }
 
-std::string Hex(const std::array<uint8_t, 3>& c) { return color::ToHex({c[0], c[1], c[2]}); }
 
 }  // namespace
 
@@ -268,16 +267,17 @@ Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vecto
   std::map<GroupKey, Sums> groups;
   std::vector<std::vector<Sums>> units(models.size());
   std::vector<bool> common(items.size(), true);
+  std::vector<std::vector<std::string>> by_values(items.size());
+  for (size_t i = 0; i < items.size(); ++i)
+    for (const std::string& column : summary.by) {
+      VISALIGN_ASSIGN_OR_RETURN(std::string value, ColumnValue(*items[i], column));
+      by_values[i].push_back(std::move(value));
+    }
   for (size_t m = 0; m < models.size(); ++m) {
     for (size_t i = 0; i < items.size(); ++i) {
       const ManifestItem& item = *items[i];
-      std::vector<std::string> by_values;
-      for (const std::string& column : summary.by) {
-        VISALIGN_ASSIGN_OR_RETURN(std::string value, ColumnValue(item, column));
-        by_values.push_back(std::move(value));
-      }
       const Sums s = ItemSums(records[m][i], summary.missing_policy);
-      groups[{m, item.variation, item.language, item.notation, std::move(by_values)}].Add(s);
+      groups[{m, item.variation, item.language, item.notation, by_values[i]}].Add(s);
       units[m].push_back(s);
       common[i] = common[i] && s.n_items_scored > 0;
     }
@@ -334,9 +334,7 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
   j["split"] = summary.split;
   j["by"] = summary.by;
   j["missing_policy"] = std::string(MissingPolicyName(summary.missing_policy));
-  j["alpha"] = summary.alpha.mode == imaging::AlphaPolicy::Mode::kComposite
-                   ? "composited over " + Hex(summary.alpha.background)
-                   : std::string("dropped");
+  j["alpha"] = AlphaPolicyText(summary.alpha);
   j["bootstrap"] = {{"resamples", summary.bootstrap.resamples},
                     {"seed", summary.bootstrap.seed},
                     {"level", summary.bootstrap.level},

@@ -110,6 +110,9 @@ Result<TargetSpec> ParseTargetSpec(const TargetArgs& args);
 // (color::ParseColor notation) composites over it. kInvalidArgument naming `text` otherwise.
 Result<imaging::AlphaPolicy> ParseBackground(std::string_view text);
 inline constexpr char kDefaultBackground[] = "#FFFFFF";
+// How transparent pixels are scored, for summaries and warnings: "composited over #FFFFFF" or
+// "with alpha dropped (stored RGB)".
+std::string AlphaPolicyText(const imaging::AlphaPolicy& alpha);
 
 // One image to score with its arguments as text: what a `violin score --batch` line holds.
 struct ScoreArgs {
