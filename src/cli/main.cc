@@ -67,6 +67,11 @@ void Cli::AddRenamedCommand(CLI::App* group, const std::string& name, const std:
   DeprecateCommand(old, app_.get_name() + " " + group->get_name() + " " + name);
 }
 
+namespace {
+// Global options that take a value (skipped when looking for a command name in argv).
+bool TakesValue(std::string_view option) { return option == "--threads" || option == "--log-level"; }
+}  // namespace
+
 std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
   std::vector<std::string> args(argv, argv + argc);
   // The selected command: leading words that name subcommands, global options skipped.
@@ -74,7 +79,7 @@ std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
   std::string path = app_.get_name();
   size_t i = 1;
   for (; i < args.size(); ++i) {
-    if (args[i] == "--threads" || args[i] == "--log-level") {
+    if (TakesValue(args[i])) {
       ++i;
       continue;
     }
@@ -143,8 +148,6 @@ std::string ReadableRanges(std::string text) {
   return m.prefix().str() + why + m.suffix().str();
 }
 
-// Global options that take a value (skipped when looking for a command name in argv).
-bool TakesValue(std::string_view option) { return option == "--threads" || option == "--log-level"; }
 
 // A CLI11 parse error as visalign's one line `what (where): expected`, naming the command and,
 // for a group, an unknown or missing command with the ones it has.
