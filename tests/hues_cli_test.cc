@@ -111,7 +111,29 @@ TEST(HuesCli, EvaluateWritesEveryOutputWithTheDocumentedColumns) {
   EXPECT_EQ(summary["models"].size(), 2u);
   EXPECT_EQ(summary["settings"]["model_weights"], "similarity");
   EXPECT_EQ(summary["families"].size(), 4u);  // 2 architectures + 2 datasets
-  EXPECT_EQ(Count(Slurp(out / "eval/categories.csv"), "\n"), 1u + 2 * 7);
+  const std::string categories = Slurp(out / "eval/categories.csv");
+  EXPECT_EQ(Count(categories, "\n"), 1u + 2 * 7);
+  EXPECT_EQ(categories.substr(0, categories.find('\n')),
+            "model,category,n_words,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate,"
+            "hotelling_fail_rate_uncorrected");
+  const std::string families = Slurp(out / "eval/families.csv");
+  EXPECT_EQ(families.substr(0, families.find('\n')),
+            "kind,family,n_models,models,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate,"
+            "hotelling_fail_rate_uncorrected,mahalanobis_fail_rate_median,mahalanobis_fail_rate_q1,"
+            "mahalanobis_fail_rate_q3,mahalanobis_fail_rate_min,mahalanobis_fail_rate_max,hotelling_fail_rate_median,"
+            "hotelling_fail_rate_q1,hotelling_fail_rate_q3,hotelling_fail_rate_min,hotelling_fail_rate_max,"
+            "hotelling_fail_rate_uncorrected_median,hotelling_fail_rate_uncorrected_q1,"
+            "hotelling_fail_rate_uncorrected_q3,hotelling_fail_rate_uncorrected_min,"
+            "hotelling_fail_rate_uncorrected_max");
+  EXPECT_EQ(summary["inputs"]["catalog"].size(), 2u);  // the shipped catalog, then the override
+
+  // Without --catalog the shipped catalog of the 162 published models gives the families.
+  auto shipped = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--out", (out / "shipped").string()});
+  ASSERT_EQ(shipped.exit_code, 0) << shipped.err;
+  EXPECT_EQ(Count(shipped.err, "not in the model-family catalog"), 0u) << shipped.err;
+  const auto shipped_summary = nlohmann::json::parse(Slurp(out / "shipped/summary.json"));
+  EXPECT_EQ(shipped_summary["models"][0]["family"], (nlohmann::json{{"architecture", "ResNet"}, {"dataset", "OpenAI-WIT"}}));
+  EXPECT_EQ(shipped_summary["models"][1]["family"], (nlohmann::json{{"architecture", "SigLIP"}, {"dataset", "WebLI"}}));
 
   auto uniform = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--model-weights", "uniform",
                               "--out", (out / "uniform").string()});

@@ -26,7 +26,7 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const auto j1 = nlohmann::json::parse(first.out);
   EXPECT_EQ(j1["model"], "clip-tiny");
-  EXPECT_EQ(j1["words"], 116);
+  EXPECT_EQ(j1["words"], 120);  // 100 clue words, the 16 nonsense items, HER, HIM, HE, SHE
   EXPECT_FALSE(j1["cache_hit"].get<bool>());
   EXPECT_TRUE(fs::exists(j1["cache_file"].get<std::string>()));
 
@@ -34,7 +34,7 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   EXPECT_EQ(results->header, (std::vector<std::string>{"word", "coordenada_x", "coordenada_y", "R", "G", "B",
                                                        "distance"}));
-  EXPECT_EQ(results->rows.size(), 116u * 5);
+  EXPECT_EQ(results->rows.size(), 120u * 5);
   EXPECT_EQ(results->rows[0][0], "SALMON");
   const std::string csv1 = *ReadFile(dir / "runs/clip-tiny/results.csv");
 
@@ -45,7 +45,7 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
 
   auto plain_run = RunVisalign({"hues", "run", "--clip-model", Model(), "--cache", cache, "--out", (dir / "u.csv").string()});
   ASSERT_EQ(plain_run.exit_code, 0) << plain_run.err;
-  // The same 100 words without the nonsense words; the text batch differs (100 vs 116 prompts), which
+  // The same 100 words without the nonsense words; the text batch differs (100 vs 120 prompts), which
   // may move similarities in the last float digits only.
   auto plain = ReadCsv(dir / "u.csv");
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
@@ -62,6 +62,13 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--json"});
   ASSERT_EQ(nonsense.exit_code, 0) << nonsense.err;
   EXPECT_EQ(nlohmann::json::parse(nonsense.out)["models"][0]["groups"].size(), 4u);
+  auto published = RunVisalign({"hues", "nonsense", "--predictions", out, "--vocabulary", "published", "--json"});
+  ASSERT_EQ(published.exit_code, 0) << published.err;
+  const auto groups = nlohmann::json::parse(published.out)["models"][0]["groups"];
+  ASSERT_EQ(groups.size(), 4u);  // number, random_string, pseudoword, stop_word in file order
+  EXPECT_EQ(groups[0]["top1"].size(), 1u);
+  EXPECT_FALSE(groups[0]["collapsed"].get<bool>());  // a one-word group never collapses
+  EXPECT_EQ(groups[3]["top1"].size(), 7u);
 }
 
 TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {

@@ -252,26 +252,26 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
                   "uniform")
       ->check(CLI::IsMember({"similarity", "uniform"}))
       ->capture_default_str();
-  cmd->add_option("--catalog", a->catalog, "CSV model,architecture,dataset: adds rates per family (families.csv)");
+  cmd->add_option("--catalog", a->catalog,
+                  "CSV model,architecture,dataset whose rows override (or add to) the shipped model-family catalog "
+                  "data/hues/model_catalog.csv (the 162 published models); families.csv has the rates per family");
   cmd->add_option("--out", a->out, "Output folder")->required();
   cmd->footer(
       "Per model and word: top-1 cell and macro colors, Mahalanobis d² of the top-1 cell against the human mean and "
       "covariance (outlier above the threshold), Hotelling two-sample T² / F / p (survival function) of the humans vs "
       "the weighted top-5 cells, Benjamini-Hochberg q over the model's words. Writes words.csv, hotelling.csv "
       "(with the published 1 - CDF p-value), models.csv, categories.csv, summary.json, summary.md "
-      "(+ families.csv with --catalog).\n"
+      "and families.csv.\n"
       "Examples:\n  visalign hues evaluate --predictions data/hues/peer-sample --out hues-eval\n"
       "  visalign hues evaluate --predictions runs/ --humans data/hues/peer-sample/HC_old.csv --out old-eval\n"
       "  visalign hues evaluate --predictions all.jsonl --model-weights uniform --catalog models.csv --out eval");
   cli.Bind(cmd, [&cli, bo, ho, a]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
-    VISALIGN_ASSIGN_OR_RETURN(auto nonsense, DefaultNonsenseVocabulary());
+    VISALIGN_ASSIGN_OR_RETURN(auto nonsense, AllNonsenseWords());
     VISALIGN_ASSIGN_OR_RETURN(ModelWeights weights, ParseModelWeights(a->weights));
     EvaluationReport report;
-    if (!a->catalog.empty()) {
-      VISALIGN_ASSIGN_OR_RETURN(auto catalog, LoadCatalog(a->catalog));
-      report.catalog = std::move(catalog);
-    }
+    VISALIGN_ASSIGN_OR_RETURN(Catalog catalog, LoadModelCatalog(a->catalog, report.catalog_sources));
+    report.catalog = std::move(catalog);
     VISALIGN_ASSIGN_OR_RETURN(Humans h, LoadBaseline(*ho, ctx));
     VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(a->predictions, a->format, ctx, nonsense));
     report.humans_source = h.data.source;
@@ -290,8 +290,8 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
                      ctx.vocabulary.words().size(), m.missing_words.front());
       if (m.negative_similarities && weights == ModelWeights::kAbsSimilarity)
         spdlog::warn("model {}: negative similarities; weights use |similarity| (published recipe)", m.name);
-      if (report.catalog && !report.catalog->count(m.name))
-        spdlog::warn("model {} is not in the catalog {}", m.name, a->catalog);
+      if (!report.catalog->count(m.name))
+        spdlog::warn("model {} is not in the model-family catalog (add it with --catalog FILE)", m.name);
     }
     VISALIGN_RETURN_IF_ERROR(WriteEvaluation(report, h.baseline, ctx.vocabulary, a->out));
     if (cli.global().json) {
@@ -305,13 +305,15 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
       fmt::print("{:<32} {:>5}  {:>11}  {:>11}  {:>11}  {:>9}\n", m.name, m.words.size(), Percent(m.mahalanobis.rate()),
                  Percent(m.hotelling.rate()), Percent(m.hotelling_uncorrected.rate()), Percent(m.human_fail_rate));
     fmt::print("\nFail rates (share of words). Hotelling: BH q <= {}; humans: leave-one-out rate over the same words.\n"
-               "Wrote {}/words.csv, hotelling.csv, models.csv, categories.csv, summary.json, summary.md{}\n",
-               a->alpha, a->out, report.catalog ? ", families.csv" : "");
+               "Wrote {}/words.csv, hotelling.csv, models.csv, categories.csv, families.csv, summary.json, summary.md\n",
+               a->alpha, a->out);
     return Status::Ok();
   });
 }
 
 // ---- nonsense -------------------------------------------------------------------------------
+constexpr std::string_view kPublishedNonsense = "published";  // --vocabulary's name for the authors' 11-item list
+
 void AddNonsense(Cli& cli, CLI::App* g) {
   CLI::App* cmd = g->add_subcommand("nonsense", "Does a model collapse to a default color on meaningless words?");
   auto bo = std::make_shared<BoardOptions>();
@@ -324,21 +326,28 @@ void AddNonsense(Cli& cli, CLI::App* g) {
       ->check(CLI::IsMember({"auto", "peer", "jsonl"}))
       ->capture_default_str();
   cmd->add_option("--vocabulary", *vocabulary_path,
-                  "Nonsense vocabulary CSV word,group (4 groups of 4); default data/hues/nonsense16.csv");
+                  "Nonsense vocabulary: a CSV word,group (4 groups of 4), or \"published\" for the authors' own "
+                  "11-item list as published (data/hues/nonsense_words.csv); default data/hues/nonsense16.csv");
   AddBoardOptions(cmd, *bo);
   cmd->footer(
-      "A group collapses when >= 3 of its 4 top-1 cells share a macro class (the 8 categories, or Neutral for the "
-      "near-achromatic cells around I18). neutral_collapse: >= 3 groups collapse onto Neutral; "
-      "specific_color_collapse: >= 3 onto one category; selective_collapse: 1-2 groups collapse (or >= 3 onto "
-      "different classes); high_entropy: none. Also: entropy (bits) of the 16 top-1 macro classes, the nonsense prior "
+      "A group collapses when >= 3/4 of its top-1 cells (3 of 4) share a macro class (the 8 categories, or Neutral "
+      "for the 7 near-achromatic cells I16-I20, J17, J18; the paper's neutral is I18 alone); one-word groups never "
+      "collapse. neutral_collapse: >= 3/4 of the groups that can collapse (3 of 4) collapse onto Neutral; "
+      "specific_color_collapse: onto one category; selective_collapse: some groups collapse, fewer or onto "
+      "different classes; high_entropy: none. Also: entropy (bits) of the top-1 macro classes, the nonsense prior "
       "(the modal top-1 cell, if it occurs >= 2 times) and valid words whose top-1 is that cell (possible false "
       "positives).\nExample:\n  visalign hues nonsense --predictions run.jsonl --json");
   cli.Bind(cmd, [&cli, bo, paths, format, vocabulary_path]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
-    Result<std::vector<NonsenseWord>> nonsense =
-        vocabulary_path->empty() ? DefaultNonsenseVocabulary() : LoadNonsenseVocabulary(*vocabulary_path);
+    const bool custom = !vocabulary_path->empty() && *vocabulary_path != kPublishedNonsense;
+    Result<std::vector<NonsenseWord>> nonsense = vocabulary_path->empty()      ? DefaultNonsenseVocabulary()
+                                                 : custom                      ? LoadNonsenseVocabulary(*vocabulary_path)
+                                                                               : PublishedNonsenseVocabulary();
     if (!nonsense.ok()) return nonsense.status();
-    VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(*paths, *format, ctx, *nonsense));
+    // Prediction files may hold the words of both shipped lists (hues run --nonsense plays them all).
+    Result<std::vector<NonsenseWord>> known = custom ? nonsense : AllNonsenseWords();
+    if (!known.ok()) return known.status();
+    VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(*paths, *format, ctx, *known));
     std::vector<NonsenseResult> results;
     for (const ModelPredictions& m : models) {
       VISALIGN_ASSIGN_OR_RETURN(NonsenseResult r, ClassifyNonsense(m, *nonsense, ctx.macro));
@@ -379,7 +388,9 @@ void AddRun(Cli& cli, CLI::App* g) {
   cmd->add_option("--words", a->words,
                   "data (the 100 clue words, English) or FILE (CSV with a word_en/word column, or one word per line)")
       ->capture_default_str();
-  cmd->add_flag("--nonsense", a->nonsense, "Also play the 16 nonsense words (data/hues/nonsense16.csv)");
+  cmd->add_flag("--nonsense", a->nonsense,
+                "Also play the nonsense words: the 16 of data/hues/nonsense16.csv and the 4 published stop words it "
+                "drops (HER, HIM, HE, SHE), so hues nonsense can use either list");
   cmd->add_option("--out", a->out,
                   "FOLDER (writes FOLDER/<name>/results.csv in the published format and predictions.jsonl), or a "
                   "file ending in .csv or .jsonl")
@@ -401,7 +412,7 @@ void AddRun(Cli& cli, CLI::App* g) {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(bo));
     VISALIGN_ASSIGN_OR_RETURN(std::vector<std::string> words, ReadWordList(a->words, ctx.vocabulary));
     if (a->nonsense) {
-      VISALIGN_ASSIGN_OR_RETURN(auto nonsense, DefaultNonsenseVocabulary());
+      VISALIGN_ASSIGN_OR_RETURN(auto nonsense, AllNonsenseWords());
       for (const NonsenseWord& n : nonsense) words.push_back(n.word);
     }
     clip::ClipLoadOptions clip_options;

@@ -1,11 +1,13 @@
 // Model evaluation against the human answers: Mahalanobis outliers and Hotelling tests per word.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
+#include "visalign/stats/resampling.h"
 
 namespace visalign::hues {
 namespace {
@@ -105,6 +107,7 @@ ModelEvaluation EvaluateModel(const ModelPredictions& model, const HumanBaseline
       ++c.n_words;
       Count(c.mahalanobis, we.mahalanobis_d2, we.mahalanobis_outlier);
       Count(c.hotelling, we.q_value, we.reject);
+      Count(c.hotelling_uncorrected, we.hotelling.p_value, we.hotelling.p_value <= options.alpha);
       const double human_rate = baseline.words[we.word].loo_fail_rate;
       if (!std::isnan(human_rate)) {
         rates.push_back(human_rate);
@@ -118,12 +121,12 @@ ModelEvaluation EvaluateModel(const ModelPredictions& model, const HumanBaseline
   return e;
 }
 
-Result<std::map<std::string, CatalogEntry>> LoadCatalog(const std::filesystem::path& csv) {
+Result<Catalog> LoadCatalog(const std::filesystem::path& csv) {
   VISALIGN_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(csv));
   VISALIGN_ASSIGN_OR_RETURN(size_t model_col, t.Column("model"));
   VISALIGN_ASSIGN_OR_RETURN(size_t arch_col, t.Column("architecture"));
   VISALIGN_ASSIGN_OR_RETURN(size_t data_col, t.Column("dataset"));
-  std::map<std::string, CatalogEntry> catalog;
+  Catalog catalog;
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const auto& row = t.rows[i];
     if (row[model_col].empty() || row[arch_col].empty() || row[data_col].empty())
@@ -132,6 +135,26 @@ Result<std::map<std::string, CatalogEntry>> LoadCatalog(const std::filesystem::p
       return Status::InvalidArgument("model \"" + row[model_col] + "\" listed twice", t.Where(i), "one row per model");
   }
   return catalog;
+}
+
+Result<Catalog> LoadModelCatalog(const std::filesystem::path& override_csv, std::vector<std::string>& sources) {
+  VISALIGN_ASSIGN_OR_RETURN(auto shipped_path, DataFile("hues/model_catalog.csv"));
+  VISALIGN_ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(shipped_path));
+  sources.push_back(shipped_path.string());
+  if (override_csv.empty()) return catalog;
+  VISALIGN_ASSIGN_OR_RETURN(Catalog overrides, LoadCatalog(override_csv));
+  sources.push_back(override_csv.string());
+  for (auto& [model, entry] : overrides) catalog[model] = std::move(entry);
+  return catalog;
+}
+
+Spread SpreadOf(const std::vector<double>& values) {
+  std::vector<double> finite;
+  for (double v : values)
+    if (std::isfinite(v)) finite.push_back(v);
+  if (finite.empty()) return {kNaN, kNaN, kNaN, kNaN, kNaN};
+  const auto [lo, hi] = std::minmax_element(finite.begin(), finite.end());
+  return {stats::Quantile(finite, 0.5), stats::Quantile(finite, 0.25), stats::Quantile(finite, 0.75), *lo, *hi};
 }
 
 }  // namespace visalign::hues

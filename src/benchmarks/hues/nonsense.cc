@@ -10,9 +10,14 @@
 namespace visalign::hues {
 namespace {
 
-constexpr int kCollapseWords = 3;   // of a group's 4 top-1 cells sharing a macro class
-constexpr int kCollapseGroups = 3;  // groups collapsing onto one class for a neutral / specific collapse
-constexpr int kMinPriorCount = 2;   // a nonsense "prior" cell must be the top-1 of at least 2 nonsense words
+// A group collapses when at least 3/4 of its top-1 cells share a macro class (3 of 4); a group of fewer than
+// kMinGroupWords words cannot collapse (the published 11-item list has one-word groups). A neutral or specific
+// collapse needs at least 3/4 of the groups that can collapse to collapse onto one class (3 of 4; 2 of 2).
+constexpr int kShareNumerator = 3, kShareDenominator = 4;
+constexpr int kMinGroupWords = 2;
+constexpr int kMinPriorCount = 2;  // a nonsense "prior" cell must be the top-1 of at least 2 nonsense words
+
+bool AtLeastThreeQuarters(int count, int of) { return kShareDenominator * count >= kShareNumerator * of; }
 
 }  // namespace
 
@@ -55,12 +60,15 @@ Result<NonsenseResult> ClassifyNonsense(const ModelPredictions& model, const std
   }
 
   std::array<int, kMacroClasses> onto_counts{};
-  int collapsed = 0;
+  int collapsed = 0, can_collapse = 0;
   for (NonsenseGroupResult& g : r.groups) {
+    const int n = static_cast<int>(g.top1.size());
+    if (n < kMinGroupWords) continue;
+    ++can_collapse;
     std::array<int, kMacroClasses> counts{};
     for (int cell : g.top1) ++counts[static_cast<size_t>(macro.MacroClass(cell))];
     const auto top = std::max_element(counts.begin(), counts.end());
-    if (*top >= kCollapseWords) {
+    if (AtLeastThreeQuarters(*top, n)) {
       g.collapsed = true;
       g.onto = static_cast<Macro>(top - counts.begin());
       ++onto_counts[static_cast<size_t>(g.onto)];
@@ -68,7 +76,7 @@ Result<NonsenseResult> ClassifyNonsense(const ModelPredictions& model, const std
     }
   }
   const auto top_onto = std::max_element(onto_counts.begin(), onto_counts.end());
-  if (*top_onto >= kCollapseGroups) {
+  if (*top_onto > 0 && AtLeastThreeQuarters(*top_onto, can_collapse)) {
     r.collapse_onto = static_cast<Macro>(top_onto - onto_counts.begin());
     r.collapse = *r.collapse_onto == Macro::kNeutral ? CollapseClass::kNeutral : CollapseClass::kSpecificColor;
   } else {

@@ -58,8 +58,18 @@ nlohmann::json ItemJson(const ModelEvaluation& m, const WordEvaluation& we, cons
 struct FamilyRow {
   std::string kind, family;
   std::vector<std::string> models;
-  std::vector<double> mahalanobis, hotelling, human;
+  std::vector<double> mahalanobis, hotelling, hotelling_uncorrected, human;
 };
+
+// The family-level rates whose spread over the family's models is reported (families.csv columns <rate>_median,
+// <rate>_q1, <rate>_q3, <rate>_min, <rate>_max; summary.json "<rate>_spread").
+struct FamilyRate {
+  std::string_view name;
+  const std::vector<double> FamilyRow::*values;
+};
+constexpr FamilyRate kFamilyRates[] = {{"mahalanobis_fail_rate", &FamilyRow::mahalanobis},
+                                       {"hotelling_fail_rate", &FamilyRow::hotelling},
+                                       {"hotelling_fail_rate_uncorrected", &FamilyRow::hotelling_uncorrected}};
 
 std::vector<FamilyRow> Families(const EvaluationReport& report, std::vector<std::string>& uncatalogued) {
   std::map<std::pair<std::string, std::string>, FamilyRow> rows;
@@ -77,6 +87,7 @@ std::vector<FamilyRow> Families(const EvaluationReport& report, std::vector<std:
       row.models.push_back(m.name);
       row.mahalanobis.push_back(m.mahalanobis.rate());
       row.hotelling.push_back(m.hotelling.rate());
+      row.hotelling_uncorrected.push_back(m.hotelling_uncorrected.rate());
       row.human.push_back(m.human_fail_rate);
     }
   }
@@ -103,7 +114,9 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
       "model,source,n_words,missing_words,negative_similarities,mahalanobis_tested,mahalanobis_fail_rate,"
       "hotelling_tested,hotelling_fail_rate,hotelling_fail_rate_uncorrected,human_fail_rate";
   models_csv += with_catalog ? ",architecture,dataset\n" : "\n";
-  std::string categories_csv = "model,category,n_words,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate\n";
+  std::string categories_csv =
+      "model,category,n_words,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate,"
+      "hotelling_fail_rate_uncorrected\n";
   nlohmann::json models_json = nlohmann::json::array();
   nlohmann::json predictions_json = nlohmann::json::array();
   std::string items_jsonl;
@@ -139,13 +152,14 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
     models_csv += "\n";
     nlohmann::json categories = nlohmann::json::array();
     for (const auto& c : m.categories) {
-      categories_csv += fmt::format("{},{},{},{},{},{}\n", model, CsvField(c.category), c.n_words,
+      categories_csv += fmt::format("{},{},{},{},{},{},{}\n", model, CsvField(c.category), c.n_words,
                                     FormatNumber(c.mahalanobis.rate()), FormatNumber(c.hotelling.rate()),
-                                    FormatNumber(c.human_fail_rate));
+                                    FormatNumber(c.human_fail_rate), FormatNumber(c.hotelling_uncorrected.rate()));
       categories.push_back({{"category", c.category},
                             {"n_words", c.n_words},
                             {"mahalanobis_fail_rate", JsonNumber(c.mahalanobis.rate())},
                             {"hotelling_fail_rate", JsonNumber(c.hotelling.rate())},
+                            {"hotelling_fail_rate_uncorrected", JsonNumber(c.hotelling_uncorrected.rate())},
                             {"human_fail_rate", JsonNumber(c.human_fail_rate)}});
     }
     nlohmann::json mj{{"model", m.name},
@@ -186,6 +200,11 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
                        {"predictions", predictions_json}};
   if (!report.humans_exclusions_source.empty())
     summary["inputs"]["humans_exclusions"] = InputFile(report.humans_exclusions_source);
+  if (!report.catalog_sources.empty()) {
+    nlohmann::json catalog = nlohmann::json::array();
+    for (const std::string& source : report.catalog_sources) catalog.push_back(InputFile(source));
+    summary["inputs"]["catalog"] = catalog;
+  }
 
   std::string md = fmt::format(
       "# Hues and Cues evaluation\n\nHumans: `{}`; outlier threshold {} (d² > {:.4g}); Hotelling rejection: "
@@ -204,19 +223,44 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
   if (with_catalog) {
     std::vector<std::string> uncatalogued;
     const std::vector<FamilyRow> families = Families(report, uncatalogued);
-    std::string families_csv = "kind,family,n_models,models,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate\n";
+    // Columns kept from schema 1, then the uncorrected rate and every rate's spread over the family's models.
+    std::string families_csv =
+        "kind,family,n_models,models,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate,"
+        "hotelling_fail_rate_uncorrected";
+    for (const FamilyRate& rate : kFamilyRates)
+      families_csv += fmt::format(",{0}_median,{0}_q1,{0}_q3,{0}_min,{0}_max", rate.name);
+    families_csv += "\n";
     nlohmann::json families_json = nlohmann::json::array();
-    md += "\nBy family (mean of the models' rates):\n\n| kind | family | models | Mahalanobis fail | Hotelling fail (BH) |\n"
-          "|---|---|---:|---:|---:|\n";
+    md += "\nBy family (mean of the models' rates; median [min, max] of the uncorrected Hotelling rate):\n\n"
+          "| kind | family | models | Mahalanobis fail | Hotelling fail (BH) | Hotelling fail (p ≤ α) | "
+          "median [range] (p ≤ α) |\n|---|---|---:|---:|---:|---:|---|\n";
     for (const FamilyRow& f : families) {
-      const double mahal = stats::Mean(f.mahalanobis), hot = stats::Mean(f.hotelling), human = stats::Mean(f.human);
-      families_csv += fmt::format("{},{},{},{},{},{},{}\n", f.kind, CsvField(f.family), f.models.size(),
+      const double mahal = stats::Mean(f.mahalanobis), hot = stats::Mean(f.hotelling),
+                   uncorrected = stats::Mean(f.hotelling_uncorrected), human = stats::Mean(f.human);
+      families_csv += fmt::format("{},{},{},{},{},{},{},{}", f.kind, CsvField(f.family), f.models.size(),
                                   CsvField(JoinNames(f.models)), FormatNumber(mahal), FormatNumber(hot),
-                                  FormatNumber(human));
-      families_json.push_back({{"kind", f.kind}, {"family", f.family}, {"models", f.models},
-                               {"mahalanobis_fail_rate", JsonNumber(mahal)}, {"hotelling_fail_rate", JsonNumber(hot)},
-                               {"human_fail_rate", JsonNumber(human)}});
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", f.kind, f.family, f.models.size(), Percent(mahal), Percent(hot));
+                                  FormatNumber(human), FormatNumber(uncorrected));
+      nlohmann::json fj{{"kind", f.kind},
+                        {"family", f.family},
+                        {"models", f.models},
+                        {"mahalanobis_fail_rate", JsonNumber(mahal)},
+                        {"hotelling_fail_rate", JsonNumber(hot)},
+                        {"hotelling_fail_rate_uncorrected", JsonNumber(uncorrected)},
+                        {"human_fail_rate", JsonNumber(human)}};
+      for (const FamilyRate& rate : kFamilyRates) {
+        const Spread spread = SpreadOf(f.*rate.values);
+        families_csv += fmt::format(",{},{},{},{},{}", FormatNumber(spread.median), FormatNumber(spread.q1),
+                                    FormatNumber(spread.q3), FormatNumber(spread.min), FormatNumber(spread.max));
+        fj[std::string(rate.name) + "_spread"] = {{"median", JsonNumber(spread.median)}, {"q1", JsonNumber(spread.q1)},
+                                                  {"q3", JsonNumber(spread.q3)}, {"min", JsonNumber(spread.min)},
+                                                  {"max", JsonNumber(spread.max)}};
+      }
+      families_csv += "\n";
+      families_json.push_back(std::move(fj));
+      const Spread spread = SpreadOf(f.hotelling_uncorrected);
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} [{}, {}] |\n", f.kind, f.family, f.models.size(),
+                        Percent(mahal), Percent(hot), Percent(uncorrected), Percent(spread.median),
+                        Percent(spread.min), Percent(spread.max));
     }
     summary["families"] = families_json;
     summary["uncatalogued_models"] = uncatalogued;

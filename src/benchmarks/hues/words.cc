@@ -58,13 +58,15 @@ std::optional<int> Vocabulary::IndexOfName(std::string_view text) const {
   return it->second;
 }
 
-Result<std::vector<NonsenseWord>> LoadNonsenseVocabulary(const std::filesystem::path& csv) {
+namespace {
+
+// A word,group CSV of distinct words (case-insensitive); the groups in first-seen order.
+Result<std::vector<NonsenseWord>> ReadNonsenseCsv(const std::filesystem::path& csv, std::vector<std::string>& groups) {
   VISALIGN_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(csv));
   VISALIGN_ASSIGN_OR_RETURN(size_t word_col, t.Column("word"));
   VISALIGN_ASSIGN_OR_RETURN(size_t group_col, t.Column("group"));
   std::vector<NonsenseWord> words;
   std::set<std::string> seen;
-  std::vector<std::string> groups;
   for (size_t i = 0; i < t.rows.size(); ++i) {
     NonsenseWord w{t.rows[i][word_col], t.rows[i][group_col]};
     if (w.word.empty() || w.group.empty())
@@ -75,6 +77,15 @@ Result<std::vector<NonsenseWord>> LoadNonsenseVocabulary(const std::filesystem::
     if (std::find(groups.begin(), groups.end(), w.group) == groups.end()) groups.push_back(w.group);
     words.push_back(std::move(w));
   }
+  if (words.empty()) return Status::Corrupt("no nonsense words", csv.string(), "at least one word,group row");
+  return words;
+}
+
+}  // namespace
+
+Result<std::vector<NonsenseWord>> LoadNonsenseVocabulary(const std::filesystem::path& csv) {
+  std::vector<std::string> groups;
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<NonsenseWord> words, ReadNonsenseCsv(csv, groups));
   for (const std::string& g : groups) {
     const auto n = std::count_if(words.begin(), words.end(), [&](const NonsenseWord& w) { return w.group == g; });
     if (n != kNonsenseGroupSize)
@@ -90,6 +101,23 @@ Result<std::vector<NonsenseWord>> LoadNonsenseVocabulary(const std::filesystem::
 Result<std::vector<NonsenseWord>> DefaultNonsenseVocabulary() {
   VISALIGN_ASSIGN_OR_RETURN(auto path, DataFile("hues/nonsense16.csv"));
   return LoadNonsenseVocabulary(path);
+}
+
+Result<std::vector<NonsenseWord>> PublishedNonsenseVocabulary() {
+  VISALIGN_ASSIGN_OR_RETURN(auto path, DataFile("hues/nonsense_words.csv"));
+  std::vector<std::string> groups;
+  return ReadNonsenseCsv(path, groups);
+}
+
+Result<std::vector<NonsenseWord>> AllNonsenseWords() {
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<NonsenseWord> all, DefaultNonsenseVocabulary());
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<NonsenseWord> published, PublishedNonsenseVocabulary());
+  for (NonsenseWord& w : published) {
+    const std::string upper = internal::AsciiUpper(w.word);
+    if (std::none_of(all.begin(), all.end(), [&](const NonsenseWord& a) { return internal::AsciiUpper(a.word) == upper; }))
+      all.push_back(std::move(w));
+  }
+  return all;
 }
 
 }  // namespace visalign::hues

@@ -62,7 +62,7 @@ struct ModelEvaluation {
   struct Category {
     std::string category;
     int n_words = 0;
-    RateCount mahalanobis, hotelling;
+    RateCount mahalanobis, hotelling, hotelling_uncorrected;
     double human_fail_rate = 0;
   };
   std::vector<Category> categories;
@@ -72,11 +72,23 @@ ModelEvaluation EvaluateModel(const ModelPredictions& model, const HumanBaseline
                               const Vocabulary& vocabulary, const Board& board, const MacroMap& macro,
                               const EvaluateOptions& options);
 
-// model → architecture family, dataset family (catalog CSV: model,architecture,dataset).
+// model → architecture family, dataset family (catalog CSV: model,architecture,dataset; other columns ignored).
 struct CatalogEntry {
   std::string architecture, dataset;
 };
-Result<std::map<std::string, CatalogEntry>> LoadCatalog(const std::filesystem::path& csv);
+using Catalog = std::map<std::string, CatalogEntry>;
+Result<Catalog> LoadCatalog(const std::filesystem::path& csv);
+
+// The catalog `hues evaluate` uses: the shipped data/hues/model_catalog.csv (the 162 published models, derivation in
+// docs/hues.md), with the rows of `override_csv` (when not empty) replacing the shipped rows of the same model and
+// adding new models. `sources` receives the files read, shipped first.
+Result<Catalog> LoadModelCatalog(const std::filesystem::path& override_csv, std::vector<std::string>& sources);
+
+// Median, quartiles (type 7, numpy's default) and range of the finite values; all NaN without any.
+struct Spread {
+  double median, q1, q3, min, max;
+};
+Spread SpreadOf(const std::vector<double>& values);
 
 struct EvaluationReport {
   std::string humans_source;
@@ -86,7 +98,8 @@ struct EvaluationReport {
   Chromaticity chromaticity = Chromaticity::kDisplay;
   std::string macro_source;
   std::vector<ModelEvaluation> models;
-  std::optional<std::map<std::string, CatalogEntry>> catalog;
+  std::optional<Catalog> catalog;
+  std::vector<std::string> catalog_sources;  // the catalog files read (LoadModelCatalog), for summary.json inputs
 };
 
 // Writes words.csv, models.csv, categories.csv, hotelling.csv, (families.csv with a catalog),

@@ -54,6 +54,12 @@ inline constexpr int kNonsenseGroupSize = 4;
 // nonsense16.csv (word,group,source): exactly 4 groups of 4 distinct words (case-insensitive).
 Result<std::vector<NonsenseWord>> LoadNonsenseVocabulary(const std::filesystem::path& csv);
 Result<std::vector<NonsenseWord>> DefaultNonsenseVocabulary();  // data/hues/nonsense16.csv
+// The authors' own list as published (data/hues/nonsense_words.csv, 11 words in groups of unequal size: number 1,
+// random_string 1, pseudoword 2, stop_word 7; the group labels are visalign's).
+Result<std::vector<NonsenseWord>> PublishedNonsenseVocabulary();
+// Both lists without repeats (the 16 items, then HER, HIM, HE, SHE): the nonsense words `hues run --nonsense`
+// plays and prediction files may hold.
+Result<std::vector<NonsenseWord>> AllNonsenseWords();
 
 // The words to play (`hues run --words`): "data" = `vocabulary`'s clue words (English, in order);
 // a path ending in .csv = the non-empty cells of its word_en column (else its word column); any
