@@ -112,5 +112,52 @@ TEST_F(HuesEvaluate, MissingWordsAreListedAndRatesCoverOnlyPresentWords) {
   EXPECT_DOUBLE_EQ(e.human_fail_rate, baseline_.words[0].loo_fail_rate);
 }
 
+TEST_F(HuesEvaluate, CategoriesCountUncorrectedRejectionsLikeTheModel) {
+  // RN50-openai on the old snapshot: 47 of 100 words have p <= 0.05 (the published pass table's 0.47).
+  const ModelEvaluation e = Evaluate(models_[0]);
+  EXPECT_EQ(e.hotelling_uncorrected.failed, 47);
+  int failed = 0, tested = 0;
+  for (const ModelEvaluation::Category& c : e.categories) {
+    EXPECT_GE(c.hotelling_uncorrected.failed, c.hotelling.failed) << c.category;  // BH only removes rejections
+    failed += c.hotelling_uncorrected.failed;
+    tested += c.hotelling_uncorrected.tested;
+  }
+  EXPECT_EQ(failed, e.hotelling_uncorrected.failed);
+  EXPECT_EQ(tested, e.hotelling_uncorrected.tested);
+}
+
+TEST(HuesSpread, MedianQuartilesAndRangeOfTheFiniteValues) {
+  // Sorted finite values 0.1, 0.2, 0.3, 0.4: type-7 quartiles at positions 0.75, 1.5 and 2.25.
+  const Spread s = SpreadOf({0.4, 0.1, std::nan(""), 0.3, 0.2});
+  EXPECT_DOUBLE_EQ(s.median, 0.25);
+  EXPECT_DOUBLE_EQ(s.q1, 0.175);
+  EXPECT_DOUBLE_EQ(s.q3, 0.325);
+  EXPECT_DOUBLE_EQ(s.min, 0.1);
+  EXPECT_DOUBLE_EQ(s.max, 0.4);
+  EXPECT_TRUE(std::isnan(SpreadOf({std::nan("")}).median));
+}
+
+TEST(HuesCatalog, ShippedCatalogHasThe162PublishedModelsAndAnOverrideReplacesRows) {
+  std::vector<std::string> sources;
+  auto shipped = LoadModelCatalog({}, sources);
+  ASSERT_TRUE(shipped.ok()) << shipped.status().ToString();
+  EXPECT_EQ(shipped->size(), 162u);
+  EXPECT_EQ(sources.size(), 1u);
+  EXPECT_EQ(shipped->at("RN50-openai").architecture, "ResNet");
+  EXPECT_EQ(shipped->at("MobileCLIP2-S0-dfndr2b").architecture, "MobileCLIP");
+  EXPECT_EQ(shipped->at("ViT-B-16-SigLIP2-256-webli").dataset, "WebLI");
+
+  testing::Scratch dir;
+  const auto override_csv =
+      dir.Write("mine.csv", "model,architecture,dataset\nRN50-openai,CNN,WIT\nclip-tiny,ViT,random\n");
+  sources.clear();
+  auto merged = LoadModelCatalog(override_csv, sources);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(merged->size(), 163u);
+  EXPECT_EQ(merged->at("RN50-openai").architecture, "CNN");
+  EXPECT_EQ(merged->at("clip-tiny").dataset, "random");
+  EXPECT_EQ(sources.size(), 2u);
+}
+
 }  // namespace
 }  // namespace visalign::hues

@@ -116,5 +116,51 @@ TEST_F(HuesNonsense, MissingNonsenseWordsAreAnError) {
   EXPECT_NE(r.status().what().find("ZIZAX"), std::string::npos) << r.status().ToString();
 }
 
+// The authors' 11 published items: number 1, random_string 1, pseudoword 2, stop_word 7 words.
+class HuesPublishedNonsense : public HuesNonsense {
+ protected:
+  void SetUp() override {
+    auto published = PublishedNonsenseVocabulary();
+    ASSERT_TRUE(published.ok()) << published.status().ToString();
+    vocabulary_ = std::move(published).value();
+    ASSERT_EQ(vocabulary_.size(), 11u);
+  }
+};
+
+TEST_F(HuesPublishedNonsense, OneWordGroupsNeverCollapseAndTwoOfTwoGroupsDecide) {
+  // Everything on I18: the pseudoword (2 of 2) and stop-word (7 of 7) groups collapse onto Neutral; the two
+  // one-word groups cannot collapse, so 2 of the 2 groups that can collapse decide.
+  const NonsenseResult all_grey = Classify(Model(std::vector<std::string>(11, "I18")));
+  ASSERT_EQ(all_grey.groups.size(), 4u);
+  EXPECT_FALSE(all_grey.groups[0].collapsed);
+  EXPECT_FALSE(all_grey.groups[1].collapsed);
+  EXPECT_TRUE(all_grey.groups[2].collapsed);
+  EXPECT_TRUE(all_grey.groups[3].collapsed);
+  EXPECT_EQ(all_grey.collapse, CollapseClass::kNeutral);
+}
+
+TEST_F(HuesPublishedNonsense, AGroupCollapsesOnThreeQuartersOfItsWords) {
+  // Pseudowords on two Red cells collapse onto Red (2 of 2); stop words 5 of 7 on I18 do not (5/7 < 3/4).
+  const NonsenseResult five = Classify(Model({"E5", "M5", "A4", "A5", "I18", "I18", "I18", "I18", "I18", "E6", "M6"}));
+  EXPECT_TRUE(five.groups[2].collapsed);
+  EXPECT_EQ(five.groups[2].onto, Macro::kRed);
+  EXPECT_FALSE(five.groups[3].collapsed);
+  EXPECT_EQ(five.collapse, CollapseClass::kSelective);  // 1 of 2 groups: not a model-wide collapse
+  // 6 of 7 stop words on I18 (6/7 >= 3/4) collapse onto Neutral; with pseudowords on Red the classes differ.
+  const NonsenseResult six = Classify(Model({"E5", "M5", "A4", "A5", "I18", "I18", "I18", "I18", "I18", "I18", "M6"}));
+  EXPECT_TRUE(six.groups[3].collapsed);
+  EXPECT_EQ(six.groups[3].onto, Macro::kNeutral);
+  EXPECT_EQ(six.collapse, CollapseClass::kSelective);
+}
+
+TEST(HuesNonsenseLists, AllNonsenseWordsAreTheSixteenThenThePublishedStopWordsTheyDrop) {
+  auto all = AllNonsenseWords();
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 20u);
+  std::vector<std::string> added;
+  for (size_t i = 16; i < all->size(); ++i) added.push_back((*all)[i].word);
+  EXPECT_EQ(added, (std::vector<std::string>{"HER", "HIM", "HE", "SHE"}));
+}
+
 }  // namespace
 }  // namespace visalign::hues
