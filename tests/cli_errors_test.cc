@@ -61,6 +61,11 @@ TEST(CliErrors, ValuesOfTheWrongKindSayWhatIsWrongWithThem) {
                 "--threads -1");
   auto word = RunVisalign({"color", "convert", "red", "--threads", "many"});
   ExpectOneLine(word, "error: --threads: value \"many\" is not a number (visalign color convert)", "--threads many");
+  auto normalization = RunVisalign({"violin", "evaluate", "--dataset", "d", "--images", "i", "--out", "o",
+                                    "--normalization", "zscore"});
+  ExpectOneLine(normalization, "error: --normalization", "--normalization zscore", "minmax");
+  auto weights = RunVisalign({"violin", "score", "a.png", "--target", "red", "--weights", "1,1,1,1,1,1,0,0,0"});
+  ExpectOneLine(weights, "error: ", "--weights with zero purity weights", "--weights");
   auto zero = RunVisalign({"acva", "generate", "--samples", "0"});
   ExpectOneLine(zero, "error: --samples: value 0 is not positive: expected a number above 0 (visalign acva generate)",
                 "--samples 0");

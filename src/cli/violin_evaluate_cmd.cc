@@ -23,7 +23,7 @@ constexpr size_t kProblemsShown = 10;
 struct EvaluateArgs {
   std::string dataset, name, out, weights, store = kDefaultStore;
   std::vector<std::string> images, runs, by;
-  std::string split = "all", missing = "skip", background = violin::kDefaultBackground;
+  std::string split = "all", missing = "skip", normalization = "fixed", background = violin::kDefaultBackground;
   int resamples = stats::BootstrapOptions{}.resamples;
   uint64_t seed = stats::BootstrapOptions{}.seed;
   bool strict = false;
@@ -114,6 +114,7 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(auto folders, ModelFolders(a));
   violin::EvaluateOptions options;
   VISALIGN_ASSIGN_OR_RETURN(options.weights, violin::ParseWeights(a.weights));
+  VISALIGN_ASSIGN_OR_RETURN(options.normalization, violin::ParseNormalization(a.normalization));
   VISALIGN_ASSIGN_OR_RETURN(options.missing, violin::ParseMissingPolicy(a.missing));
   VISALIGN_ASSIGN_OR_RETURN(options.alpha, violin::ParseBackground(a.background));
   options.split = a.split;
@@ -174,7 +175,14 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
   ev->add_option("--run", ea->runs, "A generation run in --store to score, named as the model (repeatable)");
   ev->add_option("--store", ea->store, "Run store folder for --run")->capture_default_str();
   ev->add_option("--out", ea->out, "Output folder for items.jsonl and summary.{json,csv,md}")->required();
-  ev->add_option("--weights", ea->weights, "pre_mean weights of rgb_ed,rgb_rm,de00,hue,chroma,hyab (default all 1)");
+  ev->add_option("--weights", ea->weights,
+                 "Weights w1,...,w6 of pre_mean (rgb_ed,rgb_rm,de00,hue,chroma,hyab) or w1,...,w9 (then pur_mean's "
+                 "sd,ced,hf); default all 1");
+  ev->add_option("--normalization", ea->normalization,
+                 "How raw metrics become [0,1]: fixed (divided by the documented maxima) or minmax (scaled to the "
+                 "range over every evaluated image)")
+      ->check(CLI::IsMember({"fixed", "minmax"}))
+      ->capture_default_str();
   ev->add_option("--split", ea->split, "Items to score: the manifest's split column")
       ->check(CLI::IsMember({"train", "test", "all"}))
       ->capture_default_str();

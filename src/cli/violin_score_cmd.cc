@@ -228,7 +228,8 @@ const CommandGroup kViolinScore(21, [](Cli& cli) {
   score->add_option("--fuzzy", so->target.fuzzy,
                     "A stated range LOW,HIGH: the target is the closest HSL point of the range");
   score->add_option("--weights", so->weights,
-                    "pre_mean weights of rgb_ed,rgb_rm,de00,hue,chroma,hyab (default 1,1,1,1,1,1)");
+                    "Weights w1,...,w6 of pre_mean (rgb_ed,rgb_rm,de00,hue,chroma,hyab) or w1,...,w9 (then "
+                    "pur_mean's sd,ced,hf); default all 1");
   score->add_option("--background", so->background,
                     "Colour transparent pixels are composited over, or none to score their stored RGB")
       ->capture_default_str();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -38,6 +39,34 @@ struct Job {
   const ImageSource* source;
   size_t item;  // index into the selection
 };
+
+using Records = std::vector<std::vector<std::vector<ImageRecord>>>;
+
+// Normalization::kMinMax: rescales every scored image's normalised values to the range of the image-level raw
+// values over all scored images, records that range in `summary`, and recomputes pre_mean and pur_mean.
+void MinMaxNormalise(Records& records, const Weights& weights, Summary& summary) {
+  std::array<double, kMetricCount> lo, hi;
+  lo.fill(std::numeric_limits<double>::infinity());
+  hi.fill(-std::numeric_limits<double>::infinity());
+  for (const auto& model : records)
+    for (const auto& item : model)
+      for (const ImageRecord& r : item)
+        if (r.scored)
+          for (size_t k = 0; k < kMetricCount; ++k) {
+            lo[k] = std::min(lo[k], r.metrics.raw[k]);
+            hi[k] = std::max(hi[k], r.metrics.raw[k]);
+          }
+  for (auto& model : records)
+    for (auto& item : model)
+      for (ImageRecord& r : item) {
+        if (!r.scored) continue;
+        for (size_t k = 0; k < kMetricCount; ++k)
+          r.metrics.norm[k] = hi[k] > lo[k] ? (r.metrics.raw[k] - lo[k]) / (hi[k] - lo[k]) : 0.0;
+        WeightMeans(r.metrics, weights);
+      }
+  summary.raw_min = lo;
+  summary.raw_max = hi;
+}
 
 }  // namespace
 
@@ -125,6 +154,7 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
   summary.alpha = options.alpha;
   summary.bootstrap = options.bootstrap;
   summary.manifest_sha256 = options.manifest_sha256;
+  summary.normalization = options.normalization;
   for (const ModelImages& model : models) summary.origins.emplace_back(model.model, model.origin);
 
   // The selection: items of the split, in manifest order; `slot` maps a manifest index to it.
@@ -176,8 +206,10 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
       summary.unmatched.push_back({model.model, {}, -1, path, "no manifest item with this id"});
   }
 
-  std::vector<std::vector<std::vector<ImageRecord>>> records(
-      models.size(), std::vector<std::vector<ImageRecord>>(selected.size()));
+  Records records(models.size(), std::vector<std::vector<ImageRecord>>(selected.size()));
+  // Min-max values need every image first, so their items.jsonl lines are written after scoring.
+  const bool defer_images = options.normalization == Normalization::kMinMax;
+  std::vector<size_t> record_of(jobs.size());  // a job's position in its records[model][item]
   Progress progress("violin evaluate", jobs.size(), options.show_progress);
   auto produce = [&](size_t i) -> Result<Metrics> {
     const Job& job = jobs[i];
@@ -188,6 +220,7 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
     const Job& job = jobs[i];
     const ManifestItem& item = *selected[job.item];
     std::vector<ImageRecord>& item_records = records[job.model][job.item];
+    record_of[i] = item_records.size();
     if (!result.ok()) {
       item_records.push_back({false, {}});
       summary.unreadable.push_back(
@@ -200,13 +233,23 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
                                      "alpha_min " + std::to_string(result->alpha_min)});
     item_records.push_back({true, *result});
     progress.Add(1, 0);
-    if (options.on_image)
+    if (options.on_image && !defer_images)
       return options.on_image(
           ImageScore{&item, models[job.model].model, job.source->k, job.source->path, *result});
     return Status::Ok();
   };
   VISALIGN_RETURN_IF_ERROR(ParallelForOrdered(jobs.size(), produce, consume, options.threads));
   progress.Finish();
+  if (defer_images) {
+    MinMaxNormalise(records, options.weights, summary);
+    for (size_t i = 0; i < jobs.size() && options.on_image; ++i) {
+      const Job& job = jobs[i];
+      const ImageRecord& r = records[job.model][job.item][record_of[i]];
+      if (!r.scored) continue;
+      VISALIGN_RETURN_IF_ERROR(options.on_image(
+          ImageScore{selected[job.item], models[job.model].model, job.source->k, job.source->path, r.metrics}));
+    }
+  }
   VISALIGN_RETURN_IF_ERROR(BuildRows(selected, names, records, summary));
   return summary;
 }

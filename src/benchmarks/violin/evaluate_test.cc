@@ -136,6 +136,42 @@ TEST(Evaluate, CountsScoredMissingAndUnreadablePerGroup) {
   EXPECT_EQ(summary->unmatched.size(), 1u);
 }
 
+TEST(Evaluate, MinMaxNormalisationScalesToTheRangeOverTheEvaluatedImages) {
+  // a/0 and z/0 are exact (rgb_ed 0), a/1 is off by ΔR = 10 (rgb_ed 10): min-max gives a/1 rgb_ed 1 and the
+  // others 0; the purity metrics of solid images are all 0 (max = min), so they normalise to 0.
+  Fixture f;
+  auto images = CollectImageDirectory(f.dir.path(), "m", f.items);
+  ASSERT_TRUE(images.ok());
+  EvaluateOptions options;
+  options.show_progress = false;
+  options.normalization = Normalization::kMinMax;
+  options.weights = *ParseWeights("1,0,0,0,0,0,0,1,0");  // pre_mean = rgb_ed, pur_mean = ced
+  std::vector<std::pair<std::string, double>> streamed;
+  options.on_image = [&](const ImageScore& s) {
+    streamed.push_back({s.item->id + "/" + std::to_string(s.k), s.metrics.norm[static_cast<size_t>(Metric::kRgbEd)]});
+    return Status::Ok();
+  };
+  auto summary = Evaluate(f.items, {*images}, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(streamed, (std::vector<std::pair<std::string, double>>{{"a/0", 0.0}, {"a/1", 1.0}, {"z/0", 0.0}}));
+  EXPECT_EQ(summary->raw_min[static_cast<size_t>(Metric::kRgbEd)], 0.0);
+  EXPECT_DOUBLE_EQ(summary->raw_max[static_cast<size_t>(Metric::kRgbEd)], 10.0);
+  ASSERT_EQ(summary->rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(*summary->rows[0].pre_mean, 0.5);  // mean of a/0 (0) and a/1 (1)
+  EXPECT_EQ(*summary->rows[0].pur_mean, 0.0);
+  EXPECT_EQ(*summary->rows[1].pre_mean, 0.0);
+  const auto json = SummaryJson(*summary, options.weights);
+  EXPECT_EQ(json["normalization"]["mode"], "minmax");
+  EXPECT_DOUBLE_EQ(json["normalization"]["raw_max"]["rgb_ed"].get<double>(), 10.0);
+  EXPECT_EQ(json["weights"]["ced"], 1.0);
+
+  options.normalization = Normalization::kFixed;  // the documented maximum: 10 / (255 sqrt 3), averaged with 0
+  auto fixed = Evaluate(f.items, {*images}, options);
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_DOUBLE_EQ(*fixed->rows[0].pre_mean, 10.0 / (255.0 * std::sqrt(3.0)) / 2);
+  EXPECT_EQ(SummaryJson(*fixed, options.weights)["normalization"], (nlohmann::ordered_json{{"mode", "fixed"}}));
+}
+
 TEST(Evaluate, MissingItemsAreListedAndRowsWithoutImagesHaveNoMeans) {
   Fixture f;
   std::vector<ModelImages> models = {{"empty", {}, {}}};

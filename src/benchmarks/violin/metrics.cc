@@ -1,6 +1,7 @@
 // Per-image VIOLIN metrics (definitions: docs/metrics.md).
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "visalign/core/io.h"
@@ -57,27 +58,54 @@ double Normalise(Metric m, double raw) { return std::clamp(raw / Info(m).max, 0.
 
 Result<Weights> ParseWeights(std::string_view text) {
   const std::string where = "weights \"" + std::string(text) + "\"";
-  const std::string expected = "six non-negative numbers w1,...,w6 (rgb_ed, rgb_rm, de00, hue, chroma, hyab), "
-                               "not all zero";
+  const std::string expected =
+      "six non-negative numbers w1,...,w6 (rgb_ed, rgb_rm, de00, hue, chroma, hyab) or nine (then sd, ced, hf), "
+      "not all zero within precision or within purity";
   Weights weights;
   if (text.empty()) return weights;
-  size_t index = 0, start = 0;
-  double total = 0.0;
+  std::vector<double> values;
+  size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string_view::npos) comma = text.size();
-    if (index == kPrecisionCount) return Status::InvalidArgument("too many weights", where, expected);
+    if (values.size() == kMetricCount) return Status::InvalidArgument("too many weights", where, expected);
     VISALIGN_ASSIGN_OR_RETURN(double w, ParseDouble(text.substr(start, comma - start), where));
     if (!(w >= 0.0) || !std::isfinite(w))
       return Status::InvalidArgument("negative or non-finite weight " + std::to_string(w), where, expected);
-    weights.precision[index++] = w;
-    total += w;
+    values.push_back(w);
     start = comma + 1;
   }
-  if (index != kPrecisionCount)
-    return Status::InvalidArgument("expected 6 weights, got " + std::to_string(index), where, expected);
-  if (total <= 0.0) return Status::InvalidArgument("all weights are zero", where, expected);
+  if (values.size() != kPrecisionCount && values.size() != kMetricCount)
+    return Status::InvalidArgument("expected 6 or 9 weights, got " + std::to_string(values.size()), where, expected);
+  std::copy_n(values.begin(), kPrecisionCount, weights.precision.begin());
+  if (values.size() == kMetricCount) std::copy_n(values.begin() + kPrecisionCount, kPurityCount, weights.purity.begin());
+  const auto sum = [](const auto& group) { return std::accumulate(group.begin(), group.end(), 0.0); };
+  if (sum(weights.precision) <= 0.0) return Status::InvalidArgument("all precision weights are zero", where, expected);
+  if (sum(weights.purity) <= 0.0) return Status::InvalidArgument("all purity weights are zero", where, expected);
   return weights;
+}
+
+Result<Normalization> ParseNormalization(std::string_view name) {
+  if (name == "fixed") return Normalization::kFixed;
+  if (name == "minmax") return Normalization::kMinMax;
+  return Status::InvalidArgument("unknown normalization \"" + std::string(name) + "\"", "normalization",
+                                 "fixed (the documented maxima) or minmax (the range over the evaluated images)");
+}
+
+std::string_view NormalizationName(Normalization n) { return n == Normalization::kMinMax ? "minmax" : "fixed"; }
+
+void WeightMeans(Metrics& m, const Weights& weights) {
+  double pre = 0.0, pre_w = 0.0, pur = 0.0, pur_w = 0.0;
+  for (size_t i = 0; i < kPrecisionCount; ++i) {
+    pre += weights.precision[i] * m.norm[i];
+    pre_w += weights.precision[i];
+  }
+  for (size_t i = 0; i < kPurityCount; ++i) {
+    pur += weights.purity[i] * m.norm[kPrecisionCount + i];
+    pur_w += weights.purity[i];
+  }
+  m.pre_mean = pre / pre_w;
+  m.pur_mean = pur / pur_w;
 }
 
 nlohmann::json MetricsJson(const Metrics& m) {
@@ -139,9 +167,9 @@ color::Rgb255 FuzzyTarget(color::Rgb255 mean, color::Srgb8 low, color::Srgb8 hig
 
 Result<Metrics> ScoreImage(const imaging::Image& image, const TargetSpec& target, const Weights& weights) {
   VISALIGN_RETURN_IF_ERROR(target.Validate());
-  double weight_sum = 0.0;
-  for (double w : weights.precision) weight_sum += w;
-  if (!(weight_sum > 0.0)) return Status::InvalidArgument("precision weights sum to zero", "weights", "positive weights");
+  const auto positive = [](const auto& group) { return std::accumulate(group.begin(), group.end(), 0.0) > 0.0; };
+  if (!positive(weights.precision) || !positive(weights.purity))
+    return Status::InvalidArgument("precision or purity weights sum to zero", "weights", "positive weights");
   const int blocks = BlockCount(target.layout);
   Metrics out;
   out.alpha_min = image.alpha_min;
@@ -173,12 +201,7 @@ Result<Metrics> ScoreImage(const imaging::Image& image, const TargetSpec& target
     out.raw[i] /= blocks;
     out.norm[i] /= blocks;
   }
-  double weighted = 0.0;
-  for (size_t i = 0; i < kPrecisionCount; ++i) weighted += weights.precision[i] * out.norm[i];
-  out.pre_mean = weighted / weight_sum;
-  out.pur_mean = (out.norm[static_cast<size_t>(Metric::kSd)] + out.norm[static_cast<size_t>(Metric::kCed)] +
-                  out.norm[static_cast<size_t>(Metric::kHf)]) /
-                 3.0;
+  WeightMeans(out, weights);
   return out;
 }
 

@@ -112,6 +112,22 @@ TEST(ParseWeights, AcceptsSixNonNegativeNumbers) {
   EXPECT_FALSE(ParseWeights("1,1,1,-1,1,1").ok());
   EXPECT_FALSE(ParseWeights("0,0,0,0,0,0").ok());
   EXPECT_FALSE(ParseWeights("1,1,x,1,1,1").ok());
+  EXPECT_EQ(w->purity, (std::array<double, 3>{1, 1, 1}));  // six weights leave pur_mean equal-weighted
+}
+
+TEST(ParseWeights, NineNumbersAlsoWeightThePurityMetrics) {
+  auto w = ParseWeights("1,1,1,1,1,1,2,0,1");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->purity, (std::array<double, 3>{2, 0, 1}));
+  EXPECT_FALSE(ParseWeights("1,1,1,1,1,1,0,0,0").ok());  // purity all zero
+  EXPECT_FALSE(ParseWeights("1,1,1,1,1,1,1,1").ok());    // eight
+  EXPECT_FALSE(ParseWeights("1,1,1,1,1,1,1,1,1,1").ok());
+  // pur_mean = (2 sd_n + hf) / 3 by hand.
+  Metrics m;
+  m.norm = {0, 0, 0, 0, 0, 0, 0.3, 0.9, 0.6};
+  WeightMeans(m, *w);
+  EXPECT_DOUBLE_EQ(m.pur_mean, (2 * 0.3 + 0.6) / 3);
+  EXPECT_EQ(m.pre_mean, 0.0);
 }
 
 TEST(ScoreImage, GroundTruthOfEveryLayoutIsExactlyZeroAtOddSizes) {

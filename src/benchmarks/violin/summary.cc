@@ -330,7 +330,14 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
   j["inputs"] = inputs;
   nlohmann::ordered_json w = nlohmann::ordered_json::object();
   for (size_t i = 0; i < kPrecisionCount; ++i) w[std::string(RawName(kAllMetrics[i]))] = weights.precision[i];
+  for (size_t i = 0; i < kPurityCount; ++i)
+    w[std::string(RawName(kAllMetrics[kPrecisionCount + i]))] = weights.purity[i];
   j["weights"] = w;
+  j["normalization"] = {{"mode", std::string(NormalizationName(summary.normalization))}};
+  if (summary.normalization == Normalization::kMinMax && summary.n_scored() > 0) {
+    j["normalization"]["raw_min"] = MetricObject(summary.raw_min, false);
+    j["normalization"]["raw_max"] = MetricObject(summary.raw_max, false);
+  }
   j["split"] = summary.split;
   j["by"] = summary.by;
   j["missing_policy"] = std::string(MissingPolicyName(summary.missing_policy));

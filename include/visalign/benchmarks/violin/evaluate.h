@@ -45,12 +45,24 @@ std::string_view NormName(Metric m);  // as RawName, but "sd_n" for sd
 // raw / (the metric's maximum), clamped to [0, 1]; sd's maximum is 0.5 (sd_n = min(1, 2*sd)).
 double Normalise(Metric m, double raw);
 
-// Weights of the six precision metrics in pre_mean (non-negative, not all zero).
+// Weights of the six precision metrics in pre_mean and of the three purity metrics in pur_mean
+// (non-negative; neither group all zero).
+inline constexpr size_t kPurityCount = kMetricCount - kPrecisionCount;
 struct Weights {
   std::array<double, kPrecisionCount> precision{1, 1, 1, 1, 1, 1};
+  std::array<double, kPurityCount> purity{1, 1, 1};
 };
-// "w1,w2,w3,w4,w5,w6" in metric order rgb_ed, rgb_rm, de00, hue, chroma, hyab; "" = all 1.
+// "w1,...,w6" (precision; purity weights stay 1) or "w1,...,w9" in metric order rgb_ed, rgb_rm, de00, hue,
+// chroma, hyab, sd, ced, hf; "" = all 1.
 Result<Weights> ParseWeights(std::string_view text);
+
+// How raw values become [0, 1] (docs/metrics.md, "Normalisation"). kFixed: each block's raw value divided by
+// the metric's documented maximum and clamped (Normalise), then averaged over blocks. kMinMax: (raw - min) /
+// (max - min) of the image-level raw value, min and max taken over every scored image of the evaluation (all
+// models); 0 when max = min.
+enum class Normalization { kFixed, kMinMax };
+Result<Normalization> ParseNormalization(std::string_view name);  // "fixed" | "minmax"
+std::string_view NormalizationName(Normalization n);
 
 // A block's mean colour and the target it was compared with (for fuzzy items, the projection).
 struct BlockColor {
@@ -65,6 +77,8 @@ struct Metrics {
   std::vector<BlockColor> blocks;  // layout order
   uint8_t alpha_min = 255;         // the image's (imaging::Image::alpha_min)
 };
+// pre_mean and pur_mean: the weighted means of m.norm's precision and purity values.
+void WeightMeans(Metrics& m, const Weights& weights);
 // {"raw": {rgb_ed, ..., hf}, "norm": {rgb_ed, ..., sd_n, ced, hf}, "pre_mean", "pur_mean"}, plus
 // "alpha_min" when the image had transparent pixels (below 255).
 nlohmann::json MetricsJson(const Metrics& m);
@@ -237,11 +251,14 @@ struct Summary {
   size_t n_outside_split = 0;  // images of items the split left out (not scored)
   std::string manifest_sha256;   // EvaluateOptions::manifest_sha256
   std::vector<std::pair<std::string, ImageOrigin>> origins;  // per model, in the given order
+  Normalization normalization = Normalization::kFixed;
+  std::array<double, kMetricCount> raw_min{}, raw_max{};  // kMinMax: the range each metric was scaled by
   size_t n_scored() const;
 };
 // summary.json: the results contract's header (benchmark "violin", schema_version,
 // visalign_version) and "inputs" ({"dataset": {"manifest_sha256"}, "models": [{"model", "kind",
-// "path"[, "run", "identity"]}]}), then the settings, rows and problem lists.
+// "path"[, "run", "identity"]}]}), then the settings ("weights" of all nine metrics, "normalization": {"mode"}
+// plus, for minmax, "raw_min" and "raw_max"), rows and problem lists.
 nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights);
 // Numbers in CSV are FormatNumber (visalign/core/format.h): empty where summary.json has null.
 std::string SummaryCsv(const Summary& summary);       // one line per row, normalised metrics
@@ -249,6 +266,7 @@ std::string SummaryMarkdown(const Summary& summary);  // the published-table sha
 
 struct EvaluateOptions {
   Weights weights;
+  Normalization normalization = Normalization::kFixed;
   std::string split = "all";        // train | test | all: the manifest's `split` column
   std::vector<std::string> by;      // extra grouping columns, from kGroupColumns
   MissingPolicy missing = MissingPolicy::kSkip;
