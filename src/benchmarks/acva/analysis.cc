@@ -76,6 +76,9 @@ class Analyzer {
     internal::TierResult tiers = internal::Tiers(tallies, order, options_.alpha, options_.bootstrap);
     for (size_t mi : order) result.models.push_back(Model(models_[mi], tiers.tier_of[mi]));
     result.correlations = Correlations();
+    for (CorrelationAnalysis& c : ModelMeanCorrelations(result.models)) result.correlations.push_back(std::move(c));
+    result.pooled = Pooled();
+    result.weights = CompareWeights(result.models);
     result.comparisons = std::move(tiers.comparisons);
     result.tiers = std::move(tiers.tiers);
     for (const ImageFacts& f : facts_) result.images.push_back(Image(f));
@@ -211,6 +214,134 @@ class Analyzer {
     out.quadrants = q;
     out.median_scope = options_.median_scope;
     out.median = median;
+    out.on_median = OnMedian(points, median);
+    return out;
+  }
+
+  // Share of `points` whose D_img (H) equals the median: the groups the tie rule splits half and half.
+  static DiversityPoint OnMedian(const std::vector<DiversityPoint>& points, const DiversityPoint& median) {
+    if (points.empty()) return {kNaN, kNaN};
+    double d = 0, h = 0;
+    for (const DiversityPoint& p : points) {
+      d += p.d_img == median.d_img ? 1 : 0;
+      h += p.h == median.h ? 1 : 0;
+    }
+    return {d / static_cast<double>(points.size()), h / static_cast<double>(points.size())};
+  }
+
+  PooledQuadrants PooledSplit(Mode mode) const {
+    std::vector<DiversityPoint> all;
+    for (const ModelData& m : models_) {
+      const std::vector<DiversityPoint> points = SplitPoints(m, mode);
+      all.insert(all.end(), points.begin(), points.end());
+    }
+    PooledQuadrants out;
+    out.n_groups = all.size();
+    out.median = pooled_medians_.at(mode);
+    out.quadrants = MedianSplit(all, out.median.d_img, out.median.h);
+    out.on_median = OnMedian(all, out.median);
+    return out;
+  }
+
+  // Every model's images, groups and (model, pair) cells together.
+  PooledAnalysis Pooled() const {
+    PooledAnalysis out;
+    std::map<Category, std::array<double, 3>> sums;  // passes, adequacy sum, images
+    std::array<double, 3> all{};
+    for (const ImageFacts& f : facts_) {
+      if (!f.adequacy) continue;
+      for (std::array<double, 3>* t : {&all, &sums[set_.concepts[f.concept_index].category]}) {
+        (*t)[0] += f.pass ? 1 : 0;
+        (*t)[1] += *f.adequacy;
+        (*t)[2] += 1;
+      }
+    }
+    const auto totals = [](const std::array<double, 3>& t) {
+      return PooledCategory{static_cast<size_t>(t[2]), t[2] > 0 ? t[0] / t[2] : kNaN, t[2] > 0 ? t[1] / t[2] : kNaN};
+    };
+    out.all = totals(all);
+    for (const auto& [category, t] : sums) out.by_category[category] = totals(t);
+    out.filtered = PooledSplit(Mode::kFiltered);
+    out.unfiltered = PooledSplit(Mode::kUnfiltered);
+    std::vector<double> cells;
+    for (const ConceptPair& p : set_.pairs) {
+      std::vector<double> per_model;
+      for (const ModelData& m : models_) {
+        const double afc = Pair(m, p).afc;
+        if (std::isfinite(afc)) per_model.push_back(afc);
+      }
+      cells.insert(cells.end(), per_model.begin(), per_model.end());
+      out.pairs.push_back({p.a, p.b, per_model.size(), MeanOf(per_model)});
+    }
+    out.afc_cells = cells.size();
+    out.afc_acc_mean = MeanOf(cells);
+    return out;
+  }
+
+  // Spearman over models of their means: adequacy vs D_img, H (unfiltered) and 2AFC accuracy.
+  static std::vector<CorrelationAnalysis> ModelMeanCorrelations(const std::vector<ModelAnalysis>& models) {
+    struct Relation {
+      const char* name;
+      double (*value)(const ModelAnalysis&);
+    };
+    static constexpr Relation kRelations[] = {
+        {"d_img", [](const ModelAnalysis& m) { return m.unfiltered.d_img_mean; }},
+        {"h", [](const ModelAnalysis& m) { return m.unfiltered.h_mean; }},
+        {"afc", [](const ModelAnalysis& m) { return m.distinctiveness.afc_acc_mean; }}};
+    std::vector<CorrelationAnalysis> out;
+    for (const Relation& r : kRelations) {
+      std::vector<double> adequacy, other;
+      for (const ModelAnalysis& m : models)
+        if (std::isfinite(m.adequacy_mean) && std::isfinite(r.value(m))) {
+          adequacy.push_back(m.adequacy_mean);
+          other.push_back(r.value(m));
+        }
+      const std::string name = std::string("models_adequacy_vs_") + r.name;
+      out.push_back(Correlation(name, adequacy, other, "adequacy vs " + std::string(r.name) + " (model means)"));
+    }
+    return out;
+  }
+
+  WeightsComparison CompareWeights(const std::vector<ModelAnalysis>& models) const {
+    WeightsComparison out;
+    std::vector<double> change;
+    std::map<std::string, std::pair<double, double>> equal_sums;  // model -> (sum, images)
+    for (const ImageFacts& f : facts_) {
+      if (!f.adequacy) continue;
+      change.push_back(*f.adequacy - *f.adequacy_equal);
+      auto& [sum, n] = equal_sums[f.image->model];
+      sum += *f.adequacy_equal;
+      n += 1;
+    }
+    out.n_images = change.size();
+    out.mean_change = MeanOf(change);
+    for (double& c : change) c = std::abs(c);
+    out.mean_abs_change = MeanOf(change);
+    std::vector<std::pair<std::string, std::pair<double, double>>> ranked;  // model -> (set weights, equal)
+    for (const ModelAnalysis& m : models) {
+      auto it = equal_sums.find(m.model);
+      if (it == equal_sums.end() || !std::isfinite(m.adequacy_mean)) continue;
+      ranked.push_back({m.model, {m.adequacy_mean, it->second.first / it->second.second}});
+    }
+    std::vector<double> custom, equal;
+    for (const auto& [model, values] : ranked) {
+      custom.push_back(values.first);
+      equal.push_back(values.second);
+    }
+    out.models_rho = Correlation("models_equal_vs_custom_weights", equal, custom,
+                                 "adequacy_mean with equal vs custom weights (models)");
+    const auto order = [&](bool use_equal) {
+      std::vector<std::pair<std::string, std::pair<double, double>>> sorted = ranked;
+      std::sort(sorted.begin(), sorted.end(), [&](const auto& x, const auto& y) {
+        const double vx = use_equal ? x.second.second : x.second.first;
+        const double vy = use_equal ? y.second.second : y.second.first;
+        return vx != vy ? vx > vy : x.first < y.first;
+      });
+      std::vector<std::string> names;
+      for (const auto& entry : sorted) names.push_back(entry.first);
+      return names;
+    };
+    out.same_order = order(false) == order(true);
     return out;
   }
 
@@ -365,6 +496,21 @@ class Analyzer {
         y.push_back(it->second);
       }
       out.push_back(Correlation("adequacy_vs_" + name, x, y, "adequacy vs " + name + " (concepts)"));
+      for (Category category : kCategories) {
+        std::vector<double> cx, cy;
+        for (size_t c = 0; c < set_.concepts.size(); ++c) {
+          auto it = set_.concepts[c].ratings.find(name);
+          if (set_.concepts[c].category != category || it == set_.concepts[c].ratings.end() ||
+              !std::isfinite(concept_adequacy[c]))
+            continue;
+          cx.push_back(concept_adequacy[c]);
+          cy.push_back(it->second);
+        }
+        if (cx.empty()) continue;
+        const std::string suffix = std::string(CategoryName(category));
+        out.push_back(Correlation("adequacy_vs_" + name + "_" + suffix, cx, cy,
+                                  "adequacy vs " + name + " (" + suffix + " concepts)"));
+      }
     }
     std::vector<double> g_adequacy, g_d, h_adequacy, g_h;
     for (const ModelData& m : models_)

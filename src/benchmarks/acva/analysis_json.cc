@@ -14,8 +14,12 @@ json OptionalJson(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+json QuadrantsJson(const QuadrantShares& q) {
+  return {{"genuine", q.genuine}, {"pseudo", q.pseudo}, {"metaphor", q.metaphor}, {"low", q.low}};
+}
+json PointJson(const DiversityPoint& p) { return {{"d_img", p.d_img}, {"h", p.h}}; }
+
 json DiversityJson(const DiversityAnalysis& d) {
-  const QuadrantShares& q = d.quadrants;
   return {{"n_groups", d.n_groups},
           {"d_img_mean", d.d_img_mean},
           {"d_img_ci", IntervalJson(d.d_img_ci)},
@@ -23,8 +27,9 @@ json DiversityJson(const DiversityAnalysis& d) {
           {"d_met_ci", IntervalJson(d.d_met_ci)},
           {"h_mean", d.h_mean},
           {"h_ci", IntervalJson(d.h_ci)},
-          {"quadrants", {{"genuine", q.genuine}, {"pseudo", q.pseudo}, {"metaphor", q.metaphor}, {"low", q.low}}},
-          {"median_split", {{"scope", MedianScopeName(d.median_scope)}, {"d_img", d.median.d_img}, {"h", d.median.h}}}};
+          {"quadrants", QuadrantsJson(d.quadrants)},
+          {"median_split", {{"scope", MedianScopeName(d.median_scope)}, {"d_img", d.median.d_img}, {"h", d.median.h}}},
+          {"on_median", PointJson(d.on_median)}};
 }
 
 json ModelJson(const ModelAnalysis& m) {
@@ -73,6 +78,39 @@ json CorrelationJson(const CorrelationAnalysis& c) {
   return {{"n", c.n}, {"rho", c.rho}, {"p_value", c.p_value}};
 }
 
+json PooledCategoryJson(const PooledCategory& c) {
+  return {{"n_images", c.n_images}, {"pass_rate", c.pass_rate}, {"adequacy_mean", c.adequacy_mean}};
+}
+
+json PooledQuadrantsJson(const PooledQuadrants& q) {
+  return {{"n_groups", q.n_groups}, {"quadrants", QuadrantsJson(q.quadrants)},
+          {"median_split", {{"scope", "pooled"}, {"d_img", q.median.d_img}, {"h", q.median.h}}},
+          {"on_median", PointJson(q.on_median)}};
+}
+
+json PooledJson(const PooledAnalysis& p) {
+  json categories = json::object();
+  for (const auto& [cat, c] : p.by_category) categories[std::string(CategoryName(cat))] = PooledCategoryJson(c);
+  json pairs = json::array();
+  for (const PooledPair& pair : p.pairs)
+    pairs.push_back({{"a", pair.a}, {"b", pair.b}, {"n_models", pair.n_models}, {"afc_acc_mean", pair.afc_acc_mean}});
+  json out = PooledCategoryJson(p.all);
+  out.update({{"by_category", categories},
+              {"diversity", {{"filtered", PooledQuadrantsJson(p.filtered)},
+                             {"unfiltered", PooledQuadrantsJson(p.unfiltered)}}},
+              {"afc", {{"n_cells", p.afc_cells}, {"afc_acc_mean", p.afc_acc_mean}}},
+              {"pairs", pairs}});
+  return out;
+}
+
+json WeightsJson(const WeightsComparison& w) {
+  return {{"n_images", w.n_images},
+          {"mean_change", w.mean_change},
+          {"mean_abs_change", w.mean_abs_change},
+          {"models_rank", CorrelationJson(w.models_rho)},
+          {"same_order", w.same_order}};
+}
+
 }  // namespace
 
 json AnalysisJson(const Analysis& a) {
@@ -103,6 +141,8 @@ json AnalysisJson(const Analysis& a) {
         {"ci_level", o.bootstrap.level}}},
       {"models", models},
       {"correlations", correlations},
+      {"pooled", PooledJson(a.pooled)},
+      {"weights_comparison", WeightsJson(a.weights)},
       {"comparisons", comparisons},
       {"tiers", tiers},
   });

@@ -215,6 +215,60 @@ TEST_F(AnalyzeTwoModels, CorrelationsReportRhoOrWhyNot) {
   EXPECT_EQ(c["equal_vs_custom_weights_images"]["rho"], 1.0);
 }
 
+TEST_F(AnalyzeTwoModels, PooledTotalsOverEveryModel) {
+  const json& p = result_.summary["pooled"];
+  // good: 9 passing images (adequacy 1); poor: 9 valid failing ones (adequacy 0), the invalid one left out.
+  EXPECT_EQ(p["n_images"], 18);
+  EXPECT_EQ(p["pass_rate"], 0.5);
+  EXPECT_EQ(p["adequacy_mean"], 0.5);
+  EXPECT_EQ(p["by_category"]["moral"]["n_images"], 12);
+  EXPECT_EQ(p["by_category"]["emotion"]["pass_rate"], 0.5);
+  // Unfiltered: 3 good groups (D_img 0.09/1.09, H log2 3) and 3 poor groups (0, 0); pooled medians lie between,
+  // so good is genuine, poor low and no group is on a median.
+  const json& u = p["diversity"]["unfiltered"];
+  EXPECT_EQ(u["n_groups"], 6);
+  EXPECT_EQ(u["quadrants"], json({{"genuine", 0.5}, {"pseudo", 0.0}, {"metaphor", 0.0}, {"low", 0.5}}));
+  EXPECT_EQ(u["on_median"], json({{"d_img", 0.0}, {"h", 0.0}}));
+  // Filtered: only good's 3 identical groups, all on both medians.
+  EXPECT_EQ(p["diversity"]["filtered"]["on_median"], json({{"d_img", 1.0}, {"h", 1.0}}));
+  // 2AFC: good 1, poor 0.5 (always the first word: right in one order of each pair of trials).
+  EXPECT_EQ(p["afc"]["n_cells"], 2);
+  EXPECT_EQ(p["afc"]["afc_acc_mean"], 0.75);
+  EXPECT_EQ(p["pairs"][0], json({{"a", "a"}, {"b", "b"}, {"n_models", 2}, {"afc_acc_mean", 0.75}}));
+  // Per model: every one of good's unfiltered groups ties with its own medians.
+  EXPECT_EQ(Model(result_.summary, "good")["diversity"]["unfiltered"]["on_median"], json({{"d_img", 1.0}, {"h", 1.0}}));
+}
+
+TEST_F(AnalyzeTwoModels, CorrelationsPerCategoryAndOverModelMeansNeedThreePoints) {
+  const json& c = result_.summary["correlations"];
+  EXPECT_EQ(c["adequacy_vs_imageability_moral"]["n"], 2);  // concepts a and b
+  EXPECT_TRUE(c["adequacy_vs_imageability_moral"]["rho"].is_null());
+  EXPECT_EQ(c["adequacy_vs_imageability_emotion"]["n"], 1);
+  EXPECT_FALSE(c.contains("adequacy_vs_imageability_social"));  // no rated concept in the category
+  for (const char* name : {"models_adequacy_vs_d_img", "models_adequacy_vs_h", "models_adequacy_vs_afc"}) {
+    EXPECT_EQ(c[name]["n"], 2) << name;
+    EXPECT_TRUE(c[name]["rho"].is_null()) << name;
+  }
+}
+
+TEST(Analyze, EqualVersusSetWeightsMeanChangeAndModelOrder) {
+  // One image each on concept c (weights q1 = 2, q2 = 1): x rates (1, 0), y (0, 1), z (0.5, 0.5). Set weights:
+  // x 2/3, y 1/3, z 1/2 (order x, z, y); equal weights: all 1/2 (order by name x, y, z).
+  const ConceptSet set = ThreeConcepts();
+  std::vector<JudgedImage> images = {Image("x", "c", 0, 1, 0), Image("y", "c", 0, 0, 1), Image("z", "c", 0, 0.5, 0.5)};
+  AnalysisOptions options;
+  options.bootstrap.resamples = 100;
+  auto r = Analyze(set, images, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& w = r->summary["weights_comparison"];
+  EXPECT_EQ(w["n_images"], 3);
+  EXPECT_NEAR(w["mean_change"].get<double>(), 0.0, 1e-15);  // +1/6, -1/6, 0
+  EXPECT_NEAR(w["mean_abs_change"].get<double>(), 1.0 / 9, 1e-15);
+  EXPECT_FALSE(w["same_order"].get<bool>());
+  EXPECT_EQ(w["models_rank"]["n"], 3);
+  EXPECT_TRUE(w["models_rank"]["rho"].is_null());  // equal-weight means are constant
+}
+
 TEST_F(AnalyzeTwoModels, ItemsCarryEverythingAskedAndAnswered) {
   ASSERT_EQ(result_.items.size(), 19u);
   const json& first = result_.items[0];

@@ -205,7 +205,8 @@ struct DiversityAnalysis {
   stats::Interval d_img_ci, d_met_ci, h_ci;
   QuadrantShares quadrants;
   MedianScope median_scope = MedianScope::kModel;
-  DiversityPoint median;  // where the quadrants are split
+  DiversityPoint median;     // where the quadrants are split
+  DiversityPoint on_median;  // share of the split groups whose D_img (H) equals its median (NaN without groups)
 };
 struct PairAnalysis {
   std::string a, b;
@@ -236,6 +237,37 @@ struct CorrelationAnalysis {
   double rho = 0, p_value = 0;
   std::string error;
 };
+// Totals over every analyzed model (docs/acva.md, "Pooled totals").
+struct PooledCategory {
+  size_t n_images = 0;  // images with a defined adequacy
+  double pass_rate = 0, adequacy_mean = 0;
+};
+struct PooledQuadrants {
+  size_t n_groups = 0;  // groups of every model with D_img and H defined
+  QuadrantShares quadrants;
+  DiversityPoint median, on_median;  // split at the medians over all these groups
+};
+struct PooledPair {
+  std::string a, b;
+  size_t n_models = 0;  // models with a defined 2AFC accuracy on the pair
+  double afc_acc_mean = 0;
+};
+struct PooledAnalysis {
+  PooledCategory all;
+  std::map<Category, PooledCategory> by_category;
+  PooledQuadrants filtered, unfiltered;
+  size_t afc_cells = 0;     // (model, pair) cells with a defined 2AFC accuracy
+  double afc_acc_mean = 0;  // their mean
+  std::vector<PooledPair> pairs;  // concept-set pair order
+};
+// Equal rubric weights vs the concept set's weights: how much adequacy moves and whether the models' order does.
+struct WeightsComparison {
+  size_t n_images = 0;
+  double mean_change = 0;      // mean over images of A (set weights) - A (equal weights)
+  double mean_abs_change = 0;
+  CorrelationAnalysis models_rho;  // Spearman over models of adequacy_mean, equal vs set weights
+  bool same_order = true;          // the models ranked by adequacy_mean (ties by name) in the same order
+};
 struct PassRateComparison {
   std::string a, b;
   size_t n_concepts = 0;
@@ -262,14 +294,16 @@ struct Analysis {
   AnalysisOptions options;
   std::vector<ModelAnalysis> models;  // by tier, then descending pass rate, then name
   std::vector<CorrelationAnalysis> correlations;
+  PooledAnalysis pooled;
+  WeightsComparison weights;
   std::vector<PassRateComparison> comparisons;
   std::vector<Tier> tiers;
   std::vector<ImageAnalysis> images;  // input order
 };
 
 // The summary.json document of an analysis: the results contract's header (benchmark "acva",
-// schema_version, visalign_version), "concept_set", "options", "models", "correlations",
-// "comparisons", "tiers" (the command adds "inputs", "judge", "generation" and "embeddings").
+// schema_version, visalign_version), "concept_set", "options", "models", "correlations", "pooled",
+// "weights_comparison", "comparisons", "tiers" (the command adds "inputs", "judge", "generation" and "embeddings").
 nlohmann::json AnalysisJson(const Analysis& analysis);
 // One items.jsonl row.
 nlohmann::json ImageAnalysisJson(const ImageAnalysis& image);
