@@ -134,6 +134,12 @@ TEST(HuesCli, EvaluateWritesEveryOutputWithTheDocumentedColumns) {
   const auto shipped_summary = nlohmann::json::parse(Slurp(out / "shipped/summary.json"));
   EXPECT_EQ(shipped_summary["models"][0]["family"], (nlohmann::json{{"architecture", "ResNet"}, {"dataset", "OpenAI-WIT"}}));
   EXPECT_EQ(shipped_summary["models"][1]["family"], (nlohmann::json{{"architecture", "SigLIP"}, {"dataset", "WebLI"}}));
+  // RN50-openai alone in ResNet: 44 of 100 words with p <= 0.05 on the shipped human data; its spread is that value.
+  const auto& resnet = shipped_summary["families"][0];
+  ASSERT_EQ(resnet["family"], "ResNet");
+  EXPECT_EQ(resnet["hotelling_fail_rate_uncorrected"], 0.44);
+  EXPECT_EQ(resnet["hotelling_fail_rate_uncorrected_spread"],
+            (nlohmann::json{{"median", 0.44}, {"q1", 0.44}, {"q3", 0.44}, {"min", 0.44}, {"max", 0.44}}));
 
   auto uniform = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--model-weights", "uniform",
                               "--out", (out / "uniform").string()});
