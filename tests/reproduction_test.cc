@@ -100,6 +100,14 @@ TEST(Reproduction, H10AgeGroups) {
   EXPECT_EQ(age[">=30"]["answers"], 753);
   EXPECT_NEAR(age["<30"]["fail_rate"].get<double>(), 0.073, kQuotedPercent);
   EXPECT_NEAR(age[">=30"]["fail_rate"].get<double>(), 0.121, kQuotedPercent);
+  // The permutation test over players: the difference is 91/753 - 223/3066 (the groups' failed/tested), and
+  // 10 of the 20000 permutations are as extreme (seed 20240501), p = 11/20001.
+  const auto& test = humans["age_permutation_test"];
+  EXPECT_EQ(test["players"], (nlohmann::json{251, 64}));
+  EXPECT_EQ(age[">=30"]["failed"], 91);
+  EXPECT_EQ(age["<30"]["failed"], 223);
+  EXPECT_DOUBLE_EQ(test["difference"].get<double>(), 91.0 / 753 - 223.0 / 3066);
+  EXPECT_DOUBLE_EQ(test["p_value"].get<double>(), 11.0 / 20001);
 }
 
 }  // namespace

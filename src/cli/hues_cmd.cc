@@ -211,6 +211,12 @@ void AddHumans(Cli& cli, CLI::App* g) {
     fmt::print("{:<10} {:<18} {:>7}  {:>9}\n", "group by", "group", "answers", "LOO fail");
     for (const GroupRate& gr : h.baseline.demographics)
       fmt::print("{:<10} {:<18} {:>7}  {:>9}\n", gr.dimension, gr.group, gr.answers, Percent(gr.fail_rate));
+    const AgePermutationTest& age = h.baseline.age_test;
+    fmt::print("\nAge >=30 minus <30 (players {} vs {}): {} points, permutation test over players p = {} ({} "
+               "permutations)\n",
+               age.players_30_and_over, age.players_under_30,
+               std::isnan(age.difference) ? "-" : fmt::format("{:+.1f}", 100 * age.difference),
+               std::isnan(age.p_value) ? "-" : fmt::format("{:.2g}", age.p_value), age.permutations);
     int loo_singular = 0;
     for (const WordBaseline& wb : h.baseline.words) loo_singular += wb.loo_singular;
     fmt::print("\nSingular word covariances: {}; answers not testable (singular leave-one-out covariance): {}\n",

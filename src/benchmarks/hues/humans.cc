@@ -5,11 +5,13 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "benchmarks/hues/text_util.h"
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
+#include "visalign/stats/resampling.h"
 
 namespace visalign::hues {
 namespace {
@@ -153,6 +155,66 @@ Result<Threshold> ParseThreshold(std::string_view spec) {
   return invalid();
 }
 
+namespace {
+
+// One answer's leave-one-out result against the other answers to its word.
+enum class Outcome { kNotTested, kPassed, kFailed };
+
+// The age permutation test over players (AgePermutationTest).
+AgePermutationTest AgeTest(const HumanData& humans, const std::vector<Outcome>& outcome) {
+  struct Player {
+    bool over_30 = false;
+    int tested = 0, failed = 0;
+  };
+  std::map<std::string, Player> by_user;
+  for (size_t i = 0; i < humans.answers.size(); ++i) {
+    const HumanAnswer& a = humans.answers[i];
+    const std::string group = AgeGroup(a.age_range);
+    if (group == kUnknown) continue;
+    auto it = by_user.emplace(a.user, Player{group == ">=30", 0, 0}).first;  // a player's first stated age counts
+    it->second.tested += outcome[i] != Outcome::kNotTested ? 1 : 0;
+    it->second.failed += outcome[i] == Outcome::kFailed ? 1 : 0;
+  }
+  std::vector<Player> players;
+  for (const auto& [user, p] : by_user) players.push_back(p);
+  AgePermutationTest t;
+  t.permutations = kAgePermutations;
+  t.seed = kAgePermutationSeed;
+  const auto difference = [&](const std::vector<bool>& over_30) {
+    std::array<double, 2> tested{}, failed{};
+    for (size_t i = 0; i < players.size(); ++i) {
+      tested[over_30[i]] += players[i].tested;
+      failed[over_30[i]] += players[i].failed;
+    }
+    return tested[0] > 0 && tested[1] > 0 ? failed[1] / tested[1] - failed[0] / tested[0] : kNaN;
+  };
+  std::vector<bool> labels;
+  for (const Player& p : players) {
+    labels.push_back(p.over_30);
+    (p.over_30 ? t.players_30_and_over : t.players_under_30) += 1;
+  }
+  t.difference = difference(labels);
+  if (std::isnan(t.difference)) {
+    t.p_value = kNaN;
+    return t;
+  }
+  stats::ResamplingRng rng(t.seed);
+  int as_extreme = 0;
+  for (int r = 0; r < t.permutations; ++r) {
+    for (size_t i = labels.size(); i > 1; --i) {  // Fisher-Yates with the platform-independent draw
+      const size_t j = rng.Below(i);
+      const bool swap = labels[i - 1];
+      labels[i - 1] = labels[j];
+      labels[j] = swap;
+    }
+    as_extreme += std::abs(difference(labels)) >= std::abs(t.difference) ? 1 : 0;
+  }
+  t.p_value = (1.0 + as_extreme) / (1.0 + t.permutations);
+  return t;
+}
+
+}  // namespace
+
 HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vocabulary, const Board& board,
                                    const MacroMap& macro, const Threshold& threshold) {
   HumanBaseline b;
@@ -161,7 +223,6 @@ HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vo
   std::vector<std::vector<size_t>> answers_of(n_words);
   for (size_t i = 0; i < humans.answers.size(); ++i) answers_of[humans.answers[i].word].push_back(i);
 
-  enum class Outcome { kNotTested, kPassed, kFailed };
   std::vector<Outcome> outcome(humans.answers.size(), Outcome::kNotTested);
   b.words.resize(n_words);
   std::vector<stats::Vec2> points;
@@ -238,6 +299,7 @@ HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vo
     g.fail_rate = g.tested > 0 ? double(g.failed) / g.tested : kNaN;
     b.demographics.push_back(g);
   }
+  b.age_test = AgeTest(humans, outcome);
   return b;
 }
 
@@ -286,7 +348,14 @@ nlohmann::json HumanBaselineJson(const HumanBaseline& baseline, const HumanData&
           {"singular_words", singular},
           {"words", words},
           {"categories", categories},
-          {"demographics", demographics}};
+          {"demographics", demographics},
+          {"age_permutation_test",
+           {{"groups", {"<30", ">=30"}},
+            {"players", {baseline.age_test.players_under_30, baseline.age_test.players_30_and_over}},
+            {"difference", JsonNumber(baseline.age_test.difference)},
+            {"p_value", JsonNumber(baseline.age_test.p_value)},
+            {"permutations", baseline.age_test.permutations},
+            {"seed", baseline.age_test.seed}}}};
 }
 
 }  // namespace visalign::hues

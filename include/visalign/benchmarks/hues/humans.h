@@ -89,11 +89,26 @@ struct GroupRate {
   double fail_rate = 0;   // failed / tested over all LOO tests of this group's answers
 };
 
+// Do players under and over 30 fail the leave-one-out test equally often? A permutation test over players:
+// the statistic is the difference of the two groups' fail rates (failed / tested over their answers, ">=30"
+// minus "<30"); each permutation shuffles the players' age groups (a player keeps all their answers), and
+// p = (1 + #{|difference*| >= |difference|}) / (1 + permutations). Players whose age is unknown are left out.
+struct AgePermutationTest {
+  int players_under_30 = 0, players_30_and_over = 0;
+  double difference = 0;  // NaN when a group has no tested answer
+  double p_value = 0;     // NaN likewise
+  int permutations = 0;
+  uint64_t seed = 0;
+};
+inline constexpr int kAgePermutations = 20000;
+inline constexpr uint64_t kAgePermutationSeed = 20240501;
+
 struct HumanBaseline {
   Threshold threshold;
   std::vector<WordBaseline> words;  // one per vocabulary word, vocabulary order
   std::vector<CategoryRate> categories;
   std::vector<GroupRate> demographics;
+  AgePermutationTest age_test;
   double fail_rate = 0;             // mean of word rates
   int singular_words = 0;
 };
