@@ -59,7 +59,7 @@ def pvalues(eval_dir, peer):
         counts[n] = counts.get(n, 0) + 1
     print(f"models: {len(models)}; words matching of the 98 compared -> models: {counts}")
     print(f"worst relative error: F {worst_f:.2g}, 1 - CDF p {worst_p:.2g}; "
-          f"both 1 - CDF values below 2^-53 (cancellation; F equal): {saturated}")
+          f"both 1 - CDF values at or below 2^-53 (cancellation; F equal): {saturated}")
     for o in other:
         print("differs:", *o)
     return 0 if not other else 1
