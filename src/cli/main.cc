@@ -199,6 +199,8 @@ Status ParseErrorStatus(const CLI::ParseError& e, const CLI::App& app, int argc,
 // (docs/cli.md). A `where` that is an input name, or starts with one and a space, is renamed.
 constexpr std::pair<std::string_view, std::string_view> kFlagOfInput[] = {
     {"run name", "--run"},
+    {"results folder", "--results"},
+    {"families file", "--families"},
     {"store location", "--store"},
     {"image folder", "--images"},
     {"output folder", "--out"},

@@ -1,0 +1,92 @@
+// `visalign report`: one self-contained HTML file (and, with --figures, static SVG/PNG files) over
+// benchmark results folders. The library (src/report/) reads the folders and builds the page; this
+// file only parses, calls it and prints the output's path.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "visalign/core/io.h"
+#include "visalign/report/report.h"
+
+namespace visalign::cli {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> results;
+  std::string out;
+  std::string title = "visalign report";
+  std::string families;
+  std::string figures;
+  std::string format = "both";
+  int worst_images = 6;
+  int thumbnail_size = 64;
+};
+
+Status RunReport(const Cli& cli, const ReportArgs& a) {
+  std::vector<report::ResultsFolder> folders;
+  for (const std::string& dir : a.results) {
+    VISALIGN_ASSIGN_OR_RETURN(report::ResultsFolder folder, report::ReadResultsFolder(dir));
+    folders.push_back(std::move(folder));
+  }
+  report::ReportOptions options;
+  options.title = a.title;
+  options.worst_images = a.worst_images;
+  options.thumbnail_size = a.thumbnail_size;
+  if (!a.families.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(options.family_overrides, report::ReadFamilyOverrides(a.families));
+  }
+  VISALIGN_ASSIGN_OR_RETURN(report::Report built, report::BuildReport(folders, options));
+  const std::string html = report::RenderHtml(built);
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(a.out, html));
+  if (!a.figures.empty()) {
+    const report::FigureFormat format = a.format == "svg"   ? report::FigureFormat::kSvg
+                                        : a.format == "png" ? report::FigureFormat::kPng
+                                                            : report::FigureFormat::kBoth;
+    VISALIGN_RETURN_IF_ERROR(report::ExportFigures(built, a.figures, format));
+  }
+  if (cli.global().json) {
+    PrintJson({{"out", a.out}, {"bytes", html.size()}, {"sections", built.sections.size()},
+               {"figures", built.figures.size()}, {"figures_dir", a.figures.empty() ? nlohmann::json() : nlohmann::json(a.figures)}});
+  } else {
+    std::printf("report: %s (%zu sections, %zu figures, %.1f KB)\n", a.out.c_str(), built.sections.size(),
+                built.figures.size(), html.size() / 1024.0);
+    if (!a.figures.empty()) std::printf("figures: %s/\n", a.figures.c_str());
+    std::fflush(stdout);
+  }
+  return Status::Ok();
+}
+
+const CommandGroup kReport(80, [](Cli& cli) {
+  CLI::App* cmd = cli.app().add_subcommand("report", "One self-contained HTML report (and paper figures) over results folders");
+  auto a = std::make_shared<ReportArgs>();
+  cmd->add_option("--results", a->results,
+                  "A results folder of `violin evaluate`, `hues evaluate` or `acva analyze/run`; repeatable, in page order")
+      ->required();
+  cmd->add_option("--out", a->out, "The HTML file to write")->required();
+  cmd->add_option("--title", a->title, "The page's title")->capture_default_str();
+  cmd->add_option("--families", a->families,
+                  "CSV model,architecture,dataset overriding the Hues and Cues model families (docs/report.md)");
+  cmd->add_option("--figures", a->figures, "Also write every figure as a static file into this folder (needs chromium)");
+  cmd->add_option("--format", a->format, "Static figure format: svg, png or both")
+      ->check(CLI::IsMember({"svg", "png", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--worst-images", a->worst_images, "VIOLIN: worst images shown per model")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--thumbnail-size", a->thumbnail_size, "VIOLIN: longest side of the thumbnails, pixels")
+      ->check(CLI::Range(8, 512))
+      ->capture_default_str();
+  cmd->footer(
+      "The page needs no network: scripts, styles, data and thumbnails are inline; no URL appears in it.\n"
+      "Tables show summary.csv as written; plots show tooltips with the numbers and follow the model filter.\n"
+      "The same folders give the same bytes. A benchmark not among the folders has no section.\n"
+      "Example:\n"
+      "  visalign report --results violin-eval --results hues-eval --results acva --out report.html \\\n"
+      "    --figures figures --format both");
+  cli.Bind(cmd, [&cli, a]() -> Status { return RunReport(cli, *a); });
+});
+
+}  // namespace
+}  // namespace visalign::cli

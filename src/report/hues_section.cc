@@ -1,0 +1,169 @@
+// The Hues and Cues section: fail rates per model against the human leave-one-out rate, their
+// distributions per architecture and pretraining-data family, the category × family heat tables
+// and summary.csv.
+#include <fmt/format.h>
+
+#include "report/page.h"
+
+namespace visalign::report::internal {
+namespace {
+
+constexpr std::pair<std::string_view, std::string_view> kMetrics[] = {{"mahalanobis", "Mahalanobis (LOO outlier)"},
+                                                                       {"hotelling", "Hotelling T² (BH)"}};
+constexpr std::pair<std::string_view, std::string_view> kKinds[] = {{"architecture", "architecture"},
+                                                                     {"dataset", "pretraining data"}};
+
+nlohmann::ordered_json Number(const nlohmann::json& v) { return v.is_number() ? nlohmann::ordered_json(v) : nullptr; }
+
+// override file, then summary.json's catalogued family, then the name rules.
+ModelFamily FamilyOf(const nlohmann::json& model, const ReportOptions& options) {
+  const std::string name = model.value("model", "");
+  if (auto it = options.family_overrides.find(name); it != options.family_overrides.end()) return it->second;
+  if (const nlohmann::json& f = model.value("family", nlohmann::json()); f.is_object())
+    return {f.value("architecture", "other"), f.value("dataset", "other")};
+  return FamilyFromName(name);
+}
+
+nlohmann::ordered_json Tooltip(std::initializer_list<std::string_view> fields) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (std::string_view f : fields) {
+    nlohmann::ordered_json entry = {{"field", f}};
+    if (f == "rate" || f == "human") entry["format"] = ".4f";
+    out.push_back(entry);
+  }
+  return out;
+}
+
+// The human leave-one-out rate as a dashed rule: one mark from one data row. Layers are named
+// "<name>" (their marks "<name>_marks"), unique in a spec.
+nlohmann::ordered_json HumanRule(double human, std::string_view channel, std::string name) {
+  return {{"name", std::move(name)},
+          {"data", {{"values", {{{"human", human}}}}}},
+          {"mark", {{"type", "rule"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
+          {"encoding", {{channel, {{"field", "human"}, {"type", "quantitative"}}},
+                        {"tooltip", {{{"field", "human"}, {"title", "human LOO fail rate"}, {"format", ".4f"}}}}}}};
+}
+
+nlohmann::ordered_json ModelRows(const nlohmann::json& models, const ReportOptions& options) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const nlohmann::json& m : models) {
+    const ModelFamily family = FamilyOf(m, options);
+    for (const auto& [key, label] : kMetrics)
+      rows.push_back({{"model", m.value("model", "")},
+                      {"metric", label},
+                      {"rate", Number(m.value(key, nlohmann::json::object()).value("fail_rate", nlohmann::json()))},
+                      {"architecture", family.architecture},
+                      {"dataset", family.dataset}});
+  }
+  return rows;
+}
+
+nlohmann::ordered_json PerModelSpec(nlohmann::ordered_json rows, double human) {
+  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  spec["width"] = 520;
+  spec["height"] = {{"step", 14}};
+  spec["layer"] = {
+      {{"name", "models"}, {"mark", {{"type", "point"}, {"filled", true}, {"size", 50}}},
+       {"encoding",
+        {{"y", {{"field", "model"}, {"type", "nominal"}, {"sort", {{"op", "max"}, {"field", "rate"}, {"order", "descending"}}}}},
+         {"x", {{"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"}, {"scale", {{"domain", {0, 1}}}}}},
+         {"color", {{"field", "metric"}, {"type", "nominal"}}},
+         {"tooltip", Tooltip({"model", "metric", "rate", "architecture", "dataset"})}}}},
+      HumanRule(human, "x", "human")};
+  return spec;
+}
+
+nlohmann::ordered_json FamilySpec(nlohmann::ordered_json rows, std::string_view kind, double human) {
+  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  nlohmann::ordered_json panels = nlohmann::ordered_json::array();
+  for (const auto& [key, label] : kMetrics) {
+    const nlohmann::ordered_json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
+    const nlohmann::ordered_json y = {{"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"},
+                                      {"scale", {{"domain", {0, 1}}}}};
+    panels.push_back(
+        {{"title", label},
+         {"width", {{"step", 44}}},
+         {"height", 240},
+         {"layer",
+          {{{"transform", {{{"filter", fmt::format("datum.metric == '{}'", label)}}}},
+            {"layer",
+             {{{"mark", {{"type", "boxplot"}, {"extent", "min-max"}, {"opacity", 0.5}}},
+               {"encoding", {{"x", x}, {"y", y}, {"color", {{"field", kind}, {"type", "nominal"}, {"legend", nullptr}}}}}},
+              {{"name", fmt::format("models_{}", key)}, {"mark", {{"type", "tick"}, {"color", "#333"}}},
+               {"encoding", {{"x", x}, {"y", y}, {"tooltip", Tooltip({"model", "metric", "rate", "architecture", "dataset"})}}}}}}},
+           HumanRule(human, "y", fmt::format("human_{}", key))}}});
+  }
+  spec["hconcat"] = std::move(panels);
+  return spec;
+}
+
+// One row per (model, category) with both rates, plus one per category for the humans.
+nlohmann::ordered_json CategoryRows(const nlohmann::json& summary, const ReportOptions& options) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const nlohmann::json& m : summary.value("models", nlohmann::json::array())) {
+    const ModelFamily family = FamilyOf(m, options);
+    for (const nlohmann::json& c : m.value("categories", nlohmann::json::array()))
+      rows.push_back({{"model", m.value("model", "")},
+                      {"category", c.value("category", "")},
+                      {"architecture", family.architecture},
+                      {"dataset", family.dataset},
+                      {"rate", Number(c.value("mahalanobis_fail_rate", nlohmann::json()))}});
+  }
+  return rows;
+}
+
+nlohmann::ordered_json CategorySpec(nlohmann::ordered_json rows, std::string_view kind) {
+  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  spec["transform"].push_back({{"aggregate", {{{"op", "mean"}, {"field", "rate"}, {"as", "rate"}},
+                                              {{"op", "count"}, {"as", "models"}}}},
+                               {"groupby", {"category", kind}}});
+  const nlohmann::ordered_json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
+  const nlohmann::ordered_json y = {{"field", "category"}, {"type", "nominal"}, {"title", nullptr}};
+  const nlohmann::ordered_json tooltip = {{{"field", "category"}}, {{"field", kind}},
+                                          {{"field", "rate"}, {"title", "mean Mahalanobis fail rate"}, {"format", ".4f"}},
+                                          {{"field", "models"}}};
+  spec["width"] = {{"step", 70}};
+  spec["height"] = {{"step", 26}};
+  spec["layer"] = {
+      {{"name", "cells"}, {"mark", {{"type", "rect"}}},
+       {"encoding", {{"x", x}, {"y", y}, {"tooltip", tooltip},
+                     {"color", {{"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"},
+                                {"scale", {{"domain", {0, 1}}, {"scheme", "orangered"}}}}}}}},
+      {{"name", "labels"}, {"mark", {{"type", "text"}, {"fontSize", 10}}},
+       {"encoding", {{"x", x}, {"y", y}, {"text", {{"field", "rate"}, {"type", "quantitative"}, {"format", ".2f"}}},
+                     {"color", {{"condition", {{"test", "datum.rate > 0.5"}, {"value", "white"}}}, {"value", "black"}}}}}}};
+  return spec;
+}
+
+}  // namespace
+
+Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
+  VISALIGN_RETURN_IF_ERROR(RequireColumns(folder, {"model", "mahalanobis_fail_rate", "hotelling_fail_rate"}));
+  const nlohmann::json& summary = folder.summary;
+  const nlohmann::json& models = summary.value("models", nlohmann::json::array());
+  const nlohmann::json& human_rate = summary.value("humans", nlohmann::json::object()).value("fail_rate", nlohmann::json());
+  const double human = human_rate.is_number() ? human_rate.get<double>() : 0;
+  const nlohmann::ordered_json rows = ModelRows(models, options);
+  section.Html(fmt::format("<p>Human leave-one-out fail rate: <strong>{}</strong> (dashed line).</p>\n",
+                           human_rate.is_number() ? fmt::format("{:.4f}", human) : "–"));
+  section.AddFigure("fail-rates", "Fail rate per model.",
+                    "The share of words whose model answer is a Mahalanobis outlier of the human answers, and whose "
+                    "Hotelling T² test rejects (Benjamini–Hochberg); the dashed line is the human rate.",
+                    PerModelSpec(rows, human));
+  for (const auto& [kind, label] : kKinds)
+    section.AddFigure(fmt::format("families-{}", kind), fmt::format("Fail rates by {} family.", label),
+                      "Box: min, quartiles, max of the models' rates; ticks: the models. Families follow "
+                      "docs/report.md (override file, the evaluation's catalog, else the model-name rules).",
+                      FamilySpec(rows, kind, human));
+  const nlohmann::ordered_json categories = CategoryRows(summary, options);
+  for (const auto& [kind, label] : kKinds)
+    section.AddFigure(fmt::format("categories-{}", kind), fmt::format("Category × {} family.", label),
+                      "Mean Mahalanobis fail rate of the family's models per word category (the human rates per "
+                      "category are in summary.json).",
+                      CategorySpec(categories, kind));
+  section.Heading("summary.csv");
+  section.AddSummaryTable(folder.summary_csv);
+  return Status::Ok();
+}
+
+}  // namespace visalign::report::internal

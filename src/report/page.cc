@@ -1,0 +1,201 @@
+// The report's page: escaping, tables, the section builder, the HTML document and BuildReport.
+#include "report/page.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "report/assets.h"
+#include "visalign/core/results.h"
+
+namespace visalign::report {
+namespace internal {
+
+std::string EscapeHtml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case ':': out += text.substr(i + 1, 2) == "//" ? "&#58;" : ":"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string ScriptJson(const nlohmann::ordered_json& value) {
+  const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') {
+      out += "<\\/";
+      ++i;
+    } else if (text.compare(i, 3, "://") == 0) {
+      out += ":\\/\\/";
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+Status RequireColumns(const ResultsFolder& folder, std::initializer_list<std::string_view> columns) {
+  for (std::string_view name : columns)
+    if (ColumnIndex(folder.summary_csv, name) == folder.summary_csv.header.size())
+      return Status::InvalidArgument(fmt::format("summary.csv has no column \"{}\"", name),
+                                     "results folder " + folder.dir.string(),
+                                     fmt::format("the summary.csv of a {} results folder", folder.benchmark));
+  return Status::Ok();
+}
+
+size_t ColumnIndex(const CsvTable& table, std::string_view name) {
+  return static_cast<size_t>(std::find(table.header.begin(), table.header.end(), name) - table.header.begin());
+}
+
+nlohmann::ordered_json CsvNumber(const std::string& cell) {
+  double value = 0;
+  const char* end = cell.data() + cell.size();
+  auto [ptr, ec] = std::from_chars(cell.data(), end, value);
+  if (cell.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return nullptr;
+  return value;
+}
+
+bool AnyNumber(const nlohmann::ordered_json& rows, std::string_view field) {
+  for (const nlohmann::ordered_json& row : rows)
+    if (row.contains(field) && row[std::string(field)].is_number()) return true;
+  return false;
+}
+
+nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_models) {
+  nlohmann::ordered_json spec;
+  spec["params"] = {{{"name", "model_filter"}, {"value", ""}}};
+  spec["data"] = {{"values", std::move(values)}};
+  spec["config"] = {{"font", "DejaVu Sans, Helvetica Neue, Arial, sans-serif"}};  // the page's font
+  if (filter_models)
+    spec["transform"] = {{{"filter", "model_filter == '' || indexof(lower(datum.model), lower(model_filter)) >= 0"}}};
+  return spec;
+}
+
+std::string SortableTable(const CsvTable& table, const std::string& id, const std::string& caption,
+                          const CellClass& cell_class) {
+  std::optional<size_t> model_column;
+  for (size_t c = 0; c < table.header.size(); ++c)
+    if (table.header[c] == "model") model_column = c;
+  std::string html = fmt::format("<div class=\"table-wrap\"><table class=\"sortable\" id=\"{}\">", EscapeHtml(id));
+  if (!caption.empty()) html += "<caption>" + EscapeHtml(caption) + "</caption>";
+  html += "<thead><tr>";
+  for (const std::string& name : table.header) html += "<th>" + EscapeHtml(name) + "</th>";
+  html += "</tr></thead><tbody>";
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const std::vector<std::string>& row = table.rows[r];
+    html += model_column ? "<tr data-model=\"" + EscapeHtml(row[*model_column]) + "\">" : "<tr>";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string cls = cell_class ? cell_class(r, c) : std::string();
+      html += (cls.empty() ? "<td>" : "<td class=\"" + cls + "\">") + EscapeHtml(row[c]) + "</td>";
+    }
+    html += "</tr>";
+  }
+  html += "</tbody></table></div>\n";
+  return html;
+}
+
+SectionBuilder::SectionBuilder(Report& report, const ResultsFolder& folder, std::string id, std::string heading)
+    : report_(report), index_(report.sections.size()) {
+  report.sections.push_back({std::move(id), folder.benchmark, std::move(heading), {}});
+  const nlohmann::json& s = folder.summary;
+  Html(fmt::format("<p class=\"provenance\">Folder <code>{}</code> · written by visalign {} · results schema {}</p>\n",
+                   EscapeHtml(folder.dir.string()), EscapeHtml(s.value("visalign_version", std::string("?"))),
+                   EscapeHtml(s["schema_version"].dump())));
+  if (s.contains("inputs"))
+    Html("<details class=\"inputs\"><summary>Inputs (fingerprints of everything the numbers depend on)</summary><pre>" +
+         EscapeHtml(s["inputs"].dump(2)) + "</pre></details>\n");
+}
+
+void SectionBuilder::Heading(std::string_view text) { Html("<h3>" + EscapeHtml(text) + "</h3>\n"); }
+
+void SectionBuilder::AddFigure(const std::string& name, std::string title, std::string caption,
+                               nlohmann::ordered_json spec) {
+  const size_t index = report_.figures.size();
+  Figure figure{id() + "-" + name, std::move(title), std::move(caption), std::move(spec)};
+  Html(fmt::format("<figure class=\"plot\" id=\"fig-{}\"><figcaption><strong>{}</strong> {}</figcaption>"
+                   "<div class=\"vega\" data-figure=\"{}\"></div></figure>\n",
+                   EscapeHtml(figure.id), EscapeHtml(figure.title), EscapeHtml(figure.caption), index));
+  report_.figures.push_back(std::move(figure));
+}
+
+void SectionBuilder::AddSummaryTable(const CsvTable& table) {
+  Html(SortableTable(table, id() + "-summary",
+                     "summary.csv as written (click a column to sort; the model filter applies)"));
+}
+
+std::string RenderPage(const Report& report, bool export_mode) {
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"";
+  if (export_mode) html += " data-export=\"true\"";
+  html += ">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<title>" + EscapeHtml(report.title) + "</title>\n";
+  html += "<!-- Made by visalign " + EscapeHtml(VisalignVersion()) + ". Plotting libraries included:\n";
+  html += std::string(kLibraryNotice) + "\n-->\n";
+  html += "<style>\n" + std::string(kPageStyle) + "</style>\n</head>\n<body>\n";
+  html += "<header class=\"top\"><h1>" + EscapeHtml(report.title) + "</h1><div class=\"controls\">"
+          "<label>Model filter <input id=\"model-filter\" type=\"search\" placeholder=\"part of a model name\"></label>"
+          "<button id=\"theme-toggle\" type=\"button\">Dark</button></div></header>\n";
+  html += "<nav class=\"toc\"><ul>";
+  for (const Report::Section& s : report.sections)
+    html += fmt::format("<li><a href=\"#{}\">{}</a></li>", EscapeHtml(s.id), EscapeHtml(s.heading));
+  html += "</ul></nav>\n<main>\n";
+  if (report.sections.empty()) html += "<p>No results folders were given.</p>\n";
+  for (const Report::Section& s : report.sections)
+    html += fmt::format("<section id=\"{}\" data-benchmark=\"{}\">\n<h2>{}</h2>\n{}</section>\n", EscapeHtml(s.id),
+                        EscapeHtml(s.benchmark), EscapeHtml(s.heading), s.body);
+  html += "</main>\n";
+  nlohmann::ordered_json figures = nlohmann::ordered_json::array();
+  for (const Figure& f : report.figures) figures.push_back({{"id", f.id}, {"spec", f.spec}});
+  html += "<script type=\"application/json\" id=\"visalign-figures\">" + ScriptJson(figures) + "</script>\n";
+  html += "<script>\n" + std::string(kLibraryScripts) + "\n</script>\n";
+  html += "<script>\n" + std::string(kPageScript) + "</script>\n</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace internal
+
+namespace {
+
+constexpr std::pair<std::string_view, std::string_view> kBenchmarkNames[] = {
+    {"violin", "VIOLIN"}, {"hues", "Hues and Cues"}, {"acva", "ACVA-Bench"}};
+
+}  // namespace
+
+Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const ReportOptions& options) {
+  if (options.worst_images < 0) return Status::InvalidArgument("negative number of worst images", "worst images", ">= 0");
+  if (options.thumbnail_size < 8)
+    return Status::InvalidArgument(fmt::format("thumbnail size {}", options.thumbnail_size), "thumbnail size", ">= 8");
+  Report report;
+  report.title = options.title;
+  std::map<std::string, int> count;
+  for (const ResultsFolder& folder : folders) {
+    std::string_view name = folder.benchmark;
+    for (const auto& [key, display] : kBenchmarkNames)
+      if (key == folder.benchmark) name = display;
+    const std::string id = fmt::format("{}-{}", folder.benchmark, ++count[folder.benchmark]);
+    // The folder's own name, also for "out/" or ".".
+    const std::string folder_name = (std::filesystem::absolute(folder.dir).lexically_normal() / "").parent_path().filename().string();
+    internal::SectionBuilder section(report, folder, id, fmt::format("{} — {}", name, folder_name));
+    if (folder.benchmark == "violin") VISALIGN_RETURN_IF_ERROR(internal::BuildViolinSection(folder, options, section));
+    if (folder.benchmark == "hues") VISALIGN_RETURN_IF_ERROR(internal::BuildHuesSection(folder, options, section));
+    if (folder.benchmark == "acva") VISALIGN_RETURN_IF_ERROR(internal::BuildAcvaSection(folder, options, section));
+  }
+  return report;
+}
+
+std::string RenderHtml(const Report& report) { return internal::RenderPage(report, /*export_mode=*/false); }
+
+}  // namespace visalign::report

@@ -1,0 +1,75 @@
+// Internals of the report shared by its sections: HTML and JSON text that never holds a URL, the
+// section builder, sortable tables and the pieces every Vega-Lite spec has.
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/core/io.h"
+#include "visalign/report/report.h"
+
+namespace visalign::report::internal {
+
+// Text for HTML content and attribute values: & < > " escaped, and the ':' of any "://" written
+// as "&#58;", so no URL appears in the page whatever a model or file name holds.
+std::string EscapeHtml(std::string_view text);
+// JSON for a <script type="application/json"> element: "</" written "<\/" and "://" written
+// ":\/\/" (the same JSON value).
+std::string ScriptJson(const nlohmann::ordered_json& value);
+
+// InvalidArgument at "results folder <dir>" unless summary.csv has every one of `columns`.
+Status RequireColumns(const ResultsFolder& folder, std::initializer_list<std::string_view> columns);
+// Index of a column RequireColumns has checked, or of an optional one (then header.size() if absent).
+size_t ColumnIndex(const CsvTable& table, std::string_view name);
+
+// A CSV cell as a JSON number; null for the empty cell (the NaN rule) or text that is no number.
+nlohmann::ordered_json CsvNumber(const std::string& cell);
+
+// Whether some row of `rows` has a number in `field` (a layer over no row makes vega warn).
+bool AnyNumber(const nlohmann::ordered_json& rows, std::string_view field);
+
+// A Vega-Lite spec's common part: the model filter (a variable `model_filter` the page sets from
+// its search box, applied to rows with a "model" field), `data` inline, autosize and sizing.
+nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_models = true);
+
+// Classes of table cells: "best" and "second" mark the best and second best value of a column.
+using CellClass = std::function<std::string(size_t row, size_t column)>;
+
+// A <table class="sortable"> with exactly `table`'s cells; each row's data-model is its "model"
+// column (for the page's model filter), when it has one.
+std::string SortableTable(const CsvTable& table, const std::string& id, const std::string& caption,
+                          const CellClass& cell_class = {});
+
+// Appends one section's HTML and figures to a report.
+class SectionBuilder {
+ public:
+  // Opens the section: its heading and the folder's provenance (versions, inputs).
+  SectionBuilder(Report& report, const ResultsFolder& folder, std::string id, std::string heading);
+
+  const std::string& id() const { return section().id; }
+  void Html(std::string_view html) { section().body += html; }
+  void Heading(std::string_view text);  // an <h3> sub-heading
+  // Adds a figure with id "<section id>-<name>"; its title and caption are HTML around the plot.
+  void AddFigure(const std::string& name, std::string title, std::string caption, nlohmann::ordered_json spec);
+  // The results folder's whole summary.csv as a sortable table.
+  void AddSummaryTable(const CsvTable& table);
+
+ private:
+  Report::Section& section() const { return report_.sections[index_]; }
+  Report& report_;
+  size_t index_;
+};
+
+Status BuildViolinSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
+Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
+Status BuildAcvaSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
+
+// The page: `export_mode` makes its script also write every figure's SVG and PNG into the DOM
+// for ExportFigures.
+std::string RenderPage(const Report& report, bool export_mode);
+
+}  // namespace visalign::report::internal

@@ -1,0 +1,157 @@
+// The report module against the fixture results folders in tests/data/report/ (real outputs of
+// `violin evaluate`, `hues evaluate` and `acva analyze`, trimmed): what it reads, what it refuses,
+// which figures and rows it builds, and that its page holds no URL and is byte-stable.
+#include <gtest/gtest.h>
+
+#include "report/page.h"
+#include "testing/dirs.h"
+#include "visalign/core/results.h"
+#include "visalign/report/report.h"
+
+namespace visalign::report {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path Fixture(const std::string& name) { return testing::DataDir().parent_path() / "tests" / "data" / "report" / name; }
+
+ResultsFolder Read(const std::string& name) {
+  Result<ResultsFolder> folder = ReadResultsFolder(Fixture(name));
+  EXPECT_TRUE(folder.ok()) << folder.status().ToString();
+  return folder.ok() ? std::move(*folder) : ResultsFolder{};
+}
+
+const Figure* FindFigure(const Report& report, const std::string& id) {
+  for (const Figure& f : report.figures)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+// A copy of fixture `name` in `t` with summary.json's `key` set to `value`.
+fs::path WithSummaryKey(const testing::TempDir& t, const std::string& name, const std::string& key,
+                        const nlohmann::json& value) {
+  const fs::path dir = t / name;
+  fs::copy(Fixture(name), dir, fs::copy_options::recursive);
+  nlohmann::json summary = nlohmann::json::parse(*ReadFile(dir / "summary.json"));
+  summary[key] = value;
+  EXPECT_TRUE(WriteFileAtomic(dir / "summary.json", summary.dump()).ok());
+  return dir;
+}
+
+TEST(ModelFamilies, FromOpenClipStyleNames) {
+  EXPECT_EQ(FamilyFromName("RN50-openai").architecture, "ResNet");
+  EXPECT_EQ(FamilyFromName("RN50-openai").dataset, "OpenAI WIT");
+  EXPECT_EQ(FamilyFromName("ViT-B-16-SigLIP-webli").architecture, "ViT-B");
+  EXPECT_EQ(FamilyFromName("ViT-B-16-SigLIP-webli").dataset, "WebLI");
+  EXPECT_EQ(FamilyFromName("ViT-bigG-14-laion2b_s39b_b160k").architecture, "ViT-bigG");
+  EXPECT_EQ(FamilyFromName("ViT-bigG-14-laion2b_s39b_b160k").dataset, "LAION-2B");
+  EXPECT_EQ(FamilyFromName("convnext_base_w-laion400m_s13b_b51k").architecture, "ConvNeXt");
+  EXPECT_EQ(FamilyFromName("convnext_base_w-laion400m_s13b_b51k").dataset, "LAION-400M");
+  EXPECT_EQ(FamilyFromName("EVA02-L-14-merged2b_s4b_b131k").architecture, "EVA");
+  EXPECT_EQ(FamilyFromName("clip-random").architecture, "other");
+  EXPECT_EQ(FamilyFromName("clip-random").dataset, "other");
+}
+
+TEST(ModelFamilies, OverrideFileIsModelArchitectureDataset) {
+  testing::TempDir t;
+  Result<std::map<std::string, ModelFamily>> ok =
+      ReadFamilyOverrides(t.Write("f.csv", "model,architecture,dataset\nclip-random,Tiny,none\n"));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->at("clip-random").architecture, "Tiny");
+  Result<std::map<std::string, ModelFamily>> twice =
+      ReadFamilyOverrides(t.Write("g.csv", "model,architecture,dataset\na,x,y\na,x,z\n"));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().where(), "families file " + (t / "g.csv").string() + ":3");
+}
+
+TEST(ResultsFolders, RefuseUnknownSchemaVersionsBenchmarksAndMissingFiles) {
+  testing::TempDir t;
+  Result<ResultsFolder> newer = ReadResultsFolder(WithSummaryKey(t, "hues", "schema_version", kResultsSchemaVersion + 1));
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(newer.status().what().find("schema_version " + std::to_string(kResultsSchemaVersion + 1)), std::string::npos);
+  Result<ResultsFolder> other = ReadResultsFolder(WithSummaryKey(t, "acva", "benchmark", "mmlu"));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().what(), "summary.json names benchmark \"mmlu\"");
+  Result<ResultsFolder> none = ReadResultsFolder(t / "nowhere");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  fs::remove(t / "hues" / "items.jsonl");
+  Result<ResultsFolder> partial = ReadResultsFolder(t / "hues");
+  ASSERT_FALSE(partial.ok());
+  EXPECT_EQ(partial.status().what(), "no items.jsonl");
+}
+
+TEST(Report, OneSectionPerFolderAndFiguresWithOneDataRowPerNumber) {
+  const ResultsFolder violin = Read("violin"), hues = Read("hues"), acva = Read("acva");
+  Result<Report> report = BuildReport({violin, hues, acva}, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->sections.size(), 3u);
+  EXPECT_EQ(report->sections[0].id, "violin-1");
+  EXPECT_EQ(report->sections[1].id, "hues-1");
+  EXPECT_EQ(report->sections[2].id, "acva-1");
+
+  // VIOLIN: one bar per (group row of summary.csv, measure).
+  size_t group_rows = 0;
+  for (const auto& row : violin.summary_csv.rows) group_rows += row[0] == "group";
+  const Figure* bars = FindFigure(*report, "violin-1-precision-purity");
+  ASSERT_NE(bars, nullptr);
+  EXPECT_EQ(bars->spec["data"]["values"].size(), 2 * group_rows);
+  // Hues: one row per (model, metric); category rows per (model, category).
+  const size_t models = hues.summary["models"].size();
+  const Figure* rates = FindFigure(*report, "hues-1-fail-rates");
+  ASSERT_NE(rates, nullptr);
+  EXPECT_EQ(rates->spec["data"]["values"].size(), 2 * models);
+  EXPECT_EQ(FindFigure(*report, "hues-1-categories-dataset")->spec["data"]["values"].size(), 7 * models);
+  // ACVA: per model its categories and "all".
+  const nlohmann::json& acva_models = acva.summary["models"];
+  size_t pass_rows = 0;
+  for (const nlohmann::json& m : acva_models) pass_rows += 1 + m["by_category"].size();
+  EXPECT_EQ(FindFigure(*report, "acva-1-pass-rates")->spec["data"]["values"].size(), pass_rows);
+  EXPECT_EQ(FindFigure(*report, "acva-1-quadrants")->spec["data"]["values"].size(), 4 * acva_models.size());
+}
+
+TEST(Report, NumbersInFiguresAreSummaryNumbers) {
+  const ResultsFolder hues = Read("hues");
+  Result<Report> report = BuildReport({hues}, {});
+  ASSERT_TRUE(report.ok());
+  const nlohmann::ordered_json& first = FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"][0];
+  EXPECT_EQ(first["model"], hues.summary["models"][0]["model"]);
+  EXPECT_EQ(first["rate"].get<double>(), hues.summary["models"][0]["mahalanobis"]["fail_rate"].get<double>());
+}
+
+TEST(Report, AMissingBenchmarkHasNoSection) {
+  Result<Report> report = BuildReport({Read("acva")}, {});
+  ASSERT_TRUE(report.ok());
+  const std::string html = RenderHtml(*report);
+  EXPECT_EQ(html.find("data-benchmark=\"violin\""), std::string::npos);
+  EXPECT_EQ(html.find("data-benchmark=\"hues\""), std::string::npos);
+  EXPECT_NE(html.find("data-benchmark=\"acva\""), std::string::npos);
+  EXPECT_EQ(html.find("href=\"#violin-1\""), std::string::npos);
+}
+
+TEST(Report, PageHoldsNoUrlAndIsByteStable) {
+  const std::vector<ResultsFolder> folders = {Read("violin"), Read("hues"), Read("acva")};
+  const std::string first = RenderHtml(*BuildReport(folders, {}));
+  EXPECT_EQ(first.find("http://"), std::string::npos);
+  EXPECT_EQ(first.find("https://"), std::string::npos);
+  EXPECT_EQ(RenderHtml(*BuildReport(folders, {})), first);
+  // The worst images are inline thumbnails.
+  EXPECT_NE(first.find("<img alt=\"\" src=\"data:image/png;base64,"), std::string::npos);
+}
+
+TEST(PageText, NeverHoldsAUrlWhateverTheNamesSay) {
+  EXPECT_EQ(internal::EscapeHtml("model <a href=\"https://x\">"), "model &lt;a href=&quot;https&#58;//x&quot;&gt;");
+  EXPECT_EQ(internal::ScriptJson(nlohmann::ordered_json{{"u", "http://x</script>"}}), "{\"u\":\"http:\\/\\/x<\\/script>\"}");
+  EXPECT_EQ(nlohmann::json::parse(internal::ScriptJson(nlohmann::ordered_json{{"u", "http://x</script>"}}))["u"],
+            "http://x</script>");
+}
+
+TEST(PageText, CsvCellsBecomeNumbersOrNull) {
+  EXPECT_EQ(internal::CsvNumber("0.1"), 0.1);
+  EXPECT_EQ(internal::CsvNumber("1e-07"), 1e-07);
+  EXPECT_TRUE(internal::CsvNumber("").is_null());
+  EXPECT_TRUE(internal::CsvNumber("abc").is_null());
+}
+
+}  // namespace
+}  // namespace visalign::report

@@ -1,0 +1,58 @@
+// Reading a benchmark's results folder as the results contract defines it.
+#include <fmt/format.h>
+
+#include "visalign/core/io.h"
+#include "visalign/core/results.h"
+#include "visalign/report/report.h"
+
+namespace visalign::report {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr std::string_view kBenchmarks[] = {"violin", "hues", "acva"};
+
+}  // namespace
+
+Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
+  const std::string where = "results folder " + dir.string();
+  const std::string expected = "an output folder of `violin evaluate`, `hues evaluate` or `acva analyze`";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status::NotFound("no such folder", where, expected);
+  ResultsFolder folder;
+  folder.dir = dir;
+  for (const char* name : {"summary.json", "summary.csv", "items.jsonl"})
+    if (!fs::is_regular_file(dir / name, ec))
+      return Status::NotFound(fmt::format("no {}", name), where, expected + " (summary.json, summary.csv, items.jsonl)");
+
+  VISALIGN_ASSIGN_OR_RETURN(std::string summary_text, ReadFile(dir / "summary.json"));
+  folder.summary = nlohmann::json::parse(summary_text, nullptr, /*allow_exceptions=*/false);
+  if (!folder.summary.is_object())
+    return Status::InvalidArgument("summary.json is not a JSON object", where, expected);
+  const nlohmann::json& benchmark = folder.summary.value("benchmark", nlohmann::json());
+  if (!benchmark.is_string() || std::find(std::begin(kBenchmarks), std::end(kBenchmarks),
+                                          benchmark.get<std::string>()) == std::end(kBenchmarks))
+    return Status::InvalidArgument(fmt::format("summary.json names benchmark {}", benchmark.dump()), where,
+                                   "\"violin\", \"hues\" or \"acva\"");
+  folder.benchmark = benchmark.get<std::string>();
+  const nlohmann::json& version = folder.summary.value("schema_version", nlohmann::json());
+  if (version != nlohmann::json(kResultsSchemaVersion))
+    return Status::InvalidArgument(fmt::format("summary.json has schema_version {}", version.dump()), where,
+                                   fmt::format("schema_version {}, written by visalign {} (re-run the benchmark)",
+                                               kResultsSchemaVersion, VisalignVersion()));
+
+  VISALIGN_ASSIGN_OR_RETURN(folder.summary_csv, ReadCsv(dir / "summary.csv"));
+  VISALIGN_ASSIGN_OR_RETURN(std::string items_text, ReadFile(dir / "items.jsonl"));
+  size_t line_number = 0;
+  for (std::string_view line : SplitLines(items_text)) {
+    ++line_number;
+    if (line.empty()) continue;
+    nlohmann::json item = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!item.is_object())
+      return Status::InvalidArgument("a line of items.jsonl is not a JSON object",
+                                     fmt::format("{}/items.jsonl:{}", dir.string(), line_number), "one object per line");
+    folder.items.push_back(std::move(item));
+  }
+  return folder;
+}
+
+}  // namespace visalign::report

@@ -1,0 +1,158 @@
+// `visalign report` end to end: the command over the fixture results folders in tests/data/report/,
+// the page opened in headless Chromium (tests/testing/report_check.cjs): no console error or
+// warning, no request, the expected number of marks per figure (all models, then filtered), the
+// tables' cells exactly summary.csv's; bad inputs answered in one line with exit code 2; the
+// static figures.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "visalign/core/io.h"
+#include "visalign/core/results.h"
+
+namespace visalign {
+namespace {
+namespace fs = std::filesystem;
+using testing::RunProgram;
+using testing::RunVisalign;
+
+fs::path Fixture(const std::string& name) { return testing::DataDir().parent_path() / "tests" / "data" / "report" / name; }
+
+std::vector<std::string> ReportArgs(const fs::path& out) {
+  return {"report", "--results", Fixture("violin").string(), "--results", Fixture("hues").string(),
+          "--results", Fixture("acva").string(), "--out", out.string(), "--title", "fixture report"};
+}
+
+// Runs the Chromium check on `html`; its JSON.
+nlohmann::json CheckInChromium(const fs::path& html, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {"node", (testing::DataDir().parent_path() / "tests" / "testing" / "report_check.cjs").string(),
+                                   VISALIGN_REPORT_NODE_MODULES, html.string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  testing::RunResult r = RunProgram(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_TRUE(j.is_object()) << r.out << r.err;
+  return j;
+}
+
+size_t Count(const nlohmann::json& marks, const std::string& figure, const std::string& name) {
+  const nlohmann::json& f = marks.value(figure, nlohmann::json::object());
+  return f.value(name, size_t{0});
+}
+
+TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
+  testing::TempDir t;
+  const fs::path html = t / "report.html";
+  testing::RunResult r = RunVisalign(ReportArgs(html));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("report: " + html.string()), std::string::npos) << r.out;
+
+  const nlohmann::json violin = nlohmann::json::parse(*ReadFile(Fixture("violin") / "summary.json"));
+  const nlohmann::json hues = nlohmann::json::parse(*ReadFile(Fixture("hues") / "summary.json"));
+  const nlohmann::json acva = nlohmann::json::parse(*ReadFile(Fixture("acva") / "summary.json"));
+  const std::string first_hues_model = hues["models"][0]["model"];
+  const nlohmann::json check = CheckInChromium(html, {"--filter", first_hues_model, "--screenshot", (t / "shot.png").string()});
+  EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
+  EXPECT_EQ(check["dark_errors"], nlohmann::json::array()) << check["dark_errors"].dump();
+  EXPECT_EQ(check["requests"], nlohmann::json::array()) << check["requests"].dump();
+  EXPECT_EQ(check["rendered"], "true");
+  EXPECT_EQ(check["dark_theme"], "dark");
+
+  const nlohmann::json& marks = check["marks"];
+  // VIOLIN: one bar per (model, variation, measure) = summary.json's rows × 2.
+  EXPECT_EQ(Count(marks, "violin-1-precision-purity", "bars_marks"), 2 * violin["rows"].size());
+  // Hues: a point per (model, metric), one human rule; a tick per model in each family panel.
+  const size_t hues_models = hues["models"].size();
+  EXPECT_EQ(Count(marks, "hues-1-fail-rates", "models_marks"), 2 * hues_models);
+  EXPECT_EQ(Count(marks, "hues-1-fail-rates", "human_marks"), 1u);
+  EXPECT_EQ(Count(marks, "hues-1-families-architecture", "models_mahalanobis_marks"), hues_models);
+  EXPECT_EQ(Count(marks, "hues-1-families-dataset", "models_hotelling_marks"), hues_models);
+  // ACVA: a bar per (model, category or "all"); a stacked segment per (model, quadrant).
+  size_t pass_bars = 0;
+  for (const nlohmann::json& m : acva["models"]) pass_bars += 1 + m["by_category"].size();
+  EXPECT_EQ(Count(marks, "acva-1-pass-rates", "bars_marks"), pass_bars);
+  size_t shares = 0;  // a model without passing images has no quadrant shares (null)
+  for (const nlohmann::json& m : acva["models"])
+    for (const auto& [quadrant, share] : m["diversity"]["filtered"]["quadrants"].items()) shares += share.is_number();
+  EXPECT_EQ(Count(marks, "acva-1-quadrants", "shares_marks"), shares);
+  EXPECT_EQ(Count(marks, "acva-1-near-synonyms", "bars_marks"), 3 * acva["models"].size());
+
+  // The model filter leaves the first Hues model only.
+  EXPECT_EQ(Count(check["filtered_marks"], "hues-1-fail-rates", "models_marks"), 2u);
+
+  // Each summary table shows summary.csv's cells as written.
+  for (const auto& [name, id] : {std::pair{"violin", "violin-1-summary"}, std::pair{"hues", "hues-1-summary"},
+                                 std::pair{"acva", "acva-1-summary"}}) {
+    Result<CsvTable> csv = ReadCsv(Fixture(name) / "summary.csv");
+    ASSERT_TRUE(csv.ok());
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : csv->rows) rows.push_back(row);
+    EXPECT_EQ(check["tables"][id], rows) << id;
+  }
+  Result<std::string> shot = ReadFile(t / "shot.png");
+  ASSERT_TRUE(shot.ok());
+  EXPECT_EQ(shot->substr(1, 3), "PNG");
+}
+
+TEST(ReportCommand, TheSameInputsGiveTheSameBytesAndNoUrl) {
+  testing::TempDir t;
+  ASSERT_EQ(RunVisalign(ReportArgs(t / "a.html")).exit_code, 0);
+  ASSERT_EQ(RunVisalign(ReportArgs(t / "b.html")).exit_code, 0);
+  const std::string a = *ReadFile(t / "a.html");
+  EXPECT_EQ(a, *ReadFile(t / "b.html"));
+  EXPECT_EQ(a.find("http://"), std::string::npos);
+  EXPECT_EQ(a.find("https://"), std::string::npos);
+}
+
+TEST(ReportCommand, AMissingBenchmarkIsLeftOut) {
+  testing::TempDir t;
+  ASSERT_EQ(RunVisalign({"report", "--results", Fixture("hues").string(), "--out", (t / "r.html").string()}).exit_code, 0);
+  const nlohmann::json check = CheckInChromium(t / "r.html");
+  EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
+  EXPECT_FALSE(check["marks"].contains("violin-1-precision-purity"));
+  EXPECT_FALSE(check["marks"].contains("acva-1-pass-rates"));
+  EXPECT_TRUE(check["marks"].contains("hues-1-fail-rates"));
+}
+
+TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
+  testing::TempDir t;
+  const fs::path out = t / "r.html";
+  fs::copy(Fixture("hues"), t / "newer", fs::copy_options::recursive);
+  nlohmann::json summary = nlohmann::json::parse(*ReadFile(t / "newer" / "summary.json"));
+  summary["schema_version"] = 99;
+  ASSERT_TRUE(WriteFileAtomic(t / "newer" / "summary.json", summary.dump()).ok());
+  testing::RunResult newer = RunVisalign({"report", "--results", (t / "newer").string(), "--out", out.string()});
+  EXPECT_EQ(newer.exit_code, 2);
+  EXPECT_EQ(newer.err, "error: summary.json has schema_version 99 (--results " + (t / "newer").string() +
+                           "): schema_version 1, written by visalign " + std::string(VisalignVersion()) +
+                           " (re-run the benchmark)\n");
+  testing::RunResult missing = RunVisalign({"report", "--results", (t / "nowhere").string(), "--out", out.string()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err.rfind("error: no such folder (--results " + (t / "nowhere").string() + "): ", 0), 0u) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(ReportCommand, StaticFiguresAreSvgAndPngAndByteStable) {
+  testing::TempDir t;
+  std::vector<std::string> args = ReportArgs(t / "r.html");
+  for (const char* dir : {"a", "b"}) {
+    std::vector<std::string> with = args;
+    with.insert(with.end(), {"--figures", (t / dir).string(), "--format", "both"});
+    testing::RunResult r = RunVisalign(with);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string svg = *ReadFile(t / "a" / "hues-1-fail-rates.svg");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u) << svg.substr(0, 80);
+  EXPECT_EQ(svg, *ReadFile(t / "b" / "hues-1-fail-rates.svg"));
+  const std::string png = *ReadFile(t / "a" / "acva-1-pass-rates.png");
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+  EXPECT_EQ(png, *ReadFile(t / "b" / "acva-1-pass-rates.png"));
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(t / "a")) ++files;
+  EXPECT_EQ(files, 2 * 10u);  // VIOLIN 1, Hues 5, ACVA 4 figures
+}
+
+}  // namespace
+}  // namespace visalign

@@ -1,0 +1,84 @@
+// Opens a `visalign report` page in headless Chromium (Debian's /usr/bin/chromium through
+// playwright-core) and prints what the page did as one JSON object on stdout, for
+// tests/report_test.cc to hold against expectations:
+//   node report_check.cjs NODE_MODULES REPORT.html [--filter TEXT] [--screenshot OUT.png]
+// {"errors": console errors and uncaught exceptions, "requests": every request other than the
+//  file itself, "rendered": <html data-rendered>, "marks": {figure id: {mark name: items}},
+//  "filtered_marks": the same with the model filter set to TEXT, "tables": {table id: rows of cells},
+//  "filter_messages": console messages while filtering, "dark_errors": errors and warnings after
+//  switching to the dark style and back}
+'use strict';
+const path = require('node:path');
+const fs = require('node:fs');
+const os = require('node:os');
+
+const [modules, report, ...rest] = process.argv.slice(2);
+const option = (name) => {
+  const i = rest.indexOf(name);
+  return i >= 0 ? rest[i + 1] : undefined;
+};
+const { chromium } = require(path.resolve(modules, 'playwright-core'));
+
+function marksOf() {
+  const out = {};
+  for (const fig of document.querySelectorAll('figure.plot')) {
+    const counts = {};
+    for (const g of fig.querySelectorAll('svg g.role-mark')) {
+      const name = Array.from(g.classList).find((c) => c.endsWith('_marks'));
+      if (name) counts[name] = (counts[name] || 0) + g.children.length;
+    }
+    out[fig.id.replace(/^fig-/, '')] = counts;
+  }
+  return out;
+}
+
+(async () => {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'visalign-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--disable-quic', '--no-first-run'],
+  });
+  const result = { errors: [], requests: [], filter_messages: [], dark_errors: [] };
+  let errors = result.errors;
+  const page = await context.newPage();
+  const url = 'file://' + path.resolve(report);
+  page.on('console', (msg) => { if (msg.type() === 'error' || msg.type() === 'warning') errors.push(`${msg.type()}: ${msg.text()}`); });
+  page.on('pageerror', (e) => errors.push(`exception: ${e.message}`));
+  page.on('request', (req) => { if (req.url() !== url && !req.url().startsWith('data:')) result.requests.push(req.url()); });
+  await page.goto(url);
+  await page.waitForFunction(() => document.documentElement.dataset.rendered, null, { timeout: 120000 });
+  result.rendered = await page.evaluate(() => document.documentElement.dataset.rendered);
+  result.marks = await page.evaluate(marksOf);
+  result.tables = await page.evaluate(() => {
+    const out = {};
+    for (const t of document.querySelectorAll('table.sortable'))
+      out[t.id] = Array.from(t.tBodies[0].rows).map((r) => Array.from(r.cells).map((c) => c.textContent));
+    return out;
+  });
+  const screenshot = option('--screenshot');
+  if (screenshot) await page.screenshot({ path: screenshot });
+  const filter = option('--filter');
+  if (filter !== undefined) {
+    errors = result.filter_messages;  // a filter that empties a plot makes vega warn: recorded, not an error
+    await page.fill('#model-filter', filter);
+    await page.evaluate(() => Promise.all(Object.values(window.visalignViews).map((v) => v.runAsync())).then(() => null));
+    result.filtered_marks = await page.evaluate(marksOf);
+    await page.fill('#model-filter', '');
+    await page.evaluate(() => Promise.all(Object.values(window.visalignViews).map((v) => v.runAsync())).then(() => null));
+  }
+  errors = result.dark_errors;
+  await page.click('#theme-toggle');
+  await page.evaluate(() => window.visalignRendered.then(() => null));
+  result.dark_theme = await page.evaluate(() => document.documentElement.dataset.theme);
+  await page.click('#theme-toggle');
+  await page.evaluate(() => window.visalignRendered.then(() => null));
+  await context.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+  process.stdout.write(JSON.stringify(result) + '\n');
+})().catch((e) => {
+  process.stderr.write(`report_check: ${e.stack || e}\n`);
+  process.exit(1);
+});
