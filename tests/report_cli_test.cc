@@ -10,6 +10,7 @@
 #include "testing/cli_runner.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
+#include "visalign/store.h"
 
 namespace visalign {
 namespace {
@@ -132,6 +133,53 @@ TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
   EXPECT_EQ(missing.err.rfind("error: no such folder (--results " + (t / "nowhere").string() + "): ", 0), 0u) << missing.err;
   EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1);
   EXPECT_FALSE(fs::exists(out));
+}
+
+// A store with run "r1": two done images (100 and 250 ms, the second after a failed attempt) and
+// one row that failed for good.
+void MakeStore(const fs::path& dir) {
+  Result<std::unique_ptr<store::RunStore>> st = store::OpenStore(dir.string());
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  store::RunInfo info{"r1", "violin", "abc", {{"backend", "openai"}, {"model", "m"}}, {}, {}};
+  ASSERT_TRUE((*st)->OpenRun(info).ok());
+  ASSERT_TRUE((*st)->AddItems("r1", {{"a", 0, "p", {}}, {"b", 0, "p", {}}, {"c", 0, "p", {}}}).ok());
+  for (const auto& [item, latency] : {std::pair{"a", 100.0}, std::pair{"b", 250.0}}) {
+    if (std::string(item) == "b") {
+      ASSERT_TRUE((*st)->MarkFailure("r1", "b", 0, "HTTP 500", 20, false).ok());
+    }
+    Result<store::StoredImage> image = (*st)->WriteImage("r1", item, 0, "not an image", "png");
+    ASSERT_TRUE(image.ok());
+    ASSERT_TRUE((*st)->MarkDone("r1", item, 0, *image, latency).ok());
+  }
+  ASSERT_TRUE((*st)->MarkFailure("r1", "c", 0, "HTTP 400: <bad request>", 30, true).ok());
+}
+
+TEST(ReportCommand, AStoredRunHasItsSection) {
+  testing::TempDir t;
+  MakeStore(t / "store");
+  const fs::path html = t / "r.html";
+  testing::RunResult r = RunVisalign({"report", "--store", (t / "store").string(), "--run", "r1", "--out", html.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json check = CheckInChromium(html);
+  EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
+  // Attempts: one bar per (attempts, status) present: (1, done), (2, done), (1, failed).
+  EXPECT_EQ(Count(check["marks"], "run-1-attempts", "bars_marks"), 3u);
+  EXPECT_GE(Count(check["marks"], "run-1-latency", "bars_marks"), 2u);
+  EXPECT_EQ(check["tables"]["run-1-counts"], nlohmann::json::parse(R"([["r1","3","2","1","0","4"]])"));
+  EXPECT_EQ(check["tables"]["run-1-failures"],
+            nlohmann::json::parse(R"([["c","0","failed","1","HTTP 400: <bad request>"]])"));  // a done row keeps no error
+
+  testing::RunResult none = RunVisalign({"report", "--store", (t / "store").string(), "--run", "r2", "--out", html.string()});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "error: no run named \"r2\" (--run r2 in store " + (t / "store").string() +
+                          "): one of the runs `visalign store show --store " + (t / "store").string() + "` lists\n");
+  testing::RunResult nostore = RunVisalign({"report", "--store", (t / "nowhere").string(), "--run", "r1", "--out", html.string()});
+  EXPECT_EQ(nostore.exit_code, 2);
+  EXPECT_EQ(nostore.err.rfind("error: no visalign store (--store " + (t / "nowhere").string() + "): ", 0), 0u) << nostore.err;
+  EXPECT_FALSE(fs::exists(t / "nowhere"));
+  testing::RunResult nothing = RunVisalign({"report", "--out", html.string()});
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_EQ(nothing.err, "error: nothing to report (visalign report): --results DIR or --store PATH --run NAME\n");
 }
 
 TEST(ReportCommand, StaticFiguresAreSvgAndPngAndByteStable) {

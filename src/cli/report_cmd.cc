@@ -15,6 +15,8 @@ namespace {
 
 struct ReportArgs {
   std::vector<std::string> results;
+  std::string store = "./visalign-store";
+  std::vector<std::string> runs;
   std::string out;
   std::string title = "visalign report";
   std::string families;
@@ -25,10 +27,17 @@ struct ReportArgs {
 };
 
 Status RunReport(const Cli& cli, const ReportArgs& a) {
+  if (a.results.empty() && a.runs.empty())
+    return Status::InvalidArgument("nothing to report", "visalign report", "--results DIR or --store PATH --run NAME");
   std::vector<report::ResultsFolder> folders;
   for (const std::string& dir : a.results) {
     VISALIGN_ASSIGN_OR_RETURN(report::ResultsFolder folder, report::ReadResultsFolder(dir));
     folders.push_back(std::move(folder));
+  }
+  std::vector<report::StoredRun> runs;
+  for (const std::string& run : a.runs) {
+    VISALIGN_ASSIGN_OR_RETURN(report::StoredRun stored, report::ReadStoredRun(a.store, run));
+    runs.push_back(std::move(stored));
   }
   report::ReportOptions options;
   options.title = a.title;
@@ -37,7 +46,7 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
   if (!a.families.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(options.family_overrides, report::ReadFamilyOverrides(a.families));
   }
-  VISALIGN_ASSIGN_OR_RETURN(report::Report built, report::BuildReport(folders, options));
+  VISALIGN_ASSIGN_OR_RETURN(report::Report built, report::BuildReport(folders, runs, options));
   const std::string html = report::RenderHtml(built);
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(a.out, html));
   if (!a.figures.empty()) {
@@ -62,8 +71,9 @@ const CommandGroup kReport(80, [](Cli& cli) {
   CLI::App* cmd = cli.app().add_subcommand("report", "One self-contained HTML report (and paper figures) over results folders");
   auto a = std::make_shared<ReportArgs>();
   cmd->add_option("--results", a->results,
-                  "A results folder of `violin evaluate`, `hues evaluate` or `acva analyze/run`; repeatable, in page order")
-      ->required();
+                  "A results folder of `violin evaluate`, `hues evaluate` or `acva analyze/run`; repeatable, in page order");
+  cmd->add_option("--store", a->store, "Run store folder of the --run runs")->capture_default_str();
+  cmd->add_option("--run", a->runs, "A generation run in the store: a section on its rows, latencies and failures; repeatable");
   cmd->add_option("--out", a->out, "The HTML file to write")->required();
   cmd->add_option("--title", a->title, "The page's title")->capture_default_str();
   cmd->add_option("--families", a->families,
@@ -81,10 +91,11 @@ const CommandGroup kReport(80, [](Cli& cli) {
   cmd->footer(
       "The page needs no network: scripts, styles, data and thumbnails are inline; no URL appears in it.\n"
       "Tables show summary.csv as written; plots show tooltips with the numbers and follow the model filter.\n"
-      "The same folders give the same bytes. A benchmark not among the folders has no section.\n"
+      "The same inputs give the same bytes. A benchmark not among the folders has no section.\n"
       "Example:\n"
       "  visalign report --results violin-eval --results hues-eval --results acva --out report.html \\\n"
-      "    --figures figures --format both");
+      "    --figures figures --format both\n"
+      "  visalign report --store ./visalign-store --run gpt-image --results violin-eval --out report.html");
   cli.Bind(cmd, [&cli, a]() -> Status { return RunReport(cli, *a); });
 });
 

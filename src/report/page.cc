@@ -108,9 +108,12 @@ std::string SortableTable(const CsvTable& table, const std::string& id, const st
   return html;
 }
 
-SectionBuilder::SectionBuilder(Report& report, const ResultsFolder& folder, std::string id, std::string heading)
+SectionBuilder::SectionBuilder(Report& report, std::string id, std::string benchmark, std::string heading)
     : report_(report), index_(report.sections.size()) {
-  report.sections.push_back({std::move(id), folder.benchmark, std::move(heading), {}});
+  report.sections.push_back({std::move(id), std::move(benchmark), std::move(heading), {}});
+}
+
+void SectionBuilder::Provenance(const ResultsFolder& folder) {
   const nlohmann::json& s = folder.summary;
   Html(fmt::format("<p class=\"provenance\">Folder <code>{}</code> · written by visalign {} · results schema {}</p>\n",
                    EscapeHtml(folder.dir.string()), EscapeHtml(s.value("visalign_version", std::string("?"))),
@@ -174,7 +177,8 @@ constexpr std::pair<std::string_view, std::string_view> kBenchmarkNames[] = {
 
 }  // namespace
 
-Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const ReportOptions& options) {
+Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std::vector<StoredRun>& runs,
+                           const ReportOptions& options) {
   if (options.worst_images < 0) return Status::InvalidArgument("negative number of worst images", "worst images", ">= 0");
   if (options.thumbnail_size < 8)
     return Status::InvalidArgument(fmt::format("thumbnail size {}", options.thumbnail_size), "thumbnail size", ">= 8");
@@ -188,10 +192,15 @@ Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const Repo
     const std::string id = fmt::format("{}-{}", folder.benchmark, ++count[folder.benchmark]);
     // The folder's own name, also for "out/" or ".".
     const std::string folder_name = (std::filesystem::absolute(folder.dir).lexically_normal() / "").parent_path().filename().string();
-    internal::SectionBuilder section(report, folder, id, fmt::format("{} — {}", name, folder_name));
+    internal::SectionBuilder section(report, id, folder.benchmark, fmt::format("{} — {}", name, folder_name));
+    section.Provenance(folder);
     if (folder.benchmark == "violin") VISALIGN_RETURN_IF_ERROR(internal::BuildViolinSection(folder, options, section));
     if (folder.benchmark == "hues") VISALIGN_RETURN_IF_ERROR(internal::BuildHuesSection(folder, options, section));
     if (folder.benchmark == "acva") VISALIGN_RETURN_IF_ERROR(internal::BuildAcvaSection(folder, options, section));
+  }
+  for (const StoredRun& run : runs) {
+    internal::SectionBuilder section(report, fmt::format("run-{}", ++count["run"]), "run", "Run — " + run.info.name);
+    internal::BuildRunSection(run, section);
   }
   return report;
 }

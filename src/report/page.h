@@ -47,12 +47,13 @@ std::string SortableTable(const CsvTable& table, const std::string& id, const st
 // Appends one section's HTML and figures to a report.
 class SectionBuilder {
  public:
-  // Opens the section: its heading and the folder's provenance (versions, inputs).
-  SectionBuilder(Report& report, const ResultsFolder& folder, std::string id, std::string heading);
+  SectionBuilder(Report& report, std::string id, std::string benchmark, std::string heading);
 
   const std::string& id() const { return section().id; }
   void Html(std::string_view html) { section().body += html; }
   void Heading(std::string_view text);  // an <h3> sub-heading
+  // A results folder's provenance: the folder, versions, and summary.json's inputs.
+  void Provenance(const ResultsFolder& folder);
   // Adds a figure with id "<section id>-<name>"; its title and caption are HTML around the plot.
   void AddFigure(const std::string& name, std::string title, std::string caption, nlohmann::ordered_json spec);
   // The results folder's whole summary.csv as a sortable table.
@@ -67,6 +68,7 @@ class SectionBuilder {
 Status BuildViolinSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 Status BuildAcvaSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
+void BuildRunSection(const StoredRun& run, SectionBuilder& section);
 
 // The page: `export_mode` makes its script also write every figure's SVG and PNG into the DOM
 // for ExportFigures.

@@ -83,7 +83,7 @@ TEST(ResultsFolders, RefuseUnknownSchemaVersionsBenchmarksAndMissingFiles) {
 
 TEST(Report, OneSectionPerFolderAndFiguresWithOneDataRowPerNumber) {
   const ResultsFolder violin = Read("violin"), hues = Read("hues"), acva = Read("acva");
-  Result<Report> report = BuildReport({violin, hues, acva}, {});
+  Result<Report> report = BuildReport({violin, hues, acva}, {}, {});
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ASSERT_EQ(report->sections.size(), 3u);
   EXPECT_EQ(report->sections[0].id, "violin-1");
@@ -112,7 +112,7 @@ TEST(Report, OneSectionPerFolderAndFiguresWithOneDataRowPerNumber) {
 
 TEST(Report, NumbersInFiguresAreSummaryNumbers) {
   const ResultsFolder hues = Read("hues");
-  Result<Report> report = BuildReport({hues}, {});
+  Result<Report> report = BuildReport({hues}, {}, {});
   ASSERT_TRUE(report.ok());
   const nlohmann::ordered_json& first = FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"][0];
   EXPECT_EQ(first["model"], hues.summary["models"][0]["model"]);
@@ -120,7 +120,7 @@ TEST(Report, NumbersInFiguresAreSummaryNumbers) {
 }
 
 TEST(Report, AMissingBenchmarkHasNoSection) {
-  Result<Report> report = BuildReport({Read("acva")}, {});
+  Result<Report> report = BuildReport({Read("acva")}, {}, {});
   ASSERT_TRUE(report.ok());
   const std::string html = RenderHtml(*report);
   EXPECT_EQ(html.find("data-benchmark=\"violin\""), std::string::npos);
@@ -131,10 +131,10 @@ TEST(Report, AMissingBenchmarkHasNoSection) {
 
 TEST(Report, PageHoldsNoUrlAndIsByteStable) {
   const std::vector<ResultsFolder> folders = {Read("violin"), Read("hues"), Read("acva")};
-  const std::string first = RenderHtml(*BuildReport(folders, {}));
+  const std::string first = RenderHtml(*BuildReport(folders, {}, {}));
   EXPECT_EQ(first.find("http://"), std::string::npos);
   EXPECT_EQ(first.find("https://"), std::string::npos);
-  EXPECT_EQ(RenderHtml(*BuildReport(folders, {})), first);
+  EXPECT_EQ(RenderHtml(*BuildReport(folders, {}, {})), first);
   // The worst images are inline thumbnails.
   EXPECT_NE(first.find("<img alt=\"\" src=\"data:image/png;base64,"), std::string::npos);
 }

@@ -18,6 +18,7 @@
 
 #include "visalign/core/io.h"
 #include "visalign/core/status.h"
+#include "visalign/store.h"
 
 namespace visalign::report {
 
@@ -35,6 +36,18 @@ struct ResultsFolder {
 // (kResultsSchemaVersion), or whose summary.csv or items.jsonl does not parse; NotFound when the
 // folder or one of its three files is missing.
 Result<ResultsFolder> ReadResultsFolder(const std::filesystem::path& dir);
+
+// A generation run of a run store, for a section on how it went: identity, row counts, latencies,
+// attempts and failures.
+struct StoredRun {
+  std::string store;  // the store's location, as given
+  store::RunInfo info;
+  std::vector<store::Row> rows;
+};
+
+// Reads run `run` of the store at `location` without creating or changing anything: NotFound at
+// "store location <location>" when there is no store, at "run name <run>" when it has no such run.
+Result<StoredRun> ReadStoredRun(const std::string& location, const std::string& run);
 
 // A model's architecture and pretraining-data family, for the Hues and Cues figures.
 struct ModelFamily {
@@ -68,23 +81,24 @@ struct Figure {
   nlohmann::ordered_json spec;  // a Vega-Lite specification with its data inline
 };
 
-// The report's sections (one per results folder) and figures, in page order.
+// The report's sections (one per results folder or stored run) and figures, in page order.
 struct Report {
   std::string title;
   struct Section {
-    std::string id;        // "violin-1"
-    std::string benchmark;
-    std::string heading;   // "VIOLIN — <folder>"
+    std::string id;        // "violin-1", "run-1"
+    std::string benchmark;  // "violin", "hues", "acva" or "run"
+    std::string heading;   // "VIOLIN — <folder>", "Run — <name>"
     std::string body;      // HTML: provenance, figures (<figure data-figure=index>) and tables
   };
   std::vector<Section> sections;
   std::vector<Figure> figures;
 };
 
-// Builds the report over `folders` (in the order given); a benchmark absent from them simply has
-// no section. A VIOLIN image that cannot be read is listed without its thumbnail; options out of
+// Builds the report over `folders` (in the order given), then `runs`; a benchmark absent from them
+// simply has no section. A VIOLIN image that cannot be read is listed without its thumbnail; options out of
 // range are InvalidArgument.
-Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const ReportOptions& options);
+Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std::vector<StoredRun>& runs,
+                           const ReportOptions& options);
 
 // The self-contained HTML page of `report`.
 std::string RenderHtml(const Report& report);
