@@ -4,7 +4,7 @@
 #   color science -> VIOLIN dataset -> image API server (degraded) -> resumable generation into the
 #   run store -> VIOLIN scoring -> Hues and Cues human baseline and published models -> a tiny
 #   random-weight CLIP model generated here -> native CLIP Hues and Cues run -> ACVA-Bench
-#   generate/judge/analyze. Needs nothing outside this checkout.
+#   generate/judge/analyze -> one HTML report over all of it. Needs nothing outside this checkout.
 # Usage: scripts/demo.sh [BUILD_DIR]   (make demo calls it after building). Outputs go to demo-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,4 +82,10 @@ done
   --clip-model "$OUT/clip-random" --cluster-threshold 0.001 --out "$OUT/acva" --log-level warn
 cat "$OUT/acva/summary.md"
 
+step "report: one self-contained HTML page over this demo's results and runs"
+"$V" report --title "visalign demo" --results "$OUT/violin-eval" --results "$OUT/hues-eval" \
+  --results "$OUT/hues-runs-eval" --results "$OUT/acva" --store "$OUT/store" --run reference-noise \
+  --out "$OUT/report.html"
+
 step "done: outputs in $OUT/"
+echo "report: $(pwd)/$OUT/report.html"

@@ -13,7 +13,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libutf8proc-dev libre2-dev
   python3-numpy python3-pil
+  nodejs chromium
 )
+# npm (the report's build step): part of some nodejs builds (NodeSource), a package of its own in Debian.
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
