@@ -79,6 +79,14 @@ def hues(out):
         for item in items[:100]:
             new_items.append(dict(item, model=name))
     summary['models'] = models
+    # Inputs as absolute paths (the fixture's are relative to its folder); every model reads one of
+    # the fixture's prediction files, so the board figures draw 162 models' top 5.
+    inputs = summary['inputs']
+    for key in ('humans', 'humans_exclusions', 'macro_map'):
+        if 'path' in inputs.get(key, {}):
+            inputs[key]['path'] = os.path.abspath(os.path.join(src, inputs[key]['path']))
+    files = [dict(p, path=os.path.abspath(os.path.join(src, p['path']))) for p in inputs['predictions']]
+    inputs['predictions'] = [dict(files[i % len(files)], model=name) for i, name in enumerate(names)]
     os.makedirs(out)
     json.dump(summary, open(os.path.join(out, 'summary.json'), 'w'), indent=2)
     write_csv(os.path.join(out, 'summary.csv'), header, csv_rows)

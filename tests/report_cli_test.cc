@@ -69,6 +69,12 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   EXPECT_EQ(Count(marks, "hues-1-fail-rates", "human_marks"), 1u);
   EXPECT_EQ(Count(marks, "hues-1-families-architecture", "models_mahalanobis_marks"), hues_models);
   EXPECT_EQ(Count(marks, "hues-1-families-dataset", "models_hotelling_marks"), hues_models);
+  // Hues boards: 480 cells, each model's top 5; the human answers' ellipse is one line.
+  EXPECT_EQ(Count(marks, "hues-1-board-fox", "cells_marks"), 480u);
+  EXPECT_EQ(Count(marks, "hues-1-board-fox", "top5_marks"), 5 * hues_models);
+  EXPECT_EQ(Count(marks, "hues-1-xy-fox", "ellipse_marks"), 1u);
+  EXPECT_EQ(Count(marks, "hues-1-xy-fox", "models_marks"), 5 * hues_models);
+  EXPECT_EQ(Count(check["filtered_marks"], "hues-1-board-fox", "top5_marks"), 5u);
   // ACVA: a bar per (model, category or "all"); a stacked segment per (model, quadrant).
   size_t pass_bars = 0;
   for (const nlohmann::json& m : acva["models"]) pass_bars += 1 + m["by_category"].size();
@@ -199,7 +205,7 @@ TEST(ReportCommand, StaticFiguresAreSvgAndPngAndByteStable) {
   EXPECT_EQ(png, *ReadFile(t / "b" / "acva-1-pass-rates.png"));
   size_t files = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(t / "a")) ++files;
-  EXPECT_EQ(files, 2 * 10u);  // VIOLIN 1, Hues 5, ACVA 4 figures
+  EXPECT_EQ(files, 2 * 16u);  // VIOLIN 1, Hues 5 + 3 words × (board, xy), ACVA 4 figures
 }
 
 }  // namespace

@@ -201,6 +201,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfInput[] = {
     {"run name", "--run"},
     {"results folder", "--results"},
     {"families file", "--families"},
+    {"board word", "--board-word"},
     {"store location", "--store"},
     {"image folder", "--images"},
     {"output folder", "--out"},

@@ -22,6 +22,8 @@ struct ReportArgs {
   std::string families;
   std::string figures;
   std::string format = "both";
+  std::vector<std::string> board_words;
+  int board_count = 3;
   int worst_images = 6;
   int thumbnail_size = 64;
 };
@@ -41,6 +43,8 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
   }
   report::ReportOptions options;
   options.title = a.title;
+  options.board_words = a.board_words;
+  options.board_word_count = a.board_count;
   options.worst_images = a.worst_images;
   options.thumbnail_size = a.thumbnail_size;
   if (!a.families.empty()) {
@@ -81,6 +85,11 @@ const CommandGroup kReport(80, [](Cli& cli) {
   cmd->add_option("--figures", a->figures, "Also write every figure as a static file into this folder (needs chromium)");
   cmd->add_option("--format", a->format, "Static figure format: svg, png or both")
       ->check(CLI::IsMember({"svg", "png", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--board-word", a->board_words, "Hues and Cues: a word drawn on the board and in CIE xy; repeatable");
+  cmd->add_option("--board-count", a->board_count,
+                  "Hues and Cues: without --board-word, draw the words most models fail, this many")
+      ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--worst-images", a->worst_images, "VIOLIN: worst images shown per model")
       ->check(CLI::NonNegativeNumber)

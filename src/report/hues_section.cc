@@ -161,6 +161,7 @@ Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& option
                       "Mean Mahalanobis fail rate of the family's models per word category (the human rates per "
                       "category are in summary.json).",
                       CategorySpec(categories, kind));
+  VISALIGN_RETURN_IF_ERROR(AddBoardFigures(folder, options, section));
   section.Heading("summary.csv");
   section.AddSummaryTable(folder.summary_csv);
   return Status::Ok();

@@ -61,6 +61,12 @@ size_t ColumnIndex(const CsvTable& table, std::string_view name) {
   return static_cast<size_t>(std::find(table.header.begin(), table.header.end(), name) - table.header.begin());
 }
 
+std::filesystem::path ResolveInputPath(const ResultsFolder& folder, const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p(path);
+  return p.is_absolute() || std::filesystem::exists(p, ec) ? p : folder.dir / p;
+}
+
 nlohmann::ordered_json CsvNumber(const std::string& cell) {
   double value = 0;
   const char* end = cell.data() + cell.size();
@@ -81,7 +87,8 @@ nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_model
   spec["data"] = {{"values", std::move(values)}};
   spec["config"] = {{"font", "DejaVu Sans, Helvetica Neue, Arial, sans-serif"}};  // the page's font
   if (filter_models)
-    spec["transform"] = {{{"filter", "model_filter == '' || indexof(lower(datum.model), lower(model_filter)) >= 0"}}};
+    spec["transform"] = {{{"filter", "model_filter == '' || !isValid(datum.model) || "
+                                     "indexof(lower(datum.model), lower(model_filter)) >= 0"}}};
   return spec;
 }
 

@@ -26,6 +26,10 @@ Status RequireColumns(const ResultsFolder& folder, std::initializer_list<std::st
 // Index of a column RequireColumns has checked, or of an optional one (then header.size() if absent).
 size_t ColumnIndex(const CsvTable& table, std::string_view name);
 
+// A file a results folder names (items' images, summary.json's inputs): absolute, or relative to
+// where the benchmark ran (tried first) or to the results folder.
+std::filesystem::path ResolveInputPath(const ResultsFolder& folder, const std::string& path);
+
 // A CSV cell as a JSON number; null for the empty cell (the NaN rule) or text that is no number.
 nlohmann::ordered_json CsvNumber(const std::string& cell);
 
@@ -68,6 +72,8 @@ class SectionBuilder {
 Status BuildViolinSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 Status BuildAcvaSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
+// The Hues and Cues per-word board and CIE xy figures (hues_board.cc).
+Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 void BuildRunSection(const StoredRun& run, SectionBuilder& section);
 
 // The page: `export_mode` makes its script also write every figure's SVG and PNG into the DOM

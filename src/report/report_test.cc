@@ -102,6 +102,10 @@ TEST(Report, OneSectionPerFolderAndFiguresWithOneDataRowPerNumber) {
   ASSERT_NE(rates, nullptr);
   EXPECT_EQ(rates->spec["data"]["values"].size(), 2 * models);
   EXPECT_EQ(FindFigure(*report, "hues-1-categories-dataset")->spec["data"]["values"].size(), 7 * models);
+  // Hues boards: the 480 cells and each model's top 5 (the fixture's default words: the 3 most failed).
+  const Figure* board = FindFigure(*report, "hues-1-board-fox");
+  ASSERT_NE(board, nullptr);
+  EXPECT_EQ(board->spec["data"]["values"].size(), 480 + 5 * models);
   // ACVA: per model its categories and "all".
   const nlohmann::json& acva_models = acva.summary["models"];
   size_t pass_rows = 0;
@@ -117,6 +121,34 @@ TEST(Report, NumbersInFiguresAreSummaryNumbers) {
   const nlohmann::ordered_json& first = FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"][0];
   EXPECT_EQ(first["model"], hues.summary["models"][0]["model"]);
   EXPECT_EQ(first["rate"].get<double>(), hues.summary["models"][0]["mahalanobis"]["fail_rate"].get<double>());
+}
+
+TEST(Report, BoardWordsAreChosenOrRefused) {
+  ReportOptions options;
+  options.board_words = {"canary"};
+  Result<Report> chosen = BuildReport({Read("hues")}, {}, options);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  EXPECT_NE(FindFigure(*chosen, "hues-1-xy-canary"), nullptr);
+  EXPECT_EQ(FindFigure(*chosen, "hues-1-board-fox"), nullptr);
+  options.board_words = {"no such word"};
+  Result<Report> unknown = BuildReport({Read("hues")}, {}, options);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().where(), "board word");
+}
+
+TEST(Report, BoardFiguresNeedTheEvaluatedInputsUnchanged) {
+  testing::TempDir t;
+  nlohmann::json changed = Read("hues").summary["inputs"]["humans"];
+  changed["sha256"] = std::string(64, '0');
+  Result<Report> report = BuildReport({*ReadResultsFolder(WithSummaryKey(t, "hues", "inputs", [&] {
+                                        nlohmann::json inputs = Read("hues").summary["inputs"];
+                                        inputs["humans"] = changed;
+                                        return inputs;
+                                      }()))},
+                                      {}, {});
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(FindFigure(*report, "hues-1-board-fox"), nullptr);
+  EXPECT_NE(report->sections[0].body.find("Board figures left out: the human answers"), std::string::npos);
 }
 
 TEST(Report, AMissingBenchmarkHasNoSection) {

@@ -131,13 +131,9 @@ imaging::Image Downscale(const imaging::Image& image, int size) {
   return out;
 }
 
-// An <img> of an item's image, downscaled; empty when it cannot be read. A relative path is tried
-// as written (from where the evaluation ran), then from the results folder.
-std::string Thumbnail(const std::filesystem::path& folder, const std::string& path, int size) {
-  std::error_code ec;
-  const std::filesystem::path file =
-      std::filesystem::exists(path, ec) || std::filesystem::path(path).is_absolute() ? std::filesystem::path(path) : folder / path;
-  Result<imaging::Image> image = imaging::ReadImage(file);
+// An <img> of an item's image, downscaled; empty when it cannot be read.
+std::string Thumbnail(const ResultsFolder& folder, const std::string& path, int size) {
+  Result<imaging::Image> image = imaging::ReadImage(ResolveInputPath(folder, path));
   if (!image.ok()) return "";
   Result<std::string> png = imaging::EncodePng(Downscale(*image, size), 9);
   if (!png.ok()) return "";
@@ -172,7 +168,7 @@ void WorstImages(const ResultsFolder& folder, const ReportOptions& options, Sect
     section.Html("<div class=\"worst-model\" data-model=\"" + EscapeHtml(model) + "\"><h4>" + EscapeHtml(model) + "</h4>");
     for (size_t i = 0; i < n; ++i) {
       const nlohmann::json& item = *items[i];
-      const std::string img = Thumbnail(folder.dir, item.value("path", ""), options.thumbnail_size);
+      const std::string img = Thumbnail(folder, item.value("path", ""), options.thumbnail_size);
       const double pre = PrecisionOf(item);
       section.Html(fmt::format("<figure class=\"thumb\" title=\"{}\">{}<figcaption>{}<br>pre {}</figcaption></figure>",
                                EscapeHtml(item.value("prompt", "")),

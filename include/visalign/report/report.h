@@ -68,6 +68,10 @@ struct ReportOptions {
   // Families of named models; others come from summary.json's "family" (a catalogued Hues
   // evaluation) or FamilyFromName.
   std::map<std::string, ModelFamily> family_overrides;
+  // Hues and Cues words drawn on the board and in CIE xy; without any, the board_word_count words
+  // most models fail.
+  std::vector<std::string> board_words;
+  int board_word_count = 3;
   // Worst images per model shown for VIOLIN, and their longest side in pixels.
   int worst_images = 6;
   int thumbnail_size = 64;

@@ -1,0 +1,234 @@
+// Hues and Cues per-word figures: the 480-cell board with the human answers as a heat map and the
+// models' top-5 marked, and the CIE xy scatter of the answers with the human ellipse and the
+// models' points. They read the human answers and predictions that summary.json's "inputs" name,
+// through the Hues and Cues library (the same loading as the evaluation), and only when each file's
+// SHA-256 is still the one recorded, so the figures show what was evaluated.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <numbers>
+
+#include "report/page.h"
+#include "visalign/benchmarks/hues/hues.h"
+
+namespace visalign::report::internal {
+namespace {
+
+constexpr int kEllipsePoints = 72;
+// Above this many models a colour legend would be cut by vega; the tooltip names the model.
+constexpr size_t kMaxLegendModels = 20;
+
+nlohmann::ordered_json ModelColor(size_t models) {
+  nlohmann::ordered_json color = {{"field", "model"}, {"type", "nominal"}};
+  if (models > kMaxLegendModels) color["legend"] = nullptr;
+  return color;
+}
+
+std::string Hex(const color::Srgb8& c) { return fmt::format("#{:02X}{:02X}{:02X}", c.r, c.g, c.b); }
+
+// An input file of summary.json ({"path", "sha256"}) resolved and checked; nullopt with `why` set
+// when it is missing or changed.
+std::optional<std::filesystem::path> CheckedInput(const ResultsFolder& folder, const nlohmann::json& input, std::string& why) {
+  const std::string path = input.value("path", "");
+  const std::filesystem::path file = ResolveInputPath(folder, path);
+  Result<std::string> sha = Sha256File(file);
+  if (!sha.ok() || *sha != input.value("sha256", "")) {
+    why = fmt::format("{} is {} since the evaluation", path, sha.ok() ? "changed" : "not readable");
+    return std::nullopt;
+  }
+  return file;
+}
+
+// The words to draw: the options' words, else the board_word_count words most models fail
+// (Mahalanobis outliers in items.jsonl), ties in vocabulary order.
+Result<std::vector<int>> BoardWords(const ResultsFolder& folder, const ReportOptions& options,
+                                    const hues::Vocabulary& vocab) {
+  std::vector<int> words;
+  for (const std::string& w : options.board_words) {
+    std::optional<int> i = vocab.IndexOfName(w);
+    if (!i) return Status::InvalidArgument(fmt::format("unknown word \"{}\"", w), "board word", "a word of data/hues/words.csv");
+    words.push_back(*i);
+  }
+  if (!options.board_words.empty()) return words;
+  std::vector<int> fails(vocab.words().size(), 0);
+  for (const nlohmann::json& item : folder.items)
+    if (std::optional<int> i = vocab.IndexOfName(item.value("word", "")); i && item.value("mahalanobis_outlier", false) == true)
+      ++fails[static_cast<size_t>(*i)];
+  std::vector<int> order(vocab.words().size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return fails[a] > fails[b]; });
+  order.resize(std::min<size_t>(order.size(), static_cast<size_t>(options.board_word_count)));
+  return order;
+}
+
+nlohmann::ordered_json BoardSpec(const hues::Board& board, const std::vector<int>& human_counts,
+                                 const std::vector<hues::ModelPredictions>& models, int word) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const hues::Cell& c : board.cells())
+    rows.push_back({{"kind", "cell"}, {"cell", c.name}, {"row", std::string(1, c.row)}, {"col", c.col}, {"color", Hex(c.rgb)},
+                    {"humans", human_counts[static_cast<size_t>(&c - board.cells().data())]}});
+  for (const hues::ModelPredictions& m : models) {
+    const std::vector<hues::Prediction>& top = m.words[static_cast<size_t>(word)];
+    for (size_t rank = 0; rank < top.size(); ++rank) {
+      const hues::Cell& c = board.cell(top[rank].cell);
+      rows.push_back({{"kind", "model"}, {"model", m.name}, {"cell", c.name}, {"row", std::string(1, c.row)},
+                      {"col", c.col}, {"rank", rank + 1}, {"similarity", top[rank].similarity}});
+    }
+  }
+  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  const nlohmann::ordered_json x = {{"field", "col"}, {"type", "ordinal"}, {"title", nullptr}, {"axis", {{"orient", "top"}}}};
+  const nlohmann::ordered_json y = {{"field", "row"}, {"type", "ordinal"}, {"title", nullptr}};
+  spec["width"] = {{"step", 20}};
+  spec["height"] = {{"step", 20}};
+  spec["layer"] = {
+      {{"name", "cells"},
+       {"transform", {{{"filter", "datum.kind == 'cell'"}}}},
+       {"mark", {{"type", "rect"}}},
+       {"encoding", {{"x", x}, {"y", y}, {"fill", {{"field", "color"}, {"type", "nominal"}, {"scale", nullptr}}},
+                     {"tooltip", {{{"field", "cell"}}, {{"field", "humans"}, {"title", "human answers"}}}}}}},
+      {{"name", "humans"},
+       {"transform", {{{"filter", "datum.kind == 'cell' && datum.humans > 0"}}}},
+       {"mark", {{"type", "circle"}, {"color", "black"}, {"opacity", 0.75}}},
+       {"encoding", {{"x", x}, {"y", y}, {"size", {{"field", "humans"}, {"type", "quantitative"}, {"title", "human answers"}}},
+                     {"tooltip", {{{"field", "cell"}}, {{"field", "humans"}, {"title", "human answers"}}}}}}},
+      {{"name", "top5"},
+       {"transform", {{{"filter", "datum.kind == 'model'"}}}},
+       {"mark", {{"type", "square"}, {"filled", false}, {"size", 260}, {"strokeWidth", 2}}},
+       {"encoding", {{"x", x}, {"y", y}, {"color", ModelColor(models.size())},
+                     {"tooltip", {{{"field", "model"}}, {{"field", "cell"}}, {{"field", "rank"}},
+                                  {{"field", "similarity"}, {"format", ".4f"}}}}}}}};
+  return spec;
+}
+
+nlohmann::ordered_json ScatterSpec(const hues::Board& board, const std::vector<int>& human_counts,
+                                   const std::vector<hues::ModelPredictions>& models, int word,
+                                   const std::optional<stats::Mat2>& cov, const stats::Vec2& mean, double d2) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < human_counts.size(); ++i)
+    if (human_counts[i] > 0) {
+      const hues::Cell& c = board.cells()[i];
+      rows.push_back({{"kind", "human"}, {"cell", c.name}, {"x", c.xy[0]}, {"y", c.xy[1]}, {"humans", human_counts[i]},
+                      {"color", Hex(c.rgb)}});
+    }
+  if (cov) {
+    // mean + sqrt(d²)·L·(cos t, sin t), L the Cholesky factor of the covariance: the points at
+    // Mahalanobis distance² d² from the human mean, the evaluation's outlier boundary.
+    const double l11 = std::sqrt((*cov)[0][0]), l21 = (*cov)[1][0] / l11;
+    const double l22 = std::sqrt(std::max(0.0, (*cov)[1][1] - l21 * l21)), r = std::sqrt(d2);
+    for (int k = 0; k <= kEllipsePoints; ++k) {
+      const double t = 2 * std::numbers::pi * k / kEllipsePoints;
+      rows.push_back({{"kind", "ellipse"}, {"order", k}, {"x", mean[0] + r * l11 * std::cos(t)},
+                      {"y", mean[1] + r * (l21 * std::cos(t) + l22 * std::sin(t))}});
+    }
+  }
+  for (const hues::ModelPredictions& m : models) {
+    const std::vector<hues::Prediction>& top = m.words[static_cast<size_t>(word)];
+    for (size_t rank = 0; rank < top.size(); ++rank) {
+      const hues::Cell& c = board.cell(top[rank].cell);
+      rows.push_back({{"kind", "model"}, {"model", m.name}, {"cell", c.name}, {"x", c.xy[0]}, {"y", c.xy[1]},
+                      {"rank", rank + 1}, {"similarity", top[rank].similarity}});
+    }
+  }
+  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  const nlohmann::ordered_json x = {{"field", "x"}, {"type", "quantitative"}, {"title", "CIE x"}, {"scale", {{"zero", false}}}};
+  const nlohmann::ordered_json y = {{"field", "y"}, {"type", "quantitative"}, {"title", "CIE y"}, {"scale", {{"zero", false}}}};
+  spec["width"] = 360;
+  spec["height"] = 300;
+  spec["resolve"] = {{"scale", {{"size", "independent"}}}, {"legend", {{"size", "independent"}}}};
+  spec["layer"] = {
+      {{"name", "humans"},
+       {"transform", {{{"filter", "datum.kind == 'human'"}}}},
+       {"mark", {{"type", "circle"}, {"stroke", "#555"}, {"strokeWidth", 0.5}, {"opacity", 0.9}}},
+       {"encoding", {{"x", x}, {"y", y}, {"fill", {{"field", "color"}, {"type", "nominal"}, {"scale", nullptr}}},
+                     {"size", {{"field", "humans"}, {"type", "quantitative"}, {"title", "human answers"}}},
+                     {"tooltip", {{{"field", "cell"}}, {{"field", "humans"}, {"title", "human answers"}},
+                                  {{"field", "x"}, {"format", ".4f"}}, {{"field", "y"}, {"format", ".4f"}}}}}}},
+      {{"name", "ellipse"},
+       {"transform", {{{"filter", "datum.kind == 'ellipse'"}}}},
+       {"mark", {{"type", "line"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
+       {"encoding", {{"x", x}, {"y", y}, {"order", {{"field", "order"}, {"type", "quantitative"}}}}}},
+      {{"name", "models"},
+       {"transform", {{{"filter", "datum.kind == 'model'"}}}},
+       {"mark", {{"type", "point"}, {"shape", "diamond"}, {"filled", true}}},
+       {"encoding", {{"x", x}, {"y", y}, {"color", ModelColor(models.size())},
+                     {"size", {{"field", "similarity"}, {"type", "quantitative"}, {"title", "similarity"}}},
+                     {"tooltip", {{{"field", "model"}}, {{"field", "cell"}}, {{"field", "rank"}},
+                                  {{"field", "similarity"}, {"format", ".4f"}}}}}}}};
+  return spec;
+}
+
+}  // namespace
+
+Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
+  const nlohmann::json& summary = folder.summary;
+  const nlohmann::json& inputs = summary.value("inputs", nlohmann::json::object());
+  const nlohmann::json& settings = summary.value("settings", nlohmann::json::object());
+  const auto left_out = [&](const std::string& why) {
+    section.Html("<p class=\"note\">Board figures left out: " + EscapeHtml(why) + ".</p>\n");
+    return Status::Ok();
+  };
+  if (options.board_words.empty() && options.board_word_count == 0) return Status::Ok();
+  VISALIGN_ASSIGN_OR_RETURN(hues::Chromaticity chromaticity,
+                            hues::ParseChromaticity(settings.value("chromaticity", std::string("display"))));
+  VISALIGN_ASSIGN_OR_RETURN(hues::Board board, hues::Board::Default(chromaticity));
+  VISALIGN_ASSIGN_OR_RETURN(hues::Vocabulary vocab, hues::Vocabulary::Default());
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<hues::NonsenseWord> nonsense, hues::DefaultNonsenseVocabulary());
+  std::string why;
+  const std::optional<std::filesystem::path> humans_file =
+      CheckedInput(folder, inputs.value("humans", nlohmann::json::object()), why);
+  if (!humans_file) return left_out("the human answers " + why);
+  hues::HumanLoadOptions load;
+  if (inputs.contains("humans_exclusions")) {
+    const std::optional<std::filesystem::path> ids = CheckedInput(folder, inputs["humans_exclusions"], why);
+    if (!ids) return left_out("the colour-blind players' list " + why);
+    load.colorblind_ids = *ids;
+  } else {
+    load.include_colorblind = true;
+  }
+  Result<hues::HumanData> humans = hues::LoadHumans(*humans_file, vocab, load);
+  if (!humans.ok()) return left_out(humans.status().ToString());
+  std::vector<hues::ModelPredictions> models;
+  for (const nlohmann::json& p : inputs.value("predictions", nlohmann::json::array())) {
+    const std::optional<std::filesystem::path> file = CheckedInput(folder, p, why);
+    if (!file) return left_out("the predictions " + why);
+    Result<std::vector<hues::ModelPredictions>> loaded =
+        hues::LoadPredictions(*file, hues::PredictionFormat::kAuto, vocab, board, nonsense);
+    if (!loaded.ok()) return left_out(loaded.status().ToString());
+    const std::string name = p.value("model", "");
+    auto it = std::find_if(loaded->begin(), loaded->end(), [&](const auto& m) { return m.name == name; });
+    if (it == loaded->end() && loaded->size() == 1) it = loaded->begin();
+    if (it == loaded->end()) return left_out(fmt::format("{} holds no model \"{}\"", file->string(), name));
+    it->name = name;
+    models.push_back(std::move(*it));
+  }
+  const double d2 = settings.value("threshold", nlohmann::json::object()).value("d2", 5.991464547107979);
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<int> words, BoardWords(folder, options, vocab));
+  for (int word : words) {
+    std::vector<int> counts(hues::kCells, 0);
+    std::vector<stats::Vec2> points;
+    for (const hues::HumanAnswer& a : humans->answers)
+      if (a.word == word) {
+        ++counts[static_cast<size_t>(a.cell)];
+        points.push_back(board.cell(a.cell).xy);
+      }
+    Result<stats::Mat2> cov = stats::Covariance(points);
+    const std::optional<stats::Mat2> ellipse = cov.ok() && !stats::IsNearSingular(*cov) ? std::optional(*cov) : std::nullopt;
+    const std::string& name = vocab.words()[static_cast<size_t>(word)].en;
+    std::string slug;
+    for (char c : name) slug += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+    section.AddFigure("board-" + slug, fmt::format("Board: \"{}\".", name),
+                      fmt::format("The {} human answers as dots sized by count on the 480-cell board; squares: each model's "
+                                  "top-5 cells (the model filter applies).", points.size()),
+                      BoardSpec(board, counts, models, word));
+    section.AddFigure("xy-" + slug, fmt::format("CIE xy: \"{}\".", name),
+                      fmt::format("Human answers (sized by count), the human ellipse at Mahalanobis d² = {:.4g} (the "
+                                  "evaluation's outlier boundary) and each model's top-5 sized by similarity ({} chromaticity).",
+                                  d2, hues::ChromaticityName(chromaticity)),
+                      ScatterSpec(board, counts, models, word, ellipse, stats::Mean(points), d2));
+  }
+  return Status::Ok();
+}
+
+}  // namespace visalign::report::internal
