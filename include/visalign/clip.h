@@ -3,8 +3,11 @@
 // A model directory holds a config (`open_clip_config.json` or `config.json`, OpenCLIP
 // {model_cfg, preprocess_cfg} layout or Hugging Face transformers {vision_config, text_config})
 // and weights (`open_clip_model.safetensors` or `model.safetensors`, F32/F16/BF16, converted to
-// f32). Anything but a standard ViT CLIP (SigLIP, ConvNeXt/ResNet towers, CoCa, ...) is refused
-// with kUnsupported naming the feature. The tokenizer uses the vocabulary shipped in data/clip/.
+// f32). Supported: standard ViT CLIP and OpenCLIP SigLIP (`ViT-*-SigLIP*`: timm ViT with a MAP
+// attention-pool head, bidirectional text tower pooled at the last position, sigmoid logits with a
+// bias, the checkpoint's own SentencePiece tokenizer). Anything else (ConvNeXt/ResNet towers, CoCa,
+// SigLIP2's tanh GELU and Gemma tokenizer, ...) is refused with kUnsupported naming the feature.
+// CLIP's BPE tokenizer uses the vocabulary shipped in data/clip/.
 //
 // All Encode* calls are batched (chunks of ClipLoadOptions::max_batch), use ThreadCount()
 // threads, are safe to call concurrently on one model, and return UNNORMALISED embeddings
@@ -49,7 +52,9 @@ void NormalizeRows(Matrix& m);
 Matrix CosineSimilarity(const Matrix& a, const Matrix& b);
 
 enum class Activation { kGelu, kQuickGelu };  // exact erf GELU / x * sigmoid(1.702 x)
-enum class Pooling { kClassToken, kArgmax };   // vision 'tok' / text 'argmax' (first eot)
+// vision 'tok' / text 'argmax' (first eot) / text 'last' (position context_length - 1, SigLIP) /
+// vision 'map' (timm AttentionPoolLatent: one learned query attends over all tokens, then an MLP).
+enum class Pooling { kClassToken, kArgmax, kLast, kAttentionPool };
 enum class CheckpointLayout { kOpenClip, kHuggingFace };
 
 struct TowerConfig {
@@ -64,13 +69,30 @@ struct TowerConfig {
 struct VisionConfig : TowerConfig {
   int image_size = 0;
   int patch_size = 0;
-  bool ln_pre = true;  // false for OpenCLIP no_ln_pre models
+  bool ln_pre = true;       // false for OpenCLIP no_ln_pre models and timm SigLIP
+  bool class_token = true;  // false for timm SigLIP (the sequence is the patches only)
+  // Projection width -> embed_dim after pooling; false for timm_proj "none" (embed_dim == width).
+  bool projection = true;
   int grid() const { return image_size / patch_size; }
 };
 
 struct TextConfig : TowerConfig {
   int context_length = kDefaultContextLength;
   int vocab_size = 0;
+  bool causal = true;            // false: every position attends to all (SigLIP no_causal_mask)
+  bool projection_bias = false;  // SigLIP: text_projection is an nn.Linear with bias
+  int32_t pad_id = kPadToken;    // id that right-pads token rows to context_length
+};
+
+// Which tokenizer turns a text into ids. kClipBpe: the bundled BPE vocabulary (clean 'lower').
+// kSentencePiece: the checkpoint's own SentencePiece model (T5-style, as SigLIP ships it), cleaned
+// with open_clip's 'canonicalize', ids = pieces[:context_length - 1] + [eos_id].
+enum class TokenizerKind { kClipBpe, kSentencePiece };
+struct TokenizerConfig {
+  TokenizerKind kind = TokenizerKind::kClipBpe;
+  std::string hf_name;               // OpenCLIP text_cfg.hf_tokenizer_name ("" for CLIP's BPE)
+  std::filesystem::path model_file;  // kSentencePiece: spiece.model
+  int32_t eos_id = kEndOfText;
 };
 
 // open_clip's eval transform: resize the shorter side (PIL 8-bit bicubic) to image_size,
@@ -91,6 +113,11 @@ struct ClipConfig {
   VisionConfig vision;
   TextConfig text;
   PreprocessConfig preprocess;
+  TokenizerConfig tokenizer;
+  // SigLIP: logits = exp(logit_scale) * cos + logit_bias and probabilities are sigmoid(logits);
+  // CLIP: no bias, softmax over the candidates.
+  bool sigmoid_logits = false;
+  bool custom_text = false;  // OpenCLIP CustomTextCLIP: text tower parameters under "text."
   CheckpointLayout layout = CheckpointLayout::kOpenClip;
   std::filesystem::path config_file;
   std::filesystem::path weights_file;
@@ -123,19 +150,23 @@ class ClipModel {
   int embed_dim() const { return config().embed_dim; }
   int image_size() const { return config().vision.image_size; }
   int context_length() const { return config().text.context_length; }
-  // exp(logit_scale): logits = LogitScale() * cosine.
+  // exp(logit_scale): logits = LogitScale() * cosine (+ LogitBias()).
   float LogitScale() const;
+  // The stored logit_bias for sigmoid models (config().sigmoid_logits), else 0.
+  float LogitBias() const;
 
   // Hex SHA-256 identifying the weights and preprocessing: sha256(sha256(weights file) + canonical
   // preprocessing config). Computed on first call (hashes the whole weights file), then cached.
   Result<std::string> Fingerprint() const;
 
-  // Token ids for this model's context length (see Tokenize below).
+  // Token ids for this model's context length with the model's tokenizer (config().tokenizer),
+  // unpadded: CLIP BPE as Tokenize below; SentencePiece pieces[:context_length - 1] + [eos].
   Result<std::vector<int32_t>> Tokenize(std::string_view text) const;
 
   // Text embeddings [texts.size() x embed_dim].
   Result<Matrix> EncodeTexts(const std::vector<std::string>& texts) const;
-  // Same from token ids (each: sot ... eot, at most context_length ids; padded with 0 here).
+  // Same from token ids (each as Tokenize returns them, at most context_length ids; right-padded
+  // with config().text.pad_id here).
   Result<Matrix> EncodeTokens(const std::vector<std::vector<int32_t>>& ids) const;
   // Image embeddings [images.size() x embed_dim], running the model's preprocessing.
   Result<Matrix> EncodeImages(const std::vector<imaging::Image>& images) const;

@@ -1,11 +1,13 @@
 #include "clip/config.h"
 
 #include <cmath>
+#include <regex>
 #include <set>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "clip/sentencepiece_tokenizer.h"
 #include "visalign/core/io.h"
 
 namespace visalign::clip {
@@ -191,12 +193,89 @@ Result<PreprocessConfig> ParseOpenClipPreprocess(const json* cfg, int image_size
   return p;
 }
 
+// timm's SigLIP ViTs (vision_transformer.py `vit_<size>_patch<P>_siglip_<S>`): no class token, MAP
+// head, exact GELU, LayerNorm eps 1e-6. The tanh-GELU variants (SigLIP2's towers) are refused.
+struct TimmSiglipSize {
+  const char* name;
+  int width, depth, heads;
+  double mlp_ratio;
+};
+constexpr TimmSiglipSize kTimmSiglipSizes[] = {
+    {"base", 768, 12, 12, 4.0}, {"large", 1024, 24, 16, 4.0}, {"so400m", 1152, 27, 16, 3.7362},
+    {"giantopt", 1536, 40, 16, 4.0}};
+constexpr float kTimmLayerNormEps = 1e-6f;
+const std::set<std::string>& TimmTanhGeluModels() {
+  static const std::set<std::string> kNames = {"vit_base_patch32_siglip_256", "vit_large_patch16_siglip_512",
+                                               "vit_so400m_patch16_siglip_256", "vit_so400m_patch16_siglip_384",
+                                               "vit_so400m_patch16_siglip_512", "vit_giantopt_patch16_siglip_256",
+                                               "vit_giantopt_patch16_siglip_384"};
+  return kNames;
+}
+
+Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& where) {
+  Fields f(v, where);
+  VISALIGN_ASSIGN_OR_RETURN(std::string name, f.String("timm_model_name", ""));
+  static const std::regex kName("vit_([a-z0-9]+)_patch([0-9]+)_siglip_([0-9]+)");
+  std::smatch m;
+  const TimmSiglipSize* size = nullptr;
+  if (std::regex_match(name, m, kName)) {
+    for (const TimmSiglipSize& s : kTimmSiglipSizes) {
+      if (m[1] == s.name) size = &s;
+    }
+  }
+  if (size == nullptr) {
+    return Status::Unsupported("unsupported timm vision tower (timm_model_name = \"" + name + "\")", where,
+                               "a standard ViT CLIP or a timm SigLIP ViT vit_{base,large,so400m}_patch*_siglip_*");
+  }
+  if (TimmTanhGeluModels().count(name)) {
+    return Status::Unsupported("unsupported tanh-approximated GELU (SigLIP2 timm tower " + name + ")", where,
+                               "a SigLIP ViT with exact GELU");
+  }
+  VisionConfig c;
+  c.patch_size = std::stoi(m[2]);
+  c.image_size = std::stoi(m[3]);
+  c.width = size->width;
+  c.layers = size->depth;
+  c.heads = size->heads;
+  double mlp_ratio = size->mlp_ratio;
+  if (f.Has("timm_model_kwargs")) {
+    Fields k(v["timm_model_kwargs"], where + " timm_model_kwargs");
+    VISALIGN_ASSIGN_OR_RETURN(c.image_size, k.SquareSize("img_size", c.image_size));
+    VISALIGN_ASSIGN_OR_RETURN(c.width, k.Int("embed_dim", c.width));
+    VISALIGN_ASSIGN_OR_RETURN(c.layers, k.Int("depth", c.layers));
+    VISALIGN_ASSIGN_OR_RETURN(c.heads, k.Int("num_heads", c.heads));
+    VISALIGN_ASSIGN_OR_RETURN(c.patch_size, k.SquareSize("patch_size", c.patch_size));
+    VISALIGN_ASSIGN_OR_RETURN(mlp_ratio, k.Number("mlp_ratio", mlp_ratio));
+    VISALIGN_RETURN_IF_ERROR(k.CheckAllUsed());
+  }
+  f.Ignore({"timm_model_kwargs", "timm_model_pretrained", "timm_drop", "timm_drop_path", "patch_dropout"});
+  VISALIGN_ASSIGN_OR_RETURN(int image_size, f.SquareSize("image_size", c.image_size));
+  if (image_size != c.image_size) {
+    return Status::InvalidArgument(fmt::format("image_size {} differs from the timm model's {}", image_size, c.image_size),
+                                   where, "the timm model's img_size");
+  }
+  VISALIGN_RETURN_IF_ERROR(f.Require("timm_pool", {"map"}, "timm pooling"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("timm_proj", {"none"}, "timm projection (SigLIP uses none)"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("timm_proj_bias", {false}, "timm projection bias"));
+  VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  c.mlp_width = static_cast<int>(c.width * mlp_ratio);
+  c.layer_norm_eps = kTimmLayerNormEps;
+  c.ln_pre = false;
+  c.class_token = false;
+  c.projection = false;
+  c.pooling = Pooling::kAttentionPool;
+  VISALIGN_RETURN_IF_ERROR(CheckHeads(c, where));
+  if (c.image_size % c.patch_size != 0) {
+    return Status::InvalidArgument(fmt::format("image_size {} is not a multiple of patch_size {}", c.image_size,
+                                               c.patch_size),
+                                   where, "an image size divisible by the patch size");
+  }
+  return c;
+}
+
 Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where) {
   Fields f(v, where);
-  if (f.Has("timm_model_name")) {
-    return Status::Unsupported("unsupported timm vision tower (timm_model_name = " + v["timm_model_name"].dump() + ")",
-                               where, "a standard ViT CLIP");
-  }
+  if (f.Has("timm_model_name")) return ParseTimmSiglipVision(v, where);
   if (f.Has("layers") && v["layers"].is_array()) {
     return Status::Unsupported("unsupported ResNet (ModifiedResNet) vision tower (layers = " + v["layers"].dump() + ")",
                                where, "a standard ViT CLIP");
@@ -239,7 +318,19 @@ Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where
   return c;
 }
 
-Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where) {
+// norm_kwargs: absent (eps 1e-5) or {"eps": x}.
+Result<float> LayerNormEps(const json& cfg, const std::string& where) {
+  if (!cfg.contains("norm_kwargs") || cfg["norm_kwargs"].is_null()) return 1e-5f;
+  const json& n = cfg["norm_kwargs"];
+  if (!n.is_object() || n.size() != 1 || !n.contains("eps") || !n["eps"].is_number() || !(n["eps"].get<double>() > 0)) {
+    return Status::Unsupported("unsupported normalization options (norm_kwargs = " + n.dump() + ")", where,
+                               "{\"eps\": positive number}");
+  }
+  return n["eps"].get<float>();
+}
+
+// `hf_tokenizer_name` receives the text_cfg's Hugging Face tokenizer name ("" = CLIP's BPE).
+Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, std::string* hf_tokenizer_name) {
   Fields f(t, where);
   if (f.Has("hf_model_name")) {
     return Status::Unsupported("unsupported Hugging Face text tower (hf_model_name = " + t["hf_model_name"].dump() + ")",
@@ -253,21 +344,34 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where) {
   VISALIGN_ASSIGN_OR_RETURN(c.layers, f.Int("layers", kOpenClipDefaultTextLayers));
   VISALIGN_ASSIGN_OR_RETURN(double mlp_ratio, f.Number("mlp_ratio", kDefaultMlpRatio));
   c.mlp_width = static_cast<int>(c.width * mlp_ratio);
-  c.pooling = Pooling::kArgmax;
   VISALIGN_RETURN_IF_ERROR(CheckHeads(c, where));
   VISALIGN_RETURN_IF_ERROR(f.Require("ls_init_value", {}, "LayerScale"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("pool_type", {"argmax"}, "text pool_type"));
+  VISALIGN_ASSIGN_OR_RETURN(std::string pool_type, f.String("pool_type", "argmax"));
+  if (pool_type != "argmax" && pool_type != "last") {
+    return Status::Unsupported("unsupported text pool_type \"" + pool_type + "\"", where, "argmax or last");
+  }
+  c.pooling = pool_type == "last" ? Pooling::kLast : Pooling::kArgmax;
+  VISALIGN_ASSIGN_OR_RETURN(bool no_causal_mask, f.Bool("no_causal_mask", false));
+  c.causal = !no_causal_mask;
+  VISALIGN_ASSIGN_OR_RETURN(c.projection_bias, f.Bool("proj_bias", false));
   VISALIGN_RETURN_IF_ERROR(f.Require("embed_cls", {false}, "text class-token embedding (CoCa)"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("no_causal_mask", {false}, "non-causal text attention"));
   VISALIGN_RETURN_IF_ERROR(f.Require("final_ln_after_pool", {false}, "final_ln_after_pool"));
   VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear"}, "text projection type"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("proj_bias", {false}, "text projection bias"));
   VISALIGN_RETURN_IF_ERROR(f.Require("pad_id", {0}, "pad_id other than 0"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("hf_tokenizer_name", {}, "Hugging Face tokenizer"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("tokenizer_kwargs", {}, "tokenizer options"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("act_kwargs", {}, "activation options"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("norm_kwargs", {}, "normalization options"));
-  f.Ignore({"output_tokens", "output_dim"});
+  VISALIGN_ASSIGN_OR_RETURN(*hf_tokenizer_name, f.String("hf_tokenizer_name", ""));
+  if (!hf_tokenizer_name->empty()) {
+    const json kCanonicalize = {{"clean", "canonicalize"}};
+    VISALIGN_RETURN_IF_ERROR(f.Require("tokenizer_kwargs", {kCanonicalize}, "tokenizer options"));
+    if (!f.Has("tokenizer_kwargs")) {
+      return Status::Unsupported("Hugging Face tokenizer without clean=canonicalize", where,
+                                 "a SigLIP text_cfg with tokenizer_kwargs {\"clean\": \"canonicalize\"}");
+    }
+  } else {
+    VISALIGN_RETURN_IF_ERROR(f.Require("tokenizer_kwargs", {}, "tokenizer options"));
+  }
+  VISALIGN_RETURN_IF_ERROR(f.Require("act_kwargs", {}, "activation options (tanh-approximated GELU: SigLIP2)"));
+  VISALIGN_ASSIGN_OR_RETURN(c.layer_norm_eps, LayerNormEps(t, where));
+  f.Ignore({"output_tokens", "output_dim", "norm_kwargs"});
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   return c;
 }
@@ -357,21 +461,24 @@ Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source)
   if (f.Has("multimodal_cfg")) {
     return Status::Unsupported("unsupported CoCa model (multimodal_cfg present)", where, "a standard ViT CLIP");
   }
-  if (f.Has("init_logit_bias")) {
-    return Status::Unsupported("unsupported SigLIP model (init_logit_bias present)", where, "a standard ViT CLIP");
-  }
   ClipConfig c;
+  c.sigmoid_logits = f.Has("init_logit_bias");
   c.layout = CheckpointLayout::kOpenClip;
   VISALIGN_ASSIGN_OR_RETURN(c.embed_dim, f.Int("embed_dim", std::nullopt));
   VISALIGN_ASSIGN_OR_RETURN(bool quick_gelu, f.Bool("quick_gelu", false));
   c.activation = quick_gelu ? Activation::kQuickGelu : Activation::kGelu;
   VISALIGN_ASSIGN_OR_RETURN(const json* vision, Object(model, "vision_cfg", where));
   VISALIGN_ASSIGN_OR_RETURN(const json* text, Object(model, "text_cfg", where));
-  f.Ignore({"vision_cfg", "text_cfg", "cast_dtype", "init_logit_scale", "nonscalar_logit_scale"});
-  VISALIGN_RETURN_IF_ERROR(f.Require("custom_text", {false}, "CustomTextCLIP layout (custom_text)"));
+  f.Ignore({"vision_cfg", "text_cfg", "cast_dtype", "init_logit_scale", "nonscalar_logit_scale", "init_logit_bias"});
+  VISALIGN_ASSIGN_OR_RETURN(c.custom_text, f.Bool("custom_text", false));
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   VISALIGN_ASSIGN_OR_RETURN(c.vision, ParseOpenClipVision(*vision, where + " vision_cfg"));
-  VISALIGN_ASSIGN_OR_RETURN(c.text, ParseOpenClipText(*text, where + " text_cfg"));
+  VISALIGN_ASSIGN_OR_RETURN(c.text, ParseOpenClipText(*text, where + " text_cfg", &c.tokenizer.hf_name));
+  if (!c.vision.projection && c.vision.width != c.embed_dim) {
+    return Status::InvalidArgument(fmt::format("vision width {} without a projection differs from embed_dim {}",
+                                               c.vision.width, c.embed_dim),
+                                   where, "embed_dim equal to the timm tower's width (timm_proj none)");
+  }
   const json* pre = wrapped && j.contains("preprocess_cfg") && j["preprocess_cfg"].is_object() ? &j["preprocess_cfg"] : nullptr;
   VISALIGN_ASSIGN_OR_RETURN(c.preprocess, ParseOpenClipPreprocess(pre, c.vision.image_size, source + " preprocess_cfg"));
   if (wrapped && j.contains(kRandomModelConfigKey)) {
@@ -383,6 +490,12 @@ Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source)
 Result<ClipConfig> ParseHuggingFaceConfig(const json& j, const json& preprocessor, const std::string& source) {
   Fields top(j, source);
   VISALIGN_ASSIGN_OR_RETURN(std::string model_type, top.String("model_type", "clip"));
+  if (model_type == "siglip" || model_type == "siglip2") {
+    return Status::Unsupported("unsupported Hugging Face " + model_type + " checkpoint (transformers SiglipModel layout)",
+                               source,
+                               "the OpenCLIP export of the same model (open_clip_config.json + "
+                               "open_clip_model.safetensors, e.g. timm/ViT-B-16-SigLIP), or hues run --embeddings");
+  }
   if (model_type != "clip") {
     return Status::Unsupported("unsupported model_type \"" + model_type + "\"", source, "a transformers CLIPModel (clip)");
   }
@@ -454,6 +567,9 @@ Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
     config = ParseOpenClipConfig(j, config_file.string());
   }
   if (!config.ok()) return config.status();
+  if (!config->tokenizer.hf_name.empty()) {
+    VISALIGN_RETURN_IF_ERROR(ResolveSentencePieceTokenizer(dir, *config));
+  }
   config->config_file = config_file;
   config->weights_file = weights_file;
   return config;

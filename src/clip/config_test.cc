@@ -42,7 +42,6 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
     std::string feature;
   };
   const std::vector<Case> cases = {
-      {"/model_cfg/init_logit_bias", -10, "SigLIP"},
       {"/model_cfg/multimodal_cfg", json::object(), "CoCa"},
       {"/model_cfg/vision_cfg/layers", {3, 4, 6, 3}, "ResNet"},
       {"/model_cfg/vision_cfg/timm_model_name", "convnext_base", "timm vision tower"},
@@ -50,7 +49,10 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
       {"/model_cfg/vision_cfg/attentional_pool", true, "attentional pooler"},
       {"/model_cfg/vision_cfg/pool_type", "avg", "vision pool_type"},
       {"/model_cfg/vision_cfg/ls_init_value", 1e-5, "LayerScale"},
-      {"/model_cfg/text_cfg/no_causal_mask", true, "non-causal"},
+      {"/model_cfg/text_cfg/pool_type", "mean", "text pool_type"},
+      {"/model_cfg/text_cfg/act_kwargs", {{"approximate", "tanh"}}, "tanh-approximated GELU"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vit_so400m_patch16_siglip_256", "tanh-approximated GELU"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vit_base_patch16_siglip_gap_224", "timm vision tower"},
       {"/model_cfg/vision_cfg/fancy_new_option", 1, "unknown config field \"fancy_new_option\""},
       {"/preprocess_cfg/resize_mode", "longest", "resize_mode"},
   };
@@ -63,6 +65,38 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
     EXPECT_EQ(st.code(), StatusCode::kUnsupported) << st.ToString();
     EXPECT_THAT(st.what(), HasSubstr(c.feature));
   }
+}
+
+// SigLIP checkpoints that are not supported natively are refused naming what is missing.
+TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
+  const fs::path siglip = testing::FixtureDir("siglip-tiny");
+  fs::copy_file(siglip / "model.safetensors", dir_ / "model.safetensors");
+  const json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
+  WriteJson("open_clip_config.json", config);
+  fs::create_directory(dir_ / "tokenizer");
+  WriteJson("tokenizer/tokenizer.json", json::object());
+  EXPECT_THAT(LoadStatus().what(), HasSubstr("tokenizer.json without a SentencePiece model file"));
+
+  fs::copy_file(siglip / "tokenizer" / "spiece.model", dir_ / "tokenizer" / "spiece.model");
+  WriteJson("tokenizer/tokenizer_config.json", {{"tokenizer_class", "GemmaTokenizer"}});
+  Status st = LoadStatus();
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(st.what(), HasSubstr("tokenizer_class \"GemmaTokenizer\""));
+
+  WriteJson("tokenizer/tokenizer_config.json", {{"tokenizer_class", "T5Tokenizer"}, {"pad_token", "</s>"}});
+  EXPECT_TRUE(LoadStatus().ok()) << LoadStatus().ToString();
+
+  json no_clean = config;
+  no_clean["model_cfg"]["text_cfg"].erase("tokenizer_kwargs");
+  WriteJson("open_clip_config.json", no_clean);
+  EXPECT_THAT(LoadStatus().what(), HasSubstr("without clean=canonicalize"));
+
+  fs::remove(dir_ / "open_clip_config.json");
+  WriteJson("config.json", {{"model_type", "siglip"}, {"vision_config", json::object()}, {"text_config", json::object()}});
+  st = LoadStatus();
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(st.what(), HasSubstr("Hugging Face siglip checkpoint"));
+  EXPECT_THAT(st.expected(), HasSubstr("open_clip_config.json"));
 }
 
 TEST_F(ModelDirTest, ShapesAreCheckedAgainstTheConfig) {

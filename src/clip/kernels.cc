@@ -41,33 +41,54 @@ void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation
   for (int r = 0; r < rows; ++r) row_fn(y + static_cast<size_t>(r) * cols, cols, bias);
 }
 
-void Attention(const float* qkv, float* out, int batch, int seq, int width, int heads, bool causal) {
-  const RowKernels& k = BestRowKernels();
+namespace {
+
+// Per (item, head): scores = q·kᵀ/√d (two small GEMMs), softmax over the keys (the first t + 1
+// only when causal), out = scores·v. Query rows of item b start at q + b * q_item_stride.
+void MultiHeadAttention(const float* q, int q_stride, size_t q_item_stride, const float* k, const float* v,
+                        int kv_stride, float* out, int batch, int q_seq, int kv_seq, int width, int heads,
+                        bool causal) {
+  const RowKernels& rk = BestRowKernels();
   const int head_dim = width / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  const int stride = 3 * width;
+  const size_t kv_item_stride = static_cast<size_t>(kv_seq) * kv_stride;
   const int tasks = batch * heads;
-#pragma omp parallel if (Parallel(static_cast<size_t>(batch) * seq * seq * width))
+#pragma omp parallel if (Parallel(static_cast<size_t>(batch) * q_seq * kv_seq * width))
   {
-    std::vector<float> scores(static_cast<size_t>(seq) * seq);
+    std::vector<float> scores(static_cast<size_t>(q_seq) * kv_seq);
 #pragma omp for schedule(dynamic, 1)
     for (int task = 0; task < tasks; ++task) {
       const int b = task / heads;
-      const int h = task % heads;
-      const float* q = qkv + static_cast<size_t>(b) * seq * stride + static_cast<size_t>(h) * head_dim;
-      const float* keys = q + width;
-      const float* values = q + 2 * static_cast<size_t>(width);
-      Gemm(seq, seq, head_dim, scale, q, stride, keys, stride, BLayout::kNK, 0.0f, scores.data(), seq);
-      for (int t = 0; t < seq; ++t) {
-        float* p = scores.data() + static_cast<size_t>(t) * seq;
-        const int visible = causal ? t + 1 : seq;
-        k.softmax(p, visible);
-        std::fill(p + visible, p + seq, 0.0f);
+      const size_t h = static_cast<size_t>(task % heads) * head_dim;
+      const float* queries = q + b * q_item_stride + h;
+      const float* keys = k + b * kv_item_stride + h;
+      const float* values = v + b * kv_item_stride + h;
+      Gemm(q_seq, kv_seq, head_dim, scale, queries, q_stride, keys, kv_stride, BLayout::kNK, 0.0f, scores.data(),
+           kv_seq);
+      for (int t = 0; t < q_seq; ++t) {
+        float* p = scores.data() + static_cast<size_t>(t) * kv_seq;
+        const int visible = causal ? t + 1 : kv_seq;
+        rk.softmax(p, visible);
+        std::fill(p + visible, p + kv_seq, 0.0f);
       }
-      float* o = out + static_cast<size_t>(b) * seq * width + static_cast<size_t>(h) * head_dim;
-      Gemm(seq, head_dim, seq, 1.0f, scores.data(), seq, values, stride, BLayout::kKN, 0.0f, o, width);
+      float* o = out + static_cast<size_t>(b) * q_seq * width + h;
+      Gemm(q_seq, head_dim, kv_seq, 1.0f, scores.data(), kv_seq, values, kv_stride, BLayout::kKN, 0.0f, o, width);
     }
   }
+}
+
+}  // namespace
+
+void Attention(const float* qkv, float* out, int batch, int seq, int width, int heads, bool causal) {
+  const int stride = 3 * width;
+  MultiHeadAttention(qkv, stride, static_cast<size_t>(seq) * stride, qkv + width, qkv + 2 * static_cast<size_t>(width),
+                     stride, out, batch, seq, seq, width, heads, causal);
+}
+
+void CrossAttention(const float* q, size_t q_item_stride, const float* kv, float* out, int batch, int q_seq,
+                    int kv_seq, int width, int heads) {
+  MultiHeadAttention(q, width, q_item_stride, kv, kv + width, 2 * width, out, batch, q_seq, kv_seq, width, heads,
+                     /*causal=*/false);
 }
 
 }  // namespace visalign::clip

@@ -25,4 +25,10 @@ void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation
 // out = softmax(scores)·v as two small GEMMs.
 void Attention(const float* qkv, float* out, int batch, int seq, int width, int heads, bool causal);
 
+// Multi-head attention of q_seq queries per item over kv_seq keys and values of the same item:
+// q[q_seq, width] per item, item b's at q + b * q_item_stride (0: the same queries for every item,
+// e.g. a learned latent); kv[batch * kv_seq, 2 * width] (k | v). Writes out[batch * q_seq, width].
+void CrossAttention(const float* q, size_t q_item_stride, const float* kv, float* out, int batch, int q_seq,
+                    int kv_seq, int width, int heads);
+
 }  // namespace visalign::clip

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "clip/config.h"
+#include "clip/sentencepiece_tokenizer.h"
 #include "clip/towers.h"
 #include "visalign/clip.h"
 #include "visalign/core/io.h"
@@ -20,6 +21,7 @@ namespace visalign::clip {
 struct ClipModel::Impl {
   ClipConfig config;
   ClipWeights weights;
+  std::unique_ptr<SentencePieceTokenizer> sentencepiece;  // TokenizerKind::kSentencePiece only
   ClipLoadOptions options;
   mutable std::mutex fingerprint_mutex;
   mutable std::optional<std::string> fingerprint;
@@ -100,6 +102,8 @@ const ClipConfig& ClipModel::config() const { return impl_->config; }
 
 float ClipModel::LogitScale() const { return std::exp(impl_->weights.logit_scale_log); }
 
+float ClipModel::LogitBias() const { return impl_->weights.logit_bias; }
+
 Result<std::string> ClipModel::Fingerprint() const {
   std::lock_guard<std::mutex> lock(impl_->fingerprint_mutex);
   if (!impl_->fingerprint) {
@@ -110,6 +114,7 @@ Result<std::string> ClipModel::Fingerprint() const {
 }
 
 Result<std::vector<int32_t>> ClipModel::Tokenize(std::string_view text) const {
+  if (impl_->sentencepiece) return impl_->sentencepiece->Tokenize(text, context_length());
   return clip::Tokenize(text, context_length());
 }
 
@@ -131,7 +136,7 @@ Result<Matrix> ClipModel::EncodeTokens(const std::vector<std::vector<int32_t>>& 
     const std::string where = "token ids of text " + std::to_string(i + 1);
     if (ids[i].empty() || ids[i].size() > static_cast<size_t>(t.context_length)) {
       return Status::InvalidArgument(fmt::format("{} token ids", ids[i].size()), where,
-                                     fmt::format("1 to {} ids (sot ... eot)", t.context_length));
+                                     fmt::format("1 to {} ids (as Tokenize returns them)", t.context_length));
     }
     for (int32_t id : ids[i]) {
       if (id < 0 || id >= t.vocab_size) {
@@ -140,7 +145,7 @@ Result<Matrix> ClipModel::EncodeTokens(const std::vector<std::vector<int32_t>>& 
       }
     }
     padded[i] = ids[i];
-    padded[i].resize(static_cast<size_t>(t.context_length), kPadToken);
+    padded[i].resize(static_cast<size_t>(t.context_length), t.pad_id);
   }
   const int count = static_cast<int>(padded.size());
   Progress progress("clip texts", static_cast<uint64_t>(count), impl_->ShowProgress(count));
@@ -198,6 +203,9 @@ Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoad
   impl->options = options;
   VISALIGN_ASSIGN_OR_RETURN(impl->config, ReadClipConfig(dir));
   VISALIGN_ASSIGN_OR_RETURN(impl->weights, LoadClipWeights(impl->config));
+  if (impl->config.tokenizer.kind == TokenizerKind::kSentencePiece) {
+    VISALIGN_ASSIGN_OR_RETURN(impl->sentencepiece, SentencePieceTokenizer::Load(impl->config.tokenizer));
+  }
   return ClipModel(std::move(impl));
 }
 

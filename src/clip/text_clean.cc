@@ -454,4 +454,20 @@ std::u32string CleanText(std::u32string_view text) {
   return PythonLower(CollapseWhitespace(t));
 }
 
+std::u32string CanonicalizeText(std::u32string_view text) {
+  const std::u32string unescaped = HtmlUnescape(HtmlUnescape(FixText(text)));
+  std::u32string kept;
+  kept.reserve(unescaped.size());
+  for (char32_t c : unescaped) {
+    if (c == U'_') {
+      kept.push_back(U' ');
+    } else if (c >= 0x21 && c <= 0x7e && !IsAsciiAlnum(c)) {
+      continue;  // string.punctuation is exactly the printable ASCII that is neither alphanumeric nor space
+    } else {
+      kept.push_back(c);
+    }
+  }
+  return CollapseWhitespace(PythonLower(kept));
+}
+
 }  // namespace visalign::clip

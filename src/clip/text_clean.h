@@ -28,6 +28,11 @@ std::u32string PythonLower(std::u32string_view text);
 // All of the above in CLIP's order: FixText, HtmlUnescape twice, CollapseWhitespace, PythonLower.
 std::u32string CleanText(std::u32string_view text);
 
+// open_clip's clean='canonicalize' (SigLIP): basic_clean (FixText, HtmlUnescape twice, strip), then
+// big_vision's canonicalize_text: '_' -> ' ', delete ASCII punctuation (Python string.punctuation),
+// PythonLower, CollapseWhitespace.
+std::u32string CanonicalizeText(std::u32string_view text);
+
 // Python str.isspace() for one code point.
 bool IsPythonSpace(char32_t c);
 

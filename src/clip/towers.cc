@@ -59,19 +59,52 @@ Matrix PoolAndProject(const TowerConfig& cfg, int embed_dim, const TowerWeights&
   Trace(o, prefix + "pooled_before_proj", pooled.data(), pooled.size());
   Matrix out(batch, embed_dim);
   Linear(tw.projection, batch, w, embed_dim, pooled.data(), 0.0f, out.data.data());
+  if (tw.projection.bias.data != nullptr) AddBias(out.data.data(), batch, embed_dim, tw.projection.bias.data);
   return out;
+}
+
+// timm AttentionPoolLatent on x[batch * seq, width] (already normed): the latent's query attends
+// over each item's tokens, then proj, then y + MLP(LayerNorm(y)). Returns [batch x width].
+Matrix AttentionPool(const VisionConfig& v, const AttentionPoolWeights& a, const float* x, int batch, int seq,
+                     const ForwardOptions& o, const std::string& prefix) {
+  const int w = v.width;
+  const int rows = batch * seq;
+  std::vector<float> q(static_cast<size_t>(w));
+  Linear(a.q, 1, w, w, a.latent.data, 0.0f, q.data());
+  AddBias(q.data(), 1, w, a.q.bias.data);
+  std::vector<float> kv(static_cast<size_t>(rows) * 2 * w);
+  Linear(a.kv, rows, w, 2 * w, x, 0.0f, kv.data());
+  AddBias(kv.data(), rows, 2 * w, a.kv.bias.data);
+  std::vector<float> attended(static_cast<size_t>(batch) * w);
+  CrossAttention(q.data(), /*q_item_stride=*/0, kv.data(), attended.data(), batch, /*q_seq=*/1, seq, w, v.heads);
+  Matrix y(batch, w);
+  Linear(a.proj, batch, w, w, attended.data(), 0.0f, y.data.data());
+  AddBias(y.data.data(), batch, w, a.proj.bias.data);
+  Trace(o, prefix + "attn_pool.proj_out", y.data.data(), y.data.size());
+  std::vector<float> h(static_cast<size_t>(batch) * w);
+  LayerNorm(y.data.data(), h.data(), batch, w, a.norm_gain.data, a.norm_bias.data, v.layer_norm_eps);
+  std::vector<float> hidden(static_cast<size_t>(batch) * v.mlp_width);
+  Linear(a.fc, batch, w, v.mlp_width, h.data(), 0.0f, hidden.data());
+  AddBiasActivate(hidden.data(), batch, v.mlp_width, a.fc.bias.data, Activation::kGelu);
+  Linear(a.fc_proj, batch, v.mlp_width, w, hidden.data(), 1.0f, y.data.data());  // residual
+  AddBias(y.data.data(), batch, w, a.fc_proj.bias.data);
+  Trace(o, prefix + "attn_pool_out", y.data.data(), y.data.size());
+  return y;
 }
 
 }  // namespace
 
 Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& o) {
   const VisionConfig& v = config.vision;
+  const bool timm = v.pooling == Pooling::kAttentionPool;
+  const std::string prefix = timm ? "visual.trunk." : "visual.";
   const int n = pixels.rows;
   const int s = v.image_size;
   const int p = v.patch_size;
   const int g = v.grid();
   const int patches = g * g;
-  const int seq = patches + 1;
+  const int first_patch = v.class_token ? 1 : 0;
+  const int seq = patches + first_patch;
   const int width = v.width;
   const int patch_values = 3 * p * p;
 
@@ -94,7 +127,10 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   std::vector<float> embedded(static_cast<size_t>(n) * patches * width);
   Gemm(n * patches, width, patch_values, cols.data(), patch_values, w.patch_embedding.data, BLayout::kNK, 0.0f,
        embedded.data(), width);
-  if (o.trace != nullptr) {
+  if (w.patch_bias.data != nullptr) AddBias(embedded.data(), n * patches, width, w.patch_bias.data);
+  if (timm) {
+    Trace(o, prefix + "patch_embed_out", embedded.data(), embedded.size());  // timm flattens to [n, tokens, width]
+  } else if (o.trace != nullptr) {
     // conv1 output as torch lays it out: [n, width, g, g].
     std::vector<float> chw(embedded.size());
     for (int i = 0; i < n; ++i) {
@@ -111,21 +147,30 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   const float* pos = w.vision.positional.data;
   for (int i = 0; i < n; ++i) {
     float* xi = x.data() + static_cast<size_t>(i) * seq * width;
-    for (int c = 0; c < width; ++c) xi[c] = w.class_embedding.data[c] + pos[c];
+    if (v.class_token) {
+      for (int c = 0; c < width; ++c) xi[c] = w.class_embedding.data[c] + pos[c];
+    }
     for (int k = 0; k < patches; ++k) {
       const float* e = embedded.data() + (static_cast<size_t>(i) * patches + k) * width;
-      float* row = xi + static_cast<size_t>(k + 1) * width;
-      const float* pk = pos + static_cast<size_t>(k + 1) * width;
+      float* row = xi + static_cast<size_t>(k + first_patch) * width;
+      const float* pk = pos + static_cast<size_t>(k + first_patch) * width;
       for (int c = 0; c < width; ++c) row[c] = e[c] + pk[c];
     }
   }
   if (v.ln_pre) {
     LayerNorm(x.data(), x.data(), n * seq, width, w.ln_pre_gain.data, w.ln_pre_bias.data, v.layer_norm_eps);
   }
-  Trace(o, "visual.ln_pre_out", x.data(), x.size());
-  RunBlocks(v, config.activation, w.vision, x.data(), n, seq, /*causal=*/false, o, "visual.");
+  Trace(o, prefix + (timm ? "tokens_with_pos" : "ln_pre_out"), x.data(), x.size());
+  // timm towers use exact GELU whatever the OpenCLIP config's quick_gelu says.
+  RunBlocks(v, timm ? Activation::kGelu : config.activation, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix);
+  if (timm) {
+    LayerNorm(x.data(), x.data(), n * seq, width, w.vision.ln_final_gain.data, w.vision.ln_final_bias.data,
+              v.layer_norm_eps);
+    Trace(o, prefix + "norm_out", x.data(), x.size());
+    return AttentionPool(v, w.attention_pool, x.data(), n, seq, o, prefix);
+  }
   const std::vector<int> class_token(static_cast<size_t>(n), 0);
-  return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "ln_post_out");
+  return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, prefix, "ln_post_out");
 }
 
 Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vector<std::vector<int32_t>>& ids,
@@ -133,11 +178,14 @@ Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vec
   const TextConfig& t = config.text;
   const int n = static_cast<int>(ids.size());
   const int width = t.width;
-  std::vector<int> pool_index(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    pool_index[i] = static_cast<int>(std::max_element(ids[i].begin(), ids[i].end()) - ids[i].begin());
+  std::vector<int> pool_index(static_cast<size_t>(n), t.context_length - 1);  // Pooling::kLast
+  if (t.pooling == Pooling::kArgmax) {
+    for (int i = 0; i < n; ++i) {
+      pool_index[i] = static_cast<int>(std::max_element(ids[i].begin(), ids[i].end()) - ids[i].begin());
+    }
   }
-  const int seq = o.trim_text_to_eot ? *std::max_element(pool_index.begin(), pool_index.end()) + 1 : t.context_length;
+  const bool trim = o.trim_text_to_eot && t.causal;
+  const int seq = trim ? *std::max_element(pool_index.begin(), pool_index.end()) + 1 : t.context_length;
 
   std::vector<float> x(static_cast<size_t>(n) * seq * width);
   for (int i = 0; i < n; ++i) {
@@ -149,7 +197,7 @@ Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vec
     }
   }
   Trace(o, "text.embeds_out", x.data(), x.size());
-  RunBlocks(t, config.activation, w.text, x.data(), n, seq, /*causal=*/true, o, "text.");
+  RunBlocks(t, config.activation, w.text, x.data(), n, seq, t.causal, o, "text.");
   return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, pool_index, o, "text.", "ln_final_out");
 }
 

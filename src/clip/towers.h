@@ -1,6 +1,8 @@
 // CLIP weights (mapped from a safetensors file in either checkpoint layout) and the forward passes
 // of both towers, following open_clip's conventions (pre-LN residual blocks, fused qkv, exact or
-// quick GELU, class-token / argmax-eot pooling, projections). Internal to the clip module.
+// quick GELU, class-token / argmax-eot pooling, projections), plus SigLIP's timm ViT (no class
+// token, MAP attention-pool head) and its bidirectional, last-position-pooled text tower on the
+// same blocks. Internal to the clip module.
 #pragma once
 
 #include <functional>
@@ -35,7 +37,15 @@ struct TowerWeights {
   std::vector<BlockWeights> blocks;
   Tensor positional;        // [tokens, width]
   Tensor ln_final_gain, ln_final_bias;  // ln_post (vision) / ln_final (text)
-  LinearWeights projection;  // width -> embed_dim, no bias
+  LinearWeights projection;  // width -> embed_dim (bias only for SigLIP's text tower)
+};
+
+// timm AttentionPoolLatent (SigLIP's MAP head): one learned query over all tokens, then an MLP.
+struct AttentionPoolWeights {
+  Tensor latent;                  // [width]
+  LinearWeights q, kv, proj;      // kv: [2 * width, width], k rows first
+  Tensor norm_gain, norm_bias;
+  LinearWeights fc, fc_proj;      // the MLP (mlp.fc1, mlp.fc2)
 };
 
 struct ClipWeights {
@@ -43,10 +53,13 @@ struct ClipWeights {
   TowerWeights vision;
   Tensor ln_pre_gain, ln_pre_bias;  // empty when the model has no ln_pre
   Tensor patch_embedding;           // [width, 3 * patch * patch] (conv1 flattened c, y, x)
-  Tensor class_embedding;           // [width]
+  Tensor patch_bias;                // [width], empty for CLIP (conv1 has no bias)
+  Tensor class_embedding;           // [width], empty without a class token
+  AttentionPoolWeights attention_pool;  // vision Pooling::kAttentionPool only
   TowerWeights text;
   Tensor token_embedding;           // [vocab, width]
   float logit_scale_log = 0.0f;
+  float logit_bias = 0.0f;  // sigmoid models only
 };
 
 // Maps and validates all tensors of `config.weights_file` (names per layout, shapes against config).
@@ -57,8 +70,9 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config);
 using TraceFn = std::function<void(const std::string& name, const float* data, size_t size)>;
 
 struct ForwardOptions {
-  // Text: compute positions up to the last pooled (eot) position only. Causal attention makes the
-  // pooled rows independent of later positions, so the result is the same; off to trace all 77.
+  // Causal text towers: compute positions up to the last pooled (eot) position only. Causal
+  // attention makes the pooled rows independent of later positions, so the result is the same;
+  // off to trace all 77. (Bidirectional towers always run all positions.)
   bool trim_text_to_eot = true;
   const TraceFn* trace = nullptr;
 };

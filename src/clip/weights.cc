@@ -151,15 +151,50 @@ Result<LinearWeights> GetProjection(Loader& l, CheckpointLayout layout, const st
   return p;
 }
 
-}  // namespace
 
-Result<ClipWeights> LoadClipWeights(const ClipConfig& config) {
-  ClipWeights w;
-  VISALIGN_ASSIGN_OR_RETURN(w.file, SafetensorsFile::Open(config.weights_file));
-  Loader l(w.file);
+// timm VisionTransformer parameter names (OpenCLIP TimmModel: under visual.trunk.), SigLIP options:
+// patch conv with bias, no class token, no pre-norm, final norm, MAP head, no projection.
+Status LoadTimmSiglipVision(Loader& l, const VisionConfig& v, ClipWeights& w) {
+  const std::string p = "visual.trunk.";
+  const int64_t width = v.width;
+  const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid();
+  std::vector<BlockWeights>& blocks = w.vision.blocks;
+  for (int i = 0; i < v.layers; ++i) {
+    const std::string b = p + "blocks." + std::to_string(i) + ".";
+    BlockWeights bw;
+    VISALIGN_ASSIGN_OR_RETURN(bw.ln1_gain, l.Get(b + "norm1.weight", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bw.ln1_bias, l.Get(b + "norm1.bias", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bw.ln2_gain, l.Get(b + "norm2.weight", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bw.ln2_bias, l.Get(b + "norm2.bias", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bw.qkv, GetLinear(l, b + "attn.qkv", 3 * width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, GetLinear(l, b + "attn.proj", width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.fc, GetLinear(l, b + "mlp.fc1", v.mlp_width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.proj, GetLinear(l, b + "mlp.fc2", width, v.mlp_width));
+    blocks.push_back(std::move(bw));
+  }
+  VISALIGN_ASSIGN_OR_RETURN(w.patch_embedding, l.Get(p + "patch_embed.proj.weight", {width, 3, v.patch_size, v.patch_size}));
+  w.patch_embedding.shape = {width, 3LL * v.patch_size * v.patch_size};
+  VISALIGN_ASSIGN_OR_RETURN(w.patch_bias, l.Get(p + "patch_embed.proj.bias", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, l.Get(p + "pos_embed", {1, tokens, width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(p + "norm.weight", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(p + "norm.bias", {width}));
+  AttentionPoolWeights& a = w.attention_pool;
+  const std::string ap = p + "attn_pool.";
+  VISALIGN_ASSIGN_OR_RETURN(a.latent, l.Get(ap + "latent", {1, 1, width}));
+  VISALIGN_ASSIGN_OR_RETURN(a.q, GetLinear(l, ap + "q", width, width));
+  VISALIGN_ASSIGN_OR_RETURN(a.kv, GetLinear(l, ap + "kv", 2 * width, width));
+  VISALIGN_ASSIGN_OR_RETURN(a.proj, GetLinear(l, ap + "proj", width, width));
+  VISALIGN_ASSIGN_OR_RETURN(a.norm_gain, l.Get(ap + "norm.weight", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(a.norm_bias, l.Get(ap + "norm.bias", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(a.fc, GetLinear(l, ap + "mlp.fc1", v.mlp_width, width));
+  VISALIGN_ASSIGN_OR_RETURN(a.fc_proj, GetLinear(l, ap + "mlp.fc2", width, v.mlp_width));
+  return Status::Ok();
+}
+
+// The OpenCLIP / transformers CLIP VisionTransformer.
+Status LoadClipVision(Loader& l, const ClipConfig& config, ClipWeights& w) {
   const bool oc = config.layout == CheckpointLayout::kOpenClip;
   const VisionConfig& v = config.vision;
-  const TextConfig& t = config.text;
   const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid() + 1;
   const int64_t patch_values = 3LL * v.patch_size * v.patch_size;
 
@@ -185,23 +220,50 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config) {
   }
   VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, GetProjection(l, config.layout, oc ? "visual.proj" : "visual_projection.weight",
                                                                v.width, config.embed_dim));
+  return Status::Ok();
+}
 
-  VISALIGN_ASSIGN_OR_RETURN(w.text.blocks, GetBlocks(l, t, config.layout, oc ? "" : "text_model."));
+}  // namespace
+
+Result<ClipWeights> LoadClipWeights(const ClipConfig& config) {
+  ClipWeights w;
+  VISALIGN_ASSIGN_OR_RETURN(w.file, SafetensorsFile::Open(config.weights_file));
+  Loader l(w.file);
+  const bool oc = config.layout == CheckpointLayout::kOpenClip;
+  const TextConfig& t = config.text;
+  if (config.vision.pooling == Pooling::kAttentionPool) {
+    VISALIGN_RETURN_IF_ERROR(LoadTimmSiglipVision(l, config.vision, w));
+  } else {
+    VISALIGN_RETURN_IF_ERROR(LoadClipVision(l, config, w));
+  }
+
+  // CustomTextCLIP keeps the whole text tower under "text.".
+  const std::string tp = oc ? (config.custom_text ? "text." : "") : "text_model.";
+  VISALIGN_ASSIGN_OR_RETURN(w.text.blocks, GetBlocks(l, t, config.layout, tp));
   VISALIGN_ASSIGN_OR_RETURN(w.token_embedding,
-                            l.Get(oc ? "token_embedding.weight" : "text_model.embeddings.token_embedding.weight",
+                            l.Get(oc ? tp + "token_embedding.weight" : "text_model.embeddings.token_embedding.weight",
                                   {t.vocab_size, t.width}));
   VISALIGN_ASSIGN_OR_RETURN(w.text.positional,
-                            l.Get(oc ? "positional_embedding" : "text_model.embeddings.position_embedding.weight",
+                            l.Get(oc ? tp + "positional_embedding" : "text_model.embeddings.position_embedding.weight",
                                   {t.context_length, t.width}));
   {
-    const std::string n = oc ? "ln_final" : "text_model.final_layer_norm";
+    const std::string n = oc ? tp + "ln_final" : "text_model.final_layer_norm";
     VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_gain, l.Get(n + ".weight", {t.width}));
     VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_bias, l.Get(n + ".bias", {t.width}));
   }
-  VISALIGN_ASSIGN_OR_RETURN(w.text.projection, GetProjection(l, config.layout, oc ? "text_projection" : "text_projection.weight",
-                                                             t.width, config.embed_dim));
+  if (t.projection_bias) {
+    VISALIGN_ASSIGN_OR_RETURN(w.text.projection, GetLinear(l, tp + "text_projection", config.embed_dim, t.width));
+  } else {
+    VISALIGN_ASSIGN_OR_RETURN(w.text.projection,
+                              GetProjection(l, config.layout, oc ? tp + "text_projection" : "text_projection.weight",
+                                            t.width, config.embed_dim));
+  }
   VISALIGN_ASSIGN_OR_RETURN(Tensor scale, l.Get("logit_scale", {}));
   w.logit_scale_log = scale.data[0];
+  if (config.sigmoid_logits) {
+    VISALIGN_ASSIGN_OR_RETURN(Tensor bias, l.Get("logit_bias", {}));
+    w.logit_bias = bias.data[0];
+  }
   VISALIGN_RETURN_IF_ERROR(l.CheckAllUsed());
   return w;
 }

@@ -1,0 +1,127 @@
+#include "clip/sentencepiece_tokenizer.h"
+
+#include <sentencepiece_processor.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "clip/text_clean.h"
+#include "visalign/core/io.h"
+
+namespace visalign::clip {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kModelFile = "spiece.model";
+constexpr const char* kTokenizerConfigFile = "tokenizer_config.json";
+constexpr const char* kT5DefaultEos = "</s>";
+constexpr const char* kT5DefaultPad = "<pad>";
+
+// A special token of tokenizer_config.json: a string or an AddedToken object {"content": ...}.
+Result<std::string> TokenString(const json& cfg, const std::string& key, const std::string& fallback,
+                                const std::string& where) {
+  if (!cfg.contains(key) || cfg[key].is_null()) return fallback;
+  const json& v = cfg[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
+  return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where, "a token string");
+}
+
+}  // namespace
+
+SentencePieceTokenizer::SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor,
+                                               int32_t eos_id)
+    : processor_(std::move(processor)), eos_id_(eos_id) {}
+
+SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Load(const TokenizerConfig& config) {
+  auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  const auto status = processor->Load(config.model_file.string());
+  if (!status.ok()) {
+    return Status::InvalidArgument("cannot load SentencePiece model: " + status.ToString(), config.model_file.string(),
+                                   "a SentencePiece model file (spiece.model)");
+  }
+  return std::unique_ptr<SentencePieceTokenizer>(new SentencePieceTokenizer(std::move(processor), config.eos_id));
+}
+
+std::vector<int32_t> SentencePieceTokenizer::EncodeCleaned(std::string_view cleaned) const {
+  std::vector<int> ids;
+  processor_->Encode(std::string(cleaned), &ids).IgnoreError();  // fails only when no model is loaded
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+std::vector<std::string> SentencePieceTokenizer::PiecesOfCleaned(std::string_view cleaned) const {
+  std::vector<std::string> pieces;
+  for (int32_t id : EncodeCleaned(cleaned)) pieces.push_back(processor_->IdToPiece(id));
+  return pieces;
+}
+
+Result<std::vector<int32_t>> SentencePieceTokenizer::Tokenize(std::string_view text, int context_length) const {
+  if (context_length < 1) {
+    return Status::InvalidArgument("context length " + std::to_string(context_length), "Tokenize", "at least 1");
+  }
+  VISALIGN_ASSIGN_OR_RETURN(std::u32string decoded, DecodeUtf8(text));
+  std::vector<int32_t> ids = EncodeCleaned(EncodeUtf8(CanonicalizeText(decoded)));
+  if (ids.size() > static_cast<size_t>(context_length - 1)) ids.resize(static_cast<size_t>(context_length - 1));
+  ids.push_back(eos_id_);
+  return ids;
+}
+
+std::optional<int32_t> SentencePieceTokenizer::PieceId(const std::string& piece) const {
+  const int id = processor_->PieceToId(piece);
+  if (id == processor_->unk_id() && piece != processor_->IdToPiece(id)) return std::nullopt;
+  return id;
+}
+
+Status ResolveSentencePieceTokenizer(const fs::path& model_dir, ClipConfig& config) {
+  const std::string& name = config.tokenizer.hf_name;
+  const fs::path dir = fs::is_directory(model_dir / name) ? model_dir / name : model_dir;
+  const fs::path model_file = dir / kModelFile;
+  if (!fs::is_regular_file(model_file)) {
+    if (fs::is_regular_file(dir / "tokenizer.json")) {
+      return Status::Unsupported("Hugging Face tokenizer.json without a SentencePiece model file", dir.string(),
+                                 std::string(kModelFile) + " beside it (SigLIP's T5 tokenizer, from the same hub repo)");
+    }
+    return Status::NotFound("no SentencePiece model for hf_tokenizer_name \"" + name + "\"", dir.string(),
+                            std::string(kModelFile) + " in the model directory or in its subfolder " + name);
+  }
+  json cfg = json::object();
+  const fs::path cfg_file = dir / kTokenizerConfigFile;
+  if (fs::is_regular_file(cfg_file)) {
+    VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(cfg_file));
+    cfg = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (cfg.is_discarded() || !cfg.is_object()) {
+      return Status::InvalidArgument("not a JSON object", cfg_file.string(), "a Hugging Face tokenizer_config.json");
+    }
+    const std::string cls = cfg.value("tokenizer_class", std::string("T5Tokenizer"));
+    if (cls != "T5Tokenizer" && cls != "T5TokenizerFast") {
+      return Status::Unsupported("unsupported tokenizer_class \"" + cls + "\"", cfg_file.string(),
+                                 "T5Tokenizer (SigLIP; SigLIP2's GemmaTokenizer is not implemented)");
+    }
+    if (cfg.contains("extra_ids") && cfg["extra_ids"] != 0) {
+      return Status::Unsupported("unsupported extra_ids " + cfg["extra_ids"].dump(), cfg_file.string(), "0");
+    }
+  }
+  VISALIGN_ASSIGN_OR_RETURN(std::string eos, TokenString(cfg, "eos_token", kT5DefaultEos, cfg_file.string()));
+  VISALIGN_ASSIGN_OR_RETURN(std::string pad, TokenString(cfg, "pad_token", kT5DefaultPad, cfg_file.string()));
+  TokenizerConfig t;
+  t.kind = TokenizerKind::kSentencePiece;
+  t.hf_name = name;
+  t.model_file = model_file;
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<SentencePieceTokenizer> tokenizer, SentencePieceTokenizer::Load(t));
+  const std::optional<int32_t> eos_id = tokenizer->PieceId(eos);
+  const std::optional<int32_t> pad_id = tokenizer->PieceId(pad);
+  if (!eos_id || !pad_id) {
+    return Status::InvalidArgument("eos \"" + eos + "\" or pad \"" + pad + "\" is not in the SentencePiece vocabulary",
+                                   model_file.string(), "the special tokens named by " + std::string(kTokenizerConfigFile));
+  }
+  t.eos_id = *eos_id;
+  config.tokenizer = t;
+  config.text.pad_id = *pad_id;
+  return Status::Ok();
+}
+
+}  // namespace visalign::clip

@@ -1,0 +1,52 @@
+// SigLIP's tokenizer as OpenCLIP runs it (HFTokenizer(clean='canonicalize') over the checkpoint's
+// T5 tokenizer): CanonicalizeText, then SentencePiece (libsentencepiece) with the checkpoint's own
+// spiece.model, then ids = pieces[:context_length - 1] + [eos]; right padding is the text tower's
+// (TextConfig::pad_id). Exact procedure: ../shared/fixtures/siglip-tiny/README.md, docs/clip.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "visalign/clip.h"
+#include "visalign/core/status.h"
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace visalign::clip {
+
+class SentencePieceTokenizer {
+ public:
+  // Loads config.tokenizer.model_file (as ResolveSentencePieceTokenizer set it).
+  static Result<std::unique_ptr<SentencePieceTokenizer>> Load(const TokenizerConfig& config);
+  ~SentencePieceTokenizer();
+
+  // Ids of already cleaned text (no eos, no truncation), and their vocabulary pieces ("<unk>" for
+  // a run of unknown characters).
+  std::vector<int32_t> EncodeCleaned(std::string_view cleaned) const;
+  std::vector<std::string> PiecesOfCleaned(std::string_view cleaned) const;
+  // The full pipeline; fails only on invalid UTF-8.
+  Result<std::vector<int32_t>> Tokenize(std::string_view text, int context_length) const;
+  // The id of a piece, or nullopt when it is not in the vocabulary.
+  std::optional<int32_t> PieceId(const std::string& piece) const;
+
+ private:
+  SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor, int32_t eos_id);
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  int32_t eos_id_;
+};
+
+// For an OpenCLIP config whose text_cfg names a Hugging Face tokenizer (config.tokenizer.hf_name):
+// finds its folder (model_dir / hf_name when that is a directory, else model_dir itself: hub
+// downloads ship the tokenizer files beside the weights), requires spiece.model there and a T5
+// tokenizer_config.json (if present), and sets config.tokenizer (kind, model_file, eos_id) and
+// config.text.pad_id from its eos/pad tokens. A folder with only tokenizer.json, or another
+// tokenizer class (SigLIP2's Gemma tokenizer), is kUnsupported naming it.
+Status ResolveSentencePieceTokenizer(const std::filesystem::path& model_dir, ClipConfig& config);
+
+}  // namespace visalign::clip
