@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -225,6 +226,19 @@ Result<RandomClipModelFiles> WriteRandomClipModel(const std::filesystem::path& d
 // [sot] + BPE ids + [eot], unpadded; longer results are cut to context_length with eot last.
 // Fails only on invalid UTF-8 or a missing/corrupt vocabulary file.
 Result<std::vector<int32_t>> Tokenize(std::string_view text, int context_length = kDefaultContextLength);
+
+// ---- Named embedding matrices in a safetensors file (`hues run --embeddings`) ----
+
+// 2-d tensors by name plus the file's "__metadata__" strings.
+struct MatrixFile {
+  std::map<std::string, Matrix> matrices;
+  std::map<std::string, std::string> metadata;
+};
+// Reads every tensor as a matrix (F32, F16, BF16 or F64 converted to f32; 2-d only). kCorrupt for a
+// damaged file, kInvalidArgument for a tensor of another rank or dtype (naming it).
+Result<MatrixFile> ReadMatrixFile(const std::filesystem::path& path);
+// Writes the matrices as F32 tensors (atomically).
+Status WriteMatrixFile(const std::filesystem::path& path, const MatrixFile& file);
 
 // Preprocessing as the model runs it: one row of 3 * config.image_size^2 floats (CHW) per image.
 Result<Matrix> PreprocessImages(const std::vector<imaging::Image>& images, const PreprocessConfig& config);

@@ -42,7 +42,7 @@ std::string VectorText(const float* v, int n) {
 }
 
 const char* ModelHelp() {
-  return "CLIP model directory: open_clip_config.json or config.json (OpenCLIP or Hugging Face transformers CLIP) "
+  return "CLIP model directory: open_clip_config.json or config.json (OpenCLIP CLIP or SigLIP, or Hugging Face transformers CLIP) "
          "plus open_clip_model.safetensors or model.safetensors";
 }
 
@@ -133,6 +133,26 @@ Status RunRandomModel(const Cli& cli, const RandomModelArgs& a) {
   return Status::Ok();
 }
 
+// The tower types a model uses, as `clip info` names them.
+std::string VisionTowerName(const VisionConfig& v) {
+  return v.pooling == Pooling::kAttentionPool ? "timm ViT, MAP attention-pool head (SigLIP)" : "ViT, class token";
+}
+std::string TextTowerName(const TextConfig& t) {
+  return fmt::format("transformer, {}, pooled at the {}", t.causal ? "causal" : "bidirectional",
+                     t.pooling == Pooling::kLast ? "last position" : "first end-of-text (argmax)");
+}
+
+nlohmann::json TokenizerJson(const ClipConfig& c) {
+  if (c.tokenizer.kind == TokenizerKind::kClipBpe) {
+    return {{"kind", "clip_bpe"}, {"clean", "lower"}, {"eos_id", kEndOfText}, {"pad_id", c.text.pad_id}};
+  }
+  return {{"kind", "sentencepiece"},
+          {"model_file", c.tokenizer.model_file.string()},
+          {"clean", "canonicalize"},
+          {"eos_id", c.tokenizer.eos_id},
+          {"pad_id", c.text.pad_id}};
+}
+
 Status RunInfo(const Cli& cli, const std::string& dir) {
   Result<ClipModel> model = LoadClipModel(dir);
   if (!model.ok()) return model.status().WithContext("--clip-model");
@@ -142,9 +162,12 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
   vision["image_size"] = c.vision.image_size;
   vision["patch_size"] = c.vision.patch_size;
   vision["ln_pre"] = c.vision.ln_pre;
+  vision["tower"] = VisionTowerName(c.vision);
   nlohmann::json text = TowerJson(c.text);
   text["context_length"] = c.text.context_length;
   text["vocab_size"] = c.text.vocab_size;
+  text["tower"] = TextTowerName(c.text);
+  text["tokenizer"] = TokenizerJson(c);
   const auto& p = c.preprocess;
   nlohmann::json j = {
       {"config_file", c.config_file.string()},
@@ -161,6 +184,8 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
         {"mean", {FloatJson(p.mean[0]), FloatJson(p.mean[1]), FloatJson(p.mean[2])}},
         {"std", {FloatJson(p.std[0]), FloatJson(p.std[1]), FloatJson(p.std[2])}}}},
       {"logit_scale", FloatJson(model->LogitScale())},
+      {"logit_bias", c.sigmoid_logits ? nlohmann::json(FloatJson(model->LogitBias())) : nlohmann::json()},
+      {"score", c.sigmoid_logits ? "sigmoid" : "softmax"},
       {"fingerprint", fingerprint},
       {"random_weights", RandomWeightsJson(c)}};
   if (cli.global().json) {
@@ -172,36 +197,63 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
   if (c.random) std::cout << fmt::format("              {}\n", RandomWeightsLabel(c));
   std::cout << fmt::format("layout        {}\n", j["layout"].get<std::string>());
   std::cout << fmt::format("embed_dim     {}\nactivation    {}\n", c.embed_dim, j["activation"].get<std::string>());
-  std::cout << fmt::format("vision        ViT {}px patch {}: width {}, {} layers, {} heads, mlp {}\n", c.vision.image_size,
-                           c.vision.patch_size, c.vision.width, c.vision.layers, c.vision.heads, c.vision.mlp_width);
-  std::cout << fmt::format("text          context {}, vocab {}: width {}, {} layers, {} heads, mlp {}\n",
-                           c.text.context_length, c.text.vocab_size, c.text.width, c.text.layers, c.text.heads,
-                           c.text.mlp_width);
-  std::cout << fmt::format("preprocess    resize {} ({}) to {}, center crop, mean {} std {}\n",
+  std::cout << fmt::format("vision        {} {}px patch {}: width {}, {} layers, {} heads, mlp {}\n",
+                           VisionTowerName(c.vision), c.vision.image_size, c.vision.patch_size, c.vision.width,
+                           c.vision.layers, c.vision.heads, c.vision.mlp_width);
+  std::cout << fmt::format("text          {}; context {}, vocab {}: width {}, {} layers, {} heads, mlp {}\n",
+                           TextTowerName(c.text), c.text.context_length, c.text.vocab_size, c.text.width,
+                           c.text.layers, c.text.heads, c.text.mlp_width);
+  std::cout << fmt::format("tokenizer     {}\n", c.tokenizer.kind == TokenizerKind::kClipBpe
+                                                      ? "CLIP BPE (bundled vocabulary), clean lower"
+                                                      : fmt::format("SentencePiece {}, clean canonicalize, eos {}, pad {}",
+                                                                    c.tokenizer.model_file.string(), c.tokenizer.eos_id,
+                                                                    c.text.pad_id));
+  std::cout << fmt::format("preprocess    resize {} ({}) to {}{}, mean {} std {}\n",
                            j["preprocess"]["resize_mode"].get<std::string>(),
                            j["preprocess"]["interpolation"].get<std::string>(), p.image_size,
-                           j["preprocess"]["mean"].dump(), j["preprocess"]["std"].dump());
-  std::cout << fmt::format("logit_scale   {} (exp of the stored value)\nfingerprint   {}\n", model->LogitScale(), fingerprint);
+                           p.resize_mode == ResizeMode::kShortest ? ", center crop" : "", j["preprocess"]["mean"].dump(),
+                           j["preprocess"]["std"].dump());
+  std::cout << fmt::format("logit_scale   {} (exp of the stored value)\n", model->LogitScale());
+  if (c.sigmoid_logits) {
+    std::cout << fmt::format("logit_bias    {} (score: sigmoid(logit_scale * cos + logit_bias))\n", model->LogitBias());
+  }
+  std::cout << fmt::format("fingerprint   {}\n", fingerprint);
   return Status::Ok();
 }
 
 const CommandGroup kClip(50, [](Cli& cli) {
-  CLI::App* g = cli.Group("clip", "Native CLIP (OpenCLIP / transformers ViT): tokenize, embed, inspect models");
+  CLI::App* g = cli.Group("clip", "Native CLIP (OpenCLIP / transformers ViT, OpenCLIP SigLIP): tokenize, embed, inspect models");
 
-  CLI::App* tok = g->add_subcommand("tokenize", "Token ids of a text with CLIP's BPE tokenizer (open_clip SimpleTokenizer)");
+  CLI::App* tok = g->add_subcommand(
+      "tokenize", "Token ids of a text with CLIP's BPE tokenizer (open_clip SimpleTokenizer) or a model's own tokenizer");
   auto text = std::make_shared<std::string>();
   auto context = std::make_shared<int>(kDefaultContextLength);
+  auto tok_model = std::make_shared<std::string>();
   tok->add_option("TEXT", *text, "Text to tokenize (UTF-8); cleaned like open_clip: ftfy fixes, HTML unescape, "
                                  "whitespace collapse, lowercase")
       ->required();
-  tok->add_option("--context-length", *context, "Truncate to this many ids, keeping <end_of_text> last")
-      ->capture_default_str()
-      ->check(CLI::Range(2, 1 << 20));
+  CLI::Option* context_option =
+      tok->add_option("--context-length", *context, "Truncate to this many ids, keeping <end_of_text> last")
+          ->capture_default_str()
+          ->check(CLI::Range(2, 1 << 20));
+  tok->add_option("--clip-model", *tok_model,
+                  "Tokenize as this model does, at its context length (SigLIP: its SentencePiece model, clean "
+                  "canonicalize, ids + </s>)")
+      ->excludes(context_option);
   tok->footer(
-      "Output: ids with <start_of_text> 49406 first and <end_of_text> 49407 last, unpadded.\n"
-      "Example:\n  visalign clip tokenize \"a photo of a banana\" --json   # {\"ids\": [49406, 320, 1125, 539, 320, 8922, 49407]}");
-  cli.Bind(tok, [&cli, text, context]() -> Status {
-    Result<std::vector<int32_t>> ids = Tokenize(*text, *context);
+      "Output: ids with <start_of_text> 49406 first and <end_of_text> 49407 last, unpadded (with --clip-model: the "
+      "model's own ids, unpadded; `clip info` names its pad id).\n"
+      "Examples:\n  visalign clip tokenize \"a photo of a banana\" --json   # {\"ids\": [49406, 320, 1125, 539, 320, 8922, 49407]}\n"
+      "  visalign clip tokenize \"a photo of a banana\" --clip-model models/ViT-B-16-SigLIP");
+  cli.Bind(tok, [&cli, text, context, tok_model]() -> Status {
+    Result<std::vector<int32_t>> ids = Status::Internal("not tokenized");
+    if (tok_model->empty()) {
+      ids = Tokenize(*text, *context);
+    } else {
+      Result<ClipModel> model = LoadClipModel(*tok_model);
+      if (!model.ok()) return model.status().WithContext("--clip-model");
+      ids = model->Tokenize(*text);
+    }
     if (!ids.ok()) return ids.status().WithContext("argument TEXT");
     if (cli.global().json) {
       PrintJson({{"ids", *ids}});
@@ -219,7 +271,7 @@ const CommandGroup kClip(50, [](Cli& cli) {
   cli.DeprecateOption(embed, "--model", "--clip-model");
   embed->add_option("--text", ea->texts, "Text to embed (repeatable)");
   embed->add_option("--image", ea->images, "Image file to embed: PNG, JPEG, WebP (repeatable); preprocessed like "
-                                           "open_clip's eval transform (PIL bicubic resize, center crop, normalize)");
+                                           "open_clip's eval transform (PIL bicubic resize, center crop or squash, normalize)");
   embed->add_flag("--normalize", ea->normalize, "L2-normalise the embeddings (default: raw projections)");
   embed->add_option("--batch", ea->batch, "Encode at most this many inputs at once (bounds memory)")
       ->capture_default_str()

@@ -6,10 +6,13 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
+#include "visalign/backends/embeddings.h"
+#include "visalign/backends/runner.h"
 #include "visalign/clip.h"
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
@@ -373,6 +376,11 @@ void AddNonsense(Cli& cli, CLI::App* g) {
 // ---- run --------------------------------------------------------------------------------------
 struct RunArgs {
   std::string model;
+  std::string embeddings;
+  std::string endpoint;
+  std::string endpoint_model;
+  std::string api_key_env;
+  std::string save_embeddings;
   std::string name;
   std::string prompt_template = "{}";
   std::string words = "data";
@@ -384,12 +392,96 @@ struct RunArgs {
   std::string chromaticity = "display";
 };
 
+// What `hues run` played with: predictions, and for a native model its embeddings and cache use.
+struct RunOutcome {
+  std::vector<WordPredictions> words;
+  std::optional<HuesEmbeddings> embeddings;  // what the ranking used (not for --embeddings FILE)
+  ClipRunResult native;                     // --clip-model only
+  std::optional<clip::ClipConfig> config;   // --clip-model only
+};
+
+Result<RunOutcome> RunNative(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words) {
+  clip::ClipLoadOptions clip_options;
+  clip_options.show_progress = !cli.global().json;
+  auto model = clip::LoadClipModel(a.model, clip_options);
+  if (!model.ok()) return model.status().WithContext("--clip-model");
+  if (model->config().random)
+    spdlog::warn("--clip-model {} has weights {}", a.model, clip::RandomWeightsLabel(model->config()));
+  ClipRunOptions options;
+  options.prompt_template = a.prompt_template;
+  if (!a.no_cache) options.cache_dir = !a.store.empty() ? fs::path(a.store) / "cache"
+                                       : !a.cache.empty() ? fs::path(a.cache) : DefaultBoardCacheDir();
+  spdlog::info("{} words; board patches {}", words.size(),
+               options.cache_dir.empty() ? "not cached" : "cached in " + options.cache_dir.string());
+  RunOutcome outcome;
+  VISALIGN_ASSIGN_OR_RETURN(outcome.native, PredictWithClip(*model, ctx.board, words, options));
+  outcome.words = outcome.native.words;
+  outcome.embeddings = HuesEmbeddings{outcome.native.board_embeddings, words, outcome.native.text_embeddings,
+                                      a.prompt_template, fs::absolute(a.model).lexically_normal().string()};
+  outcome.config = model->config();
+  return outcome;
+}
+
+Result<RunOutcome> RunFromEndpoint(const RunArgs& a, const Context& ctx, const std::vector<std::string>& words) {
+  backends::EmbeddingsOptions options;
+  options.endpoint.base_url = a.endpoint;
+  VISALIGN_ASSIGN_OR_RETURN(options.endpoint.api_key, backends::ApiKeyFromEnv(a.api_key_env));
+  options.model = a.endpoint_model;
+  spdlog::info("{} words and {} board patches from {}", words.size(), kCells, a.endpoint);
+  const backends::InterruptHandler interrupt;
+  RunOutcome outcome;
+  Result<HuesEmbeddings> e = FetchHuesEmbeddings(options, backends::MakeCurlTransport(), ctx.board, words,
+                                                 a.prompt_template, interrupt.stop());
+  if (!e.ok()) return e.status().WithContext("--embeddings-endpoint");
+  outcome.words = RankCells(e->board, e->texts, words);
+  outcome.embeddings = std::move(e).value();
+  return outcome;
+}
+
+Result<RunOutcome> RunFromFile(const RunArgs& a, const std::vector<std::string>& words) {
+  Result<HuesEmbeddings> e = ReadEmbeddingsFile(a.embeddings);
+  if (!e.ok()) return e.status().WithContext("--embeddings");
+  RunOutcome outcome;
+  VISALIGN_ASSIGN_OR_RETURN(outcome.words, PredictFromEmbeddings(*e, words, a.prompt_template));
+  return outcome;
+}
+
+// The model name in the outputs: --name, else the model folder's or embeddings file's name, else
+// the endpoint's model name.
+Result<std::string> RunName(const RunArgs& a) {
+  std::string name = a.name;
+  if (name.empty() && !a.model.empty()) name = fs::absolute(a.model).lexically_normal().filename().string();
+  if (name.empty() && !a.embeddings.empty()) name = fs::path(a.embeddings).stem().string();
+  if (name.empty()) name = a.endpoint_model;
+  if (name.empty() || name.find('/') != std::string::npos)
+    return Status::InvalidArgument("model name \"" + name + "\"", "--name",
+                                   "a non-empty name without '/' (--embeddings-endpoint without --embeddings-model "
+                                   "needs --name)");
+  return name;
+}
+
 void AddRun(Cli& cli, CLI::App* g) {
-  CLI::App* cmd = g->add_subcommand("run", "Play Hues and Cues with a native CLIP model: top-5 cells per word");
+  CLI::App* cmd = g->add_subcommand(
+      "run", "Play Hues and Cues with a native CLIP/SigLIP model or with embeddings from anywhere: top-5 cells per word");
   auto a = std::make_shared<RunArgs>();
-  cmd->add_option("--clip-model", a->model, "CLIP model folder (see `visalign clip info`)")->required();
+  CLI::Option* model = cmd->add_option("--clip-model", a->model, "CLIP model folder (see `visalign clip info`)");
   cli.DeprecateOption(cmd, "--model", "--clip-model");
-  cmd->add_option("--name", a->name, "Model name in the outputs (default: the model folder's name)");
+  CLI::Option* file = cmd->add_option(
+      "--embeddings", a->embeddings,
+      "Precomputed embeddings FILE (safetensors: \"board\" [480, D], \"words\" [W, D]; docs/hues.md) instead of a "
+      "native model")->excludes(model);
+  CLI::Option* endpoint = cmd->add_option("--embeddings-endpoint", a->endpoint,
+                                          "OpenAI-compatible embedding server URL (POST /v1/embeddings; board patches "
+                                          "as PNG data URLs) instead of a native model")
+                              ->excludes(model)
+                              ->excludes(file);
+  cmd->add_option("--embeddings-model", a->endpoint_model, "The endpoint's name for its model (the requests' \"model\")")
+      ->needs(endpoint);
+  cmd->add_option("--api-key-env", a->api_key_env, "Environment variable holding the endpoint's API key")->needs(endpoint);
+  cmd->add_option("--save-embeddings", a->save_embeddings,
+                  "Also write the board and word embeddings used to FILE (the --embeddings layout)")
+      ->excludes(file);
+  cmd->add_option("--name", a->name, "Model name in the outputs (default: the model folder's or embeddings file's name)");
   cmd->add_option("--template", a->prompt_template, "Prompt template; {} is replaced by the word")->capture_default_str();
   cmd->add_option("--words", a->words,
                   "data (the 100 clue words, English) or FILE (CSV with a word_en/word column, or one word per line)")
@@ -409,11 +501,19 @@ void AddRun(Cli& cli, CLI::App* g) {
   cmd->footer(
       "Each of the 480 board cells becomes a solid image of the model's input size, run through the model's own "
       "preprocessing and image tower (cached: later runs with new words cost only the text tower); each word "
-      "goes through the template and the text tower; cells are ranked by cosine similarity.\n"
+      "goes through the template and the text tower; cells are ranked by cosine similarity (for SigLIP the same "
+      "order as its sigmoid scores). With --embeddings or --embeddings-endpoint the embeddings come from elsewhere "
+      "and are ranked the same way.\n"
       "Examples:\n  visalign hues run --clip-model models/ViT-B-32 --nonsense --out runs/\n"
       "  visalign hues evaluate --predictions runs/ --out runs-eval\n"
-      "  visalign hues run --clip-model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl");
+      "  visalign hues run --clip-model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl\n"
+      "  visalign hues run --embeddings EVA02-B-16.safetensors --nonsense --out runs/\n"
+      "  visalign hues run --embeddings-endpoint http://127.0.0.1:8080 --embeddings-model siglip --out runs/");
   cli.Bind(cmd, [&cli, a]() -> Status {
+    if (a->model.empty() && a->embeddings.empty() && a->endpoint.empty())
+      return Status::InvalidArgument("no model", "visalign hues run",
+                                     "one of --clip-model DIR, --embeddings FILE or --embeddings-endpoint URL");
+    VISALIGN_ASSIGN_OR_RETURN(const std::string name, RunName(*a));
     BoardOptions bo;
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(bo));
     VISALIGN_ASSIGN_OR_RETURN(std::vector<std::string> words, ReadWordList(a->words, ctx.vocabulary));
@@ -421,41 +521,40 @@ void AddRun(Cli& cli, CLI::App* g) {
       VISALIGN_ASSIGN_OR_RETURN(auto nonsense, AllNonsenseWords());
       for (const NonsenseWord& n : nonsense) words.push_back(n.word);
     }
-    clip::ClipLoadOptions clip_options;
-    clip_options.show_progress = !cli.global().json;
-    auto model = clip::LoadClipModel(a->model, clip_options);
-    if (!model.ok()) return model.status().WithContext("--clip-model");
-    if (model->config().random)
-      spdlog::warn("--clip-model {} has weights {}", a->model, clip::RandomWeightsLabel(model->config()));
-    const std::string name = a->name.empty() ? fs::absolute(a->model).lexically_normal().filename().string() : a->name;
-    if (name.empty() || name.find('/') != std::string::npos)
-      return Status::InvalidArgument("model name \"" + name + "\"", "--name", "a non-empty name without '/'");
-    ClipRunOptions options;
-    options.prompt_template = a->prompt_template;
-    if (!a->no_cache) options.cache_dir = !a->store.empty() ? fs::path(a->store) / "cache"
-                                          : !a->cache.empty() ? fs::path(a->cache) : DefaultBoardCacheDir();
-    spdlog::info("{}: {} words; board patches {}", name, words.size(),
-                 options.cache_dir.empty() ? "not cached" : "cached in " + options.cache_dir.string());
-    VISALIGN_ASSIGN_OR_RETURN(ClipRunResult run, PredictWithClip(*model, ctx.board, words, options));
+    Result<RunOutcome> outcome = !a->model.empty()       ? RunNative(cli, *a, ctx, words)
+                                 : !a->embeddings.empty() ? RunFromFile(*a, words)
+                                                          : RunFromEndpoint(*a, ctx, words);
+    if (!outcome.ok()) return outcome.status();
+    RunOutcome& run = *outcome;
+    if (!a->save_embeddings.empty()) {
+      VISALIGN_RETURN_IF_ERROR(WriteEmbeddingsFile(a->save_embeddings, *run.embeddings).WithContext("--save-embeddings"));
+    }
+    const bool random = run.config && run.config->random;
 
     const std::vector<fs::path> outputs = PredictionOutputFiles(a->out, name);
     VISALIGN_RETURN_IF_ERROR(WritePredictionFiles(outputs, name, run.words, ctx.board));
+    const std::string source = !a->model.empty() ? "clip-model" : !a->embeddings.empty() ? "embeddings" : "endpoint";
     if (cli.global().json) {
       std::vector<std::string> files;
       for (const fs::path& f : outputs) files.push_back(f.string());
       PrintJson({{"model", name},
+                 {"source", source},
                  {"words", run.words.size()},
-                 {"cache_hit", run.cache_hit},
-                 {"cache_file", run.cache_file.string()},
+                 {"cache_hit", run.native.cache_hit},
+                 {"cache_file", run.native.cache_file.string()},
                  {"outputs", files},
-                 {"random_weights", RandomWeightsJson(model->config())}});
+                 {"saved_embeddings", a->save_embeddings.empty() ? nlohmann::json() : nlohmann::json(a->save_embeddings)},
+                 {"random_weights", run.config ? RandomWeightsJson(*run.config) : nlohmann::json()}});
       return Status::Ok();
     }
-    fmt::print("{}: top-5 cells for {} words (board embeddings: {})\n", name, run.words.size(),
-               run.cache_file.empty() ? "computed, not cached"
-               : run.cache_hit        ? "from cache " + run.cache_file.string()
-                                      : "computed and cached in " + run.cache_file.string());
-    if (model->config().random) fmt::print("weights {}\n", clip::RandomWeightsLabel(model->config()));
+    const std::string board = source == "embeddings" ? "from " + a->embeddings
+                              : source == "endpoint"  ? "from " + a->endpoint
+                              : run.native.cache_file.empty() ? "computed, not cached"
+                              : run.native.cache_hit          ? "from cache " + run.native.cache_file.string()
+                                                              : "computed and cached in " + run.native.cache_file.string();
+    fmt::print("{}: top-5 cells for {} words (board embeddings: {})\n", name, run.words.size(), board);
+    if (random) fmt::print("weights {}\n", clip::RandomWeightsLabel(*run.config));
+    if (!a->save_embeddings.empty()) fmt::print("wrote embeddings {}\n", a->save_embeddings);
     for (const fs::path& f : outputs) fmt::print("wrote {}\n", f.string());
     return Status::Ok();
   });

@@ -1,12 +1,11 @@
 // `hues run`: a native CLIP model plays Hues and Cues. Board patch embeddings are cached on disk,
-// so runs after the first cost only the text tower.
+// so runs after the first cost only the text tower. Ranking is embeddings.cc's RankCells.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <cstring>
-#include <numeric>
 
+#include "visalign/benchmarks/hues/embeddings.h"
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
 
@@ -39,27 +38,7 @@ std::optional<clip::Matrix> DeserializeMatrix(const std::string& bytes, int rows
 }
 
 Result<clip::Matrix> EncodeBoard(const clip::ClipModel& model, const Board& board) {
-  const int size = model.image_size();
-  std::vector<imaging::Image> patches;
-  patches.reserve(kCells);
-  for (const Cell& c : board.cells()) {
-    imaging::Image image(size, size);
-    for (size_t i = 0; i < image.rgb.size(); i += 3) {
-      image.rgb[i] = c.rgb.r;
-      image.rgb[i + 1] = c.rgb.g;
-      image.rgb[i + 2] = c.rgb.b;
-    }
-    patches.push_back(std::move(image));
-  }
-  return model.EncodeImages(patches);
-}
-
-Result<std::string> ApplyTemplate(const std::string& prompt_template, const std::string& word) {
-  const size_t at = prompt_template.find("{}");
-  if (at == std::string::npos)
-    return Status::InvalidArgument("template \"" + prompt_template + "\" has no {}", "word prompt template",
-                                   "a template containing {} where the word goes, e.g. \"a photo of {}\"");
-  return prompt_template.substr(0, at) + word + prompt_template.substr(at + 2);
+  return model.EncodeImages(BoardPatchImages(board, model.image_size()));
 }
 
 }  // namespace
@@ -98,19 +77,9 @@ Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board&
     board_embeddings = std::move(encoded);
   }
 
-  VISALIGN_ASSIGN_OR_RETURN(clip::Matrix texts, model.EncodeTexts(prompts));
-  const clip::Matrix similarity = clip::CosineSimilarity(texts, *board_embeddings);
-  std::vector<int> order(kCells);
-  for (size_t w = 0; w < words.size(); ++w) {
-    const float* row = similarity.row(static_cast<int>(w));
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + kTopK, order.end(), [&](int a, int b) {
-      return row[a] != row[b] ? row[a] > row[b] : a < b;
-    });
-    WordPredictions wp{words[w], {}};
-    for (int k = 0; k < kTopK; ++k) wp.top.push_back({order[k], static_cast<double>(row[order[k]])});
-    result.words.push_back(std::move(wp));
-  }
+  VISALIGN_ASSIGN_OR_RETURN(result.text_embeddings, model.EncodeTexts(prompts));
+  result.board_embeddings = std::move(*board_embeddings);
+  result.words = RankCells(result.board_embeddings, result.text_embeddings, words);
   return result;
 }
 

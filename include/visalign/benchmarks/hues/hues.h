@@ -17,3 +17,4 @@
 #include "visalign/benchmarks/hues/predictions.h"
 #include "visalign/benchmarks/hues/evaluate.h"
 #include "visalign/benchmarks/hues/nonsense.h"
+#include "visalign/benchmarks/hues/embeddings.h"

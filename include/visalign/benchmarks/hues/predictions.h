@@ -85,6 +85,8 @@ struct ClipRunResult {
   std::vector<WordPredictions> words;  // in input order, top-5 by cosine similarity, best first
   bool cache_hit = false;
   std::filesystem::path cache_file;    // empty without a cache
+  clip::Matrix board_embeddings;       // [480 x D], what the ranking used (`hues run --save-embeddings`)
+  clip::Matrix text_embeddings;        // [words x D]
 };
 
 // Ranks the 480 cells for each word: board patches are solid images of the model's input size
