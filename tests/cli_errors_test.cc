@@ -86,5 +86,23 @@ TEST(CliErrors, LibraryErrorsNameTheFlagThatCarriedTheInput) {
   EXPECT_EQ(run.err.rfind("error: invalid run name \"a b\" (--run): ", 0), 0u) << run.err;
 }
 
+// `hues run` takes exactly one source of embeddings; `clip tokenize` either a context length or a model.
+TEST(CliErrors, HuesRunSourcesAndClipTokenizeModel) {
+  testing::TempDir t;
+  const std::string out = (t / "x.csv").string();
+  ExpectOneLine(RunVisalign({"hues", "run", "--out", out}),
+                "error: no model (visalign hues run): one of --clip-model DIR, --embeddings FILE or "
+                "--embeddings-endpoint URL",
+                "no model");
+  ExpectOneLine(RunVisalign({"hues", "run", "--clip-model", "m", "--embeddings", "e", "--out", out}),
+                "error: --clip-model excludes --embeddings (visalign hues run)", "two sources");
+  ExpectOneLine(RunVisalign({"hues", "run", "--embeddings-model", "m", "--clip-model", "m", "--out", out}),
+                "error: --embeddings-model requires --embeddings-endpoint (visalign hues run)", "model without endpoint");
+  ExpectOneLine(RunVisalign({"hues", "run", "--embeddings", (t / "none.safetensors").string(), "--out", out}),
+                "error: cannot open safetensors file", "missing file", "(--embeddings ");
+  ExpectOneLine(RunVisalign({"clip", "tokenize", "hi", "--clip-model", "m", "--context-length", "5"}),
+                "error: --context-length excludes --clip-model (visalign clip tokenize)", "two tokenizers");
+}
+
 }  // namespace
 }  // namespace visalign

@@ -450,7 +450,10 @@ Result<RunOutcome> RunFromFile(const RunArgs& a, const std::vector<std::string>&
 // the endpoint's model name.
 Result<std::string> RunName(const RunArgs& a) {
   std::string name = a.name;
-  if (name.empty() && !a.model.empty()) name = fs::absolute(a.model).lexically_normal().filename().string();
+  if (name.empty() && !a.model.empty()) {
+    const fs::path dir = fs::absolute(a.model).lexically_normal();  // "models/x/" ends in an empty filename
+    name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
+  }
   if (name.empty() && !a.embeddings.empty()) name = fs::path(a.embeddings).stem().string();
   if (name.empty()) name = a.endpoint_model;
   if (name.empty() || name.find('/') != std::string::npos)
