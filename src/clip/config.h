@@ -1,7 +1,8 @@
 // Reading a CLIP model directory's configuration: OpenCLIP (`open_clip_config.json` with
 // {model_cfg, preprocess_cfg}, or a bare model_cfg) and Hugging Face transformers (`config.json`
 // with vision_config/text_config, optional `preprocessor_config.json`). Every option that would
-// change the architecture away from a standard ViT CLIP is refused, naming the feature.
+// change the architecture away from a standard ViT CLIP or an OpenCLIP SigLIP (timm ViT-MAP vision,
+// bidirectional text, SentencePiece tokenizer) is refused, naming the feature.
 #pragma once
 
 #include <filesystem>
