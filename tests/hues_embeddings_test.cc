@@ -100,7 +100,9 @@ TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
   EXPECT_EQ(ReadFile(dir / "file.csv").value(), expected);
 
   const hues::HuesEmbeddings e = hues::ReadEmbeddingsFile(saved).value();
-  EXPECT_EQ(e.words.size(), 116u);
+  // The 100 study words plus every nonsense word `--nonsense` plays.
+  EXPECT_EQ(e.words.size(),
+            hues::Vocabulary::Default().value().words().size() + hues::AllNonsenseWords().value().size());
   const hues::Board board = hues::Board::Default(hues::Chromaticity::kDisplay).value();
   SavedEmbeddingServer server(e, board);
   const auto from_endpoint = RunVisalign({"hues", "run", "--embeddings-endpoint", server.url(), "--embeddings-model",
