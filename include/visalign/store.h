@@ -12,10 +12,17 @@
 // RunStore is an interface and OpenStore(location) chooses the implementation: a folder is the
 // embedded SQLite store; a server database (postgres://..., not yet implemented) will implement the
 // same virtual methods, and callers do not change.
+// Leases let any number of processes share a run without a coordinator: a worker (an owner id
+// unique per process, MakeOwnerId) claims rows before working on them (ClaimRows, one atomic
+// transaction), renews its leases while it works, and completes (MarkDone / MarkFailure) or
+// releases them. Only the row's current lease owner may complete it: a worker whose lease expired
+// and was claimed by another finds MarkDone refused (kLeaseLost) and its image discarded. A row
+// whose owner died returns to the pool when its lease expires. Unleased rows have owner "".
 // The cache table is a generic string key-value map in namespaces, e.g. a VLM judge's answers keyed
 // by (image SHA-256, question, judge model, prompt hash).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -74,18 +81,46 @@ struct Row {
   std::string image_path;     // relative to the store root; empty unless done
   std::string sha256;         // of the image file; empty unless done
   std::string created_at, updated_at, done_at;  // ISO-8601 UTC; done_at empty unless done
+  std::string lease_owner;    // who claimed the row last ("" = nobody, or completed)
+  int64_t lease_expires_ms = 0;  // Unix time in ms when that lease ends
 };
+
+// Unix time in milliseconds (lease expiry times are in it).
+int64_t NowUnixMs();
 
 struct RunCounts {
   size_t pending = 0, done = 0, failed = 0;
+  size_t leased = 0;  // of the pending and failed rows: those under a lease that has not expired
+  size_t attempts = 0;  // over all rows
+  std::string first_update, last_update;  // earliest created_at and latest updated_at of a row
   size_t total() const { return pending + done + failed; }
 };
 
-// An image file written by WriteImage, ready to be recorded by MarkDone.
+// One row of a run: (item, sample k).
+struct RowKey {
+  std::string item_id;
+  int k = 0;
+  bool operator==(const RowKey&) const = default;
+};
+
+// What ClaimRows got: rows now leased to the caller, and rows it could not have because another
+// owner's lease on them has not expired (worth asking again later). Wanted rows in neither are
+// done, missing, or failed when failed rows were not asked for.
+struct Claim {
+  std::vector<RowKey> claimed, busy;
+};
+
+// Whether a completion was recorded or refused because the caller no longer holds the lease.
+enum class Completion { kRecorded, kLeaseLost };
+
+// An image file written by WriteImage, ready to be recorded by MarkDone: complete and fsynced in
+// a staging file of its own (staged_path), renamed to relative_path only when MarkDone records it,
+// so a worker that lost its lease never overwrites the image of the row's new owner.
 struct StoredImage {
   std::string relative_path;  // relative to the store root
   std::string sha256;
   size_t bytes = 0;
+  std::string staged_path;  // relative to the store root; empty once published
 };
 
 // A done image of a run, for scoring: absolute path of the file.
@@ -115,20 +150,36 @@ class RunStore {
   // Adds pending rows for items not yet in the run; existing rows are kept as they are.
   virtual Status AddItems(const std::string& run, const std::vector<ItemSpec>& items) = 0;
   virtual Result<std::vector<Row>> Rows(const std::string& run) = 0;
-  // Records a successful attempt: attempts+1, status done, the image and latency.
-  virtual Status MarkDone(const std::string& run, const std::string& item_id, int k, const StoredImage& image,
-                          double latency_ms) = 0;
-  // Records a failed attempt: attempts+1, last_error; status failed if `final`, else pending.
-  // Both work on pending and failed rows (a failed row may be retried); a done row is final.
-  virtual Status MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& error,
-                             double latency_ms, bool final) = 0;
+  // Records a successful attempt by `owner`: publishes the staged image (PublishImage), then
+  // attempts+1, status done, the image and latency, lease cleared. kLeaseLost, with the staged image
+  // deleted, when the row's lease owner is not `owner`; NotFound for a done or missing row.
+  virtual Result<Completion> MarkDone(const std::string& run, const std::string& item_id, int k,
+                                      const std::string& owner, const StoredImage& image, double latency_ms) = 0;
+  // Records a failed attempt by `owner`: attempts+1, last_error; status failed if `final` (the lease
+  // is then cleared), else pending (the lease is kept: the owner retries). Both work on pending and
+  // failed rows (a failed row may be retried); a done row is final (NotFound).
+  virtual Result<Completion> MarkFailure(const std::string& run, const std::string& item_id, int k,
+                                         const std::string& owner, const std::string& error, double latency_ms,
+                                         bool final) = 0;
+
+  // Leases `wanted` rows of `run` to `owner` until now + `ttl`, in one transaction: each row that
+  // is pending (or failed, with include_failed) and unleased, leased by `owner`, or under an
+  // expired lease. Other owners' live leases are reported busy.
+  virtual Result<Claim> ClaimRows(const std::string& run, const std::string& owner, const std::vector<RowKey>& wanted,
+                                  std::chrono::milliseconds ttl, bool include_failed) = 0;
+  // Extends every lease `owner` holds in `run` to now + `ttl`; how many rows it holds.
+  virtual Result<size_t> RenewLeases(const std::string& run, const std::string& owner,
+                                     std::chrono::milliseconds ttl) = 0;
+  // Gives back every lease `owner` holds in `run` (the rows return to the pool at once).
+  virtual Status ReleaseLeases(const std::string& run, const std::string& owner) = 0;
 
   // Generic cache: value for (ns, key), or nullopt. Put overwrites.
   virtual Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) = 0;
   virtual Status CachePut(const std::string& ns, const std::string& key, const std::string& value) = 0;
 
-  // Writes an image for (run, item, k) atomically (temp file + fsync + rename) under
-  // images/<run>/ and returns its path and SHA-256. `extension` without dot: png, jpg, webp.
+  // Writes an image for (run, item, k) into a staging file of its own (written and fsynced) and
+  // returns the path it will have under images/<run>/ once MarkDone publishes it, and its SHA-256.
+  // `extension` without dot: png, jpg, webp.
   Result<StoredImage> WriteImage(const std::string& run, const std::string& item_id, int k, std::string_view bytes,
                                  std::string_view extension);
 
@@ -136,6 +187,12 @@ class RunStore {
   // run does not exist. This is what evaluators read to score a run.
   Result<std::vector<DoneImage>> DoneImages(const std::string& run);
   Result<RunCounts> Counts(const std::string& run);
+
+ protected:
+  // For MarkDone implementations, inside the transaction that checked the lease: renames the staged
+  // file to its final path (nothing to do without a staged file), or deletes it.
+  Status PublishImage(const StoredImage& image);
+  void DiscardImage(const StoredImage& image);
 
  private:
   std::filesystem::path root_;
@@ -146,6 +203,8 @@ class RunStore {
 std::filesystem::path ScratchDir(const std::filesystem::path& store_root);
 // Checks a run name (non-empty, [A-Za-z0-9._-], not "." or ".."); InvalidArgument at "run name".
 Status ValidateRunName(const std::string& name);
+// A lease owner id unique to this process: <host>:<pid>:<random hex>.
+std::string MakeOwnerId();
 // File-name-safe form of an item id: bytes outside [A-Za-z0-9._-] become %XX.
 std::string SafeFileName(std::string_view id);
 

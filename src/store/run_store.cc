@@ -1,4 +1,9 @@
+#include <unistd.h>
+
 #include <array>
+#include <atomic>
+#include <cstdio>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -9,6 +14,17 @@ namespace visalign::store {
 namespace fs = std::filesystem;
 
 namespace {
+constexpr size_t kHostNameMax = 256;
+
+// 64 random bits, drawn once per process.
+uint64_t ProcessNonce() {
+  static const uint64_t nonce = [] {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }();
+  return nonce;
+}
+
 bool SafeChar(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
          c == '-';
@@ -55,14 +71,45 @@ Result<RunOpening> CheckRunReuse(const RunInfo& existing, const RunInfo& wanted,
   return differs(fmt::format("{} done images made with", done), existing.identity.dump(), wanted.identity.dump());
 }
 
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string MakeOwnerId() {
+  char host[kHostNameMax] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown-host");
+  return fmt::format("{}:{}:{:016x}", host, ::getpid(), ProcessNonce());
+}
+
 Result<StoredImage> RunStore::WriteImage(const std::string& run, const std::string& item_id, int k,
                                          std::string_view bytes, std::string_view extension) {
+  static std::atomic<uint64_t> staged_count{0};
   VISALIGN_RETURN_IF_ERROR(ValidateRunName(run));
-  fs::path rel = fs::path("images") / run / (SafeFileName(item_id) + "__" + std::to_string(k) + "." +
-                                             std::string(extension));
-  VISALIGN_RETURN_IF_ERROR(EnsureDirectory((root_ / rel).parent_path()));
-  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(root_ / rel, bytes));
-  return StoredImage{rel.generic_string(), Sha256Hex(bytes), bytes.size()};
+  const std::string file = SafeFileName(item_id) + "__" + std::to_string(k) + "." + std::string(extension);
+  fs::path rel = fs::path("images") / run / file;
+  fs::path staged = fs::path("tmp") / "staged" / run /
+                    fmt::format("{}.{}.{:016x}.{}", file, ::getpid(), ProcessNonce(), staged_count.fetch_add(1));
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory((root_ / staged).parent_path()));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(root_ / staged, bytes));
+  return StoredImage{rel.generic_string(), Sha256Hex(bytes), bytes.size(), staged.generic_string()};
+}
+
+Status RunStore::PublishImage(const StoredImage& image) {
+  if (image.staged_path.empty()) return Status::Ok();
+  const fs::path target = root_ / image.relative_path;
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(target.parent_path()));
+  std::error_code ec;
+  fs::rename(root_ / image.staged_path, target, ec);
+  if (ec)
+    return Status::IoError("cannot publish image: " + ec.message(), target.string(), "a writable store folder");
+  return Status::Ok();
+}
+
+void RunStore::DiscardImage(const StoredImage& image) {
+  if (image.staged_path.empty()) return;
+  std::error_code ec;
+  fs::remove(root_ / image.staged_path, ec);
 }
 
 fs::path ScratchDir(const fs::path& store_root) { return store_root / "tmp"; }
@@ -80,7 +127,12 @@ Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
 Result<RunCounts> RunStore::Counts(const std::string& run) {
   VISALIGN_ASSIGN_OR_RETURN(std::vector<Row> rows, Rows(run));
   RunCounts c;
+  const int64_t now = NowUnixMs();
   for (const Row& r : rows) {
+    c.attempts += static_cast<size_t>(r.attempts);
+    if (c.first_update.empty() || r.created_at < c.first_update) c.first_update = r.created_at;
+    if (r.updated_at > c.last_update) c.last_update = r.updated_at;
+    if (r.status != RowStatus::kDone && !r.lease_owner.empty() && r.lease_expires_ms > now) ++c.leased;
     switch (r.status) {
       case RowStatus::kPending: ++c.pending; break;
       case RowStatus::kDone: ++c.done; break;

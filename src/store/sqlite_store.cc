@@ -17,8 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // 1: runs.backend held the whole backend configuration. 2: runs.backend is the identity (what the
-// images depend on); where the model was reached is in runs.connection.
-constexpr int kSchemaVersion = 2;
+// images depend on); where the model was reached is in runs.connection. 3: rows have leases
+// (items.lease_owner, items.lease_expires in Unix ms).
+constexpr int kSchemaVersion = 3;
 // The fields of a schema-1 backend configuration that are connection, not identity.
 constexpr std::array<const char*, 3> kV1ConnectionFields = {"endpoint", "api_key_env", "timeout_ms"};
 constexpr int kBusyTimeoutMs = 30000;
@@ -47,6 +48,8 @@ CREATE TABLE IF NOT EXISTS items(
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   done_at TEXT NOT NULL DEFAULT '',
+  lease_owner TEXT NOT NULL DEFAULT '',
+  lease_expires INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (run, item_id, k));
 CREATE TABLE IF NOT EXISTS cache(
   namespace TEXT NOT NULL,
@@ -55,6 +58,12 @@ CREATE TABLE IF NOT EXISTS cache(
   updated_at TEXT NOT NULL,
   PRIMARY KEY (namespace, key));
 )sql";
+// Schema 2 -> 3.
+constexpr const char* kAddLeases = R"sql(
+ALTER TABLE items ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN lease_expires INTEGER NOT NULL DEFAULT 0;
+)sql";
+constexpr const char* kLeaseIndex = "CREATE INDEX IF NOT EXISTS items_by_lease_owner ON items(run, lease_owner)";
 
 std::string NowUtc() {
   auto now = std::chrono::system_clock::now();
@@ -161,36 +170,37 @@ class SqliteStore final : public RunStore {
     // WAL: readers never block the writer; NORMAL sync is durable against process crashes
     // (SIGKILL); images are fsynced by WriteImage before their row commits.
     VISALIGN_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"));
-    VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    Status st = MigrateLocked();
-    VISALIGN_RETURN_IF_ERROR(Exec(st.ok() ? "COMMIT" : "ROLLBACK"));
-    return st;
+    return Transaction([&] { return MigrateLocked(); });
   }
 
+  // One transaction, so workers starting together on a new run create it once.
   Result<RunOpening> OpenRun(const RunInfo& info) override {
     VISALIGN_RETURN_IF_ERROR(ValidateRunName(info.name));
-    VISALIGN_ASSIGN_OR_RETURN(std::optional<RunInfo> existing, FindRun(info.name));
-    if (!existing) {
-      std::lock_guard lock(mu_);
-      Stmt s(db_,
-             "INSERT INTO runs(name, benchmark, dataset_fingerprint, backend, created_at, connection) "
-             "VALUES (?, ?, ?, ?, ?, ?)",
-             where_);
-      VISALIGN_RETURN_IF_ERROR(s.prepared());
-      VISALIGN_RETURN_IF_ERROR(s.Bind(info.name)
-                                   .Bind(info.benchmark)
-                                   .Bind(info.dataset_fingerprint)
-                                   .Bind(info.identity.dump())
-                                   .Bind(NowUtc())
-                                   .Bind(info.connection.dump())
-                                   .Run());
-      return RunOpening::kCreated;
-    }
-    VISALIGN_ASSIGN_OR_RETURN(RunCounts counts, Counts(info.name));
-    VISALIGN_ASSIGN_OR_RETURN(RunOpening opening, CheckRunReuse(*existing, info, counts.done, where_));
     std::lock_guard lock(mu_);
-    VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    Status st = [&]() -> Status {
+    RunOpening opening = RunOpening::kCreated;
+    VISALIGN_RETURN_IF_ERROR(Transaction([&]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(std::vector<RunInfo> existing, QueryRunsLocked(&info.name));
+      if (existing.empty()) {
+        Stmt s(db_,
+               "INSERT INTO runs(name, benchmark, dataset_fingerprint, backend, created_at, connection) "
+               "VALUES (?, ?, ?, ?, ?, ?)",
+               where_);
+        VISALIGN_RETURN_IF_ERROR(s.prepared());
+        return s.Bind(info.name)
+            .Bind(info.benchmark)
+            .Bind(info.dataset_fingerprint)
+            .Bind(info.identity.dump())
+            .Bind(NowUtc())
+            .Bind(info.connection.dump())
+            .Run();
+      }
+      Stmt done(db_, "SELECT count(*) FROM items WHERE run = ? AND status = 'done'", where_);
+      VISALIGN_RETURN_IF_ERROR(done.prepared());
+      done.Bind(info.name);
+      Status st;
+      const size_t done_rows = done.Step(st) ? static_cast<size_t>(done.Int(0)) : 0;
+      VISALIGN_RETURN_IF_ERROR(st);
+      VISALIGN_ASSIGN_OR_RETURN(opening, CheckRunReuse(existing.front(), info, done_rows, where_));
       Stmt s(db_, "UPDATE runs SET backend = ?, connection = ? WHERE name = ?", where_);
       VISALIGN_RETURN_IF_ERROR(s.prepared());
       VISALIGN_RETURN_IF_ERROR(s.Bind(info.identity.dump()).Bind(info.connection.dump()).Bind(info.name).Run());
@@ -199,9 +209,7 @@ class SqliteStore final : public RunStore {
                   where_);
       VISALIGN_RETURN_IF_ERROR(reopen.prepared());
       return reopen.Bind(NowUtc()).Bind(info.name).Run();
-    }();
-    VISALIGN_RETURN_IF_ERROR(Exec(st.ok() ? "COMMIT" : "ROLLBACK"));
-    VISALIGN_RETURN_IF_ERROR(st);
+    }));
     return opening;
   }
 
@@ -215,8 +223,7 @@ class SqliteStore final : public RunStore {
 
   Status AddItems(const std::string& run, const std::vector<ItemSpec>& items) override {
     std::lock_guard lock(mu_);
-    VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    Status st = [&]() -> Status {
+    return Transaction([&]() -> Status {
       Stmt s(db_,
              "INSERT OR IGNORE INTO items(run, item_id, k, prompt, seed, status, created_at, updated_at) "
              "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
@@ -229,16 +236,14 @@ class SqliteStore final : public RunStore {
             s.Bind(run).Bind(it.item_id).Bind(int64_t{it.k}).Bind(it.prompt).Bind(it.seed).Bind(now).Bind(now).Run());
       }
       return Status::Ok();
-    }();
-    VISALIGN_RETURN_IF_ERROR(Exec(st.ok() ? "COMMIT" : "ROLLBACK"));
-    return st;
+    });
   }
 
   Result<std::vector<Row>> Rows(const std::string& run) override {
     std::lock_guard lock(mu_);
     Stmt s(db_,
            "SELECT item_id, k, prompt, seed, status, attempts, last_error, latency_ms, image_path, sha256, "
-           "created_at, updated_at, done_at FROM items WHERE run = ? ORDER BY item_id, k",
+           "created_at, updated_at, done_at, lease_owner, lease_expires FROM items WHERE run = ? ORDER BY item_id, k",
            where_);
     VISALIGN_RETURN_IF_ERROR(s.prepared());
     s.Bind(run);
@@ -259,43 +264,115 @@ class SqliteStore final : public RunStore {
       r.created_at = s.Text(10);
       r.updated_at = s.Text(11);
       r.done_at = s.Text(12);
+      r.lease_owner = s.Text(13);
+      r.lease_expires_ms = s.Int(14);
       rows.push_back(std::move(r));
     }
     VISALIGN_RETURN_IF_ERROR(st);
     return rows;
   }
 
-  Status MarkDone(const std::string& run, const std::string& item_id, int k, const StoredImage& image,
-                  double latency_ms) override {
+  Result<Completion> MarkDone(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                              const StoredImage& image, double latency_ms) override {
     std::lock_guard lock(mu_);
-    Stmt s(db_,
-           "UPDATE items SET status = 'done', attempts = attempts + 1, last_error = '', latency_ms = ?, "
-           "image_path = ?, sha256 = ?, updated_at = ?, done_at = ? WHERE run = ? AND item_id = ? AND k = ?",
-           where_);
-    VISALIGN_RETURN_IF_ERROR(s.prepared());
-    std::string now = NowUtc();
-    VISALIGN_RETURN_IF_ERROR(
-        s.Bind(latency_ms).Bind(image.relative_path).Bind(image.sha256).Bind(now).Bind(now).Bind(run).Bind(item_id).Bind(int64_t{k}).Run());
-    return ExpectOneChange(run, item_id, k);
+    Completion completion = Completion::kRecorded;
+    Status st = Transaction([&]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(completion, CheckOwnerLocked(run, item_id, k, owner));
+      if (completion == Completion::kLeaseLost) return Status::Ok();
+      // Published while this transaction holds the write lock: no other completion of the row
+      // can happen in between, and the row is done only once the file is in place.
+      VISALIGN_RETURN_IF_ERROR(PublishImage(image));
+      Stmt s(db_,
+             "UPDATE items SET status = 'done', attempts = attempts + 1, last_error = '', latency_ms = ?, "
+             "image_path = ?, sha256 = ?, updated_at = ?, done_at = ?, lease_owner = '', lease_expires = 0 "
+             "WHERE run = ? AND item_id = ? AND k = ?",
+             where_);
+      VISALIGN_RETURN_IF_ERROR(s.prepared());
+      std::string now = NowUtc();
+      return s.Bind(latency_ms)
+          .Bind(image.relative_path)
+          .Bind(image.sha256)
+          .Bind(now)
+          .Bind(now)
+          .Bind(run)
+          .Bind(item_id)
+          .Bind(int64_t{k})
+          .Run();
+    });
+    if (!st.ok() || completion == Completion::kLeaseLost) DiscardImage(image);
+    VISALIGN_RETURN_IF_ERROR(st);
+    return completion;
   }
 
-  Status MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& error,
-                     double latency_ms, bool final) override {
+  Result<Completion> MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                                 const std::string& error, double latency_ms, bool final) override {
     std::lock_guard lock(mu_);
-    Stmt s(db_,
-           "UPDATE items SET status = ?, attempts = attempts + 1, last_error = ?, latency_ms = ?, updated_at = ? "
-           "WHERE run = ? AND item_id = ? AND k = ? AND status <> 'done'",
-           where_);
+    Completion completion = Completion::kRecorded;
+    VISALIGN_RETURN_IF_ERROR(Transaction([&]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(completion, CheckOwnerLocked(run, item_id, k, owner));
+      if (completion == Completion::kLeaseLost) return Status::Ok();
+      Stmt s(db_,
+             final ? "UPDATE items SET status = 'failed', attempts = attempts + 1, last_error = ?, latency_ms = ?, "
+                     "updated_at = ?, lease_owner = '', lease_expires = 0 WHERE run = ? AND item_id = ? AND k = ?"
+                   : "UPDATE items SET status = 'pending', attempts = attempts + 1, last_error = ?, latency_ms = ?, "
+                     "updated_at = ? WHERE run = ? AND item_id = ? AND k = ?",
+             where_);
+      VISALIGN_RETURN_IF_ERROR(s.prepared());
+      return s.Bind(error).Bind(latency_ms).Bind(NowUtc()).Bind(run).Bind(item_id).Bind(int64_t{k}).Run();
+    }));
+    return completion;
+  }
+
+  Result<Claim> ClaimRows(const std::string& run, const std::string& owner, const std::vector<RowKey>& wanted,
+                          std::chrono::milliseconds ttl, bool include_failed) override {
+    std::lock_guard lock(mu_);
+    Claim claim;
+    VISALIGN_RETURN_IF_ERROR(Transaction([&]() -> Status {
+      Stmt q(db_, "SELECT status, lease_owner, lease_expires FROM items WHERE run = ? AND item_id = ? AND k = ?",
+             where_);
+      Stmt u(db_, "UPDATE items SET lease_owner = ?, lease_expires = ? WHERE run = ? AND item_id = ? AND k = ?",
+             where_);
+      VISALIGN_RETURN_IF_ERROR(q.prepared());
+      VISALIGN_RETURN_IF_ERROR(u.prepared());
+      const int64_t now = NowUnixMs();
+      for (const RowKey& key : wanted) {
+        q.Reset();
+        q.Bind(run).Bind(key.item_id).Bind(int64_t{key.k});
+        Status st;
+        if (!q.Step(st)) {
+          VISALIGN_RETURN_IF_ERROR(st);
+          continue;
+        }
+        const std::string status = q.Text(0), holder = q.Text(1);
+        const int64_t expires = q.Int(2);
+        if (status == "done" || (status == "failed" && !include_failed)) continue;
+        if (!holder.empty() && holder != owner && expires > now) {
+          claim.busy.push_back(key);
+          continue;
+        }
+        u.Reset();
+        VISALIGN_RETURN_IF_ERROR(
+            u.Bind(owner).Bind(int64_t{now + ttl.count()}).Bind(run).Bind(key.item_id).Bind(int64_t{key.k}).Run());
+        claim.claimed.push_back(key);
+      }
+      return Status::Ok();
+    }));
+    return claim;
+  }
+
+  Result<size_t> RenewLeases(const std::string& run, const std::string& owner, std::chrono::milliseconds ttl) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "UPDATE items SET lease_expires = ? WHERE run = ? AND lease_owner = ?", where_);
     VISALIGN_RETURN_IF_ERROR(s.prepared());
-    VISALIGN_RETURN_IF_ERROR(s.Bind(std::string(final ? "failed" : "pending"))
-                                 .Bind(error)
-                                 .Bind(latency_ms)
-                                 .Bind(NowUtc())
-                                 .Bind(run)
-                                 .Bind(item_id)
-                                 .Bind(int64_t{k})
-                                 .Run());
-    return ExpectOneChange(run, item_id, k);
+    VISALIGN_RETURN_IF_ERROR(s.Bind(int64_t{NowUnixMs() + ttl.count()}).Bind(run).Bind(owner).Run());
+    return static_cast<size_t>(sqlite3_changes(db_));
+  }
+
+  Status ReleaseLeases(const std::string& run, const std::string& owner) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "UPDATE items SET lease_owner = '', lease_expires = 0 WHERE run = ? AND lease_owner = ?", where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    return s.Bind(run).Bind(owner).Run();
   }
 
   Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) override {
@@ -332,7 +409,9 @@ class SqliteStore final : public RunStore {
                                  where_, "a newer visalign, or another store location");
     if (version == kSchemaVersion) return Status::Ok();
     if (version == 1) VISALIGN_RETURN_IF_ERROR(MigrateV1Locked());
+    if (version == 1 || version == 2) VISALIGN_RETURN_IF_ERROR(Exec(kAddLeases));
     VISALIGN_RETURN_IF_ERROR(Exec(kSchema));
+    VISALIGN_RETURN_IF_ERROR(Exec(kLeaseIndex));
     return Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
   }
 
@@ -365,14 +444,38 @@ class SqliteStore final : public RunStore {
     return Status::Ok();
   }
 
-  Status ExpectOneChange(const std::string& run, const std::string& item_id, int k) {
-    if (sqlite3_changes(db_) == 1) return Status::Ok();
-    return Status::NotFound(fmt::format("no open row for item \"{}\" sample {} in run \"{}\"", item_id, k, run), where_,
-                            "a row added by AddItems and not yet done");
+  // Runs `body` in a BEGIN IMMEDIATE transaction (the write lock is taken at once, so two
+  // processes never both read a row as free and then both claim it): committed if it succeeds.
+  template <typename Body>
+  Status Transaction(Body body) {
+    VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status st = body();
+    Status end = Exec(st.ok() ? "COMMIT" : "ROLLBACK");
+    return st.ok() ? end : st;
+  }
+
+  // Whether `owner` may complete the row: NotFound for a missing or done row, kLeaseLost when the
+  // row's lease is another owner's.
+  Result<Completion> CheckOwnerLocked(const std::string& run, const std::string& item_id, int k,
+                                      const std::string& owner) {
+    Stmt q(db_, "SELECT status, lease_owner FROM items WHERE run = ? AND item_id = ? AND k = ?", where_);
+    VISALIGN_RETURN_IF_ERROR(q.prepared());
+    q.Bind(run).Bind(item_id).Bind(int64_t{k});
+    Status st;
+    const bool found = q.Step(st);
+    VISALIGN_RETURN_IF_ERROR(st);
+    if (!found || q.Text(0) == "done")
+      return Status::NotFound(fmt::format("no open row for item \"{}\" sample {} in run \"{}\"", item_id, k, run),
+                              where_, "a row added by AddItems and not yet done");
+    return q.Text(1) == owner ? Completion::kRecorded : Completion::kLeaseLost;
   }
 
   Result<std::vector<RunInfo>> QueryRuns(const std::string* name) {
     std::lock_guard lock(mu_);
+    return QueryRunsLocked(name);
+  }
+
+  Result<std::vector<RunInfo>> QueryRunsLocked(const std::string* name) {
     Stmt s(db_,
            name ? "SELECT name, benchmark, dataset_fingerprint, backend, created_at, connection FROM runs WHERE name = ?"
                 : "SELECT name, benchmark, dataset_fingerprint, backend, created_at, connection FROM runs ORDER BY name",

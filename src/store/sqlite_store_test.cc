@@ -40,7 +40,7 @@ TEST_F(StoreTest, DatabaseUsesWalAndRecordsTheSchemaVersion) {
     return v;
   };
   EXPECT_EQ(query("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(query("PRAGMA user_version"), "2");
+  EXPECT_EQ(query("PRAGMA user_version"), "3");
   sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   auto s = OpenStore(dir_);

@@ -33,14 +33,16 @@ inline StoreFactory SqliteStoreFactory() {
 }
 
 class RunStoreContract : public ::testing::TestWithParam<StoreFactory> {
+ public:
+  static RunInfo Info(const std::string& name) {
+    return {name, "violin", "abc123", nlohmann::json{{"backend", "openai"}, {"model", "m1"}}, ""};
+  }
+
  protected:
   std::unique_ptr<RunStore> Open() {
     auto s = GetParam().open(scratch_.path());
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(s).value() : nullptr;
-  }
-  static RunInfo Info(const std::string& name) {
-    return {name, "violin", "abc123", nlohmann::json{{"backend", "openai"}, {"model", "m1"}}, ""};
   }
   visalign::testing::TempDir scratch_;
 };

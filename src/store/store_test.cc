@@ -4,14 +4,23 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
+#include <thread>
 
 #include "store/store_contract.h"
 #include "testing/fault_injection_store.h"
 #include "visalign/core/io.h"
 
+#include <fmt/format.h>
+
 namespace visalign::store {
 namespace {
 namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kLong{60'000};
+constexpr milliseconds kShort{50};
+constexpr milliseconds kPastShort{120};
 
 TEST_P(RunStoreContract, NewRowsArePendingAndSurviveReopening) {
   {
@@ -39,7 +48,7 @@ TEST_P(RunStoreContract, AddingExistingItemsKeepsTheirState) {
   ASSERT_TRUE(s->AddItems("r1", {{"a", 0, "p", {}}}).ok());
   auto img = s->WriteImage("r1", "a", 0, "PNGDATA", "png");
   ASSERT_TRUE(img.ok());
-  ASSERT_TRUE(s->MarkDone("r1", "a", 0, *img, 12.5).ok());
+  ASSERT_TRUE(s->MarkDone("r1", "a", 0, "", *img, 12.5).ok());
   ASSERT_TRUE(s->AddItems("r1", {{"a", 0, "p", {}}, {"b", 0, "q", {}}}).ok());
   auto c = s->Counts("r1");
   ASSERT_TRUE(c.ok());
@@ -56,7 +65,7 @@ TEST_P(RunStoreContract, DoneRowRecordsImagePathHashAndLatency) {
   EXPECT_EQ(img->relative_path, "images/r1/v2%2Fx%20y__3.png");
   // SHA-256("abc"), FIPS 180-2 appendix B.1.
   EXPECT_EQ(img->sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  ASSERT_TRUE(s->MarkDone("r1", "v2/x y", 3, *img, 41.0).ok());
+  ASSERT_TRUE(s->MarkDone("r1", "v2/x y", 3, "", *img, 41.0).ok());
   auto done = s->DoneImages("r1");
   ASSERT_TRUE(done.ok());
   ASSERT_EQ(done->size(), 1u);
@@ -78,16 +87,16 @@ TEST_P(RunStoreContract, FailuresCountAttemptsAndOnlyFinalOnesMarkFailed) {
   auto s = Open();
   ASSERT_TRUE(s->OpenRun(Info("r1")).ok());
   ASSERT_TRUE(s->AddItems("r1", {{"a", 0, "p", {}}}).ok());
-  ASSERT_TRUE(s->MarkFailure("r1", "a", 0, "HTTP 503", 5, false).ok());
+  ASSERT_TRUE(s->MarkFailure("r1", "a", 0, "", "HTTP 503", 5, false).ok());
   EXPECT_EQ(s->Rows("r1").value()[0].status, RowStatus::kPending);
-  ASSERT_TRUE(s->MarkFailure("r1", "a", 0, "HTTP 400: bad prompt", 6, true).ok());
+  ASSERT_TRUE(s->MarkFailure("r1", "a", 0, "", "HTTP 400: bad prompt", 6, true).ok());
   Row r = s->Rows("r1").value()[0];
   EXPECT_EQ(r.status, RowStatus::kFailed);
   EXPECT_EQ(r.attempts, 2);
   EXPECT_EQ(r.last_error, "HTTP 400: bad prompt");
   // A failed row may be retried and then succeed.
   auto img = s->WriteImage("r1", "a", 0, "x", "png").value();
-  ASSERT_TRUE(s->MarkDone("r1", "a", 0, img, 7).ok());
+  ASSERT_TRUE(s->MarkDone("r1", "a", 0, "", img, 7).ok());
   r = s->Rows("r1").value()[0];
   EXPECT_EQ(r.status, RowStatus::kDone);
   EXPECT_EQ(r.attempts, 3);
@@ -99,17 +108,17 @@ TEST_P(RunStoreContract, ADoneRowCannotBeMarkedFailedOrDoneAgain) {
   ASSERT_TRUE(s->OpenRun(Info("r1")).ok());
   ASSERT_TRUE(s->AddItems("r1", {{"a", 0, "p", {}}}).ok());
   auto img = s->WriteImage("r1", "a", 0, "x", "png").value();
-  ASSERT_TRUE(s->MarkDone("r1", "a", 0, img, 1).ok());
-  EXPECT_EQ(s->MarkFailure("r1", "a", 0, "late", 1, true).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(s->MarkDone("r1", "a", 0, "", img, 1).ok());
+  EXPECT_EQ(s->MarkFailure("r1", "a", 0, "", "late", 1, true).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(s->Rows("r1").value()[0].status, RowStatus::kDone);
-  EXPECT_EQ(s->MarkDone("r1", "missing", 0, img, 1).code(), StatusCode::kNotFound);
+  EXPECT_EQ(s->MarkDone("r1", "missing", 0, "", img, 1).status().code(), StatusCode::kNotFound);
 }
 
 // A run "r1" of Info() with item a#0 done and b#0 failed.
 void AddDoneAndFailedRows(RunStore& s) {
   ASSERT_TRUE(s.AddItems("r1", {{"a", 0, "p", {}}, {"b", 0, "q", {}}}).ok());
-  ASSERT_TRUE(s.MarkDone("r1", "a", 0, s.WriteImage("r1", "a", 0, "PNGDATA", "png").value(), 1).ok());
-  ASSERT_TRUE(s.MarkFailure("r1", "b", 0, "HTTP 400: no", 1, true).ok());
+  ASSERT_TRUE(s.MarkDone("r1", "a", 0, "", s.WriteImage("r1", "a", 0, "PNGDATA", "png").value(), 1).ok());
+  ASSERT_TRUE(s.MarkFailure("r1", "b", 0, "", "HTTP 400: no", 1, true).ok());
 }
 
 TEST_P(RunStoreContract, ReopeningARunWithDoneImagesAndOtherSettingsIsRefusedNamingTheDifference) {
@@ -149,7 +158,7 @@ TEST_P(RunStoreContract, ARunWithoutDoneImagesIsTakenOverByNewSettingsAndItsFail
   auto s = Open();
   ASSERT_TRUE(s->OpenRun(Info("r1")).ok());
   ASSERT_TRUE(s->AddItems("r1", {{"b", 0, "q", {}}}).ok());
-  ASSERT_TRUE(s->MarkFailure("r1", "b", 0, "HTTP 400: Unknown parameter: 'response_format'.", 1, true).ok());
+  ASSERT_TRUE(s->MarkFailure("r1", "b", 0, "", "HTTP 400: Unknown parameter: 'response_format'.", 1, true).ok());
   RunInfo fixed = Info("r1");
   fixed.identity["params"] = {{"response_format", nullptr}};
   EXPECT_EQ(s->OpenRun(fixed).value(), RunOpening::kTakenOver);
@@ -190,8 +199,155 @@ TEST_P(RunStoreContract, TwoConnectionsToOneStoreSeeEachOthersWrites) {
   auto b = Open();
   ASSERT_TRUE(a->OpenRun(Info("r1")).ok());
   ASSERT_TRUE(a->AddItems("r1", {{"x", 0, "p", {}}}).ok());
-  ASSERT_TRUE(b->MarkFailure("r1", "x", 0, "e", 1, true).ok());
+  ASSERT_TRUE(b->MarkFailure("r1", "x", 0, "", "e", 1, true).ok());
   EXPECT_EQ(a->Rows("r1").value()[0].status, RowStatus::kFailed);
+}
+
+// A run "r1" with pending rows a#0, b#0 and c#0.
+void AddThreeRows(RunStore& s) {
+  ASSERT_TRUE(s.OpenRun(RunStoreContract::Info("r1")).ok());
+  ASSERT_TRUE(s.AddItems("r1", {{"a", 0, "p", {}}, {"b", 0, "q", {}}, {"c", 0, "r", {}}}).ok());
+}
+
+TEST_P(RunStoreContract, AClaimedRowIsBusyForOtherWorkersUntilItsLeaseExpires) {
+  auto s = Open();
+  AddThreeRows(*s);
+  Claim first = s->ClaimRows("r1", "w1", {{"a", 0}, {"b", 0}}, kShort, false).value();
+  EXPECT_EQ(first.claimed, (std::vector<RowKey>{{"a", 0}, {"b", 0}}));
+  EXPECT_TRUE(first.busy.empty());
+  Claim second = s->ClaimRows("r1", "w2", {{"a", 0}, {"b", 0}, {"c", 0}, {"missing", 0}}, kLong, false).value();
+  EXPECT_EQ(second.claimed, (std::vector<RowKey>{{"c", 0}}));
+  EXPECT_EQ(second.busy, (std::vector<RowKey>{{"a", 0}, {"b", 0}}));
+  // The owner may claim its own rows again; the lease of a worker that stopped renewing expires.
+  EXPECT_EQ(s->ClaimRows("r1", "w1", {{"a", 0}}, kShort, false).value().claimed.size(), 1u);
+  std::this_thread::sleep_for(kPastShort);
+  Claim later = s->ClaimRows("r1", "w2", {{"a", 0}, {"b", 0}}, kLong, false).value();
+  EXPECT_EQ(later.claimed.size(), 2u);
+  Row a = s->Rows("r1").value()[0];
+  EXPECT_EQ(a.lease_owner, "w2");
+  EXPECT_GT(a.lease_expires_ms, NowUnixMs());
+  EXPECT_EQ(s->Counts("r1").value().leased, 3u);
+}
+
+TEST_P(RunStoreContract, ALateWorkersMarkDoneIsRefusedAndItsImageDiscarded) {
+  auto s = Open();
+  AddThreeRows(*s);
+  ASSERT_EQ(s->ClaimRows("r1", "late", {{"a", 0}}, kShort, false).value().claimed.size(), 1u);
+  std::this_thread::sleep_for(kPastShort);
+  ASSERT_EQ(s->ClaimRows("r1", "new", {{"a", 0}}, kLong, false).value().claimed.size(), 1u);
+  StoredImage late = s->WriteImage("r1", "a", 0, "LATE", "png").value();
+  StoredImage fresh = s->WriteImage("r1", "a", 0, "FRESH", "png").value();
+  EXPECT_EQ(s->MarkDone("r1", "a", 0, "late", late, 1).value(), Completion::kLeaseLost);
+  EXPECT_FALSE(fs::exists(s->root() / late.staged_path));
+  EXPECT_FALSE(fs::exists(s->root() / late.relative_path));
+  EXPECT_EQ(s->MarkFailure("r1", "a", 0, "late", "HTTP 500", 1, false).value(), Completion::kLeaseLost);
+  EXPECT_EQ(s->MarkDone("r1", "a", 0, "new", fresh, 2).value(), Completion::kRecorded);
+  Row a = s->Rows("r1").value()[0];
+  EXPECT_EQ(a.status, RowStatus::kDone);
+  EXPECT_EQ(a.attempts, 1);
+  EXPECT_EQ(a.lease_owner, "");
+  EXPECT_EQ(a.sha256, Sha256Hex("FRESH"));
+  EXPECT_EQ(ReadFile(s->root() / a.image_path).value(), "FRESH");
+  // A done row is never claimed again.
+  EXPECT_TRUE(s->ClaimRows("r1", "other", {{"a", 0}}, kLong, true).value().claimed.empty());
+}
+
+TEST_P(RunStoreContract, OnlyTheLeaseOwnerCompletesARow) {
+  auto s = Open();
+  AddThreeRows(*s);
+  ASSERT_EQ(s->ClaimRows("r1", "w1", {{"a", 0}}, kLong, false).value().claimed.size(), 1u);
+  StoredImage img = s->WriteImage("r1", "a", 0, "x", "png").value();
+  EXPECT_EQ(s->MarkDone("r1", "a", 0, "", img, 1).value(), Completion::kLeaseLost);
+  EXPECT_EQ(s->MarkDone("r1", "a", 0, "w2", s->WriteImage("r1", "a", 0, "x", "png").value(), 1).value(),
+            Completion::kLeaseLost);
+  EXPECT_EQ(s->Rows("r1").value()[0].status, RowStatus::kPending);
+  EXPECT_EQ(s->Rows("r1").value()[0].attempts, 0);
+}
+
+TEST_P(RunStoreContract, ARetryableFailureKeepsTheLeaseAndAFinalOneReleasesIt) {
+  auto s = Open();
+  AddThreeRows(*s);
+  ASSERT_EQ(s->ClaimRows("r1", "w1", {{"a", 0}}, kLong, false).value().claimed.size(), 1u);
+  EXPECT_EQ(s->MarkFailure("r1", "a", 0, "w1", "HTTP 503", 1, false).value(), Completion::kRecorded);
+  EXPECT_EQ(s->ClaimRows("r1", "w2", {{"a", 0}}, kLong, true).value().busy.size(), 1u);
+  EXPECT_EQ(s->MarkFailure("r1", "a", 0, "w1", "HTTP 400", 1, true).value(), Completion::kRecorded);
+  Row a = s->Rows("r1").value()[0];
+  EXPECT_EQ(a.status, RowStatus::kFailed);
+  EXPECT_EQ(a.lease_owner, "");
+  // A failed row is claimed only when failed rows are retried.
+  EXPECT_TRUE(s->ClaimRows("r1", "w2", {{"a", 0}}, kLong, false).value().claimed.empty());
+  EXPECT_EQ(s->ClaimRows("r1", "w2", {{"a", 0}}, kLong, true).value().claimed.size(), 1u);
+}
+
+TEST_P(RunStoreContract, RenewedLeasesOutliveTheirFirstExpiryAndReleasedOnesAreFreeAtOnce) {
+  auto s = Open();
+  AddThreeRows(*s);
+  ASSERT_EQ(s->ClaimRows("r1", "w1", {{"a", 0}, {"b", 0}}, kShort, false).value().claimed.size(), 2u);
+  EXPECT_EQ(s->RenewLeases("r1", "w1", kLong).value(), 2u);
+  EXPECT_EQ(s->RenewLeases("r1", "nobody", kLong).value(), 0u);
+  std::this_thread::sleep_for(kPastShort);
+  EXPECT_EQ(s->ClaimRows("r1", "w2", {{"a", 0}, {"b", 0}}, kLong, false).value().busy.size(), 2u);
+  ASSERT_TRUE(s->ReleaseLeases("r1", "w1").ok());
+  EXPECT_EQ(s->Counts("r1").value().leased, 0u);
+  EXPECT_EQ(s->ClaimRows("r1", "w2", {{"a", 0}, {"b", 0}}, kLong, false).value().claimed.size(), 2u);
+}
+
+TEST_P(RunStoreContract, CountsShowLeasesAttemptsAndTheFirstAndLastUpdate) {
+  auto s = Open();
+  AddThreeRows(*s);
+  ASSERT_EQ(s->ClaimRows("r1", "w1", {{"a", 0}, {"b", 0}}, kLong, false).value().claimed.size(), 2u);
+  ASSERT_EQ(s->MarkFailure("r1", "a", 0, "w1", "HTTP 503", 1, false).value(), Completion::kRecorded);
+  ASSERT_EQ(s->MarkDone("r1", "a", 0, "w1", s->WriteImage("r1", "a", 0, "x", "png").value(), 1).value(),
+            Completion::kRecorded);
+  RunCounts c = s->Counts("r1").value();
+  EXPECT_EQ(c.done, 1u);
+  EXPECT_EQ(c.pending, 2u);
+  EXPECT_EQ(c.leased, 1u);
+  EXPECT_EQ(c.attempts, 2u);
+  EXPECT_FALSE(c.first_update.empty());
+  EXPECT_LE(c.first_update, c.last_update);
+  EXPECT_EQ(c.last_update, s->Rows("r1").value()[0].updated_at);
+}
+
+TEST_P(RunStoreContract, ConnectionsClaimingTogetherNeverGetTheSameRow) {
+  constexpr int kRows = 120, kWorkers = 4, kBatch = 5;
+  auto setup = Open();
+  ASSERT_TRUE(setup->OpenRun(Info("r1")).ok());
+  std::vector<ItemSpec> specs;
+  std::vector<RowKey> keys;
+  for (int i = 0; i < kRows; ++i) {
+    specs.push_back({fmt::format("item{:03d}", i), 0, "p", {}});
+    keys.push_back({specs.back().item_id, 0});
+  }
+  ASSERT_TRUE(setup->AddItems("r1", specs).ok());
+  std::vector<std::vector<RowKey>> got(kWorkers);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kWorkers; ++w)
+    workers.emplace_back([&, w] {
+      auto s = Open();
+      const std::string owner = "w" + std::to_string(w);
+      for (size_t at = 0; at < keys.size(); at += kBatch) {
+        std::vector<RowKey> batch(keys.begin() + at, keys.begin() + std::min(keys.size(), at + kBatch));
+        auto claim = s->ClaimRows("r1", owner, batch, kLong, false);
+        ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+        for (const RowKey& k : claim->claimed) {
+          ASSERT_EQ(s->MarkDone("r1", k.item_id, 0, owner, s->WriteImage("r1", k.item_id, 0, owner, "png").value(), 1)
+                        .value(),
+                    Completion::kRecorded);
+          got[w].push_back(k);
+        }
+      }
+    });
+  for (std::thread& t : workers) t.join();
+  std::set<std::string> seen;
+  size_t total = 0;
+  for (const auto& g : got) {
+    total += g.size();
+    for (const RowKey& k : g) seen.insert(k.item_id);
+  }
+  EXPECT_EQ(total, static_cast<size_t>(kRows));
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kRows));
+  EXPECT_EQ(setup->Counts("r1").value().done, static_cast<size_t>(kRows));
 }
 
 TEST(SafeFileName, KeepsPortableCharactersAndEscapesTheRest) {

@@ -62,16 +62,36 @@ Result<std::vector<store::Row>> FaultInjectionStore::Rows(const std::string& run
   return base_->Rows(run);
 }
 
-Status FaultInjectionStore::MarkDone(const std::string& run, const std::string& item_id, int k,
-                                     const store::StoredImage& image, double latency_ms) {
+Result<store::Completion> FaultInjectionStore::MarkDone(const std::string& run, const std::string& item_id, int k,
+                                                        const std::string& owner, const store::StoredImage& image,
+                                                        double latency_ms) {
   VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kMarkDone));
-  return base_->MarkDone(run, item_id, k, image, latency_ms);
+  return base_->MarkDone(run, item_id, k, owner, image, latency_ms);
 }
 
-Status FaultInjectionStore::MarkFailure(const std::string& run, const std::string& item_id, int k,
-                                        const std::string& error, double latency_ms, bool final) {
+Result<store::Completion> FaultInjectionStore::MarkFailure(const std::string& run, const std::string& item_id, int k,
+                                                           const std::string& owner, const std::string& error,
+                                                           double latency_ms, bool final) {
   VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kMarkFailure));
-  return base_->MarkFailure(run, item_id, k, error, latency_ms, final);
+  return base_->MarkFailure(run, item_id, k, owner, error, latency_ms, final);
+}
+
+Result<store::Claim> FaultInjectionStore::ClaimRows(const std::string& run, const std::string& owner,
+                                                    const std::vector<store::RowKey>& wanted,
+                                                    std::chrono::milliseconds ttl, bool include_failed) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kClaimRows));
+  return base_->ClaimRows(run, owner, wanted, ttl, include_failed);
+}
+
+Result<size_t> FaultInjectionStore::RenewLeases(const std::string& run, const std::string& owner,
+                                                std::chrono::milliseconds ttl) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kRenewLeases));
+  return base_->RenewLeases(run, owner, ttl);
+}
+
+Status FaultInjectionStore::ReleaseLeases(const std::string& run, const std::string& owner) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kReleaseLeases));
+  return base_->ReleaseLeases(run, owner);
 }
 
 Result<std::optional<std::string>> FaultInjectionStore::CacheGet(const std::string& ns, const std::string& key) {

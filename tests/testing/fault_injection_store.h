@@ -13,7 +13,8 @@
 namespace visalign::testing {
 
 enum class StoreOperation {
-  kOpenRun, kFindRun, kListRuns, kAddItems, kRows, kMarkDone, kMarkFailure, kCacheGet, kCachePut,
+  kOpenRun, kFindRun, kListRuns, kAddItems, kRows, kMarkDone, kMarkFailure, kClaimRows, kRenewLeases,
+  kReleaseLeases, kCacheGet, kCachePut,
 };
 
 class FaultInjectionStore : public store::RunStore {
@@ -32,10 +33,17 @@ class FaultInjectionStore : public store::RunStore {
   Result<std::vector<store::RunInfo>> ListRuns() override;
   Status AddItems(const std::string& run, const std::vector<store::ItemSpec>& items) override;
   Result<std::vector<store::Row>> Rows(const std::string& run) override;
-  Status MarkDone(const std::string& run, const std::string& item_id, int k, const store::StoredImage& image,
-                  double latency_ms) override;
-  Status MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& error,
-                     double latency_ms, bool final) override;
+  Result<store::Completion> MarkDone(const std::string& run, const std::string& item_id, int k,
+                                     const std::string& owner, const store::StoredImage& image,
+                                     double latency_ms) override;
+  Result<store::Completion> MarkFailure(const std::string& run, const std::string& item_id, int k,
+                                        const std::string& owner, const std::string& error, double latency_ms,
+                                        bool final) override;
+  Result<store::Claim> ClaimRows(const std::string& run, const std::string& owner,
+                                 const std::vector<store::RowKey>& wanted, std::chrono::milliseconds ttl,
+                                 bool include_failed) override;
+  Result<size_t> RenewLeases(const std::string& run, const std::string& owner, std::chrono::milliseconds ttl) override;
+  Status ReleaseLeases(const std::string& run, const std::string& owner) override;
   Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) override;
   Status CachePut(const std::string& ns, const std::string& key, const std::string& value) override;
 
