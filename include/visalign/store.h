@@ -151,13 +151,14 @@ class RunStore {
   virtual Status AddItems(const std::string& run, const std::vector<ItemSpec>& items) = 0;
   virtual Result<std::vector<Row>> Rows(const std::string& run) = 0;
   // Records a successful attempt by `owner`: publishes the staged image (PublishImage), then
-  // attempts+1, status done, the image and latency, lease cleared. kLeaseLost, with the staged image
-  // deleted, when the row's lease owner is not `owner`; NotFound for a done or missing row.
+  // attempts+1, status done, the image and latency, lease cleared. kLeaseLost when the row is done
+  // (another worker finished it) or its lease owner is not `owner`; NotFound for a missing row.
+  // Unless recorded, the staged image is deleted (an image not recorded is never published).
   virtual Result<Completion> MarkDone(const std::string& run, const std::string& item_id, int k,
                                       const std::string& owner, const StoredImage& image, double latency_ms) = 0;
   // Records a failed attempt by `owner`: attempts+1, last_error; status failed if `final` (the lease
   // is then cleared), else pending (the lease is kept: the owner retries). Both work on pending and
-  // failed rows (a failed row may be retried); a done row is final (NotFound).
+  // failed rows (a failed row may be retried); a done row is final (kLeaseLost, as for MarkDone).
   virtual Result<Completion> MarkFailure(const std::string& run, const std::string& item_id, int k,
                                          const std::string& owner, const std::string& error, double latency_ms,
                                          bool final) = 0;
@@ -203,7 +204,7 @@ class RunStore {
 std::filesystem::path ScratchDir(const std::filesystem::path& store_root);
 // Checks a run name (non-empty, [A-Za-z0-9._-], not "." or ".."); InvalidArgument at "run name".
 Status ValidateRunName(const std::string& name);
-// A lease owner id unique to this process: <host>:<pid>:<random hex>.
+// A new lease owner id, unique across processes and calls: <host>:<pid>:<random hex>:<n>.
 std::string MakeOwnerId();
 // File-name-safe form of an item id: bytes outside [A-Za-z0-9._-] become %XX.
 std::string SafeFileName(std::string_view id);

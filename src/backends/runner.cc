@@ -2,6 +2,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -17,6 +19,9 @@ namespace visalign::backends {
 namespace {
 using Clock = std::chrono::steady_clock;
 constexpr Millis kSupervisorPoll{20};
+// How often rows leased by other workers are asked for again: a tenth of the lease, within these.
+constexpr Millis kMinBusyPoll{20}, kMaxBusyPoll{1000};
+constexpr int kRenewalsPerLease = 3;
 constexpr size_t kFailuresShown = 5;
 constexpr size_t kNoteChars = 60;
 
@@ -56,6 +61,11 @@ struct Task {
   const WorkItem* item = nullptr;
   int failures = 0;
 };
+
+// What a worker thread is to do next.
+enum class Next { kWork, kWait, kFinish };
+
+store::RowKey KeyOf(const WorkItem& it) { return {it.id, it.k}; }
 
 }  // namespace
 
@@ -102,6 +112,7 @@ nlohmann::json RunSummary::ToJson() const {
   return {{"selected", selected},     {"already_done", already_done}, {"skipped_failed", skipped_failed},
           {"done", done},             {"failed", failed},             {"left_pending", left_pending},
           {"attempts", attempts},     {"seconds", seconds},           {"interrupted", interrupted},
+          {"finished_elsewhere", finished_elsewhere}, {"lease_lost", lease_lost},
           {"failures", f},
           {"stopped_early", same_failure ? nlohmann::json{{"items", same_failure_items},
                                                           {"error", same_failure->message}}
@@ -114,6 +125,12 @@ std::string RunSummary::ToText() const {
       "{} attempts in {:.1f} s{}",
       done, selected, failed, left_pending, already_done, skipped_failed, attempts, seconds,
       interrupted ? " (interrupted)" : "");
+  if (finished_elsewhere > 0 || lease_lost > 0)
+    s += fmt::format("\nother workers on this run finished {} of the selected images{}", finished_elsewhere + lease_lost,
+                     lease_lost > 0 ? fmt::format(" ({} made here too, after this worker's lease had expired: "
+                                                  "discarded, theirs kept)",
+                                                  lease_lost)
+                                    : std::string());
   if (!failures.empty()) {
     s += fmt::format("\nfailures ({} shown of {}):", std::min(kFailuresShown, failures.size()), failures.size());
     for (size_t i = 0; i < failures.size() && i < kFailuresShown; ++i)
@@ -155,6 +172,8 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   if (options.retry.max_attempts < 1)
     return Status::InvalidArgument(fmt::format("max attempts {}", options.retry.max_attempts), "max attempts",
                                    "at least 1");
+  if (options.lease.count() < 1)
+    return Status::InvalidArgument(fmt::format("lease {} ms", options.lease.count()), "lease", "a positive duration");
   auto start = Clock::now();
   info.identity = backend.Identity();
   info.connection = RunConnection(backend, options);
@@ -178,36 +197,108 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   Progress progress(options.label, todo.size(), options.progress);
   RateLimiter limiter(options.rate);
   SameFailureStreak streak(options.stop_after_same_failures);
+  const std::string owner = store::MakeOwnerId();
+  const Millis busy_poll = std::clamp(options.lease / 10, kMinBusyPoll, kMaxBusyPoll);
+  const size_t claim_batch = static_cast<size_t>(options.concurrency);
   std::atomic<bool> halt{false}, cancel{false}, any_success{false};
-  std::atomic<size_t> next{0}, done{0}, failed{0}, attempts{0};
+  std::atomic<size_t> done{0}, failed{0}, attempts{0}, elsewhere{0}, lease_lost{0};
   std::atomic<int> running{0};
-  std::mutex mu;  // guards summary.failures, summary.same_failure, set_aside and fatal
+  std::mutex mu;  // guards the claim state below, summary.failures, summary.same_failure and fatal
+  size_t next = 0;                       // todo[next..] not asked for yet
+  std::deque<Task> claimed;              // leased to this worker, not started
+  std::vector<const WorkItem*> busy;     // leased by other workers when last asked
+  Clock::time_point busy_asked;
   std::vector<Task> set_aside;
   Status fatal;
-  auto record_fatal = [&](Status st) {
-    std::lock_guard lock(mu);
+  auto record_fatal_locked = [&](Status st) {
     if (fatal.ok()) fatal = std::move(st);
     halt = true;
   };
-  // The next task: untried items first, then those set aside.
-  auto take = [&]() -> std::optional<Task> {
-    if (size_t i = next.fetch_add(1); i < todo.size()) return Task{todo[i], 0};
+  auto record_fatal = [&](Status st) {
     std::lock_guard lock(mu);
-    if (set_aside.empty()) return std::nullopt;
-    Task t = set_aside.back();
-    set_aside.pop_back();
-    return t;
+    record_fatal_locked(std::move(st));
+  };
+  // Leases `wanted`: claimed ones are queued, busy ones kept for later, the rest were finished by
+  // other workers. False after a store error.
+  auto claim_locked = [&](const std::vector<const WorkItem*>& wanted) {
+    std::map<std::pair<std::string, int>, const WorkItem*> by_key;
+    std::vector<store::RowKey> keys;
+    for (const WorkItem* it : wanted) {
+      by_key[{it->id, it->k}] = it;
+      keys.push_back(KeyOf(*it));
+    }
+    auto claim = store.ClaimRows(run, owner, keys, options.lease, options.retry_failed || opening == store::RunOpening::kTakenOver);
+    if (!claim.ok()) {
+      record_fatal_locked(claim.status());
+      return false;
+    }
+    for (const store::RowKey& k : claim->claimed) claimed.push_back({by_key.at({k.item_id, k.k}), 0});
+    for (const store::RowKey& k : claim->busy) busy.push_back(by_key.at({k.item_id, k.k}));
+    const size_t others = wanted.size() - claim->claimed.size() - claim->busy.size();
+    elsewhere += others;
+    progress.Add(others, 0);
+    return true;
+  };
+  // The next task: untried items first (claimed a batch at a time), then those set aside, then
+  // those other workers held, once their lease has expired.
+  auto take = [&](Task& task) -> Next {
+    std::lock_guard lock(mu);
+    while (claimed.empty() && next < todo.size() && !halt.load()) {
+      const size_t end = std::min(todo.size(), next + claim_batch);
+      std::vector<const WorkItem*> batch(todo.begin() + static_cast<std::ptrdiff_t>(next),
+                                         todo.begin() + static_cast<std::ptrdiff_t>(end));
+      next = end;
+      if (!claim_locked(batch)) return Next::kFinish;
+    }
+    if (claimed.empty() && set_aside.empty() && !busy.empty() && Clock::now() - busy_asked >= busy_poll) {
+      busy_asked = Clock::now();
+      std::vector<const WorkItem*> again;
+      again.swap(busy);
+      if (!claim_locked(again)) return Next::kFinish;
+    }
+    if (!claimed.empty()) {
+      task = claimed.front();
+      claimed.pop_front();
+      return Next::kWork;
+    }
+    if (!set_aside.empty()) {
+      task = set_aside.back();
+      set_aside.pop_back();
+      return Next::kWork;
+    }
+    return busy.empty() ? Next::kFinish : Next::kWait;
+  };
+  // Whether items other than the current ones are left to try.
+  auto more_to_try = [&] {
+    std::lock_guard lock(mu);
+    return next < todo.size() || !claimed.empty() || !busy.empty();
   };
 
   auto worker = [&] {
-    std::optional<Task> task;
-    while (!halt.load() && (task = take())) {
-      const WorkItem& it = *task->item;
+    Task task;
+    while (!halt.load()) {
+      const Next what = take(task);
+      if (what == Next::kFinish) break;
+      if (what == Next::kWait) {
+        std::this_thread::sleep_for(busy_poll);
+        continue;
+      }
+      const WorkItem& it = *task.item;
       const std::string key = it.id + "#" + std::to_string(it.k);
       GenerationRequest req{it.id, it.prompt, it.k, it.seed};
       double latency = 0;
+      bool lost = false;  // the row's lease was taken over: stop working on it
+      auto on_lease_lost = [&] {
+        lost = true;
+        ++lease_lost;
+        spdlog::warn("{} #{}: this worker's lease had expired and another worker took the row over: its result here "
+                     "is discarded (a longer --lease avoids this)",
+                     it.id, it.k);
+      };
       auto on_failure = [&](const AttemptError& e, bool final) {
-        if (Status st = store.MarkFailure(run, it.id, it.k, e.message, latency, final); !st.ok()) record_fatal(st);
+        auto recorded = store.MarkFailure(run, it.id, it.k, owner, e.message, latency, final);
+        if (!recorded.ok()) return record_fatal(recorded.status());
+        if (*recorded == store::Completion::kLeaseLost) return on_lease_lost();
         if (final) {
           spdlog::warn("{} #{} failed: {}", it.id, it.k, e.message);
         } else {
@@ -216,6 +307,7 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
         }
       };
       auto attempt = [&]() -> std::optional<AttemptError> {
+        if (lost) return AttemptError{ErrorKind::kCancelled, "lease lost", {}};
         auto t0 = Clock::now();
         auto result = backend.Generate(req, cancel);
         latency = MillisSince(t0);
@@ -234,9 +326,8 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
             halt = true;
           }
           e.message = fmt::format("{} (after {:.0f} ms)", e.message, latency);
-          const bool more_to_try = halt.load() || next.load() < todo.size();
-          if (untested_command && e.retryable() && task->failures == 0 && options.retry.max_attempts > 1 &&
-              options.stop_after_same_failures > 0 && more_to_try) {
+          if (untested_command && e.retryable() && task.failures == 0 && options.retry.max_attempts > 1 &&
+              options.stop_after_same_failures > 0 && (halt.load() || more_to_try())) {
             on_failure(e, /*final=*/false);
             std::lock_guard lock(mu);
             if (!halt.load()) set_aside.push_back({&it, 1});
@@ -247,15 +338,20 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
         any_success = true;
         streak.Success();
         auto image = store.WriteImage(run, it.id, it.k, result.value->bytes, result.value->extension);
-        Status st = image.ok() ? store.MarkDone(run, it.id, it.k, *image, latency) : image.status();
-        if (!st.ok()) {
-          record_fatal(st);
-          return AttemptError{ErrorKind::kCancelled, st.ToString(), {}};
+        auto recorded = image.ok() ? store.MarkDone(run, it.id, it.k, owner, *image, latency)
+                                   : Result<store::Completion>(image.status());
+        if (!recorded.ok()) {
+          record_fatal(recorded.status());
+          return AttemptError{ErrorKind::kCancelled, recorded.status().ToString(), {}};
+        }
+        if (*recorded == store::Completion::kLeaseLost) {
+          on_lease_lost();
+          return AttemptError{ErrorKind::kCancelled, "lease lost", {}};
         }
         return std::nullopt;
       };
       RetryPolicy policy = options.retry;
-      policy.max_attempts -= task->failures;
+      policy.max_attempts -= task.failures;
       std::optional<AttemptError> error = RunWithRetries(policy, &limiter, halt, attempt, on_failure);
       if (!error) {
         ++done;
@@ -275,8 +371,13 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   std::vector<std::thread> threads;
   for (int t = 0; t < n; ++t) threads.emplace_back(worker);
   std::optional<Clock::time_point> stop_seen;
+  Clock::time_point renewed = Clock::now();
   while (running.load() > 0) {
     std::this_thread::sleep_for(kSupervisorPoll);
+    if (Clock::now() - renewed >= options.lease / kRenewalsPerLease) {
+      renewed = Clock::now();
+      if (auto held = store.RenewLeases(run, owner, options.lease); !held.ok()) record_fatal(held.status());
+    }
     if (stop.load() && !stop_seen) {
       stop_seen = Clock::now();
       halt = true;
@@ -286,11 +387,16 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   for (std::thread& t : threads) t.join();
   progress.Finish();
 
+  // What this worker did not finish (interrupted, set aside) is free for others at once.
+  Status released = store.ReleaseLeases(run, owner);
   VISALIGN_RETURN_IF_ERROR(fatal);
+  VISALIGN_RETURN_IF_ERROR(released);
   summary.done = done;
   summary.failed = failed;
   summary.attempts = attempts;
-  summary.left_pending = todo.size() - summary.done - summary.failed;
+  summary.finished_elsewhere = elsewhere;
+  summary.lease_lost = lease_lost;
+  summary.left_pending = todo.size() - summary.done - summary.failed - summary.finished_elsewhere - summary.lease_lost;
   summary.interrupted = stop.load();
   summary.seconds = MillisSince(start) / 1000.0;
   return summary;

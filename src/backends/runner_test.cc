@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "backends/test_util.h"
 #include "testing/dirs.h"
@@ -30,6 +32,7 @@ class ScriptedBackend : public GenerationBackend {
       std::lock_guard lock(mu_);
       n = ++calls_[r.item_id + "#" + std::to_string(r.k)];
     }
+    if (before_answer) before_answer(r);
     if (r.prompt == "bad") return Attempt<GeneratedImage>::Fail({ErrorKind::kClient, "HTTP 400: no", {}});
     if (r.prompt == "flaky" && n == 1) return Attempt<GeneratedImage>::Fail({ErrorKind::kServer, "HTTP 503", {}});
     if (r.prompt == "broken-cmd" || (r.prompt == "flaky-cmd" && n == 1)) {
@@ -49,6 +52,8 @@ class ScriptedBackend : public GenerationBackend {
     std::lock_guard lock(mu_);
     return calls_[key];
   }
+  // Runs before each answer (e.g. another worker acting meanwhile).
+  std::function<void(const GenerationRequest&)> before_answer;
   int total() {
     std::lock_guard lock(mu_);
     int t = 0;
@@ -258,7 +263,7 @@ TEST_F(RunnerTest, AfterTheGracePeriodInFlightItemsAreCancelledAndStayPending) {
   EXPECT_EQ(rows[0].attempts, 0);
 }
 
-TEST_F(RunnerTest, AFailedMarkDoneStopsTheRunWithoutMarkingTheImageDoneOrLosingIt) {
+TEST_F(RunnerTest, AFailedMarkDoneStopsTheRunWithoutMarkingOrPublishingTheImage) {
   using visalign::testing::StoreOperation;
   std::atomic<bool> stop{false};
   options_.concurrency = 1;
@@ -278,20 +283,91 @@ TEST_F(RunnerTest, AFailedMarkDoneStopsTheRunWithoutMarkingTheImageDoneOrLosingI
   EXPECT_EQ(rows[1].status, store::RowStatus::kPending);
   EXPECT_EQ(backend_.calls("b#0"), 0);
   EXPECT_TRUE(store_->DoneImages("r").value().empty());
-  // The image itself is complete on disk (written atomically before MarkDone), with no temp file beside it.
+  // An image that is not recorded is not published either, and its staged file is gone.
   const fs::path image = dir_.path() / "images" / "r" / "a__0.png";
-  EXPECT_EQ(ReadFile(image).value(), testing::TinyPng(0));
-  size_t files = 0;
-  for (const auto& e : fs::directory_iterator(image.parent_path())) files += e.is_regular_file();
-  EXPECT_EQ(files, 1u);
+  EXPECT_FALSE(fs::exists(image));
+  EXPECT_TRUE(fs::is_empty(dir_.path() / "tmp" / "staged" / "r"));
   // Once the store works again, resuming finishes the run.
   auto resumed = RunGeneration(faulty, {"r", "test", "fp", {}, ""}, items, backend_, options_, stop);
   ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
   EXPECT_EQ(resumed->done, 2u);
+  EXPECT_EQ(backend_.calls("a#0"), 2);
   auto done = store_->DoneImages("r").value();
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[0].image_path, image);
   EXPECT_EQ(done[0].sha256, Sha256Hex(testing::TinyPng(0)));
+}
+
+std::vector<WorkItem> OkItems(int n) {
+  std::vector<WorkItem> items;
+  for (int i = 0; i < n; ++i) items.push_back({"item" + std::to_string(100 + i), "ok", 0, {}});
+  return items;
+}
+
+TEST_F(RunnerTest, WorkersSharingARunRequestEveryImageOnce) {
+  constexpr int kItems = 60, kWorkers = 3;
+  std::atomic<bool> stop{false};
+  const std::vector<WorkItem> items = OkItems(kItems);
+  std::vector<Result<RunSummary>> summaries(kWorkers, Status::Internal("not run"));
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kWorkers; ++w)
+    workers.emplace_back([&, w] {
+      auto own = store::OpenStore(dir_.path()).value();
+      summaries[w] = RunGeneration(*own, {"r", "test", "fp", {}, ""}, items, backend_, options_, stop);
+    });
+  for (std::thread& t : workers) t.join();
+  size_t done = 0;
+  for (const auto& s : summaries) {
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ(s->left_pending, 0u);
+    EXPECT_EQ(s->done + s->finished_elsewhere + s->already_done, static_cast<size_t>(kItems));
+    done += s->done;
+  }
+  EXPECT_EQ(done, static_cast<size_t>(kItems));
+  for (const WorkItem& it : items) EXPECT_EQ(backend_.calls(it.id + "#0"), 1) << it.id;
+  EXPECT_EQ(store_->Counts("r").value().done, static_cast<size_t>(kItems));
+  EXPECT_EQ(store_->Counts("r").value().leased, 0u);
+}
+
+TEST_F(RunnerTest, RowsOfAWorkerThatDiedAreTakenOverWhenItsLeaseExpires) {
+  constexpr Millis kDeadLease{300};
+  std::atomic<bool> stop{false};
+  const std::vector<WorkItem> items = OkItems(4);
+  ASSERT_TRUE(store_->OpenRun({"r", "test", "fp", backend_.Identity(), ""}).ok());
+  ASSERT_TRUE(store_->AddItems("r", {{items[0].id, 0, "ok", {}}, {items[1].id, 0, "ok", {}}}).ok());
+  ASSERT_EQ(store_->ClaimRows("r", "dead", {{items[0].id, 0}, {items[1].id, 0}}, kDeadLease, false)->claimed.size(), 2u);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto s = Run(items, stop);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, kDeadLease);
+  EXPECT_EQ(s->done, 4u);
+  EXPECT_EQ(store_->Counts("r").value().done, 4u);
+}
+
+TEST_F(RunnerTest, AWorkerWhoseLeaseWasTakenOverDiscardsItsImageAndKeepsTheOtherWorkers) {
+  std::atomic<bool> stop{false};
+  auto thief = store::OpenStore(dir_.path()).value();
+  const std::string other_image = testing::TinyPng(9);
+  // While this worker generates, its lease ends and another worker claims the row and finishes it.
+  backend_.before_answer = [&](const GenerationRequest& r) {
+    const std::string victim = thief->Rows("r").value()[0].lease_owner;
+    ASSERT_TRUE(thief->ReleaseLeases("r", victim).ok());
+    ASSERT_EQ(thief->ClaimRows("r", "thief", {{r.item_id, r.k}}, Millis(60'000), false)->claimed.size(), 1u);
+    auto img = thief->WriteImage("r", r.item_id, r.k, other_image, "png").value();
+    ASSERT_EQ(thief->MarkDone("r", r.item_id, r.k, "thief", img, 1).value(), store::Completion::kRecorded);
+  };
+  options_.concurrency = 1;
+  auto s = Run({{"a", "ok", 0, {}}}, stop);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->done, 0u);
+  EXPECT_EQ(s->lease_lost, 1u);
+  EXPECT_EQ(s->left_pending, 0u);
+  EXPECT_NE(s->ToText().find("discarded"), std::string::npos) << s->ToText();
+  auto done = store_->DoneImages("r").value();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(ReadFile(done[0].image_path).value(), other_image);
+  EXPECT_EQ(done[0].sha256, Sha256Hex(other_image));
+  EXPECT_TRUE(fs::is_empty(dir_.path() / "tmp" / "staged" / "r"));
 }
 
 }  // namespace

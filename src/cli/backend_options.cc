@@ -73,6 +73,10 @@ void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backe
   app->add_option("--connect-timeout", backend.connect_timeout_s, "HTTP connect timeout in seconds")
       ->capture_default_str();
   app->add_option("--grace", run.grace_s, "After Ctrl-C, seconds in-flight requests may finish")->capture_default_str();
+  app->add_option("--lease", run.lease_s,
+                  "Seconds a claimed row stays this worker's between renewals (workers sharing a run take over a "
+                  "dead worker's rows after it)")
+      ->capture_default_str();
   app->add_flag("--retry-failed", run.retry_failed, "Also retry images that failed in earlier invocations");
   app->add_option("--limit", run.limit, "At most N " + limit_what + " (after filtering; 0 = all)")
       ->capture_default_str();
@@ -114,6 +118,7 @@ backends::RunnerOptions RunnerOptionsFrom(const RunControlArgs& run, bool progre
   options.retry.max_backoff = std::max(MillisFromSeconds(run.max_backoff_s), options.retry.initial_backoff);
   options.retry_failed = run.retry_failed;
   options.grace = MillisFromSeconds(run.grace_s);
+  options.lease = MillisFromSeconds(run.lease_s);
   options.progress = progress;
   options.label = std::move(label);
   return options;

@@ -34,11 +34,11 @@ backends::Millis MillisFromSeconds(double seconds);
 // `generate` and `acva generate`/`acva run`.
 struct RunControlArgs {
   int concurrency = 4, max_attempts = 5, limit = 0;
-  double rate = 0, backoff_s = 1, max_backoff_s = 60, grace_s = 30;
+  double rate = 0, backoff_s = 1, max_backoff_s = 60, grace_s = 30, lease_s = 60;
   bool retry_failed = false;
 };
 // Registers --concurrency, --rate, --max-attempts, --backoff, --max-backoff, --timeout,
-// --connect-timeout, --grace, --retry-failed and --limit (`limit_what` names the unit: items, concepts).
+// --connect-timeout, --grace, --lease, --retry-failed and --limit (`limit_what` names the unit: items, concepts).
 void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backend, const std::string& limit_what);
 // --filter key=v1,v2[,key2=v3...] (repeatable): tokens without '=' add a value to the previous
 // key; a key outside `keys` is an error naming them.

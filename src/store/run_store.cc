@@ -77,9 +77,10 @@ int64_t NowUnixMs() {
 }
 
 std::string MakeOwnerId() {
+  static std::atomic<uint64_t> made{0};
   char host[kHostNameMax] = {};
   if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown-host");
-  return fmt::format("{}:{}:{:016x}", host, ::getpid(), ProcessNonce());
+  return fmt::format("{}:{}:{:016x}:{}", host, ::getpid(), ProcessNonce(), made.fetch_add(1));
 }
 
 Result<StoredImage> RunStore::WriteImage(const std::string& run, const std::string& item_id, int k,

@@ -454,8 +454,8 @@ class SqliteStore final : public RunStore {
     return st.ok() ? end : st;
   }
 
-  // Whether `owner` may complete the row: NotFound for a missing or done row, kLeaseLost when the
-  // row's lease is another owner's.
+  // Whether `owner` may complete the row: NotFound for a missing row, kLeaseLost for a done one
+  // (another worker finished it) or one whose lease is another owner's.
   Result<Completion> CheckOwnerLocked(const std::string& run, const std::string& item_id, int k,
                                       const std::string& owner) {
     Stmt q(db_, "SELECT status, lease_owner FROM items WHERE run = ? AND item_id = ? AND k = ?", where_);
@@ -464,10 +464,10 @@ class SqliteStore final : public RunStore {
     Status st;
     const bool found = q.Step(st);
     VISALIGN_RETURN_IF_ERROR(st);
-    if (!found || q.Text(0) == "done")
-      return Status::NotFound(fmt::format("no open row for item \"{}\" sample {} in run \"{}\"", item_id, k, run),
-                              where_, "a row added by AddItems and not yet done");
-    return q.Text(1) == owner ? Completion::kRecorded : Completion::kLeaseLost;
+    if (!found)
+      return Status::NotFound(fmt::format("no row for item \"{}\" sample {} in run \"{}\"", item_id, k, run), where_,
+                              "a row added by AddItems");
+    return q.Text(0) != "done" && q.Text(1) == owner ? Completion::kRecorded : Completion::kLeaseLost;
   }
 
   Result<std::vector<RunInfo>> QueryRuns(const std::string* name) {

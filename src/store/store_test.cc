@@ -109,7 +109,10 @@ TEST_P(RunStoreContract, ADoneRowCannotBeMarkedFailedOrDoneAgain) {
   ASSERT_TRUE(s->AddItems("r1", {{"a", 0, "p", {}}}).ok());
   auto img = s->WriteImage("r1", "a", 0, "x", "png").value();
   ASSERT_TRUE(s->MarkDone("r1", "a", 0, "", img, 1).ok());
-  EXPECT_EQ(s->MarkFailure("r1", "a", 0, "", "late", 1, true).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(s->MarkFailure("r1", "a", 0, "", "late", 1, true).value(), Completion::kLeaseLost);
+  EXPECT_EQ(s->MarkDone("r1", "a", 0, "", s->WriteImage("r1", "a", 0, "y", "png").value(), 1).value(),
+            Completion::kLeaseLost);
+  EXPECT_EQ(ReadFile(s->root() / img.relative_path).value(), "x");
   EXPECT_EQ(s->Rows("r1").value()[0].status, RowStatus::kDone);
   EXPECT_EQ(s->MarkDone("r1", "missing", 0, "", img, 1).status().code(), StatusCode::kNotFound);
 }

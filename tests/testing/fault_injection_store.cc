@@ -65,7 +65,10 @@ Result<std::vector<store::Row>> FaultInjectionStore::Rows(const std::string& run
 Result<store::Completion> FaultInjectionStore::MarkDone(const std::string& run, const std::string& item_id, int k,
                                                         const std::string& owner, const store::StoredImage& image,
                                                         double latency_ms) {
-  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kMarkDone));
+  if (Status st = Check(StoreOperation::kMarkDone); !st.ok()) {
+    DiscardImage(image);  // as a store whose MarkDone fails does
+    return st;
+  }
   return base_->MarkDone(run, item_id, k, owner, image, latency_ms);
 }
 

@@ -6,6 +6,11 @@
 // finish for `grace`, then they are cancelled (their rows stay pending).
 // Failures that are the same for every item stop the run early instead of being paid for item
 // after item: see RunnerOptions::stop_after_same_failures.
+// Many workers, one run: every invocation leases the rows it works on (RunStore::ClaimRows, a
+// batch of `concurrency` rows at a time), renews its leases every third of RunnerOptions::lease,
+// and releases what it did not finish when it ends; rows leased by another live worker are asked
+// for again until they are done or their lease expires (a worker that died), so any number of
+// processes on one run request every image once and each finishes when the run is finished.
 #pragma once
 
 #include <atomic>
@@ -44,6 +49,9 @@ struct RunnerOptions {
   // items show whether the failure is deterministic; it is retried once something succeeds or
   // nothing else is left. 0 = never stop early.
   int stop_after_same_failures = 3;
+  // How long a claimed row stays this worker's without a renewal: after a crash, how long until
+  // other workers take its rows over. Must outlast a store outage, not a request.
+  Millis lease{60'000};
 };
 
 struct ItemFailure {
@@ -60,6 +68,8 @@ struct RunSummary {
   size_t failed = 0;            // failed now (permanently or out of attempts)
   size_t left_pending = 0;      // not finished because of the interruption
   size_t attempts = 0;          // attempts made now (requests, command runs)
+  size_t finished_elsewhere = 0;  // selected rows another worker finished meanwhile (not requested here)
+  size_t lease_lost = 0;        // images made here but discarded: the row's lease had expired and was taken
   double seconds = 0;
   bool interrupted = false;
   std::vector<ItemFailure> failures;  // this invocation's failures, in completion order
