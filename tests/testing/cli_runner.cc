@@ -21,11 +21,10 @@ std::string Slurp(const fs::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
-}  // namespace
 
-RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
-  TempDir tmp;
-  fs::path out_path = tmp / "stdout", err_path = tmp / "stderr";
+// Starts `argv` (found on PATH or by path) with stdin from /dev/null and stdout/stderr to files.
+Child Spawn(const std::vector<std::string>& argv, const fs::path& out_path, const fs::path& err_path,
+            const std::map<std::string, std::string>& env) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -47,18 +46,39 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::s
   args.push_back(nullptr);
 
   pid_t pid = 0;
-  RunResult r;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  Child child{-1, out_path, err_path};
+  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data()) == 0) child.pid = pid;
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    r.err = "spawn failed: " + argv[0];
+  return child;
+}
+
+}  // namespace
+
+Child StartVisalign(const std::vector<std::string>& args, const fs::path& dir, const std::string& name,
+                    const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv{VISALIGN_TEST_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Spawn(argv, dir / (name + ".out"), dir / (name + ".err"), env);
+}
+
+RunResult Wait(const Child& child) {
+  RunResult r;
+  if (child.pid < 0) {
+    r.err = "spawn failed";
     return r;
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  waitpid(child.pid, &status, 0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = Slurp(out_path);
-  r.err = Slurp(err_path);
+  r.out = Slurp(child.out);
+  r.err = Slurp(child.err);
+  return r;
+}
+
+RunResult RunProgram(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+  TempDir tmp;
+  RunResult r = Wait(Spawn(argv, tmp / "stdout", tmp / "stderr", env));
+  if (r.exit_code == -1) r.err = "spawn failed: " + argv[0];
   return r;
 }
 

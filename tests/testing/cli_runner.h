@@ -17,6 +17,19 @@ struct RunResult {
   std::string err;      // stderr
 };
 
+// A child process started by StartVisalign: `pid` is the visalign process itself (no shell
+// around it), so a signal sent to it reaches visalign.
+struct Child {
+  int pid = -1;
+  std::filesystem::path out, err;  // where its stdout and stderr go
+};
+// Starts VISALIGN_TEST_BINARY with `args` without waiting; its output goes to <dir>/<name>.out
+// and .err. pid stays -1 if it could not be started.
+Child StartVisalign(const std::vector<std::string>& args, const std::filesystem::path& dir, const std::string& name,
+                    const std::map<std::string, std::string>& env = {});
+// Waits for `child` to end: its exit code (128+signal) and output.
+RunResult Wait(const Child& child);
+
 // Runs VISALIGN_TEST_BINARY with `args` (no shell). `env` entries are added to the environment.
 RunResult RunVisalign(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
 // Runs `argv[0]` found on PATH or by path.

@@ -61,7 +61,6 @@ inline std::vector<std::string> GenerateArgs(const std::filesystem::path& datase
   return args;
 }
 
-// Starts `visalign args...` as a child (stdout/stderr to files); returns its pid.
 // The reference server's per-prompt counter `field` (images_by_prompt, requests_by_prompt).
 inline std::map<std::string, uint64_t> Counts(const violin::ReferenceServer& s, const char* field) {
   return s.Stats()[field].get<std::map<std::string, uint64_t>>();
