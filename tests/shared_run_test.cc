@@ -2,16 +2,21 @@
 // store against the fault-injecting reference server (20 % HTTP 500, a rate limit with 429s), one
 // of them SIGKILLed mid-run. Every item ends done exactly once, every done image matches its
 // recorded SHA-256, and the server served no prompt twice except those in flight in the killed
-// worker.
+// worker. The same for two `visalign acva judge` processes: no question asked twice except those
+// in flight in the killed judge.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "testing/cli_runner.h"
 #include "testing/violin_generation.h"
+#include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
 
@@ -92,6 +97,71 @@ TEST(SharedRun, FourGenerateWorkersOneKilledDoEveryItemOnce) {
   std::printf("shared run: %zu items, %d workers x %d in flight, killed one at %zu done; images served twice "
               "(in flight in the killed worker): %llu\n",
               items.size(), kWorkers, kConcurrency, at_kill.done, static_cast<unsigned long long>(served_twice));
+}
+
+// Six concepts with two rubric questions each, and one near-synonym pair.
+constexpr const char* kConcepts = R"({"id": "oath", "word": "誓言", "gloss_en": "oath", "category": "communication", "rubric": [{"id": "speaker", "text_zh": "是否有作出承诺的主体？", "text_en": "Is there a party who commits?", "weight": 1, "framework": "componential"}, {"id": "solemn", "text_zh": "是否庄严？", "text_en": "Is it solemn?", "weight": 1, "framework": "frame"}]}
+{"id": "promise", "word": "诺言", "gloss_en": "promise", "category": "communication", "rubric": [{"id": "two_parties", "text_zh": "是否有双方？", "text_en": "Are there two parties?", "weight": 1, "framework": "componential"}, {"id": "trust", "text_zh": "是否有信任？", "text_en": "Is trust shown?", "weight": 1, "framework": "frame"}]}
+{"id": "hope", "word": "希望", "gloss_en": "hope", "category": "emotion", "rubric": [{"id": "future", "text_zh": "是否有期待的结果？", "text_en": "Is a desired outcome shown?", "weight": 1, "framework": "frame"}, {"id": "path", "text_zh": "是否有朝向远处的结构？", "text_en": "Is there a path toward a goal?", "weight": 1, "framework": "image-schema"}]}
+{"id": "truth", "word": "真理", "gloss_en": "truth", "category": "epistemic", "rubric": [{"id": "reveal", "text_zh": "是否有揭示？", "text_en": "Is something revealed?", "weight": 1, "framework": "image-schema"}, {"id": "general", "text_zh": "是否普遍？", "text_en": "Is it general?", "weight": 1, "framework": "frame"}]}
+{"id": "fear", "word": "恐惧", "gloss_en": "fear", "category": "emotion", "rubric": [{"id": "threat", "text_zh": "是否有威胁？", "text_en": "Is a threat shown?", "weight": 1, "framework": "frame"}, {"id": "retreat", "text_zh": "是否有退缩？", "text_en": "Is there retreat?", "weight": 1, "framework": "image-schema"}]}
+{"id": "justice", "word": "正义", "gloss_en": "justice", "category": "epistemic", "rubric": [{"id": "balance", "text_zh": "是否有平衡？", "text_en": "Is balance shown?", "weight": 1, "framework": "image-schema"}, {"id": "judge", "text_zh": "是否有裁决者？", "text_en": "Is there an arbiter?", "weight": 1, "framework": "frame"}]}
+)";
+constexpr const char* kPairs = R"({"a": "oath", "b": "promise"})";
+constexpr int kJudgeSlowMs = 60;
+constexpr size_t kKillAfterQuestions = 25;
+constexpr int kJudgeConcurrency = 2;
+
+TEST(SharedRun, TwoJudgesOneKilledAskEveryQuestionOnce) {
+  TempDir t;
+  std::ofstream(t / "concepts.jsonl") << kConcepts;
+  std::ofstream(t / "pairs.jsonl") << kPairs;
+  acva::ReferenceServerOptions options;
+  options.slow_ms = kJudgeSlowMs;
+  auto server = acva::ReferenceServer::Start(options).value();
+  auto args = [&](std::vector<std::string> a) {
+    a.insert(a.end(), {"--store", (t / "store").string(), "--concepts", (t / "concepts.jsonl").string(), "--pairs",
+                       (t / "pairs.jsonl").string()});
+    return a;
+  };
+  RunResult gen = testing::RunVisalign(args({"acva", "generate", "--run", "varied", "--endpoint", server->url(),
+                                             "--model", "varied", "--seed", "0", "--param", "seed={seed}",
+                                             "--samples", "4"}));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  auto judge = [&](const std::string& model) {
+    return args({"--json", "acva", "judge", "--run", "varied", "--judge-endpoint", server->url(), "--judge-model",
+                 model, "--judge-concurrency", std::to_string(kJudgeConcurrency), "--judge-lease", "2"});
+  };
+  // "+slow" judge models answer after slow_ms; both judges use the same model name (one cache key).
+  std::vector<Child> judges;
+  for (int j = 0; j < 2; ++j)
+    judges.push_back(testing::StartVisalign(judge("ref-judge+slow"), t.path(), "judge" + std::to_string(j)));
+  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  while (server->chat_requests() < kKillAfterQuestions && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(kill(judges[0].pid, SIGKILL), 0);
+  const size_t asked_at_kill = server->chat_requests();
+  EXPECT_EQ(testing::Wait(judges[0]).exit_code, 128 + SIGKILL);
+  RunResult survivor = testing::Wait(judges[1]);
+  ASSERT_EQ(survivor.exit_code, 0) << survivor.out << survivor.err;
+  const nlohmann::json survived = nlohmann::json::parse(survivor.out);
+  const size_t distinct = survived["distinct"].get<size_t>();
+  EXPECT_GT(distinct, asked_at_kill);
+  EXPECT_EQ(survived["cached"].get<size_t>() + survived["asked"].get<size_t>(), distinct) << survived.dump();
+
+  // Everything is in the cache now: a third judge asks nothing.
+  RunResult again = testing::RunVisalign(judge("ref-judge+slow"));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const nlohmann::json rerun = nlohmann::json::parse(again.out);
+  EXPECT_EQ(rerun["asked"], 0) << rerun.dump();
+  EXPECT_EQ(rerun["cached"], distinct) << rerun.dump();
+
+  // Each distinct question reached the judge once, except those in flight in the killed judge.
+  const size_t asked_twice = server->chat_requests() - distinct;
+  EXPECT_LE(asked_twice, static_cast<size_t>(kJudgeConcurrency));
+  std::printf("shared judging: %zu distinct questions, 2 judges x %d in flight, killed one after %zu requests; "
+              "questions asked twice (in flight in the killed judge): %zu\n",
+              distinct, kJudgeConcurrency, asked_at_kill, asked_twice);
 }
 
 }  // namespace

@@ -110,6 +110,11 @@ struct Claim {
   std::vector<RowKey> claimed, busy;
 };
 
+// What ClaimCacheKeys got: keys now leased to the caller, and keys another owner holds.
+struct CacheClaim {
+  std::vector<std::string> claimed, busy;
+};
+
 // Whether a completion was recorded or refused because the caller no longer holds the lease.
 enum class Completion { kRecorded, kLeaseLost };
 
@@ -174,9 +179,16 @@ class RunStore {
   // Gives back every lease `owner` holds in `run` (the rows return to the pool at once).
   virtual Status ReleaseLeases(const std::string& run, const std::string& owner) = 0;
 
-  // Generic cache: value for (ns, key), or nullopt. Put overwrites.
+  // Generic cache: value for (ns, key), or nullopt. Put overwrites, and ends the key's lease.
   virtual Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) = 0;
   virtual Status CachePut(const std::string& ns, const std::string& key, const std::string& value) = 0;
+  // Cache leases, so workers computing the same values (a judge's answers) compute each once:
+  // leases the keys to `owner` until now + `ttl` unless another owner's lease on them is live
+  // (those are busy). A claimed key may have a value meanwhile: read it again before computing.
+  virtual Result<CacheClaim> ClaimCacheKeys(const std::string& ns, const std::string& owner,
+                                            const std::vector<std::string>& keys, std::chrono::milliseconds ttl) = 0;
+  virtual Status RenewCacheLeases(const std::string& ns, const std::string& owner, std::chrono::milliseconds ttl) = 0;
+  virtual Status ReleaseCacheLeases(const std::string& ns, const std::string& owner) = 0;
 
   // Writes an image for (run, item, k) into a staging file of its own (written and fsynced) and
   // returns the path it will have under images/<run>/ once MarkDone publishes it, and its SHA-256.

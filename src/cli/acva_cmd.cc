@@ -40,7 +40,7 @@ struct GenerateArgs {
 struct JudgeArgs {
   std::vector<std::string> runs;
   std::string endpoint, model, api_key_env, language = "en";
-  double temperature = 0, rate = 0, timeout_s = 120;
+  double temperature = 0, rate = 0, timeout_s = 120, lease_s = 60;
   int concurrency = 4, max_reply_attempts = 3, max_attempts = 5;
   bool rejudge_invalid = false;
 };
@@ -119,6 +119,11 @@ void AddJudgeOptions(CLI::App* app, JudgeArgs& a, bool endpoint_required) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app->add_flag("--rejudge-invalid", a.rejudge_invalid, "Ask again questions whose cached answer is invalid");
+  app->add_option("--judge-lease", a.lease_s,
+                  "Seconds a question being asked stays this judge's between renewals (judges sharing a store take "
+                  "over a dead judge's questions after it)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 void AddAnalyzeOptions(CLI::App* app, AnalyzeArgs& a) {
@@ -205,6 +210,7 @@ acva::JudgeConfig JudgeConfigFrom(const Cli& cli, const JudgeArgs& a) {
   config.retry.max_attempts = a.max_attempts;
   config.timeout = MillisFromSeconds(a.timeout_s);
   config.rejudge_invalid = a.rejudge_invalid;
+  config.lease = MillisFromSeconds(a.lease_s);
   config.progress = !cli.global().json;
   return config;
 }

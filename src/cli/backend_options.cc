@@ -76,6 +76,7 @@ void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backe
   app->add_option("--lease", run.lease_s,
                   "Seconds a claimed row stays this worker's between renewals (workers sharing a run take over a "
                   "dead worker's rows after it)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app->add_flag("--retry-failed", run.retry_failed, "Also retry images that failed in earlier invocations");
   app->add_option("--limit", run.limit, "At most N " + limit_what + " (after filtering; 0 = all)")

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 // 1: runs.backend held the whole backend configuration. 2: runs.backend is the identity (what the
 // images depend on); where the model was reached is in runs.connection. 3: rows have leases
-// (items.lease_owner, items.lease_expires in Unix ms).
+// (items.lease_owner, items.lease_expires in Unix ms) and so have cache keys (cache_leases).
 constexpr int kSchemaVersion = 3;
 // The fields of a schema-1 backend configuration that are connection, not identity.
 constexpr std::array<const char*, 3> kV1ConnectionFields = {"endpoint", "api_key_env", "timeout_ms"};
@@ -56,6 +56,12 @@ CREATE TABLE IF NOT EXISTS cache(
   key TEXT NOT NULL,
   value TEXT NOT NULL,
   updated_at TEXT NOT NULL,
+  PRIMARY KEY (namespace, key));
+CREATE TABLE IF NOT EXISTS cache_leases(
+  namespace TEXT NOT NULL,
+  key TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  expires INTEGER NOT NULL,
   PRIMARY KEY (namespace, key));
 )sql";
 // Schema 2 -> 3.
@@ -388,12 +394,63 @@ class SqliteStore final : public RunStore {
 
   Status CachePut(const std::string& ns, const std::string& key, const std::string& value) override {
     std::lock_guard lock(mu_);
-    Stmt s(db_,
-           "INSERT INTO cache(namespace, key, value, updated_at) VALUES (?, ?, ?, ?) "
-           "ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-           where_);
+    return Transaction([&]() -> Status {
+      Stmt s(db_,
+             "INSERT INTO cache(namespace, key, value, updated_at) VALUES (?, ?, ?, ?) "
+             "ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+             where_);
+      VISALIGN_RETURN_IF_ERROR(s.prepared());
+      VISALIGN_RETURN_IF_ERROR(s.Bind(ns).Bind(key).Bind(value).Bind(NowUtc()).Run());
+      Stmt unlease(db_, "DELETE FROM cache_leases WHERE namespace = ? AND key = ?", where_);
+      VISALIGN_RETURN_IF_ERROR(unlease.prepared());
+      return unlease.Bind(ns).Bind(key).Run();
+    });
+  }
+
+  Result<CacheClaim> ClaimCacheKeys(const std::string& ns, const std::string& owner,
+                                    const std::vector<std::string>& keys, std::chrono::milliseconds ttl) override {
+    std::lock_guard lock(mu_);
+    CacheClaim claim;
+    VISALIGN_RETURN_IF_ERROR(Transaction([&]() -> Status {
+      Stmt q(db_, "SELECT owner, expires FROM cache_leases WHERE namespace = ? AND key = ?", where_);
+      Stmt u(db_,
+             "INSERT INTO cache_leases(namespace, key, owner, expires) VALUES (?, ?, ?, ?) "
+             "ON CONFLICT(namespace, key) DO UPDATE SET owner = excluded.owner, expires = excluded.expires",
+             where_);
+      VISALIGN_RETURN_IF_ERROR(q.prepared());
+      VISALIGN_RETURN_IF_ERROR(u.prepared());
+      const int64_t now = NowUnixMs();
+      for (const std::string& key : keys) {
+        q.Reset();
+        q.Bind(ns).Bind(key);
+        Status st;
+        const bool leased = q.Step(st);
+        VISALIGN_RETURN_IF_ERROR(st);
+        if (leased && q.Text(0) != owner && q.Int(1) > now) {
+          claim.busy.push_back(key);
+          continue;
+        }
+        u.Reset();
+        VISALIGN_RETURN_IF_ERROR(u.Bind(ns).Bind(key).Bind(owner).Bind(int64_t{now + ttl.count()}).Run());
+        claim.claimed.push_back(key);
+      }
+      return Status::Ok();
+    }));
+    return claim;
+  }
+
+  Status RenewCacheLeases(const std::string& ns, const std::string& owner, std::chrono::milliseconds ttl) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "UPDATE cache_leases SET expires = ? WHERE namespace = ? AND owner = ?", where_);
     VISALIGN_RETURN_IF_ERROR(s.prepared());
-    return s.Bind(ns).Bind(key).Bind(value).Bind(NowUtc()).Run();
+    return s.Bind(int64_t{NowUnixMs() + ttl.count()}).Bind(ns).Bind(owner).Run();
+  }
+
+  Status ReleaseCacheLeases(const std::string& ns, const std::string& owner) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "DELETE FROM cache_leases WHERE namespace = ? AND owner = ?", where_);
+    VISALIGN_RETURN_IF_ERROR(s.prepared());
+    return s.Bind(ns).Bind(owner).Run();
   }
 
  private:

@@ -312,6 +312,28 @@ TEST_P(RunStoreContract, CountsShowLeasesAttemptsAndTheFirstAndLastUpdate) {
   EXPECT_EQ(c.last_update, s->Rows("r1").value()[0].updated_at);
 }
 
+TEST_P(RunStoreContract, ACacheKeyIsComputedByOneWorkerUntilItsValueIsPutOrItsLeaseExpires) {
+  auto a = Open();
+  auto b = Open();
+  EXPECT_EQ(a->ClaimCacheKeys("judge", "w1", {"k1", "k2"}, kShort).value().claimed,
+            (std::vector<std::string>{"k1", "k2"}));
+  CacheClaim other = b->ClaimCacheKeys("judge", "w2", {"k1", "k2", "k3"}, kLong).value();
+  EXPECT_EQ(other.claimed, (std::vector<std::string>{"k3"}));
+  EXPECT_EQ(other.busy, (std::vector<std::string>{"k1", "k2"}));
+  // Another namespace is another key.
+  EXPECT_EQ(b->ClaimCacheKeys("other", "w2", {"k1"}, kLong).value().claimed.size(), 1u);
+  // Putting the value ends the lease; renewing keeps the others; an expired lease is free.
+  ASSERT_TRUE(a->CachePut("judge", "k1", "v1").ok());
+  ASSERT_TRUE(a->RenewCacheLeases("judge", "w1", kShort).ok());
+  EXPECT_EQ(b->ClaimCacheKeys("judge", "w2", {"k1"}, kLong).value().claimed.size(), 1u);
+  EXPECT_EQ(b->ClaimCacheKeys("judge", "w2", {"k2"}, kLong).value().busy.size(), 1u);
+  std::this_thread::sleep_for(kPastShort);
+  EXPECT_EQ(b->ClaimCacheKeys("judge", "w2", {"k2"}, kLong).value().claimed.size(), 1u);
+  ASSERT_TRUE(b->ReleaseCacheLeases("judge", "w2").ok());
+  EXPECT_EQ(a->ClaimCacheKeys("judge", "w1", {"k1", "k2", "k3"}, kLong).value().claimed.size(), 3u);
+  EXPECT_EQ(a->CacheGet("judge", "k1").value(), std::optional<std::string>("v1"));
+}
+
 TEST_P(RunStoreContract, ConnectionsClaimingTogetherNeverGetTheSameRow) {
   constexpr int kRows = 120, kWorkers = 4, kBatch = 5;
   auto setup = Open();

@@ -107,4 +107,22 @@ Status FaultInjectionStore::CachePut(const std::string& ns, const std::string& k
   return base_->CachePut(ns, key, value);
 }
 
+Result<store::CacheClaim> FaultInjectionStore::ClaimCacheKeys(const std::string& ns, const std::string& owner,
+                                                              const std::vector<std::string>& keys,
+                                                              std::chrono::milliseconds ttl) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kClaimCacheKeys));
+  return base_->ClaimCacheKeys(ns, owner, keys, ttl);
+}
+
+Status FaultInjectionStore::RenewCacheLeases(const std::string& ns, const std::string& owner,
+                                             std::chrono::milliseconds ttl) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kRenewCacheLeases));
+  return base_->RenewCacheLeases(ns, owner, ttl);
+}
+
+Status FaultInjectionStore::ReleaseCacheLeases(const std::string& ns, const std::string& owner) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kReleaseCacheLeases));
+  return base_->ReleaseCacheLeases(ns, owner);
+}
+
 }  // namespace visalign::testing

@@ -14,7 +14,7 @@ namespace visalign::testing {
 
 enum class StoreOperation {
   kOpenRun, kFindRun, kListRuns, kAddItems, kRows, kMarkDone, kMarkFailure, kClaimRows, kRenewLeases,
-  kReleaseLeases, kCacheGet, kCachePut,
+  kReleaseLeases, kCacheGet, kCachePut, kClaimCacheKeys, kRenewCacheLeases, kReleaseCacheLeases,
 };
 
 class FaultInjectionStore : public store::RunStore {
@@ -46,6 +46,11 @@ class FaultInjectionStore : public store::RunStore {
   Status ReleaseLeases(const std::string& run, const std::string& owner) override;
   Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) override;
   Status CachePut(const std::string& ns, const std::string& key, const std::string& value) override;
+  Result<store::CacheClaim> ClaimCacheKeys(const std::string& ns, const std::string& owner,
+                                           const std::vector<std::string>& keys,
+                                           std::chrono::milliseconds ttl) override;
+  Status RenewCacheLeases(const std::string& ns, const std::string& owner, std::chrono::milliseconds ttl) override;
+  Status ReleaseCacheLeases(const std::string& ns, const std::string& owner) override;
 
  private:
   struct Fault {

@@ -1,7 +1,10 @@
 // Judging the done images of generation runs: every question looked up in the store cache or asked
-// (concurrently, rate-limited, with retries), answers cached as soon as they arrive.
+// (concurrently, rate-limited, with retries), answers cached as soon as they arrive. Judges on one
+// store lease the questions they ask, so several processes judging the same runs ask each once.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <deque>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -18,6 +21,10 @@ using nlohmann::json;
 constexpr const char* kCacheNamespace = "acva.judge";
 constexpr size_t kMaxErrorsKept = 5;
 constexpr backends::Millis kConnectTimeout{10'000};
+// How often questions another judge holds are asked for again: a tenth of the lease, within these.
+constexpr backends::Millis kMinBusyPoll{20}, kMaxBusyPoll{1000};
+constexpr backends::Millis kRenewerPoll{20};
+constexpr int kRenewalsPerLease = 3;
 
 // Where one question's answer goes in the judged image.
 struct Slot {
@@ -128,17 +135,9 @@ class Judge {
     out.stats.distinct = shared.size();
     std::vector<size_t> to_ask;  // indices into `shared`
     for (size_t k = 0; k < shared.size(); ++k) {
-      VISALIGN_ASSIGN_OR_RETURN(auto cached, store_.CacheGet(kCacheNamespace, tasks[shared[k].front()].cache_key));
-      std::optional<json> record;
-      if (cached) {
-        json j = json::parse(*cached, nullptr, false);
-        if (!j.is_discarded()) record = j;
-      }
-      const bool usable = record && (record->value("valid", false) || !config_.rejudge_invalid);
-      if (usable) {
-        ++out.stats.cached;
-        if (!record->value("valid", false)) ++out.stats.invalid;
-        ApplyToAll(*record, tasks, shared[k], out);
+      VISALIGN_ASSIGN_OR_RETURN(std::optional<json> record, UsableRecord(tasks[shared[k].front()].cache_key));
+      if (record) {
+        UseCached(*record, tasks, shared[k], out);
       } else if (client_) {
         to_ask.push_back(k);
       } else {
@@ -191,17 +190,100 @@ class Judge {
     for (size_t i : group) Apply(record, tasks[i], set_, out.images[tasks[i].slot.image]);
   }
 
+  // The cached answer for `key` if there is one this invocation keeps (not an invalid one that is
+  // to be asked again).
+  Result<std::optional<json>> UsableRecord(const std::string& key) {
+    VISALIGN_ASSIGN_OR_RETURN(auto cached, store_.CacheGet(kCacheNamespace, key));
+    if (!cached) return std::optional<json>();
+    json j = json::parse(*cached, nullptr, false);
+    if (j.is_discarded() || (!j.value("valid", false) && config_.rejudge_invalid)) return std::optional<json>();
+    return std::optional<json>(std::move(j));
+  }
+
+  void UseCached(const json& record, const std::vector<Task>& tasks, const std::vector<size_t>& group,
+                 JudgeOutcome& out) const {
+    ++out.stats.cached;
+    if (!record.value("valid", false)) ++out.stats.invalid;
+    ApplyToAll(record, tasks, group, out);
+  }
+
   Status AskAll(const std::vector<Task>& tasks, const std::vector<std::vector<size_t>>& shared,
                 const std::vector<size_t>& to_ask, JudgeOutcome& out) {
     Progress progress("judge", to_ask.size(), config_.progress);
-    std::atomic<size_t> next{0};
-    std::mutex mu;
+    const std::string owner = store::MakeOwnerId();
+    const backends::Millis busy_poll = std::clamp(config_.lease / 10, kMinBusyPoll, kMaxBusyPoll);
+    const int threads = std::max(1, config_.concurrency);
+    std::mutex mu;  // guards the claim state, out and first_error
+    size_t next = 0;                // to_ask[next..] not claimed yet
+    std::deque<size_t> claimed;     // indices into `shared`, leased to this judge, not asked yet
+    std::vector<size_t> busy;       // held by other judges when last asked for
+    std::chrono::steady_clock::time_point busy_asked;
     Status first_error;
+    std::atomic<bool> finished{false};
+    // Leases the groups `wanted`: those answered meanwhile by another judge are used from the cache.
+    auto claim_locked = [&](const std::vector<size_t>& wanted) -> Status {
+      std::unordered_map<std::string, size_t> group_of;
+      std::vector<std::string> keys;
+      for (size_t g : wanted) {
+        keys.push_back(tasks[shared[g].front()].cache_key);
+        group_of[keys.back()] = g;
+      }
+      VISALIGN_ASSIGN_OR_RETURN(store::CacheClaim claim,
+                                store_.ClaimCacheKeys(kCacheNamespace, owner, keys, config_.lease));
+      for (const std::string& key : claim.busy) busy.push_back(group_of.at(key));
+      for (const std::string& key : claim.claimed) {
+        const size_t g = group_of.at(key);
+        VISALIGN_ASSIGN_OR_RETURN(std::optional<json> record, UsableRecord(key));
+        if (!record) {
+          claimed.push_back(g);
+          continue;
+        }
+        UseCached(*record, tasks, shared[g], out);
+        progress.Add(1, 0);
+      }
+      return Status::Ok();
+    };
+    // The next group to ask: a batch of `threads` is claimed at a time; the groups other judges
+    // held are asked for again every busy_poll. nullopt with `wait` set: nothing free yet.
+    auto take = [&](bool& wait) -> std::optional<size_t> {
+      std::lock_guard<std::mutex> lock(mu);
+      wait = false;
+      Status st;
+      while (st.ok() && claimed.empty() && next < to_ask.size()) {
+        const size_t end = std::min(to_ask.size(), next + static_cast<size_t>(threads));
+        st = claim_locked(std::vector<size_t>(to_ask.begin() + static_cast<std::ptrdiff_t>(next),
+                                              to_ask.begin() + static_cast<std::ptrdiff_t>(end)));
+        next = end;
+      }
+      if (st.ok() && claimed.empty() && !busy.empty() &&
+          std::chrono::steady_clock::now() - busy_asked >= busy_poll) {
+        busy_asked = std::chrono::steady_clock::now();
+        std::vector<size_t> again;
+        again.swap(busy);
+        st = claim_locked(again);
+      }
+      if (!st.ok()) {
+        if (first_error.ok()) first_error = st;
+        return std::nullopt;
+      }
+      if (claimed.empty()) {
+        wait = !busy.empty();
+        return std::nullopt;
+      }
+      const size_t g = claimed.front();
+      claimed.pop_front();
+      return g;
+    };
     auto worker = [&] {
       while (!stop_.load()) {
-        const size_t n = next.fetch_add(1);
-        if (n >= to_ask.size()) return;
-        const std::vector<size_t>& group = shared[to_ask[n]];
+        bool wait = false;
+        const std::optional<size_t> g = take(wait);
+        if (!g) {
+          if (!wait) return;
+          std::this_thread::sleep_for(busy_poll);
+          continue;
+        }
+        const std::vector<size_t>& group = shared[*g];
         const Task& t = tasks[group.front()];
         auto record = Ask(t, out.images[t.slot.image]);
         std::lock_guard<std::mutex> lock(mu);
@@ -219,14 +301,29 @@ class Judge {
         progress.Add(1, 0);
       }
     };
-    const int threads = std::max(1, config_.concurrency);
+    std::thread renewer([&] {
+      auto renewed = std::chrono::steady_clock::now();
+      while (!finished.load()) {
+        std::this_thread::sleep_for(kRenewerPoll);
+        if (std::chrono::steady_clock::now() - renewed < config_.lease / kRenewalsPerLease) continue;
+        renewed = std::chrono::steady_clock::now();
+        Status st = store_.RenewCacheLeases(kCacheNamespace, owner, config_.lease);
+        std::lock_guard<std::mutex> lock(mu);
+        if (!st.ok() && first_error.ok()) first_error = st;
+      }
+    });
     std::vector<std::thread> pool;
     for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
     for (auto& th : pool) th.join();
+    finished = true;
+    renewer.join();
     progress.Finish();
+    // Questions not asked (interrupted, failed) are free for other judges at once.
+    Status released = store_.ReleaseCacheLeases(kCacheNamespace, owner);
     out.stats.requests = requests_.load();
     out.stats.interrupted = stop_.load();
-    return first_error;
+    VISALIGN_RETURN_IF_ERROR(first_error);
+    return released;
   }
 
   // Asks one question until a parseable reply or max_reply_attempts; a transport failure is an error

@@ -129,6 +129,9 @@ struct JudgeConfig {
   backends::Millis timeout{120'000};
   bool rejudge_invalid = false;  // ask again questions whose cached answer is invalid
   bool progress = true;
+  // Judges sharing a store lease the questions they ask (RunStore::ClaimCacheKeys), renewed every
+  // third of this; a question another judge holds is waited for, or taken over once its lease expires.
+  backends::Millis lease{60'000};
 };
 
 // Questions are (image, question) pairs; byte-identical images ask the same questions, so one command
