@@ -152,6 +152,10 @@ class RunStore {
   virtual Result<std::optional<RunInfo>> FindRun(const std::string& name) = 0;
   virtual Result<std::vector<RunInfo>> ListRuns() = 0;
 
+  // Deletes the run and its rows (not its image files: RemoveRun does both). NotFound for an
+  // unknown run; InvalidArgument, deleting nothing, while a row of it is under a live lease.
+  virtual Status DeleteRun(const std::string& name) = 0;
+
   // Adds pending rows for items not yet in the run; existing rows are kept as they are.
   virtual Status AddItems(const std::string& run, const std::vector<ItemSpec>& items) = 0;
   virtual Result<std::vector<Row>> Rows(const std::string& run) = 0;
@@ -200,6 +204,8 @@ class RunStore {
   // run does not exist. This is what evaluators read to score a run.
   Result<std::vector<DoneImage>> DoneImages(const std::string& run);
   Result<RunCounts> Counts(const std::string& run);
+  // DeleteRun, then the run's image folder and staged files.
+  Status RemoveRun(const std::string& name);
 
  protected:
   // For MarkDone implementations, inside the transaction that checked the lease: renames the staged

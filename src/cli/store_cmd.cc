@@ -1,48 +1,98 @@
-// `visalign store show`: what a run store holds, run by run: benchmark, dataset fingerprint, the
-// identity every image of the run was made with, the connection last used and the row counts.
-// It only reads: a folder without a store is an error, not a new store.
+// `visalign store ls | show | export | rm`: what a run store holds and managing it without SQL.
+// ls: one line per run with its row counts; show: a run's benchmark, dataset fingerprint, the
+// identity every image was made with, the connection last used, row counts (done, failed,
+// pending, leased by running workers), attempts and first/last update; export: a run's rows and
+// done images into a folder; rm: a run, its rows and images (refused while workers hold its rows).
+// ls, show and export only read: a folder without a store is an error, not a new store.
 #include <cstdio>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
 
 namespace visalign::cli {
 namespace {
 namespace fs = std::filesystem;
 
-struct ShowArgs {
+struct StoreArgs {
   std::string store = "./visalign-store";
-  std::string run;  // empty = every run
+  std::string run;  // show: empty = every run
+  std::string out;  // export
 };
 
-Status RunShow(const Cli& cli, const ShowArgs& a) {
+Result<std::unique_ptr<store::RunStore>> OpenExisting(const StoreArgs& a) {
   if (!store::StoreExists(a.store))
     return Status::NotFound("no visalign store in " + a.store, "--store",
-                            "a folder written by `visalign generate` (with visalign.db)");
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenStore(a.store));
+                            "a folder written by `visalign violin generate` (with visalign.db)");
+  return store::OpenStore(a.store);
+}
+
+Result<store::RunInfo> FindExisting(store::RunStore& st, const StoreArgs& a) {
+  VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> run, st.FindRun(a.run));
+  if (!run)
+    return Status::NotFound("no run named \"" + a.run + "\"", "store " + a.store,
+                            "one of the runs `visalign store ls --store " + a.store + "` lists");
+  return std::move(*run);
+}
+
+nlohmann::json CountsJson(const store::RunCounts& c) {
+  return {{"done", c.done},         {"failed", c.failed},           {"pending", c.pending},
+          {"leased", c.leased},     {"attempts", c.attempts},       {"first_update", c.first_update},
+          {"last_update", c.last_update}};
+}
+
+Result<nlohmann::json> RunJson(store::RunStore& st, const store::RunInfo& r) {
+  VISALIGN_ASSIGN_OR_RETURN(store::RunCounts c, st.Counts(r.name));
+  return nlohmann::json{{"name", r.name},
+                        {"benchmark", r.benchmark},
+                        {"dataset_fingerprint", r.dataset_fingerprint},
+                        {"created_at", r.created_at},
+                        {"identity", r.identity},
+                        {"connection", r.connection},
+                        {"rows", CountsJson(c)}};
+}
+
+std::string CountsText(const nlohmann::json& rows) {
+  return fmt::format("{} done, {} failed, {} pending ({} leased by running workers)", rows["done"].get<size_t>(),
+                     rows["failed"].get<size_t>(), rows["pending"].get<size_t>(), rows["leased"].get<size_t>());
+}
+
+Status RunLs(const Cli& cli, const StoreArgs& a) {
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenExisting(a));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::RunInfo> runs, st->ListRuns());
+  nlohmann::json out = nlohmann::json::array();
+  for (const store::RunInfo& r : runs) {
+    VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, RunJson(*st, r));
+    out.push_back(std::move(j));
+  }
+  if (cli.global().json) {
+    PrintJson({{"store", fs::absolute(a.store).string()}, {"runs", out}});
+    return Status::Ok();
+  }
+  for (const nlohmann::json& r : out)
+    std::printf("%s\t%s\t%s; last update %s\n", r["name"].get<std::string>().c_str(),
+                r["benchmark"].get<std::string>().c_str(), CountsText(r["rows"]).c_str(),
+                r["rows"]["last_update"].get<std::string>().c_str());
+  std::fflush(stdout);
+  return Status::Ok();
+}
+
+Status RunShow(const Cli& cli, const StoreArgs& a) {
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenExisting(a));
   std::vector<store::RunInfo> runs;
   if (a.run.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(runs, st->ListRuns());
   } else {
-    VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> run, st->FindRun(a.run));
-    if (!run)
-      return Status::NotFound("no run named \"" + a.run + "\"", "store " + a.store,
-                              "one of the runs `visalign store show --store " + a.store + "` lists");
-    runs.push_back(std::move(*run));
+    VISALIGN_ASSIGN_OR_RETURN(store::RunInfo run, FindExisting(*st, a));
+    runs.push_back(std::move(run));
   }
   nlohmann::json out = nlohmann::json::array();
   for (const store::RunInfo& r : runs) {
-    VISALIGN_ASSIGN_OR_RETURN(store::RunCounts c, st->Counts(r.name));
-    out.push_back({{"name", r.name},
-                   {"benchmark", r.benchmark},
-                   {"dataset_fingerprint", r.dataset_fingerprint},
-                   {"created_at", r.created_at},
-                   {"identity", r.identity},
-                   {"connection", r.connection},
-                   {"rows", {{"done", c.done}, {"failed", c.failed}, {"pending", c.pending}}}});
+    VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, RunJson(*st, r));
+    out.push_back(std::move(j));
   }
   if (cli.global().json) {
     PrintJson({{"store", fs::absolute(a.store).string()}, {"runs", out}});
@@ -51,29 +101,131 @@ Status RunShow(const Cli& cli, const ShowArgs& a) {
   std::printf("store %s: %zu runs\n", a.store.c_str(), runs.size());
   for (const nlohmann::json& r : out)
     std::printf("run %s (%s, created %s)\n  dataset:    %s\n  identity:   %s\n  connection: %s (last used)\n"
-                "  rows:       %zu done, %zu failed, %zu pending\n",
+                "  rows:       %s\n  attempts:   %zu; first row %s, last update %s\n",
                 r["name"].get<std::string>().c_str(), r["benchmark"].get<std::string>().c_str(),
                 r["created_at"].get<std::string>().c_str(), r["dataset_fingerprint"].get<std::string>().c_str(),
-                r["identity"].dump().c_str(), r["connection"].dump().c_str(), r["rows"]["done"].get<size_t>(),
-                r["rows"]["failed"].get<size_t>(), r["rows"]["pending"].get<size_t>());
+                r["identity"].dump().c_str(), r["connection"].dump().c_str(), CountsText(r["rows"]).c_str(),
+                r["rows"]["attempts"].get<size_t>(), r["rows"]["first_update"].get<std::string>().c_str(),
+                r["rows"]["last_update"].get<std::string>().c_str());
   std::fflush(stdout);
   return Status::Ok();
 }
 
+const char* StatusName(store::RowStatus s) {
+  switch (s) {
+    case store::RowStatus::kPending: return "pending";
+    case store::RowStatus::kDone: return "done";
+    case store::RowStatus::kFailed: return "failed";
+  }
+  return "pending";
+}
+
+// <out>/run.json (as `store show --json` describes the run), <out>/rows.jsonl (every row) and
+// <out>/images/ (the done images, named as in the store).
+Status RunExport(const Cli& cli, const StoreArgs& a) {
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenExisting(a));
+  VISALIGN_ASSIGN_OR_RETURN(store::RunInfo info, FindExisting(*st, a));
+  VISALIGN_ASSIGN_OR_RETURN(nlohmann::json run, RunJson(*st, info));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, st->Rows(a.run));
+  const fs::path out = a.out;
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(out / "images"));
+  std::string lines;
+  size_t images = 0;
+  for (const store::Row& r : rows) {
+    nlohmann::json j = {{"item_id", r.item_id},       {"k", r.k},
+                        {"prompt", r.prompt},         {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
+                        {"status", StatusName(r.status)}, {"attempts", r.attempts},
+                        {"last_error", r.last_error}, {"latency_ms", r.latency_ms},
+                        {"sha256", r.sha256},         {"created_at", r.created_at},
+                        {"updated_at", r.updated_at}, {"done_at", r.done_at},
+                        {"image", nullptr}};
+    if (r.status == store::RowStatus::kDone) {
+      const fs::path name = fs::path(r.image_path).filename();
+      VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(st->root() / r.image_path));
+      if (Sha256Hex(bytes) != r.sha256)
+        return Status::Corrupt("image of item " + r.item_id + " sample " + std::to_string(r.k) +
+                                   " differs from its recorded SHA-256",
+                               (st->root() / r.image_path).string(), "the image the store recorded");
+      VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out / "images" / name, bytes));
+      j["image"] = ("images" / name).generic_string();
+      ++images;
+    }
+    lines += j.dump() + "\n";
+  }
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out / "rows.jsonl", lines));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out / "run.json", run.dump(2) + "\n"));
+  if (cli.global().json)
+    PrintJson({{"run", a.run}, {"out", fs::absolute(out).string()}, {"rows", rows.size()}, {"images", images}});
+  else
+    std::printf("exported run %s: %zu rows, %zu images to %s\n", a.run.c_str(), rows.size(), images, a.out.c_str());
+  std::fflush(stdout);
+  return Status::Ok();
+}
+
+Status RunRm(const Cli& cli, const StoreArgs& a) {
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenExisting(a));
+  VISALIGN_ASSIGN_OR_RETURN(store::RunInfo info, FindExisting(*st, a));
+  VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, st->Counts(a.run));
+  VISALIGN_RETURN_IF_ERROR(st->RemoveRun(info.name));
+  if (cli.global().json)
+    PrintJson({{"removed", a.run}, {"rows", counts.total()}, {"images", counts.done}});
+  else
+    std::printf("removed run %s: %zu rows, %zu images\n", a.run.c_str(), counts.total(), counts.done);
+  std::fflush(stdout);
+  return Status::Ok();
+}
+
+void AddStoreOption(CLI::App* app, StoreArgs& a) {
+  app->add_option("--store", a.store, "Run store folder")->capture_default_str();
+}
+
 const CommandGroup kStore(32, [](Cli& cli) {
-  CLI::App* group = cli.Group("store", "Inspect a run store");
-  CLI::App* show = group->add_subcommand("show", "List a store's runs: identity, last connection and row counts");
-  auto a = std::make_shared<ShowArgs>();
-  show->add_option("--store", a->store, "Run store folder")->capture_default_str();
-  show->add_option("--run", a->run, "Only this run");
-  show->footer(
-      "identity: what every image of the run depends on (backend, model, size, parameters, command); a run\n"
-      "resumes only with the same one. connection: where the model was reached the last time (endpoint, API\n"
-      "key variable name, timeouts, concurrency, rate); it may change between invocations. Nothing is written\n"
-      "(a store of an older visalign is upgraded in place, as every command that opens it does).\n"
-      "Example:\n"
-      "  visalign store show --store ./visalign-store --run gpt-image");
-  cli.Bind(show, [&cli, a]() -> Status { return RunShow(cli, *a); });
+  CLI::App* group = cli.Group("store", "Inspect and manage a run store");
+  {
+    CLI::App* ls = group->add_subcommand("ls", "One line per run: benchmark, rows done/failed/pending/leased");
+    auto a = std::make_shared<StoreArgs>();
+    AddStoreOption(ls, *a);
+    ls->footer("Example: visalign store ls --store ./visalign-store");
+    cli.Bind(ls, [&cli, a]() -> Status { return RunLs(cli, *a); });
+  }
+  {
+    CLI::App* show = group->add_subcommand(
+        "show", "A store's runs: identity, last connection, row counts (leased too), attempts, first/last update");
+    auto a = std::make_shared<StoreArgs>();
+    AddStoreOption(show, *a);
+    show->add_option("--run", a->run, "Only this run");
+    show->footer(
+        "identity: what every image of the run depends on (backend, model, size, parameters, command); a run\n"
+        "resumes only with the same one. connection: where the model was reached the last time (endpoint, API\n"
+        "key variable name, timeouts, concurrency, rate); it may change between invocations. leased: pending rows\n"
+        "running workers hold now (watch a shared run with `watch visalign store show --run NAME`). Nothing is\n"
+        "written (a store of an older visalign is upgraded in place, as every command that opens it does).\n"
+        "Example:\n"
+        "  visalign store show --store ./visalign-store --run gpt-image");
+    cli.Bind(show, [&cli, a]() -> Status { return RunShow(cli, *a); });
+  }
+  {
+    CLI::App* exp = group->add_subcommand("export", "Copy a run's rows and done images into a folder");
+    auto a = std::make_shared<StoreArgs>();
+    AddStoreOption(exp, *a);
+    exp->add_option("--run", a->run, "The run to export")->required();
+    exp->add_option("--out", a->out, "Folder to write run.json, rows.jsonl and images/ into")->required();
+    exp->footer(
+        "Each image is checked against its recorded SHA-256 before it is copied.\n"
+        "Example: visalign store export --run gpt-image --out gpt-image-export");
+    cli.Bind(exp, [&cli, a]() -> Status { return RunExport(cli, *a); });
+  }
+  {
+    CLI::App* rm = group->add_subcommand("rm", "Remove a run: its rows and its images");
+    auto a = std::make_shared<StoreArgs>();
+    AddStoreOption(rm, *a);
+    rm->add_option("--run", a->run, "The run to remove")->required();
+    rm->footer(
+        "Refused while running workers hold rows of the run. Cached judge answers stay (they are keyed by image\n"
+        "content and reused by any run with the same bytes).\n"
+        "Example: visalign store rm --run old-attempt");
+    cli.Bind(rm, [&cli, a]() -> Status { return RunRm(cli, *a); });
+  }
 });
 
 }  // namespace

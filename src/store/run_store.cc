@@ -115,6 +115,17 @@ void RunStore::DiscardImage(const StoredImage& image) {
 
 fs::path ScratchDir(const fs::path& store_root) { return store_root / "tmp"; }
 
+Status RunStore::RemoveRun(const std::string& name) {
+  VISALIGN_RETURN_IF_ERROR(ValidateRunName(name));
+  VISALIGN_RETURN_IF_ERROR(DeleteRun(name));
+  for (const fs::path& dir : {root_ / "images" / name, root_ / "tmp" / "staged" / name}) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) return Status::IoError("cannot remove the run's files: " + ec.message(), dir.string(), "a writable store");
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
   VISALIGN_ASSIGN_OR_RETURN(std::optional<RunInfo> info, FindRun(run));
   if (!info) return Status::NotFound("no run named \"" + run + "\"", root_.string(), "the name of one of the store's runs");

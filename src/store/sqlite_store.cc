@@ -227,6 +227,30 @@ class SqliteStore final : public RunStore {
 
   Result<std::vector<RunInfo>> ListRuns() override { return QueryRuns(nullptr); }
 
+  Status DeleteRun(const std::string& name) override {
+    std::lock_guard lock(mu_);
+    return Transaction([&]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(std::vector<RunInfo> existing, QueryRunsLocked(&name));
+      if (existing.empty())
+        return Status::NotFound("no run named \"" + name + "\"", where_, "the name of one of the store's runs");
+      Stmt leased(db_, "SELECT count(*) FROM items WHERE run = ? AND status <> 'done' AND lease_expires > ?", where_);
+      VISALIGN_RETURN_IF_ERROR(leased.prepared());
+      leased.Bind(name).Bind(int64_t{NowUnixMs()});
+      Status st;
+      const int64_t live = leased.Step(st) ? leased.Int(0) : 0;
+      VISALIGN_RETURN_IF_ERROR(st);
+      if (live > 0)
+        return Status::InvalidArgument(fmt::format("run \"{}\" has {} rows leased by running workers", name, live),
+                                       where_, "no worker on the run: stop them, or wait until their leases expire");
+      for (const char* sql : {"DELETE FROM items WHERE run = ?", "DELETE FROM runs WHERE name = ?"}) {
+        Stmt d(db_, sql, where_);
+        VISALIGN_RETURN_IF_ERROR(d.prepared());
+        VISALIGN_RETURN_IF_ERROR(d.Bind(name).Run());
+      }
+      return Status::Ok();
+    });
+  }
+
   Status AddItems(const std::string& run, const std::vector<ItemSpec>& items) override {
     std::lock_guard lock(mu_);
     return Transaction([&]() -> Status {

@@ -334,6 +334,27 @@ TEST_P(RunStoreContract, ACacheKeyIsComputedByOneWorkerUntilItsValueIsPutOrItsLe
   EXPECT_EQ(a->CacheGet("judge", "k1").value(), std::optional<std::string>("v1"));
 }
 
+TEST_P(RunStoreContract, ARunIsRemovedWithItsImagesButNotWhileWorkersHoldItsRows) {
+  auto s = Open();
+  AddThreeRows(*s);
+  ASSERT_TRUE(s->OpenRun(Info("r2")).ok());
+  ASSERT_TRUE(s->AddItems("r2", {{"a", 0, "p", {}}}).ok());
+  ASSERT_EQ(s->MarkDone("r1", "a", 0, "", s->WriteImage("r1", "a", 0, "x", "png").value(), 1).value(),
+            Completion::kRecorded);
+  ASSERT_EQ(s->ClaimRows("r1", "w1", {{"b", 0}}, kShort, false).value().claimed.size(), 1u);
+  Status busy = s->RemoveRun("r1");
+  EXPECT_EQ(busy.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(busy.what().find("1 rows leased"), std::string::npos) << busy.ToString();
+  EXPECT_EQ(s->Rows("r1").value().size(), 3u);
+  std::this_thread::sleep_for(kPastShort);
+  ASSERT_TRUE(s->RemoveRun("r1").ok());
+  EXPECT_EQ(s->FindRun("r1").value(), std::nullopt);
+  EXPECT_TRUE(s->Rows("r1").value().empty());
+  EXPECT_FALSE(fs::exists(s->root() / "images" / "r1"));
+  EXPECT_EQ(s->Rows("r2").value().size(), 1u);
+  EXPECT_EQ(s->RemoveRun("r1").code(), StatusCode::kNotFound);
+}
+
 TEST_P(RunStoreContract, ConnectionsClaimingTogetherNeverGetTheSameRow) {
   constexpr int kRows = 120, kWorkers = 4, kBatch = 5;
   auto setup = Open();

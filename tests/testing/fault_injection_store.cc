@@ -52,6 +52,11 @@ Result<std::vector<store::RunInfo>> FaultInjectionStore::ListRuns() {
   return base_->ListRuns();
 }
 
+Status FaultInjectionStore::DeleteRun(const std::string& name) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kDeleteRun));
+  return base_->DeleteRun(name);
+}
+
 Status FaultInjectionStore::AddItems(const std::string& run, const std::vector<store::ItemSpec>& items) {
   VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kAddItems));
   return base_->AddItems(run, items);

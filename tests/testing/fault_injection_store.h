@@ -13,7 +13,7 @@
 namespace visalign::testing {
 
 enum class StoreOperation {
-  kOpenRun, kFindRun, kListRuns, kAddItems, kRows, kMarkDone, kMarkFailure, kClaimRows, kRenewLeases,
+  kOpenRun, kFindRun, kListRuns, kDeleteRun, kAddItems, kRows, kMarkDone, kMarkFailure, kClaimRows, kRenewLeases,
   kReleaseLeases, kCacheGet, kCachePut, kClaimCacheKeys, kRenewCacheLeases, kReleaseCacheLeases,
 };
 
@@ -31,6 +31,7 @@ class FaultInjectionStore : public store::RunStore {
   Result<store::RunOpening> OpenRun(const store::RunInfo& info) override;
   Result<std::optional<store::RunInfo>> FindRun(const std::string& name) override;
   Result<std::vector<store::RunInfo>> ListRuns() override;
+  Status DeleteRun(const std::string& name) override;
   Status AddItems(const std::string& run, const std::vector<store::ItemSpec>& items) override;
   Result<std::vector<store::Row>> Rows(const std::string& run) override;
   Result<store::Completion> MarkDone(const std::string& run, const std::string& item_id, int k,

@@ -1,0 +1,129 @@
+// `visalign store ls | show | export | rm` on a real run made against the VIOLIN reference server,
+// and the store's bad inputs as one-line errors that lose nothing: a store of a newer schema, a
+// run name that exists with another dataset, removing a run workers hold.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "testing/violin_generation.h"
+#include "visalign/core/io.h"
+#include "visalign/store.h"
+
+namespace visalign {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::RunResult;
+using testing::RunVisalign;
+using testing::TempDir;
+
+constexpr int kItems = 6;
+
+void ExpectOneLineError(const RunResult& r, const std::string& says) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+}
+
+class StoreCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::WriteDataset(t_ / "ds");
+    server_ = testing::StartServer(t_ / "ds");
+    RunResult r = RunVisalign(testing::GenerateArgs(t_ / "ds", store_, server_->url(),
+                                                    {"--limit", std::to_string(kItems)}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::vector<std::string> Store(std::vector<std::string> args) const {
+    args.insert(args.end(), {"--store", store_.string()});
+    return args;
+  }
+  TempDir t_;
+  const fs::path store_ = t_ / "store";
+  std::unique_ptr<violin::ReferenceServer> server_;
+};
+
+TEST_F(StoreCli, LsAndShowCountRowsLeasesAttemptsAndTimes) {
+  RunResult ls = RunVisalign(Store({"store", "ls"}));
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out.rfind("ref\tviolin\t6 done, 0 failed, 0 pending (0 leased by running workers); last update ", 0), 0u)
+      << ls.out;
+  // A worker holding two rows of a second run shows as leased.
+  {
+    auto s = store::OpenStore(store_).value();
+    ASSERT_TRUE(s->OpenRun({"other", "violin", "fp", {{"backend", "x"}}, ""}).ok());
+    ASSERT_TRUE(s->AddItems("other", {{"a", 0, "p", {}}, {"b", 0, "q", {}}, {"c", 0, "r", {}}}).ok());
+    ASSERT_EQ(s->ClaimRows("other", "w", {{"a", 0}, {"b", 0}}, std::chrono::minutes(1), false)->claimed.size(), 2u);
+  }
+  RunResult show = RunVisalign(Store({"--json", "store", "show", "--run", "other"}));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const json rows = json::parse(show.out)["runs"][0]["rows"];
+  EXPECT_EQ(rows["pending"], 3);
+  EXPECT_EQ(rows["leased"], 2);
+  EXPECT_EQ(rows["attempts"], 0);
+  RunResult text = RunVisalign(Store({"store", "show", "--run", "ref"}));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("rows:       6 done, 0 failed, 0 pending (0 leased by running workers)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("attempts:   6; first row 20"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\"endpoint\":\"" + server_->url()), std::string::npos) << text.out;
+  // Removing a run while a worker holds its rows is refused, and nothing is removed.
+  RunResult busy = RunVisalign(Store({"store", "rm", "--run", "other"}));
+  ExpectOneLineError(busy, "run \"other\" has 2 rows leased by running workers");
+  EXPECT_EQ(store::OpenStore(store_).value()->Rows("other").value().size(), 3u);
+}
+
+TEST_F(StoreCli, ExportCopiesRowsAndImagesAndRmRemovesTheRun) {
+  RunResult exp = RunVisalign(Store({"store", "export", "--run", "ref", "--out", (t_ / "export").string()}));
+  ASSERT_EQ(exp.exit_code, 0) << exp.err;
+  EXPECT_EQ(exp.out, "exported run ref: 6 rows, 6 images to " + (t_ / "export").string() + "\n");
+  const json run = json::parse(ReadFile(t_ / "export" / "run.json").value());
+  EXPECT_EQ(run["rows"]["done"], kItems);
+  const std::string lines = ReadFile(t_ / "export" / "rows.jsonl").value();
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), kItems);
+  const json first = json::parse(lines.substr(0, lines.find('\n')));
+  EXPECT_EQ(first["status"], "done");
+  EXPECT_EQ(Sha256File(t_ / "export" / first["image"].get<std::string>()).value(), first["sha256"]);
+
+  RunResult rm = RunVisalign(Store({"store", "rm", "--run", "ref"}));
+  ASSERT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_EQ(rm.out, "removed run ref: 6 rows, 6 images\n");
+  EXPECT_FALSE(fs::exists(store_ / "images" / "ref"));
+  EXPECT_EQ(RunVisalign(Store({"store", "ls"})).out, "");
+  ExpectOneLineError(RunVisalign(Store({"store", "rm", "--run", "ref"})), "no run named \"ref\"");
+  ExpectOneLineError(RunVisalign(Store({"store", "export", "--run", "ref", "--out", (t_ / "x").string()})),
+                     "no run named \"ref\"");
+  ExpectOneLineError(RunVisalign({"store", "ls", "--store", (t_ / "nothing").string()}), "no visalign store in");
+  EXPECT_FALSE(fs::exists(t_ / "nothing"));
+}
+
+TEST_F(StoreCli, ARunNameThatExistsWithAnotherDatasetIsRefusedAndKeptAsItWas) {
+  testing::WriteDataset(t_ / "other-ds", "A different first prompt.");
+  RunResult r = RunVisalign(testing::GenerateArgs(t_ / "other-ds", store_, server_->url(), {"--limit", "2"}));
+  ExpectOneLineError(r, "run \"ref\" exists with dataset fingerprint ");
+  EXPECT_EQ(store::OpenStore(store_).value()->Counts("ref").value().done, static_cast<size_t>(kItems));
+}
+
+// The SQLite file header keeps the schema version (PRAGMA user_version) big-endian at offset 60.
+constexpr size_t kUserVersionOffset = 60;
+
+TEST_F(StoreCli, AStoreOfANewerSchemaIsRefusedUnchanged) {
+  const fs::path db = store_ / "visalign.db";
+  ASSERT_FALSE(fs::exists(store_ / "visalign.db-wal")) << "the last connection checkpoints the log";
+  std::string bytes = ReadFile(db).value();
+  bytes.replace(kUserVersionOffset, 4, std::string("\0\0\0\x63", 4));  // 99
+  ASSERT_TRUE(WriteFileAtomic(db, bytes).ok());
+  ExpectOneLineError(RunVisalign(Store({"store", "ls"})), "store schema version 99 is newer than this visalign's");
+  ExpectOneLineError(RunVisalign(testing::GenerateArgs(t_ / "ds", store_, server_->url(), {"--limit", "7"})),
+                     "store schema version 99");
+  EXPECT_EQ(server_->Stats()["by_status"].value("200", 0), kItems);
+  EXPECT_EQ(ReadFile(db).value(), bytes);
+}
+
+}  // namespace
+}  // namespace visalign
