@@ -124,7 +124,11 @@ TEST(GenerateReference, ARestartedServerOnAnotherPortResumesTheRunWithoutAskingF
                                              {"size", "32x32"}}));
   EXPECT_EQ(run["connection"]["endpoint"], second->url());
   EXPECT_EQ(run["connection"]["concurrency"], 2);
-  EXPECT_EQ(run["rows"], nlohmann::json({{"done", 8}, {"failed", 0}, {"pending", 0}}));
+  EXPECT_EQ(run["rows"]["done"], 8);
+  EXPECT_EQ(run["rows"]["failed"], 0);
+  EXPECT_EQ(run["rows"]["pending"], 0);
+  EXPECT_EQ(run["rows"]["leased"], 0);
+  EXPECT_EQ(run["rows"]["attempts"], 8);
   auto text = RunVisalign({"store", "show", "--store", (t / "store").string()});
   EXPECT_NE(text.out.find("connection: {"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("8 done, 0 failed, 0 pending"), std::string::npos) << text.out;
