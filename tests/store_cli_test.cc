@@ -1,5 +1,5 @@
 // `visalign store ls | show | export | rm` on a real run made against the VIOLIN reference server,
-// and the store's bad inputs as one-line errors that lose nothing: a store of a newer schema, a
+// static --shard parts, and the store's bad inputs as one-line errors that lose nothing: a store of a newer schema, a
 // run name that exists with another dataset, removing a run workers hold.
 #include <gtest/gtest.h>
 
@@ -107,6 +107,21 @@ TEST_F(StoreCli, ARunNameThatExistsWithAnotherDatasetIsRefusedAndKeptAsItWas) {
   RunResult r = RunVisalign(testing::GenerateArgs(t_ / "other-ds", store_, server_->url(), {"--limit", "2"}));
   ExpectOneLineError(r, "run \"ref\" exists with dataset fingerprint ");
   EXPECT_EQ(store::OpenStore(store_).value()->Counts("ref").value().done, static_cast<size_t>(kItems));
+}
+
+TEST_F(StoreCli, StaticShardsSplitTheItemsOfARunWithoutOverlap) {
+  const fs::path sharded = t_ / "sharded";
+  for (const char* shard : {"0/2", "1/2"}) {
+    RunResult r = RunVisalign(testing::GenerateArgs(t_ / "ds", sharded, server_->url(),
+                                                    {"--limit", std::to_string(kItems), "--shard", shard}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("run ref in " + sharded.string() + ": 3 of 3 images done now", 0), 0u) << r.out;
+  }
+  EXPECT_EQ(store::OpenStore(sharded).value()->Counts("ref").value().done, static_cast<size_t>(kItems));
+  EXPECT_EQ(server_->Stats()["by_status"].value("200", 0), 2 * kItems);
+  for (const char* bad : {"2/2", "1", "a/2", "0/0", "-1/2"})
+    ExpectOneLineError(RunVisalign(testing::GenerateArgs(t_ / "ds", sharded, server_->url(), {"--shard", bad})),
+                       std::string("--shard ") + bad + " (--shard): I/N with 0 <= I < N");
 }
 
 // The SQLite file header keeps the schema version (PRAGMA user_version) big-endian at offset 60.

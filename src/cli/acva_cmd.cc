@@ -174,7 +174,8 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
   config.samples = a.samples;
   config.seed = a.seed;
   VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet selected, SelectConcepts(set, a.filters, a.control.limit));
-  VISALIGN_ASSIGN_OR_RETURN(auto items, acva::GenerationItems(selected, config));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> all, acva::GenerationItems(selected, config));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> items, ShardOf(std::move(all), a.control));
   VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(a.backend, store, "visalign acva generate --help"));
   backends::RunnerOptions options = RunnerOptionsFrom(a.control, !cli.global().json, "generate " + a.run);
   store::RunInfo info{a.run, "acva", acva::GenerationFingerprint(set, config), {}, ""};

@@ -1,8 +1,9 @@
 #include "cli/backend_options.h"
 
 #include <algorithm>
-
+#include <charconv>
 #include <cstdint>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +62,9 @@ void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backe
   app->add_option("--concurrency", run.concurrency, "Requests in flight")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app->add_option("--shard", run.shard,
+                  "I/N: only the I-th of N static parts of the " + limit_what +
+                      " (0-based; for schedulers that split work themselves; workers without it share a run anyway)");
   app->add_option("--rate", run.rate, "Requests per second (token bucket; 0 = unlimited)")->capture_default_str();
   app->add_option("--max-attempts", run.max_attempts, "Attempts per image in this invocation")
       ->check(CLI::PositiveNumber)
@@ -108,6 +112,28 @@ Result<Filters> ParseFilters(const std::vector<std::string>& filters, const std:
     }
   }
   return out;
+}
+
+Result<std::vector<backends::WorkItem>> ShardOf(std::vector<backends::WorkItem> items, const RunControlArgs& run) {
+  if (run.shard.empty()) return items;
+  const Status bad = Status::InvalidArgument("--shard " + run.shard, "--shard", "I/N with 0 <= I < N, e.g. 0/4");
+  const size_t slash = run.shard.find('/');
+  if (slash == std::string::npos) return bad;
+  size_t index = 0, count = 0;
+  const std::string i_text = run.shard.substr(0, slash), n_text = run.shard.substr(slash + 1);
+  auto parse = [](const std::string& text, size_t& value) {
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    return !text.empty() && ec == std::errc() && ptr == end;
+  };
+  if (!parse(i_text, index) || !parse(n_text, count) || count == 0 || index >= count) return bad;
+  std::unordered_map<std::string, size_t> ordinal;
+  std::vector<backends::WorkItem> kept;
+  for (backends::WorkItem& it : items) {
+    const size_t n = ordinal.emplace(it.id, ordinal.size()).first->second;
+    if (n % count == index) kept.push_back(std::move(it));
+  }
+  return kept;
 }
 
 backends::RunnerOptions RunnerOptionsFrom(const RunControlArgs& run, bool progress, std::string label) {

@@ -36,14 +36,20 @@ struct RunControlArgs {
   int concurrency = 4, max_attempts = 5, limit = 0;
   double rate = 0, backoff_s = 1, max_backoff_s = 60, grace_s = 30, lease_s = 60;
   bool retry_failed = false;
+  std::string shard;  // "I/N": only the I-th of N static parts of the items; empty = all
 };
 // Registers --concurrency, --rate, --max-attempts, --backoff, --max-backoff, --timeout,
-// --connect-timeout, --grace, --lease, --retry-failed and --limit (`limit_what` names the unit: items, concepts).
+// --connect-timeout, --grace, --lease, --shard, --retry-failed and --limit (`limit_what` names the unit: items, concepts).
 void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backend, const std::string& limit_what);
 // --filter key=v1,v2[,key2=v3...] (repeatable): tokens without '=' add a value to the previous
 // key; a key outside `keys` is an error naming them.
 using Filters = std::map<std::string, std::set<std::string>>;
 Result<Filters> ParseFilters(const std::vector<std::string>& filters, const std::vector<std::string>& keys);
+
+// The items of `run.shard` ("I/N", 0 <= I < N): the items whose id is the I-th, I+N-th, ... distinct
+// id in order (all samples of an item stay in one part); all items without a shard. An invalid
+// shard is InvalidArgument at --shard.
+Result<std::vector<backends::WorkItem>> ShardOf(std::vector<backends::WorkItem> items, const RunControlArgs& run);
 
 // The runner options these describe, with progress and its label.
 backends::RunnerOptions RunnerOptionsFrom(const RunControlArgs& run, bool progress, std::string label);

@@ -145,6 +145,7 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
   std::vector<backends::WorkItem> work;
   for (violin::GenerationItem& g : violin::GenerationItems(manifest, filters, a.samples, a.seed, a.control.limit))
     work.push_back({std::move(g.id), std::move(g.prompt), g.k, g.seed});
+  VISALIGN_ASSIGN_OR_RETURN(work, ShardOf(std::move(work), a.control));
   if (work.empty())
     return Status::InvalidArgument("no dataset item matches the filters", "--filter/--limit",
                                    "filters that select at least one item of " + a.dataset);
