@@ -151,13 +151,13 @@ void MakeStore(const fs::path& dir) {
   ASSERT_TRUE((*st)->AddItems("r1", {{"a", 0, "p", {}}, {"b", 0, "p", {}}, {"c", 0, "p", {}}}).ok());
   for (const auto& [item, latency] : {std::pair{"a", 100.0}, std::pair{"b", 250.0}}) {
     if (std::string(item) == "b") {
-      ASSERT_TRUE((*st)->MarkFailure("r1", "b", 0, "HTTP 500", 20, false).ok());
+      ASSERT_TRUE((*st)->MarkFailure("r1", "b", 0, "", "HTTP 500", 20, false).ok());
     }
     Result<store::StoredImage> image = (*st)->WriteImage("r1", item, 0, "not an image", "png");
     ASSERT_TRUE(image.ok());
-    ASSERT_TRUE((*st)->MarkDone("r1", item, 0, *image, latency).ok());
+    ASSERT_TRUE((*st)->MarkDone("r1", item, 0, "", *image, latency).ok());
   }
-  ASSERT_TRUE((*st)->MarkFailure("r1", "c", 0, "HTTP 400: <bad request>", 30, true).ok());
+  ASSERT_TRUE((*st)->MarkFailure("r1", "c", 0, "", "HTTP 400: <bad request>", 30, true).ok());
 }
 
 TEST(ReportCommand, AStoredRunHasItsSection) {
