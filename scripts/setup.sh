@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages visalign needs to build, test and run its demo.
 # Idempotent: runs `apt-get update` only when a package is missing; fails loudly naming the package.
+# `setup.sh --fuzz` adds what `make fuzz` needs: clang 14, its libFuzzer/sanitizer runtimes and OpenMP.
 set -euo pipefail
 
 PACKAGES=(
@@ -17,6 +18,7 @@ PACKAGES=(
 )
 # npm (the report's build step): part of some nodejs builds (NodeSource), a package of its own in Debian.
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi
+if [ "${1:-}" = "--fuzz" ]; then PACKAGES+=(clang-14 libclang-rt-14-dev libomp-14-dev); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -17,6 +17,9 @@ namespace {
 constexpr size_t kMaxResponseBytes = size_t{512} << 20;  // a response larger than this is refused
 constexpr size_t kMaxErrorMessageChars = 300;
 constexpr long kMaxRedirects = 5;
+// Longer Retry-After delays are read as this long: RetryPolicy caps them far lower anyway; this
+// keeps the conversion to milliseconds in range (a 20-digit value overflowed int64: undefined behaviour).
+constexpr int64_t kMaxRetryAfterSeconds = int64_t{365} * 24 * 3600;
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -253,14 +256,14 @@ std::optional<Millis> ParseRetryAfter(std::string_view value) {
     char* end = nullptr;
     double seconds = std::strtod(v.c_str(), &end);
     if (end != v.c_str() + v.size() || seconds < 0) return std::nullopt;
-    return Millis(static_cast<int64_t>(seconds * 1000.0));
+    return Millis(static_cast<int64_t>(std::min(seconds, static_cast<double>(kMaxRetryAfterSeconds)) * 1000.0));
   }
   Result<const CurlLibrary*> curl = Curl();
   if (!curl.ok()) return std::nullopt;
   time_t at = (*curl)->getdate(v.c_str(), nullptr);
   if (at < 0) return std::nullopt;
   time_t now = std::time(nullptr);
-  return Millis(std::max<int64_t>(0, static_cast<int64_t>(at - now) * 1000));
+  return Millis(std::clamp<int64_t>(static_cast<int64_t>(at) - now, 0, kMaxRetryAfterSeconds) * 1000);
 }
 
 AttemptError HttpStatusError(const HttpResponse& r) {

@@ -60,6 +60,10 @@ TEST(HttpStatusError, ReadsRetryAfterSecondsAndDates) {
   EXPECT_EQ(ParseRetryAfter("0.5"), Millis(500));
   EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"), Millis(0));  // in the past
   EXPECT_EQ(ParseRetryAfter("soon"), std::nullopt);
+  // Absurd delays saturate at a year instead of overflowing the milliseconds (UBSan).
+  constexpr Millis kYear{int64_t{365} * 24 * 3600 * 1000};
+  EXPECT_EQ(ParseRetryAfter("99999999999999999999999999999"), kYear);
+  EXPECT_EQ(ParseRetryAfter("Fri, 31 Dec 9999 23:59:59 GMT"), kYear);
 }
 
 TEST(CurlTransport, ReturnsStatusHeadersAndBody) {

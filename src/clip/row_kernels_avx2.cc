@@ -1,12 +1,13 @@
 #include "clip/row_kernels.h"
 
+#include "core/cpu_target.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+VISALIGN_TARGET_BEGIN_AVX2_FMA
 #define ROW_KERNELS_NAME "AVX2+FMA"
 #include "clip/row_kernels.inc"
-#pragma GCC pop_options
+VISALIGN_TARGET_END
 
 namespace visalign::clip {
 

@@ -266,7 +266,7 @@ Result<std::vector<float>> SafetensorsFile::ToFloat(const TensorInfo& t, const s
   std::vector<float> out(n);
   switch (t.dtype) {
     case DType::kF32:
-      std::memcpy(out.data(), t.data, n * sizeof(float));
+      if (n > 0) std::memcpy(out.data(), t.data, n * sizeof(float));  // an empty vector's data() may be null
       break;
     case DType::kF16:
       for (size_t i = 0; i < n; ++i) out[i] = HalfToFloat(LoadLittleEndian<uint16_t>(t.data + 2 * i));

@@ -2,16 +2,17 @@
 
 #include <cstddef>
 
+#include "core/cpu_target.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 
 #include <immintrin.h>
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+VISALIGN_TARGET_BEGIN_AVX2_FMA
 #define FFT_KERNELS_NAME "AVX2+FMA"
 #define FFT_KERNELS_AVX2
 #include "imaging/fft_power_kernels.inc"
-#pragma GCC pop_options
+VISALIGN_TARGET_END
 
 namespace visalign::imaging {
 

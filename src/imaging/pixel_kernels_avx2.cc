@@ -4,14 +4,14 @@
 
 #include <cstring>
 
+#include "core/cpu_target.h"
 #include "visalign/imaging/purity.h"
 
-#pragma GCC push_options
-#pragma GCC target("avx2")
+VISALIGN_TARGET_BEGIN_AVX2
 #define PIXEL_KERNELS_AVX2 1
 #define PIXEL_KERNELS_NAME "AVX2"
 #include "imaging/pixel_kernels.inc"
-#pragma GCC pop_options
+VISALIGN_TARGET_END
 
 namespace visalign::imaging {
 

@@ -249,6 +249,8 @@ TEST(PngDecode, IrregularFilesAreNotTakenAndDamagedOnesStayErrors) {
       {"no IDAT", std::string(kSignature, 8) + ihdr + Chunk({"IEND", ""})},
       {"IHDR not first", std::string(kSignature, 8) + Chunk({"tEXt", "k\0v"}) + good.substr(8)},
       {"unknown critical chunk", AssemblePng(ihdr, zlib_stream, 5, Chunk({"ABCD", "x"}))},
+      // Seen by the fuzzer: a non-letter byte in an ancillary chunk's type ("g/MA").
+      {"chunk type not letters", AssemblePng(ihdr, zlib_stream, 5, Chunk({"g/MA", "x"}))},
       {"IDATs not consecutive", std::string(kSignature, 8) + ihdr + Chunk({"IDAT", zlib_stream.substr(0, 10)}) +
                                     Chunk({"tEXt", "k\0v"}) + Chunk({"IDAT", zlib_stream.substr(10)}) +
                                     Chunk({"IEND", ""})},
@@ -257,7 +259,8 @@ TEST(PngDecode, IrregularFilesAreNotTakenAndDamagedOnesStayErrors) {
   };
   for (const Case& c : cases) EXPECT_FALSE(FastPathTakes(c.bytes)) << c.what;
   // Damaged pixel data is an error for the whole decoder, never an image.
-  for (const char* what : {"truncated", "IDAT CRC wrong", "filter type 5", "too little image data"})
+  for (const char* what : {"truncated", "IDAT CRC wrong", "filter type 5", "too little image data",
+                           "chunk type not letters"})
     for (const Case& c : cases)
       if (c.what == what) {
         EXPECT_EQ(DecodeImage(c.bytes, c.what).status().code(), StatusCode::kCorrupt) << c.what;
