@@ -3,10 +3,13 @@
 // encoder. No gamma or other colour transformation is applied (as libpng and OpenCV do by default).
 #include <spng.h>
 
+#include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "imaging/codecs.h"
+#include "imaging/png_decode.h"
 
 namespace visalign::imaging {
 namespace {
@@ -32,6 +35,24 @@ Status ReadToEnd(spng_ctx* ctx, const std::string& source) {
   return Status::Ok();
 }
 
+// libspng does not check chunk types: a file with a type that is not four letters (a damaged or
+// forged chunk) is refused here, as libpng refuses it. Truncation is left to libspng to report.
+Status CheckChunkTypes(std::string_view bytes, const std::string& source) {
+  constexpr size_t kSignatureSize = 8, kFramingSize = 12;  // length, type, CRC
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  for (size_t pos = kSignatureSize; pos + kFramingSize <= bytes.size();) {
+    const uint8_t* type = data + pos + 4;
+    if (!IsPngChunkType(type))
+      return Status::Corrupt("cannot decode PNG: chunk type is not four letters (at byte " + std::to_string(pos) + ")",
+                             source, "a complete, undamaged PNG file");
+    if (std::memcmp(type, "IEND", 4) == 0) break;
+    const uint64_t length = (uint64_t{data[pos]} << 24) | (uint64_t{data[pos + 1]} << 16) | (uint64_t{data[pos + 2]} << 8) | data[pos + 3];
+    if (length > bytes.size() - pos - kFramingSize) break;
+    pos += kFramingSize + length;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Image> DecodePng(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha) {
@@ -41,6 +62,7 @@ Result<Image> DecodePng(std::string_view bytes, const std::string& source, const
   spng_set_crc_action(ctx.get(), SPNG_CRC_ERROR, SPNG_CRC_DISCARD);
   spng_set_chunk_limits(ctx.get(), kMaxChunkBytes, kMaxChunkBytes);
   if (int e = spng_set_png_buffer(ctx.get(), bytes.data(), bytes.size())) return SpngError(e, "buffer", source);
+  VISALIGN_RETURN_IF_ERROR(CheckChunkTypes(bytes, source));
   spng_ihdr ihdr{};
   if (int e = spng_get_ihdr(ctx.get(), &ihdr)) return SpngError(e, "header", source);
   VISALIGN_RETURN_IF_ERROR(CheckImageSize(ihdr.width, ihdr.height, source));

@@ -32,12 +32,6 @@ uint32_t ReadBigEndian32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 bool IsType(const uint8_t* type, const char (&name)[5]) { return std::memcmp(type, name, kTypeSize) == 0; }
-// PNG chunk types are four ASCII letters; libpng and libspng refuse a file with any other byte.
-bool IsChunkType(const uint8_t* type) {
-  for (size_t i = 0; i < kTypeSize; ++i)
-    if (!((type[i] >= 'A' && type[i] <= 'Z') || (type[i] >= 'a' && type[i] <= 'z'))) return false;
-  return true;
-}
 
 // One pixel's channels in the low lanes of a 16-bit vector (room for the Paeth and average sums).
 using Lanes16 = int16_t __attribute__((vector_size(16)));
@@ -197,7 +191,7 @@ PngFastDecode Decode(std::string_view bytes, uint8_t* writable, const AlphaPolic
     const uint8_t* type = data + pos + kLengthSize;
     const uint8_t* payload = type + kTypeSize;
     pos += kLengthSize + kTypeSize + length + kCrcSize;
-    if (!IsChunkType(type)) return PngFastDecode::kNotHandled;
+    if (!IsPngChunkType(type)) return PngFastDecode::kNotHandled;
     const bool first = bpp == 0;
     if (first && !IsType(type, "IHDR")) return PngFastDecode::kNotHandled;
     if (idat_chunks > 0 && !IsType(type, "IDAT")) idat_closed = true;
@@ -262,6 +256,12 @@ PngFastDecode Decode(std::string_view bytes, uint8_t* writable, const AlphaPolic
 }
 
 }  // namespace
+
+bool IsPngChunkType(const uint8_t* type) {
+  for (size_t i = 0; i < kTypeSize; ++i)
+    if (!((type[i] >= 'A' && type[i] <= 'Z') || (type[i] >= 'a' && type[i] <= 'z'))) return false;
+  return true;
+}
 
 PngFastDecode DecodePngFast(std::string_view bytes, Image& image, const AlphaPolicy& alpha) {
   bool overwritten = false;

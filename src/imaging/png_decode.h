@@ -5,6 +5,7 @@
 // docs/performance.md. Pixels equal libpng's (no gamma or other transformation, like OpenCV).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,9 @@ enum class PngFastDecode {
 };
 
 PngFastDecode DecodePngFast(std::string_view bytes, Image& image, const AlphaPolicy& alpha = {});
+// Whether the 4 bytes at `type` are a valid chunk type: ASCII letters only (PNG specification,
+// 5.4; libpng refuses others, libspng does not check).
+bool IsPngChunkType(const uint8_t* type);
 // The same, allowed to overwrite `bytes`: the IDAT data is joined where it lies instead of in a
 // separate buffer. `overwritten` says whether it was; the bytes are then no longer the file.
 PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten,
