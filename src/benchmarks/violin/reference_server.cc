@@ -119,7 +119,8 @@ bool RejectFields(ApiFlavor api, const nlohmann::json& body, backends::HttpServe
   const std::vector<FieldRule>* rules = AcceptedFields(api);
   if (!rules) return false;
   for (const auto& [key, value] : body.items()) {
-    auto rule = std::find_if(rules->begin(), rules->end(), [&](const FieldRule& r) { return r.name == key; });
+    // Init-capture: clang 14 cannot capture a structured binding.
+    auto rule = std::find_if(rules->begin(), rules->end(), [&name = key](const FieldRule& r) { return r.name == name; });
     if (rule == rules->end()) {
       SetError(res, 400, fmt::format("Unknown parameter: '{}'.", key), key, "unknown_parameter");
       return true;
