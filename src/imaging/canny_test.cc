@@ -128,7 +128,7 @@ TEST(CannyEdges, WeakRingsJoinThroughLongFloodsFromOneStrongCorner) {
   // edge is an edge only through a flood that runs up and left, against the scan order, across
   // many rows and 64-pixel words.
   for (auto [w, h] : std::vector<std::pair<int, int>>{{300, 200}, {67, 130}, {129, 64}}) {
-    const GrayImage g = Plane(w, h, [w, h](int x, int y) {
+    const GrayImage g = Plane(w, h, [w = w, h = h](int x, int y) {
       const int ring = std::max(std::abs(x - w / 2), std::abs(y - h / 2)) / 6;
       const int contrast = x > w - 12 && y > h - 12 ? 80 : 40;
       return uint8_t(ring % 2 ? contrast : 0);
