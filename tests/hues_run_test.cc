@@ -3,6 +3,8 @@
 // and the board-embedding cache; a `clip random-model` model is labelled random.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
@@ -18,6 +20,55 @@ using testing::TempDir;
 namespace fs = std::filesystem;
 
 std::string Model() { return (SharedDir() / "fixtures/clip-tiny").string(); }
+
+TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
+  TempDir dir;
+  const fs::path models = dir / "models";
+  fs::create_directories(models);
+  for (const char* fixture : {"clip-tiny", "clip-rn-tiny", "clip-convnext-tiny"}) {
+    fs::create_directory_symlink(SharedDir() / "fixtures" / fixture, models / fixture);
+  }
+  fs::create_directories(models / "zz-coca");  // a tower visalign does not run: reported, not fatal
+  fs::create_symlink(SharedDir() / "fixtures/clip-tiny/model.safetensors", models / "zz-coca/model.safetensors");
+  ASSERT_TRUE(WriteFileAtomic(models / "zz-coca/open_clip_config.json",
+                              R"({"model_cfg": {"embed_dim": 8, "multimodal_cfg": {}, "vision_cfg": {}, "text_cfg": {}}})")
+                  .ok());
+  const std::string out = (dir / "runs").string();
+  const auto statuses = [](const testing::RunResult& r) {
+    std::map<std::string, std::string> s;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    for (const auto& m : j["models"]) s[m["model"]] = m["status"];
+    return s;
+  };
+  auto first = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", out, "--json"});
+  EXPECT_NE(first.exit_code, 0);
+  EXPECT_NE(first.err.find("1 of 4 models in --models failed"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("CoCa"), std::string::npos) << first.err;
+  EXPECT_EQ(statuses(first), (std::map<std::string, std::string>{{"clip-convnext-tiny", "done"},
+                                                                  {"clip-rn-tiny", "done"},
+                                                                  {"clip-tiny", "done"},
+                                                                  {"zz-coca", "failed"}}));
+  const std::string rn_csv = *ReadFile(dir / "runs/clip-rn-tiny/results.csv");
+  EXPECT_EQ(ReadCsv(dir / "runs/clip-convnext-tiny/results.csv")->rows.size(), 100u * 5);
+
+  fs::remove_all(models / "zz-coca");
+  auto again = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", out, "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(statuses(again), (std::map<std::string, std::string>{
+                                 {"clip-convnext-tiny", "skipped"}, {"clip-rn-tiny", "skipped"}, {"clip-tiny", "skipped"}}));
+
+  // Another template is another run: every model again, and a changed result.
+  auto other = RunVisalign({"hues", "run", "--models", models.string(), "--template", "the color {}", "--no-cache",
+                            "--out", out, "--json"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(statuses(other)["clip-rn-tiny"], "done");
+  EXPECT_NE(*ReadFile(dir / "runs/clip-rn-tiny/results.csv"), rn_csv);
+
+  auto with_name = RunVisalign({"hues", "run", "--models", models.string(), "--name", "x", "--out", out});
+  EXPECT_EQ(with_name.exit_code, 2) << with_name.err;
+  auto both = RunVisalign({"hues", "run", "--models", models.string(), "--clip-model", Model(), "--out", out});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+}
 
 TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   TempDir dir;

@@ -1,13 +1,15 @@
-// Native CLIP inference (standard ViT CLIP, both towers), numerically matching open_clip in fp32.
+// Native CLIP inference (ViT, ModifiedResNet or timm ConvNeXt vision tower with the CLIP text
+// transformer), numerically matching open_clip in fp32.
 //
 // A model directory holds a config (`open_clip_config.json` or `config.json`, OpenCLIP
 // {model_cfg, preprocess_cfg} layout or Hugging Face transformers {vision_config, text_config})
 // and weights (`open_clip_model.safetensors` or `model.safetensors`, F32/F16/BF16, converted to
-// f32). Supported: standard ViT CLIP and OpenCLIP SigLIP (`ViT-*-SigLIP*`: timm ViT with a MAP
-// attention-pool head, bidirectional text tower pooled at the last position, sigmoid logits with a
-// bias, the checkpoint's own SentencePiece tokenizer). Anything else (ConvNeXt/ResNet towers, CoCa,
-// SigLIP2's tanh GELU and Gemma tokenizer, ...) is refused with kUnsupported naming the feature.
-// CLIP's BPE tokenizer uses the vocabulary shipped in data/clip/.
+// f32). Supported: standard ViT CLIP, OpenCLIP's ModifiedResNet and timm ConvNeXt vision towers,
+// and OpenCLIP SigLIP (`ViT-*-SigLIP*`: timm ViT with a MAP attention-pool head, bidirectional text
+// tower pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
+// tokenizer). Anything else (CoCa, EVA, other timm trunks, SigLIP2's tanh GELU and Gemma tokenizer,
+// ...) is refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary
+// shipped in data/clip/.
 //
 // All Encode* calls are batched (chunks of ClipLoadOptions::max_batch), use ThreadCount()
 // threads, are safe to call concurrently on one model, and return UNNORMALISED embeddings
@@ -67,13 +69,42 @@ struct TowerConfig {
   Pooling pooling = Pooling::kClassToken;
 };
 
+// The vision tower families run natively (docs/clip.md): OpenCLIP's VisionTransformer, its
+// ModifiedResNet (OpenAI RN50/RN101/RN50x4/x16/x64) and timm's ConvNeXt behind OpenCLIP's TimmModel.
+enum class VisionTower { kViT, kModifiedResNet, kConvNext };
+// "ViT", "ModifiedResNet", "ConvNeXt (timm)".
+std::string_view VisionTowerName(VisionTower tower);
+
+// ModifiedResNet: a 3-conv stem (width/2, width/2, width channels), four stages of Bottlenecks
+// (planes width·2^s, 4·planes out), AttentionPool2d with `heads` heads over the S/32 grid.
+struct ResNetConfig {
+  std::array<int, 4> layers{};  // Bottlenecks per stage
+  int width = 0;                // stem width
+  int heads = 0;                // attention-pool heads: width * 32 / head_width
+  int feature_width() const { return width * 32; }
+};
+
+// timm ConvNeXt trunk (global average pool + LayerNorm head) and OpenCLIP's projection to embed_dim.
+enum class ConvNextProjection { kLinear, kMlp };  // timm_proj "linear" / "mlp" (fc1 -> GELU -> fc2, hidden 2·embed)
+struct ConvNextConfig {
+  std::string timm_model_name;  // e.g. "convnext_base"
+  std::array<int, 4> depths{};  // blocks per stage
+  std::array<int, 4> dims{};    // channels per stage
+  float norm_eps = 1e-6f;
+  ConvNextProjection projection = ConvNextProjection::kLinear;
+  bool projection_bias = false;  // timm_proj_bias (bias of the linear projection / the MLP's fc2)
+};
+
 struct VisionConfig : TowerConfig {
+  VisionTower tower = VisionTower::kViT;
   int image_size = 0;
-  int patch_size = 0;
+  int patch_size = 0;       // ViT only (TowerConfig's fields too)
   bool ln_pre = true;       // false for OpenCLIP no_ln_pre models and timm SigLIP
   bool class_token = true;  // false for timm SigLIP (the sequence is the patches only)
   // Projection width -> embed_dim after pooling; false for timm_proj "none" (embed_dim == width).
   bool projection = true;
+  ResNetConfig resnet;      // kModifiedResNet only
+  ConvNextConfig convnext;  // kConvNext only
   int grid() const { return image_size / patch_size; }
 };
 
@@ -193,8 +224,11 @@ Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoad
 // Hues and Cues board in about a second. kViTB32: OpenCLIP's ViT-B-32 (224 px, patch 32, widths
 // 768 / 512, 12 layers, embed 512; 151,277,313 parameters, 605 MB), for realistic speed and memory.
 // Both use the real tokenizer (vocabulary 49408, context 77) and exact GELU.
-enum class RandomClipArch { kTiny, kViTB32 };
-// "tiny" / "ViT-B-32"; anything else is kInvalidArgument listing the names.
+// kRN50: OpenCLIP's RN50 (ModifiedResNet, 224 px, layers 3-4-6-3, width 64; text as ViT-B-32,
+// embed 1024). kConvNextBase: OpenCLIP's convnext_base (timm convnext_base trunk, 224 px, linear
+// projection; embed 512). The same shapes as the real checkpoints, for speed and memory.
+enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase };
+// "tiny" / "ViT-B-32" / "RN50" / "convnext_base"; anything else is kInvalidArgument listing the names.
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name);
 std::string_view RandomClipArchName(RandomClipArch arch);
 

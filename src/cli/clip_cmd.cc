@@ -101,6 +101,57 @@ nlohmann::json TowerJson(const TowerConfig& t) {
           {"layer_norm_eps", FloatJson(t.layer_norm_eps)}};
 }
 
+// The tower type a model uses, as `clip info` names it.
+std::string VisionTowerText(const VisionConfig& v) {
+  if (v.tower != VisionTower::kViT) return std::string(VisionTowerName(v.tower));
+  return v.pooling == Pooling::kAttentionPool ? "timm ViT, MAP attention-pool head (SigLIP)" : "ViT, class token";
+}
+
+// The vision tower: its type ("tower") and its shape.
+nlohmann::json VisionJson(const VisionConfig& v) {
+  nlohmann::json j;
+  switch (v.tower) {
+    case VisionTower::kViT:
+      j = TowerJson(v);
+      j["patch_size"] = v.patch_size;
+      j["ln_pre"] = v.ln_pre;
+      break;
+    case VisionTower::kModifiedResNet:
+      j = {{"layers", v.resnet.layers}, {"width", v.resnet.width}, {"heads", v.resnet.heads},
+           {"feature_width", v.resnet.feature_width()}};
+      break;
+    case VisionTower::kConvNext:
+      j = {{"timm_model_name", v.convnext.timm_model_name},
+           {"depths", v.convnext.depths},
+           {"dims", v.convnext.dims},
+           {"norm_eps", FloatJson(v.convnext.norm_eps)},
+           {"projection", v.convnext.projection == ConvNextProjection::kLinear ? "linear" : "mlp"},
+           {"projection_bias", v.convnext.projection_bias}};
+      break;
+  }
+  j["tower"] = VisionTowerText(v);
+  j["image_size"] = v.image_size;
+  return j;
+}
+
+std::string Stages(const std::array<int, 4>& v) { return fmt::format("{}-{}-{}-{}", v[0], v[1], v[2], v[3]); }
+
+std::string VisionText(const VisionConfig& v) {
+  switch (v.tower) {
+    case VisionTower::kViT:
+      return fmt::format("{} {}px patch {}: width {}, {} layers, {} heads, mlp {}", VisionTowerText(v), v.image_size,
+                         v.patch_size, v.width, v.layers, v.heads, v.mlp_width);
+    case VisionTower::kModifiedResNet:
+      return fmt::format("ModifiedResNet {}px: Bottlenecks {}, width {}, attention pool {} heads on {} channels",
+                         v.image_size, Stages(v.resnet.layers), v.resnet.width, v.resnet.heads, v.resnet.feature_width());
+    case VisionTower::kConvNext:
+      return fmt::format("ConvNeXt (timm {}) {}px: depths {}, dims {}, {} projection", v.convnext.timm_model_name,
+                         v.image_size, Stages(v.convnext.depths), Stages(v.convnext.dims),
+                         v.convnext.projection == ConvNextProjection::kLinear ? "linear" : "MLP");
+  }
+  return "";
+}
+
 struct RandomModelArgs {
   std::string out;
   std::string arch = std::string(RandomClipArchName(RandomClipModelOptions{}.arch));
@@ -134,9 +185,6 @@ Status RunRandomModel(const Cli& cli, const RandomModelArgs& a) {
 }
 
 // The tower types a model uses, as `clip info` names them.
-std::string VisionTowerName(const VisionConfig& v) {
-  return v.pooling == Pooling::kAttentionPool ? "timm ViT, MAP attention-pool head (SigLIP)" : "ViT, class token";
-}
 std::string TextTowerName(const TextConfig& t) {
   return fmt::format("transformer, {}, pooled at the {}", t.causal ? "causal" : "bidirectional",
                      t.pooling == Pooling::kLast ? "last position" : "first end-of-text (argmax)");
@@ -158,11 +206,7 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
   if (!model.ok()) return model.status().WithContext("--clip-model");
   const ClipConfig& c = model->config();
   VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
-  nlohmann::json vision = TowerJson(c.vision);
-  vision["image_size"] = c.vision.image_size;
-  vision["patch_size"] = c.vision.patch_size;
-  vision["ln_pre"] = c.vision.ln_pre;
-  vision["tower"] = VisionTowerName(c.vision);
+  nlohmann::json vision = VisionJson(c.vision);
   nlohmann::json text = TowerJson(c.text);
   text["context_length"] = c.text.context_length;
   text["vocab_size"] = c.text.vocab_size;
@@ -197,9 +241,7 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
   if (c.random) std::cout << fmt::format("              {}\n", RandomWeightsLabel(c));
   std::cout << fmt::format("layout        {}\n", j["layout"].get<std::string>());
   std::cout << fmt::format("embed_dim     {}\nactivation    {}\n", c.embed_dim, j["activation"].get<std::string>());
-  std::cout << fmt::format("vision        {} {}px patch {}: width {}, {} layers, {} heads, mlp {}\n",
-                           VisionTowerName(c.vision), c.vision.image_size, c.vision.patch_size, c.vision.width,
-                           c.vision.layers, c.vision.heads, c.vision.mlp_width);
+  std::cout << "vision        " << VisionText(c.vision) << "\n";
   std::cout << fmt::format("text          {}; context {}, vocab {}: width {}, {} layers, {} heads, mlp {}\n",
                            TextTowerName(c.text), c.text.context_length, c.text.vocab_size, c.text.width,
                            c.text.layers, c.text.heads, c.text.mlp_width);
@@ -222,7 +264,7 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
 }
 
 const CommandGroup kClip(50, [](Cli& cli) {
-  CLI::App* g = cli.Group("clip", "Native CLIP (OpenCLIP / transformers ViT, OpenCLIP SigLIP): tokenize, embed, inspect models");
+  CLI::App* g = cli.Group("clip", "Native CLIP (ViT, SigLIP, ModifiedResNet, ConvNeXt towers): tokenize, embed, inspect models");
 
   CLI::App* tok = g->add_subcommand(
       "tokenize", "Token ids of a text with CLIP's BPE tokenizer (open_clip SimpleTokenizer) or a model's own tokenizer");
@@ -295,7 +337,8 @@ const CommandGroup kClip(50, [](Cli& cli) {
   auto ra = std::make_shared<RandomModelArgs>();
   random->add_option("--out", ra->out, "Model directory to create (open_clip_config.json + open_clip_model.safetensors)")
       ->required();
-  random->add_option("--arch", ra->arch, "tiny (13.7 MB, fast) or ViT-B-32 (605 MB, OpenCLIP's shape)")
+  random->add_option("--arch", ra->arch,
+                     "tiny (13.7 MB, fast), or OpenCLIP's shapes ViT-B-32 (605 MB), RN50 (408 MB) or convnext_base (606 MB)")
       ->capture_default_str();
   random->add_option("--seed", ra->seed, "Seed of the weights, 0 to 2^64 - 1")->capture_default_str();
   random->add_flag("--force", ra->force, "Write into a non-empty --out, replacing the model files");

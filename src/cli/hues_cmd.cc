@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -376,6 +377,7 @@ void AddNonsense(Cli& cli, CLI::App* g) {
 // ---- run --------------------------------------------------------------------------------------
 struct RunArgs {
   std::string model;
+  std::string models;
   std::string embeddings;
   std::string endpoint;
   std::string endpoint_model;
@@ -463,20 +465,167 @@ Result<std::string> RunName(const RunArgs& a) {
   return name;
 }
 
+// Written last into OUT/<name>/ by `hues run --models`: a model whose record matches (same weights
+// and preprocessing, template and words) and whose outputs exist is skipped when the command is re-run.
+constexpr const char* kRunRecordFile = "hues-run.json";
+
+// What one model's run is: identical records give identical predictions.
+nlohmann::json RunRecord(const std::string& fingerprint, const std::string& prompt_template,
+                         const std::vector<std::string>& words) {
+  std::string joined;
+  for (const std::string& w : words) joined += w + "\n";
+  return {{"fingerprint", fingerprint}, {"template", prompt_template}, {"words_sha256", Sha256Hex(joined)}};
+}
+
+// Model folders of DIR (those with a config file), sorted by name.
+Result<std::vector<fs::path>> ModelDirs(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return Status::InvalidArgument("\"" + dir.string() + "\" is not a directory", "--models",
+                                   "a folder of CLIP model folders");
+  }
+  std::vector<fs::path> dirs;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_directory() &&
+        (fs::is_regular_file(e.path() / "open_clip_config.json") || fs::is_regular_file(e.path() / "config.json"))) {
+      dirs.push_back(e.path());
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) {
+    return Status::InvalidArgument("no model folders in \"" + dir.string() + "\"", "--models",
+                                   "subfolders with open_clip_config.json or config.json");
+  }
+  return dirs;
+}
+
+Status CheckModelsArgs(const RunArgs& a) {
+  if (!a.name.empty()) {
+    return Status::InvalidArgument("--name with --models", "--name", "no --name (each model is named by its folder)");
+  }
+  if (!a.save_embeddings.empty()) {
+    return Status::InvalidArgument("--save-embeddings with --models", "--save-embeddings", "one model (--clip-model)");
+  }
+  const fs::path ext = fs::path(a.out).extension();
+  if (ext == ".csv" || ext == ".jsonl") {
+    return Status::InvalidArgument("--out \"" + a.out + "\" is a file", "--out", "a FOLDER with --models");
+  }
+  return Status::Ok();
+}
+
+// One run of `hues run` (one model or embeddings source) into its output files; the --json object.
+// `resumable` (--models): skips a native model whose run record matches, and writes the record after.
+Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words,
+                              const std::string& name, bool resumable) {
+  const std::vector<fs::path> outputs = PredictionOutputFiles(a.out, name);
+  const fs::path record_file = fs::path(a.out) / name / kRunRecordFile;
+  nlohmann::json record;
+  if (resumable) {
+    Result<clip::ClipModel> model = clip::LoadClipModel(a.model);
+    if (!model.ok()) return model.status().WithContext("--models " + a.model);
+    VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
+    record = RunRecord(fingerprint, a.prompt_template, words);
+    bool done = fs::is_regular_file(record_file);
+    for (const fs::path& f : outputs) done = done && fs::is_regular_file(f);
+    Result<std::string> text = done ? ReadFile(record_file) : Result<std::string>(Status::NotFound("no record"));
+    if (text.ok() && nlohmann::json::parse(*text, nullptr, false) == record) {
+      if (!cli.global().json) fmt::print("{}: already done ({} matches), skipped\n", name, record_file.string());
+      nlohmann::json skipped = nlohmann::json::object();
+      skipped["model"] = name;
+      skipped["status"] = "skipped";
+      return skipped;
+    }
+  }
+  Result<RunOutcome> outcome = !a.model.empty()       ? RunNative(cli, a, ctx, words)
+                               : !a.embeddings.empty() ? RunFromFile(a, words)
+                                                        : RunFromEndpoint(a, ctx, words);
+  if (!outcome.ok()) return outcome.status();
+  RunOutcome& run = *outcome;
+  if (!a.save_embeddings.empty()) {
+    VISALIGN_RETURN_IF_ERROR(WriteEmbeddingsFile(a.save_embeddings, *run.embeddings).WithContext("--save-embeddings"));
+  }
+  const bool random = run.config && run.config->random;
+
+  VISALIGN_RETURN_IF_ERROR(WritePredictionFiles(outputs, name, run.words, ctx.board));
+  const std::string source = !a.model.empty() ? "clip-model" : !a.embeddings.empty() ? "embeddings" : "endpoint";
+  if (resumable) VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(record_file, record.dump(2) + "\n"));
+  std::vector<std::string> files;
+  for (const fs::path& f : outputs) files.push_back(f.string());
+  nlohmann::json j = {{"model", name},
+               {"source", source},
+                     {"words", run.words.size()},
+                     {"cache_hit", run.native.cache_hit},
+                     {"cache_file", run.native.cache_file.string()},
+                     {"outputs", files},
+                     {"saved_embeddings", a.save_embeddings.empty() ? nlohmann::json() : nlohmann::json(a.save_embeddings)},
+                     {"random_weights", run.config ? RandomWeightsJson(*run.config) : nlohmann::json()}};
+  if (resumable) j["status"] = "done";
+  if (cli.global().json) return j;
+  const std::string board = source == "embeddings" ? "from " + a.embeddings
+                            : source == "endpoint"  ? "from " + a.endpoint
+                            : run.native.cache_file.empty() ? "computed, not cached"
+                            : run.native.cache_hit          ? "from cache " + run.native.cache_file.string()
+                                                            : "computed and cached in " + run.native.cache_file.string();
+  fmt::print("{}: top-5 cells for {} words (board embeddings: {})\n", name, run.words.size(), board);
+  if (random) fmt::print("weights {}\n", clip::RandomWeightsLabel(*run.config));
+  if (!a.save_embeddings.empty()) fmt::print("wrote embeddings {}\n", a.save_embeddings);
+  for (const fs::path& f : outputs) fmt::print("wrote {}\n", f.string());
+  return j;
+}
+
+// `hues run --models DIR`: RunOne for every model folder of DIR; a failing model does not stop the others.
+Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words) {
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, ModelDirs(a.models));
+  nlohmann::json results = nlohmann::json::array();
+  Status first_failure = Status::Ok();
+  int failed = 0;
+  for (const fs::path& dir : dirs) {
+    RunArgs one = a;
+    one.model = dir.string();
+    const std::string name = dir.filename().string();
+    Result<nlohmann::json> r = RunOne(cli, one, ctx, words, name, /*resumable=*/true);
+    if (r.ok()) {
+      results.push_back(*r);
+      continue;
+    }
+    spdlog::error("{}: {}", name, r.status().ToString());
+    nlohmann::json f = nlohmann::json::object();
+    f["model"] = name;
+    f["status"] = "failed";
+    f["error"] = r.status().ToString();
+    results.push_back(f);
+    if (failed++ == 0) first_failure = r.status();
+  }
+  if (cli.global().json) {
+    nlohmann::json out = nlohmann::json::object();
+    out["models"] = results;
+    PrintJson(out);
+  }
+  if (failed > 0) {
+    return first_failure.WithContext(fmt::format("{} of {} models in --models failed; first", failed, dirs.size()));
+  }
+  return Status::Ok();
+}
+
 void AddRun(Cli& cli, CLI::App* g) {
   CLI::App* cmd = g->add_subcommand(
       "run", "Play Hues and Cues with a native CLIP/SigLIP model or with embeddings from anywhere: top-5 cells per word");
   auto a = std::make_shared<RunArgs>();
   CLI::Option* model = cmd->add_option("--clip-model", a->model, "CLIP model folder (see `visalign clip info`)");
   cli.DeprecateOption(cmd, "--model", "--clip-model");
+  CLI::Option* models = cmd->add_option(
+      "--models", a->models,
+      "Folder of model folders (each as for --clip-model): runs each, sorted and named by its folder, into --out "
+      "FOLDER; re-running skips models already done with the same weights, template and words")->excludes(model);
   CLI::Option* file = cmd->add_option(
       "--embeddings", a->embeddings,
       "Precomputed embeddings FILE (safetensors: \"board\" [480, D], \"words\" [W, D]; docs/hues.md) instead of a "
-      "native model")->excludes(model);
+      "native model")->excludes(model)->excludes(models);
   CLI::Option* endpoint = cmd->add_option("--embeddings-endpoint", a->endpoint,
                                           "OpenAI-compatible embedding server URL (POST /v1/embeddings; board patches "
                                           "as PNG data URLs) instead of a native model")
                               ->excludes(model)
+                              ->excludes(models)
                               ->excludes(file);
   cmd->add_option("--embeddings-model", a->endpoint_model, "The endpoint's name for its model (the requests' \"model\")")
       ->needs(endpoint);
@@ -508,15 +657,21 @@ void AddRun(Cli& cli, CLI::App* g) {
       "order as its sigmoid scores). With --embeddings or --embeddings-endpoint the embeddings come from elsewhere "
       "and are ranked the same way.\n"
       "Examples:\n  visalign hues run --clip-model models/ViT-B-32 --nonsense --out runs/\n"
+      "  visalign hues run --models models/ --out runs/     # every model folder in models/, resumable\n"
       "  visalign hues evaluate --predictions runs/ --out runs-eval\n"
       "  visalign hues run --clip-model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl\n"
       "  visalign hues run --embeddings EVA02-B-16.safetensors --nonsense --out runs/\n"
       "  visalign hues run --embeddings-endpoint http://127.0.0.1:8080 --embeddings-model siglip --out runs/");
   cli.Bind(cmd, [&cli, a]() -> Status {
-    if (a->model.empty() && a->embeddings.empty() && a->endpoint.empty())
+    if (a->model.empty() && a->models.empty() && a->embeddings.empty() && a->endpoint.empty())
       return Status::InvalidArgument("no model", "visalign hues run",
-                                     "one of --clip-model DIR, --embeddings FILE or --embeddings-endpoint URL");
-    VISALIGN_ASSIGN_OR_RETURN(const std::string name, RunName(*a));
+                                     "one of --clip-model DIR, --models DIR, --embeddings FILE or --embeddings-endpoint URL");
+    std::string name;
+    if (a->models.empty()) {
+      VISALIGN_ASSIGN_OR_RETURN(name, RunName(*a));
+    } else {
+      VISALIGN_RETURN_IF_ERROR(CheckModelsArgs(*a));
+    }
     BoardOptions bo;
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(bo));
     VISALIGN_ASSIGN_OR_RETURN(std::vector<std::string> words, ReadWordList(a->words, ctx.vocabulary));
@@ -524,41 +679,12 @@ void AddRun(Cli& cli, CLI::App* g) {
       VISALIGN_ASSIGN_OR_RETURN(auto nonsense, AllNonsenseWords());
       for (const NonsenseWord& n : nonsense) words.push_back(n.word);
     }
-    Result<RunOutcome> outcome = !a->model.empty()       ? RunNative(cli, *a, ctx, words)
-                                 : !a->embeddings.empty() ? RunFromFile(*a, words)
-                                                          : RunFromEndpoint(*a, ctx, words);
-    if (!outcome.ok()) return outcome.status();
-    RunOutcome& run = *outcome;
-    if (!a->save_embeddings.empty()) {
-      VISALIGN_RETURN_IF_ERROR(WriteEmbeddingsFile(a->save_embeddings, *run.embeddings).WithContext("--save-embeddings"));
-    }
-    const bool random = run.config && run.config->random;
-
-    const std::vector<fs::path> outputs = PredictionOutputFiles(a->out, name);
-    VISALIGN_RETURN_IF_ERROR(WritePredictionFiles(outputs, name, run.words, ctx.board));
-    const std::string source = !a->model.empty() ? "clip-model" : !a->embeddings.empty() ? "embeddings" : "endpoint";
-    if (cli.global().json) {
-      std::vector<std::string> files;
-      for (const fs::path& f : outputs) files.push_back(f.string());
-      PrintJson({{"model", name},
-                 {"source", source},
-                 {"words", run.words.size()},
-                 {"cache_hit", run.native.cache_hit},
-                 {"cache_file", run.native.cache_file.string()},
-                 {"outputs", files},
-                 {"saved_embeddings", a->save_embeddings.empty() ? nlohmann::json() : nlohmann::json(a->save_embeddings)},
-                 {"random_weights", run.config ? RandomWeightsJson(*run.config) : nlohmann::json()}});
+    if (a->models.empty()) {
+      VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, RunOne(cli, *a, ctx, words, name, /*resumable=*/false));
+      if (cli.global().json) PrintJson(j);
       return Status::Ok();
     }
-    const std::string board = source == "embeddings" ? "from " + a->embeddings
-                              : source == "endpoint"  ? "from " + a->endpoint
-                              : run.native.cache_file.empty() ? "computed, not cached"
-                              : run.native.cache_hit          ? "from cache " + run.native.cache_file.string()
-                                                              : "computed and cached in " + run.native.cache_file.string();
-    fmt::print("{}: top-5 cells for {} words (board embeddings: {})\n", name, run.words.size(), board);
-    if (random) fmt::print("weights {}\n", clip::RandomWeightsLabel(*run.config));
-    if (!a->save_embeddings.empty()) fmt::print("wrote embeddings {}\n", a->save_embeddings);
-    for (const fs::path& f : outputs) fmt::print("wrote {}\n", f.string());
+    return RunModels(cli, *a, ctx, words);
     return Status::Ok();
   });
 }

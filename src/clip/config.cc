@@ -24,6 +24,9 @@ constexpr int kOpenClipDefaultTextHeads = 8;
 constexpr int kOpenClipDefaultTextWidth = 512;
 constexpr int kOpenClipDefaultTextLayers = 12;
 constexpr int kDefaultVocabSize = 49408;
+constexpr int kOpenClipDefaultResNetWidth = 64;
+constexpr int kResNetTotalStride = 32;    // stem 4, stages 2..4 x2 each
+constexpr int kConvNextTotalStride = 32;  // stem 4, stages 1..3 x2 each
 
 // Reads typed fields from one JSON object, remembering which keys were consumed so the rest can be
 // checked: a key we do not understand must not be silently ignored.
@@ -273,13 +276,149 @@ Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& whe
   return c;
 }
 
+// Four positive integers (ResNet layers, ConvNeXt depths/dims).
+Result<std::array<int, 4>> FourInts(const json& v, const std::string& key, const std::string& where) {
+  std::array<int, 4> out{};
+  if (v.is_array() && v.size() == out.size()) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (!v[i].is_number_integer() || v[i].get<int64_t>() <= 0 || v[i].get<int64_t>() > (1 << 16)) break;
+      out[i] = static_cast<int>(v[i].get<int64_t>());
+      if (i + 1 == out.size()) return out;
+    }
+  }
+  return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where, "four positive integers (one per stage)");
+}
+
+// OpenCLIP's ModifiedResNet: vision_cfg.layers is a list of four Bottleneck counts.
+Result<VisionConfig> ParseOpenClipResNet(const json& v, const std::string& where) {
+  Fields f(v, where);
+  VisionConfig c;
+  c.tower = VisionTower::kModifiedResNet;
+  f.Ignore({"layers"});
+  VISALIGN_ASSIGN_OR_RETURN(c.resnet.layers, FourInts(v["layers"], "layers", where));
+  VISALIGN_ASSIGN_OR_RETURN(c.image_size, f.SquareSize("image_size", 224));
+  VISALIGN_ASSIGN_OR_RETURN(c.resnet.width, f.Int("width", kOpenClipDefaultResNetWidth));
+  VISALIGN_ASSIGN_OR_RETURN(int head_width, f.Int("head_width", kOpenClipDefaultHeadWidth));
+  if (c.resnet.feature_width() % head_width != 0 || c.resnet.width % 2 != 0) {
+    return Status::InvalidArgument(fmt::format("width {} with head_width {}", c.resnet.width, head_width), where,
+                                   "an even width with width * 32 divisible by head_width");
+  }
+  c.resnet.heads = c.resnet.feature_width() / head_width;
+  if (c.image_size % kResNetTotalStride != 0) {
+    return Status::InvalidArgument(fmt::format("image_size {}", c.image_size), where,
+                                   fmt::format("a multiple of {} (the ResNet's total stride)", kResNetTotalStride));
+  }
+  // patch_size is null in OpenCLIP's RN configs and unused by the tower.
+  f.Ignore({"patch_size", "patch_dropout", "output_tokens", "output_dim"});
+  VISALIGN_RETURN_IF_ERROR(f.Require("act_kwargs", {}, "activation options"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("norm_kwargs", {}, "normalization options"));
+  VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  return c;
+}
+
+// timm's ConvNeXt models without conv_mlp / GRN (timm/models/convnext.py registrations).
+struct TimmConvNext {
+  const char* name;
+  std::array<int, 4> depths;
+  std::array<int, 4> dims;
+  float norm_eps;
+};
+constexpr float kConvNextNormEps = 1e-6f;
+constexpr std::array<TimmConvNext, 6> kTimmConvNexts = {{
+    {"convnext_tiny", {3, 3, 9, 3}, {96, 192, 384, 768}, kConvNextNormEps},
+    {"convnext_small", {3, 3, 27, 3}, {96, 192, 384, 768}, kConvNextNormEps},
+    {"convnext_base", {3, 3, 27, 3}, {128, 256, 512, 1024}, kConvNextNormEps},
+    {"convnext_large", {3, 3, 27, 3}, {192, 384, 768, 1536}, kConvNextNormEps},
+    {"convnext_xlarge", {3, 3, 27, 3}, {256, 512, 1024, 2048}, kConvNextNormEps},
+    {"convnext_xxlarge", {3, 4, 30, 3}, {384, 768, 1536, 3072}, 1e-5f},
+}};
+
+// The model family of a timm model name, for refusals ("EVA", "ViTamin", ...).
+std::string TimmFamily(const std::string& name) {
+  static const std::array<std::pair<const char*, const char*>, 7> kFamilies = {{
+      {"eva", "EVA"},
+      {"vitamin", "ViTamin"},
+      {"fastvit", "MobileCLIP (FastViT)"},
+      {"mobileclip", "MobileCLIP"},
+      {"convnextv2", "ConvNeXt-V2"},
+      {"convnext", "ConvNeXt variant"},
+      {"vit_", "ViT"},
+  }};
+  for (const auto& [prefix, family] : kFamilies) {
+    if (name.rfind(prefix, 0) == 0) return family;
+  }
+  return "non-ConvNeXt";
+}
+
+// OpenCLIP's TimmModel adapter (vision_cfg.timm_model_name); of timm's trunks only ConvNeXt.
+Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where) {
+  Fields f(v, where);
+  VisionConfig c;
+  c.tower = VisionTower::kConvNext;
+  ConvNextConfig& cn = c.convnext;
+  VISALIGN_ASSIGN_OR_RETURN(cn.timm_model_name, f.String("timm_model_name", ""));
+  const TimmConvNext* known = nullptr;
+  for (const TimmConvNext& m : kTimmConvNexts) {
+    if (cn.timm_model_name == m.name) known = &m;
+  }
+  if (known == nullptr) {
+    std::string names;
+    for (const TimmConvNext& m : kTimmConvNexts) names += (names.empty() ? "" : ", ") + std::string(m.name);
+    return Status::Unsupported("unsupported " + TimmFamily(cn.timm_model_name) + " timm vision tower (timm_model_name = \"" +
+                                   cn.timm_model_name + "\")",
+                               where, "a timm SigLIP ViT or one of the timm ConvNeXt models " + names);
+  }
+  cn.depths = known->depths;
+  cn.dims = known->dims;
+  cn.norm_eps = known->norm_eps;
+  if (f.Has("timm_model_kwargs")) {
+    const std::string kw_where = where + " timm_model_kwargs";
+    const json& kw = v["timm_model_kwargs"];
+    if (!kw.is_object()) return Status::InvalidArgument("field is " + kw.dump(), kw_where, "a JSON object");
+    Fields k(kw, kw_where);
+    if (k.Has("depths")) {
+      VISALIGN_ASSIGN_OR_RETURN(cn.depths, FourInts(kw["depths"], "depths", kw_where));
+    }
+    if (k.Has("dims")) {
+      VISALIGN_ASSIGN_OR_RETURN(cn.dims, FourInts(kw["dims"], "dims", kw_where));
+    }
+    VISALIGN_ASSIGN_OR_RETURN(double eps, k.Number("norm_eps", cn.norm_eps));
+    cn.norm_eps = static_cast<float>(eps);
+    k.Ignore({"depths", "dims", "drop_path_rate", "drop_rate"});
+    VISALIGN_RETURN_IF_ERROR(k.CheckAllUsed());
+  }
+  f.Ignore({"timm_model_kwargs"});
+  VISALIGN_ASSIGN_OR_RETURN(c.image_size, f.SquareSize("image_size", 224));
+  if (c.image_size % kConvNextTotalStride != 0) {
+    return Status::InvalidArgument(fmt::format("image_size {}", c.image_size), where,
+                                   fmt::format("a multiple of {} (ConvNeXt's total stride)", kConvNextTotalStride));
+  }
+  VISALIGN_RETURN_IF_ERROR(f.Require("timm_pool", {"", "avg"}, "timm pooling other than average"));
+  VISALIGN_ASSIGN_OR_RETURN(std::string proj, f.String("timm_proj", "linear"));
+  if (proj == "linear") {
+    cn.projection = ConvNextProjection::kLinear;
+  } else if (proj == "mlp") {
+    cn.projection = ConvNextProjection::kMlp;
+  } else {
+    return Status::Unsupported("unsupported timm_proj \"" + proj + "\"", where, "linear or mlp");
+  }
+  VISALIGN_ASSIGN_OR_RETURN(cn.projection_bias, f.Bool("timm_proj_bias", false));
+  // Pretrained-weight download and training-time dropout do not change inference; OpenCLIP lets the
+  // timm model override the ViT fields.
+  f.Ignore({"layers", "width", "head_width", "patch_size", "mlp_ratio", "timm_model_pretrained", "timm_drop", "timm_drop_path", "patch_dropout", "output_tokens", "output_dim"});
+  VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  return c;
+}
+
 Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where) {
   Fields f(v, where);
-  if (f.Has("timm_model_name")) return ParseTimmSiglipVision(v, where);
-  if (f.Has("layers") && v["layers"].is_array()) {
-    return Status::Unsupported("unsupported ResNet (ModifiedResNet) vision tower (layers = " + v["layers"].dump() + ")",
-                               where, "a standard ViT CLIP");
+  if (f.Has("timm_model_name")) {
+    // timm's SigLIP ViTs here, every other timm trunk (ConvNeXt, or a refusal naming its family) below.
+    const std::string name = v["timm_model_name"].is_string() ? v["timm_model_name"].get<std::string>() : "";
+    if (name.rfind("vit_", 0) == 0 && name.find("_siglip") != std::string::npos) return ParseTimmSiglipVision(v, where);
+    return ParseOpenClipTimm(v, where);
   }
+  if (f.Has("layers") && v["layers"].is_array()) return ParseOpenClipResNet(v, where);
   VisionConfig c;
   VISALIGN_ASSIGN_OR_RETURN(c.image_size, f.SquareSize("image_size", 224));
   VISALIGN_ASSIGN_OR_RETURN(c.layers, f.Int("layers", 12));
@@ -573,6 +712,18 @@ Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
   config->config_file = config_file;
   config->weights_file = weights_file;
   return config;
+}
+
+std::string_view VisionTowerName(VisionTower tower) {
+  switch (tower) {
+    case VisionTower::kViT:
+      return "ViT";
+    case VisionTower::kModifiedResNet:
+      return "ModifiedResNet";
+    case VisionTower::kConvNext:
+      return "ConvNeXt (timm)";
+  }
+  return "unknown";
 }
 
 std::string RandomWeightsLabel(const ClipConfig& config) {

@@ -43,8 +43,9 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
   };
   const std::vector<Case> cases = {
       {"/model_cfg/multimodal_cfg", json::object(), "CoCa"},
-      {"/model_cfg/vision_cfg/layers", {3, 4, 6, 3}, "ResNet"},
-      {"/model_cfg/vision_cfg/timm_model_name", "convnext_base", "timm vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "eva02_base_patch16_clip_224", "EVA timm vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vitamin_base_224", "ViTamin timm vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "fastvit_mci2", "MobileCLIP (FastViT) timm vision tower"},
       {"/model_cfg/text_cfg/hf_model_name", "roberta-base", "Hugging Face text tower"},
       {"/model_cfg/vision_cfg/attentional_pool", true, "attentional pooler"},
       {"/model_cfg/vision_cfg/pool_type", "avg", "vision pool_type"},
@@ -97,6 +98,76 @@ TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_THAT(st.what(), HasSubstr("Hugging Face siglip checkpoint"));
   EXPECT_THAT(st.expected(), HasSubstr("open_clip_config.json"));
+}
+
+TEST_F(ModelDirTest, RefusesConvTowerOptionsNotImplemented) {
+  struct Case {
+    std::string fixture;
+    std::string pointer;
+    json value;
+    StatusCode code;
+    std::string what;
+  };
+  const std::vector<Case> cases = {
+      {"clip-convnext-tiny", "/model_cfg/vision_cfg/timm_pool", "max", StatusCode::kUnsupported, "timm pooling"},
+      {"clip-convnext-tiny", "/model_cfg/vision_cfg/timm_proj", "none", StatusCode::kUnsupported, "timm_proj \"none\""},
+      {"clip-convnext-tiny", "/model_cfg/vision_cfg/timm_model_name", "convnext_atto", StatusCode::kUnsupported,
+       "ConvNeXt variant timm vision tower"},
+      {"clip-convnext-tiny", "/model_cfg/vision_cfg/timm_model_kwargs/conv_mlp", true, StatusCode::kUnsupported,
+       "unknown config field \"conv_mlp\""},
+      {"clip-convnext-tiny", "/model_cfg/vision_cfg/image_size", 72, StatusCode::kInvalidArgument, "image_size 72"},
+      {"clip-rn-tiny", "/model_cfg/vision_cfg/layers", {3, 4, 6}, StatusCode::kInvalidArgument, "field \"layers\""},
+      {"clip-rn-tiny", "/model_cfg/vision_cfg/image_size", 48, StatusCode::kInvalidArgument, "image_size 48"},
+      {"clip-rn-tiny", "/model_cfg/vision_cfg/attentional_pool", true, StatusCode::kUnsupported,
+       "unknown config field \"attentional_pool\""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.fixture + c.pointer);
+    json cfg = testing::ReadFixtureJson("config.json", c.fixture);
+    cfg[json::json_pointer(c.pointer)] = c.value;
+    const Result<ClipConfig> parsed = ParseOpenClipConfig(cfg, "config.json");
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), c.code) << parsed.status().ToString();
+    EXPECT_THAT(parsed.status().what(), HasSubstr(c.what));
+  }
+}
+
+TEST_F(ModelDirTest, ConvTowerConfigsWithViTWeightsNameTheFirstWrongTensor) {
+  LinkFixtureWeights();  // clip-tiny's ViT weights
+  for (const std::string fixture : {"clip-rn-tiny", "clip-convnext-tiny"}) {
+    SCOPED_TRACE(fixture);
+    WriteJson("open_clip_config.json", testing::ReadFixtureJson("config.json", fixture));
+    const Status st = LoadStatus();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    // The ViT's patch embedding is visual.conv1 too, with another shape.
+    EXPECT_THAT(st.what(), HasSubstr(fixture == "clip-rn-tiny" ? "tensor \"visual.conv1.weight\" has shape [64, 3, 16, 16]"
+                                                               : "missing tensor \"visual.trunk.stem.0.weight\""));
+  }
+}
+
+TEST_F(ModelDirTest, ReadsOpenClipConvNeXtDefaultsFromTheTimmModelName) {
+  // OpenCLIP's convnext_large_d.json: depths and dims from timm's convnext_large, MLP projection.
+  const json cfg = {{"embed_dim", 768},
+                    {"vision_cfg",
+                     {{"timm_model_name", "convnext_large"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
+                      {"timm_proj", "mlp"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", 256}}},
+                    {"text_cfg", {{"context_length", 77}, {"vocab_size", 49408}, {"width", 768}, {"heads", 12}, {"layers", 16}}}};
+  const ClipConfig c = ParseOpenClipConfig(cfg, "convnext_large_d.json").value();
+  EXPECT_EQ(c.vision.tower, VisionTower::kConvNext);
+  EXPECT_EQ(c.vision.convnext.depths, (std::array<int, 4>{3, 3, 27, 3}));
+  EXPECT_EQ(c.vision.convnext.dims, (std::array<int, 4>{192, 384, 768, 1536}));
+  EXPECT_EQ(c.vision.convnext.projection, ConvNextProjection::kMlp);
+  EXPECT_FLOAT_EQ(c.vision.convnext.norm_eps, 1e-6f);
+  EXPECT_EQ(c.vision.image_size, 256);
+  // RN50x4: heads = width * 32 / head_width (default 64).
+  const json rn = {{"embed_dim", 640},
+                   {"vision_cfg", {{"image_size", 288}, {"layers", {4, 6, 10, 6}}, {"width", 80}, {"patch_size", nullptr}}},
+                   {"text_cfg", {{"width", 640}, {"heads", 10}, {"layers", 12}}}};
+  const ClipConfig r = ParseOpenClipConfig(rn, "RN50x4.json").value();
+  EXPECT_EQ(r.vision.tower, VisionTower::kModifiedResNet);
+  EXPECT_EQ(r.vision.resnet.layers, (std::array<int, 4>{4, 6, 10, 6}));
+  EXPECT_EQ(r.vision.resnet.heads, 40);
+  EXPECT_EQ(r.vision.resnet.feature_width(), 2560);
 }
 
 TEST_F(ModelDirTest, ShapesAreCheckedAgainstTheConfig) {

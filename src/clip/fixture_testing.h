@@ -1,5 +1,5 @@
-// Paths and readers for the parity fixtures (../shared/fixtures/clip-tiny, siglip-tiny), used by
-// the clip module's tests only.
+// Paths and readers for the parity fixtures (../shared/fixtures/clip-tiny, siglip-tiny, clip-rn-tiny,
+// clip-convnext-tiny), used by the clip module's tests only.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 

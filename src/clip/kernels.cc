@@ -10,14 +10,10 @@
 #include "clip/row_kernels.h"
 
 namespace visalign::clip {
-namespace {
-
 // Below this many elements a parallel region costs more than it saves.
 constexpr size_t kMinParallelElements = 1 << 14;
 
 bool Parallel(size_t elements) { return elements >= kMinParallelElements && omp_get_max_threads() > 1; }
-
-}  // namespace
 
 void LayerNorm(const float* x, float* y, int rows, int width, const float* gain, const float* bias, float eps) {
   const RowKernels& k = BestRowKernels();

@@ -9,6 +9,10 @@
 
 namespace visalign::clip {
 
+// Whether per-element work on `elements` floats is worth an OpenMP parallel region (the `if`
+// clause of every parallel loop here and in conv.cc).
+bool Parallel(size_t elements);
+
 // y[r] = (x[r] - mean) / sqrt(var + eps) * gain + bias per row of `width` (biased variance,
 // as torch.nn.LayerNorm). x and y may alias.
 void LayerNorm(const float* x, float* y, int rows, int width, const float* gain, const float* bias, float eps);

@@ -27,11 +27,7 @@ constexpr float kUnnormalizedTolerance = 1e-4f;
 constexpr float kActivationTolerance = 1e-4f;
 constexpr float kLogitTolerance = 2e-4f;
 
-float MaxAbsDiff(const float* a, const std::vector<float>& b) {
-  float m = 0.0f;
-  for (size_t i = 0; i < b.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
+using testing::MaxAbsDiff;
 
 std::vector<float> Row(const nlohmann::json& j) { return j.get<std::vector<float>>(); }
 
@@ -56,23 +52,8 @@ class ClipModelTest : public ::testing::Test {
     delete debug_;
   }
 
-  static Matrix DebugPixels() {
-    const TensorInfo* t = debug_->Find("inputs.pixel_values");
-    const std::vector<float> v = SafetensorsFile::ToFloat(*t, "debug").value();
-    Matrix m(static_cast<int>(t->shape[0]), static_cast<int>(v.size() / t->shape[0]));
-    m.data = v;
-    return m;
-  }
-
-  static std::vector<std::vector<int32_t>> DebugTokenIds() {
-    const TensorInfo* t = debug_->Find("inputs.token_ids");
-    const std::vector<int64_t> v = SafetensorsFile::ToInt64(*t, "debug").value();
-    std::vector<std::vector<int32_t>> ids(static_cast<size_t>(t->shape[0]));
-    for (size_t i = 0; i < ids.size(); ++i) {
-      for (int64_t k = 0; k < t->shape[1]; ++k) ids[i].push_back(static_cast<int32_t>(v[i * t->shape[1] + k]));
-    }
-    return ids;
-  }
+  static Matrix DebugPixels() { return testing::DebugPixels(*debug_); }
+  static std::vector<std::vector<int32_t>> DebugTokenIds() { return testing::DebugTokenIds(*debug_); }
 
   static std::vector<float> Expected(const std::string& tower, const std::string& field, int row) {
     return Row((*expected_)[tower][row][field]);

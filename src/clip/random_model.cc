@@ -39,7 +39,7 @@ constexpr int64_t kTextPositionalVarianceDenominator = 10000;
 // OpenCLIP's initial logit scale, log(1 / 0.07).
 constexpr float kInitialLogitScale = 2.65926004f;
 
-// The configs OpenCLIP ships (ViT-B-32.json) and the clip-tiny fixture's shape.
+// The configs OpenCLIP ships (ViT-B-32.json, RN50.json, convnext_base.json) and the clip-tiny fixture's shape.
 struct ArchShape {
   int embed_dim;
   int image_size, patch_size, vision_width, vision_layers, vision_head_width;
@@ -47,6 +47,9 @@ struct ArchShape {
 };
 constexpr ArchShape kTinyShape{64, 64, 16, 64, 2, 16, 64, 4, 2};
 constexpr ArchShape kViTB32Shape{512, 224, 32, 768, 12, 64, 512, 8, 12};
+constexpr ArchShape kRN50Shape{1024, 224, 0, 64, 0, 0, 512, 8, 12};        // vision_width: the stem width
+constexpr ArchShape kConvNextBaseShape{512, 224, 0, 0, 0, 0, 512, 8, 12};  // trunk shape from timm_model_name
+constexpr std::array<int, 4> kRN50Layers = {3, 4, 6, 3};
 constexpr int kVocabSize = 49408;
 
 constexpr std::array<double, 3> kOpenAiMean{0.48145466, 0.4578275, 0.40821073};
@@ -130,27 +133,191 @@ Status CheckOutputDirectory(const fs::path& dir, bool overwrite) {
 
 }  // namespace
 
+constexpr std::array<RandomClipArch, 4> kRandomArchs = {RandomClipArch::kTiny, RandomClipArch::kViTB32,
+                                                        RandomClipArch::kRN50, RandomClipArch::kConvNextBase};
+
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name) {
-  for (RandomClipArch arch : {RandomClipArch::kTiny, RandomClipArch::kViTB32}) {
+  std::string names;
+  for (RandomClipArch arch : kRandomArchs) {
     if (name == RandomClipArchName(arch)) return arch;
+    names += (names.empty() ? "" : arch == kRandomArchs.back() ? " or " : ", ") + std::string(RandomClipArchName(arch));
   }
-  return Status::InvalidArgument("unknown architecture \"" + std::string(name) + "\"", "", "tiny or ViT-B-32");
+  return Status::InvalidArgument("unknown architecture \"" + std::string(name) + "\"", "", names);
 }
 
-std::string_view RandomClipArchName(RandomClipArch arch) { return arch == RandomClipArch::kTiny ? "tiny" : "ViT-B-32"; }
+std::string_view RandomClipArchName(RandomClipArch arch) {
+  switch (arch) {
+    case RandomClipArch::kTiny:
+      return "tiny";
+    case RandomClipArch::kViTB32:
+      return "ViT-B-32";
+    case RandomClipArch::kRN50:
+      return "RN50";
+    case RandomClipArch::kConvNextBase:
+      return "convnext_base";
+  }
+  return "";
+}
+
+namespace {
+
+const ArchShape& Shape(RandomClipArch arch) {
+  switch (arch) {
+    case RandomClipArch::kTiny:
+      return kTinyShape;
+    case RandomClipArch::kViTB32:
+      return kViTB32Shape;
+    case RandomClipArch::kRN50:
+      return kRN50Shape;
+    case RandomClipArch::kConvNextBase:
+      return kConvNextBaseShape;
+  }
+  return kTinyShape;
+}
+
+// vision_cfg of each architecture (OpenCLIP's RN50.json and convnext_base.json for the conv towers).
+json RandomVisionConfig(RandomClipArch arch, const ArchShape& s) {
+  switch (arch) {
+    case RandomClipArch::kRN50:
+      return {{"image_size", s.image_size}, {"layers", kRN50Layers}, {"width", s.vision_width}, {"patch_size", nullptr}};
+    case RandomClipArch::kConvNextBase:
+      return {{"timm_model_name", "convnext_base"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
+              {"timm_proj", "linear"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", s.image_size}};
+    case RandomClipArch::kTiny:
+    case RandomClipArch::kViTB32:
+      break;
+  }
+  return {{"image_size", s.image_size},
+          {"layers", s.vision_layers},
+          {"width", s.vision_width},
+          {"head_width", s.vision_head_width},
+          {"patch_size", s.patch_size}};
+}
+
+// VisionTransformer: blocks, class and positional embeddings and the projection with std width^-½;
+// conv1 keeps PyTorch's default (uniform with bound fan_in^-½, variance 1 / (3 fan_in)).
+void AddVitVision(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
+  const VisionConfig& v = c.vision;
+  const int64_t vw = v.width;
+  const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid() + 1;
+  AddTower(specs, "visual.", v);
+  specs.push_back({{"visual.class_embedding", {vw}}, Uniform(vw)});
+  specs.push_back({{"visual.positional_embedding", {tokens, vw}}, Uniform(vw)});
+  specs.push_back({{"visual.conv1.weight", {vw, 3, v.patch_size, v.patch_size}},
+                   Uniform(3 * 3 * static_cast<int64_t>(v.patch_size) * v.patch_size)});
+  if (v.ln_pre) {
+    specs.push_back({{"visual.ln_pre.weight", {vw}}, Gain()});
+    specs.push_back({{"visual.ln_pre.bias", {vw}}, Bias()});
+  }
+  specs.push_back({{"visual.ln_post.weight", {vw}}, Gain()});
+  specs.push_back({{"visual.ln_post.bias", {vw}}, Bias()});
+  specs.push_back({{"visual.proj", {vw, c.embed_dim}}, Uniform(vw)});
+}
+
+// A convolution's weight with PyTorch's default init (uniform with bound fan_in^-½: variance 1 / (3 fan_in)).
+void AddConv(std::vector<RandomTensorSpec>& specs, const std::string& name, int64_t out, int64_t in, int64_t kernel) {
+  specs.push_back({{name, {out, in, kernel, kernel}}, Uniform(3 * in * kernel * kernel)});
+}
+
+// BatchNorm2d in eval: gain and running variance around 1, bias and running mean small.
+void AddBatchNorm(std::vector<RandomTensorSpec>& specs, const std::string& name, int64_t c) {
+  specs.push_back({{name + ".weight", {c}}, Gain()});
+  specs.push_back({{name + ".bias", {c}}, Bias()});
+  specs.push_back({{name + ".running_mean", {c}}, Bias()});
+  specs.push_back({{name + ".running_var", {c}}, Gain()});
+}
+
+void AddLinear(std::vector<RandomTensorSpec>& specs, const std::string& name, int64_t out, int64_t in, bool bias) {
+  specs.push_back({{name + ".weight", {out, in}}, Uniform(in)});
+  if (bias) specs.push_back({{name + ".bias", {out}}, Bias()});
+}
+
+void AddNorm(std::vector<RandomTensorSpec>& specs, const std::string& name, int64_t c) {
+  specs.push_back({{name + ".weight", {c}}, Gain()});
+  specs.push_back({{name + ".bias", {c}}, Bias()});
+}
+
+// ModifiedResNet (modified_resnet.py); num_batches_tracked is not written (the forward pass does not use it).
+void AddResNet(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
+  constexpr int64_t kExpansion = 4;
+  const ResNetConfig& r = c.vision.resnet;
+  const int64_t half = r.width / 2;
+  AddConv(specs, "visual.conv1.weight", half, 3, 3);
+  AddBatchNorm(specs, "visual.bn1", half);
+  AddConv(specs, "visual.conv2.weight", half, half, 3);
+  AddBatchNorm(specs, "visual.bn2", half);
+  AddConv(specs, "visual.conv3.weight", r.width, half, 3);
+  AddBatchNorm(specs, "visual.bn3", r.width);
+  int64_t inplanes = r.width;
+  for (size_t s = 0; s < r.layers.size(); ++s) {
+    const int64_t planes = static_cast<int64_t>(r.width) << s;
+    for (int i = 0; i < r.layers[s]; ++i) {
+      const std::string p = "visual.layer" + std::to_string(s + 1) + "." + std::to_string(i) + ".";
+      AddConv(specs, p + "conv1.weight", planes, inplanes, 1);
+      AddBatchNorm(specs, p + "bn1", planes);
+      AddConv(specs, p + "conv2.weight", planes, planes, 3);
+      AddBatchNorm(specs, p + "bn2", planes);
+      AddConv(specs, p + "conv3.weight", kExpansion * planes, planes, 1);
+      AddBatchNorm(specs, p + "bn3", kExpansion * planes);
+      if ((s > 0 && i == 0) || inplanes != kExpansion * planes) {
+        AddConv(specs, p + "downsample.0.weight", kExpansion * planes, inplanes, 1);
+        AddBatchNorm(specs, p + "downsample.1", kExpansion * planes);
+      }
+      inplanes = kExpansion * planes;
+    }
+  }
+  const int64_t w = r.feature_width();
+  const int64_t grid = c.vision.image_size / 32;
+  specs.push_back({{"visual.attnpool.positional_embedding", {grid * grid + 1, w}}, Uniform(w)});
+  for (const char* proj : {"q_proj", "k_proj", "v_proj"}) AddLinear(specs, std::string("visual.attnpool.") + proj, w, w, true);
+  AddLinear(specs, "visual.attnpool.c_proj", c.embed_dim, w, true);
+}
+
+// timm ConvNeXt (convnext.py) and OpenCLIP's linear head: weights with variance 1 / fan_in, layer
+// scale around 1 (timm initialises it to 1e-6, which would make every block nearly the identity).
+void AddConvNext(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
+  const ConvNextConfig& cn = c.vision.convnext;
+  constexpr int64_t kStemPatch = 4;
+  constexpr int64_t kDownsample = 2;
+  constexpr int64_t kDepthwise = 7;
+  constexpr int64_t kMlpRatio = 4;
+  specs.push_back({{"visual.trunk.stem.0.weight", {cn.dims[0], 3, kStemPatch, kStemPatch}},
+                   Uniform(3 * kStemPatch * kStemPatch)});
+  specs.push_back({{"visual.trunk.stem.0.bias", {cn.dims[0]}}, Bias()});
+  AddNorm(specs, "visual.trunk.stem.1", cn.dims[0]);
+  for (size_t s = 0; s < cn.depths.size(); ++s) {
+    const std::string p = "visual.trunk.stages." + std::to_string(s) + ".";
+    const int64_t d = cn.dims[s];
+    if (s > 0) {
+      const int64_t prev = cn.dims[s - 1];
+      AddNorm(specs, p + "downsample.0", prev);
+      specs.push_back({{p + "downsample.1.weight", {d, prev, kDownsample, kDownsample}},
+                       Uniform(kDownsample * kDownsample * prev)});
+      specs.push_back({{p + "downsample.1.bias", {d}}, Bias()});
+    }
+    for (int j = 0; j < cn.depths[s]; ++j) {
+      const std::string b = p + "blocks." + std::to_string(j) + ".";
+      specs.push_back({{b + "conv_dw.weight", {d, 1, kDepthwise, kDepthwise}}, Uniform(kDepthwise * kDepthwise)});
+      specs.push_back({{b + "conv_dw.bias", {d}}, Bias()});
+      AddNorm(specs, b + "norm", d);
+      AddLinear(specs, b + "mlp.fc1", kMlpRatio * d, d, true);
+      AddLinear(specs, b + "mlp.fc2", d, kMlpRatio * d, true);
+      specs.push_back({{b + "gamma", {d}}, Gain()});
+    }
+  }
+  AddNorm(specs, "visual.trunk.head.norm", cn.dims.back());
+  AddLinear(specs, "visual.head.proj", c.embed_dim, cn.dims.back(), false);
+}
+
+}  // namespace
 
 json RandomClipConfigJson(RandomClipArch arch, uint64_t seed) {
-  const ArchShape& s = arch == RandomClipArch::kTiny ? kTinyShape : kViTB32Shape;
+  const ArchShape& s = Shape(arch);
   return {
       {"model_cfg",
        {{"embed_dim", s.embed_dim},
         {"quick_gelu", false},
-        {"vision_cfg",
-         {{"image_size", s.image_size},
-          {"layers", s.vision_layers},
-          {"width", s.vision_width},
-          {"head_width", s.vision_head_width},
-          {"patch_size", s.patch_size}}},
+        {"vision_cfg", RandomVisionConfig(arch, s)},
         {"text_cfg",
          {{"context_length", kDefaultContextLength},
           {"vocab_size", kVocabSize},
@@ -172,26 +339,20 @@ json RandomClipConfigJson(RandomClipArch arch, uint64_t seed) {
 }
 
 std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
-  const VisionConfig& v = c.vision;
   const TextConfig& t = c.text;
-  const int64_t vw = v.width;
   const int64_t tw = t.width;
-  const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid() + 1;
   std::vector<RandomTensorSpec> specs;
-  AddTower(specs, "visual.", v);
-  // VisionTransformer: class and positional embeddings and the projection with std width^-½;
-  // conv1 keeps PyTorch's default (uniform with bound fan_in^-½, variance 1 / (3 fan_in)).
-  specs.push_back({{"visual.class_embedding", {vw}}, Uniform(vw)});
-  specs.push_back({{"visual.positional_embedding", {tokens, vw}}, Uniform(vw)});
-  specs.push_back({{"visual.conv1.weight", {vw, 3, v.patch_size, v.patch_size}},
-                   Uniform(3 * 3 * static_cast<int64_t>(v.patch_size) * v.patch_size)});
-  if (v.ln_pre) {
-    specs.push_back({{"visual.ln_pre.weight", {vw}}, Gain()});
-    specs.push_back({{"visual.ln_pre.bias", {vw}}, Bias()});
+  switch (c.vision.tower) {
+    case VisionTower::kViT:
+      AddVitVision(specs, c);
+      break;
+    case VisionTower::kModifiedResNet:
+      AddResNet(specs, c);
+      break;
+    case VisionTower::kConvNext:
+      AddConvNext(specs, c);
+      break;
   }
-  specs.push_back({{"visual.ln_post.weight", {vw}}, Gain()});
-  specs.push_back({{"visual.ln_post.bias", {vw}}, Bias()});
-  specs.push_back({{"visual.proj", {vw, c.embed_dim}}, Uniform(vw)});
   AddTower(specs, "", t);
   specs.push_back({{"token_embedding.weight", {t.vocab_size, tw}}, Uniform(kTokenEmbeddingVarianceDenominator)});
   specs.push_back({{"positional_embedding", {t.context_length, tw}}, Uniform(kTextPositionalVarianceDenominator)});

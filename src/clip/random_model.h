@@ -1,5 +1,5 @@
 // Internals of WriteRandomClipModel (include/visalign/clip.h), exposed for its tests: the config
-// of each architecture, the tensors of an OpenCLIP-layout ViT CLIP with their initialisation, and
+// of each architecture, the tensors of an OpenCLIP-layout CLIP with their initialisation, and
 // the deterministic value generator.
 #pragma once
 
@@ -34,8 +34,8 @@ struct RandomTensorSpec {
 // The open_clip_config.json of `arch`, including the "visalign_random_model" record with `seed`.
 nlohmann::json RandomClipConfigJson(RandomClipArch arch, uint64_t seed);
 
-// Every parameter of a standard ViT CLIP with `config` in the OpenCLIP layout (the names
-// LoadClipModel reads), with OpenCLIP's initialisation scales.
+// Every parameter of a CLIP with `config` (ViT, ModifiedResNet or timm ConvNeXt vision tower) in the
+// OpenCLIP layout (the names LoadClipModel reads), with OpenCLIP's initialisation scales.
 std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& config);
 
 // Whether a kUniform init's values all fit the exact grid (variance small enough); kConstant: true.

@@ -9,8 +9,10 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "clip/config.h"
+#include "clip/fixture_testing.h"
 #include "testing/dirs.h"
 #include "visalign/clip.h"
 #include "visalign/core/io.h"
@@ -191,12 +193,45 @@ TEST_F(RandomModelTest, TheConfigRecordIsValidated) {
 }
 
 TEST(RandomClipArch, NamesRoundTripAndUnknownNamesAreRefused) {
-  for (RandomClipArch arch : {RandomClipArch::kTiny, RandomClipArch::kViTB32}) {
+  for (RandomClipArch arch :
+       {RandomClipArch::kTiny, RandomClipArch::kViTB32, RandomClipArch::kRN50, RandomClipArch::kConvNextBase}) {
     EXPECT_EQ(ParseRandomClipArch(RandomClipArchName(arch)).value(), arch);
   }
   Result<RandomClipArch> bad = ParseRandomClipArch("ViT-L-14");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().ToString(), "unknown architecture \"ViT-L-14\": tiny or ViT-B-32");
+  EXPECT_EQ(bad.status().ToString(), "unknown architecture \"ViT-L-14\": tiny, ViT-B-32, RN50 or convnext_base");
+}
+
+TEST(RandomTensorSpecs, ConvTowersHaveExactlyOpenClipsTensors) {
+  // The fixtures' model.safetensors are OpenCLIP state_dicts: the specs for their configs must name
+  // the same tensors with the same shapes (BatchNorm's unused num_batches_tracked aside).
+  for (const std::string fixture : {"clip-rn-tiny", "clip-convnext-tiny"}) {
+    SCOPED_TRACE(fixture);
+    const ClipConfig config = ParseOpenClipConfig(testing::ReadFixtureJson("config.json", fixture), fixture).value();
+    std::map<std::string, std::vector<int64_t>> expected;
+    const SafetensorsFile file = SafetensorsFile::Open(testing::FixtureDir(fixture) / "model.safetensors").value();
+    for (const TensorInfo& t : file.tensors()) {
+      if (t.name.find("num_batches_tracked") == std::string::npos) expected[t.name] = t.shape;
+    }
+    std::map<std::string, std::vector<int64_t>> specs;
+    for (const RandomTensorSpec& s : RandomTensorSpecs(config)) {
+      specs[s.tensor.name] = s.tensor.shape;
+      EXPECT_TRUE(RandomInitFitsGrid(s.init)) << s.tensor.name;
+    }
+    EXPECT_EQ(specs, expected);
+  }
+}
+
+TEST(RandomClipConfigJson, ConvArchsParseAsOpenClipsRN50AndConvNextBase) {
+  const ClipConfig rn = ParseOpenClipConfig(RandomClipConfigJson(RandomClipArch::kRN50, 0), "RN50").value();
+  EXPECT_EQ(rn.vision.tower, VisionTower::kModifiedResNet);
+  EXPECT_EQ(rn.vision.resnet.layers, (std::array<int, 4>{3, 4, 6, 3}));
+  EXPECT_EQ(rn.vision.resnet.heads, 32);
+  EXPECT_EQ(rn.embed_dim, 1024);
+  const ClipConfig cn = ParseOpenClipConfig(RandomClipConfigJson(RandomClipArch::kConvNextBase, 0), "convnext").value();
+  EXPECT_EQ(cn.vision.tower, VisionTower::kConvNext);
+  EXPECT_EQ(cn.vision.convnext.dims, (std::array<int, 4>{128, 256, 512, 1024}));
+  EXPECT_EQ(cn.embed_dim, 512);
 }
 
 TEST(RandomTensorSpecs, ViTB32HasOpenClipsParametersAndFitsTheGrid) {

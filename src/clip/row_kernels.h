@@ -1,4 +1,4 @@
-// Per-row kernels of the CLIP blocks (LayerNorm, bias, GELU, softmax), compiled twice from the same
+// Per-row kernels of the CLIP blocks (LayerNorm, bias, GELU, softmax, ReLU, depthwise taps), compiled twice from the same
 // source (row_kernels.inc): for baseline x86-64 and for AVX2+FMA. The AVX2 build is used when the
 // CPU supports it (checked once at run time), so the binary still runs on any x86-64 CPU.
 // Internal to the clip module.
@@ -16,6 +16,10 @@ struct RowKernels {
   void (*bias_quick_gelu)(float* y, int cols, const float* bias);
   // p[0, n) = softmax(p[0, n)) in place.
   void (*softmax)(float* p, int n);
+  // y = max(y + bias, 0) (convolution towers' ReLU).
+  void (*bias_relu)(float* y, int cols, const float* bias);
+  // y += x * w element-wise (one tap of a depthwise convolution).
+  void (*multiply_add)(float* y, const float* x, const float* w, int n);
   // The vectorisable approximations used above: erf with |error| < 1e-6 everywhere; exp with
   // relative error < 1e-6 for x in [-87, 88] (exposed for accuracy tests).
   float (*erf)(float x);

@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <string>
 
+#include "clip/convnext.h"
 #include "clip/kernels.h"
+#include "clip/resnet.h"
 
 namespace visalign::clip {
 namespace {
-
-void Trace(const ForwardOptions& o, const std::string& name, const float* data, size_t size) {
-  if (o.trace != nullptr) (*o.trace)(name, data, size);
-}
 
 // y[rows, out] = x[rows, in] · W (+ beta · y); bias is added separately by the caller.
 void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x, float beta, float* y) {
@@ -95,6 +93,8 @@ Matrix AttentionPool(const VisionConfig& v, const AttentionPoolWeights& a, const
 }  // namespace
 
 Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& o) {
+  if (config.vision.tower == VisionTower::kModifiedResNet) return EncodeResNet(config, *w.resnet, pixels, o);
+  if (config.vision.tower == VisionTower::kConvNext) return EncodeConvNext(config, *w.convnext, pixels, o);
   const VisionConfig& v = config.vision;
   const bool timm = v.pooling == Pooling::kAttentionPool;
   const std::string prefix = timm ? "visual.trunk." : "visual.";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,14 @@ struct AttentionPoolWeights {
   LinearWeights fc, fc_proj;      // the MLP (mlp.fc1, mlp.fc2)
 };
 
+struct ResNetWeights;    // resnet.h
+struct ConvNextWeights;  // convnext.h
+
 struct ClipWeights {
   SafetensorsFile file;
+  // The vision tower: ViT (`vision` and the fields up to class_embedding), or one of these.
+  std::shared_ptr<const ResNetWeights> resnet;
+  std::shared_ptr<const ConvNextWeights> convnext;
   TowerWeights vision;
   Tensor ln_pre_gain, ln_pre_bias;  // empty when the model has no ln_pre
   Tensor patch_embedding;           // [width, 3 * patch * patch] (conv1 flattened c, y, x)
@@ -76,6 +83,11 @@ struct ForwardOptions {
   bool trim_text_to_eot = true;
   const TraceFn* trace = nullptr;
 };
+
+// Passes an activation to options.trace when tracing.
+inline void Trace(const ForwardOptions& o, const std::string& name, const float* data, size_t size) {
+  if (o.trace != nullptr) (*o.trace)(name, data, size);
+}
 
 // pixels: rows = images, cols = 3 * S * S (CHW). Returns [images x embed_dim].
 Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& options);

@@ -4,83 +4,13 @@
 
 #include <set>
 
+#include "clip/convnext.h"
+#include "clip/resnet.h"
 #include "clip/towers.h"
+#include "clip/weight_loader.h"
 
 namespace visalign::clip {
 namespace {
-
-// Tensors that may be present in a checkpoint but are not parameters of the forward pass.
-const std::set<std::string>& IgnorableTensors() {
-  static const std::set<std::string> kNames = {"text_model.embeddings.position_ids",
-                                               "vision_model.embeddings.position_ids", "input_resolution",
-                                               "context_length", "vocab_size"};
-  return kNames;
-}
-
-class Loader {
- public:
-  Loader(const SafetensorsFile& file) : file_(file) {}
-
-  // The tensor `name` with exactly `shape` as f32.
-  Result<Tensor> Get(const std::string& name, const std::vector<int64_t>& shape) {
-    const TensorInfo* t = file_.Find(name);
-    if (t == nullptr) {
-      return Status::InvalidArgument("missing tensor \"" + name + "\"", file_.path().string(),
-                                     "all parameters of a standard ViT CLIP for this config (wrong layout or model?)");
-    }
-    used_.insert(name);
-    if (t->shape != shape) {
-      TensorInfo expected;
-      expected.shape = shape;
-      return Status::InvalidArgument("tensor \"" + name + "\" has shape " + t->ShapeString(), file_.path().string(),
-                                     "shape " + expected.ShapeString() + " from the model config");
-    }
-    Tensor out;
-    out.shape = shape;
-    if (const float* direct = SafetensorsFile::DirectF32(*t)) {
-      out.data = direct;
-    } else {
-      VISALIGN_ASSIGN_OR_RETURN(out.owned, SafetensorsFile::ToFloat(*t, file_.path().string()));
-      out.data = out.owned.data();
-    }
-    return out;
-  }
-
-  // Rows of several [n_i, ...] tensors stacked into one (HF q/k/v -> fused in_proj).
-  Result<Tensor> Stack(const std::vector<std::string>& names, const std::vector<int64_t>& part_shape) {
-    Tensor out;
-    out.shape = part_shape;
-    out.shape[0] *= static_cast<int64_t>(names.size());
-    for (const auto& n : names) {
-      VISALIGN_ASSIGN_OR_RETURN(Tensor part, Get(n, part_shape));
-      out.owned.insert(out.owned.end(), part.data, part.data + Count(part_shape));
-    }
-    out.data = out.owned.data();
-    return out;
-  }
-
-  Status CheckAllUsed() const {
-    std::vector<std::string> unexpected;
-    for (const auto& t : file_.tensors()) {
-      if (!used_.count(t.name) && !IgnorableTensors().count(t.name)) unexpected.push_back(t.name);
-    }
-    if (unexpected.empty()) return Status::Ok();
-    return Status::Unsupported(
-        fmt::format("unexpected tensor \"{}\" ({} unexpected in total)", unexpected.front(), unexpected.size()),
-        file_.path().string(),
-        "only the parameters of a standard ViT CLIP with this config (other architectures are not supported)");
-  }
-
-  static size_t Count(const std::vector<int64_t>& shape) {
-    size_t n = 1;
-    for (int64_t d : shape) n *= static_cast<size_t>(d);
-    return n;
-  }
-
- private:
-  const SafetensorsFile& file_;
-  std::set<std::string> used_;
-};
 
 // Parameter names of one residual block in each layout.
 struct BlockNames {
@@ -102,7 +32,7 @@ BlockNames HfBlock(const std::string& tower_prefix, int i) {
           {a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}};
 }
 
-Result<LinearWeights> GetLinear(Loader& l, const std::string& name, int64_t out, int64_t in) {
+Result<LinearWeights> GetLinear(WeightLoader& l, const std::string& name, int64_t out, int64_t in) {
   LinearWeights lin;
   VISALIGN_ASSIGN_OR_RETURN(lin.weight, l.Get(name + ".weight", {out, in}));
   VISALIGN_ASSIGN_OR_RETURN(lin.bias, l.Get(name + ".bias", {out}));
@@ -110,7 +40,7 @@ Result<LinearWeights> GetLinear(Loader& l, const std::string& name, int64_t out,
   return lin;
 }
 
-Result<std::vector<BlockWeights>> GetBlocks(Loader& l, const TowerConfig& cfg, CheckpointLayout layout,
+Result<std::vector<BlockWeights>> GetBlocks(WeightLoader& l, const TowerConfig& cfg, CheckpointLayout layout,
                                             const std::string& tower_prefix) {
   std::vector<BlockWeights> blocks;
   const int64_t w = cfg.width;
@@ -138,7 +68,7 @@ Result<std::vector<BlockWeights>> GetBlocks(Loader& l, const TowerConfig& cfg, C
 }
 
 // visual.proj / text_projection are [in, out] parameters in OpenCLIP; HF stores Linear weights [out, in].
-Result<LinearWeights> GetProjection(Loader& l, CheckpointLayout layout, const std::string& name, int64_t width,
+Result<LinearWeights> GetProjection(WeightLoader& l, CheckpointLayout layout, const std::string& name, int64_t width,
                                     int64_t embed_dim) {
   LinearWeights p;
   if (layout == CheckpointLayout::kOpenClip) {
@@ -154,7 +84,7 @@ Result<LinearWeights> GetProjection(Loader& l, CheckpointLayout layout, const st
 
 // timm VisionTransformer parameter names (OpenCLIP TimmModel: under visual.trunk.), SigLIP options:
 // patch conv with bias, no class token, no pre-norm, final norm, MAP head, no projection.
-Status LoadTimmSiglipVision(Loader& l, const VisionConfig& v, ClipWeights& w) {
+Status LoadTimmSiglipVision(WeightLoader& l, const VisionConfig& v, ClipWeights& w) {
   const std::string p = "visual.trunk.";
   const int64_t width = v.width;
   const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid();
@@ -192,12 +122,11 @@ Status LoadTimmSiglipVision(Loader& l, const VisionConfig& v, ClipWeights& w) {
 }
 
 // The OpenCLIP / transformers CLIP VisionTransformer.
-Status LoadClipVision(Loader& l, const ClipConfig& config, ClipWeights& w) {
+Status LoadClipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w) {
   const bool oc = config.layout == CheckpointLayout::kOpenClip;
   const VisionConfig& v = config.vision;
   const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid() + 1;
   const int64_t patch_values = 3LL * v.patch_size * v.patch_size;
-
   VISALIGN_ASSIGN_OR_RETURN(w.vision.blocks, GetBlocks(l, v, config.layout, oc ? "visual." : "vision_model."));
   VISALIGN_ASSIGN_OR_RETURN(w.class_embedding,
                             l.Get(oc ? "visual.class_embedding" : "vision_model.embeddings.class_embedding", {v.width}));
@@ -228,13 +157,27 @@ Status LoadClipVision(Loader& l, const ClipConfig& config, ClipWeights& w) {
 Result<ClipWeights> LoadClipWeights(const ClipConfig& config) {
   ClipWeights w;
   VISALIGN_ASSIGN_OR_RETURN(w.file, SafetensorsFile::Open(config.weights_file));
-  Loader l(w.file);
+  WeightLoader l(w.file);
   const bool oc = config.layout == CheckpointLayout::kOpenClip;
   const TextConfig& t = config.text;
-  if (config.vision.pooling == Pooling::kAttentionPool) {
-    VISALIGN_RETURN_IF_ERROR(LoadTimmSiglipVision(l, config.vision, w));
-  } else {
-    VISALIGN_RETURN_IF_ERROR(LoadClipVision(l, config, w));
+  switch (config.vision.tower) {
+    case VisionTower::kViT:
+      if (config.vision.pooling == Pooling::kAttentionPool) {
+        VISALIGN_RETURN_IF_ERROR(LoadTimmSiglipVision(l, config.vision, w));
+      } else {
+        VISALIGN_RETURN_IF_ERROR(LoadClipVision(l, config, w));
+      }
+      break;
+    case VisionTower::kModifiedResNet: {
+      VISALIGN_ASSIGN_OR_RETURN(ResNetWeights resnet, LoadResNetWeights(l, config));
+      w.resnet = std::make_shared<const ResNetWeights>(std::move(resnet));
+      break;
+    }
+    case VisionTower::kConvNext: {
+      VISALIGN_ASSIGN_OR_RETURN(ConvNextWeights convnext, LoadConvNextWeights(l, config));
+      w.convnext = std::make_shared<const ConvNextWeights>(std::move(convnext));
+      break;
+    }
   }
 
   // CustomTextCLIP keeps the whole text tower under "text.".

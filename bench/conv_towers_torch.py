@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""Plain-PyTorch reference for the convolutional CLIP image towers (docs/performance.md).
+
+Builds OpenCLIP's ModifiedResNet and timm's ConvNeXt (as OpenCLIP's TimmModel wraps it) from
+torch.nn building blocks, loads the `visual.*` tensors of a visalign model directory (for example
+`visalign clip random-model --arch RN50`), checks that its image embeddings match
+`visalign clip embed` on a few PNGs, then times batch-32 image embeddings on N threads (wall
+clock and process CPU time: on a shared machine images per CPU-second is the comparable figure).
+Needs Debian's python3-torch, python3-numpy and python3-pil (bench/setup_torch_bench.sh); not run by the tests.
+
+  bench/conv_towers_torch.py --visalign build/src/cli/visalign --model models/RN50 [--threads 2]
+"""
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections import OrderedDict
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from torch import nn
+
+
+def read_safetensors(path, prefix):
+    with open(path, "rb") as f:
+        header_len = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(header_len))
+        base = 8 + header_len
+        out = {}
+        for name, info in header.items():
+            if name == "__metadata__" or not name.startswith(prefix):
+                continue
+            if info["dtype"] != "F32":
+                continue  # num_batches_tracked (I64) is not a parameter of the forward pass
+            start, end = info["data_offsets"]
+            f.seek(base + start)
+            values = np.frombuffer(f.read(end - start), dtype="<f4").reshape(info["shape"])
+            out[name[len(prefix):]] = torch.from_numpy(values.copy())
+        return out
+
+
+# ---- ModifiedResNet -----------------------------------------------------------------------------
+
+class Bottleneck(nn.Module):
+    def __init__(self, inplanes, planes, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.pool = nn.AvgPool2d(stride) if stride > 1 else nn.Identity()
+        self.conv3 = nn.Conv2d(planes, 4 * planes, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(4 * planes)
+        self.downsample = None
+        if stride > 1 or inplanes != 4 * planes:
+            layers = [("-1", nn.AvgPool2d(stride))] if stride > 1 else []
+            layers += [("0", nn.Conv2d(inplanes, 4 * planes, 1, bias=False)), ("1", nn.BatchNorm2d(4 * planes))]
+            self.downsample = nn.Sequential(OrderedDict(layers))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.pool(F.relu(self.bn2(self.conv2(out))))
+        out = self.bn3(self.conv3(out))
+        identity = x if self.downsample is None else self.downsample(x)
+        return F.relu(out + identity)
+
+
+class AttentionPool(nn.Module):
+    def __init__(self, grid, channels, heads, out_dim):
+        super().__init__()
+        self.positional_embedding = nn.Parameter(torch.zeros(grid * grid + 1, channels))
+        self.q_proj = nn.Linear(channels, channels)
+        self.k_proj = nn.Linear(channels, channels)
+        self.v_proj = nn.Linear(channels, channels)
+        self.c_proj = nn.Linear(channels, out_dim)
+        self.heads = heads
+
+    def forward(self, x):
+        n, c = x.shape[0], x.shape[1]
+        x = x.flatten(2).transpose(1, 2)                      # [n, hw, c], token = row * w + col
+        x = torch.cat([x.mean(dim=1, keepdim=True), x], dim=1) + self.positional_embedding
+        hd = c // self.heads
+        split = lambda t: t.reshape(n, -1, self.heads, hd).transpose(1, 2)
+        q, k, v = split(self.q_proj(x)), split(self.k_proj(x)), split(self.v_proj(x))
+        attn = torch.softmax((q * hd ** -0.5) @ k.transpose(-2, -1), dim=-1) @ v
+        return self.c_proj(attn.transpose(1, 2).reshape(n, -1, c))[:, 0]
+
+
+class ModifiedResNet(nn.Module):
+    def __init__(self, layers, width, heads, image_size, embed_dim):
+        super().__init__()
+        half = width // 2
+        self.conv1 = nn.Conv2d(3, half, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(half)
+        self.conv2 = nn.Conv2d(half, half, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(half)
+        self.conv3 = nn.Conv2d(half, width, 3, padding=1, bias=False)
+        self.bn3 = nn.BatchNorm2d(width)
+        inplanes = width
+        for s, blocks in enumerate(layers):
+            planes = width << s
+            stage = []
+            for i in range(blocks):
+                stage.append(Bottleneck(inplanes, planes, 2 if (s > 0 and i == 0) else 1))
+                inplanes = 4 * planes
+            setattr(self, f"layer{s + 1}", nn.Sequential(*stage))
+        self.attnpool = AttentionPool(image_size // 32, width * 32, heads, embed_dim)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        x = F.avg_pool2d(F.relu(self.bn3(self.conv3(x))), 2)
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.attnpool(x)
+
+
+# ---- timm ConvNeXt + OpenCLIP head --------------------------------------------------------------
+
+TIMM_CONVNEXT = {
+    "convnext_tiny": ([3, 3, 9, 3], [96, 192, 384, 768]),
+    "convnext_small": ([3, 3, 27, 3], [96, 192, 384, 768]),
+    "convnext_base": ([3, 3, 27, 3], [128, 256, 512, 1024]),
+    "convnext_large": ([3, 3, 27, 3], [192, 384, 768, 1536]),
+    "convnext_xlarge": ([3, 3, 27, 3], [256, 512, 1024, 2048]),
+}
+
+
+class LayerNorm2d(nn.LayerNorm):
+    def forward(self, x):
+        return F.layer_norm(x.permute(0, 2, 3, 1), self.normalized_shape, self.weight, self.bias, self.eps).permute(0, 3, 1, 2)
+
+
+class Mlp(nn.Module):
+    def __init__(self, c, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(c, hidden)
+        self.fc2 = nn.Linear(hidden, c)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class ConvNeXtBlock(nn.Module):
+    def __init__(self, c, eps):
+        super().__init__()
+        self.conv_dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+        self.norm = nn.LayerNorm(c, eps=eps)
+        self.mlp = Mlp(c, 4 * c)
+        self.gamma = nn.Parameter(torch.ones(c))
+
+    def forward(self, x):
+        y = self.norm(self.conv_dw(x).permute(0, 2, 3, 1))
+        return x + (self.mlp(y) * self.gamma).permute(0, 3, 1, 2)
+
+
+class Stage(nn.Module):
+    def __init__(self, c_in, c, depth, eps):
+        super().__init__()
+        self.downsample = nn.Sequential(LayerNorm2d(c_in, eps=eps), nn.Conv2d(c_in, c, 2, stride=2)) if c_in else nn.Identity()
+        self.blocks = nn.Sequential(*[ConvNeXtBlock(c, eps) for _ in range(depth)])
+
+    def forward(self, x):
+        return self.blocks(self.downsample(x))
+
+
+class Head(nn.Module):
+    def __init__(self, c, eps):
+        super().__init__()
+        self.norm = nn.LayerNorm(c, eps=eps)
+
+    def forward(self, x):
+        return self.norm(x.mean(dim=(2, 3)))
+
+
+class Trunk(nn.Module):
+    def __init__(self, depths, dims, eps):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, dims[0], 4, stride=4), LayerNorm2d(dims[0], eps=eps))
+        self.stages = nn.Sequential(*[Stage(dims[i - 1] if i else 0, dims[i], depths[i], eps) for i in range(4)])
+        self.head = Head(dims[-1], eps)
+
+    def forward(self, x):
+        return self.head(self.stages(self.stem(x)))
+
+
+class ConvNeXtTower(nn.Module):
+    def __init__(self, depths, dims, eps, embed_dim):
+        super().__init__()
+        self.trunk = Trunk(depths, dims, eps)
+        self.head = nn.Sequential(OrderedDict([("proj", nn.Linear(dims[-1], embed_dim, bias=False))]))
+
+    def forward(self, x):
+        return self.head(self.trunk(x))
+
+
+def build_tower(model_dir):
+    cfg = json.load(open(os.path.join(model_dir, "open_clip_config.json")))
+    m, v = cfg["model_cfg"], cfg["model_cfg"]["vision_cfg"]
+    if "timm_model_name" in v:
+        depths, dims = TIMM_CONVNEXT[v["timm_model_name"]]
+        kwargs = v.get("timm_model_kwargs") or {}
+        if v.get("timm_proj", "linear") != "linear" or v.get("timm_proj_bias"):
+            sys.exit("only timm_proj linear without bias is built here")
+        tower = ConvNeXtTower(kwargs.get("depths", depths), kwargs.get("dims", dims), 1e-6, m["embed_dim"])
+    else:
+        width = v.get("width", 64)
+        tower = ModifiedResNet(v["layers"], width, width * 32 // v.get("head_width", 64), v["image_size"], m["embed_dim"])
+    tower.load_state_dict(read_safetensors(os.path.join(model_dir, "open_clip_model.safetensors"), "visual."), strict=True)
+    return tower.eval(), cfg
+
+
+def check_against_native(tower, cfg, visalign, model_dir, images=4):
+    size = cfg["model_cfg"]["vision_cfg"]["image_size"]
+    pre = cfg["preprocess_cfg"]
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths, pixels = [], []
+        for i in range(images):
+            rgb = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
+            paths.append(os.path.join(tmp, f"img{i}.png"))
+            Image.fromarray(rgb).save(paths[-1])
+            x = (rgb.astype(np.float32) / 255.0 - np.array(pre["mean"], np.float32)) / np.array(pre["std"], np.float32)
+            pixels.append(x.transpose(2, 0, 1))
+        cmd = [visalign, "clip", "embed", "--clip-model", model_dir, "--json"]
+        for p in paths:
+            cmd += ["--image", p]
+        native = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    ours = np.array([im["embedding"] for im in native["images"]], np.float32)
+    with torch.no_grad():
+        ref = tower(torch.from_numpy(np.stack(pixels))).numpy()
+    unit = lambda a: a / np.linalg.norm(a, axis=1, keepdims=True)
+    return float(np.abs(unit(ours) - unit(ref)).max()), float(np.abs(ours - ref).max() / np.abs(ref).max())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, help="visalign model directory (OpenCLIP layout)")
+    ap.add_argument("--visalign", required=True, help="the visalign binary, for the parity check")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--repeats", type=int, default=3)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    tower, cfg = build_tower(a.model)
+    normalized, relative = check_against_native(tower, cfg, a.visalign, a.model)
+    size = cfg["model_cfg"]["vision_cfg"]["image_size"]
+    x = torch.randn(a.batch, 3, size, size, generator=torch.Generator().manual_seed(1))
+    times, cpu = [], []
+    with torch.no_grad():
+        tower(x)  # warm-up
+        for _ in range(a.repeats):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            tower(x)
+            times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+    best = min(times)
+    print(json.dumps({"model": a.model, "torch": torch.__version__, "threads": a.threads, "batch": a.batch,
+                      "parity_max_abs_normalized": normalized, "parity_max_rel_unnormalized": relative,
+                      "seconds_per_batch": times, "cpu_seconds_per_batch": cpu, "images_per_s_best": a.batch / best,
+                      "images_per_s_mean": a.batch * len(times) / sum(times)}, indent=2))
+    if normalized > 1e-4:
+        sys.exit(f"native and PyTorch embeddings differ (max |normalised difference| {normalized:.2e})")
+
+
+if __name__ == "__main__":
+    main()

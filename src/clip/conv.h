@@ -1,0 +1,69 @@
+// Channels-last feature maps and the operations of the convolutional vision towers (ModifiedResNet,
+// ConvNeXt). Dense convolutions run as im2col + the towers' shared Gemm (gemm.h): an NHWC map is a
+// row-major [pixels, channels] matrix, so a 1×1 convolution is one GEMM and a k×k one is a GEMM on
+// rows of k·k·C input values. Parallelised like kernels.h (OpenMP, Parallel()). Internal to the
+// clip module.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "visalign/clip.h"
+
+namespace visalign::clip {
+
+// A batch of NHWC feature maps: element (image, y, x, channel) at ((image·h + y)·w + x)·c + channel.
+struct FeatureMap {
+  int n = 0, h = 0, w = 0, c = 0;
+  std::vector<float> data;
+
+  FeatureMap() = default;
+  FeatureMap(int n_, int h_, int w_, int c_)
+      : n(n_), h(h_), w(w_), c(c_), data(static_cast<size_t>(n_) * h_ * w_ * c_, 0.0f) {}
+  int pixels() const { return n * h * w; }
+};
+
+// pixels: one CHW image of 3·size·size floats per row (EncodePixels' input) -> NHWC.
+FeatureMap FeatureMapFromChw(const Matrix& pixels, int size);
+// The map in torch's NCHW order (for tracing against the fixtures).
+std::vector<float> ToNchw(const FeatureMap& x);
+
+// A square convolution, zero padding, cross-correlation (torch.nn.Conv2d, groups 1). `weight` is
+// [out, kernel·kernel·in] in (ky, kx, c) order, i.e. torch's [out, in, ky, kx] transposed per row.
+struct ConvWeights {
+  int in = 0, out = 0, kernel = 1, stride = 1, pad = 0;
+  std::vector<float> weight;
+  std::vector<float> bias;  // [out]
+};
+
+// From a torch weight [out, in, kernel, kernel] and bias [out] (nullptr: zero).
+ConvWeights MakeConv(const float* torch_weight, const float* bias, int out, int in, int kernel, int stride, int pad);
+
+// Folds an eval-mode BatchNorm2d that follows the convolution into it: with s = gamma / √(var + eps),
+// weight·s and (bias − mean)·s + beta per output channel.
+void FoldBatchNorm(ConvWeights& conv, const float* gamma, const float* beta, const float* mean, const float* var,
+                   float eps);
+
+enum class ConvActivation { kNone, kRelu };
+
+// y = act(conv(x) + bias). With `residual` (the output's shape), y = act(conv(x) + bias + residual),
+// accumulated in place in *residual, which is returned moved.
+FeatureMap Conv2d(const ConvWeights& conv, const FeatureMap& x, ConvActivation act, FeatureMap* residual = nullptr);
+
+// torch.nn.AvgPool2d(k): kernel k, stride k, no padding (h and w divisible by k).
+FeatureMap AvgPool2d(const FeatureMap& x, int k);
+
+// A depthwise convolution (groups = channels), stride 1, "same" zero padding kernel / 2.
+// weight [kernel·kernel, c] (tap-major), bias [c].
+struct DepthwiseWeights {
+  int c = 0, kernel = 0;
+  std::vector<float> weight;
+  std::vector<float> bias;
+};
+
+// From a torch weight [c, 1, kernel, kernel] and bias [c].
+DepthwiseWeights MakeDepthwise(const float* torch_weight, const float* bias, int c, int kernel);
+
+FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& x);
+
+}  // namespace visalign::clip

@@ -1,0 +1,94 @@
+// Reading named tensors of a CLIP checkpoint with shape checks, converting to f32 (zero copy for
+// aligned F32), and refusing files with tensors no tower asked for. Shared by the loaders of every
+// tower (weights.cc, resnet.cc, convnext.cc). Internal to the clip module.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "clip/safetensors.h"
+#include "clip/towers.h"
+
+namespace visalign::clip {
+
+// Tensors that may be present in a checkpoint but are not parameters of the forward pass.
+inline const std::set<std::string>& IgnorableTensors() {
+  static const std::set<std::string> kNames = {"text_model.embeddings.position_ids",
+                                               "vision_model.embeddings.position_ids", "input_resolution",
+                                               "context_length", "vocab_size"};
+  return kNames;
+}
+
+class WeightLoader {
+ public:
+  explicit WeightLoader(const SafetensorsFile& file) : file_(file) {}
+
+  // The tensor `name` with exactly `shape` as f32.
+  Result<Tensor> Get(const std::string& name, const std::vector<int64_t>& shape) {
+    const TensorInfo* t = file_.Find(name);
+    if (t == nullptr) {
+      return Status::InvalidArgument("missing tensor \"" + name + "\"", file_.path().string(),
+                                     "all parameters of this config's towers (wrong layout or model?)");
+    }
+    used_.insert(name);
+    if (t->shape != shape) {
+      TensorInfo expected;
+      expected.shape = shape;
+      return Status::InvalidArgument("tensor \"" + name + "\" has shape " + t->ShapeString(), file_.path().string(),
+                                     "shape " + expected.ShapeString() + " from the model config");
+    }
+    Tensor out;
+    out.shape = shape;
+    if (const float* direct = SafetensorsFile::DirectF32(*t)) {
+      out.data = direct;
+    } else {
+      VISALIGN_ASSIGN_OR_RETURN(out.owned, SafetensorsFile::ToFloat(*t, file_.path().string()));
+      out.data = out.owned.data();
+    }
+    return out;
+  }
+
+  // Rows of several [n_i, ...] tensors stacked into one (HF q/k/v -> fused in_proj).
+  Result<Tensor> Stack(const std::vector<std::string>& names, const std::vector<int64_t>& part_shape) {
+    Tensor out;
+    out.shape = part_shape;
+    out.shape[0] *= static_cast<int64_t>(names.size());
+    for (const auto& n : names) {
+      VISALIGN_ASSIGN_OR_RETURN(Tensor part, Get(n, part_shape));
+      out.owned.insert(out.owned.end(), part.data, part.data + Count(part_shape));
+    }
+    out.data = out.owned.data();
+    return out;
+  }
+
+  // Accepts `name` without reading it (a tensor the forward pass does not use, e.g. BatchNorm's
+  // num_batches_tracked); it need not be present.
+  void Skip(const std::string& name) { used_.insert(name); }
+
+  Status CheckAllUsed() const {
+    std::vector<std::string> unexpected;
+    for (const auto& t : file_.tensors()) {
+      if (!used_.count(t.name) && !IgnorableTensors().count(t.name)) unexpected.push_back(t.name);
+    }
+    if (unexpected.empty()) return Status::Ok();
+    return Status::Unsupported(
+        fmt::format("unexpected tensor \"{}\" ({} unexpected in total)", unexpected.front(), unexpected.size()),
+        file_.path().string(),
+        "only the parameters of the towers this config describes (other architectures are not supported)");
+  }
+
+  static size_t Count(const std::vector<int64_t>& shape) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    return n;
+  }
+
+ private:
+  const SafetensorsFile& file_;
+  std::set<std::string> used_;
+};
+
+}  // namespace visalign::clip
