@@ -91,7 +91,7 @@ TEST(CliErrors, HuesRunSourcesAndClipTokenizeModel) {
   testing::TempDir t;
   const std::string out = (t / "x.csv").string();
   ExpectOneLine(RunVisalign({"hues", "run", "--out", out}),
-                "error: no model (visalign hues run): one of --clip-model DIR, --embeddings FILE or "
+                "error: no model (visalign hues run): one of --clip-model DIR, --models DIR, --embeddings FILE or "
                 "--embeddings-endpoint URL",
                 "no model");
   ExpectOneLine(RunVisalign({"hues", "run", "--clip-model", "m", "--embeddings", "e", "--out", out}),

@@ -128,7 +128,7 @@ TEST(HuesEmbeddings, BadSourcesAreOneLineErrors) {
   const std::string out = (dir / "x.csv").string();
   const auto none = RunVisalign({"hues", "run", "--out", out});
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_THAT(none.err, HasSubstr("one of --clip-model DIR, --embeddings FILE or --embeddings-endpoint URL"));
+  EXPECT_THAT(none.err, HasSubstr("one of --clip-model DIR, --models DIR, --embeddings FILE or --embeddings-endpoint URL"));
 
   const auto both = RunVisalign({"hues", "run", "--clip-model", Siglip(), "--embeddings", "e.safetensors", "--out", out});
   EXPECT_EQ(both.exit_code, 2);
