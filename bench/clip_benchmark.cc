@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "clip/gemm.h"
@@ -120,16 +121,42 @@ const fs::path& ModelDir() {
   return dir;
 }
 
-const ClipModel& Model() {
-  static const ClipModel model = [] {
-    ClipLoadOptions options;
-    options.max_batch = 64;
-    Result<ClipModel> m = LoadClipModel(ModelDir(), options);
-    if (!m.ok()) std::abort();
-    return std::move(m).value();
-  }();
-  return model;
+ClipLoadOptions BenchOptions(Precision precision) {
+  ClipLoadOptions options;
+  options.max_batch = 64;
+  options.precision = precision;
+  return options;
 }
+
+// The model in `precision` (loaded once per process); nullptr when the CPU cannot run it.
+const ClipModel* Model(Precision precision = Precision::kFp32) {
+  static const std::optional<ClipModel> fp32 = LoadClipModel(ModelDir(), BenchOptions(Precision::kFp32)).value();
+  static const std::optional<ClipModel> bf16 = [] {
+    Result<ClipModel> m = LoadClipModel(ModelDir(), BenchOptions(Precision::kBf16));
+    return m.ok() ? std::optional<ClipModel>(std::move(m).value()) : std::nullopt;
+  }();
+  const std::optional<ClipModel>& m = precision == Precision::kBf16 ? bf16 : fp32;
+  return m ? &*m : nullptr;
+}
+
+const char* kBf16Unavailable = "bf16: not available on this CPU (no AVX512_BF16 or AMX)";
+
+// Loading the model (mmap, validation, and for bf16 the conversion of the weights), cold in the
+// sense that every iteration maps and converts again (the file itself is in the page cache).
+void BM_LoadModel(benchmark::State& state) {
+  SetThreadCount(BenchThreads());
+  const auto precision = static_cast<Precision>(state.range(0));
+  if (Model(precision) == nullptr) {  // also writes the model file and warms the page cache
+    state.SkipWithError(kBf16Unavailable);
+    return;
+  }
+  for (auto _ : state) {
+    Result<ClipModel> m = LoadClipModel(ModelDir(), BenchOptions(precision));
+    benchmark::DoNotOptimize(m.ok());
+  }
+}
+BENCHMARK(BM_LoadModel)->Arg(static_cast<int>(Precision::kFp32))->Arg(static_cast<int>(Precision::kBf16))
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 // Multiply-add FLOPs of one tower pass over `seq` tokens (linear layers + attention).
 double TowerFlops(int width, int seq) {
@@ -165,16 +192,22 @@ void RunEncode(benchmark::State& state, int items, double flops_per_item, Encode
   state.counters["GFLOPS/CPU-s"] = flops * 1e-9 / cpu_seconds;
 }
 
+// Args: batch, precision (0 fp32, 1 bf16).
 void BM_EncodeImages(benchmark::State& state) {
   SetThreadCount(BenchThreads());
   const int batch = static_cast<int>(state.range(0));
+  const ClipModel* model = Model(static_cast<Precision>(state.range(1)));
+  if (model == nullptr) {
+    state.SkipWithError(kBf16Unavailable);
+    return;
+  }
   Matrix pixels(batch, 3 * kImageSize * kImageSize);
   pixels.data = RandomValues(pixels.data.size(), 1.8f, 99);
-  const ClipModel& model = Model();
-  RunEncode(state, batch, ImageFlops(), [&] { benchmark::DoNotOptimize(model.EncodePixels(pixels).value().data.data()); });
+  RunEncode(state, batch, ImageFlops(), [&] { benchmark::DoNotOptimize(model->EncodePixels(pixels).value().data.data()); });
 }
-BENCHMARK(BM_EncodeImages)->Arg(1)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(5.0);
-BENCHMARK(BM_EncodeImages)->Arg(480)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->Iterations(1);
+BENCHMARK(BM_EncodeImages)->ArgsProduct({{1, 32}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime()
+    ->MeasureProcessCPUTime()->MinTime(5.0);
+BENCHMARK(BM_EncodeImages)->Args({480, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->Iterations(1);
 
 // Texts padded to the full context (every position computed, as open_clip does): `long` texts of
 // 77 tokens. Short captions are far cheaper here because computation stops at the last eot.
@@ -190,7 +223,7 @@ void BM_EncodeTexts(benchmark::State& state) {
     }
     texts.push_back(t);
   }
-  const ClipModel& model = Model();
+  const ClipModel& model = *Model();
   const Result<std::vector<int32_t>> ids = model.Tokenize(texts.back());
   if (!ids.ok()) {
     state.SkipWithError(("tokenizer unavailable (set VISALIGN_DATA to the data/ folder): " + ids.status().ToString()).c_str());

@@ -74,6 +74,29 @@ TEST(ClipCli, InfoDescribesTheModel) {
   EXPECT_EQ(j["fingerprint"].get<std::string>().size(), 64u);
 }
 
+TEST(ClipCli, InfoShowsThePrecisionInUseAndWhy) {
+  auto r = RunVisalign({"clip", "info", "--clip-model", Fixture(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["precision"]["in_use"], "fp32");
+  EXPECT_THAT(j["precision"]["reason"].get<std::string>(), HasSubstr("default"));
+  // Without AVX512_BF16/AMX (here forced through oneDNN's ISA limit) auto falls back to fp32 ...
+  const std::map<std::string, std::string> no_bf16 = {{"ONEDNN_MAX_CPU_ISA", "AVX512_CORE"}};
+  r = RunVisalign({"clip", "info", "--clip-model", Fixture(), "--precision", "auto"}, no_bf16);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("precision     fp32 (auto: no AVX512_BF16 or AMX on this CPU"));
+  // ... and bf16 is refused in one line.
+  r = RunVisalign({"clip", "embed", "--clip-model", Fixture(), "--text", "red", "--precision", "bf16"}, no_bf16);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("error: precision bf16 (--precision"));
+  EXPECT_THAT(r.err, HasSubstr("this CPU, where oneDNN uses AVX-512 without BF16 (avx512_core)"));
+  EXPECT_THAT(r.err, HasSubstr("a CPU with AVX512_BF16 or AMX"));
+  r = RunVisalign({"clip", "embed", "--clip-model", Fixture(), "--text", "red", "--precision", "fp16"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("fp32, bf16 or auto"));
+}
+
 TEST(ClipCli, NonImageFileIsAClearError) {
   auto r = RunVisalign({"clip", "embed", "--clip-model", Fixture(), "--image", Fixture("config.json")});
   EXPECT_EQ(r.exit_code, 2);

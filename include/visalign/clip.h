@@ -4,12 +4,12 @@
 // A model directory holds a config (`open_clip_config.json` or `config.json`, OpenCLIP
 // {model_cfg, preprocess_cfg} layout or Hugging Face transformers {vision_config, text_config})
 // and weights (`open_clip_model.safetensors` or `model.safetensors`, F32/F16/BF16, converted to
-// f32). Supported: standard ViT CLIP, OpenCLIP's ModifiedResNet and timm ConvNeXt vision towers,
-// and OpenCLIP SigLIP (`ViT-*-SigLIP*`: timm ViT with a MAP attention-pool head, bidirectional text
-// tower pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
-// tokenizer). Anything else (CoCa, EVA, other timm trunks, SigLIP2's tanh GELU and Gemma tokenizer,
-// ...) is refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary
-// shipped in data/clip/.
+// f32, or the linear layers to bf16 with Precision::kBf16). Supported: standard ViT CLIP, OpenCLIP's
+// ModifiedResNet and timm ConvNeXt vision towers, and OpenCLIP SigLIP (`ViT-*-SigLIP*`: timm ViT with a
+// MAP attention-pool head, bidirectional text tower pooled at the last position, sigmoid logits with a
+// bias, the checkpoint's own SentencePiece tokenizer). Anything else (CoCa, EVA, other timm trunks,
+// SigLIP2's tanh GELU and Gemma tokenizer, ...) is refused with kUnsupported naming the feature. CLIP's
+// BPE tokenizer uses the vocabulary shipped in data/clip/.
 //
 // All Encode* calls are batched (chunks of ClipLoadOptions::max_batch), use ThreadCount()
 // threads, are safe to call concurrently on one model, and return UNNORMALISED embeddings
@@ -164,9 +164,26 @@ struct ClipConfig {
 // "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing"; else "".
 std::string RandomWeightsLabel(const ClipConfig& config);
 
+// Arithmetic of the towers' linear layers (patch embedding, qkv, attention output, MLP, projections).
+// kFp32 (the default) matches open_clip. kBf16 converts those weights to bfloat16 once at load and
+// runs their GEMMs through oneDNN's bf16 matmul (AVX512_BF16 or AMX; f32 accumulation and output);
+// LayerNorm, attention scores/softmax, GELU and residual sums stay fp32. Embeddings then differ from
+// fp32 by a cosine distance of up to ~1e-3 (docs/performance.md). kAuto: kBf16 where the CPU has AMX,
+// else kFp32 (on AVX512_BF16 without AMX bf16 GEMMs measure slower than fp32). Embeddings of a bf16
+// model have their own Fingerprint().
+enum class Precision { kFp32, kBf16, kAuto };
+// "fp32" / "bf16" / "auto"; anything else is kInvalidArgument listing the names.
+Result<Precision> ParsePrecision(std::string_view name);
+std::string_view PrecisionName(Precision precision);
+// OK when this CPU can run `precision` (kBf16 needs AVX512_BF16 or AMX), else the kUnsupported error
+// LoadClipModel would return, naming the CPU's instruction set.
+Status CheckPrecisionSupported(Precision precision);
+
 struct ClipLoadOptions {
   // Encode* split their input into chunks of at most this many items (bounds activation memory).
   int max_batch = 64;
+  // kBf16 on a CPU without AVX512_BF16/AMX makes LoadClipModel fail with kUnsupported.
+  Precision precision = Precision::kFp32;
   // Encode* calls of more than one chunk show the shared progress display ("clip images",
   // "clip texts"; visalign/core/progress.h).
   bool show_progress = false;
@@ -187,15 +204,22 @@ class ClipModel {
   // The stored logit_bias for sigmoid models (config().sigmoid_logits), else 0.
   float LogitBias() const;
 
-  // Hex SHA-256 identifying the weights and preprocessing: sha256(sha256(weights file) + canonical
-  // preprocessing config). Computed on first call (hashes the whole weights file), then cached.
+  // The precision in use (kFp32 or kBf16, never kAuto) and why, e.g. "auto: this CPU has AVX-512 with
+  // BF16 (avx512_core_bf16)" or "requested (--precision fp32 is the default)".
+  Precision precision() const;
+  const std::string& precision_reason() const;
+
+  // Hex SHA-256 identifying the weights, preprocessing and precision: sha256(sha256(weights file) +
+  // canonical preprocessing config [+ "precision bf16"]); fp32 models keep the fingerprint they had
+  // before precisions existed. Computed on first call (hashes the whole weights file), then cached.
   Result<std::string> Fingerprint() const;
 
   // Token ids for this model's context length with the model's tokenizer (config().tokenizer),
   // unpadded: CLIP BPE as Tokenize below; SentencePiece pieces[:context_length - 1] + [eos].
   Result<std::vector<int32_t>> Tokenize(std::string_view text) const;
 
-  // Text embeddings [texts.size() x embed_dim].
+  // Text embeddings [texts.size() x embed_dim]. Texts are encoded in length buckets (sorted by eot
+  // position, so a batch computes only about as many positions as its texts have), rows in input order.
   Result<Matrix> EncodeTexts(const std::vector<std::string>& texts) const;
   // Same from token ids (each as Tokenize returns them, at most context_length ids; right-padded
   // with config().text.pad_id here).

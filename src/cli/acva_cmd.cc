@@ -47,6 +47,7 @@ struct JudgeArgs {
 
 struct AnalyzeArgs {
   std::string clip_model, out;
+  std::string clip_precision = "fp32";
   double pass_threshold = 0.6, cluster_threshold = 0.25;
   bool pooled_medians = false;
   int bootstrap = 2000;
@@ -128,6 +129,7 @@ void AddJudgeOptions(CLI::App* app, JudgeArgs& a, bool endpoint_required) {
 
 void AddAnalyzeOptions(CLI::App* app, AnalyzeArgs& a) {
   app->add_option("--clip-model", a.clip_model, "CLIP model directory for image and metaphor embeddings")->required();
+  AddClipPrecisionOption(app, &a.clip_precision);
   app->add_option("--out", a.out, "Output folder: summary.{json,csv,md}, items.jsonl")->required();
   app->add_option("--pass-threshold", a.pass_threshold, "Adequacy needed to pass")->capture_default_str();
   app->add_option("--cluster-threshold", a.cluster_threshold,
@@ -255,6 +257,7 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
   }
   clip::ClipLoadOptions clip_options;
   clip_options.show_progress = !cli.global().json;
+  VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.clip_precision, clip_options));
   VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, clip::LoadClipModel(a.clip_model, clip_options));
   const clip::ClipConfig& clip_config = model.config();
   if (clip_config.random)

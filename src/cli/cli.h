@@ -14,6 +14,7 @@
 
 namespace visalign::clip {
 struct ClipConfig;
+struct ClipLoadOptions;
 }  // namespace visalign::clip
 
 namespace visalign::cli {
@@ -78,5 +79,10 @@ void PrintJson(const nlohmann::json& j);
 // The "random_weights" field of outputs that use a CLIP model: {"arch", "seed", "label"} for a
 // model written by `clip random-model`, else null.
 nlohmann::json RandomWeightsJson(const clip::ClipConfig& config);
+
+// `--precision fp32|bf16|auto` of every command that loads a CLIP model (stored in *precision), and
+// its value applied to the load options (a bad value is an error naming --precision).
+void AddClipPrecisionOption(CLI::App* cmd, std::string* precision);
+Status ApplyClipPrecision(const std::string& precision, clip::ClipLoadOptions& options);
 
 }  // namespace visalign::cli

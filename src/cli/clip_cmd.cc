@@ -21,6 +21,22 @@ nlohmann::json RandomWeightsJson(const clip::ClipConfig& c) {
   return {{"arch", c.random_arch}, {"seed", c.random_seed}, {"label", clip::RandomWeightsLabel(c)}};
 }
 
+void AddClipPrecisionOption(CLI::App* cmd, std::string* precision) {
+  cmd->add_option("--precision", *precision,
+                  "Arithmetic of the CLIP linear layers: fp32 (matches open_clip), bf16 (oneDNN bf16 matmul with fp32 "
+                  "accumulation; needs AVX512_BF16 or AMX, refused elsewhere; embeddings within ~1e-3 cosine distance), "
+                  "auto (bf16 where the CPU has AMX, else fp32)")
+      ->capture_default_str();
+}
+
+Status ApplyClipPrecision(const std::string& precision, clip::ClipLoadOptions& options) {
+  Result<clip::Precision> p = clip::ParsePrecision(precision);
+  if (!p.ok()) return p.status().WithContext("--precision");
+  VISALIGN_RETURN_IF_ERROR(clip::CheckPrecisionSupported(*p).WithContext("--precision"));
+  options.precision = *p;
+  return Status::Ok();
+}
+
 namespace {
 
 using namespace visalign::clip;
@@ -52,6 +68,7 @@ struct EmbedArgs {
   std::vector<std::string> images;
   bool normalize = false;
   int batch = ClipLoadOptions{}.max_batch;
+  std::string precision = std::string(PrecisionName(ClipLoadOptions{}.precision));
 };
 
 Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
@@ -61,6 +78,7 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
   ClipLoadOptions options;
   options.max_batch = a.batch;
   options.show_progress = !cli.global().json;
+  VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.precision, options));
   Result<ClipModel> model = LoadClipModel(a.model, options);
   if (!model.ok()) return model.status().WithContext("--clip-model");
   std::vector<imaging::Image> images;
@@ -201,8 +219,15 @@ nlohmann::json TokenizerJson(const ClipConfig& c) {
           {"pad_id", c.text.pad_id}};
 }
 
-Status RunInfo(const Cli& cli, const std::string& dir) {
-  Result<ClipModel> model = LoadClipModel(dir);
+struct InfoArgs {
+  std::string model;
+  std::string precision = std::string(PrecisionName(ClipLoadOptions{}.precision));
+};
+
+Status RunInfo(const Cli& cli, const InfoArgs& a) {
+  ClipLoadOptions options;
+  VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.precision, options));
+  Result<ClipModel> model = LoadClipModel(a.model, options);
   if (!model.ok()) return model.status().WithContext("--clip-model");
   const ClipConfig& c = model->config();
   VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
@@ -230,6 +255,7 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
       {"logit_scale", FloatJson(model->LogitScale())},
       {"logit_bias", c.sigmoid_logits ? nlohmann::json(FloatJson(model->LogitBias())) : nlohmann::json()},
       {"score", c.sigmoid_logits ? "sigmoid" : "softmax"},
+      {"precision", {{"in_use", PrecisionName(model->precision())}, {"reason", model->precision_reason()}}},
       {"fingerprint", fingerprint},
       {"random_weights", RandomWeightsJson(c)}};
   if (cli.global().json) {
@@ -255,6 +281,7 @@ Status RunInfo(const Cli& cli, const std::string& dir) {
                            j["preprocess"]["interpolation"].get<std::string>(), p.image_size,
                            p.resize_mode == ResizeMode::kShortest ? ", center crop" : "", j["preprocess"]["mean"].dump(),
                            j["preprocess"]["std"].dump());
+  std::cout << fmt::format("precision     {} ({})\n", PrecisionName(model->precision()), model->precision_reason());
   std::cout << fmt::format("logit_scale   {} (exp of the stored value)\n", model->LogitScale());
   if (c.sigmoid_logits) {
     std::cout << fmt::format("logit_bias    {} (score: sigmoid(logit_scale * cos + logit_bias))\n", model->LogitBias());
@@ -318,20 +345,22 @@ const CommandGroup kClip(50, [](Cli& cli) {
   embed->add_option("--batch", ea->batch, "Encode at most this many inputs at once (bounds memory)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
+  AddClipPrecisionOption(embed, &ea->precision);
   embed->footer(
       "Outputs are in argument order: JSON {\"images\": [{\"path\", \"embedding\"}], \"texts\": [{\"text\", "
-      "\"embedding\"}]}, or tab-separated lines `image|text <TAB> input <TAB> values`. fp32; use --threads N.\n"
+      "\"embedding\"}]}, or tab-separated lines `image|text <TAB> input <TAB> values`. Use --threads N.\n"
       "Example:\n  visalign clip embed --clip-model clip-random --image a.png --text \"a red square\" --normalize --json");
   cli.Bind(embed, [&cli, ea]() { return RunEmbed(cli, *ea); });
 
   CLI::App* info = g->add_subcommand("info", "Architecture, preprocessing and fingerprint of a CLIP model directory");
-  auto dir = std::make_shared<std::string>();
-  info->add_option("--clip-model", *dir, ModelHelp())->required();
+  auto ia = std::make_shared<InfoArgs>();
+  info->add_option("--clip-model", ia->model, ModelHelp())->required();
   cli.DeprecateOption(info, "--model", "--clip-model");
+  AddClipPrecisionOption(info, &ia->precision);
   info->footer(
       "The fingerprint (SHA-256 of the weights file hash + preprocessing) identifies cached embeddings.\n"
       "Example:\n  visalign clip random-model --out clip-random && visalign clip info --clip-model clip-random --json");
-  cli.Bind(info, [&cli, dir]() { return RunInfo(cli, *dir); });
+  cli.Bind(info, [&cli, ia]() { return RunInfo(cli, *ia); });
 
   CLI::App* random = g->add_subcommand("random-model", "Write a CLIP model directory with deterministic random weights");
   auto ra = std::make_shared<RandomModelArgs>();

@@ -378,6 +378,7 @@ void AddNonsense(Cli& cli, CLI::App* g) {
 struct RunArgs {
   std::string model;
   std::string models;
+  std::string precision = "fp32";
   std::string embeddings;
   std::string endpoint;
   std::string endpoint_model;
@@ -402,9 +403,16 @@ struct RunOutcome {
   std::optional<clip::ClipConfig> config;   // --clip-model only
 };
 
-Result<RunOutcome> RunNative(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words) {
+// How `hues run` loads a model (--precision applies, so the fingerprint tells fp32 and bf16 apart).
+Result<clip::ClipLoadOptions> ClipOptions(const Cli& cli, const RunArgs& a) {
   clip::ClipLoadOptions clip_options;
   clip_options.show_progress = !cli.global().json;
+  VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.precision, clip_options));
+  return clip_options;
+}
+
+Result<RunOutcome> RunNative(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words) {
+  VISALIGN_ASSIGN_OR_RETURN(clip::ClipLoadOptions clip_options, ClipOptions(cli, a));
   auto model = clip::LoadClipModel(a.model, clip_options);
   if (!model.ok()) return model.status().WithContext("--clip-model");
   if (model->config().random)
@@ -521,7 +529,9 @@ Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& c
   const fs::path record_file = fs::path(a.out) / name / kRunRecordFile;
   nlohmann::json record;
   if (resumable) {
-    Result<clip::ClipModel> model = clip::LoadClipModel(a.model);
+    VISALIGN_ASSIGN_OR_RETURN(clip::ClipLoadOptions clip_options, ClipOptions(cli, a));
+    clip_options.show_progress = false;
+    Result<clip::ClipModel> model = clip::LoadClipModel(a.model, clip_options);
     if (!model.ok()) return model.status().WithContext("--models " + a.model);
     VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
     record = RunRecord(fingerprint, a.prompt_template, words);
@@ -617,6 +627,7 @@ void AddRun(Cli& cli, CLI::App* g) {
       "--models", a->models,
       "Folder of model folders (each as for --clip-model): runs each, sorted and named by its folder, into --out "
       "FOLDER; re-running skips models already done with the same weights, template and words")->excludes(model);
+  AddClipPrecisionOption(cmd, &a->precision);
   CLI::Option* file = cmd->add_option(
       "--embeddings", a->embeddings,
       "Precomputed embeddings FILE (safetensors: \"board\" [480, D], \"words\" [W, D]; docs/hues.md) instead of a "
@@ -685,7 +696,6 @@ void AddRun(Cli& cli, CLI::App* g) {
       return Status::Ok();
     }
     return RunModels(cli, *a, ctx, words);
-    return Status::Ok();
   });
 }
 

@@ -1,7 +1,14 @@
-// Single-precision matrix multiply used by the CLIP towers: oneDNN's dnnl_sgemm (chosen by
-// measurement, see docs/performance.md: it detects AVX2/AVX-512/AMX at run time). Threads come from
-// the calling thread's OpenMP setting; called inside a parallel region it runs on the calling thread.
+// Matrix multiplies used by the CLIP towers, all through oneDNN (chosen by measurement, see
+// docs/performance.md; it detects AVX2/AVX-512/AVX512_BF16/AMX at run time). Threads come from the
+// calling thread's OpenMP setting; called inside a parallel region they run on the calling thread.
+//
+// fp32: dnnl_sgemm. bf16: dnnl::matmul with bf16 source and weights, f32 accumulation and f32
+// destination; the f32 source is rounded to bf16 per call, weights are converted once (at load).
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace visalign::clip {
 
@@ -17,5 +24,24 @@ void Gemm(int m, int n, int k, float alpha, const float* a, int lda, const float
 // The same with alpha = 1 and a contiguous B.
 void Gemm(int m, int n, int k, const float* a, int lda, const float* b, BLayout b_layout, float beta, float* c,
           int ldc);
+
+// A bfloat16 value: the upper 16 bits of an IEEE float.
+using Bf16 = uint16_t;
+
+// y[i] = x[i] rounded to the nearest bf16 (ties to even; NaN stays NaN).
+void ToBf16(const float* x, size_t count, Bf16* y);
+
+// C[M, N] = A[M, K] · B + beta · C (beta 0 or 1) with B contiguous bf16 in `b_layout`; A (contiguous,
+// f32) is rounded to bf16, products are accumulated and C written in f32. Requires Bf16Support().available
+// (without the instructions oneDNN would fall back to a reference implementation ~100x slower).
+void GemmBf16(int m, int n, int k, const float* a, const Bf16* b, BLayout b_layout, float beta, float* c);
+
+struct Bf16Capability {
+  bool available = false;  // oneDNN runs bf16 matmuls on AVX512_BF16 or AMX units
+  bool amx = false;        // ... on AMX tiles (AVX512_BF16 alone is not faster than fp32, see docs/performance.md)
+  std::string isa;         // the instruction set oneDNN uses here, e.g. "AVX-512 with BF16 (avx512_core_bf16)"
+};
+// What this CPU offers for bf16 (from oneDNN's ISA detection, which honours ONEDNN_MAX_CPU_ISA).
+const Bf16Capability& Bf16Support();
 
 }  // namespace visalign::clip

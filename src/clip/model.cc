@@ -5,9 +5,12 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "clip/batching.h"
 #include "clip/config.h"
 #include "clip/sentencepiece_tokenizer.h"
 #include "clip/towers.h"
@@ -23,6 +26,8 @@ struct ClipModel::Impl {
   ClipWeights weights;
   std::unique_ptr<SentencePieceTokenizer> sentencepiece;  // TokenizerKind::kSentencePiece only
   ClipLoadOptions options;
+  Precision precision = Precision::kFp32;
+  std::string precision_reason;
   mutable std::mutex fingerprint_mutex;
   mutable std::optional<std::string> fingerprint;
   bool ShowProgress(int count) const { return options.show_progress && count > options.max_batch; }
@@ -30,38 +35,31 @@ struct ClipModel::Impl {
 
 namespace {
 
-// With at least this many items per thread, a batch is split across threads (each encoding its own
-// items single-threaded) instead of running every operation on all threads. The bound keeps the
-// imbalance of uneven splits small.
-constexpr int kMinItemsPerThread = 4;
-
-// Encodes `count` items with ThreadCount() threads in chunks totalling at most max_batch items at a
-// time. Large batches are split into one contiguous slice per thread: whole forward passes run
-// independently, with no synchronisation per operation (barriers dominate on a busy machine, where
-// threads are descheduled at different times) and single-threaded GEMMs at full efficiency. Small
-// batches run each operation on all threads (oneDNN and the OpenMP loops of kernels.cc).
+// Runs encode_chunk(chunk) for every chunk as `plan` says and writes row r of its result to output
+// row order[chunk.begin + r] (order: the input index of each position of the encoding order).
+// Chunks are handed to threads in the given sequence, one at a time.
 template <typename EncodeChunk>
-Matrix Chunked(int count, int embed_dim, int max_batch, EncodeChunk encode_chunk, Progress& progress) {
+Matrix EncodeChunks(int count, int embed_dim, const std::vector<Chunk>& chunks, const std::vector<int>& order,
+                    const ThreadPlan& plan, EncodeChunk encode_chunk, Progress& progress) {
   const int threads = ThreadCount();
-  const int slices = count >= kMinItemsPerThread * threads ? threads : 1;
-  const int threads_per_slice = slices > 1 ? 1 : threads;
-  const int slice_batch = std::max(1, max_batch / slices);
   Matrix out(count, embed_dim);
   ParallelFor(
-      static_cast<size_t>(slices),
-      [&](size_t slice) {
-        omp_set_num_threads(threads_per_slice);
-        const int slice_begin = static_cast<int>(static_cast<int64_t>(count) * static_cast<int64_t>(slice) / slices);
-        const int slice_end = static_cast<int>(static_cast<int64_t>(count) * static_cast<int64_t>(slice + 1) / slices);
-        for (int begin = slice_begin; begin < slice_end; begin += slice_batch) {
-          const int end = std::min(slice_end, begin + slice_batch);
-          const Matrix part = encode_chunk(begin, end);
-          std::copy(part.data.begin(), part.data.end(), out.row(begin));
-          progress.Add(static_cast<uint64_t>(end - begin));
-        }
+      chunks.size(),
+      [&](size_t c) {
+        omp_set_num_threads(plan.across_threads ? 1 : threads);
+        const Chunk& chunk = chunks[c];
+        const Matrix part = encode_chunk(chunk);
+        for (int r = 0; r < part.rows; ++r) std::copy(part.row(r), part.row(r) + embed_dim, out.row(order[chunk.begin + r]));
+        progress.Add(static_cast<uint64_t>(chunk.end - chunk.begin));
       },
-      slices);
+      plan.across_threads ? threads : 1);
   return out;
+}
+
+std::vector<int> IdentityOrder(int count) {
+  std::vector<int> order(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) order[i] = i;
+  return order;
 }
 
 }  // namespace
@@ -108,7 +106,9 @@ Result<std::string> ClipModel::Fingerprint() const {
   std::lock_guard<std::mutex> lock(impl_->fingerprint_mutex);
   if (!impl_->fingerprint) {
     VISALIGN_ASSIGN_OR_RETURN(std::string weights_hash, Sha256File(impl_->config.weights_file));
-    impl_->fingerprint = Sha256Hex(weights_hash + "\n" + PreprocessFingerprintText(impl_->config.preprocess));
+    std::string text = weights_hash + "\n" + PreprocessFingerprintText(impl_->config.preprocess);
+    if (impl_->precision != Precision::kFp32) text += fmt::format("\nprecision {}", PrecisionName(impl_->precision));
+    impl_->fingerprint = Sha256Hex(text);
   }
   return *impl_->fingerprint;
 }
@@ -148,12 +148,22 @@ Result<Matrix> ClipModel::EncodeTokens(const std::vector<std::vector<int32_t>>& 
     padded[i].resize(static_cast<size_t>(t.context_length), t.pad_id);
   }
   const int count = static_cast<int>(padded.size());
+  // Positions a text needs: up to its pooled eot (the highest id) in a causal argmax-pooled tower (see
+  // ForwardOptions::trim_text_to_eot); all of them in a bidirectional one (SigLIP).
+  const bool trimmed = t.causal && t.pooling == Pooling::kArgmax;
+  std::vector<int> lengths(padded.size(), t.context_length);
+  for (size_t i = 0; trimmed && i < padded.size(); ++i) {
+    lengths[i] = static_cast<int>(std::max_element(padded[i].begin(), padded[i].end()) - padded[i].begin()) + 1;
+  }
+  const ThreadPlan plan = PlanThreads(count, impl_->options.max_batch, ThreadCount());
+  const TextBatches buckets = BucketByLength(lengths, plan.chunk_items);
   Progress progress("clip texts", static_cast<uint64_t>(count), impl_->ShowProgress(count));
-  return Chunked(
-      count, embed_dim(), impl_->options.max_batch,
-      [&](int begin, int end) {
-        const std::vector<std::vector<int32_t>> chunk(padded.begin() + begin, padded.begin() + end);
-        return EncodeText(impl_->config, impl_->weights, chunk, ForwardOptions{});
+  return EncodeChunks(
+      count, embed_dim(), buckets.batches, buckets.order, plan,
+      [&](const Chunk& c) {
+        std::vector<std::vector<int32_t>> batch;
+        for (int p = c.begin; p < c.end; ++p) batch.push_back(padded[buckets.order[p]]);
+        return EncodeText(impl_->config, impl_->weights, batch, ForwardOptions{});
       },
       progress);
 }
@@ -184,16 +194,69 @@ Result<Matrix> ClipModel::EncodePixels(const Matrix& pixels) const {
                                    fmt::format("3 * {} * {} = {} floats per image (CHW)", s, s, 3 * s * s));
   }
   Progress progress("clip images", static_cast<uint64_t>(pixels.rows), impl_->ShowProgress(pixels.rows));
-  return Chunked(
-      pixels.rows, embed_dim(), impl_->options.max_batch,
-      [&](int begin, int end) {
-        Matrix chunk(end - begin, pixels.cols);
-        std::copy(pixels.row(begin), pixels.row(begin) + static_cast<size_t>(end - begin) * pixels.cols,
+  const int threads = ThreadCount();
+  const ThreadPlan plan = PlanThreads(pixels.rows, impl_->options.max_batch, threads);
+  return EncodeChunks(
+      pixels.rows, embed_dim(), EvenChunks(pixels.rows, plan, threads), IdentityOrder(pixels.rows), plan,
+      [&](const Chunk& c) {
+        Matrix chunk(c.end - c.begin, pixels.cols);
+        std::copy(pixels.row(c.begin), pixels.row(c.begin) + static_cast<size_t>(c.end - c.begin) * pixels.cols,
                   chunk.data.begin());
         return EncodeVision(impl_->config, impl_->weights, chunk, ForwardOptions{});
       },
       progress);
 }
+
+Result<Precision> ParsePrecision(std::string_view name) {
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kAuto}) {
+    if (name == PrecisionName(p)) return p;
+  }
+  return Status::InvalidArgument(fmt::format("precision \"{}\"", name), "precision", "fp32, bf16 or auto");
+}
+
+std::string_view PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kBf16: return "bf16";
+    case Precision::kAuto: return "auto";
+  }
+  return "fp32";
+}
+
+Status CheckPrecisionSupported(Precision precision) {
+  const Bf16Capability& cpu = Bf16Support();
+  if (precision != Precision::kBf16 || cpu.available) return Status::Ok();
+  return Status::Unsupported("precision bf16", "this CPU, where oneDNN uses " + cpu.isa,
+                             "a CPU with AVX512_BF16 or AMX; use fp32, or auto (bf16 only where available)");
+}
+
+namespace {
+
+// The precision a model runs in for a requested one, and why; kUnsupported for bf16 without the
+// instructions.
+Result<std::pair<Precision, std::string>> ResolvePrecision(Precision requested) {
+  const Bf16Capability& cpu = Bf16Support();
+  switch (requested) {
+    case Precision::kFp32:
+      return std::pair{Precision::kFp32, std::string("requested (fp32 is the default)")};
+    case Precision::kBf16:
+      VISALIGN_RETURN_IF_ERROR(CheckPrecisionSupported(requested));
+      return std::pair{Precision::kBf16, "requested; this CPU has " + cpu.isa};
+    case Precision::kAuto:
+      if (cpu.amx) return std::pair{Precision::kBf16, "auto: this CPU has " + cpu.isa};
+      if (cpu.available) {
+        return std::pair{Precision::kFp32, "auto: this CPU has " + cpu.isa +
+                                               " but no AMX, where bf16 GEMMs are slower than fp32 (docs/performance.md)"};
+      }
+      return std::pair{Precision::kFp32, "auto: no AVX512_BF16 or AMX on this CPU (oneDNN uses " + cpu.isa + ")"};
+  }
+  return std::pair{Precision::kFp32, std::string("requested")};
+}
+
+}  // namespace
+
+Precision ClipModel::precision() const { return impl_->precision; }
+const std::string& ClipModel::precision_reason() const { return impl_->precision_reason; }
 
 Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoadOptions& options) {
   if (options.max_batch < 1) {
@@ -201,8 +264,10 @@ Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoad
   }
   auto impl = std::make_unique<ClipModel::Impl>();
   impl->options = options;
+  VISALIGN_ASSIGN_OR_RETURN(auto precision, ResolvePrecision(options.precision));
+  std::tie(impl->precision, impl->precision_reason) = std::move(precision);
   VISALIGN_ASSIGN_OR_RETURN(impl->config, ReadClipConfig(dir));
-  VISALIGN_ASSIGN_OR_RETURN(impl->weights, LoadClipWeights(impl->config));
+  VISALIGN_ASSIGN_OR_RETURN(impl->weights, LoadClipWeights(impl->config, impl->precision == Precision::kBf16));
   if (impl->config.tokenizer.kind == TokenizerKind::kSentencePiece) {
     VISALIGN_ASSIGN_OR_RETURN(impl->sentencepiece, SentencePieceTokenizer::Load(impl->config.tokenizer));
   }

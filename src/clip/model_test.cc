@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 
 #include "clip/config.h"
@@ -218,6 +219,112 @@ TEST_F(ClipModelTest, LargeBatchesSplitAcrossThreadsGiveTheSameEmbeddings) {
   for (int c = 0; c < images_sliced.cols; ++c) {
     EXPECT_NEAR(images_sliced.row(pixels.rows)[c], images_sliced.row(0)[c], 1e-5f);
   }
+}
+
+// Token ids of `count` pseudo-random texts of 1 to 75 tokens (sot ... eot), lengths in random order.
+std::vector<std::vector<int32_t>> RandomTokenIds(int count, int vocab, uint32_t seed) {
+  std::vector<std::vector<int32_t>> ids;
+  uint32_t state = seed;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;  // LCG (Numerical Recipes): deterministic everywhere
+    return state >> 8;
+  };
+  for (int i = 0; i < count; ++i) {
+    std::vector<int32_t> t = {kStartOfText};
+    const int tokens = 1 + static_cast<int>(next() % 75);
+    for (int k = 0; k < tokens; ++k) t.push_back(static_cast<int32_t>(next() % static_cast<uint32_t>(vocab - 2)));
+    t.push_back(kEndOfText);
+    ids.push_back(std::move(t));
+  }
+  return ids;
+}
+
+// Today's unbucketed path: every text in one batch, padded to the longest eot of the batch.
+Matrix EncodeUnbucketed(const ClipModel& model, std::vector<std::vector<int32_t>> ids) {
+  for (auto& t : ids) t.resize(static_cast<size_t>(model.context_length()), kPadToken);
+  const ClipConfig config = ReadClipConfig(testing::FixtureDir()).value();
+  const ClipWeights weights = LoadClipWeights(config).value();
+  return EncodeText(config, weights, ids, ForwardOptions{});
+}
+
+TEST_F(ClipModelTest, LengthBucketedTextsEqualTheUnbucketedPassInInputOrder) {
+  std::vector<std::vector<int32_t>> ids = DebugTokenIds();
+  for (auto& t : ids) t.resize(static_cast<size_t>(std::find(t.begin(), t.end(), kEndOfText) - t.begin()) + 1);
+  const std::vector<std::vector<int32_t>> random = RandomTokenIds(40, model_->config().text.vocab_size, 7);
+  ids.insert(ids.end(), random.begin(), random.end());
+  Matrix unbucketed = EncodeUnbucketed(*model_, ids);
+  // One thread and one batch limit; two threads with chunks of 3 (across threads, many buckets).
+  Matrix bucketed = model_->EncodeTokens(ids).value();
+  ClipLoadOptions small_batches;
+  small_batches.max_batch = 6;
+  const ClipModel chunked = LoadClipModel(testing::FixtureDir(), small_batches).value();
+  SetThreadCount(2);
+  Matrix bucketed_threads = chunked.EncodeTokens(ids).value();
+  SetThreadCount(1);
+  ASSERT_EQ(bucketed.rows, static_cast<int>(ids.size()));
+  // Normalised embeddings (what cosines use) within 1e-6. Unnormalised values are up to ~5 here, and
+  // oneDNN's blocking for a different number of rows moves them by a few ulps (~1.5e-6).
+  for (Matrix* m : {&unbucketed, &bucketed, &bucketed_threads}) NormalizeRows(*m);
+  EXPECT_LE(MaxAbsDiff(unbucketed.data.data(), bucketed.data), 1e-6f);
+  EXPECT_LE(MaxAbsDiff(unbucketed.data.data(), bucketed_threads.data), 1e-6f);
+  // Input order: each row is its own text's embedding (encoded alone).
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Matrix alone = model_->EncodeTokens({ids[i]}).value();
+    NormalizeRows(alone);
+    EXPECT_LE(MaxAbsDiff(bucketed_threads.row(static_cast<int>(i)), alone.data), 1e-6f) << "text " << i;
+  }
+}
+
+// Cosine distance 1 - cos between row i of a and b.
+double CosineDistance(const Matrix& a, const Matrix& b, int i) {
+  double dot = 0.0, na = 0.0, nb = 0.0;
+  for (int c = 0; c < a.cols; ++c) {
+    dot += static_cast<double>(a.at(i, c)) * b.at(i, c);
+    na += static_cast<double>(a.at(i, c)) * a.at(i, c);
+    nb += static_cast<double>(b.at(i, c)) * b.at(i, c);
+  }
+  return 1.0 - dot / std::sqrt(na * nb);
+}
+
+// The bound for bf16 embeddings: cosine distance to fp32 per item.
+constexpr double kBf16CosineDistance = 2e-3;
+
+TEST_F(ClipModelTest, Bf16EmbeddingsAreWithinTheCosineBoundOfFp32) {
+  ClipLoadOptions bf16;
+  bf16.precision = Precision::kBf16;
+  Result<ClipModel> m = LoadClipModel(testing::FixtureDir(), bf16);
+  if (!Bf16Support().available) {
+    // The refusal is what this CPU must give.
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
+    EXPECT_THAT(m.status().expected(), ::testing::HasSubstr("AVX512_BF16 or AMX"));
+    GTEST_SKIP() << "no AVX512_BF16/AMX on this CPU (oneDNN: " << Bf16Support().isa << "): refusal tested";
+  }
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->precision(), Precision::kBf16);
+  EXPECT_NE(m->Fingerprint().value(), model_->Fingerprint().value());
+  const Matrix pixels = DebugPixels();
+  std::vector<std::vector<int32_t>> ids = RandomTokenIds(20, model_->config().text.vocab_size, 3);
+  const Matrix images32 = model_->EncodePixels(pixels).value();
+  const Matrix images16 = m->EncodePixels(pixels).value();
+  const Matrix texts32 = model_->EncodeTokens(ids).value();
+  const Matrix texts16 = m->EncodeTokens(ids).value();
+  double worst = 0.0;
+  for (int i = 0; i < images32.rows; ++i) worst = std::max(worst, CosineDistance(images32, images16, i));
+  for (int i = 0; i < texts32.rows; ++i) worst = std::max(worst, CosineDistance(texts32, texts16, i));
+  EXPECT_LE(worst, kBf16CosineDistance);
+  EXPECT_GT(worst, 0.0);  // bf16 really ran
+}
+
+TEST_F(ClipModelTest, AutoPrecisionFollowsTheCpu) {
+  ClipLoadOptions automatic;
+  automatic.precision = Precision::kAuto;
+  const ClipModel m = LoadClipModel(testing::FixtureDir(), automatic).value();
+  EXPECT_EQ(m.precision(), Bf16Support().amx ? Precision::kBf16 : Precision::kFp32);
+  EXPECT_THAT(m.precision_reason(), ::testing::HasSubstr("auto"));
+  EXPECT_EQ(model_->precision(), Precision::kFp32);
+  EXPECT_EQ(ParsePrecision("bf16").value(), Precision::kBf16);
+  EXPECT_EQ(ParsePrecision("fp16").status().expected(), "fp32, bf16 or auto");
 }
 
 TEST_F(ClipModelTest, EmptyInputsGiveEmptyMatrices) {

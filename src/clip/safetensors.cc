@@ -131,6 +131,17 @@ const TensorInfo* SafetensorsFile::Find(std::string_view name) const {
   return nullptr;
 }
 
+void SafetensorsFile::ReleasePages(const void* data, size_t bytes) const {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const auto map_begin = reinterpret_cast<uintptr_t>(map_);
+  if (map_ == nullptr || begin < map_begin || begin + bytes > map_begin + map_size_) return;
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + bytes) / page * page;
+  // Advice only: a failure leaves the pages resident, which is harmless.
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

@@ -58,6 +58,9 @@ class SafetensorsFile {
   static Result<std::vector<int64_t>> ToInt64(const TensorInfo& tensor, const std::string& where);
   // The tensor's f32 values in place (no copy) when it is F32 and 4-byte aligned, else nullptr.
   static const float* DirectF32(const TensorInfo& tensor);
+  // Drops the resident pages that lie wholly inside [data, data + bytes) of the mapping (they are
+  // read back from the file if touched again): for tensors whose values were converted at load.
+  void ReleasePages(const void* data, size_t bytes) const;
 
  private:
 

@@ -8,12 +8,16 @@
 #include "clip/resnet.h"
 
 namespace visalign::clip {
-namespace {
 
-// y[rows, out] = x[rows, in] · W (+ beta · y); bias is added separately by the caller.
 void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x, float beta, float* y) {
-  Gemm(rows, out, in, x, in, lin.weight.data, lin.layout, beta, y, out);
+  if (!lin.weight_bf16.empty()) {
+    GemmBf16(rows, out, in, x, lin.weight_bf16.data(), lin.layout, beta, y);
+  } else {
+    Gemm(rows, out, in, x, in, lin.weight.data, lin.layout, beta, y, out);
+  }
 }
+
+namespace {
 
 // The residual blocks of one tower on x[batch * seq, width], in place.
 void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, float* x, int batch, int seq,

@@ -23,11 +23,18 @@ struct Tensor {
   std::vector<int64_t> shape;
 };
 
+// A linear layer. With Precision::kBf16 the weight lives in weight_bf16 (same layout) and
+// weight.data is null (the f32 values are released after conversion).
 struct LinearWeights {
   Tensor weight;  // [out, in] (kNK) or [in, out] (kKN)
   Tensor bias;    // [out] or empty
   BLayout layout = BLayout::kNK;
+  std::vector<Bf16> weight_bf16;
 };
+
+// y[rows, out] = x[rows, in] · W (+ beta · y), beta 0 or 1, in the layer's precision; the bias is
+// added separately by the caller.
+void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x, float beta, float* y);
 
 struct BlockWeights {
   Tensor ln1_gain, ln1_bias, ln2_gain, ln2_bias;
@@ -70,7 +77,9 @@ struct ClipWeights {
 };
 
 // Maps and validates all tensors of `config.weights_file` (names per layout, shapes against config).
-Result<ClipWeights> LoadClipWeights(const ClipConfig& config);
+// `bf16`: the linear layers' weights are converted to bf16 (in parallel on ThreadCount() threads) and
+// their f32 pages released, so resident memory holds the bf16 copy only.
+Result<ClipWeights> LoadClipWeights(const ClipConfig& config, bool bf16 = false);
 
 // Receives named intermediate activations (the names of the fixture's debug_activations file, e.g.
 // "visual.block0_out" [rows x width]) when tracing.

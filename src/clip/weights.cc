@@ -8,6 +8,7 @@
 #include "clip/resnet.h"
 #include "clip/towers.h"
 #include "clip/weight_loader.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::clip {
 namespace {
@@ -81,6 +82,37 @@ Result<LinearWeights> GetProjection(WeightLoader& l, CheckpointLayout layout, co
   return p;
 }
 
+// Every linear layer of both towers (the GEMM operands of the forward pass) that the model has.
+std::vector<LinearWeights*> LinearLayers(ClipWeights& w) {
+  AttentionPoolWeights& a = w.attention_pool;
+  std::vector<LinearWeights*> all = {&w.vision.projection, &w.text.projection, &a.q, &a.kv, &a.proj, &a.fc, &a.fc_proj};
+  for (TowerWeights* tower : {&w.vision, &w.text}) {
+    for (BlockWeights& b : tower->blocks) {
+      for (LinearWeights* lin : {&b.qkv, &b.out_proj, &b.fc, &b.proj}) all.push_back(lin);
+    }
+  }
+  std::vector<LinearWeights*> present;
+  for (LinearWeights* lin : all) {
+    if (lin->weight.data != nullptr) present.push_back(lin);
+  }
+  return present;
+}
+
+void ConvertLinearWeightsToBf16(ClipWeights& w) {
+  const std::vector<LinearWeights*> layers = LinearLayers(w);
+  ParallelFor(layers.size(), [&](size_t i) {
+    LinearWeights& lin = *layers[i];
+    const size_t count = Loader::Count(lin.weight.shape);
+    lin.weight_bf16.resize(count);
+    ToBf16(lin.weight.data, count, lin.weight_bf16.data());
+    if (lin.weight.owned.empty()) {
+      w.file.ReleasePages(lin.weight.data, count * sizeof(float));
+    } else {
+      std::vector<float>().swap(lin.weight.owned);
+    }
+    lin.weight.data = nullptr;
+  });
+}
 
 // timm VisionTransformer parameter names (OpenCLIP TimmModel: under visual.trunk.), SigLIP options:
 // patch conv with bias, no class token, no pre-norm, final norm, MAP head, no projection.
@@ -154,7 +186,7 @@ Status LoadClipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w)
 
 }  // namespace
 
-Result<ClipWeights> LoadClipWeights(const ClipConfig& config) {
+Result<ClipWeights> LoadClipWeights(const ClipConfig& config, bool bf16) {
   ClipWeights w;
   VISALIGN_ASSIGN_OR_RETURN(w.file, SafetensorsFile::Open(config.weights_file));
   WeightLoader l(w.file);
@@ -208,6 +240,7 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config) {
     w.logit_bias = bias.data[0];
   }
   VISALIGN_RETURN_IF_ERROR(l.CheckAllUsed());
+  if (bf16) ConvertLinearWeightsToBf16(w);
   return w;
 }
 
