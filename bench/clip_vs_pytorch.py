@@ -17,7 +17,7 @@ Timed, interleaved (visalign, PyTorch, visalign, ...), best of --repeats:
   * the fp32 GEMM ceiling: dnnl_sgemm on 2048x2048x2048 through ctypes (the oneDNN visalign uses);
   * --precision bf16 where the CPU has AVX512_BF16/AMX (else "not available on this CPU").
 
-Set-up (once, needs root): bench/setup_pytorch.sh (Debian python3-torch, OpenBLAS as libblas.so.3).
+Set-up (once, needs root): bench/setup_torch.sh (Debian python3-torch, OpenBLAS as libblas.so.3).
 Run: bench/clip_vs_pytorch.py --visalign build/visalign [--threads 2] [--repeats 3] [--model DIR]
 Without --model a random-weight ViT-B-32 (`visalign clip random-model --arch ViT-B-32`) is written
 to a temporary directory.
@@ -340,7 +340,7 @@ def main():
     print(f"torch {torch.__version__} (Python {platform.python_version()}); BLAS under torch: "
           f"{', '.join(blas_libs) or 'none mapped'}; OpenBLAS core: {blas_core or 'not OpenBLAS'}")
     if not blas_core or blas_core.startswith("Prescott"):
-        print("warning: torch is not on OpenBLAS with AVX2/AVX-512 kernels (run bench/setup_pytorch.sh): its numbers are not representative")
+        print("warning: torch is not on OpenBLAS with AVX2/AVX-512 kernels (run bench/setup_torch.sh): its numbers are not representative")
 
     tmp = tempfile.TemporaryDirectory(prefix="visalign_vs_torch_")
     model_dir = args.model

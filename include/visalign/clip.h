@@ -164,7 +164,7 @@ struct ClipConfig {
 // "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing"; else "".
 std::string RandomWeightsLabel(const ClipConfig& config);
 
-// Arithmetic of the towers' linear layers (patch embedding, qkv, attention output, MLP, projections).
+// Arithmetic of the towers' linear layers (qkv, attention output, MLP, projections; not the patch embedding).
 // kFp32 (the default) matches open_clip. kBf16 converts those weights to bfloat16 once at load and
 // runs their GEMMs through oneDNN's bf16 matmul (AVX512_BF16 or AMX; f32 accumulation and output);
 // LayerNorm, attention scores/softmax, GELU and residual sums stay fp32. Embeddings then differ from
