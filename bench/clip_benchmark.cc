@@ -236,6 +236,24 @@ void BM_EncodeTexts(benchmark::State& state) {
 }
 BENCHMARK(BM_EncodeTexts)->Args({100, 1})->Args({100, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(5.0);
 
+// Tokenizing one word of N random lowercase letters (the fuzzer's slow input): BPE's cost in the
+// length of a word, which was quadratic (120,000 letters took 6.8 s).
+void BM_TokenizeLongWord(benchmark::State& state) {
+  std::mt19937 rng(19);
+  std::string word(static_cast<size_t>(state.range(0)), 'a');
+  for (char& c : word) c = static_cast<char>('a' + rng() % 26);
+  for (auto _ : state) {
+    auto ids = Tokenize(word);
+    if (!ids.ok()) {
+      state.SkipWithError(("tokenizer unavailable (set VISALIGN_DATA to the data/ folder): " + ids.status().ToString()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(ids->data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_TokenizeLongWord)->Arg(1000)->Arg(60000)->Arg(120000)->Unit(benchmark::kMillisecond);
+
 // GEMM candidates on the MLP up-projection of a batch of 32 images: [1600 x 768] x [768 x 3072]ᵀ.
 constexpr int kM = 32 * 50;
 constexpr int kN = 3072;

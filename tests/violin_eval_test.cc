@@ -266,7 +266,12 @@ TEST(ViolinScore, BadImagesAreOneLineErrorsNamingTheCause) {
   auto r = RunVisalign({"violin", "score", (dir / "huge.png").string(), "--target", "red"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: image of 100000x100000 pixels (" + (dir / "huge.png").string() +
-                       "): at most 1073741824 pixels (2^30)\n");
+                       "): at most 67108864 pixels (the image size limit)\n");
+  // --max-image-pixels moves the limit, for every command.
+  r = RunVisalign({"violin", "score", (dir / "huge.png").string(), "--target", "red", "--max-image-pixels", "100"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: image of 100000x100000 pixels (" + (dir / "huge.png").string() +
+                       "): at most 100 pixels (the image size limit)\n");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "visalign/backends/backends.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::backends {
 namespace {
@@ -34,7 +35,8 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-// Whitespace runs (including newlines) collapse to one space; long text is cut with "...".
+// Whitespace runs (including newlines) collapse to one space; long text is cut with "..."; other
+// control bytes are escaped (a server's text is untrusted).
 std::string OneLine(std::string_view s, size_t max_chars = kMaxErrorMessageChars) {
   std::string out;
   bool space = false;
@@ -46,9 +48,11 @@ std::string OneLine(std::string_view s, size_t max_chars = kMaxErrorMessageChars
     if (space) out += ' ';
     space = false;
     out += c;
+    if (out.size() > max_chars) break;
   }
-  if (out.size() > max_chars) out = out.substr(0, max_chars) + "...";
-  return out;
+  const bool cut = out.size() > max_chars;
+  if (cut) out.resize(max_chars);
+  return EscapeControlBytes(out, max_chars) + (cut ? "..." : "");
 }
 
 struct Transfer {
@@ -203,10 +207,11 @@ std::string HtmlSummary(std::string_view html) {
 
 std::string ServerMessage(const HttpResponse& r) {
   std::string type = Lower(r.Header("content-type").value_or(""));
-  nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
-  if (!j.is_discarded() && j.is_object()) {
+  const auto parsed = ParseJson(r.body);
+  if (parsed.ok() && parsed->is_object()) {
+    const nlohmann::json& j = *parsed;
     auto text = [](const nlohmann::json& v) -> std::string {
-      return v.is_string() ? v.get<std::string>() : v.dump();
+      return v.is_string() ? v.get<std::string>() : QuoteJson(v, kMaxErrorMessageChars);
     };
     if (j.contains("error")) {
       const auto& e = j["error"];

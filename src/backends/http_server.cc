@@ -7,7 +7,11 @@
 #include <chrono>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::backends {
 namespace {
@@ -32,7 +36,15 @@ httplib::Server::Handler Adapt(HttpHandler handler) {
     for (const auto& m : req.matches) request.matches.push_back(m.str());
     for (const auto& [name, value] : req.headers) request.headers.emplace_back(name, value);
     HttpServerResponse response;
-    handler(request, response);
+    try {
+      handler(request, response);
+    } catch (...) {
+      // A handler bug answers 500 without the exception text (which may quote the request).
+      spdlog::error("{} {}: {}", EscapeControlBytes(req.method, kQuoteLimit), EscapeControlBytes(req.path, kQuoteLimit),
+                    StatusFromCurrentException().ToString());
+      response = HttpServerResponse();
+      response.SetJson(500, {{"error", {{"message", "internal server error"}}}});
+    }
     res.status = response.status;
     for (const auto& [name, value] : response.headers) res.set_header(name, value);
     res.set_content(std::move(response.body), response.content_type);

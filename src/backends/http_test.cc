@@ -16,6 +16,14 @@ using testing::TinyPng;
 
 const std::atomic<bool> kNoCancel{false};
 
+// `depth` opening tokens, then as many closing ones: hostile replies nested far beyond any real one.
+std::string Nested(std::string_view open, int depth, std::string_view close) {
+  std::string s;
+  for (int i = 0; i < depth; ++i) s += open;
+  for (int i = 0; i < depth; ++i) s += close;
+  return s;
+}
+
 HttpResponse Response(int status, std::string content_type, std::string body,
                       std::vector<std::pair<std::string, std::string>> extra = {}) {
   HttpResponse r;
@@ -187,6 +195,8 @@ class ImagesApiTest : public ::testing::Test {
                         "application/json");
       }
       if (p == "empty") res.set_content(R"({"data": []})", "application/json");
+      if (p == "deep") res.set_content(R"({"data":)" + Nested("[", 100000, "]") + "}", "application/json");
+      if (p == "nested") res.set_content(R"({"data":)" + Nested("[", 60, "]") + "}", "application/json");
     });
     s_.server.Get("/file.png", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
@@ -363,6 +373,50 @@ TEST(ChatCompletion, ReturnsTheFirstChoiceContent) {
   auto r = c.ChatCompletion({{"model", "judge"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}});
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_EQ(*r.value, "re: hi");
+}
+
+// Replies that once crashed a run (a judge worker's SIGABRT, a SIGSEGV while quoting the reply):
+// each must be a protocol failure with a short one-line message.
+TEST(ChatCompletion, AHostileReplyIsAProtocolErrorNotACrash) {
+  const std::string replies[] = {
+      R"({"choices":[1]})",
+      R"({"choices":[{"message":"text"}]})",
+      R"({"choices":)" + Nested("[", 100000, "]") + "}",
+      R"({"choices":[{"message":{"content":)" + Nested(R"({"a":)", 100000, "}") + "}}]}",
+      R"({"choices":[], "note": "line\nbreak \u001b[31m\u0000)" + std::string(100000, 'x') + R"("})",
+  };
+  std::atomic<size_t> served{0};
+  LocalServer s;
+  s.server.Post("/v1/chat/completions", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(replies[served++ % std::size(replies)], "application/json");
+  });
+  s.Start();
+  OpenAiClient c({s.url(), "", {}}, MakeCurlTransport());
+  for (const std::string& reply : replies) {
+    auto r = c.ChatCompletion({{"model", "judge"}, {"messages", nlohmann::json::array()}});
+    ASSERT_FALSE(r.ok()) << reply.substr(0, 60);
+    EXPECT_EQ(r.error.kind, ErrorKind::kProtocol) << r.error.message;
+    EXPECT_LT(r.error.message.size(), 400u) << r.error.message;
+    EXPECT_EQ(r.error.message.find_first_of(std::string("\n\r\x1b\0", 4)), std::string::npos) << r.error.message;
+  }
+  EXPECT_EQ(served.load(), std::size(replies));
+}
+
+TEST_F(ImagesApiTest, ADeeplyNestedAnswerIsAProtocolErrorNotACrash) {
+  auto r = Ask("deep");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error.kind, ErrorKind::kProtocol);
+  EXPECT_NE(r.error.message.find("JSON nested deeper than 64 levels"), std::string::npos) << r.error.message;
+}
+
+TEST_F(ImagesApiTest, AnAnswerNestedWithinTheLimitIsQuotedShortly) {
+  auto r = Ask("nested");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error.kind, ErrorKind::kProtocol);
+  EXPECT_NE(r.error.message.find(R"(no data[0] (expected {"data": [{"b64_json": ...}]}): {"data":[[[[)"),
+            std::string::npos)
+      << r.error.message;
+  EXPECT_LT(r.error.message.size(), 300u);
 }
 
 }  // namespace

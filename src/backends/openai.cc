@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "visalign/backends/backends.h"
+#include "visalign/core/untrusted.h"
 #include "visalign/imaging/image.h"
 
 namespace visalign::backends {
@@ -11,15 +12,7 @@ namespace {
 
 constexpr std::string_view kPngMagic = "\x89PNG\r\n\x1a\n";
 constexpr std::string_view kPngEnd = "IEND\xae\x42\x60\x82";
-constexpr size_t kSnippetChars = 120;
 constexpr std::string_view kSeedPlaceholder = "{seed}";
-
-std::string Snippet(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, kSnippetChars)) out += (c == '\n' || c == '\r') ? ' ' : c;
-  if (s.size() > kSnippetChars) out += "...";
-  return out;
-}
 
 int Base64Value(unsigned char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -96,8 +89,8 @@ Attempt<std::string> ValidateImageBytes(std::string_view bytes, const std::strin
   } else {
     return Attempt<std::string>::Fail(
         {ErrorKind::kProtocol,
-         fmt::format("{}: not a PNG, JPEG or WebP image ({} bytes starting \"{}\")", source, bytes.size(),
-                     Snippet(bytes.substr(0, 16))),
+         fmt::format("{}: not a PNG, JPEG or WebP image ({} bytes starting {})", source, bytes.size(),
+                     QuoteText(bytes.substr(0, 16))),
          {}});
   }
   auto decoded = imaging::DecodeImage(bytes, source);
@@ -138,27 +131,31 @@ Attempt<nlohmann::json> OpenAiClient::PostJson(std::string_view path, const nloh
   if (!sent.ok()) return Attempt<nlohmann::json>::Fail(sent.error);
   const HttpResponse& r = *sent.value;
   if (r.status < 200 || r.status >= 300) return Attempt<nlohmann::json>::Fail(HttpStatusError(r));
-  nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
+  auto j = ParseJson(r.body);
+  if (!j.ok() || !j->is_object())
     return Attempt<nlohmann::json>::Fail(
         {ErrorKind::kProtocol,
-         fmt::format("HTTP {} from {} with a malformed JSON body ({} bytes starting \"{}\")", r.status, req.url,
-                     r.body.size(), Snippet(r.body)),
+         fmt::format("HTTP {} from {} with a malformed JSON body ({}; {} bytes starting {})", r.status, req.url,
+                     j.ok() ? "not an object" : j.status().what(), r.body.size(), QuoteText(r.body)),
          {}});
-  return Attempt<nlohmann::json>::Ok(std::move(j));
+  return Attempt<nlohmann::json>::Ok(std::move(*j));
 }
 
 Attempt<std::string> OpenAiClient::ChatCompletion(const nlohmann::json& body, const std::atomic<bool>* cancel) const {
   auto j = PostJson("chat/completions", body, cancel);
   if (!j.ok()) return Attempt<std::string>::Fail(j.error);
   const nlohmann::json& v = *j.value;
-  if (v.contains("choices") && v["choices"].is_array() && !v["choices"].empty()) {
-    const auto& msg = v["choices"][0].value("message", nlohmann::json::object());
-    if (msg.contains("content") && msg["content"].is_string())
-      return Attempt<std::string>::Ok(msg["content"].get<std::string>());
+  const auto choices = v.find("choices");
+  if (choices != v.end() && choices->is_array() && !choices->empty() && (*choices)[0].is_object()) {
+    const auto message = (*choices)[0].find("message");
+    if (message != (*choices)[0].end() && message->is_object()) {
+      const auto content = message->find("content");
+      if (content != message->end() && content->is_string())
+        return Attempt<std::string>::Ok(content->get<std::string>());
+    }
   }
   return Attempt<std::string>::Fail(
-      {ErrorKind::kProtocol, "chat completion without choices[0].message.content: " + Snippet(v.dump()), {}});
+      {ErrorKind::kProtocol, "chat completion without choices[0].message.content: " + QuoteJson(v), {}});
 }
 
 Attempt<std::string> OpenAiClient::Fetch(const std::string& url, const std::atomic<bool>* cancel) const {
@@ -238,7 +235,7 @@ class OpenAiImagesBackend final : public GenerationBackend {
       return Attempt<GeneratedImage>::Fail({ErrorKind::kProtocol, std::move(what), {}});
     };
     if (!j.contains("data") || !j["data"].is_array() || j["data"].empty() || !j["data"][0].is_object())
-      return fail("response has no data[0] (expected {\"data\": [{\"b64_json\": ...}]}): " + Snippet(j.dump()));
+      return fail("response has no data[0] (expected {\"data\": [{\"b64_json\": ...}]}): " + QuoteJson(j));
     const nlohmann::json& d = j["data"][0];
     std::string bytes;
     std::string source;
@@ -255,7 +252,7 @@ class OpenAiImagesBackend final : public GenerationBackend {
       if (!fetched.ok()) return Attempt<GeneratedImage>::Fail(fetched.error);
       bytes = std::move(*fetched.value);
     } else {
-      return fail("data[0] has neither a b64_json nor a url string: " + Snippet(d.dump()));
+      return fail("data[0] has neither a b64_json nor a url string: " + QuoteJson(d));
     }
     auto ext = ValidateImageBytes(bytes, source);
     if (!ext.ok()) return Attempt<GeneratedImage>::Fail(ext.error);

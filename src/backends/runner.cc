@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "visalign/backends/runner.h"
+#include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
 
 namespace visalign::backends {
@@ -363,13 +364,21 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
         summary.failures.push_back({it.id, it.k, error->message});
       }
     }
+  };
+  // A worker that throws (a bug) stops the run with that error instead of terminating the process.
+  auto guarded_worker = [&] {
+    try {
+      worker();
+    } catch (...) {
+      record_fatal(StatusFromCurrentException());
+    }
     --running;
   };
 
   int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(options.concurrency), std::max<size_t>(todo.size(), 1)));
   running = n;
   std::vector<std::thread> threads;
-  for (int t = 0; t < n; ++t) threads.emplace_back(worker);
+  for (int t = 0; t < n; ++t) threads.emplace_back(guarded_worker);
   std::optional<Clock::time_point> stop_seen;
   Clock::time_point renewed = Clock::now();
   while (running.load() > 0) {

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "visalign/core/untrusted.h"
+
 namespace visalign::cli {
 
 namespace {
@@ -23,8 +25,8 @@ Result<nlohmann::json> ParseParams(const std::vector<std::string>& params) {
       return Status::InvalidArgument("parameter \"" + p + "\" is not key=value", "--param",
                                      "e.g. quality=high, seed={seed}, response_format=null");
     const std::string value = p.substr(eq + 1);
-    nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
-    out[p.substr(0, eq)] = (v.is_discarded() || v.is_string()) ? nlohmann::json(value) : v;
+    auto v = ParseJson(value);
+    out[p.substr(0, eq)] = (!v.ok() || v->is_string()) ? nlohmann::json(value) : std::move(*v);
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
 #include "visalign/core/version.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::cli {
 
@@ -69,7 +70,9 @@ void Cli::AddRenamedCommand(CLI::App* group, const std::string& name, const std:
 
 namespace {
 // Global options that take a value (skipped when looking for a command name in argv).
-bool TakesValue(std::string_view option) { return option == "--threads" || option == "--log-level"; }
+bool TakesValue(std::string_view option) {
+  return option == "--threads" || option == "--log-level" || option == "--max-image-pixels";
+}
 }  // namespace
 
 std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
@@ -264,6 +267,11 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
   app.add_option("--threads", g.threads, "Worker threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  uint64_t max_image_pixels = imaging::kDefaultMaxImagePixels;
+  app.add_option("--max-image-pixels", max_image_pixels,
+                 "Largest image (width x height) to decode; larger ones are refused from their header")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.footer(
       "Errors print one line `error: <what> (<where>): <expected>` and exit with code 2.\n"
       "Run `visalign <command> --help` for a command's options.");
@@ -293,13 +301,14 @@ int Main(int argc, char** argv) {
   spdlog::set_pattern("%^%l%$: %v");
   spdlog::set_level(spdlog::level::from_str(g.log_level));
   SetThreadCount(g.threads);
+  imaging::SetMaxImagePixels(max_image_pixels);
   if (g.log_level == "off" || g.log_level == "error") Progress::SetGloballyEnabled(false);
 
   Status st;
   try {
     st = cli.RunAction();
-  } catch (const std::exception& e) {
-    st = Status::Internal(std::string("unexpected exception: ") + e.what());
+  } catch (...) {
+    st = StatusFromCurrentException();
   }
   if (!st.ok()) std::fprintf(stderr, "error: %s\n", InFlagTerms(st).ToString().c_str());
   return ExitCodeFor(st);

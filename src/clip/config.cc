@@ -9,6 +9,7 @@
 
 #include "clip/sentencepiece_tokenizer.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::clip {
 namespace {
@@ -27,6 +28,9 @@ constexpr int kDefaultVocabSize = 49408;
 constexpr int kOpenClipDefaultResNetWidth = 64;
 constexpr int kResNetTotalStride = 32;    // stem 4, stages 2..4 x2 each
 constexpr int kConvNextTotalStride = 32;  // stem 4, stages 1..3 x2 each
+// OpenCLIP models use 4 (ViT-bigG 4.9231); a ratio above this is a broken or hostile config.
+constexpr double kMaxMlpRatio = 64.0;
+constexpr int64_t kMaxElements = (int64_t{1} << 31) - 1;
 
 // Reads typed fields from one JSON object, remembering which keys were consumed so the rest can be
 // checked: a key we do not understand must not be silently ignored.
@@ -44,7 +48,7 @@ class Fields {
     }
     const json& v = obj_[key];
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 24)) {
-      return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where_, "a positive integer");
+      return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a positive integer");
     }
     return static_cast<int>(v.get<int64_t>());
   }
@@ -53,7 +57,7 @@ class Fields {
     used_.insert(key);
     if (!Has(key)) return fallback;
     const json& v = obj_[key];
-    if (!v.is_number()) return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where_, "a number");
+    if (!v.is_number()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a number");
     return v.get<double>();
   }
 
@@ -61,7 +65,7 @@ class Fields {
     used_.insert(key);
     if (!Has(key)) return fallback;
     const json& v = obj_[key];
-    if (!v.is_string()) return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where_, "a string");
+    if (!v.is_string()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a string");
     return v.get<std::string>();
   }
 
@@ -69,7 +73,7 @@ class Fields {
     used_.insert(key);
     if (!Has(key)) return fallback;
     const json& v = obj_[key];
-    if (!v.is_boolean()) return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where_, "true or false");
+    if (!v.is_boolean()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "true or false");
     return v.get<bool>();
   }
 
@@ -79,7 +83,7 @@ class Fields {
       used_.insert(key);
       const json& v = obj_[key];
       if (v.size() != 2 || !v[0].is_number_integer() || v[0] != v[1] || v[0].get<int64_t>() <= 0) {
-        return Status::Unsupported("non-square or invalid " + key + " " + v.dump(), where_, "a square size N or [N, N]");
+        return Status::Unsupported("non-square or invalid " + key + " " + QuoteJson(v), where_, "a square size N or [N, N]");
       }
       return static_cast<int>(v[0].get<int64_t>());
     }
@@ -93,7 +97,7 @@ class Fields {
     for (const json& a : allowed) {
       if (obj_[key] == a) return Status::Ok();
     }
-    return Status::Unsupported("unsupported " + feature + " (" + key + " = " + obj_[key].dump() + ")", where_,
+    return Status::Unsupported("unsupported " + feature + " (" + key + " = " + QuoteJson(obj_[key]) + ")", where_,
                                "a standard ViT CLIP (this option is not implemented)");
   }
 
@@ -105,7 +109,7 @@ class Fields {
   Status CheckAllUsed() const {
     for (const auto& [key, value] : obj_.items()) {
       if (!used_.count(key)) {
-        return Status::Unsupported("unknown config field \"" + key + "\" = " + value.dump(), where_,
+        return Status::Unsupported("unknown config field " + QuoteText(key) + " = " + QuoteJson(value), where_,
                                    "only fields of a standard ViT CLIP config (refusing rather than ignoring it)");
       }
     }
@@ -135,6 +139,53 @@ Status CheckHeads(const TowerConfig& t, const std::string& where) {
   return Status::Ok();
 }
 
+// OpenCLIP's int(width * mlp_ratio), for a ratio in (0, kMaxMlpRatio] giving at least one unit.
+Result<int> MlpWidth(int width, double mlp_ratio, const std::string& where) {
+  const std::string expected = fmt::format("a number above 0 and at most {}", kMaxMlpRatio);
+  if (!(mlp_ratio > 0.0 && mlp_ratio <= kMaxMlpRatio)) {
+    return Status::InvalidArgument(fmt::format("field \"mlp_ratio\" is {}", mlp_ratio), where, expected);
+  }
+  const double mlp_width = std::floor(width * mlp_ratio);
+  if (mlp_width < 1.0) {
+    return Status::InvalidArgument(fmt::format("mlp_ratio {} gives an MLP of width 0 for width {}", mlp_ratio, width),
+                                   where, "a ratio giving at least one hidden unit");
+  }
+  return static_cast<int>(mlp_width);
+}
+
+// The model's largest tensors and activations must have fewer than 2^31 elements: the kernels
+// index them with int. Each field is bounded on its own (Fields::Int); this bounds their products.
+Status CheckSizesFit(const ClipConfig& c, const std::string& where) {
+  const int64_t grid = c.vision.image_size / c.vision.patch_size;
+  const int64_t tokens = grid * grid + 1;
+  const int64_t patch_in = int64_t{3} * c.vision.patch_size * c.vision.patch_size;
+  struct Product {
+    const char* what;
+    int64_t a, b;
+  };
+  const Product products[] = {
+      {"vision tokens x width", tokens, std::max(c.vision.width, c.vision.mlp_width)},
+      {"vision attention scores (tokens x tokens x heads)", tokens * tokens, c.vision.heads},
+      {"patch embedding (3 x patch_size^2 x width)", patch_in, c.vision.width},
+      {"vision MLP weights (width x mlp_width)", c.vision.width, c.vision.mlp_width},
+      {"vision projection (width x embed_dim)", c.vision.width, c.embed_dim},
+      {"token embedding (vocab_size x width)", c.text.vocab_size, c.text.width},
+      {"text tokens x width", c.text.context_length, std::max(c.text.width, c.text.mlp_width)},
+      {"text attention scores (context x context x heads)", int64_t{c.text.context_length} * c.text.context_length,
+       c.text.heads},
+      {"text MLP weights (width x mlp_width)", c.text.width, c.text.mlp_width},
+      {"text projection (width x embed_dim)", c.text.width, c.embed_dim},
+  };
+  for (const Product& p : products) {
+    // Factors are below 2^31 (fields up to 2^24, tokens up to 2^48 / 1 only when patch_size is 1).
+    if (p.a > kMaxElements || p.b > kMaxElements || p.a * p.b > kMaxElements) {
+      return Status::Unsupported(fmt::format("{} is {} x {} elements", p.what, p.a, p.b), where,
+                                 "a model whose tensors have fewer than 2^31 elements");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::array<float, 3>> Triple(const json& obj, const std::string& key, const std::array<float, 3>& fallback,
                                     const std::string& where) {
   if (!obj.contains(key) || obj[key].is_null()) return fallback;
@@ -148,7 +199,7 @@ Result<std::array<float, 3>> Triple(const json& obj, const std::string& key, con
     }
   }
   if (v.is_number()) return std::array<float, 3>{v.get<float>(), v.get<float>(), v.get<float>()};
-  return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where, "three numbers (one per RGB channel)");
+  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where, "three numbers (one per RGB channel)");
 }
 
 Status CheckPreprocess(const PreprocessConfig& p, const std::string& where) {
@@ -261,7 +312,7 @@ Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& whe
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_proj", {"none"}, "timm projection (SigLIP uses none)"));
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_proj_bias", {false}, "timm projection bias"));
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
-  c.mlp_width = static_cast<int>(c.width * mlp_ratio);
+  VISALIGN_ASSIGN_OR_RETURN(c.mlp_width, MlpWidth(c.width, mlp_ratio, where));
   c.layer_norm_eps = kTimmLayerNormEps;
   c.ln_pre = false;
   c.class_token = false;
@@ -433,7 +484,7 @@ Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where
                                    where, "width = heads * head_width");
   }
   c.heads = c.width / head_width;
-  c.mlp_width = static_cast<int>(c.width * mlp_ratio);
+  VISALIGN_ASSIGN_OR_RETURN(c.mlp_width, MlpWidth(c.width, mlp_ratio, where));
   c.pooling = Pooling::kClassToken;
   if (c.image_size % c.patch_size != 0) {
     return Status::InvalidArgument(fmt::format("image_size {} is not a multiple of patch_size {}", c.image_size,
@@ -462,7 +513,7 @@ Result<float> LayerNormEps(const json& cfg, const std::string& where) {
   if (!cfg.contains("norm_kwargs") || cfg["norm_kwargs"].is_null()) return 1e-5f;
   const json& n = cfg["norm_kwargs"];
   if (!n.is_object() || n.size() != 1 || !n.contains("eps") || !n["eps"].is_number() || !(n["eps"].get<double>() > 0)) {
-    return Status::Unsupported("unsupported normalization options (norm_kwargs = " + n.dump() + ")", where,
+    return Status::Unsupported("unsupported normalization options (norm_kwargs = " + QuoteJson(n) + ")", where,
                                "{\"eps\": positive number}");
   }
   return n["eps"].get<float>();
@@ -472,7 +523,7 @@ Result<float> LayerNormEps(const json& cfg, const std::string& where) {
 Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, std::string* hf_tokenizer_name) {
   Fields f(t, where);
   if (f.Has("hf_model_name")) {
-    return Status::Unsupported("unsupported Hugging Face text tower (hf_model_name = " + t["hf_model_name"].dump() + ")",
+    return Status::Unsupported("unsupported Hugging Face text tower (hf_model_name = " + QuoteJson(t["hf_model_name"]) + ")",
                                where, "a standard CLIP text transformer");
   }
   TextConfig c;
@@ -482,7 +533,7 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, st
   VISALIGN_ASSIGN_OR_RETURN(c.heads, f.Int("heads", kOpenClipDefaultTextHeads));
   VISALIGN_ASSIGN_OR_RETURN(c.layers, f.Int("layers", kOpenClipDefaultTextLayers));
   VISALIGN_ASSIGN_OR_RETURN(double mlp_ratio, f.Number("mlp_ratio", kDefaultMlpRatio));
-  c.mlp_width = static_cast<int>(c.width * mlp_ratio);
+  VISALIGN_ASSIGN_OR_RETURN(c.mlp_width, MlpWidth(c.width, mlp_ratio, where));
   VISALIGN_RETURN_IF_ERROR(CheckHeads(c, where));
   VISALIGN_RETURN_IF_ERROR(f.Require("ls_init_value", {}, "LayerScale"));
   VISALIGN_ASSIGN_OR_RETURN(std::string pool_type, f.String("pool_type", "argmax"));
@@ -518,13 +569,13 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, st
 // The record WriteRandomClipModel leaves in the config: {"arch": name, "seed": N, "note": text}.
 Status ParseRandomModelRecord(const json& record, const std::string& where, ClipConfig& c) {
   if (!record.is_object()) {
-    return Status::InvalidArgument("field is " + record.dump(), where, "an object {\"arch\", \"seed\"}");
+    return Status::InvalidArgument("field is " + QuoteJson(record), where, "an object {\"arch\", \"seed\"}");
   }
   Fields f(record, where);
   VISALIGN_ASSIGN_OR_RETURN(c.random_arch, f.String("arch", ""));
   if (c.random_arch.empty()) return Status::InvalidArgument("missing field \"arch\"", where, "the architecture name");
   if (!record.contains("seed") || !record["seed"].is_number_unsigned()) {
-    return Status::InvalidArgument("field \"seed\" is " + record.value("seed", json()).dump(), where,
+    return Status::InvalidArgument("field \"seed\" is " + QuoteJson(record.value("seed", json())), where,
                                    "a non-negative integer");
   }
   c.random_seed = record["seed"].get<uint64_t>();
@@ -545,11 +596,10 @@ Result<std::filesystem::path> FirstExisting(const fs::path& dir, std::initialize
 
 Result<json> ReadJson(const fs::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return Status::InvalidArgument("not a JSON object", path.string(), "a valid JSON config file");
-  }
-  return j;
+  auto j = ParseJson(text);
+  if (!j.ok()) return Status::InvalidArgument(j.status().what(), path.string(), "a valid JSON config file");
+  if (!j->is_object()) return Status::InvalidArgument("not a JSON object", path.string(), "a valid JSON config file");
+  return std::move(*j);
 }
 
 Result<Activation> HfActivation(Fields& f) {
@@ -623,6 +673,7 @@ Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source)
   if (wrapped && j.contains(kRandomModelConfigKey)) {
     VISALIGN_RETURN_IF_ERROR(ParseRandomModelRecord(j[kRandomModelConfigKey], source + " " + kRandomModelConfigKey, c));
   }
+  VISALIGN_RETURN_IF_ERROR(CheckSizesFit(c, where));
   return c;
 }
 
@@ -679,10 +730,11 @@ Result<ClipConfig> ParseHuggingFaceConfig(const json& j, const json& preprocesso
     VISALIGN_ASSIGN_OR_RETURN(c.preprocess.mean, Triple(preprocessor, "image_mean", kOpenAiMean, where));
     VISALIGN_ASSIGN_OR_RETURN(c.preprocess.std, Triple(preprocessor, "image_std", kOpenAiStd, where));
     if (preprocessor.contains("resample") && preprocessor["resample"] != 3) {
-      return Status::Unsupported("unsupported resample " + preprocessor["resample"].dump(), where, "3 (PIL bicubic)");
+      return Status::Unsupported("unsupported resample " + QuoteJson(preprocessor["resample"]), where, "3 (PIL bicubic)");
     }
     VISALIGN_RETURN_IF_ERROR(CheckPreprocess(c.preprocess, where));
   }
+  VISALIGN_RETURN_IF_ERROR(CheckSizesFit(c, source));
   return c;
 }
 

@@ -188,6 +188,76 @@ TEST_F(ModelDirTest, ShapesAreCheckedAgainstTheConfig) {
   EXPECT_THAT(LoadStatus().what(), HasSubstr("unexpected tensor \"transformer.resblocks.1."));
 }
 
+// Reproducers from fuzzing: each was a crash or undefined behaviour, each must be one clear error.
+TEST_F(ModelDirTest, AConfigNestedTooDeepIsRefusedWhileParsing) {
+  LinkFixtureWeights();
+  // {"model_cfg":{"embed_dim":[[[...]]]}}, 100,000 deep: quoting it in the error overflowed the stack.
+  std::string text = R"({"model_cfg":{"embed_dim":)";
+  text += std::string(100000, '[') + std::string(100000, ']') + "}}";
+  std::ofstream(dir_ / "open_clip_config.json") << text;
+  const Status st = LoadStatus();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.what(), "JSON nested deeper than 64 levels");
+  EXPECT_THAT(st.where(), HasSubstr("open_clip_config.json"));
+}
+
+TEST_F(ModelDirTest, AValueInAnErrorIsQuotedShortly) {
+  LinkFixtureWeights();
+  json cfg = FixtureConfig();
+  json deep = 1;
+  for (int i = 0; i < 60; ++i) deep = json::array({deep});
+  cfg["model_cfg"]["embed_dim"] = deep;
+  WriteJson("open_clip_config.json", cfg);
+  const Status st = LoadStatus();
+  EXPECT_EQ(st.what(), "field \"embed_dim\" is " + std::string(60, '[') + "1" + std::string(59, ']') + "...");
+}
+
+TEST_F(ModelDirTest, MlpRatioMustBePositiveAndAtMost64) {
+  LinkFixtureWeights();
+  for (const char* tower : {"vision_cfg", "text_cfg"}) {
+    for (double ratio : {1e300, 0.0, -4.0, 64.5}) {
+      SCOPED_TRACE(std::string(tower) + " mlp_ratio " + std::to_string(ratio));
+      json cfg = FixtureConfig();
+      cfg["model_cfg"][tower]["mlp_ratio"] = ratio;
+      WriteJson("open_clip_config.json", cfg);
+      const Status st = LoadStatus();
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+      EXPECT_THAT(st.what(), HasSubstr("\"mlp_ratio\" is "));
+      EXPECT_EQ(st.expected(), "a number above 0 and at most 64");
+    }
+  }
+  json cfg = FixtureConfig();
+  cfg["model_cfg"]["text_cfg"]["mlp_ratio"] = 0.001;  // int(width * ratio) == 0
+  WriteJson("open_clip_config.json", cfg);
+  EXPECT_THAT(LoadStatus().what(), HasSubstr("gives an MLP of width 0"));
+}
+
+TEST_F(ModelDirTest, SizesWhoseProductsOverflowInt32AreRefused) {
+  LinkFixtureWeights();
+  struct Case {
+    std::vector<std::pair<std::string, json>> edits;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{{"/model_cfg/text_cfg/vocab_size", 1 << 24}, {"/model_cfg/text_cfg/width", 256}},
+       "token embedding (vocab_size x width) is 16777216 x 256 elements"},
+      {{{"/model_cfg/vision_cfg/patch_size", 1}, {"/model_cfg/vision_cfg/image_size", 4096},
+        {"/preprocess_cfg/size", 4096}},
+       "vision tokens x width is 16777217 x 256 elements"},
+      {{{"/model_cfg/text_cfg/context_length", 1 << 20}}, "text attention scores"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.says);
+    json cfg = FixtureConfig();
+    for (const auto& [pointer, value] : c.edits) cfg[json::json_pointer(pointer)] = value;
+    WriteJson("open_clip_config.json", cfg);
+    const Status st = LoadStatus();
+    EXPECT_EQ(st.code(), StatusCode::kUnsupported) << st.ToString();
+    EXPECT_THAT(st.what(), HasSubstr(c.says));
+    EXPECT_EQ(st.expected(), "a model whose tensors have fewer than 2^31 elements");
+  }
+}
+
 TEST_F(ModelDirTest, MissingFilesAreNamed) {
   EXPECT_THAT(LoadStatus().what(), HasSubstr("no config in model directory"));
   WriteJson("open_clip_config.json", FixtureConfig());

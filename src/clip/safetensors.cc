@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::clip {
 namespace {
@@ -178,19 +179,21 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
                path, "a complete safetensors file (truncated or not safetensors?)");
   }
   const std::string_view header_text(reinterpret_cast<const char*>(base + kHeaderLengthBytes), header_len);
-  const nlohmann::json header = nlohmann::json::parse(header_text, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object()) {
-    return Bad("header is not a JSON object", path, "a JSON object mapping tensor names to {dtype, shape, data_offsets}");
+  auto parsed = ParseJson(header_text);
+  if (!parsed.ok() || !parsed->is_object()) {
+    return Bad("header is not a JSON object" + (parsed.ok() ? std::string() : " (" + parsed.status().what() + ")"), path,
+               "a JSON object mapping tensor names to {dtype, shape, data_offsets}");
   }
+  const nlohmann::json& header = *parsed;
   const uint64_t data_start = kHeaderLengthBytes + header_len;
   const uint64_t data_size = file_size - data_start;
 
   for (const auto& [name, entry] : header.items()) {
-    const std::string where_field = "header entry \"" + name + "\"";
+    const std::string where_field = "header entry " + QuoteText(name);
     if (name == "__metadata__") {
       if (!entry.is_object()) return Bad(where_field + " is not an object", path, "a map of strings");
       for (const auto& [k, v] : entry.items()) {
-        if (!v.is_string()) return Bad(where_field + " key \"" + k + "\" is not a string", path, "string values");
+        if (!v.is_string()) return Bad(where_field + " key " + QuoteText(k) + " is not a string", path, "string values");
         file.metadata_[k] = v.get<std::string>();
       }
       continue;
@@ -214,23 +217,23 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
       }
     }
     if (!known) {
-      return Status::Unsupported(where_field + " has dtype " + dtype_json.dump(), path.string(),
+      return Status::Unsupported(where_field + " has dtype " + QuoteJson(dtype_json), path.string(),
                                  "one of F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL");
     }
     if (!shape_json.is_array()) return Bad(where_field + " shape is not an array", path, "a list of sizes");
     uint64_t numel = 1;
     for (const auto& d : shape_json) {
-      if (!d.is_number_unsigned()) return Bad(where_field + " has shape " + shape_json.dump(), path, "non-negative integer sizes");
+      if (!d.is_number_unsigned()) return Bad(where_field + " has shape " + QuoteJson(shape_json), path, "non-negative integer sizes");
       const uint64_t dim = d.get<uint64_t>();
       if (dim != 0 && numel > std::numeric_limits<uint64_t>::max() / 16 / dim) {
-        return Bad(where_field + " has an absurd shape " + shape_json.dump(), path, "a shape that fits in the file");
+        return Bad(where_field + " has an absurd shape " + QuoteJson(shape_json), path, "a shape that fits in the file");
       }
       numel *= dim;
       info.shape.push_back(static_cast<int64_t>(dim));
     }
     if (!offsets_json.is_array() || offsets_json.size() != 2 || !offsets_json[0].is_number_unsigned() ||
         !offsets_json[1].is_number_unsigned()) {
-      return Bad(where_field + " has data_offsets " + offsets_json.dump(), path, "[begin, end] byte offsets");
+      return Bad(where_field + " has data_offsets " + QuoteJson(offsets_json), path, "[begin, end] byte offsets");
     }
     const uint64_t begin = offsets_json[0].get<uint64_t>();
     const uint64_t end = offsets_json[1].get<uint64_t>();
@@ -241,7 +244,7 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
     }
     const uint64_t expected_bytes = numel * DTypeSize(info.dtype);
     if (end - begin != expected_bytes) {
-      return Bad(where_field + " has " + std::to_string(end - begin) + " bytes of data but shape " + shape_json.dump() +
+      return Bad(where_field + " has " + std::to_string(end - begin) + " bytes of data but shape " + QuoteJson(shape_json) +
                      " " + std::string(DTypeName(info.dtype)) + " needs " + std::to_string(expected_bytes),
                  path, "data_offsets matching dtype and shape");
     }
@@ -353,7 +356,7 @@ Status WriteSafetensors(const std::filesystem::path& path, std::vector<TensorSha
   for (const TensorShape& t : tensors) {
     std::vector<float> values(static_cast<size_t>(t.NumElements()));
     fill(t, values.data());
-    std::memcpy(data, values.data(), values.size() * sizeof(float));
+    if (!values.empty()) std::memcpy(data, values.data(), values.size() * sizeof(float));
     data += values.size() * sizeof(float);
   }
   return WriteFileAtomic(path, out);

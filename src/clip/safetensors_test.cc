@@ -113,6 +113,21 @@ TEST(SafetensorsTest, HeaderDataMismatchesAreCorrupt) {
   EXPECT_THAT(dtype.what(), HasSubstr("F8_E4M3"));
 }
 
+// Reproducers from fuzzing.
+TEST(SafetensorsTest, AHeaderNestedTooDeepIsCorruptNotAStackOverflow) {
+  // A dtype nested 100,000 deep: quoting it in the "has dtype" error recursed once per level.
+  const std::string header = R"({"a":{"dtype":)" + std::string(100000, '[') + std::string(100000, ']') +
+                             R"(,"shape":[1],"data_offsets":[0,4]}})";
+  const Status st = OpenStatus(WriteFile("deep", header, Floats({1})));
+  EXPECT_EQ(st.code(), StatusCode::kCorrupt);
+  EXPECT_THAT(st.what(), HasSubstr("JSON nested deeper than 64 levels"));
+  // Within the limit the value is quoted, cut at 120 bytes.
+  const std::string nested = R"({"a":{"dtype":)" + std::string(60, '[') + "1" + std::string(60, ']') +
+                             R"(,"shape":[1],"data_offsets":[0,4]}})";
+  EXPECT_EQ(OpenStatus(WriteFile("nested", nested, Floats({1}))).what(),
+            "header entry \"a\" has dtype " + std::string(60, '[') + "1" + std::string(59, ']') + "...");
+}
+
 TEST(SafetensorsTest, MissingFileIsNotFound) {
   EXPECT_EQ(OpenStatus("/nonexistent/model.safetensors").code(), StatusCode::kNotFound);
 }

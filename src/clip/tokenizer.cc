@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <queue>
 
 #include "clip/text_clean.h"
 #include "visalign/clip.h"
@@ -197,32 +198,45 @@ void BpeTokenizer::AppendBpe(std::u32string_view piece, std::vector<int32_t>* ou
     return;
   }
   const std::string bytes = EncodeUtf8(piece);
-  std::vector<int32_t> word;
-  for (unsigned char b : bytes) word.push_back(byte_id_[b]);
-  word.back() += kByteSymbols;  // the "</w>" variant of the last symbol
-  while (word.size() > 1) {
-    // The adjacent pair with the lowest merge rank.
-    int32_t best_rank = std::numeric_limits<int32_t>::max();
-    for (size_t k = 0; k + 1 < word.size(); ++k) {
-      const auto it = merge_rank_.find(PairKey(word[k], word[k + 1]));
-      if (it != merge_rank_.end()) best_rank = std::min(best_rank, it->second);
-    }
-    if (best_rank == std::numeric_limits<int32_t>::max()) break;
-    // Merge every non-overlapping occurrence of that pair, left to right.
-    const auto [first, second] = merge_pair_[static_cast<size_t>(best_rank)];
-    std::vector<int32_t> merged;
-    merged.reserve(word.size());
-    for (size_t k = 0; k < word.size(); ++k) {
-      if (word[k] == first && k + 1 < word.size() && word[k + 1] == second) {
-        merged.push_back(merge_result_[static_cast<size_t>(best_rank)]);
-        ++k;
-      } else {
-        merged.push_back(word[k]);
-      }
-    }
-    word = std::move(merged);
+  // CLIP's bpe() merges, round after round, every occurrence of the adjacent pair with the lowest
+  // merge rank, left to right. That costs a pass over the word per round (quadratic in a long
+  // word); this does the same merges in the same order in O(n log n): symbols in a linked list,
+  // candidate pairs in a heap ordered by (rank, position). A merge's result only takes part in
+  // merges of higher rank (BPE learns a symbol before any merge that uses it), so taking the
+  // leftmost lowest-rank pair one at a time is the reference's round, occurrence by occurrence.
+  const auto n = static_cast<int32_t>(bytes.size());
+  std::vector<int32_t> id(static_cast<size_t>(n)), next(static_cast<size_t>(n)), prev(static_cast<size_t>(n));
+  for (int32_t k = 0; k < n; ++k) {
+    id[k] = byte_id_[static_cast<unsigned char>(bytes[static_cast<size_t>(k)])];
+    next[k] = k + 1 < n ? k + 1 : -1;
+    prev[k] = k - 1;
   }
-  out->insert(out->end(), word.begin(), word.end());
+  id[n - 1] += kByteSymbols;  // the "</w>" variant of the last symbol
+  struct Candidate {
+    int32_t rank, left, left_id, right_id;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  const auto consider = [&](int32_t left) {
+    if (left < 0 || next[left] < 0) return;
+    const auto it = merge_rank_.find(PairKey(id[left], id[next[left]]));
+    if (it != merge_rank_.end()) heap.push({it->second, left, id[left], id[next[left]]});
+  };
+  for (int32_t k = 0; k + 1 < n; ++k) consider(k);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    const int32_t right = next[c.left];
+    // Stale: a symbol of the pair was merged into something else since it was pushed.
+    if (id[c.left] != c.left_id || right < 0 || id[right] != c.right_id) continue;
+    id[c.left] = merge_result_[static_cast<size_t>(c.rank)];
+    id[right] = -1;
+    next[c.left] = next[right];
+    if (next[right] >= 0) prev[next[right]] = c.left;
+    consider(prev[c.left]);
+    consider(c.left);
+  }
+  for (int32_t k = 0; k >= 0; k = next[k]) out->push_back(id[k]);
 }
 
 std::vector<int32_t> BpeTokenizer::EncodeCleaned(std::u32string_view cleaned) const {

@@ -14,6 +14,8 @@
 #include <memory>
 #include <sstream>
 
+#include "visalign/core/untrusted.h"
+
 namespace visalign {
 namespace fs = std::filesystem;
 
@@ -103,7 +105,7 @@ Result<size_t> CsvTable::Column(std::string_view name) const {
     if (header[i] == name) return i;
   std::string have;
   for (const auto& h : header) have += (have.empty() ? "" : ",") + h;
-  return Status::NotFound("missing column \"" + std::string(name) + "\"", source + ":1",
+  return Status::NotFound("missing column " + QuoteText(name), source + ":1",
                           "a header with that column (found: " + have + ")");
 }
 
@@ -218,14 +220,14 @@ Result<double> ParseDouble(std::string_view text, const std::string& where) {
     double v = std::strtod(s.c_str(), &end);
     if (end == s.c_str() + s.size() && errno != ERANGE && std::isfinite(v)) return v;
   }
-  return Status::InvalidArgument("not a number: \"" + std::string(text) + "\"", where, "a finite decimal number");
+  return Status::InvalidArgument("not a number: " + QuoteText(text), where, "a finite decimal number");
 }
 
 Result<int64_t> ParseInt(std::string_view text, const std::string& where) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || p != text.data() + text.size())
-    return Status::InvalidArgument("not an integer: \"" + std::string(text) + "\"", where, "a whole number");
+    return Status::InvalidArgument("not an integer: " + QuoteText(text), where, "a whole number");
   return v;
 }
 

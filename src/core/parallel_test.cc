@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <stdexcept>
 #include <vector>
 
 namespace visalign {
@@ -86,6 +87,52 @@ TEST(ParallelForOrdered, EmptyRangeProducesNothing) {
       });
   EXPECT_TRUE(st.ok());
   EXPECT_FALSE(called);
+}
+
+// A bug that throws in a worker (a type_error on an unexpected reply) must not std::terminate the
+// process: each pool hands the exception back to its caller.
+TEST(ParallelFor, AnExceptionInAWorkerReachesTheCaller) {
+  std::atomic<size_t> ran{0};
+  EXPECT_THROW(ParallelFor(
+                   1000,
+                   [&](size_t i) {
+                     ++ran;
+                     if (i == 500) throw std::runtime_error("bad reply");
+                   },
+                   4),
+               std::runtime_error);
+  EXPECT_GE(ran.load(), 1u);
+}
+
+TEST(ParallelForOrdered, AnExceptionInProduceIsAnInternalStatus) {
+  std::vector<size_t> consumed;
+  const Status st = ParallelForOrdered(
+      100,
+      [](size_t i) {
+        if (i == 7) throw std::runtime_error("bad reply");
+        return i;
+      },
+      [&](size_t i, size_t) {
+        consumed.push_back(i);
+        return Status::Ok();
+      },
+      3);
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_EQ(st.what(), "unexpected exception: bad reply");
+  EXPECT_LE(consumed.size(), 7u);  // nothing at or after the failed item
+}
+
+TEST(RunWorkers, AThrowingWorkerStopsAloneAndBecomesTheStatus) {
+  std::atomic<int> finished{0};
+  std::atomic<int> started{0};
+  const Status st = RunWorkers(4, [&] {
+    if (started++ == 0) throw std::out_of_range("choices[0] is not an object");
+    ++finished;
+  });
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_EQ(st.what(), "unexpected exception: choices[0] is not an object");
+  EXPECT_EQ(finished.load(), 3);
+  EXPECT_TRUE(RunWorkers(2, [] {}).ok());
 }
 
 TEST(ThreadCount, SetAndRestoreDefault) {

@@ -2,8 +2,8 @@
 // The formats are those image APIs return: PNG (the fast path in png_decode.h, else libspng),
 // JPEG (libjpeg-turbo) and WebP (libwebp). Anything else is recognised by its signature where
 // possible (GIF, TIFF, BMP, HEIC, AVIF, JPEG XL, SVG, PDF, ...) and refused naming the format.
-// Every decoder reads the declared size first and refuses more than kMaxImagePixels before it
-// allocates; damaged or truncated data is kCorrupt with the decoder library's reason.
+// Every decoder reads the declared size first and refuses more than MaxImagePixels() before it
+// allocates (PNG also a declared size its compressed data cannot hold); damaged or truncated data is kCorrupt with the decoder library's reason.
 #pragma once
 
 #include <cstddef>
@@ -25,10 +25,16 @@ struct SniffedFormat {
 // The format of `bytes` from its leading signature.
 SniffedFormat SniffImageFormat(std::string_view bytes);
 
-// 2^30 pixels (3 GiB as RGB): the largest image visalign decodes (OpenCV's default limit too).
-inline constexpr uint64_t kMaxImagePixels = uint64_t{1} << 30;
-// Ok, or kUnsupported naming the size and the limit.
+// Ok, or kUnsupported naming the size and the limit (MaxImagePixels()).
 Status CheckImageSize(uint64_t width, uint64_t height, const std::string& source);
+
+// DEFLATE expands at most 1032:1 (a 258-byte match per 2 bits), plus a few bytes of stream framing.
+inline constexpr uint64_t kMaxDeflateRatio = 1032;
+inline constexpr uint64_t kDeflateFramingBytes = 64;
+// Whether `compressed` bytes of zlib data can possibly inflate to `inflated` bytes.
+inline bool CanInflateTo(uint64_t compressed, uint64_t inflated) {
+  return inflated / kMaxDeflateRatio <= compressed + kDeflateFramingBytes;
+}
 
 Result<Image> DecodePng(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha);
 Result<Image> DecodeJpeg(std::string_view bytes, const std::string& source);  // baseline/progressive, CMYK

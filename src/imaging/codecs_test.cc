@@ -6,6 +6,7 @@
 #include "imaging/codecs.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <png.h>
@@ -227,6 +228,9 @@ TEST(Codecs, OtherFormatsAreRefusedByName) {
   ExpectUnsupported("<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>", "SVG");
   ExpectUnsupported("  <svg width=\"10\" height=\"10\"></svg>", "SVG");
   ExpectUnsupported("%PDF-1.7\n%\xE2\xE3\xCF\xD3\n", "PDF");
+  // OpenCV's imdecode once reached its JPEG 2000 decoder from here (the fuzzer found it): refused by name.
+  ExpectUnsupported(std::string("\0\0\0\x0CjP  \r\n\x87\n\0\0\0\x14" "ftypjp2 ", 24), "JPEG 2000");
+  ExpectUnsupported(std::string("\xFF\x4F\xFF\x51\0\x2F\0\0", 8), "JPEG 2000");
   // Bytes of no known format name what they start with.
   Result<Image> html = DecodeImage("<html>502 Bad Gateway</html>", "reply");
   ASSERT_FALSE(html.ok());
@@ -258,14 +262,16 @@ TEST(Codecs, DamagedJpegAndWebpAreCorrupt) {
   }
 }
 
-// A valid small PNG whose IHDR is rewritten (with a correct CRC) to claim another size.
-std::string PngClaiming(uint32_t w, uint32_t h) {
+// A valid small PNG whose IHDR is rewritten (with a correct CRC) to claim another size (and, when
+// given, another PNG colour type: 6 is RGBA).
+std::string PngClaiming(uint32_t w, uint32_t h, char color_type = 2) {
   Image image(16, 16);
   std::string png = *EncodePng(image);
   for (int i = 0; i < 4; ++i) {
     png[16 + i] = static_cast<char>(w >> (24 - 8 * i));
     png[20 + i] = static_cast<char>(h >> (24 - 8 * i));
   }
+  png[25] = color_type;
   const uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(png.data() + 12), 17));
   for (int i = 0; i < 4; ++i) png[29 + i] = static_cast<char>(crc >> (24 - 8 * i));
   return png;
@@ -281,10 +287,47 @@ TEST(Codecs, APngHeaderThatLiesIsCorruptAndAHugeOneIsRefusedBeforeAllocating) {
     ASSERT_FALSE(huge.ok());
     EXPECT_EQ(huge.status().code(), StatusCode::kUnsupported);
     const std::string size = std::to_string(side) + "x" + std::to_string(side);
-    EXPECT_EQ(huge.status().ToString(), "image of " + size + " pixels (huge.png): at most 1073741824 pixels (2^30)");
+    EXPECT_EQ(huge.status().ToString(),
+              "image of " + size + " pixels (huge.png): at most 67108864 pixels (the image size limit)");
     // Refused from the header: no gigabytes were allocated or touched.
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
   }
+}
+
+// The process's peak resident memory so far (getrusage), in KiB.
+long PeakRssKib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// The fuzzer's 69-byte PNG claiming 32768x32768 RGBA made the fast path zero-fill 4 GiB before
+// inflating anything. Memory must follow the data: refused by the pixel limit, and with the limit
+// raised, refused because a few bytes cannot inflate to 4 GiB — before anything is allocated.
+TEST(Codecs, AHeaderClaimingMoreThanTheDataCanHoldIsRefusedBeforeAllocating) {
+  const std::string tiny = PngClaiming(32768, 32768, 6);
+  EXPECT_LT(tiny.size(), 100u);
+  EXPECT_EQ(DecodeImage(tiny, "tiny.png").status().code(), StatusCode::kUnsupported);
+  SetMaxImagePixels(uint64_t{1} << 31);
+  EXPECT_EQ(MaxImagePixels(), uint64_t{1} << 31);
+  const long peak_kib_before = PeakRssKib();
+  const auto start = std::chrono::steady_clock::now();
+  const Status st = DecodeImage(tiny, "tiny.png").status();
+  EXPECT_EQ(st.code(), StatusCode::kCorrupt) << st.ToString();
+  EXPECT_EQ(st.what(), "image data too short for 32768x32768 pixels (" + std::to_string(tiny.size()) + " bytes)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_LT(PeakRssKib() - peak_kib_before, 64 * 1024) << "the decoder touched memory for the claimed size";
+  SetMaxImagePixels(0);
+  EXPECT_EQ(MaxImagePixels(), kDefaultMaxImagePixels);
+  // Within the default limit (64 Mi pixels), the same: 8192x8192 RGBA would be 256 MiB of rows.
+  const Status within = DecodeImage(PngClaiming(8192, 8192, 6), "within.png").status();
+  EXPECT_EQ(within.code(), StatusCode::kCorrupt) << within.ToString();
+  EXPECT_NE(within.what().find("image data too short"), std::string::npos) << within.ToString();
+  // A lower limit refuses what the default accepts.
+  SetMaxImagePixels(100);
+  EXPECT_EQ(DecodeImage(PngClaiming(16, 16), "small.png").status().code(), StatusCode::kUnsupported);
+  SetMaxImagePixels(0);
+  EXPECT_TRUE(DecodeImage(PngClaiming(16, 16), "small.png").ok());
 }
 
 // The fast path's RGBA files (every filter, odd sizes) composite like the general path, and the

@@ -1,4 +1,5 @@
 #include <array>
+#include <atomic>
 #include <cstring>
 
 #include "imaging/codecs.h"
@@ -26,6 +27,8 @@ constexpr std::array kSignatures = {
     Signature{0, "%PDF"sv, ImageFormat::kOther, "PDF"},
     Signature{0, "\xFF\x0A"sv, ImageFormat::kOther, "JPEG XL"},
     Signature{0, "\0\0\0\x0CJXL \r\n\x87\n"sv, ImageFormat::kOther, "JPEG XL"},
+    Signature{0, "\0\0\0\x0CjP  \r\n\x87\n"sv, ImageFormat::kOther, "JPEG 2000"},  // JP2 file
+    Signature{0, "\xFF\x4F\xFF\x51"sv, ImageFormat::kOther, "JPEG 2000"},            // J2K codestream
     Signature{0, "\0\0\1\0"sv, ImageFormat::kOther, "ICO"},
     Signature{0, "8BPS"sv, ImageFormat::kOther, "PSD"},
     Signature{0, "qoif"sv, ImageFormat::kOther, "QOI"},
@@ -66,13 +69,25 @@ SniffedFormat SniffImageFormat(std::string_view bytes) {
   return {};
 }
 
+namespace {
+std::atomic<uint64_t> g_max_image_pixels{0};  // 0 = kDefaultMaxImagePixels
+}  // namespace
+
+uint64_t MaxImagePixels() {
+  const uint64_t n = g_max_image_pixels.load(std::memory_order_relaxed);
+  return n > 0 ? n : kDefaultMaxImagePixels;
+}
+
+void SetMaxImagePixels(uint64_t pixels) { g_max_image_pixels.store(pixels, std::memory_order_relaxed); }
+
 Status CheckImageSize(uint64_t width, uint64_t height, const std::string& source) {
   if (width == 0 || height == 0)
     return Status::Corrupt("image declares " + std::to_string(width) + "x" + std::to_string(height) + " pixels",
                            source, "a width and height of at least 1");
-  if (width > kMaxImagePixels || height > kMaxImagePixels || width * height > kMaxImagePixels)
+  const uint64_t limit = MaxImagePixels();
+  if (width > limit || height > limit || width * height > limit)
     return Status::Unsupported("image of " + std::to_string(width) + "x" + std::to_string(height) + " pixels", source,
-                               "at most " + std::to_string(kMaxImagePixels) + " pixels (2^30)");
+                               "at most " + std::to_string(limit) + " pixels (the image size limit)");
   return Status::Ok();
 }
 

@@ -53,6 +53,17 @@ Status CheckChunkTypes(std::string_view bytes, const std::string& source) {
   return Status::Ok();
 }
 
+// The bytes the image data inflates to without interlacing (interlaced data is a little longer):
+// per row a filter byte and width samples of bit_depth bits for each channel.
+uint64_t InflatedSizeAtLeast(const spng_ihdr& ihdr) {
+  int channels = 1;  // grayscale, palette
+  if (ihdr.color_type == SPNG_COLOR_TYPE_TRUECOLOR) channels = 3;
+  if (ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA) channels = 2;
+  if (ihdr.color_type == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA) channels = kRgbaChannels;
+  const uint64_t row_bits = uint64_t{ihdr.width} * channels * ihdr.bit_depth;
+  return uint64_t{ihdr.height} * ((row_bits + 7) / 8 + 1);
+}
+
 }  // namespace
 
 Result<Image> DecodePng(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha) {
@@ -66,6 +77,13 @@ Result<Image> DecodePng(std::string_view bytes, const std::string& source, const
   spng_ihdr ihdr{};
   if (int e = spng_get_ihdr(ctx.get(), &ihdr)) return SpngError(e, "header", source);
   VISALIGN_RETURN_IF_ERROR(CheckImageSize(ihdr.width, ihdr.height, source));
+  // The whole file bounds the compressed data: a header claiming more than it can inflate to is
+  // refused before libspng allocates rows for it.
+  if (!CanInflateTo(bytes.size(), InflatedSizeAtLeast(ihdr))) {
+    return Status::Corrupt("image data too short for " + std::to_string(ihdr.width) + "x" +
+                               std::to_string(ihdr.height) + " pixels (" + std::to_string(bytes.size()) + " bytes)",
+                           source, "a complete, undamaged PNG file");
+  }
   const int w = static_cast<int>(ihdr.width), h = static_cast<int>(ihdr.height);
   const size_t pixels = static_cast<size_t>(w) * h;
   spng_trns trns{};

@@ -19,8 +19,9 @@ constexpr uint8_t kSignature[] = {137, 'P', 'N', 'G', '\r', '\n', 26, '\n'};
 constexpr size_t kLengthSize = 4, kTypeSize = 4, kCrcSize = 4;
 constexpr uint32_t kMaxChunkLength = 0x7FFFFFFFu;  // PNG: lengths are 31-bit
 constexpr uint32_t kIhdrLength = 13;
-// Larger files go to the general decoder, which refuses them naming the limit (codecs.h).
-constexpr size_t kMaxPixels = kMaxImagePixels;
+// A thread's scratch buffer above this is released after use, so one outsized image does not
+// pin its memory in every worker for the rest of the run (1024x1024 RGBA is 4 MiB).
+constexpr size_t kMaxKeptScratchBytes = size_t{32} << 20;
 constexpr uint8_t kAncillaryBit = 0x20;  // set in the first type byte of ancillary chunks
 constexpr uint8_t kBitDepth8 = 8;
 constexpr uint8_t kColorRgb = 2, kColorRgba = 6;
@@ -32,6 +33,17 @@ uint32_t ReadBigEndian32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 bool IsType(const uint8_t* type, const char (&name)[5]) { return std::memcmp(type, name, kTypeSize) == 0; }
+
+// A thread's scratch buffers for one decode; on leaving, one that an outsized image grew gives its
+// memory back.
+struct Scratch {
+  std::vector<uint8_t>& joined;    // IDAT payloads joined when there are several
+  std::vector<uint8_t>& filtered;  // the inflated rows of an RGBA image
+  ~Scratch() {
+    for (std::vector<uint8_t>* v : {&joined, &filtered})
+      if (v->capacity() > kMaxKeptScratchBytes) std::vector<uint8_t>().swap(*v);
+  }
+};
 
 // One pixel's channels in the low lanes of a 16-bit vector (room for the Paeth and average sums).
 using Lanes16 = int16_t __attribute__((vector_size(16)));
@@ -180,7 +192,9 @@ PngFastDecode Decode(std::string_view bytes, uint8_t* writable, const AlphaPolic
   // payload moves left over the chunk framing before it, already checked), else into a buffer.
   const uint8_t* idat = nullptr;
   size_t idat_size = 0, idat_chunks = 0;
-  thread_local std::vector<uint8_t> joined;
+  thread_local std::vector<uint8_t> joined_buffer, filtered_buffer;
+  const Scratch scratch{joined_buffer, filtered_buffer};
+  std::vector<uint8_t>& joined = scratch.joined;
   bool idat_closed = false, ended = false;
   size_t pos = sizeof(kSignature);
   while (!ended) {
@@ -219,7 +233,7 @@ PngFastDecode Decode(std::string_view bytes, uint8_t* writable, const AlphaPolic
       const uint8_t depth = payload[8], color = payload[9], compression = payload[10], filter = payload[11],
                     interlace = payload[12];
       if (width == 0 || height == 0 || width > kMaxChunkLength || height > kMaxChunkLength ||
-          static_cast<size_t>(width) * height > kMaxPixels || depth != kBitDepth8 ||
+          static_cast<uint64_t>(width) * height > MaxImagePixels() || depth != kBitDepth8 ||
           (color != kColorRgb && color != kColorRgba) || compression != 0 || filter != 0 || interlace != 0)
         return PngFastDecode::kNotHandled;
       bpp = color == kColorRgb ? 3 : 4;
@@ -231,10 +245,11 @@ PngFastDecode Decode(std::string_view bytes, uint8_t* writable, const AlphaPolic
       return PngFastDecode::kNotHandled;  // a critical chunk this decoder does not know
     }
   }
-  if (idat_chunks == 0) return PngFastDecode::kNotHandled;
+  const size_t filtered_size = static_cast<size_t>(height) * (static_cast<size_t>(width) * bpp + 1);
+  // The general decoder words the error; nothing is allocated for a size the data cannot hold.
+  if (idat_chunks == 0 || !CanInflateTo(idat_size, filtered_size)) return PngFastDecode::kNotHandled;
   if (idat_chunks > 1 && !writable) idat = joined.data();
 
-  const size_t filtered_size = static_cast<size_t>(height) * (static_cast<size_t>(width) * bpp + 1);
   const int w = static_cast<int>(width), h = static_cast<int>(height);
   if (bpp == 3) {
     Image decoded;
@@ -247,7 +262,7 @@ PngFastDecode Decode(std::string_view bytes, uint8_t* writable, const AlphaPolic
     image = std::move(decoded);
     return PngFastDecode::kDecoded;
   }
-  thread_local std::vector<uint8_t> filtered;
+  std::vector<uint8_t>& filtered = scratch.filtered;
   filtered.resize(filtered_size + kPixelSlack);
   if (!Inflate(idat, idat_size, filtered.data(), filtered_size)) return PngFastDecode::kNotHandled;
   image = Image::ForOverwrite(w, h);

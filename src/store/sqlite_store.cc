@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 #include "store/sqlite_store.h"
 
 namespace visalign::store {
@@ -511,8 +512,9 @@ class SqliteStore final : public RunStore {
     Stmt u(db_, "UPDATE runs SET backend = ?, connection = ? WHERE name = ?", where_);
     VISALIGN_RETURN_IF_ERROR(u.prepared());
     for (const auto& [name, text] : runs) {
-      nlohmann::json identity = nlohmann::json::parse(text, nullptr, false);
-      if (!identity.is_object()) continue;  // QueryRuns reports it when the run is read
+      auto parsed = ParseJson(text);
+      if (!parsed.ok() || !parsed->is_object()) continue;  // QueryRuns reports it when the run is read
+      nlohmann::json& identity = *parsed;
       nlohmann::json connection = nlohmann::json::object();
       for (const char* field : kV1ConnectionFields) {
         if (!identity.contains(field)) continue;
@@ -570,11 +572,13 @@ class SqliteStore final : public RunStore {
       r.name = s.Text(0);
       r.benchmark = s.Text(1);
       r.dataset_fingerprint = s.Text(2);
-      r.identity = nlohmann::json::parse(s.Text(3), nullptr, false);
-      r.connection = nlohmann::json::parse(s.Text(5), nullptr, false);
-      if (r.identity.is_discarded() || r.connection.is_discarded())
-        return Status::Corrupt("backend identity or connection of run \"" + r.name + "\" is not JSON", where_,
+      auto identity = ParseJson(s.Text(3));
+      auto connection = ParseJson(s.Text(5));
+      if (!identity.ok() || !connection.ok())
+        return Status::Corrupt("backend identity or connection of run " + QuoteText(r.name) + " is not JSON", where_,
                                "JSON objects");
+      r.identity = std::move(*identity);
+      r.connection = std::move(*connection);
       r.created_at = s.Text(4);
       runs.push_back(std::move(r));
     }

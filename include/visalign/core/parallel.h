@@ -23,8 +23,20 @@ int ThreadCount();
 void SetThreadCount(int n);  // n <= 0 restores the default
 
 // Calls fn(i) for i in [0, n) on up to `threads` threads (ThreadCount() when 0).
-// fn must be safe to run concurrently for different i. Exceptions are not allowed to escape fn.
+// fn must be safe to run concurrently for different i. Should fn throw anyway, no worker thread
+// terminates the process: the remaining items are skipped and the first exception is rethrown on
+// the calling thread once every worker has stopped.
 void ParallelFor(size_t n, const std::function<void(size_t)>& fn, int threads = 0);
+
+// Runs worker() on `threads` threads (at least one) and joins them all. An exception escaping a
+// worker stops only that worker (the others run to completion) and becomes the returned kInternal
+// Status, naming the exception; OK when no worker threw. For pools whose workers share a queue
+// (judging, generation), so a bug in one request cannot kill a run with std::terminate.
+Status RunWorkers(int threads, const std::function<void()>& worker);
+
+// The kInternal Status for an exception caught at a thread or module boundary ("unexpected
+// exception: <what>"); call inside a catch block.
+Status StatusFromCurrentException();
 
 // Results waiting per worker in ParallelForOrdered: enough to keep workers busy while the
 // consumer catches up.
@@ -35,8 +47,8 @@ inline constexpr size_t kOrderedWindowPerThread = 4;
 // keeps the input order whatever the thread count. A worker does not start item i until
 // i < consumed + window (window = max(2, kOrderedWindowPerThread * threads)), so at most
 // `window` produced values wait at any time. produce must be safe to run concurrently for
-// different i; exceptions must not escape it. The first non-OK consume stops the pipeline
-// (items not yet started are not produced) and is returned.
+// different i. The first non-OK consume stops the pipeline (items not yet started are not
+// produced) and is returned; so does an exception escaping produce, as a kInternal Status.
 template <typename Produce, typename Consume>
 Status ParallelForOrdered(size_t n, Produce produce, Consume consume, int threads = 0) {
   using T = std::invoke_result_t<Produce&, size_t>;
@@ -47,6 +59,7 @@ Status ParallelForOrdered(size_t n, Produce produce, Consume consume, int thread
   std::condition_variable ready_cv, space_cv;
   size_t consumed = 0;
   bool stop = false;
+  Status failure;  // the first exception a produce threw
   std::atomic<size_t> next{0};
 
   auto worker = [&] {
@@ -58,7 +71,17 @@ Status ParallelForOrdered(size_t n, Produce produce, Consume consume, int thread
         space_cv.wait(lock, [&] { return stop || i < consumed + window; });
         if (stop) return;
       }
-      T value = produce(i);
+      std::optional<T> value;
+      try {
+        value.emplace(produce(i));
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (failure.ok()) failure = StatusFromCurrentException();
+        stop = true;
+        ready_cv.notify_all();
+        space_cv.notify_all();
+        return;
+      }
       {
         std::lock_guard lock(mu);
         slots[i % window] = std::move(value);
@@ -74,7 +97,11 @@ Status ParallelForOrdered(size_t n, Produce produce, Consume consume, int thread
     std::optional<T> value;
     {
       std::unique_lock lock(mu);
-      ready_cv.wait(lock, [&] { return slots[i % window].has_value(); });
+      ready_cv.wait(lock, [&] { return slots[i % window].has_value() || !failure.ok(); });
+      if (!slots[i % window].has_value()) {
+        status = failure;
+        break;
+      }
       value = std::move(slots[i % window]);
       slots[i % window].reset();
       ++consumed;

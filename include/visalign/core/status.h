@@ -63,7 +63,9 @@ class [[nodiscard]] Status {
 
   // Returns a copy whose `where` is prefixed by `outer` ("manifest.jsonl:3" + "field targets").
   Status WithContext(const std::string& outer) const;
-  // "<what> (<where>): <expected>", omitting empty parts.
+  // "<what> (<where>): <expected>", omitting empty parts: always one line of printable text, each
+  // part at most 2000 bytes (control bytes escaped, longer parts cut: EscapeControlBytes in
+  // core/untrusted.h), whatever untrusted bytes a message carries.
   std::string ToString() const;
 
  private:

@@ -2,8 +2,9 @@
 // libspng), JPEG (libjpeg-turbo) and WebP (libwebp) are decoded inside this module only; other
 // formats are refused naming the format. Alpha is dropped or composited (AlphaPolicy) and its
 // minimum kept (Image::alpha_min); 16-bit inputs are scaled to 8 bits (v/257, rounded); grayscale
-// inputs are replicated to R = G = B. Images of more than 2^30 pixels are refused before any pixel
-// memory is allocated.
+// inputs are replicated to R = G = B. Images of more than MaxImagePixels() pixels, and images whose
+// compressed data is too short for the size they declare, are refused before any pixel memory is
+// allocated, so memory follows the input's real content, not what its header claims.
 #pragma once
 
 #include <array>
@@ -70,6 +71,13 @@ struct AlphaPolicy {
   Mode mode = Mode::kDrop;
   std::array<uint8_t, 3> background{255, 255, 255};
 };
+
+// The largest image (width x height) the decoders accept: kDefaultMaxImagePixels (64 Mi pixels,
+// 192 MiB as RGB; image APIs return at most ~4 Mpx) unless SetMaxImagePixels changed it for the
+// process (the CLI's --max-image-pixels). 0 restores the default.
+inline constexpr uint64_t kDefaultMaxImagePixels = uint64_t{1} << 26;
+uint64_t MaxImagePixels();
+void SetMaxImagePixels(uint64_t pixels);
 
 // Decodes PNG, JPEG or WebP. `source` names the input in errors: kCorrupt for damaged or
 // unrecognised bytes, kUnsupported for another image format or too many pixels.

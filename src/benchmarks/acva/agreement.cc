@@ -6,6 +6,7 @@
 
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::acva {
 namespace {
@@ -27,8 +28,8 @@ Result<AgreementResult> HumanAgreement(const std::vector<nlohmann::json>& items,
   // are known but cannot be compared.
   std::map<std::string, size_t> by_name;
   for (size_t i = 0; i < items.size(); ++i) {
-    by_name[items[i].value("image_id", std::string())] = i;
-    by_name[items[i].value("sha256", std::string())] = i;
+    by_name[StringMember(items[i], "image_id")] = i;
+    by_name[StringMember(items[i], "sha256")] = i;
   }
   AgreementResult result;
   std::map<size_t, std::vector<double>> human;  // item -> scores

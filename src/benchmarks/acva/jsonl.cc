@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::acva::jsonl {
 
@@ -14,9 +15,9 @@ Status ForEachLine(std::string_view text, const std::string& source,
     if (i == 0 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     const std::string where = source + ":" + std::to_string(i + 1);
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return Status::InvalidArgument("line is not valid JSON", where, "one JSON object per line");
-    VISALIGN_RETURN_IF_ERROR(fn(j, where));
+    auto j = ParseJson(line);
+    if (!j.ok()) return Status::InvalidArgument("line is not valid JSON", where, "one JSON object per line");
+    VISALIGN_RETURN_IF_ERROR(fn(*j, where));
   }
   return Status::Ok();
 }
@@ -30,7 +31,7 @@ Status CheckKnownFields(const nlohmann::json& object, std::initializer_list<std:
       found = found || key == k;
       names += (names.empty() ? "" : ", ") + std::string(k);
     }
-    if (!found) return Status::InvalidArgument("unknown field \"" + key + "\"", where, "one of: " + names);
+    if (!found) return Status::InvalidArgument("unknown field " + QuoteText(key), where, "one of: " + names);
   }
   return Status::Ok();
 }
@@ -39,7 +40,7 @@ Result<std::string> RequiredString(const nlohmann::json& object, const std::stri
   auto it = object.find(key);
   if (it == object.end()) return Status::InvalidArgument("missing field \"" + key + "\"", where, "a non-empty string");
   if (!it->is_string() || it->get<std::string>().empty())
-    return Status::InvalidArgument("field \"" + key + "\" is " + (it->is_string() ? "empty" : it->dump()),
+    return Status::InvalidArgument("field \"" + key + "\" is " + (it->is_string() ? "empty" : QuoteJson(*it)),
                                    where + " field " + key, "a non-empty string");
   return it->get<std::string>();
 }
@@ -48,7 +49,7 @@ Result<double> RequiredNumber(const nlohmann::json& object, const std::string& k
   auto it = object.find(key);
   if (it == object.end()) return Status::InvalidArgument("missing field \"" + key + "\"", where, "a number");
   if (!it->is_number() || !std::isfinite(it->get<double>()))
-    return Status::InvalidArgument("field \"" + key + "\" is " + it->dump(), where + " field " + key, "a finite number");
+    return Status::InvalidArgument("field \"" + key + "\" is " + QuoteJson(*it), where + " field " + key, "a finite number");
   return it->get<double>();
 }
 

@@ -3,6 +3,7 @@
 
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::acva {
 namespace {
@@ -11,7 +12,6 @@ using nlohmann::json;
 
 constexpr double kRatingTolerance = 1e-9;
 constexpr size_t kQuestionHashChars = 16;
-constexpr size_t kErrorExcerptChars = 120;
 
 struct Prompts {
   const char* system;
@@ -78,13 +78,6 @@ JudgeQuestion Make(JudgeTask task, Language language, std::string key_prefix, st
   return q;
 }
 
-std::string Excerpt(std::string_view s) {
-  std::string out(s.substr(0, kErrorExcerptChars));
-  for (char& c : out)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s.size() > kErrorExcerptChars ? out + "..." : out;
-}
-
 // The end of the JSON value starting at s[open] == '{' (brace matching outside strings), or npos.
 size_t MatchingBrace(std::string_view s, size_t open) {
   int depth = 0;
@@ -105,9 +98,9 @@ size_t MatchingBrace(std::string_view s, size_t open) {
 }
 
 std::optional<json> ParseObject(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  return j;
+  auto j = ParseJson(text);
+  if (!j.ok() || !j->is_object()) return std::nullopt;
+  return std::move(*j);
 }
 
 std::string Trim(std::string_view s) {
@@ -209,14 +202,14 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
   JudgeAnswer a;
   const std::optional<json> j = ExtractJsonObject(content);
   if (!j) {
-    a.error = "no JSON object in reply: \"" + Excerpt(content) + "\"";
+    a.error = "no JSON object in reply: " + QuoteText(content);
     return a;
   }
   switch (question.task) {
     case JudgeTask::kRubric: {
       auto r = j->find("rating");
       if (r == j->end() || !r->is_number()) {
-        a.error = "reply without a numeric \"rating\": " + Excerpt(j->dump());
+        a.error = "reply without a numeric \"rating\": " + QuoteJson(*j);
         return a;
       }
       const double rating = r->get<double>();
@@ -228,7 +221,7 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
       }
       auto e = j->find("evidence");
       if (e == j->end() || !e->is_string()) {
-        a.error = "reply without a string \"evidence\": " + Excerpt(j->dump());
+        a.error = "reply without a string \"evidence\": " + QuoteJson(*j);
         return a;
       }
       a.rating = rating;
@@ -238,7 +231,7 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
     case JudgeTask::kMetaphor: {
       auto d = j->find("description");
       if (d == j->end() || !d->is_string() || Trim(d->get<std::string>()).empty()) {
-        a.error = "reply without a non-empty \"description\": " + Excerpt(j->dump());
+        a.error = "reply without a non-empty \"description\": " + QuoteJson(*j);
         return a;
       }
       a.description = d->get<std::string>();
@@ -247,14 +240,14 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
     case JudgeTask::kAfc: {
       auto c = j->find("choice");
       if (c == j->end() || !c->is_string()) {
-        a.error = "reply without a string \"choice\": " + Excerpt(j->dump());
+        a.error = "reply without a string \"choice\": " + QuoteJson(*j);
         return a;
       }
       const std::string choice = Trim(c->get<std::string>());
       for (int i = 0; i < 2; ++i)
         if (choice == question.options[static_cast<size_t>(i)]) a.choice = i;
       if (a.choice < 0) {
-        a.error = "choice \"" + Excerpt(c->get<std::string>()) + "\" is neither \"" + question.options[0] +
+        a.error = "choice " + QuoteText(c->get<std::string>()) + " is neither \"" + question.options[0] +
                   "\" nor \"" + question.options[1] + "\"";
         return a;
       }

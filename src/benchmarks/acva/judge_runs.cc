@@ -7,12 +7,13 @@
 #include <deque>
 #include <mutex>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::acva {
 namespace {
@@ -195,9 +196,10 @@ class Judge {
   Result<std::optional<json>> UsableRecord(const std::string& key) {
     VISALIGN_ASSIGN_OR_RETURN(auto cached, store_.CacheGet(kCacheNamespace, key));
     if (!cached) return std::optional<json>();
-    json j = json::parse(*cached, nullptr, false);
-    if (j.is_discarded() || (!j.value("valid", false) && config_.rejudge_invalid)) return std::optional<json>();
-    return std::optional<json>(std::move(j));
+    Result<json> j = ParseJson(*cached);
+    if (!j.ok() || !j->is_object() || (!j->value("valid", false) && config_.rejudge_invalid))
+      return std::optional<json>();
+    return std::optional<json>(std::move(*j));
   }
 
   void UseCached(const json& record, const std::vector<Task>& tasks, const std::vector<size_t>& group,
@@ -312,9 +314,7 @@ class Judge {
         if (!st.ok() && first_error.ok()) first_error = st;
       }
     });
-    std::vector<std::thread> pool;
-    for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
-    for (auto& th : pool) th.join();
+    const Status crashed = RunWorkers(threads, worker);
     finished = true;
     renewer.join();
     progress.Finish();
@@ -322,6 +322,7 @@ class Judge {
     Status released = store_.ReleaseCacheLeases(kCacheNamespace, owner);
     out.stats.requests = requests_.load();
     out.stats.interrupted = stop_.load();
+    VISALIGN_RETURN_IF_ERROR(crashed);
     VISALIGN_RETURN_IF_ERROR(first_error);
     return released;
   }

@@ -8,6 +8,7 @@
 
 #include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/untrusted.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 
@@ -91,6 +92,20 @@ bool PromptHashMatches(const ImageCode& code, const std::string& word) {
   return std::equal(code.prompt_hash.begin(), code.prompt_hash.end(), h.begin());
 }
 
+// Request bodies are untrusted: an object (null when the body is not a JSON object) read only
+// through Member and StringMember, which never throw or index what is missing.
+json ParsedObject(std::string_view body) {
+  auto parsed = ParseJson(body);
+  return parsed.ok() && parsed->is_object() ? std::move(*parsed) : json();
+}
+
+const json& Member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  const auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
 void ErrorReply(backends::HttpServerResponse& res, int status, const std::string& message) {
   res.SetJson(status, {{"error", {{"message", message}}}});
 }
@@ -125,14 +140,14 @@ class Server final : public ReferenceServer {
 
   void Generate(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
     ++image_requests_;
-    const json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.contains("prompt") || !body["prompt"].is_string())
+    const json body = ParsedObject(req.body);
+    if (!Member(body, "prompt").is_string())
       return ErrorReply(res, 400, "body must be JSON with a string \"prompt\"");
-    const std::string model = body.value("model", std::string());
+    const std::string model = StringMember(body, "model");
     const Profile* profile = nullptr;
     for (const Profile& p : kProfiles)
       if (model == p.name) profile = &p;
-    if (!profile) return ErrorReply(res, 400, "unknown model \"" + model + "\": use varied, mono or mixed");
+    if (!profile) return ErrorReply(res, 400, "unknown model " + QuoteText(model) + ": use varied, mono or mixed");
     const std::string prompt = body["prompt"].get<std::string>();
     int64_t sample = 0;
     if (body.contains("seed") && body["seed"].is_number_integer()) {
@@ -152,19 +167,22 @@ class Server final : public ReferenceServer {
 
   void Chat(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
     ++chat_requests_;
-    const json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.contains("messages") || !body["messages"].is_array())
+    const json body = ParsedObject(req.body);
+    if (!Member(body, "messages").is_array())
       return ErrorReply(res, 400, "body must be JSON with a \"messages\" array");
-    const std::string model = body.value("model", std::string());
+    const std::string model = StringMember(body, "model");
     auto has = [&](const char* fault) { return model.find(fault) != std::string::npos; };
     if (has("+slow")) std::this_thread::sleep_for(std::chrono::milliseconds(options_.slow_ms));
     std::string system, text, data_url;
-    for (const json& m : body["messages"]) {
-      if (m.value("role", "") == "system" && m["content"].is_string()) system = m["content"].get<std::string>();
-      if (m.value("role", "") != "user" || !m["content"].is_array()) continue;
-      for (const json& part : m["content"]) {
-        if (part.value("type", "") == "text") text = part.value("text", "");
-        if (part.value("type", "") == "image_url") data_url = part["image_url"].value("url", "");
+    for (const json& m : Member(body, "messages")) {
+      const std::string role = StringMember(m, "role");
+      const json& content = Member(m, "content");
+      if (role == "system" && content.is_string()) system = content.get<std::string>();
+      if (role != "user" || !content.is_array()) continue;
+      for (const json& part : content) {
+        const std::string type = StringMember(part, "type");
+        if (type == "text") text = StringMember(part, "text");
+        if (type == "image_url") data_url = StringMember(Member(part, "image_url"), "url");
       }
     }
     const size_t comma = data_url.find(";base64,");

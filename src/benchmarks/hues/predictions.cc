@@ -9,6 +9,7 @@
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::hues {
 namespace {
@@ -132,13 +133,14 @@ Result<std::vector<ModelPredictions>> LoadJsonl(const fs::path& file, const Voca
     const std::string_view line = lines[i];
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     const std::string where = fmt::format("{}:{}", file.string(), i + 1);
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      return Status::Corrupt("not a JSON object", where, R"({"model": ..., "word": ..., "top": [{"cell": ..., "similarity": ...}]})");
+    const auto parsed = ParseJson(line);
+    if (!parsed.ok() || !parsed->is_object())
+      return Status::Corrupt(parsed.ok() ? "not a JSON object" : parsed.status().what(), where, R"({"model": ..., "word": ..., "top": [{"cell": ..., "similarity": ...}]})");
+    const nlohmann::json& j = *parsed;
     std::string model = file.stem().string();
     if (j.contains("model")) {
       if (!j["model"].is_string() || j["model"].get<std::string>().empty())
-        return Status::InvalidArgument("field \"model\" is " + j["model"].dump(), where, "a non-empty string");
+        return Status::InvalidArgument("field \"model\" is " + QuoteJson(j["model"]), where, "a non-empty string");
       model = j["model"].get<std::string>();
     }
     if (!j.contains("word") || !j["word"].is_string())
@@ -154,17 +156,17 @@ Result<std::vector<ModelPredictions>> LoadJsonl(const fs::path& file, const Voca
     VISALIGN_ASSIGN_OR_RETURN(std::vector<Prediction> * list,
                               it->second.ListFor(j["word"].get<std::string>(), where, "field word"));
     if (!list->empty())
-      return Status::InvalidArgument("word \"" + j["word"].get<std::string>() + "\" repeated for model " + model, where,
+      return Status::InvalidArgument("word " + QuoteText(j["word"].get<std::string>()) + " repeated for model " + model, where,
                                      "one line per (model, word)");
     for (size_t k = 0; k < j["top"].size(); ++k) {
       const nlohmann::json& p = j["top"][k];
       const std::string pw = fmt::format("{} field top[{}]", where, k);
       if (!p.is_object() || !p.contains("cell") || !p["cell"].is_string())
-        return Status::InvalidArgument("prediction " + p.dump(), pw, R"({"cell": "G10", "similarity": 0.21})");
+        return Status::InvalidArgument("prediction " + QuoteJson(p), pw, R"({"cell": "G10", "similarity": 0.21})");
       auto cell = ParseCell(p["cell"].get<std::string>());
       if (!cell.ok()) return cell.status().WithContext(pw + ".cell");
       if (!p.contains("similarity") || !p["similarity"].is_number())
-        return Status::InvalidArgument("similarity " + (p.contains("similarity") ? p["similarity"].dump() : "missing"),
+        return Status::InvalidArgument("similarity " + (p.contains("similarity") ? QuoteJson(p["similarity"]) : "missing"),
                                        pw + ".similarity", "a number");
       list->push_back({*cell, p["similarity"].get<double>()});
     }

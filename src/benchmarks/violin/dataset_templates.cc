@@ -6,6 +6,7 @@
 #include <set>
 
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::violin {
 namespace {
@@ -83,8 +84,12 @@ std::vector<std::string_view> PlaceholderNames(Layout layout, bool fuzzy) {
 }
 
 Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, const std::string& source) {
-  nlohmann::json doc = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("templates") || !doc["templates"].is_array())
+  auto parsed = ParseJson(json_text);
+  if (!parsed.ok())
+    return Status::InvalidArgument(parsed.status().what(), source,
+                                   "a JSON object with a \"templates\" array (see data/violin/templates.json)");
+  const nlohmann::json& doc = *parsed;
+  if (!doc.is_object() || !doc.contains("templates") || !doc["templates"].is_array())
     return Status::InvalidArgument("not a templates document", source,
                                    "a JSON object with a \"templates\" array (see data/violin/templates.json)");
   std::vector<PromptTemplate> out;
@@ -104,7 +109,7 @@ Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, c
     auto v = t.find("variation");
     const VariationSpec* spec = (v != t.end() && v->is_number_integer()) ? FindVariation(v->get<int>()) : nullptr;
     if (!spec)
-      return Status::InvalidArgument("bad variation " + (v == t.end() ? std::string("(missing)") : v->dump()),
+      return Status::InvalidArgument("bad variation " + (v == t.end() ? std::string("(missing)") : QuoteJson(*v)),
                                      where("variation"), "an integer 1..6");
     p.variation = spec->variation;
     VISALIGN_ASSIGN_OR_RETURN(p.language, StringMember(t, "language", where("language")));

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::violin {
 namespace {
@@ -46,7 +47,7 @@ int HexValue(char c) {
 
 // Strict "#RRGGBB" (either case): manifests always store this form.
 Result<color::Srgb8> ParseHex(std::string_view text, const std::string& where) {
-  const Status bad = Status::Corrupt("invalid color \"" + std::string(text) + "\"", where, "#RRGGBB");
+  const Status bad = Status::Corrupt("invalid color " + QuoteText(text), where, "#RRGGBB");
   if (text.size() != kHexDigits + 1 || text[0] != '#') return bad;
   std::array<uint8_t, 3> channels{};
   for (size_t i = 0; i < channels.size(); ++i) {
@@ -70,21 +71,21 @@ Result<const nlohmann::json*> Field(const nlohmann::json& obj, std::string_view 
 
 Result<std::string> StringField(const nlohmann::json& obj, std::string_view key, const std::string& where) {
   VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, Field(obj, key, where));
-  if (!v->is_string()) return Status::Corrupt("not a string: " + v->dump(), FieldWhere(where, key), "a JSON string");
+  if (!v->is_string()) return Status::Corrupt("not a string: " + QuoteJson(*v), FieldWhere(where, key), "a JSON string");
   return v->get<std::string>();
 }
 
 Result<std::string> ChoiceField(const nlohmann::json& obj, std::string_view key, const std::string& where,
                                 const std::set<std::string>& allowed, const std::string& expected) {
   VISALIGN_ASSIGN_OR_RETURN(std::string s, StringField(obj, key, where));
-  if (!allowed.count(s)) return Status::Corrupt("unexpected value \"" + s + "\"", FieldWhere(where, key), expected);
+  if (!allowed.count(s)) return Status::Corrupt("unexpected value " + QuoteText(s), FieldWhere(where, key), expected);
   return s;
 }
 
 Result<int> IntField(const nlohmann::json& obj, std::string_view key, const std::string& where, int lo, int hi) {
   VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, Field(obj, key, where));
   const std::string expected = "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
-  if (!v->is_number_integer()) return Status::Corrupt("not an integer: " + v->dump(), FieldWhere(where, key), expected);
+  if (!v->is_number_integer()) return Status::Corrupt("not an integer: " + QuoteJson(*v), FieldWhere(where, key), expected);
   int64_t x = v->get<int64_t>();
   if (x < lo || x > hi) return Status::Corrupt("out of range: " + std::to_string(x), FieldWhere(where, key), expected);
   return static_cast<int>(x);
@@ -92,10 +93,10 @@ Result<int> IntField(const nlohmann::json& obj, std::string_view key, const std:
 
 Result<std::vector<color::Srgb8>> HexList(const nlohmann::json& v, size_t count, const std::string& where) {
   const std::string expected = "a list of " + std::to_string(count) + " \"#RRGGBB\" colors";
-  if (!v.is_array() || v.size() != count) return Status::Corrupt("unexpected value " + v.dump(), where, expected);
+  if (!v.is_array() || v.size() != count) return Status::Corrupt("unexpected value " + QuoteJson(v), where, expected);
   std::vector<color::Srgb8> out;
   for (const nlohmann::json& e : v) {
-    if (!e.is_string()) return Status::Corrupt("not a string: " + e.dump(), where, expected);
+    if (!e.is_string()) return Status::Corrupt("not a string: " + QuoteJson(e), where, expected);
     VISALIGN_ASSIGN_OR_RETURN(color::Srgb8 c, ParseHex(e.get<std::string>(), where));
     out.push_back(c);
   }
@@ -160,13 +161,15 @@ std::string ManifestLine(const ManifestItem& item) {
 }
 
 Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string& where) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    return Status::Corrupt("not a JSON object", where, "one JSON object per line (docs/violin.md)");
+  auto parsed = ParseJson(line);
+  if (!parsed.ok() || !parsed->is_object())
+    return Status::Corrupt(parsed.ok() ? "not a JSON object" : parsed.status().what(), where,
+                           "one JSON object per line (docs/violin.md)");
+  const nlohmann::json& j = *parsed;
   ManifestItem item;
   VISALIGN_ASSIGN_OR_RETURN(item.id, StringField(j, "id", where));
   if (item.id.empty() || item.id.find_first_of("/\\") != std::string::npos)
-    return Status::Corrupt("invalid id \"" + item.id + "\"", FieldWhere(where, "id"),
+    return Status::Corrupt("invalid id " + QuoteText(item.id), FieldWhere(where, "id"),
                            "a non-empty id without path separators");
   VISALIGN_ASSIGN_OR_RETURN(item.variation, IntField(j, "variation", where, kMinVariation, kMaxVariation));
   VISALIGN_ASSIGN_OR_RETURN(item.language, ChoiceField(j, "language", where, {"en", "zh", "fr"}, "en, zh or fr"));
@@ -177,7 +180,7 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
   VISALIGN_ASSIGN_OR_RETURN(std::string layout, StringField(j, "layout", where));
   auto parsed_layout = ParseLayout(layout);
   if (!parsed_layout.ok())
-    return Status::Corrupt("unknown layout \"" + layout + "\"", FieldWhere(where, "layout"), "single, h2, v2 or q4");
+    return Status::Corrupt("unknown layout " + QuoteText(layout), FieldWhere(where, "layout"), "single, h2, v2 or q4");
   item.layout = *parsed_layout;
   const size_t blocks = static_cast<size_t>(BlockCount(item.layout));
 
@@ -196,31 +199,31 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
   VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* levels, Field(j, "levels", where));
   const std::string levels_expected = "a list of " + std::to_string(blocks) + " levels 1..3";
   if (!levels->is_array() || levels->size() != blocks)
-    return Status::Corrupt("unexpected value " + levels->dump(), FieldWhere(where, "levels"), levels_expected);
+    return Status::Corrupt("unexpected value " + QuoteJson(*levels), FieldWhere(where, "levels"), levels_expected);
   for (const nlohmann::json& l : *levels) {
     if (!l.is_number_integer() || l.get<int64_t>() < kMinLevel || l.get<int64_t>() > kMaxLevel)
-      return Status::Corrupt("unexpected level " + l.dump(), FieldWhere(where, "levels"), levels_expected);
+      return Status::Corrupt("unexpected level " + QuoteJson(l), FieldWhere(where, "levels"), levels_expected);
     item.levels.push_back(l.get<int>());
   }
 
   VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* names, Field(j, "target_names", where));
   const std::string names_expected = "a list of " + std::to_string(blocks) + " strings";
   if (!names->is_array() || names->size() != blocks)
-    return Status::Corrupt("unexpected value " + names->dump(), FieldWhere(where, "target_names"), names_expected);
+    return Status::Corrupt("unexpected value " + QuoteJson(*names), FieldWhere(where, "target_names"), names_expected);
   for (const nlohmann::json& n : *names) {
     if (!n.is_string())
-      return Status::Corrupt("not a string: " + n.dump(), FieldWhere(where, "target_names"), names_expected);
+      return Status::Corrupt("not a string: " + QuoteJson(n), FieldWhere(where, "target_names"), names_expected);
     item.target_names.push_back(n.get<std::string>());
   }
 
   VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* image, Field(j, "image", where));
   if (!image->is_null()) {
     const std::string expected = "null or a relative path inside the dataset directory";
-    if (!image->is_string()) return Status::Corrupt("unexpected value " + image->dump(), FieldWhere(where, "image"), expected);
+    if (!image->is_string()) return Status::Corrupt("unexpected value " + QuoteJson(*image), FieldWhere(where, "image"), expected);
     std::filesystem::path p(image->get<std::string>());
     bool escapes = p.empty() || p.is_absolute();
     for (const auto& part : p) escapes = escapes || part == "..";
-    if (escapes) return Status::Corrupt("unsafe image path " + image->dump(), FieldWhere(where, "image"), expected);
+    if (escapes) return Status::Corrupt("unsafe image path " + QuoteJson(*image), FieldWhere(where, "image"), expected);
     item.image = image->get<std::string>();
   }
 

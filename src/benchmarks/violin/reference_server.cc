@@ -15,6 +15,7 @@
 #include "visalign/color.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/dataset.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::violin {
 namespace {
@@ -122,18 +123,19 @@ bool RejectFields(ApiFlavor api, const nlohmann::json& body, backends::HttpServe
     // Init-capture: clang 14 cannot capture a structured binding.
     auto rule = std::find_if(rules->begin(), rules->end(), [&name = key](const FieldRule& r) { return r.name == name; });
     if (rule == rules->end()) {
-      SetError(res, 400, fmt::format("Unknown parameter: '{}'.", key), key, "unknown_parameter");
+      SetError(res, 400, fmt::format("Unknown parameter: '{}'.", EscapeControlBytes(key, kQuoteLimit)), key, "unknown_parameter");
       return true;
     }
     if (rule->values.empty()) continue;
-    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    const std::string text = value.is_string() ? value.get<std::string>() : QuoteJson(value);
     if (std::find(rule->values.begin(), rule->values.end(), text) == rule->values.end()) {
-      SetError(res, 400, fmt::format("Invalid value: '{}'. Supported values are: {}.", text, QuotedList(rule->values)),
+      SetError(res, 400, fmt::format("Invalid value: '{}'. Supported values are: {}.", EscapeControlBytes(text, kQuoteLimit),
+                           QuotedList(rule->values)),
                key, "invalid_value");
       return true;
     }
   }
-  if (api == ApiFlavor::kDallE3 && body.value("n", 1) != 1) {
+  if (api == ApiFlavor::kDallE3 && body.value("n", nlohmann::json(1)) != 1) {
     SetError(res, 400, "Invalid 'n': dall-e-3 makes one image per request (n=1).", "n", "invalid_value");
     return true;
   }
@@ -331,13 +333,14 @@ void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends:
     rng_state_ = rng_state_ * 6364136223846793005ULL + 1442695040888963407ULL;
     fail = options_.fail_rate > 0 && static_cast<double>(rng_state_ >> 11) * 0x1.0p-53 < options_.fail_rate;
   }
-  nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+  auto parsed = ParseJson(req.body);
+  const nlohmann::json body = parsed.ok() ? std::move(*parsed) : nlohmann::json();
   auto finish = [&] {
     std::lock_guard lock(mu_);
     ++by_status_[res.status];
     handler_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   };
-  if (body.is_discarded() || !body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
+  if (!body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
     SetError(res, 400, "the body must be a JSON object with a string \"prompt\"");
     return finish();
   }
@@ -370,7 +373,8 @@ void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends:
       return finish();
     }
   }
-  int n = body.value("n", 1);
+  const nlohmann::json n_field = body.value("n", nlohmann::json(1));
+  const int64_t n = n_field.is_number_integer() ? n_field.get<int64_t>() : 0;
   if (n < 1 || n > kMaxImagesPerRequest) {
     SetError(res, 400, "n must be between 1 and 10");
     return finish();

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "visalign/benchmarks/violin/evaluate.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::violin {
 namespace {
@@ -119,12 +120,9 @@ Result<TargetSpec> ParseTargetSpec(const TargetArgs& args) {
 }
 
 Result<ScoreArgs> ParseScoreLine(std::string_view line) {
-  nlohmann::json parsed;
-  try {
-    parsed = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    return Status::Corrupt(fmt::format("malformed JSON at byte {}", e.byte), "", kLineForms);
-  }
+  auto document = ParseJson(line);
+  if (!document.ok()) return Status::Corrupt(document.status().what(), "", kLineForms);
+  const nlohmann::json& parsed = *document;
   if (parsed.is_object()) return FromObject(parsed);
   if (parsed.is_array()) return FromArguments(parsed);
   return Status::InvalidArgument(std::string("a JSON ") + parsed.type_name() + " line", "", kLineForms);
