@@ -84,12 +84,18 @@ TEST_F(UntrustedInput, AHostileJudgeCannotKillAJudgingRun) {
   std::ofstream(concepts)
       << R"({"id": "hope", "word": "希望", "gloss_en": "hope", "category": "emotion", "rubric": [{"id": "future", )"
          R"("text_zh": "是否有期待的结果？", "text_en": "Is a desired outcome shown?", "weight": 1, "framework": "frame"}]})"
+      << "\n"
+      << R"({"id": "truth", "word": "真理", "gloss_en": "truth", "category": "epistemic", "rubric": [{"id": "reveal", )"
+         R"("text_zh": "是否有揭示？", "text_en": "Is something revealed?", "weight": 1, "framework": "image-schema"}]})"
       << "\n";
+  const auto pairs = scratch_.path() / "pairs.jsonl";
+  std::ofstream(pairs) << R"({"a": "hope", "b": "truth"})" << "\n";
   const std::string store = (scratch_.path() / "store").string();
   auto images = acva::ReferenceServer::Start({});
   ASSERT_TRUE(images.ok()) << images.status().ToString();
   const auto generated = RunVisalign({"acva", "generate", "--run", "r", "--endpoint", (*images)->url(), "--model",
-                                      "varied", "--samples", "2", "--store", store, "--concepts", concepts.string()});
+                                      "varied", "--samples", "2", "--store", store, "--concepts", concepts.string(),
+                                      "--pairs", pairs.string()});
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
 
   const std::string replies[] = {
@@ -104,7 +110,8 @@ TEST_F(UntrustedInput, AHostileJudgeCannotKillAJudgingRun) {
   });
   ASSERT_TRUE(judge.Start().ok());
   const auto r = RunVisalign({"acva", "judge", "--judge-endpoint", judge.url(), "--judge-model", "hostile", "--run",
-                              "r", "--store", store, "--concepts", concepts.string(), "--judge-reply-attempts", "1"});
+                              "r", "--store", store, "--concepts", concepts.string(), "--pairs", pairs.string(),
+                              "--judge-reply-attempts", "1"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << r.exit_code << ": " << r.err;
   EXPECT_GT(served.load(), 0u);
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;

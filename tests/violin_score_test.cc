@@ -161,7 +161,7 @@ TEST_F(ViolinScoreMany, BadBatchLinesGiveErrorResultsAndTheOthersAreScored) {
 
   EXPECT_EQ(got[3]["line"], 5);
   EXPECT_TRUE(got[3]["image"].is_null());
-  EXPECT_NE(got[3]["error"].get<std::string>().find("malformed JSON at byte 30 (" + file + ":5)"), std::string::npos)
+  EXPECT_NE(got[3]["error"].get<std::string>().find("invalid JSON (syntax error at byte 30) (" + file + ":5)"), std::string::npos)
       << got[3];
 
   EXPECT_EQ(got[4]["line"], 6);

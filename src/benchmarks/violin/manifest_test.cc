@@ -75,7 +75,8 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
 
 TEST(Manifest, RejectsBadLinesNamingLineAndField) {
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"not json", "not a JSON object (m:4)"},
+      {"not json", "invalid JSON (syntax error at byte 2) (m:4)"},
+      {"[1, 2]", "not a JSON object (m:4)"},
       {Replace(kH2Line, "\"#D9B451\"]", "\"#D9B45\"]"), "invalid color \"#D9B45\" (m:4 field targets): #RRGGBB"},
       {Replace(kH2Line, ",\"#D9B451\"]", "]"), "(m:4 field targets): a list of 2"},
       {Replace(kH2Line, "\"fuzzy\":null", "\"fuzzy\":[\"#000000\",\"#FFFFFF\"]"), "a fuzzy range on a h2 item"},

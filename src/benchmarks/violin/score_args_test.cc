@@ -91,7 +91,7 @@ TEST(ParseScoreLine, RejectsMalformedLinesSayingWhatIsWrong) {
     const char* message;  // ToString() contains it
   };
   const Bad cases[] = {
-      {R"({"image": "a.png", "target": )", StatusCode::kCorrupt, "malformed JSON at byte"},
+      {R"({"image": "a.png", "target": )", StatusCode::kCorrupt, "invalid JSON (syntax error at byte 30)"},
       {"a.png --target red", StatusCode::kCorrupt, "a JSON object {\"image\": PATH"},
       {R"("a.png")", StatusCode::kInvalidArgument, "a JSON string line"},
       {R"({"target": "red"})", StatusCode::kInvalidArgument, "no image: a member \"image\": PATH"},
