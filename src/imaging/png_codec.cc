@@ -5,7 +5,6 @@
 
 #include <cstring>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "imaging/codecs.h"
@@ -22,6 +21,17 @@ struct SpngFree {
   void operator()(spng_ctx* ctx) const { spng_ctx_free(ctx); }
 };
 using SpngContext = std::unique_ptr<spng_ctx, SpngFree>;
+
+// The bytes the image data inflates to without interlacing (interlaced data is a little longer):
+// per row a filter byte and width samples of bit_depth bits for each channel.
+uint64_t InflatedSizeAtLeast(const spng_ihdr& ihdr) {
+  int channels = 1;  // grayscale, palette
+  if (ihdr.color_type == SPNG_COLOR_TYPE_TRUECOLOR) channels = 3;
+  if (ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA) channels = 2;
+  if (ihdr.color_type == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA) channels = kRgbaChannels;
+  const uint64_t row_bits = uint64_t{ihdr.width} * channels * ihdr.bit_depth;
+  return uint64_t{ihdr.height} * ((row_bits + 7) / 8 + 1);
+}
 
 Status SpngError(int code, const char* step, const std::string& source) {
   return Status::Corrupt(std::string("cannot decode PNG: ") + spng_strerror(code) + " (" + step + ")", source,
@@ -51,17 +61,6 @@ Status CheckChunkTypes(std::string_view bytes, const std::string& source) {
     pos += kFramingSize + length;
   }
   return Status::Ok();
-}
-
-// The bytes the image data inflates to without interlacing (interlaced data is a little longer):
-// per row a filter byte and width samples of bit_depth bits for each channel.
-uint64_t InflatedSizeAtLeast(const spng_ihdr& ihdr) {
-  int channels = 1;  // grayscale, palette
-  if (ihdr.color_type == SPNG_COLOR_TYPE_TRUECOLOR) channels = 3;
-  if (ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA) channels = 2;
-  if (ihdr.color_type == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA) channels = kRgbaChannels;
-  const uint64_t row_bits = uint64_t{ihdr.width} * channels * ihdr.bit_depth;
-  return uint64_t{ihdr.height} * ((row_bits + 7) / 8 + 1);
 }
 
 }  // namespace
