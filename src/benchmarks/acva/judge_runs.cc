@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "visalign/benchmarks/acva/pipeline.h"
