@@ -100,7 +100,7 @@ TEST_F(HuesPredictions, BadInputNamesFileLineAndValue) {
               {"\"Z9\"", "j.jsonl:1", "top[0]"});
   ExpectError("k.jsonl", "{\"word\":\"SALMON\",\"top\":[{\"cell\":\"A1\",\"similarity\":\"x\"}]}\n",
               {"similarity \"x\"", "k.jsonl:1"});
-  ExpectError("l.jsonl", "not json\n", {"not a JSON object", "l.jsonl:1"});
+  ExpectError("l.jsonl", "not json\n", {"invalid JSON (syntax error at byte 2)", "l.jsonl:1"});
 }
 
 TEST_F(HuesPredictions, JsonlGroupsLinesByModel) {
