@@ -6,7 +6,7 @@ torch.nn building blocks, loads the `visual.*` tensors of a visalign model direc
 `visalign clip random-model --arch RN50`), checks that its image embeddings match
 `visalign clip embed` on a few PNGs, then times batch-32 image embeddings on N threads (wall
 clock and process CPU time: on a shared machine images per CPU-second is the comparable figure).
-Needs Debian's python3-torch, python3-numpy and python3-pil (bench/setup_torch_bench.sh); not run by the tests.
+Needs Debian's python3-torch, python3-numpy and python3-pil (bench/setup_torch.sh); not run by the tests.
 
   bench/conv_towers_torch.py --visalign build/src/cli/visalign --model models/RN50 [--threads 2]
 """

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs Debian's PyTorch for /usr/bin/python3 and makes OpenBLAS the system BLAS, used only by the
-# PyTorch comparisons in bench/ (siglip_torch_benchmark.py, clip_vs_pytorch.py); `make test` never
+# PyTorch comparisons in bench/ (clip_vs_pytorch.py, siglip_torch_benchmark.py, conv_towers_torch.py); `make test` never
 # needs it. Debian's torch calls the libblas.so.3 alternative, which is the reference BLAS (~50x
 # slower) unless OpenBLAS is installed and selected. Idempotent.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-PACKAGES=(python3-torch python3-numpy libopenblas0-pthread)
+PACKAGES=(python3-torch python3-numpy python3-pil libopenblas0-pthread)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
