@@ -1,5 +1,5 @@
-// `visalign clip tokenize | embed | info` against the clip-tiny fixture (open_clip outputs), and
-// `clip random-model`.
+// `visalign clip tokenize | embed | info` against the clip-tiny and siglip-tiny fixtures (open_clip
+// outputs), `hues run` on SigLIP, and `clip random-model`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,12 +17,14 @@ namespace {
 using ::testing::HasSubstr;
 using testing::RunVisalign;
 
-std::string Fixture(const std::string& rel = "") {
-  return (testing::SharedDir() / "fixtures" / "clip-tiny" / rel).string();
+std::string FixtureFile(const std::string& fixture, const std::string& rel) {
+  return (testing::SharedDir() / "fixtures" / fixture / rel).string();
 }
+std::string Fixture(const std::string& rel = "") { return FixtureFile("clip-tiny", rel); }
+std::string Siglip(const std::string& rel = "") { return FixtureFile("siglip-tiny", rel); }
 
-nlohmann::json Expected() {
-  std::ifstream in(Fixture("expected.json"));
+nlohmann::json Expected(const std::string& fixture = "clip-tiny") {
+  std::ifstream in(FixtureFile(fixture, "expected.json"));
   return nlohmann::json::parse(in);
 }
 
@@ -187,6 +189,51 @@ TEST(ClipCli, RandomModelErrorsAreOneLineWithExitCode2) {
     EXPECT_EQ(seed.err, std::string("error: seed \"") + bad + "\" (--seed): an integer from 0 to 18446744073709551615\n");
   }
   EXPECT_FALSE(std::filesystem::exists(model));
+}
+
+// ---- SigLIP (siglip-tiny: OpenCLIP SigLIP with its SentencePiece tokenizer) ----
+
+TEST(SiglipCli, TokenizeUsesTheModelsSentencePieceTokenizer) {
+  const nlohmann::json text = Expected("siglip-tiny")["texts"][0];
+  auto r = RunVisalign({"clip", "tokenize", text["text"], "--clip-model", Siglip(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["ids"], text["token_ids"]);
+}
+
+TEST(SiglipCli, EmbedMatchesOpenClipForTextsAndPngs) {
+  const nlohmann::json e = Expected("siglip-tiny");
+  auto r = RunVisalign({"clip", "embed", "--clip-model", Siglip(), "--text", e["texts"][2]["text"], "--image",
+                        Siglip(e["images"][1]["file"]), "--normalize", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_LE(MaxAbsDiff(j["texts"][0]["embedding"], e["texts"][2]["embedding_normalized"]), 1e-5);
+  EXPECT_LE(MaxAbsDiff(j["images"][0]["embedding"], e["images"][1]["embedding_normalized"]), 1e-5);
+}
+
+TEST(SiglipCli, InfoNamesTowersTokenizerAndSigmoidScore) {
+  auto r = RunVisalign({"clip", "info", "--clip-model", Siglip(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["vision"]["tower"], "timm ViT, MAP attention-pool head (SigLIP)");
+  EXPECT_EQ(j["text"]["tower"], "transformer, bidirectional, pooled at the last position");
+  EXPECT_EQ(j["text"]["tokenizer"]["kind"], "sentencepiece");
+  EXPECT_EQ(j["text"]["tokenizer"]["pad_id"], 1);
+  EXPECT_EQ(j["score"], "sigmoid");
+  EXPECT_EQ(j["logit_bias"], -6.25);
+  EXPECT_EQ(j["preprocess"]["resize_mode"], "squash");
+  auto text = RunVisalign({"clip", "info", "--clip-model", Siglip()});
+  EXPECT_THAT(text.out, HasSubstr("logit_bias    -6.25 (score: sigmoid(logit_scale * cos + logit_bias))"));
+}
+
+TEST(SiglipCli, HuesRunPlaysTheBoard) {
+  testing::TempDir dir;
+  auto r = RunVisalign({"hues", "run", "--clip-model", Siglip(), "--no-cache", "--out", (dir / "runs").string(),
+                        "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "siglip-tiny");
+  EXPECT_EQ(j["words"], 100);
+  EXPECT_TRUE(std::filesystem::exists(dir / "runs" / "siglip-tiny" / "results.csv"));
 }
 
 }  // namespace

@@ -156,8 +156,9 @@ Result<int> MlpWidth(int width, double mlp_ratio, const std::string& where) {
 // The model's largest tensors and activations must have fewer than 2^31 elements: the kernels
 // index them with int. Each field is bounded on its own (Fields::Int); this bounds their products.
 Status CheckSizesFit(const ClipConfig& c, const std::string& where) {
-  const int64_t grid = c.vision.image_size / c.vision.patch_size;
-  const int64_t tokens = grid * grid + 1;
+  // Convolutional towers (ResNet, ConvNeXt) have no patches: their vision rows below are zero.
+  const int64_t grid = c.vision.patch_size > 0 ? c.vision.image_size / c.vision.patch_size : 0;
+  const int64_t tokens = grid > 0 ? grid * grid + 1 : 0;
   const int64_t patch_in = int64_t{3} * c.vision.patch_size * c.vision.patch_size;
   struct Product {
     const char* what;

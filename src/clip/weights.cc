@@ -102,7 +102,7 @@ void ConvertLinearWeightsToBf16(ClipWeights& w) {
   const std::vector<LinearWeights*> layers = LinearLayers(w);
   ParallelFor(layers.size(), [&](size_t i) {
     LinearWeights& lin = *layers[i];
-    const size_t count = Loader::Count(lin.weight.shape);
+    const size_t count = WeightLoader::Count(lin.weight.shape);
     lin.weight_bf16.resize(count);
     ToBf16(lin.weight.data, count, lin.weight_bf16.data());
     if (lin.weight.owned.empty()) {

@@ -14,6 +14,7 @@
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::acva {
 namespace {
