@@ -119,7 +119,7 @@ TEST(Report, NumbersInFiguresAreSummaryNumbers) {
   Result<Report> report = BuildReport({hues}, {}, {});
   ASSERT_TRUE(report.ok());
   const nlohmann::ordered_json& first = FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"][0];
-  EXPECT_EQ(first["model"], hues.summary["models"][0]["model"]);
+  EXPECT_EQ(first["model"].get<std::string>(), hues.summary["models"][0]["model"].get<std::string>());
   EXPECT_EQ(first["rate"].get<double>(), hues.summary["models"][0]["mahalanobis"]["fail_rate"].get<double>());
 }
 
