@@ -223,8 +223,8 @@ TEST(Codecs, OtherFormatsAreRefusedByName) {
   ExpectUnsupported(Encode(".tiff", Noise(8, 8, CV_8UC3, rng)), "TIFF");
   ExpectUnsupported(Encode(".bmp", Noise(8, 8, CV_8UC3, rng)), "BMP");
   ExpectUnsupported("GIF89a\x01\x00\x01\x00\x80\x00\x00", "GIF");
-  ExpectUnsupported(std::string("\0\0\0\x1c" "ftypheic\0\0\0\0mif1heic", 28), "HEIC/HEIF");
-  ExpectUnsupported(std::string("\0\0\0\x1c" "ftypavif\0\0\0\0avifmif1", 28), "AVIF");
+  ExpectUnsupported(std::string("\0\0\0\x1c" "ftypheic\0\0\0\0mif1heic", 24), "HEIC/HEIF");
+  ExpectUnsupported(std::string("\0\0\0\x1c" "ftypavif\0\0\0\0avifmif1", 24), "AVIF");
   ExpectUnsupported("<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>", "SVG");
   ExpectUnsupported("  <svg width=\"10\" height=\"10\"></svg>", "SVG");
   ExpectUnsupported("%PDF-1.7\n%\xE2\xE3\xCF\xD3\n", "PDF");
