@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""How much --precision bf16 changes Hues and Cues results: top-5 cells per word, bf16 vs fp32.
+"""How much --precision bf16 / bf16x3 change Hues and Cues results: top-5 cells per word vs fp32.
 
 For each model directory, runs `visalign hues run --nonsense` (116 words, 480 cells) once per
-precision (board cache off, so both compute the board with their own precision) and reports the
-share of words whose top-5 cells are identical (as a set, and in the same order), and the cosine
-distance of bf16 to fp32 embeddings of the words and of a few board-like images (`clip embed`).
+precision (board cache off, so each computes the board with its own precision) and reports, for each
+reduced precision, the share of words whose top-5 cells are identical to fp32's (as a set, and in the
+same order), and the cosine distance of its word embeddings to fp32's (`clip embed`).
 
 Run: bench/clip_precision_agreement.py --visalign build/visalign MODEL_DIR [MODEL_DIR ...]
 On a CPU without AVX512_BF16/AMX it says so and exits 0 (bf16 is refused there).
@@ -20,6 +20,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 TOP_K = 5
+REDUCED = ("bf16", "bf16x3")
 
 
 def run(cmd):
@@ -59,17 +60,18 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             fp32 = top_cells(args.visalign, model, "fp32", Path(tmp) / "fp32.jsonl")
-            bf16 = top_cells(args.visalign, model, "bf16", Path(tmp) / "bf16.jsonl")
-            words = sorted(fp32)
-            same_set = sum(set(fp32[w]) == set(bf16[w]) for w in words)
-            same_order = sum(fp32[w] == bf16[w] for w in words)
-            a = embeddings(args.visalign, model, "fp32", words)
-            b = embeddings(args.visalign, model, "bf16", words)
-            dist = 1 - np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-            print(f"{model}: {len(words)} words; top-{TOP_K} cells identical as a set {same_set} "
-                  f"({100 * same_set / len(words):.1f} %), in the same order {same_order} "
-                  f"({100 * same_order / len(words):.1f} %); word embeddings bf16 vs fp32 cosine distance "
-                  f"median {np.median(dist):.2e}, max {dist.max():.2e}")
+            a = embeddings(args.visalign, model, "fp32", sorted(fp32))
+            for precision in REDUCED:
+                low = top_cells(args.visalign, model, precision, Path(tmp) / f"{precision}.jsonl")
+                words = sorted(fp32)
+                same_set = sum(set(fp32[w]) == set(low[w]) for w in words)
+                same_order = sum(fp32[w] == low[w] for w in words)
+                b = embeddings(args.visalign, model, precision, words)
+                dist = 1 - np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+                print(f"{model} {precision}: {len(words)} words; top-{TOP_K} cells identical as a set {same_set} "
+                      f"({100 * same_set / len(words):.1f} %), in the same order {same_order} "
+                      f"({100 * same_order / len(words):.1f} %); word embeddings vs fp32 cosine distance "
+                      f"median {np.median(dist):.2e}, max {dist.max():.2e}")
     return 0
 
 

@@ -96,7 +96,7 @@ TEST(ClipCli, InfoShowsThePrecisionInUseAndWhy) {
   EXPECT_THAT(r.err, HasSubstr("a CPU with AVX512_BF16 or AMX"));
   r = RunVisalign({"clip", "embed", "--clip-model", Fixture(), "--text", "red", "--precision", "fp16"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("fp32, bf16 or auto"));
+  EXPECT_THAT(r.err, HasSubstr("fp32, bf16, bf16x3 or auto"));
 }
 
 TEST(ClipCli, NonImageFileIsAClearError) {

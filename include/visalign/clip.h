@@ -168,21 +168,23 @@ std::string RandomWeightsLabel(const ClipConfig& config);
 // kFp32 (the default) matches open_clip. kBf16 converts those weights to bfloat16 once at load and
 // runs their GEMMs through oneDNN's bf16 matmul (AVX512_BF16 or AMX; f32 accumulation and output);
 // LayerNorm, attention scores/softmax, GELU and residual sums stay fp32. Embeddings then differ from
-// fp32 by a cosine distance of up to ~1e-3 (docs/performance.md). kAuto: kBf16 where the CPU has AMX,
-// else kFp32 (on AVX512_BF16 without AMX bf16 GEMMs measure slower than fp32). Embeddings of a bf16
-// model have their own Fingerprint().
-enum class Precision { kFp32, kBf16, kAuto };
-// "fp32" / "bf16" / "auto"; anything else is kInvalidArgument listing the names.
+// fp32 by a cosine distance of up to ~1e-3 (docs/performance.md). kBf16x3 runs the same bf16 units on
+// operands split into two bf16 terms (three products, one matmul over 3K; see clip/gemm.h): ~16
+// significant bits instead of 8, for rankings decided by small similarity gaps (Hues and Cues top-5),
+// at about three times kBf16's cost. kAuto: kBf16 where the CPU has AMX, else kFp32 (on AVX512_BF16
+// without AMX bf16 GEMMs measure slower than fp32). Reduced-precision models have their own Fingerprint().
+enum class Precision { kFp32, kBf16, kBf16x3, kAuto };
+// "fp32" / "bf16" / "bf16x3" / "auto"; anything else is kInvalidArgument listing the names.
 Result<Precision> ParsePrecision(std::string_view name);
 std::string_view PrecisionName(Precision precision);
-// OK when this CPU can run `precision` (kBf16 needs AVX512_BF16 or AMX), else the kUnsupported error
+// OK when this CPU can run `precision` (kBf16 and kBf16x3 need AVX512_BF16 or AMX), else the kUnsupported error
 // LoadClipModel would return, naming the CPU's instruction set.
 Status CheckPrecisionSupported(Precision precision);
 
 struct ClipLoadOptions {
   // Encode* split their input into chunks of at most this many items (bounds activation memory).
   int max_batch = 64;
-  // kBf16 on a CPU without AVX512_BF16/AMX makes LoadClipModel fail with kUnsupported.
+  // kBf16 or kBf16x3 on a CPU without AVX512_BF16/AMX makes LoadClipModel fail with kUnsupported.
   Precision precision = Precision::kFp32;
   // Encode* calls of more than one chunk show the shared progress display ("clip images",
   // "clip texts"; visalign/core/progress.h).
@@ -204,7 +206,7 @@ class ClipModel {
   // The stored logit_bias for sigmoid models (config().sigmoid_logits), else 0.
   float LogitBias() const;
 
-  // The precision in use (kFp32 or kBf16, never kAuto) and why, e.g. "auto: this CPU has AVX-512 with
+  // The precision in use (never kAuto) and why, e.g. "auto: this CPU has AVX-512 with
   // BF16 (avx512_core_bf16)" or "requested (--precision fp32 is the default)".
   Precision precision() const;
   const std::string& precision_reason() const;

@@ -80,7 +80,7 @@ void PrintJson(const nlohmann::json& j);
 // model written by `clip random-model`, else null.
 nlohmann::json RandomWeightsJson(const clip::ClipConfig& config);
 
-// `--precision fp32|bf16|auto` of every command that loads a CLIP model (stored in *precision), and
+// `--precision fp32|bf16|bf16x3|auto` of every command that loads a CLIP model (stored in *precision), and
 // its value applied to the load options (a bad value is an error naming --precision).
 void AddClipPrecisionOption(CLI::App* cmd, std::string* precision);
 Status ApplyClipPrecision(const std::string& precision, clip::ClipLoadOptions& options);

@@ -25,7 +25,8 @@ void AddClipPrecisionOption(CLI::App* cmd, std::string* precision) {
   cmd->add_option("--precision", *precision,
                   "Arithmetic of the CLIP linear layers: fp32 (matches open_clip), bf16 (oneDNN bf16 matmul with fp32 "
                   "accumulation; needs AVX512_BF16 or AMX, refused elsewhere; embeddings within ~1e-3 cosine distance), "
-                  "auto (bf16 where the CPU has AMX, else fp32)")
+                  "bf16x3 (the same units on operands split into two bf16 terms: ~16 significant bits at about 3x "
+                  "bf16's cost, for rankings such as Hues and Cues top-5), auto (bf16 where the CPU has AMX, else fp32)")
       ->capture_default_str();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -82,17 +83,16 @@ void ToBf16(const float* x, size_t count, Bf16* y) {
   }
 }
 
-void GemmBf16(int m, int n, int k, const float* a, const Bf16* b, BLayout b_layout, float beta, float* c) {
-  if (m == 0 || n == 0) return;
-  thread_local std::vector<Bf16> a_bf16;
-  a_bf16.resize(static_cast<size_t>(m) * k);
-  ToBf16(a, a_bf16.size(), a_bf16.data());
+namespace {
+
+// C[M, N] = A[M, K] · B (+ C when beta is 1) with both operands already bf16.
+void RunBf16Matmul(int m, int n, int k, const Bf16* a, const Bf16* b, BLayout b_layout, float beta, float* c) {
   dnnl::matmul& mm = Bf16Matmul(m, n, k, b_layout, beta != 0.0f);
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   const dnnl::engine& engine = CpuEngine();
   // oneDNN does not write through these handles except for the destination.
-  dnnl::memory a_mem({{m, k}, dt::bf16, tag::ab}, engine, a_bf16.data());
+  dnnl::memory a_mem({{m, k}, dt::bf16, tag::ab}, engine, const_cast<Bf16*>(a));
   dnnl::memory b_mem({{k, n}, dt::bf16, b_layout == BLayout::kNK ? tag::ba : tag::ab}, engine, const_cast<Bf16*>(b));
   dnnl::memory c_mem({{m, n}, dt::f32, tag::ab}, engine, c);
   thread_local dnnl::stream stream(engine);
@@ -102,6 +102,66 @@ void GemmBf16(int m, int n, int k, const float* a, const Bf16* b, BLayout b_layo
   } catch (const dnnl::error& e) {
     GemmFailed("dnnl::matmul (bf16)", static_cast<int>(e.status), m, n, k);
   }
+}
+
+float FromBf16(Bf16 b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// hi = bf16(x[i]), lo = bf16(x[i] - hi) for `count` values.
+void SplitBf16(const float* x, size_t count, Bf16* hi, Bf16* lo) {
+  ToBf16(x, count, hi);
+  for (size_t i = 0; i < count; ++i) {
+    const float rest = x[i] - FromBf16(hi[i]);
+    ToBf16(&rest, 1, lo + i);
+  }
+}
+
+}  // namespace
+
+void GemmBf16(int m, int n, int k, const float* a, const Bf16* b, BLayout b_layout, float beta, float* c) {
+  if (m == 0 || n == 0) return;
+  thread_local std::vector<Bf16> a_bf16;
+  a_bf16.resize(static_cast<size_t>(m) * k);
+  ToBf16(a, a_bf16.size(), a_bf16.data());
+  RunBf16Matmul(m, n, k, a_bf16.data(), b, b_layout, beta, c);
+}
+
+std::vector<Bf16> ToBf16x3Weights(const float* b, int k, int n, BLayout b_layout) {
+  const size_t kn = static_cast<size_t>(k) * n;
+  std::vector<Bf16> out(3 * kn), lo(kn);
+  if (b_layout == BLayout::kKN) {
+    SplitBf16(b, kn, out.data(), out.data() + kn);
+    std::copy_n(out.data(), kn, out.data() + 2 * kn);
+    return out;
+  }
+  std::vector<Bf16> hi(kn);
+  SplitBf16(b, kn, hi.data(), lo.data());
+  for (int row = 0; row < n; ++row) {
+    Bf16* dst = out.data() + static_cast<size_t>(row) * 3 * k;
+    const size_t src = static_cast<size_t>(row) * k;
+    std::copy_n(hi.data() + src, k, dst);
+    std::copy_n(lo.data() + src, k, dst + k);
+    std::copy_n(hi.data() + src, k, dst + 2 * k);
+  }
+  return out;
+}
+
+void GemmBf16x3(int m, int n, int k, const float* a, const Bf16* b3, BLayout b_layout, float beta, float* c) {
+  if (m == 0 || n == 0) return;
+  thread_local std::vector<Bf16> a3, lo;
+  a3.resize(static_cast<size_t>(m) * 3 * k);
+  lo.resize(static_cast<size_t>(k));
+  for (int row = 0; row < m; ++row) {
+    Bf16* dst = a3.data() + static_cast<size_t>(row) * 3 * k;
+    SplitBf16(a + static_cast<size_t>(row) * k, k, dst, lo.data());
+    std::copy_n(dst, k, dst + k);
+    std::copy_n(lo.data(), k, dst + 2 * k);
+  }
+  RunBf16Matmul(m, n, 3 * k, a3.data(), b3, b_layout, beta, c);
 }
 
 const Bf16Capability& Bf16Support() {

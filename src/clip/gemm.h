@@ -4,11 +4,17 @@
 //
 // fp32: dnnl_sgemm. bf16: dnnl::matmul with bf16 source and weights, f32 accumulation and f32
 // destination; the f32 source is rounded to bf16 per call, weights are converted once (at load).
+// bf16x3: the same matmul over operands split in two bf16 terms, x = hi + lo (hi = bf16(x),
+// lo = bf16(x - hi), ~16 significant bits), keeping three of the four products:
+//   A·B ≈ A_hi·B_hi + A_hi·B_lo + A_lo·B_hi = [A_hi | A_hi | A_lo] · [B_hi ; B_lo ; B_hi]
+// i.e. ONE bf16 matmul over K' = 3K. The dropped A_lo·B_lo and the rounding of lo leave a relative
+// error of ~2^-16 per product where bf16 has ~2^-8: bf16 tensor units at about a third of their rate.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace visalign::clip {
 
@@ -35,6 +41,13 @@ void ToBf16(const float* x, size_t count, Bf16* y);
 // f32) is rounded to bf16, products are accumulated and C written in f32. Requires Bf16Support().available
 // (without the instructions oneDNN would fall back to a reference implementation ~100x slower).
 void GemmBf16(int m, int n, int k, const float* a, const Bf16* b, BLayout b_layout, float beta, float* c);
+
+// B (k·n values in `b_layout`) as the bf16x3 weight operand [B_hi ; B_lo ; B_hi] (3·k·n values): for
+// kKN three [K, N] blocks, for kNK each of the N rows becomes [hi | lo | hi] (3K values).
+std::vector<Bf16> ToBf16x3Weights(const float* b, int k, int n, BLayout b_layout);
+
+// GemmBf16 with bf16x3 operands: b3 from ToBf16x3Weights, A (contiguous f32) split per call.
+void GemmBf16x3(int m, int n, int k, const float* a, const Bf16* b3, BLayout b_layout, float beta, float* c);
 
 struct Bf16Capability {
   bool available = false;  // oneDNN runs bf16 matmuls on AVX512_BF16 or AMX units

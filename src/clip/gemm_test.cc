@@ -82,7 +82,7 @@ TEST(GemmTest, Fp32MatchesADoubleReference) {
 TEST(GemmTest, Bf16MatchesADoubleReferenceWithinBf16Rounding) {
   if (!Bf16Support().available) {
     GTEST_SKIP() << "no AVX512_BF16/AMX on this CPU (oneDNN: " << Bf16Support().isa
-                 << "); ClipModelTest.Bf16EmbeddingsAreWithinTheCosineBoundOfFp32 tests the refusal";
+                 << "); ClipModelTest.ReducedPrecisionEmbeddingsAreWithinTheirCosineBoundsOfFp32 tests the refusal";
   }
   for (BLayout layout : {BLayout::kNK, BLayout::kKN}) {
     Problem p = MakeProblem(37, 70, 300);
@@ -107,6 +107,40 @@ TEST(GemmTest, Bf16MatchesADoubleReferenceWithinBf16Rounding) {
     GemmBf16(raw.m, raw.n, raw.k, raw.a.data(), b_stored.data(), layout, 0.0f, c0.data());
     for (float& x : c0) x += 0.5f;
     EXPECT_LT(WorstRelativeError(p, c0), 1e-6);
+  }
+}
+
+TEST(GemmTest, Bf16x3HoldsAbout16BitsWhereBf16HoldsAbout8) {
+  if (!Bf16Support().available) {
+    GTEST_SKIP() << "no AVX512_BF16/AMX on this CPU (oneDNN: " << Bf16Support().isa << ")";
+  }
+  // Arbitrary f32 operands (not bf16 values): plain bf16 rounds each to 8 significant bits, the
+  // two-term split to ~16, and the dropped lo·lo product is ~2^-18 of |a·b|.
+  const Problem p = MakeProblem(37, 70, 300);
+  std::vector<Bf16> b16(p.b.size());
+  ToBf16(p.b.data(), p.b.size(), b16.data());
+  std::vector<float> plain(static_cast<size_t>(p.m) * p.n, 0.5f);
+  GemmBf16(p.m, p.n, p.k, p.a.data(), b16.data(), BLayout::kNK, 1.0f, plain.data());
+  const double plain_error = WorstRelativeError(p, plain);
+  EXPECT_GT(plain_error, 1e-4);
+  for (BLayout layout : {BLayout::kNK, BLayout::kKN}) {
+    std::vector<float> b_stored = p.b;
+    if (layout == BLayout::kKN) {  // the same B stored [k, n]
+      for (int j = 0; j < p.n; ++j) {
+        for (int l = 0; l < p.k; ++l) b_stored[static_cast<size_t>(l) * p.n + j] = p.b[static_cast<size_t>(j) * p.k + l];
+      }
+    }
+    const std::vector<Bf16> b3 = ToBf16x3Weights(b_stored.data(), p.k, p.n, layout);
+    ASSERT_EQ(b3.size(), 3 * p.b.size());
+    std::vector<float> c(static_cast<size_t>(p.m) * p.n, 0.5f);
+    GemmBf16x3(p.m, p.n, p.k, p.a.data(), b3.data(), layout, 1.0f, c.data());
+    const double error = WorstRelativeError(p, c);
+    EXPECT_LT(error, 3e-5) << (layout == BLayout::kNK ? "kNK" : "kKN");
+    EXPECT_LT(error * 100, plain_error) << "bf16x3 " << error << " vs bf16 " << plain_error;
+    std::vector<float> c0(c.size(), 1e6f);  // beta 0 overwrites C
+    GemmBf16x3(p.m, p.n, p.k, p.a.data(), b3.data(), layout, 0.0f, c0.data());
+    for (float& x : c0) x += 0.5f;
+    EXPECT_LT(WorstRelativeError(p, c0), 3e-5);
   }
 }
 

@@ -208,16 +208,17 @@ Result<Matrix> ClipModel::EncodePixels(const Matrix& pixels) const {
 }
 
 Result<Precision> ParsePrecision(std::string_view name) {
-  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kAuto}) {
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kBf16x3, Precision::kAuto}) {
     if (name == PrecisionName(p)) return p;
   }
-  return Status::InvalidArgument(fmt::format("precision \"{}\"", name), "precision", "fp32, bf16 or auto");
+  return Status::InvalidArgument(fmt::format("precision \"{}\"", name), "precision", "fp32, bf16, bf16x3 or auto");
 }
 
 std::string_view PrecisionName(Precision precision) {
   switch (precision) {
     case Precision::kFp32: return "fp32";
     case Precision::kBf16: return "bf16";
+    case Precision::kBf16x3: return "bf16x3";
     case Precision::kAuto: return "auto";
   }
   return "fp32";
@@ -225,8 +226,8 @@ std::string_view PrecisionName(Precision precision) {
 
 Status CheckPrecisionSupported(Precision precision) {
   const Bf16Capability& cpu = Bf16Support();
-  if (precision != Precision::kBf16 || cpu.available) return Status::Ok();
-  return Status::Unsupported("precision bf16", "this CPU, where oneDNN uses " + cpu.isa,
+  if ((precision != Precision::kBf16 && precision != Precision::kBf16x3) || cpu.available) return Status::Ok();
+  return Status::Unsupported(fmt::format("precision {}", PrecisionName(precision)), "this CPU, where oneDNN uses " + cpu.isa,
                              "a CPU with AVX512_BF16 or AMX; use fp32, or auto (bf16 only where available)");
 }
 
@@ -240,8 +241,9 @@ Result<std::pair<Precision, std::string>> ResolvePrecision(Precision requested) 
     case Precision::kFp32:
       return std::pair{Precision::kFp32, std::string("requested (fp32 is the default)")};
     case Precision::kBf16:
+    case Precision::kBf16x3:
       VISALIGN_RETURN_IF_ERROR(CheckPrecisionSupported(requested));
-      return std::pair{Precision::kBf16, "requested; this CPU has " + cpu.isa};
+      return std::pair{requested, "requested; this CPU has " + cpu.isa};
     case Precision::kAuto:
       if (cpu.amx) return std::pair{Precision::kBf16, "auto: this CPU has " + cpu.isa};
       if (cpu.available) {
@@ -267,7 +269,7 @@ Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoad
   VISALIGN_ASSIGN_OR_RETURN(auto precision, ResolvePrecision(options.precision));
   std::tie(impl->precision, impl->precision_reason) = std::move(precision);
   VISALIGN_ASSIGN_OR_RETURN(impl->config, ReadClipConfig(dir));
-  VISALIGN_ASSIGN_OR_RETURN(impl->weights, LoadClipWeights(impl->config, impl->precision == Precision::kBf16));
+  VISALIGN_ASSIGN_OR_RETURN(impl->weights, LoadClipWeights(impl->config, impl->precision));
   if (impl->config.tokenizer.kind == TokenizerKind::kSentencePiece) {
     VISALIGN_ASSIGN_OR_RETURN(impl->sentencepiece, SentencePieceTokenizer::Load(impl->config.tokenizer));
   }

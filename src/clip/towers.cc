@@ -10,7 +10,9 @@
 namespace visalign::clip {
 
 void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x, float beta, float* y) {
-  if (!lin.weight_bf16.empty()) {
+  if (lin.bf16x3) {
+    GemmBf16x3(rows, out, in, x, lin.weight_bf16.data(), lin.layout, beta, y);
+  } else if (!lin.weight_bf16.empty()) {
     GemmBf16(rows, out, in, x, lin.weight_bf16.data(), lin.layout, beta, y);
   } else {
     Gemm(rows, out, in, x, in, lin.weight.data, lin.layout, beta, y, out);

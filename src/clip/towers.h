@@ -23,13 +23,15 @@ struct Tensor {
   std::vector<int64_t> shape;
 };
 
-// A linear layer. With Precision::kBf16 the weight lives in weight_bf16 (same layout) and
-// weight.data is null (the f32 values are released after conversion).
+// A linear layer. With Precision::kBf16 the weight lives in weight_bf16 (same layout), with kBf16x3
+// weight_bf16 holds ToBf16x3Weights' split operand and bf16x3 is set; either way weight.data is null
+// (the f32 values are released after conversion).
 struct LinearWeights {
   Tensor weight;  // [out, in] (kNK) or [in, out] (kKN)
   Tensor bias;    // [out] or empty
   BLayout layout = BLayout::kNK;
   std::vector<Bf16> weight_bf16;
+  bool bf16x3 = false;
 };
 
 // y[rows, out] = x[rows, in] · W (+ beta · y), beta 0 or 1, in the layer's precision; the bias is
@@ -77,9 +79,9 @@ struct ClipWeights {
 };
 
 // Maps and validates all tensors of `config.weights_file` (names per layout, shapes against config).
-// `bf16`: the linear layers' weights are converted to bf16 (in parallel on ThreadCount() threads) and
-// their f32 pages released, so resident memory holds the bf16 copy only.
-Result<ClipWeights> LoadClipWeights(const ClipConfig& config, bool bf16 = false);
+// kBf16 / kBf16x3: the linear layers' weights are converted (in parallel on ThreadCount() threads) and
+// their f32 pages released, so resident memory holds the converted copy only. Not kAuto.
+Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precision = Precision::kFp32);
 
 // Receives named intermediate activations (the names of the fixture's debug_activations file, e.g.
 // "visual.block0_out" [rows x width]) when tracing.

@@ -98,13 +98,21 @@ std::vector<LinearWeights*> LinearLayers(ClipWeights& w) {
   return present;
 }
 
-void ConvertLinearWeightsToBf16(ClipWeights& w) {
+void ConvertLinearWeights(ClipWeights& w, Precision precision) {
   const std::vector<LinearWeights*> layers = LinearLayers(w);
   ParallelFor(layers.size(), [&](size_t i) {
     LinearWeights& lin = *layers[i];
     const size_t count = WeightLoader::Count(lin.weight.shape);
-    lin.weight_bf16.resize(count);
-    ToBf16(lin.weight.data, count, lin.weight_bf16.data());
+    if (precision == Precision::kBf16x3) {
+      const bool nk = lin.layout == BLayout::kNK;
+      const int k = static_cast<int>(lin.weight.shape[nk ? 1 : 0]);
+      const int n = static_cast<int>(lin.weight.shape[nk ? 0 : 1]);
+      lin.weight_bf16 = ToBf16x3Weights(lin.weight.data, k, n, lin.layout);
+      lin.bf16x3 = true;
+    } else {
+      lin.weight_bf16.resize(count);
+      ToBf16(lin.weight.data, count, lin.weight_bf16.data());
+    }
     if (lin.weight.owned.empty()) {
       w.file.ReleasePages(lin.weight.data, count * sizeof(float));
     } else {
@@ -186,7 +194,7 @@ Status LoadClipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w)
 
 }  // namespace
 
-Result<ClipWeights> LoadClipWeights(const ClipConfig& config, bool bf16) {
+Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precision) {
   ClipWeights w;
   VISALIGN_ASSIGN_OR_RETURN(w.file, SafetensorsFile::Open(config.weights_file));
   WeightLoader l(w.file);
@@ -240,7 +248,7 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, bool bf16) {
     w.logit_bias = bias.data[0];
   }
   VISALIGN_RETURN_IF_ERROR(l.CheckAllUsed());
-  if (bf16) ConvertLinearWeightsToBf16(w);
+  if (precision == Precision::kBf16 || precision == Precision::kBf16x3) ConvertLinearWeights(w, precision);
   return w;
 }
 
