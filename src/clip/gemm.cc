@@ -114,10 +114,10 @@ float FromBf16(Bf16 b) {
 // hi = bf16(x[i]), lo = bf16(x[i] - hi) for `count` values.
 void SplitBf16(const float* x, size_t count, Bf16* hi, Bf16* lo) {
   ToBf16(x, count, hi);
-  for (size_t i = 0; i < count; ++i) {
-    const float rest = x[i] - FromBf16(hi[i]);
-    ToBf16(&rest, 1, lo + i);
-  }
+  thread_local std::vector<float> rest;
+  rest.resize(count);
+  for (size_t i = 0; i < count; ++i) rest[i] = x[i] - FromBf16(hi[i]);
+  ToBf16(rest.data(), count, lo);
 }
 
 }  // namespace
