@@ -65,7 +65,7 @@ step "native CLIP: hues run with the tiny model (RANDOM WEIGHTS: its numbers mea
   --cache "$OUT/cache" --out "$OUT/hues-runs" --log-level warn
 "$V" hues evaluate --predictions "$OUT/hues-runs" --out "$OUT/hues-runs-eval" --log-level warn
 cat "$OUT/hues-runs-eval/summary.md"
-"$V" hues nonsense --predictions "$OUT/hues-runs"
+"$V" hues nonsense --predictions "$OUT/hues-runs" --out "$OUT/hues-nonsense"
 
 step "ACVA-Bench: local image generator + deterministic judge, two models, tiny CLIP embeddings (RANDOM WEIGHTS)"
 "$V" acva reference-server --port 0 > "$OUT/acva-server.log" 2>&1 &
@@ -84,7 +84,8 @@ cat "$OUT/acva/summary.md"
 
 step "report: one self-contained HTML page over this demo's results and runs"
 "$V" report --title "visalign demo" --results "$OUT/violin-eval" --results "$OUT/hues-eval" \
-  --results "$OUT/hues-runs-eval" --results "$OUT/acva" --store "$OUT/store" --run reference-noise \
+  --results "$OUT/hues-runs-eval" --results "$OUT/hues-nonsense" --results "$OUT/acva" \
+  --store "$OUT/store" --run reference-noise \
   --out "$OUT/report.html"
 
 step "done: outputs in $OUT/"

@@ -186,7 +186,8 @@ TEST(HuesCli, NonsenseClassifiesJsonlPredictions) {
     for (int k = 0; k < 5; ++k) top.push_back({{"cell", k == 0 ? "I18" : "A1"}, {"similarity", 0.3 - 0.01 * k}});
     jsonl += nlohmann::json{{"model", "grey"}, {"word", row[0]}, {"top", top}}.dump() + "\n";
   }
-  auto r = RunVisalign({"hues", "nonsense", "--predictions", Write(dir / "p.jsonl", jsonl).string(), "--json"});
+  auto r = RunVisalign({"hues", "nonsense", "--predictions", Write(dir / "p.jsonl", jsonl).string(), "--json", "--out",
+                        (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out)["models"][0];
   EXPECT_EQ(j["model"], "grey");
@@ -194,7 +195,8 @@ TEST(HuesCli, NonsenseClassifiesJsonlPredictions) {
   EXPECT_EQ(j["entropy_bits"], 0.0);
   EXPECT_EQ(j["prior_cell"], "I18");
   EXPECT_EQ(j["prior_count"], 16);
-  ExpectUserError(RunVisalign({"hues", "nonsense", "--predictions", (DataDir() / "hues/peer-sample").string()}),
+  ExpectUserError(RunVisalign({"hues", "nonsense", "--predictions", (DataDir() / "hues/peer-sample").string(), "--out",
+                               (dir / "none").string()}),
                   {"nonsense word", "RN50-openai"});
 }
 

@@ -110,10 +110,11 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   auto evaluate = RunVisalign({"hues", "evaluate", "--predictions", out, "--out", (dir / "eval").string()});
   ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
   EXPECT_NE(evaluate.out.find("clip-tiny"), std::string::npos);
-  auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--json"});
+  auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--json", "--out", (dir / "nonsense").string()});
   ASSERT_EQ(nonsense.exit_code, 0) << nonsense.err;
   EXPECT_EQ(nlohmann::json::parse(nonsense.out)["models"][0]["groups"].size(), 4u);
-  auto published = RunVisalign({"hues", "nonsense", "--predictions", out, "--vocabulary", "published", "--json"});
+  auto published = RunVisalign({"hues", "nonsense", "--predictions", out, "--vocabulary", "published", "--json", "--out",
+                                (dir / "published").string()});
   ASSERT_EQ(published.exit_code, 0) << published.err;
   const auto groups = nlohmann::json::parse(published.out)["models"][0]["groups"];
   ASSERT_EQ(groups.size(), 4u);  // number, random_string, pseudoword, stop_word in file order

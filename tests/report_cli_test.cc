@@ -3,7 +3,10 @@
 // warning, no request, the expected number of marks per figure (all models, then filtered), the
 // tables' cells exactly summary.csv's; bad inputs answered in one line with exit code 2; the
 // static figures.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -22,7 +25,8 @@ fs::path Fixture(const std::string& name) { return testing::DataDir().parent_pat
 
 std::vector<std::string> ReportArgs(const fs::path& out) {
   return {"report", "--results", Fixture("violin").string(), "--results", Fixture("hues").string(),
-          "--results", Fixture("acva").string(), "--out", out.string(), "--title", "fixture report"};
+          "--results", Fixture("nonsense").string(), "--results", Fixture("acva").string(), "--out", out.string(),
+          "--title", "fixture report"};
 }
 
 // Runs the Chromium check on `html`; its JSON.
@@ -51,9 +55,11 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
 
   const nlohmann::json violin = nlohmann::json::parse(*ReadFile(Fixture("violin") / "summary.json"));
   const nlohmann::json hues = nlohmann::json::parse(*ReadFile(Fixture("hues") / "summary.json"));
+  const nlohmann::json nonsense = nlohmann::json::parse(*ReadFile(Fixture("nonsense") / "summary.json"));
   const nlohmann::json acva = nlohmann::json::parse(*ReadFile(Fixture("acva") / "summary.json"));
   const std::string first_hues_model = hues["models"][0]["model"];
-  const nlohmann::json check = CheckInChromium(html, {"--filter", first_hues_model, "--screenshot", (t / "shot.png").string()});
+  const nlohmann::json check = CheckInChromium(html, {"--filter", first_hues_model, "--screenshot", (t / "shot.png").string(),
+                                                      "--hover", "hues-1-fail-rates:models_marks"});
   EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
   EXPECT_EQ(check["dark_errors"], nlohmann::json::array()) << check["dark_errors"].dump();
   EXPECT_EQ(check["requests"], nlohmann::json::array()) << check["requests"].dump();
@@ -75,6 +81,17 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   EXPECT_EQ(Count(marks, "hues-1-xy-fox", "ellipse_marks"), 1u);
   EXPECT_EQ(Count(marks, "hues-1-xy-fox", "models_marks"), 5 * hues_models);
   EXPECT_EQ(Count(check["filtered_marks"], "hues-1-board-fox", "top5_marks"), 5u);
+  // Nonsense baseline: a bar per collapse class present; per model its mode and a cell per group.
+  std::set<std::string> classes;
+  size_t groups = 0;
+  for (const nlohmann::json& m : nonsense["models"]) {
+    classes.insert(m["class"].get<std::string>());
+    groups += m["groups"].size();
+  }
+  EXPECT_EQ(classes.size(), 4u);  // the fixture has a model of each class
+  EXPECT_EQ(Count(marks, "hues-nonsense-1-classes", "bars_marks"), classes.size());
+  EXPECT_EQ(Count(marks, "hues-nonsense-1-modes", "modes_marks"), nonsense["models"].size());
+  EXPECT_EQ(Count(marks, "hues-nonsense-1-modes", "groups_marks"), groups);
   // ACVA: a bar per (model, category or "all"); a stacked segment per (model, quadrant).
   size_t pass_bars = 0;
   for (const nlohmann::json& m : acva["models"]) pass_bars += 1 + m["by_category"].size();
@@ -85,12 +102,19 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   EXPECT_EQ(Count(marks, "acva-1-quadrants", "shares_marks"), shares);
   EXPECT_EQ(Count(marks, "acva-1-near-synonyms", "bars_marks"), 3 * acva["models"].size());
 
+  // Hovering a mark shows its model and numbers: the fail-rate plot's first point is a model's
+  // Mahalanobis rate (tooltip format .4f).
+  const std::string tooltip = check.value("tooltip", "");
+  EXPECT_NE(tooltip.find(first_hues_model), std::string::npos) << tooltip;
+  EXPECT_NE(tooltip.find(fmt::format("{:.4f}", hues["models"][0]["mahalanobis"]["fail_rate"].get<double>())), std::string::npos)
+      << tooltip;
+
   // The model filter leaves the first Hues model only.
   EXPECT_EQ(Count(check["filtered_marks"], "hues-1-fail-rates", "models_marks"), 2u);
 
   // Each summary table shows summary.csv's cells as written.
   for (const auto& [name, id] : {std::pair{"violin", "violin-1-summary"}, std::pair{"hues", "hues-1-summary"},
-                                 std::pair{"acva", "acva-1-summary"}}) {
+                                 std::pair{"nonsense", "hues-nonsense-1-summary"}, std::pair{"acva", "acva-1-summary"}}) {
     Result<CsvTable> csv = ReadCsv(Fixture(name) / "summary.csv");
     ASSERT_TRUE(csv.ok());
     nlohmann::json rows = nlohmann::json::array();
@@ -188,7 +212,7 @@ TEST(ReportCommand, AStoredRunHasItsSection) {
   EXPECT_EQ(nothing.err, "error: nothing to report (visalign report): --results DIR or --store PATH --run NAME\n");
 }
 
-TEST(ReportCommand, StaticFiguresAreSvgAndPngAndByteStable) {
+TEST(ReportCommand, StaticFiguresAreGlyphOutlinesAndByteStable) {
   testing::TempDir t;
   std::vector<std::string> args = ReportArgs(t / "r.html");
   for (const char* dir : {"a", "b"}) {
@@ -197,15 +221,30 @@ TEST(ReportCommand, StaticFiguresAreSvgAndPngAndByteStable) {
     testing::RunResult r = RunVisalign(with);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
+  // VIOLIN 1, Hues 5 + 3 words × (board, xy), nonsense 2, ACVA 4 figures; each as SVG and PNG.
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(t / "a")) files.push_back(entry.path());
+  EXPECT_EQ(files.size(), 2 * 18u);
+  for (const fs::path& file : files) {
+    SCOPED_TRACE(file.filename().string());
+    const std::string bytes = *ReadFile(file);
+    // The same inputs give the same bytes, SVG and PNG alike (so the same pixels).
+    EXPECT_EQ(bytes, *ReadFile(t / "b" / file.filename()));
+    if (file.extension() == ".png") {
+      EXPECT_EQ(bytes.substr(1, 3), "PNG");
+      continue;
+    }
+    EXPECT_EQ(bytes.rfind("<svg", 0), 0u) << bytes.substr(0, 80);
+    // Text is drawn as the outlines of the embedded font's glyphs: no <text>, no font named.
+    EXPECT_EQ(bytes.find("<text"), std::string::npos);
+    EXPECT_EQ(bytes.find("font-family"), std::string::npos);
+  }
+  // A figure's title and axis labels became paths: the fail-rate plot has at least one per model label.
   const std::string svg = *ReadFile(t / "a" / "hues-1-fail-rates.svg");
-  EXPECT_EQ(svg.rfind("<svg", 0), 0u) << svg.substr(0, 80);
-  EXPECT_EQ(svg, *ReadFile(t / "b" / "hues-1-fail-rates.svg"));
-  const std::string png = *ReadFile(t / "a" / "acva-1-pass-rates.png");
-  EXPECT_EQ(png.substr(1, 3), "PNG");
-  EXPECT_EQ(png, *ReadFile(t / "b" / "acva-1-pass-rates.png"));
-  size_t files = 0;
-  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(t / "a")) ++files;
-  EXPECT_EQ(files, 2 * 16u);  // VIOLIN 1, Hues 5 + 3 words × (board, xy), ACVA 4 figures
+  const nlohmann::json hues = nlohmann::json::parse(*ReadFile(Fixture("hues") / "summary.json"));
+  size_t paths = 0;
+  for (size_t at = svg.find("<path"); at != std::string::npos; at = svg.find("<path", at + 1)) ++paths;
+  EXPECT_GT(paths, hues["models"].size());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The results contract (docs/architecture.md, "Results contract"): every benchmark's output folder
 // has summary.json opening with benchmark, schema_version and visalign_version and recording the
-// fingerprints of its inputs, plus items.jsonl, summary.csv and summary.md.
+// fingerprints of its inputs, plus items.jsonl, summary.csv and summary.md (the nonsense baseline's
+// `hues nonsense --out` too).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -106,6 +107,43 @@ TEST(ResultsContract, Hues) {
     EXPECT_TRUE(first.contains(key)) << key;
   EXPECT_EQ(*ReadFile(dir / "eval" / "summary.csv"), *ReadFile(dir / "eval" / "models.csv"));
   EXPECT_EQ(s["models"].size(), 2u);  // existing keys unchanged
+}
+
+TEST(ResultsContract, HuesNonsense) {
+  TempDir dir;
+  // Two models answering every nonsense word: one with Neutral cells (top-1 I18), one with Red cells (top-1 A14).
+  Result<CsvTable> words = ReadCsv(testing::DataDir() / "hues/nonsense16.csv");
+  ASSERT_TRUE(words.ok()) << words.status().ToString();
+  const std::vector<std::string> grey = {"I18", "I17", "I16", "I19", "I20"}, red = {"A14", "A15", "A16", "A17", "A18"};
+  std::string jsonl;
+  for (const auto& [model, cells] : {std::pair{"grey", grey}, std::pair{"red", red}})
+    for (const auto& row : words->rows) {
+      json top = json::array();
+      for (size_t k = 0; k < cells.size(); ++k) top.push_back({{"cell", cells[k]}, {"similarity", 0.3 - 0.01 * k}});
+      jsonl += json{{"model", model}, {"word", row[0]}, {"top", top}}.dump() + "\n";
+    }
+  const fs::path predictions = dir.Write("p.jsonl", jsonl);
+  auto r = RunVisalign({"hues", "nonsense", "--predictions", predictions.string(), "--out", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = ExpectContract(dir / "out", "hues-nonsense");
+  ASSERT_EQ(s["inputs"]["predictions"].size(), 2u);
+  EXPECT_EQ(s["inputs"]["predictions"][1]["model"], "red");
+  EXPECT_EQ(s["inputs"]["predictions"][1]["sha256"], Sha256Of(predictions));
+  EXPECT_EQ(s["inputs"]["vocabulary"]["sha256"], Sha256Of(testing::DataDir() / "hues/nonsense16.csv"));
+  EXPECT_EQ(s["inputs"]["macro_map"]["sha256"], Sha256Of(testing::DataDir() / "hues/macro_regions.csv"));
+  EXPECT_EQ(s["classes"], json::parse(R"({"neutral_collapse": 1, "specific_color_collapse": 1,
+                                          "selective_collapse": 0, "high_entropy": 0})"));
+  EXPECT_EQ(s["models"][1]["onto"], "Red");
+  // items.jsonl: one line per (model, nonsense word); summary.csv: one row per model.
+  EXPECT_EQ(Lines(dir / "out" / "items.jsonl"), 2 * words->rows.size());
+  const std::string items = *ReadFile(dir / "out" / "items.jsonl");
+  EXPECT_EQ(json::parse(items.substr(0, items.find('\n'))),
+            json::parse(R"({"model": "grey", "word": ")" + words->rows[0][0] + R"(", "group": ")" + words->rows[0][1] +
+                        R"(", "top1": "I18", "top1_macro": "Neutral"})"));
+  Result<CsvTable> csv = ReadCsv(dir / "out" / "summary.csv");
+  ASSERT_TRUE(csv.ok()) << csv.status().ToString();
+  ASSERT_EQ(csv->rows.size(), 2u);
+  EXPECT_EQ(csv->rows[1][0] + "," + csv->rows[1][1] + "," + csv->rows[1][2], "red,specific_color_collapse,Red");
 }
 
 TEST(ResultsContract, Acva) {

@@ -330,6 +330,7 @@ void AddNonsense(Cli& cli, CLI::App* g) {
   auto paths = std::make_shared<std::vector<std::string>>();
   auto format = std::make_shared<std::string>("auto");
   auto vocabulary_path = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
   cmd->add_option("--predictions", *paths, "Predictions including the nonsense words (same formats as evaluate)")
       ->required();
   cmd->add_option("--format", *format, "auto, peer or jsonl")
@@ -339,6 +340,10 @@ void AddNonsense(Cli& cli, CLI::App* g) {
                   "Nonsense vocabulary: a CSV word,group (4 groups of 4), or \"published\" for the authors' own "
                   "11-item list as published (data/hues/nonsense_words.csv); default data/hues/nonsense16.csv");
   AddBoardOptions(cmd, *bo);
+  cmd->add_option("--out", *out,
+                  "Output folder: summary.json, summary.csv, items.jsonl (one line per model and nonsense word), "
+                  "summary.md; `visalign report --results` draws it")
+      ->required();
   cmd->footer(
       "A group collapses when >= 3/4 of its top-1 cells (3 of 4) share a macro class (the 8 categories, or Neutral "
       "for the 7 near-achromatic cells I16-I20, J17, J18; the paper's neutral is I18 alone); one-word groups never "
@@ -346,30 +351,43 @@ void AddNonsense(Cli& cli, CLI::App* g) {
       "specific_color_collapse: onto one category; selective_collapse: some groups collapse, fewer or onto "
       "different classes; high_entropy: none. Also: entropy (bits) of the top-1 macro classes, the nonsense prior "
       "(the modal top-1 cell, if it occurs >= 2 times) and valid words whose top-1 is that cell (possible false "
-      "positives).\nExample:\n  visalign hues nonsense --predictions run.jsonl --json");
-  cli.Bind(cmd, [&cli, bo, paths, format, vocabulary_path]() -> Status {
+      "positives). Prints each model's result (--json: summary.json's \"models\") and writes them to --out.\n"
+      "Examples:\n  visalign hues nonsense --predictions run.jsonl --out nonsense\n"
+      "  visalign hues nonsense --predictions runs/ --vocabulary published --json --out nonsense-published\n"
+      "  visalign report --results nonsense --out report.html");
+  cli.Bind(cmd, [&cli, bo, paths, format, vocabulary_path, out]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
     const bool custom = !vocabulary_path->empty() && *vocabulary_path != kPublishedNonsense;
+    NonsenseRun run;
     Result<std::vector<NonsenseWord>> nonsense = vocabulary_path->empty()      ? DefaultNonsenseVocabulary()
                                                  : custom                      ? LoadNonsenseVocabulary(*vocabulary_path)
                                                                                : PublishedNonsenseVocabulary();
     if (!nonsense.ok()) return nonsense.status();
+    if (custom) {
+      run.vocabulary_source = *vocabulary_path;
+    } else {
+      VISALIGN_ASSIGN_OR_RETURN(fs::path file, DataFile(vocabulary_path->empty() ? "hues/nonsense16.csv"
+                                                                                 : "hues/nonsense_words.csv"));
+      run.vocabulary_source = file.string();
+    }
     // Prediction files may hold the words of both shipped lists (hues run --nonsense plays them all).
     Result<std::vector<NonsenseWord>> known = custom ? nonsense : AllNonsenseWords();
     if (!known.ok()) return known.status();
     VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(*paths, *format, ctx, *known));
-    std::vector<NonsenseResult> results;
     for (const ModelPredictions& m : models) {
       VISALIGN_ASSIGN_OR_RETURN(NonsenseResult r, ClassifyNonsense(m, *nonsense, ctx.macro));
-      results.push_back(std::move(r));
+      run.results.push_back(std::move(r));
+      run.prediction_sources.push_back(m.source);
     }
+    run.words = std::move(nonsense).value();
+    VISALIGN_RETURN_IF_ERROR(WriteNonsense(run, ctx.macro, ctx.vocabulary, *out));
     if (cli.global().json) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const NonsenseResult& r : results) out.push_back(NonsenseResultJson(r, ctx.vocabulary));
-      PrintJson({{"models", out}});
+      VISALIGN_ASSIGN_OR_RETURN(std::string summary, ReadFile(fs::path(*out) / "summary.json"));
+      PrintJson({{"models", nlohmann::json::parse(summary)["models"]}});
       return Status::Ok();
     }
-    for (const NonsenseResult& r : results) fmt::print("{}", NonsenseResultText(r, ctx.vocabulary, nonsense->size()));
+    for (const NonsenseResult& r : run.results) fmt::print("{}", NonsenseResultText(r, ctx.vocabulary, run.words.size()));
+    fmt::print("Wrote {}/summary.json, summary.csv, items.jsonl, summary.md\n", *out);
     return Status::Ok();
   });
 }

@@ -75,14 +75,16 @@ const CommandGroup kReport(80, [](Cli& cli) {
   CLI::App* cmd = cli.app().add_subcommand("report", "One self-contained HTML report (and paper figures) over results folders");
   auto a = std::make_shared<ReportArgs>();
   cmd->add_option("--results", a->results,
-                  "A results folder of `violin evaluate`, `hues evaluate` or `acva analyze/run`; repeatable, in page order");
+                  "A results folder of `violin evaluate`, `hues evaluate`, `hues nonsense` or `acva analyze/run`; "
+                  "repeatable, in page order");
   cmd->add_option("--store", a->store, "Run store folder of the --run runs")->capture_default_str();
   cmd->add_option("--run", a->runs, "A generation run in the store: a section on its rows, latencies and failures; repeatable");
   cmd->add_option("--out", a->out, "The HTML file to write")->required();
   cmd->add_option("--title", a->title, "The page's title")->capture_default_str();
   cmd->add_option("--families", a->families,
                   "CSV model,architecture,dataset overriding the Hues and Cues model families (docs/report.md)");
-  cmd->add_option("--figures", a->figures, "Also write every figure as a static file into this folder (needs chromium)");
+  cmd->add_option("--figures", a->figures, "Also write every figure as a static file into this folder (needs chromium); text is drawn as "
+                  "glyph outlines of the page's font, so the files look the same on any machine");
   cmd->add_option("--format", a->format, "Static figure format: svg, png or both")
       ->check(CLI::IsMember({"svg", "png", "both"}))
       ->capture_default_str();
@@ -98,11 +100,13 @@ const CommandGroup kReport(80, [](Cli& cli) {
       ->check(CLI::Range(8, 512))
       ->capture_default_str();
   cmd->footer(
-      "The page needs no network: scripts, styles, data and thumbnails are inline; no URL appears in it.\n"
+      "The page needs no network: scripts, styles, its font (DejaVu Sans), data and thumbnails are inline; no URL "
+      "appears in it.\n"
       "Tables show summary.csv as written; plots show tooltips with the numbers and follow the model filter.\n"
       "The same inputs give the same bytes. A benchmark not among the folders has no section.\n"
       "Example:\n"
-      "  visalign report --results violin-eval --results hues-eval --results acva --out report.html \\\n"
+      "  visalign report --results violin-eval --results hues-eval --results nonsense --results acva \\\n"
+      "    --out report.html \\\n"
       "    --figures figures --format both\n"
       "  visalign report --store ./visalign-store --run gpt-image --results violin-eval --out report.html");
   cli.Bind(cmd, [&cli, a]() -> Status { return RunReport(cli, *a); });

@@ -25,4 +25,12 @@ Result<nlohmann::ordered_json> FileFingerprint(const std::filesystem::path& path
   return j;
 }
 
+nlohmann::ordered_json InputFingerprint(const std::string& source) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(source, ec)) return {{"source", source}};
+  Result<nlohmann::ordered_json> fingerprint = FileFingerprint(source);
+  if (!fingerprint.ok()) return {{"path", source}, {"sha256", nullptr}};
+  return *std::move(fingerprint);
+}
+
 }  // namespace visalign

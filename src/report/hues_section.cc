@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/page.h"
+#include "visalign/benchmarks/hues/hues.h"
 
 namespace visalign::report::internal {
 namespace {
@@ -15,14 +16,22 @@ constexpr std::pair<std::string_view, std::string_view> kKinds[] = {{"architectu
 
 nlohmann::ordered_json Number(const nlohmann::json& v) { return v.is_number() ? nlohmann::ordered_json(v) : nullptr; }
 
-// override file, then summary.json's catalogued family, then the name rules.
-ModelFamily FamilyOf(const nlohmann::json& model, const ReportOptions& options) {
-  const std::string name = model.value("model", "");
-  if (auto it = options.family_overrides.find(name); it != options.family_overrides.end()) return it->second;
-  if (const nlohmann::json& f = model.value("family", nlohmann::json()); f.is_object())
-    return {f.value("architecture", "other"), f.value("dataset", "other")};
-  return FamilyFromName(name);
-}
+// Where a model's family comes from (docs/report.md, "Model families"): the override file, then
+// summary.json's catalogued family, then the shipped catalog data/hues/model_catalog.csv (the one
+// `hues evaluate` reads), then the name rules.
+struct Families {
+  const ReportOptions& options;
+  hues::Catalog catalog;
+
+  ModelFamily Of(const nlohmann::json& model) const {
+    const std::string name = model.value("model", "");
+    if (auto it = options.family_overrides.find(name); it != options.family_overrides.end()) return it->second;
+    if (const nlohmann::json& f = model.value("family", nlohmann::json()); f.is_object())
+      return {f.value("architecture", "other"), f.value("dataset", "other")};
+    if (auto it = catalog.find(name); it != catalog.end()) return {it->second.architecture, it->second.dataset};
+    return FamilyFromName(name);
+  }
+};
 
 nlohmann::ordered_json Tooltip(std::initializer_list<std::string_view> fields) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -44,10 +53,10 @@ nlohmann::ordered_json HumanRule(double human, std::string_view channel, std::st
                         {"tooltip", {{{"field", "human"}, {"title", "human LOO fail rate"}, {"format", ".4f"}}}}}}};
 }
 
-nlohmann::ordered_json ModelRows(const nlohmann::json& models, const ReportOptions& options) {
+nlohmann::ordered_json ModelRows(const nlohmann::json& models, const Families& families) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const nlohmann::json& m : models) {
-    const ModelFamily family = FamilyOf(m, options);
+    const ModelFamily family = families.Of(m);
     for (const auto& [key, label] : kMetrics)
       rows.push_back({{"model", m.value("model", "")},
                       {"metric", label},
@@ -98,10 +107,10 @@ nlohmann::ordered_json FamilySpec(nlohmann::ordered_json rows, std::string_view 
 }
 
 // One row per (model, category) with both rates, plus one per category for the humans.
-nlohmann::ordered_json CategoryRows(const nlohmann::json& summary, const ReportOptions& options) {
+nlohmann::ordered_json CategoryRows(const nlohmann::json& summary, const Families& families) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const nlohmann::json& m : summary.value("models", nlohmann::json::array())) {
-    const ModelFamily family = FamilyOf(m, options);
+    const ModelFamily family = families.Of(m);
     for (const nlohmann::json& c : m.value("categories", nlohmann::json::array()))
       rows.push_back({{"model", m.value("model", "")},
                       {"category", c.value("category", "")},
@@ -143,7 +152,10 @@ Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& option
   const nlohmann::json& models = summary.value("models", nlohmann::json::array());
   const nlohmann::json& human_rate = summary.value("humans", nlohmann::json::object()).value("fail_rate", nlohmann::json());
   const double human = human_rate.is_number() ? human_rate.get<double>() : 0;
-  const nlohmann::ordered_json rows = ModelRows(models, options);
+  std::vector<std::string> catalog_sources;
+  VISALIGN_ASSIGN_OR_RETURN(hues::Catalog catalog, hues::LoadModelCatalog({}, catalog_sources));
+  const Families families{options, std::move(catalog)};
+  const nlohmann::ordered_json rows = ModelRows(models, families);
   section.Html(fmt::format("<p>Human leave-one-out fail rate: <strong>{}</strong> (dashed line).</p>\n",
                            human_rate.is_number() ? fmt::format("{:.4f}", human) : "–"));
   section.AddFigure("fail-rates", "Fail rate per model.",
@@ -153,9 +165,10 @@ Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& option
   for (const auto& [kind, label] : kKinds)
     section.AddFigure(fmt::format("families-{}", kind), fmt::format("Fail rates by {} family.", label),
                       "Box: min, quartiles, max of the models' rates; ticks: the models. Families follow "
-                      "docs/report.md (override file, the evaluation's catalog, else the model-name rules).",
+                      "docs/report.md (override file, the evaluation's catalog, data/hues/model_catalog.csv, else "
+                      "the model-name rules).",
                       FamilySpec(rows, kind, human));
-  const nlohmann::ordered_json categories = CategoryRows(summary, options);
+  const nlohmann::ordered_json categories = CategoryRows(summary, families);
   for (const auto& [kind, label] : kKinds)
     section.AddFigure(fmt::format("categories-{}", kind), fmt::format("Category × {} family.", label),
                       "Mean Mahalanobis fail rate of the family's models per word category (the human rates per "

@@ -85,7 +85,7 @@ nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_model
   nlohmann::ordered_json spec;
   spec["params"] = {{{"name", "model_filter"}, {"value", ""}}};
   spec["data"] = {{"values", std::move(values)}};
-  spec["config"] = {{"font", "DejaVu Sans, Helvetica Neue, Arial, sans-serif"}};  // the page's font
+  spec["config"] = {{"font", "visalign-dejavu-sans, DejaVu Sans, sans-serif"}};  // the page's embedded font
   if (filter_models)
     spec["transform"] = {{{"filter", "model_filter == '' || !isValid(datum.model) || "
                                      "indexof(lower(datum.model), lower(model_filter)) >= 0"}}};
@@ -154,6 +154,7 @@ std::string RenderPage(const Report& report, bool export_mode) {
   html += "<title>" + EscapeHtml(report.title) + "</title>\n";
   html += "<!-- Made by visalign " + EscapeHtml(VisalignVersion()) + ". Plotting libraries included:\n";
   html += std::string(kLibraryNotice) + "\n-->\n";
+  if (export_mode) html += "<!-- Glyph outlines of the static figures drawn by:\n" + std::string(kExportNotice) + "\n-->\n";
   html += "<style>\n" + std::string(kPageStyle) + "</style>\n</head>\n<body>\n";
   html += "<header class=\"top\"><h1>" + EscapeHtml(report.title) + "</h1><div class=\"controls\">"
           "<label>Model filter <input id=\"model-filter\" type=\"search\" placeholder=\"part of a model name\"></label>"
@@ -170,7 +171,10 @@ std::string RenderPage(const Report& report, bool export_mode) {
   nlohmann::ordered_json figures = nlohmann::ordered_json::array();
   for (const Figure& f : report.figures) figures.push_back({{"id", f.id}, {"spec", f.spec}});
   html += "<script type=\"application/json\" id=\"visalign-figures\">" + ScriptJson(figures) + "</script>\n";
+  html += "<script type=\"application/json\" id=\"visalign-font\">" + std::string(kFonts) + "</script>\n";
   html += "<script>\n" + std::string(kLibraryScripts) + "\n</script>\n";
+  if (export_mode)
+    html += "<script>\n" + std::string(kExportScripts) + "\n</script>\n<script>\n" + std::string(kExportScript) + "</script>\n";
   html += "<script>\n" + std::string(kPageScript) + "</script>\n</body>\n</html>\n";
   return html;
 }
@@ -180,7 +184,8 @@ std::string RenderPage(const Report& report, bool export_mode) {
 namespace {
 
 constexpr std::pair<std::string_view, std::string_view> kBenchmarkNames[] = {
-    {"violin", "VIOLIN"}, {"hues", "Hues and Cues"}, {"acva", "ACVA-Bench"}};
+    {"violin", "VIOLIN"}, {"hues", "Hues and Cues"}, {"hues-nonsense", "Hues and Cues nonsense baseline"},
+    {"acva", "ACVA-Bench"}};
 
 }  // namespace
 
@@ -203,6 +208,8 @@ Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std:
     section.Provenance(folder);
     if (folder.benchmark == "violin") VISALIGN_RETURN_IF_ERROR(internal::BuildViolinSection(folder, options, section));
     if (folder.benchmark == "hues") VISALIGN_RETURN_IF_ERROR(internal::BuildHuesSection(folder, options, section));
+    if (folder.benchmark == "hues-nonsense")
+      VISALIGN_RETURN_IF_ERROR(internal::BuildNonsenseSection(folder, options, section));
     if (folder.benchmark == "acva") VISALIGN_RETURN_IF_ERROR(internal::BuildAcvaSection(folder, options, section));
   }
   for (const StoredRun& run : runs) {

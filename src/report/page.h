@@ -71,6 +71,8 @@ class SectionBuilder {
 
 Status BuildViolinSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
+// The nonsense baseline of `hues nonsense --out` (nonsense_section.cc).
+Status BuildNonsenseSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 Status BuildAcvaSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 // The Hues and Cues per-word board and CIE xy figures (hues_board.cc).
 Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);

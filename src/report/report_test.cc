@@ -63,6 +63,22 @@ TEST(ModelFamilies, OverrideFileIsModelArchitectureDataset) {
   EXPECT_EQ(twice.status().where(), "families file " + (t / "g.csv").string() + ":3");
 }
 
+TEST(ModelFamilies, OverrideThenSummaryThenShippedCatalogThenNameRules) {
+  // The fixture's summary.json carries no families; data/hues/model_catalog.csv lists both models.
+  ReportOptions options;
+  options.family_overrides["RN50-openai"] = {"Tiny", "none"};
+  Result<Report> report = BuildReport({Read("hues")}, {}, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  std::map<std::string, std::string> architecture, dataset;
+  for (const nlohmann::ordered_json& row : FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"]) {
+    architecture[row["model"].get<std::string>()] = row["architecture"].get<std::string>();
+    dataset[row["model"].get<std::string>()] = row["dataset"].get<std::string>();
+  }
+  EXPECT_EQ(architecture["RN50-openai"], "Tiny");
+  EXPECT_EQ(architecture["ViT-B-16-SigLIP-webli"], "SigLIP");  // the catalog's; the name rules say ViT-B
+  EXPECT_EQ(dataset["ViT-B-16-SigLIP-webli"], "WebLI");
+}
+
 TEST(ResultsFolders, RefuseUnknownSchemaVersionsBenchmarksAndMissingFiles) {
   testing::TempDir t;
   Result<ResultsFolder> newer = ReadResultsFolder(WithSummaryKey(t, "hues", "schema_version", kResultsSchemaVersion + 1));
@@ -112,6 +128,57 @@ TEST(Report, OneSectionPerFolderAndFiguresWithOneDataRowPerNumber) {
   for (const nlohmann::json& m : acva_models) pass_rows += 1 + m["by_category"].size();
   EXPECT_EQ(FindFigure(*report, "acva-1-pass-rates")->spec["data"]["values"].size(), pass_rows);
   EXPECT_EQ(FindFigure(*report, "acva-1-quadrants")->spec["data"]["values"].size(), 4 * acva_models.size());
+}
+
+TEST(Report, ViolinMetricTablesMarkTheBestAndSecondBest) {
+  // The fixture's two models and a third, worse everywhere (every metric 1): per column the ground
+  // truth is best (lower is better) and the degraded run second.
+  ResultsFolder violin = Read("violin");
+  const size_t model = internal::ColumnIndex(violin.summary_csv, "model");
+  const size_t rgb_ed = internal::ColumnIndex(violin.summary_csv, "rgb_ed");
+  std::vector<std::vector<std::string>> worse;
+  for (std::vector<std::string> row : violin.summary_csv.rows)
+    if (row[0] == "group" && row[model] == "ground-truth") {
+      row[model] = "worse";
+      for (size_t c = rgb_ed; c < rgb_ed + 11; ++c) row[c] = "1";
+      worse.push_back(std::move(row));
+    }
+  violin.summary_csv.rows.insert(violin.summary_csv.rows.end(), worse.begin(), worse.end());
+  Result<Report> report = BuildReport({violin}, {}, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const std::string& body = report->sections[0].body;
+  // Variation 1: the ground truth's rgb_ed is 0 (best), the degraded run's 0.0015553215220947933 (second).
+  const size_t table = body.find("id=\"violin-1-table-1\"");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_NE(body.find("<tr data-model=\"ground-truth\"><td>ground-truth</td><td class=\"best\">0</td>", table),
+            std::string::npos);
+  EXPECT_NE(body.find("<tr data-model=\"reference-noise\"><td>reference-noise</td><td class=\"second\">0.0015553215220947933</td>",
+                      table),
+            std::string::npos);
+  EXPECT_NE(body.find("<tr data-model=\"worse\"><td>worse</td><td>1</td>", table), std::string::npos);
+}
+
+TEST(Report, TheNonsenseBaselineHasItsModesPerModel) {
+  const ResultsFolder nonsense = Read("nonsense");
+  EXPECT_EQ(nonsense.benchmark, "hues-nonsense");
+  Result<Report> report = BuildReport({nonsense}, {}, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->sections.size(), 1u);
+  EXPECT_EQ(report->sections[0].id, "hues-nonsense-1");
+  // One data row per model (its mode) and per (model, group), ordered by mode as docs/hues.md lists them.
+  const nlohmann::json& models = nonsense.summary["models"];
+  size_t groups = 0;
+  for (const nlohmann::json& m : models) groups += m["groups"].size();
+  const Figure* modes = FindFigure(*report, "hues-nonsense-1-modes");
+  ASSERT_NE(modes, nullptr);
+  const nlohmann::ordered_json& rows = modes->spec["data"]["values"];
+  EXPECT_EQ(rows.size(), models.size() + groups);
+  std::vector<std::string> order;
+  for (const nlohmann::ordered_json& row : rows)
+    if (row["kind"] == "model") order.push_back(row["class"].get<std::string>());
+  EXPECT_EQ(order, (std::vector<std::string>{"neutral_collapse", "specific_color_collapse", "selective_collapse",
+                                             "high_entropy"}));
+  EXPECT_NE(FindFigure(*report, "hues-nonsense-1-classes"), nullptr);
 }
 
 TEST(Report, NumbersInFiguresAreSummaryNumbers) {

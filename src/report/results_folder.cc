@@ -9,13 +9,14 @@ namespace visalign::report {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr std::string_view kBenchmarks[] = {"violin", "hues", "acva"};
+constexpr std::string_view kBenchmarks[] = {"violin", "hues", "hues-nonsense", "acva"};
 
 }  // namespace
 
 Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
   const std::string where = "results folder " + dir.string();
-  const std::string expected = "an output folder of `violin evaluate`, `hues evaluate` or `acva analyze`";
+  const std::string expected =
+      "an output folder of `violin evaluate`, `hues evaluate`, `hues nonsense` or `acva analyze`";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::NotFound("no such folder", where, expected);
   ResultsFolder folder;
@@ -32,7 +33,7 @@ Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
   if (!benchmark.is_string() || std::find(std::begin(kBenchmarks), std::end(kBenchmarks),
                                           benchmark.get<std::string>()) == std::end(kBenchmarks))
     return Status::InvalidArgument(fmt::format("summary.json names benchmark {}", benchmark.dump()), where,
-                                   "\"violin\", \"hues\" or \"acva\"");
+                                   "\"violin\", \"hues\", \"hues-nonsense\" or \"acva\"");
   folder.benchmark = benchmark.get<std::string>();
   const nlohmann::json& version = folder.summary.value("schema_version", nlohmann::json());
   if (version != nlohmann::json(kResultsSchemaVersion))

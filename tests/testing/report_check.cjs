@@ -1,12 +1,13 @@
 // Opens a `visalign report` page in headless Chromium (Debian's /usr/bin/chromium through
 // playwright-core) and prints what the page did as one JSON object on stdout, for
 // tests/report_test.cc to hold against expectations:
-//   node report_check.cjs NODE_MODULES REPORT.html [--filter TEXT] [--screenshot OUT.png]
+//   node report_check.cjs NODE_MODULES REPORT.html [--filter TEXT] [--screenshot OUT.png] [--hover FIGURE:MARKS]
 // {"errors": console errors and uncaught exceptions, "requests": every request other than the
 //  file itself, "rendered": <html data-rendered>, "marks": {figure id: {mark name: items}},
 //  "filtered_marks": the same with the model filter set to TEXT, "tables": {table id: rows of cells},
 //  "filter_messages": console messages while filtering, "dark_errors": errors and warnings after
-//  switching to the dark style and back}
+//  switching to the dark style and back, "tooltip": with --hover, the tooltip's text while the
+//  pointer is on the first mark of FIGURE's MARKS group (e.g. hues-1-fail-rates:models_marks)}
 'use strict';
 const path = require('node:path');
 const fs = require('node:fs');
@@ -58,6 +59,14 @@ function marksOf() {
       out[t.id] = Array.from(t.tBodies[0].rows).map((r) => Array.from(r.cells).map((c) => c.textContent));
     return out;
   });
+  const hover = option('--hover');
+  if (hover !== undefined) {
+    const [figure, marks] = hover.split(':');
+    await page.hover(`#fig-${figure} svg g.${marks} > *:first-child`);
+    await page.waitForSelector('#vg-tooltip-element.visible', { timeout: 10000 });
+    result.tooltip = await page.evaluate(() => document.getElementById('vg-tooltip-element').innerText);
+    await page.mouse.move(0, 0);
+  }
   const screenshot = option('--screenshot');
   if (screenshot) await page.screenshot({ path: screenshot });
   const filter = option('--filter');

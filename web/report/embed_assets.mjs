@@ -1,16 +1,27 @@
 // Build step of `visalign report` (src/report/CMakeLists.txt): writes a C++ source holding the page's
-// scripts and styles, so the binary carries them and the report needs nothing at run time.
-//   node embed_assets.mjs NODE_MODULES_DIR WEB_REPORT_DIR OUTPUT.cc
-// The minified vega, vega-lite and vega-embed bundles are embedded as published except for two
-// edits that keep every URL out of the report: the source-map comment is dropped, and each
-// "http://" / "https://" text inside them (XML namespaces, the editor link, schema names) is written
-// "http:\u002F\u002F", the same string to JavaScript. Their BSD-3 notices are kept (licenseNotice).
+// scripts, styles and font, so the binary carries them and the report needs nothing at run time.
+//   node embed_assets.mjs NODE_MODULES_DIR WEB_REPORT_DIR OUTPUT.cc FONT.ttf BOLD_FONT.ttf FONT_COPYRIGHT
+// The minified vega, vega-lite and vega-embed bundles (and opentype.js, for the static figures) are
+// embedded as published except for two edits that keep every URL out of the report: the source-map
+// comment is dropped, and each "http://" / "https://" text inside them (XML namespaces, the editor
+// link, schema names) is written "http:\u002F\u002F", the same string to JavaScript. Their notices
+// are kept (kLibraryNotice, kExportNotice).
+// The font is Debian's DejaVu Sans (fonts-dejavu-core), regular and bold, cut by subset-font
+// (HarfBuzz's hb-subset) to the characters of kFontRanges so the page stays small; its licence
+// allows copies and modified copies that keep the notice and are not named Bitstream or Vera.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
 
-const [modules, web, output] = process.argv.slice(2);
+const [modules, web, output, fontRegular, fontBold, fontCopyright] = process.argv.slice(2);
+const subsetFont = createRequire(import.meta.url)(resolve(modules, 'subset-font'));  // the build's node_modules
 const packages = ['vega', 'vega-lite', 'vega-embed'];
 const bundles = { 'vega': 'build/vega.min.js', 'vega-lite': 'build/vega-lite.min.js', 'vega-embed': 'build/vega-embed.min.js' };
+// Latin (with Latin-1 and Extended-A), Greek, Cyrillic, punctuation, super- and subscripts,
+// arrows, mathematical operators, geometric shapes (the tables' sort marks).
+const kFontRanges = [[0x20, 0x7e], [0xa0, 0x17f], [0x370, 0x3ff], [0x400, 0x45f], [0x2010, 0x205e],
+  [0x2070, 0x209f], [0x2190, 0x21ff], [0x2200, 0x22ff], [0x25a0, 0x25ff]];
+const kFontFamily = 'visalign-dejavu-sans';
 
 function withoutUrls(text) {
   return text.replace(/\/\/# sourceMappingURL=\S*/g, '').replace(/(https?):\/\//g, '$1:\\u002F\\u002F');
@@ -23,11 +34,22 @@ const notice = packages
     return `${p} ${version}\n${readFileSync(join(modules, p, 'LICENSE'), 'utf8').trim()}`;
   })
   .join('\n\n');
+const inComment = (text) => withoutUrls(text).replace(/--/g, '- -');  // inside an HTML comment
+const characters = kFontRanges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => String.fromCodePoint(a + i)));
+const subset = async (file) =>
+  Buffer.from(await subsetFont(readFileSync(file), characters.join(''), { targetFormat: 'truetype' })).toString('base64');
+const fonts = { family: kFontFamily, faces: { normal: await subset(fontRegular), bold: await subset(fontBold) } };
+const opentype = JSON.parse(readFileSync(join(modules, 'opentype.js', 'package.json'), 'utf8')).version;
 const assets = {
   kLibraryScripts: scripts,
-  kLibraryNotice: withoutUrls(notice).replace(/--/g, '- -'),  // inside an HTML comment
+  kLibraryNotice: inComment(`${notice}\n\nDejaVu Sans (regular and bold; the subset the page uses), from Debian's ` +
+                            `fonts-dejavu-core:\n${readFileSync(fontCopyright, 'utf8').trim()}`),
   kPageScript: readFileSync(join(web, 'report.js'), 'utf8'),
   kPageStyle: readFileSync(join(web, 'report.css'), 'utf8'),
+  kFonts: JSON.stringify(fonts),
+  kExportScripts: withoutUrls(readFileSync(join(modules, 'opentype.js', 'dist', 'opentype.min.js'), 'utf8')),
+  kExportNotice: inComment(`opentype.js ${opentype}\n${readFileSync(join(modules, 'opentype.js', 'LICENSE'), 'utf8').trim()}`),
+  kExportScript: readFileSync(join(web, 'export.js'), 'utf8'),
 };
 for (const [name, text] of Object.entries(assets)) {
   if (/https?:\/\//.test(text)) throw new Error(`${name} still holds a URL`);

@@ -1,6 +1,6 @@
-// The report page's behaviour: renders every figure with vega-embed (SVG renderer, tooltips), the
-// model filter, sortable tables, light/dark styles, and, in export mode (<html data-export>), each
-// figure's SVG and PNG written into the page for `visalign report --figures`.
+// The report page's behaviour: loads the embedded font, renders every figure with vega-embed (SVG
+// renderer, tooltips), the model filter, sortable tables, light/dark styles, and, in export mode
+// (<html data-export>), hands the figures to export.js for `visalign report --figures`.
 (function () {
   'use strict';
   const figures = JSON.parse(document.getElementById('visalign-figures').textContent);
@@ -12,6 +12,20 @@
   const prefersDark = !exportMode && window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches;
   root.dataset.theme = prefersDark ? 'dark' : 'light';
   const filterBox = document.getElementById('model-filter');
+
+  // The page's font (DejaVu Sans, embedded): loaded before any figure is laid out, so vega measures
+  // its text in the font it is drawn in; export.js draws the same glyphs.
+  const font = JSON.parse(document.getElementById('visalign-font').textContent);
+  const fontBytes = {};
+  const fontLoaded = Promise.all(Object.entries(font.faces).map(([weight, base64]) => {
+    const binary = atob(base64);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; ++i) bytes[i] = binary.charCodeAt(i);
+    fontBytes[weight] = bytes.buffer;
+    const face = new FontFace(font.family, bytes.buffer.slice(0), { weight });
+    document.fonts.add(face);
+    return face.load();
+  }));
   const themeButton = document.getElementById('theme-toggle');
 
   function embedOptions() {
@@ -85,31 +99,6 @@
     });
   }
 
-  function base64Utf8(text) {
-    const bytes = new TextEncoder().encode(text);
-    let binary = '';
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-    return btoa(binary);
-  }
-
-  async function writeExports() {
-    const out = document.createElement('div');
-    out.id = 'visalign-export';
-    for (const figure of figures) {
-      const view = views[figure.id];
-      const svg = document.createElement('pre');
-      svg.dataset.figure = figure.id;
-      svg.dataset.format = 'svg';
-      svg.textContent = base64Utf8(await view.toSVG());
-      const png = document.createElement('pre');
-      png.dataset.figure = figure.id;
-      png.dataset.format = 'png';
-      png.textContent = (await view.toImageURL('png', 2)).replace(/^data:image\/png;base64,/, '');
-      out.append(svg, png);
-    }
-    document.body.appendChild(out);
-  }
-
   filterBox.addEventListener('input', applyFilter);
   themeButton.addEventListener('click', () => {
     root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
@@ -118,8 +107,9 @@
   });
   themeButton.textContent = root.dataset.theme === 'dark' ? 'Light' : 'Dark';
   document.querySelectorAll('table.sortable').forEach(makeSortable);
-  window.visalignRendered = renderAll()
-    .then(() => (exportMode ? writeExports() : null))
+  window.visalignRendered = fontLoaded
+    .then(renderAll)
+    .then(() => (exportMode ? window.visalignExportFigures(figures, views, fontBytes) : null))
     .then(() => { root.dataset.rendered = 'true'; })
     .catch((e) => {
       root.dataset.rendered = 'error';

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -24,5 +25,10 @@ nlohmann::ordered_json ResultsHeader(std::string_view benchmark);
 
 // {"path": <absolute path>, "sha256": <lower-case hex SHA-256 of its bytes>}.
 Result<nlohmann::ordered_json> FileFingerprint(const std::filesystem::path& path);
+
+// An entry of summary.json's "inputs": FileFingerprint of `source` when it is a file,
+// {"path": <source>, "sha256": null} when that file cannot be read, and {"source": <source>} for
+// what is not a file (a derived map, a built-in list).
+nlohmann::ordered_json InputFingerprint(const std::string& source);
 
 }  // namespace visalign

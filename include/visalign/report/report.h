@@ -25,7 +25,7 @@ namespace visalign::report {
 // One benchmark's results folder.
 struct ResultsFolder {
   std::filesystem::path dir;           // as given
-  std::string benchmark;               // "violin", "hues" or "acva"
+  std::string benchmark;               // "violin", "hues", "hues-nonsense" or "acva"
   nlohmann::json summary;              // summary.json
   CsvTable summary_csv;                // summary.csv's cells, as written
   std::vector<nlohmann::json> items;   // items.jsonl, one object per line
@@ -66,7 +66,7 @@ Result<std::map<std::string, ModelFamily>> ReadFamilyOverrides(const std::filesy
 struct ReportOptions {
   std::string title = "visalign report";
   // Families of named models; others come from summary.json's "family" (a catalogued Hues
-  // evaluation) or FamilyFromName.
+  // evaluation), the shipped catalog data/hues/model_catalog.csv, or FamilyFromName.
   std::map<std::string, ModelFamily> family_overrides;
   // Hues and Cues words drawn on the board and in CIE xy; without any, the board_word_count words
   // most models fail.
@@ -90,7 +90,7 @@ struct Report {
   std::string title;
   struct Section {
     std::string id;        // "violin-1", "run-1"
-    std::string benchmark;  // "violin", "hues", "acva" or "run"
+    std::string benchmark;  // "violin", "hues", "hues-nonsense", "acva" or "run"
     std::string heading;   // "VIOLIN — <folder>", "Run — <name>"
     std::string body;      // HTML: provenance, figures (<figure data-figure=index>) and tables
   };
@@ -108,8 +108,9 @@ Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std:
 std::string RenderHtml(const Report& report);
 
 // Static export: every figure of `report` as <dir>/<figure id>.svg and/or .png, rendered by the
-// same vega code in headless Chromium at `chromium` (PNG at 2x; fonts are the machine's, see
-// docs/report.md). Unavailable at "chromium" when it cannot be run.
+// same vega code in headless Chromium at `chromium`: every text of an SVG drawn as the glyph
+// outlines of the page's embedded font (no <text>, no font named), the PNG that same SVG at 2x
+// (docs/report.md, "Fonts"). Unavailable at "chromium" when it cannot be run.
 enum class FigureFormat { kSvg, kPng, kBoth };
 Status ExportFigures(const Report& report, const std::filesystem::path& dir, FigureFormat format,
                      const std::filesystem::path& chromium = "/usr/bin/chromium");

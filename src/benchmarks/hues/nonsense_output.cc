@@ -1,7 +1,14 @@
-// How `hues nonsense` shows a NonsenseResult: its JSON object and its text lines.
+// How `hues nonsense` shows a NonsenseResult: its JSON object, its text lines and the results
+// folder of `hues nonsense --out`.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/format.h"
+#include "visalign/core/io.h"
+#include "visalign/core/results.h"
 
 namespace visalign::hues {
 
@@ -44,6 +51,77 @@ std::string NonsenseResultText(const NonsenseResult& r, const Vocabulary& vocabu
                        CellName(*r.prior_cell), r.prior_count, nonsense_words, words.empty() ? "none" : words);
   }
   return out;
+}
+
+namespace {
+
+constexpr CollapseClass kCollapseClasses[] = {CollapseClass::kNeutral, CollapseClass::kSpecificColor,
+                                              CollapseClass::kSelective, CollapseClass::kHighEntropy};
+
+std::string Joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ";") + p;
+  return out;
+}
+
+}  // namespace
+
+Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabulary& vocabulary,
+                     const std::filesystem::path& dir) {
+  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
+  std::string csv = "model,class,onto,entropy_bits,groups,collapsed_groups,prior_cell,prior_count,false_positive_words\n";
+  std::string md = fmt::format("# Hues and Cues nonsense baseline\n\nNonsense vocabulary: `{}` ({} words); macro map: `{}`.\n\n"
+                               "| model | class | onto | entropy (bits) | collapsed groups | prior cell |\n"
+                               "|---|---|---|---:|---|---|\n",
+                               run.vocabulary_source, run.words.size(), macro.source());
+  std::string items;
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  nlohmann::ordered_json predictions = nlohmann::ordered_json::array();
+  std::map<CollapseClass, int> counts;
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    const NonsenseResult& r = run.results[i];
+    ++counts[r.collapse];
+    std::vector<std::string> collapsed, false_positives;
+    for (const NonsenseGroupResult& g : r.groups)
+      if (g.collapsed) collapsed.push_back(fmt::format("{}:{}", g.group, MacroName(g.onto)));
+    for (int w : r.false_positive_words) false_positives.push_back(vocabulary.words()[static_cast<size_t>(w)].en);
+    const std::string onto = r.collapse_onto ? std::string(MacroName(*r.collapse_onto)) : "";
+    const std::string prior = r.prior_cell ? CellName(*r.prior_cell) : "";
+    csv += fmt::format("{},{},{},{},{},{},{},{},{}\n", CsvField(r.model), CollapseClassName(r.collapse), onto,
+                       FormatNumber(r.entropy_bits), r.groups.size(), CsvField(Joined(collapsed)), prior,
+                       r.prior_cell ? r.prior_count : 0, CsvField(Joined(false_positives)));
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.model, CollapseClassName(r.collapse), onto.empty() ? "–" : onto,
+                      FormatFixed(r.entropy_bits, 2), collapsed.empty() ? "–" : Joined(collapsed),
+                      prior.empty() ? "–" : prior);
+    // items.jsonl: the nonsense words in vocabulary order, each with its group's next top-1 cell
+    // (ClassifyNonsense fills each group's top1 in that order).
+    std::map<std::string, size_t> next;
+    for (const NonsenseWord& w : run.words) {
+      auto group = std::find_if(r.groups.begin(), r.groups.end(), [&](const auto& g) { return g.group == w.group; });
+      if (group == r.groups.end()) continue;
+      const int cell = group->top1[next[w.group]++];
+      nlohmann::ordered_json item = {{"model", r.model}, {"word", w.word}, {"group", w.group}, {"top1", CellName(cell)},
+                                     {"top1_macro", MacroName(macro.MacroClass(cell))}};
+      items += item.dump() + "\n";
+    }
+    models.push_back(nlohmann::ordered_json::parse(NonsenseResultJson(r, vocabulary).dump()));
+    nlohmann::ordered_json prediction = {{"model", r.model}};
+    prediction.update(InputFingerprint(run.prediction_sources[i]));
+    predictions.push_back(std::move(prediction));
+  }
+  nlohmann::ordered_json summary = ResultsHeader("hues-nonsense");
+  summary["settings"] = {{"vocabulary", run.vocabulary_source}, {"words", run.words.size()}, {"macro_map", macro.source()},
+                         {"rule", "a group collapses when >= 3/4 of its top-1 cells share a macro class; docs/hues.md"}};
+  summary["classes"] = nlohmann::ordered_json::object();
+  for (CollapseClass c : kCollapseClasses) summary["classes"][std::string(CollapseClassName(c))] = counts[c];
+  summary["models"] = std::move(models);
+  summary["inputs"] = {{"predictions", std::move(predictions)},
+                       {"vocabulary", InputFingerprint(run.vocabulary_source)},
+                       {"macro_map", InputFingerprint(macro.source())}};
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.csv", csv));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "items.jsonl", items));
+  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.md", md));
+  return WriteFileAtomic(dir / "summary.json", summary.dump(2) + "\n");
 }
 
 }  // namespace visalign::hues

@@ -1,8 +1,10 @@
-// How `hues nonsense` prints a result: the JSON object and the text, field by field.
+// How `hues nonsense` prints a result: the JSON object and the text, field by field; and the
+// results folder it writes (its summary.csv row and items.jsonl lines).
 #include <gtest/gtest.h>
 
 #include "benchmarks/hues/test_support.h"
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/io.h"
 
 namespace visalign::hues {
 namespace {
@@ -59,6 +61,34 @@ TEST(NonsenseResultText, HeadlineGroupsAndPrior) {
   EXPECT_NE(NonsenseResultText(r, vocabulary, 16).find("answered with it: none\n"), std::string::npos);
   r.prior_cell.reset();
   EXPECT_EQ(NonsenseResultText(r, vocabulary, 16).find("nonsense prior"), std::string::npos);
+}
+
+TEST(WriteNonsense, OneCsvRowPerModelAndOneItemPerNonsenseWord) {
+  visalign::testing::TempDir t;
+  // Collapsed()'s groups against a vocabulary of 4 number and 4 pseudoword words, in that order.
+  NonsenseRun run;
+  run.results = {Collapsed()};
+  run.prediction_sources = {(t / "p.jsonl").string()};
+  for (const char* w : {"0000", "1234", "42", "7"}) run.words.push_back({w, "number"});
+  for (const char* w : {"GLIMBOR", "ZIZAX", "Glimborp", "WUG"}) run.words.push_back({w, "pseudoword"});
+  run.vocabulary_source = "eight words";
+  ASSERT_TRUE(WriteNonsense(run, testing::TestMacro(), testing::TestVocabulary(), t / "out").ok());
+  EXPECT_EQ(*ReadFile(t / "out" / "summary.csv"),
+            "model,class,onto,entropy_bits,groups,collapsed_groups,prior_cell,prior_count,false_positive_words\n"
+            "m,neutral_collapse,Neutral,0.8112781244591328,2,number:Neutral,I18,2,SALMON;WHALE\n");
+  const std::string items_text = *ReadFile(t / "out" / "items.jsonl");
+  const std::vector<std::string_view> items = SplitLines(items_text);
+  ASSERT_GE(items.size(), 8u);
+  EXPECT_EQ(items[2], R"({"model":"m","word":"42","group":"number","top1":"A1","top1_macro":"Brown"})");
+  EXPECT_EQ(items[4], R"({"model":"m","word":"GLIMBOR","group":"pseudoword","top1":"A1","top1_macro":"Brown"})");
+  const nlohmann::json summary = nlohmann::json::parse(*ReadFile(t / "out" / "summary.json"));
+  EXPECT_EQ(summary["benchmark"], "hues-nonsense");
+  EXPECT_EQ(summary["classes"]["neutral_collapse"], 1);
+  EXPECT_EQ(summary["models"][0], NonsenseResultJson(Collapsed(), testing::TestVocabulary()));
+  // What is not a file is named, not fingerprinted.
+  EXPECT_EQ(summary["inputs"]["vocabulary"], nlohmann::json::parse(R"({"source": "eight words"})"));
+  EXPECT_EQ(summary["inputs"]["predictions"][0],
+            nlohmann::json::parse(R"({"model": "m", "source": ")" + (t / "p.jsonl").string() + R"("})"));
 }
 
 }  // namespace

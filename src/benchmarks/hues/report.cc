@@ -26,14 +26,8 @@ nlohmann::json JsonFlag(double statistic, bool flag) {
   return std::isnan(statistic) ? nlohmann::json(nullptr) : nlohmann::json(flag);
 }
 
-// An input file's {"path", "sha256"}; {"source": text} for what is not a file (a derived map).
-nlohmann::json InputFile(const std::string& source) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(source, ec)) return {{"source", source}};
-  Result<nlohmann::ordered_json> fingerprint = FileFingerprint(source);
-  if (!fingerprint.ok()) return {{"path", source}, {"sha256", nullptr}};
-  return nlohmann::json::parse(fingerprint->dump());
-}
+// An input's fingerprint (core/results.h) in this file's JSON type.
+nlohmann::json InputFile(const std::string& source) { return nlohmann::json::parse(InputFingerprint(source).dump()); }
 
 // One items.jsonl line: a model's result on one word.
 nlohmann::json ItemJson(const ModelEvaluation& m, const WordEvaluation& we, const Word& w) {

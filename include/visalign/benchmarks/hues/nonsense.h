@@ -54,4 +54,21 @@ nlohmann::json NonsenseResultJson(const NonsenseResult& result, const Vocabulary
 // `nonsense_words` is the size of the nonsense vocabulary the result was classified with.
 std::string NonsenseResultText(const NonsenseResult& result, const Vocabulary& vocabulary, size_t nonsense_words);
 
+// What `hues nonsense --out` writes: each model's result, the file its predictions came from, and
+// the nonsense vocabulary and macro map it was classified with.
+struct NonsenseRun {
+  std::vector<NonsenseResult> results;
+  std::vector<std::string> prediction_sources;  // per result: ModelPredictions::source
+  std::vector<NonsenseWord> words;              // the nonsense vocabulary, in its order
+  std::string vocabulary_source;                // its file
+};
+
+// The results folder of the nonsense baseline (docs/architecture.md, "Results contract"; benchmark
+// "hues-nonsense"): summary.json (the header, "settings", "classes" {class: models}, "models" as
+// NonsenseResultJson, "inputs" {predictions [{model, path, sha256}], vocabulary, macro_map}),
+// summary.csv (one row per model), items.jsonl (one line per model and nonsense word: model, word,
+// group, top1, top1_macro) and summary.md.
+Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabulary& vocabulary,
+                     const std::filesystem::path& dir);
+
 }  // namespace visalign::hues
