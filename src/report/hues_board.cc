@@ -174,7 +174,9 @@ Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options
                             hues::ParseChromaticity(settings.value("chromaticity", std::string("display"))));
   VISALIGN_ASSIGN_OR_RETURN(hues::Board board, hues::Board::Default(chromaticity));
   VISALIGN_ASSIGN_OR_RETURN(hues::Vocabulary vocab, hues::Vocabulary::Default());
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<hues::NonsenseWord> nonsense, hues::DefaultNonsenseVocabulary());
+  // The nonsense words prediction files may hold, as `hues evaluate` reads them (`hues run --nonsense`
+  // plays both shipped lists).
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<hues::NonsenseWord> nonsense, hues::AllNonsenseWords());
   std::string why;
   const std::optional<std::filesystem::path> humans_file =
       CheckedInput(folder, inputs.value("humans", nlohmann::json::object()), why);

@@ -218,6 +218,26 @@ TEST(Report, BoardFiguresNeedTheEvaluatedInputsUnchanged) {
   EXPECT_NE(report->sections[0].body.find("Board figures left out: the human answers"), std::string::npos);
 }
 
+TEST(Report, BoardFiguresReadPredictionsWithEveryShippedNonsenseWord) {
+  // `hues run --nonsense` plays both shipped nonsense lists; HER is only in the published one.
+  testing::TempDir t;
+  const fs::path predictions = testing::DataDir() / "hues" / "peer-sample" / "RN50-openai" / "results.csv";
+  std::string csv = *ReadFile(predictions);
+  csv += "HER,I,18,191,193,194,0.25\nHER,I,17,192,196,189,0.24\nHER,I,16,194,198,180,0.23\n"
+         "HER,I,15,204,200,166,0.22\nHER,I,14,209,200,158,0.21\n";
+  const fs::path with_her = t.Write("results.csv", csv);
+  nlohmann::json inputs = Read("hues").summary["inputs"];
+  for (const char* key : {"humans", "humans_exclusions"})  // relative to the fixture, which is copied elsewhere
+    inputs[key]["path"] = (Fixture("hues") / inputs[key]["path"].get<std::string>()).string();
+  for (nlohmann::json& p : inputs["predictions"]) {
+    p["path"] = with_her.string();
+    p["sha256"] = *Sha256File(with_her);
+  }
+  Result<Report> report = BuildReport({*ReadResultsFolder(WithSummaryKey(t, "hues", "inputs", inputs))}, {}, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_NE(FindFigure(*report, "hues-1-board-fox"), nullptr) << report->sections[0].body;
+}
+
 TEST(Report, AMissingBenchmarkHasNoSection) {
   Result<Report> report = BuildReport({Read("acva")}, {}, {});
   ASSERT_TRUE(report.ok());
