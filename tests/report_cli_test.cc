@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -59,12 +60,16 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   const nlohmann::json acva = nlohmann::json::parse(*ReadFile(Fixture("acva") / "summary.json"));
   const std::string first_hues_model = hues["models"][0]["model"];
   const nlohmann::json check = CheckInChromium(html, {"--filter", first_hues_model, "--screenshot", (t / "shot.png").string(),
-                                                      "--hover", "hues-1-fail-rates:models_marks"});
+                                                      "--hover", "hues-1-fail-rates:models_marks", "--sort",
+                                                      "hues-1-summary:8"});
   EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
   EXPECT_EQ(check["dark_errors"], nlohmann::json::array()) << check["dark_errors"].dump();
   EXPECT_EQ(check["requests"], nlohmann::json::array()) << check["requests"].dump();
   EXPECT_EQ(check["rendered"], "true");
   EXPECT_EQ(check["dark_theme"], "dark");
+  // Printing uses the light style and drops the controls, whatever the screen's style.
+  EXPECT_EQ(check["print"]["controls"], "none");
+  EXPECT_EQ(check["print"]["background"], "rgb(255, 255, 255)");
 
   const nlohmann::json& marks = check["marks"];
   // VIOLIN: one bar per (model, variation, measure) = summary.json's rows × 2.
@@ -101,6 +106,18 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
     for (const auto& [quadrant, share] : m["diversity"]["filtered"]["quadrants"].items()) shares += share.is_number();
   EXPECT_EQ(Count(marks, "acva-1-quadrants", "shares_marks"), shares);
   EXPECT_EQ(Count(marks, "acva-1-near-synonyms", "bars_marks"), 3 * acva["models"].size());
+  size_t diversity_points = 0;  // a model without passing images has no D_img or H
+  for (const nlohmann::json& m : acva["models"])
+    diversity_points += m["diversity"]["filtered"]["d_img_mean"].is_number() && m["diversity"]["filtered"]["h_mean"].is_number();
+  EXPECT_EQ(Count(marks, "acva-1-d-img-h", "models_marks"), diversity_points);
+  // Tiers: one row per tier of summary.json, its models listed.
+  nlohmann::json tiers = nlohmann::json::array();
+  for (const nlohmann::json& tier : acva["tiers"]) {
+    std::string names;
+    for (const nlohmann::json& m : tier["models"]) names += (names.empty() ? "" : ", ") + m.get<std::string>();
+    tiers.push_back({tier["tier"].dump(), names});
+  }
+  EXPECT_EQ(check["tables"]["acva-1-tiers"], tiers);
 
   // Hovering a mark shows its model and numbers: the fail-rate plot's first point is a model's
   // Mahalanobis rate (tooltip format .4f).
@@ -108,6 +125,21 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   EXPECT_NE(tooltip.find(first_hues_model), std::string::npos) << tooltip;
   EXPECT_NE(tooltip.find(fmt::format("{:.4f}", hues["models"][0]["mahalanobis"]["fail_rate"].get<double>())), std::string::npos)
       << tooltip;
+
+  // Clicking a column header (hotelling_fail_rate) sorts the table by it, numerically, then the other way round.
+  const auto numbers = [](const nlohmann::json& cells) {
+    std::vector<double> out;
+    for (const nlohmann::json& c : cells) out.push_back(std::stod(c.get<std::string>()));
+    return out;
+  };
+  const std::vector<double> ascending = numbers(check["sorted"]["ascending"]);
+  std::vector<double> expected;
+  for (const nlohmann::json& m : hues["models"]) expected.push_back(m["hotelling"]["fail_rate"].get<double>());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(ascending, expected);
+  std::vector<double> descending = numbers(check["sorted"]["descending"]);
+  std::reverse(descending.begin(), descending.end());
+  EXPECT_EQ(descending, expected);
 
   // The model filter leaves the first Hues model only.
   EXPECT_EQ(Count(check["filtered_marks"], "hues-1-fail-rates", "models_marks"), 2u);

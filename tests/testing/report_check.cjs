@@ -2,12 +2,16 @@
 // playwright-core) and prints what the page did as one JSON object on stdout, for
 // tests/report_test.cc to hold against expectations:
 //   node report_check.cjs NODE_MODULES REPORT.html [--filter TEXT] [--screenshot OUT.png] [--hover FIGURE:MARKS]
+//     [--sort TABLE:COLUMN]
 // {"errors": console errors and uncaught exceptions, "requests": every request other than the
 //  file itself, "rendered": <html data-rendered>, "marks": {figure id: {mark name: items}},
 //  "filtered_marks": the same with the model filter set to TEXT, "tables": {table id: rows of cells},
 //  "filter_messages": console messages while filtering, "dark_errors": errors and warnings after
 //  switching to the dark style and back, "tooltip": with --hover, the tooltip's text while the
-//  pointer is on the first mark of FIGURE's MARKS group (e.g. hues-1-fail-rates:models_marks)}
+//  pointer is on the first mark of FIGURE's MARKS group (e.g. hues-1-fail-rates:models_marks),
+//  "sorted": with --sort, {"ascending", "descending"}: the cells of column COLUMN (0-based) of table
+//  TABLE after one click on its header and after a second, "print": in the dark style with print
+//  media, {"controls": the controls' display, "background": the page's background colour}}
 'use strict';
 const path = require('node:path');
 const fs = require('node:fs');
@@ -67,6 +71,17 @@ function marksOf() {
     result.tooltip = await page.evaluate(() => document.getElementById('vg-tooltip-element').innerText);
     await page.mouse.move(0, 0);
   }
+  const sort = option('--sort');
+  if (sort !== undefined) {
+    const [table, column] = sort.split(':');
+    const cells = () => page.evaluate(([t, c]) => Array.from(document.getElementById(t).tBodies[0].rows)
+      .map((r) => r.cells[Number(c)].textContent), [table, column]);
+    const header = `#${table} thead th:nth-child(${Number(column) + 1})`;
+    await page.click(header);
+    result.sorted = { ascending: await cells() };
+    await page.click(header);
+    result.sorted.descending = await cells();
+  }
   const screenshot = option('--screenshot');
   if (screenshot) await page.screenshot({ path: screenshot });
   const filter = option('--filter');
@@ -82,6 +97,12 @@ function marksOf() {
   await page.click('#theme-toggle');
   await page.evaluate(() => window.visalignRendered.then(() => null));
   result.dark_theme = await page.evaluate(() => document.documentElement.dataset.theme);
+  await page.emulateMedia({ media: 'print' });
+  result.print = await page.evaluate(() => ({
+    controls: getComputedStyle(document.querySelector('.controls')).display,
+    background: getComputedStyle(document.body).backgroundColor,
+  }));
+  await page.emulateMedia({ media: 'screen' });
   await page.click('#theme-toggle');
   await page.evaluate(() => window.visalignRendered.then(() => null));
   await context.close();
