@@ -190,6 +190,13 @@ TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
   EXPECT_EQ(newer.err, "error: summary.json has schema_version 99 (--results " + (t / "newer").string() +
                            "): schema_version 1, written by visalign " + std::string(VisalignVersion()) +
                            " (re-run the benchmark)\n");
+  fs::copy(Fixture("hues"), t / "garbage", fs::copy_options::recursive);
+  ASSERT_TRUE(WriteFileAtomic(t / "garbage" / "summary.json", "{\"benchmark\": ").ok());
+  testing::RunResult garbage = RunVisalign({"report", "--results", (t / "garbage").string(), "--out", out.string()});
+  EXPECT_EQ(garbage.exit_code, 2);
+  EXPECT_EQ(garbage.err.rfind("error: summary.json is not a JSON object (--results " + (t / "garbage").string() + "): ", 0), 0u)
+      << garbage.err;
+  EXPECT_EQ(std::count(garbage.err.begin(), garbage.err.end(), '\n'), 1);
   testing::RunResult missing = RunVisalign({"report", "--results", (t / "nowhere").string(), "--out", out.string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_EQ(missing.err.rfind("error: no such folder (--results " + (t / "nowhere").string() + "): ", 0), 0u) << missing.err;
