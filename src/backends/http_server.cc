@@ -26,28 +26,44 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
          });
 }
 
+HttpServerRequest ToRequest(const httplib::Request& req) {
+  HttpServerRequest request;
+  request.method = req.method;
+  request.path = req.path;
+  request.body = req.body;
+  request.remote_address = req.remote_addr;
+  for (const auto& m : req.matches) request.matches.push_back(m.str());
+  for (const auto& [name, value] : req.headers) request.headers.emplace_back(name, value);
+  for (const auto& [name, value] : req.params) request.query.emplace_back(name, value);
+  return request;
+}
+
+void ToResponse(HttpServerResponse response, httplib::Response& res) {
+  res.status = response.status;
+  for (const auto& [name, value] : response.headers) res.set_header(name, value);
+  res.set_content(std::move(response.body), response.content_type);
+}
+
+// Runs `fn(response)`; a handler bug answers 500 without the exception text (which may quote the request).
+template <typename Fn>
+void Guarded(const httplib::Request& req, HttpServerResponse& response, Fn&& fn) {
+  try {
+    fn(response);
+  } catch (...) {
+    spdlog::error("{} {}: {}", EscapeControlBytes(req.method, kQuoteLimit), EscapeControlBytes(req.path, kQuoteLimit),
+                  StatusFromCurrentException().ToString());
+    response = HttpServerResponse();
+    response.SetJson(500, {{"error", {{"what", "internal server error"}}}});
+  }
+}
+
 // An httplib handler around `handler`: our request in, our response out.
 httplib::Server::Handler Adapt(HttpHandler handler) {
   return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
-    HttpServerRequest request;
-    request.method = req.method;
-    request.path = req.path;
-    request.body = req.body;
-    for (const auto& m : req.matches) request.matches.push_back(m.str());
-    for (const auto& [name, value] : req.headers) request.headers.emplace_back(name, value);
+    const HttpServerRequest request = ToRequest(req);
     HttpServerResponse response;
-    try {
-      handler(request, response);
-    } catch (...) {
-      // A handler bug answers 500 without the exception text (which may quote the request).
-      spdlog::error("{} {}: {}", EscapeControlBytes(req.method, kQuoteLimit), EscapeControlBytes(req.path, kQuoteLimit),
-                    StatusFromCurrentException().ToString());
-      response = HttpServerResponse();
-      response.SetJson(500, {{"error", {{"message", "internal server error"}}}});
-    }
-    res.status = response.status;
-    for (const auto& [name, value] : response.headers) res.set_header(name, value);
-    res.set_content(std::move(response.body), response.content_type);
+    Guarded(req, response, [&](HttpServerResponse& r) { handler(request, r); });
+    ToResponse(std::move(response), res);
   };
 }
 
@@ -56,6 +72,28 @@ httplib::Server::Handler Adapt(HttpHandler handler) {
 std::string HttpServerRequest::Header(std::string_view name) const {
   for (const auto& [n, value] : headers)
     if (EqualsIgnoringCase(n, name)) return value;
+  return {};
+}
+
+std::string HttpServerRequest::Query(std::string_view name) const {
+  for (const auto& [n, value] : query)
+    if (n == name) return value;
+  return {};
+}
+
+std::string HttpServerRequest::Cookie(std::string_view name) const {
+  for (const auto& [n, value] : headers) {
+    if (!EqualsIgnoringCase(n, "Cookie")) continue;
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      const size_t end = std::min(rest.find(';'), rest.size());
+      std::string_view pair = rest.substr(0, end);
+      rest.remove_prefix(std::min(end + 1, rest.size()));
+      while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+      const size_t eq = pair.find('=');
+      if (eq != std::string_view::npos && pair.substr(0, eq) == name) return std::string(pair.substr(eq + 1));
+    }
+  }
   return {};
 }
 
@@ -85,6 +123,30 @@ HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options))
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  if (options_.max_body_bytes > 0) impl_->server.set_payload_max_length(options_.max_body_bytes);
+  if (!options_.default_headers.empty()) {
+    httplib::Headers headers;
+    for (const auto& [name, value] : options_.default_headers) headers.emplace(name, value);
+    impl_->server.set_default_headers(std::move(headers));
+  }
+  if (options_.gate) {
+    impl_->server.set_pre_routing_handler([gate = options_.gate](const httplib::Request& req, httplib::Response& res) {
+      const HttpServerRequest request = ToRequest(req);
+      HttpServerResponse response;
+      bool pass = true;
+      Guarded(req, response, [&](HttpServerResponse& r) { pass = gate(request, r); });
+      if (pass) return httplib::Server::HandlerResponse::Unhandled;
+      ToResponse(std::move(response), res);
+      return httplib::Server::HandlerResponse::Handled;
+    });
+  }
+  // Errors cpp-httplib answers itself (no route: 404; a body over the limit: 413) get a JSON body.
+  impl_->server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const char* what = res.status == 404 ? "no such page" : res.status == 413 ? "request body too large" : "bad request";
+    res.set_content(nlohmann::json({{"error", {{"what", what}, {"where", EscapeControlBytes(req.path, kQuoteLimit)}}}}).dump(),
+                    kJsonContentType);
+  });
   Route("GET", "/health", [](const HttpServerRequest&, HttpServerResponse& res) { res.SetJson(200, {{"status", "ok"}}); });
 }
 
@@ -95,6 +157,12 @@ void HttpServer::Route(std::string_view method, const std::string& pattern, Http
     impl_->server.Post(pattern, Adapt(std::move(handler)));
   else
     impl_->server.Get(pattern, Adapt(std::move(handler)));
+}
+
+void HttpServer::Asset(const std::string& path, std::string_view body, std::string content_type) {
+  impl_->server.Get(path, [body, content_type = std::move(content_type)](const httplib::Request&, httplib::Response& res) {
+    res.set_content(body.data(), body.size(), content_type.c_str());
+  });
 }
 
 Status HttpServer::Start() {

@@ -57,6 +57,43 @@ TEST(HttpServer, RoutesSeePatternGroupsBodiesAndHeadersAndSetStatusAndHeaders) {
             nlohmann::json({{"body", "hello"}, {"key", "k1"}, {"method", "POST"}, {"path", "/echo"}}));
 }
 
+TEST(HttpServer, PublicServersCapBodiesAddHeadersGateRequestsAndServeAssets) {
+  HttpServerOptions options;
+  options.max_body_bytes = 16;
+  options.default_headers = {{"Content-Security-Policy", "default-src 'self'"}};
+  options.gate = [](const HttpServerRequest& req, HttpServerResponse& res) {
+    if (req.Header("X-Client") != "blocked") return true;
+    res.SetJson(429, {{"error", {{"what", "too many requests"}}}});
+    return false;
+  };
+  HttpServer server(options);
+  static constexpr std::string_view kScript = "export const x = 1;\n";
+  server.Asset("/static/x.js", kScript, "text/javascript");
+  server.Route("POST", "/who", [](const HttpServerRequest& req, HttpServerResponse& res) {
+    res.SetJson(200, {{"address", req.remote_address}, {"q", req.Query("q")}, {"session", req.Cookie("session")}});
+  });
+  ASSERT_TRUE(server.Start().ok());
+  httplib::Client client(server.url());
+  auto who = client.Post("/who?q=a%20b", httplib::Headers{{"Cookie", "theme=dark; session=s1"}}, "{}", "application/json");
+  ASSERT_TRUE(who);
+  EXPECT_EQ(nlohmann::json::parse(who->body), nlohmann::json({{"address", "127.0.0.1"}, {"q", "a b"}, {"session", "s1"}}));
+  EXPECT_EQ(who->get_header_value("Content-Security-Policy"), "default-src 'self'");
+  auto big = client.Post("/who", std::string(17, 'x'), "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(nlohmann::json::parse(big->body)["error"]["what"], "request body too large");
+  auto blocked = client.Get("/health", httplib::Headers{{"X-Client", "blocked"}});
+  ASSERT_TRUE(blocked);
+  EXPECT_EQ(blocked->status, 429);
+  auto missing = client.Get("/nowhere");
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(missing->body)["error"]["what"], "no such page");
+  EXPECT_EQ(missing->get_header_value("Content-Security-Policy"), "default-src 'self'");
+  auto script = client.Get("/static/x.js");
+  EXPECT_EQ(script->body, kScript);
+  EXPECT_EQ(script->get_header_value("Content-Type"), "text/javascript");
+}
+
 TEST(HttpServer, JsonRepliesAreNeverCompressed) {
   HttpServer server({});
   const std::string big(100000, 'a');

@@ -2,7 +2,9 @@
 // ACVA's reference servers, later `visalign serve`). It owns what they share: binding a host and a
 // port (0: any free port), writing the bound port to a port file, a worker pool, TCP_NODELAY,
 // GET /health, and a graceful stop (the listening socket closes, requests in flight are answered,
-// the accept thread is joined). Routes are registered before Start() and are plain functions of
+// the accept thread is joined). For public-facing servers (`visalign serve`) it also caps request
+// bodies (413), adds headers to every reply (a Content-Security-Policy), and runs a gate before
+// routing (per-client rate limits answer 429 there). Routes are registered before Start() and are plain functions of
 // HttpServerRequest/HttpServerResponse, so no HTTP library type crosses the module boundary.
 #pragma once
 
@@ -31,8 +33,14 @@ struct HttpServerRequest {
   std::string body;
   std::vector<std::string> matches;  // the route pattern's match: [0] the whole path, then its groups
   std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::pair<std::string, std::string>> query;  // the URL's query parameters, decoded, in order
+  std::string remote_address;        // the client's IP address ("127.0.0.1")
   // The first header named `name` (case-insensitive), "" if none.
   std::string Header(std::string_view name) const;
+  // The first query parameter named `name` (case-sensitive), "" if none.
+  std::string Query(std::string_view name) const;
+  // The value of cookie `name` from the Cookie header(s), "" if none.
+  std::string Cookie(std::string_view name) const;
 };
 
 struct HttpServerResponse {
@@ -45,12 +53,19 @@ struct HttpServerResponse {
 };
 
 using HttpHandler = std::function<void(const HttpServerRequest&, HttpServerResponse&)>;
+// Runs before routing (without `matches`): true lets the request through to its route; false means
+// the gate answered it itself (e.g. 429 Too Many Requests).
+using HttpGate = std::function<bool(const HttpServerRequest&, HttpServerResponse&)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;                       // 0: any free port (see HttpServer::port())
   std::filesystem::path port_file;    // if set, the bound port and a newline are written here (atomically)
   int threads = 0;                    // worker threads, one per open connection; 0: cpp-httplib's default
+  size_t max_body_bytes = 0;          // larger request bodies are answered 413 unread; 0: no limit
+  // Added to every reply, including errors and /health (e.g. Content-Security-Policy).
+  std::vector<std::pair<std::string, std::string>> default_headers;
+  HttpGate gate;                      // if set, runs before every route
 };
 
 class HttpServer {
@@ -64,6 +79,9 @@ class HttpServer {
   // Serves `method` ("GET" or "POST") requests whose path matches the regular expression `pattern`
   // in full. Only before Start().
   void Route(std::string_view method, const std::string& pattern, HttpHandler handler);
+  // GET `path` (exactly) answers `body` (which must outlive the server, e.g. an embedded asset)
+  // with `content_type`. Only before Start().
+  void Asset(const std::string& path, std::string_view body, std::string content_type);
 
   // Binds host:port, writes the port file, and serves on a background thread; when it returns OK the
   // accept loop runs (clients that connected earlier wait in the backlog). Unavailable when the port

@@ -1,0 +1,33 @@
+// The answers a `visalign serve` study collected, in the published Hues and Cues answer format
+// (userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en),
+// so `hues humans --humans FILE` and `hues evaluate --humans FILE` read it unchanged; optionally
+// after the shipped answers (data/hues/human_responses.csv), as one data set.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "visalign/benchmarks/hues/words.h"
+#include "visalign/core/status.h"
+#include "visalign/store/study_store.h"
+
+namespace visalign::server {
+
+// The published clueCategory of a words.csv category in `language` ("es" Food -> COMESTIBLE,
+// "en" Food -> FOOD); the category upper-cased when the table has no entry.
+std::string PublishedCategory(const std::string& category, const std::string& language);
+
+struct HumansExport {
+  std::string csv;     // LF line ends, a header and one row per answer
+  size_t answers = 0;  // rows from the study store
+  size_t shipped = 0;  // rows from the shipped file (with merge_shipped)
+  size_t participants = 0;
+};
+
+// Every stored answer in the order accepted; attention-check items are not answers and are not
+// exported. With `merge_shipped` the rows of `shipped_csv` (the published file: its header must
+// be the same columns) come first, as they are.
+Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabulary& vocabulary, bool merge_shipped,
+                                  const std::filesystem::path& shipped_csv);
+
+}  // namespace visalign::server

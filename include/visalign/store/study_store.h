@@ -1,0 +1,136 @@
+// The study store: what `visalign serve` collects from participants, kept beside the run store in
+// the same folder (<store>/study.db, SQLite in WAL mode; every statement parameterised).
+//   participants  one per consenting session: who they said they are (language, gender, age band,
+//                 self-reported colour-vision deficiency), the colour-vision screen's score kept
+//                 apart from the self-report, the recruitment platform's URL parameters and the
+//                 browser's session metadata (JSON), and when they completed
+//   assignments   the items each participant was given, in order
+//   hues_answers  one Hues and Cues answer per (participant, item); its client id is unique, so a
+//                 replayed submission is recognised and never stored twice
+//   events        what the page reported (tab blur/focus), with the client's time
+//   records       a generic table for the other tools (region paintings "regions", ACVA ratings
+//                 "acva_rating"): a JSON payload per (kind, participant, client id), unique
+// Nothing is stored for a visitor who has not consented: a participant row exists only from the
+// consent on. This round the study store is SQLite only (the run store's PostgreSQL location is
+// another change); Open refuses a server location.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/core/status.h"
+
+namespace visalign::store {
+
+struct Participant {
+  int64_t id = 0;              // the database's key
+  std::string user_id;         // public id: the export's userId
+  std::string created_at;      // ISO-8601 UTC, when they consented
+  std::string language, gender, age_range, colorblind;  // "" until onboarding
+  std::optional<double> screen_score;  // share of screening plates read correctly; none if not screened
+  nlohmann::json screen = nullptr;     // the screen's answers as scored
+  nlohmann::json url_params = nlohmann::json::object();  // PROLIFIC_PID, STUDY_ID, SESSION_ID, ...
+  nlohmann::json metadata = nlohmann::json::object();    // user agent, viewport, devicePixelRatio, ...
+  std::string completed_at;    // "" until the last item is answered
+  bool onboarded() const { return !language.empty(); }
+};
+
+struct HuesAnswerRow {
+  int64_t participant = 0;
+  std::string user_id;         // filled in when read
+  int item = 0;                // position in the participant's assignment
+  int clue_id = 0;
+  std::string word;            // as shown (the participant's language)
+  std::string category;        // as published (clueCategory: ANIMAL, COMESTIBLE, FOOD, ...)
+  std::string coordinate;      // "C12"
+  std::string timestamp;       // ISO-8601 UTC, when the server accepted it
+  std::string client_id;       // the page's id for this submission (unique)
+};
+
+struct StudyEvent {
+  int64_t participant = 0;
+  std::string type;            // "blur", "focus", "attention_check", ...
+  double t = 0;                // the client's clock, ms since the page loaded
+  std::string created_at;
+};
+
+struct StudyRecord {
+  std::string kind;
+  int64_t participant = 0;
+  std::string user_id;
+  std::string client_id;
+  nlohmann::json payload;
+  std::string created_at;
+};
+
+// Whether an insert stored a new row or found the same unique key already there (a replay).
+enum class Insert { kAdded, kDuplicate };
+
+struct StudyCounts {
+  int64_t participants = 0, onboarded = 0, completed = 0, answers = 0, events = 0;
+  std::map<std::string, int64_t> records;  // per kind
+};
+
+class StudyStore {
+ public:
+  // Opens (creating if needed) <store_dir>/study.db; creates store_dir. Unsupported at "store
+  // location" for a server location (scheme://...).
+  static Result<std::unique_ptr<StudyStore>> Open(const std::string& location);
+  // Whether `location` holds a study store (for commands that must not create one).
+  static bool Exists(const std::string& location);
+  ~StudyStore();
+  StudyStore(const StudyStore&) = delete;
+  StudyStore& operator=(const StudyStore&) = delete;
+
+  // A new consenting participant with session token hash `session_hash` and a fresh user id.
+  Result<Participant> AddParticipant(const std::string& session_hash, const nlohmann::json& url_params);
+  Result<std::optional<Participant>> FindSession(const std::string& session_hash);
+  // Writes the participant's profile, screen, metadata and completion (by id).
+  Status UpdateParticipant(const Participant& p);
+  // Sets completed_at to now unless it is set; the participant as stored afterwards.
+  Result<Participant> MarkCompleted(int64_t participant);
+  Result<std::vector<Participant>> Participants();
+
+  // The participant's items (clue ids in order; 0 is free for a caller's own meaning). Set once:
+  // InvalidArgument if already set.
+  Status SetAssignment(int64_t participant, const std::vector<int>& clue_ids);
+  Result<std::vector<int>> Assignment(int64_t participant);
+  // How many participants were assigned each clue id (ids nobody got are absent).
+  Result<std::map<int, int64_t>> AssignmentCounts();
+
+  // kDuplicate, storing nothing, when the client id or (participant, item) is already there. An
+  // empty timestamp is set to now.
+  Result<Insert> AddAnswer(const HuesAnswerRow& answer);
+  Result<std::vector<HuesAnswerRow>> Answers();  // in the order accepted
+  Result<std::vector<HuesAnswerRow>> AnswersOf(int64_t participant);
+  // Answers per coordinate for one clue (how earlier players answered it).
+  Result<std::map<std::string, int64_t>> CoordinateCounts(int clue_id);
+
+  Status AddEvents(int64_t participant, const std::vector<StudyEvent>& events);
+  Result<std::vector<StudyEvent>> Events(int64_t participant);
+
+  // The generic records table: kDuplicate, storing nothing, for a (kind, participant, client id)
+  // already there. Records(kind) in the order added.
+  Result<Insert> AddRecord(const std::string& kind, int64_t participant, const std::string& client_id,
+                           const nlohmann::json& payload);
+  Result<std::vector<StudyRecord>> Records(const std::string& kind);
+  Result<std::vector<StudyRecord>> RecordsOf(const std::string& kind, int64_t participant);
+
+  Result<StudyCounts> Counts();
+  // Deletes every participant and everything they gave.
+  Status Reset();
+
+ private:
+  struct Impl;
+  explicit StudyStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace visalign::store

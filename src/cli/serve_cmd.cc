@@ -1,0 +1,108 @@
+// `visalign serve`: the study web app (docs/serve.md) and `visalign hues export-humans`, which
+// writes what a study collected in the published answer format.
+#include <cstdio>
+#include <memory>
+
+#include "cli/cli.h"
+#include "visalign/backends/runner.h"
+#include "visalign/core/io.h"
+#include "visalign/server/app.h"
+#include "visalign/server/humans_export.h"
+
+namespace visalign::cli {
+namespace {
+
+void AddServe(Cli& cli) {
+  CLI::App* s = cli.app().add_subcommand(
+      "serve", "Serve a self-hosted study: the Hues and Cues game, its data API and the study tools");
+  auto o = std::make_shared<server::ServeOptions>();
+  auto port_file = std::make_shared<std::string>();
+  auto words = std::make_shared<std::string>();
+  auto study = std::make_shared<std::string>();
+  auto results = std::make_shared<std::vector<std::string>>();
+  s->add_option("--store", o->store, "Run store folder; the study's data go to <store>/study.db")->capture_default_str();
+  s->add_option("--host", o->host, "Address to listen on")->capture_default_str();
+  s->add_option("--port", o->port, "Port (0 = any free port; see --port-file)")->capture_default_str();
+  s->add_option("--port-file", *port_file, "Write the port number to this file once listening");
+  s->add_option("--words", *words, "Word list CSV (word_en,word_es,category,clue_id); default: the shipped words");
+  s->add_option("--study", *study, "Study settings (JSON): languages, words per participant, consent, completion code...");
+  s->add_option("--admin-token-env", o->admin_token_env,
+                "Environment variable holding the admin token (export, reset, live counts); unset: no admin");
+  s->add_option("--results", *results, "A hues evaluate results folder for the explorer; repeatable");
+  s->add_option("--acva-run", o->acva_runs, "An ACVA run of the store whose images are rated; repeatable");
+  s->footer(
+      "Pages: / (the game). API: GET /api/board, GET /api/study, POST /api/session {\"consent\": true,\n"
+      "\"params\": {PROLIFIC_PID, STUDY_ID, SESSION_ID}} (sets the visalign_session cookie), POST /api/profile,\n"
+      "GET/POST /api/screen, GET /api/next, POST /api/answer, POST /api/events; admin (Authorization: Bearer\n"
+      "<token>): GET /api/admin/counts, GET /api/admin/export, POST /api/admin/reset. Nothing is fetched at run\n"
+      "time; every reply carries a Content-Security-Policy. Stops on Ctrl-C / SIGTERM. docs/serve.md.\n"
+      "Example:\n"
+      "  export STUDY_ADMIN_TOKEN=$(head -c 24 /dev/urandom | base64)\n"
+      "  visalign serve --store study-store --study study.json --port 8080 --admin-token-env STUDY_ADMIN_TOKEN\n"
+      "  visalign hues export-humans --store study-store --out answers.csv\n"
+      "  visalign hues humans --humans answers.csv");
+  cli.Bind(s, [&cli, o, port_file, words, study, results]() -> Status {
+    server::ServeOptions options = *o;
+    options.port_file = *port_file;
+    options.words = *words;
+    options.study = *study;
+    options.threads = cli.global().threads;
+    for (const std::string& r : *results) options.results.emplace_back(r);
+    backends::InterruptHandler interrupt;
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<server::App> app, server::App::Create(options));
+    VISALIGN_RETURN_IF_ERROR(app->Start());
+    if (cli.global().json)
+      PrintJson({{"url", app->url()}, {"port", app->port()}, {"store", options.store}});
+    else
+      std::printf("visalign serve: the study is on %s/ (store %s)\n", app->url().c_str(), options.store.c_str());
+    std::fflush(stdout);
+    app->ServeUntil(interrupt.stop());
+    std::fprintf(stderr, "visalign serve stopped\n");
+    return Status::Ok();
+  });
+}
+
+void AddExportHumans(Cli& cli) {
+  CLI::App* g = cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players");
+  CLI::App* e = g->add_subcommand("export-humans", "Write a visalign serve study's answers as a published-format CSV");
+  auto store = std::make_shared<std::string>("visalign-store");
+  auto out = std::make_shared<std::string>();
+  auto words = std::make_shared<std::string>();
+  auto merge = std::make_shared<bool>(false);
+  e->add_option("--store", *store, "Run store folder the study was served from (its study.db)")->capture_default_str();
+  e->add_option("--out", *out, "Output CSV file")->required();
+  e->add_option("--words", *words, "Word list CSV the study used; default: the shipped words");
+  e->add_flag("--merge-shipped", *merge, "Write the shipped answers (data/hues/human_responses.csv) first, as one data set");
+  e->footer(
+      "Columns: userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en,\n"
+      "one row per answer in the order the server accepted them (attention checks are not answers).\n"
+      "`hues humans --humans FILE` and `hues evaluate --humans FILE` read it unchanged.\n"
+      "Example:\n"
+      "  visalign hues export-humans --store study-store --out answers.csv\n"
+      "  visalign hues export-humans --store study-store --merge-shipped --out all_answers.csv\n"
+      "  visalign hues evaluate --humans all_answers.csv --predictions preds.jsonl --out eval");
+  cli.Bind(e, [&cli, store, out, words, merge]() -> Status {
+    if (!store::StudyStore::Exists(*store))
+      return Status::NotFound("no study store", "store location " + *store, "the --store a visalign serve study used");
+    VISALIGN_ASSIGN_OR_RETURN(auto study, store::StudyStore::Open(*store));
+    Result<hues::Vocabulary> vocabulary = words->empty() ? hues::Vocabulary::Default() : hues::Vocabulary::Load(*words);
+    if (!vocabulary.ok()) return vocabulary.status().WithContext("word list");
+    VISALIGN_ASSIGN_OR_RETURN(std::filesystem::path data, DataFile("hues/human_responses.csv"));
+    VISALIGN_ASSIGN_OR_RETURN(server::HumansExport exported, server::ExportHumans(*study, *vocabulary, *merge, data));
+    VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(*out, exported.csv));
+    if (cli.global().json)
+      PrintJson({{"out", *out}, {"answers", exported.answers}, {"participants", exported.participants}, {"shipped", exported.shipped}});
+    else
+      std::printf("wrote %zu answers of %zu participants%s to %s\n", exported.answers, exported.participants,
+                  *merge ? (" after " + std::to_string(exported.shipped) + " shipped answers").c_str() : "", out->c_str());
+    return Status::Ok();
+  });
+}
+
+const CommandGroup kServe(90, [](Cli& cli) {
+  AddServe(cli);
+  AddExportHumans(cli);
+});
+
+}  // namespace
+}  // namespace visalign::cli

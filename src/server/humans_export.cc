@@ -1,0 +1,84 @@
+#include "visalign/server/humans_export.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "visalign/core/io.h"
+#include "visalign/server/study.h"
+
+namespace visalign::server {
+namespace {
+
+constexpr char kHeader[] = "userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en";
+
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string Field(const std::string& value) {
+  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char c : value) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string LanguageName(const std::string& code) {
+  for (const Language& l : SupportedLanguages())
+    if (l.code == code) return l.name;
+  return code;
+}
+
+}  // namespace
+
+std::string PublishedCategory(const std::string& category, const std::string& language) {
+  // As the published answers spell them (data/hues/human_responses.csv).
+  static const std::map<std::string, std::pair<std::string, std::string>> kLabels = {
+      {"Animal", {"ANIMAL", "ANIMAL"}},       {"Environment", {"ENTORNO", "ENVIRONMENT"}},
+      {"Food", {"COMESTIBLE", "FOOD"}},       {"Mineral", {"PIEDRA", "STONE"}},
+      {"Plant", {"PLANTA", "PLANT"}},         {"Pop Culture", {"POP", "POP"}},
+      {"Subjective", {"SUBJETIVO", "SUBJETIVE"}}};
+  auto it = kLabels.find(category);
+  if (it != kLabels.end()) return language == "es" ? it->second.first : it->second.second;
+  std::string upper = category;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  return upper;
+}
+
+Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabulary& vocabulary, bool merge_shipped,
+                                  const std::filesystem::path& shipped_csv) {
+  HumansExport out;
+  out.csv = std::string(kHeader) + "\n";
+  if (merge_shipped) {
+    VISALIGN_ASSIGN_OR_RETURN(std::string shipped, ReadFile(shipped_csv));
+    shipped.erase(std::remove(shipped.begin(), shipped.end(), '\r'), shipped.end());
+    const size_t eol = shipped.find('\n');
+    if (shipped.substr(0, eol) != kHeader)
+      return Status::InvalidArgument("other columns", "shipped answers " + shipped_csv.string(), kHeader);
+    if (eol != std::string::npos) {
+      std::string rows = shipped.substr(eol + 1);
+      if (!rows.empty() && rows.back() != '\n') rows += '\n';
+      out.shipped = static_cast<size_t>(std::count(rows.begin(), rows.end(), '\n'));
+      out.csv += rows;
+    }
+  }
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Participant> participants, study.Participants());
+  std::map<int64_t, const store::Participant*> by_id;
+  for (const store::Participant& p : participants) by_id[p.id] = &p;
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::HuesAnswerRow> answers, study.Answers());
+  std::set<int64_t> answered;
+  for (const store::HuesAnswerRow& a : answers) {
+    const store::Participant& p = *by_id.at(a.participant);
+    const auto word = vocabulary.IndexOfClue(a.clue_id);
+    const std::string word_en = word ? vocabulary.words()[static_cast<size_t>(*word)].en : "";
+    const std::string colorblind = p.colorblind == "yes" ? "YES" : p.colorblind;
+    for (const std::string& f : {p.user_id, a.timestamp, a.category, std::to_string(a.clue_id), a.word, a.coordinate,
+                                 LanguageName(p.language), p.gender, p.age_range, colorblind})
+      out.csv += Field(f) + ",";
+    out.csv += Field(word_en) + "\n";
+    answered.insert(a.participant);
+  }
+  out.answers = answers.size();
+  out.participants = answered.size();
+  return out;
+}
+
+}  // namespace visalign::server
