@@ -13,14 +13,6 @@ namespace {
 
 constexpr char kHeader[] = "userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en";
 
-// A CSV field: quoted when it holds a comma, a quote or a line break.
-std::string Field(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string out = "\"";
-  for (char c : value) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string LanguageName(const std::string& code) {
   for (const Language& l : SupportedLanguages())
     if (l.code == code) return l.name;
@@ -72,8 +64,8 @@ Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabula
     const std::string colorblind = p.colorblind == "yes" ? "YES" : p.colorblind;
     for (const std::string& f : {p.user_id, a.timestamp, a.category, std::to_string(a.clue_id), a.word, a.coordinate,
                                  LanguageName(p.language), p.gender, p.age_range, colorblind})
-      out.csv += Field(f) + ",";
-    out.csv += Field(word_en) + "\n";
+      out.csv += CsvField(f) + ",";
+    out.csv += CsvField(word_en) + "\n";
     answered.insert(a.participant);
   }
   out.answers = answers.size();

@@ -43,6 +43,10 @@ const scenario = require(path.resolve(scenarios))[name];
   watch(page);
   try {
     out.result = await scenario(page, { base, args, outDir, context });
+  } catch (e) {
+    // What the page showed and said, for the failure message.
+    const text = await page.evaluate(() => document.body.innerText).catch(() => '');
+    throw new Error(`${e.message}\npage text: ${text}\npage errors: ${out.errors.join(' | ')}`);
   } finally {
     await context.close();
     fs.rmSync(profile, { recursive: true, force: true });

@@ -69,7 +69,9 @@ export function drawBoard(container, board, { onPick, heat, marks, label = 'Colo
   const grid = el('div', { class: 'board', role: 'grid', 'aria-label': label });
   grid.style.setProperty('--cols', cols);
   const header = el('div', { class: 'board-row board-header', role: 'row' }, el('span', { class: 'board-corner', role: 'presentation' }));
-  for (let c = 1; c <= cols; c++) header.append(el('span', { class: 'board-label', role: 'columnheader' }, c));
+  for (let c = 1; c <= cols; c++) {
+    header.append(el('span', { class: c === 1 || c % 5 === 0 ? 'board-label' : 'board-label minor', role: 'columnheader' }, c));
+  }
   grid.append(header);
   const nodes = new Map();
   let current = null;

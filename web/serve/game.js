@@ -145,7 +145,7 @@ async function screen() {
   const answers = [];
   const show = (i) => {
     if (i === plates.length) {
-      api('/api/screen', { method: 'POST', body: { answers } }).then(next, showError);
+      api('/api/screen', { method: 'POST', body: { answers } }).then(() => next(), showError);
       return;
     }
     const canvas = el('canvas', { width: 320, height: 320, class: 'plate', role: 'img', 'aria-label': t().screenHelp });
@@ -157,7 +157,7 @@ async function screen() {
       ctx.fill();
     }
     const pick = (c) => { answers.push(c === 'none' ? null : c); show(i + 1); };
-    page(el('section', { class: 'panel', id: 'screen' },
+    page(el('section', { class: 'panel', id: 'screen', 'data-plate': i },
       el('h2', {}, t().screen), el('p', {}, t().plate(i + 1, plates.length), ' — ', t().screenHelp), canvas,
       el('div', { class: 'row choices' }, choices.map((c, k) => el('button', {
         type: 'button', class: 'choice', 'data-choice': c, 'data-autofocus': k === 0, onclick: () => pick(c) },
@@ -187,8 +187,8 @@ function play(item) {
   const form = el('form', { class: 'row answer', id: 'answer' }, el('label', { for: 'coordinate' }, t().coordinate), input, submit);
   const holder = el('div', { class: 'board-holder' });
   const heading = item.kind === 'attention'
-    ? el('p', { class: 'word', id: 'word', 'data-kind': 'attention' }, t().attention(item.cell))
-    : el('p', { class: 'word', id: 'word', 'data-kind': 'word' }, el('strong', {}, item.word),
+    ? el('p', { class: 'word', id: 'word', 'data-kind': 'attention', 'data-index': item.index }, t().attention(item.cell))
+    : el('p', { class: 'word', id: 'word', 'data-kind': 'word', 'data-index': item.index }, el('strong', {}, item.word),
       el('span', { class: 'muted' }, ` · ${t().category}: ${item.category}`));
   page(el('p', { class: 'muted', id: 'progress' }, t().item(item.index + 1, item.total)), heading,
     el('p', { id: 'prompt', class: 'muted' }, t().prompt), holder, form, status);
