@@ -141,10 +141,13 @@ HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options))
     });
   }
   // Errors cpp-httplib answers itself (no route: 404; a body over the limit: 413) get a JSON body.
-  impl_->server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  impl_->server.set_error_handler([limit = options_.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    const char* what = res.status == 404 ? "no such page" : res.status == 413 ? "request body too large" : "bad request";
-    res.set_content(nlohmann::json({{"error", {{"what", what}, {"where", EscapeControlBytes(req.path, kQuoteLimit)}}}}).dump(),
+    std::string what = "bad request", expected = "a well-formed HTTP request";
+    if (res.status == 404) what = "no such page", expected = "a path this server serves";
+    if (res.status == 413) what = "request body too large", expected = "at most " + std::to_string(limit) + " bytes";
+    res.set_content(nlohmann::json({{"error", {{"what", what}, {"where", EscapeControlBytes(req.path, kQuoteLimit)},
+                                               {"expected", expected}}}}).dump(),
                     kJsonContentType);
   });
   Route("GET", "/health", [](const HttpServerRequest&, HttpServerResponse& res) { res.SetJson(200, {{"status", "ok"}}); });
