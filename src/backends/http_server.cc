@@ -124,6 +124,7 @@ HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options))
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   if (options_.max_body_bytes > 0) impl_->server.set_payload_max_length(options_.max_body_bytes);
+  if (options_.keep_alive_max_requests > 0) impl_->server.set_keep_alive_max_count(options_.keep_alive_max_requests);
   if (!options_.default_headers.empty()) {
     httplib::Headers headers;
     for (const auto& [name, value] : options_.default_headers) headers.emplace(name, value);

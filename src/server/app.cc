@@ -118,7 +118,8 @@ Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
   http.host = app->options_.host;
   http.port = app->options_.port;
   http.port_file = app->options_.port_file;
-  http.threads = app->options_.threads;
+  http.threads = app->options_.threads > 0 ? app->options_.threads : kDefaultServeThreads;
+  http.keep_alive_max_requests = kKeepAliveRequests;
   http.max_body_bytes = app->study_.max_body_bytes;
   http.default_headers = {{"Content-Security-Policy", kContentSecurityPolicy},
                           {"X-Content-Type-Options", "nosniff"},

@@ -63,6 +63,9 @@ struct HttpServerOptions {
   std::filesystem::path port_file;    // if set, the bound port and a newline are written here (atomically)
   int threads = 0;                    // worker threads, one per open connection; 0: cpp-httplib's default
   size_t max_body_bytes = 0;          // larger request bodies are answered 413 unread; 0: no limit
+  // Requests one kept-alive connection may carry before it is closed; 0: cpp-httplib's default (5).
+  // Many clients that keep connections open need threads >= clients and a larger count.
+  size_t keep_alive_max_requests = 0;
   // Added to every reply, including errors and /health (e.g. Content-Security-Policy).
   std::vector<std::pair<std::string, std::string>> default_headers;
   HttpGate gate;                      // if set, runs before every route

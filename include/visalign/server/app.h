@@ -42,8 +42,13 @@ struct ServeOptions {
   std::string admin_token_env;           // environment variable holding the admin token; empty: no admin
   std::vector<std::filesystem::path> results;  // `hues evaluate` output folders, for the explorer
   std::vector<std::string> acva_runs;          // ACVA runs of the store whose images are rated
-  int threads = 0;                       // HTTP worker threads; 0: the scaffold's default
+  int threads = 0;                       // HTTP worker threads, one per open connection; 0: kDefaultServeThreads
 };
+
+// Browsers keep connections open, and each open connection holds a worker thread: enough for a
+// few hundred participants at once.
+inline constexpr int kDefaultServeThreads = 256;
+inline constexpr size_t kKeepAliveRequests = 1000;
 
 inline constexpr char kSessionCookie[] = "visalign_session";
 inline constexpr char kContentSecurityPolicy[] =
