@@ -85,7 +85,7 @@ class Player {
   bool Join() {
     cookie_.clear();
     auto res = client_.Post("/api/session", R"({"consent": true, "params": {"PROLIFIC_PID": "load"}})", "application/json");
-    Count(res, 201);
+    Count("POST /api/session", res, 201);
     if (!res || res->status != 201) return false;
     const std::string set = res->get_header_value("Set-Cookie");
     cookie_ = set.substr(0, set.find(';'));
@@ -127,18 +127,18 @@ class Player {
   nlohmann::json Send(const std::string& method, const std::string& path, const std::string& body, int expected) {
     httplib::Headers headers = {{"Cookie", cookie_}};
     auto res = method == "GET" ? client_.Get(path, headers) : client_.Post(path, headers, body, "application/json");
-    Count(res, expected);
+    Count(method + " " + path, res, expected);
     if (!res || res->status != expected) return nullptr;
     return nlohmann::json::parse(res->body, nullptr, false);
   }
 
-  void Count(const httplib::Result& res, int expected) {
+  void Count(const std::string& what, const httplib::Result& res, int expected) {
     std::lock_guard lock(totals_.mu);
     ++totals_.requests;
     if (!res)
-      ++totals_.errors["transport: " + httplib::to_string(res.error())];
+      ++totals_.errors[what + ": transport " + httplib::to_string(res.error())];
     else if (res->status != expected)
-      ++totals_.errors["HTTP " + std::to_string(res->status)];
+      ++totals_.errors[what + ": HTTP " + std::to_string(res->status)];
   }
 
   const Options& o_;

@@ -19,6 +19,9 @@ namespace {
 constexpr std::chrono::milliseconds kStartPoll{1};
 constexpr std::chrono::seconds kStartTimeout{10};
 constexpr std::chrono::milliseconds kStopPoll{50};
+// cpp-httplib 0.11 (a compiled library in Debian) listens with a backlog of 5: a burst of clients
+// connecting at once overflows it and some connections are dropped. Start() listens again with this.
+constexpr int kListenBacklog = 1024;
 
 bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
@@ -108,6 +111,7 @@ void HttpServerResponse::SetJson(int status_code, const nlohmann::json& json) { 
 struct HttpServer::Impl {
   httplib::Server server;
   std::thread thread;
+  std::atomic<int> listen_socket{-1};
 };
 
 HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
@@ -119,9 +123,10 @@ HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options))
   // cpp-httplib's default is SO_REUSEPORT, with which a second server binds a port that is taken and
   // the kernel splits the connections between the two. SO_REUSEADDR only allows a restart while old
   // connections linger in TIME_WAIT.
-  impl_->server.set_socket_options([](socket_t sock) {
+  impl_->server.set_socket_options([impl = impl_.get()](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    impl->listen_socket = sock;
   });
   if (options_.max_body_bytes > 0) impl_->server.set_payload_max_length(options_.max_body_bytes);
   if (options_.keep_alive_max_requests > 0) impl_->server.set_keep_alive_max_count(options_.keep_alive_max_requests);
@@ -175,6 +180,7 @@ Status HttpServer::Start() {
   port_ = options_.port == 0 ? server.bind_to_any_port(options_.host)
                              : (server.bind_to_port(options_.host, options_.port) ? options_.port : -1);
   if (port_ <= 0) return Status::Unavailable("cannot listen on " + address, "port", "a free port (0 picks one)");
+  if (impl_->listen_socket >= 0) ::listen(impl_->listen_socket, kListenBacklog);  // Linux updates the backlog
   // The socket is bound and listening: early clients wait in the backlog until accept() runs.
   impl_->thread = std::thread([&server] { server.listen_after_bind(); });
   // Stop() before the accept loop runs would be lost: wait until it does.
