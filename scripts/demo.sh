@@ -4,7 +4,8 @@
 #   color science -> VIOLIN dataset -> image API server (degraded) -> resumable generation into the
 #   run store -> VIOLIN scoring -> Hues and Cues human baseline and published models -> a tiny
 #   random-weight CLIP model generated here -> native CLIP Hues and Cues run -> ACVA-Bench
-#   generate/judge/analyze -> one HTML report over all of it. Needs nothing outside this checkout.
+#   generate/judge/analyze -> a `visalign serve` study played by a script and exported -> one HTML
+#   report over all of it. Needs nothing outside this checkout.
 # Usage: scripts/demo.sh [BUILD_DIR]   (make demo calls it after building). Outputs go to demo-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,6 +82,24 @@ done
 "$V" acva analyze --store "$OUT/store" --run acva-varied --run acva-mono --judge-model reference-judge \
   --clip-model "$OUT/clip-random" --cluster-threshold 0.001 --out "$OUT/acva" --log-level warn
 cat "$OUT/acva/summary.md"
+
+step "visalign serve: a Hues and Cues study on loopback, one scripted session through its API, the answers exported"
+cat > "$OUT/study.json" <<'JSON'
+{"words_per_participant": 5, "completion_codes": ["DEMO-CODE"],
+ "completion_url": "https://app.prolific.com/submissions/complete?cc={code}"}
+JSON
+"$V" serve --store "$OUT/study-store" --study "$OUT/study.json" --port 0 --port-file "$OUT/serve.port" \
+  > "$OUT/serve.log" 2>&1 &
+SERVE_PID=$!
+PIDS+=($SERVE_PID)
+wait_port "$OUT/serve.port"
+echo "(a participant would open http://127.0.0.1:$(cat "$OUT/serve.port")/?PROLIFIC_PID=...)"
+python3 scripts/play_session.py "http://127.0.0.1:$(cat "$OUT/serve.port")" --seed 1
+kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true
+"$V" hues export-humans --store "$OUT/study-store" --out "$OUT/study-answers.csv"
+head -3 "$OUT/study-answers.csv"
+"$V" hues export-humans --store "$OUT/study-store" --merge-shipped --out "$OUT/all-answers.csv"
+"$V" hues humans --humans "$OUT/all-answers.csv" | head -8
 
 step "report: one self-contained HTML page over this demo's results and runs"
 "$V" report --title "visalign demo" --results "$OUT/violin-eval" --results "$OUT/hues-eval" \

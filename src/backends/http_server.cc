@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <regex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -109,6 +110,12 @@ void HttpServerResponse::Set(int status_code, std::string text, std::string type
 void HttpServerResponse::SetJson(int status_code, const nlohmann::json& json) { Set(status_code, json.dump(), kJsonContentType); }
 
 struct HttpServer::Impl {
+  struct Entry {
+    std::string method;
+    std::regex pattern;
+    HttpHandler handler;
+  };
+  std::vector<Entry> routes;  // the same routes, for Dispatch
   httplib::Server server;
   std::thread thread;
   std::atomic<int> listen_socket{-1};
@@ -162,6 +169,7 @@ HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options))
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Route(std::string_view method, const std::string& pattern, HttpHandler handler) {
+  impl_->routes.push_back({std::string(method), std::regex(pattern), handler});
   if (method == "POST")
     impl_->server.Post(pattern, Adapt(std::move(handler)));
   else
@@ -172,6 +180,35 @@ void HttpServer::Asset(const std::string& path, std::string_view body, std::stri
   impl_->server.Get(path, [body, content_type = std::move(content_type)](const httplib::Request&, httplib::Response& res) {
     res.set_content(body.data(), body.size(), content_type.c_str());
   });
+}
+
+HttpServerResponse HttpServer::Dispatch(HttpServerRequest request) const {
+  HttpServerResponse response;
+  const auto guarded = [&](const auto& fn) {
+    try {
+      fn();
+    } catch (...) {
+      response = HttpServerResponse();
+      response.SetJson(500, {{"error", {{"what", "internal server error"}}}});
+    }
+  };
+  bool pass = true;
+  if (options_.gate) guarded([&] { pass = options_.gate(request, response); });
+  if (!pass) return response;
+  if (options_.max_body_bytes > 0 && request.body.size() > options_.max_body_bytes) {
+    response.SetJson(413, {{"error", {{"what", "request body too large"}, {"where", request.path}}}});
+    return response;
+  }
+  for (const Impl::Entry& route : impl_->routes) {
+    std::smatch m;
+    if (route.method != request.method || !std::regex_match(request.path, m, route.pattern)) continue;
+    request.matches.clear();
+    for (const auto& group : m) request.matches.push_back(group.str());
+    guarded([&] { route.handler(request, response); });
+    return response;
+  }
+  response.SetJson(404, {{"error", {{"what", "no such page"}, {"where", request.path}}}});
+  return response;
 }
 
 Status HttpServer::Start() {

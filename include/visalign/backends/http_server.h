@@ -86,6 +86,11 @@ class HttpServer {
   // with `content_type`. Only before Start().
   void Asset(const std::string& path, std::string_view body, std::string content_type);
 
+  // Answers `request` in this process, without a socket, as a client's request would be answered:
+  // the gate, then the route whose method and pattern match the path (its `matches` filled in), a
+  // handler exception as 500, no route 404. For fuzzing the handlers (tests/fuzz/serve_requests_fuzzer.cc).
+  HttpServerResponse Dispatch(HttpServerRequest request) const;
+
   // Binds host:port, writes the port file, and serves on a background thread; when it returns OK the
   // accept loop runs (clients that connected earlier wait in the backlog). Unavailable when the port
   // cannot be bound or the server does not start.

@@ -75,6 +75,8 @@ class App {
   const hues::Board& board() const { return board_; }
   store::StudyStore& study_store() { return *study_store_; }
   store::RunStore& run_store() { return *run_store_; }
+  // The HTTP server every route is on (Dispatch answers a request without a socket).
+  backends::HttpServer& http_server() { return *server_; }
 
   // The participant whose session cookie the request carries; on failure the Status to answer with
   // 401 (no cookie, or one no participant has).
