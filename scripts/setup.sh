@@ -12,7 +12,7 @@ PACKAGES=(
   libsqlite3-dev libpq-dev postgresql
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev zlib1g-dev libpng-dev libdeflate-dev libspng-dev libturbojpeg0-dev libwebp-dev libfftw3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libutf8proc-dev libre2-dev libsentencepiece-dev
+  libutf8proc-dev libre2-dev libsentencepiece-dev libtomlplusplus-dev
   python3-numpy python3-pil
   nodejs chromium fonts-dejavu-core
 )

@@ -25,7 +25,7 @@ void AddServe(Cli& cli) {
   s->add_option("--port", o->port, "Port (0 = any free port; see --port-file)")->capture_default_str();
   s->add_option("--port-file", *port_file, "Write the port number to this file once listening");
   s->add_option("--words", *words, "Word list CSV (word_en,word_es,category,clue_id); default: the shipped words");
-  s->add_option("--study", *study, "Study settings (JSON): languages, words per participant, consent, completion code...");
+  s->add_option("--study", *study, "Study settings, JSON or TOML (.toml): languages, words per participant, consent, completion code...");
   s->add_option("--admin-token-env", o->admin_token_env,
                 "Environment variable holding the admin token (export, reset, live counts); unset: no admin");
   s->add_option("--results", *results, "A hues evaluate results folder for the explorer; repeatable");
@@ -35,7 +35,9 @@ void AddServe(Cli& cli) {
       "\"params\": {PROLIFIC_PID, STUDY_ID, SESSION_ID}} (sets the visalign_session cookie), POST /api/profile,\n"
       "GET/POST /api/screen, GET /api/next, POST /api/answer, POST /api/events; admin (Authorization: Bearer\n"
       "<token>): GET /api/admin/counts, GET /api/admin/export, POST /api/admin/reset. Nothing is fetched at run\n"
-      "time; every reply carries a Content-Security-Policy. Stops on Ctrl-C / SIGTERM. docs/serve.md.\n"
+      "time; every reply carries a Content-Security-Policy. The data go to <store>/study.db (SQLite). The global\n"
+      "--threads sets the HTTP worker threads (default 256, one per open connection). Stops on Ctrl-C / SIGTERM.\n"
+      "docs/serve.md has the study file's fields, the API and the data format.\n"
       "Example:\n"
       "  export STUDY_ADMIN_TOKEN=$(head -c 24 /dev/urandom | base64)\n"
       "  visalign serve --store study-store --study study.json --port 8080 --admin-token-env STUDY_ADMIN_TOKEN\n"

@@ -1,7 +1,10 @@
 #include "visalign/server/study.h"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "visalign/benchmarks/hues/board.h"
 #include "visalign/core/io.h"
@@ -135,10 +138,26 @@ Result<StudyConfig> StudyConfigFromJson(const nlohmann::json& doc, const std::st
   return c;
 }
 
+// A TOML document as JSON text (toml++'s own JSON writer), so both formats are read by one reader.
+Result<std::string> TomlAsJson(const std::string& text, const std::string& where) {
+  try {
+    const toml::table table = toml::parse(text);
+    std::ostringstream json;
+    json << toml::json_formatter{table};
+    return json.str();
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument("invalid TOML (" + EscapeControlBytes(e.description(), kQuoteLimit) + ")",
+                                   where + ":" + std::to_string(e.source().begin.line), "a TOML table of study settings");
+  }
+}
+
 Result<StudyConfig> LoadStudyConfig(const std::filesystem::path& path) {
   const std::string where = "study file " + path.string();
   auto text = ReadFile(path);
   if (!text.ok()) return Status(text.status().code(), text.status().what(), where, "a readable JSON or TOML file");
+  if (path.extension() == ".toml") {
+    VISALIGN_ASSIGN_OR_RETURN(*text, TomlAsJson(*text, where));
+  }
   auto doc = ParseJson(*text);
   if (!doc.ok()) return Status::InvalidArgument(doc.status().what(), where, "a JSON object of study settings (docs/serve.md)");
   return StudyConfigFromJson(*doc, where);
