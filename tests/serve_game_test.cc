@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
+
 #include "testing/serve_process.h"
 #include "visalign/core/io.h"
 #include "visalign/store/study_store.h"
@@ -117,6 +119,12 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
   ASSERT_TRUE(p.screen_score.has_value());
   EXPECT_EQ(p.screen["answers"], nlohmann::json({nullptr, 3, nullptr, nullptr, nullptr}));
   EXPECT_FALSE(p.completed_at.empty());
+  auto events = (*study)->Events(p.id);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> types;
+  for (const store::StudyEvent& e : *events) types.push_back(e.type);
+  EXPECT_NE(std::find(types.begin(), types.end(), "blur"), types.end()) << ::testing::PrintToString(types);
+  EXPECT_NE(std::find(types.begin(), types.end(), "focus"), types.end());
   auto checks = (*study)->Records("attention_check");
   ASSERT_EQ(checks->size(), 1u);
   EXPECT_EQ(checks->front().payload["passed"], true);

@@ -38,6 +38,8 @@ module.exports = {
   async game_session(page, ctx) {
     await ctx.context.route(ctx.args.redirectGlob, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'completed' }));
     const plates = await onboard(page, ctx);
+    // The participant switches to another tab and back.
+    await page.evaluate(() => { window.dispatchEvent(new Event('blur')); window.dispatchEvent(new Event('focus')); });
     const items = [];
     for (let i = 0; ; i++) {
       const item = await currentItem(page);
