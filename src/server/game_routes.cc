@@ -138,8 +138,8 @@ std::optional<Player> RequirePlayer(App& app, const HttpServerRequest& req, Http
   return Player{std::move(*p), std::move(*items)};
 }
 
-void NextItem(Game& game, Player& player, HttpServerResponse& res, int status, nlohmann::json extra) {
-  auto done = game.Progress(player.participant);
+// Replies with the item after the `done` answered ones (or the completion), and `extra`.
+void NextItem(Game& game, Player& player, HttpServerResponse& res, int status, nlohmann::json extra, Result<size_t> done) {
   if (!done.ok()) return App::Fail(res, done.status());
   nlohmann::json next;
   if (*done >= player.items.size()) {
@@ -212,7 +212,7 @@ void AddGameRoutes(App& app, HttpServer& server) {
 
   server.Route("GET", "/api/next", [&app, game](const HttpServerRequest& req, HttpServerResponse& res) {
     auto player = RequirePlayer(app, req, res);
-    if (player) NextItem(*game, *player, res, 200, nlohmann::json::object());
+    if (player) NextItem(*game, *player, res, 200, nlohmann::json::object(), game->Progress(player->participant));
   });
 
   server.Route("POST", "/api/answer", [&app, game](const HttpServerRequest& req, HttpServerResponse& res) {
@@ -253,7 +253,7 @@ void AddGameRoutes(App& app, HttpServer& server) {
       if (!added.ok()) return App::Fail(res, added.status());
       if (*added == store::Insert::kDuplicate)
         return App::Fail(res, 409, Status::InvalidArgument("item already answered", "request body field index", "the current item"));
-      return NextItem(*game, *player, res, 201, {{"answered", {{"index", index}, {"coordinate", name}}}});
+      return NextItem(*game, *player, res, 201, {{"answered", {{"index", index}, {"coordinate", name}}}}, index + 1);
     }
     const hues::Word& w = app.vocabulary().words()[static_cast<size_t>(*app.vocabulary().IndexOfClue(clue_id))];
     const std::string& language = player->participant.language;
@@ -266,7 +266,8 @@ void AddGameRoutes(App& app, HttpServer& server) {
       return App::Fail(res, 409, Status::InvalidArgument("answer already recorded", "request body field client_id", "a new client id per answer"));
     auto reveal = game->Reveal(clue_id);
     if (!reveal.ok()) return App::Fail(res, reveal.status());
-    NextItem(*game, *player, res, 201, {{"answered", {{"index", index}, {"coordinate", name}, {"clue_id", clue_id}}}, {"reveal", *reveal}});
+    NextItem(*game, *player, res, 201, {{"answered", {{"index", index}, {"coordinate", name}, {"clue_id", clue_id}}}, {"reveal", *reveal}},
+             index + 1);
   });
 
   server.Route("POST", "/api/events", [&app](const HttpServerRequest& req, HttpServerResponse& res) {
