@@ -247,7 +247,10 @@ void AddCoreRoutes(App& app, HttpServer& server) {
     const std::string token = RandomToken();
     auto participant = app.study_store().AddParticipant(SessionHash(token), params);
     if (!participant.ok()) return App::Fail(res, participant.status());
-    res.headers.emplace_back("Set-Cookie", std::string(kSessionCookie) + "=" + token + "; HttpOnly; SameSite=Strict; Path=/");
+    // Behind a TLS-terminating proxy the cookie is marked Secure too.
+    const bool https = req.Header("X-Forwarded-Proto") == "https";
+    res.headers.emplace_back("Set-Cookie", std::string(kSessionCookie) + "=" + token + "; HttpOnly; SameSite=Strict; Path=/" +
+                                               (https ? "; Secure" : ""));
     res.SetJson(201, {{"participant", participant->user_id}});
   });
 
