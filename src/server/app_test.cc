@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <cstdlib>
+#include <set>
 
 #include "testing/dirs.h"
 #include "visalign/core/io.h"
@@ -97,6 +98,36 @@ TEST_F(AppTest, AdminEndpointsAnswer403WithoutAConfiguredToken) {
   ASSERT_TRUE(counts);
   EXPECT_EQ(counts->status, 403);
   EXPECT_EQ(nlohmann::json::parse(counts->body)["error"]["what"], "admin endpoints are off");
+}
+
+// Three participants of two words each over a list of three: every word is given twice.
+TEST(App, WordsGoLeastAssignedFirstSoCountsStayBalanced) {
+  visalign::testing::TempDir dir;
+  ServeOptions options;
+  options.store = (dir / "store").string();
+  options.port = 0;
+  options.words = dir.Write("words.csv", "word_en,word_es,category,clue_id\nSALMON,SALMÓN,Animal,1\n"
+                                         "WHALE,BALLENA,Animal,2\nLIME,LIMA,Food,3\n");
+  options.study = dir.Write("study.json", R"({"words_per_participant": 2, "attention_check": {"enabled": false}})");
+  auto app = App::Create(options);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  ASSERT_TRUE((*app)->Start().ok());
+  httplib::Client client((*app)->url());
+  std::set<std::string> words;
+  for (int p = 0; p < 3; ++p) {
+    auto session = client.Post("/api/session", R"({"consent": true})", "application/json");
+    const std::string set = session->get_header_value("Set-Cookie");
+    const httplib::Headers cookie = {{"Cookie", set.substr(0, set.find(';'))}};
+    auto profile = client.Post("/api/profile", cookie,
+                               R"({"language": "es", "gender": "male", "age_range": "40-49", "colorblind": "no"})", "application/json");
+    ASSERT_EQ(profile->status, 200) << profile->body;
+    EXPECT_EQ(nlohmann::json::parse(profile->body)["items"], 2);
+    auto next = nlohmann::json::parse(client.Get("/api/next", cookie)->body);
+    words.insert(next["word"].get<std::string>());
+    EXPECT_EQ(next["category"], next["clue_id"] == 3 ? "COMESTIBLE" : "ANIMAL");
+  }
+  EXPECT_EQ(*(*app)->study_store().AssignmentCounts(), (std::map<int, int64_t>{{1, 2}, {2, 2}, {3, 2}}));
+  for (const std::string& w : words) EXPECT_TRUE(w == "SALMÓN" || w == "BALLENA" || w == "LIMA") << w;
 }
 
 TEST(App, RefusesAStudyFileWithAnUnknownFieldNamingIt) {
