@@ -61,6 +61,14 @@ void Guarded(const httplib::Request& req, HttpServerResponse& response, Fn&& fn)
   }
 }
 
+// The body of an error the scaffold answers itself (no route, a body over the limit).
+nlohmann::json ScaffoldError(int status, const std::string& path, size_t max_body_bytes) {
+  std::string what = "bad request", expected = "a well-formed HTTP request";
+  if (status == 404) what = "no such page", expected = "a path this server serves";
+  if (status == 413) what = "request body too large", expected = "at most " + std::to_string(max_body_bytes) + " bytes";
+  return {{"error", {{"what", what}, {"where", EscapeControlBytes(path, kQuoteLimit)}, {"expected", expected}}}};
+}
+
 // An httplib handler around `handler`: our request in, our response out.
 httplib::Server::Handler Adapt(HttpHandler handler) {
   return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
@@ -155,13 +163,7 @@ HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options))
   }
   // Errors cpp-httplib answers itself (no route: 404; a body over the limit: 413) get a JSON body.
   impl_->server.set_error_handler([limit = options_.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    std::string what = "bad request", expected = "a well-formed HTTP request";
-    if (res.status == 404) what = "no such page", expected = "a path this server serves";
-    if (res.status == 413) what = "request body too large", expected = "at most " + std::to_string(limit) + " bytes";
-    res.set_content(nlohmann::json({{"error", {{"what", what}, {"where", EscapeControlBytes(req.path, kQuoteLimit)},
-                                               {"expected", expected}}}}).dump(),
-                    kJsonContentType);
+    if (res.body.empty()) res.set_content(ScaffoldError(res.status, req.path, limit).dump(), kJsonContentType);
   });
   Route("GET", "/health", [](const HttpServerRequest&, HttpServerResponse& res) { res.SetJson(200, {{"status", "ok"}}); });
 }
@@ -196,7 +198,7 @@ HttpServerResponse HttpServer::Dispatch(HttpServerRequest request) const {
   if (options_.gate) guarded([&] { pass = options_.gate(request, response); });
   if (!pass) return response;
   if (options_.max_body_bytes > 0 && request.body.size() > options_.max_body_bytes) {
-    response.SetJson(413, {{"error", {{"what", "request body too large"}, {"where", request.path}}}});
+    response.SetJson(413, ScaffoldError(413, request.path, options_.max_body_bytes));
     return response;
   }
   for (const Impl::Entry& route : impl_->routes) {
@@ -207,7 +209,7 @@ HttpServerResponse HttpServer::Dispatch(HttpServerRequest request) const {
     guarded([&] { route.handler(request, response); });
     return response;
   }
-  response.SetJson(404, {{"error", {{"what", "no such page"}, {"where", request.path}}}});
+  response.SetJson(404, ScaffoldError(404, request.path, options_.max_body_bytes));
   return response;
 }
 
