@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -174,6 +175,48 @@ TEST(HuesCli, EvaluateBadInputIsOneClearErrorWithExitCode2) {
                                "--humans", Write(dir / "h.csv", "userId,clueId,coordinate\nu,1,Z0\n").string(),
                                "--out", (dir / "out").string()}),
                   {"\"Z0\"", "h.csv:2", "coordinate"});
+}
+
+// The model zoo: the 162 published models, the families evaluate uses, and support from the loader.
+TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
+  auto json = RunVisalign({"hues", "models", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["models"].size(), 162u);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& m : j["models"]) by_name[m["model"]] = m;
+  EXPECT_EQ(by_name["RN50-openai"]["support"], "native");
+  EXPECT_EQ(by_name["RN50-openai"]["vision_tower"], "ModifiedResNet");
+  EXPECT_EQ(by_name["RN50-openai"]["architecture"], "ResNet");
+  EXPECT_EQ(by_name["RN50-openai"]["dataset"], "OpenAI-WIT");
+  EXPECT_EQ(by_name["EVA02-B-16-merged2b_s8b_b131k"]["support"], "embeddings");
+  EXPECT_NE(by_name["EVA02-B-16-merged2b_s8b_b131k"]["reason"].get<std::string>().find("EVA"), std::string::npos);
+
+  // The same families as hues evaluate's catalog (data/hues/model_catalog.csv), row for row.
+  const CsvTable catalog = *ReadCsv(DataDir() / "hues/model_catalog.csv");
+  auto csv = RunVisalign({"hues", "models", "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const CsvTable listed = *ParseCsv(csv.out, "hues models --format csv");
+  ASSERT_EQ(listed.rows.size(), catalog.rows.size());
+  EXPECT_EQ(listed.header, (std::vector<std::string>{"model", "architecture", "dataset", "open_clip_model", "pretrained",
+                                                     "support", "vision_tower", "reason"}));
+  std::map<std::string, std::vector<std::string>> shipped;
+  for (const auto& row : catalog.rows) shipped[row[0]] = row;
+  for (const auto& row : listed.rows) {
+    ASSERT_TRUE(shipped.count(row[0])) << row[0];
+    EXPECT_EQ(std::vector<std::string>(row.begin(), row.begin() + 5), shipped[row[0]]) << row[0];
+  }
+
+  auto text = RunVisalign({"hues", "models"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("162 models: "), std::string::npos) << text.out;
+
+  TempDir dir;
+  const fs::path mine = Write(dir / "mine.csv", "model,architecture,dataset,open_clip_model,pretrained\nmy-net,Mine,Private,,\n");
+  auto extra = RunVisalign({"hues", "models", "--catalog", mine.string(), "--json"});
+  ASSERT_EQ(extra.exit_code, 0) << extra.err;
+  EXPECT_EQ(nlohmann::json::parse(extra.out)["models"].size(), 163u);
+  ExpectUserError(RunVisalign({"hues", "models", "--catalog", (dir / "none.csv").string()}), {"none.csv"});
 }
 
 TEST(HuesCli, NonsenseClassifiesJsonlPredictions) {

@@ -70,6 +70,35 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   EXPECT_EQ(both.exit_code, 2) << both.err;
 }
 
+// Models with the same preprocessing share the board's pixels (prepared once, said in the JSON and
+// the log), and each model's predictions are byte-identical to running it alone.
+TEST(HuesRun, ModelsFolderPreparesTheBoardOncePerPreprocessing) {
+  TempDir dir;
+  const fs::path models = dir / "models";
+  fs::create_directories(models);
+  const std::vector<std::string> fixtures = {"clip-rn-tiny", "clip-tiny", "siglip-tiny"};
+  for (const std::string& fixture : fixtures) fs::create_directory_symlink(SharedDir() / "fixtures" / fixture, models / fixture);
+  auto together = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", (dir / "together").string(),
+                               "--json"});
+  ASSERT_EQ(together.exit_code, 0) << together.err;
+  const nlohmann::json listed = nlohmann::json::parse(together.out);
+  std::map<std::string, std::string> board_pixels;
+  for (const auto& m : listed["models"]) board_pixels[m["model"]] = m["board_pixels"];
+  // clip-rn-tiny and clip-tiny: 64 px, shortest side, OpenAI mean/std; siglip-tiny: squashed, 0.5.
+  EXPECT_EQ(board_pixels, (std::map<std::string, std::string>{
+                              {"clip-rn-tiny", "prepared"}, {"clip-tiny", "shared"}, {"siglip-tiny", "prepared"}}));
+  EXPECT_NE(together.err.find("clip-tiny: board pixels shared"), std::string::npos) << together.err;
+  for (const std::string& fixture : fixtures) {
+    SCOPED_TRACE(fixture);
+    auto alone = RunVisalign({"hues", "run", "--clip-model", (SharedDir() / "fixtures" / fixture).string(), "--no-cache",
+                              "--out", (dir / "alone").string()});
+    ASSERT_EQ(alone.exit_code, 0) << alone.err;
+    EXPECT_EQ(*ReadFile(dir / "together" / fixture / "results.csv"), *ReadFile(dir / "alone" / fixture / "results.csv"));
+    EXPECT_EQ(*ReadFile(dir / "together" / fixture / "predictions.jsonl"),
+              *ReadFile(dir / "alone" / fixture / "predictions.jsonl"));
+  }
+}
+
 TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   TempDir dir;
   const std::string cache = (dir / "cache").string(), out = (dir / "runs").string();

@@ -5,11 +5,12 @@
 // {model_cfg, preprocess_cfg} layout or Hugging Face transformers {vision_config, text_config})
 // and weights (`open_clip_model.safetensors` or `model.safetensors`, F32/F16/BF16, converted to
 // f32, or the linear layers to bf16 with Precision::kBf16). Supported: standard ViT CLIP, OpenCLIP's
-// ModifiedResNet and timm ConvNeXt vision towers, and OpenCLIP SigLIP (`ViT-*-SigLIP*`: timm ViT with a
-// MAP attention-pool head, bidirectional text tower pooled at the last position, sigmoid logits with a
-// bias, the checkpoint's own SentencePiece tokenizer). Anything else (CoCa, EVA, other timm trunks,
-// SigLIP2's tanh GELU and Gemma tokenizer, ...) is refused with kUnsupported naming the feature. CLIP's
-// BPE tokenizer uses the vocabulary shipped in data/clip/.
+// ModifiedResNet and timm ConvNeXt vision towers, and SigLIP (OpenCLIP `ViT-*-SigLIP*` exports and
+// transformers `SiglipModel` folders: timm ViT with a MAP attention-pool head, bidirectional text tower
+// pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
+// tokenizer). Anything else (CoCa, EVA, other timm trunks, SigLIP2 with its Gemma tokenizer, ...) is
+// refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
+// data/clip/.
 //
 // All Encode* calls are batched (chunks of ClipLoadOptions::max_batch), use ThreadCount()
 // threads, are safe to call concurrently on one model, and return UNNORMALISED embeddings
@@ -54,7 +55,9 @@ void NormalizeRows(Matrix& m);
 // Requires a.cols == b.cols.
 Matrix CosineSimilarity(const Matrix& a, const Matrix& b);
 
-enum class Activation { kGelu, kQuickGelu };  // exact erf GELU / x * sigmoid(1.702 x)
+// exact erf GELU / x * sigmoid(1.702 x) / 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (PyTorch's
+// approximate='tanh', transformers' gelu_pytorch_tanh: HF SigLIP checkpoints).
+enum class Activation { kGelu, kQuickGelu, kGeluTanh };
 // vision 'tok' / text 'argmax' (first eot) / text 'last' (position context_length - 1, SigLIP) /
 // vision 'map' (timm AttentionPoolLatent: one learned query attends over all tokens, then an MLP).
 enum class Pooling { kClassToken, kArgmax, kLast, kAttentionPool };
@@ -120,11 +123,15 @@ struct TextConfig : TowerConfig {
 // kSentencePiece: the checkpoint's own SentencePiece model (T5-style, as SigLIP ships it), cleaned
 // with open_clip's 'canonicalize', ids = pieces[:context_length - 1] + [eos_id].
 enum class TokenizerKind { kClipBpe, kSentencePiece };
+// kSentencePiece text cleaning: open_clip's clean='canonicalize' (OpenCLIP SigLIP over T5Tokenizer),
+// or transformers' SiglipTokenizer (HF SigLIP checkpoints: lowercase, punctuation removed, no ftfy).
+enum class TextCleaning { kOpenClipCanonicalize, kHfSiglip };
 struct TokenizerConfig {
   TokenizerKind kind = TokenizerKind::kClipBpe;
-  std::string hf_name;               // OpenCLIP text_cfg.hf_tokenizer_name ("" for CLIP's BPE)
+  std::string hf_name;               // OpenCLIP text_cfg.hf_tokenizer_name ("" for CLIP's BPE / an HF checkpoint)
   std::filesystem::path model_file;  // kSentencePiece: spiece.model
   int32_t eos_id = kEndOfText;
+  TextCleaning cleaning = TextCleaning::kOpenClipCanonicalize;
 };
 
 // open_clip's eval transform: resize the shorter side (PIL 8-bit bicubic) to image_size,
@@ -231,17 +238,36 @@ class ClipModel {
   // Image embeddings from already preprocessed input: pixels.rows images, each
   // pixels.cols == 3 * image_size * image_size floats in CHW order.
   Result<Matrix> EncodePixels(const Matrix& pixels) const;
+  // EncodeImages(images) from PreprocessImages(images, config().preprocess) computed beforehand (e.g.
+  // shared by models with the same preprocessing): the same chunks, so exactly the same result.
+  Result<Matrix> EncodePreprocessedImages(const Matrix& pixels) const;
 
   struct Impl;
 
  private:
   explicit ClipModel(std::unique_ptr<Impl> impl);
+  template <typename ChunkPixels>
+  Result<Matrix> EncodeImageChunks(int count, ChunkPixels chunk_pixels) const;
   friend Result<ClipModel> LoadClipModel(const std::filesystem::path&, const ClipLoadOptions&);
   std::unique_ptr<Impl> impl_;
 };
 
 // Loads config and memory-maps weights, validating names, dtypes, shapes and offsets.
 Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoadOptions& options = {});
+
+// The configuration LoadClipModel would use for `dir`, without opening the weights (cheap).
+Result<ClipConfig> ReadClipModelConfig(const std::filesystem::path& dir);
+
+// Whether an OpenCLIP model runs natively, decided by the parser LoadClipModel uses: `config_json` is
+// an OpenCLIP model config (open_clip's model_configs/<name>.json, i.e. a bare model_cfg, or a whole
+// open_clip_config.json). Returns the parsed config, or kUnsupported naming the first feature not
+// implemented (kInvalidArgument for a malformed config); `source` names it in errors. The files a
+// config refers to (a SentencePiece tokenizer's) are checked only when a model folder is loaded.
+Result<ClipConfig> ParseOpenClipConfigJson(std::string_view config_json, const std::string& source);
+
+// The canonical text of a preprocessing (size, resize mode, interpolation, mean, std): equal texts,
+// equal pixels. Enters the model fingerprint; `hues run --models` shares board pixels by it.
+std::string PreprocessFingerprintText(const PreprocessConfig& p);
 
 // ---- Random-weight models (demos and tests without downloading weights) ----
 

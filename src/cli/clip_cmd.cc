@@ -209,13 +209,30 @@ std::string TextTowerName(const TextConfig& t) {
                      t.pooling == Pooling::kLast ? "last position" : "first end-of-text (argmax)");
 }
 
+// "canonicalize" (open_clip's) or "siglip_hf" (transformers' SiglipTokenizer).
+std::string_view CleaningName(const TokenizerConfig& t) {
+  return t.cleaning == TextCleaning::kHfSiglip ? "siglip_hf" : "canonicalize";
+}
+
+std::string_view ActivationName(Activation a) {
+  switch (a) {
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kQuickGelu:
+      return "quick_gelu";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+  }
+  return "gelu";
+}
+
 nlohmann::json TokenizerJson(const ClipConfig& c) {
   if (c.tokenizer.kind == TokenizerKind::kClipBpe) {
     return {{"kind", "clip_bpe"}, {"clean", "lower"}, {"eos_id", kEndOfText}, {"pad_id", c.text.pad_id}};
   }
   return {{"kind", "sentencepiece"},
           {"model_file", c.tokenizer.model_file.string()},
-          {"clean", "canonicalize"},
+          {"clean", CleaningName(c.tokenizer)},
           {"eos_id", c.tokenizer.eos_id},
           {"pad_id", c.text.pad_id}};
 }
@@ -244,7 +261,7 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
       {"weights_file", c.weights_file.string()},
       {"layout", c.layout == CheckpointLayout::kOpenClip ? "open_clip" : "huggingface"},
       {"embed_dim", c.embed_dim},
-      {"activation", c.activation == Activation::kGelu ? "gelu" : "quick_gelu"},
+      {"activation", ActivationName(c.activation)},
       {"vision", vision},
       {"text", text},
       {"preprocess",
@@ -274,8 +291,9 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
                            c.text.layers, c.text.heads, c.text.mlp_width);
   std::cout << fmt::format("tokenizer     {}\n", c.tokenizer.kind == TokenizerKind::kClipBpe
                                                       ? "CLIP BPE (bundled vocabulary), clean lower"
-                                                      : fmt::format("SentencePiece {}, clean canonicalize, eos {}, pad {}",
-                                                                    c.tokenizer.model_file.string(), c.tokenizer.eos_id,
+                                                      : fmt::format("SentencePiece {}, clean {}, eos {}, pad {}",
+                                                                    c.tokenizer.model_file.string(),
+                                                                    CleaningName(c.tokenizer), c.tokenizer.eos_id,
                                                                     c.text.pad_id));
   std::cout << fmt::format("preprocess    resize {} ({}) to {}{}, mean {} std {}\n",
                            j["preprocess"]["resize_mode"].get<std::string>(),

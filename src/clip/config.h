@@ -1,8 +1,8 @@
 // Reading a CLIP model directory's configuration: OpenCLIP (`open_clip_config.json` with
-// {model_cfg, preprocess_cfg}, or a bare model_cfg) and Hugging Face transformers (`config.json`
-// with vision_config/text_config, optional `preprocessor_config.json`). Every option that would
-// change the architecture away from a standard ViT CLIP or an OpenCLIP SigLIP (timm ViT-MAP vision,
-// bidirectional text, SentencePiece tokenizer) is refused, naming the feature.
+// {model_cfg, preprocess_cfg}, or a bare model_cfg; config.cc, timm towers in timm_config.cc) and
+// Hugging Face transformers (`config.json` with vision_config/text_config, optional
+// `preprocessor_config.json`: CLIPModel and SiglipModel, hf_config.cc). Every option the native
+// towers do not implement is refused, naming the feature.
 #pragma once
 
 #include <filesystem>
@@ -22,11 +22,8 @@ Result<ClipConfig> ReadClipConfig(const std::filesystem::path& dir);
 
 // Parses an OpenCLIP config ({model_cfg, preprocess_cfg} or a bare model_cfg). `source` names it in errors.
 Result<ClipConfig> ParseOpenClipConfig(const nlohmann::json& j, const std::string& source);
-// Parses a transformers CLIPModel config.json plus its preprocessor_config.json (null if absent).
+// Parses a transformers CLIPModel / SiglipModel config.json plus its preprocessor_config.json (null if absent).
 Result<ClipConfig> ParseHuggingFaceConfig(const nlohmann::json& j, const nlohmann::json& preprocessor,
                                           const std::string& source);
-
-// The canonical preprocessing description that enters the model fingerprint.
-std::string PreprocessFingerprintText(const PreprocessConfig& p);
 
 }  // namespace visalign::clip

@@ -1,4 +1,4 @@
-// Model directories: both checkpoint layouts, and refusal of everything but a standard ViT CLIP.
+// Model directories: both checkpoint layouts, and refusal of every feature the native towers do not implement.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using nlohmann::json;
 
 class ModelDirTest : public ::testing::Test {
@@ -51,8 +52,8 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
       {"/model_cfg/vision_cfg/pool_type", "avg", "vision pool_type"},
       {"/model_cfg/vision_cfg/ls_init_value", 1e-5, "LayerScale"},
       {"/model_cfg/text_cfg/pool_type", "mean", "text pool_type"},
-      {"/model_cfg/text_cfg/act_kwargs", {{"approximate", "tanh"}}, "tanh-approximated GELU"},
-      {"/model_cfg/vision_cfg/timm_model_name", "vit_so400m_patch16_siglip_256", "tanh-approximated GELU"},
+      {"/model_cfg/text_cfg/act_kwargs", {{"approximate", "tanh"}}, "SigLIP2 text tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vit_so400m_patch16_siglip_256", "SigLIP2 timm tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "vit_base_patch16_siglip_gap_224", "timm vision tower"},
       {"/model_cfg/vision_cfg/fancy_new_option", 1, "unknown config field \"fancy_new_option\""},
       {"/preprocess_cfg/resize_mode", "longest", "resize_mode"},
@@ -65,7 +66,44 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
     const Status st = LoadStatus();
     EXPECT_EQ(st.code(), StatusCode::kUnsupported) << st.ToString();
     EXPECT_THAT(st.what(), HasSubstr(c.feature));
+    // Measured against what runs natively, not only "a standard ViT CLIP" (ResNet, ConvNeXt and SigLIP run too).
+    EXPECT_THAT(st.expected(), Not(HasSubstr("standard ViT CLIP"))) << st.ToString();
   }
+  // An option a tower could have but does not implement names the native towers.
+  json cfg = FixtureConfig();
+  cfg["model_cfg"]["vision_cfg"]["pool_type"] = "avg";
+  WriteJson("open_clip_config.json", cfg);
+  EXPECT_EQ(LoadStatus().expected(), "an option the native towers implement (ViT, ModifiedResNet, ConvNeXt, SigLIP; "
+                                     "docs/clip.md)");
+}
+
+// OpenCLIP's SigLIP layout (timm_model_name vit_*_siglip_*, custom_text, init_logit_bias) read from
+// the siglip-tiny fixture: timm's tower options, not the CLIP defaults.
+TEST(SiglipConfig, ReadsTheTimmTowerAndBidirectionalTextOfTheFixture) {
+  const Result<ClipConfig> config = ReadClipConfig(testing::FixtureDir("siglip-tiny"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const ClipConfig& c = *config;
+  EXPECT_TRUE(c.sigmoid_logits);
+  EXPECT_TRUE(c.custom_text);
+  EXPECT_EQ(c.vision.pooling, Pooling::kAttentionPool);
+  EXPECT_FALSE(c.vision.class_token);
+  EXPECT_FALSE(c.vision.ln_pre);
+  EXPECT_EQ(c.vision.image_size, 64);
+  EXPECT_EQ(c.vision.patch_size, 16);
+  EXPECT_EQ(c.vision.width, 64);
+  EXPECT_EQ(c.vision.layers, 2);
+  EXPECT_EQ(c.vision.heads, 4);
+  EXPECT_EQ(c.vision.mlp_width, 256);
+  EXPECT_FLOAT_EQ(c.vision.layer_norm_eps, 1e-6f);
+  EXPECT_EQ(c.text.pooling, Pooling::kLast);
+  EXPECT_FALSE(c.text.causal);
+  EXPECT_TRUE(c.text.projection_bias);
+  EXPECT_FLOAT_EQ(c.text.layer_norm_eps, 1e-6f);
+  EXPECT_EQ(c.tokenizer.kind, TokenizerKind::kSentencePiece);
+  EXPECT_EQ(c.tokenizer.cleaning, TextCleaning::kOpenClipCanonicalize);
+  EXPECT_EQ(c.preprocess.resize_mode, ResizeMode::kSquash);
+  EXPECT_EQ(c.preprocess.mean[0], 0.5f);
+  EXPECT_EQ(c.preprocess.std[2], 0.5f);
 }
 
 // SigLIP checkpoints that are not supported natively are refused naming what is missing.
@@ -93,11 +131,12 @@ TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
   EXPECT_THAT(LoadStatus().what(), HasSubstr("without clean=canonicalize"));
 
   fs::remove(dir_ / "open_clip_config.json");
-  WriteJson("config.json", {{"model_type", "siglip"}, {"vision_config", json::object()}, {"text_config", json::object()}});
+  // transformers' SiglipModel runs (hf_siglip_test.cc); its Siglip2Model (NaFlex, Gemma) does not.
+  WriteJson("config.json", {{"model_type", "siglip2"}, {"vision_config", json::object()}, {"text_config", json::object()}});
   st = LoadStatus();
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
-  EXPECT_THAT(st.what(), HasSubstr("Hugging Face siglip checkpoint"));
-  EXPECT_THAT(st.expected(), HasSubstr("open_clip_config.json"));
+  EXPECT_THAT(st.what(), HasSubstr("Hugging Face siglip2 checkpoint"));
+  EXPECT_THAT(st.expected(), HasSubstr("hues run --embeddings"));
 }
 
 TEST_F(ModelDirTest, RefusesConvTowerOptionsNotImplemented) {
@@ -347,12 +386,14 @@ TEST_F(ModelDirTest, HuggingFaceLayoutGivesTheSameEmbeddings) {
   for (size_t i = 0; i < c.data.size(); ++i) EXPECT_NEAR(c.data[i], d.data[i], 1e-6);
 }
 
-TEST_F(ModelDirTest, HuggingFaceSiglipIsRefused) {
+// A SiglipModel folder needs the checkpoint's own spiece.model beside config.json.
+TEST_F(ModelDirTest, HuggingFaceSiglipNeedsItsSentencePieceModel) {
   LinkFixtureWeights();
   WriteJson("config.json", {{"model_type", "siglip"}, {"vision_config", json::object()}, {"text_config", json::object()}});
   const Status st = LoadStatus();
-  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
-  EXPECT_THAT(st.what(), HasSubstr("siglip"));
+  EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
+  EXPECT_THAT(st.what(), HasSubstr("no SentencePiece model for the Hugging Face SigLIP checkpoint"));
+  EXPECT_THAT(st.expected(), HasSubstr("spiece.model"));
 }
 
 }  // namespace

@@ -32,7 +32,9 @@ void AddBias(float* y, int rows, int cols, const float* bias) {
 
 void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation act) {
   const RowKernels& k = BestRowKernels();
-  const auto row_fn = act == Activation::kQuickGelu ? k.bias_quick_gelu : k.bias_gelu;
+  const auto row_fn = act == Activation::kQuickGelu ? k.bias_quick_gelu
+                      : act == Activation::kGeluTanh ? k.bias_gelu_tanh
+                                                      : k.bias_gelu;
 #pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * cols))
   for (int r = 0; r < rows; ++r) row_fn(y + static_cast<size_t>(r) * cols, cols, bias);
 }

@@ -81,6 +81,29 @@ TEST(RowKernelsTest, BuildsAgreeOnLongRows) {
     base.bias_quick_gelu(a.data(), kCols, bias.data());
     k->bias_quick_gelu(b.data(), kCols, bias.data());
     for (int c = 0; c < kCols; ++c) EXPECT_NEAR(a[c], b[c], 1e-6) << k->name << " quick_gelu " << c;
+    a = x;
+    b = x;
+    base.bias_gelu_tanh(a.data(), kCols, bias.data());
+    k->bias_gelu_tanh(b.data(), kCols, bias.data());
+    for (int c = 0; c < kCols; ++c) EXPECT_NEAR(a[c], b[c], 1e-6) << k->name << " gelu_tanh " << c;
+  }
+}
+
+// PyTorch's gelu(approximate='tanh') written from its definition with libm's tanh, in double, on
+// [-12, 12] (both clamps of the kernel, and the tails) for every build.
+TEST(KernelsTest, TanhGeluMatchesItsDefinition) {
+  constexpr int kCols = 2401;
+  std::vector<float> x(kCols);
+  const std::vector<float> zero(kCols, 0.0f);
+  for (int c = 0; c < kCols; ++c) x[c] = -12.0f + 0.01f * static_cast<float>(c);
+  for (const RowKernels* k : RunnableRowKernels()) {
+    std::vector<float> y = x;
+    k->bias_gelu_tanh(y.data(), kCols, zero.data());
+    for (int c = 0; c < kCols; ++c) {
+      const double v = x[c];
+      const double expected = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+      EXPECT_NEAR(y[c], expected, 1e-6 * std::max(1.0, std::abs(expected))) << k->name << " x = " << v;
+    }
   }
 }
 

@@ -168,23 +168,42 @@ Result<Matrix> ClipModel::EncodeTokens(const std::vector<std::vector<int32_t>>& 
       progress);
 }
 
-Result<Matrix> ClipModel::EncodeImages(const std::vector<imaging::Image>& images) const {
-  const int count = static_cast<int>(images.size());
+// EncodeImages and EncodePreprocessedImages: chunks of max_batch images, chunk_pixels(begin, end)
+// giving each chunk's pixel rows, one EncodePixels call per chunk (too small for a display of its own).
+template <typename ChunkPixels>
+Result<Matrix> ClipModel::EncodeImageChunks(int count, ChunkPixels chunk_pixels) const {
   const int max_batch = impl_->options.max_batch;
-  // Preprocess per chunk so memory stays bounded for long image lists (each chunk is one
-  // EncodePixels call, too small for a display of its own).
   Progress progress("clip images", static_cast<uint64_t>(count), impl_->ShowProgress(count));
   Matrix out(count, embed_dim());
   for (int begin = 0; begin < count; begin += max_batch) {
     const int end = std::min(count, begin + max_batch);
-    const std::vector<imaging::Image> chunk(images.begin() + begin, images.begin() + end);
-    Result<Matrix> pixels = PreprocessImages(chunk, impl_->config.preprocess);
+    Result<Matrix> pixels = chunk_pixels(begin, end);
     if (!pixels.ok()) return pixels.status();
     VISALIGN_ASSIGN_OR_RETURN(Matrix part, EncodePixels(*pixels));
     std::copy(part.data.begin(), part.data.end(), out.row(begin));
     progress.Add(static_cast<uint64_t>(end - begin));
   }
   return out;
+}
+
+Result<Matrix> ClipModel::EncodeImages(const std::vector<imaging::Image>& images) const {
+  // Preprocess per chunk so memory stays bounded for long image lists.
+  return EncodeImageChunks(static_cast<int>(images.size()), [&](int begin, int end) {
+    return PreprocessImages({images.begin() + begin, images.begin() + end}, impl_->config.preprocess);
+  });
+}
+
+Result<Matrix> ClipModel::EncodePreprocessedImages(const Matrix& pixels) const {
+  const size_t row_floats = size_t{3} * image_size() * image_size();
+  if (static_cast<size_t>(pixels.cols) != row_floats || pixels.data.size() != static_cast<size_t>(pixels.rows) * pixels.cols) {
+    return Status::InvalidArgument(fmt::format("pixel matrix has {} columns", pixels.cols), "EncodePreprocessedImages",
+                                   fmt::format("{} floats per image (CHW)", row_floats));
+  }
+  return EncodeImageChunks(pixels.rows, [&](int begin, int end) -> Result<Matrix> {
+    Matrix chunk(end - begin, pixels.cols);
+    std::copy(pixels.row(begin), pixels.row(end), chunk.data.begin());
+    return chunk;
+  });
 }
 
 Result<Matrix> ClipModel::EncodePixels(const Matrix& pixels) const {

@@ -14,6 +14,8 @@ struct RowKernels {
   // y = gelu(y + bias) with exact-erf GELU / QuickGELU (x * sigmoid(1.702 x)).
   void (*bias_gelu)(float* y, int cols, const float* bias);
   void (*bias_quick_gelu)(float* y, int cols, const float* bias);
+  // y = gelu_tanh(y + bias): PyTorch's gelu(approximate='tanh') (transformers' gelu_pytorch_tanh).
+  void (*bias_gelu_tanh)(float* y, int cols, const float* bias);
   // p[0, n) = softmax(p[0, n)) in place.
   void (*softmax)(float* p, int n);
   // y = max(y + bias, 0) (convolution towers' ReLU).

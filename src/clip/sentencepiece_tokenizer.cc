@@ -18,6 +18,8 @@ constexpr const char* kModelFile = "spiece.model";
 constexpr const char* kTokenizerConfigFile = "tokenizer_config.json";
 constexpr const char* kT5DefaultEos = "</s>";
 constexpr const char* kT5DefaultPad = "<pad>";
+constexpr const char* kSiglipDefaultPad = "</s>";  // transformers' SiglipTokenizer
+constexpr const char* kWordBoundary = "\u2581";      // SentencePiece's "▁"
 
 // A special token of tokenizer_config.json: a string or an AddedToken object {"content": ...}.
 Result<std::string> TokenString(const json& cfg, const std::string& key, const std::string& fallback,
@@ -32,8 +34,8 @@ Result<std::string> TokenString(const json& cfg, const std::string& key, const s
 }  // namespace
 
 SentencePieceTokenizer::SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor,
-                                               int32_t eos_id)
-    : processor_(std::move(processor)), eos_id_(eos_id) {}
+                                               int32_t eos_id, TextCleaning cleaning)
+    : processor_(std::move(processor)), eos_id_(eos_id), cleaning_(cleaning) {}
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
@@ -44,7 +46,7 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Load(con
     return Status::InvalidArgument("cannot load SentencePiece model: " + status.ToString(), config.model_file.string(),
                                    "a SentencePiece model file (spiece.model)");
   }
-  return std::unique_ptr<SentencePieceTokenizer>(new SentencePieceTokenizer(std::move(processor), config.eos_id));
+  return std::unique_ptr<SentencePieceTokenizer>(new SentencePieceTokenizer(std::move(processor), config.eos_id, config.cleaning));
 }
 
 std::vector<int32_t> SentencePieceTokenizer::EncodeCleaned(std::string_view cleaned) const {
@@ -64,7 +66,12 @@ Result<std::vector<int32_t>> SentencePieceTokenizer::Tokenize(std::string_view t
     return Status::InvalidArgument("context length " + std::to_string(context_length), "Tokenize", "at least 1");
   }
   VISALIGN_ASSIGN_OR_RETURN(std::u32string decoded, DecodeUtf8(text));
-  std::vector<int32_t> ids = EncodeCleaned(EncodeUtf8(CanonicalizeText(decoded)));
+  const std::u32string cleaned =
+      cleaning_ == TextCleaning::kHfSiglip ? SiglipHfCanonicalizeText(decoded) : CanonicalizeText(decoded);
+  std::vector<int32_t> ids = EncodeCleaned(EncodeUtf8(cleaned));
+  // transformers' SiglipTokenizer encodes "▁" + text with the dummy prefix off: the same pieces for
+  // any non-empty cleaned text, but a lone "▁" piece for an empty one (open_clip encodes nothing).
+  if (ids.empty() && cleaning_ == TextCleaning::kHfSiglip) ids.push_back(processor_->PieceToId(kWordBoundary));
   if (ids.size() > static_cast<size_t>(context_length - 1)) ids.resize(static_cast<size_t>(context_length - 1));
   ids.push_back(eos_id_);
   return ids;
@@ -85,10 +92,15 @@ Status ResolveSentencePieceTokenizer(const fs::path& model_dir, ClipConfig& conf
       return Status::Unsupported("Hugging Face tokenizer.json without a SentencePiece model file", dir.string(),
                                  std::string(kModelFile) + " beside it (SigLIP's T5 tokenizer, from the same hub repo)");
     }
+    if (name.empty()) {
+      return Status::NotFound("no SentencePiece model for the Hugging Face SigLIP checkpoint", dir.string(),
+                              std::string(kModelFile) + " in the model directory");
+    }
     return Status::NotFound("no SentencePiece model for hf_tokenizer_name \"" + name + "\"", dir.string(),
                             std::string(kModelFile) + " in the model directory or in its subfolder " + name);
   }
   json cfg = json::object();
+  TextCleaning cleaning = TextCleaning::kOpenClipCanonicalize;
   const fs::path cfg_file = dir / kTokenizerConfigFile;
   if (fs::is_regular_file(cfg_file)) {
     VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(cfg_file));
@@ -97,20 +109,28 @@ Status ResolveSentencePieceTokenizer(const fs::path& model_dir, ClipConfig& conf
       return Status::InvalidArgument("not a JSON object", cfg_file.string(), "a Hugging Face tokenizer_config.json");
     }
     const std::string cls = cfg.value("tokenizer_class", std::string("T5Tokenizer"));
-    if (cls != "T5Tokenizer" && cls != "T5TokenizerFast") {
+    if (cls == "SiglipTokenizer") {
+      cleaning = TextCleaning::kHfSiglip;
+      if (cfg.contains("do_lower_case") && cfg["do_lower_case"] != true) {
+        return Status::Unsupported("unsupported do_lower_case " + cfg["do_lower_case"].dump(), cfg_file.string(),
+                                   "true (SiglipTokenizer's default)");
+      }
+    } else if (cls != "T5Tokenizer" && cls != "T5TokenizerFast") {
       return Status::Unsupported("unsupported tokenizer_class \"" + cls + "\"", cfg_file.string(),
-                                 "T5Tokenizer (SigLIP; SigLIP2's GemmaTokenizer is not implemented)");
+                                 "T5Tokenizer or SiglipTokenizer (SigLIP; SigLIP2's GemmaTokenizer is not implemented)");
     }
     if (cfg.contains("extra_ids") && cfg["extra_ids"] != 0) {
       return Status::Unsupported("unsupported extra_ids " + cfg["extra_ids"].dump(), cfg_file.string(), "0");
     }
   }
   VISALIGN_ASSIGN_OR_RETURN(std::string eos, TokenString(cfg, "eos_token", kT5DefaultEos, cfg_file.string()));
-  VISALIGN_ASSIGN_OR_RETURN(std::string pad, TokenString(cfg, "pad_token", kT5DefaultPad, cfg_file.string()));
+  const char* default_pad = cleaning == TextCleaning::kHfSiglip ? kSiglipDefaultPad : kT5DefaultPad;
+  VISALIGN_ASSIGN_OR_RETURN(std::string pad, TokenString(cfg, "pad_token", default_pad, cfg_file.string()));
   TokenizerConfig t;
   t.kind = TokenizerKind::kSentencePiece;
   t.hf_name = name;
   t.model_file = model_file;
+  t.cleaning = cleaning;
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<SentencePieceTokenizer> tokenizer, SentencePieceTokenizer::Load(t));
   const std::optional<int32_t> eos_id = tokenizer->PieceId(eos);
   const std::optional<int32_t> pad_id = tokenizer->PieceId(pad);

@@ -36,17 +36,21 @@ class SentencePieceTokenizer {
   std::optional<int32_t> PieceId(const std::string& piece) const;
 
  private:
-  SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor, int32_t eos_id);
+  SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor, int32_t eos_id,
+                         TextCleaning cleaning);
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
   int32_t eos_id_;
+  TextCleaning cleaning_;
 };
 
-// For an OpenCLIP config whose text_cfg names a Hugging Face tokenizer (config.tokenizer.hf_name):
-// finds its folder (model_dir / hf_name when that is a directory, else model_dir itself: hub
-// downloads ship the tokenizer files beside the weights), requires spiece.model there and a T5
-// tokenizer_config.json (if present), and sets config.tokenizer (kind, model_file, eos_id) and
-// config.text.pad_id from its eos/pad tokens. A folder with only tokenizer.json, or another
-// tokenizer class (SigLIP2's Gemma tokenizer), is kUnsupported naming it.
+// For an OpenCLIP config whose text_cfg names a Hugging Face tokenizer (config.tokenizer.hf_name),
+// or an HF SigLIP checkpoint (hf_name ""): finds its folder (model_dir / hf_name when that is a
+// directory, else model_dir itself: hub downloads ship the tokenizer files beside the weights),
+// requires spiece.model there and a tokenizer_config.json (if present) of class T5Tokenizer (open_clip
+// cleaning) or SiglipTokenizer (transformers' cleaning; do_lower_case true), and sets
+// config.tokenizer (kind, model_file, eos_id, cleaning) and config.text.pad_id from its eos/pad
+// tokens. A folder with only tokenizer.json, or another tokenizer class (SigLIP2's Gemma
+// tokenizer), is kUnsupported naming it.
 Status ResolveSentencePieceTokenizer(const std::filesystem::path& model_dir, ClipConfig& config);
 
 }  // namespace visalign::clip

@@ -454,6 +454,11 @@ std::u32string CleanText(std::u32string_view text) {
   return PythonLower(CollapseWhitespace(t));
 }
 
+namespace {
+// string.punctuation is exactly the printable ASCII that is neither alphanumeric nor space.
+bool IsAsciiPunctuation(char32_t c) { return c >= 0x21 && c <= 0x7e && !IsAsciiAlnum(c); }
+}  // namespace
+
 std::u32string CanonicalizeText(std::u32string_view text) {
   const std::u32string unescaped = HtmlUnescape(HtmlUnescape(FixText(text)));
   std::u32string kept;
@@ -461,13 +466,19 @@ std::u32string CanonicalizeText(std::u32string_view text) {
   for (char32_t c : unescaped) {
     if (c == U'_') {
       kept.push_back(U' ');
-    } else if (c >= 0x21 && c <= 0x7e && !IsAsciiAlnum(c)) {
-      continue;  // string.punctuation is exactly the printable ASCII that is neither alphanumeric nor space
-    } else {
+    } else if (!IsAsciiPunctuation(c)) {
       kept.push_back(c);
     }
   }
   return CollapseWhitespace(PythonLower(kept));
+}
+
+std::u32string SiglipHfCanonicalizeText(std::u32string_view text) {
+  std::u32string kept;
+  for (char32_t c : PythonLower(text)) {
+    if (!IsAsciiPunctuation(c)) kept.push_back(c);
+  }
+  return CollapseWhitespace(kept);
 }
 
 }  // namespace visalign::clip

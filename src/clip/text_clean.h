@@ -33,6 +33,11 @@ std::u32string CleanText(std::u32string_view text);
 // PythonLower, CollapseWhitespace.
 std::u32string CanonicalizeText(std::u32string_view text);
 
+// transformers' SiglipTokenizer (do_lower_case): PythonLower, then its canonicalize_text: delete
+// ASCII punctuation ('_' included), re.sub(r"\s+", " ") and strip (= CollapseWhitespace). No ftfy,
+// no HTML unescaping, unlike CanonicalizeText.
+std::u32string SiglipHfCanonicalizeText(std::u32string_view text);
+
 // Python str.isspace() for one code point.
 bool IsPythonSpace(char32_t c);
 

@@ -69,8 +69,8 @@ Matrix PoolAndProject(const TowerConfig& cfg, int embed_dim, const TowerWeights&
 
 // timm AttentionPoolLatent on x[batch * seq, width] (already normed): the latent's query attends
 // over each item's tokens, then proj, then y + MLP(LayerNorm(y)). Returns [batch x width].
-Matrix AttentionPool(const VisionConfig& v, const AttentionPoolWeights& a, const float* x, int batch, int seq,
-                     const ForwardOptions& o, const std::string& prefix) {
+Matrix AttentionPool(const VisionConfig& v, Activation act, const AttentionPoolWeights& a, const float* x, int batch,
+                     int seq, const ForwardOptions& o, const std::string& prefix) {
   const int w = v.width;
   const int rows = batch * seq;
   std::vector<float> q(static_cast<size_t>(w));
@@ -89,7 +89,7 @@ Matrix AttentionPool(const VisionConfig& v, const AttentionPoolWeights& a, const
   LayerNorm(y.data.data(), h.data(), batch, w, a.norm_gain.data, a.norm_bias.data, v.layer_norm_eps);
   std::vector<float> hidden(static_cast<size_t>(batch) * v.mlp_width);
   Linear(a.fc, batch, w, v.mlp_width, h.data(), 0.0f, hidden.data());
-  AddBiasActivate(hidden.data(), batch, v.mlp_width, a.fc.bias.data, Activation::kGelu);
+  AddBiasActivate(hidden.data(), batch, v.mlp_width, a.fc.bias.data, act);
   Linear(a.fc_proj, batch, v.mlp_width, w, hidden.data(), 1.0f, y.data.data());  // residual
   AddBias(y.data.data(), batch, w, a.fc_proj.bias.data);
   Trace(o, prefix + "attn_pool_out", y.data.data(), y.data.size());
@@ -167,13 +167,15 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     LayerNorm(x.data(), x.data(), n * seq, width, w.ln_pre_gain.data, w.ln_pre_bias.data, v.layer_norm_eps);
   }
   Trace(o, prefix + (timm ? "tokens_with_pos" : "ln_pre_out"), x.data(), x.size());
-  // timm towers use exact GELU whatever the OpenCLIP config's quick_gelu says.
-  RunBlocks(v, timm ? Activation::kGelu : config.activation, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix);
+  // OpenCLIP's timm towers use exact GELU whatever its config's quick_gelu says; transformers'
+  // SiglipVisionTransformer its hidden_act (blocks and pooling head alike).
+  const Activation act = timm && config.layout == CheckpointLayout::kOpenClip ? Activation::kGelu : config.activation;
+  RunBlocks(v, act, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix);
   if (timm) {
     LayerNorm(x.data(), x.data(), n * seq, width, w.vision.ln_final_gain.data, w.vision.ln_final_bias.data,
               v.layer_norm_eps);
     Trace(o, prefix + "norm_out", x.data(), x.size());
-    return AttentionPool(v, w.attention_pool, x.data(), n, seq, o, prefix);
+    return AttentionPool(v, act, w.attention_pool, x.data(), n, seq, o, prefix);
   }
   const std::vector<int> class_token(static_cast<size_t>(n), 0);
   return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, prefix, "ln_post_out");

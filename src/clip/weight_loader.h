@@ -64,6 +64,24 @@ class WeightLoader {
     return out;
   }
 
+  // Rows [begin, begin + rows) of the tensor `name` of `shape` (HF's fused in_proj of SigLIP's
+  // pooling head -> timm's separate q and kv): a view for zero-copy tensors, else a copy.
+  Result<Tensor> Rows(const std::string& name, const std::vector<int64_t>& shape, int64_t begin, int64_t rows) {
+    VISALIGN_ASSIGN_OR_RETURN(Tensor full, Get(name, shape));
+    const size_t row_values = Count(shape) / static_cast<size_t>(shape[0]);
+    Tensor out;
+    out.shape = shape;
+    out.shape[0] = rows;
+    const float* first = full.data + static_cast<size_t>(begin) * row_values;
+    if (full.owned.empty()) {
+      out.data = first;
+    } else {
+      out.owned.assign(first, first + static_cast<size_t>(rows) * row_values);
+      out.data = out.owned.data();
+    }
+    return out;
+  }
+
   // Accepts `name` without reading it (a tensor the forward pass does not use, e.g. BatchNorm's
   // num_batches_tracked); it need not be present.
   void Skip(const std::string& name) { used_.insert(name); }

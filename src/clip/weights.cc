@@ -122,40 +122,60 @@ void ConvertLinearWeights(ClipWeights& w, Precision precision) {
   });
 }
 
-// timm VisionTransformer parameter names (OpenCLIP TimmModel: under visual.trunk.), SigLIP options:
-// patch conv with bias, no class token, no pre-norm, final norm, MAP head, no projection.
-Status LoadTimmSiglipVision(WeightLoader& l, const VisionConfig& v, ClipWeights& w) {
-  const std::string p = "visual.trunk.";
+// The SigLIP vision tower: timm VisionTransformer parameter names (OpenCLIP TimmModel, under
+// visual.trunk.) or transformers' SiglipVisionTransformer (under vision_model.; q/k/v separate, the
+// pooling head an nn.MultiheadAttention whose fused in_proj is split into timm's q and kv rows).
+// Patch conv with bias, no class token, no pre-norm, final norm, MAP head, no projection.
+Status LoadSiglipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w) {
+  const VisionConfig& v = config.vision;
+  const bool oc = config.layout == CheckpointLayout::kOpenClip;
+  const std::string p = oc ? "visual.trunk." : "vision_model.";
   const int64_t width = v.width;
   const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid();
-  std::vector<BlockWeights>& blocks = w.vision.blocks;
-  for (int i = 0; i < v.layers; ++i) {
-    const std::string b = p + "blocks." + std::to_string(i) + ".";
-    BlockWeights bw;
-    VISALIGN_ASSIGN_OR_RETURN(bw.ln1_gain, l.Get(b + "norm1.weight", {width}));
-    VISALIGN_ASSIGN_OR_RETURN(bw.ln1_bias, l.Get(b + "norm1.bias", {width}));
-    VISALIGN_ASSIGN_OR_RETURN(bw.ln2_gain, l.Get(b + "norm2.weight", {width}));
-    VISALIGN_ASSIGN_OR_RETURN(bw.ln2_bias, l.Get(b + "norm2.bias", {width}));
-    VISALIGN_ASSIGN_OR_RETURN(bw.qkv, GetLinear(l, b + "attn.qkv", 3 * width, width));
-    VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, GetLinear(l, b + "attn.proj", width, width));
-    VISALIGN_ASSIGN_OR_RETURN(bw.fc, GetLinear(l, b + "mlp.fc1", v.mlp_width, width));
-    VISALIGN_ASSIGN_OR_RETURN(bw.proj, GetLinear(l, b + "mlp.fc2", width, v.mlp_width));
-    blocks.push_back(std::move(bw));
+  if (oc) {
+    for (int i = 0; i < v.layers; ++i) {
+      const std::string b = p + "blocks." + std::to_string(i) + ".";
+      BlockWeights bw;
+      VISALIGN_ASSIGN_OR_RETURN(bw.ln1_gain, l.Get(b + "norm1.weight", {width}));
+      VISALIGN_ASSIGN_OR_RETURN(bw.ln1_bias, l.Get(b + "norm1.bias", {width}));
+      VISALIGN_ASSIGN_OR_RETURN(bw.ln2_gain, l.Get(b + "norm2.weight", {width}));
+      VISALIGN_ASSIGN_OR_RETURN(bw.ln2_bias, l.Get(b + "norm2.bias", {width}));
+      VISALIGN_ASSIGN_OR_RETURN(bw.qkv, GetLinear(l, b + "attn.qkv", 3 * width, width));
+      VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, GetLinear(l, b + "attn.proj", width, width));
+      VISALIGN_ASSIGN_OR_RETURN(bw.fc, GetLinear(l, b + "mlp.fc1", v.mlp_width, width));
+      VISALIGN_ASSIGN_OR_RETURN(bw.proj, GetLinear(l, b + "mlp.fc2", width, v.mlp_width));
+      w.vision.blocks.push_back(std::move(bw));
+    }
+  } else {
+    VISALIGN_ASSIGN_OR_RETURN(w.vision.blocks, GetBlocks(l, v, config.layout, p));
   }
-  VISALIGN_ASSIGN_OR_RETURN(w.patch_embedding, l.Get(p + "patch_embed.proj.weight", {width, 3, v.patch_size, v.patch_size}));
+  const std::string patch = oc ? p + "patch_embed.proj" : p + "embeddings.patch_embedding";
+  VISALIGN_ASSIGN_OR_RETURN(w.patch_embedding, l.Get(patch + ".weight", {width, 3, v.patch_size, v.patch_size}));
   w.patch_embedding.shape = {width, 3LL * v.patch_size * v.patch_size};
-  VISALIGN_ASSIGN_OR_RETURN(w.patch_bias, l.Get(p + "patch_embed.proj.bias", {width}));
-  VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, l.Get(p + "pos_embed", {1, tokens, width}));
-  VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(p + "norm.weight", {width}));
-  VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(p + "norm.bias", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.patch_bias, l.Get(patch + ".bias", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, oc ? l.Get(p + "pos_embed", {1, tokens, width})
+                                                    : l.Get(p + "embeddings.position_embedding.weight", {tokens, width}));
+  const std::string norm = oc ? p + "norm" : p + "post_layernorm";
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(norm + ".weight", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(norm + ".bias", {width}));
   AttentionPoolWeights& a = w.attention_pool;
-  const std::string ap = p + "attn_pool.";
-  VISALIGN_ASSIGN_OR_RETURN(a.latent, l.Get(ap + "latent", {1, 1, width}));
-  VISALIGN_ASSIGN_OR_RETURN(a.q, GetLinear(l, ap + "q", width, width));
-  VISALIGN_ASSIGN_OR_RETURN(a.kv, GetLinear(l, ap + "kv", 2 * width, width));
-  VISALIGN_ASSIGN_OR_RETURN(a.proj, GetLinear(l, ap + "proj", width, width));
-  VISALIGN_ASSIGN_OR_RETURN(a.norm_gain, l.Get(ap + "norm.weight", {width}));
-  VISALIGN_ASSIGN_OR_RETURN(a.norm_bias, l.Get(ap + "norm.bias", {width}));
+  const std::string ap = oc ? p + "attn_pool." : p + "head.";
+  VISALIGN_ASSIGN_OR_RETURN(a.latent, l.Get(ap + (oc ? "latent" : "probe"), {1, 1, width}));
+  if (oc) {
+    VISALIGN_ASSIGN_OR_RETURN(a.q, GetLinear(l, ap + "q", width, width));
+    VISALIGN_ASSIGN_OR_RETURN(a.kv, GetLinear(l, ap + "kv", 2 * width, width));
+  } else {
+    const std::string in = ap + "attention.in_proj_";  // rows: q, k, v
+    VISALIGN_ASSIGN_OR_RETURN(a.q.weight, l.Rows(in + "weight", {3 * width, width}, 0, width));
+    VISALIGN_ASSIGN_OR_RETURN(a.q.bias, l.Rows(in + "bias", {3 * width}, 0, width));
+    VISALIGN_ASSIGN_OR_RETURN(a.kv.weight, l.Rows(in + "weight", {3 * width, width}, width, 2 * width));
+    VISALIGN_ASSIGN_OR_RETURN(a.kv.bias, l.Rows(in + "bias", {3 * width}, width, 2 * width));
+    a.q.layout = a.kv.layout = BLayout::kNK;
+  }
+  VISALIGN_ASSIGN_OR_RETURN(a.proj, GetLinear(l, ap + (oc ? "proj" : "attention.out_proj"), width, width));
+  const std::string head_norm = ap + (oc ? "norm" : "layernorm");
+  VISALIGN_ASSIGN_OR_RETURN(a.norm_gain, l.Get(head_norm + ".weight", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(a.norm_bias, l.Get(head_norm + ".bias", {width}));
   VISALIGN_ASSIGN_OR_RETURN(a.fc, GetLinear(l, ap + "mlp.fc1", v.mlp_width, width));
   VISALIGN_ASSIGN_OR_RETURN(a.fc_proj, GetLinear(l, ap + "mlp.fc2", width, v.mlp_width));
   return Status::Ok();
@@ -203,7 +223,7 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
   switch (config.vision.tower) {
     case VisionTower::kViT:
       if (config.vision.pooling == Pooling::kAttentionPool) {
-        VISALIGN_RETURN_IF_ERROR(LoadTimmSiglipVision(l, config.vision, w));
+        VISALIGN_RETURN_IF_ERROR(LoadSiglipVision(l, config, w));
       } else {
         VISALIGN_RETURN_IF_ERROR(LoadClipVision(l, config, w));
       }
@@ -234,17 +254,20 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
     VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_gain, l.Get(n + ".weight", {t.width}));
     VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_bias, l.Get(n + ".bias", {t.width}));
   }
-  if (t.projection_bias) {
-    VISALIGN_ASSIGN_OR_RETURN(w.text.projection, GetLinear(l, tp + "text_projection", config.embed_dim, t.width));
+  if (t.projection_bias) {  // SigLIP: an nn.Linear (OpenCLIP text.text_projection, HF text_model.head)
+    VISALIGN_ASSIGN_OR_RETURN(w.text.projection,
+                              GetLinear(l, tp + (oc ? "text_projection" : "head"), config.embed_dim, t.width));
   } else {
     VISALIGN_ASSIGN_OR_RETURN(w.text.projection,
                               GetProjection(l, config.layout, oc ? tp + "text_projection" : "text_projection.weight",
                                             t.width, config.embed_dim));
   }
-  VISALIGN_ASSIGN_OR_RETURN(Tensor scale, l.Get("logit_scale", {}));
+  // Scalars, except transformers' SiglipModel, whose logit_scale and logit_bias have shape [1].
+  const std::vector<int64_t> scalar = config.sigmoid_logits && !oc ? std::vector<int64_t>{1} : std::vector<int64_t>{};
+  VISALIGN_ASSIGN_OR_RETURN(Tensor scale, l.Get("logit_scale", scalar));
   w.logit_scale_log = scale.data[0];
   if (config.sigmoid_logits) {
-    VISALIGN_ASSIGN_OR_RETURN(Tensor bias, l.Get("logit_bias", {}));
+    VISALIGN_ASSIGN_OR_RETURN(Tensor bias, l.Get("logit_bias", scalar));
     w.logit_bias = bias.data[0];
   }
   VISALIGN_RETURN_IF_ERROR(l.CheckAllUsed());

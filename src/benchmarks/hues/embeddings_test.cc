@@ -12,6 +12,7 @@ namespace visalign::hues {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::SamePredictions;
 using testing::Scratch;
 
 std::filesystem::path SiglipTiny() {
@@ -37,17 +38,6 @@ HuesEmbeddings Synthetic(const std::vector<std::string>& words) {
   e.prompt_template = "the color {}";
   e.model = "synthetic";
   return e;
-}
-
-bool SamePredictions(const std::vector<WordPredictions>& a, const std::vector<WordPredictions>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t w = 0; w < a.size(); ++w) {
-    if (a[w].word != b[w].word || a[w].top.size() != b[w].top.size()) return false;
-    for (size_t k = 0; k < a[w].top.size(); ++k) {
-      if (a[w].top[k].cell != b[w].top[k].cell || a[w].top[k].similarity != b[w].top[k].similarity) return false;
-    }
-  }
-  return true;
 }
 
 TEST(HuesEmbeddings, FileRoundTripsAndPredictsLikeRankCells) {

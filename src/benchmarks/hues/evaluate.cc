@@ -126,12 +126,16 @@ Result<Catalog> LoadCatalog(const std::filesystem::path& csv) {
   VISALIGN_ASSIGN_OR_RETURN(size_t model_col, t.Column("model"));
   VISALIGN_ASSIGN_OR_RETURN(size_t arch_col, t.Column("architecture"));
   VISALIGN_ASSIGN_OR_RETURN(size_t data_col, t.Column("dataset"));
+  const Result<size_t> open_clip_col = t.Column("open_clip_model");
+  const Result<size_t> pretrained_col = t.Column("pretrained");
   Catalog catalog;
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const auto& row = t.rows[i];
     if (row[model_col].empty() || row[arch_col].empty() || row[data_col].empty())
       return Status::InvalidArgument("empty field", t.Where(i), "model, architecture and dataset filled in");
-    if (!catalog.emplace(row[model_col], CatalogEntry{row[arch_col], row[data_col]}).second)
+    CatalogEntry entry{row[arch_col], row[data_col], open_clip_col.ok() ? row[*open_clip_col] : "",
+                       pretrained_col.ok() ? row[*pretrained_col] : ""};
+    if (!catalog.emplace(row[model_col], std::move(entry)).second)
       return Status::InvalidArgument("model \"" + row[model_col] + "\" listed twice", t.Where(i), "one row per model");
   }
   return catalog;
@@ -144,7 +148,14 @@ Result<Catalog> LoadModelCatalog(const std::filesystem::path& override_csv, std:
   if (override_csv.empty()) return catalog;
   VISALIGN_ASSIGN_OR_RETURN(Catalog overrides, LoadCatalog(override_csv));
   sources.push_back(override_csv.string());
-  for (auto& [model, entry] : overrides) catalog[model] = std::move(entry);
+  for (auto& [model, entry] : overrides) {
+    // A row with only model,architecture,dataset keeps the shipped (open_clip_model, pretrained).
+    if (const auto shipped = catalog.find(model); shipped != catalog.end() && entry.open_clip_model.empty()) {
+      entry.open_clip_model = shipped->second.open_clip_model;
+      entry.pretrained = shipped->second.pretrained;
+    }
+    catalog[model] = std::move(entry);
+  }
   return catalog;
 }
 

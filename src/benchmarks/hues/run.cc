@@ -37,11 +37,28 @@ std::optional<clip::Matrix> DeserializeMatrix(const std::string& bytes, int rows
   return m;
 }
 
-Result<clip::Matrix> EncodeBoard(const clip::ClipModel& model, const Board& board) {
-  return model.EncodeImages(BoardPatchImages(board, model.image_size()));
+Result<clip::Matrix> EncodeBoard(const clip::ClipModel& model, const Board& board, BoardPixels* shared,
+                                 ClipRunResult& result) {
+  if (shared == nullptr) return model.EncodeImages(BoardPatchImages(board, model.image_size()));
+  const int before = shared->preparations();
+  VISALIGN_ASSIGN_OR_RETURN(const clip::Matrix* pixels, shared->For(board, model.config().preprocess));
+  result.board_pixels_prepared = shared->preparations() != before;
+  return model.EncodePreprocessedImages(*pixels);
 }
 
 }  // namespace
+
+Result<const clip::Matrix*> BoardPixels::For(const Board& board, const clip::PreprocessConfig& preprocess) {
+  const std::string key = Sha256Hex(BoardRgbBytes(board)) + "|" + clip::PreprocessFingerprintText(preprocess);
+  if (key != key_) {
+    key_.clear();
+    pixels_ = clip::Matrix();
+    VISALIGN_ASSIGN_OR_RETURN(pixels_, clip::PreprocessImages(BoardPatchImages(board, preprocess.image_size), preprocess));
+    key_ = key;
+    ++preparations_;
+  }
+  return &pixels_;
+}
 
 Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board& board,
                                       const std::vector<std::string>& words, const ClipRunOptions& options) {
@@ -69,7 +86,7 @@ Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board&
     }
   }
   if (!board_embeddings) {
-    VISALIGN_ASSIGN_OR_RETURN(clip::Matrix encoded, EncodeBoard(model, board));
+    VISALIGN_ASSIGN_OR_RETURN(clip::Matrix encoded, EncodeBoard(model, board, options.board_pixels, result));
     if (!result.cache_file.empty()) {
       VISALIGN_RETURN_IF_ERROR(EnsureDirectory(result.cache_file.parent_path()));
       VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(result.cache_file, SerializeMatrix(encoded)));

@@ -38,6 +38,18 @@ inline std::vector<NonsenseWord> TestNonsense() {
   return std::move(n).value();
 }
 
+// Equal words, cells and similarities (exactly), in order.
+inline bool SamePredictions(const std::vector<WordPredictions>& a, const std::vector<WordPredictions>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t w = 0; w < a.size(); ++w) {
+    if (a[w].word != b[w].word || a[w].top.size() != b[w].top.size()) return false;
+    for (size_t k = 0; k < a[w].top.size(); ++k) {
+      if (a[w].top[k].cell != b[w].top[k].cell || a[w].top[k].similarity != b[w].top[k].similarity) return false;
+    }
+  }
+  return true;
+}
+
 // A scratch folder removed at the end of the test; Write(name, contents) puts a file in it.
 using Scratch = visalign::testing::TempDir;
 

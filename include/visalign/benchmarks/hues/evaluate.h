@@ -72,16 +72,19 @@ ModelEvaluation EvaluateModel(const ModelPredictions& model, const HumanBaseline
                               const Vocabulary& vocabulary, const Board& board, const MacroMap& macro,
                               const EvaluateOptions& options);
 
-// model → architecture family, dataset family (catalog CSV: model,architecture,dataset; other columns ignored).
+// model → architecture family, dataset family (catalog CSV: model,architecture,dataset, optional
+// open_clip_model,pretrained: open_clip's (model, pretrained tag) pair; other columns ignored).
 struct CatalogEntry {
   std::string architecture, dataset;
+  std::string open_clip_model, pretrained;  // "" when the CSV has no such column
 };
 using Catalog = std::map<std::string, CatalogEntry>;
 Result<Catalog> LoadCatalog(const std::filesystem::path& csv);
 
 // The catalog `hues evaluate` uses: the shipped data/hues/model_catalog.csv (the 162 published models, derivation in
 // docs/hues.md), with the rows of `override_csv` (when not empty) replacing the shipped rows of the same model and
-// adding new models. `sources` receives the files read, shipped first.
+// adding new models (a replacing row without open_clip_model keeps the shipped open_clip_model and pretrained).
+// `sources` receives the files read, shipped first.
 Result<Catalog> LoadModelCatalog(const std::filesystem::path& override_csv, std::vector<std::string>& sources);
 
 // Median, quartiles (type 7, numpy's default) and range of the finite values; all NaN without any.

@@ -18,3 +18,4 @@
 #include "visalign/benchmarks/hues/evaluate.h"
 #include "visalign/benchmarks/hues/nonsense.h"
 #include "visalign/benchmarks/hues/embeddings.h"
+#include "visalign/benchmarks/hues/models.h"

@@ -74,17 +74,40 @@ std::string PredictionsJsonl(const ModelPredictions& model, const Vocabulary& vo
 
 // ---- Predictions from a native CLIP model (`hues run`) ------------------------------------------
 
+// The board's 480 patches preprocessed for one preprocessing, shared by the models that have it
+// (`hues run --models`): prepared once per (board, clip::PreprocessFingerprintText), not once per
+// model. Holds one preprocessing's pixels at a time (3·S²·480 floats: 289 MB at S = 224), so run
+// the models grouped by preprocessing. Not thread-safe.
+class BoardPixels {
+ public:
+  // PreprocessImages(BoardPatchImages(board, size), preprocess): the held pixels when the last call
+  // had the same board and preprocessing, else newly prepared (replacing them).
+  Result<const clip::Matrix*> For(const Board& board, const clip::PreprocessConfig& preprocess);
+  int preparations() const { return preparations_; }  // how many times pixels were prepared
+
+ private:
+  std::string key_;
+  clip::Matrix pixels_;
+  int preparations_ = 0;
+};
+
 struct ClipRunOptions {
   std::string prompt_template = "{}";  // "{}" is replaced by the word ("a photo of the color {}")
   // Folder for cached board image embeddings; empty = no cache. The cache file is keyed by the
   // model fingerprint (weights + preprocessing), the board file's SHA-256 and the patch size.
   std::filesystem::path cache_dir;
+  // Board pixels shared with other models (null: preprocessed chunk by chunk, for this model only).
+  // The embeddings are the same either way (ClipModel::EncodePreprocessedImages).
+  BoardPixels* board_pixels = nullptr;
 };
 
 struct ClipRunResult {
   std::vector<WordPredictions> words;  // in input order, top-5 by cosine similarity, best first
   bool cache_hit = false;
   std::filesystem::path cache_file;    // empty without a cache
+  // With options.board_pixels, when the board was encoded: whether its pixels were prepared for
+  // this model (false: reused from an earlier model with the same preprocessing).
+  std::optional<bool> board_pixels_prepared;
   clip::Matrix board_embeddings;       // [480 x D], what the ranking used (`hues run --save-embeddings`)
   clip::Matrix text_embeddings;        // [words x D]
 };

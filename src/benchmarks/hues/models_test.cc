@@ -1,0 +1,101 @@
+// The model zoo's support column comes from the clip loader's own parser applied to each model's
+// OpenCLIP config (data/clip/open_clip_model_configs.json, open_clip's model_configs at the commit
+// the catalog was made from).
+#include "visalign/benchmarks/hues/models.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "benchmarks/hues/test_support.h"
+#include "visalign/core/io.h"
+
+namespace visalign::hues {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::map<std::string, CatalogModel> ByName(const std::vector<CatalogModel>& models) {
+  std::map<std::string, CatalogModel> out;
+  for (const CatalogModel& m : models) out.emplace(m.model, m);
+  return out;
+}
+
+std::map<std::string, CatalogModel> Shipped() {
+  std::vector<std::string> sources;
+  Result<std::vector<CatalogModel>> models = ListCatalogModels("", sources);
+  EXPECT_TRUE(models.ok()) << models.status().ToString();
+  return models.ok() ? ByName(*models) : std::map<std::string, CatalogModel>{};
+}
+
+TEST(ModelCatalog, EveryPublishedModelHasAnOpenClipConfigAndASupportClass) {
+  const std::map<std::string, CatalogModel> models = Shipped();
+  EXPECT_EQ(models.size(), 162u);
+  for (const auto& [name, m] : models) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(name, m.entry.open_clip_model + "-" + m.entry.pretrained);
+    EXPECT_NE(m.support, ModelSupport::kNone) << m.reason;
+    if (m.support == ModelSupport::kNative) {
+      EXPECT_FALSE(m.vision_tower.empty());
+      EXPECT_TRUE(m.reason.empty()) << m.reason;
+    } else {
+      EXPECT_THAT(m.reason, HasSubstr("unsupported")) << "a refusal names the missing feature";
+    }
+  }
+}
+
+// Architectures docs/clip.md lists as native, and refusals naming what is missing.
+TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
+  const std::map<std::string, CatalogModel> models = Shipped();
+  struct Case {
+    std::string model;
+    ModelSupport support;
+    std::string tower_or_reason;
+  };
+  const std::vector<Case> cases = {
+      {"RN50-openai", ModelSupport::kNative, "ModifiedResNet"},
+      {"RN50x64-openai", ModelSupport::kNative, "ModifiedResNet"},
+      {"ViT-B-32-openai", ModelSupport::kNative, "ViT"},
+      {"ViT-bigG-14-laion2b_s39b_b160k", ModelSupport::kNative, "ViT"},
+      {"convnext_base_w-laion2b_s13b_b82k", ModelSupport::kNative, "ConvNeXt (timm)"},
+      {"convnext_large_d-laion2b_s26b_b102k_augreg", ModelSupport::kNative, "ConvNeXt (timm)"},  // timm_proj mlp
+      {"ViT-B-16-SigLIP-webli", ModelSupport::kNative, "ViT"},
+      {"ViT-SO400M-14-SigLIP-webli", ModelSupport::kNative, "ViT"},
+      {"ViT-B-16-SigLIP2-webli", ModelSupport::kEmbeddings, "Gemma tokenizer"},
+      {"ViT-SO400M-16-SigLIP2-384-webli", ModelSupport::kEmbeddings, "Gemma tokenizer"},
+      {"EVA02-B-16-merged2b_s8b_b131k", ModelSupport::kEmbeddings, "EVA"},
+      {"ViTamin-B-datacomp1b", ModelSupport::kEmbeddings, "ViTamin"},
+      {"coca_ViT-B-32-laion2b_s13b_b90k", ModelSupport::kEmbeddings, "CoCa"},
+      {"xlm-roberta-base-ViT-B-32-laion5b_s13b_b90k", ModelSupport::kEmbeddings, "Hugging Face text tower"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model);
+    ASSERT_TRUE(models.count(c.model));
+    const CatalogModel& m = models.at(c.model);
+    EXPECT_EQ(ModelSupportName(m.support), ModelSupportName(c.support));
+    EXPECT_THAT(m.support == ModelSupport::kNative ? m.vision_tower : m.reason, HasSubstr(c.tower_or_reason));
+  }
+}
+
+TEST(ModelCatalog, UserRowsWithoutAKnownConfigAreNone) {
+  testing::Scratch scratch;
+  const std::filesystem::path csv = scratch.Write("mine.csv",
+                                                  "model,architecture,dataset,open_clip_model,pretrained\n"
+                                                  "my-model,Mine,Private,my-arch,v1\n"
+                                                  "RN50-openai,ResNet,OpenAI-WIT,,\n");
+  std::vector<std::string> sources;
+  Result<std::vector<CatalogModel>> list = ListCatalogModels(csv, sources);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_EQ(sources.size(), 2u);
+  const std::map<std::string, CatalogModel> models = ByName(*list);
+  EXPECT_EQ(models.size(), 163u);
+  EXPECT_EQ(models.at("my-model").support, ModelSupport::kNone);
+  EXPECT_THAT(models.at("my-model").reason, HasSubstr("no OpenCLIP config for \"my-arch\""));
+  // A replaced row without open_clip_model keeps the shipped one, so its support is unchanged.
+  EXPECT_EQ(models.at("RN50-openai").support, ModelSupport::kNative);
+  EXPECT_EQ(models.at("RN50-openai").entry.open_clip_model, "RN50");
+}
+
+}  // namespace
+}  // namespace visalign::hues

@@ -1,0 +1,147 @@
+// Internal to the clip module's config readers (config.cc: OpenCLIP, hf_config.cc: Hugging Face
+// transformers): typed access to one JSON object that remembers the keys it consumed (an unknown key
+// is refused, never ignored), and the checks both layouts share.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/clip.h"
+#include "visalign/core/status.h"
+#include "visalign/core/untrusted.h"
+
+namespace visalign::clip::config_internal {
+
+using nlohmann::json;
+
+constexpr std::array<float, 3> kOpenAiMean{0.48145466f, 0.4578275f, 0.40821073f};
+constexpr std::array<float, 3> kOpenAiStd{0.26862954f, 0.26130258f, 0.27577711f};
+constexpr int kDefaultVocabSize = 49408;
+// OpenCLIP models use 4 (ViT-bigG 4.9231); a ratio above this is a broken or hostile config.
+constexpr double kMaxMlpRatio = 64.0;
+constexpr int64_t kMaxElements = (int64_t{1} << 31) - 1;
+// What a refused option is measured against: the towers visalign runs natively (docs/clip.md).
+constexpr const char* kNativeTowersExpected =
+    "an option the native towers implement (ViT, ModifiedResNet, ConvNeXt, SigLIP; docs/clip.md)";
+
+// Reads typed fields from one JSON object, remembering which keys were consumed so the rest can be
+// checked: a key we do not understand must not be silently ignored.
+class Fields {
+ public:
+  Fields(const json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+
+  bool Has(const std::string& key) const { return obj_.contains(key) && !obj_[key].is_null(); }
+
+  Result<int> Int(const std::string& key, std::optional<int> fallback) {
+    used_.insert(key);
+    if (!Has(key)) {
+      if (fallback) return *fallback;
+      return Status::InvalidArgument("missing field \"" + key + "\"", where_, "a positive integer");
+    }
+    const json& v = obj_[key];
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 24)) {
+      return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a positive integer");
+    }
+    return static_cast<int>(v.get<int64_t>());
+  }
+
+  Result<double> Number(const std::string& key, double fallback) {
+    used_.insert(key);
+    if (!Has(key)) return fallback;
+    const json& v = obj_[key];
+    if (!v.is_number()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a number");
+    return v.get<double>();
+  }
+
+  Result<std::string> String(const std::string& key, const std::string& fallback) {
+    used_.insert(key);
+    if (!Has(key)) return fallback;
+    const json& v = obj_[key];
+    if (!v.is_string()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a string");
+    return v.get<std::string>();
+  }
+
+  Result<bool> Bool(const std::string& key, bool fallback) {
+    used_.insert(key);
+    if (!Has(key)) return fallback;
+    const json& v = obj_[key];
+    if (!v.is_boolean()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "true or false");
+    return v.get<bool>();
+  }
+
+  // A square size given as N or [N, N].
+  Result<int> SquareSize(const std::string& key, std::optional<int> fallback) {
+    if (Has(key) && obj_[key].is_array()) {
+      used_.insert(key);
+      const json& v = obj_[key];
+      if (v.size() != 2 || !v[0].is_number_integer() || v[0] != v[1] || v[0].get<int64_t>() <= 0) {
+        return Status::Unsupported("non-square or invalid " + key + " " + QuoteJson(v), where_, "a square size N or [N, N]");
+      }
+      return static_cast<int>(v[0].get<int64_t>());
+    }
+    return Int(key, fallback);
+  }
+
+  // Accepts `key` only when absent/null or equal to one of `allowed`; otherwise the feature is unsupported.
+  Status Require(const std::string& key, const std::vector<json>& allowed, const std::string& feature) {
+    used_.insert(key);
+    if (!Has(key)) return Status::Ok();
+    for (const json& a : allowed) {
+      if (obj_[key] == a) return Status::Ok();
+    }
+    return Status::Unsupported("unsupported " + feature + " (" + key + " = " + QuoteJson(obj_[key]) + ")", where_,
+                               kNativeTowersExpected);
+  }
+
+  // Keys that do not change inference (training-only or output-format options).
+  void Ignore(std::initializer_list<const char*> keys) {
+    for (const char* k : keys) used_.insert(k);
+  }
+
+  Status CheckAllUsed() const {
+    for (const auto& [key, value] : obj_.items()) {
+      if (!used_.count(key)) {
+        return Status::Unsupported("unknown config field " + QuoteText(key) + " = " + QuoteJson(value), where_,
+                                   "only fields of the natively run towers' configs (refusing rather than ignoring it)");
+      }
+    }
+    return Status::Ok();
+  }
+
+  const std::string& where() const { return where_; }
+
+ private:
+  const json& obj_;
+  std::string where_;
+  std::set<std::string> used_;
+};
+
+Result<const json*> Object(const json& parent, const std::string& key, const std::string& where);
+Status CheckHeads(const TowerConfig& t, const std::string& where);
+// A ViT's patch grid is image_size / patch_size rounded down: a remainder (image 384, patch 14 in
+// ViT-SO400M-14-SigLIP-384) is dropped, as PyTorch's stride-P convolution drops it. Requires
+// patch_size <= image_size.
+Status CheckPatchGrid(const VisionConfig& v, const std::string& where);
+// OpenCLIP's int(width * mlp_ratio), for a ratio in (0, kMaxMlpRatio] giving at least one unit.
+Result<int> MlpWidth(int width, double mlp_ratio, const std::string& where);
+// The model's largest tensors and activations must have fewer than 2^31 elements (int indexing).
+Status CheckSizesFit(const ClipConfig& c, const std::string& where);
+// Three numbers (or one for all channels) under `key`, `fallback` when absent.
+Result<std::array<float, 3>> Triple(const json& obj, const std::string& key, const std::array<float, 3>& fallback,
+                                    const std::string& where);
+Status CheckPreprocess(const PreprocessConfig& p, const std::string& where);
+// Four positive integers (ResNet layers, ConvNeXt depths/dims).
+Result<std::array<int, 4>> FourInts(const json& v, const std::string& key, const std::string& where);
+
+// timm_config.cc: a vision_cfg naming a timm SigLIP ViT (vit_*_siglip_*), and any other timm trunk
+// (ConvNeXt, or a refusal naming its family).
+Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& where);
+Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where);
+
+}  // namespace visalign::clip::config_internal
