@@ -10,8 +10,9 @@
 // killing the process at any moment never leaves a done row without its image nor a half image.
 //
 // RunStore is an interface and OpenStore(location) chooses the implementation: a folder is the
-// embedded SQLite store; a server database (postgres://..., not yet implemented) will implement the
-// same virtual methods, and callers do not change.
+// embedded SQLite store; postgres://... is a PostgreSQL database shared by workers on many hosts,
+// whose images are files under a shared folder (root() = --image-root) or rows of the database
+// (bytea; root() is then a local folder DoneImages copies them into). Callers do not change.
 // Leases let any number of processes share a run without a coordinator: a worker (an owner id
 // unique per process, MakeOwnerId) claims rows before working on them (ClaimRows, one atomic
 // transaction), renews its leases while it works, and completes (MarkDone / MarkFailure) or
@@ -212,6 +213,11 @@ class RunStore {
   // file to its final path (nothing to do without a staged file), or deletes it.
   Status PublishImage(const StoredImage& image);
   void DiscardImage(const StoredImage& image);
+  // For stores that keep images elsewhere than root(): makes each of `images` (a done image of
+  // `run`) a file at its image_path with its SHA-256, before DoneImages returns them.
+  virtual Status MaterializeImages(const std::string& run, const std::vector<DoneImage>& images) {
+    return Status::Ok();
+  }
 
  private:
   std::filesystem::path root_;
@@ -227,15 +233,45 @@ std::string MakeOwnerId();
 // File-name-safe form of an item id: bytes outside [A-Za-z0-9._-] become %XX.
 std::string SafeFileName(std::string_view id);
 
+// How to reach a server store, beside its location (the CLI's --store-password-env and --image-root).
+struct StoreOptions {
+  // Name of the environment variable holding the database password; empty: libpq's own sources
+  // (PGPASSWORD, ~/.pgpass). The password is never part of a message, log or recorded connection.
+  std::string password_env;
+  // PostgreSQL, a store of image files: the folder holding them, shared by every worker. A store
+  // that keeps its images in the database: the local folder they are copied into for scoring
+  // (default: a folder under the system temp folder named after the database). Ignored by the
+  // embedded store.
+  std::filesystem::path image_root;
+  // PostgreSQL, only when the store is created: keep images in the database even though
+  // image_root is given. A store created without image_root keeps them there too.
+  bool images_in_database = false;
+};
+
 // Opens (creating if needed) the store at `location`, choosing the implementation from it:
 //   a folder (any location without "<scheme>://")  the embedded store: SQLite with WAL, a busy
 //     timeout, and a schema version check (a store written by a newer visalign is refused, not
 //     altered; one written by an older visalign is upgraded in place: schema 1 kept the endpoint,
 //     API key variable and command timeout in the identity, they move to the connection)
-//   postgres://... or postgresql://...  Unsupported: this visalign has no PostgreSQL store yet
+//   postgres://user@host:port/db or postgresql://...  a PostgreSQL database (libpq URI; any libpq
+//     parameter may follow "?"). An empty database gets the current schema; one written by a newer
+//     visalign is refused, one written by an older visalign is refused until MigrateStore (the
+//     workers sharing it may run different versions, so upgrading is an explicit step).
 //   any other scheme  Unsupported, naming the scheme
-// An unsupported scheme is reported at "store location", quoting only the scheme (never credentials).
-Result<std::unique_ptr<RunStore>> OpenStore(const std::string& location);
+// Errors name the location as DisplayLocation shows it, at "store location".
+Result<std::unique_ptr<RunStore>> OpenStore(const std::string& location, const StoreOptions& options = {});
+
+// What MigrateStore did: the schema version found (0: none, a new store) and the one now in place.
+struct SchemaMigration {
+  int from = 0, to = 0;
+};
+// Brings the store at `location` to this visalign's schema (creating it if needed); refuses a
+// newer one, as OpenStore does.
+Result<SchemaMigration> MigrateStore(const std::string& location, const StoreOptions& options = {});
+
+// `location` safe to show: a server URL without its password ("postgres://ann@db/v" for
+// "postgres://ann:secret@db/v?password=x"); a folder as it is.
+std::string DisplayLocation(const std::string& location);
 // Whether `location` already holds a store, for commands that must not create one: a folder with
 // the embedded database; a server location always counts (opening it says whether it is there).
 bool StoreExists(const std::string& location);

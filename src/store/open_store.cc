@@ -1,6 +1,8 @@
 // OpenStore: which RunStore implementation a location names.
 #include <fmt/format.h>
 
+#include "store/postgres_connection.h"
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
 namespace visalign::store {
@@ -24,17 +26,35 @@ std::string SchemeOf(const std::string& location) {
 
 bool IsPostgres(const std::string& scheme) { return scheme == "postgres" || scheme == "postgresql"; }
 
+Status UnknownScheme(const std::string& scheme) {
+  return Status::Unsupported(fmt::format("unknown store scheme \"{}://\"", scheme), kWhere,
+                             "a folder (the embedded SQLite store) or postgres://user@host:port/database");
+}
+
 }  // namespace
 
-Result<std::unique_ptr<RunStore>> OpenStore(const std::string& location) {
+Result<std::unique_ptr<RunStore>> OpenStore(const std::string& location, const StoreOptions& options) {
   const std::string scheme = SchemeOf(location);
   if (scheme.empty()) return OpenSqliteStore(location);
-  if (IsPostgres(scheme))
-    return Status::Unsupported(
-        fmt::format("{}:// stores are not implemented yet: this visalign was built without PostgreSQL support", scheme),
-        kWhere, "a folder (the embedded SQLite store)");
-  return Status::Unsupported(fmt::format("unknown store scheme \"{}://\"", scheme), kWhere,
-                             "a folder (the embedded SQLite store); postgres:// is planned");
+  if (IsPostgres(scheme)) return OpenPostgresStore(location, options, /*migrate=*/false);
+  return UnknownScheme(scheme);
+}
+
+Result<SchemaMigration> MigrateStore(const std::string& location, const StoreOptions& options) {
+  const std::string scheme = SchemeOf(location);
+  SchemaMigration migration;
+  if (scheme.empty()) {
+    VISALIGN_RETURN_IF_ERROR(OpenSqliteStore(location, &migration).status());
+  } else if (IsPostgres(scheme)) {
+    VISALIGN_RETURN_IF_ERROR(OpenPostgresStore(location, options, /*migrate=*/true, &migration).status());
+  } else {
+    return UnknownScheme(scheme);
+  }
+  return migration;
+}
+
+std::string DisplayLocation(const std::string& location) {
+  return SchemeOf(location).empty() ? location : pg::WithoutPasswords(location);
 }
 
 bool StoreExists(const std::string& location) {

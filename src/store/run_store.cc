@@ -133,6 +133,7 @@ Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
   std::vector<DoneImage> out;
   for (const Row& r : rows)
     if (r.status == RowStatus::kDone) out.push_back({r.item_id, r.k, root_ / r.image_path, r.sha256});
+  VISALIGN_RETURN_IF_ERROR(MaterializeImages(run, out));
   return out;
 }
 

@@ -2,15 +2,16 @@
 // through one connection behind a mutex (writes are tiny; the images themselves are files).
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
-#include <ctime>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
+#include "store/row_semantics.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_statement.h"
 
@@ -73,12 +74,6 @@ ALTER TABLE items ADD COLUMN lease_expires INTEGER NOT NULL DEFAULT 0;
 )sql";
 constexpr const char* kLeaseIndex = "CREATE INDEX IF NOT EXISTS items_by_lease_owner ON items(run, lease_owner)";
 
-Result<RowStatus> ParseRowStatus(const std::string& s, const std::string& where) {
-  if (s == "pending") return RowStatus::kPending;
-  if (s == "done") return RowStatus::kDone;
-  if (s == "failed") return RowStatus::kFailed;
-  return Status::Corrupt("unknown row status \"" + s + "\"", where, "pending, done or failed");
-}
 
 class SqliteStore final : public RunStore {
  public:
@@ -95,13 +90,13 @@ class SqliteStore final : public RunStore {
     return Status::Ok();
   }
 
-  Status Initialize() {
+  Status Initialize(SchemaMigration* migration) {
     std::lock_guard lock(mu_);
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
     // WAL: readers never block the writer; NORMAL sync is durable against process crashes
     // (SIGKILL); images are fsynced by WriteImage before their row commits.
     VISALIGN_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"));
-    return Transaction([&] { return MigrateLocked(); });
+    return Transaction([&] { return MigrateLocked(migration); });
   }
 
   // One transaction, so workers starting together on a new run create it once.
@@ -298,10 +293,9 @@ class SqliteStore final : public RunStore {
           VISALIGN_RETURN_IF_ERROR(st);
           continue;
         }
-        const std::string status = q.Text(0), holder = q.Text(1);
-        const int64_t expires = q.Int(2);
-        if (status == "done" || (status == "failed" && !include_failed)) continue;
-        if (!holder.empty() && holder != owner && expires > now) {
+        const ClaimDecision decision = DecideClaim(q.Text(0), q.Text(1), q.Int(2), owner, now, include_failed);
+        if (decision == ClaimDecision::kSkip) continue;
+        if (decision == ClaimDecision::kBusy) {
           claim.busy.push_back(key);
           continue;
         }
@@ -403,12 +397,13 @@ class SqliteStore final : public RunStore {
   }
 
  private:
-  Status MigrateLocked() {
+  Status MigrateLocked(SchemaMigration* migration) {
     Stmt v(db_, "PRAGMA user_version", where_);
     VISALIGN_RETURN_IF_ERROR(v.prepared());
     Status st;
     int64_t version = v.Step(st) ? v.Int(0) : 0;
     VISALIGN_RETURN_IF_ERROR(st);
+    if (migration) *migration = {static_cast<int>(version), std::max(static_cast<int>(version), kSchemaVersion)};
     if (version > kSchemaVersion)
       return Status::Unsupported(fmt::format("store schema version {} is newer than this visalign's {}", version,
                                              kSchemaVersion),
@@ -474,7 +469,7 @@ class SqliteStore final : public RunStore {
     if (!found)
       return Status::NotFound(fmt::format("no row for item \"{}\" sample {} in run \"{}\"", item_id, k, run), where_,
                               "a row added by AddItems");
-    return q.Text(0) != "done" && q.Text(1) == owner ? Completion::kRecorded : Completion::kLeaseLost;
+    return CompletionFor(q.Text(0), q.Text(1), owner);
   }
 
   Result<std::vector<RunInfo>> QueryRuns(const std::string* name) {
@@ -492,18 +487,8 @@ class SqliteStore final : public RunStore {
     std::vector<RunInfo> runs;
     Status st;
     while (s.Step(st)) {
-      RunInfo r;
-      r.name = s.Text(0);
-      r.benchmark = s.Text(1);
-      r.dataset_fingerprint = s.Text(2);
-      auto identity = ParseJson(s.Text(3));
-      auto connection = ParseJson(s.Text(5));
-      if (!identity.ok() || !connection.ok())
-        return Status::Corrupt("backend identity or connection of run " + QuoteText(r.name) + " is not JSON", where_,
-                               "JSON objects");
-      r.identity = std::move(*identity);
-      r.connection = std::move(*connection);
-      r.created_at = s.Text(4);
+      VISALIGN_ASSIGN_OR_RETURN(RunInfo r,
+                                RunFromColumns(s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), where_));
       runs.push_back(std::move(r));
     }
     VISALIGN_RETURN_IF_ERROR(st);
@@ -522,7 +507,7 @@ bool SqliteStoreExists(const fs::path& dir) {
   return fs::is_regular_file(dir / kDbFileName, ec);
 }
 
-Result<std::unique_ptr<RunStore>> OpenSqliteStore(const fs::path& dir) {
+Result<std::unique_ptr<RunStore>> OpenSqliteStore(const fs::path& dir, SchemaMigration* migration) {
   VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
   fs::path db_path = dir / kDbFileName;
   sqlite3* db = nullptr;
@@ -534,7 +519,7 @@ Result<std::unique_ptr<RunStore>> OpenSqliteStore(const fs::path& dir) {
     return Status::IoError("cannot open database: " + msg, db_path.string(), "a writable store folder");
   }
   auto store = std::make_unique<SqliteStore>(dir, db);
-  Status st = store->Initialize();
+  Status st = store->Initialize(migration);
   if (!st.ok()) {
     if (st.code() == StatusCode::kIoError)
       return Status::Corrupt(st.what(), st.where(), "an SQLite database written by visalign (or an empty folder)");

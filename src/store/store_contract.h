@@ -8,11 +8,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
 
 #include "testing/dirs.h"
+#include "testing/postgres_server.h"
 #include "visalign/store.h"
 
 namespace visalign::store {
@@ -30,6 +32,26 @@ inline std::string StoreFactoryName(const ::testing::TestParamInfo<StoreFactory>
 // The embedded store in <scratch>/store, opened as users open it.
 inline StoreFactory SqliteStoreFactory() {
   return {"sqlite", [](const std::filesystem::path& scratch) { return OpenStore(scratch / "store"); }};
+}
+
+// A PostgreSQL store in a database of its own per test, on the test program's server
+// (testing::PostgresServer), keeping its images as files under <scratch>/images-shared or in the
+// database (copied into <scratch>/image-cache for scoring).
+inline StoreFactory PostgresStoreFactory(bool images_in_database) {
+  return {images_in_database ? "postgres_images_in_database" : "postgres_image_files",
+          [images_in_database](const std::filesystem::path& scratch) -> Result<std::unique_ptr<RunStore>> {
+            static std::map<std::filesystem::path, std::string> database_of_test;
+            auto& url = database_of_test[scratch];
+            if (url.empty()) {
+              VISALIGN_ASSIGN_OR_RETURN(visalign::testing::PostgresServer * server,
+                                        visalign::testing::PostgresServer::Shared());
+              VISALIGN_ASSIGN_OR_RETURN(url, server->CreateDatabase());
+            }
+            StoreOptions options;
+            options.image_root = scratch / (images_in_database ? "image-cache" : "images-shared");
+            options.images_in_database = images_in_database;
+            return OpenStore(url, options);
+          }};
 }
 
 class RunStoreContract : public ::testing::TestWithParam<StoreFactory> {

@@ -1,6 +1,8 @@
 // The run store contract: what every RunStore implementation does, as value-parameterised tests
 // over a StoreFactory (store_contract.h). Each implementation instantiates the suite: the embedded
-// SQLite store here, and the fault-injecting wrapper (with no faults) to show it is transparent.
+// SQLite store, the PostgreSQL store (on a server this test program starts) keeping images as
+// files and in the database, and the fault-injecting wrapper (with no faults) to show it is
+// transparent.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -405,6 +407,8 @@ TEST(SafeFileName, KeepsPortableCharactersAndEscapesTheRest) {
 
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, RunStoreContract, ::testing::Values(SqliteStoreFactory()), StoreFactoryName);
+INSTANTIATE_TEST_SUITE_P(Postgres, RunStoreContract,
+                         ::testing::Values(PostgresStoreFactory(false), PostgresStoreFactory(true)), StoreFactoryName);
 INSTANTIATE_TEST_SUITE_P(FaultInjectionWithoutFaults, RunStoreContract,
                          ::testing::Values(StoreFactory{"fault_injection", [](const fs::path& scratch)
                                                                                -> Result<std::unique_ptr<RunStore>> {

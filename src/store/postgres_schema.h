@@ -1,0 +1,30 @@
+// The PostgreSQL store's schema and its migrations (internal to the store module). The database
+// records its schema version and where the store keeps its images in table visalign_meta, so every
+// worker of a store agrees on both:
+//   schema_version  1, 2, ...: kMigrations[v - 1] brings a database from version v - 1 to v
+//   images          "files" (under a folder the workers share) or "database" (table images, bytea),
+//                   chosen when the store is created: files when given an image root (and not
+//                   asked for the database)
+#pragma once
+
+#include <string>
+
+#include "store/postgres_connection.h"
+#include "visalign/store.h"
+
+namespace visalign::store {
+
+enum class ImageKeeping { kFiles, kDatabase };
+
+struct SchemaState {
+  SchemaMigration migration;  // from the version found to the one now in place
+  ImageKeeping images = ImageKeeping::kFiles;
+};
+
+// Creates the schema in a database without one, or checks the one there: a newer version is
+// refused, an older one is migrated when `migrate` and refused otherwise (Unsupported at `where`).
+// One transaction under an advisory lock, so workers starting together create the schema once.
+Result<SchemaState> PrepareSchema(pg::Connection& db, const StoreOptions& options, bool migrate,
+                                  const std::string& where);
+
+}  // namespace visalign::store
