@@ -61,7 +61,7 @@ struct RunArgs {
 };
 
 struct Common {
-  std::string store = "./visalign-store";
+  StoreFlags store;
   SetArgs set;
   GenerateArgs gen;
   JudgeArgs judge;
@@ -71,10 +71,6 @@ struct Common {
 void AddSetOptions(CLI::App* app, SetArgs& a) {
   app->add_option("--concepts", a.concepts, "concepts.jsonl (default: the shipped starter set, data/acva/)");
   app->add_option("--pairs", a.pairs, "pairs.jsonl of near-synonym pairs (default: the shipped starter set)");
-}
-
-void AddStoreOption(CLI::App* app, std::string& store) {
-  app->add_option("--store", store, "Run store folder (SQLite + images)")->capture_default_str();
 }
 
 // Everything `acva generate` and `acva run` share; --run is each command's own.
@@ -364,7 +360,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
   {
     auto c = std::make_shared<Common>();
     CLI::App* s = g->add_subcommand("generate", "Generate K images per concept for one model into the run store");
-    AddStoreOption(s, c->store);
+    AddStoreOptions(s, &c->store, "Run store");
     AddSetOptions(s, c->set);
     s->add_option("--run", c->gen.run, "Run name = the model's label in the results")->required();
     AddGenerateOptions(s, c->gen);
@@ -374,7 +370,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "--api-key-env OPENAI_API_KEY");
     cli.Bind(s, [&cli, c]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenStore(c->store));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
       backends::InterruptHandler interrupt;
       return Generate(cli, c->gen, set, *store, interrupt.stop(), /*print_json=*/true);
     });
@@ -383,7 +379,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
   {
     auto c = std::make_shared<Common>();
     CLI::App* s = g->add_subcommand("judge", "Ask the VLM judge every rubric, metaphor and 2AFC question (cached)");
-    AddStoreOption(s, c->store);
+    AddStoreOptions(s, &c->store, "Run store");
     AddSetOptions(s, c->set);
     s->add_option("--run", c->judge.runs, "Generation runs to judge (repeatable)")->required();
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
@@ -394,7 +390,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "Example: visalign acva judge --run gpt-image --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl");
     cli.Bind(s, [&cli, c]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenStore(c->store));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
       backends::InterruptHandler interrupt;
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
       if (cli.global().json) PrintJson(outcome.stats.ToJson());
@@ -405,7 +401,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
   {
     auto c = std::make_shared<Common>();
     CLI::App* s = g->add_subcommand("analyze", "Compute adequacy, diversity, distinctiveness and statistics");
-    AddStoreOption(s, c->store);
+    AddStoreOptions(s, &c->store, "Run store");
     AddSetOptions(s, c->set);
     s->add_option("--run", c->judge.runs, "Runs (models) to analyze (repeatable)")->required();
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/false);
@@ -418,7 +414,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "Example: visalign acva analyze --run a --run b --judge-model qwen2.5-vl --clip-model models/ViT-B-32 --out res");
     cli.Bind(s, [&cli, c]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenStore(c->store));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
       backends::InterruptHandler interrupt;
       VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
       return Analyze(cli, c->analyze, c->judge, set, *store, outcome);
@@ -428,7 +424,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
   {
     auto c = std::make_shared<Common>();
     CLI::App* s = g->add_subcommand("run", "generate + judge + analyze one or more models (each stage resumes)");
-    AddStoreOption(s, c->store);
+    AddStoreOptions(s, &c->store, "Run store");
     AddSetOptions(s, c->set);
     auto r = std::make_shared<RunArgs>();
     auto* run = s->add_option("--run", r->runs, "Run name of a model (repeatable; pairs with --model in order)");
@@ -453,7 +449,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     cli.Bind(s, [&cli, c, r]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(std::vector<GenerateArgs> generations, Generations(c->gen, *r));
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, store::OpenStore(c->store));
+      VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
       backends::InterruptHandler interrupt;
       c->judge.runs.clear();
       for (const GenerateArgs& gen : generations) {

@@ -6,15 +6,33 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "visalign/core/status.h"
+#include "visalign/store.h"
 
 namespace visalign::clip {
 struct ClipConfig;
 struct ClipLoadOptions;
+// Where a command's run store is: --store, with --store-password-env and --image-root for a
+// PostgreSQL store. Every command that takes --store registers all three with AddStoreOptions.
+struct StoreFlags {
+  std::string location = "./visalign-store";
+  store::StoreOptions options;
+  // The location as messages and text outputs show it: never with a password.
+  std::string Display() const { return store::DisplayLocation(location); }
+  // The same for JSON outputs, a folder made absolute.
+  std::string ForJson() const;
+};
+// Adds --store (described by `what`, e.g. "Run store of the --run runs"), --store-password-env and
+// --image-root to `cmd`.
+void AddStoreOptions(CLI::App* cmd, StoreFlags* flags, const std::string& what);
+// store::OpenStore(flags.location, flags.options).
+Result<std::unique_ptr<store::RunStore>> OpenStore(const StoreFlags& flags);
+
 }  // namespace visalign::clip
 
 namespace visalign::cli {
@@ -84,5 +102,21 @@ nlohmann::json RandomWeightsJson(const clip::ClipConfig& config);
 // its value applied to the load options (a bad value is an error naming --precision).
 void AddClipPrecisionOption(CLI::App* cmd, std::string* precision);
 Status ApplyClipPrecision(const std::string& precision, clip::ClipLoadOptions& options);
+
+// Where a command's run store is: --store, with --store-password-env and --image-root for a
+// PostgreSQL store. Every command that takes --store registers all three with AddStoreOptions.
+struct StoreFlags {
+  std::string location = "./visalign-store";
+  store::StoreOptions options;
+  // The location as messages and text outputs show it: never with a password.
+  std::string Display() const { return store::DisplayLocation(location); }
+  // The same for JSON outputs, a folder made absolute.
+  std::string ForJson() const;
+};
+// Adds --store (described by `what`, e.g. "Run store of the --run runs"), --store-password-env and
+// --image-root to `cmd`.
+void AddStoreOptions(CLI::App* cmd, StoreFlags* flags, const std::string& what);
+// store::OpenStore(flags.location, flags.options).
+Result<std::unique_ptr<store::RunStore>> OpenStore(const StoreFlags& flags);
 
 }  // namespace visalign::cli

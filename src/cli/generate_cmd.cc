@@ -25,7 +25,8 @@ namespace fs = std::filesystem;
 constexpr const char* kHelp = "visalign violin generate --help";
 
 struct GenerateArgs {
-  std::string dataset, run, store = "./visalign-store";
+  std::string dataset, run;
+  StoreFlags store;
   BackendArgs backend;
   std::vector<std::string> filters;
   RunControlArgs control;
@@ -69,14 +70,14 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   bool retry_failed = a.control.retry_failed;
   std::vector<store::Row> rows;
   store::RunCounts counts;
-  if (store::StoreExists(a.store)) {
-    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenStore(a.store));
+  if (store::StoreExists(a.store.location)) {
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenStore(a.store));
     VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> existing, st->FindRun(a.run));
     if (existing) {
       VISALIGN_ASSIGN_OR_RETURN(rows, st->Rows(a.run));
       VISALIGN_ASSIGN_OR_RETURN(counts, st->Counts(a.run));
       VISALIGN_ASSIGN_OR_RETURN(store::RunOpening opening,
-                                store::CheckRunReuse(*existing, wanted, counts.done, "store " + a.store));
+                                store::CheckRunReuse(*existing, wanted, counts.done, "store " + a.store.Display()));
       const bool take_over = opening == store::RunOpening::kTakenOver;
       status = take_over ? "take_over" : "resume";
       status_text = take_over ? fmt::format("has no done image yet ({} failed, {} pending): these settings would "
@@ -89,7 +90,7 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   }
   backends::RunSummary plan;
   VISALIGN_ASSIGN_OR_RETURN(std::vector<const backends::WorkItem*> todo,
-                            backends::SelectWork(rows, work, retry_failed, "run " + a.run + " in " + a.store, plan));
+                            backends::SelectWork(rows, work, retry_failed, "run " + a.run + " in " + a.store.Display(), plan));
   nlohmann::json request = nullptr;
   if (a.backend.name == "openai" && !todo.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o,
@@ -104,7 +105,7 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   if (cli.global().json) {
     PrintJson({{"dry_run", true},
                {"run", a.run},
-               {"store", fs::absolute(a.store).string()},
+               {"store", a.store.ForJson()},
                {"status", status},
                {"run_totals", {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}}},
                {"identity", wanted.identity},
@@ -120,7 +121,7 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
     return Status::Ok();
   }
   std::printf("dry run: nothing is requested or written\n");
-  std::printf("run %s in %s: %s\n", a.run.c_str(), a.store.c_str(), status_text.c_str());
+  std::printf("run %s in %s: %s\n", a.run.c_str(), a.store.Display().c_str(), status_text.c_str());
   std::printf("identity:   %s\nconnection: %s\n", wanted.identity.dump().c_str(), wanted.connection.dump().c_str());
   if (!request.is_null())
     std::printf("first request (%s family): POST %s %s\n", request["family"].get<std::string>().c_str(),
@@ -153,12 +154,12 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
   const backends::RunnerOptions options = RunnerOptionsFrom(a.control, !cli.global().json, "generate " + a.run);
   if (a.dry_run) {
     VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
-                              MakeBackend(a.backend, store::ScratchDir(a.store), kHelp));
+                              MakeBackend(a.backend, store::ScratchDir(a.store.location), kHelp));
     return DryRun(cli, a, work,
                   {a.run, "violin", fingerprint, backend->Identity(), "", backends::RunConnection(*backend, options)},
                   options);
   }
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, store::OpenStore(a.store));
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, OpenStore(a.store));
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a.backend, *store, kHelp));
   backends::InterruptHandler interrupt;
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
@@ -169,12 +170,12 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
   if (cli.global().json) {
     nlohmann::json j = summary.ToJson();
     j["run"] = a.run;
-    j["store"] = fs::absolute(a.store).string();
+    j["store"] = a.store.ForJson();
     j["run_totals"] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}};
     if (cost) j["cost"] = *cost;
     PrintJson(j);
   } else {
-    std::printf("run %s in %s: %s\nrun totals: %zu done, %zu failed, %zu pending\n", a.run.c_str(), a.store.c_str(),
+    std::printf("run %s in %s: %s\nrun totals: %zu done, %zu failed, %zu pending\n", a.run.c_str(), a.store.Display().c_str(),
                 summary.ToText().c_str(), counts.done, counts.failed, counts.pending);
     if (cost) std::printf("cost of the %zu images made now: $%.2f\n", summary.done, *cost);
     std::fflush(stdout);
@@ -198,7 +199,7 @@ void AddGenerate(Cli& cli, CLI::App* g) {
   g->add_option("--backend", a->backend.name, "openai (images API), command (local program) or directory (import)")
       ->required()
       ->check(CLI::IsMember({"openai", "command", "directory"}));
-  g->add_option("--store", a->store, "Run store folder (SQLite database + images)")->capture_default_str();
+  AddStoreOptions(g, &a->store, "Run store");
   AddBackendOptions(g, a->backend);
   g->add_option("--path", a->backend.path, "directory: folder of <id>.png or <id>__<k>.png images");
   g->add_option("--samples", a->samples, "Images per item (k = 0..K-1)")->capture_default_str();

@@ -15,7 +15,7 @@ namespace {
 
 struct ReportArgs {
   std::vector<std::string> results;
-  std::string store = "./visalign-store";
+  StoreFlags store;
   std::vector<std::string> runs;
   std::string out;
   std::string title = "visalign report";
@@ -38,7 +38,7 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
   }
   std::vector<report::StoredRun> runs;
   for (const std::string& run : a.runs) {
-    VISALIGN_ASSIGN_OR_RETURN(report::StoredRun stored, report::ReadStoredRun(a.store, run));
+    VISALIGN_ASSIGN_OR_RETURN(report::StoredRun stored, report::ReadStoredRun(a.store.location, a.store.options, run));
     runs.push_back(std::move(stored));
   }
   report::ReportOptions options;
@@ -77,7 +77,7 @@ const CommandGroup kReport(80, [](Cli& cli) {
   cmd->add_option("--results", a->results,
                   "A results folder of `violin evaluate`, `hues evaluate`, `hues nonsense` or `acva analyze/run`; "
                   "repeatable, in page order");
-  cmd->add_option("--store", a->store, "Run store folder of the --run runs")->capture_default_str();
+  AddStoreOptions(cmd, &a->store, "Run store of the --run runs");
   cmd->add_option("--run", a->runs, "A generation run in the store: a section on its rows, latencies and failures; repeatable");
   cmd->add_option("--out", a->out, "The HTML file to write")->required();
   cmd->add_option("--title", a->title, "The page's title")->capture_default_str();

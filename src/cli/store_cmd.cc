@@ -1,4 +1,5 @@
-// `visalign store ls | show | export | rm`: what a run store holds and managing it without SQL.
+// `visalign store ls | show | export | rm | migrate`: what a run store holds and managing it without
+// SQL; migrate creates a store or brings it to this visalign's schema.
 // ls: one line per run with its row counts; show: a run's benchmark, dataset fingerprint, the
 // identity every image was made with, the connection last used, row counts (done, failed,
 // pending, leased by running workers), attempts and first/last update; export: a run's rows and
@@ -18,23 +19,23 @@ namespace {
 namespace fs = std::filesystem;
 
 struct StoreArgs {
-  std::string store = "./visalign-store";
+  StoreFlags store;
   std::string run;  // show: empty = every run
   std::string out;  // export
 };
 
 Result<std::unique_ptr<store::RunStore>> OpenExisting(const StoreArgs& a) {
-  if (!store::StoreExists(a.store))
-    return Status::NotFound("no visalign store in " + a.store, "--store",
+  if (!store::StoreExists(a.store.location))
+    return Status::NotFound("no visalign store in " + a.store.Display(), "--store",
                             "a folder written by `visalign violin generate` (with visalign.db)");
-  return store::OpenStore(a.store);
+  return OpenStore(a.store);
 }
 
 Result<store::RunInfo> FindExisting(store::RunStore& st, const StoreArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> run, st.FindRun(a.run));
   if (!run)
-    return Status::NotFound("no run named \"" + a.run + "\"", "store " + a.store,
-                            "one of the runs `visalign store ls --store " + a.store + "` lists");
+    return Status::NotFound("no run named \"" + a.run + "\"", "store " + a.store.Display(),
+                            "one of the runs `visalign store ls --store " + a.store.Display() + "` lists");
   return std::move(*run);
 }
 
@@ -69,7 +70,7 @@ Status RunLs(const Cli& cli, const StoreArgs& a) {
     out.push_back(std::move(j));
   }
   if (cli.global().json) {
-    PrintJson({{"store", fs::absolute(a.store).string()}, {"runs", out}});
+    PrintJson({{"store", a.store.ForJson()}, {"runs", out}});
     return Status::Ok();
   }
   for (const nlohmann::json& r : out)
@@ -95,10 +96,10 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
     out.push_back(std::move(j));
   }
   if (cli.global().json) {
-    PrintJson({{"store", fs::absolute(a.store).string()}, {"runs", out}});
+    PrintJson({{"store", a.store.ForJson()}, {"runs", out}});
     return Status::Ok();
   }
-  std::printf("store %s: %zu runs\n", a.store.c_str(), runs.size());
+  std::printf("store %s: %zu runs\n", a.store.Display().c_str(), runs.size());
   for (const nlohmann::json& r : out)
     std::printf("run %s (%s, created %s)\n  dataset:    %s\n  identity:   %s\n  connection: %s (last used)\n"
                 "  rows:       %s\n  attempts:   %zu; first row %s, last update %s\n",
@@ -127,6 +128,8 @@ Status RunExport(const Cli& cli, const StoreArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(store::RunInfo info, FindExisting(*st, a));
   VISALIGN_ASSIGN_OR_RETURN(nlohmann::json run, RunJson(*st, info));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, st->Rows(a.run));
+  // Makes sure every done image is a file under root() (a store keeping images in its database).
+  VISALIGN_RETURN_IF_ERROR(st->DoneImages(a.run).status());
   const fs::path out = a.out;
   VISALIGN_RETURN_IF_ERROR(EnsureDirectory(out / "images"));
   std::string lines;
@@ -175,9 +178,24 @@ Status RunRm(const Cli& cli, const StoreArgs& a) {
   return Status::Ok();
 }
 
-void AddStoreOption(CLI::App* app, StoreArgs& a) {
-  app->add_option("--store", a.store, "Run store folder")->capture_default_str();
+// Brings the store to this visalign's schema: an embedded store as opening it does, a PostgreSQL
+// store only here (its workers may run different visalign versions).
+Status RunMigrate(const Cli& cli, const StoreArgs& a) {
+  VISALIGN_ASSIGN_OR_RETURN(store::SchemaMigration m, store::MigrateStore(a.store.location, a.store.options));
+  if (cli.global().json) {
+    PrintJson({{"store", a.store.ForJson()}, {"from_version", m.from}, {"to_version", m.to}});
+  } else if (m.from == m.to) {
+    std::printf("store %s: schema version %d, up to date\n", a.store.Display().c_str(), m.to);
+  } else if (m.from == 0) {
+    std::printf("store %s: created with schema version %d\n", a.store.Display().c_str(), m.to);
+  } else {
+    std::printf("store %s: schema version %d upgraded to %d\n", a.store.Display().c_str(), m.from, m.to);
+  }
+  std::fflush(stdout);
+  return Status::Ok();
 }
+
+void AddStoreOption(CLI::App* app, StoreArgs& a) { AddStoreOptions(app, &a.store, "Run store"); }
 
 const CommandGroup kStore(32, [](Cli& cli) {
   CLI::App* group = cli.Group("store", "Inspect and manage a run store");
@@ -199,7 +217,7 @@ const CommandGroup kStore(32, [](Cli& cli) {
         "resumes only with the same one. connection: where the model was reached the last time (endpoint, API\n"
         "key variable name, timeouts, concurrency, rate); it may change between invocations. leased: pending rows\n"
         "running workers hold now (watch a shared run with `watch visalign store show --run NAME`). Nothing is\n"
-        "written (a store of an older visalign is upgraded in place, as every command that opens it does).\n"
+        "written (an embedded store of an older visalign is upgraded in place, as every command that opens it does).\n"
         "Example:\n"
         "  visalign store show --store ./visalign-store --run gpt-image");
     cli.Bind(show, [&cli, a]() -> Status { return RunShow(cli, *a); });
@@ -225,6 +243,24 @@ const CommandGroup kStore(32, [](Cli& cli) {
         "content and reused by any run with the same bytes).\n"
         "Example: visalign store rm --run old-attempt");
     cli.Bind(rm, [&cli, a]() -> Status { return RunRm(cli, *a); });
+  }
+  {
+    CLI::App* migrate = group->add_subcommand(
+        "migrate", "Create a store, or bring it to this visalign's schema version (a PostgreSQL store needs this)");
+    auto a = std::make_shared<StoreArgs>();
+    AddStoreOption(migrate, *a);
+    migrate->add_flag("--images-in-database", a->store.options.images_in_database,
+                      "PostgreSQL store being created: keep images in the database (bytea), --image-root then being "
+                      "only where each worker copies them for scoring");
+    migrate->footer(
+        "An embedded store (a folder) is upgraded by any command that opens it; this only says what was done.\n"
+        "A PostgreSQL store is upgraded only here, once, by one process (every worker of it then needs this\n"
+        "visalign or newer); a store written by a newer visalign is refused and left as it is. Creating a\n"
+        "PostgreSQL store here fixes where it keeps images: files under --image-root, or the database.\n"
+        "Examples:\n"
+        "  visalign store migrate --store postgres://visalign@db.example:5432/visalign --image-root /shared/images\n"
+        "  visalign store migrate --store postgres://visalign@db.example/visalign --images-in-database");
+    cli.Bind(migrate, [&cli, a]() -> Status { return RunMigrate(cli, *a); });
   }
 });
 

@@ -17,11 +17,11 @@
 namespace visalign::cli {
 namespace {
 
-constexpr char kDefaultStore[] = "./visalign-store";
 constexpr size_t kProblemsShown = 10;
 
 struct EvaluateArgs {
-  std::string dataset, name, out, weights, store = kDefaultStore;
+  std::string dataset, name, out, weights;
+  StoreFlags store;
   std::vector<std::string> images, runs, by;
   std::string split = "all", missing = "skip", normalization = "fixed", background = violin::kDefaultBackground;
   int resamples = stats::BootstrapOptions{}.resamples;
@@ -91,21 +91,21 @@ void WarnProblems(const char* kind, const std::vector<violin::Problem>& problems
 }
 
 // A generation run's done images, checked to belong to this dataset version.
-Result<violin::ModelImages> RunImages(store::RunStore& st, const std::string& run, const std::string& dataset,
-                                      const std::string& fingerprint) {
+Result<violin::ModelImages> RunImages(store::RunStore& st, const StoreFlags& where, const std::string& run,
+                                      const std::string& dataset, const std::string& fingerprint) {
   VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> info, st.FindRun(run));
   if (!info)
-    return Status::NotFound("no run named \"" + run + "\"", "store " + st.root().string(),
+    return Status::NotFound("no run named \"" + run + "\"", "store " + where.Display(),
                             "a run created by `visalign generate --run " + run + "`");
   if (info->dataset_fingerprint != fingerprint)
     return Status::InvalidArgument("run \"" + run + "\" was generated from another dataset version",
-                                   "store " + st.root().string() + " vs " + dataset,
+                                   "store " + where.Display() + " vs " + dataset,
                                    "the dataset folder the run was generated from (manifest SHA-256 " +
                                        info->dataset_fingerprint + ")");
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::DoneImage> done, st.DoneImages(run));
   violin::ModelImages images;
   images.model = run;
-  images.origin = {"run", std::filesystem::absolute(st.root()).lexically_normal(), run, info->identity};
+  images.origin = {"run", std::filesystem::path(where.ForJson()).lexically_normal(), run, info->identity};
   for (store::DoneImage& d : done) images.sources.push_back({d.item_id, d.k, std::move(d.image_path)});
   return images;
 }
@@ -130,13 +130,13 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
     models.push_back(std::move(images));
   }
   if (!a.runs.empty()) {
-    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenStore(a.store));
+    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenStore(a.store));
     const std::string& fingerprint = options.manifest_sha256;
     for (const std::string& run : a.runs) {
       for (const violin::ModelImages& m : models)
         if (m.model == run)
           return Status::InvalidArgument("model \"" + run + "\" given twice", "argument --run", "distinct model names");
-      VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, RunImages(*st, run, a.dataset, fingerprint));
+      VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, RunImages(*st, a.store, run, a.dataset, fingerprint));
       models.push_back(std::move(images));
     }
   }
@@ -173,7 +173,7 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
   ev->add_option("--name", ea->name)->group("");  // the deprecated bare `--model NAME`
   cli.DeprecateOption(ev, "--model", "--images", "--name");
   ev->add_option("--run", ea->runs, "A generation run in --store to score, named as the model (repeatable)");
-  ev->add_option("--store", ea->store, "Run store folder for --run")->capture_default_str();
+  AddStoreOptions(ev, &ea->store, "Run store of the --run runs");
   ev->add_option("--out", ea->out, "Output folder for items.jsonl and summary.{json,csv,md}")->required();
   ev->add_option("--weights", ea->weights,
                  "Weights w1,...,w6 of pre_mean (rgb_ed,rgb_rm,de00,hue,chroma,hyab) or w1,...,w9 (then pur_mean's "

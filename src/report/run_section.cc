@@ -19,16 +19,18 @@ std::string_view StatusName(store::RowStatus status) {
 
 }  // namespace
 
-Result<StoredRun> ReadStoredRun(const std::string& location, const std::string& run) {
+Result<StoredRun> ReadStoredRun(const std::string& location, const store::StoreOptions& options,
+                                const std::string& run) {
+  const std::string shown = store::DisplayLocation(location);
   if (!store::StoreExists(location))
-    return Status::NotFound("no visalign store", "store location " + location,
+    return Status::NotFound("no visalign store", "store location " + shown,
                             "a folder written by `visalign violin generate` or `visalign acva generate`");
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenStore(location));
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, store::OpenStore(location, options));
   VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> info, st->FindRun(run));
   if (!info)
-    return Status::NotFound(fmt::format("no run named \"{}\"", run), "run name " + run + " in store " + location,
-                            "one of the runs `visalign store show --store " + location + "` lists");
-  StoredRun out{location, std::move(*info), {}};
+    return Status::NotFound(fmt::format("no run named \"{}\"", run), "run name " + run + " in store " + shown,
+                            "one of the runs `visalign store show --store " + shown + "` lists");
+  StoredRun out{shown, std::move(*info), {}};
   VISALIGN_ASSIGN_OR_RETURN(out.rows, st->Rows(run));
   return out;
 }

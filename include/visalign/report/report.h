@@ -40,14 +40,15 @@ Result<ResultsFolder> ReadResultsFolder(const std::filesystem::path& dir);
 // A generation run of a run store, for a section on how it went: identity, row counts, latencies,
 // attempts and failures.
 struct StoredRun {
-  std::string store;  // the store's location, as given
+  std::string store;  // the store's location, as store::DisplayLocation shows it
   store::RunInfo info;
   std::vector<store::Row> rows;
 };
 
 // Reads run `run` of the store at `location` without creating or changing anything: NotFound at
 // "store location <location>" when there is no store, at "run name <run>" when it has no such run.
-Result<StoredRun> ReadStoredRun(const std::string& location, const std::string& run);
+Result<StoredRun> ReadStoredRun(const std::string& location, const store::StoreOptions& options,
+                                const std::string& run);
 
 // A model's architecture and pretraining-data family, for the Hues and Cues figures.
 struct ModelFamily {
