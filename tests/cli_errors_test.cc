@@ -75,11 +75,11 @@ TEST(CliErrors, ValuesOfTheWrongKindSayWhatIsWrongWithThem) {
 // prints the flag the user typed instead.
 TEST(CliErrors, LibraryErrorsNameTheFlagThatCarriedTheInput) {
   testing::TempDir t;
-  auto server = RunVisalign({"store", "show", "--store", "postgres://visalign:s3cret@db.example/visalign"});
+  auto server = RunVisalign({"store", "show", "--store", "mysql://visalign:s3cret@db.example/visalign"});
   EXPECT_EQ(server.exit_code, 2);
   EXPECT_EQ(server.err,
-            "error: postgres:// stores are not implemented yet: this visalign was built without PostgreSQL support "
-            "(--store): a folder (the embedded SQLite store)\n");
+            "error: unknown store scheme \"mysql://\" (--store): a folder (the embedded SQLite store) or "
+            "postgres://user@host:port/database\n");
   auto run = RunVisalign({"acva", "generate", "--store", (t / "store").string(), "--run", "a b", "--backend",
                           "directory", "--path", t.path().string()});
   EXPECT_EQ(run.exit_code, 2);

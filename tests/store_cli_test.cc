@@ -1,6 +1,8 @@
-// `visalign store ls | show | export | rm` on a real run made against the VIOLIN reference server,
-// static --shard parts, and the store's bad inputs as one-line errors that lose nothing: a store of a newer schema, a
-// run name that exists with another dataset, removing a run workers hold.
+// `visalign store ls | show | export | rm | migrate` on a real run made against the VIOLIN reference
+// server, static --shard parts, and the store's bad inputs as one-line errors that lose nothing: a
+// store of a newer schema, a run name that exists with another dataset, removing a run workers
+// hold; for a PostgreSQL store (on a real server this program starts) also an unreachable server
+// and a wrong password, which never appears in any output.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
+#include "testing/postgres_server.h"
 #include "testing/violin_generation.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
@@ -138,6 +141,107 @@ TEST_F(StoreCli, AStoreOfANewerSchemaIsRefusedUnchanged) {
                      "store schema version 99");
   EXPECT_EQ(server_->Stats()["by_status"].value("200", 0), kItems);
   EXPECT_EQ(ReadFile(db).value(), bytes);
+}
+
+// The same on a PostgreSQL store, its images in a shared folder.
+class PostgresStoreCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = testing::PostgresServer::Shared();
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = *server;
+    url_ = server_->CreateDatabase().value();
+    testing::WriteDataset(t_ / "ds");
+    reference_ = testing::StartServer(t_ / "ds");
+  }
+  std::vector<std::string> Store(std::vector<std::string> args, const std::string& location = "") const {
+    args.insert(args.end(), {"--store", location.empty() ? url_ : location, "--image-root", (t_ / "images").string()});
+    return args;
+  }
+  RunResult Generate(const fs::path& dataset, std::vector<std::string> extra, const std::string& location = "") {
+    std::vector<std::string> args = testing::GenerateArgs(dataset, location.empty() ? url_ : location,
+                                                          reference_->url(), {"--limit", std::to_string(kItems)});
+    args.insert(args.end(), {"--image-root", (t_ / "images").string()});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunVisalign(args);
+  }
+  testing::PostgresServer* server_ = nullptr;
+  std::string url_;
+  TempDir t_;
+  std::unique_ptr<violin::ReferenceServer> reference_;
+};
+
+TEST_F(PostgresStoreCli, MigrateMakesTheStoreGenerateFillsItAndStoreCommandsReadIt) {
+  RunResult made = RunVisalign(Store({"store", "migrate"}));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(made.out, "store " + url_ + ": created with schema version 1\n");
+  RunResult gen = Generate(t_ / "ds", {});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_EQ(gen.out.rfind("run ref in " + url_ + ": 6 of 6 images done now", 0), 0u) << gen.out;
+  RunResult ls = RunVisalign(Store({"store", "ls"}));
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out.rfind("ref\tviolin\t6 done, 0 failed, 0 pending (0 leased by running workers)", 0), 0u) << ls.out;
+  RunResult exported = RunVisalign(Store({"store", "export", "--run", "ref", "--out", (t_ / "export").string()}));
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(std::distance(fs::directory_iterator(t_ / "export" / "images"), fs::directory_iterator()), kItems);
+  RunResult again = RunVisalign(Store({"--json", "store", "migrate"}));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(json::parse(again.out), json({{"store", url_}, {"from_version", 1}, {"to_version", 1}}));
+}
+
+TEST_F(PostgresStoreCli, BadInputIsOneLineAndLosesNothing) {
+  ASSERT_EQ(Generate(t_ / "ds", {}).exit_code, 0);
+  testing::WriteDataset(t_ / "other-ds", "A different first prompt.");
+  ExpectOneLineError(Generate(t_ / "other-ds", {}), "run \"ref\" exists with dataset fingerprint ");
+  // Without --image-root the store's image files cannot be found: said, not guessed.
+  ExpectOneLineError(RunVisalign({"store", "ls", "--store", url_}),
+                     "this store keeps its images as files in a folder its workers share (--image-root)");
+  const std::string database = url_.substr(url_.rfind('/') + 1);
+  ASSERT_TRUE(server_->Execute(database, "UPDATE visalign_meta SET value = '99' WHERE key = 'schema_version'").ok());
+  for (const auto& args : {Store({"store", "ls"}), Store({"store", "migrate"})})
+    ExpectOneLineError(RunVisalign(args), "store schema version 99 is newer than this visalign's 1");
+  ExpectOneLineError(Generate(t_ / "ds", {}), "store schema version 99");
+  ASSERT_TRUE(server_->Execute(database, "UPDATE visalign_meta SET value = '1' WHERE key = 'schema_version'").ok());
+  auto s = store::OpenStore(url_, {"", t_ / "images", false}).value();
+  EXPECT_EQ(s->Counts("ref").value().done, static_cast<size_t>(kItems));
+  EXPECT_EQ(reference_->Stats()["by_status"].value("200", 0), kItems);
+}
+
+TEST_F(PostgresStoreCli, AnUnreachableServerOrAWrongPasswordIsOneLineAndThePasswordIsNeverPrinted) {
+  const std::string secret = "S3cret-never-printed";
+  auto expect_hidden = [&](const RunResult& r, const std::string& says) {
+    ExpectOneLineError(r, says);
+    EXPECT_EQ(r.out.find(secret), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find(secret), std::string::npos) << r.err;
+  };
+  const std::string port = std::to_string(server_->port());
+  const std::string with_secret = "postgres://visalign:" + secret + "@127.0.0.1:" + port + url_.substr(url_.rfind('/'));
+  expect_hidden(RunVisalign({"--log-level", "debug", "store", "ls", "--store",
+                             "postgres://visalign:" + secret + "@127.0.0.1:1/visalign"}),
+                "cannot connect to PostgreSQL");
+  expect_hidden(RunVisalign(Store({"--log-level", "debug", "store", "show"}, with_secret)),
+                "password authentication failed for user \"visalign\"");
+  expect_hidden(RunVisalign(testing::GenerateArgs(t_ / "ds", url_, reference_->url(),
+                                                  {"--store-password-env", "WRONG_PASSWORD", "--image-root",
+                                                   (t_ / "images").string(), "--log-level", "debug"}),
+                            {{"WRONG_PASSWORD", secret}}),
+                "password authentication failed");
+  ExpectOneLineError(RunVisalign(Store({"store", "ls", "--store-password-env", "NO_SUCH_VARIABLE"})),
+                     "environment variable NO_SUCH_VARIABLE is not set (--store-password-env)");
+  // The right password in the URL works, and is neither printed nor recorded.
+  ::setenv("RIGHT_PASSWORD", server_->password().c_str(), 1);
+  const std::string with_right =
+      "postgres://visalign:" + server_->password() + "@127.0.0.1:" + port + url_.substr(url_.rfind('/'));
+  RunResult gen = RunVisalign(testing::GenerateArgs(t_ / "ds", with_right, reference_->url(),
+                                                    {"--limit", "2", "--image-root", (t_ / "images").string()}));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  RunResult show = RunVisalign(Store({"--json", "store", "show"}, with_right));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  for (const RunResult& r : {gen, show}) {
+    EXPECT_EQ(r.out.find(server_->password()), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find(server_->password()), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(json::parse(show.out)["store"], url_);
 }
 
 }  // namespace

@@ -206,6 +206,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfInput[] = {
     {"families file", "--families"},
     {"board word", "--board-word"},
     {"store location", "--store"},
+    {"store password variable", "--store-password-env"},
+    {"image root", "--image-root"},
     {"image folder", "--images"},
     {"output folder", "--out"},
     {"import folder", "--path"},
