@@ -1,13 +1,17 @@
 // `visalign hues run` with the tiny random-weight CLIP fixture: published-format output that
 // `hues evaluate` consumes, similarities that agree with `visalign clip embed` on a solid patch,
-// and the board-embedding cache; a `clip random-model` model is labelled random.
+// and the board-embedding cache; a `clip random-model` model is labelled random; processes sharing a
+// store (embedded or PostgreSQL) run each model of --models once.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
+#include "testing/postgres_server.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 
@@ -96,6 +100,43 @@ TEST(HuesRun, ModelsFolderPreparesTheBoardOncePerPreprocessing) {
     EXPECT_EQ(*ReadFile(dir / "together" / fixture / "results.csv"), *ReadFile(dir / "alone" / fixture / "results.csv"));
     EXPECT_EQ(*ReadFile(dir / "together" / fixture / "predictions.jsonl"),
               *ReadFile(dir / "alone" / fixture / "predictions.jsonl"));
+  }
+}
+
+// Processes given the same --models, --out and --store share the models, on either kind of store:
+// each model is run by exactly one of them, the others skip it, and all end with every model done.
+TEST(HuesRun, ProcessesSharingAStoreRunEachModelOnce) {
+  TempDir dir;
+  const fs::path models = dir / "models";
+  fs::create_directories(models);
+  const std::vector<std::string> fixtures = {"clip-tiny", "clip-rn-tiny", "clip-convnext-tiny"};
+  for (const std::string& fixture : fixtures)
+    fs::create_directory_symlink(SharedDir() / "fixtures" / fixture, models / fixture);
+  auto server = testing::PostgresServer::Shared();
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::vector<std::vector<std::string>> stores = {
+      {"--store", (dir / "store").string()},
+      {"--store", (*server)->CreateDatabase().value(), "--image-root", (dir / "pg-images").string()}};
+  for (const std::vector<std::string>& store : stores) {
+    SCOPED_TRACE(store[1]);
+    const std::string out = (dir / ("runs-" + std::to_string(&store - &stores[0]))).string();
+    std::vector<std::string> args = {"--json", "hues", "run", "--models", models.string(), "--no-cache", "--out", out};
+    args.insert(args.end(), store.begin(), store.end());
+    std::vector<testing::Child> processes;
+    for (int p = 0; p < 2; ++p) processes.push_back(testing::StartVisalign(args, dir.path(), "hues" + std::to_string(p)));
+    std::map<std::string, int> done, skipped;
+    for (const testing::Child& child : processes) {
+      testing::RunResult r = testing::Wait(child);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const nlohmann::json j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["models"].size(), fixtures.size()) << r.out;
+      for (const auto& m : j["models"]) ++(m["status"] == "done" ? done : skipped)[m["model"].get<std::string>()];
+    }
+    for (const std::string& fixture : fixtures) {
+      EXPECT_EQ(done[fixture], 1) << fixture;
+      EXPECT_EQ(skipped[fixture], 1) << fixture;
+      EXPECT_EQ(ReadCsv(fs::path(out) / fixture / "results.csv")->rows.size(), 100u * 5) << fixture;
+    }
   }
 }
 

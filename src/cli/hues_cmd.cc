@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>

@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/clip.h"
 #include "visalign/core/io.h"
+#include "visalign/store.h"
 
 namespace visalign::cli {
 namespace {
@@ -25,6 +28,13 @@ using namespace visalign::hues;
 namespace fs = std::filesystem;
 
 // ---- run --------------------------------------------------------------------------------------
+// `hues run` has no store unless --store is given.
+StoreFlags NoStore() {
+  StoreFlags flags;
+  flags.location.clear();
+  return flags;
+}
+
 struct RunArgs {
   std::string model;
   std::string models;
@@ -40,7 +50,7 @@ struct RunArgs {
   bool nonsense = false;
   std::string out;
   std::string cache;
-  std::string store;
+  StoreFlags store = NoStore();
   bool no_cache = false;
   std::string chromaticity = "display";
 };
@@ -61,6 +71,13 @@ Result<clip::ClipLoadOptions> ClipOptions(const Cli& cli, const RunArgs& a) {
   return clip_options;
 }
 
+// Where board embeddings are cached with --store: STORE/cache for a folder, the image root's cache/
+// for a server store (its folder on this machine).
+fs::path StoreCacheDir(const StoreFlags& store) {
+  if (store.location.find("://") == std::string::npos) return fs::path(store.location) / "cache";
+  return store.options.image_root.empty() ? DefaultBoardCacheDir() : store.options.image_root / "cache";
+}
+
 Result<RunOutcome> RunNative(const RunArgs& a, const Context& ctx, const std::vector<std::string>& words,
                              const clip::ClipModel& model, BoardPixels* board_pixels) {
   if (model.config().random)
@@ -68,7 +85,7 @@ Result<RunOutcome> RunNative(const RunArgs& a, const Context& ctx, const std::ve
   ClipRunOptions options;
   options.prompt_template = a.prompt_template;
   options.board_pixels = board_pixels;
-  if (!a.no_cache) options.cache_dir = !a.store.empty() ? fs::path(a.store) / "cache"
+  if (!a.no_cache) options.cache_dir = !a.store.location.empty() ? StoreCacheDir(a.store)
                                        : !a.cache.empty() ? fs::path(a.cache) : DefaultBoardCacheDir();
   spdlog::info("{} words; board patches {}", words.size(),
                options.cache_dir.empty() ? "not cached" : "cached in " + options.cache_dir.string());
@@ -243,9 +260,18 @@ Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& c
   return j;
 }
 
+// With --store, the processes running `hues run --models DIR --out OUT` share the models: a model
+// is claimed in the store's cache (namespace kModelsNamespace, key OUT/<name>) while it runs, so it
+// is embedded and predicted once; the others find it done (its run record in OUT) and skip it.
+constexpr const char* kModelsNamespace = "hues-run-models";
+constexpr std::chrono::seconds kModelLease{60};
+constexpr std::chrono::milliseconds kModelBusyPoll{500};
+
 // `hues run --models DIR`: RunOne for every model folder of DIR; a failing model does not stop the
 // others. Models run grouped by preprocessing (by name within a group, folders whose config cannot be
-// read first), so each group's board pixels are prepared once and held one group at a time.
+// read first), so each group's board pixels are prepared once and held one group at a time. With
+// --store, models other processes are running are taken up once they are done (skipped then) or
+// their lease expired (a process that died), so every process ends with all models done.
 Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words) {
   VISALIGN_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, ModelDirs(a.models));
   std::vector<std::pair<std::string, fs::path>> order;  // (preprocessing, folder)
@@ -254,28 +280,55 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
     order.emplace_back(config.ok() ? clip::PreprocessFingerprintText(config->preprocess) : "", dir);
   }
   std::sort(order.begin(), order.end());
+  std::unique_ptr<store::RunStore> shared;
+  if (!a.store.location.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(shared, OpenStore(a.store));
+  }
+  const std::string owner = store::MakeOwnerId();
   BoardPixels board_pixels;
   nlohmann::json results = nlohmann::json::array();
   Status first_failure = Status::Ok();
   int failed = 0;
-  for (const auto& [preprocessing, dir] : order) {
-    RunArgs one = a;
-    one.model = dir.string();
-    const std::string name = dir.filename().string();
-    Result<nlohmann::json> r = RunOne(cli, one, ctx, words, name, /*resumable=*/true, &board_pixels);
-    if (r.ok()) {
-      if (const auto it = r->find("board_pixels"); it != r->end() && it->is_string())
-        spdlog::info("{}: board pixels {} ({})", name, it->get<std::string>(), preprocessing);
-      results.push_back(*r);
-      continue;
+  for (auto pending = order; !pending.empty();) {
+    std::vector<std::pair<std::string, fs::path>> busy;
+    for (const auto& [preprocessing, dir] : pending) {
+      RunArgs one = a;
+      one.model = dir.string();
+      const std::string name = dir.filename().string();
+      const std::string key = (fs::absolute(a.out) / name).lexically_normal().string();
+      std::optional<store::CacheLeaseRenewer> lease;
+      if (shared) {
+        VISALIGN_ASSIGN_OR_RETURN(store::CacheClaim claim,
+                                  shared->ClaimCacheKeys(kModelsNamespace, owner, {key}, kModelLease));
+        if (!claim.busy.empty()) {
+          busy.emplace_back(preprocessing, dir);
+          continue;
+        }
+        lease.emplace(*shared, kModelsNamespace, owner, kModelLease);
+      }
+      Result<nlohmann::json> r = RunOne(cli, one, ctx, words, name, /*resumable=*/true, &board_pixels);
+      if (shared) {
+        lease.reset();
+        // Done: the key's value ends its lease; failed: released, for another process to try.
+        VISALIGN_RETURN_IF_ERROR(r.ok() ? shared->CachePut(kModelsNamespace, key, r->value("status", ""))
+                                        : shared->ReleaseCacheLeases(kModelsNamespace, owner));
+      }
+      if (r.ok()) {
+        if (const auto it = r->find("board_pixels"); it != r->end() && it->is_string())
+          spdlog::info("{}: board pixels {} ({})", name, it->get<std::string>(), preprocessing);
+        results.push_back(*r);
+        continue;
+      }
+      spdlog::error("{}: {}", name, r.status().ToString());
+      nlohmann::json f = nlohmann::json::object();
+      f["model"] = name;
+      f["status"] = "failed";
+      f["error"] = r.status().ToString();
+      results.push_back(f);
+      if (failed++ == 0) first_failure = r.status();
     }
-    spdlog::error("{}: {}", name, r.status().ToString());
-    nlohmann::json f = nlohmann::json::object();
-    f["model"] = name;
-    f["status"] = "failed";
-    f["error"] = r.status().ToString();
-    results.push_back(f);
-    if (failed++ == 0) first_failure = r.status();
+    pending = std::move(busy);
+    if (!pending.empty()) std::this_thread::sleep_for(kModelBusyPoll);
   }
   std::sort(results.begin(), results.end(),
             [](const nlohmann::json& x, const nlohmann::json& y) { return x["model"] < y["model"]; });
@@ -333,7 +386,9 @@ void AddRun(Cli& cli, CLI::App* g) {
   cmd->add_option("--cache", a->cache,
                   "Folder caching board image embeddings per (model fingerprint, preprocessing, board); default "
                   "$VISALIGN_CACHE, $XDG_CACHE_HOME/visalign or ~/.cache/visalign");
-  cmd->add_option("--store", a->store, "Run store folder: cache board embeddings under STORE/cache instead");
+  AddStoreOptions(cmd, &a->store,
+                  "Run store: cache board embeddings under STORE/cache (a server store: under --image-root/cache); "
+                  "with --models, processes given the same --models, --out and --store share the models, each run once");
   cmd->add_flag("--no-cache", a->no_cache, "Neither read nor write the board-embedding cache");
   cmd->footer(
       "Each of the 480 board cells becomes a solid image of the model's input size, run through the model's own "
@@ -343,6 +398,7 @@ void AddRun(Cli& cli, CLI::App* g) {
       "and are ranked the same way.\n"
       "Examples:\n  visalign hues run --clip-model models/ViT-B-32 --nonsense --out runs/\n"
       "  visalign hues run --models models/ --out runs/     # every model folder in models/, resumable\n"
+      "  visalign hues run --models models/ --out runs/ --store ./visalign-store   # start N times: shared\n"
       "  visalign hues evaluate --predictions runs/ --out runs-eval\n"
       "  visalign hues run --clip-model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl\n"
       "  visalign hues run --embeddings EVA02-B-16.safetensors --nonsense --out runs/\n"
