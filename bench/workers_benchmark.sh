@@ -19,7 +19,7 @@ export VISALIGN_DATA="$(pwd)/data"
 tmp=$(mktemp -d)
 server=""
 pg_stop=""
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; [ -n "$pg_stop" ] && $pg_stop; rm -rf "$tmp"' EXIT
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; [ -n "$pg_stop" ] && $pg_stop > /dev/null; rm -rf "$tmp"' EXIT
 
 if [ "$STORE_KIND" = postgres ]; then
   bindir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
