@@ -223,6 +223,21 @@ class RunStore {
   std::filesystem::path root_;
 };
 
+// Renews `owner`'s cache leases in namespace `ns` to now + `ttl` every third of `ttl` until it is
+// destroyed, for work that holds its keys longer than one lease (a model being run). A failed
+// renewal is tried again at the next turn (the lease then only expires if every renewal fails).
+class CacheLeaseRenewer {
+ public:
+  CacheLeaseRenewer(RunStore& store, std::string ns, std::string owner, std::chrono::milliseconds ttl);
+  ~CacheLeaseRenewer();
+  CacheLeaseRenewer(const CacheLeaseRenewer&) = delete;
+  CacheLeaseRenewer& operator=(const CacheLeaseRenewer&) = delete;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // <store_root>/tmp: scratch space for files made outside the store, e.g. a command backend's
 // output files (whoever writes there creates it).
 std::filesystem::path ScratchDir(const std::filesystem::path& store_root);

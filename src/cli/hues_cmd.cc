@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>

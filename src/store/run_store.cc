@@ -2,6 +2,9 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <random>
 
@@ -15,6 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr size_t kHostNameMax = 256;
+constexpr int kRenewalsPerLease = 3;  // CacheLeaseRenewer
 
 // 64 random bits, drawn once per process.
 uint64_t ProcessNonce() {
@@ -114,6 +118,31 @@ void RunStore::DiscardImage(const StoredImage& image) {
 }
 
 fs::path ScratchDir(const fs::path& store_root) { return store_root / "tmp"; }
+
+struct CacheLeaseRenewer::State {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread renewer;
+};
+
+CacheLeaseRenewer::CacheLeaseRenewer(RunStore& store, std::string ns, std::string owner, std::chrono::milliseconds ttl)
+    : state_(std::make_unique<State>()) {
+  state_->renewer = std::thread([&store, ns = std::move(ns), owner = std::move(owner), ttl, s = state_.get()] {
+    std::unique_lock lock(s->mu);
+    while (!s->cv.wait_for(lock, ttl / kRenewalsPerLease, [s] { return s->done; }))
+      (void)store.RenewCacheLeases(ns, owner, ttl);  // a failure is retried at the next turn
+  });
+}
+
+CacheLeaseRenewer::~CacheLeaseRenewer() {
+  {
+    std::lock_guard lock(state_->mu);
+    state_->done = true;
+  }
+  state_->cv.notify_all();
+  state_->renewer.join();
+}
 
 Status RunStore::RemoveRun(const std::string& name) {
   VISALIGN_RETURN_IF_ERROR(ValidateRunName(name));

@@ -336,6 +336,20 @@ TEST_P(RunStoreContract, ACacheKeyIsComputedByOneWorkerUntilItsValueIsPutOrItsLe
   EXPECT_EQ(a->CacheGet("judge", "k1").value(), std::optional<std::string>("v1"));
 }
 
+TEST_P(RunStoreContract, ARenewerKeepsCacheKeysPastTheirFirstExpiryUntilItGoes) {
+  constexpr milliseconds kRenewed{300};  // renewed every 100 ms: room for a loaded machine
+  auto a = Open();
+  auto b = Open();
+  ASSERT_EQ(a->ClaimCacheKeys("models", "w1", {"m"}, kRenewed).value().claimed.size(), 1u);
+  {
+    CacheLeaseRenewer renewer(*a, "models", "w1", kRenewed);
+    std::this_thread::sleep_for(3 * kRenewed);
+    EXPECT_EQ(b->ClaimCacheKeys("models", "w2", {"m"}, kLong).value().busy.size(), 1u);
+  }
+  std::this_thread::sleep_for(kRenewed + kPastShort);
+  EXPECT_EQ(b->ClaimCacheKeys("models", "w2", {"m"}, kLong).value().claimed.size(), 1u);
+}
+
 TEST_P(RunStoreContract, ARunIsRemovedWithItsImagesButNotWhileWorkersHoldItsRows) {
   auto s = Open();
   AddThreeRows(*s);
