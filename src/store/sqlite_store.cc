@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -72,6 +73,7 @@ constexpr const char* kAddLeases = R"sql(
 ALTER TABLE items ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE items ADD COLUMN lease_expires INTEGER NOT NULL DEFAULT 0;
 )sql";
+constexpr int kPragmaRetryMs = 10;
 constexpr const char* kLeaseIndex = "CREATE INDEX IF NOT EXISTS items_by_lease_owner ON items(run, lease_owner)";
 
 
@@ -95,7 +97,16 @@ class SqliteStore final : public RunStore {
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
     // WAL: readers never block the writer; NORMAL sync is durable against process crashes
     // (SIGKILL); images are fsynced by WriteImage before their row commits.
-    VISALIGN_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"));
+    // Switching a new database to WAL needs a lock SQLite does not wait for (no busy handler): when
+    // processes open a new store at once, the losers retry until the busy timeout.
+    Status pragmas;
+    for (int waited_ms = 0;; waited_ms += kPragmaRetryMs) {
+      pragmas = Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+      const int code = sqlite3_errcode(db_);
+      if (pragmas.ok() || (code != SQLITE_BUSY && code != SQLITE_LOCKED) || waited_ms >= kBusyTimeoutMs) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(kPragmaRetryMs));
+    }
+    VISALIGN_RETURN_IF_ERROR(pragmas);
     return Transaction([&] { return MigrateLocked(migration); });
   }
 
