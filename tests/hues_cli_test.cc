@@ -58,6 +58,26 @@ TEST(HuesCli, MacroMapCommandRegeneratesTheShippedFile) {
   EXPECT_EQ(r.out, Slurp(DataDir() / "hues/macro_regions.csv"));
 }
 
+TEST(HuesCli, RegionsReplacesTheMacroMapAndMacroMapStillWorksWithAWarning) {
+  TempDir dir;
+  // The shipped map with A1 repainted Pink at agreement 0.75.
+  std::string csv = Slurp(DataDir() / "hues/macro_regions.csv");
+  csv.replace(csv.find("A1,Brown,1,false"), 16, "A1,Pink,0.75,false");
+  const fs::path regions = Write(dir.path() / "consensus.csv", csv);
+  for (const std::string flag : {"--regions", "--macro-map"}) {
+    SCOPED_TRACE(flag);
+    auto r = RunVisalign({"hues", "board", flag, regions.string(), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["macro_map"], regions.string());
+    EXPECT_EQ(j["cells"][0]["macro"], "Pink");
+    EXPECT_EQ(j["cells"][0]["macro_confidence"], 0.75);
+    EXPECT_EQ(r.err.find("deprecated") != std::string::npos, flag == "--macro-map") << r.err;
+  }
+  ExpectUserError(RunVisalign({"hues", "board", "--regions", (dir.path() / "missing.csv").string()}),
+                  {"missing.csv"});
+}
+
 TEST(HuesCli, HumansJsonHasWordsCategoriesDemographicsAndTheThreshold) {
   auto r = RunVisalign({"hues", "humans", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -34,14 +34,16 @@ struct HumanOptions {
   std::string threshold = "chi2:0.95";
 };
 
-void AddBoardOptions(CLI::App* cmd, BoardOptions& o) {
+void AddBoardOptions(Cli& cli, CLI::App* cmd, BoardOptions& o) {
   cmd->add_option("--chromaticity", o.chromaticity,
                   "Cell RGB -> CIE xy: display (the study's calibrated display, XYZ = M·RGB², as published) or "
                   "srgb (standard sRGB, D65)")
       ->check(CLI::IsMember({"display", "srgb"}))
       ->capture_default_str();
-  cmd->add_option("--macro-map", o.macro_map,
-                  "Macro color map CSV (cell,category,confidence,neutral); default data/hues/macro_regions.csv");
+  cmd->add_option("--regions", o.regions,
+                  "Macro color regions CSV (cell,category,confidence,neutral), e.g. the participants' consensus of "
+                  "`hues export-regions`; default data/hues/macro_regions.csv");
+  cli.DeprecateOption(cmd, "--macro-map", "--regions");
 }
 
 void AddHumanOptions(CLI::App* cmd, HumanOptions& o) {
@@ -93,7 +95,7 @@ Result<std::vector<ModelPredictions>> LoadAll(const std::vector<std::string>& pa
 void AddBoard(Cli& cli, CLI::App* g) {
   CLI::App* cmd = g->add_subcommand("board", "List the 480 board cells: RGB, CIE xy, CIELAB, macro color");
   auto o = std::make_shared<BoardOptions>();
-  AddBoardOptions(cmd, *o);
+  AddBoardOptions(cli, cmd, *o);
   cmd->footer("Examples:\n  visalign hues board --json\n  visalign hues board --chromaticity srgb");
   cli.Bind(cmd, [&cli, o]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*o));
@@ -161,7 +163,7 @@ void AddHumans(Cli& cli, CLI::App* g) {
   auto bo = std::make_shared<BoardOptions>();
   auto ho = std::make_shared<HumanOptions>();
   auto per_word = std::make_shared<bool>(false);
-  AddBoardOptions(cmd, *bo);
+  AddBoardOptions(cli, cmd, *bo);
   AddHumanOptions(cmd, *ho);
   cmd->add_flag("--per-word", *per_word, "Also print the per-word table (the JSON always has it)");
   cmd->footer(
@@ -233,7 +235,7 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
   cmd->add_option("--format", a->format, "auto (by folder/extension), peer or jsonl")
       ->check(CLI::IsMember({"auto", "peer", "jsonl"}))
       ->capture_default_str();
-  AddBoardOptions(cmd, *bo);
+  AddBoardOptions(cli, cmd, *bo);
   AddHumanOptions(cmd, *ho);
   cmd->add_option("--alpha", a->alpha, "Significance level; a word is rejected when its BH q-value <= alpha")
       ->check(CLI::Range(0.0, 1.0))
@@ -320,7 +322,7 @@ void AddNonsense(Cli& cli, CLI::App* g) {
   cmd->add_option("--vocabulary", *vocabulary_path,
                   "Nonsense vocabulary: a CSV word,group (4 groups of 4), or \"published\" for the authors' own "
                   "11-item list as published (data/hues/nonsense_words.csv); default data/hues/nonsense16.csv");
-  AddBoardOptions(cmd, *bo);
+  AddBoardOptions(cli, cmd, *bo);
   cmd->add_option("--out", *out,
                   "Output folder: summary.json, summary.csv, items.jsonl (one line per model and nonsense word), "
                   "summary.md; `visalign report --results` draws it")

@@ -12,7 +12,7 @@ namespace visalign::cli {
 // Options shared by the commands that need the board and its macro map.
 struct BoardOptions {
   std::string chromaticity = "display";
-  std::string macro_map;  // empty = data/hues/macro_regions.csv
+  std::string regions;  // empty = data/hues/macro_regions.csv
 };
 
 struct Context {
@@ -24,7 +24,7 @@ struct Context {
 inline Result<Context> LoadContext(const BoardOptions& o) {
   VISALIGN_ASSIGN_OR_RETURN(hues::Chromaticity c, hues::ParseChromaticity(o.chromaticity));
   VISALIGN_ASSIGN_OR_RETURN(hues::Board board, hues::Board::Default(c));
-  Result<hues::MacroMap> macro = o.macro_map.empty() ? hues::MacroMap::Default() : hues::MacroMap::Load(o.macro_map);
+  Result<hues::MacroMap> macro = o.regions.empty() ? hues::MacroMap::Default() : hues::MacroMap::Load(o.regions);
   if (!macro.ok()) return macro.status();
   VISALIGN_ASSIGN_OR_RETURN(hues::Vocabulary vocabulary, hues::Vocabulary::Default());
   return Context{std::move(board), std::move(macro).value(), std::move(vocabulary)};

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <numbers>
 
 #include "report/page.h"
 #include "visalign/benchmarks/hues/hues.h"
@@ -16,7 +15,6 @@
 namespace visalign::report::internal {
 namespace {
 
-constexpr int kEllipsePoints = 72;
 // Above this many models a colour legend would be cut by vega; the tooltip names the model.
 constexpr size_t kMaxLegendModels = 20;
 
@@ -63,7 +61,7 @@ Result<std::vector<int>> BoardWords(const ResultsFolder& folder, const ReportOpt
   return order;
 }
 
-nlohmann::ordered_json BoardSpec(const hues::Board& board, const std::vector<int>& human_counts,
+nlohmann::ordered_json BoardSpec(const hues::Board& board, const std::array<int, hues::kCells>& human_counts,
                                  const std::vector<hues::ModelPredictions>& models, int word) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const hues::Cell& c : board.cells())
@@ -102,27 +100,19 @@ nlohmann::ordered_json BoardSpec(const hues::Board& board, const std::vector<int
   return spec;
 }
 
-nlohmann::ordered_json ScatterSpec(const hues::Board& board, const std::vector<int>& human_counts,
-                                   const std::vector<hues::ModelPredictions>& models, int word,
-                                   const std::optional<stats::Mat2>& cov, const stats::Vec2& mean, double d2) {
+nlohmann::ordered_json ScatterSpec(const hues::Board& board, const hues::WordView& view,
+                                   const std::vector<hues::ModelPredictions>& models) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < human_counts.size(); ++i)
-    if (human_counts[i] > 0) {
+  const int word = view.word;
+  for (size_t i = 0; i < view.counts.size(); ++i)
+    if (view.counts[i] > 0) {
       const hues::Cell& c = board.cells()[i];
-      rows.push_back({{"kind", "human"}, {"cell", c.name}, {"x", c.xy[0]}, {"y", c.xy[1]}, {"humans", human_counts[i]},
+      rows.push_back({{"kind", "human"}, {"cell", c.name}, {"x", c.xy[0]}, {"y", c.xy[1]}, {"humans", view.counts[i]},
                       {"color", Hex(c.rgb)}});
     }
-  if (cov) {
-    // mean + sqrt(d²)·L·(cos t, sin t), L the Cholesky factor of the covariance: the points at
-    // Mahalanobis distance² d² from the human mean, the evaluation's outlier boundary.
-    const double l11 = std::sqrt((*cov)[0][0]), l21 = (*cov)[1][0] / l11;
-    const double l22 = std::sqrt(std::max(0.0, (*cov)[1][1] - l21 * l21)), r = std::sqrt(d2);
-    for (int k = 0; k <= kEllipsePoints; ++k) {
-      const double t = 2 * std::numbers::pi * k / kEllipsePoints;
-      rows.push_back({{"kind", "ellipse"}, {"order", k}, {"x", mean[0] + r * l11 * std::cos(t)},
-                      {"y", mean[1] + r * (l21 * std::cos(t) + l22 * std::sin(t))}});
-    }
-  }
+  // The points at Mahalanobis distance² d² from the human mean: the evaluation's outlier boundary.
+  for (size_t k = 0; k < view.ellipse.size(); ++k)
+    rows.push_back({{"kind", "ellipse"}, {"order", k}, {"x", view.ellipse[k][0]}, {"y", view.ellipse[k][1]}});
   for (const hues::ModelPredictions& m : models) {
     const std::vector<hues::Prediction>& top = m.words[static_cast<size_t>(word)];
     for (size_t rank = 0; rank < top.size(); ++rank) {
@@ -174,9 +164,6 @@ Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options
                             hues::ParseChromaticity(settings.value("chromaticity", std::string("display"))));
   VISALIGN_ASSIGN_OR_RETURN(hues::Board board, hues::Board::Default(chromaticity));
   VISALIGN_ASSIGN_OR_RETURN(hues::Vocabulary vocab, hues::Vocabulary::Default());
-  // The nonsense words prediction files may hold, as `hues evaluate` reads them (`hues run --nonsense`
-  // plays both shipped lists).
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<hues::NonsenseWord> nonsense, hues::AllNonsenseWords());
   std::string why;
   const std::optional<std::filesystem::path> humans_file =
       CheckedInput(folder, inputs.value("humans", nlohmann::json::object()), why);
@@ -191,44 +178,28 @@ Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options
   }
   Result<hues::HumanData> humans = hues::LoadHumans(*humans_file, vocab, load);
   if (!humans.ok()) return left_out(humans.status().ToString());
-  std::vector<hues::ModelPredictions> models;
-  for (const nlohmann::json& p : inputs.value("predictions", nlohmann::json::array())) {
-    const std::optional<std::filesystem::path> file = CheckedInput(folder, p, why);
-    if (!file) return left_out("the predictions " + why);
-    Result<std::vector<hues::ModelPredictions>> loaded =
-        hues::LoadPredictions(*file, hues::PredictionFormat::kAuto, vocab, board, nonsense);
-    if (!loaded.ok()) return left_out(loaded.status().ToString());
-    const std::string name = p.value("model", "");
-    auto it = std::find_if(loaded->begin(), loaded->end(), [&](const auto& m) { return m.name == name; });
-    if (it == loaded->end() && loaded->size() == 1) it = loaded->begin();
-    if (it == loaded->end()) return left_out(fmt::format("{} holds no model \"{}\"", file->string(), name));
-    it->name = name;
-    models.push_back(std::move(*it));
-  }
+  Result<std::vector<hues::ModelPredictions>> loaded = hues::LoadEvaluatedModels(folder.dir, vocab, board);
+  if (!loaded.ok()) return left_out(loaded.status().ToString());
+  const std::vector<hues::ModelPredictions>& models = *loaded;
   const double d2 = settings.value("threshold", nlohmann::json::object()).value("d2", 5.991464547107979);
   VISALIGN_ASSIGN_OR_RETURN(std::vector<int> words, BoardWords(folder, options, vocab));
+  hues::HumanFilter every_answer;
+  every_answer.colorblind = hues::ColorblindFilter::kInclude;
   for (int word : words) {
-    std::vector<int> counts(hues::kCells, 0);
-    std::vector<stats::Vec2> points;
-    for (const hues::HumanAnswer& a : humans->answers)
-      if (a.word == word) {
-        ++counts[static_cast<size_t>(a.cell)];
-        points.push_back(board.cell(a.cell).xy);
-      }
-    Result<stats::Mat2> cov = stats::Covariance(points);
-    const std::optional<stats::Mat2> ellipse = cov.ok() && !stats::IsNearSingular(*cov) ? std::optional(*cov) : std::nullopt;
+    // The answers as loaded: the colour-blind players are already left out when the evaluation left them out.
+    const hues::WordView view = hues::ViewWord(*humans, board, word, every_answer, d2);
     const std::string& name = vocab.words()[static_cast<size_t>(word)].en;
     std::string slug;
     for (char c : name) slug += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
     section.AddFigure("board-" + slug, fmt::format("Board: \"{}\".", name),
                       fmt::format("The {} human answers as dots sized by count on the 480-cell board; squares: each model's "
-                                  "top-5 cells (the model filter applies).", points.size()),
-                      BoardSpec(board, counts, models, word));
+                                  "top-5 cells (the model filter applies).", view.n),
+                      BoardSpec(board, view.counts, models, word));
     section.AddFigure("xy-" + slug, fmt::format("CIE xy: \"{}\".", name),
                       fmt::format("Human answers (sized by count), the human ellipse at Mahalanobis d² = {:.4g} (the "
                                   "evaluation's outlier boundary) and each model's top-5 sized by similarity ({} chromaticity).",
                                   d2, hues::ChromaticityName(chromaticity)),
-                      ScatterSpec(board, counts, models, word, ellipse, stats::Mean(points), d2));
+                      ScatterSpec(board, view, models));
   }
   return Status::Ok();
 }

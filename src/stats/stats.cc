@@ -7,6 +7,7 @@
 #include <boost/math/distributions/fisher_f.hpp>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <numeric>
 
 namespace visalign::stats {
@@ -108,6 +109,17 @@ std::optional<Mat2> Inverse(const Mat2& m) {
   if (IsNearSingular(m)) return std::nullopt;
   const double det = Determinant(m);
   return Mat2{{{m[1][1] / det, -m[0][1] / det}, {-m[1][0] / det, m[0][0] / det}}};
+}
+
+std::vector<Vec2> MahalanobisEllipse(const Vec2& mean, const Mat2& cov, double d2, int segments) {
+  const double l11 = std::sqrt(cov[0][0]), l21 = cov[1][0] / l11;
+  const double l22 = std::sqrt(std::max(0.0, cov[1][1] - l21 * l21)), r = std::sqrt(d2);
+  std::vector<Vec2> points;
+  for (int k = 0; k <= segments; ++k) {
+    const double t = 2 * std::numbers::pi * k / segments;
+    points.push_back({mean[0] + r * l11 * std::cos(t), mean[1] + r * (l21 * std::cos(t) + l22 * std::sin(t))});
+  }
+  return points;
 }
 
 double MahalanobisSquared(const Vec2& point, const Vec2& mean, const Mat2& inverse_cov) {

@@ -32,6 +32,17 @@ TEST(Stats, CovarianceUsesNMinusOne) {
   EXPECT_NEAR((*cov)[1][1], 1.0 / 3, kTight);
 }
 
+TEST(Stats, MahalanobisEllipsePointsLieAtTheGivenDistance) {
+  const Vec2 mean{0.3, 0.4};
+  const Mat2 cov{{{4e-4, 1e-4}, {1e-4, 2e-4}}};
+  const std::vector<Vec2> ellipse = MahalanobisEllipse(mean, cov, 5.991, 72);
+  ASSERT_EQ(ellipse.size(), 73u);
+  EXPECT_NEAR(ellipse.front()[0], ellipse.back()[0], 1e-15);  // closed
+  EXPECT_NEAR(ellipse.front()[1], ellipse.back()[1], 1e-15);
+  const Mat2 inverse = *Inverse(cov);
+  for (const Vec2& p : ellipse) EXPECT_NEAR(MahalanobisSquared(p, mean, inverse), 5.991, 1e-9);
+}
+
 TEST(Stats, CovarianceNeedsTwoPoints) {
   const std::vector<Vec2> one{{1, 1}};
   EXPECT_FALSE(Covariance(one).ok());

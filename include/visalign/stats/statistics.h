@@ -56,6 +56,12 @@ std::optional<Mat2> Inverse(const Mat2& m);
 // Squared Mahalanobis distance (p − μ)ᵀ Σ⁻¹ (p − μ), given the inverse covariance.
 double MahalanobisSquared(const Vec2& point, const Vec2& mean, const Mat2& inverse_cov);
 
+// The closed curve of points at squared Mahalanobis distance d2 from `mean` under `cov` (positive
+// definite): mean + sqrt(d2)·L·(cos t, sin t), L the Cholesky factor of cov, for t = 2πk/segments,
+// k = 0..segments (the last point repeats the first). With d2 the χ²₂ quantile at P it is the P
+// ellipse of a normal distribution (5.991: 95 %).
+std::vector<Vec2> MahalanobisEllipse(const Vec2& mean, const Mat2& cov, double d2, int segments);
+
 // Leave-one-out squared Mahalanobis distances: element i is point i's d² against the mean and
 // covariance (n − 1) of the other points; NaN where those others have fewer than 2 points or a
 // near-singular covariance (so the caller can count untestable points instead of hiding them).

@@ -1,7 +1,9 @@
 // The judge protocol: prompts, request bodies, cache keys and strict reply parsing.
+#include <algorithm>
 #include <cmath>
 
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
 
@@ -20,15 +22,33 @@ struct Prompts {
   const char* afc_line;       // 2AFC: the question, followed by "1. <word>" and "2. <word>" lines
 };
 
-constexpr const char* kRubricSystemEn =
-    "You are a careful visual judge. The image was made by a text-to-image model asked to depict an abstract "
-    "concept. Answer the one question about what is visible in the image. Reply with a JSON object only: "
-    "{\"rating\": r, \"evidence\": \"...\"}, where r is one of 0, 0.25, 0.5, 0.75, 1 (0 = clearly not, "
-    "1 = clearly yes) and evidence names the visible evidence in at most 25 words.";
-constexpr const char* kRubricSystemZh =
-    "你是一位严谨的图像评审。这幅图是文生图模型根据一个抽象概念生成的。请只根据画面中可见的内容回答这一个问题。"
-    "只回复一个 JSON 对象：{\"rating\": r, \"evidence\": \"...\"}，其中 r 取 0、0.25、0.5、0.75、1 之一"
-    "（0 = 明显不是，1 = 明显是），evidence 用不超过 25 个词说明画面中的依据。";
+// The rubric scale's wording; the rubric prompts below are built from it and kRatingLevels, so raters
+// (JudgeRatingScale) see exactly what the judge is told.
+constexpr const char* kScaleLowEn = "clearly not";
+constexpr const char* kScaleHighEn = "clearly yes";
+constexpr const char* kScaleLowZh = "明显不是";
+constexpr const char* kScaleHighZh = "明显是";
+
+// "0, 0.25, 0.5, 0.75, 1" (en) or "0、0.25、0.5、0.75、1" (zh).
+std::string LevelsText(Language language) {
+  std::string text;
+  for (double level : kRatingLevels)
+    text += (text.empty() ? "" : language == Language::kZh ? "、" : ", ") + FormatNumber(level);
+  return text;
+}
+
+std::string RubricSystem(Language language) {
+  if (language == Language::kZh)
+    return "你是一位严谨的图像评审。这幅图是文生图模型根据一个抽象概念生成的。请只根据画面中可见的内容回答这一个问题。"
+           "只回复一个 JSON 对象：{\"rating\": r, \"evidence\": \"...\"}，其中 r 取 " +
+           LevelsText(language) + " 之一（0 = " + kScaleLowZh + "，1 = " + kScaleHighZh +
+           "），evidence 用不超过 25 个词说明画面中的依据。";
+  return "You are a careful visual judge. The image was made by a text-to-image model asked to depict an abstract "
+         "concept. Answer the one question about what is visible in the image. Reply with a JSON object only: "
+         "{\"rating\": r, \"evidence\": \"...\"}, where r is one of " +
+         LevelsText(language) + " (0 = " + kScaleLowEn + ", 1 = " + kScaleHighEn +
+         ") and evidence names the visible evidence in at most 25 words.";
+}
 constexpr const char* kMetaphorSystemEn =
     "You are a careful visual judge. The image was made by a text-to-image model asked to depict an abstract "
     "concept. Describe the main visual carrier and metaphor the image uses for the concept, in one English "
@@ -43,10 +63,10 @@ constexpr const char* kAfcSystemZh =
     "你是一位严谨的图像评审。你会看到一幅图和两个词。请判断这幅图更好地表达了哪个词。"
     "只回复一个 JSON 对象：{\"choice\": \"<两个词之一，与给出的完全一致>\"}。";
 
-const char* SystemPrompt(JudgeTask task, Language language) {
+std::string SystemPrompt(JudgeTask task, Language language) {
   const bool zh = language == Language::kZh;
   switch (task) {
-    case JudgeTask::kRubric: return zh ? kRubricSystemZh : kRubricSystemEn;
+    case JudgeTask::kRubric: return RubricSystem(language);
     case JudgeTask::kMetaphor: return zh ? kMetaphorSystemZh : kMetaphorSystemEn;
     case JudgeTask::kAfc: return zh ? kAfcSystemZh : kAfcSystemEn;
   }
@@ -120,6 +140,16 @@ std::optional<Language> LanguageFromName(std::string_view name) {
   return std::nullopt;
 }
 
+RatingScale JudgeRatingScale(Language language) {
+  const bool zh = language == Language::kZh;
+  return {kRatingLevels, zh ? kScaleLowZh : kScaleLowEn, zh ? kScaleHighZh : kScaleHighEn};
+}
+
+bool OnRatingScale(double rating) {
+  return std::any_of(kRatingLevels.begin(), kRatingLevels.end(),
+                     [&](double level) { return std::fabs(rating - level) < kRatingTolerance; });
+}
+
 JudgeQuestion RubricQuestionFor(const Concept& cpt, const RubricQuestion& question, Language language) {
   return Make(JudgeTask::kRubric, language, "rubric/" + cpt.id + "/" + question.id,
               ConceptLine(cpt, language) + "\n" + QuestionLine(question, language));
@@ -139,7 +169,7 @@ JudgeQuestion AfcQuestionFor(const Concept& first, const Concept& second, Langua
 std::string PromptTemplateHash(JudgeTask task, const JudgeSettings& settings) {
   // The templates with placeholders in place of the concept, question and words.
   const Language lang = settings.language;
-  const std::string templates = std::string(SystemPrompt(task, lang)) + "\n" +
+  const std::string templates = SystemPrompt(task, lang) + "\n" +
                                 (lang == Language::kZh ? "概念：{word}\n问题：{question}\n"
                                                        : "Concept: {word} ({gloss})\nQuestion: {question}\n") +
                                 AfcText("{first}", "{second}", lang);
@@ -213,10 +243,8 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
         return a;
       }
       const double rating = r->get<double>();
-      bool on_scale = false;
-      for (double level : kRatingLevels) on_scale = on_scale || std::fabs(rating - level) < kRatingTolerance;
-      if (!on_scale) {
-        a.error = "rating " + r->dump() + " is not one of 0, 0.25, 0.5, 0.75, 1";
+      if (!OnRatingScale(rating)) {
+        a.error = "rating " + r->dump() + " is not one of " + LevelsText(Language::kEn);
         return a;
       }
       auto e = j->find("evidence");

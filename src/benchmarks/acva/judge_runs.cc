@@ -108,28 +108,9 @@ class Judge {
   Result<JudgeOutcome> Run(const std::vector<std::string>& runs) {
     JudgeOutcome out;
     std::vector<Task> tasks;
-    for (const std::string& run : runs) {
-      VISALIGN_ASSIGN_OR_RETURN(auto info, store_.FindRun(run));
-      if (!info) return Status::NotFound("run \"" + run + "\" not in the store", store_.root().string(),
-                                         "a run made by `visalign acva generate --run " + run + "`");
-      if (info->benchmark != "acva")
-        return Status::InvalidArgument("run \"" + run + "\" is a " + info->benchmark + " run", "run name",
-                                       "an ACVA generation run");
-      VISALIGN_ASSIGN_OR_RETURN(auto done, store_.DoneImages(run));
-      for (const store::DoneImage& d : done) {
-        auto c = set_.IndexOf(d.item_id);
-        if (!c) return Status::InvalidArgument("run \"" + run + "\" has an image of concept \"" + d.item_id + "\"",
-                                               "concept set", "the concept set the run was generated from");
-        JudgedImage image;
-        image.model = run;
-        image.concept_id = d.item_id;
-        image.k = d.k;
-        image.path = d.image_path.string();
-        image.sha256 = d.sha256;
-        AddTasks(out.images.size(), set_.concepts[*c], image, tasks);
-        out.images.push_back(std::move(image));
-      }
-    }
+    VISALIGN_ASSIGN_OR_RETURN(out.images, RunImages(store_, set_, runs));
+    for (size_t i = 0; i < out.images.size(); ++i)
+      AddTasks(i, set_.concepts[*set_.IndexOf(out.images[i].concept_id)], out.images[i], tasks);
     out.stats.images = out.images.size();
     out.stats.questions = tasks.size();
 
@@ -376,6 +357,33 @@ json JudgeStats::ToJson() const {
   return {{"images", images},   {"questions", questions}, {"distinct", distinct}, {"cached", cached},  {"asked", asked},
           {"requests", requests}, {"invalid", invalid},   {"failed", failed},  {"missing", missing},
           {"errors", errors},   {"interrupted", interrupted}};
+}
+
+Result<std::vector<JudgedImage>> RunImages(store::RunStore& store, const ConceptSet& set,
+                                           const std::vector<std::string>& runs) {
+  std::vector<JudgedImage> images;
+  for (const std::string& run : runs) {
+    VISALIGN_ASSIGN_OR_RETURN(auto info, store.FindRun(run));
+    if (!info) return Status::NotFound("run \"" + run + "\" not in the store", store.root().string(),
+                                       "a run made by `visalign acva generate --run " + run + "`");
+    if (info->benchmark != "acva")
+      return Status::InvalidArgument("run \"" + run + "\" is a " + info->benchmark + " run", "run name",
+                                     "an ACVA generation run");
+    VISALIGN_ASSIGN_OR_RETURN(auto done, store.DoneImages(run));
+    for (const store::DoneImage& d : done) {
+      if (!set.IndexOf(d.item_id))
+        return Status::InvalidArgument("run \"" + run + "\" has an image of concept \"" + d.item_id + "\"",
+                                       "concept set", "the concept set the run was generated from");
+      JudgedImage image;
+      image.model = run;
+      image.concept_id = d.item_id;
+      image.k = d.k;
+      image.path = d.image_path.string();
+      image.sha256 = d.sha256;
+      images.push_back(std::move(image));
+    }
+  }
+  return images;
 }
 
 Result<JudgeOutcome> JudgeRuns(store::RunStore& store, const ConceptSet& set, const std::vector<std::string>& runs,

@@ -111,5 +111,18 @@ TEST(GenerationItems, WordOnlyPromptsWithSeedsPerSample) {
   EXPECT_FALSE(GenerationItems(set, config)->front().seed.has_value());
 }
 
+TEST(JudgeRatingScale, IsWhatTheRubricPromptTellsTheJudge) {
+  for (Language language : {Language::kEn, Language::kZh}) {
+    const RatingScale scale = JudgeRatingScale(language);
+    const std::string system = RubricQuestionFor(Loyalty(), Loyalty().rubric[0], language).system;
+    EXPECT_EQ(scale.levels, kRatingLevels);
+    EXPECT_NE(system.find("0 = " + scale.low), std::string::npos) << system;
+    EXPECT_NE(system.find("1 = " + scale.high), std::string::npos) << system;
+    for (double level : scale.levels) EXPECT_TRUE(OnRatingScale(level));
+  }
+  EXPECT_EQ(JudgeRatingScale(Language::kEn).low, "clearly not");
+  EXPECT_FALSE(OnRatingScale(0.6));
+}
+
 }  // namespace
 }  // namespace visalign::acva

@@ -64,6 +64,10 @@ nlohmann::json JsonNumber(double v) { return std::isfinite(v) ? nlohmann::json(v
 
 }  // namespace
 
+AnswerGroups GroupsOf(const HumanAnswer& answer) {
+  return {OrUnknown(answer.gender), AgeGroup(answer.age_range), OrUnknown(answer.language)};
+}
+
 Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary& vocabulary,
                              const HumanLoadOptions& options) {
   VISALIGN_ASSIGN_OR_RETURN(CsvTable t, ReadCsv(csv));
@@ -80,20 +84,16 @@ Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary&
   const auto age_col = optional_column("ageRange");
   const auto colorblind_col = optional_column("colorblind");
 
-  std::set<std::string> colorblind_ids;
-  std::filesystem::path ids_path_used;
-  if (!options.include_colorblind) {
-    std::filesystem::path ids_path = options.colorblind_ids;
-    if (ids_path.empty()) {
-      VISALIGN_ASSIGN_OR_RETURN(ids_path, DataFile("hues/colorblind_ids.txt"));
-    }
-    VISALIGN_ASSIGN_OR_RETURN(colorblind_ids, ReadIdList(ids_path));
-    ids_path_used = ids_path;
+  // The list is read also when colour-blind players are kept, to mark their answers.
+  std::filesystem::path ids_path = options.colorblind_ids;
+  if (ids_path.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(ids_path, DataFile("hues/colorblind_ids.txt"));
   }
+  VISALIGN_ASSIGN_OR_RETURN(std::set<std::string> colorblind_ids, ReadIdList(ids_path));
 
   HumanData data;
   data.source = csv.string();
-  data.exclusions_source = ids_path_used.string();
+  data.exclusions_source = options.include_colorblind ? std::string() : ids_path.string();
   data.include_colorblind = options.include_colorblind;
   std::set<std::string> users, excluded_users;
   auto field = [](const std::vector<std::string>& row, const std::optional<size_t>& col) {
@@ -109,8 +109,8 @@ Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary&
     auto cell = ParseCell(Trim(row[coord_col]));
     if (!cell.ok()) return cell.status().WithContext(t.Where(i) + " column coordinate");
     const std::string user = Trim(row[user_col]);
-    if (!options.include_colorblind &&
-        (colorblind_ids.count(user) || internal::AsciiUpper(field(row, colorblind_col)) == "YES")) {
+    const bool colorblind = colorblind_ids.count(user) || internal::AsciiUpper(field(row, colorblind_col)) == "YES";
+    if (!options.include_colorblind && colorblind) {
       ++data.excluded_answers;
       excluded_users.insert(user);
       continue;
@@ -120,7 +120,8 @@ Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary&
       if (vocabulary.IndexOfName(spelled) != word) ++data.word_mismatches;
     }
     users.insert(user);
-    data.answers.push_back({*word, *cell, user, field(row, gender_col), field(row, age_col), field(row, language_col)});
+    data.answers.push_back(
+        {*word, *cell, user, field(row, gender_col), field(row, age_col), field(row, language_col), colorblind});
   }
   if (data.answers.empty())
     return Status::InvalidArgument("no human answers", csv.string(),
@@ -290,10 +291,10 @@ HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vo
     if (o == Outcome::kFailed) ++g.failed;
   };
   for (size_t i = 0; i < humans.answers.size(); ++i) {
-    const HumanAnswer& a = humans.answers[i];
-    add("gender", OrUnknown(a.gender), outcome[i]);
-    add("age", AgeGroup(a.age_range), outcome[i]);
-    add("language", OrUnknown(a.language), outcome[i]);
+    const AnswerGroups g = GroupsOf(humans.answers[i]);
+    add("gender", g.gender, outcome[i]);
+    add("age", g.age, outcome[i]);
+    add("language", g.language, outcome[i]);
   }
   for (auto& [key, g] : groups) {
     g.fail_rate = g.tested > 0 ? double(g.failed) / g.tested : kNaN;

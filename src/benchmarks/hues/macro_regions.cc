@@ -98,8 +98,17 @@ MacroMap MacroMap::Derive(const Board& board, const color::IsccNbs& iscc) {
     const auto agree = std::count_if(by_distance.begin(), by_distance.begin() + kConfidenceNeighbours,
                                      [&](const auto& d) { return d.second == cell.category; });
     cell.confidence = double(agree) / kConfidenceNeighbours;
-    cell.neutral = std::hypot(lab.a, lab.b) < kNeutralChroma;
+    cell.neutral = IsNeutral(board.cell(i));
   }
+  return map;
+}
+
+bool MacroMap::IsNeutral(const Cell& cell) { return std::hypot(cell.lab.a, cell.lab.b) < kNeutralChroma; }
+
+MacroMap MacroMap::FromCells(const std::array<MacroCell, kCells>& cells, std::string source) {
+  MacroMap map;
+  map.cells_ = cells;
+  map.source_ = std::move(source);
   return map;
 }
 

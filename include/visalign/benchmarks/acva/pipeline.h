@@ -78,6 +78,17 @@ struct JudgeQuestion {
 };
 
 JudgeQuestion RubricQuestionFor(const Concept& cpt, const RubricQuestion& question, Language language);
+
+// The judge's rubric scale: the levels a rating takes (kRatingLevels) and what its ends mean, in the
+// rubric prompt's own words ("clearly not" / "clearly yes"; the prompt is built from them), so human
+// raters answer on exactly the judge's scale.
+struct RatingScale {
+  std::array<double, kRatingLevels.size()> levels{};
+  std::string low, high;  // what 0 and 1 mean
+};
+RatingScale JudgeRatingScale(Language language);
+// Whether `rating` is one of the scale's levels (within 1e-9), as a judge's reply must be.
+bool OnRatingScale(double rating);
 JudgeQuestion MetaphorQuestionFor(const Concept& cpt, Language language);
 JudgeQuestion AfcQuestionFor(const Concept& first, const Concept& second, Language language);
 
@@ -156,6 +167,12 @@ struct JudgeOutcome {
   std::vector<JudgedImage> images;  // done images of every run, in run order, answers filled
   JudgeStats stats;
 };
+
+// The done images of the ACVA runs `runs` (run order, then item id and k), without answers: what the
+// judge judges and human raters rate. NotFound for a run not in the store; InvalidArgument for a run
+// of another benchmark or an image of a concept `set` does not have.
+Result<std::vector<JudgedImage>> RunImages(store::RunStore& store, const ConceptSet& set,
+                                           const std::vector<std::string>& runs);
 
 // `transport` may be null in cache-only mode. Errors only for store problems or unknown runs/concepts;
 // per-question failures are counted in stats.

@@ -93,6 +93,11 @@ class MacroMap {
   static MacroMap Derive(const Board& board, const color::IsccNbs& iscc);
   static constexpr int kConfidenceNeighbours = 5;
   static constexpr double kNeutralChroma = 10.0;
+  // Whether a cell is near-achromatic: chroma C*ab < kNeutralChroma (the neutral flag of Derive).
+  static bool IsNeutral(const Cell& cell);
+  // A map of the given cells (e.g. a consensus of participants' paintings, RegionConsensus);
+  // `source` says where it came from (what source() returns).
+  static MacroMap FromCells(const std::array<MacroCell, kCells>& cells, std::string source);
 
   const MacroCell& at(int cell) const { return cells_[static_cast<size_t>(cell)]; }
   // Category, or kNeutral for neutral cells: what nonsense collapse and entropy count.

@@ -19,3 +19,5 @@
 #include "visalign/benchmarks/hues/nonsense.h"
 #include "visalign/benchmarks/hues/embeddings.h"
 #include "visalign/benchmarks/hues/models.h"
+#include "visalign/benchmarks/hues/regions.h"
+#include "visalign/benchmarks/hues/explorer.h"

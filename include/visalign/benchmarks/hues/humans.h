@@ -25,7 +25,16 @@ struct HumanAnswer {
   int word = 0;          // index into the Vocabulary
   int cell = 0;
   std::string user, gender, age_range, language;  // empty when the column is absent
+  bool colorblind = false;  // listed as colour-blind (by userId or a colorblind=YES column); kept only on request
 };
+
+// The demographic groups of an answer, as the baseline's GroupRate names them: gender and language
+// as given ("unknown" when empty), age "<30" (ageRange upper bound below 30), ">=30" (lower bound 30
+// or more) or "unknown".
+struct AnswerGroups {
+  std::string gender, age, language;
+};
+AnswerGroups GroupsOf(const HumanAnswer& answer);
 
 struct HumanData {
   std::string source;
@@ -41,7 +50,8 @@ struct HumanData {
 struct HumanLoadOptions {
   bool include_colorblind = false;
   // Players to exclude by userId (one per line); empty path = data/hues/colorblind_ids.txt.
-  // Rows with a `colorblind` column equal to YES are excluded too.
+  // Rows with a `colorblind` column equal to YES are excluded too. With include_colorblind the list
+  // is still read, to mark those players' answers (HumanAnswer::colorblind).
   std::filesystem::path colorblind_ids;
 };
 
