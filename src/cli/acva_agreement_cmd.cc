@@ -8,6 +8,8 @@
 #include "cli/cli.h"
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/io.h"
+#include "visalign/server/tool_exports.h"
 
 namespace visalign::cli {
 namespace {
@@ -29,6 +31,33 @@ Status RunAgreement(const Cli& cli, const std::string& items, const std::string&
   return Status::Ok();
 }
 
+struct ExportRatingsArgs {
+  std::string store = "./visalign-store";
+  std::string run;
+  std::string out;
+};
+
+Status RunExportRatings(const Cli& cli, const ExportRatingsArgs& a) {
+  if (!store::StudyStore::Exists(a.store))
+    return Status::NotFound("no study store in " + a.store, "store location",
+                            "the --store folder `visalign serve --acva-run` collected ratings into (with study.db)");
+  VISALIGN_ASSIGN_OR_RETURN(auto study, store::StudyStore::Open(a.store));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<acva::HumanRating> ratings, server::AcvaRatings(*study, a.run));
+  if (ratings.empty())
+    return Status::NotFound("no ratings of run \"" + a.run + "\"", "run name",
+                            "a run rated on the rating page of `visalign serve --acva-run " + a.run + "`");
+  const std::string csv = acva::HumanRatingsCsv(ratings);
+  if (a.out == "-")
+    std::fputs(csv.c_str(), stdout);
+  else
+    VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(a.out, csv));
+  if (cli.global().json)
+    PrintJson({{"run", a.run}, {"ratings", ratings.size()}, {"out", a.out}});
+  else if (a.out != "-")
+    std::printf("%zu ratings of run %s. Wrote %s\n", ratings.size(), a.run.c_str(), a.out.c_str());
+  return Status::Ok();
+}
+
 // After the other acva commands (order 60), in the same group.
 const CommandGroup kAcvaAgreement(61, [](Cli& cli) {
   CLI::App* g = cli.Group("acva", "ACVA-Bench: abstract concept visualization (adequacy, diversity, distinctiveness)");
@@ -41,6 +70,19 @@ const CommandGroup kAcvaAgreement(61, [](Cli& cli) {
       "image = an items.jsonl image_id (<run>/<concept>/<k>) or the image's SHA-256. Reports Spearman rho of the\n"
       "mean human score vs adequacy over images, and exact / within-one-bin agreement over 5 equal bins.");
   cli.Bind(s, [&cli, items, human]() -> Status { return RunAgreement(cli, *items, *human); });
+
+  auto e = std::make_shared<ExportRatingsArgs>();
+  CLI::App* x = g->add_subcommand("export-ratings", "Write the human ratings of a run (visalign serve's rating page)");
+  x->add_option("--store", e->store, "The store `visalign serve --store` collected into (its study.db)")
+      ->capture_default_str();
+  x->add_option("--run", e->run, "The rated ACVA run (as given to `visalign serve --acva-run`)")->required();
+  x->add_option("--out", e->out, "Output CSV (image,rater,score) for `acva agreement --human`; - for stdout")->required();
+  x->footer(
+      "image = <run>/<concept>/<k> (the items.jsonl image_id), rater = the participant's user id, score = the rater's "
+      "weighted adequacy over the rubric, on the judge's scale (docs/acva.md, \"Human validation\").\n"
+      "Example:\n  visalign acva export-ratings --store ./visalign-store --run my-model --out ratings.csv\n"
+      "  visalign acva agreement --items acva-results/items.jsonl --human ratings.csv");
+  cli.Bind(x, [&cli, e]() -> Status { return RunExportRatings(cli, *e); });
 });
 
 }  // namespace
