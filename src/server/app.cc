@@ -140,6 +140,9 @@ Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
     app->server_->Asset("/static/" + std::string(a.name), a.body, std::string(a.content_type));
   AddCoreRoutes(*app, *app->server_);
   AddGameRoutes(*app, *app->server_);
+  AddRegionRoutes(*app, *app->server_);
+  AddExplorerRoutes(*app, *app->server_);
+  AddAcvaRatingRoutes(*app, *app->server_);
   return app;
 }
 

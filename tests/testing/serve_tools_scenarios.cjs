@@ -1,0 +1,110 @@
+// Browser scenarios of the tools of `visalign serve` (tests/serve_tools_test.cc), run by
+// serve_browser.cjs: the regionalization tool, the result explorer and the ACVA rating page. Each
+// works the page as a person would and returns what it saw, for the test to hold against the store.
+'use strict';
+
+async function consent(page) {
+  await page.waitForSelector('#agree');
+  await page.click('#agree');
+}
+
+// Every cell's paint as the page shows it: {cell: category}.
+function shownPaint(page) {
+  return page.$$eval('.board-cell[data-paint]', (cells) => Object.fromEntries(cells.map((c) => [c.dataset.cell, c.dataset.paint])));
+}
+
+async function choose(page, category) {
+  await page.click(`#category-${category}`);
+}
+
+module.exports = {
+  // args.steps: [{tool: "fill"|"brush", category, cell}] or {undo: true}, done in order; then Save.
+  // Returns the paint shown after each step and the save's status text.
+  async regions_session(page, ctx) {
+    await page.goto(ctx.base + '/regions');
+    await consent(page);
+    await page.waitForSelector('.board-cell[data-cell="A1"]');
+    const shown = [];
+    for (const step of ctx.args.steps) {
+      if (step.undo) {
+        await page.click('#undo');
+      } else {
+        await page.click(`#tool-${step.tool}`);
+        await choose(page, step.category);
+        await page.click(`.board-cell[data-cell="${step.cell}"]`);
+      }
+      shown.push(await shownPaint(page));
+    }
+    await page.click('#save');
+    await page.waitForFunction(() => document.querySelector('#saved').textContent.startsWith('Saved'));
+    const saved = await page.$eval('#saved', (s) => s.textContent);
+    // A reload shows the saved painting again.
+    await page.reload();
+    await page.waitForSelector('.board-cell[data-cell="A1"]');
+    await page.waitForFunction(() => document.querySelector('#painted') && document.querySelector('#painted').textContent.length > 0);
+    return { shown, saved, reloaded: await shownPaint(page), painted: await page.$eval('#painted', (p) => p.textContent) };
+  },
+
+  // Picks args.word and args.model, then each of args.filters ({colorblind, gender, ...}) in turn;
+  // returns for each view what the board and the plot show.
+  async explorer_session(page, ctx) {
+    await page.goto(ctx.base + '/explorer');
+    await page.waitForFunction(() => document.querySelector('#app').dataset.ready);
+    const views = [];
+    const look = async () => ({
+      summary: await page.$eval('#summary', (s) => s.textContent),
+      heatCells: await page.$$eval('.board-cell.heat', (cells) => cells.length),
+      heatLabels: await page.$$eval('.board-cell.heat', (cells) => cells.map((c) => c.getAttribute('aria-label'))),
+      marks: await page.$$eval('.board-cell.marked', (cells) => Object.fromEntries(cells.map((c) => [c.dataset.cell, c.dataset.mark]))),
+      plotHumans: await page.$$eval('#xy .humans circle', (c) => c.length),
+      ellipsePoints: await page.$eval('#xy .ellipse', (e) => e.getAttribute('points').trim().split(/\s+/).length).catch(() => 0),
+      plotModel: await page.$$eval('#xy .model path', (p) => p.map((x) => x.dataset.cell)),
+      top: await page.$$eval('#top li', (li) => li.map((x) => x.textContent)),
+    });
+    // Sets select `name` to `value` and waits for the page to show the new view.
+    const set = async (name, value) => {
+      if ((await page.$eval(`#${name}`, (s) => s.value)) === value) return;
+      const before = await page.$eval('#app', (a) => Number(a.dataset.updates));
+      await page.selectOption(`#${name}`, value);
+      await page.waitForFunction((b) => Number(document.querySelector('#app').dataset.updates) > b, before);
+    };
+    await set('word', ctx.args.word);
+    await set('model', ctx.args.model);
+    views.push(await look());
+    for (const filter of ctx.args.filters) {
+      for (const [name, value] of Object.entries(filter)) await set(name, value);
+      views.push(await look());
+    }
+    return { views };
+  },
+
+  // Rates the images the page offers in args.language (all, or the first args.max): each question
+  // answered with args.levels[k % levels] for an image of sample k (the image id's last part).
+  // Returns the images rated in order, with the questions and scale shown, and the final text.
+  async rating_session(page, ctx) {
+    await page.goto(ctx.base + '/rate');
+    await consent(page);
+    await page.waitForSelector('#rating, #done');
+    if (ctx.args.language !== 'en') {
+      await page.selectOption('#language', ctx.args.language);
+      await page.waitForFunction((l) => document.querySelector('#language').value === l && document.querySelector('#rating, #done'), ctx.args.language);
+    }
+    const rated = [];
+    for (;;) {
+      await page.waitForSelector('#rating, #done');
+      if (await page.$('#done') || (ctx.args.max && rated.length >= ctx.args.max)) break;
+      const image = await page.$eval('#rating', (f) => f.dataset.image);
+      await page.waitForFunction(() => document.querySelector('#image').complete && document.querySelector('#image').naturalWidth > 0);
+      const questions = await page.$$eval('.question legend', (l) => l.map((x) => x.textContent));
+      const scale = await page.$eval('#rating p', (p) => p.textContent);
+      const level = ctx.args.levels[Number(image.split('/').pop()) % ctx.args.levels.length];
+      const fieldsets = await page.$$('.question');
+      for (const f of fieldsets) await (await f.$(`input[value="${level}"]`)).check();
+      await page.click('#submit');
+      await page.waitForFunction((id) => !document.querySelector('#rating') || document.querySelector('#rating').dataset.image !== id, image);
+      rated.push({ image, level, questions, scale });
+    }
+    const done = await page.$('#done');
+    return { rated, done: done ? await done.textContent() : null, progress: await page.$eval('#progress', (p) => p.textContent) };
+  },
+};
