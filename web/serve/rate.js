@@ -1,7 +1,7 @@
 // The ACVA rating page (docs/serve.md "ACVA rating"): after consent, a rater sees one image at a time
 // (the one with the fewest ratings so far) with the concept's rubric questions in Chinese or English,
 // answers each on the judge's scale, and submits; then the next image comes.
-import { api, ApiError, clear, clientId, el } from './common.js';
+import { api, clear, clientId, el } from './common.js';
 
 const app = document.getElementById('app');
 let study = null;
@@ -68,7 +68,7 @@ async function next() {
   if (reply.done) return page(languagePicker(), progress, el('p', { id: 'done' }, 'Thank you! You have rated every image.'));
   const form = reply.form;
   const scale = form.scale;
-  const node = el('form', { id: 'rating', 'data-image': form.image },
+  const node = el('form', { id: 'rating', 'data-image': form.image, 'data-language': form.language },
     el('p', {}, `Scale: ${scale.levels.join(', ')} — 0 = ${scale.low}, 1 = ${scale.high}.`),
     ...form.questions.map((q, i) => question(q, i, scale)),
     el('button', { type: 'submit', class: 'primary', id: 'submit' }, 'Submit'));
@@ -83,9 +83,10 @@ async function next() {
 (async () => {
   try {
     study = await api('/api/study');
+    const me = await api('/api/me');
+    if (!me.session) return consent();
     await next();
   } catch (e) {
-    if (e instanceof ApiError && e.status === 401) return consent();
     showError(e);
   }
 })();

@@ -2,7 +2,7 @@
 // board into the 8 basic colour categories — the brush paints the cell clicked (or picked with Enter),
 // fill paints the connected region of cells that share the clicked cell's paint — undoes steps, and
 // saves. Each save is one painting; the consensus uses a participant's latest.
-import { api, ApiError, clear, clientId, drawBoard, el, loadBoard } from './common.js';
+import { api, clear, clientId, drawBoard, el, loadBoard } from './common.js';
 
 const app = document.getElementById('app');
 let study = null;
@@ -159,9 +159,10 @@ async function start() {
 (async () => {
   try {
     [study, board] = await Promise.all([api('/api/study'), loadBoard()]);
+    const me = await api('/api/me');
+    if (!me.session) return consent();
     await start();
   } catch (e) {
-    if (e instanceof ApiError && e.status === 401) return consent();
     showError(e);
   }
 })();
