@@ -282,7 +282,7 @@ TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpec
   // The rubric in the chosen language, on the judge's scale.
   auto set = acva::LoadConceptSet(*acva::StarterConceptsFile(), *acva::StarterPairsFile());
   ASSERT_TRUE(set.ok());
-  const acva::Concept& first = set->concepts[*set->IndexOf(items_[0]["concept_id"].get<std::string>())];
+  const acva::Concept& first = set->concepts[*set->IndexOf(items_[0]["concept"].get<std::string>())];
   ASSERT_EQ(rated_a[0]["questions"].size(), first.rubric.size());
   EXPECT_EQ(rated_a[0]["questions"][0], first.rubric[0].text_zh);
   EXPECT_EQ(rated_b[2]["questions"][0], first.rubric[0].text_en);
@@ -325,7 +325,7 @@ TEST_F(ServeAcvaRating, RatingAbuseAnswers4xxAndStoresNothing) {
   const std::string image = items_[0]["image_id"];
   auto set = acva::LoadConceptSet(*acva::StarterConceptsFile(), *acva::StarterPairsFile());
   json answers = json::object();
-  for (const acva::RubricQuestion& q : set->concepts[*set->IndexOf(items_[0]["concept_id"].get<std::string>())].rubric)
+  for (const acva::RubricQuestion& q : set->concepts[*set->IndexOf(items_[0]["concept"].get<std::string>())].rubric)
     answers[q.id] = 0.75;
   const auto body = [&](const std::string& client_id, const std::string& img, const json& a) {
     return json({{"client_id", client_id}, {"image", img}, {"language", "en"}, {"answers", a}}).dump();
