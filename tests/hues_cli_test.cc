@@ -78,6 +78,15 @@ TEST(HuesCli, RegionsReplacesTheMacroMapAndMacroMapStillWorksWithAWarning) {
                   {"missing.csv"});
 }
 
+TEST(HuesCli, ExportRegionsNeedsAStudyStoreAndCreatesNone) {
+  TempDir dir;
+  const fs::path store = dir.path() / "no-store";
+  ExpectUserError(RunVisalign({"hues", "export-regions", "--store", store.string(), "--out", (dir.path() / "m.csv").string()}),
+                  {"no study store in " + store.string(), "(--store)"});
+  EXPECT_FALSE(fs::exists(store));
+  EXPECT_FALSE(fs::exists(dir.path() / "m.csv"));
+}
+
 TEST(HuesCli, HumansJsonHasWordsCategoriesDemographicsAndTheThreshold) {
   auto r = RunVisalign({"hues", "humans", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

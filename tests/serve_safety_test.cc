@@ -163,7 +163,8 @@ TEST_F(ServeSafety, HostileTextIsStoredAsTextAndTheSqlIsParameterised) {
 }
 
 TEST_F(ServeSafety, NoPageScriptBuildsHtmlFromStrings) {
-  for (const char* asset : {"/static/common.js", "/static/game.js"}) {
+  for (const char* asset :
+       {"/static/common.js", "/static/game.js", "/static/regions.js", "/static/explorer.js", "/static/rate.js"}) {
     auto res = client_->Get(asset);
     ASSERT_EQ(res->status, 200) << asset;
     for (const char* sink : {"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"})

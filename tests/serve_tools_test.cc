@@ -216,6 +216,13 @@ TEST(ServeTools, TheExplorerShowsTheLibrarysHeatMapEllipseAndTopFiveAndItsFilter
   EXPECT_GT(views[2]["heatCells"], views[0]["heatCells"]) << "everyone: more answers";
   EXPECT_EQ(views[0]["ellipsePoints"], hues::kEllipseSegments + 1);
 
+  // A --results folder that is not there stops the server before it listens.
+  auto missing = RunVisalign({"serve", "--store", (dir / "store").string(), "--port", "0", "--results",
+                              (dir / "nowhere").string()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err.rfind("error: ", 0), 0u) << missing.err;
+  EXPECT_NE(missing.err.find("(--results " + (dir / "nowhere").string()), std::string::npos) << missing.err;
+
   httplib::Client client(serve.url());
   for (const char* bad : {"/api/explorer/word?word=NOTAWORD", "/api/explorer/word?word=SALMON&gender=%3Cscript%3E",
                           "/api/explorer/word?word=SALMON&model=nobody", "/api/explorer/word?word=SALMON&colorblind=maybe"}) {
@@ -360,6 +367,9 @@ TEST_F(ServeAcvaRating, RatingAbuseAnswers4xxAndStoresNothing) {
   EXPECT_EQ(client.Get("/api/acva/image?id=" + image, session)->status, 200);
   EXPECT_EQ(client.Get("/api/admin/acva/ratings.csv?run=rated")->status, 403);
   EXPECT_EQ(client.Get("/api/admin/acva/ratings.csv?run=unrated", Admin())->status, 404);
+  auto unknown_run = RunVisalign({"serve", "--store", store_.string(), "--port", "0", "--acva-run", "unrated"});
+  EXPECT_EQ(unknown_run.exit_code, 2);
+  EXPECT_NE(unknown_run.err.find("run \"unrated\" not in the store"), std::string::npos) << unknown_run.err;
   auto no_ratings = RunVisalign({"acva", "export-ratings", "--store", store_.string(), "--run", "unrated", "--out",
                                  (dir_ / "none.csv").string()});
   EXPECT_EQ(no_ratings.exit_code, 2);

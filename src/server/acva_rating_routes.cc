@@ -1,8 +1,6 @@
 // The ACVA rating page (docs/serve.md "ACVA rating"): raters see the images of the --acva-run runs one
 // at a time, fewest ratings first, with the concept's rubric on the judge's scale; the admin export is
 // the ratings.csv `visalign acva agreement --human` reads.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -25,7 +23,6 @@ using backends::HttpServerResponse;
 // store is read and a rating checked-and-stored under it, so a rater cannot rate an image twice by
 // racing two submissions.
 struct RatingData {
-  Status status;
   acva::ConceptSet set;
   std::mutex mu;
 };
@@ -65,14 +62,14 @@ std::string ImageContentType(const std::string& path) {
 
 }  // namespace
 
-void AddAcvaRatingRoutes(App& app, HttpServer& server) {
+Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
   auto data = std::make_shared<RatingData>();
-  data->status = Load(*data);
-  if (!data->status.ok()) spdlog::error("the rating page cannot answer: {}", data->status.ToString());
+  VISALIGN_RETURN_IF_ERROR(Load(*data));
+  // Every --acva-run must be an ACVA run of the store, of the concept set's concepts.
+  VISALIGN_RETURN_IF_ERROR(acva::RunImages(app.run_store(), data->set, app.options().acva_runs).status());
   app.AddPage(server, "/rate", "rate", "Rate images");
   // The done images of the rated runs, or the Status to answer with.
   const auto images = [&app, data]() -> Result<std::vector<acva::JudgedImage>> {
-    VISALIGN_RETURN_IF_ERROR(data->status);
     return acva::RunImages(app.run_store(), data->set, app.options().acva_runs);
   };
 
@@ -169,6 +166,7 @@ void AddAcvaRatingRoutes(App& app, HttpServer& server) {
     if (!ratings.ok()) return App::Fail(res, ratings.status());
     res.Set(200, acva::HumanRatingsCsv(*ratings), "text/csv; charset=utf-8");
   });
+  return Status::Ok();
 }
 
 }  // namespace visalign::server

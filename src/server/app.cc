@@ -141,8 +141,8 @@ Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
   AddCoreRoutes(*app, *app->server_);
   AddGameRoutes(*app, *app->server_);
   AddRegionRoutes(*app, *app->server_);
-  AddExplorerRoutes(*app, *app->server_);
-  AddAcvaRatingRoutes(*app, *app->server_);
+  VISALIGN_RETURN_IF_ERROR(AddExplorerRoutes(*app, *app->server_));
+  VISALIGN_RETURN_IF_ERROR(AddAcvaRatingRoutes(*app, *app->server_));
   return app;
 }
 

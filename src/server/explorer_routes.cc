@@ -1,7 +1,5 @@
 // The result explorer (docs/serve.md "Explorer"): per word, the human heat map, mean and ellipse in
 // CIE xy for a chosen subset of the players, and a chosen evaluated model's top-5.
-#include <spdlog/spdlog.h>
-
 #include <memory>
 
 #include "server/routes.h"
@@ -18,10 +16,8 @@ using backends::HttpServerResponse;
 constexpr char kEllipseThreshold[] = "chi2:0.95";
 
 // Loaded once at start-up: the shipped human answers with the colour-blind players kept (and
-// marked), the benchmark's words, and the models of every --results folder. `status` says why the
-// explorer cannot answer when something failed to load.
+// marked), the benchmark's words, and the models of every --results folder.
 struct ExplorerData {
-  Status status;
   hues::Vocabulary vocabulary;
   hues::HumanData humans;
   hues::Threshold threshold;
@@ -56,15 +52,13 @@ const hues::ModelPredictions* FindModel(const ExplorerData& data, const std::str
 
 }  // namespace
 
-void AddExplorerRoutes(App& app, HttpServer& server) {
+Status AddExplorerRoutes(App& app, HttpServer& server) {
   auto data = std::make_shared<ExplorerData>();
-  data->status = Load(app, *data);
-  if (!data->status.ok()) spdlog::error("the explorer cannot answer: {}", data->status.ToString());
+  VISALIGN_RETURN_IF_ERROR(Load(app, *data));
   app.AddPage(server, "/explorer", "explorer", "Result explorer");
 
   // The words, the evaluated models, the filter choices and every cell's CIE xy (board order).
   server.Route("GET", "/api/explorer", [&app, data](const HttpServerRequest&, HttpServerResponse& res) {
-    if (!data->status.ok()) return App::Fail(res, 503, data->status);
     nlohmann::json words = nlohmann::json::array(), models = nlohmann::json::array(), xy = nlohmann::json::array();
     for (const hues::Cell& c : app.board().cells()) xy.push_back({c.xy[0], c.xy[1]});
     for (const hues::Word& w : data->vocabulary.words()) words.push_back({{"word", w.en}, {"category", w.category}});
@@ -79,7 +73,6 @@ void AddExplorerRoutes(App& app, HttpServer& server) {
 
   // ?word=W[&colorblind=exclude|include|only][&gender=G][&age=A][&language=L][&model=M]
   server.Route("GET", "/api/explorer/word", [&app, data](const HttpServerRequest& req, HttpServerResponse& res) {
-    if (!data->status.ok()) return App::Fail(res, 503, data->status);
     const std::optional<int> word = data->vocabulary.IndexOfName(req.Query("word"));
     if (!word)
       return App::Fail(res, 404, Status::NotFound("unknown word " + QuoteText(req.Query("word")), "query word",
@@ -98,6 +91,7 @@ void AddExplorerRoutes(App& app, HttpServer& server) {
     const hues::WordView view = hues::ViewWord(data->humans, app.board(), *word, *filter, data->threshold.d2);
     res.SetJson(200, {{"view", hues::WordViewJson(view, data->vocabulary)}, {"model", model}});
   });
+  return Status::Ok();
 }
 
 }  // namespace visalign::server

@@ -10,7 +10,9 @@ namespace visalign::server {
 void AddCoreRoutes(App& app, backends::HttpServer& server);         // app.cc: board, study, session, admin
 void AddGameRoutes(App& app, backends::HttpServer& server);         // game_routes.cc: the Hues and Cues game
 void AddRegionRoutes(App& app, backends::HttpServer& server);       // regions_routes.cc: the regionalization tool
-void AddExplorerRoutes(App& app, backends::HttpServer& server);     // explorer_routes.cc: the result explorer
-void AddAcvaRatingRoutes(App& app, backends::HttpServer& server);   // acva_rating_routes.cc: the ACVA rating page
+// The explorer and the rating page load their inputs (--results folders, the concept set) first;
+// an input that cannot be read is App::Create's error, so `visalign serve` stops with it.
+Status AddExplorerRoutes(App& app, backends::HttpServer& server);   // explorer_routes.cc: the result explorer
+Status AddAcvaRatingRoutes(App& app, backends::HttpServer& server); // acva_rating_routes.cc: the ACVA rating page
 
 }  // namespace visalign::server

@@ -112,8 +112,9 @@ nlohmann::json WordViewJson(const WordView& view, const Vocabulary& vocabulary) 
 Result<std::vector<ModelPredictions>> LoadEvaluatedModels(const std::filesystem::path& results_dir,
                                                           const Vocabulary& vocabulary, const Board& board) {
   const std::string where = "results folder " + results_dir.string();
-  VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(results_dir / "summary.json"));
-  Result<nlohmann::json> summary = ParseJson(text);
+  Result<std::string> text = ReadFile(results_dir / "summary.json");
+  if (!text.ok()) return text.status().WithContext(where);
+  Result<nlohmann::json> summary = ParseJson(*text);
   if (!summary.ok()) return summary.status().WithContext(where);
   if (!summary->is_object() || StringMember(*summary, "benchmark") != "hues")
     return Status::InvalidArgument("summary.json is not a Hues and Cues summary", where,
