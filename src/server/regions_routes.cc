@@ -31,7 +31,7 @@ void AddRegionRoutes(App& app, HttpServer& server) {
     if (!records.ok()) return App::Fail(res, records.status());
     nlohmann::json latest = nullptr;
     for (const store::StudyRecord& r : *records)
-      if (r.participant == who->id) latest = r.payload["cells"];
+      if (auto cells = r.payload.find("cells"); r.participant == who->id && cells != r.payload.end()) latest = *cells;
     res.SetJson(200, {{"categories", CategoriesJson()}, {"painting", latest}});
   });
 
