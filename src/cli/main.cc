@@ -80,8 +80,8 @@ std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
   // The selected command: leading words that name subcommands, global options skipped.
   const CLI::App* cmd = &app_;
   std::string path = app_.get_name();
-  size_t i = 1;
-  for (; i < args.size(); ++i) {
+  size_t options_from = 1;  // the first argument after the command's name: where its options start
+  for (size_t i = 1; i < args.size(); ++i) {
     if (TakesValue(args[i])) {
       ++i;
       continue;
@@ -93,12 +93,13 @@ std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
     if (!sub) break;
     cmd = sub;
     path += " " + args[i];
+    options_from = i + 1;
   }
   for (const auto& [old_cmd, new_path] : renamed_commands_)
     if (old_cmd == cmd)
       std::fprintf(stderr, "warning: `%s` is deprecated: use `%s` (the old name goes in the next release)\n",
                    path.c_str(), new_path.c_str());
-  for (size_t j = i; j < args.size(); ++j)
+  for (size_t j = options_from; j < args.size(); ++j)
     for (const Renamed& r : renamed_) {
       if (r.cmd != cmd) continue;
       const bool inline_value = args[j].rfind(r.old_name + "=", 0) == 0;
