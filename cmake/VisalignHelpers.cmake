@@ -13,7 +13,8 @@ endfunction()
 
 # visalign_add_test(NAME SOURCES ... [DEPS ...] [LABELS ...] [TIMEOUT s])
 #   A GoogleTest executable registered with CTest; label `unit` unless LABELS say otherwise.
-#   Tests run with VISALIGN_DATA pointing at the source tree's data/ and VISALIGN_SHARED at ../shared.
+#   Tests run with VISALIGN_TEST_ENV: VISALIGN_DATA pointing at the source tree's data/ (and, in a
+#   sanitizer build, the sanitizers' options).
 function(visalign_add_test name)
   if(NOT VISALIGN_BUILD_TESTS)
     return()
@@ -37,7 +38,7 @@ function(visalign_add_test name)
   endif()
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "VISALIGN_DATA=${VISALIGN_SOURCE_DATA_DIR}")
+    ENVIRONMENT "${VISALIGN_TEST_ENV}")
 endfunction()
 
 # visalign_add_bench(NAME SOURCES ... [DEPS ...]): a Google Benchmark program (not run by ctest).

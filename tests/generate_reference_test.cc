@@ -3,10 +3,7 @@
 // timeouts, the command backend with hostile prompts, and secrets kept out of logs and the store.
 // The API profiles, early stops, moved servers and --dry-run are in generate_api_test.cc.
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <fstream>
@@ -20,42 +17,20 @@
 #include "visalign/store.h"
 #include "visalign/benchmarks/violin/dataset.h"
 
-extern char** environ;
-
 namespace visalign {
 namespace {
 namespace fs = std::filesystem;
 using testing::RunResult;
 using testing::RunVisalign;
 using testing::TempDir;
+using testing::StartVisalign;
+using testing::Wait;
 
 using testing::Counts;
 using testing::GenerateArgs;
 using testing::kSide;
 using testing::StartServer;
 using testing::WriteDataset;
-
-pid_t Spawn(const std::vector<std::string>& args, const fs::path& log) {
-  std::vector<std::string> argv = {VISALIGN_TEST_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = 0;
-  EXPECT_EQ(posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  return pid;
-}
-
-int WaitExit(pid_t pid) {
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 size_t DoneCount(const fs::path& store) {
   auto s = store::OpenStore(store).value();
@@ -133,11 +108,12 @@ TEST(GenerateReference, SigintStopsGracefullyAndResumeNeverRepeatsDoneItems) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/40);
-  pid_t pid = Spawn(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t / "log1");
+  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t, "gen");
   WaitUntilDone(t / "store", 4);
-  kill(pid, SIGINT);
-  EXPECT_EQ(WaitExit(pid), 130);
-  std::string log = ReadFile(t / "log1").value();
+  kill(child.pid, SIGINT);
+  const RunResult stopped = Wait(child);
+  EXPECT_EQ(stopped.exit_code, 130);
+  const std::string log = stopped.out + stopped.err;
   EXPECT_NE(log.find("left pending"), std::string::npos) << log;
   EXPECT_NE(log.find("run the same command again to resume"), std::string::npos) << log;
   ExpectStoreConsistent(t / "store");
@@ -153,10 +129,10 @@ TEST(GenerateReference, SigkillLosesOnlyInFlightWorkAndResumeCompletes) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/15);
-  pid_t pid = Spawn(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "4"}), t / "log1");
+  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "4"}), t, "gen");
   WaitUntilDone(t / "store", 6);
-  kill(pid, SIGKILL);
-  EXPECT_EQ(WaitExit(pid), 128 + SIGKILL);
+  kill(child.pid, SIGKILL);
+  EXPECT_EQ(Wait(child).exit_code, 128 + SIGKILL);
   ExpectStoreConsistent(t / "store");
   auto store = store::OpenStore(t / "store").value();
   auto done_before = store->DoneImages("ref").value();
@@ -168,18 +144,19 @@ TEST(GenerateReference, ASecondSigintExitsAtOnce) {
   TempDir t;
   WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/3000);
-  pid_t pid = Spawn(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t / "log1");
+  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t, "gen");
   // Signal only once requests are in flight (the handlers are installed by then).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (srv->Stats()["requests"].get<int>() < 2 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   auto t0 = std::chrono::steady_clock::now();
-  kill(pid, SIGINT);
+  kill(child.pid, SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  kill(pid, SIGINT);
-  EXPECT_EQ(WaitExit(pid), 130);
+  kill(child.pid, SIGINT);
+  const RunResult stopped = Wait(child);
+  EXPECT_EQ(stopped.exit_code, 130);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1500));
-  EXPECT_NE(ReadFile(t / "log1").value().find("exiting now"), std::string::npos);
+  EXPECT_NE((stopped.out + stopped.err).find("exiting now"), std::string::npos) << stopped.err;
 }
 
 TEST(GenerateReference, AHangingServerAndAnUnknownPromptAreClearPerItemErrors) {

@@ -27,7 +27,9 @@ struct Child {
 // and .err. pid stays -1 if it could not be started.
 Child StartVisalign(const std::vector<std::string>& args, const std::filesystem::path& dir, const std::string& name,
                     const std::map<std::string, std::string>& env = {});
-// Waits for `child` to end: its exit code (128+signal) and output.
+// Waits for `child` to end: its exit code (128+signal) and output. A sanitizer report in its stderr
+// (a leak, undefined behaviour: the children of a sanitizer build run with its runtime) fails the
+// current test, whatever exit code the test expects. RunVisalign and RunProgram wait through it.
 RunResult Wait(const Child& child);
 
 // Runs VISALIGN_TEST_BINARY with `args` (no shell). `env` entries are added to the environment.
