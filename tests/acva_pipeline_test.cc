@@ -3,8 +3,10 @@
 // embeds them; every expected score, cluster, accuracy and position bias is known in advance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -351,6 +353,56 @@ TEST_F(AcvaPipeline, TimeoutsFailClearlyAndAreNotCached) {
                                    ClipFixture(), "--out", (*dir_ / "slow").string()}));
   EXPECT_EQ(analyze.exit_code, 2);
   EXPECT_NE(analyze.err.find("not in the cache"), std::string::npos) << analyze.err;
+}
+
+// The judge cache is a store other programs can open: an answer record edited or damaged there is
+// one error line naming the store and key, checked as a fresh reply is, never an exception.
+TEST_F(AcvaPipeline, AnEditedCachedAnswerIsAClearErrorNamingTheStoreAndKey) {
+  ASSERT_EQ(RunVisalign(Judge("cache-edit", {"varied"})).exit_code, 0);
+  const acva::ConceptSet set = acva::LoadConceptSet(*dir_ / "concepts.jsonl", *dir_ / "pairs.jsonl").value();
+  const acva::Concept& oath = set.concepts[*set.IndexOf("oath")];
+  const acva::Concept& promise = set.concepts[*set.IndexOf("promise")];
+  auto store = store::OpenStore(*dir_ / "store").value();
+  std::string oath_sha;
+  for (const store::DoneImage& d : store->DoneImages("varied").value())
+    if (d.item_id == "oath") oath_sha = d.sha256;
+  ASSERT_FALSE(oath_sha.empty());
+  const acva::JudgeSettings settings{"cache-edit", acva::Language::kEn, 0};
+  const std::string rubric_key =
+      acva::JudgeCacheKey(oath_sha, acva::RubricQuestionFor(oath, oath.rubric[0], acva::Language::kEn), settings);
+  const std::string afc_key = acva::JudgeCacheKey(oath_sha, acva::AfcQuestionFor(oath, promise, acva::Language::kEn), settings);
+  std::map<std::string, std::string> original;
+  for (const std::string& key : {rubric_key, afc_key}) original[key] = store->CacheGet("acva.judge", key).value().value();
+  struct Edit {
+    std::string key, value, says;
+  };
+  for (const Edit& edit : std::vector<Edit>{
+           {rubric_key, "{\"valid\": tru", "is invalid JSON (syntax error at byte"},
+           {rubric_key, "[]", "is not a JSON object: []"},
+           {rubric_key, R"({"valid": "yes", "rating": 1})", "without a boolean \"valid\""},
+           {rubric_key, R"({"valid": false})", "without a string \"error\""},
+           {rubric_key, R"({"valid": true, "rating": "high", "evidence": "x"})", "without a numeric \"rating\""},
+           {rubric_key, R"({"valid": true, "rating": 7, "evidence": "x"})", "rating 7 is not one of 0, 0.25"},
+           {rubric_key, R"({"valid": true, "rating": 1})", "without a string \"evidence\""},
+           {afc_key, R"({"valid": true, "choice": "希望"})", "choice \"希望\" is neither \"誓言\" nor \"诺言\""},
+       }) {
+    ASSERT_TRUE(store->CachePut("acva.judge", edit.key, edit.value).ok());
+    const testing::RunResult r = RunVisalign(Judge("cache-edit", {"varied"}));
+    EXPECT_EQ(r.exit_code, 2) << edit.value;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("error: cached judge answer "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(edit.says), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("(cache acva.judge, key " + edit.key + ")"), std::string::npos) << r.err;
+    ASSERT_TRUE(store->CachePut("acva.judge", edit.key, original[edit.key]).ok());
+  }
+  // Analysis reads the same records.
+  ASSERT_TRUE(store->CachePut("acva.judge", rubric_key, R"({"valid": true})").ok());
+  const testing::RunResult analyze = RunVisalign(Args({"acva", "analyze", "--run", "varied", "--judge-model",
+                                                       "cache-edit", "--clip-model", ClipFixture(), "--out",
+                                                       (*dir_ / "edited").string()}));
+  EXPECT_EQ(analyze.exit_code, 2);
+  EXPECT_NE(analyze.err.find("cached judge answer"), std::string::npos) << analyze.err;
+  ASSERT_TRUE(store->CachePut("acva.judge", rubric_key, original[rubric_key]).ok());
 }
 
 TEST_F(AcvaPipeline, RandomClipModelIsLabelledInTheSummary) {

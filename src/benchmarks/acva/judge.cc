@@ -229,17 +229,26 @@ std::optional<json> ExtractJsonObject(std::string_view content) {
 }
 
 JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view content) {
-  JudgeAnswer a;
   const std::optional<json> j = ExtractJsonObject(content);
   if (!j) {
+    JudgeAnswer a;
     a.error = "no JSON object in reply: " + QuoteText(content);
+    return a;
+  }
+  return JudgeAnswerFromJson(question, *j);
+}
+
+JudgeAnswer JudgeAnswerFromJson(const JudgeQuestion& question, const json& object) {
+  JudgeAnswer a;
+  if (!object.is_object()) {
+    a.error = "not a JSON object: " + QuoteJson(object);
     return a;
   }
   switch (question.task) {
     case JudgeTask::kRubric: {
-      auto r = j->find("rating");
-      if (r == j->end() || !r->is_number()) {
-        a.error = "reply without a numeric \"rating\": " + QuoteJson(*j);
+      auto r = object.find("rating");
+      if (r == object.end() || !r->is_number()) {
+        a.error = "reply without a numeric \"rating\": " + QuoteJson(object);
         return a;
       }
       const double rating = r->get<double>();
@@ -247,9 +256,9 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
         a.error = "rating " + r->dump() + " is not one of " + LevelsText(Language::kEn);
         return a;
       }
-      auto e = j->find("evidence");
-      if (e == j->end() || !e->is_string()) {
-        a.error = "reply without a string \"evidence\": " + QuoteJson(*j);
+      auto e = object.find("evidence");
+      if (e == object.end() || !e->is_string()) {
+        a.error = "reply without a string \"evidence\": " + QuoteJson(object);
         return a;
       }
       a.rating = rating;
@@ -257,18 +266,18 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
       break;
     }
     case JudgeTask::kMetaphor: {
-      auto d = j->find("description");
-      if (d == j->end() || !d->is_string() || Trim(d->get<std::string>()).empty()) {
-        a.error = "reply without a non-empty \"description\": " + QuoteJson(*j);
+      auto d = object.find("description");
+      if (d == object.end() || !d->is_string() || Trim(d->get<std::string>()).empty()) {
+        a.error = "reply without a non-empty \"description\": " + QuoteJson(object);
         return a;
       }
       a.description = d->get<std::string>();
       break;
     }
     case JudgeTask::kAfc: {
-      auto c = j->find("choice");
-      if (c == j->end() || !c->is_string()) {
-        a.error = "reply without a string \"choice\": " + QuoteJson(*j);
+      auto c = object.find("choice");
+      if (c == object.end() || !c->is_string()) {
+        a.error = "reply without a string \"choice\": " + QuoteJson(object);
         return a;
       }
       const std::string choice = Trim(c->get<std::string>());

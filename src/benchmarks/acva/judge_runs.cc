@@ -1,6 +1,7 @@
 // Judging the done images of generation runs: every question looked up in the store cache or asked
 // (concurrently, rate-limited, with retries), answers cached as soon as they arrive. Judges on one
 // store lease the questions they ask, so several processes judging the same runs ask each once.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -62,37 +63,64 @@ json AnswerRecord(const JudgeAnswer& a, const JudgeQuestion& q, int attempts, co
   return j;
 }
 
-// Fills the image's slot from a cached record.
-void Apply(const json& record, const Task& t, const ConceptSet& set, JudgedImage& image) {
-  const bool valid = record.value("valid", false);
-  const std::string error = record.value("error", std::string());
+// The answer in a cached record, checked as a judge's reply is: the store may have been edited or
+// damaged since this code wrote it. kCorrupt (naming the store and key) for anything AnswerRecord
+// does not write.
+Result<JudgeAnswer> AnswerFromRecord(std::string_view text, const Task& t, const std::filesystem::path& store_root) {
+  const auto corrupt = [&](const std::string& what) {
+    return Status::Corrupt("cached judge answer " + what,
+                           fmt::format("{} (cache {}, key {})", store_root.string(), kCacheNamespace, t.cache_key),
+                           "an answer record as `visalign acva judge` writes it");
+  };
+  Result<json> record = ParseJson(text);
+  if (!record.ok()) return corrupt("is " + record.status().what());
+  if (!record->is_object()) return corrupt("is not a JSON object: " + QuoteJson(*record));
+  const auto valid = record->find("valid");
+  if (valid == record->end() || !valid->is_boolean()) return corrupt("without a boolean \"valid\": " + QuoteJson(*record));
+  if (!valid->get<bool>()) {
+    const auto error = record->find("error");
+    if (error == record->end() || !error->is_string()) return corrupt("without a string \"error\": " + QuoteJson(*record));
+    JudgeAnswer answer;
+    answer.error = error->get<std::string>();
+    return answer;
+  }
+  JudgeAnswer answer = JudgeAnswerFromJson(t.question, *record);
+  if (!answer.valid) return corrupt("for " + QuoteText(t.question.key) + ": " + answer.error);
+  return answer;
+}
+
+// Fills the image's slot from an answer.
+void Apply(const JudgeAnswer& answer, const Task& t, JudgedImage& image) {
   switch (t.slot.task) {
     case JudgeTask::kRubric: {
       RubricAnswer& a = image.answers[t.slot.index];
-      if (valid) {
-        a.rating = record["rating"].get<double>();
-        a.evidence = record.value("evidence", std::string());
+      if (answer.valid) {
+        a.rating = answer.rating;
+        a.evidence = answer.evidence;
       } else {
-        a.error = error;
+        a.error = answer.error;
       }
       break;
     }
     case JudgeTask::kMetaphor:
-      if (valid) image.metaphor = record["description"].get<std::string>();
-      else image.metaphor_error = error;
+      if (answer.valid) image.metaphor = answer.description;
+      else image.metaphor_error = answer.error;
       break;
     case JudgeTask::kAfc: {
       AfcTrial& trial = image.afc[t.slot.index];
-      if (valid) {
-        const std::string word = record["choice"].get<std::string>();
-        trial.choice = set.concepts[*set.IndexOf(trial.first)].word == word ? trial.first : trial.second;
-      } else {
-        trial.error = error;
-      }
+      // The question's options are the first and second concept's words, in that order.
+      if (answer.valid) trial.choice = answer.choice == 0 ? trial.first : trial.second;
+      else trial.error = answer.error;
       break;
     }
   }
 }
+
+// A fresh answer and the record cached for it.
+struct Asked {
+  JudgeAnswer answer;
+  json record;
+};
 
 std::string ExtensionOf(const std::filesystem::path& p) {
   std::string ext = p.extension().string();
@@ -118,9 +146,9 @@ class Judge {
     out.stats.distinct = shared.size();
     std::vector<size_t> to_ask;  // indices into `shared`
     for (size_t k = 0; k < shared.size(); ++k) {
-      VISALIGN_ASSIGN_OR_RETURN(std::optional<json> record, UsableRecord(tasks[shared[k].front()].cache_key));
-      if (record) {
-        UseCached(*record, tasks, shared[k], out);
+      VISALIGN_ASSIGN_OR_RETURN(std::optional<JudgeAnswer> cached, UsableAnswer(tasks[shared[k].front()]));
+      if (cached) {
+        UseCached(*cached, tasks, shared[k], out);
       } else if (client_) {
         to_ask.push_back(k);
       } else {
@@ -168,27 +196,26 @@ class Judge {
     return groups;
   }
 
-  void ApplyToAll(const json& record, const std::vector<Task>& tasks, const std::vector<size_t>& group,
-                  JudgeOutcome& out) const {
-    for (size_t i : group) Apply(record, tasks[i], set_, out.images[tasks[i].slot.image]);
+  static void ApplyToAll(const JudgeAnswer& answer, const std::vector<Task>& tasks, const std::vector<size_t>& group,
+                         JudgeOutcome& out) {
+    for (size_t i : group) Apply(answer, tasks[i], out.images[tasks[i].slot.image]);
   }
 
-  // The cached answer for `key` if there is one this invocation keeps (not an invalid one that is
-  // to be asked again).
-  Result<std::optional<json>> UsableRecord(const std::string& key) {
-    VISALIGN_ASSIGN_OR_RETURN(auto cached, store_.CacheGet(kCacheNamespace, key));
-    if (!cached) return std::optional<json>();
-    Result<json> j = ParseJson(*cached);
-    if (!j.ok() || !j->is_object() || (!j->value("valid", false) && config_.rejudge_invalid))
-      return std::optional<json>();
-    return std::optional<json>(std::move(*j));
+  // The cached answer to `t` if there is one this invocation keeps (not an invalid one that is to
+  // be asked again).
+  Result<std::optional<JudgeAnswer>> UsableAnswer(const Task& t) {
+    VISALIGN_ASSIGN_OR_RETURN(auto cached, store_.CacheGet(kCacheNamespace, t.cache_key));
+    if (!cached) return std::optional<JudgeAnswer>();
+    VISALIGN_ASSIGN_OR_RETURN(JudgeAnswer answer, AnswerFromRecord(*cached, t, store_.root()));
+    if (!answer.valid && config_.rejudge_invalid) return std::optional<JudgeAnswer>();
+    return std::optional<JudgeAnswer>(std::move(answer));
   }
 
-  void UseCached(const json& record, const std::vector<Task>& tasks, const std::vector<size_t>& group,
-                 JudgeOutcome& out) const {
+  static void UseCached(const JudgeAnswer& answer, const std::vector<Task>& tasks, const std::vector<size_t>& group,
+                        JudgeOutcome& out) {
     ++out.stats.cached;
-    if (!record.value("valid", false)) ++out.stats.invalid;
-    ApplyToAll(record, tasks, group, out);
+    if (!answer.valid) ++out.stats.invalid;
+    ApplyToAll(answer, tasks, group, out);
   }
 
   Status AskAll(const std::vector<Task>& tasks, const std::vector<std::vector<size_t>>& shared,
@@ -217,12 +244,12 @@ class Judge {
       for (const std::string& key : claim.busy) busy.push_back(group_of.at(key));
       for (const std::string& key : claim.claimed) {
         const size_t g = group_of.at(key);
-        VISALIGN_ASSIGN_OR_RETURN(std::optional<json> record, UsableRecord(key));
-        if (!record) {
+        VISALIGN_ASSIGN_OR_RETURN(std::optional<JudgeAnswer> cached, UsableAnswer(tasks[shared[g].front()]));
+        if (!cached) {
           claimed.push_back(g);
           continue;
         }
-        UseCached(*record, tasks, shared[g], out);
+        UseCached(*cached, tasks, shared[g], out);
         progress.Add(1, 0);
       }
       return Status::Ok();
@@ -269,19 +296,19 @@ class Judge {
         }
         const std::vector<size_t>& group = shared[*g];
         const Task& t = tasks[group.front()];
-        auto record = Ask(t, out.images[t.slot.image]);
+        auto asked = Ask(t, out.images[t.slot.image]);
         std::lock_guard<std::mutex> lock(mu);
         ++out.stats.asked;
-        if (!record.ok()) {
+        if (!asked.ok()) {
           ++out.stats.failed;
-          if (out.stats.errors.size() < kMaxErrorsKept) out.stats.errors.push_back(record.status().ToString());
+          if (out.stats.errors.size() < kMaxErrorsKept) out.stats.errors.push_back(asked.status().ToString());
           progress.Add(0, 1);
           continue;
         }
-        Status st = store_.CachePut(kCacheNamespace, t.cache_key, record->dump());
+        Status st = store_.CachePut(kCacheNamespace, t.cache_key, asked->record.dump());
         if (!st.ok() && first_error.ok()) first_error = st;
-        if (!record->value("valid", false)) ++out.stats.invalid;
-        ApplyToAll(*record, tasks, group, out);
+        if (!asked->answer.valid) ++out.stats.invalid;
+        ApplyToAll(asked->answer, tasks, group, out);
         progress.Add(1, 0);
       }
     };
@@ -311,7 +338,7 @@ class Judge {
 
   // Asks one question until a parseable reply or max_reply_attempts; a transport failure is an error
   // (the question stays unanswered and uncached).
-  Result<json> Ask(const Task& t, const JudgedImage& image) {
+  Result<Asked> Ask(const Task& t, const JudgedImage& image) {
     VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(image.path));
     const json body = JudgeRequestBody(t.question, config_.settings, bytes, ExtensionOf(image.path));
     JudgeAnswer answer;
@@ -334,12 +361,12 @@ class Judge {
         return Status::Unavailable("judge request failed: " + failure->message,
                                    image.ImageId() + " " + t.question.key, "a reachable judge endpoint");
       answer = ParseJudgeReply(t.question, reply);
-      if (answer.valid) return AnswerRecord(answer, t.question, attempt, reply);
+      if (answer.valid) return Asked{answer, AnswerRecord(answer, t.question, attempt, reply)};
       spdlog::debug("judge {} {}: unparseable reply (attempt {}): {}", image.ImageId(), t.question.key, attempt,
                     answer.error);
     }
     answer.error = "no valid reply in " + std::to_string(max_attempts) + " attempts; last: " + answer.error;
-    return AnswerRecord(answer, t.question, max_attempts, reply);
+    return Asked{answer, AnswerRecord(answer, t.question, max_attempts, reply)};
   }
 
   store::RunStore& store_;

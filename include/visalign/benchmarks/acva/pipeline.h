@@ -124,7 +124,12 @@ struct JudgeAnswer {
   int choice = -1;          // 2AFC: index into options
   std::string error;        // why the reply is invalid
 };
+// The answer in a judge's reply (ExtractJsonObject, then JudgeAnswerFromJson); never throws.
 JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view content);
+// The answer in a JSON object: rubric {"rating" on kRatingLevels, "evidence" string}, metaphor
+// {"description" non-empty string}, 2AFC {"choice" one of the options}; other members are ignored.
+// Anything else is an invalid answer saying why.
+JudgeAnswer JudgeAnswerFromJson(const JudgeQuestion& question, const nlohmann::json& object);
 
 // ---------------------------------------------------------------------------------------------
 // Judging runs: ask (or look up) every question about every done image of the runs.
