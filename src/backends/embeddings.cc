@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+
 #include <nlohmann/json.hpp>
+
+#include "visalign/core/untrusted.h"
 
 namespace visalign::backends {
 namespace {
@@ -19,7 +24,7 @@ std::optional<std::string> ParseAnswer(const json& answer, size_t expected, std:
   rows.assign(expected, {});
   for (const json& d : data) {
     if (!d.is_object() || !d.contains("index") || !d["index"].is_number_unsigned() || d["index"].get<size_t>() >= expected)
-      return "an entry without a valid \"index\": " + d.dump().substr(0, 80);
+      return "an entry without a valid \"index\": " + QuoteJson(d);
     std::vector<float>& row = rows[d["index"].get<size_t>()];
     if (!row.empty()) return fmt::format("index {} twice", d["index"].get<size_t>());
     if (!d.contains("embedding") || !d["embedding"].is_array() || d["embedding"].empty())
@@ -27,7 +32,12 @@ std::optional<std::string> ParseAnswer(const json& answer, size_t expected, std:
                          d["index"].get<size_t>());
     for (const json& v : d["embedding"]) {
       if (!v.is_number()) return fmt::format("a non-number in embedding {}", d["index"].get<size_t>());
-      row.push_back(v.get<float>());
+      // A double beyond float's range would become infinite and every similarity NaN.
+      const double value = v.get<double>();
+      if (std::fabs(value) > std::numeric_limits<float>::max()) {
+        return fmt::format("{} in embedding {}, beyond a 32-bit float", QuoteJson(v), d["index"].get<size_t>());
+      }
+      row.push_back(static_cast<float>(value));
     }
   }
   return std::nullopt;

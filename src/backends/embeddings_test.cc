@@ -106,6 +106,7 @@ TEST(FetchEmbeddings, RefusesAnswersThatBreakTheContract) {
       {{{"data", {{{"index", 0}, {"embedding", "AAAA"}}}}}, "base64 encoding is not read"},
       {{{"data", {{{"embedding", {1.0}}}}}}, "without a valid \"index\""},
       {{{"object", "list"}}, "no \"data\" array"},
+      {{{"data", {{{"index", 0}, {"embedding", {1.0, -1e300}}}}}}, "-1e+300 in embedding 0, beyond a 32-bit float"},
   };
   for (const auto& [answer, message] : cases) {
     SCOPED_TRACE(message);

@@ -1,6 +1,8 @@
 // MatrixFile: named 2-d matrices in safetensors, on top of the validating reader and the writer.
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "clip/safetensors.h"
 #include "visalign/clip.h"
 
@@ -14,6 +16,11 @@ Result<MatrixFile> ReadMatrixFile(const std::filesystem::path& path) {
     if (t.shape.size() != 2) {
       return Status::InvalidArgument("tensor \"" + t.name + "\" has shape " + t.ShapeString(), path.string(),
                                      "2-d tensors [rows, dims]");
+    }
+    // Matrix sizes are int; a dimension beside a 0 can be any size without any data bytes.
+    if (t.shape[0] > std::numeric_limits<int>::max() || t.shape[1] > std::numeric_limits<int>::max()) {
+      return Status::InvalidArgument("tensor \"" + t.name + "\" has shape " + t.ShapeString(), path.string(),
+                                     "at most 2147483647 rows and dims");
     }
     Matrix m(static_cast<int>(t.shape[0]), static_cast<int>(t.shape[1]));
     Result<std::vector<float>> values = SafetensorsFile::ToFloat(t, path.string() + " tensor " + t.name);

@@ -8,6 +8,7 @@
 
 #include "clip/fixture_testing.h"
 #include "testing/dirs.h"
+#include "visalign/clip.h"
 
 namespace visalign::clip {
 namespace {
@@ -61,6 +62,17 @@ TEST(SafetensorsTest, ReadsTheFixtureModel) {
   int64_t values = 0;
   for (const auto& t : f->tensors()) values += t.NumElements();
   EXPECT_EQ(values, 3425857);
+}
+
+// A zero dimension lets the other be any size without data: a matrix row count must still be an int
+// (2^32 + 480 rows would otherwise read as 480).
+TEST(MatrixFileTest, RefusesDimensionsBeyondInt) {
+  const auto path = WriteFile("wide", R"({"board":{"dtype":"F32","shape":[4294967776,0],"data_offsets":[0,0]}})", "");
+  const Result<MatrixFile> m = ReadMatrixFile(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().what(), HasSubstr("\"board\" has shape [4294967776, 0]"));
+  EXPECT_EQ(m.status().expected(), "at most 2147483647 rows and dims");
 }
 
 // Seen by the fuzzer under UBSan: an empty F32 tensor was copied with memcpy(nullptr, p, 0).

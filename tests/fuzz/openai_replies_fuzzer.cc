@@ -1,6 +1,6 @@
 // Replies of OpenAI-compatible servers (an image API, a chat judge), as any server on the path may
 // send them. A transport in this process answers every request with the input, so the real
-// client code parses it; no network. The first byte picks what is asked (modulo 3):
+// client code parses it (fuzz/canned_transport.h). The first byte picks what is asked (modulo 3):
 //   0 chat/completions (HTTP 200)   1 images/generations (HTTP 200; a data[0].url is "fetched" to
 //   the same bytes)   2 an HTTP error status (byte / 3 picks it) with the input as its body.
 // Every failure is one line; an accepted image decodes and has a known extension.
@@ -9,28 +9,18 @@
 #include <memory>
 #include <string>
 
+#include "fuzz/canned_transport.h"
 #include "fuzz/fuzz_support.h"
 #include "visalign/backends/backends.h"
 
 namespace backends = visalign::backends;
+using visalign::fuzz::CannedTransport;
 using visalign::fuzz::CheckErrorLine;
+using visalign::fuzz::kCannedEndpoint;
 
 namespace {
 
-class CannedTransport final : public backends::HttpTransport {
- public:
-  explicit CannedTransport(backends::HttpResponse response) : response_(std::move(response)) {}
-  backends::Attempt<backends::HttpResponse> Send(const backends::HttpRequest&, const backends::HttpTimeouts&,
-                                                 const std::atomic<bool>*) override {
-    return backends::Attempt<backends::HttpResponse>::Ok(response_);
-  }
-
- private:
-  backends::HttpResponse response_;
-};
-
 constexpr std::array<int, 8> kErrorStatuses = {400, 401, 403, 404, 408, 429, 500, 503};
-constexpr char kEndpoint[] = "http://127.0.0.1:9";
 
 }  // namespace
 
@@ -42,14 +32,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   response.body = std::string(body);
   switch (selector % 3) {
     case 0: {
-      const backends::OpenAiClient client({kEndpoint, "", {}}, std::make_shared<CannedTransport>(response));
+      const backends::OpenAiClient client({kCannedEndpoint, "", {}}, std::make_shared<CannedTransport>(response));
       const auto content = client.ChatCompletion({{"model", "judge"}, {"messages", nlohmann::json::array()}});
       if (!content.ok()) CheckErrorLine(content.error.message);
       break;
     }
     case 1: {
       backends::OpenAiImagesOptions options;
-      options.endpoint = {kEndpoint, "", {}};
+      options.endpoint = {kCannedEndpoint, "", {}};
       options.model = "generic-model";
       auto backend = backends::MakeOpenAiImagesBackend(options, std::make_shared<CannedTransport>(response));
       VISALIGN_FUZZ_CHECK(backend.ok(), backend.status().ToString());

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
+
+#include "visalign/core/untrusted.h"
 
 namespace visalign::hues {
 namespace {
@@ -98,18 +101,19 @@ Result<HuesEmbeddings> ReadEmbeddingsFile(const std::filesystem::path& path) {
     return it == file.metadata.end() ? nullptr : &it->second;
   };
   if (meta("format") == nullptr || *meta("format") != kEmbeddingsFormat) {
-    return Status::InvalidArgument("metadata \"format\" is " + (meta("format") ? "\"" + *meta("format") + "\"" : "missing"),
+    return Status::InvalidArgument("metadata \"format\" is " + (meta("format") ? QuoteText(*meta("format")) : "missing"),
                                    where, std::string("\"") + kEmbeddingsFormat + "\" (layout in docs/hues.md)");
   }
   HuesEmbeddings e;
   if (meta("prompt_template") != nullptr) e.prompt_template = *meta("prompt_template");
   if (meta("model") != nullptr) e.model = *meta("model");
-  const json words = meta("words") ? json::parse(*meta("words"), nullptr, false) : json();
-  if (!words.is_array() || !std::all_of(words.begin(), words.end(), [](const json& w) { return w.is_string(); })) {
+  const Result<json> words = meta("words") ? ParseJson(*meta("words")) : Result<json>(json());
+  if (!words.ok() || !words->is_array() ||
+      !std::all_of(words->begin(), words->end(), [](const json& w) { return w.is_string(); })) {
     return Status::InvalidArgument("metadata \"words\" is not a JSON array of strings", where,
                                    "the words of the \"words\" rows, in order");
   }
-  e.words = words.get<std::vector<std::string>>();
+  e.words = words->get<std::vector<std::string>>();
   for (const char* name : {kBoardTensor, kWordsTensor}) {
     if (!file.matrices.count(name)) {
       return Status::InvalidArgument(std::string("missing tensor \"") + name + "\"", where,
@@ -126,6 +130,20 @@ Result<HuesEmbeddings> ReadEmbeddingsFile(const std::filesystem::path& path) {
   if (file.matrices.size() != 2) {
     return Status::InvalidArgument(fmt::format("{} tensors", file.matrices.size()), where,
                                    "exactly the tensors \"board\" and \"words\"");
+  }
+  // Embeddings of no dimensions, or with an infinite or NaN value, would rank cells by NaN (or all
+  // alike): predictions that look like numbers and mean nothing.
+  if (e.board.cols == 0) {
+    return Status::InvalidArgument("embeddings of 0 dimensions", where, "board [480, D] and words [W, D] with D >= 1");
+  }
+  for (const auto& [name, m] : {std::pair{kBoardTensor, &e.board}, std::pair{kWordsTensor, &e.texts}}) {
+    const auto bad = std::find_if(m->data.begin(), m->data.end(), [](float v) { return !std::isfinite(v); });
+    if (bad != m->data.end()) {
+      const auto at = static_cast<size_t>(bad - m->data.begin());
+      return Status::InvalidArgument(fmt::format("tensor \"{}\" row {} holds {}", name, at / static_cast<size_t>(m->cols),
+                                                 *bad),
+                                     where, "finite embeddings");
+    }
   }
   return e;
 }

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "benchmarks/hues/test_support.h"
 #include "visalign/core/parallel.h"
 
@@ -90,6 +92,16 @@ TEST(HuesEmbeddings, ReadingChecksTheLayout) {
   cases.back().file.matrices.erase("board");
   cases.push_back({"short board", good, "board [479, 3]"});
   cases.back().file.matrices["board"] = clip::Matrix(kCells - 1, 3);
+  cases.push_back({"format with a terminal escape", good, "metadata \"format\" is \"\\x1B[31mv1\""});
+  cases.back().file.metadata["format"] = "\x1b[31mv1";
+  cases.push_back({"words not JSON", good, "not a JSON array of strings"});
+  cases.back().file.metadata["words"] = "[\"red\", \"mud\"";
+  cases.push_back({"no dimensions", good, "embeddings of 0 dimensions"});
+  cases.back().file.matrices = {{"board", clip::Matrix(kCells, 0)}, {"words", clip::Matrix(2, 0)}};
+  cases.push_back({"an infinite cell", good, "tensor \"board\" row 7 holds inf"});
+  cases.back().file.matrices["board"].row(7)[1] = std::numeric_limits<float>::infinity();
+  cases.push_back({"a NaN word", good, "tensor \"words\" row 1 holds nan"});
+  cases.back().file.matrices["words"].row(1)[2] = std::numeric_limits<float>::quiet_NaN();
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     ASSERT_TRUE(clip::WriteMatrixFile(dir / "bad.safetensors", c.file).ok());
