@@ -94,13 +94,15 @@ Result<std::array<float, 3>> Triple(const json& obj, const std::string& key, con
   std::array<float, 3> out{};
   if (v.is_array() && v.size() == 3) {
     for (size_t i = 0; i < 3; ++i) {
-      if (!v[i].is_number()) break;
-      out[i] = v[i].get<float>();
+      const std::optional<float> x = FloatValue(v[i]);
+      if (!x) break;
+      out[i] = *x;
       if (i == 2) return out;
     }
   }
-  if (v.is_number()) return std::array<float, 3>{v.get<float>(), v.get<float>(), v.get<float>()};
-  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where, "three numbers (one per RGB channel)");
+  if (const std::optional<float> x = FloatValue(v)) return std::array<float, 3>{*x, *x, *x};
+  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where,
+                                 "three numbers (one per RGB channel) within a 32-bit float's range");
 }
 
 Status CheckPreprocess(const PreprocessConfig& p, const std::string& where) {
@@ -120,7 +122,7 @@ Result<std::array<int, 4>> FourInts(const json& v, const std::string& key, const
       if (i + 1 == out.size()) return out;
     }
   }
-  return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where, "four positive integers (one per stage)");
+  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where, "four positive integers (one per stage)");
 }
 
 }  // namespace config_internal
@@ -253,11 +255,12 @@ Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where
 Result<float> LayerNormEps(const json& cfg, const std::string& where) {
   if (!cfg.contains("norm_kwargs") || cfg["norm_kwargs"].is_null()) return 1e-5f;
   const json& n = cfg["norm_kwargs"];
-  if (!n.is_object() || n.size() != 1 || !n.contains("eps") || !n["eps"].is_number() || !(n["eps"].get<double>() > 0)) {
+  const std::optional<float> eps = n.is_object() && n.size() == 1 && n.contains("eps") ? FloatValue(n["eps"]) : std::nullopt;
+  if (!eps || !(*eps > 0)) {
     return Status::Unsupported("unsupported normalization options (norm_kwargs = " + QuoteJson(n) + ")", where,
                                "{\"eps\": positive number}");
   }
-  return n["eps"].get<float>();
+  return *eps;
 }
 
 // `hf_tokenizer_name` receives the text_cfg's Hugging Face tokenizer name ("" = CLIP's BPE).

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,6 +28,25 @@ constexpr int kDefaultVocabSize = 49408;
 // OpenCLIP models use 4 (ViT-bigG 4.9231); a ratio above this is a broken or hostile config.
 constexpr double kMaxMlpRatio = 64.0;
 constexpr int64_t kMaxElements = (int64_t{1} << 31) - 1;
+// The largest size field accepted (widths, layers, heads, image and patch sizes).
+constexpr int64_t kMaxSizeField = int64_t{1} << 24;
+
+// A size field's value: a whole number in 1..kMaxSizeField, else nullopt (never cast to int outside
+// that range, where 2^32 + 224 would read as 224).
+inline std::optional<int> SizeValue(int64_t v) {
+  if (v <= 0 || v > kMaxSizeField) return std::nullopt;
+  return static_cast<int>(v);
+}
+inline std::optional<int> SizeValue(const json& v) {
+  if (!v.is_number_integer()) return std::nullopt;
+  return SizeValue(v.get<int64_t>());
+}
+// A number as a float, or nullopt when it is not a number or beyond float's range (where it would
+// become infinite and every pixel or activation NaN).
+inline std::optional<float> FloatValue(const json& v) {
+  if (!v.is_number() || std::fabs(v.get<double>()) > std::numeric_limits<float>::max()) return std::nullopt;
+  return static_cast<float>(v.get<double>());
+}
 // What a refused option is measured against: the towers visalign runs natively (docs/clip.md).
 constexpr const char* kNativeTowersExpected =
     "an option the native towers implement (ViT, ModifiedResNet, ConvNeXt, SigLIP; docs/clip.md)";
@@ -45,10 +66,9 @@ class Fields {
       return Status::InvalidArgument("missing field \"" + key + "\"", where_, "a positive integer");
     }
     const json& v = obj_[key];
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 24)) {
-      return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a positive integer");
-    }
-    return static_cast<int>(v.get<int64_t>());
+    const std::optional<int> size = SizeValue(v);
+    if (!size) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a positive integer");
+    return *size;
   }
 
   Result<double> Number(const std::string& key, double fallback) {
@@ -57,6 +77,19 @@ class Fields {
     const json& v = obj_[key];
     if (!v.is_number()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a number");
     return v.get<double>();
+  }
+
+  // A normalisation epsilon: a positive number that is a positive float (a negative one would take
+  // square roots of negative variances).
+  Result<float> Epsilon(const std::string& key, float fallback) {
+    used_.insert(key);
+    if (!Has(key)) return fallback;
+    const std::optional<float> eps = FloatValue(obj_[key]);
+    if (!eps || !(*eps > 0)) {
+      return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(obj_[key]), where_,
+                                     "a positive number within a 32-bit float's range");
+    }
+    return *eps;
   }
 
   Result<std::string> String(const std::string& key, const std::string& fallback) {
@@ -80,10 +113,11 @@ class Fields {
     if (Has(key) && obj_[key].is_array()) {
       used_.insert(key);
       const json& v = obj_[key];
-      if (v.size() != 2 || !v[0].is_number_integer() || v[0] != v[1] || v[0].get<int64_t>() <= 0) {
+      const std::optional<int> size = v.size() == 2 && v[0] == v[1] ? SizeValue(v[0]) : std::nullopt;
+      if (!size) {
         return Status::Unsupported("non-square or invalid " + key + " " + QuoteJson(v), where_, "a square size N or [N, N]");
       }
-      return static_cast<int>(v[0].get<int64_t>());
+      return *size;
     }
     return Int(key, fallback);
   }

@@ -122,6 +122,16 @@ TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_THAT(st.what(), HasSubstr("tokenizer_class \"GemmaTokenizer\""));
 
+  // A hub file with a field of another type is refused naming it, never an exception.
+  WriteJson("tokenizer/tokenizer_config.json", {{"tokenizer_class", 5}});
+  st = LoadStatus();
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(st.what(), "unsupported tokenizer_class 5");
+  WriteJson("tokenizer/tokenizer_config.json", {{"pad_token", json::array({"\x1b[2J"})}});
+  EXPECT_EQ(LoadStatus().what(), "field \"pad_token\" is [\"\\u001b[2J\"]");
+  std::ofstream(dir_ / "tokenizer" / "tokenizer_config.json") << std::string(100, '[') + std::string(100, ']');
+  EXPECT_EQ(LoadStatus().what(), "JSON nested deeper than 64 levels");
+
   WriteJson("tokenizer/tokenizer_config.json", {{"tokenizer_class", "T5Tokenizer"}, {"pad_token", "</s>"}});
   EXPECT_TRUE(LoadStatus().ok()) << LoadStatus().ToString();
 
@@ -294,6 +304,40 @@ TEST_F(ModelDirTest, SizesWhoseProductsOverflowInt32AreRefused) {
     EXPECT_EQ(st.code(), StatusCode::kUnsupported) << st.ToString();
     EXPECT_THAT(st.what(), HasSubstr(c.says));
     EXPECT_EQ(st.expected(), "a model whose tensors have fewer than 2^31 elements");
+  }
+}
+
+// Sizes are ints: a larger number is refused, never cut to its low 32 bits (2^32 + 224 is not 224),
+// and digits in a timm model name are a size like any other. Floats beyond float's range would be
+// infinite: refused too.
+TEST_F(ModelDirTest, NumbersBeyondTheirTypeAreRefusedNotTruncated) {
+  LinkFixtureWeights();
+  struct Case {
+    std::string pointer;
+    json value;
+    StatusCode code;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"/model_cfg/vision_cfg/image_size", json::array({4294967520, 4294967520}), StatusCode::kUnsupported,
+       "non-square or invalid image_size [4294967520,4294967520]"},
+      {"/model_cfg/vision_cfg/width", 4294967552, StatusCode::kInvalidArgument, "field \"width\" is 4294967552"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vit_base_patch99999999999_siglip_224", StatusCode::kInvalidArgument,
+       "timm_model_name \"vit_base_patch99999999999_siglip_224\" has patch or image size 0 or above 2^24"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vit_base_patch16_siglip_0", StatusCode::kInvalidArgument,
+       "has patch or image size 0 or above 2^24"},
+      {"/preprocess_cfg/std", json::array({1e300, 1, 1}), StatusCode::kInvalidArgument, "field \"std\" is [1e+300,1,1]"},
+      {"/preprocess_cfg/mean", 1e39, StatusCode::kInvalidArgument, "field \"mean\" is 1e+39"},
+      {"/model_cfg/text_cfg/norm_kwargs", {{"eps", 1e39}}, StatusCode::kUnsupported, "norm_kwargs = {\"eps\":1e+39}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pointer + " = " + c.value.dump());
+    json cfg = FixtureConfig();
+    cfg[json::json_pointer(c.pointer)] = c.value;
+    WriteJson("open_clip_config.json", cfg);
+    const Status st = LoadStatus();
+    EXPECT_EQ(st.code(), c.code) << st.ToString();
+    EXPECT_THAT(st.what(), HasSubstr(c.says));
   }
 }
 

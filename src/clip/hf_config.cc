@@ -64,8 +64,7 @@ Result<TowerConfig> ParseHfTower(Fields& f, Activation* activation, const HfTowe
   VISALIGN_ASSIGN_OR_RETURN(t.mlp_width, f.Int("intermediate_size", d.mlp_width));
   VISALIGN_ASSIGN_OR_RETURN(t.heads, f.Int("num_attention_heads", d.heads));
   VISALIGN_ASSIGN_OR_RETURN(t.layers, f.Int("num_hidden_layers", d.layers));
-  VISALIGN_ASSIGN_OR_RETURN(double eps, f.Number("layer_norm_eps", d.layer_norm_eps));
-  t.layer_norm_eps = static_cast<float>(eps);
+  VISALIGN_ASSIGN_OR_RETURN(t.layer_norm_eps, f.Epsilon("layer_norm_eps", static_cast<float>(d.layer_norm_eps)));
   VISALIGN_ASSIGN_OR_RETURN(*activation, HfActivation(f, d.activation));
   VISALIGN_RETURN_IF_ERROR(CheckHeads(t, f.where()));
   IgnoreHfCommon(f);

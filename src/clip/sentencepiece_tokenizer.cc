@@ -7,6 +7,7 @@
 
 #include "clip/text_clean.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::clip {
 namespace {
@@ -28,7 +29,7 @@ Result<std::string> TokenString(const json& cfg, const std::string& key, const s
   const json& v = cfg[key];
   if (v.is_string()) return v.get<std::string>();
   if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
-  return Status::InvalidArgument("field \"" + key + "\" is " + v.dump(), where, "a token string");
+  return Status::InvalidArgument("field \"" + key + "\" is " + QuoteJson(v), where, "a token string");
 }
 
 }  // namespace
@@ -104,23 +105,26 @@ Status ResolveSentencePieceTokenizer(const fs::path& model_dir, ClipConfig& conf
   const fs::path cfg_file = dir / kTokenizerConfigFile;
   if (fs::is_regular_file(cfg_file)) {
     VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(cfg_file));
-    cfg = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (cfg.is_discarded() || !cfg.is_object()) {
-      return Status::InvalidArgument("not a JSON object", cfg_file.string(), "a Hugging Face tokenizer_config.json");
+    Result<json> parsed = ParseJson(text);
+    if (!parsed.ok() || !parsed->is_object()) {
+      return Status::InvalidArgument(parsed.ok() ? "not a JSON object" : parsed.status().what(), cfg_file.string(),
+                                     "a Hugging Face tokenizer_config.json");
     }
-    const std::string cls = cfg.value("tokenizer_class", std::string("T5Tokenizer"));
+    cfg = std::move(*parsed);
+    const auto cls_field = cfg.find("tokenizer_class");
+    const std::string cls = cls_field == cfg.end() ? "T5Tokenizer" : cls_field->is_string() ? cls_field->get<std::string>() : "";
     if (cls == "SiglipTokenizer") {
       cleaning = TextCleaning::kHfSiglip;
       if (cfg.contains("do_lower_case") && cfg["do_lower_case"] != true) {
-        return Status::Unsupported("unsupported do_lower_case " + cfg["do_lower_case"].dump(), cfg_file.string(),
+        return Status::Unsupported("unsupported do_lower_case " + QuoteJson(cfg["do_lower_case"]), cfg_file.string(),
                                    "true (SiglipTokenizer's default)");
       }
     } else if (cls != "T5Tokenizer" && cls != "T5TokenizerFast") {
-      return Status::Unsupported("unsupported tokenizer_class \"" + cls + "\"", cfg_file.string(),
+      return Status::Unsupported("unsupported tokenizer_class " + QuoteJson(*cls_field), cfg_file.string(),
                                  "T5Tokenizer or SiglipTokenizer (SigLIP; SigLIP2's GemmaTokenizer is not implemented)");
     }
     if (cfg.contains("extra_ids") && cfg["extra_ids"] != 0) {
-      return Status::Unsupported("unsupported extra_ids " + cfg["extra_ids"].dump(), cfg_file.string(), "0");
+      return Status::Unsupported("unsupported extra_ids " + QuoteJson(cfg["extra_ids"]), cfg_file.string(), "0");
     }
   }
   VISALIGN_ASSIGN_OR_RETURN(std::string eos, TokenString(cfg, "eos_token", kT5DefaultEos, cfg_file.string()));

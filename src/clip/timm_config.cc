@@ -7,6 +7,7 @@
 #include <string>
 
 #include "clip/config_fields.h"
+#include "visalign/core/io.h"
 
 namespace visalign::clip::config_internal {
 namespace {
@@ -56,8 +57,15 @@ Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& whe
         "a SigLIP ViT of SigLIP (exact GELU, T5 tokenizer)");
   }
   VisionConfig c;
-  c.patch_size = std::stoi(m[2]);
-  c.image_size = std::stoi(m[3]);
+  const Result<int64_t> patch = ParseInt(m.str(2), where), image = ParseInt(m.str(3), where);
+  const std::optional<int> named_patch = patch.ok() ? SizeValue(*patch) : std::nullopt;
+  const std::optional<int> named_image = image.ok() ? SizeValue(*image) : std::nullopt;
+  if (!named_patch || !named_image) {
+    return Status::InvalidArgument("timm_model_name " + QuoteText(name) + " has patch or image size 0 or above 2^24",
+                                   where, "vit_<size>_patch<P>_siglip_<N> with P and N in 1..16777216");
+  }
+  c.patch_size = *named_patch;
+  c.image_size = *named_image;
   c.width = size->width;
   c.layers = size->depth;
   c.heads = size->heads;
@@ -155,7 +163,7 @@ Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where) 
   if (f.Has("timm_model_kwargs")) {
     const std::string kw_where = where + " timm_model_kwargs";
     const json& kw = v["timm_model_kwargs"];
-    if (!kw.is_object()) return Status::InvalidArgument("field is " + kw.dump(), kw_where, "a JSON object");
+    if (!kw.is_object()) return Status::InvalidArgument("field is " + QuoteJson(kw), kw_where, "a JSON object");
     Fields k(kw, kw_where);
     if (k.Has("depths")) {
       VISALIGN_ASSIGN_OR_RETURN(cn.depths, FourInts(kw["depths"], "depths", kw_where));
@@ -163,8 +171,7 @@ Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where) 
     if (k.Has("dims")) {
       VISALIGN_ASSIGN_OR_RETURN(cn.dims, FourInts(kw["dims"], "dims", kw_where));
     }
-    VISALIGN_ASSIGN_OR_RETURN(double eps, k.Number("norm_eps", cn.norm_eps));
-    cn.norm_eps = static_cast<float>(eps);
+    VISALIGN_ASSIGN_OR_RETURN(cn.norm_eps, k.Epsilon("norm_eps", cn.norm_eps));
     k.Ignore({"depths", "dims", "drop_path_rate", "drop_rate"});
     VISALIGN_RETURN_IF_ERROR(k.CheckAllUsed());
   }

@@ -97,6 +97,27 @@ TEST(ResultsFolders, RefuseUnknownSchemaVersionsBenchmarksAndMissingFiles) {
   EXPECT_EQ(partial.status().what(), "no items.jsonl");
 }
 
+// A results folder may come from anyone: its JSON is parsed with the nesting limit, and a value
+// in an error is quoted shortly (a deeply nested "benchmark" was once printed in full, recursively).
+TEST(ResultsFolders, HostileJsonIsRefusedInOneShortLine) {
+  testing::TempDir t;
+  nlohmann::json deep = 1;
+  for (int i = 0; i < 60; ++i) deep = nlohmann::json::array({deep});
+  Result<ResultsFolder> nested = ReadResultsFolder(WithSummaryKey(t, "acva", "benchmark", deep));
+  ASSERT_FALSE(nested.ok());
+  EXPECT_EQ(nested.status().what(), "summary.json names benchmark " + std::string(60, '[') + "1" + std::string(59, ']') + "...");
+  ASSERT_TRUE(WriteFileAtomic(t / "acva" / "summary.json", std::string(100, '[') + std::string(100, ']')).ok());
+  Result<ResultsFolder> deeper = ReadResultsFolder(t / "acva");
+  ASSERT_FALSE(deeper.ok());
+  EXPECT_EQ(deeper.status().what(), "summary.json is JSON nested deeper than 64 levels");
+  fs::copy(Fixture("hues"), t / "hues", fs::copy_options::recursive);
+  ASSERT_TRUE(WriteFileAtomic(t / "hues" / "items.jsonl", "{\"word\": \"red\"}\n{\"word\": \n").ok());
+  Result<ResultsFolder> line = ReadResultsFolder(t / "hues");
+  ASSERT_FALSE(line.ok());
+  EXPECT_EQ(line.status().what(), "a line of items.jsonl is invalid JSON (syntax error at byte 10)");
+  EXPECT_EQ(line.status().where(), (t / "hues").string() + "/items.jsonl:2");
+}
+
 TEST(Report, OneSectionPerFolderAndFiguresWithOneDataRowPerNumber) {
   const ResultsFolder violin = Read("violin"), hues = Read("hues"), acva = Read("acva");
   Result<Report> report = BuildReport({violin, hues, acva}, {}, {});
