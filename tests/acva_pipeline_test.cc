@@ -363,8 +363,9 @@ TEST_F(AcvaPipeline, AnEditedCachedAnswerIsAClearErrorNamingTheStoreAndKey) {
   const acva::Concept& oath = set.concepts[*set.IndexOf("oath")];
   const acva::Concept& promise = set.concepts[*set.IndexOf("promise")];
   auto store = store::OpenStore(*dir_ / "store").value();
+  const std::vector<store::DoneImage> done = store->DoneImages("varied").value();
   std::string oath_sha;
-  for (const store::DoneImage& d : store->DoneImages("varied").value())
+  for (const store::DoneImage& d : done)
     if (d.item_id == "oath") oath_sha = d.sha256;
   ASSERT_FALSE(oath_sha.empty());
   const acva::JudgeSettings settings{"cache-edit", acva::Language::kEn, 0};
@@ -372,7 +373,11 @@ TEST_F(AcvaPipeline, AnEditedCachedAnswerIsAClearErrorNamingTheStoreAndKey) {
       acva::JudgeCacheKey(oath_sha, acva::RubricQuestionFor(oath, oath.rubric[0], acva::Language::kEn), settings);
   const std::string afc_key = acva::JudgeCacheKey(oath_sha, acva::AfcQuestionFor(oath, promise, acva::Language::kEn), settings);
   std::map<std::string, std::string> original;
-  for (const std::string& key : {rubric_key, afc_key}) original[key] = store->CacheGet("acva.judge", key).value().value();
+  for (const std::string& key : {rubric_key, afc_key}) {
+    const Result<std::optional<std::string>> cached = store->CacheGet("acva.judge", key);
+    ASSERT_TRUE(cached.ok() && cached->has_value()) << key;
+    original[key] = **cached;
+  }
   struct Edit {
     std::string key, value, says;
   };

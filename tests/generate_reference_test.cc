@@ -108,7 +108,8 @@ TEST(GenerateReference, SigintStopsGracefullyAndResumeNeverRepeatsDoneItems) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/40);
-  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t, "gen");
+  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}),
+                                             t.path(), "gen");
   WaitUntilDone(t / "store", 4);
   kill(child.pid, SIGINT);
   const RunResult stopped = Wait(child);
@@ -129,7 +130,8 @@ TEST(GenerateReference, SigkillLosesOnlyInFlightWorkAndResumeCompletes) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/15);
-  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "4"}), t, "gen");
+  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "4"}),
+                                             t.path(), "gen");
   WaitUntilDone(t / "store", 6);
   kill(child.pid, SIGKILL);
   EXPECT_EQ(Wait(child).exit_code, 128 + SIGKILL);
@@ -144,7 +146,8 @@ TEST(GenerateReference, ASecondSigintExitsAtOnce) {
   TempDir t;
   WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/3000);
-  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t, "gen");
+  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}),
+                                             t.path(), "gen");
   // Signal only once requests are in flight (the handlers are installed by then).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (srv->Stats()["requests"].get<int>() < 2 && std::chrono::steady_clock::now() < deadline)
