@@ -194,7 +194,10 @@ TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
   ASSERT_TRUE(WriteFileAtomic(t / "garbage" / "summary.json", "{\"benchmark\": ").ok());
   testing::RunResult garbage = RunVisalign({"report", "--results", (t / "garbage").string(), "--out", out.string()});
   EXPECT_EQ(garbage.exit_code, 2);
-  EXPECT_EQ(garbage.err.rfind("error: summary.json is not a JSON object (--results " + (t / "garbage").string() + "): ", 0), 0u)
+  EXPECT_EQ(garbage.err.rfind("error: summary.json is invalid JSON (syntax error at byte 15) (--results " +
+                                  (t / "garbage").string() + "): ",
+                              0),
+            0u)
       << garbage.err;
   EXPECT_EQ(std::count(garbage.err.begin(), garbage.err.end(), '\n'), 1);
   testing::RunResult missing = RunVisalign({"report", "--results", (t / "nowhere").string(), "--out", out.string()});
