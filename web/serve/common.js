@@ -50,6 +50,29 @@ export function clear(node) {
   return node;
 }
 
+// Shows an error's message in `container`'s one alert paragraph (added on first use).
+export function showError(container, e) {
+  const box = container.querySelector('.error') || container.appendChild(el('p', { class: 'error', role: 'alert' }));
+  box.textContent = e.message;
+}
+
+// The consent step of the tool pages: the study's consent text through page(...children); agreeing
+// starts the session (nothing is stored before it) and calls onConsented, declining stores nothing.
+export function showConsent(page, consentText, onConsented) {
+  const agree = async () => {
+    try {
+      await api('/api/session', { method: 'POST', body: { consent: true } });
+      await onConsented();
+    } catch (e) { showError(document.getElementById('app'), e); }
+  };
+  page(
+    el('section', { class: 'panel' }, el('p', { id: 'consent-text' }, consentText)),
+    el('div', { class: 'row' },
+      el('button', { class: 'primary', id: 'agree', type: 'button', onclick: agree }, 'I agree to take part'),
+      el('button', { id: 'disagree', type: 'button', onclick: () => page(el('p', { id: 'declined' }, 'Thank you. Nothing was recorded.')) },
+        'I do not agree')));
+}
+
 // A random id for a submission, so a replay is recognised by the server.
 export function clientId() {
   const bytes = new Uint8Array(16);

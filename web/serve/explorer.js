@@ -1,7 +1,7 @@
 // The result explorer (docs/serve.md "Explorer"): pick a word, a model and which players count; the
 // board shows the human answers as a heat map and the model's top-5 as numbered cells, and a CIE xy
 // plot shows the answers, their mean and the 95 % ellipse, and the model's top-5.
-import { api, clear, drawBoard, el, loadBoard } from './common.js';
+import { api, clear, drawBoard, el, loadBoard, showError } from './common.js';
 
 // The SVG namespace, a name rather than an address: written with \u002F escapes, as the report's
 // embedding step writes XML namespaces, so no URL appears in the embedded app.
@@ -10,11 +10,6 @@ const PLOT = { width: 420, height: 360, margin: 36 };
 const app = document.getElementById('app');
 let meta = null;
 let view = null;
-
-function showError(e) {
-  const box = app.querySelector('.error') || app.appendChild(el('p', { class: 'error', role: 'alert' }));
-  box.textContent = e.message;
-}
 
 function svg(tag, attrs = {}) {
   const node = document.createElementNS(SVG, tag);
@@ -112,7 +107,7 @@ async function update() {
     drawPlot(word, reply.model);
     app.dataset.ready = params.toString();
     app.dataset.updates = String(Number(app.dataset.updates || 0) + 1);
-  } catch (e) { showError(e); }
+  } catch (e) { showError(app, e); }
 }
 
 (async () => {
@@ -137,5 +132,5 @@ async function update() {
           el('h2', {}, 'Model top-5'), el('ol', { id: 'top' }))));
     view = drawBoard(container, board, { label: 'Human answers on the board' });
     await update();
-  } catch (e) { showError(e); }
+  } catch (e) { showError(app, e); }
 })();

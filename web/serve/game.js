@@ -2,7 +2,7 @@
 // screen, N words (and one attention check) answered by clicking a cell or typing its coordinate,
 // the reveal of earlier players' answers, and the completion code. Everything the participant
 // types is sent as JSON and shown only as text.
-import { api, ApiError, clear, clientId, drawBoard, el, loadBoard } from './common.js';
+import { api, ApiError, clear, clientId, drawBoard, el, loadBoard, showError } from './common.js';
 
 const STRINGS = {
   en: {
@@ -83,11 +83,6 @@ function page(...children) {
   if (focus) focus.focus();
 }
 
-function showError(e) {
-  const box = app.querySelector('.error') || app.appendChild(el('p', { class: 'error', role: 'alert' }));
-  box.textContent = e.message;
-}
-
 function consent() {
   page(
     el('section', { class: 'panel' }, el('p', { id: 'consent-text' }, study.consent_text)),
@@ -103,7 +98,7 @@ async function agree() {
   try {
     await api('/api/session', { method: 'POST', body: { consent: true, params } });
     onboarding();
-  } catch (e) { showError(e); }
+  } catch (e) { showError(app, e); }
 }
 
 function select(id, label, options) {
@@ -133,7 +128,7 @@ function onboarding() {
         language: value('language'), age_range: value('age_range'), gender: value('gender'),
         colorblind: checked ? checked.value : '', metadata: screenMetadata() } });
       if (res.cvd_screen) await screen(); else await next();
-    } catch (err) { showError(err); }
+    } catch (err) { showError(app, err); }
   });
   form.querySelector('#language').addEventListener('change', (e) => { if (STRINGS[e.target.value]) lang = e.target.value; });
   page(form);
@@ -174,7 +169,7 @@ async function next(item) {
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return consent();
     if (e instanceof ApiError && e.status === 409) return onboarding();
-    showError(e);
+    showError(app, e);
   }
 }
 
@@ -216,7 +211,7 @@ function play(item) {
     } catch (err) {
       submit.disabled = false;
       if (err instanceof ApiError && err.status === 409) return next();
-      showError(err);
+      showError(app, err);
     }
   });
   view.focus();
@@ -256,6 +251,6 @@ function finish(done) {
     lang = me.language;
     next();
   } catch (e) {
-    showError(e);
+    showError(app, e);
   }
 })();

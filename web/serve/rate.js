@@ -1,7 +1,7 @@
 // The ACVA rating page (docs/serve.md "ACVA rating"): after consent, a rater sees one image at a time
 // (the one with the fewest ratings so far) with the concept's rubric questions in Chinese or English,
 // answers each on the judge's scale, and submits; then the next image comes.
-import { api, clear, clientId, el } from './common.js';
+import { api, clear, clientId, el, showConsent, showError } from './common.js';
 
 const app = document.getElementById('app');
 let study = null;
@@ -12,25 +12,8 @@ function page(...children) {
   app.append(el('h1', {}, 'Rate images'), ...children);
 }
 
-function showError(e) {
-  const box = app.querySelector('.error') || app.appendChild(el('p', { class: 'error', role: 'alert' }));
-  box.textContent = e.message;
-}
-
 function consent() {
-  page(
-    el('section', { class: 'panel' }, el('p', { id: 'consent-text' }, study.consent_text)),
-    el('div', { class: 'row' },
-      el('button', { class: 'primary', id: 'agree', type: 'button', onclick: agree }, 'I agree to take part'),
-      el('button', { id: 'disagree', type: 'button', onclick: () => page(el('p', { id: 'declined' }, 'Thank you. Nothing was recorded.')) },
-        'I do not agree')));
-}
-
-async function agree() {
-  try {
-    await api('/api/session', { method: 'POST', body: { consent: true } });
-    await next();
-  } catch (e) { showError(e); }
+  showConsent(page, study.consent_text, next);
 }
 
 function languagePicker() {
@@ -53,13 +36,13 @@ async function submit(event, form) {
   const answers = {};
   for (const [i, q] of form.questions.entries()) {
     const checked = app.querySelector(`input[name="q${i}"]:checked`);
-    if (!checked) return showError(new Error('Answer every question.'));
+    if (!checked) return showError(app, new Error('Answer every question.'));
     answers[q.id] = Number(checked.value);
   }
   try {
     await api('/api/acva/rating', { method: 'POST', body: { client_id: clientId(), image: form.image, language, answers } });
     await next();
-  } catch (e) { showError(e); }
+  } catch (e) { showError(app, e); }
 }
 
 async function next() {
@@ -87,6 +70,6 @@ async function next() {
     if (!me.session) return consent();
     await next();
   } catch (e) {
-    showError(e);
+    showError(app, e);
   }
 })();

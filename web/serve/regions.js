@@ -2,7 +2,7 @@
 // board into the 8 basic colour categories — the brush paints the cell clicked (or picked with Enter),
 // fill paints the connected region of cells that share the clicked cell's paint — undoes steps, and
 // saves. Each save is one painting; the consensus uses a participant's latest.
-import { api, clear, clientId, drawBoard, el, loadBoard } from './common.js';
+import { api, clear, clientId, drawBoard, el, loadBoard, showConsent, showError } from './common.js';
 
 const app = document.getElementById('app');
 let study = null;
@@ -19,25 +19,8 @@ function page(...children) {
   app.append(el('h1', {}, 'Colour regions'), ...children);
 }
 
-function showError(e) {
-  const box = app.querySelector('.error') || app.appendChild(el('p', { class: 'error', role: 'alert' }));
-  box.textContent = e.message;
-}
-
 function consent() {
-  page(
-    el('section', { class: 'panel' }, el('p', { id: 'consent-text' }, study.consent_text)),
-    el('div', { class: 'row' },
-      el('button', { class: 'primary', id: 'agree', type: 'button', onclick: agree }, 'I agree to take part'),
-      el('button', { id: 'disagree', type: 'button', onclick: () => page(el('p', { id: 'declined' }, 'Thank you. Nothing was recorded.')) },
-        'I do not agree')));
-}
-
-async function agree() {
-  try {
-    await api('/api/session', { method: 'POST', body: { consent: true } });
-    await start();
-  } catch (e) { showError(e); }
+  showConsent(page, study.consent_text, start);
 }
 
 // Shows `cell`'s paint on the board.
@@ -91,7 +74,7 @@ function region(start) {
 }
 
 function pick(cell) {
-  if (!current) return showError(new Error('Choose a colour category first.'));
+  if (!current) return showError(app, new Error('Choose a colour category first.'));
   apply(tool === 'fill' ? region(cell) : [cell]);
 }
 
@@ -112,7 +95,7 @@ async function save() {
   try {
     const reply = await api('/api/regions', { method: 'POST', body: { client_id: clientId(), cells: Object.fromEntries(paint) } });
     saved.textContent = `Saved: ${reply.painted} cells.`;
-  } catch (e) { showError(e); }
+  } catch (e) { showError(app, e); }
 }
 
 function toolButton(name, label) {
@@ -163,6 +146,6 @@ async function start() {
     if (!me.session) return consent();
     await start();
   } catch (e) {
-    showError(e);
+    showError(app, e);
   }
 })();
