@@ -1,32 +1,31 @@
 // What the two SQLite databases of a store folder (the run store's visalign.db and the study
 // store's study.db) share, internal to the store module: a prepared statement with positional
-// binding (parameterised SQL only), and the timestamps both write.
+// binding (parameterised SQL only) and running SQL scripts; the timestamps both write are
+// row_semantics.h's NowUtc.
 #pragma once
 
 #include <sqlite3.h>
 
-#include <chrono>
 #include <cstdint>
-#include <ctime>
 #include <optional>
 #include <string>
 
-#include <fmt/format.h>
 
+#include "store/row_semantics.h"
 #include "visalign/core/status.h"
 
 namespace visalign::store {
 
-// The current UTC time as ISO-8601 with milliseconds: 2025-07-15T17:14:02.825Z.
-inline std::string NowUtc() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms));
+
+// Runs the SQL script `sql` on `db`; an IoError at `where`, expecting `expected`, when it fails.
+inline Status ExecSql(sqlite3* db, const char* sql, const std::string& where, const char* expected) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db);
+    sqlite3_free(err);
+    return Status::IoError("database error: " + msg, where, expected);
+  }
+  return Status::Ok();
 }
 
 // A prepared statement with positional binding; finalized on destruction.

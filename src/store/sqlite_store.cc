@@ -82,15 +82,7 @@ class SqliteStore final : public RunStore {
   SqliteStore(fs::path root, sqlite3* db) : RunStore(std::move(root)), db_(db), where_((this->root() / kDbFileName).string()) {}
   ~SqliteStore() override { sqlite3_close_v2(db_); }
 
-  Status Exec(const char* sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : sqlite3_errmsg(db_);
-      sqlite3_free(err);
-      return Status::IoError("database error: " + msg, where_, "a writable, uncorrupted visalign store");
-    }
-    return Status::Ok();
-  }
+  Status Exec(const char* sql) { return ExecSql(db_, sql, where_, "a writable, uncorrupted visalign store"); }
 
   Status Initialize(SchemaMigration* migration) {
     std::lock_guard lock(mu_);

@@ -127,15 +127,7 @@ struct StudyStore::Impl {
   std::mutex mu;
   ~Impl() { sqlite3_close_v2(db); }
 
-  Status Exec(const char* sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : sqlite3_errmsg(db);
-      sqlite3_free(err);
-      return Status::IoError("database error: " + msg, where, "a writable, uncorrupted visalign study store");
-    }
-    return Status::Ok();
-  }
+  Status Exec(const char* sql) { return ExecSql(db, sql, where, "a writable, uncorrupted visalign study store"); }
   // Runs `sql` with `bind` applied; how many rows it changed.
   template <typename BindFn>
   Result<int> Change(const char* sql, BindFn&& bind) {
