@@ -10,12 +10,10 @@
 #include <optional>
 #include <string>
 
-
 #include "store/row_semantics.h"
 #include "visalign/core/status.h"
 
 namespace visalign::store {
-
 
 // Runs the SQL script `sql` on `db`; an IoError at `where`, expecting `expected`, when it fails.
 inline Status ExecSql(sqlite3* db, const char* sql, const std::string& where, const char* expected) {
