@@ -17,22 +17,6 @@
 namespace visalign::clip {
 struct ClipConfig;
 struct ClipLoadOptions;
-// Where a command's run store is: --store, with --store-password-env and --image-root for a
-// PostgreSQL store. Every command that takes --store registers all three with AddStoreOptions.
-struct StoreFlags {
-  std::string location = "./visalign-store";
-  store::StoreOptions options;
-  // The location as messages and text outputs show it: never with a password.
-  std::string Display() const { return store::DisplayLocation(location); }
-  // The same for JSON outputs, a folder made absolute.
-  std::string ForJson() const;
-};
-// Adds --store (described by `what`, e.g. "Run store of the --run runs"), --store-password-env and
-// --image-root to `cmd`.
-void AddStoreOptions(CLI::App* cmd, StoreFlags* flags, const std::string& what);
-// store::OpenStore(flags.location, flags.options).
-Result<std::unique_ptr<store::RunStore>> OpenStore(const StoreFlags& flags);
-
 }  // namespace visalign::clip
 
 namespace visalign::cli {
