@@ -200,6 +200,15 @@ TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
             0u)
       << garbage.err;
   EXPECT_EQ(std::count(garbage.err.begin(), garbage.err.end(), '\n'), 1);
+  fs::copy(Fixture("acva"), t / "retyped", fs::copy_options::recursive);
+  summary = nlohmann::json::parse(*ReadFile(t / "retyped" / "summary.json"));
+  summary["models"][0]["model"] = 7;
+  ASSERT_TRUE(WriteFileAtomic(t / "retyped" / "summary.json", summary.dump()).ok());
+  testing::RunResult retyped = RunVisalign({"report", "--results", (t / "retyped").string(), "--out", out.string()});
+  EXPECT_EQ(retyped.exit_code, 2);
+  EXPECT_EQ(retyped.err, "error: summary.json or items.jsonl holds a value of another type (type must be string, but is "
+                         "number) (--results " + (t / "retyped").string() +
+                         "): the files as the benchmark wrote them (docs/architecture.md, results contract)\n");
   testing::RunResult missing = RunVisalign({"report", "--results", (t / "nowhere").string(), "--out", out.string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_EQ(missing.err.rfind("error: no such folder (--results " + (t / "nowhere").string() + "): ", 0), 0u) << missing.err;

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace visalign {
 namespace {
 
@@ -44,6 +48,25 @@ TEST(Result, PropagatesErrorsThroughMacros) {
   EXPECT_EQ(out, 2);
   Status st = Quarter(6, &out);
   EXPECT_EQ(st.what(), "odd number 3");
+}
+
+Result<std::vector<std::string>> Words() { return std::vector<std::string>{"red", "green", std::string(64, 'b')}; }
+
+// A temporary Result gives its value away: a range-for over Words().value() iterates a vector
+// that lives as long as the loop, not one inside a Result destroyed before the first iteration
+// (ASan builds see the difference; the types say it everywhere).
+TEST(Result, ATemporaryGivesItsValueAwaySoNothingDangles) {
+  static_assert(std::is_same_v<decltype(Words().value()), std::vector<std::string>>);
+  static_assert(std::is_same_v<decltype(*Words()), std::vector<std::string>>);
+  Result<std::vector<std::string>> kept = Words();
+  static_assert(std::is_same_v<decltype(kept.value()), std::vector<std::string>&>);
+  static_assert(std::is_same_v<decltype(*std::as_const(kept)), const std::vector<std::string>&>);
+  size_t letters = 0;
+  for (const std::string& w : Words().value()) letters += w.size();
+  for (const std::string& w : *Words()) letters += w.size();
+  EXPECT_EQ(letters, 2 * (3 + 5 + 64));
+  std::vector<std::string> moved = std::move(kept).value();
+  EXPECT_EQ(moved.size(), 3u);
 }
 
 }  // namespace

@@ -187,6 +187,27 @@ constexpr std::pair<std::string_view, std::string_view> kBenchmarkNames[] = {
     {"violin", "VIOLIN"}, {"hues", "Hues and Cues"}, {"hues-nonsense", "Hues and Cues nonsense baseline"},
     {"acva", "ACVA-Bench"}};
 
+// The folder's provenance and benchmark section. They read summary.json and items.jsonl as the results
+// contract defines them; a value of another type (a hand-edited or damaged file) makes nlohmann
+// throw, which ends here as one error naming the folder.
+Status BuildBenchmarkSection(const ResultsFolder& folder, const ReportOptions& options, internal::SectionBuilder& section) {
+  try {
+    section.Provenance(folder);
+    if (folder.benchmark == "violin") return internal::BuildViolinSection(folder, options, section);
+    if (folder.benchmark == "hues") return internal::BuildHuesSection(folder, options, section);
+    if (folder.benchmark == "hues-nonsense") return internal::BuildNonsenseSection(folder, options, section);
+    if (folder.benchmark == "acva") return internal::BuildAcvaSection(folder, options, section);
+    return Status::Ok();
+  } catch (const nlohmann::json::exception& e) {
+    std::string_view why = e.what();
+    if (const size_t end = why.find("] "); why.starts_with("[json.exception.") && end != std::string_view::npos)
+      why.remove_prefix(end + 2);
+    return Status::InvalidArgument(fmt::format("summary.json or items.jsonl holds a value of another type ({})", why),
+                                   "results folder " + folder.dir.string(),
+                                   "the files as the benchmark wrote them (docs/architecture.md, results contract)");
+  }
+}
+
 }  // namespace
 
 Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std::vector<StoredRun>& runs,
@@ -205,12 +226,7 @@ Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std:
     // The folder's own name, also for "out/" or ".".
     const std::string folder_name = (std::filesystem::absolute(folder.dir).lexically_normal() / "").parent_path().filename().string();
     internal::SectionBuilder section(report, id, folder.benchmark, fmt::format("{} — {}", name, folder_name));
-    section.Provenance(folder);
-    if (folder.benchmark == "violin") VISALIGN_RETURN_IF_ERROR(internal::BuildViolinSection(folder, options, section));
-    if (folder.benchmark == "hues") VISALIGN_RETURN_IF_ERROR(internal::BuildHuesSection(folder, options, section));
-    if (folder.benchmark == "hues-nonsense")
-      VISALIGN_RETURN_IF_ERROR(internal::BuildNonsenseSection(folder, options, section));
-    if (folder.benchmark == "acva") VISALIGN_RETURN_IF_ERROR(internal::BuildAcvaSection(folder, options, section));
+    VISALIGN_RETURN_IF_ERROR(BuildBenchmarkSection(folder, options, section));
   }
   for (const StoredRun& run : runs) {
     internal::SectionBuilder section(report, fmt::format("run-{}", ++count["run"]), "run", "Run — " + run.info.name);

@@ -3,6 +3,8 @@
 // which figures and rows it builds, and that its page holds no URL and is byte-stable.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "report/page.h"
 #include "testing/dirs.h"
 #include "visalign/core/results.h"
@@ -116,6 +118,56 @@ TEST(ResultsFolders, HostileJsonIsRefusedInOneShortLine) {
   ASSERT_FALSE(line.ok());
   EXPECT_EQ(line.status().what(), "a line of items.jsonl is invalid JSON (syntax error at byte 10)");
   EXPECT_EQ(line.status().where(), (t / "hues").string() + "/items.jsonl:2");
+}
+
+// summary.json and items.jsonl come from anyone: a field of another type than the results
+// contract's (a string where a number belongs, an array for an object, ...) is refused as one
+// error naming the folder, or read as missing; it never throws. Every field is tried (the first
+// element standing for each array), in summary.json and in the first line of items.jsonl.
+void ForEachField(nlohmann::json& value, const std::function<void(nlohmann::json&)>& visit) {
+  visit(value);
+  if (value.is_object())
+    for (auto& [key, field] : value.items()) ForEachField(field, visit);
+  if (value.is_array() && !value.empty()) ForEachField(value[0], visit);
+}
+
+std::vector<nlohmann::json> OtherTypes(const nlohmann::json& value) {
+  if (value.is_string()) return {7, nlohmann::json::object()};
+  if (value.is_number() || value.is_boolean()) return {"x", nlohmann::json::array()};
+  if (value.is_object()) return {nlohmann::json::array(), "x"};
+  if (value.is_array()) return {nlohmann::json::object(), 7};
+  return {};
+}
+
+void ExpectEveryWrongTypeRefusedOrRead(const std::string& name, nlohmann::json ResultsFolder::*document_of = nullptr) {
+  const ResultsFolder original = Read(name);
+  ResultsFolder folder = original;
+  nlohmann::json& document = document_of ? folder.*document_of : folder.items.front();
+  int tried = 0;
+  ForEachField(document, [&](nlohmann::json& field) {
+    for (const nlohmann::json& other : OtherTypes(field)) {
+      const nlohmann::json kept = field;
+      field = other;
+      ++tried;
+      Result<Report> report = Status::Internal("threw");
+      EXPECT_NO_THROW(report = BuildReport({folder}, {}, {})) << name << ": " << document.dump().substr(0, 300);
+      if (!report.ok()) {
+        EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument) << report.status().ToString();
+        EXPECT_NE(report.status().where().find(original.dir.string()), std::string::npos) << report.status().ToString();
+      }
+      field = kept;
+    }
+  });
+  EXPECT_GT(tried, 10);
+}
+
+TEST(ResultsFolders, FieldsOfAnotherTypeAreRefusedOrReadAsMissingInSummaryJson) {
+  for (const std::string name : {"violin", "hues", "nonsense", "acva"})
+    ExpectEveryWrongTypeRefusedOrRead(name, &ResultsFolder::summary);
+}
+
+TEST(ResultsFolders, FieldsOfAnotherTypeAreRefusedOrReadAsMissingInItemsJsonl) {
+  for (const std::string name : {"violin", "hues", "nonsense", "acva"}) ExpectEveryWrongTypeRefusedOrRead(name);
 }
 
 TEST(Report, OneSectionPerFolderAndFiguresWithOneDataRowPerNumber) {

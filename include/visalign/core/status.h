@@ -84,13 +84,16 @@ class [[nodiscard]] Result {
     static const Status kOkStatus;
     return ok() ? kOkStatus : std::get<Status>(v_);
   }
+  // Of a temporary Result the value is moved out, not referred to, so that
+  // `for (auto& x : Load().value())` and `*Load()` never refer to a destroyed Result.
   T& value() & { return std::get<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
+  T value() && { return std::get<T>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T operator*() && { return std::move(*this).value(); }
 
  private:
   std::variant<T, Status> v_;
