@@ -1,6 +1,8 @@
 // `visalign acva ...`: ACVA-Bench — generate images for abstract concepts, judge them with a VLM,
 // analyze adequacy/diversity/distinctiveness, check agreement with humans, and a reference server.
+#include <atomic>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <set>
 #include <thread>
@@ -321,6 +323,23 @@ Result<std::vector<GenerateArgs>> Generations(const GenerateArgs& shared, const 
   return out;
 }
 
+// A subcommand `name` of `group` over a concept set and the run store: their options go into
+// `c`, and `body` runs with both loaded and the interrupt flag of a SIGINT/SIGTERM handler.
+using SetAndStoreBody = std::function<Status(const acva::ConceptSet&, store::RunStore&, const std::atomic<bool>& stop)>;
+CLI::App* AddSetAndStoreCommand(Cli& cli, CLI::App* group, const std::shared_ptr<Common>& c, const char* name,
+                                const char* description, SetAndStoreBody body) {
+  CLI::App* s = group->add_subcommand(name, description);
+  AddStoreOptions(s, &c->store, "Run store");
+  AddSetOptions(s, c->set);
+  cli.Bind(s, [c, body = std::move(body)]() -> Status {
+    VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
+    VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
+    backends::InterruptHandler interrupt;
+    return body(set, *store, interrupt.stop());
+  });
+  return s;
+}
+
 const CommandGroup kAcva(60, [](Cli& cli) {
   CLI::App* g = cli.Group("acva", "ACVA-Bench: abstract concept visualization (adequacy, diversity, distinctiveness)");
   g->footer(
@@ -359,28 +378,28 @@ const CommandGroup kAcva(60, [](Cli& cli) {
 
   {
     auto c = std::make_shared<Common>();
-    CLI::App* s = g->add_subcommand("generate", "Generate K images per concept for one model into the run store");
-    AddStoreOptions(s, &c->store, "Run store");
-    AddSetOptions(s, c->set);
+    CLI::App* s = AddSetAndStoreCommand(
+        cli, g, c, "generate", "Generate K images per concept for one model into the run store",
+        [&cli, c](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) {
+          return Generate(cli, c->gen, set, store, stop, /*print_json=*/true);
+        });
     s->add_option("--run", c->gen.run, "Run name = the model's label in the results")->required();
     AddGenerateOptions(s, c->gen);
     s->footer(
         "Prompts are the concept word alone by default. Re-running resumes: done images are never requested again.\n"
         "Example: visalign acva generate --run gpt-image --endpoint https://gateway --model gpt-image-1 "
         "--api-key-env OPENAI_API_KEY");
-    cli.Bind(s, [&cli, c]() -> Status {
-      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
-      backends::InterruptHandler interrupt;
-      return Generate(cli, c->gen, set, *store, interrupt.stop(), /*print_json=*/true);
-    });
   }
 
   {
     auto c = std::make_shared<Common>();
-    CLI::App* s = g->add_subcommand("judge", "Ask the VLM judge every rubric, metaphor and 2AFC question (cached)");
-    AddStoreOptions(s, &c->store, "Run store");
-    AddSetOptions(s, c->set);
+    CLI::App* s = AddSetAndStoreCommand(
+        cli, g, c, "judge", "Ask the VLM judge every rubric, metaphor and 2AFC question (cached)",
+        [&cli, c](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) -> Status {
+          VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, store, stop));
+          if (cli.global().json) PrintJson(outcome.stats.ToJson());
+          return Status::Ok();
+        });
     s->add_option("--run", c->judge.runs, "Generation runs to judge (repeatable)")->required();
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
     s->footer(
@@ -388,21 +407,16 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "hash), so re-running asks only what is missing and byte-identical images are asked once. Unparseable "
         "replies are re-asked, then recorded invalid.\n"
         "Example: visalign acva judge --run gpt-image --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl");
-    cli.Bind(s, [&cli, c]() -> Status {
-      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
-      backends::InterruptHandler interrupt;
-      VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
-      if (cli.global().json) PrintJson(outcome.stats.ToJson());
-      return Status::Ok();
-    });
   }
 
   {
     auto c = std::make_shared<Common>();
-    CLI::App* s = g->add_subcommand("analyze", "Compute adequacy, diversity, distinctiveness and statistics");
-    AddStoreOptions(s, &c->store, "Run store");
-    AddSetOptions(s, c->set);
+    CLI::App* s = AddSetAndStoreCommand(
+        cli, g, c, "analyze", "Compute adequacy, diversity, distinctiveness and statistics",
+        [&cli, c](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) -> Status {
+          VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, store, stop));
+          return Analyze(cli, c->analyze, c->judge, set, store, outcome);
+        });
     s->add_option("--run", c->judge.runs, "Runs (models) to analyze (repeatable)")->required();
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/false);
     AddAnalyzeOptions(s, c->analyze);
@@ -412,21 +426,24 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "to the median counts half high, half low), so a model's shares do not depend on the other --run;\n"
         "--pooled-medians splits at the medians over all models instead. Models are listed by tier, then pass rate.\n"
         "Example: visalign acva analyze --run a --run b --judge-model qwen2.5-vl --clip-model models/ViT-B-32 --out res");
-    cli.Bind(s, [&cli, c]() -> Status {
-      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
-      backends::InterruptHandler interrupt;
-      VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
-      return Analyze(cli, c->analyze, c->judge, set, *store, outcome);
-    });
   }
 
   {
     auto c = std::make_shared<Common>();
-    CLI::App* s = g->add_subcommand("run", "generate + judge + analyze one or more models (each stage resumes)");
-    AddStoreOptions(s, &c->store, "Run store");
-    AddSetOptions(s, c->set);
     auto r = std::make_shared<RunArgs>();
+    CLI::App* s = AddSetAndStoreCommand(
+        cli, g, c, "run", "generate + judge + analyze one or more models (each stage resumes)",
+        [&cli, c, r](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) -> Status {
+          VISALIGN_ASSIGN_OR_RETURN(std::vector<GenerateArgs> generations, Generations(c->gen, *r));
+          c->judge.runs.clear();
+          for (const GenerateArgs& gen : generations) {
+            VISALIGN_RETURN_IF_ERROR(Generate(cli, gen, set, store, stop, /*print_json=*/false));
+            c->judge.runs.push_back(gen.run);
+          }
+          c->judge.runs.insert(c->judge.runs.end(), r->with_runs.begin(), r->with_runs.end());
+          VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, store, stop));
+          return Analyze(cli, c->analyze, c->judge, set, store, outcome);
+        });
     auto* run = s->add_option("--run", r->runs, "Run name of a model (repeatable; pairs with --model in order)");
     AddGenerateOptions(s, c->gen);
     // --model repeats here, once per --run.
@@ -446,20 +463,6 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "--seed 0 --param 'seed={seed}' --judge-endpoint http://127.0.0.1:8090 --judge-model ref-judge "
         "--clip-model clip-random --out results\n"
         "(clip-random: `visalign clip random-model --out clip-random`, a tiny CLIP with RANDOM weights)");
-    cli.Bind(s, [&cli, c, r]() -> Status {
-      VISALIGN_ASSIGN_OR_RETURN(std::vector<GenerateArgs> generations, Generations(c->gen, *r));
-      VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet set, LoadSet(c->set));
-      VISALIGN_ASSIGN_OR_RETURN(auto store, OpenStore(c->store));
-      backends::InterruptHandler interrupt;
-      c->judge.runs.clear();
-      for (const GenerateArgs& gen : generations) {
-        VISALIGN_RETURN_IF_ERROR(Generate(cli, gen, set, *store, interrupt.stop(), /*print_json=*/false));
-        c->judge.runs.push_back(gen.run);
-      }
-      c->judge.runs.insert(c->judge.runs.end(), r->with_runs.begin(), r->with_runs.end());
-      VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, *store, interrupt.stop()));
-      return Analyze(cli, c->analyze, c->judge, set, *store, outcome);
-    });
   }
 
   {
