@@ -195,22 +195,28 @@ Status RunMigrate(const Cli& cli, const StoreArgs& a) {
   return Status::Ok();
 }
 
-void AddStoreOption(CLI::App* app, StoreArgs& a) { AddStoreOptions(app, &a.store, "Run store"); }
+// A subcommand `name` of `group` with the store options into `a`, running `run` on them.
+CLI::App* AddStoreSubcommand(Cli& cli, CLI::App* group, const char* name, const char* description,
+                             const std::shared_ptr<StoreArgs>& a, Status (*run)(const Cli&, const StoreArgs&)) {
+  CLI::App* sub = group->add_subcommand(name, description);
+  AddStoreOptions(sub, &a->store, "Run store");
+  cli.Bind(sub, [&cli, a, run]() -> Status { return run(cli, *a); });
+  return sub;
+}
 
 const CommandGroup kStore(32, [](Cli& cli) {
   CLI::App* group = cli.Group("store", "Inspect and manage a run store");
   {
-    CLI::App* ls = group->add_subcommand("ls", "One line per run: benchmark, rows done/failed/pending/leased");
     auto a = std::make_shared<StoreArgs>();
-    AddStoreOption(ls, *a);
+    CLI::App* ls =
+        AddStoreSubcommand(cli, group, "ls", "One line per run: benchmark, rows done/failed/pending/leased", a, RunLs);
     ls->footer("Example: visalign store ls --store ./visalign-store");
-    cli.Bind(ls, [&cli, a]() -> Status { return RunLs(cli, *a); });
   }
   {
-    CLI::App* show = group->add_subcommand(
-        "show", "A store's runs: identity, last connection, row counts (leased too), attempts, first/last update");
     auto a = std::make_shared<StoreArgs>();
-    AddStoreOption(show, *a);
+    CLI::App* show = AddStoreSubcommand(
+        cli, group, "show",
+        "A store's runs: identity, last connection, row counts (leased too), attempts, first/last update", a, RunShow);
     show->add_option("--run", a->run, "Only this run");
     show->footer(
         "identity: what every image of the run depends on (backend, model, size, parameters, command); a run\n"
@@ -220,35 +226,31 @@ const CommandGroup kStore(32, [](Cli& cli) {
         "written (an embedded store of an older visalign is upgraded in place, as every command that opens it does).\n"
         "Example:\n"
         "  visalign store show --store ./visalign-store --run gpt-image");
-    cli.Bind(show, [&cli, a]() -> Status { return RunShow(cli, *a); });
   }
   {
-    CLI::App* exp = group->add_subcommand("export", "Copy a run's rows and done images into a folder");
     auto a = std::make_shared<StoreArgs>();
-    AddStoreOption(exp, *a);
+    CLI::App* exp =
+        AddStoreSubcommand(cli, group, "export", "Copy a run's rows and done images into a folder", a, RunExport);
     exp->add_option("--run", a->run, "The run to export")->required();
     exp->add_option("--out", a->out, "Folder to write run.json, rows.jsonl and images/ into")->required();
     exp->footer(
         "Each image is checked against its recorded SHA-256 before it is copied.\n"
         "Example: visalign store export --run gpt-image --out gpt-image-export");
-    cli.Bind(exp, [&cli, a]() -> Status { return RunExport(cli, *a); });
   }
   {
-    CLI::App* rm = group->add_subcommand("rm", "Remove a run: its rows and its images");
     auto a = std::make_shared<StoreArgs>();
-    AddStoreOption(rm, *a);
+    CLI::App* rm = AddStoreSubcommand(cli, group, "rm", "Remove a run: its rows and its images", a, RunRm);
     rm->add_option("--run", a->run, "The run to remove")->required();
     rm->footer(
         "Refused while running workers hold rows of the run. Cached judge answers stay (they are keyed by image\n"
         "content and reused by any run with the same bytes).\n"
         "Example: visalign store rm --run old-attempt");
-    cli.Bind(rm, [&cli, a]() -> Status { return RunRm(cli, *a); });
   }
   {
-    CLI::App* migrate = group->add_subcommand(
-        "migrate", "Create a store, or bring it to this visalign's schema version (a PostgreSQL store needs this)");
     auto a = std::make_shared<StoreArgs>();
-    AddStoreOption(migrate, *a);
+    CLI::App* migrate = AddStoreSubcommand(
+        cli, group, "migrate",
+        "Create a store, or bring it to this visalign's schema version (a PostgreSQL store needs this)", a, RunMigrate);
     migrate->add_flag("--images-in-database", a->store.options.images_in_database,
                       "PostgreSQL store being created: keep images in the database (bytea), --image-root then being "
                       "only where each worker copies them for scoring");
@@ -260,7 +262,6 @@ const CommandGroup kStore(32, [](Cli& cli) {
         "Examples:\n"
         "  visalign store migrate --store postgres://visalign@db.example:5432/visalign --image-root /shared/images\n"
         "  visalign store migrate --store postgres://visalign@db.example/visalign --images-in-database");
-    cli.Bind(migrate, [&cli, a]() -> Status { return RunMigrate(cli, *a); });
   }
 });
 
