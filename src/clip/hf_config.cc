@@ -78,6 +78,35 @@ Status SameActivation(Activation vision, Activation text, const std::string& sou
                              "the same hidden_act in vision_config and text_config");
 }
 
+// Both towers of a transformers config (`vision_config`, `text_config`) with the fields every tower
+// has (ParseHfTower with `d`); `vision_fields` and `text_fields` read the rest of each, and every
+// field must then be used. The towers' activation becomes c.activation.
+template <typename VisionFields, typename TextFields>
+Status ParseHfTowers(const json& j, const std::string& source, const HfTowerDefaults& d, ClipConfig& c,
+                     VisionFields vision_fields, TextFields text_fields) {
+  VISALIGN_ASSIGN_OR_RETURN(const json* vision, Object(j, "vision_config", source));
+  VISALIGN_ASSIGN_OR_RETURN(const json* text, Object(j, "text_config", source));
+  Activation vision_act{}, text_act{};
+  {
+    Fields f(*vision, source + " vision_config");
+    VISALIGN_ASSIGN_OR_RETURN(TowerConfig t, ParseHfTower(f, &vision_act, d));
+    static_cast<TowerConfig&>(c.vision) = t;
+    VISALIGN_RETURN_IF_ERROR(vision_fields(f));
+    VISALIGN_RETURN_IF_ERROR(CheckPatchGrid(c.vision, f.where()));
+    VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  }
+  {
+    Fields f(*text, source + " text_config");
+    VISALIGN_ASSIGN_OR_RETURN(TowerConfig t, ParseHfTower(f, &text_act, d));
+    static_cast<TowerConfig&>(c.text) = t;
+    VISALIGN_RETURN_IF_ERROR(text_fields(f));
+    VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
+  }
+  VISALIGN_RETURN_IF_ERROR(SameActivation(vision_act, text_act, source));
+  c.activation = vision_act;
+  return Status::Ok();
+}
+
 Status ParseHfPreprocessor(const json& preprocessor, PreprocessConfig& p) {
   if (!preprocessor.is_object()) return Status::Ok();
   const std::string where = "preprocessor_config.json";
@@ -99,13 +128,7 @@ Result<ClipConfig> ParseHfSiglip(const json& j, const json& preprocessor, const 
   ClipConfig c;
   c.layout = CheckpointLayout::kHuggingFace;
   c.sigmoid_logits = true;
-  VISALIGN_ASSIGN_OR_RETURN(const json* vision, Object(j, "vision_config", source));
-  VISALIGN_ASSIGN_OR_RETURN(const json* text, Object(j, "text_config", source));
-  Activation vision_act{}, text_act{};
-  {
-    Fields f(*vision, source + " vision_config");
-    VISALIGN_ASSIGN_OR_RETURN(TowerConfig t, ParseHfTower(f, &vision_act, kHfSiglipTower));
-    static_cast<TowerConfig&>(c.vision) = t;
+  auto vision_fields = [&c](Fields& f) -> Status {
     VISALIGN_ASSIGN_OR_RETURN(c.vision.image_size, f.Int("image_size", kHfSiglipImageSize));
     VISALIGN_ASSIGN_OR_RETURN(c.vision.patch_size, f.Int("patch_size", kHfSiglipPatchSize));
     VISALIGN_RETURN_IF_ERROR(f.Require("num_channels", {3}, "non-RGB input"));
@@ -114,28 +137,23 @@ Result<ClipConfig> ParseHfSiglip(const json& j, const json& preprocessor, const 
     c.vision.ln_pre = false;
     c.vision.class_token = false;
     c.vision.projection = false;
-    VISALIGN_RETURN_IF_ERROR(CheckPatchGrid(c.vision, f.where()));
-    VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
-  }
-  {
-    Fields f(*text, source + " text_config");
-    VISALIGN_ASSIGN_OR_RETURN(TowerConfig t, ParseHfTower(f, &text_act, kHfSiglipTower));
-    static_cast<TowerConfig&>(c.text) = t;
+    return Status::Ok();
+  };
+  auto text_fields = [&c](Fields& f) -> Status {
     VISALIGN_ASSIGN_OR_RETURN(c.text.context_length, f.Int("max_position_embeddings", kHfSiglipContextLength));
     VISALIGN_ASSIGN_OR_RETURN(c.text.vocab_size, f.Int("vocab_size", kHfSiglipVocabSize));
     VISALIGN_ASSIGN_OR_RETURN(c.embed_dim, f.Int("projection_size", c.text.width));
     c.text.pooling = Pooling::kLast;
     c.text.causal = false;
     c.text.projection_bias = true;
-    VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
-  }
+    return Status::Ok();
+  };
+  VISALIGN_RETURN_IF_ERROR(ParseHfTowers(j, source, kHfSiglipTower, c, vision_fields, text_fields));
   if (c.embed_dim != c.vision.width) {
     return Status::InvalidArgument(fmt::format("text projection_size {} differs from the vision hidden_size {}",
                                                c.embed_dim, c.vision.width),
                                    source, "equal widths (the vision head has no projection)");
   }
-  VISALIGN_RETURN_IF_ERROR(SameActivation(vision_act, text_act, source));
-  c.activation = vision_act;
   c.tokenizer.kind = TokenizerKind::kSentencePiece;  // the checkpoint's spiece.model (ReadClipConfig resolves it)
   c.preprocess.image_size = c.vision.image_size;
   c.preprocess.resize_mode = ResizeMode::kSquash;
@@ -160,31 +178,20 @@ Result<ClipConfig> ParseHuggingFaceConfig(const json& j, const json& preprocesso
   ClipConfig c;
   c.layout = CheckpointLayout::kHuggingFace;
   VISALIGN_ASSIGN_OR_RETURN(c.embed_dim, top.Int("projection_dim", 512));
-  VISALIGN_ASSIGN_OR_RETURN(const json* vision, Object(j, "vision_config", source));
-  VISALIGN_ASSIGN_OR_RETURN(const json* text, Object(j, "text_config", source));
-  Activation vision_act{}, text_act{};
-  {
-    Fields f(*vision, source + " vision_config");
-    VISALIGN_ASSIGN_OR_RETURN(TowerConfig t, ParseHfTower(f, &vision_act, kHfClipTower));
-    static_cast<TowerConfig&>(c.vision) = t;
+  auto vision_fields = [&c](Fields& f) -> Status {
     VISALIGN_ASSIGN_OR_RETURN(c.vision.image_size, f.Int("image_size", std::nullopt));
     VISALIGN_ASSIGN_OR_RETURN(c.vision.patch_size, f.Int("patch_size", std::nullopt));
     VISALIGN_RETURN_IF_ERROR(f.Require("num_channels", {3}, "non-RGB input"));
     c.vision.pooling = Pooling::kClassToken;
-    VISALIGN_RETURN_IF_ERROR(CheckPatchGrid(c.vision, f.where()));
-    VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
-  }
-  {
-    Fields f(*text, source + " text_config");
-    VISALIGN_ASSIGN_OR_RETURN(TowerConfig t, ParseHfTower(f, &text_act, kHfClipTower));
-    static_cast<TowerConfig&>(c.text) = t;
+    return Status::Ok();
+  };
+  auto text_fields = [&c](Fields& f) -> Status {
     VISALIGN_ASSIGN_OR_RETURN(c.text.context_length, f.Int("max_position_embeddings", kDefaultContextLength));
     VISALIGN_ASSIGN_OR_RETURN(c.text.vocab_size, f.Int("vocab_size", kDefaultVocabSize));
     c.text.pooling = Pooling::kArgmax;
-    VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
-  }
-  VISALIGN_RETURN_IF_ERROR(SameActivation(vision_act, text_act, source));
-  c.activation = vision_act;
+    return Status::Ok();
+  };
+  VISALIGN_RETURN_IF_ERROR(ParseHfTowers(j, source, kHfClipTower, c, vision_fields, text_fields));
   c.preprocess.image_size = c.vision.image_size;
   c.preprocess.mean = kOpenAiMean;
   c.preprocess.std = kOpenAiStd;
