@@ -38,10 +38,12 @@ Result<double> RatingScore(const Concept& cpt, const nlohmann::json& answers, co
     rated.push_back({q.id, it->get<double>(), "", ""});
   }
   if (answers.size() != cpt.rubric.size())
-    for (const auto& [key, value] : answers.items())
+    for (const auto& entry : answers.items()) {
+      const std::string& key = entry.key();  // not a structured binding: clang 14 cannot capture one
       if (std::none_of(cpt.rubric.begin(), cpt.rubric.end(), [&](const RubricQuestion& q) { return q.id == key; }))
         return Status::InvalidArgument("unknown question " + QuoteText(key), where,
                                        "the rubric questions of concept " + cpt.id);
+    }
   return *Adequacy(cpt, rated, /*equal_weights=*/false);
 }
 
