@@ -32,16 +32,14 @@ Status RunAgreement(const Cli& cli, const std::string& items, const std::string&
 }
 
 struct ExportRatingsArgs {
-  std::string store = "./visalign-store";
+  StoreFlags store;
   std::string run;
   std::string out;
 };
 
 Status RunExportRatings(const Cli& cli, const ExportRatingsArgs& a) {
-  if (!store::StudyStore::Exists(a.store))
-    return Status::NotFound("no study store in " + a.store, "store location",
-                            "the --store folder `visalign serve --acva-run` collected ratings into (with study.db)");
-  VISALIGN_ASSIGN_OR_RETURN(auto study, store::StudyStore::Open(a.store));
+  VISALIGN_ASSIGN_OR_RETURN(auto study, OpenExistingStudyStore(a.store, "the --store `visalign serve --acva-run` "
+                                                                        "collected ratings into"));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<acva::HumanRating> ratings, server::AcvaRatings(*study, a.run));
   if (ratings.empty())
     return Status::NotFound("no ratings of run \"" + a.run + "\"", "run name",
@@ -73,8 +71,7 @@ const CommandGroup kAcvaAgreement(61, [](Cli& cli) {
 
   auto e = std::make_shared<ExportRatingsArgs>();
   CLI::App* x = g->add_subcommand("export-ratings", "Write the human ratings of a run (visalign serve's rating page)");
-  x->add_option("--store", e->store, "The store `visalign serve --store` collected into (its study.db)")
-      ->capture_default_str();
+  AddStoreOptions(x, &e->store, "The store `visalign serve --store` collected into", StoreUse::kStudy);
   x->add_option("--run", e->run, "The rated ACVA run (as given to `visalign serve --acva-run`)")->required();
   x->add_option("--out", e->out, "Output CSV (image,rater,score) for `acva agreement --human`; - for stdout")->required();
   x->footer(

@@ -13,6 +13,7 @@
 
 #include "visalign/core/status.h"
 #include "visalign/store.h"
+#include "visalign/store/study_store.h"
 
 namespace visalign::clip {
 struct ClipConfig;
@@ -97,10 +98,16 @@ struct StoreFlags {
   // The same for JSON outputs, a folder made absolute.
   std::string ForJson() const;
 };
-// Adds --store (described by `what`, e.g. "Run store of the --run runs"), --store-password-env and
-// --image-root to `cmd`.
-void AddStoreOptions(CLI::App* cmd, StoreFlags* flags, const std::string& what);
+// What a command keeps in its --store: runs (and their images), or only what `visalign serve`
+// collected (the study store, which has no images: no --image-root).
+enum class StoreUse { kRuns, kStudy };
+// Adds --store (described by `what`, e.g. "Run store of the --run runs"), --store-password-env and,
+// for kRuns, --image-root to `cmd`.
+void AddStoreOptions(CLI::App* cmd, StoreFlags* flags, const std::string& what, StoreUse use = StoreUse::kRuns);
 // store::OpenStore(flags.location, flags.options).
 Result<std::unique_ptr<store::RunStore>> OpenStore(const StoreFlags& flags);
+// The study store at flags.location, for commands that read what a study collected: creates
+// nothing, NotFound at "store location" (expecting `expected`) when there is none.
+Result<std::unique_ptr<store::StudyStore>> OpenExistingStudyStore(const StoreFlags& flags, const std::string& expected);
 
 }  // namespace visalign::cli

@@ -13,15 +13,12 @@ namespace visalign::cli {
 namespace {
 
 struct ExportRegionsArgs {
-  std::string store = "./visalign-store";
+  StoreFlags store;
   std::string out;
 };
 
 Status RunExportRegions(const Cli& cli, const ExportRegionsArgs& a) {
-  if (!store::StudyStore::Exists(a.store))
-    return Status::NotFound("no study store in " + a.store, "store location",
-                            "the --store folder `visalign serve` collected into (with study.db)");
-  VISALIGN_ASSIGN_OR_RETURN(auto study, store::StudyStore::Open(a.store));
+  VISALIGN_ASSIGN_OR_RETURN(auto study, OpenExistingStudyStore(a.store, "the --store `visalign serve` collected into"));
   VISALIGN_ASSIGN_OR_RETURN(hues::Board board, hues::Board::Default(hues::Chromaticity::kDisplay));
   VISALIGN_ASSIGN_OR_RETURN(auto paintings, server::LatestRegionPaintings(*study));
   VISALIGN_ASSIGN_OR_RETURN(hues::MacroMap map, hues::RegionConsensus(paintings, board));
@@ -50,8 +47,7 @@ const CommandGroup kHuesRegions(41, [](Cli& cli) {
   auto a = std::make_shared<ExportRegionsArgs>();
   CLI::App* s = g->add_subcommand(
       "export-regions", "Write the participants' consensus macro color map (visalign serve's regionalization tool)");
-  s->add_option("--store", a->store, "The store `visalign serve --store` collected into (its study.db)")
-      ->capture_default_str();
+  AddStoreOptions(s, &a->store, "The store `visalign serve --store` collected into", StoreUse::kStudy);
   s->add_option("--out", a->out, "Output CSV (cell,category,confidence,neutral) for --regions; - for stdout")->required();
   s->footer(
       "Per cell, over each participant's latest painting: category = the majority (a tie goes to the earlier of Brown, "

@@ -20,7 +20,9 @@ void AddServe(Cli& cli) {
   auto words = std::make_shared<std::string>();
   auto study = std::make_shared<std::string>();
   auto results = std::make_shared<std::vector<std::string>>();
-  s->add_option("--store", o->store, "Run store folder; the study's data go to <store>/study.db")->capture_default_str();
+  auto store = std::make_shared<StoreFlags>();
+  store->location = o->store;
+  AddStoreOptions(s, store.get(), "Store of the study's data (and of the --acva-run runs)");
   s->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   s->add_option("--port", o->port, "Port (0 = any free port; see --port-file)")->capture_default_str();
   s->add_option("--port-file", *port_file, "Write the port number to this file once listening");
@@ -35,16 +37,25 @@ void AddServe(Cli& cli) {
       "\"params\": {PROLIFIC_PID, STUDY_ID, SESSION_ID}} (sets the visalign_session cookie), POST /api/profile,\n"
       "GET/POST /api/screen, GET /api/next, POST /api/answer, POST /api/events; admin (Authorization: Bearer\n"
       "<token>): GET /api/admin/counts, GET /api/admin/export, POST /api/admin/reset. Nothing is fetched at run\n"
-      "time; every reply carries a Content-Security-Policy. The data go to <store>/study.db (SQLite). The global\n"
-      "--threads sets the HTTP worker threads (default 256, one per open connection). Stops on Ctrl-C / SIGTERM.\n"
+      "time; every reply carries a Content-Security-Policy. The data go to <store>/study.db (SQLite) for a folder,\n"
+      "or to the study's tables in the database for postgres://user@host:port/database (PostgreSQL; the password from\n"
+      "--store-password-env, PGPASSWORD or ~/.pgpass). The global --threads sets the HTTP worker threads (default 256,\n"
+      "one per open connection). Stops on Ctrl-C / SIGTERM.\n"
       "docs/serve.md has the study file's fields, the API and the data format.\n"
       "Example:\n"
       "  export STUDY_ADMIN_TOKEN=$(head -c 24 /dev/urandom | base64)\n"
       "  visalign serve --store study-store --study study.json --port 8080 --admin-token-env STUDY_ADMIN_TOKEN\n"
       "  visalign hues export-humans --store study-store --out answers.csv\n"
-      "  visalign hues humans --humans answers.csv");
-  cli.Bind(s, [&cli, o, port_file, words, study, results]() -> Status {
+      "  visalign hues humans --humans answers.csv\n"
+      "With PostgreSQL (one database for the runs and the study):\n"
+      "  export STUDY_DB_PASSWORD=...\n"
+      "  visalign serve --store postgres://study@db.example:5432/visalign --store-password-env STUDY_DB_PASSWORD ...\n"
+      "  visalign hues export-humans --store postgres://study@db.example:5432/visalign --store-password-env \\\n"
+      "      STUDY_DB_PASSWORD --out answers.csv");
+  cli.Bind(s, [&cli, o, store, port_file, words, study, results]() -> Status {
     server::ServeOptions options = *o;
+    options.store = store->location;
+    options.store_options = store->options;
     options.port_file = *port_file;
     options.words = *words;
     options.study = *study;
@@ -54,9 +65,9 @@ void AddServe(Cli& cli) {
     VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<server::App> app, server::App::Create(options));
     VISALIGN_RETURN_IF_ERROR(app->Start());
     if (cli.global().json)
-      PrintJson({{"url", app->url()}, {"port", app->port()}, {"store", options.store}});
+      PrintJson({{"url", app->url()}, {"port", app->port()}, {"store", store->Display()}});
     else
-      std::printf("visalign serve: the study is on %s/ (store %s)\n", app->url().c_str(), options.store.c_str());
+      std::printf("visalign serve: the study is on %s/ (store %s)\n", app->url().c_str(), store->Display().c_str());
     std::fflush(stdout);
     app->ServeUntil(interrupt.stop());
     std::fprintf(stderr, "visalign serve stopped\n");
@@ -67,11 +78,12 @@ void AddServe(Cli& cli) {
 void AddExportHumans(Cli& cli) {
   CLI::App* g = cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players");
   CLI::App* e = g->add_subcommand("export-humans", "Write a visalign serve study's answers as a published-format CSV");
-  auto store = std::make_shared<std::string>("visalign-store");
+  auto store = std::make_shared<StoreFlags>();
+  store->location = "visalign-store";
   auto out = std::make_shared<std::string>();
   auto words = std::make_shared<std::string>();
   auto merge = std::make_shared<bool>(false);
-  e->add_option("--store", *store, "Run store folder the study was served from (its study.db)")->capture_default_str();
+  AddStoreOptions(e, store.get(), "Store the study was served from", StoreUse::kStudy);
   e->add_option("--out", *out, "Output CSV file")->required();
   e->add_option("--words", *words, "Word list CSV the study used; default: the shipped words");
   e->add_flag("--merge-shipped", *merge, "Write the shipped answers (data/hues/human_responses.csv) first, as one data set");
@@ -84,9 +96,7 @@ void AddExportHumans(Cli& cli) {
       "  visalign hues export-humans --store study-store --merge-shipped --out all_answers.csv\n"
       "  visalign hues evaluate --humans all_answers.csv --predictions preds.jsonl --out eval");
   cli.Bind(e, [&cli, store, out, words, merge]() -> Status {
-    if (!store::StudyStore::Exists(*store))
-      return Status::NotFound("no study store", "store location " + *store, "the --store a visalign serve study used");
-    VISALIGN_ASSIGN_OR_RETURN(auto study, store::StudyStore::Open(*store));
+    VISALIGN_ASSIGN_OR_RETURN(auto study, OpenExistingStudyStore(*store, "the --store a visalign serve study used"));
     Result<hues::Vocabulary> vocabulary = words->empty() ? hues::Vocabulary::Default() : hues::Vocabulary::Load(*words);
     if (!vocabulary.ok()) return vocabulary.status().WithContext("word list");
     VISALIGN_ASSIGN_OR_RETURN(std::filesystem::path data, DataFile("hues/human_responses.csv"));

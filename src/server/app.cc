@@ -111,8 +111,8 @@ Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
   }
   std::unique_ptr<App> app(new App(std::move(options), std::move(study), std::move(*vocabulary), std::move(board)));
   app->admin_token_ = std::move(token);
-  VISALIGN_ASSIGN_OR_RETURN(app->run_store_, store::OpenStore(app->options_.store));
-  VISALIGN_ASSIGN_OR_RETURN(app->study_store_, store::StudyStore::Open(app->options_.store));
+  VISALIGN_ASSIGN_OR_RETURN(app->run_store_, store::OpenStore(app->options_.store, app->options_.store_options));
+  VISALIGN_ASSIGN_OR_RETURN(app->study_store_, store::StudyStore::Open(app->options_.store, app->options_.store_options));
 
   backends::HttpServerOptions http;
   http.host = app->options_.host;

@@ -110,6 +110,15 @@ std::string WithoutPasswords(const std::string& location) {
   return kept.empty() ? out : out + "?" + kept;
 }
 
+Result<std::string> PasswordFromEnvironment(const std::string& variable) {
+  if (variable.empty()) return std::string();
+  const char* value = std::getenv(variable.c_str());
+  if (value == nullptr)
+    return Status::InvalidArgument("environment variable " + variable + " is not set", "store password variable",
+                                   "the name of a variable holding the database password");
+  return std::string(value);
+}
+
 Params& Params::Add(std::string value) {
   values_.emplace_back(std::move(value));
   formats_.push_back(0);
@@ -137,6 +146,12 @@ Params& Params::AddIntArray(const std::vector<std::optional<int64_t>>& values) {
   std::string literal = "{";
   for (size_t i = 0; i < values.size(); ++i)
     literal += (i ? "," : "") + (values[i] ? std::to_string(*values[i]) : std::string("NULL"));
+  return Add(literal + "}");
+}
+
+Params& Params::AddRealArray(const std::vector<double>& values) {
+  std::string literal = "{";
+  for (size_t i = 0; i < values.size(); ++i) literal += fmt::format("{}{}", i ? "," : "", values[i]);
   return Add(literal + "}");
 }
 

@@ -20,6 +20,10 @@ namespace visalign::store::pg {
 // parameter).
 std::string WithoutPasswords(const std::string& location);
 
+// The password held by environment variable `variable`; "" for no variable (libpq then reads its
+// own sources: PGPASSWORD, ~/.pgpass). InvalidArgument at "store password variable" when unset.
+Result<std::string> PasswordFromEnvironment(const std::string& variable);
+
 // The values of one statement's $1, $2, ... in order.
 class Params {
  public:
@@ -32,6 +36,8 @@ class Params {
   Params& AddTextArray(const std::vector<std::string>& values);
   // An int8[] value; nullopt elements are NULL.
   Params& AddIntArray(const std::vector<std::optional<int64_t>>& values);
+  // A float8[] value.
+  Params& AddRealArray(const std::vector<double>& values);
 
  private:
   friend class Connection;

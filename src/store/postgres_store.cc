@@ -7,7 +7,6 @@
 #include "store/postgres_store.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -424,14 +423,7 @@ fs::path DefaultImageCache(const std::string& display_location) {
 Result<std::unique_ptr<RunStore>> OpenPostgresStore(const std::string& location, const StoreOptions& options,
                                                     bool migrate, SchemaMigration* migration) {
   const std::string where = DisplayLocation(location);
-  std::string password;
-  if (!options.password_env.empty()) {
-    const char* value = std::getenv(options.password_env.c_str());
-    if (value == nullptr)
-      return Status::InvalidArgument("environment variable " + options.password_env + " is not set",
-                                     "store password variable", "the name of a variable holding the database password");
-    password = value;
-  }
+  VISALIGN_ASSIGN_OR_RETURN(std::string password, pg::PasswordFromEnvironment(options.password_env));
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<pg::Connection> db, pg::Connection::Open(location, password, where));
   VISALIGN_ASSIGN_OR_RETURN(SchemaState state, PrepareSchema(*db, options, migrate, where));
   if (migration) *migration = state.migration;

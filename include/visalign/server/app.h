@@ -33,7 +33,8 @@
 namespace visalign::server {
 
 struct ServeOptions {
-  std::string store = "visalign-store";  // run store location; the study store is <store>/study.db
+  std::string store = "visalign-store";  // run and study store location (a folder or postgres://...)
+  store::StoreOptions store_options;     // its password variable and image root
   std::string host = "127.0.0.1";
   int port = 8080;                       // 0: any free port
   std::filesystem::path port_file;       // the bound port is written here

@@ -1,5 +1,8 @@
-// The study store: what `visalign serve` collects from participants, kept beside the run store in
-// the same folder (<store>/study.db, SQLite in WAL mode; every statement parameterised).
+// The study store: what `visalign serve` collects from participants, kept beside the run store at
+// the same location: in a folder, the SQLite database <folder>/study.db (WAL mode); at a server
+// location (postgres://user@host:port/database), tables of that database next to the run store's,
+// their schema version in visalign_meta (key study_schema_version). Every statement is
+// parameterised. The tables:
 //   participants  one per consenting session: who they said they are (language, gender, age band,
 //                 self-reported colour-vision deficiency), the colour-vision screen's score kept
 //                 apart from the self-report, the recruitment platform's URL parameters and the
@@ -11,8 +14,8 @@
 //   records       a generic table for the other tools (region paintings "regions", ACVA ratings
 //                 "acva_rating"): a JSON payload per (kind, participant, client id), unique
 // Nothing is stored for a visitor who has not consented: a participant row exists only from the
-// consent on. This round the study store is SQLite only (the run store's PostgreSQL location is
-// another change); Open refuses a server location.
+// consent on. StudyStore is an interface; Open chooses the implementation from the location, and
+// both return the same rows in the same order. Every method may be called from many threads.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "visalign/core/status.h"
+#include "visalign/store.h"
 
 namespace visalign::store {
 
@@ -80,57 +84,59 @@ struct StudyCounts {
 
 class StudyStore {
  public:
-  // Opens (creating if needed) <store_dir>/study.db; creates store_dir. Unsupported at "store
-  // location" for a server location (scheme://...).
-  static Result<std::unique_ptr<StudyStore>> Open(const std::string& location);
-  // Whether `location` holds a study store (for commands that must not create one).
-  static bool Exists(const std::string& location);
-  ~StudyStore();
+  // Opens the study store at `location` (a folder, created if needed, or a PostgreSQL database;
+  // `options.password_env` as for OpenStore), creating its tables on first use. A study schema
+  // newer than this visalign's is refused (Unsupported); an unknown scheme is Unsupported at
+  // "store location"; an unreachable server or a wrong password is Unavailable, never showing it.
+  static Result<std::unique_ptr<StudyStore>> Open(const std::string& location, const StoreOptions& options = {});
+  // Whether `location` holds a study store, creating nothing (for commands that must not create
+  // one): <folder>/study.db, or the study tables in the database. Errors only for a server that
+  // cannot be reached or refuses the user.
+  static Result<bool> Exists(const std::string& location, const StoreOptions& options = {});
+  virtual ~StudyStore() = default;
   StudyStore(const StudyStore&) = delete;
   StudyStore& operator=(const StudyStore&) = delete;
 
   // A new consenting participant with session token hash `session_hash` and a fresh user id.
-  Result<Participant> AddParticipant(const std::string& session_hash, const nlohmann::json& url_params);
-  Result<std::optional<Participant>> FindSession(const std::string& session_hash);
+  virtual Result<Participant> AddParticipant(const std::string& session_hash, const nlohmann::json& url_params) = 0;
+  virtual Result<std::optional<Participant>> FindSession(const std::string& session_hash) = 0;
   // Writes the participant's profile, screen, metadata and completion (by id).
-  Status UpdateParticipant(const Participant& p);
+  virtual Status UpdateParticipant(const Participant& p) = 0;
   // Sets completed_at to now unless it is set; the participant as stored afterwards.
-  Result<Participant> MarkCompleted(int64_t participant);
-  Result<std::vector<Participant>> Participants();
+  virtual Result<Participant> MarkCompleted(int64_t participant) = 0;
+  virtual Result<std::vector<Participant>> Participants() = 0;
 
   // The participant's items (clue ids in order; 0 is free for a caller's own meaning). Set once:
   // InvalidArgument if already set.
-  Status SetAssignment(int64_t participant, const std::vector<int>& clue_ids);
-  Result<std::vector<int>> Assignment(int64_t participant);
+  virtual Status SetAssignment(int64_t participant, const std::vector<int>& clue_ids) = 0;
+  virtual Result<std::vector<int>> Assignment(int64_t participant) = 0;
   // How many participants were assigned each clue id (ids nobody got are absent).
-  Result<std::map<int, int64_t>> AssignmentCounts();
+  virtual Result<std::map<int, int64_t>> AssignmentCounts() = 0;
 
   // kDuplicate, storing nothing, when the client id or (participant, item) is already there. An
   // empty timestamp is set to now.
-  Result<Insert> AddAnswer(const HuesAnswerRow& answer);
-  Result<std::vector<HuesAnswerRow>> Answers();  // in the order accepted
-  Result<std::vector<HuesAnswerRow>> AnswersOf(int64_t participant);
+  virtual Result<Insert> AddAnswer(const HuesAnswerRow& answer) = 0;
+  virtual Result<std::vector<HuesAnswerRow>> Answers() = 0;  // in the order accepted
+  virtual Result<std::vector<HuesAnswerRow>> AnswersOf(int64_t participant) = 0;
   // Answers per coordinate for one clue (how earlier players answered it).
-  Result<std::map<std::string, int64_t>> CoordinateCounts(int clue_id);
+  virtual Result<std::map<std::string, int64_t>> CoordinateCounts(int clue_id) = 0;
 
-  Status AddEvents(int64_t participant, const std::vector<StudyEvent>& events);
-  Result<std::vector<StudyEvent>> Events(int64_t participant);
+  virtual Status AddEvents(int64_t participant, const std::vector<StudyEvent>& events) = 0;
+  virtual Result<std::vector<StudyEvent>> Events(int64_t participant) = 0;
 
   // The generic records table: kDuplicate, storing nothing, for a (kind, participant, client id)
   // already there. Records(kind) in the order added.
-  Result<Insert> AddRecord(const std::string& kind, int64_t participant, const std::string& client_id,
-                           const nlohmann::json& payload);
-  Result<std::vector<StudyRecord>> Records(const std::string& kind);
-  Result<std::vector<StudyRecord>> RecordsOf(const std::string& kind, int64_t participant);
+  virtual Result<Insert> AddRecord(const std::string& kind, int64_t participant, const std::string& client_id,
+                                   const nlohmann::json& payload) = 0;
+  virtual Result<std::vector<StudyRecord>> Records(const std::string& kind) = 0;
+  virtual Result<std::vector<StudyRecord>> RecordsOf(const std::string& kind, int64_t participant) = 0;
 
-  Result<StudyCounts> Counts();
-  // Deletes every participant and everything they gave.
-  Status Reset();
+  virtual Result<StudyCounts> Counts() = 0;
+  // Deletes every participant and everything they gave; the next participant's id is 1 again.
+  virtual Status Reset() = 0;
 
- private:
-  struct Impl;
-  explicit StudyStore(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+ protected:
+  StudyStore() = default;
 };
 
 }  // namespace visalign::store
