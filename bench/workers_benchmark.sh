@@ -22,15 +22,8 @@ pg_stop=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; [ -n "$pg_stop" ] && $pg_stop > /dev/null; rm -rf "$tmp"' EXIT
 
 if [ "$STORE_KIND" = postgres ]; then
-  bindir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-  run_as=""
-  if [ "$(id -u)" -eq 0 ]; then run_as="setpriv --reuid=nobody --regid=nogroup --clear-groups"; fi
-  mkdir "$tmp/pg" && chmod 755 "$tmp" && { [ -z "$run_as" ] || chown nobody "$tmp/pg"; }
-  $run_as "$bindir/initdb" -D "$tmp/pg/data" -U visalign -A trust -E UTF8 --locale=C -N > /dev/null
-  pg_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  $run_as "$bindir/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w \
-      -o "-p $pg_port -k $tmp/pg -c listen_addresses=127.0.0.1" start > /dev/null
-  pg_stop="$run_as $bindir/pg_ctl -D $tmp/pg/data -m immediate stop"
+  . bench/postgres_server.sh
+  start_postgres "$tmp/pg"
 fi
 
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
@@ -48,7 +41,7 @@ for n in 1 2 4 8; do
   store="$tmp/store-$n"
   store_flags=()
   if [ "$STORE_KIND" = postgres ]; then
-    "$bindir/createdb" -h 127.0.0.1 -p "$pg_port" -U visalign "bench$n"
+    "$pg_bindir/createdb" -h 127.0.0.1 -p "$pg_port" -U visalign "bench$n"
     store="postgres://visalign@127.0.0.1:$pg_port/bench$n"
     store_flags=(--image-root "$tmp/images-$n")
   fi

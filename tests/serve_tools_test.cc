@@ -56,13 +56,17 @@ int64_t Records(const fs::path& store, const std::string& kind) {
 
 // ---- Regionalization ----------------------------------------------------------------------------
 
-// Fill everything Green, brush three cells Red and P30 Pink, undo the Pink, fill the Red region Blue.
+// Fill everything Green, brush three cells Red and P30 Pink, undo the Pink, drag the brush Yellow
+// over row D and undo that stroke, drag it down column 2 from E to G, fill the Red region Blue.
 const json kPaintSteps = json::array({{{"tool", "fill"}, {"category", "Green"}, {"cell", "H15"}},
                                       {{"tool", "brush"}, {"category", "Red"}, {"cell", "A1"}},
                                       {{"tool", "brush"}, {"category", "Red"}, {"cell", "A2"}},
                                       {{"tool", "brush"}, {"category", "Red"}, {"cell", "B1"}},
                                       {{"tool", "brush"}, {"category", "Pink"}, {"cell", "P30"}},
                                       {{"undo", true}},
+                                      {{"tool", "brush"}, {"category", "Yellow"}, {"drag", {"D3", "D9"}}},
+                                      {{"undo", true}},
+                                      {{"tool", "brush"}, {"category", "Yellow"}, {"drag", {"E2", "G2"}}},
                                       {{"tool", "fill"}, {"category", "Blue"}, {"cell", "A2"}}});
 
 TEST(ServeTools, ARegionalizationSessionExportsExactlyWhatWasPainted) {
@@ -78,7 +82,17 @@ TEST(ServeTools, ARegionalizationSessionExportsExactlyWhatWasPainted) {
   EXPECT_EQ(shown[3]["B1"], "Red");
   EXPECT_EQ(shown[4]["P30"], "Pink");
   EXPECT_EQ(shown[5]["P30"], "Green");  // undone
-  const json& final_paint = shown[6];
+  for (int c = 3; c <= 9; ++c) {
+    const std::string cell = "D" + std::to_string(c);
+    EXPECT_EQ(shown[6][cell], "Yellow") << cell << ": every cell the stroke crossed, in 3 pointer moves";
+    EXPECT_EQ(shown[7][cell], "Green") << cell << ": one undo takes the whole stroke";
+  }
+  EXPECT_EQ(shown[6]["D2"], "Green");
+  EXPECT_EQ(shown[6]["D10"], "Green");
+  const json& final_paint = shown[9];
+  for (const char* cell : {"E2", "F2", "G2"}) EXPECT_EQ(final_paint[cell], "Yellow") << cell;
+  EXPECT_EQ(final_paint["H2"], "Green");
+  EXPECT_EQ(final_paint["E3"], "Green");
   EXPECT_EQ(final_paint["A1"], "Blue");  // the fill took the connected Red region
   EXPECT_EQ(final_paint["A2"], "Blue");
   EXPECT_EQ(final_paint["B1"], "Blue");

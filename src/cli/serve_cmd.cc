@@ -83,30 +83,42 @@ void AddExportHumans(Cli& cli) {
   auto out = std::make_shared<std::string>();
   auto words = std::make_shared<std::string>();
   auto merge = std::make_shared<bool>(false);
+  auto exclude = std::make_shared<bool>(false);
   AddStoreOptions(e, store.get(), "Store the study was served from", StoreUse::kStudy);
   e->add_option("--out", *out, "Output CSV file")->required();
   e->add_option("--words", *words, "Word list CSV the study used; default: the shipped words");
   e->add_flag("--merge-shipped", *merge, "Write the shipped answers (data/hues/human_responses.csv) first, as one data set");
+  e->add_flag("--exclude-failed-attention", *exclude,
+              "Leave out every answer of the participants who failed the attention check (answered another cell)");
   e->footer(
       "Columns: userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en,\n"
-      "one row per answer in the order the server accepted them (attention checks are not answers).\n"
+      "one row per answer in the order the server accepted them (attention checks are not answers; with\n"
+      "--exclude-failed-attention none of a participant who failed theirs).\n"
       "`hues humans --humans FILE` and `hues evaluate --humans FILE` read it unchanged.\n"
       "Example:\n"
       "  visalign hues export-humans --store study-store --out answers.csv\n"
       "  visalign hues export-humans --store study-store --merge-shipped --out all_answers.csv\n"
+      "  visalign hues export-humans --store study-store --exclude-failed-attention --out attentive.csv\n"
       "  visalign hues evaluate --humans all_answers.csv --predictions preds.jsonl --out eval");
-  cli.Bind(e, [&cli, store, out, words, merge]() -> Status {
+  cli.Bind(e, [&cli, store, out, words, merge, exclude]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(auto study, OpenExistingStudyStore(*store, "the --store a visalign serve study used"));
     Result<hues::Vocabulary> vocabulary = words->empty() ? hues::Vocabulary::Default() : hues::Vocabulary::Load(*words);
     if (!vocabulary.ok()) return vocabulary.status().WithContext("word list");
     VISALIGN_ASSIGN_OR_RETURN(std::filesystem::path data, DataFile("hues/human_responses.csv"));
-    VISALIGN_ASSIGN_OR_RETURN(server::HumansExport exported, server::ExportHumans(*study, *vocabulary, *merge, data));
+    VISALIGN_ASSIGN_OR_RETURN(server::HumansExport exported,
+                              server::ExportHumans(*study, *vocabulary, {*merge, data, *exclude}));
     VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(*out, exported.csv));
-    if (cli.global().json)
-      PrintJson({{"out", *out}, {"answers", exported.answers}, {"participants", exported.participants}, {"shipped", exported.shipped}});
-    else
-      std::printf("wrote %zu answers of %zu participants%s to %s\n", exported.answers, exported.participants,
-                  *merge ? (" after " + std::to_string(exported.shipped) + " shipped answers").c_str() : "", out->c_str());
+    if (cli.global().json) {
+      PrintJson({{"out", *out}, {"answers", exported.answers}, {"participants", exported.participants},
+                 {"shipped", exported.shipped}, {"excluded_participants", exported.excluded_participants}});
+      return Status::Ok();
+    }
+    std::string notes;
+    if (*merge) notes += " after " + std::to_string(exported.shipped) + " shipped answers";
+    if (*exclude)
+      notes += " (left out: " + std::to_string(exported.excluded_participants) + " who failed the attention check)";
+    std::printf("wrote %zu answers of %zu participants%s to %s\n", exported.answers, exported.participants,
+                notes.c_str(), out->c_str());
     return Status::Ok();
   });
 }

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <mutex>
 #include <random>
-#include <regex>
 #include <set>
 #include <tuple>
 
 #include "server/plates.h"
 #include "server/routes.h"
+#include "server/submission_id.h"
 #include "visalign/core/untrusted.h"
 #include "visalign/server/humans_export.h"
 
@@ -75,7 +75,7 @@ struct Game {
   // How many of the participant's items are answered (answers and the attention record).
   Result<size_t> Progress(const store::Participant& p) {
     VISALIGN_ASSIGN_OR_RETURN(auto answers, app.study_store().AnswersOf(p.id));
-    VISALIGN_ASSIGN_OR_RETURN(auto checks, app.study_store().RecordsOf("attention_check", p.id));
+    VISALIGN_ASSIGN_OR_RETURN(auto checks, app.study_store().RecordsOf(kAttentionCheckRecord, p.id));
     return answers.size() + checks.size();
   }
 
@@ -220,11 +220,9 @@ void AddGameRoutes(App& app, HttpServer& server) {
     if (!player) return;
     auto body = App::JsonBody(req);
     if (!body.ok()) return App::Fail(res, body.status());
-    static const std::regex kClientId("[A-Za-z0-9_-]{8,64}");
-    const std::string client_id = StringMember(*body, "client_id");
-    if (!std::regex_match(client_id, kClientId))
-      return App::Fail(res, 400, Status::InvalidArgument("client id " + QuoteText(client_id), "request body field client_id",
-                                                         "8 to 64 letters, digits, - or _"));
+    Result<std::string> submission = SubmissionId(*body);
+    if (!submission.ok()) return App::Fail(res, 400, submission.status());
+    const std::string& client_id = *submission;
     auto index_field = body->find("index");
     if (index_field == body->end() || !index_field->is_number_unsigned() ||
         index_field->get<uint64_t>() >= player->items.size())
@@ -247,7 +245,7 @@ void AddGameRoutes(App& app, HttpServer& server) {
     const std::string name = hues::CellName(*cell);
     if (clue_id == kAttentionItem) {
       const bool passed = name == app.study().attention_check.cell;
-      auto added = app.study_store().AddRecord("attention_check", player->participant.id, "item-" + std::to_string(index),
+      auto added = app.study_store().AddRecord(kAttentionCheckRecord, player->participant.id, "item-" + std::to_string(index),
                                                {{"expected", app.study().attention_check.cell}, {"coordinate", name},
                                                 {"passed", passed}, {"client_id", client_id}});
       if (!added.ok()) return App::Fail(res, added.status());
@@ -294,7 +292,7 @@ void AddGameRoutes(App& app, HttpServer& server) {
 
   server.Route("GET", "/api/admin/export", [&app](const HttpServerRequest& req, HttpServerResponse& res) {
     if (Status admin = app.RequireAdmin(req); !admin.ok()) return App::Fail(res, 403, admin);
-    auto exported = ExportHumans(app.study_store(), app.vocabulary(), false, {});
+    auto exported = ExportHumans(app.study_store(), app.vocabulary());
     if (!exported.ok()) return App::Fail(res, exported.status());
     res.Set(200, std::move(exported->csv), "text/csv; charset=utf-8");
   });

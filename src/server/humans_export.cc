@@ -35,11 +35,12 @@ std::string PublishedCategory(const std::string& category, const std::string& la
   return upper;
 }
 
-Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabulary& vocabulary, bool merge_shipped,
-                                  const std::filesystem::path& shipped_csv) {
+Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabulary& vocabulary,
+                                  const HumansExportOptions& options) {
   HumansExport out;
   out.csv = std::string(kHeader) + "\n";
-  if (merge_shipped) {
+  if (options.merge_shipped) {
+    const std::filesystem::path& shipped_csv = options.shipped_csv;
     VISALIGN_ASSIGN_OR_RETURN(std::string shipped, ReadFile(shipped_csv));
     shipped.erase(std::remove(shipped.begin(), shipped.end(), '\r'), shipped.end());
     const size_t eol = shipped.find('\n');
@@ -56,8 +57,18 @@ Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabula
   std::map<int64_t, const store::Participant*> by_id;
   for (const store::Participant& p : participants) by_id[p.id] = &p;
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::HuesAnswerRow> answers, study.Answers());
-  std::set<int64_t> answered;
+  std::set<int64_t> failed_attention, answered, excluded;
+  if (options.exclude_failed_attention) {
+    VISALIGN_ASSIGN_OR_RETURN(std::vector<store::StudyRecord> checks, study.Records(kAttentionCheckRecord));
+    for (const store::StudyRecord& check : checks)
+      if (auto passed = check.payload.find("passed"); passed != check.payload.end() && *passed == false)
+        failed_attention.insert(check.participant);
+  }
   for (const store::HuesAnswerRow& a : answers) {
+    if (failed_attention.count(a.participant)) {
+      excluded.insert(a.participant);
+      continue;
+    }
     const store::Participant& p = *by_id.at(a.participant);
     const auto word = vocabulary.IndexOfClue(a.clue_id);
     const std::string word_en = word ? vocabulary.words()[static_cast<size_t>(*word)].en : "";
@@ -66,10 +77,11 @@ Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabula
                                  LanguageName(p.language), p.gender, p.age_range, colorblind})
       out.csv += CsvField(f) + ",";
     out.csv += CsvField(word_en) + "\n";
+    ++out.answers;
     answered.insert(a.participant);
   }
-  out.answers = answers.size();
   out.participants = answered.size();
+  out.excluded_participants = excluded.size();
   return out;
 }
 

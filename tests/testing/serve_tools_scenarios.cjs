@@ -18,7 +18,9 @@ async function choose(page, category) {
 }
 
 module.exports = {
-  // args.steps: [{tool: "fill"|"brush", category, cell}] or {undo: true}, done in order; then Save.
+  // args.steps: [{tool: "fill"|"brush", category, cell}], {tool: "brush", category, drag: [from, to]}
+  // (press on `from`, move to `to` in a few pointer events, release) or {undo: true}, done in
+  // order; then Save.
   // Returns the paint shown after each step and the save's status text.
   async regions_session(page, ctx) {
     await page.goto(ctx.base + '/regions');
@@ -28,6 +30,14 @@ module.exports = {
     for (const step of ctx.args.steps) {
       if (step.undo) {
         await page.click('#undo');
+      } else if (step.drag) {
+        await page.click(`#tool-${step.tool}`);
+        await choose(page, step.category);
+        const [from, to] = await Promise.all(step.drag.map((cell) => page.locator(`.board-cell[data-cell="${cell}"]`).boundingBox()));
+        await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+        await page.mouse.down();
+        await page.mouse.move(to.x + to.width / 2, to.y + to.height / 2, { steps: 3 });
+        await page.mouse.up();
       } else {
         await page.click(`#tool-${step.tool}`);
         await choose(page, step.category);

@@ -1,7 +1,8 @@
 // The regionalization tool (docs/serve.md "Regionalization"): after consent, a participant paints the
-// board into the 8 basic colour categories — the brush paints the cell clicked (or picked with Enter),
-// fill paints the connected region of cells that share the clicked cell's paint — undoes steps, and
-// saves. Each save is one painting; the consensus uses a participant's latest.
+// board into the 8 basic colour categories — the brush paints the cell clicked (or picked with Enter)
+// and every cell a press dragged over, fill paints the connected region of cells that share the
+// clicked cell's paint — undoes steps (a whole brush stroke is one), and saves. Each save is one
+// painting; the consensus uses a participant's latest.
 import { api, clear, clientId, drawBoard, el, loadBoard, showConsent, showError } from './common.js';
 
 const app = document.getElementById('app');
@@ -13,6 +14,7 @@ const history = [];        // undo steps: [[cell, previous category or undefined
 let tool = 'brush';
 let current = null;        // the category painted with
 let view = null;           // drawBoard's handle
+let stroke = null;         // the brush stroke being dragged: {step (its undo entries), last cell}
 
 function page(...children) {
   clear(app);
@@ -37,22 +39,77 @@ function status() {
   app.querySelector('#undo').disabled = history.length === 0;
 }
 
-function apply(changes) {
-  const step = [];
-  for (const cell of changes) {
+// Paints `cells` with the current category, recording what they had in the undo step `step`.
+function paintInto(step, cells) {
+  for (const cell of cells) {
     if (paint.get(cell) === current) continue;
     step.push([cell, paint.get(cell)]);
     paint.set(cell, current);
     show(cell);
   }
+}
+
+function apply(changes) {
+  const step = [];
+  paintInto(step, changes);
   if (step.length) history.push(step);
   status();
 }
 
+function boardRows() { return [...new Set(board.cells.map((c) => c.row))]; }
+function boardCols() { return Math.max(...board.cells.map((c) => c.col)); }
+
+// The cells on the straight line from `from` to `to`, both included: a fast drag skips cells
+// between two pointer events.
+function line(from, to) {
+  const rows = boardRows();
+  const [r0, c0] = [rows.indexOf(from[0]), Number(from.slice(1))];
+  const [r1, c1] = [rows.indexOf(to[0]), Number(to.slice(1))];
+  const n = Math.max(Math.abs(r1 - r0), Math.abs(c1 - c0));
+  const cells = [];
+  for (let i = 0; i <= n; i++) {
+    const t = n ? i / n : 0;
+    cells.push(`${rows[Math.round(r0 + (r1 - r0) * t)]}${Math.round(c0 + (c1 - c0) * t)}`);
+  }
+  return cells;
+}
+
+// The board cell under the pointer (a pointer that pressed keeps its first target, so it is looked up).
+function cellAt(e) {
+  const node = document.elementFromPoint(e.clientX, e.clientY);
+  return node && node.closest('.board .board-cell') ? node.closest('.board-cell').dataset.cell : null;
+}
+
+// Brush strokes: pressing on a cell starts one, moving over cells paints them, releasing ends it as
+// one undo step. A press without a category is left to the click, which says to choose one.
+function strokes(container) {
+  container.addEventListener('pointerdown', (e) => {
+    const cell = cellAt(e);
+    if (!cell || tool !== 'brush' || !current || e.button !== 0) return;
+    e.preventDefault();  // no text selection while dragging
+    stroke = { step: [], last: cell };
+    paintInto(stroke.step, [cell]);
+  });
+  container.addEventListener('pointermove', (e) => {
+    const cell = stroke && cellAt(e);
+    if (!cell || cell === stroke.last) return;
+    paintInto(stroke.step, line(stroke.last, cell));
+    stroke.last = cell;
+  });
+  const end = () => {
+    if (!stroke) return;
+    if (stroke.step.length) history.push(stroke.step);
+    stroke = null;
+    status();
+  };
+  window.addEventListener('pointerup', end);
+  window.addEventListener('pointercancel', end);
+}
+
 // The 4-connected cells around `start` that carry the same paint (or none, like it).
 function region(start) {
-  const rows = [...new Set(board.cells.map((c) => c.row))];
-  const cols = Math.max(...board.cells.map((c) => c.col));
+  const rows = boardRows();
+  const cols = boardCols();
   const target = paint.get(start);
   const seen = new Set([start]);
   const queue = [start];
@@ -126,7 +183,8 @@ async function start() {
   for (const [cell, category] of Object.entries(mine.painting || {})) paint.set(cell, category);
   const container = el('div', { class: 'panel' });
   page(
-    el('p', {}, 'Paint every cell with the colour category it belongs to. Brush: paint the cell you click. ' +
+    el('p', {}, 'Paint every cell with the colour category it belongs to. Brush: paint the cell you click, or ' +
+      'press and drag across cells. ' +
       'Fill: paint the connected area of cells that look the same on your painting. Save when you are done.'),
     el('div', { class: 'row', role: 'group', 'aria-label': 'Colour category' }, ...categories.map(categoryButton)),
     el('div', { class: 'row' }, toolButton('brush', 'Brush'), toolButton('fill', 'Fill'),
@@ -135,6 +193,7 @@ async function start() {
       el('span', { id: 'painted', class: 'muted' }), el('span', { id: 'saved', role: 'status' })),
     container);
   view = drawBoard(container, board, { onPick: pick, label: 'Board to paint' });
+  strokes(container);
   for (const cell of paint.keys()) show(cell);
   status();
 }

@@ -1,7 +1,8 @@
 // The answers a `visalign serve` study collected, in the published Hues and Cues answer format
 // (userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en),
 // so `hues humans --humans FILE` and `hues evaluate --humans FILE` read it unchanged; optionally
-// after the shipped answers (data/hues/human_responses.csv), as one data set.
+// after the shipped answers (data/hues/human_responses.csv), as one data set, and without the
+// participants who failed the attention check.
 #pragma once
 
 #include <filesystem>
@@ -17,17 +18,27 @@ namespace visalign::server {
 // "en" Food -> FOOD); the category upper-cased when the table has no entry.
 std::string PublishedCategory(const std::string& category, const std::string& language);
 
+// The study store's records of attention-check items: payload {"expected", "coordinate",
+// "passed", "client_id"}, one per participant given the check.
+inline constexpr char kAttentionCheckRecord[] = "attention_check";
+
+struct HumansExportOptions {
+  bool merge_shipped = false;         // the rows of shipped_csv first
+  std::filesystem::path shipped_csv;  // the published file: its header must be the same columns
+  bool exclude_failed_attention = false;  // no rows of participants who failed the attention check
+};
+
 struct HumansExport {
   std::string csv;     // LF line ends, a header and one row per answer
   size_t answers = 0;  // rows from the study store
   size_t shipped = 0;  // rows from the shipped file (with merge_shipped)
   size_t participants = 0;
+  size_t excluded_participants = 0;  // with exclude_failed_attention: who failed it and answered
 };
 
 // Every stored answer in the order accepted; attention-check items are not answers and are not
-// exported. With `merge_shipped` the rows of `shipped_csv` (the published file: its header must
-// be the same columns) come first, as they are.
-Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabulary& vocabulary, bool merge_shipped,
-                                  const std::filesystem::path& shipped_csv);
+// exported.
+Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabulary& vocabulary,
+                                  const HumansExportOptions& options = {});
 
 }  // namespace visalign::server
