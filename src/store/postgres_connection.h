@@ -72,6 +72,8 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   Result<Rows> Exec(const char* sql, const Params& params = {}, bool binary_results = false);
+  // False once libpq found the server gone (a statement failed on a lost connection).
+  bool connected() const { return PQstatus(conn_) == CONNECTION_OK; }
   // Several statements without parameters (schema changes).
   Status ExecScript(const char* sql);
 
@@ -81,6 +83,7 @@ class Connection {
   Status Transaction(Body body) {
     Status st;
     for (int attempt = 0; attempt < kMaxTries; ++attempt) {
+      last_sqlstate_.clear();  // a body's own error is never retried for an earlier statement's
       st = ExecScript("BEGIN");
       if (st.ok()) {
         st = body();

@@ -38,7 +38,10 @@ Result<Pool::Lease> Pool::Borrow() {
 void Pool::GiveBack(std::unique_ptr<Connection> conn) {
   {
     std::lock_guard lock(mu_);
-    idle_.push_back(std::move(conn));
+    if (conn->connected())
+      idle_.push_back(std::move(conn));
+    else
+      --open_;
   }
   returned_.notify_one();
 }

@@ -1,7 +1,8 @@
 // A few libpq connections to one database shared by many threads (internal to the store module): a
 // libpq connection serves one thread at a time, so each caller borrows one for what it does and
 // gives it back. Connections are opened as callers need them, up to a maximum; beyond it callers
-// wait for one to come back.
+// wait for one to come back. A connection given back lost (the server restarted or dropped it) is
+// closed, and the next caller gets a new one: one statement fails, not every later one.
 #pragma once
 
 #include <algorithm>

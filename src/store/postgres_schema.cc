@@ -136,7 +136,8 @@ using Meta = std::map<std::string, std::string>;
 // database has none, and reads it.
 Result<Meta> LockMeta(pg::Connection& db) {
   VISALIGN_RETURN_IF_ERROR(db.Exec("SELECT pg_advisory_xact_lock($1)", pg::Params().Add(kSchemaLockKey)).status());
-  VISALIGN_RETURN_IF_ERROR(db.ExecScript("CREATE TABLE IF NOT EXISTS visalign_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
+  VISALIGN_RETURN_IF_ERROR(
+      db.ExecScript("CREATE TABLE IF NOT EXISTS visalign_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
   VISALIGN_ASSIGN_OR_RETURN(pg::Rows rows, db.Exec("SELECT key, value FROM visalign_meta"));
   Meta meta;
   for (int i = 0; i < rows.size(); ++i) meta[rows.Text(i, 0)] = rows.Text(i, 1);
@@ -144,8 +145,7 @@ Result<Meta> LockMeta(pg::Connection& db) {
 }
 
 // The version of `schema` that `meta` records (0: none yet).
-Result<int> RecordedVersion(const Meta& meta, const Schema& schema,
-                            const std::string& where) {
+Result<int> RecordedVersion(const Meta& meta, const Schema& schema, const std::string& where) {
   auto it = meta.find(schema.key);
   if (it == meta.end()) return 0;
   char* end = nullptr;
@@ -158,8 +158,8 @@ Result<int> RecordedVersion(const Meta& meta, const Schema& schema,
 
 // In a LockMeta transaction: brings `schema` to this visalign's version, creating it when the
 // database has none. A newer version is refused, an older one unless `migrate`.
-Result<SchemaMigration> Migrate(pg::Connection& db, const Meta& meta,
-                                const Schema& schema, bool migrate, const std::string& where) {
+Result<SchemaMigration> Migrate(pg::Connection& db, const Meta& meta, const Schema& schema, bool migrate,
+                                const std::string& where) {
   const int current = static_cast<int>(schema.migrations.size());
   VISALIGN_ASSIGN_OR_RETURN(const int version, RecordedVersion(meta, schema, where));
   if (version > current)

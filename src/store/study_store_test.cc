@@ -378,6 +378,20 @@ TEST_F(PostgresStudyStore, AWrongPasswordFromTheVariableIsRefusedAndNeverShown) 
   EXPECT_TRUE(StudyStore::Open(url_, options).ok());
 }
 
+TEST_F(PostgresStudyStore, ConnectionsTheServerDroppedAreReplaced) {
+  auto store = StudyStore::Open(url_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->AddParticipant("a", {}).ok());
+  ASSERT_TRUE(server_->Execute(database_, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                          "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                  .ok());
+  EXPECT_FALSE((*store)->Participants().ok()) << "the statement on the dropped connection";
+  auto participants = (*store)->Participants();
+  ASSERT_TRUE(participants.ok()) << participants.status().ToString();
+  EXPECT_EQ(participants->size(), 1u);
+  EXPECT_TRUE((*store)->AddParticipant("b", {}).ok());
+}
+
 TEST_F(PostgresStudyStore, ExistsCreatesNothing) {
   EXPECT_FALSE(*StudyStore::Exists(url_));
   EXPECT_TRUE(Absent("visalign_meta").ok());
