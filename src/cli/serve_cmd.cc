@@ -22,7 +22,9 @@ void AddServe(Cli& cli) {
   auto results = std::make_shared<std::vector<std::string>>();
   auto store = std::make_shared<StoreFlags>();
   store->location = o->store;
-  AddStoreOptions(s, store.get(), "Store of the study's data (and of the --acva-run runs)");
+  AddStoreOptions(s, store.get(),
+                  "Where the study's data go (<folder>/study.db, or the study's tables of the database) and the "
+                  "--acva-run runs are");
   s->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   s->add_option("--port", o->port, "Port (0 = any free port; see --port-file)")->capture_default_str();
   s->add_option("--port-file", *port_file, "Write the port number to this file once listening");
