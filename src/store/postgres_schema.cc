@@ -186,6 +186,9 @@ Result<SchemaState> PrepareSchema(pg::Connection& db, const StoreOptions& option
   VISALIGN_RETURN_IF_ERROR(db.Transaction([&]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Meta meta, LockMeta(db));
     VISALIGN_ASSIGN_OR_RETURN(state.migration, Migrate(db, meta, kRunSchema, migrate, where));
+    // `store migrate` brings a study in the database up to date too.
+    if (migrate && meta.count(kStudySchema.key))
+      VISALIGN_RETURN_IF_ERROR(Migrate(db, meta, kStudySchema, /*migrate=*/true, where).status());
     if (state.migration.from == 0) {
       meta["images"] = options.images_in_database || options.image_root.empty() ? kImagesInDatabase : kImagesInFiles;
       VISALIGN_RETURN_IF_ERROR(db.Exec("INSERT INTO visalign_meta(key, value) VALUES ('images', $1)",

@@ -25,13 +25,14 @@ struct SchemaState {
 
 // Creates the schema in a database without one, or checks the one there: a newer version is
 // refused, an older one is migrated when `migrate` and refused otherwise (Unsupported at `where`).
+// With `migrate`, the study store's tables, when the database has them, are brought up to date too.
 // One transaction under an advisory lock, so workers starting together create the schema once.
 Result<SchemaState> PrepareSchema(pg::Connection& db, const StoreOptions& options, bool migrate,
                                   const std::string& where);
 
 inline constexpr const char* kStudySchemaKey = "study_schema_version";
 // The same for the study store's tables: created in a database without them, a newer version
-// refused (Unsupported at `where`).
+// refused, an older one refused until PrepareSchema with `migrate` (`visalign store migrate`).
 Status PrepareStudySchema(pg::Connection& db, const std::string& where);
 // Whether the database has the study store's tables; creates nothing.
 Result<bool> HasStudySchema(pg::Connection& db);

@@ -408,6 +408,9 @@ TEST_F(PostgresStudyStore, AStudySchemaNewerThanThisBuildIsRefusedAndTheRunStore
   EXPECT_NE(st.what().find("study store schema version 99 is newer than this visalign's 1"), std::string::npos)
       << st.ToString();
   EXPECT_TRUE(OpenStore(url_).ok()) << "the run store's version is its own";
+  Status migrate = MigrateStore(url_).status();
+  EXPECT_NE(migrate.what().find("study store schema version 99 is newer"), std::string::npos)
+      << "store migrate, which brings a study up to date too, leaves a newer one alone: " << migrate.ToString();
 }
 
 TEST_F(PostgresStudyStore, RunsAndAStudyShareADatabaseWhicheverComesFirst) {
