@@ -110,6 +110,9 @@ class CurlTransport final : public HttpTransport {
     headers = curl.slist_append(headers, "Expect:");
     char error_buffer[CURL_ERROR_SIZE] = {0};
     curl.easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    // Only HTTP(S), also after a redirect: a server's answer must not make libcurl read a file:// URL.
+    curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl.easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
     curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);

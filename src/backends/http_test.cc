@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "backends/test_util.h"
+#include "testing/dirs.h"
 #include "visalign/backends/backends.h"
 
 namespace visalign::backends {
@@ -119,6 +120,18 @@ TEST(CurlTransport, ARefusedConnectionIsAConnectionError) {
   EXPECT_EQ(r.error.kind, ErrorKind::kConnection);
 }
 
+// The transport speaks HTTP(S) only, so no URL a server hands back can make it read a local file.
+TEST(CurlTransport, RefusesEveryProtocolButHttpAndHttps) {
+  ::visalign::testing::TempDir t;
+  const std::filesystem::path secret = t.Write("secret.png", "not for the server");
+  for (const std::string& url :
+       std::vector<std::string>{"file://" + secret.string(), "ftp://127.0.0.1/x.png", "gopher://127.0.0.1/"}) {
+    auto r = MakeCurlTransport()->Send({"GET", url, {}, ""}, {Millis(1000), Millis(1000)});
+    ASSERT_FALSE(r.ok()) << url;
+    EXPECT_EQ(r.error.message.find("not for the server"), std::string::npos) << r.error.message;
+  }
+}
+
 TEST(CurlTransport, CancellingAbortsARequestInFlight) {
   LocalServer s;
   s.server.Get("/hang", [](const httplib::Request&, httplib::Response& res) {
@@ -195,6 +208,8 @@ class ImagesApiTest : public ::testing::Test {
                         "application/json");
       }
       if (p == "empty") res.set_content(R"({"data": []})", "application/json");
+      if (p == "file-url") res.set_content(R"({"data": [{"url": "file:///etc/passwd"}]})", "application/json");
+      if (p == "nul-url") res.set_content(R"({"data": [{"url": "http://127.0.0.1\u0000.evil/x.png"}]})", "application/json");
       if (p == "deep") res.set_content(R"({"data":)" + Nested("[", 100000, "]") + "}", "application/json");
       if (p == "nested") res.set_content(R"({"data":)" + Nested("[", 60, "]") + "}", "application/json");
     });
@@ -254,6 +269,9 @@ TEST_F(ImagesApiTest, EachBrokenAnswerIsAClearPermanentError) {
       {"html200", ErrorKind::kProtocol, "malformed JSON body"},
       {"refused", ErrorKind::kClient, "HTTP 400: Your request was rejected by the safety system."},
       {"empty", ErrorKind::kProtocol, "no data[0]"},
+      // A URL answer is fetched only over HTTP(S): never a local file, never a URL that C strings cut short.
+      {"file-url", ErrorKind::kProtocol, "data[0].url \"file:///etc/passwd\" is not an http:// or https:// URL"},
+      {"nul-url", ErrorKind::kProtocol, "data[0].url \"http://127.0.0.1\\x00.evil/x.png\" is not an http:// or https:// URL"},
   };
   for (const Case& c : cases) {
     auto r = Ask(c.prompt);

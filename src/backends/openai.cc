@@ -1,4 +1,6 @@
 // OpenAI-compatible JSON APIs: the client, the images backend, base64 and image validation.
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -166,7 +168,7 @@ Attempt<std::string> OpenAiClient::Fetch(const std::string& url, const std::atom
   HttpResponse& r = *sent.value;
   if (r.status < 200 || r.status >= 300) {
     AttemptError e = HttpStatusError(r);
-    e.message = "fetching " + url + ": " + e.message;
+    e.message = "fetching " + QuoteText(url) + ": " + e.message;
     return Attempt<std::string>::Fail(std::move(e));
   }
   return Attempt<std::string>::Ok(std::move(r.body));
@@ -206,6 +208,18 @@ nlohmann::json ImagesRequestBody(const OpenAiImagesOptions& options, const Gener
 }
 
 namespace {
+
+// Whether an images API's `url` answer may be fetched: http:// or https:// (never file:// or
+// another of libcurl's protocols), and no byte a C string or a request line would cut or split at.
+bool IsHttpUrl(std::string_view url) {
+  const auto scheme_is = [&](std::string_view scheme) {
+    return url.size() > scheme.size() && std::equal(scheme.begin(), scheme.end(), url.begin(), [](char a, char b) {
+             return a == std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  if (!scheme_is("http://") && !scheme_is("https://")) return false;
+  return std::none_of(url.begin(), url.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
+}
 
 class OpenAiImagesBackend final : public GenerationBackend {
  public:
@@ -247,8 +261,10 @@ class OpenAiImagesBackend final : public GenerationBackend {
       bytes = std::move(*decoded);
       source = "data[0].b64_json";
     } else if (d.contains("url") && d["url"].is_string()) {
-      source = d["url"].get<std::string>();
-      auto fetched = client_.Fetch(source, &cancel);
+      const std::string& url = d["url"].get_ref<const std::string&>();
+      source = "data[0].url " + QuoteText(url);
+      if (!IsHttpUrl(url)) return fail(source + " is not an http:// or https:// URL");
+      auto fetched = client_.Fetch(url, &cancel);
       if (!fetched.ok()) return Attempt<GeneratedImage>::Fail(fetched.error);
       bytes = std::move(*fetched.value);
     } else {
