@@ -1,15 +1,11 @@
-// k×k convolutions of the RN50 and convnext_base towers: visalign's im2col + GEMM (clip/conv.h
-// Conv2d, the towers' code) against oneDNN's convolution primitive on the same NHWC data (weights
-// reordered once to the layout oneDNN picks, outside the timing; bias and ReLU fused as post-ops
-// like Conv2d's epilogue). Before timing, each layer's two outputs are compared (abort beyond 1e-4
-// relative to the largest output), so both compute the same thing. Counter "GFLOP/s" is per second
-// of wall time; with MeasureProcessCPUTime, "CPU" time gives the per-CPU-second rate
-// (docs/performance.md). Run: VISALIGN_DATA=data build/bench/conv_primitives_benchmark
-// (threads: VISALIGN_BENCH_THREADS, default 2).
+// k×k convolutions of the RN50 and convnext_base towers through clip/conv.h Conv2d as the towers
+// call it: oneDNN's convolution primitive on NHWC maps, created and its weights reordered on the
+// first call (before the timing), bias and ReLU fused. (Until 2026-12-01 this compared im2col + GEMM
+// with a primitive set up here; the figures are in docs/performance.md.) Counter "GFLOP/s" is per
+// second of wall time; with MeasureProcessCPUTime, "CPU" time gives the per-CPU-second rate.
+// Run: VISALIGN_DATA=data build/bench/conv_primitives_benchmark (threads: VISALIGN_BENCH_THREADS, default 2).
 #include <benchmark/benchmark.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -67,69 +63,12 @@ Data MakeData(const Layer& l) {
   return d;
 }
 
-// oneDNN's convolution on NHWC src/dst, weights in its preferred layout, bias + optional ReLU fused.
-class OneDnnConv {
- public:
-  OneDnnConv(const Layer& l, const Data& d) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
-    using dt = dnnl::memory::data_type;
-    using tag = dnnl::memory::format_tag;
-    const int o = OutSize(l);
-    src_md_ = dnnl::memory::desc({kBatch, l.in, l.size, l.size}, dt::f32, tag::nhwc);
-    dst_md_ = dnnl::memory::desc({kBatch, l.out, o, o}, dt::f32, tag::nhwc);
-    const dnnl::memory::desc weights_any({l.out, l.in, l.kernel, l.kernel}, dt::f32, tag::any);
-    const dnnl::memory::desc bias_md({l.out}, dt::f32, tag::a);
-    dnnl::primitive_attr attr;
-    if (l.relu) {
-      dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      attr.set_post_ops(ops);
-    }
-    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                               src_md_, weights_any, bias_md, dst_md_, {l.stride, l.stride},
-                                               {l.pad, l.pad}, {l.pad, l.pad});
-    pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, engine_);
-    conv_ = dnnl::convolution_forward(pd_);
-    dnnl::memory torch_weights({{l.out, l.in, l.kernel, l.kernel}, dt::f32, tag::oihw}, engine_,
-                               const_cast<float*>(d.torch_weight.data()));
-    weights_ = dnnl::memory(pd_.weights_desc(), engine_);
-    dnnl::reorder(torch_weights, weights_).execute(stream_, torch_weights, weights_);
-    bias_ = dnnl::memory(bias_md, engine_, const_cast<float*>(d.bias.data()));
-    stream_.wait();
-    name_ = pd_.impl_info_str();
-  }
-
-  void Run(const FeatureMap& x, FeatureMap& y) {
-    dnnl::memory src(src_md_, engine_, const_cast<float*>(x.data.data()));
-    dnnl::memory dst(dst_md_, engine_, y.data.data());
-    conv_.execute(stream_, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_BIAS, bias_}, {DNNL_ARG_DST, dst}});
-    stream_.wait();
-  }
-  const char* name() const { return name_; }
-
- private:
-  dnnl::engine engine_;
-  dnnl::stream stream_;
-  dnnl::memory::desc src_md_, dst_md_;
-  dnnl::convolution_forward::primitive_desc pd_;
-  dnnl::convolution_forward conv_;
-  dnnl::memory weights_, bias_;
-  const char* name_ = "";
-};
-
-void CheckSame(const FeatureMap& a, const FeatureMap& b) {
-  float largest = 0.0f, diff = 0.0f;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    largest = std::max(largest, std::abs(a.data[i]));
-    diff = std::max(diff, std::abs(a.data[i] - b.data[i]));
-  }
-  if (a.data.size() != b.data.size() || diff > 1e-4f * largest) std::abort();
-}
-
-void BM_ConvIm2colGemm(benchmark::State& state, Layer l) {
+void BM_Conv2d(benchmark::State& state, Layer l) {
   SetThreadCount(BenchThreads());
   const Data d = MakeData(l);
   const ConvWeights w = MakeConv(d.torch_weight.data(), d.bias.data(), l.out, l.in, l.kernel, l.stride, l.pad);
   const ConvActivation act = l.relu ? ConvActivation::kRelu : ConvActivation::kNone;
+  Conv2d(w, d.x, act);  // creates the primitive
   for (auto _ : state) {
     FeatureMap y = Conv2d(w, d.x, act);
     benchmark::DoNotOptimize(y.data.data());
@@ -137,33 +76,15 @@ void BM_ConvIm2colGemm(benchmark::State& state, Layer l) {
   state.counters["GFLOP/s"] = benchmark::Counter(Flops(l) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
-void BM_ConvOneDnn(benchmark::State& state, Layer l) {
-  SetThreadCount(BenchThreads());
-  const Data d = MakeData(l);
-  OneDnnConv conv(l, d);
-  const ConvWeights w = MakeConv(d.torch_weight.data(), d.bias.data(), l.out, l.in, l.kernel, l.stride, l.pad);
-  FeatureMap y(kBatch, OutSize(l), OutSize(l), l.out);
-  conv.Run(d.x, y);
-  CheckSame(Conv2d(w, d.x, l.relu ? ConvActivation::kRelu : ConvActivation::kNone), y);
-  for (auto _ : state) {
-    conv.Run(d.x, y);
-    benchmark::DoNotOptimize(y.data.data());
-  }
-  state.SetLabel(conv.name());
-  state.counters["GFLOP/s"] = benchmark::Counter(Flops(l) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
-}
+#define VISALIGN_CONV(name, layer) \
+  BENCHMARK_CAPTURE(BM_Conv2d, name, layer)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(3.0)
 
-// Interleaved per layer (im2col, then oneDNN), so load changes hit both alike.
-#define VISALIGN_CONV_PAIR(name, layer)                                                                   \
-  BENCHMARK_CAPTURE(BM_ConvIm2colGemm, name, layer)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(3.0); \
-  BENCHMARK_CAPTURE(BM_ConvOneDnn, name, layer)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(3.0)
-
-VISALIGN_CONV_PAIR(rn50_stem1, kRn50Stem1);
-VISALIGN_CONV_PAIR(rn50_stem2, kRn50Stem2);
-VISALIGN_CONV_PAIR(rn50_stage1_3x3, kRn50Stage1);
-VISALIGN_CONV_PAIR(rn50_stage4_3x3, kRn50Stage4);
-VISALIGN_CONV_PAIR(convnext_stem, kConvNextStem);
-VISALIGN_CONV_PAIR(convnext_downsample1, kConvNextDown);
+VISALIGN_CONV(rn50_stem1, kRn50Stem1);
+VISALIGN_CONV(rn50_stem2, kRn50Stem2);
+VISALIGN_CONV(rn50_stage1_3x3, kRn50Stage1);
+VISALIGN_CONV(rn50_stage4_3x3, kRn50Stage4);
+VISALIGN_CONV(convnext_stem, kConvNextStem);
+VISALIGN_CONV(convnext_downsample1, kConvNextDown);
 
 }  // namespace
 }  // namespace visalign::clip

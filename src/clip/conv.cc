@@ -2,12 +2,21 @@
 
 #include <omp.h>
 
+#include <oneapi/dnnl/dnnl.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <compare>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <utility>
 
 #include "clip/gemm.h"
 #include "clip/kernels.h"
+#include "clip/onednn.h"
 #include "clip/row_kernels.h"
 
 namespace visalign::clip {
@@ -15,29 +24,123 @@ namespace {
 
 int OutputSize(int size, const ConvWeights& conv) { return (size + 2 * conv.pad - conv.kernel) / conv.stride + 1; }
 
-// One image's im2col: a row of kernel·kernel·in values, (ky, kx, c) order, per output pixel.
-void Im2Col(const ConvWeights& conv, const float* image, int h, int w, int oh, int ow, float* cols) {
-  const int k = conv.kernel;
-  const int in = conv.in;
-  const size_t row_values = static_cast<size_t>(k) * k * in;
-#pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(oh) * ow * row_values))
-  for (int oy = 0; oy < oh; ++oy) {
-    for (int ox = 0; ox < ow; ++ox) {
-      float* dst = cols + (static_cast<size_t>(oy) * ow + ox) * row_values;
-      for (int ky = 0; ky < k; ++ky) {
-        const int iy = oy * conv.stride - conv.pad + ky;
-        for (int kx = 0; kx < k; ++kx) {
-          const int ix = ox * conv.stride - conv.pad + kx;
-          float* tap = dst + (static_cast<size_t>(ky) * k + kx) * in;
-          if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-            std::fill(tap, tap + in, 0.0f);
-          } else {
-            const float* src = image + (static_cast<size_t>(iy) * w + ix) * in;
-            std::copy(src, src + in, tap);
-          }
-        }
-      }
+bool IsPointwise(const ConvWeights& conv) { return conv.kernel == 1 && conv.stride == 1 && conv.pad == 0; }
+
+// With AVX-512, `any`: oneDNN picks its blocked layout and brgconv kernels. Below it, oneDNN 2.6
+// would pick its direct jit:avx2 kernels, whose sums measured about twice the rounding error of a
+// GEMM's (clip-rn-tiny's pooled activations then miss the parity tolerance of 1e-4 against
+// open_clip); plain hwio weights select its GEMM-based convolution (gemm:jit) instead.
+dnnl::memory::format_tag WeightsTag() {
+  static const bool avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+  return avx512 ? dnnl::memory::format_tag::any : dnnl::memory::format_tag::hwio;
+}
+
+}  // namespace
+
+// Primitive descriptors depend on the thread count they are created for (oneDNN splits the work by
+// it at creation), so that is part of the key. The scratchpad is the caller's (thread_local in
+// RunOneDnn), which makes one primitive safe to execute from several threads at once. Entries are
+// never erased: references stay valid after the lock is released.
+class ConvPrimitiveCache {
+ public:
+  struct Key {
+    int n, h, w, threads;
+    bool relu, accumulate;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Entry {
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::convolution_forward primitive;
+    dnnl::memory weights;  // conv.weight in pd.weights_desc(); shared by entries of the same layout
+  };
+
+  const Entry& Get(const ConvWeights& conv, const Key& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    try {
+      Entry e;
+      e.pd = MakeDesc(conv, key);
+      e.primitive = dnnl::convolution_forward(e.pd);
+      e.weights = ReorderedWeights(conv, e.pd.weights_desc());
+      return entries_.emplace(key, std::move(e)).first->second;
+    } catch (const dnnl::error& e) {
+      OneDnnFailed("dnnl::convolution_forward creation", static_cast<int>(e.status), e.what());
     }
+  }
+
+ private:
+  static dnnl::convolution_forward::primitive_desc MakeDesc(const ConvWeights& conv, const Key& key) {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    const int oh = OutputSize(key.h, conv);
+    const int ow = OutputSize(key.w, conv);
+    const dnnl::memory::desc src({key.n, conv.in, key.h, key.w}, dt::f32, tag::nhwc);
+    const dnnl::memory::desc dst({key.n, conv.out, oh, ow}, dt::f32, tag::nhwc);
+    const dnnl::memory::desc weights({conv.out, conv.in, conv.kernel, conv.kernel}, dt::f32, WeightsTag());
+    const dnnl::memory::desc bias({conv.out}, dt::f32, tag::a);
+    dnnl::post_ops ops;
+    if (key.accumulate) ops.append_sum(1.0f);
+    if (key.relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               src, weights, bias, dst, {conv.stride, conv.stride},
+                                               {conv.pad, conv.pad}, {conv.pad, conv.pad});
+    return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+  }
+
+  dnnl::memory ReorderedWeights(const ConvWeights& conv, const dnnl::memory::desc& layout) {
+    for (const auto& entry : entries_) {
+      if (entry.second.weights.get_desc() == layout) return entry.second.weights;
+    }
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    // (out, ky, kx, in) order is oneDNN's ohwi; reorder only reads it.
+    dnnl::memory ohwi({{conv.out, conv.in, conv.kernel, conv.kernel}, dt::f32, tag::ohwi}, CpuEngine(),
+                      const_cast<float*>(conv.weight.data()));
+    dnnl::memory out(layout, CpuEngine());
+    dnnl::stream& stream = ThreadStream();
+    dnnl::reorder(ohwi, out).execute(stream, ohwi, out);
+    stream.wait();
+    return out;
+  }
+
+  std::mutex mutex_;
+  std::map<Key, Entry> entries_;
+};
+
+namespace {
+
+void RunOneDnn(const ConvWeights& conv, const FeatureMap& x, ConvActivation act, bool accumulate, FeatureMap& y) {
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const ConvPrimitiveCache::Entry& e =
+      conv.primitives->Get(conv, {x.n, x.h, x.w, threads, act == ConvActivation::kRelu, accumulate});
+  constexpr size_t kAlignment = 64;
+  const dnnl::memory::desc scratchpad_md = e.pd.scratchpad_desc();
+  const size_t scratchpad_size = scratchpad_md.get_size();
+  thread_local std::vector<unsigned char> scratchpad_buffer;
+  scratchpad_buffer.resize(scratchpad_size + kAlignment);
+  void* scratchpad_ptr = scratchpad_buffer.data();
+  size_t space = scratchpad_buffer.size();
+  std::align(kAlignment, scratchpad_size, scratchpad_ptr, space);
+  const dnnl::engine& engine = CpuEngine();
+  // oneDNN writes only through the destination and scratchpad handles.
+  dnnl::memory src(e.pd.src_desc(), engine, const_cast<float*>(x.data.data()));
+  dnnl::memory bias(e.pd.bias_desc(), engine, const_cast<float*>(conv.bias.data()));
+  dnnl::memory dst(e.pd.dst_desc(), engine, y.data.data());
+  dnnl::memory scratchpad(scratchpad_md, engine, scratchpad_ptr);
+  dnnl::stream& stream = ThreadStream();
+  try {
+    e.primitive.execute(stream, {{DNNL_ARG_SRC, src},
+                                 {DNNL_ARG_WEIGHTS, e.weights},
+                                 {DNNL_ARG_BIAS, bias},
+                                 {DNNL_ARG_DST, dst},
+                                 {DNNL_ARG_SCRATCHPAD, scratchpad}});
+    stream.wait();
+  } catch (const dnnl::error& err) {
+    OneDnnFailed("dnnl::convolution_forward", static_cast<int>(err.status), err.what());
   }
 }
 
@@ -88,6 +191,7 @@ ConvWeights MakeConv(const float* torch_weight, const float* bias, int out, int 
   }
   conv.bias.assign(static_cast<size_t>(out), 0.0f);
   if (bias != nullptr) std::copy(bias, bias + out, conv.bias.begin());
+  conv.primitives = std::make_shared<ConvPrimitiveCache>();
   return conv;
 }
 
@@ -100,27 +204,18 @@ void FoldBatchNorm(ConvWeights& conv, const float* gamma, const float* beta, con
     for (size_t i = 0; i < row; ++i) w[i] *= s;
     conv.bias[o] = (conv.bias[o] - mean[o]) * s + beta[o];
   }
+  conv.primitives = std::make_shared<ConvPrimitiveCache>();
 }
 
 FeatureMap Conv2d(const ConvWeights& conv, const FeatureMap& x, ConvActivation act, FeatureMap* residual) {
-  const int oh = OutputSize(x.h, conv);
-  const int ow = OutputSize(x.w, conv);
-  FeatureMap y = residual != nullptr ? std::move(*residual) : FeatureMap(x.n, oh, ow, conv.out);
-  const float beta = residual != nullptr ? 1.0f : 0.0f;
-  const int k = conv.kernel * conv.kernel * conv.in;
-  if (conv.kernel == 1 && conv.stride == 1 && conv.pad == 0) {
-    Gemm(x.pixels(), conv.out, k, x.data.data(), conv.in, conv.weight.data(), BLayout::kNK, beta, y.data.data(),
-         conv.out);
-  } else {
-    std::vector<float> cols(static_cast<size_t>(oh) * ow * k);
-    const size_t in_image = static_cast<size_t>(x.h) * x.w * x.c;
-    const size_t out_image = static_cast<size_t>(oh) * ow * conv.out;
-    for (int i = 0; i < x.n; ++i) {
-      Im2Col(conv, x.data.data() + i * in_image, x.h, x.w, oh, ow, cols.data());
-      Gemm(oh * ow, conv.out, k, cols.data(), k, conv.weight.data(), BLayout::kNK, beta, y.data.data() + i * out_image,
-           conv.out);
-    }
+  FeatureMap y = residual != nullptr ? std::move(*residual)
+                                     : FeatureMap(x.n, OutputSize(x.h, conv), OutputSize(x.w, conv), conv.out);
+  if (!IsPointwise(conv)) {
+    RunOneDnn(conv, x, act, residual != nullptr, y);
+    return y;
   }
+  Gemm(x.pixels(), conv.out, conv.in, x.data.data(), conv.in, conv.weight.data(), BLayout::kNK,
+       residual != nullptr ? 1.0f : 0.0f, y.data.data(), conv.out);
   const RowKernels& rk = BestRowKernels();
   const auto epilogue = act == ConvActivation::kRelu ? rk.bias_relu : rk.add_bias;
   const int rows = y.pixels();

@@ -1,11 +1,13 @@
 // Channels-last feature maps and the operations of the convolutional vision towers (ModifiedResNet,
-// ConvNeXt). Dense convolutions run as im2col + the towers' shared Gemm (gemm.h): an NHWC map is a
-// row-major [pixels, channels] matrix, so a 1×1 convolution is one GEMM and a k×k one is a GEMM on
-// rows of k·k·C input values. Parallelised like kernels.h (OpenMP, Parallel()). Internal to the
-// clip module.
+// ConvNeXt). An NHWC map is a row-major [pixels, channels] matrix, so a 1×1 stride-1 convolution is
+// one call of the towers' shared Gemm (gemm.h); every other dense convolution (k×k, strided) runs on
+// oneDNN's convolution primitive, which measured 5.7-9.4× faster than im2col + GEMM on these layers
+// (docs/performance.md). Parallelised like kernels.h (OpenMP, Parallel(); oneDNN takes the calling
+// thread's OpenMP setting). Internal to the clip module.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "visalign/clip.h"
@@ -28,12 +30,21 @@ FeatureMap FeatureMapFromChw(const Matrix& pixels, int size);
 // The map in torch's NCHW order (for tracing against the fixtures).
 std::vector<float> ToNchw(const FeatureMap& x);
 
+// Conv2d's oneDNN primitives of one ConvWeights, one per call shape, with the weights reordered to
+// the primitive's layout (defined in conv.cc).
+class ConvPrimitiveCache;
+
 // A square convolution, zero padding, cross-correlation (torch.nn.Conv2d, groups 1). `weight` is
 // [out, kernel·kernel·in] in (ky, kx, c) order, i.e. torch's [out, in, ky, kx] transposed per row.
 struct ConvWeights {
   int in = 0, out = 0, kernel = 1, stride = 1, pad = 0;
   std::vector<float> weight;
   std::vector<float> bias;  // [out]
+  // Conv2d's primitives unless pointwise (kernel 1, stride 1, pad 0: those run on Gemm), created on
+  // first use per (batch, input size, thread count, epilogue); thread-safe, shared by copies. It
+  // holds a reordered copy of `weight` (bias is read per call), so `weight` must not change once
+  // Conv2d has run: MakeConv and FoldBatchNorm give the weights a new, empty cache.
+  std::shared_ptr<ConvPrimitiveCache> primitives;
 };
 
 // From a torch weight [out, in, kernel, kernel] and bias [out] (nullptr: zero).
@@ -47,7 +58,7 @@ void FoldBatchNorm(ConvWeights& conv, const float* gamma, const float* beta, con
 enum class ConvActivation { kNone, kRelu };
 
 // y = act(conv(x) + bias). With `residual` (the output's shape), y = act(conv(x) + bias + residual),
-// accumulated in place in *residual, which is returned moved.
+// accumulated in place in *residual, which is returned moved. Safe to call concurrently.
 FeatureMap Conv2d(const ConvWeights& conv, const FeatureMap& x, ConvActivation act, FeatureMap* residual = nullptr);
 
 // torch.nn.AvgPool2d(k): kernel k, stride k, no padding (h and w divisible by k).

@@ -4,26 +4,22 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <tuple>
 #include <vector>
+
+#include "clip/onednn.h"
 
 namespace visalign::clip {
 namespace {
 
 [[noreturn]] void GemmFailed(const char* what, int status, int m, int n, int k) {
-  // Only invalid arguments make oneDNN fail here, i.e. a bug in the caller.
-  std::fprintf(stderr, "visalign: internal error: %s failed with status %d (m=%d n=%d k=%d)\n", what, status, m, n, k);
-  std::abort();
-}
-
-const dnnl::engine& CpuEngine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
+  char shape[64];
+  std::snprintf(shape, sizeof shape, "m=%d n=%d k=%d", m, n, k);
+  OneDnnFailed(what, status, shape);
 }
 
 // Matmul primitives of the calling thread by shape (creating a primitive descriptor costs tens of
@@ -95,7 +91,7 @@ void RunBf16Matmul(int m, int n, int k, const Bf16* a, const Bf16* b, BLayout b_
   dnnl::memory a_mem({{m, k}, dt::bf16, tag::ab}, engine, const_cast<Bf16*>(a));
   dnnl::memory b_mem({{k, n}, dt::bf16, b_layout == BLayout::kNK ? tag::ba : tag::ab}, engine, const_cast<Bf16*>(b));
   dnnl::memory c_mem({{m, n}, dt::f32, tag::ab}, engine, c);
-  thread_local dnnl::stream stream(engine);
+  dnnl::stream& stream = ThreadStream();
   try {
     mm.execute(stream, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
     stream.wait();
