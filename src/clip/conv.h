@@ -1,9 +1,10 @@
 // Channels-last feature maps and the operations of the convolutional vision towers (ModifiedResNet,
 // ConvNeXt). An NHWC map is a row-major [pixels, channels] matrix, so a 1×1 stride-1 convolution is
 // one call of the towers' shared Gemm (gemm.h); every other dense convolution (k×k, strided) runs on
-// oneDNN's convolution primitive, which measured 5.7-9.4× faster than im2col + GEMM on these layers
-// (docs/performance.md). Parallelised like kernels.h (OpenMP, Parallel(); oneDNN takes the calling
-// thread's OpenMP setting). Internal to the clip module.
+// oneDNN's convolution primitive with bias, residual sum and ReLU fused: its brgconv kernels with
+// AVX-512 (5.7-9.4× the GFLOP per CPU-second of the former im2col + GEMM, docs/performance.md), its
+// GEMM-based convolution below AVX-512 (for accuracy, see conv.cc). Parallelised like kernels.h
+// (OpenMP, Parallel(); oneDNN takes the calling thread's OpenMP setting). Internal to the clip module.
 #pragma once
 
 #include <cstddef>
