@@ -18,7 +18,7 @@ namespace config_internal {
 
 Result<const json*> Object(const json& parent, const std::string& key, const std::string& where) {
   if (!parent.contains(key) || !parent[key].is_object()) {
-    return Status::InvalidArgument("missing object \"" + key + "\"", where, "a JSON object");
+    return Status::InvalidArgument("missing object " + QuoteText(key), where, "a JSON object");
   }
   return &parent[key];
 }
@@ -161,7 +161,7 @@ Result<PreprocessConfig> ParseOpenClipPreprocess(const json* cfg, int image_size
   } else if (interpolation == "bilinear") {
     p.interpolation = Interpolation::kBilinear;
   } else {
-    return Status::Unsupported("unsupported interpolation \"" + interpolation + "\"", where, "bicubic or bilinear");
+    return Status::Unsupported("unsupported interpolation " + QuoteText(interpolation), where, "bicubic or bilinear");
   }
   VISALIGN_ASSIGN_OR_RETURN(std::string resize_mode, f.String("resize_mode", "shortest"));
   if (resize_mode == "shortest") {
@@ -169,7 +169,7 @@ Result<PreprocessConfig> ParseOpenClipPreprocess(const json* cfg, int image_size
   } else if (resize_mode == "squash") {
     p.resize_mode = ResizeMode::kSquash;
   } else {
-    return Status::Unsupported("unsupported resize_mode \"" + resize_mode + "\"", where, "shortest or squash");
+    return Status::Unsupported("unsupported resize_mode " + QuoteText(resize_mode), where, "shortest or squash");
   }
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   VISALIGN_RETURN_IF_ERROR(CheckPreprocess(p, where));
@@ -282,7 +282,7 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, st
   VISALIGN_RETURN_IF_ERROR(f.Require("ls_init_value", {}, "LayerScale"));
   VISALIGN_ASSIGN_OR_RETURN(std::string pool_type, f.String("pool_type", "argmax"));
   if (pool_type != "argmax" && pool_type != "last") {
-    return Status::Unsupported("unsupported text pool_type \"" + pool_type + "\"", where, "argmax or last");
+    return Status::Unsupported("unsupported text pool_type " + QuoteText(pool_type), where, "argmax or last");
   }
   c.pooling = pool_type == "last" ? Pooling::kLast : Pooling::kArgmax;
   VISALIGN_ASSIGN_OR_RETURN(bool no_causal_mask, f.Bool("no_causal_mask", false));

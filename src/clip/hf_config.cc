@@ -21,7 +21,7 @@ Result<Activation> HfActivation(Fields& f, const std::string& fallback) {
   if (act == "gelu") return Activation::kGelu;
   // transformers' gelu_pytorch_tanh and gelu_new compute the same tanh approximation.
   if (act == "gelu_pytorch_tanh" || act == "gelu_new") return Activation::kGeluTanh;
-  return Status::Unsupported("unsupported activation \"" + act + "\"", f.where(),
+  return Status::Unsupported("unsupported activation " + QuoteText(act), f.where(),
                              "gelu, quick_gelu or gelu_pytorch_tanh");
 }
 

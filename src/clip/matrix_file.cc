@@ -5,6 +5,7 @@
 
 #include "clip/safetensors.h"
 #include "visalign/clip.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::clip {
 
@@ -14,12 +15,12 @@ Result<MatrixFile> ReadMatrixFile(const std::filesystem::path& path) {
   out.metadata = file.metadata();
   for (const TensorInfo& t : file.tensors()) {
     if (t.shape.size() != 2) {
-      return Status::InvalidArgument("tensor \"" + t.name + "\" has shape " + t.ShapeString(), path.string(),
+      return Status::InvalidArgument("tensor " + QuoteText(t.name) + " has shape " + t.ShapeString(), path.string(),
                                      "2-d tensors [rows, dims]");
     }
     // Matrix sizes are int; a dimension beside a 0 can be any size without any data bytes.
     if (t.shape[0] > std::numeric_limits<int>::max() || t.shape[1] > std::numeric_limits<int>::max()) {
-      return Status::InvalidArgument("tensor \"" + t.name + "\" has shape " + t.ShapeString(), path.string(),
+      return Status::InvalidArgument("tensor " + QuoteText(t.name) + " has shape " + t.ShapeString(), path.string(),
                                      "at most 2147483647 rows and dims");
     }
     Matrix m(static_cast<int>(t.shape[0]), static_cast<int>(t.shape[1]));

@@ -261,7 +261,7 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
   const uint8_t* expected_next = base + data_start;
   for (const TensorInfo* t : by_offset) {
     if (t->data != expected_next) {
-      return Bad("tensor \"" + t->name + "\" starts at data offset " + std::to_string(t->data - (base + data_start)) +
+      return Bad("tensor " + QuoteText(t->name) + " starts at data offset " + std::to_string(t->data - (base + data_start)) +
                      " but the previous tensor ends at " + std::to_string(expected_next - (base + data_start)),
                  path, "tensors stored contiguously without gaps or overlaps");
     }
@@ -294,7 +294,7 @@ Result<std::vector<float>> SafetensorsFile::ToFloat(const TensorInfo& t, const s
       for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(LoadLittleEndian<double>(t.data + 8 * i));
       break;
     default:
-      return Status::Unsupported("tensor \"" + t.name + "\" has dtype " + std::string(DTypeName(t.dtype)), where,
+      return Status::Unsupported("tensor " + QuoteText(t.name) + " has dtype " + std::string(DTypeName(t.dtype)), where,
                                  "a floating-point tensor (F32, F16, BF16, F64)");
   }
   return out;
@@ -311,7 +311,7 @@ Result<std::vector<int64_t>> SafetensorsFile::ToInt64(const TensorInfo& t, const
       case DType::kI8: out[i] = static_cast<int8_t>(t.data[i]); break;
       case DType::kU8: out[i] = t.data[i]; break;
       default:
-        return Status::Unsupported("tensor \"" + t.name + "\" has dtype " + std::string(DTypeName(t.dtype)), where,
+        return Status::Unsupported("tensor " + QuoteText(t.name) + " has dtype " + std::string(DTypeName(t.dtype)), where,
                                    "an integer tensor (I64, I32, I16, I8, U8)");
     }
   }
@@ -339,7 +339,7 @@ Status WriteSafetensors(const std::filesystem::path& path, std::vector<TensorSha
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorShape& t = tensors[i];
     if (i > 0 && tensors[i - 1].name == t.name) {
-      return Status::InvalidArgument("tensor \"" + t.name + "\" appears twice", path.string(), "unique tensor names");
+      return Status::InvalidArgument("tensor " + QuoteText(t.name) + " appears twice", path.string(), "unique tensor names");
     }
     const uint64_t bytes = static_cast<uint64_t>(t.NumElements()) * sizeof(float);
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
@@ -369,7 +369,7 @@ Status WriteSafetensors(const std::filesystem::path& path, std::vector<NamedTens
   for (const NamedTensor& t : tensors) {
     TensorShape shape{t.name, t.shape};
     if (static_cast<uint64_t>(shape.NumElements()) != t.values.size()) {
-      return Status::InvalidArgument("tensor \"" + t.name + "\" has " + std::to_string(t.values.size()) + " values",
+      return Status::InvalidArgument("tensor " + QuoteText(t.name) + " has " + std::to_string(t.values.size()) + " values",
                                      path.string(), "as many values as its shape holds");
     }
     values[t.name] = &t.values;

@@ -97,7 +97,7 @@ Status ResolveSentencePieceTokenizer(const fs::path& model_dir, ClipConfig& conf
       return Status::NotFound("no SentencePiece model for the Hugging Face SigLIP checkpoint", dir.string(),
                               std::string(kModelFile) + " in the model directory");
     }
-    return Status::NotFound("no SentencePiece model for hf_tokenizer_name \"" + name + "\"", dir.string(),
+    return Status::NotFound("no SentencePiece model for hf_tokenizer_name " + QuoteText(name), dir.string(),
                             std::string(kModelFile) + " in the model directory or in its subfolder " + name);
   }
   json cfg = json::object();
@@ -139,7 +139,7 @@ Status ResolveSentencePieceTokenizer(const fs::path& model_dir, ClipConfig& conf
   const std::optional<int32_t> eos_id = tokenizer->PieceId(eos);
   const std::optional<int32_t> pad_id = tokenizer->PieceId(pad);
   if (!eos_id || !pad_id) {
-    return Status::InvalidArgument("eos \"" + eos + "\" or pad \"" + pad + "\" is not in the SentencePiece vocabulary",
+    return Status::InvalidArgument("eos " + QuoteText(eos) + " or pad " + QuoteText(pad) + " is not in the SentencePiece vocabulary",
                                    model_file.string(), "the special tokens named by " + std::string(kTokenizerConfigFile));
   }
   t.eos_id = *eos_id;

@@ -8,6 +8,7 @@
 
 #include "clip/config_fields.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::clip::config_internal {
 namespace {
@@ -48,7 +49,7 @@ Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& whe
     }
   }
   if (size == nullptr) {
-    return Status::Unsupported("unsupported timm vision tower (timm_model_name = \"" + name + "\")", where,
+    return Status::Unsupported("unsupported timm vision tower (timm_model_name = " + QuoteText(name) + ")", where,
                                "a timm SigLIP ViT vit_{base,large,so400m,giantopt}_patch*_siglip_* (or a ConvNeXt)");
   }
   if (TimmTanhGeluModels().count(name)) {
@@ -188,7 +189,7 @@ Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where) 
   } else if (proj == "mlp") {
     cn.projection = ConvNextProjection::kMlp;
   } else {
-    return Status::Unsupported("unsupported timm_proj \"" + proj + "\"", where, "linear or mlp");
+    return Status::Unsupported("unsupported timm_proj " + QuoteText(proj), where, "linear or mlp");
   }
   VISALIGN_ASSIGN_OR_RETURN(cn.projection_bias, f.Bool("timm_proj_bias", false));
   // Pretrained-weight download and training-time dropout do not change inference; OpenCLIP lets the

@@ -12,6 +12,7 @@
 #include "clip/text_clean.h"
 #include "visalign/clip.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::clip {
 namespace {
@@ -99,7 +100,7 @@ Result<BpeTokenizer> BpeTokenizer::Load(const std::filesystem::path& vocab_gz) {
     const std::string_view line = lines[static_cast<size_t>(r) + 1];
     const size_t space = line.find(' ');
     if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
-      return Status::Corrupt("malformed merge \"" + std::string(line) + "\"", vocab_gz.string() + ":" + std::to_string(r + 2),
+      return Status::Corrupt("malformed merge " + QuoteText(line), vocab_gz.string() + ":" + std::to_string(r + 2),
                              "two symbols separated by one space");
     }
     merges.emplace_back(std::string(line.substr(0, space)), std::string(line.substr(space + 1)));

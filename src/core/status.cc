@@ -4,9 +4,14 @@
 
 namespace visalign {
 namespace {
-// Longest what, where or expected ToString prints; messages are a few dozen bytes, a longer part
-// carries an untrusted value nobody quoted through QuoteText.
-constexpr size_t kMaxPartBytes = 2000;
+// Input bytes of what, where and expected ToString prints; messages are a few dozen bytes, a longer
+// part carries an untrusted value nobody quoted through QuoteText. With the cut markers they fit
+// kMaxLineBytes unless escaping widened them (a control byte prints as four), which the final cut
+// catches.
+constexpr size_t kMaxWhatBytes = 1000, kMaxWhereBytes = 400, kMaxExpectedBytes = 400;
+constexpr size_t kCutMarkerRoom = 32;
+// The longest line ToString returns (the CLI adds "error: ").
+constexpr size_t kMaxLineBytes = 2000;
 }  // namespace
 
 Status Status::WithContext(const std::string& outer) const {
@@ -18,9 +23,10 @@ Status Status::WithContext(const std::string& outer) const {
 
 std::string Status::ToString() const {
   if (ok()) return "ok";
-  std::string out = EscapeControlBytes(what_, kMaxPartBytes);
-  if (!where_.empty()) out += " (" + EscapeControlBytes(where_, kMaxPartBytes) + ")";
-  if (!expected_.empty()) out += ": " + EscapeControlBytes(expected_, kMaxPartBytes);
+  std::string out = EscapeControlBytes(what_, kMaxWhatBytes);
+  if (!where_.empty()) out += " (" + EscapeControlBytes(where_, kMaxWhereBytes) + ")";
+  if (!expected_.empty()) out += ": " + EscapeControlBytes(expected_, kMaxExpectedBytes);
+  if (out.size() > kMaxLineBytes) out = EscapeControlBytes(out, kMaxLineBytes - kCutMarkerRoom);
   return out;
 }
 

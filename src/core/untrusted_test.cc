@@ -100,7 +100,16 @@ TEST(EscapeControlBytes, StatusToStringIsAlwaysOneBoundedLine) {
   const Status s = Status::InvalidArgument("not a number: " + field, "table.csv:3 column x", "a number");
   EXPECT_EQ(s.ToString(), R"(not a number: evil\nerror: fake line\x00hidden (table.csv:3 column x): a number)");
   const Status huge = Status::InvalidArgument(std::string(1'000'000, 'z'), "table.csv:4", "a number");
-  EXPECT_EQ(huge.ToString(), std::string(2000, 'z') + "... (1000000 bytes) (table.csv:4): a number");
+  EXPECT_EQ(huge.ToString(), std::string(1000, 'z') + "... (1000000 bytes) (table.csv:4): a number");
+  // Every part huge, and escaping widening each control byte to four: still one line within the bound.
+  const std::string controls(100'000, '\x01');
+  for (const Status& s : {Status::InvalidArgument(controls, controls, controls),
+                          Status::InvalidArgument(std::string(5000, 'w'), std::string(5000, 'h'), std::string(5000, 'e'))}) {
+    const std::string line = s.ToString();
+    EXPECT_LE(line.size(), 2000u);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    EXPECT_EQ(line.find('\x01'), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
 #include "visalign/stats/resampling.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::hues {
 namespace {
@@ -52,7 +53,7 @@ double RateCount::rate() const { return tested > 0 ? double(failed) / tested : k
 Result<ModelWeights> ParseModelWeights(std::string_view text) {
   if (text == "similarity") return ModelWeights::kAbsSimilarity;
   if (text == "uniform") return ModelWeights::kUniform;
-  return Status::InvalidArgument("unknown model weights \"" + std::string(text) + "\"", "model weights",
+  return Status::InvalidArgument("unknown model weights " + QuoteText(text), "model weights",
                                  "similarity (|similarity|, the published recipe) or uniform");
 }
 
@@ -136,7 +137,7 @@ Result<Catalog> LoadCatalog(const std::filesystem::path& csv) {
     CatalogEntry entry{row[arch_col], row[data_col], open_clip_col.ok() ? row[*open_clip_col] : "",
                        pretrained_col.ok() ? row[*pretrained_col] : ""};
     if (!catalog.emplace(row[model_col], std::move(entry)).second)
-      return Status::InvalidArgument("model \"" + row[model_col] + "\" listed twice", t.Where(i), "one row per model");
+      return Status::InvalidArgument("model " + QuoteText(row[model_col]) + " listed twice", t.Where(i), "one row per model");
   }
   return catalog;
 }
