@@ -63,9 +63,9 @@ class [[nodiscard]] Status {
 
   // Returns a copy whose `where` is prefixed by `outer` ("manifest.jsonl:3" + "field targets").
   Status WithContext(const std::string& outer) const;
-  // "<what> (<where>): <expected>", omitting empty parts: always one line of printable text, each
-  // part at most 2000 bytes (control bytes escaped, longer parts cut: EscapeControlBytes in
-  // core/untrusted.h), whatever untrusted bytes a message carries.
+  // "<what> (<where>): <expected>", omitting empty parts: always one line of printable text of at
+  // most 2000 bytes, whatever untrusted bytes a message carries (control bytes escaped, a part
+  // longer than its share cut with "... (N bytes)": EscapeControlBytes in core/untrusted.h).
   std::string ToString() const;
 
  private:
