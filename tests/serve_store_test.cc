@@ -13,6 +13,7 @@
 #include <thread>
 #include <tuple>
 
+#include "testing/postgres_database_test.h"
 #include "testing/postgres_server.h"
 #include "testing/serve_process.h"
 #include "visalign/core/io.h"
@@ -192,18 +193,8 @@ TEST_P(ServeStore, AnswersPostedOverHttpAreExactlyWhatExportHumansWrites) {
 INSTANTIATE_TEST_SUITE_P(Stores, ServeStore, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
-class ServePostgresErrors : public ::testing::Test {
+class ServePostgresErrors : public testing::PostgresDatabaseTest {
  protected:
-  void SetUp() override {
-    auto server = PostgresServer::Shared();
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = *server;
-    auto url = server_->CreateDatabase();
-    ASSERT_TRUE(url.ok()) << url.status().ToString();
-    url_ = *url;
-  }
-  PostgresServer* server_ = nullptr;
-  std::string url_;
   TempDir dir_;
 };
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "store/store_contract.h"
+#include "testing/postgres_database_test.h"
 #include "testing/postgres_server.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
@@ -21,17 +22,8 @@ using visalign::testing::PostgresServer;
 
 constexpr milliseconds kLong{60'000};
 
-class PostgresStoreTest : public ::testing::Test {
+class PostgresStoreTest : public visalign::testing::PostgresDatabaseTest {
  protected:
-  void SetUp() override {
-    auto server = PostgresServer::Shared();
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = *server;
-    auto url = server_->CreateDatabase();
-    ASSERT_TRUE(url.ok()) << url.status().ToString();
-    url_ = *url;
-    database_ = url_.substr(url_.rfind('/') + 1);
-  }
   std::unique_ptr<RunStore> Open(StoreOptions options) {
     auto s = OpenStore(url_, options);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
@@ -39,8 +31,6 @@ class PostgresStoreTest : public ::testing::Test {
   }
   StoreOptions Files() const { return {"", scratch_ / "shared-images", false}; }
 
-  PostgresServer* server_ = nullptr;
-  std::string url_, database_;
   visalign::testing::TempDir scratch_;
 };
 

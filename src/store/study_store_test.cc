@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "testing/dirs.h"
+#include "testing/postgres_database_test.h"
 #include "testing/postgres_server.h"
 
 namespace visalign::store {
@@ -330,24 +331,13 @@ TEST(StudyStore, ASqliteStudyOfANewerSchemaIsRefused) {
       << st.ToString();
 }
 
-class PostgresStudyStore : public ::testing::Test {
+class PostgresStudyStore : public visalign::testing::PostgresDatabaseTest {
  protected:
-  void SetUp() override {
-    auto server = PostgresServer::Shared();
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = *server;
-    auto url = server_->CreateDatabase();
-    ASSERT_TRUE(url.ok()) << url.status().ToString();
-    url_ = *url;
-    database_ = url_.substr(url_.rfind('/') + 1);
-  }
   // Fails when `table` exists in the test's database.
   Status Absent(const std::string& table) const {
     return server_->Execute(database_, "DO $$ BEGIN IF to_regclass('" + table +
                                            "') IS NOT NULL THEN RAISE 'exists'; END IF; END $$");
   }
-  PostgresServer* server_ = nullptr;
-  std::string url_, database_;
 };
 
 TEST_F(PostgresStudyStore, AnUnreachableServerIsOneLineWithoutThePassword) {
