@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
+
+#include <signal.h>
 
 #include <nlohmann/json.hpp>
 
@@ -312,22 +316,70 @@ TEST_F(AcvaPipeline, GarbageRepliesAreAskedAgain) {
   EXPECT_EQ(stats["requests"], 2 * kQuestionsPerModel);
 }
 
-TEST_F(AcvaPipeline, RefusalsAreRecordedInvalidNeverScoredZero) {
-  auto r = RunVisalign(Judge("ref+refuse", {"mixed"}, {"--judge-reply-attempts", "2"}));
+// A judge that refuses everything is not paid for question after question: the first three invalid
+// answers stop the command (cached, so nothing is asked twice); asked to go on (0 = never stop),
+// every answer is recorded invalid, never scored 0, and an analysis of no valid judgment is an error.
+TEST_F(AcvaPipeline, AJudgeThatRefusesEverythingStopsEarlyAndCannotBeAnalyzed) {
+  auto stopped = RunVisalign(Judge("ref+refuse", {"mixed"}, {"--judge-reply-attempts", "2", "--judge-concurrency", "1"}));
+  EXPECT_EQ(stopped.exit_code, 2) << stopped.out;
+  EXPECT_NE(stopped.err.find("error: stopped after the first 3 questions asked got no valid answer; last: no valid "
+                             "reply in 2 attempts"),
+            std::string::npos)
+      << stopped.err;
+  EXPECT_NE(stopped.err.find("(judge ref+refuse at " + server_->url() + ")"), std::string::npos) << stopped.err;
+  auto r = RunVisalign(Judge("ref+refuse", {"mixed"}, {"--judge-reply-attempts", "2", "--judge-stop-after-invalid", "0"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json stats = json::parse(r.out);
   EXPECT_EQ(stats["invalid"], kQuestionsPerModel);
-  EXPECT_EQ(stats["requests"], 2 * kQuestionsPerModel);
-  const json s = Analyze("ref+refuse", {"mixed"}, "refused");
-  const json& m = Model(s, "mixed");
-  EXPECT_EQ(m["n_invalid"], kConceptCount * kSamples);
-  EXPECT_TRUE(m["pass_rate"].is_null());  // no valid image: undefined, not 0
-  auto items = acva::ReadItems(*dir_ / "refused" / "items.jsonl");
-  ASSERT_TRUE(items.ok());
-  const json& first = items->front();
-  EXPECT_TRUE(first["adequacy"].is_null());
-  EXPECT_NE(first["ratings"][0]["error"].get<std::string>().find("no valid reply in 2 attempts"), std::string::npos);
-  EXPECT_NE(first["ratings"][0]["error"].get<std::string>().find("I'm sorry"), std::string::npos);
+  EXPECT_EQ(stats["cached"], 3);  // the three of the stopped command
+  EXPECT_EQ(stats["requests"], 2 * (kQuestionsPerModel - 3));
+  auto analyze = RunVisalign(Args({"acva", "analyze", "--run", "mixed", "--judge-model", "ref+refuse", "--clip-model",
+                                   ClipFixture(), "--out", (*dir_ / "refused").string()}));
+  EXPECT_EQ(analyze.exit_code, 2);
+  EXPECT_EQ(analyze.err.rfind("error: none of the 24 rubric answers of 12 images is valid", 0), 0u) << analyze.err;
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "refused" / "summary.json"));
+}
+
+// A mistyped port is reported in seconds, not after every question's retries.
+TEST_F(AcvaPipeline, AJudgeEndpointThatCannotBeReachedStopsAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  auto dead = RunVisalign(Args({"acva", "judge", "--run", "varied", "--judge-endpoint", "http://127.0.0.1:1",
+                                "--judge-model", "nobody"}));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(dead.exit_code, 2);
+  const size_t error = dead.err.find("error: cannot reach the judge: POST http://127.0.0.1:1/v1/chat/completions: ");
+  ASSERT_NE(error, std::string::npos) << dead.err;
+  EXPECT_EQ(dead.err.find('\n', error), dead.err.size() - 1) << "the last line: " << dead.err;
+  EXPECT_NE(dead.err.find("(--judge-endpoint http://127.0.0.1:1): a running OpenAI-compatible server"),
+            std::string::npos)
+      << dead.err;
+  EXPECT_LT(seconds, 20.0);  // the retry policy alone would wait ~15 s per question (1+2+4+8 s backoff)
+}
+
+// Ctrl-C: no new question, the requests in flight are awaited and their answers cached (they are
+// paid for), then the command ends with code 130; a dry run then counts them as cached.
+TEST_F(AcvaPipeline, AnInterruptWaitsForTheQuestionsInFlightAndCachesTheirAnswers) {
+  auto slow = acva::ReferenceServer::Start({.port = 0, .slow_ms = 1500});
+  ASSERT_TRUE(slow.ok());
+  const std::vector<std::string> judge = Args({"acva", "judge", "--run", "varied", "--judge-endpoint", (*slow)->url(),
+                                               "--judge-model", "ref+slow", "--judge-concurrency", "4"});
+  testing::Child child = testing::StartVisalign(judge, dir_->path(), "interrupted");
+  ASSERT_GT(child.pid, 0);
+  for (int i = 0; i < 400 && (*slow)->chat_requests() < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ((*slow)->chat_requests(), 4u);
+  ::kill(child.pid, SIGINT);
+  const testing::RunResult r = testing::Wait(child);
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ((*slow)->chat_requests(), 4u);  // nothing asked after the interrupt
+  std::vector<std::string> dry = judge;
+  dry.insert(dry.begin(), "--json");
+  dry.push_back("--dry-run");
+  auto counted = RunVisalign(dry);
+  ASSERT_EQ(counted.exit_code, 0) << counted.err;
+  const json j = json::parse(counted.out);
+  EXPECT_EQ(j["cached"], 4);
+  EXPECT_EQ(j["to_ask"], kQuestionsPerModel - 4);
+  EXPECT_EQ((*slow)->chat_requests(), 4u);  // a dry run asks nothing
 }
 
 TEST_F(AcvaPipeline, RefusedMetaphorsLeaveRatingsIntact) {

@@ -4,6 +4,7 @@
 // arguments and the deprecated `visalign generate`.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -86,6 +87,30 @@ TEST(GenerateReference, AnUnknownFieldStopsTheRunAfterThreeItemsWithTheServersMe
   EXPECT_EQ(counts.failed, 0u);
   EXPECT_EQ(counts.pending, 0u);
   EXPECT_NE(fixed.err.find("had no done image yet"), std::string::npos) << fixed.err;
+}
+
+// A mistyped port: nothing can connect, so the run stops on the first requests with one line naming
+// the endpoint; no row is marked failed, so the corrected command resumes every item.
+TEST(GenerateReference, AnEndpointThatRefusesConnectionsStopsTheRunAtOnceWithNothingFailed) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> args = GenerateArgs(t / "ds", t / "store", "http://127.0.0.1:1");
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--backoff" || args[i] == "--max-backoff") args[i + 1] = "30";
+  auto r = RunVisalign(args);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ExpectOneLineError(r, "cannot reach the endpoint before any image was made: POST "
+                        "http://127.0.0.1:1/v1/images/generations: ");
+  EXPECT_NE(LastLine(r.err).find("check the host, port and scheme"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 15.0);  // one retry alone would wait 15-30 s
+  auto counts = store::OpenStore(t / "store").value()->Counts("ref").value();
+  EXPECT_EQ(counts.failed, 0u);
+  EXPECT_EQ(counts.done, 0u);
+  auto srv = StartServer(t / "ds");
+  auto fixed = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--limit", "3"}));
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(srv->Stats()["requests"], 3);
 }
 
 TEST(GenerateReference, ADallE3ServerAnswersUrlsAndTheClientFetchesThem) {

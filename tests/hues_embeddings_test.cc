@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,7 @@
 namespace visalign {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using nlohmann::json;
 using testing::RunVisalign;
@@ -62,8 +65,17 @@ class SavedEmbeddingServer {
     constexpr std::string_view kPrefix = "data:image/png;base64,";
     if (input.rfind(kPrefix, 0) == 0) {
       const auto png = backends::DecodeBase64(std::string_view(input).substr(kPrefix.size()));
-      if (!png || next_cell_ >= hues::kCells) return nullptr;
+      if (!png || next_cell_ > hues::kCells) return nullptr;
       const auto image = imaging::DecodeImage(*png, "request");
+      // The probe after the board: cell 0's colour at twice the size embeds as cell 0.
+      if (next_cell_ == hues::kCells) {
+        const hues::Cell& first = board_.cell(0);
+        if (!image.ok() || image->width != 2 * hues::kEndpointPatchSize || image->rgb[0] != first.rgb.r ||
+            image->rgb[1] != first.rgb.g || image->rgb[2] != first.rgb.b)
+          return nullptr;
+        ++next_cell_;
+        return e_.board.row(0);
+      }
       const hues::Cell& cell = board_.cell(next_cell_);
       if (!image.ok() || image->width != hues::kEndpointPatchSize || image->rgb[0] != cell.rgb.r ||
           image->rgb[1] != cell.rgb.g || image->rgb[2] != cell.rgb.b)
@@ -112,7 +124,7 @@ TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
   EXPECT_EQ(json::parse(from_endpoint.out)["model"], "siglip-tiny");
   EXPECT_EQ(ReadFile(dir / "endpoint.csv").value(), expected);
   const std::vector<std::string> models = server.models();
-  ASSERT_EQ(models.size(), (480u + 116u + 31u) / 32u);  // batches of 32 inputs
+  ASSERT_EQ(models.size(), (480u + 1u + 116u + 31u) / 32u);  // batches of 32 inputs (480 cells, the probe, words)
   EXPECT_EQ(models.front(), "siglip-tiny");
 
   // The server answers 400 for inputs it has no embedding of: a one-line error naming the flag.
@@ -121,6 +133,52 @@ TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, HasSubstr("--embeddings-endpoint"));
   EXPECT_THAT(refused.err, HasSubstr("unexpected input"));
+}
+
+// A text embedding model (OpenAI's, TEI) takes the image data URLs as text. One that truncates its
+// input gives every board colour the same embedding; one that reads it all gives the same colour at
+// two sizes different embeddings. Both are refused in one line instead of ranking noise.
+class TextEmbeddingServer {
+ public:
+  explicit TextEmbeddingServer(size_t truncate_at) : truncate_at_(truncate_at) {
+    server_.Route("POST", "/v1/embeddings", [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
+      const json body = json::parse(req.body);
+      json data = json::array();
+      for (size_t i = 0; i < body["input"].size(); ++i) {
+        const std::string text = body["input"][i].get<std::string>().substr(0, truncate_at_);
+        std::vector<float> v(16);
+        uint64_t h = std::hash<std::string>{}(text);
+        for (float& x : v) {
+          h = h * 6364136223846793005ull + 1442695040888963407ull;
+          x = static_cast<float>(static_cast<int64_t>(h >> 33) % 1000) / 1000.0f;
+        }
+        data.push_back({{"index", i}, {"embedding", v}});
+      }
+      res.SetJson(200, {{"data", data}});
+    });
+    EXPECT_TRUE(server_.Start().ok());
+  }
+  std::string url() const { return server_.url(); }
+
+ private:
+  size_t truncate_at_;
+  backends::HttpServer server_{backends::HttpServerOptions{}};
+};
+
+TEST(HuesEmbeddings, AServerThatEmbedsImagesAsTextIsRefused) {
+  TempDir dir;
+  for (size_t truncate_at : {size_t{40}, std::string::npos}) {
+    TextEmbeddingServer server(truncate_at);
+    const auto r = RunVisalign({"hues", "run", "--embeddings-endpoint", server.url(), "--name", "text", "--out",
+                                (dir / "text.csv").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("error: the server embeds images as text: "));
+    EXPECT_THAT(r.err, HasSubstr(truncate_at == 40 ? "all 480 board colours got the same embedding"
+                                                   : "one solid colour sent at two sizes got different embeddings"));
+    EXPECT_EQ(r.err.find("error: "), r.err.rfind("error: ")) << "one error line: " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("(--embeddings-endpoint " + server.url() + "): "));
+    EXPECT_FALSE(fs::exists(dir / "text.csv"));
+  }
 }
 
 TEST(HuesEmbeddings, BadSourcesAreOneLineErrors) {

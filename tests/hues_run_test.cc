@@ -46,7 +46,9 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   };
   auto first = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", out, "--json"});
   EXPECT_NE(first.exit_code, 0);
-  EXPECT_NE(first.err.find("1 of 4 models in --models failed"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("\nerror: 1 of 4 models failed, the first with: "), std::string::npos) << first.err;
+  EXPECT_EQ(first.err.find("error: ") , first.err.rfind("error: ")) << "one error line: " << first.err;
+  EXPECT_NE(first.err.find("warning: zz-coca: failed: "), std::string::npos) << first.err;
   EXPECT_NE(first.err.find("CoCa"), std::string::npos) << first.err;
   EXPECT_EQ(statuses(first), (std::map<std::string, std::string>{{"clip-convnext-tiny", "done"},
                                                                   {"clip-rn-tiny", "done"},
@@ -61,9 +63,18 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   EXPECT_EQ(statuses(again), (std::map<std::string, std::string>{
                                  {"clip-convnext-tiny", "skipped"}, {"clip-rn-tiny", "skipped"}, {"clip-tiny", "skipped"}}));
 
-  // Another template is another run: every model again, and a changed result.
+  // Another template is another run: its folders are not replaced silently; with --overwrite every
+  // model runs again, with a changed result.
+  auto refused = RunVisalign({"hues", "run", "--models", models.string(), "--template", "the color {}", "--no-cache",
+                              "--out", out});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("error: 3 of 3 models failed, the first with: " + out +
+                             "/clip-convnext-tiny holds the predictions of another run (template \"{}\")"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(*ReadFile(dir / "runs/clip-rn-tiny/results.csv"), rn_csv);
   auto other = RunVisalign({"hues", "run", "--models", models.string(), "--template", "the color {}", "--no-cache",
-                            "--out", out, "--json"});
+                            "--overwrite", "--out", out, "--json"});
   ASSERT_EQ(other.exit_code, 0) << other.err;
   EXPECT_EQ(statuses(other)["clip-rn-tiny"], "done");
   EXPECT_NE(*ReadFile(dir / "runs/clip-rn-tiny/results.csv"), rn_csv);
@@ -72,6 +83,39 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   EXPECT_EQ(with_name.exit_code, 2) << with_name.err;
   auto both = RunVisalign({"hues", "run", "--models", models.string(), "--clip-model", Model(), "--out", out});
   EXPECT_EQ(both.exit_code, 2) << both.err;
+}
+
+// The README's order: one model with the nonsense words, then the whole folder into the same --out.
+// The folder run finds that model done (its predictions have these words and more) instead of
+// replacing them, so `hues nonsense` still finds its words; a plain single-model run that would
+// drop them is refused.
+TEST(HuesRun, AModelRunWithMoreWordsIsKeptByAFolderRunAndNeverSilentlyReplaced) {
+  TempDir dir;
+  const fs::path models = dir / "models";
+  fs::create_directories(models);
+  fs::create_directory_symlink(SharedDir() / "fixtures/clip-tiny", models / "clip-tiny");
+  const std::string out = (dir / "runs").string();
+  ASSERT_EQ(RunVisalign({"hues", "run", "--clip-model", (models / "clip-tiny").string(), "--nonsense", "--no-cache",
+                         "--out", out})
+                .exit_code,
+            0);
+  const std::string with_nonsense = *ReadFile(dir / "runs/clip-tiny/results.csv");
+  auto folder = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", out, "--json"});
+  ASSERT_EQ(folder.exit_code, 0) << folder.err;
+  EXPECT_EQ(nlohmann::json::parse(folder.out)["models"][0]["status"], "skipped");
+  EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), with_nonsense);
+  auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--out", (dir / "nonsense").string()});
+  EXPECT_EQ(nonsense.exit_code, 0) << nonsense.err;
+  auto fewer = RunVisalign({"hues", "run", "--clip-model", (models / "clip-tiny").string(), "--no-cache", "--out", out});
+  EXPECT_EQ(fewer.exit_code, 2);
+  EXPECT_EQ(fewer.err, "error: " + out + "/clip-tiny holds the predictions of another run (more words, e.g. --nonsense) "
+                       "(--out " + out + "): another --out (or --name), or --overwrite to replace them\n");
+  EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), with_nonsense);
+  ASSERT_EQ(RunVisalign({"hues", "run", "--clip-model", (models / "clip-tiny").string(), "--no-cache", "--overwrite",
+                         "--out", out})
+                .exit_code,
+            0);
+  EXPECT_EQ(ReadCsv(dir / "runs/clip-tiny/results.csv")->rows.size(), 100u * 5);
 }
 
 // Models with the same preprocessing share the board's pixels (prepared once, said in the JSON and

@@ -12,6 +12,7 @@
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/store.h"
 
 namespace visalign {
 namespace {
@@ -169,6 +170,53 @@ TEST_F(ViolinEval, OldModelSpellingsWorkWithADeprecationWarning) {
   ASSERT_EQ(pair.exit_code, 0) << pair.err;
   EXPECT_EQ(nlohmann::json::parse(pair.out)["overall"][0]["model"], "gt");
   EXPECT_NE(pair.err.find("use --images"), std::string::npos) << pair.err;
+}
+
+// `violin generate --filter ... --limit N` made N items' images: evaluate takes the same selection
+// flags, so that run is scored at full coverage instead of "4 % coverage, 462 missing".
+TEST_F(ViolinEval, FilterAndLimitSelectTheItemsAsGenerateDoes) {
+  auto items = violin::LoadManifest(Dataset());
+  ASSERT_TRUE(items.ok());
+  const auto some = dir_ / "some";
+  std::filesystem::create_directories(some);
+  std::vector<std::string> chosen;
+  for (const auto& item : *items)
+    if (item.variation == 2 && chosen.size() < 5) {
+      chosen.push_back(item.id);
+      std::filesystem::copy_file(Dataset() / *item.image, some / (item.id + ".PNG"));  // any case
+    }
+  ASSERT_EQ(chosen.size(), 5u);
+  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", "m=" + some.string(),
+                        "--filter", "variation=2", "--limit", "5", "--strict", "--json", "--out", (dir_ / "o").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["n_items"], 5);
+  EXPECT_EQ(j["overall"][0]["coverage"], 1.0);
+  EXPECT_EQ(j["selection"], nlohmann::json::parse(R"({"filters": {"variation": ["2"]}, "limit": 5})"));
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  auto bad = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", some.string(), "--filter",
+                          "colour=red", "--out", (dir_ / "b").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("error: unknown filter key \"colour\"", 0), 0u) << bad.err;
+}
+
+// An ACVA generation run in the same store is named for what it is, not "another dataset version".
+TEST_F(ViolinEval, AnAcvaRunIsRefusedAsSuch) {
+  {
+    auto st = store::OpenStore((dir_ / "store").string());
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    store::RunInfo info;
+    info.name = "concepts";
+    info.benchmark = "acva";
+    info.dataset_fingerprint = "concept-set";
+    info.identity = {{"backend", "directory"}};
+    ASSERT_TRUE((*st)->OpenRun(info).ok());
+  }
+  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--store", (dir_ / "store").string(),
+                        "--run", "concepts", "--out", (dir_ / "x").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("error: run \"concepts\" was made for the acva benchmark, not VIOLIN", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("visalign acva analyze --run concepts"), std::string::npos) << r.err;
 }
 
 TEST_F(ViolinEval, BadEvaluationOptionsAreOneLineErrors) {

@@ -184,5 +184,30 @@ TEST_F(CommandTest, DirectoryBackendImportsByIdAndSample) {
   EXPECT_EQ(MakeDirectoryBackend(dir_ / "nope").status().code(), StatusCode::kNotFound);
 }
 
+// Cameras and Windows tools write .PNG and .JPG: the extension matches in any case, as `violin
+// evaluate --images` matches it; of two files with one stem, png beats jpg.
+TEST_F(CommandTest, DirectoryBackendMatchesExtensionsInAnyCaseAndRefusesAFolderWithoutImages) {
+  fs::create_directories(dir_ / "imgs");
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "imgs/v1-a__0.PNG", TinyPng(1, 2, 3)).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "imgs/v1-b.Png", TinyPng(4, 5, 6)).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "imgs/v1-b.JPG", "not chosen").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "imgs/notes.TXT", "ignored").ok());
+  auto b = MakeDirectoryBackend(dir_ / "imgs").value();
+  auto a = b->Generate({"v1-a", "p", 0, {}}, kNoCancel);
+  ASSERT_TRUE(a.ok()) << a.error.message;
+  EXPECT_EQ(a.value->bytes, TinyPng(1, 2, 3));
+  auto both = b->Generate({"v1-b", "p", 0, {}}, kNoCancel);
+  ASSERT_TRUE(both.ok()) << both.error.message;
+  EXPECT_EQ(both.value->bytes, TinyPng(4, 5, 6));
+  auto missing = b->Generate({"notes", "p", 0, {}}, kNoCancel);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error.message.find("in any case"), std::string::npos) << missing.error.message;
+  fs::create_directories(dir_ / "empty");
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "empty/readme.md", "no images").ok());
+  Status none = MakeDirectoryBackend(dir_ / "empty").status();
+  EXPECT_EQ(none.code(), StatusCode::kNotFound);
+  EXPECT_NE(none.what().find("no .png, .jpg, .jpeg or .webp file in"), std::string::npos) << none.ToString();
+}
+
 }  // namespace
 }  // namespace visalign::backends

@@ -137,7 +137,9 @@ std::string RunSummary::ToText() const {
     for (size_t i = 0; i < failures.size() && i < kFailuresShown; ++i)
       s += fmt::format("\n  {} #{}: {}", failures[i].id, failures[i].k, failures[i].error);
   }
-  if (same_failure)
+  if (same_failure && same_failure->kind == ErrorKind::kConnection)
+    s += fmt::format("\nstopped early: the endpoint cannot be reached: {}", same_failure->message);
+  else if (same_failure)
     s += fmt::format("\nstopped early: {} different items in a row failed with the same error: {}",
                      same_failure_items, same_failure->message);
   if (skipped_failed > 0) s += "\nre-run with --retry-failed to retry earlier failures";
@@ -155,6 +157,10 @@ Status RunSummary::StoppedEarly(const std::string& where) const {
     case ErrorKind::kCommand:
       fix = "a --cmd that works: run it by hand for one prompt and check that it writes {out}";
       break;
+    case ErrorKind::kConnection:
+      return Status::Unavailable("cannot reach the endpoint before any image was made: " + same_failure->message, where,
+                                 "a running server at --endpoint (check the host, port and scheme); nothing was "
+                                 "marked failed, so the same command resumes");
     default:
       fix = "a backend that works for these items";
   }
@@ -316,6 +322,17 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
         ++attempts;
         if (!result.ok()) {
           AttemptError e = std::move(result.error);
+          // Nothing answered yet and the endpoint cannot be reached (refused, DNS, TLS): every item would
+          // wait out its retries, so the run stops now and the item stays pending.
+          if (e.kind == ErrorKind::kConnection && !any_success.load() && options.stop_after_same_failures > 0) {
+            std::lock_guard lock(mu);
+            if (!summary.same_failure) {
+              summary.same_failure = e;
+              summary.same_failure_items = 1;
+            }
+            halt = true;
+            return AttemptError{ErrorKind::kCancelled, "unreachable", {}};
+          }
           // A failed command before anything has worked may be the same for every item.
           const bool untested_command = e.kind == ErrorKind::kCommand && !any_success.load();
           if ((!e.retryable() || untested_command) && streak.Failure(key, e.Signature())) {

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Answers by prompt: "ok" succeeds; "flaky" fails with 503 on its first attempt; "bad" gets a 400
-// (the same for every item); "slow" takes 300 ms (or until cancelled); "broken-cmd" is a command
+// (the same for every item); "refused" cannot connect; "reset-once" cannot on its first attempt; "slow" takes 300 ms (or until cancelled); "broken-cmd" is a command
 // failing the same way every time (its message names the item, its signature does not);
 // "flaky-cmd" a command failing on its first attempt only. Counts calls per (id, k).
 class ScriptedBackend : public GenerationBackend {
@@ -34,6 +34,9 @@ class ScriptedBackend : public GenerationBackend {
     }
     if (before_answer) before_answer(r);
     if (r.prompt == "bad") return Attempt<GeneratedImage>::Fail({ErrorKind::kClient, "HTTP 400: no", {}});
+    if (r.prompt == "refused" || (r.prompt == "reset-once" && n == 1))
+      return Attempt<GeneratedImage>::Fail(
+          {ErrorKind::kConnection, "POST http://127.0.0.1:1/v1/images/generations: Couldn't connect to server", {}});
     if (r.prompt == "flaky" && n == 1) return Attempt<GeneratedImage>::Fail({ErrorKind::kServer, "HTTP 503", {}});
     if (r.prompt == "broken-cmd" || (r.prompt == "flaky-cmd" && n == 1)) {
       AttemptError e{ErrorKind::kCommand, "command exited with status 1; stderr: loading " + r.item_id + " ... boom", {}};
@@ -156,6 +159,35 @@ TEST_F(RunnerTest, TheSameNonRetryableErrorOnThreeItemsInARowStopsTheRun) {
   EXPECT_EQ(st.what(), "stopped after 3 different items failed with the same error: HTTP 400: no");
   EXPECT_EQ(st.where(), "run r");
   EXPECT_NE(st.expected().find("KEY=null removes a field"), std::string::npos) << st.ToString();
+}
+
+TEST_F(RunnerTest, AnEndpointThatCannotBeReachedBeforeAnyImageStopsTheRunAtOnceWithNothingMarkedFailed) {
+  std::atomic<bool> stop{false};
+  options_.retry.initial_backoff = Millis(60'000);  // a retry would wait a minute: the test would time out
+  auto s = Run(Items(std::vector<std::string>(10, "refused")), stop).value();
+  EXPECT_LE(s.attempts, 3u);  // the requests already in flight when the first failed, no more
+  EXPECT_EQ(s.failed, 0u);
+  EXPECT_EQ(s.left_pending, 10u);
+  EXPECT_EQ(store_->Counts("r").value().pending, 10u);
+  ASSERT_TRUE(s.same_failure.has_value());
+  EXPECT_EQ(s.same_failure->kind, ErrorKind::kConnection);
+  EXPECT_NE(s.ToText().find("stopped early: the endpoint cannot be reached: POST http://127.0.0.1:1/v1/images/"
+                            "generations: Couldn't connect to server"),
+            std::string::npos)
+      << s.ToText();
+  Status st = s.StoppedEarly("run r");
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.what().find("http://127.0.0.1:1/v1/images/generations"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.expected().find("--endpoint"), std::string::npos) << st.ToString();
+}
+
+TEST_F(RunnerTest, AConnectionFailureAfterAnImageWasMadeKeepsTheRetryPolicy) {
+  std::atomic<bool> stop{false};
+  options_.concurrency = 1;
+  auto s = Run(Items({"ok", "reset-once", "ok"}), stop).value();
+  EXPECT_FALSE(s.same_failure.has_value());
+  EXPECT_EQ(s.done, 3u);
+  EXPECT_EQ(backend_.calls("i1#0"), 2);
 }
 
 TEST_F(RunnerTest, ASuccessInBetweenStartsTheCountAgain) {

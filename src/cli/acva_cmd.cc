@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "cli/backend_options.h"
+#include "cli/acva_judge.h"
 #include "cli/cli.h"
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/benchmarks/acva/pipeline.h"
@@ -39,14 +41,6 @@ struct GenerateArgs {
   int64_t seed = 0;
 };
 
-struct JudgeArgs {
-  std::vector<std::string> runs;
-  std::string endpoint, model, api_key_env, language = "en";
-  double temperature = 0, rate = 0, timeout_s = 120, lease_s = 60;
-  int concurrency = 4, max_reply_attempts = 3, max_attempts = 5;
-  bool rejudge_invalid = false;
-};
-
 struct AnalyzeArgs {
   std::string clip_model, out;
   std::string clip_precision = "fp32";
@@ -67,6 +61,8 @@ struct Common {
   SetArgs set;
   GenerateArgs gen;
   JudgeArgs judge;
+  bool judge_dry_run = false;
+  std::optional<double> judge_price;  // USD per request
   AnalyzeArgs analyze;
 };
 
@@ -94,35 +90,6 @@ void AddGenerateOptions(CLI::App* app, GenerateArgs& a) {
   app->add_option("--filter", a.filters,
                   "Subset of concepts: ids=ID[,ID...] or category=NAME[,NAME...] (repeatable; several keys in one: "
                   "category=emotion,ids=love)");
-}
-
-void AddJudgeOptions(CLI::App* app, JudgeArgs& a, bool endpoint_required) {
-  auto* ep = app->add_option("--judge-endpoint", a.endpoint, "Base URL of an OpenAI-compatible chat API (VLM judge)");
-  if (endpoint_required) ep->required();
-  app->add_option("--judge-model", a.model, "Judge model name (part of every cache key)")->required();
-  app->add_option("--judge-api-key-env", a.api_key_env, "Environment variable holding the judge's API key");
-  app->add_option("--judge-language", a.language, "Language of judge prompts and rubric questions: en or zh")
-      ->check(CLI::IsMember({"zh", "en"}))
-      ->capture_default_str();
-  app->add_option("--judge-temperature", a.temperature, "Sampling temperature")->capture_default_str();
-  app->add_option("--judge-concurrency", a.concurrency, "Judge requests in flight")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app->add_option("--judge-rate", a.rate, "Judge requests per second (0 = unlimited)")->capture_default_str();
-  app->add_option("--judge-timeout", a.timeout_s, "Seconds per judge request")->capture_default_str();
-  app->add_option("--judge-max-attempts", a.max_attempts, "Attempts per request on timeouts, 429 and 5xx")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app->add_option("--judge-reply-attempts", a.max_reply_attempts,
-                  "Times a question is asked while the reply is unparseable; then it is recorded invalid")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app->add_flag("--rejudge-invalid", a.rejudge_invalid, "Ask again questions whose cached answer is invalid");
-  app->add_option("--judge-lease", a.lease_s,
-                  "Seconds a question being asked stays this judge's between renewals (judges sharing a store take "
-                  "over a dead judge's questions after it)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
 }
 
 void AddAnalyzeOptions(CLI::App* app, AnalyzeArgs& a) {
@@ -196,47 +163,6 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
                                            summary.failures.empty() ? "" : summary.failures.front().error),
                                "run " + a.run, "rerun with --retry-failed once the backend works");
   return Status::Ok();
-}
-
-acva::JudgeConfig JudgeConfigFrom(const Cli& cli, const JudgeArgs& a) {
-  acva::JudgeConfig config;
-  config.settings.model = a.model;
-  config.settings.language = *acva::LanguageFromName(a.language);
-  config.settings.temperature = a.temperature;
-  config.endpoint = a.endpoint;
-  config.api_key_env = a.api_key_env;
-  config.max_reply_attempts = a.max_reply_attempts;
-  config.concurrency = a.concurrency;
-  config.rate = a.rate;
-  config.retry.max_attempts = a.max_attempts;
-  config.timeout = MillisFromSeconds(a.timeout_s);
-  config.rejudge_invalid = a.rejudge_invalid;
-  config.lease = MillisFromSeconds(a.lease_s);
-  config.progress = !cli.global().json;
-  return config;
-}
-
-// Judges (asks what is not cached when an endpoint is given) and returns the judged images.
-Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva::ConceptSet& set,
-                                 store::RunStore& store, const std::atomic<bool>& stop) {
-  const acva::JudgeConfig config = JudgeConfigFrom(cli, a);
-  auto transport = a.endpoint.empty() ? nullptr : backends::MakeCurlTransport();
-  VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, acva::JudgeRuns(store, set, a.runs, config, transport, stop));
-  const acva::JudgeStats& s = outcome.stats;
-  if (!cli.global().json)
-    std::printf("judge: %zu images, %zu questions (%zu distinct): %zu cached, %zu asked (%zu requests), %zu invalid, "
-                "%zu failed\n",
-                s.images, s.questions, s.distinct, s.cached, s.asked, s.requests, s.invalid, s.failed);
-  if (s.interrupted) return Status::Interrupted("judging interrupted; answers so far are cached, rerun to continue");
-  if (s.failed > 0)
-    return Status::Unavailable(fmt::format("{} judge questions failed (first: {})", s.failed, s.errors.front()),
-                               "--judge-endpoint " + a.endpoint, "rerun when the judge is reachable; answers so far are cached");
-  if (s.missing > 0)
-    return Status::NotFound(fmt::format("{} of {} judge answers are not in the cache", s.missing, s.questions),
-                            "--judge-model " + a.model,
-                            "run `visalign acva judge` first with the same runs, judge model and language");
-  if (s.images == 0) return Status::NotFound("no done images in the runs", "--run", "runs with generated images");
-  return outcome;
 }
 
 Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args, const acva::ConceptSet& set,
@@ -396,12 +322,18 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     CLI::App* s = AddSetAndStoreCommand(
         cli, g, c, "judge", "Ask the VLM judge every rubric, metaphor and 2AFC question (cached)",
         [&cli, c](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) -> Status {
+          if (c->judge_dry_run) return JudgeDryRun(cli, c->judge, c->judge_price, set, store, stop);
           VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, store, stop));
           if (cli.global().json) PrintJson(outcome.stats.ToJson());
           return Status::Ok();
         });
     s->add_option("--run", c->judge.runs, "Generation runs to judge (repeatable)")->required();
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
+    s->add_flag("--dry-run", c->judge_dry_run,
+                "Print how many questions are cached and how many would be asked (requests at most, and the cost with "
+                "--price-per-request); ask nothing");
+    s->add_option("--price-per-request", c->judge_price, "USD per judge request: the cost in --dry-run")
+        ->check(CLI::NonNegativeNumber);
     s->footer(
         "One request per question; answers are cached by (image SHA-256, question, judge model, prompt template "
         "hash), so re-running asks only what is missing and byte-identical images are asked once. Unparseable "

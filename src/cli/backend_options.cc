@@ -89,6 +89,12 @@ void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backe
       ->capture_default_str();
 }
 
+void AddViolinFilterOption(CLI::App* app, std::vector<std::string>& filters) {
+  app->add_option("--filter", filters,
+                  "Subset: key=value[,value...] with keys variation, split, language, ids, notation, layout, "
+                  "prompt_split, hue_split1, hue_split2 (repeatable; several keys in one: variation=1,2,split=test)");
+}
+
 Result<Filters> ParseFilters(const std::vector<std::string>& filters, const std::vector<std::string>& keys) {
   std::string names;
   for (const std::string& k : keys) names += (names.empty() ? "" : ", ") + k;

@@ -45,6 +45,8 @@ void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backe
 // key; a key outside `keys` is an error naming them.
 using Filters = std::map<std::string, std::set<std::string>>;
 Result<Filters> ParseFilters(const std::vector<std::string>& filters, const std::vector<std::string>& keys);
+// --filter of the VIOLIN commands that select dataset items (generate, evaluate): one help text.
+void AddViolinFilterOption(CLI::App* app, std::vector<std::string>& filters);
 
 // The items of `run.shard` ("I/N", 0 <= I < N): the items whose id is the I-th, I+N-th, ... distinct
 // id in order (all samples of an item stay in one part); all items without a shard. An invalid

@@ -203,12 +203,12 @@ void AddGenerate(Cli& cli, CLI::App* g) {
   AddBackendOptions(g, a->backend);
   g->add_option("--path", a->backend.path, "directory: folder of <id>.png or <id>__<k>.png images");
   g->add_option("--samples", a->samples, "Images per item (k = 0..K-1)")->capture_default_str();
-  g->add_option("--seed", a->seed, "Base seed: sample k of item i gets (FNV-1a(i) + k + seed) mod 2^31")
+  g->add_option("--seed", a->seed,
+                "Base seed: sample k of item i gets (h(i) + k + seed) mod 2^31, h = FNV-1a 64-bit from offset basis "
+                "1469598103934665603 (not FNV's 14695981039346656037; docs/backends.md)")
       ->capture_default_str();
   AddRunControlOptions(g, a->control, a->backend, "items");
-  g->add_option("--filter", a->filters,
-                "Subset: key=value[,value...] with keys variation, split, language, ids, notation, layout, "
-                "prompt_split, hue_split1, hue_split2 (repeatable; several keys in one: variation=1,2,split=test)");
+  AddViolinFilterOption(g, a->filters);
   g->add_flag("--dry-run", a->dry_run,
               "Print the run's identity and connection, the first request and how many images would be requested; "
               "request and write nothing");

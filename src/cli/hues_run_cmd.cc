@@ -48,6 +48,7 @@ struct RunArgs {
   std::string prompt_template = "{}";
   std::string words = "data";
   bool nonsense = false;
+  bool overwrite = false;
   std::string out;
   std::string cache;
   StoreFlags store = NoStore();
@@ -143,14 +144,6 @@ Result<std::string> RunName(const RunArgs& a) {
 // and preprocessing, template and words) and whose outputs exist is skipped when the command is re-run.
 constexpr const char* kRunRecordFile = "hues-run.json";
 
-// What one model's run is: identical records give identical predictions.
-nlohmann::json RunRecord(const std::string& fingerprint, const std::string& prompt_template,
-                         const std::vector<std::string>& words) {
-  std::string joined;
-  for (const std::string& w : words) joined += w + "\n";
-  return {{"fingerprint", fingerprint}, {"template", prompt_template}, {"words_sha256", Sha256Hex(joined)}};
-}
-
 // Model folders of DIR (those with a config file), sorted by name.
 Result<std::vector<fs::path>> ModelDirs(const fs::path& dir) {
   std::error_code ec;
@@ -188,7 +181,7 @@ Status CheckModelsArgs(const RunArgs& a) {
 }
 
 // One run of `hues run` (one model or embeddings source) into its output files; the --json object.
-// `resumable` (--models): skips a native model whose run record matches, and writes the record after.
+// `resumable` (--models): skips a model whose run record matches (or played these words and more).
 // `board_pixels`: shared with the other models of --models (null for one model).
 Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words,
                               const std::string& name, bool resumable, BoardPixels* board_pixels) {
@@ -202,20 +195,36 @@ Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& c
     if (!loaded.ok()) return loaded.status().WithContext(model_flag);
     model = std::move(loaded).value();
   }
-  nlohmann::json record;
-  if (resumable) {
-    VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
-    record = RunRecord(fingerprint, a.prompt_template, words);
-    bool done = fs::is_regular_file(record_file);
-    for (const fs::path& f : outputs) done = done && fs::is_regular_file(f);
-    Result<std::string> text = done ? ReadFile(record_file) : Result<std::string>(Status::NotFound("no record"));
-    if (text.ok() && nlohmann::json::parse(*text, nullptr, false) == record) {
-      if (!cli.global().json) fmt::print("{}: already done ({} matches), skipped\n", name, record_file.string());
+  // What made predictions already in the folder decides: the same run (or, for --models, one that
+  // played these words and more) is done; another run's files are never replaced without --overwrite.
+  const bool folder = outputs.size() > 1;
+  PredictionRunRecord record;
+  if (folder) {
+    if (model) {
+      VISALIGN_ASSIGN_OR_RETURN(record.fingerprint, model->Fingerprint());
+    } else {
+      record.fingerprint = !a.embeddings.empty() ? "embeddings " + fs::absolute(a.embeddings).string()
+                                                 : "endpoint " + a.endpoint + " model " + a.endpoint_model;
+    }
+    record.prompt_template = a.prompt_template;
+    record.words = words;
+    VISALIGN_ASSIGN_OR_RETURN(EarlierRun earlier, CompareWithEarlierRun(outputs, record_file, record));
+    const bool done = earlier.kind == EarlierPredictions::kSame || earlier.kind == EarlierPredictions::kCovers;
+    if (resumable && done) {
+      if (!cli.global().json)
+        fmt::print("{}: already done ({} {}), skipped\n", name, record_file.string(),
+                   earlier.kind == EarlierPredictions::kSame ? "matches" : "has these words and more");
       nlohmann::json skipped = nlohmann::json::object();
       skipped["model"] = name;
       skipped["status"] = "skipped";
       return skipped;
     }
+    if (!a.overwrite && (earlier.kind == EarlierPredictions::kOther || earlier.kind == EarlierPredictions::kCovers))
+      return Status::InvalidArgument(
+          fmt::format("{} holds the predictions of another run ({}{})", (fs::path(a.out) / name).string(),
+                      earlier.kind == EarlierPredictions::kCovers ? "more words" : earlier.difference,
+                      earlier.kind == EarlierPredictions::kCovers ? ", e.g. --nonsense" : ""),
+          "--out " + a.out, "another --out (or --name), or --overwrite to replace them");
   }
   Result<RunOutcome> outcome = model                  ? RunNative(a, ctx, words, *model, board_pixels)
                                : !a.embeddings.empty() ? RunFromFile(a, words)
@@ -229,7 +238,7 @@ Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& c
 
   VISALIGN_RETURN_IF_ERROR(WritePredictionFiles(outputs, name, run.words, ctx.board));
   const std::string source = !a.model.empty() ? "clip-model" : !a.embeddings.empty() ? "embeddings" : "endpoint";
-  if (resumable) VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(record_file, record.dump(2) + "\n"));
+  if (folder) VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(record_file, record.ToJson().dump(2) + "\n"));
   std::vector<std::string> files;
   for (const fs::path& f : outputs) files.push_back(f.string());
   nlohmann::json j = {{"model", name},
@@ -319,7 +328,7 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
         results.push_back(*r);
         continue;
       }
-      spdlog::error("{}: {}", name, r.status().ToString());
+      spdlog::warn("{}: failed: {}", name, r.status().ToString());
       nlohmann::json f = nlohmann::json::object();
       f["model"] = name;
       f["status"] = "failed";
@@ -338,7 +347,9 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
     PrintJson(out);
   }
   if (failed > 0) {
-    return first_failure.WithContext(fmt::format("{} of {} models in --models failed; first", failed, dirs.size()));
+    return Status(first_failure.code(),
+                  fmt::format("{} of {} models failed, the first with: {}", failed, dirs.size(), first_failure.what()),
+                  first_failure.where(), first_failure.expected());
   }
   return Status::Ok();
 }
@@ -383,6 +394,10 @@ void AddRun(Cli& cli, CLI::App* g) {
                   "FOLDER (writes FOLDER/<name>/results.csv in the published format and predictions.jsonl), or a "
                   "file ending in .csv or .jsonl")
       ->required();
+  cmd->add_flag("--overwrite", a->overwrite,
+                "Replace predictions another run wrote into --out/<name> (another model, template or word list); "
+                "without it such a folder is an error, and with --models a folder holding these words and more "
+                "counts as done");
   cmd->add_option("--cache", a->cache,
                   "Folder caching board image embeddings per (model fingerprint, preprocessing, board); default "
                   "$VISALIGN_CACHE, $XDG_CACHE_HOME/visalign or ~/.cache/visalign");

@@ -99,7 +99,7 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
     PrintJson({{"store", a.store.ForJson()}, {"runs", out}});
     return Status::Ok();
   }
-  std::printf("store %s: %zu runs\n", a.store.Display().c_str(), runs.size());
+  std::printf("store %s: %zu %s\n", a.store.Display().c_str(), runs.size(), runs.size() == 1 ? "run" : "runs");
   for (const nlohmann::json& r : out)
     std::printf("run %s (%s, created %s)\n  dataset:    %s\n  identity:   %s\n  connection: %s (last used)\n"
                 "  rows:       %s\n  attempts:   %zu; first row %s, last update %s\n",

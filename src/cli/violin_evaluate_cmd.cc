@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/backend_options.h"
 #include "cli/cli.h"
 #include "visalign/color.h"
 #include "visalign/imaging/image.h"
@@ -22,7 +23,8 @@ constexpr size_t kProblemsShown = 10;
 struct EvaluateArgs {
   std::string dataset, name, out, weights;
   StoreFlags store;
-  std::vector<std::string> images, runs, by;
+  std::vector<std::string> images, runs, by, filters;
+  int64_t limit = 0;
   std::string split = "all", missing = "skip", normalization = "fixed", background = violin::kDefaultBackground;
   int resamples = stats::BootstrapOptions{}.resamples;
   uint64_t seed = stats::BootstrapOptions{}.seed;
@@ -97,6 +99,11 @@ Result<violin::ModelImages> RunImages(store::RunStore& st, const StoreFlags& whe
   if (!info)
     return Status::NotFound("no run named \"" + run + "\"", "store " + where.Display(),
                             "a run created by `visalign generate --run " + run + "`");
+  if (info->benchmark != "violin")
+    return Status::InvalidArgument("run \"" + run + "\" was made for the " + info->benchmark + " benchmark, not VIOLIN",
+                                   "store " + where.Display(),
+                                   info->benchmark == "acva" ? "`visalign acva analyze --run " + run + "` for it, or a run of `visalign violin generate`"
+                                                             : "a run of `visalign violin generate`");
   if (info->dataset_fingerprint != fingerprint)
     return Status::InvalidArgument("run \"" + run + "\" was generated from another dataset version",
                                    "store " + where.Display() + " vs " + dataset,
@@ -118,6 +125,10 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(options.missing, violin::ParseMissingPolicy(a.missing));
   VISALIGN_ASSIGN_OR_RETURN(options.alpha, violin::ParseBackground(a.background));
   options.split = a.split;
+  VISALIGN_ASSIGN_OR_RETURN(options.filters, ParseFilters(a.filters, violin::GenerationFilterKeys()));
+  if (a.limit < 0)
+    return Status::InvalidArgument("--limit " + std::to_string(a.limit), "--limit", "0 (all) or a positive count");
+  options.limit = a.limit;
   options.by = a.by;
   options.bootstrap.resamples = a.resamples;
   options.bootstrap.seed = a.seed;
@@ -186,6 +197,11 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
   ev->add_option("--split", ea->split, "Items to score: the manifest's split column")
       ->check(CLI::IsMember({"train", "test", "all"}))
       ->capture_default_str();
+  AddViolinFilterOption(ev, ea->filters);
+  ev->add_option("--limit", ea->limit,
+                 "Score the first N selected items only (after --split and --filter; 0 = all): the same selection "
+                 "as `violin generate --filter ... --limit N`, so a partial run is evaluated at full coverage")
+      ->capture_default_str();
   ev->add_option("--by", ea->by,
                  "Also group rows by a manifest column: split, prompt_split, hue_split1, hue_split2, template_id, "
                  "layout (repeatable)")
@@ -216,7 +232,10 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
       "  visalign violin evaluate --dataset ds --images sdxl=out/sdxl --out results\n"
       "  visalign violin evaluate --dataset ds --images gt=ds/images --images noisy=out/noisy --out cmp --threads 2\n"
       "  visalign violin evaluate --dataset ds --store ./visalign-store --run gpt-image --run sdxl --out cmp\n"
-      "  visalign violin evaluate --dataset ds --store ./visalign-store --run sdxl --split test --by prompt_split");
+      "  visalign violin evaluate --dataset ds --store ./visalign-store --run sdxl --split test --by prompt_split "
+      "--out test-split\n"
+      "  visalign violin evaluate --dataset ds --store ./visalign-store --run sdxl --filter variation=1 --limit 20 "
+      "--out first20");
   cli.Bind(ev, [&cli, ea]() { return RunEvaluate(cli, *ea); });
 });
 

@@ -28,7 +28,10 @@ Progress::Progress(std::string label, uint64_t total, bool enabled)
       enabled_(enabled && g_enabled.load()),
       tty_(::isatty(STDERR_FILENO) != 0),
       start_(std::chrono::steady_clock::now()),
-      last_draw_(start_) {}
+      last_draw_(start_) {
+  // On a terminal the label shows at once, so a stage whose first step is slow is not silence.
+  if (enabled_ && tty_) MaybeDraw(true);
+}
 
 Progress::~Progress() { Finish(); }
 

@@ -1,3 +1,7 @@
+#include <algorithm>
+#include <array>
+#include <cctype>
+
 #include "imaging/codecs.h"
 #include "imaging/png_decode.h"
 #include "visalign/imaging/image.h"
@@ -51,6 +55,19 @@ Result<Image> DecodeImage(std::string_view bytes, const std::string& source, con
   VISALIGN_RETURN_IF_ERROR(NotEmpty(bytes, source));
   if (Image image; DecodePngFast(bytes, image, alpha) == PngFastDecode::kDecoded) return image;
   return DecodeBySignature(bytes, source, alpha);
+}
+
+int ImageFileExtensionRank(std::string_view extension) {
+  static constexpr std::array<std::string_view, 4> kExtensions = {"png", "jpg", "jpeg", "webp"};
+  if (!extension.empty() && extension.front() == '.') extension.remove_prefix(1);
+  for (size_t i = 0; i < kExtensions.size(); ++i) {
+    const std::string_view want = kExtensions[i];
+    if (extension.size() == want.size() &&
+        std::equal(want.begin(), want.end(), extension.begin(),
+                   [](char w, char c) { return w == std::tolower(static_cast<unsigned char>(c)); }))
+      return static_cast<int>(i);
+  }
+  return -1;
 }
 
 Result<Image> ReadImage(const std::filesystem::path& path, const AlphaPolicy& alpha) {

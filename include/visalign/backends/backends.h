@@ -221,8 +221,9 @@ Result<std::unique_ptr<GenerationBackend>> MakeCommandBackend(CommandOptions opt
 // The argv template split into words (exposed for tests and --help examples).
 Result<std::vector<std::string>> SplitCommandTemplate(std::string_view command_template);
 
-// Imports <dir>/<id>.<ext> or <dir>/<id>__<k>.<ext> (ext png, jpg, jpeg, webp; <id>.<ext> only
-// serves k = 0). A missing or undecodable file fails the item at once.
+// Imports <dir>/<id>.<ext> or <dir>/<id>__<k>.<ext> (ext png, jpg, jpeg, webp in any case, as
+// `violin evaluate --images` matches them; <id>.<ext> only serves k = 0; the folder is listed once).
+// A missing or undecodable file fails the item at once; a folder with no image at all is NotFound.
 Result<std::unique_ptr<GenerationBackend>> MakeDirectoryBackend(const std::filesystem::path& dir);
 
 // ---- Rate limiting and retries --------------------------------------------------------------

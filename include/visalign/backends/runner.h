@@ -47,7 +47,10 @@ struct RunnerOptions {
   // unknown request field), or a failed command while nothing has succeeded yet in this
   // invocation. Until then an item whose command failed is set aside (still pending) so the next
   // items show whether the failure is deterministic; it is retried once something succeeds or
-  // nothing else is left. 0 = never stop early.
+  // nothing else is left. A connection failure (refused, DNS, TLS) before anything has succeeded in
+  // this invocation stops the run at once (same_failure_items = 1; the item stays pending): a dead
+  // endpoint is reported in seconds, while a server that answered before keeps the retry policy.
+  // 0 = never stop early.
   int stop_after_same_failures = 3;
   // How long a claimed row stays this worker's without a renewal: after a crash, how long until
   // other workers take its rows over. Must outlast a store outage, not a request.
@@ -78,8 +81,8 @@ struct RunSummary {
 
   nlohmann::json ToJson() const;
   std::string ToText() const;  // a short human summary (several lines)
-  // OK unless the run stopped early (same_failure): then InvalidArgument with that error, `where`
-  // (e.g. "run NAME"), and what to fix for that kind of error.
+  // OK unless the run stopped early (same_failure): then InvalidArgument with that error (Unavailable
+  // for an unreachable endpoint), `where` (e.g. "run NAME"), and what to fix for that kind of error.
   Status StoppedEarly(const std::string& where) const;
 };
 

@@ -84,6 +84,11 @@ void SetMaxImagePixels(uint64_t pixels);
 Result<Image> DecodeImage(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha = {});
 Result<Image> ReadImage(const std::filesystem::path& path, const AlphaPolicy& alpha = {});
 
+// The rank of a file extension (".png", ".JPG", "webp": dot optional, any case) among those visalign
+// imports from folders of images made elsewhere: png 0, jpg 1, jpeg 2, webp 3; -1 for any other.
+// One rule for `violin evaluate --images` and the directory backend; the rank orders same-stem files.
+int ImageFileExtensionRank(std::string_view extension);
+
 // PNG bytes of an image; `compression` 0 (fastest) .. 9 (smallest).
 Result<std::string> EncodePng(const Image& image, int compression = 1);
 // Encodes and writes atomically (temp file + rename).

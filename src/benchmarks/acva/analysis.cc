@@ -1,6 +1,8 @@
 // From judged images to the typed Analysis: adequacy, diversity, distinctiveness, bootstrap
 // intervals, correlations and tiers (serialised in analysis_json.cc). Definitions: docs/acva.md
 // ("Metrics" and "Statistics").
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -609,6 +611,17 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
   if (!(options.cluster_threshold >= 0 && options.cluster_threshold <= 2))
     return Status::InvalidArgument("cluster threshold " + std::to_string(options.cluster_threshold),
                                    "--cluster-threshold", "a cosine distance in [0, 2]");
+  size_t answers = 0, rated = 0;
+  for (const JudgedImage& image : images)
+    for (const RubricAnswer& a : image.answers) {
+      ++answers;
+      rated += a.rating.has_value();
+    }
+  if (answers > 0 && rated == 0)
+    return Status::InvalidArgument(
+        fmt::format("none of the {} rubric answers of {} images is valid (the judge refused or broke the format)",
+                    answers, images.size()),
+        "judge answers", "a judge that answers the rubric (see `judge.errors` and docs/acva.md; --rejudge-invalid asks again)");
   VISALIGN_ASSIGN_OR_RETURN(Analysis analysis, Analyzer(set, images, options).Run());
   AnalysisResult result;
   result.summary = AnalysisJson(analysis);

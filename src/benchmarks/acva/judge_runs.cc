@@ -285,8 +285,15 @@ class Judge {
       claimed.pop_front();
       return g;
     };
+    // Stop-early rules (JudgeConfig::stop_after_invalid, and an unreachable judge): `halt_` ends the
+    // asking; what was answered is cached and the reason is the command's error.
+    size_t invalid_streak = 0;
+    auto stop_early_locked = [&](Status why) {
+      if (first_error.ok()) first_error = std::move(why);
+      halt_ = true;
+    };
     auto worker = [&] {
-      while (!stop_.load()) {
+      while (!halt_.load()) {
         bool wait = false;
         const std::optional<size_t> g = take(wait);
         if (!g) {
@@ -298,6 +305,12 @@ class Judge {
         const Task& t = tasks[group.front()];
         auto asked = Ask(t, out.images[t.slot.image]);
         std::lock_guard<std::mutex> lock(mu);
+        if (unreachable_) {
+          stop_early_locked(Status::Unavailable(
+              "cannot reach the judge: " + *unreachable_, "judge endpoint " + config_.endpoint,
+              "a running OpenAI-compatible server at --judge-endpoint (check the host and port)"));
+        }
+        if (asked.ok() && !*asked) continue;  // stopped before it was asked: stays unasked
         ++out.stats.asked;
         if (!asked.ok()) {
           ++out.stats.failed;
@@ -305,10 +318,23 @@ class Judge {
           progress.Add(0, 1);
           continue;
         }
-        Status st = store_.CachePut(kCacheNamespace, t.cache_key, asked->record.dump());
+        const Asked& a = **asked;
+        Status st = store_.CachePut(kCacheNamespace, t.cache_key, a.record.dump());
         if (!st.ok() && first_error.ok()) first_error = st;
-        if (!asked->answer.valid) ++out.stats.invalid;
-        ApplyToAll(asked->answer, tasks, group, out);
+        if (a.answer.valid) {
+          any_valid_ = true;
+        } else {
+          ++out.stats.invalid;
+          if (!any_valid_ && config_.stop_after_invalid > 0 &&
+              ++invalid_streak >= static_cast<size_t>(config_.stop_after_invalid))
+            stop_early_locked(Status::InvalidArgument(
+                fmt::format("stopped after the first {} questions asked got no valid answer; last: {}",
+                            invalid_streak, a.answer.error),
+                "judge " + config_.settings.model + " at " + config_.endpoint,
+                "a judge model that answers in the requested JSON (see docs/acva.md; the invalid answers are "
+                "cached: --rejudge-invalid asks them again)"));
+        }
+        ApplyToAll(a.answer, tasks, group, out);
         progress.Add(1, 0);
       }
     };
@@ -316,6 +342,7 @@ class Judge {
       auto renewed = std::chrono::steady_clock::now();
       while (!finished.load()) {
         std::this_thread::sleep_for(kRenewerPoll);
+        if (stop_.load()) halt_ = true;  // an interrupt: no new question; those in flight are awaited
         if (std::chrono::steady_clock::now() - renewed < config_.lease / kRenewalsPerLease) continue;
         renewed = std::chrono::steady_clock::now();
         Status st = store_.RenewCacheLeases(kCacheNamespace, owner, config_.lease);
@@ -337,8 +364,10 @@ class Judge {
   }
 
   // Asks one question until a parseable reply or max_reply_attempts; a transport failure is an error
-  // (the question stays unanswered and uncached).
-  Result<Asked> Ask(const Task& t, const JudgedImage& image) {
+  // (the question stays unanswered and uncached); nullopt when the run stopped before an answer. A
+  // request in flight is never cancelled (it is paid for): its answer is awaited, bounded by the
+  // timeout. A connection failure before any answer of this invocation sets unreachable_ and halts.
+  Result<std::optional<Asked>> Ask(const Task& t, const JudgedImage& image) {
     VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(image.path));
     const json body = JudgeRequestBody(t.question, config_.settings, bytes, ExtensionOf(image.path));
     JudgeAnswer answer;
@@ -346,27 +375,36 @@ class Judge {
     const int max_attempts = std::max(1, config_.max_reply_attempts);
     for (int attempt = 1; attempt <= max_attempts; ++attempt) {
       auto failure = backends::RunWithRetries(
-          config_.retry, &limiter_, stop_,
+          config_.retry, &limiter_, halt_,
           [&]() -> std::optional<backends::AttemptError> {
             ++requests_;
-            auto r = client_->ChatCompletion(body, &stop_);
-            if (!r.ok()) return r.error;
+            auto r = client_->ChatCompletion(body, nullptr);
+            if (!r.ok()) {
+              if (r.error.kind == backends::ErrorKind::kConnection && !any_answer_.load()) {
+                std::lock_guard<std::mutex> lock(unreachable_mu_);
+                if (!unreachable_) unreachable_ = r.error.message;
+                halt_ = true;
+              }
+              return r.error;
+            }
+            any_answer_ = true;
             reply = *r.value;
             return std::nullopt;
           },
           [&](const backends::AttemptError& e, bool final) {
             spdlog::debug("judge {} {}: {}{}", image.ImageId(), t.question.key, e.message, final ? "" : " (retrying)");
           });
+      if (failure && failure->kind == backends::ErrorKind::kCancelled) return std::optional<Asked>();
       if (failure)
         return Status::Unavailable("judge request failed: " + failure->message,
                                    image.ImageId() + " " + t.question.key, "a reachable judge endpoint");
       answer = ParseJudgeReply(t.question, reply);
-      if (answer.valid) return Asked{answer, AnswerRecord(answer, t.question, attempt, reply)};
+      if (answer.valid) return std::optional<Asked>(Asked{answer, AnswerRecord(answer, t.question, attempt, reply)});
       spdlog::debug("judge {} {}: unparseable reply (attempt {}): {}", image.ImageId(), t.question.key, attempt,
                     answer.error);
     }
     answer.error = "no valid reply in " + std::to_string(max_attempts) + " attempts; last: " + answer.error;
-    return Asked{answer, AnswerRecord(answer, t.question, max_attempts, reply)};
+    return std::optional<Asked>(Asked{answer, AnswerRecord(answer, t.question, max_attempts, reply)});
   }
 
   store::RunStore& store_;
@@ -376,6 +414,11 @@ class Judge {
   backends::RateLimiter limiter_;
   std::optional<backends::OpenAiClient> client_;
   std::atomic<size_t> requests_{0};
+  std::atomic<bool> halt_{false};        // no new question (interrupt or a stop-early rule)
+  std::atomic<bool> any_answer_{false};  // some request got an HTTP answer in this invocation
+  bool any_valid_ = false;               // some answer was valid (guarded by AskAll's mutex)
+  std::mutex unreachable_mu_;
+  std::optional<std::string> unreachable_;  // the connection error that halted the run
 };
 
 }  // namespace

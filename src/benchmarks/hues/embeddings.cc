@@ -25,6 +25,39 @@ clip::Matrix FromRows(const std::vector<std::vector<float>>& rows, size_t begin,
   return m;
 }
 
+// Cosine above which two embeddings count as the same input's (float noise of one tower).
+constexpr double kSameEmbeddingCosine = 0.999;
+
+double Cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    ab += static_cast<double>(a[i]) * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += static_cast<double>(b[i]) * b[i];
+  }
+  return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0;
+}
+
+// An image embedder decodes pixels: the probe (cell 0's colour at twice the size: the same pixels
+// after any resize, another data URL) embeds as cell 0 does, and the board's colours do not all
+// embed alike. A server that embeds the data URL as text breaks one of the two.
+Status CheckImagesWereSeenAsImages(const std::vector<std::vector<float>>& rows, const std::string& endpoint) {
+  const auto refuse = [&](const std::string& what) {
+    return Status::InvalidArgument("the server embeds images as text: " + what, endpoint,
+                                   "an embedding server that decodes data:image/png;base64 inputs as images (a CLIP or "
+                                   "SigLIP image tower; see docs/hues.md), or --embeddings FILE");
+  };
+  double least = 1;
+  for (size_t i = 1; i < kCells; ++i) least = std::min(least, Cosine(rows[0], rows[i]));
+  if (least > kSameEmbeddingCosine)
+    return refuse(fmt::format("all {} board colours got the same embedding (least cosine to cell 0: {:.6f})", kCells, least));
+  const double probe = Cosine(rows[0], rows[kCells]);
+  if (probe < kSameEmbeddingCosine)
+    return refuse(fmt::format("one solid colour sent at two sizes got different embeddings (cosine {:.6f}, expected "
+                              "above {})", probe, kSameEmbeddingCosine));
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<imaging::Image> BoardPatchImages(const Board& board, int size) {
@@ -162,12 +195,18 @@ Result<HuesEmbeddings> FetchHuesEmbeddings(const backends::EmbeddingsOptions& op
     VISALIGN_ASSIGN_OR_RETURN(std::string png, imaging::EncodePng(patch));
     inputs.push_back(backends::PngDataUrl(png));
   }
+  {
+    imaging::Image probe = BoardPatchImages(board, 2 * kEndpointPatchSize).front();
+    VISALIGN_ASSIGN_OR_RETURN(std::string png, imaging::EncodePng(probe));
+    inputs.push_back(backends::PngDataUrl(png));
+  }
   inputs.insert(inputs.end(), prompts.begin(), prompts.end());
   VISALIGN_ASSIGN_OR_RETURN(std::vector<std::vector<float>> rows,
                             backends::FetchEmbeddings(options, std::move(transport), inputs, stop));
+  VISALIGN_RETURN_IF_ERROR(CheckImagesWereSeenAsImages(rows, options.endpoint.base_url));
   HuesEmbeddings e;
   e.board = FromRows(rows, 0, kCells);
-  e.texts = FromRows(rows, kCells, rows.size());
+  e.texts = FromRows(rows, kCells + 1, rows.size());
   e.words = words;
   e.prompt_template = prompt_template;
   e.model = options.model.empty() ? options.endpoint.base_url : options.model + " at " + options.endpoint.base_url;

@@ -1,10 +1,13 @@
 // Prediction files beyond one path: several inputs at once, and where and how `hues run` writes
 // its outputs (file or per-model folder, the board-embedding cache folder).
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <set>
 
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::hues {
 namespace fs = std::filesystem;
@@ -47,6 +50,60 @@ fs::path DefaultBoardCacheDir() {
   if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return fs::path(v) / "visalign";
   if (const char* v = std::getenv("HOME"); v && *v) return fs::path(v) / ".cache/visalign";
   return {};
+}
+
+nlohmann::json PredictionRunRecord::ToJson() const {
+  std::string joined;
+  for (const std::string& w : words) joined += w + "\n";
+  return {{"fingerprint", fingerprint}, {"template", prompt_template}, {"words", words},
+          {"words_sha256", Sha256Hex(joined)}};
+}
+
+Result<PredictionRunRecord> PredictionRunRecord::FromJson(const nlohmann::json& j, const std::string& source) {
+  auto corrupt = [&](const std::string& what) {
+    return Status::Corrupt("run record " + what, source, "a hues-run.json as `visalign hues run` writes it");
+  };
+  if (!j.is_object()) return corrupt("is not a JSON object");
+  PredictionRunRecord r;
+  const auto fingerprint = j.find("fingerprint"), tmpl = j.find("template"), words = j.find("words");
+  if (fingerprint == j.end() || !fingerprint->is_string()) return corrupt("has no string \"fingerprint\"");
+  if (tmpl == j.end() || !tmpl->is_string()) return corrupt("has no string \"template\"");
+  if (words == j.end() || !words->is_array()) return corrupt("has no \"words\" array");
+  r.fingerprint = fingerprint->get<std::string>();
+  r.prompt_template = tmpl->get<std::string>();
+  for (const nlohmann::json& w : *words) {
+    if (!w.is_string()) return corrupt("has a word that is not a string");
+    r.words.push_back(w.get<std::string>());
+  }
+  return r;
+}
+
+Result<EarlierRun> CompareWithEarlierRun(const std::vector<fs::path>& files, const fs::path& record_file,
+                                         const PredictionRunRecord& now) {
+  std::error_code ec;
+  bool any = false;
+  for (const fs::path& f : files) any = any || fs::exists(f, ec);
+  if (!any) return EarlierRun{};
+  if (!fs::is_regular_file(record_file, ec))
+    return EarlierRun{EarlierPredictions::kOther, "no run record (" + record_file.filename().string() + ")"};
+  VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(record_file));
+  Result<nlohmann::json> parsed = ParseJson(text);
+  Result<PredictionRunRecord> earlier =
+      parsed.ok() ? PredictionRunRecord::FromJson(*parsed, record_file.string()) : Result<PredictionRunRecord>(parsed.status());
+  if (!earlier.ok()) return EarlierRun{EarlierPredictions::kOther, "an unreadable run record (" + earlier.status().what() + ")"};
+  if (earlier->fingerprint != now.fingerprint) return EarlierRun{EarlierPredictions::kOther, "another model"};
+  if (earlier->prompt_template != now.prompt_template)
+    return EarlierRun{EarlierPredictions::kOther, "template \"" + earlier->prompt_template + "\""};
+  bool complete = true;
+  for (const fs::path& f : files) complete = complete && fs::is_regular_file(f, ec);
+  if (earlier->words == now.words && complete) return EarlierRun{EarlierPredictions::kSame, ""};
+  const std::set<std::string> played(earlier->words.begin(), earlier->words.end());
+  size_t missing = 0;
+  for (const std::string& w : now.words) missing += played.count(w) == 0;
+  if (missing == 0 && complete) return EarlierRun{EarlierPredictions::kCovers, ""};
+  return EarlierRun{EarlierPredictions::kOther,
+                    fmt::format("{} words, {} of this run's {} among them", earlier->words.size(),
+                                now.words.size() - missing, now.words.size())};
 }
 
 }  // namespace visalign::hues

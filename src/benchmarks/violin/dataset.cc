@@ -17,6 +17,8 @@
 #include <set>
 #include <tuple>
 
+#include <spdlog/spdlog.h>
+
 #include "dataset_sampling.h"
 #include "dataset_templates.h"
 #include "flat_png.h"
@@ -200,11 +202,27 @@ Result<fs::path> TemplatesPath(const DatasetOptions& options) {
 }
 
 bool IsItemImageName(const std::string& name) {
-  static const std::regex kPattern(R"(v[0-9]+-t[0-9]+-[0-9]+\.png)");
+  static const std::regex kPattern(R"(v[0-9]+-t[0-9]+-[0-9]+\.png(\.tmp)?)");
   return std::regex_match(name, kPattern);
 }
 
-// Creates out_dir, or checks that it may be reused; with --force removes our previous outputs.
+// What an interrupted `violin dataset` leaves (summary.json is written last): images/ holding item
+// images (and their temporary files) only, perhaps manifest.jsonl, and nothing else.
+bool IsInterruptedDataset(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / kSummaryName, ec)) return false;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == kManifestName && e.is_regular_file(ec)) continue;
+    if (name != kImagesDir || !e.is_directory(ec)) return false;
+    for (const fs::directory_entry& f : fs::directory_iterator(e.path(), ec))
+      if (!f.is_regular_file(ec) || !IsItemImageName(f.path().filename().string())) return false;
+  }
+  return !ec;
+}
+
+// Creates out_dir, or checks that it may be reused; with --force, or when it holds an interrupted
+// dataset only, removes our previous outputs.
 Status PrepareOutputDir(const DatasetOptions& options) {
   const fs::path& dir = options.out_dir;
   const std::string where = "output folder " + dir.string();
@@ -213,7 +231,9 @@ Status PrepareOutputDir(const DatasetOptions& options) {
     if (!fs::is_directory(dir, ec)) return Status::InvalidArgument("not a directory", where, "a directory path");
     const bool empty = fs::is_empty(dir, ec);
     if (ec) return Status::IoError("cannot read directory: " + ec.message(), where, "a readable directory");
-    if (!empty && !options.force)
+    const bool interrupted = !empty && IsInterruptedDataset(dir);
+    if (interrupted) spdlog::warn("{}: replacing an interrupted dataset (no {} yet)", dir.string(), kSummaryName);
+    if (!empty && !options.force && !interrupted)
       return Status::InvalidArgument("output directory is not empty", where,
                                      "an empty or new directory, or --force to replace a previous dataset");
     if (!empty) {

@@ -360,6 +360,23 @@ TEST_F(GenerateTest, RefusesANonEmptyDirectoryUnlessForcedAndThenReplacesOnlyIts
   EXPECT_FALSE(fs::exists(dir_ / "images" / "v9-t01-99999.png"));
 }
 
+// Ctrl-C during the images leaves images/ without summary.json: the same command runs again
+// without --force; a folder holding anything else still needs it.
+TEST_F(GenerateTest, AnInterruptedDatasetIsReplacedWithoutForce) {
+  fs::create_directories(dir_ / "images");
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "images" / "v1-t00-00000.png", "half").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "images" / "v1-t00-00001.png.tmp", "half").ok());
+  auto again = GenerateDataset(Small(dir_));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(fs::exists(dir_ / "images" / "v1-t00-00001.png.tmp"));
+  EXPECT_EQ(Sha256Tree(dir_).size(), 96u + 2);
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "images" / "v1-t00-00000.png", "replaced").ok());  // now complete: summary.json
+  EXPECT_FALSE(GenerateDataset(Small(dir_)).ok());
+  fs::remove(dir_ / "summary.json");
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "images" / "photo.jpg", "mine").ok());
+  EXPECT_FALSE(GenerateDataset(Small(dir_)).ok());
+}
+
 TEST_F(GenerateTest, NoImagesWritesNullImageFields) {
   DatasetOptions o = Small(dir_);
   o.write_images = false;

@@ -16,23 +16,14 @@
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
+#include "visalign/imaging/image.h"
 #include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {
 
 constexpr std::string_view kSampleSeparator = "__";
-constexpr std::array<std::string_view, 4> kImageExtensions = {".png", ".jpg", ".jpeg", ".webp"};
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-bool IsImageExtension(const std::string& ext) {
-  const std::string lower = Lower(ext);
-  return std::find(kImageExtensions.begin(), kImageExtensions.end(), lower) != kImageExtensions.end();
-}
+bool IsImageExtension(const std::string& ext) { return imaging::ImageFileExtensionRank(ext) >= 0; }
 
 struct Job {
   size_t model;
@@ -149,6 +140,8 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
   for (const std::string& column : options.by) VISALIGN_RETURN_IF_ERROR(ColumnValue(ManifestItem{}, column).status());
   Summary summary;
   summary.split = options.split;
+  summary.filters = options.filters;
+  summary.limit = options.limit;
   summary.by = options.by;
   summary.missing_policy = options.missing;
   summary.alpha = options.alpha;
@@ -157,14 +150,16 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
   summary.normalization = options.normalization;
   for (const ModelImages& model : models) summary.origins.emplace_back(model.model, model.origin);
 
-  // The selection: items of the split, in manifest order; `slot` maps a manifest index to it.
+  // The selection: items of the split matching the filters, up to the limit, in manifest order;
+  // `slot` maps a manifest index to it.
   constexpr size_t kOutside = SIZE_MAX;
   std::vector<const ManifestItem*> selected;
   std::vector<size_t> slot(items.size(), kOutside);
   std::unordered_map<std::string_view, size_t> index_of;
   for (size_t i = 0; i < items.size(); ++i) {
     index_of.emplace(items[i].id, i);
-    if (options.split == "all" || items[i].split == options.split) {
+    if ((options.split == "all" || items[i].split == options.split) && MatchesFilters(items[i], options.filters) &&
+        (options.limit <= 0 || selected.size() < static_cast<size_t>(options.limit))) {
       slot[i] = selected.size();
       selected.push_back(&items[i]);
     }
@@ -250,7 +245,10 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
           ImageScore{selected[job.item], models[job.model].model, job.source->k, job.source->path, r.metrics}));
     }
   }
-  VISALIGN_RETURN_IF_ERROR(BuildRows(selected, names, records, summary));
+  Progress intervals("violin evaluate: rows and bootstrap intervals", RowsWithIntervals(models.size()),
+                     options.show_progress);
+  VISALIGN_RETURN_IF_ERROR(BuildRows(selected, names, records, summary, &intervals));
+  intervals.Finish();
   return summary;
 }
 

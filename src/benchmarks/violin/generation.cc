@@ -3,6 +3,7 @@
 namespace visalign::violin {
 namespace {
 
+// Not FNV's 14695981039346656037: see ItemSeed in generation.h.
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ULL;
 constexpr uint64_t kFnvPrime = 1099511628211ULL;
 constexpr int64_t kSeedMask = 0x7FFFFFFF;

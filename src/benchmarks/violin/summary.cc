@@ -262,7 +262,8 @@ size_t Summary::n_scored() const {
 }
 
 Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vector<std::string>& models,
-                 const std::vector<std::vector<std::vector<ImageRecord>>>& records, Summary& summary) {
+                 const std::vector<std::vector<std::vector<ImageRecord>>>& records, Summary& summary,
+                 Progress* progress) {
   using GroupKey = std::tuple<size_t, int, std::string, std::string, std::vector<std::string>>;
   std::map<GroupKey, Sums> groups;
   std::vector<std::vector<Sums>> units(models.size());
@@ -296,11 +297,13 @@ Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vecto
   summary.n_common_items = models.empty() ? 0 : static_cast<size_t>(std::count(common.begin(), common.end(), true));
   for (size_t m = 0; m < models.size(); ++m) {
     summary.overall.push_back(WholeRow("overall", models[m], summary.by.size(), units[m], summary.bootstrap));
+    if (progress) progress->Add();
     if (models.size() < 2) continue;
     std::vector<Sums> shared;
     for (size_t i = 0; i < items.size(); ++i)
       if (common[i]) shared.push_back(units[m][i]);
     summary.common.push_back(WholeRow("common", models[m], summary.by.size(), shared, summary.bootstrap));
+    if (progress) progress->Add();
   }
   return Status::Ok();
 }
@@ -339,6 +342,9 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
     j["normalization"]["raw_max"] = MetricObject(summary.raw_max, false);
   }
   j["split"] = summary.split;
+  nlohmann::ordered_json filters = nlohmann::ordered_json::object();
+  for (const auto& [key, values] : summary.filters) filters[key] = std::vector<std::string>(values.begin(), values.end());
+  j["selection"] = {{"filters", filters}, {"limit", summary.limit}};
   j["by"] = summary.by;
   j["missing_policy"] = std::string(MissingPolicyName(summary.missing_policy));
   j["alpha"] = AlphaPolicyText(summary.alpha);

@@ -1,6 +1,8 @@
 // Building the evaluation summary from per-image results (internal to the VIOLIN benchmark).
 #pragma once
 
+#include "visalign/core/progress.h"
+
 #include <string>
 #include <vector>
 
@@ -21,7 +23,11 @@ nlohmann::ordered_json MetricObject(const std::array<double, kMetricCount>& valu
 // per model and, for two or more models, one row per model on the items every model has a scored
 // image for; the overall and common rows get bootstrap intervals over items. `records[m][i]` are
 // model m's images of items[i] (empty: missing). Uses summary.by, missing_policy and bootstrap.
+// `progress` (optional) counts the bootstrapped rows, RowsWithIntervals(models.size()) in all: on
+// tens of thousands of items they take seconds.
 Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vector<std::string>& models,
-                 const std::vector<std::vector<std::vector<ImageRecord>>>& records, Summary& summary);
+                 const std::vector<std::vector<std::vector<ImageRecord>>>& records, Summary& summary,
+                 Progress* progress = nullptr);
+inline size_t RowsWithIntervals(size_t models) { return models < 2 ? models : 2 * models; }
 
 }  // namespace visalign::violin

@@ -144,6 +144,11 @@ struct JudgeConfig {
   backends::RetryPolicy retry;
   backends::Millis timeout{120'000};
   bool rejudge_invalid = false;  // ask again questions whose cached answer is invalid
+  // A judge that refuses or cannot follow the format is not paid for question after question: the
+  // run stops (an error; the answers so far are cached) once this many questions in a row got no
+  // valid answer before any valid one in this invocation. 0 = never stop early. A connection
+  // failure (refused, DNS, TLS) before any answer stops the run at once.
+  int stop_after_invalid = 3;
   bool progress = true;
   // Judges sharing a store lease the questions they ask (RunStore::ClaimCacheKeys), renewed every
   // third of this; a question another judge holds is waited for, or taken over once its lease expires.

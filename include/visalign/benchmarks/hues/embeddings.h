@@ -54,7 +54,10 @@ Status WriteEmbeddingsFile(const std::filesystem::path& path, const HuesEmbeddin
 Result<HuesEmbeddings> ReadEmbeddingsFile(const std::filesystem::path& path);
 
 // Embeddings of the board (kEndpointPatchSize PNG data URLs) and of template(word) for each word
-// from an OpenAI-compatible endpoint (visalign/backends/embeddings.h).
+// from an OpenAI-compatible endpoint (visalign/backends/embeddings.h). One more image input, after
+// the board, checks that the server sees images as images: cell 0's colour at twice the size must
+// embed as cell 0 (cosine > 0.999), and the 480 colours must not all embed alike; a server that
+// embeds the data URLs as text (an OpenAI or TEI text model) fails one: InvalidArgument.
 Result<HuesEmbeddings> FetchHuesEmbeddings(const backends::EmbeddingsOptions& options,
                                            std::shared_ptr<backends::HttpTransport> transport, const Board& board,
                                            const std::vector<std::string>& words, const std::string& prompt_template,

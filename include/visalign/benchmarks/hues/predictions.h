@@ -122,6 +122,33 @@ std::vector<std::filesystem::path> PredictionOutputFiles(const std::filesystem::
 // else as PeerCsv.
 Status WritePredictionFiles(const std::vector<std::filesystem::path>& files, const std::string& model,
                             const std::vector<WordPredictions>& words, const Board& board);
+// What made the predictions in OUT/<model>/ (its run record, hues-run.json): the model's
+// fingerprint (or the embeddings source), the template and the words played. A later `hues run`
+// into the same folder compares records so that nothing another run wrote is silently replaced.
+struct PredictionRunRecord {
+  std::string fingerprint;
+  std::string prompt_template;
+  std::vector<std::string> words;
+  nlohmann::json ToJson() const;
+  // A record as ToJson writes it; Corrupt naming `source` for anything else (an older record
+  // without "words" included: it can only be compared as "another run").
+  static Result<PredictionRunRecord> FromJson(const nlohmann::json& j, const std::string& source);
+};
+enum class EarlierPredictions {
+  kNone,    // no prediction file in the folder
+  kSame,    // the same record
+  kCovers,  // same model and template, and every word of this run (and more) was played
+  kOther,   // another run (or files without a readable record): replacing them loses its results
+};
+struct EarlierRun {
+  EarlierPredictions kind = EarlierPredictions::kNone;
+  std::string difference;  // kOther: what differs, for the error ("another model", "100 words, not 120")
+};
+// Compares `now` with what OUT/<model>/ holds (`files` from PredictionOutputFiles, `record_file`
+// its hues-run.json). IoError only when the folder cannot be read.
+Result<EarlierRun> CompareWithEarlierRun(const std::vector<std::filesystem::path>& files,
+                                         const std::filesystem::path& record_file, const PredictionRunRecord& now);
+
 // The board-embedding cache folder when none is given: $VISALIGN_CACHE, $XDG_CACHE_HOME/visalign,
 // ~/.cache/visalign, or empty (no cache) when none of these variables is set.
 std::filesystem::path DefaultBoardCacheDir();

@@ -28,6 +28,7 @@
 #include "visalign/imaging/image.h"
 #include "visalign/stats/resampling.h"
 #include "visalign/core/status.h"
+#include "visalign/benchmarks/violin/generation.h"
 #include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::violin {
@@ -242,13 +243,15 @@ struct Summary {
   std::vector<Problem> unmatched;
   std::vector<Problem> transparent;  // scored images with alpha < 255 (composited, see `alpha`)
   std::string split = "all";
+  ItemFilters filters;  // EvaluateOptions::filters and limit, recorded in summary.json's "selection"
+  int64_t limit = 0;
   std::vector<std::string> by;
   MissingPolicy missing_policy = MissingPolicy::kSkip;
   imaging::AlphaPolicy alpha;
   stats::BootstrapOptions bootstrap;
   size_t n_items = 0;          // selected manifest items
   size_t n_common_items = 0;   // items with a scored image in every model
-  size_t n_outside_split = 0;  // images of items the split left out (not scored)
+  size_t n_outside_split = 0;  // images of items the selection (split, filters, limit) left out (not scored)
   std::string manifest_sha256;   // EvaluateOptions::manifest_sha256
   std::vector<std::pair<std::string, ImageOrigin>> origins;  // per model, in the given order
   Normalization normalization = Normalization::kFixed;
@@ -268,6 +271,10 @@ struct EvaluateOptions {
   Weights weights;
   Normalization normalization = Normalization::kFixed;
   std::string split = "all";        // train | test | all: the manifest's `split` column
+  // Further selection, as `violin generate` selects what it generates: items matching `filters`
+  // (MatchesFilters), then the first `limit` of those in manifest order (0 = all).
+  ItemFilters filters;
+  int64_t limit = 0;
   std::vector<std::string> by;      // extra grouping columns, from kGroupColumns
   MissingPolicy missing = MissingPolicy::kSkip;
   // Transparent pixels are scored composited over white (what viewers show) unless told otherwise.
@@ -281,9 +288,9 @@ struct EvaluateOptions {
   std::function<Status(const ImageScore&)> on_image;
 };
 
-// Scores every model's images against the items of the split. Sources naming an id absent from
+// Scores every model's images against the selected items (split, filters, limit). Sources naming an id absent from
 // `items` or the same (id, k) twice are kInvalidArgument; images of items outside the split are
-// counted (n_outside_split), not scored. An unknown split or column is kInvalidArgument. Decoding and scoring run on `threads` workers with a
+// counted (n_outside_split), not scored; nor are they missing. An unknown split or column is kInvalidArgument. Decoding and scoring run on `threads` workers with a
 // bounded window of results, so memory does not grow with the number of images; results and
 // sums are taken in a fixed order, so numbers do not depend on the thread count.
 Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vector<ModelImages>& models,

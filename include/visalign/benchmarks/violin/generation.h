@@ -24,8 +24,11 @@ const std::vector<std::string>& GenerationFilterKeys();
 using ItemFilters = std::map<std::string, std::set<std::string>>;
 bool MatchesFilters(const ManifestItem& item, const ItemFilters& filters);
 
-// Seed of sample k of the item `id`: FNV-1a (64-bit) of the id, plus k, plus `base`, modulo 2^31.
-// Stable across runs and platforms.
+// Seed of sample k of the item `id`: h(id) + k + base, modulo 2^31, where h is FNV-1a 64-bit
+// (prime 1099511628211, xor then multiply, per byte) started from the offset basis
+// 1469598103934665603 — not FNV's 14695981039346656037 (a digit short, since the first release).
+// It is kept: every stored run's seeds come from it, and a changed seed refuses to resume.
+// Stable across runs and platforms; docs/backends.md shows a check value.
 int64_t ItemSeed(std::string_view id, int k, int64_t base);
 
 struct GenerationItem {
