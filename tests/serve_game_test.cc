@@ -6,6 +6,8 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "testing/serve_process.h"
 #include "visalign/core/io.h"
@@ -74,6 +76,10 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
     EXPECT_GT(items[i]["heatCells"].get<int>(), 0) << "the reveal shows earlier players' answers";
     EXPECT_NE(items[i]["revealText"].get<std::string>().find("players answered this word"), std::string::npos);
   }
+  // The progress counts the 4 words; the attention check is not one of them.
+  const std::vector<std::string> progress = {"Word 1 of 4", "Word 2 of 4", "A quick check (not one of the 4 words)",
+                                             "Word 3 of 4", "Word 4 of 4"};
+  for (size_t i = 0; i < items.size(); ++i) EXPECT_EQ(items[i]["progress"], progress[i]) << i;
   EXPECT_EQ(items[0]["how"], "click");
   EXPECT_EQ(items[1]["how"], "type");
   EXPECT_EQ(run.result["code"], "C0DE1");
@@ -134,6 +140,65 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
   EXPECT_EQ(humans.exit_code, 0) << humans.err;
 }
 
+// Every word of the shipped list, played over the API in each language: the page gets the
+// category's name in the participant's language (data/hues/category_names.csv), the answers keep
+// the published code.
+TEST(ServeGame, EachWordShowsItsCategorysNameInTheParticipantsLanguage) {
+  TempDir dir;
+  const fs::path store = dir / "store";
+  const std::string study =
+      dir.Write("study.json", nlohmann::json({{"words_per_participant", 100}, {"cvd_screen", false},
+                                              {"attention_check", {{"enabled", false}}},
+                                              {"rate_limit_per_ip", {{"per_second", 0}}},
+                                              {"rate_limit_per_session", {{"per_second", 0}}}})
+                                  .dump())
+          .string();
+  ServeProcess serve({"--store", store.string(), "--study", study}, dir.path());
+  ASSERT_TRUE(serve.ok()) << serve.error();
+  const CsvTable words = ReadCsv(testing::DataDir() / "hues" / "words.csv").value();
+  const CsvTable names = ReadCsv(testing::DataDir() / "hues" / "category_names.csv").value();
+  std::map<std::string, std::string> category_of;  // clue id -> category code
+  for (const auto& row : words.rows) category_of[row[*words.Column("clue_id")]] = row[*words.Column("category")];
+  httplib::Client client(serve.url());
+  std::map<std::string, std::set<std::string>> shown;  // language -> category names shown
+  for (const std::string language : {"es", "en"}) {
+    std::map<std::string, std::string> name_of;  // category code -> name in `language`
+    for (const auto& row : names.rows) name_of[row[*names.Column("category")]] = row[*names.Column(language)];
+    auto session = client.Post("/api/session", R"({"consent": true})", "application/json");
+    ASSERT_TRUE(session && session->status == 201);
+    const std::string set_cookie = session->get_header_value("Set-Cookie");
+    const httplib::Headers cookie = {{"Cookie", set_cookie.substr(0, set_cookie.find(';'))}};
+    const nlohmann::json profile = {{"language", language}, {"gender", "other"}, {"age_range", "30-39"}, {"colorblind", "no"}};
+    auto onboarded = client.Post("/api/profile", cookie, profile.dump(), "application/json");
+    ASSERT_TRUE(onboarded && onboarded->status == 200);
+    auto next = client.Get("/api/next", cookie);
+    ASSERT_TRUE(next && next->status == 200);
+    nlohmann::json item = nlohmann::json::parse(next->body);
+    for (int n = 0; !item["done"].get<bool>(); ++n) {
+      const std::string clue = std::to_string(item["clue_id"].get<int>());
+      EXPECT_EQ(item["category_code"], category_of.at(clue)) << clue;
+      EXPECT_EQ(item["category"], name_of.at(category_of.at(clue))) << clue;
+      shown[language].insert(item["category"].get<std::string>());
+      const nlohmann::json answer = {{"index", item["index"]}, {"coordinate", "A1"},
+                                     {"client_id", language + "-answer-" + std::to_string(n)}};
+      auto answered = client.Post("/api/answer", cookie, answer.dump(), "application/json");
+      ASSERT_TRUE(answered && answered->status == 201);
+      item = nlohmann::json::parse(answered->body);
+    }
+  }
+  EXPECT_EQ(shown["es"], (std::set<std::string>{"Animal", "Comida", "Cultura popular", "Entorno", "Piedras y minerales",
+                                                "Planta", "Subjetivo"}));
+  EXPECT_EQ(shown["en"], (std::set<std::string>{"Animal", "Environment", "Food", "Pop culture", "Plant",
+                                                "Stones and minerals", "Subjective"}));
+  serve.Stop();
+  const CsvTable t = Export(store, dir / "answers.csv");
+  std::set<std::string> stored;
+  for (size_t r = 0; r < t.rows.size(); ++r) stored.insert(Cell(t, r, "clueCategory"));
+  EXPECT_EQ(t.rows.size(), 200u);
+  EXPECT_TRUE(stored.count("SUBJETIVO") && stored.count("SUBJETIVE") && stored.count("PIEDRA") && stored.count("POP"))
+      << "the answers keep the published codes: " << ::testing::PrintToString(stored);
+}
+
 TEST(ServeGame, OnAPortraitPhoneTheWholeBoardIsVisible) {
   TempDir dir;
   ServeProcess serve({"--store", (dir / "store").string(), "--study", StudyFile(dir, false)}, dir.path());
@@ -152,6 +217,47 @@ TEST(ServeGame, OnAPortraitPhoneTheWholeBoardIsVisible) {
   EXPECT_GE(run.result["cell"].get<double>(), 11) << "cells large enough to tap";
   EXPECT_TRUE(fs::exists(dir / "phone.png"));
   if (const char* keep = std::getenv("VISALIGN_KEEP_SCREENSHOT")) fs::copy_file(dir / "phone.png", keep, fs::copy_options::overwrite_existing);
+}
+
+// The board's cells are about 12 px wide on a 390 px phone, far below a finger. The rule chosen
+// (docs/serve.md): every touch pick happens on a target at least 48 CSS px square (Android's 48 dp,
+// above Apple's 44 pt and WCAG 2.5.8's 24 px). A tap opens a loupe of 7 x 7 cells of that size
+// around it, inside the screen; tapping the meant cell (here the one next to the tap) picks it, and
+// the page may still be pinch-zoomed.
+TEST(ServeGame, OnAPhoneATapOpensALoupeWhoseCellsMeetTheTouchTargetSize) {
+  TempDir dir;
+  const fs::path store = dir / "store";
+  ServeProcess serve({"--store", store.string(), "--study", StudyFile(dir, false)}, dir.path());
+  ASSERT_TRUE(serve.ok()) << serve.error();
+  BrowserRun run = RunBrowserScenario(Scenarios(), "phone_zoom_pick", serve.url(),
+                                      {{"viewport", {{"width", 390}, {"height", 844}}}, {"isMobile", true},
+                                       {"deviceScaleFactor", 3}, {"tap", "H14"}, {"cell", "H15"}},
+                                      dir.path());
+  ExpectCleanPage(run);
+  EXPECT_LT(run.result["boardCell"].get<double>(), 24) << "the board's own cells are too small to tap: why the loupe";
+  EXPECT_EQ(run.result["before"], "") << "the tap on the small board picked nothing yet";
+  const nlohmann::json& loupe = run.result["loupe"];
+  ASSERT_EQ(loupe.size(), 49u) << run.result.dump();
+  std::set<std::string> cells;
+  for (const nlohmann::json& c : loupe) {
+    cells.insert(c["cell"].get<std::string>());
+    EXPECT_GE(c["width"].get<double>(), 48) << c.dump();
+    EXPECT_GE(c["height"].get<double>(), 48) << c.dump();
+    EXPECT_GE(c["x"].get<double>(), 0) << c.dump();
+    EXPECT_LE(c["x"].get<double>() + c["width"].get<double>(), 390) << c.dump();
+    EXPECT_LE(c["y"].get<double>() + c["height"].get<double>(), 844) << c.dump();
+  }
+  for (const char* c : {"E11", "H14", "H15", "K17"}) EXPECT_TRUE(cells.count(c)) << c << " is around the tap";
+  EXPECT_EQ(run.result["picked"], "H15");
+  EXPECT_EQ(run.result["answer"], "H15");
+  const std::string meta = run.result["viewportMeta"];
+  EXPECT_EQ(meta.find("user-scalable"), std::string::npos) << meta;
+  EXPECT_EQ(meta.find("maximum-scale"), std::string::npos) << meta;
+  EXPECT_EQ(run.result["touchAction"], "manipulation") << "pans and pinch-zooms, no double-tap delay";
+  serve.Stop();
+  const CsvTable t = Export(store, dir / "answers.csv");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(Cell(t, 0, "coordinate"), "H15");
 }
 
 TEST(ServeGame, TheWholeGameCanBePlayedWithTheKeyboardOnly) {

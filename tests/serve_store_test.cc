@@ -8,11 +8,14 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <tuple>
 
+#include "server/plates.h"
 #include "testing/postgres_database_test.h"
 #include "testing/postgres_server.h"
 #include "testing/serve_process.h"
@@ -188,6 +191,161 @@ TEST_P(ServeStore, AnswersPostedOverHttpAreExactlyWhatExportHumansWrites) {
   // The tools' exports read the same store.
   ExpectOneLineError(RunVisalign(Store({"acva", "export-ratings", "--run", "none", "--out", "-"}), env_),
                      "no ratings of run \"none\"", kToken);
+}
+
+// A participant of the game over HTTP, step by step (for tests that need each step's choice).
+struct Participant {
+  httplib::Client& client;
+  httplib::Headers cookie;
+  std::string user;
+
+  Participant(httplib::Client& c, const nlohmann::json& params) : client(c) {
+    auto session = client.Post("/api/session", nlohmann::json({{"consent", true}, {"params", params}}).dump(), "application/json");
+    EXPECT_TRUE(session && session->status == 201);
+    if (!session) return;
+    user = nlohmann::json::parse(session->body)["participant"];
+    const std::string set = session->get_header_value("Set-Cookie");
+    cookie = {{"Cookie", set.substr(0, set.find(';'))}};
+  }
+  int Post(const std::string& path, const nlohmann::json& body) {
+    auto res = client.Post(path, cookie, body.dump(), "application/json");
+    return res ? res->status : 0;
+  }
+  // Every item: word n at cell A<n+1>, the attention check at `attention_cell`.
+  void Play(const std::string& attention_cell) {
+    auto next = client.Get("/api/next", cookie);
+    ASSERT_TRUE(next && next->status == 200);
+    nlohmann::json item = nlohmann::json::parse(next->body);
+    for (int n = 0; !item["done"].get<bool>(); ++n) {
+      const std::string cell = item["kind"] == "attention" ? attention_cell : "A" + std::to_string(n + 1);
+      auto answer = client.Post("/api/answer", cookie,
+                                nlohmann::json({{"index", item["index"]}, {"coordinate", cell},
+                                                {"client_id", user + "-" + std::to_string(n)}})
+                                    .dump(),
+                                "application/json");
+      ASSERT_TRUE(answer && answer->status == 201);
+      item = nlohmann::json::parse(answer->body);
+    }
+  }
+};
+
+// The screen's answers that read `right` of the confusion plates of participant `user` (the plates
+// are drawn from the participant's id), the control plate read.
+nlohmann::json PlateAnswers(const std::string& location, const std::string& user, int right) {
+  auto study = store::StudyStore::Open(location);
+  EXPECT_TRUE(study.ok()) << study.status().ToString();
+  int64_t id = 0;
+  for (const store::Participant& p : (*study)->Participants().value())
+    if (p.user_id == user) id = p.id;
+  nlohmann::json answers = nlohmann::json::array();
+  for (const server::Plate& plate : server::ScreeningPlates(static_cast<uint64_t>(id)))
+    answers.push_back(plate.control || right-- > 0 ? nlohmann::json(plate.digit) : nlohmann::json());
+  return {{"answers", answers}};
+}
+
+// Who took part, beyond their answers: the platform ids, the plate score, the attention check and
+// the session metadata, as CSV and as JSON; a participant who read no plate is exported as
+// colour-blind, and --min-plate-score leaves out who scored less or was not screened.
+TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
+  const nlohmann::json study = {{"words_per_participant", 2}, {"attention_check", {{"position", 1}}}, {"cvd_screen", true}};
+  const nlohmann::json profile = {{"language", "en"}, {"gender", "female"}, {"age_range", "20-29"}, {"colorblind", "no"},
+                                  {"metadata", {{"user_agent", "Test/1.0"}, {"viewport", {390, 844}}, {"device_pixel_ratio", 3}}}};
+  std::vector<std::string> users;
+  {
+    ServeProcess serve(Store({"--study", dir_.Write("study.json", study.dump()).string()}), dir_.path(), env_);
+    ASSERT_TRUE(serve.ok()) << serve.error();
+    httplib::Client client(serve.url());
+    // A reads every plate, B none, C is not screened and fails the attention check, D only consents.
+    for (const char* pid : {"pid-a", "pid-b", "pid-c", "pid-d"}) {
+      Participant p(client, {{"PROLIFIC_PID", pid}, {"STUDY_ID", "study-1"}, {"SESSION_ID", std::string("s-") + pid}});
+      users.push_back(p.user);
+      if (std::string(pid) == "pid-d") continue;
+      ASSERT_EQ(p.Post("/api/profile", profile), 200);
+      if (std::string(pid) != "pid-c")
+        ASSERT_EQ(p.Post("/api/screen", PlateAnswers(location_, p.user, pid == std::string("pid-a") ? 4 : 0)), 200);
+      ASSERT_NO_FATAL_FAILURE(p.Play(pid == std::string("pid-c") ? "A1" : kAttentionCell));
+    }
+  }
+  RunResult csv_run = RunVisalign(Store({"hues", "export-participants", "--out", (dir_ / "participants.csv").string()}), env_);
+  ASSERT_EQ(csv_run.exit_code, 0) << csv_run.err;
+  EXPECT_EQ(csv_run.out, "wrote 4 participants to " + (dir_ / "participants.csv").string() + "\n");
+  const CsvTable t = ReadCsv(dir_ / "participants.csv").value();
+  ASSERT_EQ(t.rows.size(), 4u);
+  const auto col = [&](size_t row, const char* name) { return t.rows[row][*t.Column(name)]; };
+  const std::vector<std::vector<std::string>> expected = {
+      // userId, PROLIFIC_PID, plate_score, colorblind_reported, colorblind, attention_check, items, answers
+      {users[0], "pid-a", "1.0", "no", "no", "passed", "3", "2"},
+      {users[1], "pid-b", "0.0", "no", "YES", "passed", "3", "2"},
+      {users[2], "pid-c", "", "no", "no", "failed", "3", "2"},
+      {users[3], "pid-d", "", "", "", "none", "0", "0"}};
+  for (size_t r = 0; r < 4; ++r) {
+    SCOPED_TRACE(r);
+    const std::vector<std::string> got = {col(r, "userId"), col(r, "PROLIFIC_PID"), col(r, "plate_score"),
+                                          col(r, "colorblind_reported"), col(r, "colorblind"), col(r, "attention_check"),
+                                          col(r, "items"), col(r, "answers")};
+    EXPECT_EQ(got, expected[r]);
+    EXPECT_EQ(col(r, "STUDY_ID"), "study-1");
+    EXPECT_EQ(col(r, "completed_at").empty(), r == 3);
+  }
+  EXPECT_EQ(col(0, "plate_control"), "true");
+  EXPECT_EQ(col(0, "viewport"), "390x844");
+  EXPECT_EQ(col(0, "user_agent"), "Test/1.0");
+  EXPECT_EQ(col(0, "device_pixel_ratio"), "3");
+  EXPECT_EQ(col(2, "attention_expected"), kAttentionCell);
+  EXPECT_EQ(col(2, "attention_answer"), "A1");
+
+  RunResult json_run = RunVisalign(Store({"hues", "export-participants", "--format", "json", "--out", "-"}), env_);
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const nlohmann::json doc = nlohmann::json::parse(json_run.out);
+  ASSERT_EQ(doc["participants"].size(), 4u);
+  EXPECT_EQ(doc["participants"][1]["plate_score"], 0.0);
+  EXPECT_EQ(doc["participants"][1]["screen"]["answers"][1], nullptr);
+  EXPECT_EQ(doc["participants"][0]["url_params"]["SESSION_ID"], "s-pid-a");
+  EXPECT_EQ(doc["participants"][0]["metadata"]["viewport"], nlohmann::json({390, 844}));
+  EXPECT_EQ(doc["participants"][2]["attention_check"]["passed"], false);
+  EXPECT_EQ(doc["participants"][3]["attention_check"], nullptr);
+
+  // export-humans: B (no plate read) is colour-blind; --min-plate-score keeps only A.
+  const CsvTable all = Export("answers.csv");
+  std::map<std::string, std::set<std::string>> colorblind;
+  for (const auto& r : all.rows) colorblind[r[*all.Column("userId")]].insert(r[*all.Column("colorblind")]);
+  EXPECT_EQ(colorblind, (std::map<std::string, std::set<std::string>>{{users[0], {"no"}}, {users[1], {"YES"}}, {users[2], {"no"}}}));
+  const CsvTable screened = Export("screened.csv", {"--min-plate-score", "0.5"});
+  std::set<std::string> kept;
+  for (const auto& r : screened.rows) kept.insert(r[*screened.Column("userId")]);
+  EXPECT_EQ(kept, std::set<std::string>{users[0]});
+  RunResult counts = RunVisalign(Store({"--json", "hues", "export-humans", "--min-plate-score", "0.5", "--exclude-failed-attention",
+                                        "--out", (dir_ / "s.csv").string()}),
+                                 env_);
+  ASSERT_EQ(counts.exit_code, 0) << counts.err;
+  const nlohmann::json c = nlohmann::json::parse(counts.out);
+  EXPECT_EQ(c["excluded_plate_score"], 2);
+  EXPECT_EQ(c["excluded_failed_attention"], 1);
+  EXPECT_EQ(c["excluded_participants"], 2);
+  EXPECT_EQ(c["answers"], 2);
+
+  ExpectOneLineError(RunVisalign(Store({"hues", "export-humans", "--min-plate-score", "1.5", "--out", (dir_ / "x.csv").string()}), env_),
+                     "--min-plate-score", kToken);
+  ExpectOneLineError(RunVisalign(Store({"hues", "export-participants", "--format", "xml", "--out", (dir_ / "x.csv").string()}), env_),
+                     "--format", kToken);
+}
+
+// A port another program listens on: `serve` says so in one line and has created no store (no
+// folder, no study tables).
+TEST_P(ServeStore, ABusyPortIsOneLineAndCreatesNoStore) {
+  httplib::Server other;
+  const int port = other.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread listening([&other] { other.listen_after_bind(); });
+  while (!other.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ExpectOneLineError(RunVisalign(Store({"serve", "--host", "127.0.0.1", "--port", std::to_string(port)}), env_),
+                     "cannot listen on 127.0.0.1:" + std::to_string(port), kToken);
+  other.stop();
+  listening.join();
+  if (GetParam() == "sqlite")
+    EXPECT_FALSE(fs::exists(location_)) << "the store folder was created";
+  else
+    EXPECT_FALSE(store::StudyStore::Exists(location_).value()) << "the study tables were created";
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, ServeStore, ::testing::Values("sqlite", "postgres"),

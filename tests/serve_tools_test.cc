@@ -13,6 +13,7 @@
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
+#include "visalign/server/study.h"
 #include "visalign/server/tool_exports.h"
 #include "visalign/store/study_store.h"
 
@@ -52,6 +53,35 @@ int64_t Records(const fs::path& store, const std::string& kind) {
   EXPECT_TRUE(study.ok()) << study.status().ToString();
   auto counts = (*study)->Counts();
   return counts.ok() && counts->records.count(kind) ? counts->records.at(kind) : 0;
+}
+
+// ---- Consent --------------------------------------------------------------------------------------
+
+// Each page asks for consent to its own task: the study file's texts, or each page's default.
+TEST(ServeTools, EachPageShowsItsOwnConsentText) {
+  TempDir dir;
+  const json paths = {"/", "/regions", "/rate"};
+  const server::StudyConfig defaults;
+  {
+    ServeProcess serve({"--store", (dir / "a").string()}, dir.path());
+    ASSERT_TRUE(serve.ok()) << serve.error();
+    BrowserRun run = RunBrowserScenario(Scenarios(), "consent_texts", serve.url(), {{"paths", paths}}, dir.path());
+    ExpectCleanPage(run);
+    EXPECT_EQ(run.result["texts"], json({{"/", defaults.consent_text},
+                                         {"/regions", defaults.regions_consent_text},
+                                         {"/rate", defaults.rate_consent_text}}));
+  }
+  const fs::path study = dir.Write("study.json", json({{"consent_text", "Game: pick colours for words."},
+                                                       {"regions_consent_text", "Regions: paint the board."},
+                                                       {"rate_consent_text", "Rating: rate images."}})
+                                                     .dump());
+  ServeProcess serve({"--store", (dir / "b").string(), "--study", study.string()}, dir.path());
+  ASSERT_TRUE(serve.ok()) << serve.error();
+  BrowserRun run = RunBrowserScenario(Scenarios(), "consent_texts", serve.url(), {{"paths", paths}}, dir.path());
+  ExpectCleanPage(run);
+  EXPECT_EQ(run.result["texts"], json({{"/", "Game: pick colours for words."},
+                                       {"/regions", "Regions: paint the board."},
+                                       {"/rate", "Rating: rate images."}}));
 }
 
 // ---- Regionalization ----------------------------------------------------------------------------

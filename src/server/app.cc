@@ -7,6 +7,9 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "server/assets.h"
 #include "server/routes.h"
@@ -51,6 +54,33 @@ bool HasAsset(std::string_view name) {
   for (const internal::Asset& a : internal::Assets())
     if (a.name == name) return true;
   return false;
+}
+
+// Unavailable when nothing can listen on host:port, found before anything is created (a store
+// opened and then left behind by a server that cannot start). Port 0 (any free port) always can.
+// The probe binds as the server will (SO_REUSEADDR, so a port in TIME_WAIT counts as free) and
+// closes again; Start() reports a port taken in between.
+Status CheckPortFree(const std::string& host, int port) {
+  if (port == 0) return Status::Ok();
+  const std::string address = host + ":" + std::to_string(port);
+  const Status busy = Status::Unavailable("cannot listen on " + address, "port", "a free port (0 picks one)");
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || !found) return busy;
+  bool bound = false;
+  for (addrinfo* a = found; a && !bound; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    bound = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return bound ? Status::Ok() : busy;
 }
 
 }  // namespace
@@ -109,7 +139,10 @@ Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
                                      "admin token variable", "an environment variable holding a long random token");
     token = value;
   }
+  VISALIGN_ASSIGN_OR_RETURN(CategoryNames category_names, CategoryNames::Default());
+  VISALIGN_RETURN_IF_ERROR(CheckPortFree(options.host, options.port));
   std::unique_ptr<App> app(new App(std::move(options), std::move(study), std::move(*vocabulary), std::move(board)));
+  app->category_names_ = std::move(category_names);
   app->admin_token_ = std::move(token);
   VISALIGN_ASSIGN_OR_RETURN(app->run_store_, store::OpenStore(app->options_.store, app->options_.store_options));
   VISALIGN_ASSIGN_OR_RETURN(app->study_store_, store::StudyStore::Open(app->options_.store, app->options_.store_options));

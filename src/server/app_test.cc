@@ -124,7 +124,9 @@ TEST(App, WordsGoLeastAssignedFirstSoCountsStayBalanced) {
     EXPECT_EQ(nlohmann::json::parse(profile->body)["items"], 2);
     auto next = nlohmann::json::parse(client.Get("/api/next", cookie)->body);
     words.insert(next["word"].get<std::string>());
-    EXPECT_EQ(next["category"], next["clue_id"] == 3 ? "COMESTIBLE" : "ANIMAL");
+    // Shown by its Spanish name (data/hues/category_names.csv), not the published code COMESTIBLE.
+    EXPECT_EQ(next["category"], next["clue_id"] == 3 ? "Comida" : "Animal");
+    EXPECT_EQ(next["category_code"], next["clue_id"] == 3 ? "Food" : "Animal");
   }
   EXPECT_EQ(*(*app)->study_store().AssignmentCounts(), (std::map<int, int64_t>{{1, 2}, {2, 2}, {3, 2}}));
   for (const std::string& w : words) EXPECT_TRUE(w == "SALMÓN" || w == "BALLENA" || w == "LIMA") << w;

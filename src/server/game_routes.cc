@@ -89,9 +89,15 @@ struct Game {
     return {{"done", true}, {"total", items}, {"code", code}, {"redirect", redirect}};
   }
 
-  // The item at `index` for the participant, as the page shows it.
-  nlohmann::json Item(const store::Participant& p, int clue_id, size_t index, size_t total) {
-    nlohmann::json item = {{"done", false}, {"index", index}, {"total", total}};
+  // The item at `index` of the participant's `items`, as the page shows it: its place among the
+  // items (`index`, `total`, the attention check included) and among the words (`word_number`,
+  // 1-based, of `words`; the attention check is not a word and has no number).
+  nlohmann::json Item(const store::Participant& p, const std::vector<int>& items, size_t index) {
+    const int clue_id = items[index];
+    const auto is_word = [](int clue) { return clue != kAttentionItem; };
+    const auto before = items.begin() + static_cast<std::ptrdiff_t>(index);
+    nlohmann::json item = {{"done", false}, {"index", index}, {"total", items.size()},
+                           {"words", std::count_if(items.begin(), items.end(), is_word)}};
     if (clue_id == kAttentionItem) {
       item["kind"] = "attention";
       item["cell"] = app.study().attention_check.cell;
@@ -99,9 +105,11 @@ struct Game {
     }
     const hues::Word& w = app.vocabulary().words()[static_cast<size_t>(*app.vocabulary().IndexOfClue(clue_id))];
     item["kind"] = "word";
+    item["word_number"] = std::count_if(items.begin(), before, is_word) + 1;
     item["clue_id"] = clue_id;
     item["word"] = p.language == "es" ? w.es : w.en;
-    item["category"] = PublishedCategory(w.category, p.language);
+    item["category"] = app.category_names().Display(w.category, p.language);  // shown; the answer stores the published code
+    item["category_code"] = w.category;
     return item;
   }
 
@@ -150,7 +158,7 @@ void NextItem(Game& game, Player& player, HttpServerResponse& res, int status, n
     }
     next = game.Completion(player.participant, player.items.size());
   } else {
-    next = game.Item(player.participant, player.items[*done], *done, player.items.size());
+    next = game.Item(player.participant, player.items, *done);
   }
   for (auto& [k, v] : extra.items()) next[k] = v;
   res.SetJson(status, next);

@@ -35,6 +35,11 @@ std::string PublishedCategory(const std::string& category, const std::string& la
   return upper;
 }
 
+std::string ExportedColorblind(const store::Participant& p) {
+  const bool flagged = p.screen_score && *p.screen_score < kScreenPassScore;
+  return p.colorblind == "yes" || flagged ? "YES" : "no";
+}
+
 Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabulary& vocabulary,
                                   const HumansExportOptions& options) {
   HumansExport out;
@@ -57,24 +62,29 @@ Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabula
   std::map<int64_t, const store::Participant*> by_id;
   for (const store::Participant& p : participants) by_id[p.id] = &p;
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::HuesAnswerRow> answers, study.Answers());
-  std::set<int64_t> failed_attention, answered, excluded;
+  std::set<int64_t> failed_attention, low_plate_score, answered, excluded, excluded_attention, excluded_plates;
   if (options.exclude_failed_attention) {
     VISALIGN_ASSIGN_OR_RETURN(std::vector<store::StudyRecord> checks, study.Records(kAttentionCheckRecord));
     for (const store::StudyRecord& check : checks)
       if (auto passed = check.payload.find("passed"); passed != check.payload.end() && *passed == false)
         failed_attention.insert(check.participant);
   }
+  if (options.min_plate_score)
+    for (const store::Participant& p : participants)
+      if (!p.screen_score || *p.screen_score < *options.min_plate_score) low_plate_score.insert(p.id);
   for (const store::HuesAnswerRow& a : answers) {
-    if (failed_attention.count(a.participant)) {
+    const bool failed = failed_attention.count(a.participant) > 0, low = low_plate_score.count(a.participant) > 0;
+    if (failed) excluded_attention.insert(a.participant);
+    if (low) excluded_plates.insert(a.participant);
+    if (failed || low) {
       excluded.insert(a.participant);
       continue;
     }
     const store::Participant& p = *by_id.at(a.participant);
     const auto word = vocabulary.IndexOfClue(a.clue_id);
     const std::string word_en = word ? vocabulary.words()[static_cast<size_t>(*word)].en : "";
-    const std::string colorblind = p.colorblind == "yes" ? "YES" : p.colorblind;
     for (const std::string& f : {p.user_id, a.timestamp, a.category, std::to_string(a.clue_id), a.word, a.coordinate,
-                                 LanguageName(p.language), p.gender, p.age_range, colorblind})
+                                 LanguageName(p.language), p.gender, p.age_range, ExportedColorblind(p)})
       out.csv += CsvField(f) + ",";
     out.csv += CsvField(word_en) + "\n";
     ++out.answers;
@@ -82,6 +92,8 @@ Result<HumansExport> ExportHumans(store::StudyStore& study, const hues::Vocabula
   }
   out.participants = answered.size();
   out.excluded_participants = excluded.size();
+  out.excluded_failed_attention = excluded_attention.size();
+  out.excluded_plate_score = excluded_plates.size();
   return out;
 }
 

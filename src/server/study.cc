@@ -87,6 +87,8 @@ nlohmann::json StudyConfig::PublicJson() const {
   return {{"languages", languages},
           {"words_per_participant", words_per_participant},
           {"consent_text", consent_text},
+          {"regions_consent_text", regions_consent_text},
+          {"rate_consent_text", rate_consent_text},
           {"cvd_screen", cvd_screen},
           {"attention_check", attention_check.enabled}};
 }
@@ -94,12 +96,18 @@ nlohmann::json StudyConfig::PublicJson() const {
 Result<StudyConfig> StudyConfigFromJson(const nlohmann::json& doc, const std::string& where) {
   StudyConfig c;
   Fields f(doc, where);
-  VISALIGN_RETURN_IF_ERROR(f.Check({"languages", "words_per_participant", "consent_text", "completion_codes",
+  VISALIGN_RETURN_IF_ERROR(f.Check({"languages", "words_per_participant", "consent_text", "regions_consent_text",
+                                    "rate_consent_text", "completion_codes",
                                     "completion_url", "cvd_screen", "attention_check", "rate_limit_per_ip",
                                     "rate_limit_per_session", "max_body_bytes"}));
   VISALIGN_RETURN_IF_ERROR(f.Get("languages", c.languages));
   VISALIGN_RETURN_IF_ERROR(f.Get("words_per_participant", c.words_per_participant));
-  VISALIGN_RETURN_IF_ERROR(f.Get("consent_text", c.consent_text));
+  for (auto [name, text] : {std::pair{"consent_text", &c.consent_text}, std::pair{"regions_consent_text", &c.regions_consent_text},
+                             std::pair{"rate_consent_text", &c.rate_consent_text}}) {
+    VISALIGN_RETURN_IF_ERROR(f.Get(name, *text));
+    if (text->find_first_not_of(" \t\r\n") == std::string::npos)
+      return Status::InvalidArgument("an empty consent text", f.Where(name), "the text participants agree to");
+  }
   VISALIGN_RETURN_IF_ERROR(f.Get("completion_codes", c.completion_codes));
   VISALIGN_RETURN_IF_ERROR(f.Get("completion_url", c.completion_url));
   VISALIGN_RETURN_IF_ERROR(f.Get("cvd_screen", c.cvd_screen));

@@ -19,6 +19,27 @@ TEST(Study, AnEmptyStudyKeepsTheDefaults) {
   EXPECT_FALSE(study->PublicJson().contains("completion_codes"));
 }
 
+TEST(Study, EachPageHasItsOwnConsentTextAndAnOldStudyFilesTextIsTheGames) {
+  const StudyConfig defaults;
+  EXPECT_NE(defaults.consent_text.find("a board of 480 colours and a word"), std::string::npos);
+  EXPECT_NE(defaults.regions_consent_text.find("paint each colour with one of 8 colour names"), std::string::npos);
+  EXPECT_NE(defaults.rate_consent_text.find("images made by AI image generators"), std::string::npos);
+  for (const std::string* text : {&defaults.regions_consent_text, &defaults.rate_consent_text})
+    EXPECT_EQ(text->find("a word"), std::string::npos) << "not the game's task: " << *text;
+  // A study file of before the tools had their own text: its one text is the game's.
+  auto old = StudyConfigFromJson({{"consent_text", "Our game consent."}}, "study file s.json");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->consent_text, "Our game consent.");
+  EXPECT_EQ(old->regions_consent_text, defaults.regions_consent_text);
+  EXPECT_EQ(old->rate_consent_text, defaults.rate_consent_text);
+  auto all = StudyConfigFromJson({{"consent_text", "G"}, {"regions_consent_text", "R"}, {"rate_consent_text", "A"}},
+                                 "study file s.json");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->PublicJson()["consent_text"], "G");
+  EXPECT_EQ(all->PublicJson()["regions_consent_text"], "R");
+  EXPECT_EQ(all->PublicJson()["rate_consent_text"], "A");
+}
+
 TEST(Study, JsonAndTomlFilesReadTheSame) {
   visalign::testing::TempDir dir;
   auto json = LoadStudyConfig(dir.Write("s.json", R"({"languages": ["en"], "words_per_participant": 8,
@@ -55,6 +76,8 @@ TEST(Study, EachWrongSettingIsNamed) {
       {{{"rate_limit_per_session", {{"per_second", -1}}}}, "study file s.json field rate_limit_per_session"},
       {{{"max_body_bytes", 10}}, "study file s.json field max_body_bytes"},
       {{{"cvd", true}}, "study file s.json"},
+      {{{"rate_consent_text", " \n"}}, "study file s.json field rate_consent_text"},
+      {{{"regions_consent_text", 3}}, "study file s.json field regions_consent_text"},
   };
   for (const auto& [doc, where] : cases) {
     auto study = StudyConfigFromJson(doc, "study file s.json");

@@ -28,7 +28,8 @@ async function onboard(page, ctx) {
 async function currentItem(page) {
   await page.waitForSelector('#word, #done');
   if (await page.$('#done')) return null;
-  return page.$eval('#word', (w) => ({ kind: w.dataset.kind, text: w.textContent, index: Number(w.dataset.index) }));
+  const item = await page.$eval('#word', (w) => ({ kind: w.dataset.kind, text: w.textContent, index: Number(w.dataset.index) }));
+  return { ...item, progress: await page.textContent('#progress') };
 }
 
 module.exports = {
@@ -71,7 +72,8 @@ module.exports = {
         await page.click('#next');
       }
       await page.waitForSelector(`#word[data-index="${item.index + 1}"], #done`);
-      items.push({ kind: item.kind, word: item.kind === 'word' ? item.text.split(' · ')[0] : '', cell, how, heatCells, revealText });
+      items.push({ kind: item.kind, word: item.kind === 'word' ? item.text.split(' · ')[0] : '', text: item.text,
+        progress: item.progress, cell, how, heatCells, revealText });
     }
     const code = await page.textContent('#code');
     await page.waitForURL(ctx.args.redirectGlob, { timeout: 10000 });
@@ -87,6 +89,34 @@ module.exports = {
     const viewport = page.viewportSize();
     await page.screenshot({ path: `${ctx.outDir}/phone.png` });
     return { box, cell, viewport, scrollWidth: await page.evaluate(() => document.documentElement.scrollWidth) };
+  },
+
+  // A portrait phone with touch: taps args.tap on the board (a cell next to the one meant), then
+  // args.cell in the loupe that opens, and answers. Returns every loupe cell's box, what the tap
+  // picked, the viewport's pinch-zoom settings and the answer the page sent.
+  async phone_zoom_pick(page, ctx) {
+    await onboard(page, ctx);
+    await page.waitForSelector('#word');
+    const boardCell = await page.$eval('.board-cell', (c) => c.getBoundingClientRect().width);
+    await page.tap(`.board .board-cell[data-cell="${ctx.args.tap}"]`);
+    await page.waitForSelector('.board-zoom');
+    const before = await page.inputValue('#coordinate');
+    const loupe = await page.$$eval('.board-zoom-cell', (cells) => cells.map((c) => {
+      const r = c.getBoundingClientRect();
+      return { cell: c.dataset.cell, x: r.x, y: r.y, width: r.width, height: r.height };
+    }));
+    await page.screenshot({ path: `${ctx.outDir}/phone-zoom.png` });
+    await page.tap(`.board-zoom-cell[data-cell="${ctx.args.cell}"]`);
+    await page.waitForSelector('.board-zoom', { state: 'detached' });
+    const picked = await page.inputValue('#coordinate');
+    const answered = page.waitForResponse((r) => r.url().endsWith('/api/answer'));
+    await page.tap('#submit');
+    const reply = await (await answered).json();
+    return {
+      boardCell, before, loupe, picked, answer: reply.answered.coordinate,
+      viewportMeta: await page.$eval('meta[name="viewport"]', (m) => m.content),
+      touchAction: await page.$eval('.board', (b) => getComputedStyle(b).touchAction),
+    };
   },
 
   // Keyboard only: Tab, arrows, Space and Enter from consent to the end; args.moves[i] are the

@@ -118,4 +118,15 @@ module.exports = {
     const done = await page.$('#done');
     return { rated, done: done ? await done.textContent() : null, progress: await page.$eval('#progress', (p) => p.textContent) };
   },
+
+  // The consent page of each of args.paths, as a visitor who has not agreed sees it: its text.
+  async consent_texts(page, ctx) {
+    const texts = {};
+    for (const path of ctx.args.paths) {
+      await page.goto(ctx.base + path);
+      await page.waitForSelector('#consent-text');
+      texts[path] = await page.textContent('#consent-text');
+    }
+    return { texts };
+  },
 };

@@ -7,6 +7,13 @@
 // and PageUp/PageDown move, Enter or Space picks; a click or tap picks too. onPick(cellName) is
 // called on a pick. heat ({cell: count}) shades each cell by its share of the largest count;
 // marks ({cell: text}) labels cells (e.g. "you"). Returns {element, setHeat, setMarks, focus, cellElement}.
+//
+// zoom ({label, close}) turns on the zoomed pick for touch: on a phone the board's cells are far
+// smaller than a finger (about 12 px on a 390 px screen), so a tap or pen press on a board whose
+// cells are narrower than ZOOM_TARGET_PX opens a loupe of the ZOOM_SPAN x ZOOM_SPAN cells around
+// it, each ZOOM_TARGET_PX square (Android's 48 dp touch target, above Apple's 44 pt and WCAG 2.5.8's
+// 24 px), and the pick is the loupe cell tapped. A mouse, or a board with large cells, picks
+// directly. Pinch-zoom stays allowed (touch-action: manipulation; the viewport does not forbid it).
 
 export class ApiError extends Error {
   constructor(status, error) {
@@ -84,7 +91,10 @@ export async function loadBoard() {
   return api('/api/board');
 }
 
-export function drawBoard(container, board, { onPick, heat, marks, label = 'Colour board' } = {}) {
+export const ZOOM_TARGET_PX = 48;
+export const ZOOM_SPAN = 7;
+
+export function drawBoard(container, board, { onPick, heat, marks, label = 'Colour board', zoom } = {}) {
   const cells = Array.isArray(board) ? board : board.cells;
   const rows = [...new Set(cells.map((c) => c.row))];
   const cols = Math.max(...cells.map((c) => c.col));
@@ -125,11 +135,48 @@ export function drawBoard(container, board, { onPick, heat, marks, label = 'Colo
   const first = `${rows[0]}1`;
   current = first;
   nodes.get(first).tabIndex = 0;
+  let pointer = 'mouse';
+  let loupe = null;
+  const closeLoupe = () => { if (loupe) { loupe.remove(); loupe = null; } };
+  const pick = (name) => {
+    closeLoupe();
+    move(name);
+    if (onPick) onPick(name);
+  };
+  // The loupe around `name`: ZOOM_SPAN x ZOOM_SPAN cells, kept inside the board.
+  const openLoupe = (name) => {
+    closeLoupe();
+    const half = Math.floor(ZOOM_SPAN / 2);
+    const span = (n) => Math.min(n, ZOOM_SPAN);
+    const r0 = Math.max(0, Math.min(rows.indexOf(name[0]) - half, rows.length - span(rows.length)));
+    const c0 = Math.max(1, Math.min(Number(name.slice(1)) - half, cols - span(cols) + 1));
+    const cellsGrid = el('div', { class: 'board-zoom-grid', role: 'grid', 'aria-label': zoom.label });
+    cellsGrid.style.setProperty('--span', span(cols));
+    cellsGrid.style.setProperty('--target', `${ZOOM_TARGET_PX}px`);
+    for (let r = r0; r < r0 + span(rows.length); r++) {
+      for (let c = c0; c < c0 + span(cols); c++) {
+        const cell = byName.get(`${rows[r]}${c}`);
+        const node = el('button', { type: 'button', class: 'board-zoom-cell', 'data-cell': cell.cell, 'aria-label': cell.cell,
+          title: cell.cell, onclick: () => pick(cell.cell) });
+        node.style.backgroundColor = `rgb(${cell.rgb[0]}, ${cell.rgb[1]}, ${cell.rgb[2]})`;
+        if (cell.cell === name) node.classList.add('tapped');
+        cellsGrid.append(node);
+      }
+    }
+    loupe = el('div', { class: 'board-zoom', role: 'dialog', 'aria-label': zoom.label },
+      el('p', { class: 'board-zoom-label' }, zoom.label), cellsGrid,
+      el('button', { type: 'button', class: 'board-zoom-close', onclick: closeLoupe }, zoom.close));
+    loupe.addEventListener('keydown', (e) => { if (e.key === 'Escape') { closeLoupe(); move(name); } });
+    container.append(loupe);
+    loupe.querySelector('.tapped').focus();
+  };
+  grid.addEventListener('pointerdown', (e) => { pointer = e.pointerType || 'mouse'; });
   grid.addEventListener('click', (e) => {
     const node = e.target.closest('.board-cell');
     if (!node) return;
-    move(node.dataset.cell);
-    if (onPick) onPick(node.dataset.cell);
+    const small = node.getBoundingClientRect().width < ZOOM_TARGET_PX;
+    if (zoom && small && (pointer === 'touch' || pointer === 'pen')) return openLoupe(node.dataset.cell);
+    pick(node.dataset.cell);
   });
   grid.addEventListener('keydown', (e) => {
     const node = e.target.closest('.board-cell');

@@ -13,10 +13,11 @@ const STRINGS = {
     genders: { female: 'Female', male: 'Male', other: 'Other', 'prefer-not-to-say': 'Prefer not to say' },
     screen: 'Colour-vision check', screenHelp: 'Which number do you see in the circle?', noNumber: 'No number',
     plate: (i, n) => `Plate ${i} of ${n}`,
-    item: (i, n) => `Word ${i} of ${n}`, category: 'Category',
+    item: (i, n) => `Word ${i} of ${n}`, check: (n) => `A quick check (not one of the ${n} words)`, category: 'Category',
     prompt: 'Pick the colour on the board that best matches the word: click or tap a cell, or type its coordinate (for example C12).',
     attention: (cell) => `Attention check: please select cell ${cell}.`,
     coordinate: 'Coordinate', submit: 'Answer', next: 'Next', picked: (c) => `Selected: ${c}`,
+    zoom: 'Tap the colour you mean', closeZoom: 'Close',
     reveal: (n) => `Dots show where ${n} players answered this word (darker and larger: more players). Your answer is outlined.`,
     badCell: 'Type a cell from A1 to P30.', done: 'Thank you! You have finished.', code: 'Your completion code:',
     redirecting: 'Taking you back…', back: 'Continue',
@@ -29,10 +30,11 @@ const STRINGS = {
     genders: { female: 'Mujer', male: 'Hombre', other: 'Otro', 'prefer-not-to-say': 'Prefiero no decirlo' },
     screen: 'Prueba de visión del color', screenHelp: '¿Qué número ve en el círculo?', noNumber: 'Ningún número',
     plate: (i, n) => `Lámina ${i} de ${n}`,
-    item: (i, n) => `Palabra ${i} de ${n}`, category: 'Categoría',
+    item: (i, n) => `Palabra ${i} de ${n}`, check: (n) => `Una comprobación rápida (no es una de las ${n} palabras)`, category: 'Categoría',
     prompt: 'Elija el color del tablero que mejor encaja con la palabra: pulse una casilla o escriba su coordenada (por ejemplo C12).',
     attention: (cell) => `Control de atención: seleccione la casilla ${cell}.`,
     coordinate: 'Coordenada', submit: 'Responder', next: 'Siguiente', picked: (c) => `Seleccionada: ${c}`,
+    zoom: 'Toque el color que quiere elegir', closeZoom: 'Cerrar',
     reveal: (n) => `Los puntos muestran dónde respondieron ${n} jugadores (más oscuro y grande: más jugadores). Su respuesta está marcada.`,
     badCell: 'Escriba una casilla de A1 a P30.', done: '¡Gracias! Ha terminado.', code: 'Su código de finalización:',
     redirecting: 'Volviendo…', back: 'Continuar',
@@ -185,9 +187,11 @@ function play(item) {
     ? el('p', { class: 'word', id: 'word', 'data-kind': 'attention', 'data-index': item.index }, t().attention(item.cell))
     : el('p', { class: 'word', id: 'word', 'data-kind': 'word', 'data-index': item.index }, el('strong', {}, item.word),
       el('span', { class: 'muted' }, ` · ${t().category}: ${item.category}`));
-  page(el('p', { class: 'muted', id: 'progress' }, t().item(item.index + 1, item.total)), heading,
+  const progress = item.kind === 'attention' ? t().check(item.words) : t().item(item.word_number, item.words);
+  page(el('p', { class: 'muted', id: 'progress' }, progress), heading,
     el('p', { id: 'prompt', class: 'muted' }, t().prompt), holder, form, status);
   const view = drawBoard(holder, board, {
+    zoom: { label: t().zoom, close: t().closeZoom },
     onPick(cell) {
       picked = cell;
       input.value = cell;

@@ -13,7 +13,7 @@ function page(...children) {
 }
 
 function consent() {
-  showConsent(page, study.consent_text, next);
+  showConsent(page, study.rate_consent_text, next);
 }
 
 function languagePicker() {

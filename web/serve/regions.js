@@ -22,7 +22,7 @@ function page(...children) {
 }
 
 function consent() {
-  showConsent(page, study.consent_text, start);
+  showConsent(page, study.regions_consent_text, start);
 }
 
 // Shows `cell`'s paint on the board.

@@ -26,6 +26,7 @@
 #include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/status.h"
+#include "visalign/server/category_names.h"
 #include "visalign/server/study.h"
 #include "visalign/store.h"
 #include "visalign/store/study_store.h"
@@ -58,9 +59,9 @@ inline constexpr char kContentSecurityPolicy[] =
 
 class App {
  public:
-  // Loads the words, the board, the study file and the admin token, opens both stores and registers
-  // every route. Errors name the input: "word list", "study file", "store location", "admin token
-  // variable".
+  // Loads the words, the board, the category names, the study file and the admin token, checks
+  // that the port is free, opens both stores and registers every route. Errors name the input:
+  // "word list", "category names", "study file", "port", "store location", "admin token variable".
   static Result<std::unique_ptr<App>> Create(ServeOptions options);
   ~App();
 
@@ -74,6 +75,7 @@ class App {
   const StudyConfig& study() const { return study_; }
   const hues::Vocabulary& vocabulary() const { return vocabulary_; }
   const hues::Board& board() const { return board_; }
+  const CategoryNames& category_names() const { return category_names_; }
   store::StudyStore& study_store() { return *study_store_; }
   store::RunStore& run_store() { return *run_store_; }
   // The HTTP server every route is on (Dispatch answers a request without a socket).
@@ -104,6 +106,7 @@ class App {
   StudyConfig study_;
   hues::Vocabulary vocabulary_;
   hues::Board board_;
+  CategoryNames category_names_;
   std::string admin_token_;
   std::unique_ptr<store::StudyStore> study_store_;
   std::unique_ptr<store::RunStore> run_store_;

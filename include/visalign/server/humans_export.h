@@ -2,10 +2,11 @@
 // (userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en),
 // so `hues humans --humans FILE` and `hues evaluate --humans FILE` read it unchanged; optionally
 // after the shipped answers (data/hues/human_responses.csv), as one data set, and without the
-// participants who failed the attention check.
+// participants who failed the attention check or scored below a plate score.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "visalign/benchmarks/hues/words.h"
@@ -22,10 +23,21 @@ std::string PublishedCategory(const std::string& category, const std::string& la
 // "passed", "client_id"}, one per participant given the check.
 inline constexpr char kAttentionCheckRecord[] = "attention_check";
 
+// The colour-vision screen flags a participant who read fewer than half of its confusion plates
+// (a plate score below this; the score is the share read, 0 to 1).
+inline constexpr double kScreenPassScore = 0.5;
+
+// The export's colorblind column: "YES" for a self-reported colour-vision deficiency or a screen
+// score below kScreenPassScore (a participant who read no plate is not exported as "no"), else "no".
+// Unscreened participants keep their self-report.
+std::string ExportedColorblind(const store::Participant& p);
+
 struct HumansExportOptions {
   bool merge_shipped = false;         // the rows of shipped_csv first
   std::filesystem::path shipped_csv;  // the published file: its header must be the same columns
   bool exclude_failed_attention = false;  // no rows of participants who failed the attention check
+  // No rows of participants whose plate score is below this, or who have none (not screened).
+  std::optional<double> min_plate_score;
 };
 
 struct HumansExport {
@@ -33,7 +45,9 @@ struct HumansExport {
   size_t answers = 0;  // rows from the study store
   size_t shipped = 0;  // rows from the shipped file (with merge_shipped)
   size_t participants = 0;
-  size_t excluded_participants = 0;  // with exclude_failed_attention: who failed it and answered
+  size_t excluded_participants = 0;  // who answered and was left out, for either reason below
+  size_t excluded_failed_attention = 0;  // with exclude_failed_attention: who failed it and answered
+  size_t excluded_plate_score = 0;       // with min_plate_score: who scored less (or has no score) and answered
 };
 
 // Every stored answer in the order accepted; attention-check items are not answers and are not

@@ -1,5 +1,5 @@
 // A study's settings for `visalign serve --study FILE` (JSON, or TOML by the .toml extension): which
-// languages are offered, how many words each participant answers, the consent text, the completion
+// languages are offered, how many words each participant answers, each page's consent text, the completion
 // code(s) and redirect, whether the colour-vision screen is shown, the attention-check item and the
 // request limits. Every field is optional; a missing one keeps the default below. Unknown fields
 // are an error (a misspelt setting must not silently fall back to a default).
@@ -39,12 +39,25 @@ struct RateLimit {
 struct StudyConfig {
   std::vector<std::string> languages = {"es", "en"};
   int words_per_participant = 15;
+  // Each page asks for consent to its own task: the game (`consent_text`, the one field older study
+  // files have, so it keeps meaning the game's), the regionalization tool and the ACVA rating page.
   std::string consent_text =
       "You are invited to take part in a study on how people link words and colours. You will see a board "
       "of 480 colours and a word, and pick the colour that fits the word best. It takes about 5 minutes. "
       "We record your answers, the age band, gender and colour vision you report, and technical details of "
       "your screen and browser; no name, e-mail or IP address is stored. Taking part is voluntary and you may "
       "stop at any time.";
+  std::string regions_consent_text =
+      "You are invited to take part in a study on how people divide colours into categories. You will see a "
+      "board of 480 colours and paint each colour with one of 8 colour names (brown, red, orange, yellow, "
+      "green, blue, purple, pink). It takes about 10 to 15 minutes. We record your painting and when you "
+      "saved it; no name, e-mail or IP address is stored. Taking part is voluntary and you may stop at any time.";
+  std::string rate_consent_text =
+      "You are invited to take part in a study on how well images made by AI image generators show abstract "
+      "concepts. You will see one image at a time with a few questions about it, and answer each on a scale "
+      "from 0 (clearly not) to 1 (clearly yes); some images may be unexpected or odd. You rate as many images "
+      "as you like. We record your ratings and the language of the questions; no name, e-mail or IP address "
+      "is stored. Taking part is voluntary and you may stop at any time.";
   std::vector<std::string> completion_codes;  // one is given to each participant, in turn; none: no code
   std::string completion_url;  // where a finished participant is sent; "{code}" is replaced by the code
   bool cvd_screen = true;
