@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "server/plates.h"
 #include "testing/serve_process.h"
 #include "visalign/core/io.h"
 #include "visalign/store/study_store.h"
@@ -62,8 +63,13 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
                      dir.path(), {{"STUDY_TOKEN", kToken}});
   ASSERT_TRUE(serve.ok()) << serve.error();
   const std::vector<std::string> cells = {"C12", "P30", "", "A1", "H7"};  // item 2 is the attention check
+  // The first participant (id 1) reads the control plate and three of the four confusion plates
+  // (the plates are drawn from the participant's id): a plate score of 0.75, not colour-blind.
+  nlohmann::json plate_answers = nlohmann::json::array();
+  for (const server::Plate& plate : server::ScreeningPlates(1))
+    plate_answers.push_back(plate_answers.size() == 2 ? nlohmann::json("none") : nlohmann::json(plate.digit));
   BrowserRun run = RunBrowserScenario(Scenarios(), "game_session", serve.url(),
-                                      {{"cells", cells}, {"plateAnswers", {"none", 3}},
+                                      {{"cells", cells}, {"plateAnswers", plate_answers},
                                        {"redirectGlob", "https://app.prolific.com/**"}},
                                       dir.path());
   ExpectCleanPage(run);
@@ -123,7 +129,10 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
   for (const char* key : {"user_agent", "viewport", "device_pixel_ratio", "color_gamut", "dynamic_range"})
     EXPECT_TRUE(p.metadata.contains(key)) << key;
   ASSERT_TRUE(p.screen_score.has_value());
-  EXPECT_EQ(p.screen["answers"], nlohmann::json({nullptr, 3, nullptr, nullptr, nullptr}));
+  EXPECT_EQ(*p.screen_score, 0.75);
+  nlohmann::json stored_answers = plate_answers;
+  stored_answers[2] = nullptr;  // "none": no digit seen
+  EXPECT_EQ(p.screen["answers"], stored_answers);
   EXPECT_FALSE(p.completed_at.empty());
   auto events = (*study)->Events(p.id);
   ASSERT_TRUE(events.ok());
