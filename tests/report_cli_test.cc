@@ -154,8 +154,7 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   EXPECT_TRUE(hidden(check["filters"][0]).count("violin-1-precision-purity"));
   EXPECT_TRUE(hidden(check["filters"][0]).count("acva-1-pass-rates"));
   EXPECT_FALSE(hidden(check["filters"][0]).count("hues-1-fail-rates"));
-  // Nothing matches "no such model": every figure with model rows is hidden (the boards' cells and
-  // rules stay with none of the models' marks).
+  // Nothing matches "no such model": every figure with model rows is hidden, the boards too.
   EXPECT_TRUE(hidden(check["filters"][1]).count("hues-1-fail-rates"));
   EXPECT_TRUE(hidden(check["filters"][1]).count("hues-nonsense-1-modes"));
   // acva-mono has no passing image: no diversity numbers to draw, but a pass rate (0).
@@ -192,7 +191,9 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   EXPECT_GT(rounded, 100u);
   // Copying the Hues summary table gives summary.csv's exact cells, tab-separated.
   std::string copied;
-  for (const std::vector<std::string>& row : ReadCsv(Fixture("hues") / "summary.csv")->rows) {
+  const Result<CsvTable> hues_csv = ReadCsv(Fixture("hues") / "summary.csv");
+  ASSERT_TRUE(hues_csv.ok());
+  for (const std::vector<std::string>& row : hues_csv->rows) {
     std::string line;
     for (const std::string& cell : row) line += (line.empty() ? "" : "\t") + cell;
     copied += (copied.empty() ? "" : "\n") + line;
