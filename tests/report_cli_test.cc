@@ -323,7 +323,7 @@ TEST(ReportCommand, AStoredRunHasItsSection) {
   EXPECT_EQ(check["tables"]["run-1-failures"],
             nlohmann::json::parse(R"([["c","0","failed","1","HTTP 400: <bad request>"]])"));  // a done row keeps no error
   // One of its three rows failed: the section says so at its top, and the command on stderr.
-  const std::string note = "run r1 has 1 failed and 0 pending of its 3 rows, so an evaluation of it covers only the 2 done "
+  const std::string note = "run r1 has 1 failed and 0 pending of its 3 rows, so an evaluation of it covers only its 2 done "
                            "images (`visalign violin generate --retry-failed` resumes it).";
   EXPECT_EQ(check["notes"]["run-1"], nlohmann::json::array({"Warning: " + note}));
   EXPECT_EQ(r.err, "warning: Run — r1: " + note + "\n");
