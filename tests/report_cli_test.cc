@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -59,9 +60,10 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   const nlohmann::json nonsense = nlohmann::json::parse(*ReadFile(Fixture("nonsense") / "summary.json"));
   const nlohmann::json acva = nlohmann::json::parse(*ReadFile(Fixture("acva") / "summary.json"));
   const std::string first_hues_model = hues["models"][0]["model"];
-  const nlohmann::json check = CheckInChromium(html, {"--filter", first_hues_model, "--screenshot", (t / "shot.png").string(),
+  const nlohmann::json check = CheckInChromium(html, {"--filter", first_hues_model, "--filter", "no such model", "--filter", "acva-mono",
+                                                      "--screenshot", (t / "shot.png").string(),
                                                       "--hover", "hues-1-fail-rates:models_marks", "--sort",
-                                                      "hues-1-summary:8"});
+                                                      "hues-1-summary:8", "--copy", "hues-1-summary"});
   EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
   EXPECT_EQ(check["dark_errors"], nlohmann::json::array()) << check["dark_errors"].dump();
   EXPECT_EQ(check["requests"], nlohmann::json::array()) << check["requests"].dump();
@@ -143,8 +145,27 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
 
   // The model filter leaves the first Hues model only.
   EXPECT_EQ(Count(check["filtered_marks"], "hues-1-fail-rates", "models_marks"), 2u);
+  // Typing in the filter logs nothing (docs/report.md): a figure left without a matching model is
+  // hidden, with a line saying so, rather than drawn empty (vega warned "Infinite extent" then).
+  ASSERT_EQ(check["filters"].size(), 3u);
+  for (const nlohmann::json& filter : check["filters"])
+    EXPECT_EQ(filter["messages"], nlohmann::json::array()) << filter["text"] << ": " << filter["messages"].dump();
+  const auto hidden = [](const nlohmann::json& filter) { return filter["hidden"].get<std::set<std::string>>(); };
+  EXPECT_TRUE(hidden(check["filters"][0]).count("violin-1-precision-purity"));
+  EXPECT_TRUE(hidden(check["filters"][0]).count("acva-1-pass-rates"));
+  EXPECT_FALSE(hidden(check["filters"][0]).count("hues-1-fail-rates"));
+  // Nothing matches "no such model": every figure with model rows is hidden, the boards too.
+  EXPECT_TRUE(hidden(check["filters"][1]).count("hues-1-fail-rates"));
+  EXPECT_TRUE(hidden(check["filters"][1]).count("hues-nonsense-1-modes"));
+  // acva-mono has no passing image: no diversity numbers to draw, but a pass rate (0).
+  EXPECT_TRUE(hidden(check["filters"][2]).count("acva-1-d-img-h"));
+  EXPECT_TRUE(hidden(check["filters"][2]).count("acva-1-quadrants"));
+  EXPECT_FALSE(hidden(check["filters"][2]).count("acva-1-pass-rates"));
+  EXPECT_EQ(check["hidden_after_filters"], 0);
 
-  // Each summary table shows summary.csv's cells as written.
+  // Each summary table's cells carry summary.csv's cells exactly (data-value where the number is
+  // shown rounded) and show each number to at most 4 significant digits, integers as written.
+  size_t rounded = 0;
   for (const auto& [name, id] : {std::pair{"violin", "violin-1-summary"}, std::pair{"hues", "hues-1-summary"},
                                  std::pair{"nonsense", "hues-nonsense-1-summary"}, std::pair{"acva", "acva-1-summary"}}) {
     Result<CsvTable> csv = ReadCsv(Fixture(name) / "summary.csv");
@@ -152,7 +173,46 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : csv->rows) rows.push_back(row);
     EXPECT_EQ(check["tables"][id], rows) << id;
+    for (size_t r = 0; r < csv->rows.size(); ++r)
+      for (size_t c = 0; c < csv->rows[r].size(); ++c) {
+        const std::string& exact = csv->rows[r][c];
+        const std::string shown = check["shown"][id][r][c];
+        if (exact == shown) continue;
+        SCOPED_TRACE(id + (": " + exact + " shown as " + shown));
+        ++rounded;
+        const double x = std::stod(exact), y = std::stod(shown);
+        EXPECT_LE(std::fabs(x - y), 5e-4 * std::fabs(x));
+        std::string digits = shown.substr(0, shown.find('e'));
+        digits.erase(std::remove_if(digits.begin(), digits.end(), [](char ch) { return ch < '0' || ch > '9'; }), digits.end());
+        digits.erase(0, digits.find_first_not_of('0'));
+        EXPECT_LE(digits.size(), 4u);
+      }
   }
+  EXPECT_GT(rounded, 100u);
+  // Copying the Hues summary table gives summary.csv's exact cells, tab-separated.
+  std::string copied;
+  const Result<CsvTable> hues_csv = ReadCsv(Fixture("hues") / "summary.csv");
+  ASSERT_TRUE(hues_csv.ok());
+  for (const std::vector<std::string>& row : hues_csv->rows) {
+    std::string line;
+    for (const std::string& cell : row) line += (line.empty() ? "" : "\t") + cell;
+    copied += (copied.empty() ? "" : "\n") + line;
+  }
+  EXPECT_EQ(check["copied"], copied);
+  // The ACVA fixture used random CLIP weights and 6 of the VIOLIN thumbnails' images were not kept:
+  // both sections say so at their top, and the command said so on stderr, in the same words.
+  ASSERT_EQ(check["notes"]["acva-1"].size(), 1u);
+  const std::string acva_note = check["notes"]["acva-1"][0];
+  EXPECT_EQ(acva_note.rfind("Warning: the CLIP model's weights are RANDOM (visalign clip random-model", 0), 0u) << acva_note;
+  EXPECT_NE(r.err.find("warning: ACVA-Bench — acva: " + acva_note.substr(9) + "\n"), std::string::npos) << r.err;
+  ASSERT_EQ(check["notes"]["violin-1"].size(), 1u);
+  const std::string violin_note = check["notes"]["violin-1"][0];
+  EXPECT_EQ(violin_note.rfind("Warning: 6 of the 12 worst images shown cannot be read", 0), 0u) << violin_note;
+  EXPECT_NE(r.err.find("warning: VIOLIN — violin: " + violin_note.substr(9) + "\n"), std::string::npos) << r.err;
+  EXPECT_EQ(check["notes"]["hues-1"], nlohmann::json::array());
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;
+  EXPECT_NE(r.out.find("(4 sections, 18 figures, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", 2 warnings on stderr)"), std::string::npos) << r.out;
   Result<std::string> shot = ReadFile(t / "shot.png");
   ASSERT_TRUE(shot.ok());
   EXPECT_EQ(shot->substr(1, 3), "PNG");
@@ -170,7 +230,10 @@ TEST(ReportCommand, TheSameInputsGiveTheSameBytesAndNoUrl) {
 
 TEST(ReportCommand, AMissingBenchmarkIsLeftOut) {
   testing::TempDir t;
-  ASSERT_EQ(RunVisalign({"report", "--results", Fixture("hues").string(), "--out", (t / "r.html").string()}).exit_code, 0);
+  testing::RunResult r = RunVisalign({"report", "--results", Fixture("hues").string(), "--out", (t / "r.html").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" (1 section, 11 figures, "), std::string::npos) << r.out;  // not "1 sections"
+  EXPECT_EQ(r.err, "");
   const nlohmann::json check = CheckInChromium(t / "r.html");
   EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
   EXPECT_FALSE(check["marks"].contains("violin-1-precision-purity"));
@@ -214,6 +277,16 @@ TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
   EXPECT_EQ(missing.err.rfind("error: no such folder (--results " + (t / "nowhere").string() + "): ", 0), 0u) << missing.err;
   EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1);
   EXPECT_FALSE(fs::exists(out));
+  // A report into a folder that does not exist: the folder and what is expected, no temp file named.
+  const fs::path nowhere = t / "nowhere" / "r.html";
+  testing::RunResult no_folder = RunVisalign({"report", "--results", Fixture("hues").string(), "--out", nowhere.string()});
+  EXPECT_EQ(no_folder.exit_code, 2);
+  EXPECT_EQ(no_folder.err, "error: no folder " + (t / "nowhere").string() + " (--out " + nowhere.string() +
+                               "): a file in an existing folder (create the folder first)\n");
+  testing::RunResult folder = RunVisalign({"report", "--results", Fixture("hues").string(), "--out", t.path().string()});
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_EQ(folder.err, "error: is a folder (--out " + t.path().string() + "): the path of the HTML file to write, e.g. " +
+                            (t / "report.html").string() + "\n");
 }
 
 // A store with run "r1": two done images (100 and 250 ms, the second after a failed attempt) and
@@ -249,6 +322,11 @@ TEST(ReportCommand, AStoredRunHasItsSection) {
   EXPECT_EQ(check["tables"]["run-1-counts"], nlohmann::json::parse(R"([["r1","3","2","1","0","4"]])"));
   EXPECT_EQ(check["tables"]["run-1-failures"],
             nlohmann::json::parse(R"([["c","0","failed","1","HTTP 400: <bad request>"]])"));  // a done row keeps no error
+  // One of its three rows failed: the section says so at its top, and the command on stderr.
+  const std::string note = "run r1 has 1 failed and 0 pending of its 3 rows, so an evaluation of it covers only its 2 done "
+                           "images (`visalign violin generate --retry-failed` resumes it).";
+  EXPECT_EQ(check["notes"]["run-1"], nlohmann::json::array({"Warning: " + note}));
+  EXPECT_EQ(r.err, "warning: Run — r1: " + note + "\n");
 
   testing::RunResult none = RunVisalign({"report", "--store", (t / "store").string(), "--run", "r2", "--out", html.string()});
   EXPECT_EQ(none.exit_code, 2);

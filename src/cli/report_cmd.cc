@@ -2,6 +2,7 @@
 // benchmark results folders. The library (src/report/) reads the folders and builds the page; this
 // file only parses, calls it and prints the output's path.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -28,9 +29,24 @@ struct ReportArgs {
   int thumbnail_size = 64;
 };
 
+// --out names a file in a folder that exists (checked first, so nothing is read or built for nothing).
+Status CheckOutFile(const std::string& out) {
+  const std::filesystem::path path(out);
+  const std::filesystem::path folder = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::InvalidArgument("is a folder", "--out " + out, "the path of the HTML file to write, e.g. " +
+                                                                      (path / "report.html").string());
+  if (!std::filesystem::is_directory(folder, ec))
+    return Status::NotFound(fmt::format("no folder {}", folder.string()), "--out " + out,
+                            "a file in an existing folder (create the folder first)");
+  return Status::Ok();
+}
+
 Status RunReport(const Cli& cli, const ReportArgs& a) {
   if (a.results.empty() && a.runs.empty())
     return Status::InvalidArgument("nothing to report", "visalign report", "--results DIR or --store PATH --run NAME");
+  VISALIGN_RETURN_IF_ERROR(CheckOutFile(a.out));
   std::vector<report::ResultsFolder> folders;
   for (const std::string& dir : a.results) {
     VISALIGN_ASSIGN_OR_RETURN(report::ResultsFolder folder, report::ReadResultsFolder(dir));
@@ -51,6 +67,13 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
     VISALIGN_ASSIGN_OR_RETURN(options.family_overrides, report::ReadFamilyOverrides(a.families));
   }
   VISALIGN_ASSIGN_OR_RETURN(report::Report built, report::BuildReport(folders, runs, options));
+  // What makes a section's numbers meaningless or partial, also on the page at the section's top.
+  size_t notes = 0;
+  for (const report::Report::Section& section : built.sections)
+    for (const std::string& note : section.notes) {
+      std::fprintf(stderr, "warning: %s: %s\n", section.heading.c_str(), note.c_str());
+      ++notes;
+    }
   const std::string html = report::RenderHtml(built);
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(a.out, html));
   if (!a.figures.empty()) {
@@ -61,10 +84,12 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
   }
   if (cli.global().json) {
     PrintJson({{"out", a.out}, {"bytes", html.size()}, {"sections", built.sections.size()},
-               {"figures", built.figures.size()}, {"figures_dir", a.figures.empty() ? nlohmann::json() : nlohmann::json(a.figures)}});
+               {"figures", built.figures.size()}, {"warnings", notes},
+               {"figures_dir", a.figures.empty() ? nlohmann::json() : nlohmann::json(a.figures)}});
   } else {
-    std::printf("report: %s (%zu sections, %zu figures, %.1f KB)\n", a.out.c_str(), built.sections.size(),
-                built.figures.size(), html.size() / 1024.0);
+    std::printf("report: %s (%s, %s, %.1f KB%s)\n", a.out.c_str(), report::Counted(built.sections.size(), "section").c_str(),
+                report::Counted(built.figures.size(), "figure").c_str(), html.size() / 1024.0,
+                notes ? (", " + report::Counted(notes, "warning") + " on stderr").c_str() : "");
     if (!a.figures.empty()) std::printf("figures: %s/\n", a.figures.c_str());
     std::fflush(stdout);
   }
@@ -104,6 +129,9 @@ const CommandGroup kReport(80, [](Cli& cli) {
       "appears in it.\n"
       "Tables show summary.csv as written; plots show tooltips with the numbers and follow the model filter.\n"
       "The same inputs give the same bytes. A benchmark not among the folders has no section.\n"
+      "Numbers in tables show 4 significant digits; hovering or copying a cell gives its exact value.\n"
+      "Conditions that make a section's numbers meaningless or partial (random CLIP weights, coverage below 100 %, "
+      "refused answers, unreadable images) are stated at its top and printed on stderr as warnings.\n"
       "Example:\n"
       "  visalign report --results violin-eval --results hues-eval --results nonsense --results acva \\\n"
       "    --out report.html \\\n"

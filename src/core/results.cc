@@ -15,6 +15,8 @@ nlohmann::ordered_json ResultsHeader(std::string_view benchmark) {
   return j;
 }
 
+std::string MarkdownWarning(std::string_view text) { return "**Warning:** " + std::string(text) + "\n\n"; }
+
 Result<nlohmann::ordered_json> FileFingerprint(const std::filesystem::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(std::string sha256, Sha256File(path));
   std::error_code ec;

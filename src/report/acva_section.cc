@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/page.h"
+#include "visalign/benchmarks/acva/acva.h"
 #include "visalign/core/format.h"
 
 namespace visalign::report::internal {
@@ -33,6 +34,7 @@ nlohmann::ordered_json Tooltip(std::initializer_list<std::string_view> fields) {
 // Bars of `value` per (x field, model) with a rule from lo to hi where both exist.
 nlohmann::ordered_json BarsWithIntervals(nlohmann::ordered_json rows, std::string_view x_field, std::string y_title) {
   nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  NeedNumbers(spec, {"value"});
   const nlohmann::ordered_json x = {{"field", x_field}, {"type", "nominal"}, {"title", nullptr}};
   const nlohmann::ordered_json offset = {{"field", "model"}};
   const nlohmann::ordered_json tooltip = Tooltip({"model", x_field, "value", "lo", "hi"});
@@ -74,6 +76,7 @@ nlohmann::ordered_json QuadrantSpec(const nlohmann::json& models) {
       rows.push_back({{"model", m.value("model", "")}, {"quadrant", q}, {"share", Number(Field(Field(filtered, "quadrants"), q))}});
   }
   nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  NeedNumbers(spec, {"share"});
   spec["width"] = 420;
   spec["height"] = {{"step", 22}};
   spec["name"] = "shares";
@@ -97,6 +100,7 @@ nlohmann::ordered_json DiversitySpec(const nlohmann::json& models) {
                     {"h_hi", Bound(Field(d, "h_ci"), 1)}});
   }
   nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  NeedNumbers(spec, {"d_img", "h"});
   const nlohmann::ordered_json x = {{"field", "d_img"}, {"type", "quantitative"}, {"title", "D_img (image diversity)"}};
   const nlohmann::ordered_json y = {{"field", "h"}, {"type", "quantitative"}, {"title", "H (metaphor entropy, bits)"}};
   const nlohmann::ordered_json tooltip = Tooltip({"model", "d_img", "d_img_lo", "d_img_hi", "h", "h_lo", "h_hi"});
@@ -156,6 +160,7 @@ std::string TiersTable(const nlohmann::json& summary, const std::string& id) {
 Status BuildAcvaSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
   VISALIGN_RETURN_IF_ERROR(RequireColumns(folder, {"model", "tier", "pass_rate"}));
   const nlohmann::json& models = folder.summary.value("models", nlohmann::json::array());
+  for (std::string& warning : acva::SummaryWarnings(folder.summary)) section.Note(std::move(warning));
   section.AddFigure("pass-rates", "Pass rate per model and category.",
                     "The share of images the judge passes, overall (\"all\") and per concept category; lines: 95% "
                     "bootstrap intervals over concepts.",

@@ -9,8 +9,11 @@
 namespace visalign::report::internal {
 namespace {
 
-constexpr std::pair<std::string_view, std::string_view> kMetrics[] = {{"mahalanobis", "Mahalanobis (LOO outlier)"},
-                                                                       {"hotelling", "Hotelling T² (BH)"}};
+// The paper's two measures (Hues and Cues, §2.5.1 and §2.5.2): the top-1 answer's Mahalanobis
+// outlier test and the top-5 answers' Hotelling T² test (here with Benjamini–Hochberg). Leave-one-out
+// is the human baseline's (§2.5.3), not the models'.
+constexpr std::pair<std::string_view, std::string_view> kMetrics[] = {{"mahalanobis", "Mahalanobis outlier (top-1)"},
+                                                                       {"hotelling", "Hotelling T² (top-5, BH)"}};
 constexpr std::pair<std::string_view, std::string_view> kKinds[] = {{"architecture", "architecture"},
                                                                      {"dataset", "pretraining data"}};
 
@@ -69,6 +72,7 @@ nlohmann::ordered_json ModelRows(const nlohmann::json& models, const Families& f
 
 nlohmann::ordered_json PerModelSpec(nlohmann::ordered_json rows, double human) {
   nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  NeedNumbers(spec, {"rate"});
   spec["width"] = 520;
   spec["height"] = {{"step", 14}};
   spec["layer"] = {
@@ -84,6 +88,7 @@ nlohmann::ordered_json PerModelSpec(nlohmann::ordered_json rows, double human) {
 
 nlohmann::ordered_json FamilySpec(nlohmann::ordered_json rows, std::string_view kind, double human) {
   nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  NeedNumbers(spec, {"rate"});
   nlohmann::ordered_json panels = nlohmann::ordered_json::array();
   for (const auto& [key, label] : kMetrics) {
     const nlohmann::ordered_json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
@@ -123,6 +128,7 @@ nlohmann::ordered_json CategoryRows(const nlohmann::json& summary, const Familie
 
 nlohmann::ordered_json CategorySpec(nlohmann::ordered_json rows, std::string_view kind) {
   nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  NeedNumbers(spec, {"rate"});
   spec["transform"].push_back({{"aggregate", {{{"op", "mean"}, {"field", "rate"}, {"as", "rate"}},
                                               {{"op", "count"}, {"as", "models"}}}},
                                {"groupby", {"category", kind}}});
@@ -155,6 +161,7 @@ Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& option
   std::vector<std::string> catalog_sources;
   VISALIGN_ASSIGN_OR_RETURN(hues::Catalog catalog, hues::LoadModelCatalog({}, catalog_sources));
   const Families families{options, std::move(catalog)};
+  for (std::string& warning : hues::EvaluationWarnings(summary)) section.Note(std::move(warning));
   const nlohmann::ordered_json rows = ModelRows(models, families);
   section.Html(fmt::format("<p>Human leave-one-out fail rate: <strong>{}</strong> (dashed line).</p>\n",
                            human_rate.is_number() ? fmt::format("{:.4f}", human) : "–"));

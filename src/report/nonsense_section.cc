@@ -125,9 +125,9 @@ Status BuildNonsenseSection(const ResultsFolder& folder, const ReportOptions&, S
   const nlohmann::json& models = folder.summary.value("models", nlohmann::json::array());
   std::vector<std::string> columns;
   const nlohmann::ordered_json rows = Rows(models, columns);
-  section.Html(fmt::format("<p>{} models; nonsense vocabulary <code>{}</code>. A group collapses when at least 3/4 "
+  section.Html(fmt::format("<p>{}; nonsense vocabulary <code>{}</code>. A group collapses when at least 3/4 "
                            "of its top-1 cells share a macro class; a model's mode follows docs/hues.md.</p>\n",
-                           models.size(),
+                           Counted(models.size(), "model"),
                            EscapeHtml(folder.summary.value("settings", nlohmann::json::object()).value("vocabulary", "?"))));
   section.AddFigure("classes", "Models per nonsense mode.",
                     "How many models collapse onto Neutral, onto one colour category, only in some groups "

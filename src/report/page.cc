@@ -11,7 +11,16 @@
 #include "visalign/core/results.h"
 
 namespace visalign::report {
+
+std::string Counted(size_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 namespace internal {
+namespace {
+
+constexpr int kDisplayDigits = 4;                // significant digits of a table's number
+constexpr double kDisplayIntegerFrom = 10000.0;  // from here on, numbers are shown rounded to integers
+
+}  // namespace
 
 std::string EscapeHtml(std::string_view text) {
   std::string out;
@@ -64,7 +73,13 @@ size_t ColumnIndex(const CsvTable& table, std::string_view name) {
 std::filesystem::path ResolveInputPath(const ResultsFolder& folder, const std::string& path) {
   std::error_code ec;
   const std::filesystem::path p(path);
-  return p.is_absolute() || std::filesystem::exists(p, ec) ? p : folder.dir / p;
+  if (p.is_absolute() || p.empty() || std::filesystem::exists(p, ec)) return p;
+  const std::filesystem::path dir = std::filesystem::absolute(folder.dir, ec).lexically_normal();
+  for (std::filesystem::path base = dir; !base.empty(); base = base.parent_path()) {
+    if (std::filesystem::exists(base / p, ec)) return base / p;
+    if (base == base.root_path()) break;
+  }
+  return p;
 }
 
 nlohmann::ordered_json CsvNumber(const std::string& cell) {
@@ -73,6 +88,14 @@ nlohmann::ordered_json CsvNumber(const std::string& cell) {
   auto [ptr, ec] = std::from_chars(cell.data(), end, value);
   if (cell.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return nullptr;
   return value;
+}
+
+std::string DisplayNumber(const std::string& cell) {
+  const nlohmann::ordered_json value = CsvNumber(cell);
+  if (!value.is_number() || cell.find_first_of(".eE") == std::string::npos) return cell;
+  const double x = value.get<double>();
+  if (std::fabs(x) >= kDisplayIntegerFrom) return fmt::format("{:.0f}", x);
+  return fmt::format("{:.{}g}", x, kDisplayDigits);
 }
 
 bool AnyNumber(const nlohmann::ordered_json& rows, std::string_view field) {
@@ -92,6 +115,11 @@ nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_model
   return spec;
 }
 
+void NeedNumbers(nlohmann::ordered_json& spec, std::initializer_list<std::string_view> fields) {
+  nlohmann::ordered_json& need = spec["usermeta"]["need_numbers"];
+  for (std::string_view field : fields) need.push_back(std::string(field));
+}
+
 std::string SortableTable(const CsvTable& table, const std::string& id, const std::string& caption,
                           const CellClass& cell_class) {
   std::optional<size_t> model_column;
@@ -107,7 +135,11 @@ std::string SortableTable(const CsvTable& table, const std::string& id, const st
     html += model_column ? "<tr data-model=\"" + EscapeHtml(row[*model_column]) + "\">" : "<tr>";
     for (size_t c = 0; c < row.size(); ++c) {
       const std::string cls = cell_class ? cell_class(r, c) : std::string();
-      html += (cls.empty() ? "<td>" : "<td class=\"" + cls + "\">") + EscapeHtml(row[c]) + "</td>";
+      const std::string shown = c == model_column ? row[c] : DisplayNumber(row[c]);
+      html += "<td";
+      if (!cls.empty()) html += " class=\"" + cls + "\"";
+      if (shown != row[c]) html += " data-value=\"" + EscapeHtml(row[c]) + "\" title=\"" + EscapeHtml(row[c]) + "\"";
+      html += ">" + EscapeHtml(shown) + "</td>";
     }
     html += "</tr>";
   }
@@ -144,7 +176,8 @@ void SectionBuilder::AddFigure(const std::string& name, std::string title, std::
 
 void SectionBuilder::AddSummaryTable(const CsvTable& table) {
   Html(SortableTable(table, id() + "-summary",
-                     "summary.csv as written (click a column to sort; the model filter applies)"));
+                     "summary.csv (numbers to 4 significant digits: hover a cell for the exact value, which copying "
+                     "gives; click a column to sort; the model filter applies)"));
 }
 
 std::string RenderPage(const Report& report, bool export_mode) {
@@ -164,9 +197,16 @@ std::string RenderPage(const Report& report, bool export_mode) {
     html += fmt::format("<li><a href=\"#{}\">{}</a></li>", EscapeHtml(s.id), EscapeHtml(s.heading));
   html += "</ul></nav>\n<main>\n";
   if (report.sections.empty()) html += "<p>No results folders were given.</p>\n";
-  for (const Report::Section& s : report.sections)
-    html += fmt::format("<section id=\"{}\" data-benchmark=\"{}\">\n<h2>{}</h2>\n{}</section>\n", EscapeHtml(s.id),
-                        EscapeHtml(s.benchmark), EscapeHtml(s.heading), s.body);
+  for (const Report::Section& s : report.sections) {
+    html += fmt::format("<section id=\"{}\" data-benchmark=\"{}\">\n<h2>{}</h2>\n", EscapeHtml(s.id),
+                        EscapeHtml(s.benchmark), EscapeHtml(s.heading));
+    if (!s.notes.empty()) {
+      html += "<div class=\"notes\" role=\"alert\">";
+      for (const std::string& note : s.notes) html += "<p class=\"note\"><strong>Warning:</strong> " + EscapeHtml(note) + "</p>";
+      html += "</div>\n";
+    }
+    html += s.body + "</section>\n";
+  }
   html += "</main>\n";
   nlohmann::ordered_json figures = nlohmann::ordered_json::array();
   for (const Figure& f : report.figures) figures.push_back({{"id", f.id}, {"spec", f.spec}});

@@ -27,11 +27,19 @@ Status RequireColumns(const ResultsFolder& folder, std::initializer_list<std::st
 size_t ColumnIndex(const CsvTable& table, std::string_view name);
 
 // A file a results folder names (items' images, summary.json's inputs): absolute, or relative to
-// where the benchmark ran (tried first) or to the results folder.
+// where the benchmark ran (tried first), to the results folder or to one of its parent folders (the
+// folder a benchmark of an earlier version, which wrote paths relative to where it ran, most likely
+// ran in: `--out runs/eval` run from the folder above runs/). The first that exists; as written when
+// none does.
 std::filesystem::path ResolveInputPath(const ResultsFolder& folder, const std::string& path);
 
 // A CSV cell as a JSON number; null for the empty cell (the NaN rule) or text that is no number.
 nlohmann::ordered_json CsvNumber(const std::string& cell);
+
+// A table cell as the page shows it (docs/report.md, "Numbers"): a number with a fraction or an
+// exponent to 4 significant digits (C's %.4g: "0.001555", "12.35", "1.235e-05"), rounded to an
+// integer from 10 000 up ("12346"); an integer, text and the empty cell as written.
+std::string DisplayNumber(const std::string& cell);
 
 // Whether some row of `rows` has a number in `field` (a layer over no row makes vega warn).
 bool AnyNumber(const nlohmann::ordered_json& rows, std::string_view field);
@@ -40,11 +48,18 @@ bool AnyNumber(const nlohmann::ordered_json& rows, std::string_view field);
 // its search box, applied to rows with a "model" field), `data` inline, autosize and sizing.
 nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_models = true);
 
+// Names the fields the figure's marks need a number in: under the page's model filter, the figure
+// shows while some row of a matching model has a number in each, and is hidden (with a line saying
+// so) otherwise, rather than drawn empty, which makes vega warn. Kept in the spec's "usermeta"
+// (which Vega-Lite ignores) as "need_numbers".
+void NeedNumbers(nlohmann::ordered_json& spec, std::initializer_list<std::string_view> fields);
+
 // Classes of table cells: "best" and "second" mark the best and second best value of a column.
 using CellClass = std::function<std::string(size_t row, size_t column)>;
 
-// A <table class="sortable"> with exactly `table`'s cells; each row's data-model is its "model"
-// column (for the page's model filter), when it has one.
+// A <table class="sortable"> of `table`'s cells; each row's data-model is its "model" column (for
+// the page's model filter), when it has one. A number the page shows rounded (DisplayNumber) keeps
+// the cell's exact text in data-value (what sorting and copying use) and title (on hover).
 std::string SortableTable(const CsvTable& table, const std::string& id, const std::string& caption,
                           const CellClass& cell_class = {});
 
@@ -56,6 +71,9 @@ class SectionBuilder {
   const std::string& id() const { return section().id; }
   void Html(std::string_view html) { section().body += html; }
   void Heading(std::string_view text);  // an <h3> sub-heading
+  // A condition that makes the section's numbers meaningless or partial, shown at its top and
+  // returned to the caller (the command prints it on stderr): one sentence, the words summary.md uses.
+  void Note(std::string text) { section().notes.push_back(std::move(text)); }
   // A results folder's provenance: the folder, versions, and summary.json's inputs.
   void Provenance(const ResultsFolder& folder);
   // Adds a figure with id "<section id>-<name>"; its title and caption are HTML around the plot.

@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 
 #include "report/page.h"
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/benchmarks/hues/hues.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 #include "testing/dirs.h"
 #include "visalign/core/results.h"
 #include "visalign/report/report.h"
@@ -225,7 +229,9 @@ TEST(Report, ViolinMetricTablesMarkTheBestAndSecondBest) {
   ASSERT_NE(table, std::string::npos);
   EXPECT_NE(body.find("<tr data-model=\"ground-truth\"><td>ground-truth</td><td class=\"best\">0</td>", table),
             std::string::npos);
-  EXPECT_NE(body.find("<tr data-model=\"reference-noise\"><td>reference-noise</td><td class=\"second\">0.0015553215220947933</td>",
+  // Shown to 4 significant digits; the cell carries summary.csv's exact text.
+  EXPECT_NE(body.find("<tr data-model=\"reference-noise\"><td>reference-noise</td><td class=\"second\" "
+                      "data-value=\"0.0015553215220947933\" title=\"0.0015553215220947933\">0.001555</td>",
                       table),
             std::string::npos);
   EXPECT_NE(body.find("<tr data-model=\"worse\"><td>worse</td><td>1</td>", table), std::string::npos);
@@ -311,6 +317,100 @@ TEST(Report, BoardFiguresReadPredictionsWithEveryShippedNonsenseWord) {
   EXPECT_NE(FindFigure(*report, "hues-1-board-fox"), nullptr) << report->sections[0].body;
 }
 
+// Conditions that make a section's numbers meaningless or partial open the section, in the words
+// of the folder's summary.md (the benchmark's warnings function, which summary.md opens with).
+TEST(Report, SectionsOpenWithWhatMakesTheirNumbersPartial) {
+  // The ACVA fixture was analysed with random CLIP weights.
+  const ResultsFolder acva = Read("acva");
+  Result<Report> report = BuildReport({acva}, {}, {});
+  ASSERT_TRUE(report.ok());
+  const std::vector<std::string> acva_warnings = acva::SummaryWarnings(acva.summary);
+  ASSERT_EQ(acva_warnings.size(), 1u);
+  EXPECT_EQ(acva_warnings[0].rfind("the CLIP model's weights are RANDOM", 0), 0u) << acva_warnings[0];
+  EXPECT_EQ(report->sections[0].notes, acva_warnings);
+  EXPECT_NE(acva::SummaryMarkdown(acva.summary).find("**Warning:** " + acva_warnings[0]), std::string::npos);
+  const std::string html = RenderHtml(*report);
+  const size_t note = html.find("<p class=\"note\"><strong>Warning:</strong> " + internal::EscapeHtml(acva_warnings[0]) + "</p>");
+  ASSERT_NE(note, std::string::npos);
+  EXPECT_LT(html.find("<h2>ACVA-Bench"), note);
+  EXPECT_LT(note, html.find("class=\"provenance\""));
+
+  // VIOLIN: coverage below 100 % on an overall row.
+  testing::TempDir t;
+  nlohmann::json overall = Read("violin").summary["overall"];
+  overall[1]["coverage"] = 0.5;
+  overall[1]["n_missing"] = 241;
+  const ResultsFolder violin = *ReadResultsFolder(WithSummaryKey(t, "violin", "overall", overall));
+  ReportOptions no_thumbnails;  // the fixture keeps only the ground truth's images: see the thumbnail test
+  no_thumbnails.worst_images = 0;
+  report = BuildReport({violin}, {}, no_thumbnails);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->sections[0].notes,
+            std::vector<std::string>{"coverage below 100 %: model reference-noise has a scored image for 241 of 482 items "
+                                     "(50.0 %; 241 without any image, 0 unreadable images), so its means cover only the "
+                                     "items it has images for."});
+  EXPECT_EQ(report->sections[0].notes, violin::SummaryWarnings(violin.summary));
+
+  // Hues and Cues: a model without some words.
+  nlohmann::json models = Read("hues").summary["models"];
+  models[0]["n_words"] = 98;
+  models[0]["missing_words"] = {"WHALE", "FOX"};
+  const ResultsFolder hues = *ReadResultsFolder(WithSummaryKey(t, "hues", "models", models));
+  report = BuildReport({hues}, {}, {});
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->sections[0].notes, std::vector<std::string>{"model RN50-openai has no predictions for 2 of 100 words "
+                                                                "(WHALE, FOX), so its fail rates cover only the other 98."});
+  EXPECT_EQ(report->sections[0].notes, hues::EvaluationWarnings(hues.summary));
+
+  // Nothing to say about complete results.
+  report = BuildReport({Read("violin"), Read("hues"), Read("nonsense")}, {}, no_thumbnails);
+  ASSERT_TRUE(report.ok());
+  for (const Report::Section& section : report->sections) EXPECT_EQ(section.notes, std::vector<std::string>()) << section.id;
+  EXPECT_EQ(RenderHtml(*report).find("class=\"notes\""), std::string::npos);
+}
+
+// The fail-rate figures name the measures as the paper does: leave-one-out is the human baseline's.
+TEST(Report, HuesMeasuresAreLabelledAsThePaper) {
+  Result<Report> report = BuildReport({Read("hues")}, {}, {});
+  ASSERT_TRUE(report.ok());
+  std::set<std::string> metrics;
+  for (const nlohmann::ordered_json& row : FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"])
+    metrics.insert(row["metric"].get<std::string>());
+  EXPECT_EQ(metrics, (std::set<std::string>{"Mahalanobis outlier (top-1)", "Hotelling T² (top-5, BH)"}));
+}
+
+// Thumbnails: an image path of an earlier version (relative to where the benchmark ran) is found
+// from the results folder's parent folders; an image that cannot be read is named in a note.
+TEST(Report, ThumbnailsResolveOldRelativePathsAndNameUnreadableImages) {
+  testing::TempDir t;
+  // The benchmark ran in t, writing "images/<id>.png" (relative to t) into t/runs/eval/items.jsonl.
+  fs::create_directories(t / "runs");
+  fs::copy(Fixture("violin"), t / "runs" / "eval", fs::copy_options::recursive);
+  fs::rename(t / "runs" / "eval" / "images", t / "images");
+  Result<Report> report = BuildReport({*ReadResultsFolder(t / "runs" / "eval")}, {}, {});
+  ASSERT_TRUE(report.ok());
+  // The ground truth's 6 worst images are found; the degraded run's were not kept (fixture README).
+  const std::string& body = report->sections[0].body;
+  size_t thumbnails = 0;
+  for (size_t at = body.find("<img alt="); at != std::string::npos; at = body.find("<img alt=", at + 1)) ++thumbnails;
+  EXPECT_EQ(thumbnails, 6u);
+  ASSERT_EQ(report->sections[0].notes.size(), 1u);
+  EXPECT_EQ(report->sections[0].notes[0].rfind("6 of the 12 worst images shown cannot be read and have no thumbnail "
+                                               "(first: images/not-kept/",
+                                               0),
+            0u)
+      << report->sections[0].notes[0];
+  // Without any of the images: every thumbnail shown is counted in the one note.
+  fs::rename(t / "images", t / "elsewhere");
+  report = BuildReport({*ReadResultsFolder(t / "runs" / "eval")}, {}, {});
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->sections[0].notes.size(), 1u);
+  const std::string& note = report->sections[0].notes[0];
+  EXPECT_EQ(note.rfind("12 of the 12 worst images shown cannot be read and have no thumbnail (first: images/v4-", 0), 0u)
+      << note;
+  EXPECT_NE(report->sections[0].body.find("image not readable"), std::string::npos);
+}
+
 TEST(Report, AMissingBenchmarkHasNoSection) {
   Result<Report> report = BuildReport({Read("acva")}, {}, {});
   ASSERT_TRUE(report.ok());
@@ -336,6 +436,37 @@ TEST(PageText, NeverHoldsAUrlWhateverTheNamesSay) {
   EXPECT_EQ(internal::ScriptJson(nlohmann::ordered_json{{"u", "http://x</script>"}}), "{\"u\":\"http:\\/\\/x<\\/script>\"}");
   EXPECT_EQ(nlohmann::json::parse(internal::ScriptJson(nlohmann::ordered_json{{"u", "http://x</script>"}}))["u"],
             "http://x</script>");
+}
+
+// docs/report.md, "Numbers": 4 significant digits, integers from 10 000 up, integers and text as written.
+TEST(PageText, TableNumbersShowFourSignificantDigits) {
+  EXPECT_EQ(internal::DisplayNumber("0.0015553215220947933"), "0.001555");
+  EXPECT_EQ(internal::DisplayNumber("0.8888888888888888"), "0.8889");
+  EXPECT_EQ(internal::DisplayNumber("12.345678"), "12.35");
+  EXPECT_EQ(internal::DisplayNumber("0.5"), "0.5");
+  EXPECT_EQ(internal::DisplayNumber("1e-07"), "1e-07");
+  EXPECT_EQ(internal::DisplayNumber("1.2345678e-05"), "1.235e-05");
+  EXPECT_EQ(internal::DisplayNumber("-3.14159"), "-3.142");
+  EXPECT_EQ(internal::DisplayNumber("9999.96"), "1e+04");
+  EXPECT_EQ(internal::DisplayNumber("12345.678"), "12346");
+  EXPECT_EQ(internal::DisplayNumber("482"), "482");
+  EXPECT_EQ(internal::DisplayNumber("123456789"), "123456789");
+  EXPECT_EQ(internal::DisplayNumber(""), "");
+  EXPECT_EQ(internal::DisplayNumber("v1 en"), "v1 en");
+  EXPECT_EQ(internal::DisplayNumber("nan"), "nan");
+  // Cells shown as written carry no data-value; the model column is never rounded.
+  CsvTable table;
+  table.header = {"model", "rate", "n"};
+  table.rows = {{"1.23456", "0.123456", "7"}};
+  const std::string html = internal::SortableTable(table, "t", "");
+  EXPECT_NE(html.find("<td>1.23456</td><td data-value=\"0.123456\" title=\"0.123456\">0.1235</td><td>7</td>"),
+            std::string::npos) << html;
+}
+
+TEST(PageText, CountsHavePlurals) {
+  EXPECT_EQ(Counted(1, "section"), "1 section");
+  EXPECT_EQ(Counted(0, "section"), "0 sections");
+  EXPECT_EQ(Counted(2, "figure"), "2 figures");
 }
 
 TEST(PageText, CsvCellsBecomeNumbersOrNull) {

@@ -63,11 +63,17 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
                     {"attempts", r.attempts},
                     {"latency_ms", r.status == store::RowStatus::kDone ? nlohmann::ordered_json(r.latency_ms) : nullptr}});
   }
+  if (failed + pending > 0)
+    section.Note(fmt::format("run {} has {} failed and {} pending of its {}, so an evaluation of it covers only its {} "
+                             "(`visalign {} generate --retry-failed` resumes it).",
+                             info.name, failed, pending, Counted(run.rows.size(), "row"), Counted(done, "done image"),
+                             info.benchmark));
   counts.rows.push_back({info.name, std::to_string(run.rows.size()), std::to_string(done), std::to_string(failed),
                          std::to_string(pending), std::to_string(attempts)});
   section.Html(SortableTable(counts, section.id() + "-counts", "Rows of the run"));
 
   nlohmann::ordered_json latency = BaseSpec(rows);
+  NeedNumbers(latency, {"latency_ms"});
   latency["transform"].push_back({{"filter", "isValid(datum.latency_ms)"}});
   latency["width"] = 480;
   latency["height"] = 200;

@@ -8,6 +8,7 @@
 
 #include "report/page.h"
 #include "visalign/backends/backends.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 #include "visalign/core/format.h"
 #include "visalign/imaging/image.h"
 
@@ -46,6 +47,7 @@ nlohmann::ordered_json PrecisionPuritySpec(const CsvTable& t) {
     }
   }
   nlohmann::ordered_json spec = BaseSpec(std::move(values));
+  NeedNumbers(spec, {"value"});
   const nlohmann::ordered_json tooltip = {{{"field", "model"}}, {{"field", "group"}}, {{"field", "measure"}},
                                           {{"field", "value"}, {"format", ".6g"}}, {{"field", "lo"}, {"format", ".6g"}},
                                           {{"field", "hi"}, {"format", ".6g"}}};
@@ -131,13 +133,12 @@ imaging::Image Downscale(const imaging::Image& image, int size) {
   return out;
 }
 
-// An <img> of an item's image, downscaled; empty when it cannot be read.
-std::string Thumbnail(const ResultsFolder& folder, const std::string& path, int size) {
-  Result<imaging::Image> image = imaging::ReadImage(ResolveInputPath(folder, path));
-  if (!image.ok()) return "";
-  Result<std::string> png = imaging::EncodePng(Downscale(*image, size), 9);
-  if (!png.ok()) return "";
-  return "<img alt=\"\" src=\"data:image/png;base64," + backends::EncodeBase64(*png) + "\">";
+// An <img> of an item's image, downscaled; why not when it cannot be read.
+Result<std::string> Thumbnail(const ResultsFolder& folder, const std::string& path, int size) {
+  if (path.empty()) return Status::NotFound("items.jsonl names no image path");
+  VISALIGN_ASSIGN_OR_RETURN(imaging::Image image, imaging::ReadImage(ResolveInputPath(folder, path)));
+  VISALIGN_ASSIGN_OR_RETURN(std::string png, imaging::EncodePng(Downscale(image, size), 9));
+  return "<img alt=\"\" src=\"data:image/png;base64," + backends::EncodeBase64(png) + "\">";
 }
 
 double PrecisionOf(const nlohmann::json& item) {
@@ -155,7 +156,9 @@ void WorstImages(const ResultsFolder& folder, const ReportOptions& options, Sect
     if (inserted) models.push_back(model);
     it->second.push_back(&item);
   }
-  section.Heading(fmt::format("Worst {} images per model (highest precision error)", options.worst_images));
+  section.Heading(fmt::format("Worst {} per model (highest precision error)", Counted(options.worst_images, "image")));
+  size_t shown = 0, unreadable = 0;
+  std::string first_problem;
   section.Html("<div class=\"worst\">");
   for (const std::string& model : models) {
     std::vector<const nlohmann::json*>& items = by_model[model];
@@ -168,16 +171,23 @@ void WorstImages(const ResultsFolder& folder, const ReportOptions& options, Sect
     section.Html("<div class=\"worst-model\" data-model=\"" + EscapeHtml(model) + "\"><h4>" + EscapeHtml(model) + "</h4>");
     for (size_t i = 0; i < n; ++i) {
       const nlohmann::json& item = *items[i];
-      const std::string img = Thumbnail(folder, item.value("path", ""), options.thumbnail_size);
+      const std::string path = item.value("path", "");
+      const Result<std::string> img = Thumbnail(folder, path, options.thumbnail_size);
+      ++shown;
+      if (!img.ok() && unreadable++ == 0) first_problem = fmt::format("{}: {}", path, img.status().what());
       const double pre = PrecisionOf(item);
       section.Html(fmt::format("<figure class=\"thumb\" title=\"{}\">{}<figcaption>{}<br>pre {}</figcaption></figure>",
                                EscapeHtml(item.value("prompt", "")),
-                               img.empty() ? "<span class=\"no-image\">image not readable</span>" : img,
+                               img.ok() ? *img : "<span class=\"no-image\">image not readable</span>",
                                EscapeHtml(item.value("id", "")), std::isfinite(pre) ? FormatFixed(pre, 4) : "–"));
     }
     section.Html("</div>");
   }
   section.Html("</div>\n");
+  if (unreadable > 0)
+    section.Note(fmt::format("{} of the {} worst images shown cannot be read and have no thumbnail (first: {}); image "
+                             "paths are tried as written, then relative to the results folder and its parent folders.",
+                             unreadable, shown, first_problem));
 }
 
 }  // namespace
@@ -186,6 +196,7 @@ Status BuildViolinSection(const ResultsFolder& folder, const ReportOptions& opti
   VISALIGN_RETURN_IF_ERROR(RequireColumns(folder, {"scope", "model", "variation", "rgb_ed", "rgb_rm", "de00", "hue",
                                                    "chroma", "hyab", "pre_mean", "sd_n", "ced", "hf", "pur_mean"}));
   const CsvTable& table = folder.summary_csv;
+  for (std::string& warning : violin::SummaryWarnings(folder.summary)) section.Note(std::move(warning));
   section.AddFigure("precision-purity", "Precision and purity per model × variation.",
                     "Mean normalised errors of summary.csv's group rows; the lines show the 95% bootstrap interval "
                     "where summary.csv has one.",

@@ -38,6 +38,30 @@
     return options;
   }
 
+  // Whether the model filter `text` (lower case) leaves a figure something to draw: a row of a
+  // matching model (as the specs' own filter, under which rows without a model always stay) with a
+  // number in each field its marks need (usermeta.need_numbers). A figure left with none is hidden,
+  // with a line saying so, instead of being drawn empty (vega warns about an empty scale's extent).
+  function figureMatches(figure, text) {
+    const rows = (figure.spec.data && figure.spec.data.values) || [];
+    const need = (figure.spec.usermeta && figure.spec.usermeta.need_numbers) || [];
+    const models = rows.filter((row) => typeof row.model === 'string');
+    return text === '' || models.length === 0 || models.some((row) => row.model.toLowerCase().includes(text) &&
+      need.every((field) => typeof row[field] === 'number'));
+  }
+
+  function showFigure(el, shown) {
+    let empty = el.nextElementSibling;
+    if (!empty || !empty.classList.contains('filter-empty')) {
+      empty = document.createElement('p');
+      empty.className = 'filter-empty';
+      empty.textContent = 'No model of this figure matches the model filter.';
+      el.after(empty);
+    }
+    el.hidden = !shown;
+    empty.hidden = shown;
+  }
+
   async function renderAll() {
     for (const view of Object.values(views)) view.finalize();
     const jobs = [];
@@ -48,7 +72,8 @@
       jobs.push(
         vegaEmbed(el, figure.spec, options).then((result) => {
           views[figure.id] = result.view;
-          if (filterBox.value) return result.view.signal('model_filter', filterBox.value).runAsync();
+          if (filterBox.value && figureMatches(figure, filterBox.value.toLowerCase()))
+            return result.view.signal('model_filter', filterBox.value).runAsync();
           return null;
         })
       );
@@ -61,11 +86,45 @@
     document.querySelectorAll('[data-model]').forEach((el) => {
       el.hidden = text !== '' && !el.dataset.model.toLowerCase().includes(text);
     });
-    return Promise.all(Object.values(views).map((view) => view.signal('model_filter', filterBox.value).runAsync()));
+    const jobs = [];
+    document.querySelectorAll('div.vega[data-figure]').forEach((el) => {
+      const figure = figures[Number(el.dataset.figure)];
+      const shown = figureMatches(figure, text);
+      showFigure(el, shown);
+      const view = views[figure.id];
+      if (shown && view) jobs.push(view.signal('model_filter', filterBox.value).runAsync());
+    });
+    return Promise.all(jobs);
+  }
+
+  // A cell's exact text: data-value where the page shows the number rounded.
+  function cellValue(cell) {
+    return cell.dataset.value !== undefined ? cell.dataset.value : cell.textContent;
   }
 
   function cellNumber(text) {
     return text.trim() === '' ? NaN : Number(text);
+  }
+
+  // Copying from within one table gives its cells' exact values, tab-separated, a row a line
+  // (rows the model filter hides left out).
+  function copyExact(e) {
+    const selection = document.getSelection();
+    if (!selection || selection.isCollapsed || selection.rangeCount === 0) return;
+    const common = selection.getRangeAt(0).commonAncestorContainer;
+    const el = common.nodeType === Node.ELEMENT_NODE ? common : common.parentElement;
+    const wrap = el && (el.closest('table.sortable') || el.closest('.table-wrap'));
+    const table = wrap && (wrap.matches('table') ? wrap : wrap.querySelector('table.sortable'));
+    if (!table) return;
+    const lines = [];
+    for (const row of table.rows) {
+      if (row.hidden) continue;
+      const cells = Array.from(row.cells).filter((cell) => selection.containsNode(cell, true));
+      if (cells.length) lines.push(cells.map(cellValue).join('\t'));
+    }
+    if (lines.length === 0) return;
+    e.clipboardData.setData('text/plain', lines.join('\n'));
+    e.preventDefault();
   }
 
   function makeSortable(table) {
@@ -78,7 +137,7 @@
         const ascending = th.dataset.sort !== 'ascending';
         table.querySelectorAll('thead th').forEach((other) => delete other.dataset.sort);
         th.dataset.sort = ascending ? 'ascending' : 'descending';
-        const texts = rows.map((row) => row.cells[column].textContent);
+        const texts = rows.map((row) => cellValue(row.cells[column]));
         const numeric = texts.every((t) => t.trim() === '' || !Number.isNaN(cellNumber(t)));
         const order = rows.map((row, i) => i);
         order.sort((a, b) => {
@@ -100,6 +159,7 @@
   }
 
   filterBox.addEventListener('input', applyFilter);
+  document.addEventListener('copy', copyExact);
   themeButton.addEventListener('click', () => {
     root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
     themeButton.textContent = root.dataset.theme === 'dark' ? 'Light' : 'Dark';

@@ -31,4 +31,9 @@ Result<nlohmann::ordered_json> FileFingerprint(const std::filesystem::path& path
 // what is not a file (a derived map, a built-in list).
 nlohmann::ordered_json InputFingerprint(const std::string& source);
 
+// A condition that makes a summary's numbers meaningless or partial (random CLIP weights, coverage
+// below 100 %, refused answers), one sentence, as summary.md opens with it: "**Warning:** <text>"
+// and a blank line. `visalign report` shows the same sentence at the top of the benchmark's section.
+std::string MarkdownWarning(std::string_view text);
+
 }  // namespace visalign

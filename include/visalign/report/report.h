@@ -93,6 +93,10 @@ struct Report {
     std::string id;        // "violin-1", "run-1"
     std::string benchmark;  // "violin", "hues", "hues-nonsense", "acva" or "run"
     std::string heading;   // "VIOLIN — <folder>", "Run — <name>"
+    // Conditions that make the section's numbers meaningless or partial (random CLIP weights,
+    // coverage below 100 %, missing images, refused or invalid answers, thumbnails that cannot be
+    // read), one sentence each in the words of the folder's summary.md; shown at the section's top.
+    std::vector<std::string> notes;
     std::string body;      // HTML: provenance, figures (<figure data-figure=index>) and tables
   };
   std::vector<Section> sections;
@@ -100,10 +104,13 @@ struct Report {
 };
 
 // Builds the report over `folders` (in the order given), then `runs`; a benchmark absent from them
-// simply has no section. A VIOLIN image that cannot be read is listed without its thumbnail; options out of
-// range are InvalidArgument.
+// simply has no section. A VIOLIN image that cannot be read is listed without its thumbnail and
+// named in its section's notes; options out of range are InvalidArgument.
 Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std::vector<StoredRun>& runs,
                            const ReportOptions& options);
+
+// "1 section", "3 figures": `n` and `noun`, with a plural "s" unless n is 1.
+std::string Counted(size_t n, std::string_view noun);
 
 // The self-contained HTML page of `report`.
 std::string RenderHtml(const Report& report);

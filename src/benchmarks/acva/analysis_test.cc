@@ -369,7 +369,33 @@ TEST_F(AnalyzeTwoModels, SummaryWarnsOnlyWhenTheClipModelHasRandomWeights) {
   summary["embeddings"] = {{"random_weights", nullptr}};
   EXPECT_EQ(SummaryMarkdown(summary).find("RANDOM"), std::string::npos);
   summary["embeddings"]["random_weights"] = {{"arch", "tiny"}, {"seed", 0}, {"label", label}};
-  EXPECT_NE(SummaryMarkdown(summary).find("**Warning: the CLIP model's weights are " + label + ".**"), std::string::npos);
+  EXPECT_NE(SummaryMarkdown(summary).find("**Warning:** the CLIP model's weights are " + label + ". Image diversity"),
+            std::string::npos);
+  EXPECT_EQ(SummaryWarnings(summary).front().rfind("the CLIP model's weights are " + label + ". ", 0), 0u);
+}
+
+// Failed or pending generation and invalid judgments make the numbers partial: summary.md opens
+// with each as one warning, in SummaryWarnings' words (what `visalign report` shows).
+TEST_F(AnalyzeTwoModels, SummaryWarnsOfMissingImagesAndInvalidJudgments) {
+  json summary = result_.summary;
+  // The fixture's poor model has one image the judge gave no parseable answer for.
+  const std::string poor = "model poor has 1 of 10 images (10.0 %) without a valid judgment (refused or unparseable "
+                           "answers), so its pass rate and adequacy cover only the other 9.";
+  EXPECT_EQ(SummaryWarnings(summary), std::vector<std::string>{poor});
+  summary["generation"] = {{"good", {{"done", 7}, {"failed", 2}, {"pending", 1}}}, {"poor", {{"done", 9}, {"failed", 0}, {"pending", 0}}}};
+  summary["models"][0]["n_images"] = 8;
+  summary["models"][0]["n_invalid"] = 2;
+  const std::string model = summary["models"][0]["model"];
+  const std::vector<std::string> warnings = SummaryWarnings(summary);
+  EXPECT_EQ(warnings, (std::vector<std::string>{
+                          "generation run good has 2 failed and 1 pending of its 10 images, so its numbers cover only "
+                          "the 7 done ones.",
+                          "model " + model + " has 2 of 8 images (25.0 %) without a valid judgment (refused or "
+                          "unparseable answers), so its pass rate and adequacy cover only the other 6.",
+                          poor}));
+  const std::string md = SummaryMarkdown(summary);
+  for (const std::string& w : warnings) EXPECT_NE(md.find("**Warning:** " + w + "\n\n"), std::string::npos) << md;
+  EXPECT_LT(md.find("**Warning:**"), md.find("## Semantic adequacy"));
 }
 
 // Four models over three concepts with three images each; `passes` of the nine images pass.

@@ -6,6 +6,7 @@
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
+#include "visalign/core/results.h"
 
 namespace visalign::acva {
 namespace {
@@ -79,6 +80,34 @@ std::string FormatPValue(double p, double floor) {
   return fmt::format("{:.{}g}", p, kPValueDigits);
 }
 
+std::vector<std::string> SummaryWarnings(const json& summary) {
+  std::vector<std::string> out;
+  const json& random = summary.value("embeddings", json::object()).value("random_weights", json());
+  if (random.is_object())
+    out.push_back(fmt::format("the CLIP model's weights are {}. Image diversity and embedding separability come from "
+                              "meaningless embeddings.",
+                              random.value("label", std::string("random"))));
+  const json generation = summary.value("generation", json::object());
+  for (const auto& [run, counts] : generation.items()) {
+    const size_t done = counts.value("done", size_t{0}), failed = counts.value("failed", size_t{0}),
+                 pending = counts.value("pending", size_t{0});
+    if (failed + pending > 0)
+      out.push_back(fmt::format("generation run {} has {} failed and {} pending of its {} images, so its numbers cover "
+                                "only the {} done ones.",
+                                run, failed, pending, done + failed + pending, done));
+  }
+  for (const json& m : summary.value("models", json::array())) {
+    const size_t images = m.value("n_images", size_t{0}), invalid = m.value("n_invalid", size_t{0});
+    if (invalid > 0)
+      out.push_back(fmt::format("model {} has {} of {} images ({} %) without a valid judgment (refused or unparseable "
+                                "answers), so its pass rate and adequacy cover only the other {}.",
+                                m.value("model", std::string()), invalid, images,
+                                FormatFixed(100.0 * static_cast<double>(invalid) / static_cast<double>(images), 1),
+                                images - invalid));
+  }
+  return out;
+}
+
 std::string SummaryCsv(const json& summary) {
   const std::vector<CsvColumn> columns = CsvColumns();
   std::string out;
@@ -103,11 +132,7 @@ std::string SummaryMarkdown(const json& summary) {
       summary["n_concepts"].get<size_t>(), summary["n_pairs"].get<size_t>(), Num(o["pass_threshold"]),
       Num(o["cluster_threshold"]), static_cast<int>(std::lround(o["ci_level"].get<double>() * 100)),
       o["bootstrap_resamples"].get<int>(), o["bootstrap_seed"].get<uint64_t>());
-  if (summary.contains("embeddings") && summary["embeddings"].value("random_weights", json()).is_object()) {
-    out += fmt::format("**Warning: the CLIP model's weights are {}.** Image diversity and embedding separability "
-                       "below come from meaningless embeddings.\n\n",
-                       summary["embeddings"]["random_weights"]["label"].get<std::string>());
-  }
+  for (const std::string& warning : SummaryWarnings(summary)) out += MarkdownWarning(warning);
 
   out += "## Semantic adequacy\n\n| tier | model | images | invalid | pass rate | 95% CI | adequacy |\n";
   out += "|---|---|---|---|---|---|---|\n";

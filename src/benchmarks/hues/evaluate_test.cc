@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "benchmarks/hues/test_support.h"
+#include "testing/dirs.h"
+#include "visalign/core/io.h"
 #include "visalign/benchmarks/hues/hues.h"
 
 namespace visalign::hues {
@@ -110,6 +112,28 @@ TEST_F(HuesEvaluate, MissingWordsAreListedAndRatesCoverOnlyPresentWords) {
   ASSERT_EQ(e.categories.size(), 1u);
   EXPECT_EQ(e.categories[0].category, "Animal");
   EXPECT_DOUBLE_EQ(e.human_fail_rate, baseline_.words[0].loo_fail_rate);
+}
+
+// A model without some words makes its rates partial: summary.md opens with the warning, in
+// EvaluationWarnings' words over summary.json (what `visalign report` shows).
+TEST_F(HuesEvaluate, SummaryWarnsOfMissingWords) {
+  ModelPredictions partial = models_[0];
+  for (size_t w = 4; w < partial.words.size(); ++w) partial.words[w].clear();
+  EvaluationReport report;
+  report.humans_source = "humans.csv";
+  report.threshold = *ParseThreshold("chi2:0.95");
+  report.macro_source = "derived";
+  report.models = {Evaluate(partial), Evaluate(models_[1])};
+  visalign::testing::TempDir t;
+  ASSERT_TRUE(WriteEvaluation(report, baseline_, vocabulary_, t / "out").ok());
+  const nlohmann::json summary = nlohmann::json::parse(*ReadFile(t / "out" / "summary.json"));
+  const std::vector<std::string> warnings = EvaluationWarnings(summary);
+  const std::vector<std::string>& missing = report.models[0].missing_words;
+  ASSERT_EQ(warnings, std::vector<std::string>{"model " + partial.name + " has no predictions for 96 of 100 words (" +
+                                               missing[0] + ", " + missing[1] + ", " + missing[2] +
+                                               ", ...), so its fail rates cover only the other 4."});
+  const std::string md = *ReadFile(t / "out" / "summary.md");
+  EXPECT_EQ(md.rfind("# Hues and Cues evaluation\n\n**Warning:** " + warnings[0] + "\n\nHumans: ", 0), 0u) << md;
 }
 
 TEST_F(HuesEvaluate, CategoriesCountUncorrectedRejectionsLikeTheModel) {

@@ -2,6 +2,7 @@
 // summary.json, summary.md and, for the results contract, items.jsonl and summary.csv.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "visalign/benchmarks/hues/hues.h"
@@ -97,6 +98,24 @@ std::string JoinNames(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+std::vector<std::string> EvaluationWarnings(const nlohmann::json& summary) {
+  constexpr size_t kWordsNamed = 3;  // missing words named in a warning; "..." stands for the rest
+  std::vector<std::string> out;
+  for (const nlohmann::json& m : summary.value("models", nlohmann::json::array())) {
+    const nlohmann::json missing = m.value("missing_words", nlohmann::json::array());
+    if (missing.empty()) continue;
+    std::string names;
+    for (size_t i = 0; i < std::min(missing.size(), kWordsNamed); ++i)
+      names += (i ? ", " : "") + missing[i].get<std::string>();
+    if (missing.size() > kWordsNamed) names += ", ...";
+    const size_t present = m.value("n_words", size_t{0});
+    out.push_back(fmt::format("model {} has no predictions for {} of {} words ({}), so its fail rates cover only the "
+                              "other {}.",
+                              m.value("model", std::string()), missing.size(), present + missing.size(), names, present));
+  }
+  return out;
+}
 
 Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,
                        const std::filesystem::path& dir) {
@@ -200,8 +219,10 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
     summary["inputs"]["catalog"] = catalog;
   }
 
-  std::string md = fmt::format(
-      "# Hues and Cues evaluation\n\nHumans: `{}`; outlier threshold {} (d² > {:.4g}); Hotelling rejection: "
+  std::string md = "# Hues and Cues evaluation\n\n";
+  for (const std::string& warning : EvaluationWarnings(summary)) md += MarkdownWarning(warning);
+  md += fmt::format(
+      "Humans: `{}`; outlier threshold {} (d² > {:.4g}); Hotelling rejection: "
       "Benjamini–Hochberg q ≤ {} over each model's words; model weights: {}; chromaticity: {}.\n\n"
       "| model | words | Mahalanobis fail | Hotelling fail (BH) | Hotelling fail (p ≤ α) | human LOO fail |\n"
       "|---|---:|---:|---:|---:|---:|\n",

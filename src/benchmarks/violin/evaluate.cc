@@ -113,7 +113,7 @@ nlohmann::ordered_json ImageScoreJson(const ImageScore& s) {
   j["id"] = s.item->id;
   j["model"] = s.model;
   j["k"] = s.k;
-  j["path"] = s.path.string();
+  j["path"] = AbsoluteImagePath(s.path);
   j["variation"] = s.item->variation;
   j["language"] = s.item->language;
   j["notation"] = s.item->notation;

@@ -254,8 +254,38 @@ TEST(EvaluateToDirectory, WritesItemsAndSummaryFiles) {
   auto j = nlohmann::json::parse(*json);
   EXPECT_EQ(j["n_missing"], 1);
   EXPECT_EQ(j["missing"][0]["id"], "b");
-  EXPECT_TRUE(fs::exists(out.path() / "summary.md"));
   EXPECT_FALSE(fs::exists(out.path() / "items.jsonl.partial"));
+  // The overall row's variation reads "all" in summary.csv, as in summary.md.
+  EXPECT_NE(csv->find("\noverall,m,all,all,all,"), std::string::npos) << *csv;
+  // Item b has no image: summary.md opens with the coverage warning, in SummaryWarnings' words.
+  const std::vector<std::string> warnings = SummaryWarnings(j);
+  ASSERT_EQ(warnings, std::vector<std::string>{
+                          "coverage below 100 %: model m has a scored image for 2 of 3 items (66.6 %; 1 without any image, "
+                          "0 unreadable images), so its means cover only the items it has images for."});
+  auto md = ReadFile(out.path() / "summary.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_EQ(md->rfind("**Warning:** " + warnings[0] + "\n\n", 0), 0u) << *md;
+}
+
+// items.jsonl records each image's absolute path, so a reader elsewhere (`visalign report` run from
+// another folder) finds it; a relative path is taken from the working directory.
+TEST(EvaluateToDirectory, ItemsRecordAbsoluteImagePaths) {
+  const ManifestItem item = Item("a", 1, {1, 2, 3});
+  const nlohmann::ordered_json line = ImageScoreJson({&item, "m", 0, "images/../images/a.png", {}});
+  EXPECT_EQ(line["path"], (fs::current_path() / "images" / "a.png").string());
+}
+
+TEST(Evaluate, TheCoverageWarningSaysWhatMissingImagesCountAs) {
+  Fixture f;
+  auto images = CollectImageDirectory(f.dir.path(), "m", f.items);
+  ASSERT_TRUE(images.ok());
+  EvaluateOptions options;
+  options.show_progress = false;
+  options.missing = MissingPolicy::kWorst;
+  auto summary = Evaluate(f.items, {*images}, options);
+  ASSERT_TRUE(summary.ok());
+  const nlohmann::json j = nlohmann::json::parse(SummaryJson(*summary, {}).dump());
+  EXPECT_NE(SummaryWarnings(j).at(0).find("so its means count each missing image as the worst value."), std::string::npos);
 }
 
 // Six items, three per split; "m" has an image for every item but test item t3 (missing), whose

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -185,6 +186,28 @@ nlohmann::ordered_json Optional(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
 }
 
+// The share as a percentage with one decimal, rounded down (so below 100 % never reads "100.0").
+std::string PercentDown(double share) { return fmt::format("{:.1f}", std::floor(share * 1000.0) / 10.0); }
+
+// SummaryWarnings over summary.json as written (nlohmann::json) or as built (ordered_json).
+template <class Json>
+std::vector<std::string> WarningsOf(const Json& summary) {
+  std::vector<std::string> out;
+  const bool worst = summary.value("missing_policy", std::string()) == MissingPolicyName(MissingPolicy::kWorst);
+  for (const auto& row : summary.value("overall", Json::array())) {
+    const double coverage = row.value("coverage", 1.0);
+    if (coverage >= 1.0) continue;
+    const size_t n_items = row.value("n_items", size_t{0});
+    out.push_back(fmt::format(
+        "coverage below 100 %: model {} has a scored image for {} of {} items ({} %; {} without any image, {} "
+        "unreadable images), so its means {}.",
+        row.value("model", std::string()), static_cast<size_t>(std::lround(coverage * static_cast<double>(n_items))),
+        n_items, PercentDown(coverage), row.value("n_missing", size_t{0}), row.value("n_unreadable", size_t{0}),
+        worst ? "count each missing image as the worst value" : "cover only the items it has images for"));
+  }
+  return out;
+}
+
 nlohmann::ordered_json IntervalJson(const stats::Interval& i) { return {i.lo, i.hi}; }
 
 nlohmann::ordered_json RowJson(const SummaryRow& r, const std::vector<std::string>& by) {
@@ -219,7 +242,7 @@ nlohmann::ordered_json ProblemJson(const Problem& p) {
   j["model"] = p.model;
   if (!p.item_id.empty()) j["id"] = p.item_id;
   if (p.k >= 0) j["k"] = p.k;
-  if (!p.path.empty()) j["path"] = p.path.string();
+  if (!p.path.empty()) j["path"] = AbsoluteImagePath(p.path);
   j["reason"] = p.reason;
   return j;
 }
@@ -371,6 +394,14 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
   return j;
 }
 
+std::vector<std::string> SummaryWarnings(const nlohmann::json& summary) { return WarningsOf(summary); }
+
+std::string AbsoluteImagePath(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return (ec ? path : absolute).lexically_normal().string();
+}
+
 std::string SummaryCsv(const Summary& summary) {
   const std::vector<TableColumn> columns = MetricColumns();
   std::string out = "scope,model,variation,language,notation";
@@ -380,8 +411,8 @@ std::string SummaryCsv(const Summary& summary) {
   for (const TableColumn& c : columns) out += "," + c.name + "_lo," + c.name + "_hi";
   out += "\n";
   auto line = [&](const SummaryRow& r) {
-    out += r.scope + "," + CsvField(r.model) + "," + std::to_string(r.variation) + "," + CsvField(r.language) + "," +
-           CsvField(r.notation);
+    out += r.scope + "," + CsvField(r.model) + "," + (r.variation == 0 ? std::string(kAll) : std::to_string(r.variation)) +
+           "," + CsvField(r.language) + "," + CsvField(r.notation);
     for (const std::string& v : r.by_values) out += "," + CsvField(v);
     for (const TableColumn& c : columns) {
       const std::optional<double> v = c.value(r);
@@ -437,7 +468,12 @@ std::string SummaryMarkdown(const Summary& summary) {
     }
     return out;
   };
-  std::string out = table(summary.rows, false);
+  nlohmann::ordered_json overall = {{"missing_policy", MissingPolicyName(summary.missing_policy)},
+                                    {"overall", nlohmann::ordered_json::array()}};
+  for (const SummaryRow& r : summary.overall) overall["overall"].push_back(RowJson(r, summary.by));
+  std::string out;
+  for (const std::string& warning : WarningsOf(overall)) out += MarkdownWarning(warning);
+  out += table(summary.rows, false);
   if (!summary.overall.empty())
     out += fmt::format("\nOverall, every {} item of the selection (split {}), with {:.0f} % bootstrap intervals over "
                        "items ({} resamples, seed {}); missing images: {}:\n\n",

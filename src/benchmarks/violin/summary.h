@@ -30,4 +30,9 @@ Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vecto
                  Progress* progress = nullptr);
 inline size_t RowsWithIntervals(size_t models) { return models < 2 ? models : 2 * models; }
 
+// An image's path as items.jsonl and summary.json's problem lists record it: absolute and
+// lexically normal, so readers of the results folder (`visalign report`) find the image from any
+// working directory (docs/architecture.md, "Results contract").
+std::string AbsoluteImagePath(const std::filesystem::path& path);
+
 }  // namespace visalign::violin

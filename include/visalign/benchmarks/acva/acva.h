@@ -322,9 +322,14 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
 // summary.csv (one row per model: the headline numbers, each the shortest decimal that reads back as
 // the same double; undefined numbers are empty cells) and summary.md (tables rounded for reading,
 // p-values by FormatPValue) from summary.json, models in summary.json's order.
-// summary.md warns when summary["embeddings"]["random_weights"] is set (a random-weight CLIP model).
+// summary.md opens with SummaryWarnings.
 std::string SummaryCsv(const nlohmann::json& summary);
 std::string SummaryMarkdown(const nlohmann::json& summary);
+// Conditions that make summary.json's numbers meaningless or partial, one sentence each: a
+// random-weight CLIP model (embeddings.random_weights), generation runs with failed or pending
+// images, models with images the judge gave no valid answer for (n_invalid). summary.md opens with
+// them (MarkdownWarning) and `visalign report` shows them at the top of the ACVA section.
+std::vector<std::string> SummaryWarnings(const nlohmann::json& summary);
 
 // A p-value with two significant digits ("0.035", "1.2e-05", "1"), never rounded to zero. `floor` is
 // the smallest nonzero p the test can give (2/B for a paired bootstrap with B resamples, 0 for an

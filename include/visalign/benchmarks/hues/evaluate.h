@@ -111,7 +111,13 @@ struct EvaluationReport {
 // an empty cell) and summary.csv (the rows of models.csv). summary.json opens with benchmark "hues",
 // schema_version and visalign_version and has "inputs": {"humans": {"path", "sha256"}, ["humans_exclusions": {"path", "sha256"},] "macro_map":
 // {"path", "sha256"} or {"source"} when derived, "predictions": [{"model", "path", "sha256"}]}.
+// summary.md opens with EvaluationWarnings.
 Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,
                        const std::filesystem::path& dir);
+
+// Conditions that make an evaluation's numbers partial, one sentence each, from its summary.json: a
+// model without predictions for some words (models[].missing_words). summary.md opens with them
+// (MarkdownWarning) and `visalign report` shows them at the top of the Hues and Cues section.
+std::vector<std::string> EvaluationWarnings(const nlohmann::json& summary);
 
 }  // namespace visalign::hues

@@ -266,6 +266,11 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
 // Numbers in CSV are FormatNumber (visalign/core/format.h): empty where summary.json has null.
 std::string SummaryCsv(const Summary& summary);       // one line per row, normalised metrics
 std::string SummaryMarkdown(const Summary& summary);  // the published-table shape
+// Conditions that make an evaluation's numbers partial, one sentence each, from its summary.json: a
+// model whose overall coverage is below 100 % (items without a scored image: missing or unreadable).
+// summary.md opens with them (MarkdownWarning) and `visalign report` shows them at the top of the
+// VIOLIN section: one wording for both.
+std::vector<std::string> SummaryWarnings(const nlohmann::json& summary);
 
 struct EvaluateOptions {
   Weights weights;
