@@ -110,6 +110,8 @@ void MetricTables(const CsvTable& t, SectionBuilder& section) {
   }
 }
 
+}  // namespace
+
 // A box-filtered copy of `image` whose longer side is at most `size` pixels.
 imaging::Image Downscale(const imaging::Image& image, int size) {
   const double scale = std::min(1.0, static_cast<double>(size) / std::max(image.width, image.height));
@@ -139,6 +141,8 @@ std::string Thumbnail(const ResultsFolder& folder, const std::string& path, int 
   if (!png.ok()) return "";
   return "<img alt=\"\" src=\"data:image/png;base64," + backends::EncodeBase64(*png) + "\">";
 }
+
+namespace {
 
 double PrecisionOf(const nlohmann::json& item) {
   const nlohmann::json& v = item.value("pre_mean", nlohmann::json());
@@ -195,6 +199,7 @@ Status BuildViolinSection(const ResultsFolder& folder, const ReportOptions& opti
   section.Heading("summary.csv");
   section.AddSummaryTable(table);
   WorstImages(folder, options, section);
+  if (folder.summary.contains("probes")) return BuildProbesSection(folder, options, section);
   return Status::Ok();
 }
 
