@@ -214,7 +214,7 @@ void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
       const std::string cbg = Hex(ctx.pool[bg].rgb), cfg = Hex(ctx.pool[fg].rgb);
       std::string prompt;
       if (condition == "pair") {
-        const double s = draw(kPairMinShare * side, kPairMaxShare * side);
+        const double s = 2 * draw(kPairMinShare * side / 2, kPairMaxShare * side / 2);  // even: whole-pixel centres
         const double d = draw(1.5 * s, side - 2 * margin - s);
         const double left = draw(margin, side - margin - s - d);
         const double cy = draw(margin, side - margin - s) + s / 2;
@@ -227,7 +227,7 @@ void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
       } else {
         ProbeShape shape;
         shape.kind = g % 2 == 0 ? ShapeKind::kSquare : ShapeKind::kCircle;
-        shape.size = draw(kMinShare * side, kMaxShare * side);
+        shape.size = 2 * draw(kMinShare * side / 2, kMaxShare * side / 2);  // even: whole-pixel centres
         shape.cx = draw(margin, side - margin - shape.size) + shape.size / 2;
         shape.cy = draw(margin, side - margin - shape.size) + shape.size / 2;
         const std::string what = shape.kind == ShapeKind::kSquare ? "side" : "diameter";
