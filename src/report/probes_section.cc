@@ -48,12 +48,14 @@ nlohmann::ordered_json EstimateBars(nlohmann::ordered_json rows, const std::stri
   const nlohmann::ordered_json x = {{"field", "condition"}, {"type", "nominal"}, {"title", nullptr}};
   const nlohmann::ordered_json offset = {{"field", "model"}};
   nlohmann::ordered_json layers = {
-      {{"mark", {{"type", "bar"}}},
+      {{"name", "bars"},
+       {"mark", {{"type", "bar"}}},
        {"encoding",
         {{"x", x}, {"xOffset", offset}, {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", y_title}}},
          {"color", {{"field", "model"}, {"type", "nominal"}}}, {"tooltip", kTooltip}}}}};
   if (AnyNumber(spec["data"]["values"], "lo"))
     layers.push_back({{"transform", {{{"filter", "isValid(datum.lo) && isValid(datum.hi)"}}}},
+                      {"name", "intervals"},
                       {"mark", {{"type", "rule"}}},
                       {"encoding", {{"x", x}, {"xOffset", offset}, {"y", {{"field", "lo"}, {"type", "quantitative"}}},
                                     {"y2", {{"field", "hi"}}}, {"tooltip", kTooltip}}}});
@@ -89,10 +91,12 @@ nlohmann::ordered_json InertiaSpec(const ResultsFolder& folder) {
   spec["height"] = kFigureWidth;
   spec["layer"] = {
       {{"data", {{"values", {{{"a", 0}, {"b", kPercent}}}}}},
+       {"name", "identity"},
        {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}, {"color", "gray"}}},
        {"encoding", {{"x", {{"datum", 0}, {"type", "quantitative"}}}, {"y", {{"datum", 0}, {"type", "quantitative"}}},
                      {"x2", {{"datum", kPercent}}}, {"y2", {{"datum", kPercent}}}}}},
-      {{"mark", {{"type", "point"}, {"filled", true}}},
+      {{"name", "points"},
+       {"mark", {{"type", "point"}, {"filled", true}}},
        {"encoding", {{"x", x}, {"y", y}, {"color", {{"field", "model"}, {"type", "nominal"}}},
                      {"shape", {{"field", "condition"}, {"type", "nominal"}}},
                      {"tooltip", {{{"field", "model"}}, {{"field", "id"}}, {{"field", "requested"}}, {{"field", "measured"}, {"format", ".4g"}}}}}}}};
