@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <set>
 
 #include "testing/dirs.h"
@@ -173,6 +174,45 @@ TEST(ProbeMeasures, SplitOfExactAndBiasedImages) {
   EXPECT_DOUBLE_EQ(MeasureSplit(image, 'h', {200, 30, 30}, {20, 40, 200}), 50.0);
 }
 
+// The split of a noise image against a direct implementation of the definition: every pixel converted
+// to CIELAB and classified, the boundary minimising the misclassified pixels (middle of ties).
+double ReferenceSplit(const imaging::Image& image, color::Srgb8 first, color::Srgb8 second) {
+  const color::Lab a = color::Srgb8ToLab(first), b = color::Srgb8ToLab(second);
+  std::vector<int> first_count(image.height, 0);
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x) {
+      const uint8_t* p = image.pixel(x, y);
+      const color::Lab lab = color::Srgb8ToLab({p[0], p[1], p[2]});
+      first_count[y] += color::DeltaE76(lab, a) * color::DeltaE76(lab, a) <= color::DeltaE76(lab, b) * color::DeltaE76(lab, b);
+    }
+  int best = INT32_MAX, lo = 0, hi = 0;
+  for (int cut = 0; cut <= image.height; ++cut) {
+    int errors = 0;
+    for (int y = 0; y < image.height; ++y) errors += y < cut ? image.width - first_count[y] : first_count[y];
+    if (errors < best) best = errors, lo = hi = cut;
+    else if (errors == best) hi = cut;
+  }
+  return 100.0 * (lo + hi) / 2.0 / image.height;
+}
+
+TEST(ProbeMeasures, SplitOfNoiseEqualsConvertingEveryPixel) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 6; ++trial) {
+    imaging::Image image(96, 80);
+    for (uint8_t& v : image.rgb) v = static_cast<uint8_t>(rng());
+    // Half the rows pulled toward the first colour, so the boundary is not arbitrary.
+    const color::Srgb8 first{static_cast<uint8_t>(rng()), static_cast<uint8_t>(rng()), static_cast<uint8_t>(rng())};
+    const color::Srgb8 second{static_cast<uint8_t>(rng()), static_cast<uint8_t>(rng()), static_cast<uint8_t>(rng())};
+    for (int y = 0; y < 30; ++y)
+      for (int x = 0; x < 96; ++x) {
+        uint8_t* p = image.pixel(x, y);
+        p[0] = static_cast<uint8_t>((p[0] + first.r) / 2), p[1] = static_cast<uint8_t>((p[1] + first.g) / 2),
+        p[2] = static_cast<uint8_t>((p[2] + first.b) / 2);
+      }
+    EXPECT_DOUBLE_EQ(MeasureSplit(image, 'h', first, second), ReferenceSplit(image, first, second)) << trial;
+  }
+}
+
 TEST(ProbeMeasures, PullIsTheNormalisedProjection) {
   const color::Lab t{50, 0, 0}, c{50, 40, 0};
   EXPECT_DOUBLE_EQ(GravityPull(t, t, c), 0.0);
@@ -239,6 +279,23 @@ TEST(ProbeMeasures, PairDistanceAndExtraShapes) {
   auto extra = MeasureProbe(RenderProbe(pair, 200, 200), one);
   ASSERT_TRUE(extra.ok());
   EXPECT_EQ(extra->shape_count, 2);  // more than requested: a failure in the summary
+}
+
+TEST(ProbeMeasures, ShapesJoinedBelowCountOnceAndDiagonalNeighboursDoNot) {
+  const ManifestItem item = GeometryItem("pixels", {{ShapeKind::kSquare, 100, 100, 40}});
+  imaging::Image image = RenderGroundTruth(ManifestItem{.targets = item.targets}, 200, 200);
+  auto paint = [&](int x0, int y0, int x1, int y1) {
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) image.pixel(x, y)[0] = 10, image.pixel(x, y)[1] = 120, image.pixel(x, y)[2] = 30;
+  };
+  paint(20, 20, 40, 120);   // a U: two arms first seen as separate runs, joined by the bottom bar
+  paint(80, 20, 100, 120);
+  paint(20, 120, 100, 140);
+  paint(140, 20, 160, 40);  // a square touching the next one only at a corner
+  paint(160, 40, 180, 60);
+  auto m = MeasureProbe(image, item);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->shape_count, 3);
 }
 
 TEST(ProbeMeasures, PixelStatedItemsNeedTheCanvasSize) {
