@@ -2,7 +2,8 @@
 # The main job end to end on the embedded SQLite store, using local reference servers on loopback
 # so it needs no network and no API keys:
 #   color science -> VIOLIN dataset -> image API server (degraded) -> resumable generation into the
-#   run store -> VIOLIN scoring -> Hues and Cues human baseline and published models -> a tiny
+#   run store -> VIOLIN scoring -> VIOLIN probes against probe-degraded servers -> Hues and Cues
+#   human baseline and published models -> a tiny
 #   random-weight CLIP model generated here -> native CLIP Hues and Cues run -> ACVA-Bench
 #   generate/judge/analyze -> a `visalign serve` study played by a script and exported -> one HTML
 #   report over all of it. Needs nothing outside this checkout.
@@ -48,6 +49,25 @@ echo "(running the same command again resumes: nothing left to request)"
 step "VIOLIN: score the ground truth (0 everywhere but variation 4, whose 8-bit GT is 1/255 off its range) and the degraded run"
 "$V" violin evaluate --dataset "$OUT/violin" --images ground-truth="$OUT/violin/images" \
   --store "$OUT/store" --run reference-noise --out "$OUT/violin-eval"
+
+step "VIOLIN probes (paper §2.2 Level 5, §2.4, Fig. 4): negation, semantic gravity, aesthetic inertia, geometry"
+"$V" violin probes --out "$OUT/probes" --scale 0.25 --image-size 128
+# Two reference servers with probe degradations: a splitter biased halfway to 50/50 and a generator
+# that drifts 30 % of the way to the context object's colour; the evaluation must recover 0.5 and 0.3.
+for profile in split-bias:0.5 pull:0.3; do
+  name=probes-${profile%%:*}
+  "$V" violin reference-server --dataset "$OUT/probes" --port 0 --port-file "$OUT/$name.port" --profile "$profile" \
+    > "$OUT/$name.log" 2>&1 &
+  PIDS+=($!)
+  wait_port "$OUT/$name.port"
+  "$V" violin generate --dataset "$OUT/probes" --run "$name" --backend openai \
+    --endpoint "http://127.0.0.1:$(cat "$OUT/$name.port")" --model reference --size 128x128 \
+    --store "$OUT/store" --concurrency 8 --log-level warn
+done
+"$V" violin evaluate --dataset "$OUT/probes" --images ground-truth="$OUT/probes/images" \
+  --store "$OUT/store" --run probes-split-bias --run probes-pull --out "$OUT/probes-eval" --log-level warn
+grep -E "^\| (model|---)|inertia \| all \| (slope|intercept)|gravity \| (consistent|conflicting) \| pull" \
+  "$OUT/probes-eval/summary.md"
 
 step "Hues and Cues: human baseline (leave-one-out fail rates)"
 "$V" hues humans | head -40
@@ -102,7 +122,7 @@ head -3 "$OUT/study-answers.csv"
 "$V" hues humans --humans "$OUT/all-answers.csv" | head -8
 
 step "report: one self-contained HTML page over this demo's results and runs"
-"$V" report --title "visalign demo" --results "$OUT/violin-eval" --results "$OUT/hues-eval" \
+"$V" report --title "visalign demo" --results "$OUT/violin-eval" --results "$OUT/probes-eval" --results "$OUT/hues-eval" \
   --results "$OUT/hues-runs-eval" --results "$OUT/hues-nonsense" --results "$OUT/acva" \
   --store "$OUT/store" --run reference-noise \
   --out "$OUT/report.html"

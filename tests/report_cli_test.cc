@@ -376,5 +376,21 @@ TEST(ReportCommand, StaticFiguresAreGlyphOutlinesAndByteStable) {
   EXPECT_GT(paths, hues["models"].size());
 }
 
+TEST(ReportCommand, ProbeFiguresRenderInChromium) {
+  testing::TempDir t;
+  const fs::path html = t / "probes.html";
+  ASSERT_EQ(RunVisalign({"report", "--results", Fixture("violin-probes").string(), "--out", html.string()}).exit_code, 0);
+  const nlohmann::json check = CheckInChromium(html);
+  EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
+  EXPECT_EQ(check["rendered"], "true");
+  size_t inertia_lines = 0;
+  const std::string items = *ReadFile(Fixture("violin-probes") / "items.jsonl");
+  for (std::string_view line : SplitLines(items))
+    inertia_lines += line.find("\"family\":\"inertia\"") != std::string_view::npos;
+  EXPECT_EQ(Count(check["marks"], "violin-1-probes-inertia", "points_marks"), inertia_lines);
+  EXPECT_EQ(Count(check["marks"], "violin-1-probes-inertia", "identity_marks"), 1u);
+  EXPECT_GT(Count(check["marks"], "violin-1-probes-gravity-pull", "bars_marks"), 0u);
+}
+
 }  // namespace
 }  // namespace visalign

@@ -237,6 +237,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfInput[] = {
     {"variations", "--variations"},
     {"scale", "--scale"},
     {"ground-truth image size", "--image-size"},
+    {"prompt languages", "--languages"},
     {"outlier threshold", "--threshold"},
 };
 

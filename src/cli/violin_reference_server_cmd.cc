@@ -23,7 +23,8 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
   g->add_option("--port", o->port, "Port (0 = any free port; see --port-file)")->capture_default_str();
   g->add_option("--port-file", *port_file, "Write the port number to this file once listening");
   g->add_option("--profile", o->profile,
-                "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050 or object")
+                "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050, object; probe items: "
+                "split-bias:F, pull:F, ripples:A, shape-offset:D")
       ->capture_default_str();
   g->add_option("--api", o->api, "Request fields accepted: generic (any), gpt-image-1 or dall-e-3 (as those APIs)")
       ->capture_default_str();
@@ -42,6 +43,9 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
       "unless asked for b64_json. Profiles: exact = the ground truth; noise:SIGMA = Gaussian noise (8-bit levels);\n"
       "gradient = horizontal ramp -32..+32; hue-shift:DEG = targets rotated in CIELAB hue; texture = 8-px\n"
       "checkerboard +-16; layout-5050 = halves in the wrong orientation; object = a disc on the background.\n"
+      "Probe profiles (items of `violin probes`; other items exact): split-bias:F = inertia splits drawn at\n"
+      "r + F(50 - r); pull:F = gravity colours moved F of the way to the context object's colour (CIELAB);\n"
+      "ripples:A = ripples of +-A levels under \"no <entity>\"; shape-offset:D = shapes moved (D, D) pixels.\n"
       "Stops on Ctrl-C / SIGTERM.\n"
       "Example:\n"
       "  visalign violin reference-server --dataset violin-demo --port 0 --port-file port.txt --profile noise:8 \\\n"

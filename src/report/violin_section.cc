@@ -112,6 +112,8 @@ void MetricTables(const CsvTable& t, SectionBuilder& section) {
   }
 }
 
+}  // namespace
+
 // A box-filtered copy of `image` whose longer side is at most `size` pixels.
 imaging::Image Downscale(const imaging::Image& image, int size) {
   const double scale = std::min(1.0, static_cast<double>(size) / std::max(image.width, image.height));
@@ -140,6 +142,8 @@ Result<std::string> Thumbnail(const ResultsFolder& folder, const std::string& pa
   VISALIGN_ASSIGN_OR_RETURN(std::string png, imaging::EncodePng(Downscale(image, size), 9));
   return "<img alt=\"\" src=\"data:image/png;base64," + backends::EncodeBase64(png) + "\">";
 }
+
+namespace {
 
 double PrecisionOf(const nlohmann::json& item) {
   const nlohmann::json& v = item.value("pre_mean", nlohmann::json());
@@ -206,6 +210,7 @@ Status BuildViolinSection(const ResultsFolder& folder, const ReportOptions& opti
   section.Heading("summary.csv");
   section.AddSummaryTable(table);
   WorstImages(folder, options, section);
+  if (folder.summary.contains("probes")) return BuildProbesSection(folder, options, section);
   return Status::Ok();
 }
 

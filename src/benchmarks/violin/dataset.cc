@@ -25,6 +25,7 @@
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
+#include "visalign/benchmarks/violin/probes.h"
 
 namespace visalign::violin {
 namespace {
@@ -417,6 +418,7 @@ nlohmann::json CountItems(const std::vector<ManifestItem>& items) {
 }
 
 imaging::Image RenderGroundTruth(const ManifestItem& item, int width, int height) {
+  if (item.probe) return RenderProbe(item, width, height);
   const int blocks = BlockCount(item.layout);
   if (width < 1 || height < 1 || item.targets.size() != static_cast<size_t>(blocks)) return {};
   imaging::Image image(width, height);

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "benchmarks/violin/probes_evaluate.h"
 #include "benchmarks/violin/summary.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
@@ -42,7 +43,7 @@ void MinMaxNormalise(Records& records, const Weights& weights, Summary& summary)
   for (const auto& model : records)
     for (const auto& item : model)
       for (const ImageRecord& r : item)
-        if (r.scored)
+        if (r.scored && !r.metrics.probe)
           for (size_t k = 0; k < kMetricCount; ++k) {
             lo[k] = std::min(lo[k], r.metrics.raw[k]);
             hi[k] = std::max(hi[k], r.metrics.raw[k]);
@@ -50,7 +51,7 @@ void MinMaxNormalise(Records& records, const Weights& weights, Summary& summary)
   for (auto& model : records)
     for (auto& item : model)
       for (ImageRecord& r : item) {
-        if (!r.scored) continue;
+        if (!r.scored || r.metrics.probe) continue;
         for (size_t k = 0; k < kMetricCount; ++k)
           r.metrics.norm[k] = hi[k] > lo[k] ? (r.metrics.raw[k] - lo[k]) / (hi[k] - lo[k]) : 0.0;
         WeightMeans(r.metrics, weights);
@@ -124,12 +125,15 @@ nlohmann::ordered_json ImageScoreJson(const ImageScore& s) {
   j["targets"] = targets;
   if (s.item->fuzzy)
     j["fuzzy"] = {color::ToHex(s.item->fuzzy->first), color::ToHex(s.item->fuzzy->second)};
-  j["blocks"] = BlocksJson(s.metrics.blocks);
   j["alpha_min"] = s.metrics.alpha_min;
-  j["raw"] = MetricObject(s.metrics.raw, false);
-  j["norm"] = MetricObject(s.metrics.norm, true);
-  j["pre_mean"] = s.metrics.pre_mean;
-  j["pur_mean"] = s.metrics.pur_mean;
+  if (!s.metrics.probe) {  // inertia and geometry probes have their own measures instead
+    j["blocks"] = BlocksJson(s.metrics.blocks);
+    j["raw"] = MetricObject(s.metrics.raw, false);
+    j["norm"] = MetricObject(s.metrics.norm, true);
+    j["pre_mean"] = s.metrics.pre_mean;
+    j["pur_mean"] = s.metrics.pur_mean;
+  }
+  AddProbeJson(*s.item, s.metrics, j);
   return j;
 }
 
@@ -209,7 +213,7 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
   auto produce = [&](size_t i) -> Result<Metrics> {
     const Job& job = jobs[i];
     VISALIGN_ASSIGN_OR_RETURN(imaging::Image image, imaging::ReadImage(job.source->path, options.alpha));
-    return ScoreImage(image, TargetSpec::FromItem(*selected[job.item]), options.weights);
+    return ScoreItemImage(image, *selected[job.item], options.weights);
   };
   auto consume = [&](size_t i, Result<Metrics>&& result) -> Status {
     const Job& job = jobs[i];
@@ -245,9 +249,18 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
           ImageScore{selected[job.item], models[job.model].model, job.source->k, job.source->path, r.metrics}));
     }
   }
+  summary.probes = SummariseProbes(selected, names, records, options.bootstrap);
+  // Inertia and geometry probe items have no VIOLIN score: the VIOLIN rows leave them out.
+  std::vector<const ManifestItem*> scored_items;
+  Records scored_records(models.size());
+  for (size_t i = 0; i < selected.size(); ++i) {
+    if (!HasViolinScore(*selected[i])) continue;
+    scored_items.push_back(selected[i]);
+    for (size_t m = 0; m < models.size(); ++m) scored_records[m].push_back(std::move(records[m][i]));
+  }
   Progress intervals("violin evaluate: rows and bootstrap intervals", RowsWithIntervals(models.size()),
                      options.show_progress);
-  VISALIGN_RETURN_IF_ERROR(BuildRows(selected, names, records, summary, &intervals));
+  VISALIGN_RETURN_IF_ERROR(BuildRows(scored_items, names, scored_records, summary, &intervals));
   intervals.Finish();
   return summary;
 }
@@ -281,6 +294,7 @@ Result<Summary> EvaluateToDirectory(const std::vector<ManifestItem>& items, cons
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "summary.json", SummaryJson(*summary, options.weights).dump(2) + "\n"));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "summary.csv", SummaryCsv(*summary)));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "summary.md", SummaryMarkdown(*summary)));
+  if (!summary->probes.empty()) VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "probes.csv", ProbesCsv(*summary)));
   return summary;
 }
 

@@ -49,7 +49,9 @@ std::vector<GenerationItem> GenerationItems(const std::vector<ManifestItem>& ite
     if (!MatchesFilters(it, filters)) continue;
     if (limit > 0 && selected >= limit) break;
     ++selected;
-    for (int k = 0; k < samples; ++k) out.push_back({it.id, it.prompt, k, ItemSeed(it.id, k, seed)});
+    // Probe items of one group share their seeds, so conditions differ only in the prompt.
+    const std::string_view seed_key = it.probe ? std::string_view(it.probe->group) : std::string_view(it.id);
+    for (int k = 0; k < samples; ++k) out.push_back({it.id, it.prompt, k, ItemSeed(seed_key, k, seed)});
   }
   return out;
 }

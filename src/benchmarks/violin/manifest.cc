@@ -157,6 +157,7 @@ std::string ManifestLine(const ManifestItem& item) {
   j["prompt_split"] = item.prompt_split;
   j["hue_split1"] = item.hue_split1;
   j["hue_split2"] = item.hue_split2;
+  if (item.probe) j["probe"] = ProbeSpecJson(*item.probe);
   return j.dump();
 }
 
@@ -231,6 +232,17 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
   VISALIGN_ASSIGN_OR_RETURN(item.prompt_split, ChoiceField(j, "prompt_split", where, kTrainTest, kTrainTestExpected));
   VISALIGN_ASSIGN_OR_RETURN(item.hue_split1, ChoiceField(j, "hue_split1", where, kTrainTest, kTrainTestExpected));
   VISALIGN_ASSIGN_OR_RETURN(item.hue_split2, ChoiceField(j, "hue_split2", where, kTrainTest, kTrainTestExpected));
+  if (auto probe = j.find("probe"); probe != j.end() && !probe->is_null()) {
+    VISALIGN_ASSIGN_OR_RETURN(item.probe, ParseProbeSpec(*probe, where));
+    const ProbeSpec& spec = *item.probe;
+    const Layout expected = spec.family != ProbeFamily::kInertia ? Layout::kSingle
+                            : spec.orientation == 'h'           ? Layout::kH2
+                                                                : Layout::kV2;
+    if (item.layout != expected || item.fuzzy)
+      return Status::Corrupt("a " + std::string(ProbeFamilyName(spec.family)) + " probe on a " + layout + " item",
+                             FieldWhere(where, "layout"),
+                             "layout " + std::string(LayoutName(expected)) + " without a fuzzy range (docs/violin.md, \"Probes\")");
+  }
   return item;
 }
 

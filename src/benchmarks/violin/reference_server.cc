@@ -15,6 +15,8 @@
 #include "visalign/color.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/dataset.h"
+#include "visalign/benchmarks/violin/probes.h"
+#include "benchmarks/violin/reference_probes.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::violin {
@@ -179,7 +181,9 @@ Result<ApiFlavor> ParseApiFlavor(std::string_view text) {
 }
 
 Result<Profile> ParseProfile(std::string_view text) {
-  const std::string expected = "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050 or object";
+  const std::string expected =
+      "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050, object, or for probe items split-bias:F, "
+      "pull:F, ripples:LEVELS, shape-offset:PX";
   std::string name(text.substr(0, text.find(':')));
   bool has_param = text.find(':') != std::string_view::npos;
   std::string param = has_param ? std::string(text.substr(text.find(':') + 1)) : "";
@@ -196,6 +200,14 @@ Result<Profile> ParseProfile(std::string_view text) {
       p.kind = kind;
       return p;
     }
+  if (auto probe = ParseProbeProfile(name); probe) {
+    if (!has_param)
+      return Status::InvalidArgument("profile \"" + name + "\" needs a parameter", "degradation profile", expected);
+    VISALIGN_ASSIGN_OR_RETURN(p.param, ParseDouble(param, "--profile " + std::string(text)));
+    p.kind = *probe;
+    VISALIGN_RETURN_IF_ERROR(CheckProbeProfile(p, std::string(text)));
+    return p;
+  }
   if (name == "noise" || name == "hue-shift") {
     if (!has_param)
       return Status::InvalidArgument("profile \"" + name + "\" needs a parameter", "degradation profile", expected);
@@ -210,6 +222,7 @@ Result<Profile> ParseProfile(std::string_view text) {
 
 imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, const Profile& profile,
                               uint64_t seed) {
+  if (item.probe && IsProbeProfile(profile)) return RenderProbe(item, width, height, ProbeDistortionOf(profile));
   ManifestItem shown = item;
   if (profile.kind == Profile::Kind::kHueShift)
     for (color::Srgb8& t : shown.targets) t = RotateHue(t, profile.param);

@@ -2,6 +2,8 @@
 // bootstrap intervals, and the JSON/CSV/Markdown forms.
 #include "benchmarks/violin/summary.h"
 
+#include "benchmarks/violin/probes_evaluate.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -391,6 +393,7 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
     j[name] = nlohmann::ordered_json::array();
     for (const Problem& p : *list) j[name].push_back(ProblemJson(p));
   }
+  if (!summary.probes.empty()) j["probes"] = ProbesJson(summary.probes);
   return j;
 }
 
@@ -484,7 +487,7 @@ std::string SummaryMarkdown(const Summary& summary) {
     out += fmt::format("\nModels compared on the {} of {} items that every model has a scored image for:\n\n",
                        summary.n_common_items, summary.n_items) +
            table(summary.common, true);
-  return out;
+  return out + ProbesMarkdown(summary.probes);
 }
 
 }  // namespace visalign::violin

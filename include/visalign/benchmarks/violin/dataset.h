@@ -66,6 +66,7 @@ Result<DatasetReport> GenerateDataset(const DatasetOptions& options);
 // the range). Requires width, height >= 1 and item.targets.size() == BlockCount(item.layout)
 // (LoadManifest guarantees it); otherwise returns an empty image (width = height = 0).
 // With a split dimension of 1 pixel the first block of that split is empty (floor(1/2) = 0).
+// Probe items render as their probe states (RenderProbe, probes.h).
 imaging::Image RenderGroundTruth(const ManifestItem& item, int width, int height);
 
 }  // namespace visalign::violin

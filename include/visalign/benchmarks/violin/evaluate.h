@@ -77,6 +77,9 @@ struct Metrics {
   double pur_mean = 0;
   std::vector<BlockColor> blocks;  // layout order
   uint8_t alpha_min = 255;         // the image's (imaging::Image::alpha_min)
+  // Inertia and geometry probe items are measured by their own metrics (MeasureProbe) instead of the
+  // VIOLIN ones above, which then stay unset and out of every VIOLIN row.
+  std::optional<ProbeMeasures> probe;
 };
 // pre_mean and pur_mean: the weighted means of m.norm's precision and purity values.
 void WeightMeans(Metrics& m, const Weights& weights);
@@ -256,6 +259,7 @@ struct Summary {
   std::vector<std::pair<std::string, ImageOrigin>> origins;  // per model, in the given order
   Normalization normalization = Normalization::kFixed;
   std::array<double, kMetricCount> raw_min{}, raw_max{};  // kMinMax: the range each metric was scaled by
+  std::vector<ProbeEstimate> probes;  // probe items' summary (empty without probe items)
   size_t n_scored() const;
 };
 // summary.json: the results contract's header (benchmark "violin", schema_version,
@@ -271,6 +275,8 @@ std::string SummaryMarkdown(const Summary& summary);  // the published-table sha
 // summary.md opens with them (MarkdownWarning) and `visalign report` shows them at the top of the
 // VIOLIN section: one wording for both.
 std::vector<std::string> SummaryWarnings(const nlohmann::json& summary);
+// The probe summary, one ProbeEstimate per line: model,family,condition,measure,reference,value,lo,hi,p_value,n.
+std::string ProbesCsv(const Summary& summary);
 
 struct EvaluateOptions {
   Weights weights;
@@ -301,7 +307,8 @@ struct EvaluateOptions {
 Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vector<ModelImages>& models,
                          const EvaluateOptions& options);
 
-// Evaluate() writing OUTDIR/items.jsonl (streamed) and OUTDIR/summary.{json,csv,md}.
+// Evaluate() writing OUTDIR/items.jsonl (streamed) and OUTDIR/summary.{json,csv,md}, and with probe
+// items OUTDIR/probes.csv (ProbesCsv).
 Result<Summary> EvaluateToDirectory(const std::vector<ManifestItem>& items, const std::vector<ModelImages>& models,
                                     const EvaluateOptions& options, const std::filesystem::path& out_dir);
 

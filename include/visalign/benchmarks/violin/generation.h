@@ -38,8 +38,8 @@ struct GenerationItem {
 };
 
 // The first `limit` items (0 = all) that match `filters`, in manifest order, each as `samples`
-// consecutive GenerationItems (k = 0..samples-1) seeded by ItemSeed(id, k, seed). Empty when no
-// item matches.
+// consecutive GenerationItems (k = 0..samples-1) seeded by ItemSeed(id, k, seed) — for probe items
+// ItemSeed(probe group, k, seed), the same for every condition of a group. Empty when no item matches.
 std::vector<GenerationItem> GenerationItems(const std::vector<ManifestItem>& items, const ItemFilters& filters,
                                             int samples, int64_t seed, int64_t limit);
 

@@ -5,6 +5,8 @@
 //              q4 [TL, TR, BL, BR]. Every GT pixel of a block equals its target exactly.
 //   fuzzy    - for variation 4, the stated range [low, high]; the GT is the HSL midpoint.
 //   geometry - h2 splits rows at floor(H/2), v2 columns at floor(W/2), q4 both.
+//   probe    - absent on VIOLIN items; on probe items (`visalign violin probes`) the family, condition
+//              and parameters (probe_spec.h), which then define the geometry and the ground truth.
 #pragma once
 
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "visalign/benchmarks/violin/probe_spec.h"
 #include "visalign/color.h"
 #include "visalign/core/status.h"
 
@@ -41,6 +44,7 @@ struct ManifestItem {
   std::string prompt_split;        // train | test (held-out templates)
   std::string hue_split1;          // train | test
   std::string hue_split2;          // train | test
+  std::optional<ProbeSpec> probe;  // probe items only (written last, omitted when absent)
 };
 
 // Reads DIR/manifest.jsonl; every line is validated (errors name file:line and field).

@@ -35,10 +35,16 @@ namespace visalign::violin {
 //   layout-5050    two equal halves in the other orientation (h2 <-> v2; q4 -> left/right of
 //                  TL, TR; single colors unchanged): the requested split is ignored
 //   object         a centered disc (radius min(W, H)/4) in the RGB complement of the background
+// and, for probe items only (other items are served exact; probes.h ProbeDistortion):
+//   split-bias:F   inertia splits drawn at r + F (50 - r) (F in [0, 1]: 1 = always 50/50)
+//   pull:F         gravity colours moved F of the way to the context object's colour (CIELAB)
+//   ripples:A      negation "no <entity>" items get concentric ripples of +-A levels (0..127)
+//   shape-offset:D geometry shapes drawn D canvas pixels right of and below the request
 struct Profile {
-  enum class Kind { kExact, kNoise, kGradient, kHueShift, kTexture, kLayout5050, kObject };
+  enum class Kind { kExact, kNoise, kGradient, kHueShift, kTexture, kLayout5050, kObject,
+                    kSplitBias, kPull, kRipples, kShapeOffset };
   Kind kind = Kind::kExact;
-  double param = 0;  // SIGMA or DEG
+  double param = 0;  // SIGMA, DEG, F, A or D
 };
 Result<Profile> ParseProfile(std::string_view text);
 

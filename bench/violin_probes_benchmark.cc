@@ -1,0 +1,79 @@
+// Scoring a probe image against scoring a VIOLIN item of the same size (docs/performance.md, "VIOLIN
+// probes"): one decoded image scored the way `violin evaluate` scores it (ScoreItemImage) for
+//   Violin/single, Violin/h2   - VIOLIN items (precision + purity of one or two blocks);
+//   Probe/negation             - a negation probe (the VIOLIN single-colour score: no extra cost);
+//   Probe/inertia, Probe/geometry - MeasureProbe (CIELAB classification, split fit / components).
+// Each on the item's own ground truth ("gt") and on uniform noise ("noise", the worst case for the
+// purity measures and for the geometry components); argument = image side.
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "benchmarks/violin/probes_evaluate.h"
+#include "visalign/benchmarks/violin/dataset.h"
+#include "visalign/benchmarks/violin/probes.h"
+
+namespace visalign::violin {
+namespace {
+
+enum class Kind { kSingle, kH2, kNegation, kInertia, kGeometry };
+
+ManifestItem MakeItem(Kind kind, int side) {
+  ManifestItem item;
+  item.id = "bench";
+  item.targets = {{200, 40, 60}};
+  switch (kind) {
+    case Kind::kSingle: break;
+    case Kind::kH2:
+      item.layout = Layout::kH2;
+      item.targets.push_back({30, 60, 190});
+      break;
+    case Kind::kNegation:
+      item.probe = ProbeSpec{.family = ProbeFamily::kNegation, .condition = "entity", .group = "g", .entity = "ripples"};
+      break;
+    case Kind::kInertia:
+      item.layout = Layout::kH2;
+      item.targets.push_back({30, 60, 190});
+      item.probe = ProbeSpec{.family = ProbeFamily::kInertia, .condition = "percent", .group = "g"};
+      item.probe->split = 31.5;
+      break;
+    case Kind::kGeometry:
+      item.probe = ProbeSpec{.family = ProbeFamily::kGeometry, .condition = "pixels", .group = "g"};
+      item.probe->canvas_w = item.probe->canvas_h = side;
+      item.probe->shape_color = {30, 60, 190};
+      item.probe->shapes = {{ShapeKind::kSquare, side * 0.4, side * 0.4, side * 0.25}};
+      break;
+  }
+  return item;
+}
+
+void Score(benchmark::State& state, Kind kind, bool noise) {
+  const int side = static_cast<int>(state.range(0));
+  const ManifestItem item = MakeItem(kind, side);
+  imaging::Image image = RenderGroundTruth(item, side, side);
+  if (noise) {
+    std::mt19937 rng(7);
+    for (uint8_t& v : image.rgb) v = static_cast<uint8_t>(rng());
+  }
+  for (auto _ : state) {
+    auto m = ScoreItemImage(image, item, {});
+    if (!m.ok()) state.SkipWithError(m.status().ToString().c_str());
+    benchmark::DoNotOptimize(m);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+#define VIOLIN_PROBE_BENCH(name, kind)                                                              \
+  BENCHMARK_CAPTURE(Score, name##_gt, kind, false)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(Score, name##_noise, kind, true)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)
+
+VIOLIN_PROBE_BENCH(Violin_single, Kind::kSingle);
+VIOLIN_PROBE_BENCH(Violin_h2, Kind::kH2);
+VIOLIN_PROBE_BENCH(Probe_negation, Kind::kNegation);
+VIOLIN_PROBE_BENCH(Probe_inertia, Kind::kInertia);
+VIOLIN_PROBE_BENCH(Probe_geometry, Kind::kGeometry);
+
+}  // namespace
+}  // namespace visalign::violin
+
+BENCHMARK_MAIN();
