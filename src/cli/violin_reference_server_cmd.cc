@@ -25,8 +25,19 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
   g->add_option("--profile", o->profile,
                 "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050 or object")
       ->capture_default_str();
-  g->add_option("--api", o->api, "Request fields accepted: generic (any), gpt-image-1 or dall-e-3 (as those APIs)")
+  g->add_option("--api", o->api,
+                "API imitated: generic (any field), gpt-image-1 or dall-e-3 (those APIs' fields), or a provider's own "
+                "API: gemini, bfl, dashscope")
       ->capture_default_str();
+  g->add_option("--moderate", o->moderate, "Refuse prompts containing this text as the API's content filter does");
+  auto key_env = std::make_shared<std::string>();
+  g->add_option("--api-key-env", *key_env, "Providers: refuse requests without the key in this environment variable");
+  g->add_option("--job-ms", o->job_ms, "Providers: how long asynchronous jobs stay pending, ms")->capture_default_str();
+  g->add_flag("--fail-first-job", o->fail_first_job, "Providers: each prompt's first job ends in the API's error state");
+  g->add_option("--result-urls", o->result_urls,
+                "Providers' result URLs: ok, expire-first (each prompt's first answers 403 expired) or file (file://)")
+      ->capture_default_str();
+  g->add_flag("--malformed", o->malformed, "Providers: answer submissions with JSON that is not the API's");
   g->add_option("--fail-rate", o->fail_rate, "Share of requests answered with HTTP 500")->capture_default_str();
   g->add_option("--latency-ms", o->latency_ms, "Delay before each answer, ms")->capture_default_str();
   g->add_option("--rate-limit", o->rate_limit, "Requests/s accepted; above it HTTP 429 with Retry-After (0 = none)")
@@ -42,6 +53,10 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
       "unless asked for b64_json. Profiles: exact = the ground truth; noise:SIGMA = Gaussian noise (8-bit levels);\n"
       "gradient = horizontal ramp -32..+32; hue-shift:DEG = targets rotated in CIELAB hue; texture = 8-px\n"
       "checkerboard +-16; layout-5050 = halves in the wrong orientation; object = a disc on the background.\n"
+      "Providers (--api gemini|bfl|dashscope; docs/backends.md): POST /v1beta/models/M:generateContent (gemini);\n"
+      "POST /v1/M, GET /v1/get_result?id= (bfl); POST /api/v1/services/aigc/text2image/image-synthesis,\n"
+      "GET /api/v1/tasks/ID (dashscope); results at GET /results/N.png. GET /stats adds jobs submitted, polls\n"
+      "and downloads.\n"
       "Stops on Ctrl-C / SIGTERM.\n"
       "Example:\n"
       "  visalign violin reference-server --dataset violin-demo --port 0 --port-file port.txt --profile noise:8 \\\n"
@@ -50,9 +65,13 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
       "      --endpoint http://127.0.0.1:$(cat port.txt) --model reference\n"
       "  visalign violin reference-server --dataset violin-demo --port 8091 --api gpt-image-1 &\n"
       "  visalign violin generate --dataset violin-demo --run gpt-image --backend openai \\\n"
-      "      --endpoint http://127.0.0.1:8091 --model gpt-image-1 --param output_format=webp");
-  cli.Bind(g, [&cli, o, dataset, port_file]() -> Status {
+      "      --endpoint http://127.0.0.1:8091 --model gpt-image-1 --param output_format=webp\n"
+      "  visalign violin reference-server --dataset violin-demo --port 8092 --api bfl --job-ms 500 &\n"
+      "  visalign violin generate --dataset violin-demo --run flux --backend bfl \\\n"
+      "      --endpoint http://127.0.0.1:8092 --model flux-dev --size 256x256 --poll-interval 0.2");
+  cli.Bind(g, [&cli, o, dataset, port_file, key_env]() -> Status {
     violin::ReferenceServerOptions options = *o;
+    VISALIGN_ASSIGN_OR_RETURN(options.api_key, backends::ApiKeyFromEnv(*key_env));
     options.dataset = *dataset;
     options.port_file = *port_file;
     backends::InterruptHandler interrupt;
