@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -189,12 +190,12 @@ TEST_P(AsyncProviders, RateLimitedPollsAndSubmissionsWaitForRetryAfter) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   violin::ReferenceServerOptions o;
-  o.rate_limit = 30;
+  o.rate_limit = 6;  // a burst of 6 requests, then 6/s: 6 items need about 24 requests
   auto srv = StartProvider(t / "ds", GetParam(), o);
-  auto r = Generate(GetParam(), t, srv->url(), {"--limit", "8", "--concurrency", "8", "--max-attempts", "30"});
+  auto r = Generate(GetParam(), t, srv->url(), {"--limit", "6", "--concurrency", "6", "--max-attempts", "30"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_GT(srv->Stats()["by_status"].value("429", 0), 0) << srv->Stats().dump();
-  ExpectSubmissions(*srv, items, 8, 1);
+  ExpectSubmissions(*srv, items, 6, 1);
 }
 
 TEST_P(AsyncProviders, ANonHttpResultUrlAndAMalformedAnswerStopTheRunWithOneLine) {
@@ -267,8 +268,9 @@ TEST(ProviderOptions, BadKindsSizesAndMissingOptionsAreOneLineErrors) {
                               "--run", "p", "--backend", "midjourney"});
   EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
   EXPECT_NE(unknown.err.find("midjourney"), std::string::npos) << unknown.err;
-  ExpectOneLineError(Generate("gemini", t, "http://127.0.0.1:1", {"--size", "1000x300"}),
-                     "size 1000x300 has aspect ratio 10:3, which Gemini does not offer");
+  std::vector<std::string> odd = Args("gemini", t, "http://127.0.0.1:1");
+  *(std::find(odd.begin(), odd.end(), "--size") + 1) = "1000x300";
+  ExpectOneLineError(RunVisalign(odd, {{kKeyVar, kKey}}), "size 1000x300 has aspect ratio 10:3, which Gemini does not offer");
   ExpectOneLineError(RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store",
                                   (t / "store").string(), "--run", "p", "--backend", "bfl"}),
                      "--model is required with --backend bfl");

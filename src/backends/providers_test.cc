@@ -162,7 +162,7 @@ TEST(ProviderBackend, BadOptionsAreOneLineNamingTheOption) {
   ProviderOptions poll = Options("bfl");
   poll.poll.job_timeout = Millis(0);
   EXPECT_NE(make(poll).find("--poll-interval/--job-timeout"), std::string::npos);
-  EXPECT_EQ(MakeProviderBackend(Options("gemini"), nullptr)->Identity(),
+  EXPECT_EQ(MakeProviderBackend(Options("gemini"), nullptr).value()->Identity(),
             json::parse(R"({"backend": "gemini", "model": "m", "params": {}})"));
 }
 
@@ -199,7 +199,8 @@ TEST(HttpStatusError, ContentFilterCodesAreRefusalsOtherClientErrorsAreNot) {
   EXPECT_EQ(HttpStatusError(dashscope).kind, ErrorKind::kRefused);
   HttpResponse other{400, {}, R"({"error": {"message": "Unknown parameter", "code": "unknown_parameter"}})"};
   EXPECT_EQ(HttpStatusError(other).kind, ErrorKind::kClient);
-  EXPECT_FALSE(AttemptError{ErrorKind::kRefused, "x", {}}.retryable());
+  const AttemptError refusal{ErrorKind::kRefused, "x", {}};
+  EXPECT_FALSE(refusal.retryable());
 }
 
 }  // namespace

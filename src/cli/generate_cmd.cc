@@ -92,7 +92,9 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   VISALIGN_ASSIGN_OR_RETURN(std::vector<const backends::WorkItem*> todo,
                             backends::SelectWork(rows, work, retry_failed, "run " + a.run + " in " + a.store.Display(), plan));
   nlohmann::json request = nullptr;
-  if (!todo.empty()) VISALIGN_ASSIGN_OR_RETURN(request, FirstRequest(a.backend, *todo.front(), kHelp));
+  if (!todo.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(request, FirstRequest(a.backend, *todo.front(), kHelp));
+  }
   const size_t max_requests = todo.size() * static_cast<size_t>(options.retry.max_attempts);
   const std::optional<double> cost = Cost(a, todo.size());
   if (cli.global().json) {
@@ -172,8 +174,9 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     if (cost) j["cost"] = *cost;
     PrintJson(j);
   } else {
-    std::printf("run %s in %s: %s\nrun totals: %zu done, %zu refused, %zu failed, %zu pending\n", a.run.c_str(),
-                a.store.Display().c_str(), summary.ToText().c_str(), counts.done, counts.refused, counts.failed,
+    const std::string refused = counts.refused > 0 ? fmt::format("{} refused, ", counts.refused) : std::string();
+    std::printf("run %s in %s: %s\nrun totals: %zu done, %s%zu failed, %zu pending\n", a.run.c_str(),
+                a.store.Display().c_str(), summary.ToText().c_str(), counts.done, refused.c_str(), counts.failed,
                 counts.pending);
     if (cost) std::printf("cost of the %zu images made now: $%.2f\n", summary.done, *cost);
     std::fflush(stdout);

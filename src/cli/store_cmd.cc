@@ -57,8 +57,9 @@ Result<nlohmann::json> RunJson(store::RunStore& st, const store::RunInfo& r) {
 }
 
 std::string CountsText(const nlohmann::json& rows) {
-  return fmt::format("{} done, {} refused, {} failed, {} pending ({} leased by running workers)",
-                     rows["done"].get<size_t>(), rows["refused"].get<size_t>(), rows["failed"].get<size_t>(),
+  const size_t refused = rows["refused"].get<size_t>();
+  return fmt::format("{} done, {}{} failed, {} pending ({} leased by running workers)", rows["done"].get<size_t>(),
+                     refused > 0 ? fmt::format("{} refused, ", refused) : std::string(), rows["failed"].get<size_t>(),
                      rows["pending"].get<size_t>(), rows["leased"].get<size_t>());
 }
 

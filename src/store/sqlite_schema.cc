@@ -116,11 +116,14 @@ Status MigrateV1(sqlite3* db, const std::string& where) {
 }  // namespace
 
 Status MigrateSqliteRunSchema(sqlite3* db, const std::string& where, SchemaMigration* migration) {
-  Stmt v(db, "PRAGMA user_version", where);
-  VISALIGN_RETURN_IF_ERROR(v.prepared());
-  Status st;
-  int64_t version = v.Step(st) ? v.Int(0) : 0;
-  VISALIGN_RETURN_IF_ERROR(st);
+  int64_t version = 0;
+  {  // finalized before the upgrade: an open statement would keep DROP TABLE from running
+    Stmt v(db, "PRAGMA user_version", where);
+    VISALIGN_RETURN_IF_ERROR(v.prepared());
+    Status st;
+    version = v.Step(st) ? v.Int(0) : 0;
+    VISALIGN_RETURN_IF_ERROR(st);
+  }
   if (migration) *migration = {static_cast<int>(version), std::max(static_cast<int>(version), kSchemaVersion)};
   if (version > kSchemaVersion)
     return Status::Unsupported(
