@@ -219,24 +219,29 @@ TEST_P(AsyncProviders, ANonHttpResultUrlAndAMalformedAnswerStopTheRunWithOneLine
                      "stopped after 3 different items failed with the same error: answer without ");
 }
 
-// Waits until the server has accepted `n` jobs (at most 20 s).
-void WaitForJobs(const violin::ReferenceServer& srv, size_t n) {
+// Waits until `n` rows of run p in `store` hold a job (at most 20 s).
+void WaitForRecordedJobs(const fs::path& store, size_t n) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (srv.Stats()["jobs"]["submitted"].get<size_t>() < n && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (;;) {
+    size_t with_job = 0;
+    if (store::StoreExists(store))
+      if (auto rows = store::OpenStore(store).value()->Rows("p"); rows.ok())
+        for (const auto& row : *rows) with_job += !row.job.empty();
+    if (with_job >= n || std::chrono::steady_clock::now() >= until) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 TEST_P(AsyncProviders, ARunKilledMidPollResumesByPollingItsJobsNotSubmittingThemAgain) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   violin::ReferenceServerOptions o;
-  o.job_ms = 1500;
+  o.job_ms = 4000;  // long enough that the kill comes while every job is still running
   auto srv = StartProvider(t / "ds", GetParam(), o);
   const std::vector<std::string> extra = {"--limit", "4", "--concurrency", "4", "--lease", "1"};
   const testing::Child child = testing::StartVisalign(Args(GetParam(), t, srv->url(), extra), t.path(), "gen",
                                                       {{kKeyVar, kKey}});
-  WaitForJobs(*srv, 4);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the jobs reach the store (SetJob)
+  WaitForRecordedJobs(t / "store", 4);
   kill(child.pid, SIGKILL);
   EXPECT_EQ(testing::Wait(child).exit_code, 128 + SIGKILL);
   EXPECT_EQ(store::OpenStore(t / "store").value()->Counts("p").value().done, 0u);
