@@ -174,7 +174,7 @@ class PostgresStoreCli : public ::testing::Test {
 TEST_F(PostgresStoreCli, MigrateMakesTheStoreGenerateFillsItAndStoreCommandsReadIt) {
   RunResult made = RunVisalign(Store({"store", "migrate"}));
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  EXPECT_EQ(made.out, "store " + url_ + ": created with schema version 1\n");
+  EXPECT_EQ(made.out, "store " + url_ + ": created with schema version 2\n");
   RunResult gen = Generate(t_ / "ds", {});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_EQ(gen.out.rfind("run ref in " + url_ + ": 6 of 6 images done now", 0), 0u) << gen.out;
@@ -186,7 +186,7 @@ TEST_F(PostgresStoreCli, MigrateMakesTheStoreGenerateFillsItAndStoreCommandsRead
   EXPECT_EQ(std::distance(fs::directory_iterator(t_ / "export" / "images"), fs::directory_iterator()), kItems);
   RunResult again = RunVisalign(Store({"--json", "store", "migrate"}));
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(json::parse(again.out), json({{"store", url_}, {"from_version", 1}, {"to_version", 1}}));
+  EXPECT_EQ(json::parse(again.out), json({{"store", url_}, {"from_version", 2}, {"to_version", 2}}));
 }
 
 TEST_F(PostgresStoreCli, BadInputIsOneLineAndLosesNothing) {

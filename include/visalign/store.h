@@ -19,6 +19,10 @@
 // releases them. Only the row's current lease owner may complete it: a worker whose lease expired
 // and was claimed by another finds MarkDone refused (kLeaseLost) and its image discarded. A row
 // whose owner died returns to the pool when its lease expires. Unleased rows have owner "".
+// A refused row is final like a done one (never claimed again, not even with --retry-failed):
+// the provider's content filter declined the prompt, and last_error holds its reason. A row's job is
+// the handle of an asynchronous provider job submitted for it (JSON text, "" = none), so a worker
+// that takes the row over polls that job instead of paying for a new one.
 // The cache table is a generic string key-value map in namespaces, e.g. a VLM judge's answers keyed
 // by (image SHA-256, question, judge model, prompt hash).
 #pragma once
@@ -38,7 +42,9 @@
 
 namespace visalign::store {
 
-enum class RowStatus { kPending, kDone, kFailed };
+enum class RowStatus { kPending, kDone, kFailed, kRefused };
+// "pending", "done", "failed" or "refused" (as stored and shown).
+const char* RowStatusName(RowStatus status);
 
 struct RunInfo {
   std::string name;                 // [A-Za-z0-9._-]+, also the image folder's name
@@ -84,17 +90,18 @@ struct Row {
   std::string created_at, updated_at, done_at;  // ISO-8601 UTC; done_at empty unless done
   std::string lease_owner;    // who claimed the row last ("" = nobody, or completed)
   int64_t lease_expires_ms = 0;  // Unix time in ms when that lease ends
+  std::string job;            // the provider job submitted for it (SetJob), "" = none
 };
 
 // Unix time in milliseconds (lease expiry times are in it).
 int64_t NowUnixMs();
 
 struct RunCounts {
-  size_t pending = 0, done = 0, failed = 0;
+  size_t pending = 0, done = 0, failed = 0, refused = 0;
   size_t leased = 0;  // of the pending and failed rows: those under a lease that has not expired
   size_t attempts = 0;  // over all rows
   std::string first_update, last_update;  // earliest created_at and latest updated_at of a row
-  size_t total() const { return pending + done + failed; }
+  size_t total() const { return pending + done + failed + refused; }
 };
 
 // One row of a run: (item, sample k).
@@ -109,6 +116,7 @@ struct RowKey {
 // done, missing, or failed when failed rows were not asked for.
 struct Claim {
   std::vector<RowKey> claimed, busy;
+  std::vector<std::string> jobs;  // the job of each claimed row (same order; "" = none)
 };
 
 // What ClaimCacheKeys got: keys now leased to the caller, and keys another owner holds.
@@ -148,7 +156,8 @@ class RunStore {
 
   // Creates the run, or opens an existing run of that name as CheckRunReuse allows (resuming into
   // a run made with another model or dataset would mix results): its connection becomes
-  // info.connection; a taken-over run also gets info.identity and its failed rows become pending.
+  // info.connection; a taken-over run also gets info.identity and its failed rows become pending
+  // (without their jobs). Refused rows count as results, as done ones do, for CheckRunReuse.
   virtual Result<RunOpening> OpenRun(const RunInfo& info) = 0;
   virtual Result<std::optional<RunInfo>> FindRun(const std::string& name) = 0;
   virtual Result<std::vector<RunInfo>> ListRuns() = 0;
@@ -172,6 +181,14 @@ class RunStore {
   virtual Result<Completion> MarkFailure(const std::string& run, const std::string& item_id, int k,
                                          const std::string& owner, const std::string& error, double latency_ms,
                                          bool final) = 0;
+
+  // Records that the provider refused the row's prompt (a final outcome, not an error): attempts+1,
+  // status refused, last_error = `reason`, lease cleared. kLeaseLost as for MarkDone.
+  virtual Result<Completion> MarkRefused(const std::string& run, const std::string& item_id, int k,
+                                         const std::string& owner, const std::string& reason, double latency_ms) = 0;
+  // Sets the row's job ("" clears it) while `owner` holds its lease; kLeaseLost otherwise.
+  virtual Result<Completion> SetJob(const std::string& run, const std::string& item_id, int k,
+                                    const std::string& owner, const std::string& job) = 0;
 
   // Leases `wanted` rows of `run` to `owner` until now + `ttl`, in one transaction: each row that
   // is pending (or failed, with include_failed) and unleased, leased by `owner`, or under an

@@ -58,12 +58,13 @@ std::string OneLine(std::string_view s, size_t max_chars = kMaxErrorMessageChars
 struct Transfer {
   HttpResponse response;
   const std::atomic<bool>* cancel = nullptr;
+  size_t limit = kMaxResponseBytes;
   bool too_large = false;
 };
 
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  if (t->response.body.size() + size * n > kMaxResponseBytes) {
+  if (t->response.body.size() + size * n > t->limit) {
     t->too_large = true;
     return 0;
   }
@@ -104,6 +105,7 @@ class CurlTransport final : public HttpTransport {
     CURL* h = Take();
     Transfer t;
     t.cancel = cancel;
+    if (request.max_response_bytes > 0) t.limit = std::min(request.max_response_bytes, kMaxResponseBytes);
     curl_slist* headers = nullptr;
     for (const auto& [name, value] : request.headers) headers = curl.slist_append(headers, (name + ": " + value).c_str());
     // libcurl would send "Expect: 100-continue" for large bodies, costing a round trip.
@@ -160,7 +162,7 @@ class CurlTransport final : public HttpTransport {
            {}});
     if (t.too_large)
       return Attempt<HttpResponse>::Fail(
-          {ErrorKind::kProtocol, fmt::format("{}: response larger than {} MiB", what, kMaxResponseBytes >> 20), {}});
+          {ErrorKind::kProtocol, fmt::format("{}: response larger than {} bytes", what, t.limit), {}});
     if (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_URL_MALFORMAT)
       return Attempt<HttpResponse>::Fail({ErrorKind::kLocal, what + ": " + OneLine(detail), {}});
     return Attempt<HttpResponse>::Fail({ErrorKind::kConnection, what + ": " + OneLine(detail), {}});
@@ -233,6 +235,20 @@ std::string ServerMessage(const HttpResponse& r) {
   return OneLine(body);
 }
 
+// Whether an error body is a content filter's: {"error": {"code": "moderation_blocked"}} (OpenAI)
+// or {"code": "DataInspectionFailed"} (DashScope).
+bool IsContentFilterAnswer(std::string_view body) {
+  const auto parsed = ParseJson(body);
+  if (!parsed.ok() || !parsed->is_object()) return false;
+  const nlohmann::json& j = *parsed;
+  auto code_is = [](const nlohmann::json& o, std::string_view code) {
+    const auto c = o.find("code");
+    return c != o.end() && c->is_string() && c->get_ref<const std::string&>() == code;
+  };
+  const auto e = j.find("error");
+  return (e != j.end() && e->is_object() && code_is(*e, "moderation_blocked")) || code_is(j, "DataInspectionFailed");
+}
+
 }  // namespace
 
 std::shared_ptr<HttpTransport> MakeCurlTransport() { return std::make_shared<CurlTransport>(); }
@@ -281,6 +297,7 @@ AttemptError HttpStatusError(const HttpResponse& r) {
   else if (r.status >= 400) e.kind = ErrorKind::kClient;
   else e.kind = ErrorKind::kProtocol;  // 1xx/3xx where a final answer was expected
   e.message = fmt::format("HTTP {}: {}", r.status, ServerMessage(r));
+  if (r.status >= 400 && r.status < 500 && IsContentFilterAnswer(r.body)) e.kind = ErrorKind::kRefused;
   if (auto ra = r.Header("retry-after")) e.retry_after = ParseRetryAfter(*ra);
   return e;
 }

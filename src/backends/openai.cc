@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "visalign/backends/backends.h"
+#include "visalign/backends/providers.h"
 #include "visalign/core/untrusted.h"
 #include "visalign/imaging/image.h"
 
@@ -208,18 +209,6 @@ nlohmann::json ImagesRequestBody(const OpenAiImagesOptions& options, const Gener
 }
 
 namespace {
-
-// Whether an images API's `url` answer may be fetched: http:// or https:// (never file:// or
-// another of libcurl's protocols), and no byte a C string or a request line would cut or split at.
-bool IsHttpUrl(std::string_view url) {
-  const auto scheme_is = [&](std::string_view scheme) {
-    return url.size() > scheme.size() && std::equal(scheme.begin(), scheme.end(), url.begin(), [](char a, char b) {
-             return a == std::tolower(static_cast<unsigned char>(b));
-           });
-  };
-  if (!scheme_is("http://") && !scheme_is("https://")) return false;
-  return std::none_of(url.begin(), url.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
-}
 
 class OpenAiImagesBackend final : public GenerationBackend {
  public:

@@ -61,6 +61,7 @@ class SameFailureStreak {
 struct Task {
   const WorkItem* item = nullptr;
   int failures = 0;
+  std::string job;  // the provider job the row holds ("" = none)
 };
 
 // What a worker thread is to do next.
@@ -90,6 +91,8 @@ Result<std::vector<const WorkItem*>> SelectWork(const std::vector<store::Row>& r
                                      where, "the same seed to resume a run, or a new run name");
     if (r && r->status == store::RowStatus::kDone) {
       ++summary.already_done;
+    } else if (r && r->status == store::RowStatus::kRefused) {
+      ++summary.already_refused;
     } else if (r && r->status == store::RowStatus::kFailed && !retry_failed) {
       ++summary.skipped_failed;
     } else {
@@ -112,6 +115,7 @@ nlohmann::json RunSummary::ToJson() const {
   for (const ItemFailure& x : failures) f.push_back({{"id", x.id}, {"k", x.k}, {"error", x.error}});
   return {{"selected", selected},     {"already_done", already_done}, {"skipped_failed", skipped_failed},
           {"done", done},             {"failed", failed},             {"left_pending", left_pending},
+          {"refused", refused},       {"already_refused", already_refused},
           {"attempts", attempts},     {"seconds", seconds},           {"interrupted", interrupted},
           {"finished_elsewhere", finished_elsewhere}, {"lease_lost", lease_lost},
           {"failures", f},
@@ -122,10 +126,10 @@ nlohmann::json RunSummary::ToJson() const {
 
 std::string RunSummary::ToText() const {
   std::string s = fmt::format(
-      "{} of {} images done now, {} failed, {} left pending; {} done before, {} failed before (not retried); "
+      "{} of {} images done now, {}{} failed, {} left pending; {} done before, {} failed before (not retried); "
       "{} attempts in {:.1f} s{}",
-      done, selected, failed, left_pending, already_done, skipped_failed, attempts, seconds,
-      interrupted ? " (interrupted)" : "");
+      done, selected, refused > 0 ? fmt::format("{} refused by the provider, ", refused) : std::string(), failed,
+      left_pending, already_done, skipped_failed, attempts, seconds, interrupted ? " (interrupted)" : "");
   if (finished_elsewhere > 0 || lease_lost > 0)
     s += fmt::format("\nother workers on this run finished {} of the selected images{}", finished_elsewhere + lease_lost,
                      lease_lost > 0 ? fmt::format(" ({} made here too, after this worker's lease had expired: "
@@ -208,7 +212,7 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   const Millis busy_poll = std::clamp(options.lease / 10, kMinBusyPoll, kMaxBusyPoll);
   const size_t claim_batch = static_cast<size_t>(options.concurrency);
   std::atomic<bool> halt{false}, cancel{false}, any_success{false};
-  std::atomic<size_t> done{0}, failed{0}, attempts{0}, elsewhere{0}, lease_lost{0};
+  std::atomic<size_t> done{0}, failed{0}, refused{0}, attempts{0}, elsewhere{0}, lease_lost{0};
   std::atomic<int> running{0};
   std::mutex mu;  // guards the claim state below, summary.failures, summary.same_failure and fatal
   size_t next = 0;                       // todo[next..] not asked for yet
@@ -239,7 +243,10 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
       record_fatal_locked(claim.status());
       return false;
     }
-    for (const store::RowKey& k : claim->claimed) claimed.push_back({by_key.at({k.item_id, k.k}), 0});
+    for (size_t i = 0; i < claim->claimed.size(); ++i) {
+      const store::RowKey& k = claim->claimed[i];
+      claimed.push_back({by_key.at({k.item_id, k.k}), 0, i < claim->jobs.size() ? claim->jobs[i] : std::string()});
+    }
     for (const store::RowKey& k : claim->busy) busy.push_back(by_key.at({k.item_id, k.k}));
     const size_t others = wanted.size() - claim->claimed.size() - claim->busy.size();
     elsewhere += others;
@@ -293,6 +300,8 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
       const WorkItem& it = *task.item;
       const std::string key = it.id + "#" + std::to_string(it.k);
       GenerationRequest req{it.id, it.prompt, it.k, it.seed};
+      req.pace = &limiter;
+      std::string job = task.job;
       double latency = 0;
       bool lost = false;  // the row's lease was taken over: stop working on it
       auto on_lease_lost = [&] {
@@ -302,8 +311,16 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
                      "is discarded (a longer --lease avoids this)",
                      it.id, it.k);
       };
+      // A provider job is recorded in the row as soon as it is known, so whoever resumes polls it.
+      req.record_job = [&](const std::string& value) {
+        job = value;
+        auto recorded = store.SetJob(run, it.id, it.k, owner, value);
+        if (!recorded.ok()) record_fatal(recorded.status());
+      };
       auto on_failure = [&](const AttemptError& e, bool final) {
-        auto recorded = store.MarkFailure(run, it.id, it.k, owner, e.message, latency, final);
+        auto recorded = e.kind == ErrorKind::kRefused
+                            ? store.MarkRefused(run, it.id, it.k, owner, e.message, latency)
+                            : store.MarkFailure(run, it.id, it.k, owner, e.message, latency, final);
         if (!recorded.ok()) return record_fatal(recorded.status());
         if (*recorded == store::Completion::kLeaseLost) return on_lease_lost();
         if (final) {
@@ -316,10 +333,13 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
       auto attempt = [&]() -> std::optional<AttemptError> {
         if (lost) return AttemptError{ErrorKind::kCancelled, "lease lost", {}};
         auto t0 = Clock::now();
+        req.job = job;
         auto result = backend.Generate(req, cancel);
         latency = MillisSince(t0);
         if (!result.ok() && result.error.kind == ErrorKind::kCancelled) return result.error;
         ++attempts;
+        // A refusal is the prompt's outcome: recorded as it is, never a failure streak.
+        if (!result.ok() && result.error.kind == ErrorKind::kRefused) return result.error;
         if (!result.ok()) {
           AttemptError e = std::move(result.error);
           // Nothing answered yet and the endpoint cannot be reached (refused, DNS, TLS): every item would
@@ -348,7 +368,7 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
               options.stop_after_same_failures > 0 && (halt.load() || more_to_try())) {
             on_failure(e, /*final=*/false);
             std::lock_guard lock(mu);
-            if (!halt.load()) set_aside.push_back({&it, 1});
+            if (!halt.load()) set_aside.push_back({&it, 1, job});
             return AttemptError{ErrorKind::kCancelled, "set aside", {}};
           }
           return e;
@@ -374,6 +394,10 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
       if (!error) {
         ++done;
         progress.Add(1, 0);
+      } else if (error->kind == ErrorKind::kRefused) {
+        ++refused;
+        progress.Add(1, 0);
+        spdlog::info("{} #{} refused by the provider: {}", it.id, it.k, error->message);
       } else if (error->kind != ErrorKind::kCancelled) {
         ++failed;
         progress.Add(0, 1);
@@ -419,10 +443,12 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   VISALIGN_RETURN_IF_ERROR(released);
   summary.done = done;
   summary.failed = failed;
+  summary.refused = refused;
   summary.attempts = attempts;
   summary.finished_elsewhere = elsewhere;
   summary.lease_lost = lease_lost;
-  summary.left_pending = todo.size() - summary.done - summary.failed - summary.finished_elsewhere - summary.lease_lost;
+  summary.left_pending = todo.size() - summary.done - summary.failed - summary.refused - summary.finished_elsewhere -
+                         summary.lease_lost;
   summary.interrupted = stop.load();
   summary.seconds = MillisSince(start) / 1000.0;
   return summary;

@@ -73,8 +73,8 @@ void AddSetOptions(CLI::App* app, SetArgs& a) {
 
 // Everything `acva generate` and `acva run` share; --run is each command's own.
 void AddGenerateOptions(CLI::App* app, GenerateArgs& a) {
-  app->add_option("--backend", a.backend.name, "openai | command | directory")
-      ->check(CLI::IsMember({"openai", "command", "directory"}))
+  app->add_option("--backend", a.backend.name, BackendKindsText() + " (docs/backends.md)")
+      ->check(CLI::IsMember(BackendKinds()))
       ->capture_default_str();
   AddBackendOptions(app, a.backend);
   app->add_option("--path", a.backend.path, "directory: import <concept>__<k>.png files made elsewhere");

@@ -45,16 +45,40 @@ backends::Millis MillisFromSeconds(double seconds) {
   return backends::Millis(static_cast<int64_t>(seconds * kMillisPerSecond));
 }
 
+const std::vector<std::string>& BackendKinds() {
+  static const std::vector<std::string> kKinds = {"openai", "command", "directory", "gemini", "bfl", "dashscope"};
+  return kKinds;
+}
+
+std::string BackendKindsText() {
+  std::string out;
+  const auto& kinds = BackendKinds();
+  for (size_t i = 0; i < kinds.size(); ++i) out += (i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + kinds[i];
+  return out;
+}
+
 void AddBackendOptions(CLI::App* app, BackendArgs& backend) {
   app->add_option("--endpoint", backend.endpoint,
-                  "openai: base URL of an OpenAI-compatible images API; POSTs {endpoint}/v1/images/generations");
-  app->add_option("--model", backend.model, "openai: model name");
+                  "openai: base URL of an OpenAI-compatible images API; POSTs {endpoint}/v1/images/generations. "
+                  "gemini, bfl, dashscope: the provider's base URL (default: its public one; docs/backends.md)");
+  app->add_option("--model", backend.model, "openai, gemini, bfl, dashscope: model name");
   app->add_option("--api-key-env", backend.api_key_env,
-                  "openai: environment variable holding the API key (sent as a bearer token, never stored)");
-  app->add_option("--size", backend.size, "openai: image size WxH (default: the server's)");
+                  "Environment variable holding the API key (sent in the provider's header, never stored)");
+  app->add_option("--size", backend.size, "Image size WxH (default: the provider's)");
   app->add_option("--param", backend.params,
-                  "openai: extra request field key=value (JSON values allowed; {seed} = item seed; KEY=null removes "
-                  "a field visalign sends by default, e.g. response_format)");
+                  "Extra request field key=value (JSON values allowed; {seed} = item seed; KEY=null removes "
+                  "a field visalign sends by default, e.g. response_format; providers: merged into their parameters)");
+  app->add_option("--job-timeout", backend.job_timeout_s,
+                  "bfl, dashscope: seconds a submitted job may take before a new one is submitted")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--poll-interval", backend.poll_s,
+                  "bfl, dashscope: first wait between polls in seconds (growing 1.5x with jitter)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--max-poll-interval", backend.max_poll_s, "bfl, dashscope: longest wait between polls in seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app->add_option("--cmd", backend.cmd,
                   "command: argv template with {prompt} {out} {out_stem} {seed} {id} {k}; no shell. {out} ends in "
                   ".png; {out_stem} is the same path without extension (write {out_stem}.jpg, .webp ...)");
@@ -173,6 +197,37 @@ Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs&
   return o;
 }
 
+Result<backends::ProviderOptions> ProviderOptionsFrom(const BackendArgs& backend) {
+  backends::ProviderOptions o;
+  o.kind = backend.name;
+  o.endpoint = backend.endpoint;
+  o.model = backend.model;
+  VISALIGN_ASSIGN_OR_RETURN(o.api_key, backends::ApiKeyFromEnv(backend.api_key_env));
+  o.api_key_env = backend.api_key_env;
+  o.size = backend.size;
+  VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(backend.params));
+  o.timeouts = {MillisFromSeconds(backend.connect_timeout_s), MillisFromSeconds(backend.timeout_s)};
+  o.poll.initial = MillisFromSeconds(backend.poll_s);
+  o.poll.max = std::max(MillisFromSeconds(backend.max_poll_s), o.poll.initial);
+  o.poll.job_timeout = MillisFromSeconds(backend.job_timeout_s);
+  return o;
+}
+
+Result<nlohmann::json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item,
+                                    std::string_view help_command) {
+  const backends::GenerationRequest request{item.id, item.prompt, item.k, item.seed};
+  if (backends::IsProviderKind(backend.name)) {
+    VISALIGN_ASSIGN_OR_RETURN(backends::ProviderOptions o, ProviderOptionsFrom(backend));
+    return backends::ProviderFirstRequest(o, request);
+  }
+  if (backend.name != "openai") return nlohmann::json(nullptr);
+  VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o, OpenAiImagesOptionsFrom(backend, help_command));
+  return nlohmann::json{{"method", "POST"},
+                        {"url", backends::OpenAiClient(o.endpoint, nullptr).Url("images/generations")},
+                        {"family", backends::ImagesApiFamilyName(backends::ImagesApiFamilyOf(o.model))},
+                        {"body", backends::ImagesRequestBody(o, request)}};
+}
+
 Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendArgs& backend, store::RunStore& store,
                                                                  std::string_view help_command) {
   return MakeBackend(backend, store::ScratchDir(store.root()), help_command);
@@ -184,6 +239,11 @@ Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendAr
   if (backend.name == "openai") {
     VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o, OpenAiImagesOptionsFrom(backend, help_command));
     return backends::MakeOpenAiImagesBackend(std::move(o), backends::MakeCurlTransport());
+  }
+  if (backends::IsProviderKind(backend.name)) {
+    VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.model, "--model", help_command));
+    VISALIGN_ASSIGN_OR_RETURN(backends::ProviderOptions o, ProviderOptionsFrom(backend));
+    return backends::MakeProviderBackend(std::move(o), backends::MakeCurlTransport());
   }
   if (backend.name == "command") {
     VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.cmd, "--cmd", help_command));

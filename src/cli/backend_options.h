@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "visalign/backends/backends.h"
+#include "visalign/backends/providers.h"
 #include "visalign/backends/runner.h"
 #include "visalign/core/status.h"
 #include "visalign/store.h"
@@ -20,13 +21,19 @@
 namespace visalign::cli {
 
 struct BackendArgs {
-  std::string name;  // --backend: openai | command | directory
+  std::string name;  // --backend: one of BackendKinds()
   std::string endpoint, model, api_key_env, size;
   std::vector<std::string> params;  // key=value
   std::string cmd, path;
   double timeout_s = 300;
   double connect_timeout_s = 10;
+  double job_timeout_s = 600, poll_s = 1, max_poll_s = 10;  // asynchronous providers
 };
+
+// Every --backend kind: openai, command, directory and the hosted providers (providers.h).
+const std::vector<std::string>& BackendKinds();
+// "openai, command, directory, gemini, bfl or dashscope" for help and messages.
+std::string BackendKindsText();
 
 backends::Millis MillisFromSeconds(double seconds);
 
@@ -59,6 +66,14 @@ backends::RunnerOptions RunnerOptionsFrom(const RunControlArgs& run, bool progre
 // Registers --endpoint, --model, --api-key-env, --size, --param (openai) and --cmd (command).
 // --backend, --path and --timeout are left to the command: their defaults and wording differ.
 void AddBackendOptions(CLI::App* app, BackendArgs& backend);
+
+// The provider options --backend gemini|bfl|dashscope describes (the API key read from its variable).
+Result<backends::ProviderOptions> ProviderOptionsFrom(const BackendArgs& backend);
+
+// The first request `item` would make with `backend` (openai and the providers; null for the
+// others), for --dry-run: {"method", "url", "body", ...}; the key shown as its variable's name.
+Result<nlohmann::json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item,
+                                    std::string_view help_command);
 
 // The images API options --backend openai describes (the API key read from its variable).
 Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs& backend, std::string_view help_command);

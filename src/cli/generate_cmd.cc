@@ -92,13 +92,8 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   VISALIGN_ASSIGN_OR_RETURN(std::vector<const backends::WorkItem*> todo,
                             backends::SelectWork(rows, work, retry_failed, "run " + a.run + " in " + a.store.Display(), plan));
   nlohmann::json request = nullptr;
-  if (a.backend.name == "openai" && !todo.empty()) {
-    VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o,
-                              OpenAiImagesOptionsFrom(a.backend, kHelp));
-    const backends::WorkItem& first = *todo.front();
-    request = {{"url", backends::OpenAiClient(o.endpoint, nullptr).Url("images/generations")},
-               {"family", backends::ImagesApiFamilyName(backends::ImagesApiFamilyOf(o.model))},
-               {"body", backends::ImagesRequestBody(o, {first.id, first.prompt, first.k, first.seed})}};
+  if (!todo.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(request, FirstRequest(a.backend, *todo.front(), kHelp));
   }
   const size_t max_requests = todo.size() * static_cast<size_t>(options.retry.max_attempts);
   const std::optional<double> cost = Cost(a, todo.size());
@@ -124,8 +119,11 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   std::printf("run %s in %s: %s\n", a.run.c_str(), a.store.Display().c_str(), status_text.c_str());
   std::printf("identity:   %s\nconnection: %s\n", wanted.identity.dump().c_str(), wanted.connection.dump().c_str());
   if (!request.is_null())
-    std::printf("first request (%s family): POST %s %s\n", request["family"].get<std::string>().c_str(),
-                request["url"].get<std::string>().c_str(), request["body"].dump().c_str());
+    std::printf("first request%s: %s %s%s %s\n",
+                request.contains("family") ? (" (" + request["family"].get<std::string>() + " family)").c_str() : "",
+                request["method"].get<std::string>().c_str(), request["url"].get<std::string>().c_str(),
+                request.contains("headers") ? (" " + request["headers"].dump()).c_str() : "",
+                request["body"].dump().c_str());
   std::printf("images to request: %zu of %zu selected (%zu done, %zu failed before and not retried); "
               "%zu requests if each succeeds at once, at most %zu with --max-attempts %d\n",
               todo.size(), plan.selected, plan.already_done, plan.skipped_failed, todo.size(), max_requests,
@@ -171,12 +169,15 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     nlohmann::json j = summary.ToJson();
     j["run"] = a.run;
     j["store"] = a.store.ForJson();
-    j["run_totals"] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}};
+    j["run_totals"] = {{"done", counts.done}, {"refused", counts.refused}, {"failed", counts.failed},
+                       {"pending", counts.pending}};
     if (cost) j["cost"] = *cost;
     PrintJson(j);
   } else {
-    std::printf("run %s in %s: %s\nrun totals: %zu done, %zu failed, %zu pending\n", a.run.c_str(), a.store.Display().c_str(),
-                summary.ToText().c_str(), counts.done, counts.failed, counts.pending);
+    const std::string refused = counts.refused > 0 ? fmt::format("{} refused, ", counts.refused) : std::string();
+    std::printf("run %s in %s: %s\nrun totals: %zu done, %s%zu failed, %zu pending\n", a.run.c_str(),
+                a.store.Display().c_str(), summary.ToText().c_str(), counts.done, refused.c_str(), counts.failed,
+                counts.pending);
     if (cost) std::printf("cost of the %zu images made now: $%.2f\n", summary.done, *cost);
     std::fflush(stdout);
   }
@@ -196,9 +197,11 @@ void AddGenerate(Cli& cli, CLI::App* g) {
   auto a = std::make_shared<GenerateArgs>();
   g->add_option("--dataset", a->dataset, "VIOLIN dataset folder (with manifest.jsonl)")->required();
   g->add_option("--run", a->run, "Run name ([A-Za-z0-9._-]); the same name resumes")->required();
-  g->add_option("--backend", a->backend.name, "openai (images API), command (local program) or directory (import)")
+  g->add_option("--backend", a->backend.name,
+                "openai (images API), command (local program), directory (import), or a hosted provider: gemini, "
+                "bfl, dashscope (docs/backends.md)")
       ->required()
-      ->check(CLI::IsMember({"openai", "command", "directory"}));
+      ->check(CLI::IsMember(BackendKinds()));
   AddStoreOptions(g, &a->store, "Run store");
   AddBackendOptions(g, a->backend);
   g->add_option("--path", a->backend.path, "directory: folder of <id>.png or <id>__<k>.png images");

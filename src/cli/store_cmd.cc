@@ -40,7 +40,7 @@ Result<store::RunInfo> FindExisting(store::RunStore& st, const StoreArgs& a) {
 }
 
 nlohmann::json CountsJson(const store::RunCounts& c) {
-  return {{"done", c.done},         {"failed", c.failed},           {"pending", c.pending},
+  return {{"done", c.done},         {"failed", c.failed},           {"pending", c.pending},  {"refused", c.refused},
           {"leased", c.leased},     {"attempts", c.attempts},       {"first_update", c.first_update},
           {"last_update", c.last_update}};
 }
@@ -57,8 +57,10 @@ Result<nlohmann::json> RunJson(store::RunStore& st, const store::RunInfo& r) {
 }
 
 std::string CountsText(const nlohmann::json& rows) {
-  return fmt::format("{} done, {} failed, {} pending ({} leased by running workers)", rows["done"].get<size_t>(),
-                     rows["failed"].get<size_t>(), rows["pending"].get<size_t>(), rows["leased"].get<size_t>());
+  const size_t refused = rows["refused"].get<size_t>();
+  return fmt::format("{} done, {}{} failed, {} pending ({} leased by running workers)", rows["done"].get<size_t>(),
+                     refused > 0 ? fmt::format("{} refused, ", refused) : std::string(), rows["failed"].get<size_t>(),
+                     rows["pending"].get<size_t>(), rows["leased"].get<size_t>());
 }
 
 Status RunLs(const Cli& cli, const StoreArgs& a) {
@@ -93,6 +95,12 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
   nlohmann::json out = nlohmann::json::array();
   for (const store::RunInfo& r : runs) {
     VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, RunJson(*st, r));
+    // The provider's reason for every refused prompt (a refusal is a result, not an error).
+    VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, st->Rows(r.name));
+    j["refusals"] = nlohmann::json::array();
+    for (const store::Row& row : rows)
+      if (row.status == store::RowStatus::kRefused)
+        j["refusals"].push_back({{"item_id", row.item_id}, {"k", row.k}, {"reason", row.last_error}});
     out.push_back(std::move(j));
   }
   if (cli.global().json) {
@@ -100,7 +108,7 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
     return Status::Ok();
   }
   std::printf("store %s: %zu %s\n", a.store.Display().c_str(), runs.size(), runs.size() == 1 ? "run" : "runs");
-  for (const nlohmann::json& r : out)
+  for (const nlohmann::json& r : out) {
     std::printf("run %s (%s, created %s)\n  dataset:    %s\n  identity:   %s\n  connection: %s (last used)\n"
                 "  rows:       %s\n  attempts:   %zu; first row %s, last update %s\n",
                 r["name"].get<std::string>().c_str(), r["benchmark"].get<std::string>().c_str(),
@@ -108,17 +116,12 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
                 r["identity"].dump().c_str(), r["connection"].dump().c_str(), CountsText(r["rows"]).c_str(),
                 r["rows"]["attempts"].get<size_t>(), r["rows"]["first_update"].get<std::string>().c_str(),
                 r["rows"]["last_update"].get<std::string>().c_str());
+    for (const nlohmann::json& x : r["refusals"])
+      std::printf("  refused:    %s #%d: %s\n", x["item_id"].get<std::string>().c_str(), x["k"].get<int>(),
+                  x["reason"].get<std::string>().c_str());
+  }
   std::fflush(stdout);
   return Status::Ok();
-}
-
-const char* StatusName(store::RowStatus s) {
-  switch (s) {
-    case store::RowStatus::kPending: return "pending";
-    case store::RowStatus::kDone: return "done";
-    case store::RowStatus::kFailed: return "failed";
-  }
-  return "pending";
 }
 
 // <out>/run.json (as `store show --json` describes the run), <out>/rows.jsonl (every row) and
@@ -137,11 +140,11 @@ Status RunExport(const Cli& cli, const StoreArgs& a) {
   for (const store::Row& r : rows) {
     nlohmann::json j = {{"item_id", r.item_id},       {"k", r.k},
                         {"prompt", r.prompt},         {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
-                        {"status", StatusName(r.status)}, {"attempts", r.attempts},
+                        {"status", store::RowStatusName(r.status)}, {"attempts", r.attempts},
                         {"last_error", r.last_error}, {"latency_ms", r.latency_ms},
                         {"sha256", r.sha256},         {"created_at", r.created_at},
                         {"updated_at", r.updated_at}, {"done_at", r.done_at},
-                        {"image", nullptr}};
+                        {"job", r.job},               {"image", nullptr}};
     if (r.status == store::RowStatus::kDone) {
       const fs::path name = fs::path(r.image_path).filename();
       VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(st->root() / r.image_path));

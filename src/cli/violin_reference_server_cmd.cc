@@ -26,8 +26,19 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
                 "exact, noise:SIGMA, gradient, hue-shift:DEG, texture, layout-5050, object; probe items: "
                 "split-bias:F, pull:F, ripples:A, shape-offset:D")
       ->capture_default_str();
-  g->add_option("--api", o->api, "Request fields accepted: generic (any), gpt-image-1 or dall-e-3 (as those APIs)")
+  g->add_option("--api", o->api,
+                "API imitated: generic (any field), gpt-image-1 or dall-e-3 (those APIs' fields), or a provider's own "
+                "API: gemini, bfl, dashscope")
       ->capture_default_str();
+  g->add_option("--moderate", o->moderate, "Refuse prompts containing this text as the API's content filter does");
+  auto key_env = std::make_shared<std::string>();
+  g->add_option("--api-key-env", *key_env, "Providers: refuse requests without the key in this environment variable");
+  g->add_option("--job-ms", o->job_ms, "Providers: how long asynchronous jobs stay pending, ms")->capture_default_str();
+  g->add_flag("--fail-first-job", o->fail_first_job, "Providers: each prompt's first job ends in the API's error state");
+  g->add_option("--result-urls", o->result_urls,
+                "Providers' result URLs: ok, expire-first (each prompt's first answers 403 expired) or file (file://)")
+      ->capture_default_str();
+  g->add_flag("--malformed", o->malformed, "Providers: answer submissions with JSON that is not the API's");
   g->add_option("--fail-rate", o->fail_rate, "Share of requests answered with HTTP 500")->capture_default_str();
   g->add_option("--latency-ms", o->latency_ms, "Delay before each answer, ms")->capture_default_str();
   g->add_option("--rate-limit", o->rate_limit, "Requests/s accepted; above it HTTP 429 with Retry-After (0 = none)")
@@ -46,6 +57,10 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
       "Probe profiles (items of `violin probes`; other items exact): split-bias:F = inertia splits drawn at\n"
       "r + F(50 - r); pull:F = gravity colours moved F of the way to the context object's colour (CIELAB);\n"
       "ripples:A = ripples of +-A levels under \"no <entity>\"; shape-offset:D = shapes moved (D, D) pixels.\n"
+      "Providers (--api gemini|bfl|dashscope; docs/backends.md): POST /v1beta/models/M:generateContent (gemini);\n"
+      "POST /v1/M, GET /v1/get_result?id= (bfl); POST /api/v1/services/aigc/text2image/image-synthesis,\n"
+      "GET /api/v1/tasks/ID (dashscope); results at GET /results/N.png. GET /stats adds jobs submitted, polls\n"
+      "and downloads.\n"
       "Stops on Ctrl-C / SIGTERM.\n"
       "Example:\n"
       "  visalign violin reference-server --dataset violin-demo --port 0 --port-file port.txt --profile noise:8 \\\n"
@@ -54,9 +69,13 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
       "      --endpoint http://127.0.0.1:$(cat port.txt) --model reference\n"
       "  visalign violin reference-server --dataset violin-demo --port 8091 --api gpt-image-1 &\n"
       "  visalign violin generate --dataset violin-demo --run gpt-image --backend openai \\\n"
-      "      --endpoint http://127.0.0.1:8091 --model gpt-image-1 --param output_format=webp");
-  cli.Bind(g, [&cli, o, dataset, port_file]() -> Status {
+      "      --endpoint http://127.0.0.1:8091 --model gpt-image-1 --param output_format=webp\n"
+      "  visalign violin reference-server --dataset violin-demo --port 8092 --api bfl --job-ms 500 &\n"
+      "  visalign violin generate --dataset violin-demo --run flux --backend bfl \\\n"
+      "      --endpoint http://127.0.0.1:8092 --model flux-dev --size 256x256 --poll-interval 0.2");
+  cli.Bind(g, [&cli, o, dataset, port_file, key_env]() -> Status {
     violin::ReferenceServerOptions options = *o;
+    VISALIGN_ASSIGN_OR_RETURN(options.api_key, backends::ApiKeyFromEnv(*key_env));
     options.dataset = *dataset;
     options.port_file = *port_file;
     backends::InterruptHandler interrupt;

@@ -8,14 +8,7 @@
 namespace visalign::report {
 namespace {
 
-std::string_view StatusName(store::RowStatus status) {
-  switch (status) {
-    case store::RowStatus::kPending: return "pending";
-    case store::RowStatus::kDone: return "done";
-    case store::RowStatus::kFailed: return "failed";
-  }
-  return "pending";
-}
+std::string_view StatusName(store::RowStatus status) { return store::RowStatusName(status); }
 
 }  // namespace
 

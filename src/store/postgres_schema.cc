@@ -124,7 +124,14 @@ struct Schema {
   const char* what;  // how messages name it
   std::vector<const char*> migrations;
 };
-const Schema kRunSchema{"schema_version", "store", {kSchemaV1}};
+// Version 2: rows may be refused (status 'refused') and keep their provider job (items.job), as
+// the embedded store's schema 4.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE items DROP CONSTRAINT items_status_check;
+ALTER TABLE items ADD CONSTRAINT items_status_check CHECK (status IN ('pending', 'done', 'failed', 'refused'));
+ALTER TABLE items ADD COLUMN job TEXT NOT NULL DEFAULT '';
+)sql";
+const Schema kRunSchema{"schema_version", "store", {kSchemaV1, kSchemaV2}};
 const Schema kStudySchema{kStudySchemaKey, "study store", {kStudySchemaV1}};
 
 constexpr const char* kImagesInFiles = "files";

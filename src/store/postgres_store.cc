@@ -64,7 +64,7 @@ class PostgresStore final : public RunStore {
       }
       VISALIGN_ASSIGN_OR_RETURN(std::vector<RunInfo> existing, QueryRunsLocked(&info.name, /*for_update=*/true));
       if (existing.empty()) return Status::Internal("run " + info.name + " vanished while being opened");
-      VISALIGN_ASSIGN_OR_RETURN(pg::Rows done, db_->Exec("SELECT count(*) FROM items WHERE run = $1 AND status = 'done'",
+      VISALIGN_ASSIGN_OR_RETURN(pg::Rows done, db_->Exec(fmt::format("SELECT count(*) FROM items WHERE run = $1 AND {}", kFinalStatusSql).c_str(),
                                                      Params().Add(info.name)));
       VISALIGN_ASSIGN_OR_RETURN(opening, CheckRunReuse(existing.front(), info, static_cast<size_t>(done.Int(0, 0)),
                                                        where_));
@@ -72,7 +72,7 @@ class PostgresStore final : public RunStore {
                                          Params().Add(info.identity.dump()).Add(info.connection.dump()).Add(info.name))
                                    .status());
       if (opening != RunOpening::kTakenOver) return Status::Ok();
-      return db_->Exec("UPDATE items SET status = 'pending', updated_at = $1 WHERE run = $2 AND status = 'failed'",
+      return db_->Exec("UPDATE items SET status = 'pending', job = '', updated_at = $1 WHERE run = $2 AND status = 'failed'",
                        Params().Add(NowUtc()).Add(info.name))
           .status();
     }));
@@ -132,7 +132,7 @@ class PostgresStore final : public RunStore {
     std::lock_guard lock(mu_);
     VISALIGN_ASSIGN_OR_RETURN(
         pg::Rows q, db_->Exec("SELECT item_id, k, prompt, seed, status, attempts, last_error, latency_ms, image_path, "
-                              "sha256, created_at, updated_at, done_at, lease_owner, lease_expires FROM items "
+                              "sha256, created_at, updated_at, done_at, lease_owner, lease_expires, job FROM items "
                               "WHERE run = $1 ORDER BY item_id COLLATE \"C\", k",
                               Params().Add(run)));
     std::vector<Row> rows;
@@ -153,6 +153,7 @@ class PostgresStore final : public RunStore {
       r.done_at = q.Text(i, 12);
       r.lease_owner = q.Text(i, 13);
       r.lease_expires_ms = q.Int(i, 14);
+      r.job = q.Text(i, 15);
       rows.push_back(std::move(r));
     }
     return rows;
@@ -198,18 +199,24 @@ class PostgresStore final : public RunStore {
 
   Result<Completion> MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& owner,
                                  const std::string& error, double latency_ms, bool final) override {
+    return Unsuccessful(run, item_id, k, owner, error, latency_ms, final ? "failed" : "pending");
+  }
+
+  Result<Completion> MarkRefused(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                                 const std::string& reason, double latency_ms) override {
+    return Unsuccessful(run, item_id, k, owner, reason, latency_ms, "refused");
+  }
+
+  Result<Completion> SetJob(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                            const std::string& job) override {
     std::lock_guard lock(mu_);
     Completion completion = Completion::kRecorded;
     VISALIGN_RETURN_IF_ERROR(db_->Transaction([&]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(completion, LockRowForCompletion(run, item_id, k, owner));
       if (completion == Completion::kLeaseLost) return Status::Ok();
       return db_
-          ->Exec(final ? "UPDATE items SET status = 'failed', attempts = attempts + 1, last_error = $1, "
-                         "latency_ms = $2, updated_at = $3, lease_owner = '', lease_expires = 0 "
-                         "WHERE run = $4 AND item_id = $5 AND k = $6"
-                       : "UPDATE items SET status = 'pending', attempts = attempts + 1, last_error = $1, "
-                         "latency_ms = $2, updated_at = $3 WHERE run = $4 AND item_id = $5 AND k = $6",
-                 Params().Add(error).Add(latency_ms).Add(NowUtc()).Add(run).Add(item_id).Add(int64_t{k}))
+          ->Exec("UPDATE items SET job = $1, updated_at = $2 WHERE run = $3 AND item_id = $4 AND k = $5",
+                 Params().Add(job).Add(NowUtc()).Add(run).Add(item_id).Add(int64_t{k}))
           .status();
     }));
     return completion;
@@ -224,15 +231,18 @@ class PostgresStore final : public RunStore {
       const int64_t now = NowUnixMs();
       // Rows another claimer has locked are skipped, not waited for: they are being claimed.
       VISALIGN_ASSIGN_OR_RETURN(
-          pg::Rows free, db_->Exec(fmt::format("SELECT item_id, k, status, lease_owner, lease_expires FROM items "
+          pg::Rows free, db_->Exec(fmt::format("SELECT item_id, k, status, lease_owner, lease_expires, job FROM items "
                                                "WHERE run = $1 AND {} FOR UPDATE SKIP LOCKED",
                                                kWantedRows)
                                        .c_str(),
                                    Params().Add(run).AddTextArray(ItemIds(wanted)).AddIntArray(Samples(wanted))));
       std::map<std::pair<std::string, int>, ClaimDecision> decisions;
-      for (int i = 0; i < free.size(); ++i)
-        decisions[{free.Text(i, 0), static_cast<int>(free.Int(i, 1))}] =
-            DecideClaim(free.Text(i, 2), free.Text(i, 3), free.Int(i, 4), owner, now, include_failed);
+      std::map<std::pair<std::string, int>, std::string> jobs;
+      for (int i = 0; i < free.size(); ++i) {
+        const std::pair<std::string, int> key{free.Text(i, 0), static_cast<int>(free.Int(i, 1))};
+        decisions[key] = DecideClaim(free.Text(i, 2), free.Text(i, 3), free.Int(i, 4), owner, now, include_failed);
+        jobs[key] = free.Text(i, 5);
+      }
       std::vector<RowKey> locked;
       for (const RowKey& key : wanted) {
         auto it = decisions.find({key.item_id, key.k});
@@ -240,6 +250,7 @@ class PostgresStore final : public RunStore {
           locked.push_back(key);
         } else if (it->second == ClaimDecision::kClaim) {
           claim.claimed.push_back(key);
+          claim.jobs.push_back(jobs[it->first]);
         } else if (it->second == ClaimDecision::kBusy) {
           claim.busy.push_back(key);
         }
@@ -361,6 +372,29 @@ class PostgresStore final : public RunStore {
   }
 
  private:
+  // A failed (`status` failed or pending: to be retried) or refused attempt by `owner`. Pending rows
+  // keep their lease (the owner retries); the others are final and unleased.
+  Result<Completion> Unsuccessful(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                                  const std::string& error, double latency_ms, const char* status) {
+    std::lock_guard lock(mu_);
+    Completion completion = Completion::kRecorded;
+    const bool retry = std::string_view(status) == "pending";
+    VISALIGN_RETURN_IF_ERROR(db_->Transaction([&]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(completion, LockRowForCompletion(run, item_id, k, owner));
+      if (completion == Completion::kLeaseLost) return Status::Ok();
+      return db_
+          ->Exec(retry ? "UPDATE items SET status = $7, attempts = attempts + 1, last_error = $1, "
+                         "latency_ms = $2, updated_at = $3 WHERE run = $4 AND item_id = $5 AND k = $6"
+                       : "UPDATE items SET status = $7, attempts = attempts + 1, last_error = $1, "
+                         "latency_ms = $2, updated_at = $3, lease_owner = '', lease_expires = 0 "
+                         "WHERE run = $4 AND item_id = $5 AND k = $6",
+                 Params().Add(error).Add(latency_ms).Add(NowUtc()).Add(run).Add(item_id).Add(int64_t{k}).Add(
+                     std::string(status)))
+          .status();
+    }));
+    return completion;
+  }
+
   // Locks the row for the rest of the transaction and says whether `owner` may complete it.
   Result<Completion> LockRowForCompletion(const std::string& run, const std::string& item_id, int k,
                                           const std::string& owner) {
@@ -379,7 +413,7 @@ class PostgresStore final : public RunStore {
                              Claim& claim) {
     if (locked.empty()) return Status::Ok();
     VISALIGN_ASSIGN_OR_RETURN(
-        pg::Rows q, db_->Exec(fmt::format("SELECT item_id, k FROM items WHERE run = $1 AND {} AND status <> 'done' "
+        pg::Rows q, db_->Exec(fmt::format("SELECT item_id, k FROM items WHERE run = $1 AND {} AND status NOT IN ('done', 'refused') "
                                           "AND (status = 'pending' OR $4 = 'yes')",
                                           kWantedRows)
                                   .c_str(),

@@ -24,7 +24,8 @@ Result<RowStatus> ParseRowStatus(const std::string& s, const std::string& where)
   if (s == "pending") return RowStatus::kPending;
   if (s == "done") return RowStatus::kDone;
   if (s == "failed") return RowStatus::kFailed;
-  return Status::Corrupt("unknown row status " + QuoteText(s), where, "pending, done or failed");
+  if (s == "refused") return RowStatus::kRefused;
+  return Status::Corrupt("unknown row status " + QuoteText(s), where, "pending, done, failed or refused");
 }
 
 Result<RunInfo> RunFromColumns(std::string name, std::string benchmark, std::string dataset_fingerprint,
@@ -45,15 +46,17 @@ Result<RunInfo> RunFromColumns(std::string name, std::string benchmark, std::str
   return r;
 }
 
+bool IsFinalStatus(const std::string& status) { return status == "done" || status == "refused"; }
+
 ClaimDecision DecideClaim(const std::string& status, const std::string& holder, int64_t expires,
                           const std::string& owner, int64_t now_ms, bool include_failed) {
-  if (status == "done" || (status == "failed" && !include_failed)) return ClaimDecision::kSkip;
+  if (IsFinalStatus(status) || (status == "failed" && !include_failed)) return ClaimDecision::kSkip;
   if (!holder.empty() && holder != owner && expires > now_ms) return ClaimDecision::kBusy;
   return ClaimDecision::kClaim;
 }
 
 Completion CompletionFor(const std::string& status, const std::string& holder, const std::string& owner) {
-  return status != "done" && holder == owner ? Completion::kRecorded : Completion::kLeaseLost;
+  return !IsFinalStatus(status) && holder == owner ? Completion::kRecorded : Completion::kLeaseLost;
 }
 
 }  // namespace visalign::store

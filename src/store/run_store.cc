@@ -166,6 +166,16 @@ Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
   return out;
 }
 
+const char* RowStatusName(RowStatus status) {
+  switch (status) {
+    case RowStatus::kPending: return "pending";
+    case RowStatus::kDone: return "done";
+    case RowStatus::kFailed: return "failed";
+    case RowStatus::kRefused: return "refused";
+  }
+  return "pending";
+}
+
 Result<RunCounts> RunStore::Counts(const std::string& run) {
   VISALIGN_ASSIGN_OR_RETURN(std::vector<Row> rows, Rows(run));
   RunCounts c;
@@ -174,11 +184,12 @@ Result<RunCounts> RunStore::Counts(const std::string& run) {
     c.attempts += static_cast<size_t>(r.attempts);
     if (c.first_update.empty() || r.created_at < c.first_update) c.first_update = r.created_at;
     if (r.updated_at > c.last_update) c.last_update = r.updated_at;
-    if (r.status != RowStatus::kDone && !r.lease_owner.empty() && r.lease_expires_ms > now) ++c.leased;
+    if (r.status != RowStatus::kDone && r.status != RowStatus::kRefused && !r.lease_owner.empty() && r.lease_expires_ms > now) ++c.leased;
     switch (r.status) {
       case RowStatus::kPending: ++c.pending; break;
       case RowStatus::kDone: ++c.done; break;
       case RowStatus::kFailed: ++c.failed; break;
+      case RowStatus::kRefused: ++c.refused; break;
     }
   }
   return c;

@@ -14,68 +14,17 @@
 #include "visalign/core/untrusted.h"
 #include "store/row_semantics.h"
 #include "store/sqlite_store.h"
+#include "store/sqlite_schema.h"
 #include "store/sqlite_statement.h"
 
 namespace visalign::store {
 namespace {
 namespace fs = std::filesystem;
 
-// 1: runs.backend held the whole backend configuration. 2: runs.backend is the identity (what the
-// images depend on); where the model was reached is in runs.connection. 3: rows have leases
-// (items.lease_owner, items.lease_expires in Unix ms) and so have cache keys (cache_leases).
-constexpr int kSchemaVersion = 3;
-// The fields of a schema-1 backend configuration that are connection, not identity.
-constexpr std::array<const char*, 3> kV1ConnectionFields = {"endpoint", "api_key_env", "timeout_ms"};
 constexpr int kBusyTimeoutMs = 30000;
 constexpr const char* kDbFileName = "visalign.db";
 
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS runs(
-  name TEXT PRIMARY KEY,
-  benchmark TEXT NOT NULL,
-  dataset_fingerprint TEXT NOT NULL,
-  backend TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  connection TEXT NOT NULL DEFAULT '{}');
-CREATE TABLE IF NOT EXISTS items(
-  run TEXT NOT NULL REFERENCES runs(name),
-  item_id TEXT NOT NULL,
-  k INTEGER NOT NULL,
-  prompt TEXT NOT NULL,
-  seed INTEGER,
-  status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
-  attempts INTEGER NOT NULL DEFAULT 0,
-  last_error TEXT NOT NULL DEFAULT '',
-  latency_ms REAL NOT NULL DEFAULT 0,
-  image_path TEXT NOT NULL DEFAULT '',
-  sha256 TEXT NOT NULL DEFAULT '',
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  done_at TEXT NOT NULL DEFAULT '',
-  lease_owner TEXT NOT NULL DEFAULT '',
-  lease_expires INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (run, item_id, k));
-CREATE TABLE IF NOT EXISTS cache(
-  namespace TEXT NOT NULL,
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  PRIMARY KEY (namespace, key));
-CREATE TABLE IF NOT EXISTS cache_leases(
-  namespace TEXT NOT NULL,
-  key TEXT NOT NULL,
-  owner TEXT NOT NULL,
-  expires INTEGER NOT NULL,
-  PRIMARY KEY (namespace, key));
-)sql";
-// Schema 2 -> 3.
-constexpr const char* kAddLeases = R"sql(
-ALTER TABLE items ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
-ALTER TABLE items ADD COLUMN lease_expires INTEGER NOT NULL DEFAULT 0;
-)sql";
 constexpr int kPragmaRetryMs = 10;
-constexpr const char* kLeaseIndex = "CREATE INDEX IF NOT EXISTS items_by_lease_owner ON items(run, lease_owner)";
-
 
 class SqliteStore final : public RunStore {
  public:
@@ -99,7 +48,7 @@ class SqliteStore final : public RunStore {
       std::this_thread::sleep_for(std::chrono::milliseconds(kPragmaRetryMs));
     }
     VISALIGN_RETURN_IF_ERROR(pragmas);
-    return Transaction([&] { return MigrateLocked(migration); });
+    return Transaction([&] { return MigrateSqliteRunSchema(db_, where_, migration); });
   }
 
   // One transaction, so workers starting together on a new run create it once.
@@ -123,7 +72,7 @@ class SqliteStore final : public RunStore {
             .Bind(info.connection.dump())
             .Run();
       }
-      Stmt done(db_, "SELECT count(*) FROM items WHERE run = ? AND status = 'done'", where_);
+      Stmt done(db_, fmt::format("SELECT count(*) FROM items WHERE run = ? AND {}", kFinalStatusSql).c_str(), where_);
       VISALIGN_RETURN_IF_ERROR(done.prepared());
       done.Bind(info.name);
       Status st;
@@ -134,7 +83,7 @@ class SqliteStore final : public RunStore {
       VISALIGN_RETURN_IF_ERROR(s.prepared());
       VISALIGN_RETURN_IF_ERROR(s.Bind(info.identity.dump()).Bind(info.connection.dump()).Bind(info.name).Run());
       if (opening != RunOpening::kTakenOver) return Status::Ok();
-      Stmt reopen(db_, "UPDATE items SET status = 'pending', updated_at = ? WHERE run = ? AND status = 'failed'",
+      Stmt reopen(db_, "UPDATE items SET status = 'pending', job = '', updated_at = ? WHERE run = ? AND status = 'failed'",
                   where_);
       VISALIGN_RETURN_IF_ERROR(reopen.prepared());
       return reopen.Bind(NowUtc()).Bind(info.name).Run();
@@ -196,7 +145,7 @@ class SqliteStore final : public RunStore {
     std::lock_guard lock(mu_);
     Stmt s(db_,
            "SELECT item_id, k, prompt, seed, status, attempts, last_error, latency_ms, image_path, sha256, "
-           "created_at, updated_at, done_at, lease_owner, lease_expires FROM items WHERE run = ? ORDER BY item_id, k",
+           "created_at, updated_at, done_at, lease_owner, lease_expires, job FROM items WHERE run = ? ORDER BY item_id, k",
            where_);
     VISALIGN_RETURN_IF_ERROR(s.prepared());
     s.Bind(run);
@@ -219,6 +168,7 @@ class SqliteStore final : public RunStore {
       r.done_at = s.Text(12);
       r.lease_owner = s.Text(13);
       r.lease_expires_ms = s.Int(14);
+      r.job = s.Text(15);
       rows.push_back(std::move(r));
     }
     VISALIGN_RETURN_IF_ERROR(st);
@@ -259,19 +209,24 @@ class SqliteStore final : public RunStore {
 
   Result<Completion> MarkFailure(const std::string& run, const std::string& item_id, int k, const std::string& owner,
                                  const std::string& error, double latency_ms, bool final) override {
+    return Unsuccessful(run, item_id, k, owner, error, latency_ms, final ? "failed" : "pending");
+  }
+
+  Result<Completion> MarkRefused(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                                 const std::string& reason, double latency_ms) override {
+    return Unsuccessful(run, item_id, k, owner, reason, latency_ms, "refused");
+  }
+
+  Result<Completion> SetJob(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                            const std::string& job) override {
     std::lock_guard lock(mu_);
     Completion completion = Completion::kRecorded;
     VISALIGN_RETURN_IF_ERROR(Transaction([&]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(completion, CheckOwnerLocked(run, item_id, k, owner));
       if (completion == Completion::kLeaseLost) return Status::Ok();
-      Stmt s(db_,
-             final ? "UPDATE items SET status = 'failed', attempts = attempts + 1, last_error = ?, latency_ms = ?, "
-                     "updated_at = ?, lease_owner = '', lease_expires = 0 WHERE run = ? AND item_id = ? AND k = ?"
-                   : "UPDATE items SET status = 'pending', attempts = attempts + 1, last_error = ?, latency_ms = ?, "
-                     "updated_at = ? WHERE run = ? AND item_id = ? AND k = ?",
-             where_);
+      Stmt s(db_, "UPDATE items SET job = ?, updated_at = ? WHERE run = ? AND item_id = ? AND k = ?", where_);
       VISALIGN_RETURN_IF_ERROR(s.prepared());
-      return s.Bind(error).Bind(latency_ms).Bind(NowUtc()).Bind(run).Bind(item_id).Bind(int64_t{k}).Run();
+      return s.Bind(job).Bind(NowUtc()).Bind(run).Bind(item_id).Bind(int64_t{k}).Run();
     }));
     return completion;
   }
@@ -281,7 +236,7 @@ class SqliteStore final : public RunStore {
     std::lock_guard lock(mu_);
     Claim claim;
     VISALIGN_RETURN_IF_ERROR(Transaction([&]() -> Status {
-      Stmt q(db_, "SELECT status, lease_owner, lease_expires FROM items WHERE run = ? AND item_id = ? AND k = ?",
+      Stmt q(db_, "SELECT status, lease_owner, lease_expires, job FROM items WHERE run = ? AND item_id = ? AND k = ?",
              where_);
       Stmt u(db_, "UPDATE items SET lease_owner = ?, lease_expires = ? WHERE run = ? AND item_id = ? AND k = ?",
              where_);
@@ -306,6 +261,7 @@ class SqliteStore final : public RunStore {
         VISALIGN_RETURN_IF_ERROR(
             u.Bind(owner).Bind(int64_t{now + ttl.count()}).Bind(run).Bind(key.item_id).Bind(int64_t{key.k}).Run());
         claim.claimed.push_back(key);
+        claim.jobs.push_back(q.Text(3));
       }
       return Status::Ok();
     }));
@@ -400,55 +356,6 @@ class SqliteStore final : public RunStore {
   }
 
  private:
-  Status MigrateLocked(SchemaMigration* migration) {
-    Stmt v(db_, "PRAGMA user_version", where_);
-    VISALIGN_RETURN_IF_ERROR(v.prepared());
-    Status st;
-    int64_t version = v.Step(st) ? v.Int(0) : 0;
-    VISALIGN_RETURN_IF_ERROR(st);
-    if (migration) *migration = {static_cast<int>(version), std::max(static_cast<int>(version), kSchemaVersion)};
-    if (version > kSchemaVersion)
-      return Status::Unsupported(fmt::format("store schema version {} is newer than this visalign's {}", version,
-                                             kSchemaVersion),
-                                 where_, "a newer visalign, or another store location");
-    if (version == kSchemaVersion) return Status::Ok();
-    if (version == 1) VISALIGN_RETURN_IF_ERROR(MigrateV1Locked());
-    if (version == 1 || version == 2) VISALIGN_RETURN_IF_ERROR(Exec(kAddLeases));
-    VISALIGN_RETURN_IF_ERROR(Exec(kSchema));
-    VISALIGN_RETURN_IF_ERROR(Exec(kLeaseIndex));
-    return Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
-  }
-
-  // Schema 1 -> 2: the connection column, filled with the fields of the old configuration that
-  // are connection (a run made before resumes when only its endpoint changed).
-  Status MigrateV1Locked() {
-    VISALIGN_RETURN_IF_ERROR(Exec("ALTER TABLE runs ADD COLUMN connection TEXT NOT NULL DEFAULT '{}'"));
-    std::vector<std::pair<std::string, std::string>> runs;  // name, backend
-    {
-      Stmt q(db_, "SELECT name, backend FROM runs", where_);
-      VISALIGN_RETURN_IF_ERROR(q.prepared());
-      Status st;
-      while (q.Step(st)) runs.emplace_back(q.Text(0), q.Text(1));
-      VISALIGN_RETURN_IF_ERROR(st);
-    }
-    Stmt u(db_, "UPDATE runs SET backend = ?, connection = ? WHERE name = ?", where_);
-    VISALIGN_RETURN_IF_ERROR(u.prepared());
-    for (const auto& [name, text] : runs) {
-      auto parsed = ParseJson(text);
-      if (!parsed.ok() || !parsed->is_object()) continue;  // QueryRuns reports it when the run is read
-      nlohmann::json& identity = *parsed;
-      nlohmann::json connection = nlohmann::json::object();
-      for (const char* field : kV1ConnectionFields) {
-        if (!identity.contains(field)) continue;
-        connection[field] = identity[field];
-        identity.erase(field);
-      }
-      u.Reset();
-      VISALIGN_RETURN_IF_ERROR(u.Bind(identity.dump()).Bind(connection.dump()).Bind(name).Run());
-    }
-    return Status::Ok();
-  }
-
   // Runs `body` in a BEGIN IMMEDIATE transaction (the write lock is taken at once, so two
   // processes never both read a row as free and then both claim it): committed if it succeeds.
   template <typename Body>
@@ -457,6 +364,29 @@ class SqliteStore final : public RunStore {
     Status st = body();
     Status end = Exec(st.ok() ? "COMMIT" : "ROLLBACK");
     return st.ok() ? end : st;
+  }
+
+  // A failed (`status` failed or pending: to be retried) or refused attempt by `owner`. Pending rows
+  // keep their lease (the owner retries); the others are final and unleased.
+  Result<Completion> Unsuccessful(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                                  const std::string& error, double latency_ms, const char* status) {
+    std::lock_guard lock(mu_);
+    Completion completion = Completion::kRecorded;
+    const bool retry = std::string_view(status) == "pending";
+    VISALIGN_RETURN_IF_ERROR(Transaction([&]() -> Status {
+      VISALIGN_ASSIGN_OR_RETURN(completion, CheckOwnerLocked(run, item_id, k, owner));
+      if (completion == Completion::kLeaseLost) return Status::Ok();
+      Stmt s(db_,
+             retry ? "UPDATE items SET status = ?, attempts = attempts + 1, last_error = ?, latency_ms = ?, "
+                     "updated_at = ? WHERE run = ? AND item_id = ? AND k = ?"
+                   : "UPDATE items SET status = ?, attempts = attempts + 1, last_error = ?, latency_ms = ?, "
+                     "updated_at = ?, lease_owner = '', lease_expires = 0 WHERE run = ? AND item_id = ? AND k = ?",
+             where_);
+      VISALIGN_RETURN_IF_ERROR(s.prepared());
+      return s.Bind(std::string(status)).Bind(error).Bind(latency_ms).Bind(NowUtc()).Bind(run).Bind(item_id)
+          .Bind(int64_t{k}).Run();
+    }));
+    return completion;
   }
 
   // Whether `owner` may complete the row: NotFound for a missing row, kLeaseLost for a done one

@@ -40,7 +40,7 @@ TEST_F(StoreTest, DatabaseUsesWalAndRecordsTheSchemaVersion) {
     return v;
   };
   EXPECT_EQ(query("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(query("PRAGMA user_version"), "3");
+  EXPECT_EQ(query("PRAGMA user_version"), "4");
   sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   auto s = OpenStore(dir_);
@@ -98,6 +98,39 @@ TEST_F(StoreTest, AStoreOfSchemaOneIsUpgradedAndItsRunsResumeFromAnotherEndpoint
   EXPECT_EQ(Open()->FindRun("old").value()->connection["endpoint"], "http://127.0.0.1:49005");
 }
 
+TEST_F(StoreTest, ASchemaThreeStoreKeepsItsRowsAndLeasesAndAcceptsRefusedRowsAndJobs) {
+  WriteSchemaV1Store(dir_);
+  ASSERT_TRUE(Open()->AddItems("old", {{"b", 0, "q", {}}}).ok());  // upgraded to 4: make it 3 again
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "visalign.db").c_str(), &db), SQLITE_OK);
+  const char* back_to_three = R"sql(
+CREATE TABLE items_v3(run TEXT NOT NULL REFERENCES runs(name), item_id TEXT NOT NULL, k INTEGER NOT NULL,
+  prompt TEXT NOT NULL, seed INTEGER, status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '', latency_ms REAL NOT NULL DEFAULT 0,
+  image_path TEXT NOT NULL DEFAULT '', sha256 TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL, done_at TEXT NOT NULL DEFAULT '', lease_owner TEXT NOT NULL DEFAULT '',
+  lease_expires INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run, item_id, k));
+INSERT INTO items_v3 SELECT run, item_id, k, prompt, seed, status, attempts, last_error, latency_ms, image_path,
+  sha256, created_at, updated_at, done_at, 'w1', 4102444800000 FROM items;
+DROP TABLE items;
+ALTER TABLE items_v3 RENAME TO items;
+PRAGMA user_version = 3;
+)sql";
+  ASSERT_EQ(sqlite3_exec(db, back_to_three, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto s = Open();
+  auto rows = s->Rows("old").value();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, RowStatus::kDone);
+  EXPECT_EQ(rows[0].sha256, "ff");
+  EXPECT_EQ(rows[1].lease_owner, "w1");
+  EXPECT_EQ(rows[1].job, "");
+  EXPECT_EQ(s->SetJob("old", "b", 0, "w1", "t-1").value(), Completion::kRecorded);
+  EXPECT_EQ(s->MarkRefused("old", "b", 0, "w1", "DataInspectionFailed", 1).value(), Completion::kRecorded);
+  EXPECT_EQ(s->Rows("old").value()[1].status, RowStatus::kRefused);
+  EXPECT_EQ(s->Rows("old").value()[1].job, "t-1");
+}
+
 TEST_F(StoreTest, AFileThatIsNotADatabaseIsReportedAsCorrupt) {
   fs::create_directories(dir_);
   ASSERT_TRUE(WriteFileAtomic(dir_ / "visalign.db", std::string(4096, 'x')).ok());
@@ -129,11 +162,11 @@ TEST(MigrateStore, UpgradesAnEmbeddedStoreOfSchemaOneAndSaysFromWhichVersion) {
   auto first = MigrateStore(t / "store");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->from, 1);
-  EXPECT_EQ(first->to, 3);
+  EXPECT_EQ(first->to, 4);
   auto again = MigrateStore(t / "store");
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->from, 3);
-  EXPECT_EQ(again->to, 3);
+  EXPECT_EQ(again->from, 4);
+  EXPECT_EQ(again->to, 4);
 }
 
 TEST(ValidateRunName, NamesTheInputItChecksNotACommandLineFlag) {

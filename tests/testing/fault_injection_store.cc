@@ -84,6 +84,19 @@ Result<store::Completion> FaultInjectionStore::MarkFailure(const std::string& ru
   return base_->MarkFailure(run, item_id, k, owner, error, latency_ms, final);
 }
 
+Result<store::Completion> FaultInjectionStore::MarkRefused(const std::string& run, const std::string& item_id, int k,
+                                                           const std::string& owner, const std::string& reason,
+                                                           double latency_ms) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kMarkRefused));
+  return base_->MarkRefused(run, item_id, k, owner, reason, latency_ms);
+}
+
+Result<store::Completion> FaultInjectionStore::SetJob(const std::string& run, const std::string& item_id, int k,
+                                                      const std::string& owner, const std::string& job) {
+  VISALIGN_RETURN_IF_ERROR(Check(StoreOperation::kSetJob));
+  return base_->SetJob(run, item_id, k, owner, job);
+}
+
 Result<store::Claim> FaultInjectionStore::ClaimRows(const std::string& run, const std::string& owner,
                                                     const std::vector<store::RowKey>& wanted,
                                                     std::chrono::milliseconds ttl, bool include_failed) {

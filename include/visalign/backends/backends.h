@@ -45,6 +45,9 @@ enum class ErrorKind {
   kCommand,      // a local command failed (exit status, signal, timeout, missing output)
   kLocal,        // a local problem unrelated to the model (missing file, bad configuration)
   kCancelled,    // aborted by the caller (interrupt grace period over)
+  // The provider's content filter declined the prompt (an outcome, not an error: recorded as a
+  // refused row with the message as its reason, never retried). The message is the reason.
+  kRefused,
 };
 
 struct AttemptError {
@@ -76,6 +79,7 @@ struct HttpRequest {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  size_t max_response_bytes = 0;  // a larger answer is a kProtocol error; 0: the transport's limit (512 MiB)
 };
 
 struct HttpResponse {
@@ -103,7 +107,9 @@ class HttpTransport {
 // libcurl, reusing connections (a pool of handles). Redirects are followed for GET only.
 std::shared_ptr<HttpTransport> MakeCurlTransport();
 
-// The error for a non-2xx response: kind from the status (408/429/5xx retryable), message
+// The error for a non-2xx response: kind from the status (408/429/5xx retryable; a content
+// filter's answer, error code moderation_blocked (OpenAI) or DataInspectionFailed (DashScope), is
+// kRefused with the server's message as the reason), message
 // "HTTP <status>: <server message>" where the message is taken from a JSON error body
 // ({"error": {"message"}}, {"error": "..."}, {"message"}, {"detail"}), an HTML page's <title>, or
 // the start of the body; Retry-After (seconds or HTTP-date) is parsed.
@@ -143,11 +149,20 @@ class OpenAiClient {
 
 // ---- Image generation ---------------------------------------------------------------------
 
+class RateLimiter;
+
 struct GenerationRequest {
   std::string item_id;
   std::string prompt;
   int k = 0;                   // sample index
   std::optional<int64_t> seed;
+  // Asynchronous providers: the job submitted for this row earlier ("" = none), to be polled
+  // instead of submitting (and paying for) a new one; record_job (may be empty) stores a new job
+  // handle, or "" once the job is unusable, in the row; pace (may be null) is taken once per
+  // request after the first (polls, downloads), so --rate bounds every request made.
+  std::string job = {};
+  std::function<void(const std::string&)> record_job = {};
+  RateLimiter* pace = nullptr;
 };
 
 struct GeneratedImage {

@@ -1,8 +1,10 @@
 // The generation runner: turns a list of work items (id, prompt, k, seed) into done rows of a run
 // store through any GenerationBackend, concurrently, rate-limited, with retries, and resumable.
 // It knows nothing about a benchmark: VIOLIN passes manifest prompts, ACVA concept words.
-// Resume: rows already done are never requested again; failed rows are retried only with
-// retry_failed. Interruption: once `stop` is set no new attempt starts; attempts in flight may
+// Resume: rows already done (or refused) are never requested again; failed rows are retried only
+// with retry_failed. A provider job recorded in a row (an asynchronous backend's) is handed to the
+// backend with the row, so resuming polls it instead of submitting the item again. A kRefused
+// attempt makes the row refused: final, not retried, not a failure. Interruption: once `stop` is set no new attempt starts; attempts in flight may
 // finish for `grace`, then they are cancelled (their rows stay pending).
 // Failures that are the same for every item stop the run early instead of being paid for item
 // after item: see RunnerOptions::stop_after_same_failures.
@@ -66,9 +68,11 @@ struct ItemFailure {
 struct RunSummary {
   size_t selected = 0;          // work items given
   size_t already_done = 0;      // done before this invocation (not requested)
+  size_t already_refused = 0;   // refused before this invocation (not requested, even with retry_failed)
   size_t skipped_failed = 0;    // failed before and not retried (no retry_failed)
   size_t done = 0;              // done now
   size_t failed = 0;            // failed now (permanently or out of attempts)
+  size_t refused = 0;           // refused now by the provider's content filter (final rows, not failures)
   size_t left_pending = 0;      // not finished because of the interruption
   size_t attempts = 0;          // attempts made now (requests, command runs)
   size_t finished_elsewhere = 0;  // selected rows another worker finished meanwhile (not requested here)
@@ -91,8 +95,8 @@ struct RunSummary {
 nlohmann::json RunConnection(const GenerationBackend& backend, const RunnerOptions& options);
 
 // The items an invocation works on, given the run's `rows` (an item without a row is new): done rows
-// are skipped, failed ones too unless `retry_failed`. Sets summary.selected, already_done and
-// skipped_failed. InvalidArgument (at `where`) when a row of the run was made for another prompt or
+// and refused rows are skipped, failed ones too unless `retry_failed`. Sets summary.selected,
+// already_done, already_refused and skipped_failed. InvalidArgument (at `where`) when a row of the run was made for another prompt or
 // seed than its item has now.
 Result<std::vector<const WorkItem*>> SelectWork(const std::vector<store::Row>& rows, const std::vector<WorkItem>& items,
                                                 bool retry_failed, const std::string& where, RunSummary& summary);

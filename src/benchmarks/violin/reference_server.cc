@@ -1,5 +1,7 @@
 #include "visalign/benchmarks/violin/reference_server.h"
 
+#include "benchmarks/violin/provider_imitation.h"
+
 #include <turbojpeg.h>
 #include <webp/encode.h>
 
@@ -100,7 +102,7 @@ const std::vector<FieldRule>* AcceptedFields(ApiFlavor api) {
   switch (api) {
     case ApiFlavor::kGptImage1: return &kGptImage1;
     case ApiFlavor::kDallE3: return &kDallE3;
-    case ApiFlavor::kGeneric: break;
+    default: break;  // generic, and the providers (their own routes)
   }
   return nullptr;
 }
@@ -176,8 +178,11 @@ Result<ApiFlavor> ParseApiFlavor(std::string_view text) {
   if (text == "generic") return ApiFlavor::kGeneric;
   if (text == "gpt-image-1") return ApiFlavor::kGptImage1;
   if (text == "dall-e-3") return ApiFlavor::kDallE3;
+  if (text == "gemini") return ApiFlavor::kGemini;
+  if (text == "bfl") return ApiFlavor::kBfl;
+  if (text == "dashscope") return ApiFlavor::kDashScope;
   return Status::InvalidArgument("unknown API \"" + std::string(text) + "\"", "API profile",
-                                 "generic, gpt-image-1 or dall-e-3");
+                                 "generic, gpt-image-1, dall-e-3, gemini, bfl or dashscope");
 }
 
 Result<Profile> ParseProfile(std::string_view text) {
@@ -278,6 +283,11 @@ Result<std::unique_ptr<ReferenceServer>> ReferenceServer::Start(const ReferenceS
   VISALIGN_ASSIGN_OR_RETURN(g->api_, ParseApiFlavor(options.api));
   if (options.fail_rate < 0 || options.fail_rate > 1)
     return Status::InvalidArgument(fmt::format("fail rate {}", options.fail_rate), "--fail-rate", "a share in [0, 1]");
+  if (options.result_urls != "ok" && options.result_urls != "expire-first" && options.result_urls != "file")
+    return Status::InvalidArgument("result URLs " + QuoteText(options.result_urls), "--result-urls",
+                                   "ok, expire-first or file");
+  if (options.job_ms < 0)
+    return Status::InvalidArgument(fmt::format("job time {} ms", options.job_ms), "--job-ms", "a duration >= 0");
   if (options.latency_ms < 0 || options.rate_limit < 0)
     return Status::InvalidArgument("negative latency or rate limit", "--latency-ms/--rate-limit", "values >= 0");
   VISALIGN_ASSIGN_OR_RETURN(std::vector<ManifestItem> items, LoadManifest(options.dataset));
@@ -303,14 +313,19 @@ void ReferenceServer::Stop() {
 }
 
 nlohmann::json ReferenceServer::Stats() const {
-  std::lock_guard lock(mu_);
-  nlohmann::json by_status = nlohmann::json::object();
-  for (const auto& [s, n] : by_status_) by_status[std::to_string(s)] = n;
-  return {{"requests", requests_},
-          {"by_status", by_status},
-          {"requests_by_prompt", requests_by_prompt_},
-          {"images_by_prompt", images_by_prompt_},
-          {"handler_ms", handler_ms_}};
+  nlohmann::json stats;
+  {
+    std::lock_guard lock(mu_);
+    nlohmann::json by_status = nlohmann::json::object();
+    for (const auto& [s, n] : by_status_) by_status[std::to_string(s)] = n;
+    stats = {{"requests", requests_},
+             {"by_status", by_status},
+             {"requests_by_prompt", requests_by_prompt_},
+             {"images_by_prompt", images_by_prompt_},
+             {"handler_ms", handler_ms_}};
+  }
+  if (imitation_) stats["jobs"] = imitation_->Stats();
+  return stats;
 }
 
 void ReferenceServer::Install() {
@@ -326,43 +341,71 @@ void ReferenceServer::Install() {
   });
   http_->Route("POST", "/v1/images/generations",
                [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Generate(req, res); });
+  if (api_ == ApiFlavor::kGemini || api_ == ApiFlavor::kBfl || api_ == ApiFlavor::kDashScope) {
+    ImitationHooks hooks;
+    hooks.admit = [this](bool* fail) { return Admit(fail); };
+    hooks.count = [this](int status, Clock::time_point t0) { Count(status, t0); };
+    hooks.count_prompt = [this](const std::string& prompt, bool image) { CountPrompt(prompt, image); };
+    hooks.render = [this](const std::string& prompt, int w, int h) { return RenderPng(prompt, w, h); };
+    hooks.url = [this] { return url(); };
+    imitation_ = MakeProviderImitation(api_, options_, std::move(hooks));
+    imitation_->Install(*http_);
+  }
+}
+
+std::optional<double> ReferenceServer::Admit(bool* fail) {
+  std::lock_guard lock(mu_);
+  ++requests_;
+  std::optional<double> retry_after_s;
+  if (options_.rate_limit > 0) {
+    auto now = Clock::now();
+    tokens_ = std::min(options_.rate_limit,
+                       tokens_ + std::chrono::duration<double>(now - last_refill_).count() * options_.rate_limit);
+    last_refill_ = now;
+    if (tokens_ < 1.0) retry_after_s = (1.0 - tokens_) / options_.rate_limit;
+    else tokens_ -= 1.0;
+  }
+  rng_state_ = rng_state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+  *fail = options_.fail_rate > 0 && static_cast<double>(rng_state_ >> 11) * 0x1.0p-53 < options_.fail_rate;
+  return retry_after_s;
+}
+
+void ReferenceServer::Count(int status, Clock::time_point t0) {
+  std::lock_guard lock(mu_);
+  ++by_status_[status];
+  handler_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void ReferenceServer::CountPrompt(const std::string& prompt, bool image) {
+  std::lock_guard lock(mu_);
+  ++(image ? images_by_prompt_ : requests_by_prompt_)[prompt];
+}
+
+Result<std::string> ReferenceServer::RenderPng(const std::string& prompt, int width, int height) const {
+  auto item = by_prompt_.find(prompt);
+  if (item == by_prompt_.end())
+    return Status::NotFound("unknown prompt (not in the dataset's manifest): " + prompt.substr(0, 200));
+  return EncodeAs(RenderDegraded(item->second, width, height, profile_, options_.seed), "png");
 }
 
 void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
   auto t0 = Clock::now();
   bool fail = false;
-  std::optional<double> retry_after_s;
-  {
-    std::lock_guard lock(mu_);
-    ++requests_;
-    if (options_.rate_limit > 0) {
-      auto now = Clock::now();
-      tokens_ = std::min(options_.rate_limit,
-                         tokens_ + std::chrono::duration<double>(now - last_refill_).count() * options_.rate_limit);
-      last_refill_ = now;
-      if (tokens_ < 1.0) retry_after_s = (1.0 - tokens_) / options_.rate_limit;
-      else tokens_ -= 1.0;
-    }
-    rng_state_ = rng_state_ * 6364136223846793005ULL + 1442695040888963407ULL;
-    fail = options_.fail_rate > 0 && static_cast<double>(rng_state_ >> 11) * 0x1.0p-53 < options_.fail_rate;
-  }
+  const std::optional<double> retry_after_s = Admit(&fail);
   auto parsed = ParseJson(req.body);
   const nlohmann::json body = parsed.ok() ? std::move(*parsed) : nlohmann::json();
-  auto finish = [&] {
-    std::lock_guard lock(mu_);
-    ++by_status_[res.status];
-    handler_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  };
+  auto finish = [&] { Count(res.status, t0); };
   if (!body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
     SetError(res, 400, "the body must be a JSON object with a string \"prompt\"");
     return finish();
   }
   const std::string prompt = body["prompt"];
-  {
-    std::lock_guard lock(mu_);
-    ++requests_by_prompt_[prompt];
-  }
+  CountPrompt(prompt, false);
   if (RejectFields(api_, body, res)) return finish();
+  if (!options_.moderate.empty() && prompt.find(options_.moderate) != std::string::npos) {
+    SetError(res, 400, "Your request was rejected by the safety system.", "", "moderation_blocked");
+    return finish();
+  }
   if (retry_after_s) {
     res.headers.emplace_back("Retry-After", std::to_string(static_cast<int>(std::ceil(*retry_after_s))));
     SetError(res, 429, fmt::format("rate limit of {} requests/s exceeded", options_.rate_limit));
@@ -415,10 +458,7 @@ void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends:
     }
     if (api_ == ApiFlavor::kDallE3) data.back()["revised_prompt"] = prompt;
   }
-  {
-    std::lock_guard lock(mu_);
-    images_by_prompt_[prompt] += 1;
-  }
+  CountPrompt(prompt, true);
   res.SetJson(200, {{"created", 0}, {"data", data}});
   finish();
 }

@@ -7,6 +7,11 @@
 //   GET  /images/<token>.png     images handed out as URLs (each served once)
 //   GET  /health                 {"status": "ok"}
 //   GET  /stats                  request counts overall, per status and per prompt
+// With --api gemini, bfl or dashscope it imitates that provider instead (provider_imitation.h):
+//   POST /v1beta/models/<model>:generateContent                      (gemini)
+//   POST /v1/<model>, GET /v1/get_result?id=                          (bfl)
+//   POST /api/v1/services/aigc/text2image/image-synthesis, GET /api/v1/tasks/<id>  (dashscope)
+//   GET  /results/<token>.png    the asynchronous providers' result downloads
 #pragma once
 
 #include <chrono>
@@ -15,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -63,7 +69,9 @@ imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, c
 //               b64_json, in output_format png (default), jpeg or webp
 //   kDallE3     dall-e-3's fields only: model prompt n (must be 1) size quality style response_format
 //               user, the same errors otherwise; url answers unless response_format is b64_json
-enum class ApiFlavor { kGeneric, kGptImage1, kDallE3 };
+//   kGemini, kBfl, kDashScope  those providers' own APIs (docs/backends.md): their request fields,
+//               status values, error bodies, 429s with Retry-After, jobs pending for job_ms
+enum class ApiFlavor { kGeneric, kGptImage1, kDallE3, kGemini, kBfl, kDashScope };
 Result<ApiFlavor> ParseApiFlavor(std::string_view text);
 
 struct ReferenceServerOptions {
@@ -79,7 +87,19 @@ struct ReferenceServerOptions {
   uint64_t seed = 0;                 // for failures and noise
   int default_size = 256;            // when a request has no size
   int threads = 64;                  // server worker threads (one per open connection)
+  // Prompts containing this text are refused by the imitated content filter (OpenAI flavors:
+  // HTTP 400 code moderation_blocked; the providers: their own refusals). Empty: none.
+  std::string moderate;
+  std::string api_key;               // providers: requests without this key are refused (401/403); empty: any
+  int job_ms = 50;                   // providers' asynchronous jobs stay pending this long
+  bool fail_first_job = false;       // providers: each prompt's first job ends in the provider's error state
+  bool malformed = false;            // providers: submissions answered 200 with a body that is not the API's
+  // Providers' result URLs: "ok"; "expire-first": each prompt's first URL answers 403 (expired);
+  // "file": file:// URLs (a client must refuse them).
+  std::string result_urls = "ok";
 };
+
+class ProviderImitation;
 
 class ReferenceServer {
  public:
@@ -99,12 +119,19 @@ class ReferenceServer {
   ReferenceServer() = default;
   void Install();
   void Generate(const backends::HttpServerRequest& req, backends::HttpServerResponse& res);
+  // Counts a request and takes a rate-limit token: the Retry-After seconds when over the limit;
+  // *fail when this request is to fail (--fail-rate).
+  std::optional<double> Admit(bool* fail);
+  void Count(int status, std::chrono::steady_clock::time_point t0);  // an answered request
+  void CountPrompt(const std::string& prompt, bool image);            // a request (or image) for a prompt
+  Result<std::string> RenderPng(const std::string& prompt, int width, int height) const;
 
   ReferenceServerOptions options_;
   Profile profile_;
   ApiFlavor api_ = ApiFlavor::kGeneric;
   std::map<std::string, ManifestItem> by_prompt_;
   std::unique_ptr<backends::HttpServer> http_;
+  std::unique_ptr<ProviderImitation> imitation_;
 
   mutable std::mutex mu_;
   uint64_t requests_ = 0;

@@ -1,0 +1,82 @@
+// Hosted image providers with their own API shapes (docs/backends.md has each request):
+//   gemini     POST {endpoint}/v1beta/models/{model}:generateContent (x-goog-api-key), the image
+//              inline in the answer
+//   bfl        Black Forest Labs: POST {endpoint}/v1/{model} (x-key), poll the answer's
+//              polling_url until Ready, download result.sample
+//   dashscope  Alibaba DashScope: POST {endpoint}/api/v1/services/aigc/text2image/image-synthesis
+//              (Bearer, X-DashScope-Async: enable), poll {endpoint}/api/v1/tasks/{id} until
+//              SUCCEEDED, download output.results[].url
+// One GenerationBackend runs them all; a provider only builds its requests and reads its answers.
+// The asynchronous ones share the polling here: an interval growing with jitter up to a maximum,
+// a per-item job timeout, transient poll failures (connection, 5xx, 429 with Retry-After) polled
+// through, and the job handle stored in the row (GenerationRequest::record_job) as soon as it is
+// known, so an interrupted or crashed run resumes by polling the jobs it paid for. Results are
+// downloaded only from http(s) URLs or read from data: URIs, bounded in size. A content filter's
+// answer (Gemini blockReason / safety finish reasons / text without an image, BFL "Content
+// Moderated" / "Request Moderated", DashScope DataInspectionFailed) is a kRefused error.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/backends/backends.h"
+#include "visalign/core/status.h"
+
+namespace visalign::backends {
+
+// How asynchronous jobs are polled. The n-th wait is min(max, initial * multiplier^(n-1)), drawn
+// uniformly from [(1 - jitter)·d, d].
+struct PollPolicy {
+  Millis initial{1000};
+  Millis max{10'000};
+  double multiplier = 1.5;
+  double jitter = 0.25;
+  Millis job_timeout{600'000};  // per item and attempt, from the submission (or the first poll of a stored job)
+  Millis Wait(int polls) const;  // polls >= 1
+};
+
+struct ProviderOptions {
+  std::string kind;       // gemini, bfl or dashscope
+  std::string endpoint;   // empty: DefaultProviderEndpoint(kind)
+  std::string model;      // e.g. gemini-2.5-flash-image, flux-pro-1.1, wan2.2-t2i-flash
+  std::string api_key;    // sent in the provider's header; never in a message or the store
+  std::string api_key_env;  // recorded in the connection (the name only)
+  std::string size;       // "WxH" or empty (the provider's default)
+  // Merged into the provider's parameter object (gemini: generationConfig; bfl: the body;
+  // dashscope: parameters) as a JSON merge patch: null removes a field visalign sends, objects
+  // merge; a string "{seed}" anywhere becomes the item's seed (removed when it has none).
+  nlohmann::json params = nlohmann::json::object();
+  HttpTimeouts timeouts;
+  PollPolicy poll;
+  size_t max_download_bytes = size_t{64} << 20;
+};
+
+// Whether `kind` is one of the providers above.
+bool IsProviderKind(std::string_view kind);
+// The provider's public base URL ("" for an unknown kind).
+std::string_view DefaultProviderEndpoint(std::string_view kind);
+
+// Checks the options (kind, endpoint, model, size, params, poll policy); InvalidArgument naming
+// the option otherwise.
+Result<std::unique_ptr<GenerationBackend>> MakeProviderBackend(ProviderOptions options,
+                                                               std::shared_ptr<HttpTransport> transport);
+
+// The first request an item makes (for --dry-run): {"method", "url", "headers", "body"}, the key's
+// header shown as "$VARIABLE" instead of its value.
+Result<nlohmann::json> ProviderFirstRequest(const ProviderOptions& options, const GenerationRequest& request);
+
+// The bytes of a result: an http(s) URL is fetched (no credentials, at most `max_bytes`, redirects
+// only to http(s)); a data:...;base64, URI is decoded. Anything else is kProtocol naming it. An
+// HTTP 403/404/410 is an expired link: kServer (retryable), the message saying so.
+Attempt<std::string> FetchResult(HttpTransport& transport, const std::string& url, const HttpTimeouts& timeouts,
+                                 size_t max_bytes, const std::atomic<bool>* cancel);
+
+// Whether `url` is http:// or https:// with no byte a request line would cut or split at.
+bool IsHttpUrl(std::string_view url);
+
+}  // namespace visalign::backends

@@ -1,0 +1,66 @@
+// What one hosted provider contributes to the provider backend (internal to the backends module):
+// its requests and how to read its answers. Everything else (keys, pacing, polling, timeouts, job
+// records, downloads, validation) is provider_backend.cc's, the same for every provider.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "visalign/backends/backends.h"
+#include "visalign/backends/providers.h"
+
+namespace visalign::backends {
+
+// What an answer says about the image.
+struct JobAnswer {
+  bool ready = false;               // false: the job is still running (poll `job`)
+  std::string job;                  // after a submission to an asynchronous provider: its handle
+  std::vector<std::string> images;  // when ready: http(s) URLs or data: URIs, the first is used
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  // The header carrying the API key, e.g. {"x-key", key}; its value is filled in by the caller.
+  virtual std::pair<std::string, std::string> KeyHeader(const std::string& key) const = 0;
+  // The submission of `request` without the key header.
+  virtual HttpRequest Submit(const GenerationRequest& request) const = 0;
+  // Reads a 2xx answer to Submit: ready images (synchronous providers), a job to poll, or an error
+  // (kRefused for a content filter's answer, kProtocol for an answer that is not the API's).
+  virtual Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const = 0;
+  // The poll of `job` without the key header, and whether the key is to be sent with it.
+  virtual std::pair<HttpRequest, bool> Poll(const std::string& job) const = 0;
+  // Reads a 2xx answer to Poll. An error means the job is over and unusable (a new one may be
+  // submitted): kServer for a provider-side failure, kRefused for moderation.
+  virtual Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const = 0;
+};
+
+// The provider of `options.kind` (options already checked), and the parts providers share.
+std::unique_ptr<Provider> MakeGeminiProvider(const ProviderOptions& options);
+std::unique_ptr<Provider> MakeBflProvider(const ProviderOptions& options);
+std::unique_ptr<Provider> MakeDashScopeProvider(const ProviderOptions& options);
+
+// Gemini's imageConfig.aspectRatio for `size` ("" without one): W:H reduced, one of the ratios
+// Gemini offers; InvalidArgument at --size otherwise.
+Result<std::string> GeminiAspectRatio(const std::string& size);
+
+// `base` with `params` merged in (ProviderOptions::params: "{seed}" strings become `seed` or are
+// removed without one, then a JSON merge patch).
+nlohmann::json WithParams(nlohmann::json base, const nlohmann::json& params, std::optional<int64_t> seed);
+// "WxH" as {W, H}; nullopt for an empty or malformed size.
+std::optional<std::pair<int, int>> ParseImageSize(const std::string& size);
+// A POST of `body` as JSON to `url`.
+HttpRequest JsonPost(std::string url, const nlohmann::json& body);
+// The endpoint without trailing slashes.
+std::string BaseUrl(const ProviderOptions& options);
+// A kProtocol failure: `what` and the answer (quoted, cut).
+Attempt<JobAnswer> Malformed(const std::string& what, const nlohmann::json& answer);
+// answer[key] as a string, or "".
+std::string StringAt(const nlohmann::json& answer, const char* key);
+
+}  // namespace visalign::backends
