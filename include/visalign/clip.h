@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,9 @@ struct TowerConfig {
   int mlp_width = 0;
   float layer_norm_eps = 1e-5f;
   Pooling pooling = Pooling::kClassToken;
+  // Set where the tower fixes its own activation (OpenCLIP text act_kwargs {approximate: tanh},
+  // timm's gelu_tanh SigLIP ViTs); otherwise ClipConfig::activation applies (timm towers: exact GELU).
+  std::optional<Activation> activation;
 };
 
 // The vision tower families run natively (docs/clip.md): OpenCLIP's VisionTransformer, its
@@ -121,16 +125,22 @@ struct TextConfig : TowerConfig {
 
 // Which tokenizer turns a text into ids. kClipBpe: the bundled BPE vocabulary (clean 'lower').
 // kSentencePiece: the checkpoint's own SentencePiece model (T5-style, as SigLIP ships it), cleaned
-// with open_clip's 'canonicalize', ids = pieces[:context_length - 1] + [eos_id].
-enum class TokenizerKind { kClipBpe, kSentencePiece };
+// with open_clip's 'canonicalize', ids = pieces[:context_length - 1] + [eos_id]. kHfBpe: a Hugging
+// Face tokenizers BPE model from the checkpoint's tokenizer.json (SigLIP2's Gemma tokenizer: byte
+// fallback, added tokens), cleaned with 'canonicalize', ids = [bos]? + body + [eos]? as its
+// tokenizer_config.json's add_bos_token / add_eos_token say, the body truncated to fit.
+enum class TokenizerKind { kClipBpe, kSentencePiece, kHfBpe };
 // kSentencePiece text cleaning: open_clip's clean='canonicalize' (OpenCLIP SigLIP over T5Tokenizer),
 // or transformers' SiglipTokenizer (HF SigLIP checkpoints: lowercase, punctuation removed, no ftfy).
 enum class TextCleaning { kOpenClipCanonicalize, kHfSiglip };
 struct TokenizerConfig {
   TokenizerKind kind = TokenizerKind::kClipBpe;
   std::string hf_name;               // OpenCLIP text_cfg.hf_tokenizer_name ("" for CLIP's BPE / an HF checkpoint)
-  std::filesystem::path model_file;  // kSentencePiece: spiece.model
+  std::filesystem::path model_file;  // kSentencePiece: spiece.model; kHfBpe: tokenizer.json
   int32_t eos_id = kEndOfText;
+  bool add_eos = true;   // kHfBpe: add_eos_token (the others always end with eos)
+  bool add_bos = false;  // kHfBpe: add_bos_token
+  int32_t bos_id = 0;    // kHfBpe with add_bos
   TextCleaning cleaning = TextCleaning::kOpenClipCanonicalize;
 };
 

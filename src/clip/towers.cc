@@ -169,7 +169,9 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   Trace(o, prefix + (timm ? "tokens_with_pos" : "ln_pre_out"), x.data(), x.size());
   // OpenCLIP's timm towers use exact GELU whatever its config's quick_gelu says; transformers'
   // SiglipVisionTransformer its hidden_act (blocks and pooling head alike).
-  const Activation act = timm && config.layout == CheckpointLayout::kOpenClip ? Activation::kGelu : config.activation;
+  const Activation act = v.activation              ? *v.activation
+                         : timm && config.layout == CheckpointLayout::kOpenClip ? Activation::kGelu
+                                                                                : config.activation;
   RunBlocks(v, act, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix);
   if (timm) {
     LayerNorm(x.data(), x.data(), n * seq, width, w.vision.ln_final_gain.data, w.vision.ln_final_bias.data,
@@ -205,7 +207,7 @@ Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vec
     }
   }
   Trace(o, "text.embeds_out", x.data(), x.size());
-  RunBlocks(t, config.activation, w.text, x.data(), n, seq, t.causal, o, "text.");
+  RunBlocks(t, t.activation.value_or(config.activation), w.text, x.data(), n, seq, t.causal, o, "text.");
   return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, pool_index, o, "text.", "ln_final_out");
 }
 
