@@ -102,6 +102,17 @@ struct ConvNextConfig {
   bool projection_bias = false;  // timm_proj_bias (bias of the linear projection / the MLP's fc2)
 };
 
+// timm's Eva trunk (EVA-CLIP: `eva_giant_patch14_*` EVA01, `eva02_*_clip_*` EVA02) on the ViT path:
+// class token, absolute positions, no pre-norm, final norm, the trunk's head as projection (with bias).
+struct EvaConfig {
+  bool enabled = false;
+  bool fused_qkv = true;  // attn.qkv + q_bias / v_bias (EVA01); false: q_proj, k_proj (no bias), v_proj (EVA02)
+  bool rope = false;      // 2-d rotary embedding ('cat' layout) of the patch tokens' q and k (EVA02)
+  int rope_ref_grid = 0;  // ref_feat_shape: positions are rescaled to this grid
+  bool sub_ln = false;    // scale_attn_inner: attn.norm over the heads before attn.proj
+  bool swiglu = false;    // swiglu_mlp + scale_mlp: silu(fc1_g) * fc1_x, mlp.norm, fc2
+};
+
 struct VisionConfig : TowerConfig {
   VisionTower tower = VisionTower::kViT;
   int image_size = 0;
@@ -112,6 +123,7 @@ struct VisionConfig : TowerConfig {
   bool projection = true;
   ResNetConfig resnet;      // kModifiedResNet only
   ConvNextConfig convnext;  // kConvNext only
+  EvaConfig eva;            // kViT from a timm Eva trunk only
   int grid() const { return image_size / patch_size; }
 };
 

@@ -138,6 +138,7 @@ nlohmann::json TowerJson(const TowerConfig& t) {
 // The tower type a model uses, as `clip info` names it.
 std::string VisionTowerText(const VisionConfig& v) {
   if (v.tower != VisionTower::kViT) return std::string(VisionTowerName(v.tower));
+  if (v.eva.enabled) return v.eva.rope ? "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token" : "timm EVA01 ViT, class token";
   return v.pooling == Pooling::kAttentionPool ? "timm ViT, MAP attention-pool head (SigLIP)" : "ViT, class token";
 }
 
