@@ -8,7 +8,8 @@
 // ModifiedResNet and timm ConvNeXt vision towers, and SigLIP (OpenCLIP `ViT-*-SigLIP*` exports and
 // transformers `SiglipModel` folders: timm ViT with a MAP attention-pool head, bidirectional text tower
 // pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
-// tokenizer). Anything else (CoCa, EVA, other timm trunks, SigLIP2 with its Gemma tokenizer, ...) is
+// tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json) and EVA-CLIP (timm
+// EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
 // refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
 // data/clip/.
 //
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +72,9 @@ struct TowerConfig {
   int mlp_width = 0;
   float layer_norm_eps = 1e-5f;
   Pooling pooling = Pooling::kClassToken;
+  // Set where the tower fixes its own activation (OpenCLIP text act_kwargs {approximate: tanh},
+  // timm's gelu_tanh SigLIP ViTs); otherwise ClipConfig::activation applies (timm towers: exact GELU).
+  std::optional<Activation> activation;
 };
 
 // The vision tower families run natively (docs/clip.md): OpenCLIP's VisionTransformer, its
@@ -98,6 +103,17 @@ struct ConvNextConfig {
   bool projection_bias = false;  // timm_proj_bias (bias of the linear projection / the MLP's fc2)
 };
 
+// timm's Eva trunk (EVA-CLIP: `eva_giant_patch14_*` EVA01, `eva02_*_clip_*` EVA02) on the ViT path:
+// class token, absolute positions, no pre-norm, final norm, the trunk's head as projection (with bias).
+struct EvaConfig {
+  bool enabled = false;
+  bool fused_qkv = true;  // attn.qkv + q_bias / v_bias (EVA01); false: q_proj, k_proj (no bias), v_proj (EVA02)
+  bool rope = false;      // 2-d rotary embedding ('cat' layout) of the patch tokens' q and k (EVA02)
+  int rope_ref_grid = 0;  // ref_feat_shape: positions are rescaled to this grid
+  bool sub_ln = false;    // scale_attn_inner: attn.norm over the heads before attn.proj
+  bool swiglu = false;    // swiglu_mlp + scale_mlp: silu(fc1_g) * fc1_x, mlp.norm, fc2
+};
+
 struct VisionConfig : TowerConfig {
   VisionTower tower = VisionTower::kViT;
   int image_size = 0;
@@ -108,6 +124,7 @@ struct VisionConfig : TowerConfig {
   bool projection = true;
   ResNetConfig resnet;      // kModifiedResNet only
   ConvNextConfig convnext;  // kConvNext only
+  EvaConfig eva;            // kViT from a timm Eva trunk only
   int grid() const { return image_size / patch_size; }
 };
 
@@ -121,16 +138,22 @@ struct TextConfig : TowerConfig {
 
 // Which tokenizer turns a text into ids. kClipBpe: the bundled BPE vocabulary (clean 'lower').
 // kSentencePiece: the checkpoint's own SentencePiece model (T5-style, as SigLIP ships it), cleaned
-// with open_clip's 'canonicalize', ids = pieces[:context_length - 1] + [eos_id].
-enum class TokenizerKind { kClipBpe, kSentencePiece };
+// with open_clip's 'canonicalize', ids = pieces[:context_length - 1] + [eos_id]. kHfBpe: a Hugging
+// Face tokenizers BPE model from the checkpoint's tokenizer.json (SigLIP2's Gemma tokenizer: byte
+// fallback, added tokens), cleaned with 'canonicalize', ids = [bos]? + body + [eos]? as its
+// tokenizer_config.json's add_bos_token / add_eos_token say, the body truncated to fit.
+enum class TokenizerKind { kClipBpe, kSentencePiece, kHfBpe };
 // kSentencePiece text cleaning: open_clip's clean='canonicalize' (OpenCLIP SigLIP over T5Tokenizer),
 // or transformers' SiglipTokenizer (HF SigLIP checkpoints: lowercase, punctuation removed, no ftfy).
 enum class TextCleaning { kOpenClipCanonicalize, kHfSiglip };
 struct TokenizerConfig {
   TokenizerKind kind = TokenizerKind::kClipBpe;
   std::string hf_name;               // OpenCLIP text_cfg.hf_tokenizer_name ("" for CLIP's BPE / an HF checkpoint)
-  std::filesystem::path model_file;  // kSentencePiece: spiece.model
+  std::filesystem::path model_file;  // kSentencePiece: spiece.model; kHfBpe: tokenizer.json
   int32_t eos_id = kEndOfText;
+  bool add_eos = true;   // kHfBpe: add_eos_token (the others always end with eos)
+  bool add_bos = false;  // kHfBpe: add_bos_token
+  int32_t bos_id = 0;    // kHfBpe with add_bos
   TextCleaning cleaning = TextCleaning::kOpenClipCanonicalize;
 };
 

@@ -115,14 +115,30 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
   return Status::Ok();
 }
 
+std::string_view ActivationName(Activation a) {
+  switch (a) {
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kQuickGelu:
+      return "quick_gelu";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+  }
+  return "gelu";
+}
+
 nlohmann::json TowerJson(const TowerConfig& t) {
-  return {{"width", t.width}, {"layers", t.layers}, {"heads", t.heads}, {"mlp_width", t.mlp_width},
-          {"layer_norm_eps", FloatJson(t.layer_norm_eps)}};
+  nlohmann::json j = {{"width", t.width}, {"layers", t.layers}, {"heads", t.heads}, {"mlp_width", t.mlp_width},
+                      {"layer_norm_eps", FloatJson(t.layer_norm_eps)}};
+  // Where the tower fixes its own activation (SigLIP2's tanh GELU), else the model's "activation".
+  if (t.activation) j["activation"] = ActivationName(*t.activation);
+  return j;
 }
 
 // The tower type a model uses, as `clip info` names it.
 std::string VisionTowerText(const VisionConfig& v) {
   if (v.tower != VisionTower::kViT) return std::string(VisionTowerName(v.tower));
+  if (v.eva.enabled) return v.eva.rope ? "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token" : "timm EVA01 ViT, class token";
   return v.pooling == Pooling::kAttentionPool ? "timm ViT, MAP attention-pool head (SigLIP)" : "ViT, class token";
 }
 
@@ -214,21 +230,19 @@ std::string_view CleaningName(const TokenizerConfig& t) {
   return t.cleaning == TextCleaning::kHfSiglip ? "siglip_hf" : "canonicalize";
 }
 
-std::string_view ActivationName(Activation a) {
-  switch (a) {
-    case Activation::kGelu:
-      return "gelu";
-    case Activation::kQuickGelu:
-      return "quick_gelu";
-    case Activation::kGeluTanh:
-      return "gelu_tanh";
-  }
-  return "gelu";
-}
-
 nlohmann::json TokenizerJson(const ClipConfig& c) {
   if (c.tokenizer.kind == TokenizerKind::kClipBpe) {
     return {{"kind", "clip_bpe"}, {"clean", "lower"}, {"eos_id", kEndOfText}, {"pad_id", c.text.pad_id}};
+  }
+  if (c.tokenizer.kind == TokenizerKind::kHfBpe) {
+    return {{"kind", "hf_bpe"},
+            {"model_file", c.tokenizer.model_file.string()},
+            {"clean", CleaningName(c.tokenizer)},
+            {"add_bos", c.tokenizer.add_bos},
+            {"bos_id", c.tokenizer.bos_id},
+            {"add_eos", c.tokenizer.add_eos},
+            {"eos_id", c.tokenizer.eos_id},
+            {"pad_id", c.text.pad_id}};
   }
   return {{"kind", "sentencepiece"},
           {"model_file", c.tokenizer.model_file.string()},
@@ -289,11 +303,16 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
   std::cout << fmt::format("text          {}; context {}, vocab {}: width {}, {} layers, {} heads, mlp {}\n",
                            TextTowerName(c.text), c.text.context_length, c.text.vocab_size, c.text.width,
                            c.text.layers, c.text.heads, c.text.mlp_width);
+  const std::string tokenizer_kind = c.tokenizer.kind == TokenizerKind::kHfBpe
+                                         ? fmt::format("Hugging Face BPE (tokenizer.json), bos {}",
+                                                       c.tokenizer.add_bos ? std::to_string(c.tokenizer.bos_id) : "none")
+                                         : "SentencePiece";
   std::cout << fmt::format("tokenizer     {}\n", c.tokenizer.kind == TokenizerKind::kClipBpe
                                                       ? "CLIP BPE (bundled vocabulary), clean lower"
-                                                      : fmt::format("SentencePiece {}, clean {}, eos {}, pad {}",
+                                                      : fmt::format("{} {}, clean {}, eos {}, pad {}", tokenizer_kind,
                                                                     c.tokenizer.model_file.string(),
-                                                                    CleaningName(c.tokenizer), c.tokenizer.eos_id,
+                                                                    CleaningName(c.tokenizer),
+                                                                    c.tokenizer.add_eos ? std::to_string(c.tokenizer.eos_id) : "none",
                                                                     c.text.pad_id));
   std::cout << fmt::format("preprocess    resize {} ({}) to {}{}, mean {} std {}\n",
                            j["preprocess"]["resize_mode"].get<std::string>(),

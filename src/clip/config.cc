@@ -214,6 +214,7 @@ Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where
     // timm's SigLIP ViTs here, every other timm trunk (ConvNeXt, or a refusal naming its family) below.
     const std::string name = v["timm_model_name"].is_string() ? v["timm_model_name"].get<std::string>() : "";
     if (name.rfind("vit_", 0) == 0 && name.find("_siglip") != std::string::npos) return ParseTimmSiglipVision(v, where);
+    if (name.rfind("eva", 0) == 0) return ParseTimmEva(v, where);
     return ParseOpenClipTimm(v, where);
   }
   if (f.Has("layers") && v["layers"].is_array()) return ParseOpenClipResNet(v, where);
@@ -263,6 +264,19 @@ Result<float> LayerNormEps(const json& cfg, const std::string& where) {
   return *eps;
 }
 
+// act_kwargs: absent / {} (the model's activation), or nn.GELU's {"approximate": "tanh" | "none"}.
+Result<std::optional<Activation>> TextActivation(const json& cfg, const std::string& where) {
+  if (!cfg.contains("act_kwargs") || cfg["act_kwargs"].is_null() || cfg["act_kwargs"] == json::object()) {
+    return std::optional<Activation>();
+  }
+  const json& a = cfg["act_kwargs"];
+  const std::string approximate = a.is_object() && a.size() == 1 ? StringMember(a, "approximate") : "";
+  if (approximate == "tanh") return std::optional<Activation>(Activation::kGeluTanh);
+  if (approximate == "none") return std::optional<Activation>(Activation::kGelu);
+  return Status::Unsupported("unsupported text activation options (act_kwargs = " + QuoteJson(a) + ")", where,
+                             "{\"approximate\": \"tanh\"} (SigLIP2) or {\"approximate\": \"none\"}");
+}
+
 // `hf_tokenizer_name` receives the text_cfg's Hugging Face tokenizer name ("" = CLIP's BPE).
 Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, std::string* hf_tokenizer_name) {
   Fields f(t, where);
@@ -303,12 +317,10 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, st
   } else {
     VISALIGN_RETURN_IF_ERROR(f.Require("tokenizer_kwargs", {}, "tokenizer options"));
   }
-  // Only SigLIP2 sets act_kwargs (approximate: tanh). The tanh GELU itself runs (HF SigLIP); what
-  // SigLIP2 lacks is its Gemma tokenizer (and a fixture to test the towers against).
-  VISALIGN_RETURN_IF_ERROR(
-      f.Require("act_kwargs", {}, "SigLIP2 text tower (tanh GELU; its Gemma tokenizer is not implemented)"));
+  // SigLIP2 sets act_kwargs {approximate: tanh}: nn.GELU(approximate='tanh') in the text blocks.
+  VISALIGN_ASSIGN_OR_RETURN(c.activation, TextActivation(t, where));
   VISALIGN_ASSIGN_OR_RETURN(c.layer_norm_eps, LayerNormEps(t, where));
-  f.Ignore({"output_tokens", "output_dim", "norm_kwargs"});
+  f.Ignore({"output_tokens", "output_dim", "norm_kwargs", "act_kwargs"});
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   return c;
 }
@@ -416,7 +428,7 @@ Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
   }
   if (!config.ok()) return config.status();
   if (config->tokenizer.kind == TokenizerKind::kSentencePiece || !config->tokenizer.hf_name.empty()) {
-    VISALIGN_RETURN_IF_ERROR(ResolveSentencePieceTokenizer(dir, *config));
+    VISALIGN_RETURN_IF_ERROR(ResolveHfTokenizer(dir, *config));
   }
   config->config_file = config_file;
   config->weights_file = weights_file;

@@ -177,5 +177,7 @@ Result<std::array<int, 4>> FourInts(const json& v, const std::string& key, const
 // (ConvNeXt, or a refusal naming its family).
 Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& where);
 Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where);
+// timm's Eva trunks (EVA-CLIP; eva_config.cc).
+Result<VisionConfig> ParseTimmEva(const json& v, const std::string& where);
 
 }  // namespace visalign::clip::config_internal

@@ -102,11 +102,14 @@ std::string Describe(const Shape& s, bool relu, bool residual) {
          " p=" + std::to_string(s.pad) + (relu ? " relu" : "") + (residual ? " residual" : "");
 }
 
-// Strides 1/2/4, padding 0..3, kernels 1 (Gemm) and 2/3/4/7, odd sizes and channel counts, batch 1 and 3.
+// Strides 1/2/4, padding 0..3, kernels 1 (Gemm) and 2/3/4/7, odd sizes and channel counts (floored by
+// strided kernels), batch 1 and 3.
 const Shape kShapes[] = {
     {1, 9, 9, 3, 5, 3, 1, 1},   {3, 13, 11, 5, 7, 3, 2, 1},  {1, 15, 15, 3, 16, 4, 4, 0}, {3, 12, 12, 6, 9, 2, 2, 0},
     {1, 17, 19, 8, 5, 7, 1, 3}, {3, 23, 21, 3, 4, 7, 2, 3},  {3, 10, 10, 4, 6, 4, 1, 2}, {1, 7, 7, 32, 33, 3, 1, 1},
     {3, 9, 7, 5, 3, 1, 1, 0},   {1, 5, 5, 17, 19, 1, 1, 0},  {3, 11, 11, 4, 5, 3, 4, 1}, {1, 6, 6, 3, 4, 1, 2, 0},
+    // ConvNeXt at sizes that are not multiples of 32: the stem and downsamples floor odd maps.
+    {3, 9, 7, 6, 5, 2, 2, 0},   {1, 67, 67, 3, 8, 4, 4, 0},
 };
 
 TEST(Conv2dTest, MatchesDirectConvolution) {
@@ -179,13 +182,14 @@ TEST(Conv2dIsaLimitTest, ChildRunsBelowAvx512) {
 
 // oneDNN chooses its convolution kernels by ISA at run time; on an AVX-512 machine the default run
 // covers only the AVX-512 kernels, so the direct-convolution check and the convolutional fixtures'
-// parity tests run again with the limit at AVX2 (the level of AVX2-only hosts).
+// parity tests run again with the limit at AVX2 (the level of AVX2-only hosts), and with them the
+// newest transformer fixture's (siglip2-tiny: its GEMMs, oneDNN's sgemm, dispatch by ISA too).
 TEST(Conv2dIsaLimitTest, MatchesFixturesOnAvx2) {
   if (std::getenv("ONEDNN_MAX_CPU_ISA") != nullptr) GTEST_SKIP() << "already under an ISA limit";
   const testing::RunResult r = testing::RunProgram(
       {"/proc/self/exe",
        "--gtest_filter=Conv2dTest.*:Conv2dIsaLimitTest.ChildRunsBelowAvx512:Fixtures/FixtureParityTest.*/clip_rn_tiny:"
-       "Fixtures/FixtureParityTest.*/clip_convnext_tiny"},
+       "Fixtures/FixtureParityTest.*/clip_convnext_tiny:Fixtures/FixtureParityTest.*/siglip2_tiny"},
       {{"ONEDNN_MAX_CPU_ISA", "AVX2"}});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("[  SKIPPED ]"), std::string::npos) << r.out;

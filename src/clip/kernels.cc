@@ -39,6 +39,15 @@ void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation
   for (int r = 0; r < rows; ++r) row_fn(y + static_cast<size_t>(r) * cols, cols, bias);
 }
 
+void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias) {
+  const RowKernels& k = BestRowKernels();
+#pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * cols))
+  for (int r = 0; r < rows; ++r) {
+    const size_t offset = static_cast<size_t>(r) * cols;
+    k.bias_swiglu(gate + offset, value + offset, cols, gate_bias, value_bias);
+  }
+}
+
 namespace {
 
 // Per (item, head): scores = q·kᵀ/√d (two small GEMMs), softmax over the keys (the first t + 1

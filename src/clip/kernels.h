@@ -23,6 +23,9 @@ void AddBias(float* y, int rows, int cols, const float* bias);
 // y[r][c] = act(y[r][c] + bias[c]).
 void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation act);
 
+// gate[r][c] = silu(gate[r][c] + gate_bias[c]) * (value[r][c] + value_bias[c]) (SwiGLU).
+void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias);
+
 // Multi-head self-attention on a fused projection qkv[batch * seq, 3 * width] (q | k | v, heads are
 // contiguous slices of width / heads). Writes the concatenated heads to out[batch * seq, width].
 // `causal`: position t attends to positions <= t only. Per (item, head): scores = q·kᵀ/√d and

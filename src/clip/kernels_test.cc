@@ -86,6 +86,14 @@ TEST(RowKernelsTest, BuildsAgreeOnLongRows) {
     base.bias_gelu_tanh(a.data(), kCols, bias.data());
     k->bias_gelu_tanh(b.data(), kCols, bias.data());
     for (int c = 0; c < kCols; ++c) EXPECT_NEAR(a[c], b[c], 1e-6) << k->name << " gelu_tanh " << c;
+    // SwiGLU against its definition in double (libm exp), so both builds are checked, not only alike.
+    a = x;
+    k->bias_swiglu(a.data(), gain.data(), kCols, bias.data(), bias.data());
+    for (int c = 0; c < kCols; ++c) {
+      const double g = static_cast<double>(x[c]) + bias[c];
+      const double want = g / (1.0 + std::exp(-g)) * (static_cast<double>(gain[c]) + bias[c]);
+      EXPECT_NEAR(a[c], want, 1e-5 * std::max(1.0, std::abs(want))) << k->name << " swiglu " << c;
+    }
   }
 }
 

@@ -12,7 +12,7 @@
 
 #include "clip/batching.h"
 #include "clip/config.h"
-#include "clip/sentencepiece_tokenizer.h"
+#include "clip/text_tokenizer.h"
 #include "clip/towers.h"
 #include "visalign/clip.h"
 #include "visalign/core/io.h"
@@ -24,7 +24,7 @@ namespace visalign::clip {
 struct ClipModel::Impl {
   ClipConfig config;
   ClipWeights weights;
-  std::unique_ptr<SentencePieceTokenizer> sentencepiece;  // TokenizerKind::kSentencePiece only
+  std::unique_ptr<TextTokenizer> tokenizer;  // null for TokenizerKind::kClipBpe (the shared BpeTokenizer)
   ClipLoadOptions options;
   Precision precision = Precision::kFp32;
   std::string precision_reason;
@@ -114,7 +114,7 @@ Result<std::string> ClipModel::Fingerprint() const {
 }
 
 Result<std::vector<int32_t>> ClipModel::Tokenize(std::string_view text) const {
-  if (impl_->sentencepiece) return impl_->sentencepiece->Tokenize(text, context_length());
+  if (impl_->tokenizer) return impl_->tokenizer->Tokenize(text, context_length());
   return clip::Tokenize(text, context_length());
 }
 
@@ -289,9 +289,7 @@ Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoad
   std::tie(impl->precision, impl->precision_reason) = std::move(precision);
   VISALIGN_ASSIGN_OR_RETURN(impl->config, ReadClipConfig(dir));
   VISALIGN_ASSIGN_OR_RETURN(impl->weights, LoadClipWeights(impl->config, impl->precision));
-  if (impl->config.tokenizer.kind == TokenizerKind::kSentencePiece) {
-    VISALIGN_ASSIGN_OR_RETURN(impl->sentencepiece, SentencePieceTokenizer::Load(impl->config.tokenizer));
-  }
+  VISALIGN_ASSIGN_OR_RETURN(impl->tokenizer, LoadTextTokenizer(impl->config.tokenizer));
   return ClipModel(std::move(impl));
 }
 

@@ -16,6 +16,8 @@ struct RowKernels {
   void (*bias_quick_gelu)(float* y, int cols, const float* bias);
   // y = gelu_tanh(y + bias): PyTorch's gelu(approximate='tanh') (transformers' gelu_pytorch_tanh).
   void (*bias_gelu_tanh)(float* y, int cols, const float* bias);
+  // gate = silu(gate + gate_bias) * (value + value_bias) (SwiGLU, silu(x) = x * sigmoid(x)).
+  void (*bias_swiglu)(float* gate, const float* value, int cols, const float* gate_bias, const float* value_bias);
   // p[0, n) = softmax(p[0, n)) in place.
   void (*softmax)(float* p, int n);
   // y = max(y + bias, 0) (convolution towers' ReLU).

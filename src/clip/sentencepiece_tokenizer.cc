@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "clip/hf_bpe_tokenizer.h"
 #include "clip/text_clean.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
@@ -21,16 +22,6 @@ constexpr const char* kT5DefaultEos = "</s>";
 constexpr const char* kT5DefaultPad = "<pad>";
 constexpr const char* kSiglipDefaultPad = "</s>";  // transformers' SiglipTokenizer
 constexpr const char* kWordBoundary = "\u2581";      // SentencePiece's "▁"
-
-// A special token of tokenizer_config.json: a string or an AddedToken object {"content": ...}.
-Result<std::string> TokenString(const json& cfg, const std::string& key, const std::string& fallback,
-                                const std::string& where) {
-  if (!cfg.contains(key) || cfg[key].is_null()) return fallback;
-  const json& v = cfg[key];
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
-  return Status::InvalidArgument("field \"" + key + "\" is " + QuoteJson(v), where, "a token string");
-}
 
 }  // namespace
 
@@ -84,25 +75,12 @@ std::optional<int32_t> SentencePieceTokenizer::PieceId(const std::string& piece)
   return id;
 }
 
-Status ResolveSentencePieceTokenizer(const fs::path& model_dir, ClipConfig& config) {
+Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
   const std::string& name = config.tokenizer.hf_name;
   const fs::path dir = fs::is_directory(model_dir / name) ? model_dir / name : model_dir;
-  const fs::path model_file = dir / kModelFile;
-  if (!fs::is_regular_file(model_file)) {
-    if (fs::is_regular_file(dir / "tokenizer.json")) {
-      return Status::Unsupported("Hugging Face tokenizer.json without a SentencePiece model file", dir.string(),
-                                 std::string(kModelFile) + " beside it (SigLIP's T5 tokenizer, from the same hub repo)");
-    }
-    if (name.empty()) {
-      return Status::NotFound("no SentencePiece model for the Hugging Face SigLIP checkpoint", dir.string(),
-                              std::string(kModelFile) + " in the model directory");
-    }
-    return Status::NotFound("no SentencePiece model for hf_tokenizer_name " + QuoteText(name), dir.string(),
-                            std::string(kModelFile) + " in the model directory or in its subfolder " + name);
-  }
   json cfg = json::object();
-  TextCleaning cleaning = TextCleaning::kOpenClipCanonicalize;
   const fs::path cfg_file = dir / kTokenizerConfigFile;
+  std::string cls = "T5Tokenizer";
   if (fs::is_regular_file(cfg_file)) {
     VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(cfg_file));
     Result<json> parsed = ParseJson(text);
@@ -111,25 +89,41 @@ Status ResolveSentencePieceTokenizer(const fs::path& model_dir, ClipConfig& conf
                                      "a Hugging Face tokenizer_config.json");
     }
     cfg = std::move(*parsed);
-    const auto cls_field = cfg.find("tokenizer_class");
-    const std::string cls = cls_field == cfg.end() ? "T5Tokenizer" : cls_field->is_string() ? cls_field->get<std::string>() : "";
-    if (cls == "SiglipTokenizer") {
-      cleaning = TextCleaning::kHfSiglip;
-      if (cfg.contains("do_lower_case") && cfg["do_lower_case"] != true) {
-        return Status::Unsupported("unsupported do_lower_case " + QuoteJson(cfg["do_lower_case"]), cfg_file.string(),
-                                   "true (SiglipTokenizer's default)");
-      }
-    } else if (cls != "T5Tokenizer" && cls != "T5TokenizerFast") {
-      return Status::Unsupported("unsupported tokenizer_class " + QuoteJson(*cls_field), cfg_file.string(),
-                                 "T5Tokenizer or SiglipTokenizer (SigLIP; SigLIP2's GemmaTokenizer is not implemented)");
-    }
-    if (cfg.contains("extra_ids") && cfg["extra_ids"] != 0) {
-      return Status::Unsupported("unsupported extra_ids " + QuoteJson(cfg["extra_ids"]), cfg_file.string(), "0");
-    }
+    if (cfg.contains("tokenizer_class")) cls = cfg["tokenizer_class"].is_string() ? cfg["tokenizer_class"].get<std::string>() : "";
   }
-  VISALIGN_ASSIGN_OR_RETURN(std::string eos, TokenString(cfg, "eos_token", kT5DefaultEos, cfg_file.string()));
+  if (cls == "GemmaTokenizer" || cls == "GemmaTokenizerFast") return ResolveHfBpeTokenizer(dir, cfg, cfg_file.string(), config);
+  const fs::path model_file = dir / kModelFile;
+  if (!fs::is_regular_file(model_file)) {
+    if (fs::is_regular_file(dir / "tokenizer.json")) {
+      return Status::Unsupported("Hugging Face tokenizer.json of class " + QuoteText(cls) + " without a SentencePiece model file",
+                                 dir.string(),
+                                 std::string(kModelFile) + " beside it (SigLIP's T5 tokenizer), or a tokenizer_config.json "
+                                 "of class GemmaTokenizer (SigLIP2)");
+    }
+    if (name.empty()) {
+      return Status::NotFound("no SentencePiece model for the Hugging Face SigLIP checkpoint", dir.string(),
+                              std::string(kModelFile) + " in the model directory");
+    }
+    return Status::NotFound("no SentencePiece model for hf_tokenizer_name " + QuoteText(name), dir.string(),
+                            std::string(kModelFile) + " in the model directory or in its subfolder " + name);
+  }
+  TextCleaning cleaning = TextCleaning::kOpenClipCanonicalize;
+  if (cls == "SiglipTokenizer") {
+    cleaning = TextCleaning::kHfSiglip;
+    if (cfg.contains("do_lower_case") && cfg["do_lower_case"] != true) {
+      return Status::Unsupported("unsupported do_lower_case " + QuoteJson(cfg["do_lower_case"]), cfg_file.string(),
+                                 "true (SiglipTokenizer's default)");
+    }
+  } else if (cls != "T5Tokenizer" && cls != "T5TokenizerFast") {
+    return Status::Unsupported("unsupported tokenizer_class " + QuoteJson(cfg["tokenizer_class"]), cfg_file.string(),
+                               "T5Tokenizer, SiglipTokenizer (SigLIP) or GemmaTokenizer (SigLIP2)");
+  }
+  if (cfg.contains("extra_ids") && cfg["extra_ids"] != 0) {
+    return Status::Unsupported("unsupported extra_ids " + QuoteJson(cfg["extra_ids"]), cfg_file.string(), "0");
+  }
+  VISALIGN_ASSIGN_OR_RETURN(std::string eos, SpecialTokenString(cfg, "eos_token", kT5DefaultEos, cfg_file.string()));
   const char* default_pad = cleaning == TextCleaning::kHfSiglip ? kSiglipDefaultPad : kT5DefaultPad;
-  VISALIGN_ASSIGN_OR_RETURN(std::string pad, TokenString(cfg, "pad_token", default_pad, cfg_file.string()));
+  VISALIGN_ASSIGN_OR_RETURN(std::string pad, SpecialTokenString(cfg, "pad_token", default_pad, cfg_file.string()));
   TokenizerConfig t;
   t.kind = TokenizerKind::kSentencePiece;
   t.hf_name = name;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "clip/text_tokenizer.h"
 #include "visalign/clip.h"
 #include "visalign/core/status.h"
 
@@ -20,9 +21,9 @@ class SentencePieceProcessor;
 
 namespace visalign::clip {
 
-class SentencePieceTokenizer {
+class SentencePieceTokenizer : public TextTokenizer {
  public:
-  // Loads config.tokenizer.model_file (as ResolveSentencePieceTokenizer set it).
+  // Loads config.tokenizer.model_file (as ResolveHfTokenizer set it).
   static Result<std::unique_ptr<SentencePieceTokenizer>> Load(const TokenizerConfig& config);
   ~SentencePieceTokenizer();
 
@@ -31,7 +32,7 @@ class SentencePieceTokenizer {
   std::vector<int32_t> EncodeCleaned(std::string_view cleaned) const;
   std::vector<std::string> PiecesOfCleaned(std::string_view cleaned) const;
   // The full pipeline; fails only on invalid UTF-8.
-  Result<std::vector<int32_t>> Tokenize(std::string_view text, int context_length) const;
+  Result<std::vector<int32_t>> Tokenize(std::string_view text, int context_length) const override;
   // The id of a piece, or nullopt when it is not in the vocabulary.
   std::optional<int32_t> PieceId(const std::string& piece) const;
 
@@ -45,12 +46,13 @@ class SentencePieceTokenizer {
 
 // For an OpenCLIP config whose text_cfg names a Hugging Face tokenizer (config.tokenizer.hf_name),
 // or an HF SigLIP checkpoint (hf_name ""): finds its folder (model_dir / hf_name when that is a
-// directory, else model_dir itself: hub downloads ship the tokenizer files beside the weights),
-// requires spiece.model there and a tokenizer_config.json (if present) of class T5Tokenizer (open_clip
-// cleaning) or SiglipTokenizer (transformers' cleaning; do_lower_case true), and sets
-// config.tokenizer (kind, model_file, eos_id, cleaning) and config.text.pad_id from its eos/pad
-// tokens. A folder with only tokenizer.json, or another tokenizer class (SigLIP2's Gemma
-// tokenizer), is kUnsupported naming it.
-Status ResolveSentencePieceTokenizer(const std::filesystem::path& model_dir, ClipConfig& config);
+// directory, else model_dir itself: hub downloads ship the tokenizer files beside the weights) and
+// its tokenizer_config.json (if present). Class GemmaTokenizer(Fast) (SigLIP2) goes to
+// ResolveHfBpeTokenizer (tokenizer.json). Otherwise it requires spiece.model there and a class
+// T5Tokenizer (open_clip cleaning) or SiglipTokenizer (transformers' cleaning; do_lower_case true),
+// and sets config.tokenizer (kind, model_file, eos_id, cleaning) and config.text.pad_id from its
+// eos/pad tokens. A folder with only tokenizer.json of another class, or another tokenizer class,
+// is kUnsupported naming it.
+Status ResolveHfTokenizer(const std::filesystem::path& model_dir, ClipConfig& config);
 
 }  // namespace visalign::clip

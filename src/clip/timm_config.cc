@@ -13,11 +13,10 @@
 namespace visalign::clip::config_internal {
 namespace {
 
-constexpr int kConvNextTotalStride = 32;  // stem 4, stages 1..3 x2 each
+constexpr int kConvNextTotalStride = 32;  // stem 4, stages 1..3 x2 each (the smallest image size)
 
 // timm's SigLIP ViTs (vision_transformer.py `vit_<size>_patch<P>_siglip_<S>`): no class token, MAP
-// head, exact GELU, LayerNorm eps 1e-6. The tanh-GELU variants (SigLIP2's towers) are refused: SigLIP2
-// needs the Gemma tokenizer, not implemented, and there is no SigLIP2 fixture to test against.
+// head, exact GELU (act_layer 'gelu_tanh' for the names below, SigLIP2's towers), LayerNorm eps 1e-6.
 struct TimmSiglipSize {
   const char* name;
   int width, depth, heads;
@@ -52,12 +51,8 @@ Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& whe
     return Status::Unsupported("unsupported timm vision tower (timm_model_name = " + QuoteText(name) + ")", where,
                                "a timm SigLIP ViT vit_{base,large,so400m,giantopt}_patch*_siglip_* (or a ConvNeXt)");
   }
-  if (TimmTanhGeluModels().count(name)) {
-    return Status::Unsupported(
-        "unsupported SigLIP2 timm tower " + name + " (tanh GELU; SigLIP2's Gemma tokenizer is not implemented)", where,
-        "a SigLIP ViT of SigLIP (exact GELU, T5 tokenizer)");
-  }
   VisionConfig c;
+  if (TimmTanhGeluModels().count(name)) c.activation = Activation::kGeluTanh;  // blocks and MAP head
   const Result<int64_t> patch = ParseInt(m.str(2), where), image = ParseInt(m.str(3), where);
   const std::optional<int> named_patch = patch.ok() ? SizeValue(*patch) : std::nullopt;
   const std::optional<int> named_image = image.ok() ? SizeValue(*image) : std::nullopt;
@@ -178,9 +173,11 @@ Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where) 
   }
   f.Ignore({"timm_model_kwargs"});
   VISALIGN_ASSIGN_OR_RETURN(c.image_size, f.SquareSize("image_size", 224));
-  if (c.image_size % kConvNextTotalStride != 0) {
+  // Other sizes are floored by each strided convolution, as in timm (e.g. 200 px: 50, 25, 12, 6).
+  if (c.image_size < kConvNextTotalStride) {
     return Status::InvalidArgument(fmt::format("image_size {}", c.image_size), where,
-                                   fmt::format("a multiple of {} (ConvNeXt's total stride)", kConvNextTotalStride));
+                                   fmt::format("at least {} (ConvNeXt's total stride; a smaller image leaves the last "
+                                               "stage no pixels)", kConvNextTotalStride));
   }
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_pool", {"", "avg"}, "timm pooling other than average"));
   VISALIGN_ASSIGN_OR_RETURN(std::string proj, f.String("timm_proj", "linear"));

@@ -7,7 +7,6 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <queue>
 
 #include "clip/text_clean.h"
 #include "visalign/clip.h"
@@ -54,8 +53,6 @@ Result<std::string> ReadGzip(const std::filesystem::path& path) {
   if (failed) return Status::Corrupt("cannot decompress vocabulary", path.string(), "a valid .gz file");
   return out;
 }
-
-uint64_t PairKey(int32_t a, int32_t b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
 
 bool IsLetter(char32_t c) {
   const int cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
@@ -114,8 +111,6 @@ Result<BpeTokenizer> BpeTokenizer::Load(const std::filesystem::path& vocab_gz) {
   for (size_t id = 0; id < t.vocab_.size(); ++id) t.encoder_[t.vocab_[id]] = static_cast<int32_t>(id);
   // Symbols are identified by their string (as in the Python implementation), i.e. by the
   // encoder's id for that string.
-  t.merge_result_.resize(merges.size());
-  t.merge_pair_.resize(merges.size());
   for (size_t r = 0; r < merges.size(); ++r) {
     const auto a = t.encoder_.find(merges[r].first);
     const auto b = t.encoder_.find(merges[r].second);
@@ -123,9 +118,7 @@ Result<BpeTokenizer> BpeTokenizer::Load(const std::filesystem::path& vocab_gz) {
       return Status::Corrupt("merge of unknown symbols at rank " + std::to_string(r), vocab_gz.string(),
                              "merges built from earlier symbols");
     }
-    t.merge_rank_[PairKey(a->second, b->second)] = static_cast<int32_t>(r);
-    t.merge_pair_[r] = {a->second, b->second};
-    t.merge_result_[r] = t.encoder_.at(merges[r].first + merges[r].second);
+    t.merges_.Add(a->second, b->second, t.encoder_.at(merges[r].first + merges[r].second));
   }
   return t;
 }
@@ -199,45 +192,11 @@ void BpeTokenizer::AppendBpe(std::u32string_view piece, std::vector<int32_t>* ou
     return;
   }
   const std::string bytes = EncodeUtf8(piece);
-  // CLIP's bpe() merges, round after round, every occurrence of the adjacent pair with the lowest
-  // merge rank, left to right. That costs a pass over the word per round (quadratic in a long
-  // word); this does the same merges in the same order in O(n log n): symbols in a linked list,
-  // candidate pairs in a heap ordered by (rank, position). A merge's result only takes part in
-  // merges of higher rank (BPE learns a symbol before any merge that uses it), so taking the
-  // leftmost lowest-rank pair one at a time is the reference's round, occurrence by occurrence.
-  const auto n = static_cast<int32_t>(bytes.size());
-  std::vector<int32_t> id(static_cast<size_t>(n)), next(static_cast<size_t>(n)), prev(static_cast<size_t>(n));
-  for (int32_t k = 0; k < n; ++k) {
-    id[k] = byte_id_[static_cast<unsigned char>(bytes[static_cast<size_t>(k)])];
-    next[k] = k + 1 < n ? k + 1 : -1;
-    prev[k] = k - 1;
-  }
-  id[n - 1] += kByteSymbols;  // the "</w>" variant of the last symbol
-  struct Candidate {
-    int32_t rank, left, left_id, right_id;
-    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
-  const auto consider = [&](int32_t left) {
-    if (left < 0 || next[left] < 0) return;
-    const auto it = merge_rank_.find(PairKey(id[left], id[next[left]]));
-    if (it != merge_rank_.end()) heap.push({it->second, left, id[left], id[next[left]]});
-  };
-  for (int32_t k = 0; k + 1 < n; ++k) consider(k);
-  while (!heap.empty()) {
-    const Candidate c = heap.top();
-    heap.pop();
-    const int32_t right = next[c.left];
-    // Stale: a symbol of the pair was merged into something else since it was pushed.
-    if (id[c.left] != c.left_id || right < 0 || id[right] != c.right_id) continue;
-    id[c.left] = merge_result_[static_cast<size_t>(c.rank)];
-    id[right] = -1;
-    next[c.left] = next[right];
-    if (next[right] >= 0) prev[next[right]] = c.left;
-    consider(prev[c.left]);
-    consider(c.left);
-  }
-  for (int32_t k = 0; k >= 0; k = next[k]) out->push_back(id[k]);
+  std::vector<int32_t> ids(bytes.size());
+  for (size_t k = 0; k < bytes.size(); ++k) ids[k] = byte_id_[static_cast<unsigned char>(bytes[k])];
+  ids.back() += kByteSymbols;  // the "</w>" variant of the last symbol
+  merges_.Apply(ids);
+  out->insert(out->end(), ids.begin(), ids.end());
 }
 
 std::vector<int32_t> BpeTokenizer::EncodeCleaned(std::u32string_view cleaned) const {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "clip/bpe_merges.h"
 #include "visalign/core/status.h"
 
 namespace visalign::clip {
@@ -38,9 +39,7 @@ class BpeTokenizer {
 
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int32_t> encoder_;       // last id of each string (as Python's dict)
-  std::unordered_map<uint64_t, int32_t> merge_rank_;     // (left id, right id) -> rank
-  std::vector<int32_t> merge_result_;                    // rank -> merged id
-  std::vector<std::pair<int32_t, int32_t>> merge_pair_;  // rank -> (left id, right id)
+  BpeMerges merges_;
   int32_t byte_id_[256] = {};                            // byte -> id of its symbol
 };
 

@@ -6,6 +6,7 @@
 #include "clip/convnext.h"
 #include "clip/kernels.h"
 #include "clip/resnet.h"
+#include "clip/rope.h"
 
 namespace visalign::clip {
 
@@ -21,9 +22,10 @@ void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x,
 
 namespace {
 
-// The residual blocks of one tower on x[batch * seq, width], in place.
+// The residual blocks of one tower on x[batch * seq, width], in place. `rope` (EVA02): rotary
+// embedding of q and k of the tokens after the first `seq - rope->tokens` (the class token).
 void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, float* x, int batch, int seq,
-               bool causal, const ForwardOptions& o, const std::string& prefix) {
+               bool causal, const ForwardOptions& o, const std::string& prefix, const RopeTable* rope = nullptr) {
   const int rows = batch * seq;
   const int w = cfg.width;
   const int mlp = cfg.mlp_width;
@@ -31,17 +33,29 @@ void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, f
   std::vector<float> qkv(static_cast<size_t>(rows) * 3 * w);
   std::vector<float> attn(static_cast<size_t>(rows) * w);
   std::vector<float> hidden(static_cast<size_t>(rows) * mlp);
+  std::vector<float> gate;  // SwiGLU only
   for (size_t i = 0; i < tw.blocks.size(); ++i) {
     const BlockWeights& b = tw.blocks[i];
     LayerNorm(x, h.data(), rows, w, b.ln1_gain.data, b.ln1_bias.data, cfg.layer_norm_eps);
     Linear(b.qkv, rows, w, 3 * w, h.data(), 0.0f, qkv.data());
     AddBias(qkv.data(), rows, 3 * w, b.qkv.bias.data);
+    if (rope != nullptr) ApplyRope(*rope, qkv.data(), batch, seq, seq - rope->tokens, w, cfg.heads);
     Attention(qkv.data(), attn.data(), batch, seq, w, cfg.heads, causal);
+    if (b.attn_norm_gain.data != nullptr) {
+      LayerNorm(attn.data(), attn.data(), rows, w, b.attn_norm_gain.data, b.attn_norm_bias.data, cfg.layer_norm_eps);
+    }
     Linear(b.out_proj, rows, w, w, attn.data(), 1.0f, x);  // residual: x += attn · Woᵀ
     AddBias(x, rows, w, b.out_proj.bias.data);
     LayerNorm(x, h.data(), rows, w, b.ln2_gain.data, b.ln2_bias.data, cfg.layer_norm_eps);
     Linear(b.fc, rows, w, mlp, h.data(), 0.0f, hidden.data());
-    AddBiasActivate(hidden.data(), rows, mlp, b.fc.bias.data, act);
+    if (b.fc_gate.weight.data != nullptr || !b.fc_gate.weight_bf16.empty()) {  // SwiGLU: silu(gate) * value, norm
+      gate.resize(hidden.size());
+      Linear(b.fc_gate, rows, w, mlp, h.data(), 0.0f, gate.data());
+      AddBiasSwiGlu(gate.data(), hidden.data(), rows, mlp, b.fc_gate.bias.data, b.fc.bias.data);
+      LayerNorm(gate.data(), hidden.data(), rows, mlp, b.mlp_norm_gain.data, b.mlp_norm_bias.data, cfg.layer_norm_eps);
+    } else {
+      AddBiasActivate(hidden.data(), rows, mlp, b.fc.bias.data, act);
+    }
     Linear(b.proj, rows, mlp, w, hidden.data(), 1.0f, x);  // residual
     AddBias(x, rows, w, b.proj.bias.data);
     Trace(o, prefix + "block" + std::to_string(i) + "_out", x, static_cast<size_t>(rows) * w);
@@ -102,7 +116,7 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   if (config.vision.tower == VisionTower::kModifiedResNet) return EncodeResNet(config, *w.resnet, pixels, o);
   if (config.vision.tower == VisionTower::kConvNext) return EncodeConvNext(config, *w.convnext, pixels, o);
   const VisionConfig& v = config.vision;
-  const bool timm = v.pooling == Pooling::kAttentionPool;
+  const bool timm = v.pooling == Pooling::kAttentionPool || v.eva.enabled;  // visual.trunk.* names
   const std::string prefix = timm ? "visual.trunk." : "visual.";
   const int n = pixels.rows;
   const int s = v.image_size;
@@ -167,17 +181,25 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     LayerNorm(x.data(), x.data(), n * seq, width, w.ln_pre_gain.data, w.ln_pre_bias.data, v.layer_norm_eps);
   }
   Trace(o, prefix + (timm ? "tokens_with_pos" : "ln_pre_out"), x.data(), x.size());
+  if (v.eva.enabled) Trace(o, prefix + "norm_pre_out", x.data(), x.size());  // timm's norm_pre is the identity
   // OpenCLIP's timm towers use exact GELU whatever its config's quick_gelu says; transformers'
   // SiglipVisionTransformer its hidden_act (blocks and pooling head alike).
-  const Activation act = timm && config.layout == CheckpointLayout::kOpenClip ? Activation::kGelu : config.activation;
-  RunBlocks(v, act, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix);
+  const Activation act = v.activation              ? *v.activation
+                         : timm && config.layout == CheckpointLayout::kOpenClip ? Activation::kGelu
+                                                                                : config.activation;
+  RunBlocks(v, act, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix, v.eva.rope ? &w.rope : nullptr);
+  const std::vector<int> class_token(static_cast<size_t>(n), 0);
+  if (v.eva.enabled) {  // norm on every token, the class token, trunk.head
+    Matrix out = PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm_out");
+    Trace(o, "visual.projected", out.data.data(), out.data.size());
+    return out;
+  }
   if (timm) {
     LayerNorm(x.data(), x.data(), n * seq, width, w.vision.ln_final_gain.data, w.vision.ln_final_bias.data,
               v.layer_norm_eps);
     Trace(o, prefix + "norm_out", x.data(), x.size());
     return AttentionPool(v, act, w.attention_pool, x.data(), n, seq, o, prefix);
   }
-  const std::vector<int> class_token(static_cast<size_t>(n), 0);
   return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, prefix, "ln_post_out");
 }
 
@@ -205,7 +227,7 @@ Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vec
     }
   }
   Trace(o, "text.embeds_out", x.data(), x.size());
-  RunBlocks(t, config.activation, w.text, x.data(), n, seq, t.causal, o, "text.");
+  RunBlocks(t, t.activation.value_or(config.activation), w.text, x.data(), n, seq, t.causal, o, "text.");
   return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, pool_index, o, "text.", "ln_final_out");
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "clip/gemm.h"
+#include "clip/rope.h"
 #include "clip/safetensors.h"
 #include "visalign/clip.h"
 
@@ -41,6 +42,11 @@ void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x,
 struct BlockWeights {
   Tensor ln1_gain, ln1_bias, ln2_gain, ln2_bias;
   LinearWeights qkv, out_proj, fc, proj;
+  // EVA02 only (empty otherwise): attn.norm over the heads before out_proj; SwiGLU's gate (fc is its
+  // value) and mlp.norm over the hidden units before proj.
+  Tensor attn_norm_gain, attn_norm_bias;
+  LinearWeights fc_gate;
+  Tensor mlp_norm_gain, mlp_norm_bias;
 };
 
 struct TowerWeights {
@@ -74,6 +80,7 @@ struct ClipWeights {
   AttentionPoolWeights attention_pool;  // vision Pooling::kAttentionPool only
   TowerWeights text;
   Tensor token_embedding;           // [vocab, width]
+  RopeTable rope;                   // EVA02's vision tower only (tokens 0 otherwise)
   float logit_scale_log = 0.0f;
   float logit_bias = 0.0f;  // sigmoid models only
 };

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "clip/convnext.h"
+#include "clip/eva.h"
 #include "clip/resnet.h"
 #include "clip/towers.h"
 #include "clip/weight_loader.h"
@@ -88,7 +89,7 @@ std::vector<LinearWeights*> LinearLayers(ClipWeights& w) {
   std::vector<LinearWeights*> all = {&w.vision.projection, &w.text.projection, &a.q, &a.kv, &a.proj, &a.fc, &a.fc_proj};
   for (TowerWeights* tower : {&w.vision, &w.text}) {
     for (BlockWeights& b : tower->blocks) {
-      for (LinearWeights* lin : {&b.qkv, &b.out_proj, &b.fc, &b.proj}) all.push_back(lin);
+      for (LinearWeights* lin : {&b.qkv, &b.out_proj, &b.fc, &b.proj, &b.fc_gate}) all.push_back(lin);
     }
   }
   std::vector<LinearWeights*> present;
@@ -222,7 +223,9 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
   const TextConfig& t = config.text;
   switch (config.vision.tower) {
     case VisionTower::kViT:
-      if (config.vision.pooling == Pooling::kAttentionPool) {
+      if (config.vision.eva.enabled) {
+        VISALIGN_RETURN_IF_ERROR(LoadEvaVision(l, config, w));
+      } else if (config.vision.pooling == Pooling::kAttentionPool) {
         VISALIGN_RETURN_IF_ERROR(LoadSiglipVision(l, config, w));
       } else {
         VISALIGN_RETURN_IF_ERROR(LoadClipVision(l, config, w));

@@ -62,9 +62,11 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
       {"convnext_large_d-laion2b_s26b_b102k_augreg", ModelSupport::kNative, "ConvNeXt (timm)"},  // timm_proj mlp
       {"ViT-B-16-SigLIP-webli", ModelSupport::kNative, "ViT"},
       {"ViT-SO400M-14-SigLIP-webli", ModelSupport::kNative, "ViT"},
-      {"ViT-B-16-SigLIP2-webli", ModelSupport::kEmbeddings, "Gemma tokenizer"},
-      {"ViT-SO400M-16-SigLIP2-384-webli", ModelSupport::kEmbeddings, "Gemma tokenizer"},
-      {"EVA02-B-16-merged2b_s8b_b131k", ModelSupport::kEmbeddings, "EVA"},
+      {"ViT-B-16-SigLIP2-webli", ModelSupport::kNative, "ViT"},           // Gemma tokenizer
+      {"ViT-SO400M-16-SigLIP2-384-webli", ModelSupport::kNative, "ViT"},  // and timm's gelu_tanh tower
+      {"EVA02-B-16-merged2b_s8b_b131k", ModelSupport::kNative, "ViT"},
+      {"EVA01-g-14-plus-merged2b_s11b_b114k", ModelSupport::kNative, "ViT"},
+      {"EVA02-E-14-laion2b_s4b_b115k", ModelSupport::kEmbeddings, "post-norm"},
       {"ViTamin-B-datacomp1b", ModelSupport::kEmbeddings, "ViTamin"},
       {"coca_ViT-B-32-laion2b_s13b_b90k", ModelSupport::kEmbeddings, "CoCa"},
       {"xlm-roberta-base-ViT-B-32-laion5b_s13b_b90k", ModelSupport::kEmbeddings, "Hugging Face text tower"},
