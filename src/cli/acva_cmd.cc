@@ -13,6 +13,7 @@
 #include "cli/backend_options.h"
 #include "cli/acva_judge.h"
 #include "cli/cli.h"
+#include "cli/clip_model_option.h"
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/backends/backends.h"
@@ -182,7 +183,7 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
   clip::ClipLoadOptions clip_options;
   clip_options.show_progress = !cli.global().json;
   VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.clip_precision, clip_options));
-  VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, clip::LoadClipModel(a.clip_model, clip_options));
+  VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, LoadClipModelFlag(cli, a.clip_model, clip_options));
   const clip::ClipConfig& clip_config = model.config();
   if (clip_config.random)
     std::fprintf(stderr, "warning: --clip-model %s has weights %s\n", a.clip_model.c_str(),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/clip_model_option.h"
 #include "visalign/clip.h"
 #include "visalign/imaging/image.h"
 
@@ -80,7 +81,7 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
   options.max_batch = a.batch;
   options.show_progress = !cli.global().json;
   VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.precision, options));
-  Result<ClipModel> model = LoadClipModel(a.model, options);
+  Result<ClipModel> model = LoadClipModelFlag(cli, a.model, options);
   if (!model.ok()) return model.status().WithContext("--clip-model");
   std::vector<imaging::Image> images;
   for (const auto& path : a.images) {
@@ -259,7 +260,7 @@ struct InfoArgs {
 Status RunInfo(const Cli& cli, const InfoArgs& a) {
   ClipLoadOptions options;
   VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.precision, options));
-  Result<ClipModel> model = LoadClipModel(a.model, options);
+  Result<ClipModel> model = LoadClipModelFlag(cli, a.model, options);
   if (!model.ok()) return model.status().WithContext("--clip-model");
   const ClipConfig& c = model->config();
   VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
@@ -357,7 +358,7 @@ const CommandGroup kClip(50, [](Cli& cli) {
     if (tok_model->empty()) {
       ids = Tokenize(*text, *context);
     } else {
-      Result<ClipModel> model = LoadClipModel(*tok_model);
+      Result<ClipModel> model = LoadClipModelFlag(cli, *tok_model);
       if (!model.ok()) return model.status().WithContext("--clip-model");
       ids = model->Tokenize(*text);
     }

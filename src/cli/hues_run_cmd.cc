@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/clip_model_option.h"
 #include "cli/hues_context.h"
+#include "cli/hues_run_models.h"
 #include "visalign/backends/embeddings.h"
 #include "visalign/backends/runner.h"
 #include "visalign/benchmarks/hues/hues.h"
@@ -38,6 +40,9 @@ StoreFlags NoStore() {
 struct RunArgs {
   std::string model;
   std::string models;
+  std::string models_file;
+  bool published = false;
+  bool keep_checkpoints = false;
   std::string precision = "fp32";
   std::string embeddings;
   std::string endpoint;
@@ -123,10 +128,14 @@ Result<RunOutcome> RunFromFile(const RunArgs& a, const std::vector<std::string>&
   return outcome;
 }
 
-// The model name in the outputs: --name, else the model folder's or embeddings file's name, else
-// the endpoint's model name.
+// The model name in the outputs: --name, else a hub name's (hub::ResultsName) or the model folder's
+// or embeddings file's name, else the endpoint's model name.
 Result<std::string> RunName(const RunArgs& a) {
   std::string name = a.name;
+  if (name.empty() && !a.model.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(hub::ModelName parsed, hub::ParseModelName(a.model));
+    name = hub::ResultsName(parsed);
+  }
   if (name.empty() && !a.model.empty()) {
     const fs::path dir = fs::absolute(a.model).lexically_normal();  // "models/x/" ends in an empty filename
     name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
@@ -145,27 +154,6 @@ Result<std::string> RunName(const RunArgs& a) {
 constexpr const char* kRunRecordFile = "hues-run.json";
 
 // Model folders of DIR (those with a config file), sorted by name.
-Result<std::vector<fs::path>> ModelDirs(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return Status::InvalidArgument("\"" + dir.string() + "\" is not a directory", "--models",
-                                   "a folder of CLIP model folders");
-  }
-  std::vector<fs::path> dirs;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_directory() &&
-        (fs::is_regular_file(e.path() / "open_clip_config.json") || fs::is_regular_file(e.path() / "config.json"))) {
-      dirs.push_back(e.path());
-    }
-  }
-  std::sort(dirs.begin(), dirs.end());
-  if (dirs.empty()) {
-    return Status::InvalidArgument("no model folders in \"" + dir.string() + "\"", "--models",
-                                   "subfolders with open_clip_config.json or config.json");
-  }
-  return dirs;
-}
-
 Status CheckModelsArgs(const RunArgs& a) {
   if (!a.name.empty()) {
     return Status::InvalidArgument("--name with --models", "--name", "no --name (each model is named by its folder)");
@@ -191,7 +179,7 @@ Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& c
   std::optional<clip::ClipModel> model;
   if (!a.model.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(clip::ClipLoadOptions clip_options, ClipOptions(cli, a));
-    Result<clip::ClipModel> loaded = clip::LoadClipModel(a.model, clip_options);
+    Result<clip::ClipModel> loaded = LoadClipModelFlag(cli, a.model, clip_options);
     if (!loaded.ok()) return loaded.status().WithContext(model_flag);
     model = std::move(loaded).value();
   }
@@ -282,11 +270,12 @@ constexpr std::chrono::milliseconds kModelBusyPoll{500};
 // --store, models other processes are running are taken up once they are done (skipped then) or
 // their lease expired (a process that died), so every process ends with all models done.
 Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words) {
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, ModelDirs(a.models));
-  std::vector<std::pair<std::string, fs::path>> order;  // (preprocessing, folder)
-  for (const fs::path& dir : dirs) {
-    Result<clip::ClipConfig> config = clip::ReadClipModelConfig(dir);
-    order.emplace_back(config.ok() ? clip::PreprocessFingerprintText(config->preprocess) : "", dir);
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<ModelEntry> entries, ModelEntries(a.models, a.models_file, a.published));
+  std::vector<std::pair<std::string, ModelEntry>> order;  // (preprocessing, model): hub names first, by name
+  for (const ModelEntry& e : entries) {
+    const Result<clip::ClipConfig> config =
+        fs::is_directory(e.model) ? clip::ReadClipModelConfig(e.model) : Result<clip::ClipConfig>(Status::NotFound("a hub name"));
+    order.emplace_back(config.ok() ? clip::PreprocessFingerprintText(config->preprocess) : "", e);
   }
   std::sort(order.begin(), order.end());
   std::unique_ptr<store::RunStore> shared;
@@ -299,18 +288,18 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
   Status first_failure = Status::Ok();
   int failed = 0;
   for (auto pending = order; !pending.empty();) {
-    std::vector<std::pair<std::string, fs::path>> busy;
-    for (const auto& [preprocessing, dir] : pending) {
+    std::vector<std::pair<std::string, ModelEntry>> busy;
+    for (const auto& [preprocessing, entry] : pending) {
       RunArgs one = a;
-      one.model = dir.string();
-      const std::string name = dir.filename().string();
+      one.model = entry.model;
+      const std::string& name = entry.name;
       const std::string key = (fs::absolute(a.out) / name).lexically_normal().string();
       std::optional<store::CacheLeaseRenewer> lease;
       if (shared) {
         VISALIGN_ASSIGN_OR_RETURN(store::CacheClaim claim,
                                   shared->ClaimCacheKeys(kModelsNamespace, owner, {key}, kModelLease));
         if (!claim.busy.empty()) {
-          busy.emplace_back(preprocessing, dir);
+          busy.emplace_back(preprocessing, entry);
           continue;
         }
         lease.emplace(*shared, kModelsNamespace, owner, kModelLease);
@@ -322,6 +311,7 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
         VISALIGN_RETURN_IF_ERROR(r.ok() ? shared->CachePut(kModelsNamespace, key, r->value("status", ""))
                                         : shared->ReleaseCacheLeases(kModelsNamespace, owner));
       }
+      if (r.ok() && !a.keep_checkpoints) VISALIGN_RETURN_IF_ERROR(DropCheckpoint(cli, entry.model));
       if (r.ok()) {
         if (const auto it = r->find("board_pixels"); it != r->end() && it->is_string())
           spdlog::info("{}: board pixels {} ({})", name, it->get<std::string>(), preprocessing);
@@ -348,7 +338,7 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
   }
   if (failed > 0) {
     return Status(first_failure.code(),
-                  fmt::format("{} of {} models failed, the first with: {}", failed, dirs.size(), first_failure.what()),
+                  fmt::format("{} of {} models failed, the first with: {}", failed, entries.size(), first_failure.what()),
                   first_failure.where(), first_failure.expected());
   }
   return Status::Ok();
@@ -365,16 +355,30 @@ void AddRun(Cli& cli, CLI::App* g) {
       "Folder of model folders (each as for --clip-model): runs each, sorted and named by its folder, into --out "
       "FOLDER; re-running skips models already done with the same weights, template and words; models with the "
       "same preprocessing share the board's pixels")->excludes(model);
+  CLI::Option* models_file = cmd->add_option(
+      "--models-file", a->models_file,
+      "FILE of --clip-model values, one per line (folders, hf-hub:ORG/NAME, MODEL/TAG; # comments): runs each as "
+      "--models does, named <MODEL>-<TAG> / NAME / the folder's name")->excludes(model)->excludes(models);
+  CLI::Option* published = cmd->add_flag(
+      "--published", a->published,
+      "The paper's models (data/hues/model_catalog.csv) that run natively, by their open_clip MODEL/TAG, fetched "
+      "from the Hub one after another (the others are listed as needing embeddings)")
+      ->excludes(model)->excludes(models)->excludes(models_file);
+  cmd->add_flag("--keep-checkpoints", a->keep_checkpoints,
+                "With --models-file/--published: keep each downloaded model's weights (default: deleted once its "
+                "predictions are written)");
   AddClipPrecisionOption(cmd, &a->precision);
   CLI::Option* file = cmd->add_option(
       "--embeddings", a->embeddings,
       "Precomputed embeddings FILE (safetensors: \"board\" [480, D], \"words\" [W, D]; docs/hues.md) instead of a "
-      "native model")->excludes(model)->excludes(models);
+      "native model")->excludes(model)->excludes(models)->excludes(models_file)->excludes(published);
   CLI::Option* endpoint = cmd->add_option("--embeddings-endpoint", a->endpoint,
                                           "OpenAI-compatible embedding server URL (POST /v1/embeddings; board patches "
                                           "as PNG data URLs) instead of a native model")
                               ->excludes(model)
                               ->excludes(models)
+                              ->excludes(models_file)
+                              ->excludes(published)
                               ->excludes(file);
   cmd->add_option("--embeddings-model", a->endpoint_model, "The endpoint's name for its model (the requests' \"model\")")
       ->needs(endpoint);
@@ -414,16 +418,18 @@ void AddRun(Cli& cli, CLI::App* g) {
       "Examples:\n  visalign hues run --clip-model models/ViT-B-32 --nonsense --out runs/\n"
       "  visalign hues run --models models/ --out runs/     # every model folder in models/, resumable\n"
       "  visalign hues run --models models/ --out runs/ --store ./visalign-store   # start N times: shared\n"
+      "  visalign hues run --published --out runs/     # the paper's native models from the Hub, one after another\n"
       "  visalign hues evaluate --predictions runs/ --out runs-eval\n"
       "  visalign hues run --clip-model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl\n"
       "  visalign hues run --embeddings EVA02-B-16.safetensors --nonsense --out runs/\n"
       "  visalign hues run --embeddings-endpoint http://127.0.0.1:8080 --embeddings-model siglip --out runs/");
   cli.Bind(cmd, [&cli, a]() -> Status {
-    if (a->model.empty() && a->models.empty() && a->embeddings.empty() && a->endpoint.empty())
+    const bool sweep = !a->models.empty() || !a->models_file.empty() || a->published;
+    if (a->model.empty() && !sweep && a->embeddings.empty() && a->endpoint.empty())
       return Status::InvalidArgument("no model", "visalign hues run",
                                      "one of --clip-model DIR, --models DIR, --embeddings FILE or --embeddings-endpoint URL");
     std::string name;
-    if (a->models.empty()) {
+    if (!sweep) {
       VISALIGN_ASSIGN_OR_RETURN(name, RunName(*a));
     } else {
       VISALIGN_RETURN_IF_ERROR(CheckModelsArgs(*a));
@@ -435,7 +441,7 @@ void AddRun(Cli& cli, CLI::App* g) {
       VISALIGN_ASSIGN_OR_RETURN(auto nonsense, AllNonsenseWords());
       for (const NonsenseWord& n : nonsense) words.push_back(n.word);
     }
-    if (a->models.empty()) {
+    if (!sweep) {
       VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, RunOne(cli, *a, ctx, words, name, /*resumable=*/false, nullptr));
       if (cli.global().json) PrintJson(j);
       return Status::Ok();

@@ -203,6 +203,7 @@ Status ParseErrorStatus(const CLI::ParseError& e, const CLI::App& app, int argc,
 // (docs/cli.md). A `where` that is an input name, or starts with one and a space, is renamed.
 constexpr std::pair<std::string_view, std::string_view> kFlagOfInput[] = {
     {"run name", "--run"},
+    {"model name", "--clip-model"},
     {"results folder", "--results"},
     {"families file", "--families"},
     {"board word", "--board-word"},
@@ -271,6 +272,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
   app.add_option("--threads", g.threads, "Worker threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  app.add_flag("--offline", g.offline, "Models by name (--clip-model hf-hub:... or MODEL/TAG) only from the cache");
   uint64_t max_image_pixels = imaging::kDefaultMaxImagePixels;
   app.add_option("--max-image-pixels", max_image_pixels,
                  "Largest image (width x height) to decode; larger ones are refused from their header")

@@ -410,11 +410,12 @@ Result<ClipConfig> ParseOpenClipConfigJson(std::string_view config_json, const s
 Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
   if (!fs::is_directory(dir)) {
     return Status::NotFound("model directory does not exist", dir.string(),
-                            "a directory with open_clip_config.json or config.json and *.safetensors weights");
+                            "a directory with open_clip_config.json or config.json and *.safetensors or *.bin weights");
   }
   VISALIGN_ASSIGN_OR_RETURN(fs::path config_file, FirstExisting(dir, {"open_clip_config.json", "config.json"}, "config"));
   VISALIGN_ASSIGN_OR_RETURN(fs::path weights_file,
-                            FirstExisting(dir, {"open_clip_model.safetensors", "model.safetensors"}, "weights"));
+                            FirstExisting(dir, {"open_clip_model.safetensors", "model.safetensors",
+                                                  "open_clip_pytorch_model.bin", "pytorch_model.bin"}, "weights"));
   VISALIGN_ASSIGN_OR_RETURN(json j, ReadJson(config_file));
   Result<ClipConfig> config = Status::Internal("unparsed");
   if (j.contains("vision_config") || j.contains("text_config")) {
@@ -436,6 +437,13 @@ Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
 }
 
 Result<ClipConfig> ReadClipModelConfig(const fs::path& dir) { return ReadClipConfig(dir); }
+
+std::string HubSourceOf(const fs::path& config_file) {
+  Result<json> j = ReadJson(config_file);
+  if (!j.ok()) return "";
+  const auto source = j->find(kHubSourceConfigKey);
+  return source != j->end() && source->is_string() ? source->get<std::string>() : "";
+}
 
 std::string_view VisionTowerName(VisionTower tower) {
   switch (tower) {

@@ -16,9 +16,14 @@ namespace visalign::clip {
 
 // Top-level key of an OpenCLIP config written by WriteRandomClipModel: {"arch", "seed", "note"}.
 inline constexpr const char* kRandomModelConfigKey = "visalign_random_model";
+// Written by visalign::hub into the config of a model fetched by name: "hf-hub:ORG/NAME@<commit> <weights
+// file>". LoadClipModel adds it to the model's fingerprint, so results name the commit.
+inline constexpr const char* kHubSourceConfigKey = "visalign_hub_source";
 
 // Finds the config and weights files in `dir` and parses the config (weights are not opened).
 Result<ClipConfig> ReadClipConfig(const std::filesystem::path& dir);
+// The config file's kHubSourceConfigKey string, "" when absent (or the file unreadable).
+std::string HubSourceOf(const std::filesystem::path& config_file);
 
 // Parses an OpenCLIP config ({model_cfg, preprocess_cfg} or a bare model_cfg). `source` names it in errors.
 Result<ClipConfig> ParseOpenClipConfig(const nlohmann::json& j, const std::string& source);

@@ -28,6 +28,7 @@ struct ClipModel::Impl {
   ClipLoadOptions options;
   Precision precision = Precision::kFp32;
   std::string precision_reason;
+  std::string hub_source;  // the config's visalign_hub_source (a model fetched by name), part of the fingerprint
   mutable std::mutex fingerprint_mutex;
   mutable std::optional<std::string> fingerprint;
   bool ShowProgress(int count) const { return options.show_progress && count > options.max_batch; }
@@ -108,6 +109,7 @@ Result<std::string> ClipModel::Fingerprint() const {
     VISALIGN_ASSIGN_OR_RETURN(std::string weights_hash, Sha256File(impl_->config.weights_file));
     std::string text = weights_hash + "\n" + PreprocessFingerprintText(impl_->config.preprocess);
     if (impl_->precision != Precision::kFp32) text += fmt::format("\nprecision {}", PrecisionName(impl_->precision));
+    if (!impl_->hub_source.empty()) text += "\nsource " + impl_->hub_source;
     impl_->fingerprint = Sha256Hex(text);
   }
   return *impl_->fingerprint;
@@ -288,6 +290,7 @@ Result<ClipModel> LoadClipModel(const std::filesystem::path& dir, const ClipLoad
   VISALIGN_ASSIGN_OR_RETURN(auto precision, ResolvePrecision(options.precision));
   std::tie(impl->precision, impl->precision_reason) = std::move(precision);
   VISALIGN_ASSIGN_OR_RETURN(impl->config, ReadClipConfig(dir));
+  impl->hub_source = HubSourceOf(impl->config.config_file);
   VISALIGN_ASSIGN_OR_RETURN(impl->weights, LoadClipWeights(impl->config, impl->precision));
   VISALIGN_ASSIGN_OR_RETURN(impl->tokenizer, LoadTextTokenizer(impl->config.tokenizer));
   return ClipModel(std::move(impl));

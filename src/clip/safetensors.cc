@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -113,6 +115,7 @@ SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
     map_size_ = std::exchange(other.map_size_, 0);
     tensors_ = std::move(other.tensors_);
     metadata_ = std::move(other.metadata_);
+    owned_ = std::move(other.owned_);
   }
   return *this;
 }
@@ -143,34 +146,55 @@ void SafetensorsFile::ReleasePages(const void* data, size_t bytes) const {
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
-Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path) {
+Result<FileMapping> MapFileReadOnly(const std::filesystem::path& path, std::string_view kind) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return Status::NotFound("cannot open safetensors file: " + std::string(std::strerror(errno)), path.string(),
-                            "an existing readable .safetensors file");
+    return Status::NotFound(fmt::format("cannot open {} file: {}", kind, std::strerror(errno)), path.string(),
+                            fmt::format("an existing readable {} file", kind));
   }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::IoError("not a regular file", path.string(), "a .safetensors file");
+    return Status::IoError("not a regular file", path.string(), fmt::format("a {} file", kind));
   }
-  const auto file_size = static_cast<uint64_t>(st.st_size);
-  if (file_size < kHeaderLengthBytes) {
+  FileMapping mapping;
+  mapping.size = static_cast<size_t>(st.st_size);
+  if (mapping.size == 0) {
     ::close(fd);
-    return Bad("file is " + std::to_string(file_size) + " bytes, too short for a safetensors header", path,
-               "8-byte header length + JSON header + data");
+    return Status::Corrupt("file is 0 bytes, too short", path.string(), fmt::format("a {} file", kind));
   }
-  void* map = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  mapping.data = mmap(nullptr, mapping.size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (map == MAP_FAILED) {
+  if (mapping.data == MAP_FAILED) {
     return Status::IoError("cannot memory-map file: " + std::string(std::strerror(errno)), path.string(),
                            "a readable regular file");
   }
+  return mapping;
+}
+
+SafetensorsFile SafetensorsFile::Adopt(std::filesystem::path path, FileMapping mapping, std::vector<TensorInfo> tensors,
+                                       std::vector<std::vector<uint8_t>> owned) {
+  SafetensorsFile file;
+  file.path_ = std::move(path);
+  file.map_ = mapping.data;
+  file.map_size_ = mapping.size;
+  file.tensors_ = std::move(tensors);
+  file.owned_ = std::move(owned);
+  return file;
+}
+
+Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path) {
+  VISALIGN_ASSIGN_OR_RETURN(FileMapping mapping, MapFileReadOnly(path, "safetensors"));
+  const uint64_t file_size = mapping.size;
   SafetensorsFile file;
   file.path_ = path;
-  file.map_ = map;
-  file.map_size_ = file_size;
-  const auto* base = static_cast<const uint8_t*>(map);
+  file.map_ = mapping.data;
+  file.map_size_ = mapping.size;
+  if (file_size < kHeaderLengthBytes) {
+    return Bad("file is " + std::to_string(file_size) + " bytes, too short for a safetensors header", path,
+               "8-byte header length + JSON header + data");
+  }
+  const auto* base = static_cast<const uint8_t*>(mapping.data);
 
   const uint64_t header_len = LoadLittleEndian<uint64_t>(base);
   if (header_len > kMaxHeaderBytes || header_len > file_size - kHeaderLengthBytes) {

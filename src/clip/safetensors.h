@@ -21,6 +21,13 @@
 
 namespace visalign::clip {
 
+// A read-only private mapping of a whole regular file; `kind` names the format in errors ("safetensors").
+struct FileMapping {
+  void* data = nullptr;
+  size_t size = 0;
+};
+Result<FileMapping> MapFileReadOnly(const std::filesystem::path& path, std::string_view kind);
+
 enum class DType { kF64, kF32, kF16, kBF16, kI64, kI32, kI16, kI8, kU8, kBool };
 
 std::string_view DTypeName(DType dtype);
@@ -40,6 +47,10 @@ struct TensorInfo {
 class SafetensorsFile {
  public:
   static Result<SafetensorsFile> Open(const std::filesystem::path& path);
+  // A tensor file of another format (a PyTorch checkpoint, clip/torch_checkpoint.h) presented as this
+  // class: owns `mapping` (unmapped on destruction) and `owned`; every tensor's data points into one.
+  static SafetensorsFile Adopt(std::filesystem::path path, FileMapping mapping, std::vector<TensorInfo> tensors,
+                               std::vector<std::vector<uint8_t>> owned);
 
   SafetensorsFile() = default;  // an empty file with no tensors
   SafetensorsFile(SafetensorsFile&&) noexcept;
@@ -71,6 +82,7 @@ class SafetensorsFile {
   size_t map_size_ = 0;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, std::string> metadata_;
+  std::vector<std::vector<uint8_t>> owned_;  // Adopt: tensors copied out of the mapping
 };
 
 // One F32 tensor to write.

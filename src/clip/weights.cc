@@ -7,6 +7,7 @@
 #include "clip/convnext.h"
 #include "clip/eva.h"
 #include "clip/resnet.h"
+#include "clip/torch_checkpoint.h"
 #include "clip/towers.h"
 #include "clip/weight_loader.h"
 #include "visalign/core/parallel.h"
@@ -217,7 +218,7 @@ Status LoadClipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w)
 
 Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precision) {
   ClipWeights w;
-  VISALIGN_ASSIGN_OR_RETURN(w.file, SafetensorsFile::Open(config.weights_file));
+  VISALIGN_ASSIGN_OR_RETURN(w.file, OpenWeightsFile(config.weights_file));
   WeightLoader l(w.file);
   const bool oc = config.layout == CheckpointLayout::kOpenClip;
   const TextConfig& t = config.text;

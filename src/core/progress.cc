@@ -12,6 +12,8 @@ std::atomic<bool> g_enabled{true};
 constexpr auto kTtyRedraw = std::chrono::milliseconds(100);
 constexpr auto kPlainInterval = std::chrono::seconds(5);
 
+constexpr double kMegabyte = 1e6;
+
 std::string FormatDuration(double seconds) {
   if (seconds < 0 || seconds > 1e7) return "--:--";
   auto s = static_cast<long>(seconds + 0.5);
@@ -46,6 +48,10 @@ void Progress::SetNote(std::string note) {
   note_ = std::move(note);
 }
 
+std::string Progress::Count(uint64_t n) const {
+  return unit_ == ProgressUnit::kBytes ? fmt::format("{:.1f} MB", static_cast<double>(n) / kMegabyte) : std::to_string(n);
+}
+
 std::string Progress::Line() const {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   uint64_t n = done_.load() + failed_.load();
@@ -58,12 +64,12 @@ std::string Progress::Line() const {
       int filled = static_cast<int>(frac * kWidth);
       line += "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] ";
     }
-    line += fmt::format("{}/{} ({:.0f}%)", n, total_, 100 * frac);
+    line += fmt::format("{}/{} ({:.0f}%)", Count(n), Count(total_), 100 * frac);
   } else {
-    line += fmt::format("{}", n);
+    line += Count(n);
   }
   if (failed_.load() > 0) line += fmt::format(" failed {}", failed_.load());
-  line += fmt::format(" {:.1f}/s", rate);
+  line += unit_ == ProgressUnit::kBytes ? fmt::format(" {:.1f} MB/s", rate / kMegabyte) : fmt::format(" {:.1f}/s", rate);
   if (total_ > 0 && rate > 0) line += " eta " + FormatDuration((total_ - std::min(n, total_)) / rate);
   line += " elapsed " + FormatDuration(elapsed);
   if (!note_.empty()) line += " " + note_;

@@ -11,6 +11,9 @@
 
 namespace visalign {
 
+// What Progress counts: items ("12/40 3.0/s") or bytes ("12.0 MB/40.0 MB 3.0 MB/s", for downloads).
+enum class ProgressUnit { kItems, kBytes };
+
 class Progress {
  public:
   // `total` may be 0 when unknown (no ETA is shown then). `enabled=false` makes it silent.
@@ -22,6 +25,7 @@ class Progress {
   void Add(uint64_t done = 1, uint64_t failed = 0);
   // A short free-text suffix (e.g. "retrying: 429") shown on the next redraw.
   void SetNote(std::string note);
+  void SetUnit(ProgressUnit unit) { unit_ = unit; }
   void Finish();
 
   uint64_t done() const { return done_.load(); }
@@ -33,6 +37,7 @@ class Progress {
  private:
   void MaybeDraw(bool force);
   std::string Line() const;
+  std::string Count(uint64_t n) const;
 
   std::string label_;
   uint64_t total_;
@@ -42,6 +47,7 @@ class Progress {
   std::atomic<uint64_t> done_{0}, failed_{0};
   std::chrono::steady_clock::time_point start_, last_draw_;
   std::string note_;
+  ProgressUnit unit_ = ProgressUnit::kItems;
   std::mutex mu_;
 };
 

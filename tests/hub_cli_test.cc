@@ -1,0 +1,165 @@
+// Models by name on the command line, against a local imitation of the Hub (src/hub/fake_hub_testing.h):
+// `clip resolve` in both name forms, --clip-model NAME in `clip info` and `hues run` giving exactly the
+// results of the fixture folder, two processes sharing one download, offline mode, one-line errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "hub/fake_hub_testing.h"
+#include "testing/cli_runner.h"
+#include "visalign/core/io.h"
+
+namespace visalign {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::RunVisalign;
+
+constexpr char kCommit[] = "89abcdef0123456789abcdef0123456789abcdef";
+
+std::string Bytes(const std::string& path) { return ReadFile(testing::SharedDir() / "fixtures" / path).value(); }
+
+class HubCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    hub::testing::FakeRepo siglip;
+    siglip.commit = kCommit;
+    siglip.files = {{"open_clip_config.json", Bytes("siglip-tiny/config.json")},
+                    {"open_clip_pytorch_model.bin", Bytes("siglip-tiny-bin/open_clip_pytorch_model.bin")},
+                    {"tokenizer/spiece.model", Bytes("siglip-tiny/tokenizer/spiece.model")},
+                    {"tokenizer/tokenizer_config.json", Bytes("siglip-tiny/tokenizer/tokenizer_config.json")},
+                    {"tokenizer/special_tokens_map.json", Bytes("siglip-tiny/tokenizer/special_tokens_map.json")}};
+    hub_.AddRepo("timm/ViT-B-16-SigLIP", siglip);  // what open_clip's ViT-B-16-SigLIP/webli names
+    hub::testing::FakeRepo clip;
+    clip.commit = kCommit;
+    clip.files = {{"open_clip_config.json", Bytes("clip-tiny/config.json")},
+                  {"open_clip_model.safetensors", Bytes("clip-tiny/model.safetensors")}};
+    hub_.AddRepo("test/clip-tiny", clip);
+    ASSERT_TRUE(hub_.Start().ok());
+    env_ = {{"VISALIGN_CACHE", (tmp_ / "cache").string()}, {"HF_ENDPOINT", hub_.url()}, {"HF_TOKEN", ""}, {"HF_HUB_OFFLINE", ""}};
+  }
+
+  testing::TempDir tmp_;
+  hub::testing::FakeHub hub_;
+  std::map<std::string, std::string> env_;
+};
+
+TEST_F(HubCliTest, ResolvePrintsRepositoryCommitFilesPreprocessingAndNativeSupport) {
+  const testing::RunResult r = RunVisalign({"clip", "resolve", "ViT-B-16-SigLIP/webli", "--json"}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["repository"], "timm/ViT-B-16-SigLIP");
+  EXPECT_EQ(j["commit"], kCommit);
+  EXPECT_EQ(j["model"], "ViT-B-16-SigLIP");
+  EXPECT_EQ(j["tag"], "webli");
+  EXPECT_EQ(j["native"], true);
+  EXPECT_EQ(j["preprocess"]["resize_mode"], "squash");
+  EXPECT_EQ(j["preprocess"]["mean"], nlohmann::json::parse("[0.5, 0.5, 0.5]"));
+  std::vector<std::string> files;
+  for (const auto& f : j["files"]) files.push_back(f["name"]);
+  EXPECT_THAT(files, ::testing::Contains("open_clip_pytorch_model.bin"));
+  const testing::RunResult text = RunVisalign({"clip", "resolve", "hf-hub:test/clip-tiny"}, env_);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr(fmt::format("commit      {}", kCommit)));
+  EXPECT_THAT(text.out, HasSubstr("native      yes (ViT)"));
+  EXPECT_THAT(text.err, HasSubstr("download open_clip_model.safetensors"));  // the progress line: bytes and rate
+  EXPECT_THAT(text.err, HasSubstr("MB/s"));
+}
+
+TEST_F(HubCliTest, InfoAndHuesRunByNameMatchTheFixtureFolder) {
+  const testing::RunResult info = RunVisalign({"clip", "info", "--clip-model", "hf-hub:test/clip-tiny", "--json"}, env_);
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const fs::path out = tmp_ / "runs";
+  const testing::RunResult by_name = RunVisalign(
+      {"hues", "run", "--clip-model", "hf-hub:test/clip-tiny", "--out", (out / "a").string(), "--json"}, env_);
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.err;
+  const testing::RunResult by_folder = RunVisalign(
+      {"hues", "run", "--clip-model", (testing::SharedDir() / "fixtures/clip-tiny").string(), "--name", "clip-tiny", "--out",
+       (out / "b").string(), "--json"}, env_);
+  ASSERT_EQ(by_folder.exit_code, 0) << by_folder.err;
+  EXPECT_EQ(ReadFile(out / "a" / "clip-tiny" / "results.csv").value(), ReadFile(out / "b" / "clip-tiny" / "results.csv").value());
+}
+
+// A --published-style sweep: a models file of fixture repositories (an open_clip tag and an hf-hub name)
+// ends with the predictions of running each fixture folder directly, and each download is deleted once
+// its predictions are written.
+TEST_F(HubCliTest, ModelsFileSweepMatchesTheFolderRunsAndDeletesEachDownload) {
+  const fs::path list = tmp_.Write("models.txt", "# two fixture repositories\nViT-B-16-SigLIP/webli\n\nhf-hub:test/clip-tiny\n");
+  const fs::path out = tmp_ / "sweep";
+  const testing::RunResult sweep = RunVisalign({"hues", "run", "--models-file", list.string(), "--out", out.string()}, env_);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const std::map<std::string, std::string> folders = {{"ViT-B-16-SigLIP-webli", "siglip-tiny"}, {"clip-tiny", "clip-tiny"}};
+  for (const auto& [name, fixture] : folders) {
+    const fs::path direct = tmp_ / "direct";
+    const testing::RunResult one = RunVisalign(
+        {"hues", "run", "--clip-model", (testing::SharedDir() / "fixtures" / fixture).string(), "--name", name, "--out",
+         direct.string()}, env_);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_EQ(ReadFile(out / name / "results.csv").value(), ReadFile(direct / name / "results.csv").value()) << name;
+  }
+  const fs::path blobs = tmp_ / "cache" / "models--test--clip-tiny" / "blobs";
+  EXPECT_FALSE(fs::exists(blobs / Sha256Hex(Bytes("clip-tiny/model.safetensors"))));
+  EXPECT_THAT(sweep.err, HasSubstr("deleted its downloaded weights"));
+  // Re-running skips both (their run records match) without downloading again.
+  const int gets = hub_.content().gets();
+  const testing::RunResult again = RunVisalign({"hues", "run", "--models-file", list.string(), "--out", out.string(),
+                                                "--keep-checkpoints"}, env_);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("already done"));
+  EXPECT_GT(hub_.content().gets(), gets);  // the weights came back to compute the fingerprint ...
+  EXPECT_TRUE(fs::exists(blobs / Sha256Hex(Bytes("clip-tiny/model.safetensors"))));  // ... and are kept now
+}
+
+TEST_F(HubCliTest, TwoProcessesDownloadTheSameFileOnce) {
+  hub_.content().SendSlowly(true);
+  const testing::Child a = testing::StartVisalign({"clip", "resolve", "ViT-B-16-SigLIP/webli"}, tmp_.path(), "a", env_);
+  const testing::Child b = testing::StartVisalign({"clip", "resolve", "ViT-B-16-SigLIP/webli"}, tmp_.path(), "b", env_);
+  const testing::RunResult ra = testing::Wait(a);
+  const testing::RunResult rb = testing::Wait(b);
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_EQ(hub_.content().gets(), 2);  // the weights and spiece.model, each once
+  const fs::path blobs = tmp_ / "cache" / "models--timm--ViT-B-16-SigLIP" / "blobs";
+  EXPECT_EQ(Sha256File(blobs / Sha256Hex(Bytes("siglip-tiny-bin/open_clip_pytorch_model.bin"))).value(),
+            Sha256Hex(Bytes("siglip-tiny-bin/open_clip_pytorch_model.bin")));
+}
+
+TEST_F(HubCliTest, OfflineUsesTheCacheOnly) {
+  const testing::RunResult cold = RunVisalign({"--offline", "clip", "resolve", "hf-hub:test/clip-tiny"}, env_);
+  EXPECT_EQ(cold.exit_code, 2);
+  EXPECT_THAT(cold.err, HasSubstr("is not in the cache"));
+  ASSERT_EQ(RunVisalign({"clip", "resolve", "hf-hub:test/clip-tiny"}, env_).exit_code, 0);
+  std::map<std::string, std::string> offline = env_;
+  offline["HF_HUB_OFFLINE"] = "1";
+  offline["HF_ENDPOINT"] = "http://127.0.0.1:9";  // nothing listens there
+  const testing::RunResult warm = RunVisalign({"clip", "info", "--clip-model", "hf-hub:test/clip-tiny"}, offline);
+  EXPECT_EQ(warm.exit_code, 0) << warm.err;
+  EXPECT_THAT(warm.out, HasSubstr("fingerprint"));
+}
+
+TEST_F(HubCliTest, BadNamesAndHubErrorsAreOneLine) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"clip", "resolve", "ViT-B-32/laion2b_s34b_b79"}, "nearest: ViT-B-32/laion2b_s34b_b79k"},
+      {{"clip", "resolve", "hf-hub:nobody"}, "hf-hub:ORG/NAME"},
+      {{"clip", "resolve", "hf-hub:test/missing"}, "repository test/missing not found (HTTP 404)"},
+      {{"clip", "info", "--clip-model", "ViT-B-32/nope"}, "(--clip-model)"},
+  };
+  for (const Case& c : cases) {
+    const testing::RunResult r = RunVisalign(c.args, env_);
+    EXPECT_EQ(r.exit_code, 2) << c.args.back();
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args.back();
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace visalign
