@@ -41,19 +41,20 @@ struct ProbeShape {
   double size = 0;        // side (square) or diameter (circle), canvas pixels
 };
 
+// Every member has an initialiser, so callers name only what they set ({.family = ..., .group = "g"}).
 struct ProbeSpec {
   ProbeFamily family = ProbeFamily::kNegation;
-  std::string condition;
-  std::string group;                     // pairing unit: items compared across conditions
-  std::string entity;                    // negation/entity
-  std::string context;                   // gravity: object name or neutral words
-  std::optional<color::Lab> context_lab; // gravity consistent/conflicting
-  char orientation = 'h';                // inertia: 'h' or 'v'
-  double split = 50;                     // inertia: percent
-  int canvas_w = 0, canvas_h = 0;        // inertia pixels, geometry
-  std::vector<ProbeShape> shapes;        // geometry
-  color::Srgb8 shape_color;              // geometry
-  std::optional<double> distance;        // geometry pair: centre distance, pixels
+  std::string condition{};
+  std::string group{};                     // pairing unit: items compared across conditions
+  std::string entity{};                    // negation/entity
+  std::string context{};                   // gravity: object name or neutral words
+  std::optional<color::Lab> context_lab{}; // gravity consistent/conflicting
+  char orientation = 'h';                  // inertia: 'h' or 'v'
+  double split = 50;                       // inertia: percent
+  int canvas_w = 0, canvas_h = 0;          // inertia pixels, geometry
+  std::vector<ProbeShape> shapes{};        // geometry
+  color::Srgb8 shape_color{};              // geometry
+  std::optional<double> distance{};        // geometry pair: centre distance, pixels
 
   // True when an image must have exactly the canvas size (pixel-stated inertia and geometry items).
   bool PixelBased() const;
