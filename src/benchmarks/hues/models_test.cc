@@ -80,6 +80,21 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
   }
 }
 
+// The counts docs/hues.md states: every SigLIP2 and every EVA-CLIP model but EVA02-E's two (post-norm
+// blocks) runs natively since the Gemma tokenizer and the EVA trunks exist.
+TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
+  std::map<std::string, int> native_by_family, embeddings_by_family;
+  for (const auto& [name, m] : Shipped()) {
+    (m.support == ModelSupport::kNative ? native_by_family : embeddings_by_family)[m.entry.architecture]++;
+  }
+  int native = 0;
+  for (const auto& [family, n] : native_by_family) native += n;
+  EXPECT_EQ(native, 112);
+  EXPECT_EQ(native_by_family["SigLIP"], 25);
+  EXPECT_EQ(native_by_family["EVA-CLIP"], 5);
+  EXPECT_EQ(embeddings_by_family["EVA-CLIP"], 2);
+}
+
 TEST(ModelCatalog, UserRowsWithoutAKnownConfigAreNone) {
   testing::Scratch scratch;
   const std::filesystem::path csv = scratch.Write("mine.csv",
