@@ -271,11 +271,13 @@ const CommandGroup kAcva(60, [](Cli& cli) {
   CLI::App* g = cli.Group("acva", "ACVA-Bench: abstract concept visualization (adequacy, diversity, distinctiveness)");
   g->footer(
       "Staged: generate (per model) -> judge -> analyze; each stage resumes from the run store.\n"
-      "Example with the local reference server (`visalign acva reference-server --port 8090`):\n"
+      "Example with the local reference server and a random-weights CLIP:\n"
+      "  visalign acva reference-server --port 8090 &\n"
+      "  visalign clip random-model --out clip-random\n"
       "  visalign acva generate --run varied --endpoint http://127.0.0.1:8090 --model varied --seed 0 "
       "--param 'seed={seed}'\n"
       "  visalign acva judge --run varied --judge-endpoint http://127.0.0.1:8090 --judge-model ref-judge\n"
-      "  visalign acva analyze --run varied --judge-model ref-judge --clip-model DIR --out results\n"
+      "  visalign acva analyze --run varied --judge-model ref-judge --clip-model clip-random --out results\n"
       "Definitions of every number: docs/acva.md.");
 
   {

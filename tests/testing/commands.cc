@@ -9,14 +9,6 @@
 namespace visalign::testing {
 namespace {
 
-std::string Help(const CommandPath& path) {
-  std::vector<std::string> args = path;
-  args.push_back("--help");
-  RunResult r = RunVisalign(args);
-  EXPECT_EQ(r.exit_code, 0) << CommandText(path) << ": " << r.err;
-  return r.out;
-}
-
 // The lines of a "Title:" section of the help text (indented by two spaces, up to a blank line).
 std::vector<std::string> Section(const std::string& help, const std::string& title) {
   std::istringstream lines(help);
@@ -36,7 +28,7 @@ std::vector<std::string> Section(const std::string& help, const std::string& tit
 
 void Walk(const CommandPath& path, CommandTree& tree) {
   std::vector<std::string> subs;
-  for (const std::string& line : Section(Help(path), "Subcommands:"))
+  for (const std::string& line : Section(HelpText(path), "Subcommands:"))
     if (!line.empty() && line[0] != ' ') subs.push_back(line.substr(0, line.find(' ')));
   (subs.empty() ? tree.leaves : tree.groups).push_back(path);
   for (const std::string& s : subs) {
@@ -54,6 +46,14 @@ CommandTree ListCommands() {
   return tree;
 }
 
+std::string HelpText(const CommandPath& path) {
+  std::vector<std::string> args = path;
+  args.push_back("--help");
+  RunResult r = RunVisalign(args);
+  EXPECT_EQ(r.exit_code, 0) << CommandText(path) << ": " << r.err;
+  return r.out;
+}
+
 std::string CommandText(const CommandPath& path) {
   std::string out = "visalign";
   for (const std::string& p : path) out += " " + p;
@@ -62,7 +62,7 @@ std::string CommandText(const CommandPath& path) {
 
 std::vector<HelpOption> ListOptions(const CommandPath& path) {
   std::vector<HelpOption> out;
-  for (const std::string& line : Section(Help(path), "Options:")) {
+  for (const std::string& line : Section(HelpText(path), "Options:")) {
     if (line.empty() || line[0] != '-') {
       if (!out.empty() && !line.empty()) out.back().description += " " + line.substr(line.find_first_not_of(' '));
       continue;

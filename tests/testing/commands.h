@@ -18,6 +18,9 @@ CommandTree ListCommands();
 // "visalign violin score".
 std::string CommandText(const CommandPath& path);
 
+// What `visalign <path> --help` prints (its exit code checked).
+std::string HelpText(const CommandPath& path);
+
 // One line of a command's "Options:" section.
 struct HelpOption {
   std::vector<std::string> names;  // "-h", "--help"
