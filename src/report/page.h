@@ -90,8 +90,9 @@ class SectionBuilder {
 Status BuildViolinSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 // The VIOLIN probes' part of the VIOLIN section, when summary.json has "probes" (probes_section.cc).
 Status BuildProbesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
-// An <img> of an image a results folder names, downscaled to `size`; "" when it cannot be read.
-std::string Thumbnail(const ResultsFolder& folder, const std::string& path, int size);
+// An <img> of an image a results folder names, downscaled to `size`; why not when it cannot be read
+// (paths tried as written, then relative to the results folder and its parents).
+Result<std::string> Thumbnail(const ResultsFolder& folder, const std::string& path, int size);
 Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 // The nonsense baseline of `hues nonsense --out` (nonsense_section.cc).
 Status BuildNonsenseSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);

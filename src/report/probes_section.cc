@@ -134,10 +134,10 @@ void WorstPerCondition(const ResultsFolder& folder, const ReportOptions& options
   section.Heading("Worst image of each probe condition");
   section.Html("<div class=\"worst\">");
   for (const auto& [key, item] : worst) {
-    const std::string img = Thumbnail(folder, item->value("path", ""), options.thumbnail_size);
+    const Result<std::string> img = Thumbnail(folder, item->value("path", ""), options.thumbnail_size);
     section.Html(fmt::format("<figure class=\"thumb\" title=\"{}\">{}<figcaption>{} {}<br>{}<br>{}</figcaption></figure>",
                              EscapeHtml(item->value("prompt", "")),
-                             img.empty() ? "<span class=\"no-image\">image not readable</span>" : img, EscapeHtml(key.first),
+                             img.ok() ? *img : "<span class=\"no-image\">image not readable</span>", EscapeHtml(key.first),
                              EscapeHtml(key.second), EscapeHtml(item->value("model", "")), EscapeHtml(item->value("id", ""))));
   }
   section.Html("</div>\n");
