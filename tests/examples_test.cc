@@ -53,7 +53,7 @@ const char* const kSetup[] = {
     // `python gen.py --prompt {prompt} --out {out} --seed {seed}` of the command backend: gen.py is the
     // user's generator; the `python` first on PATH is a stand-in answering with a dataset image.
     "touch gen.py && mkdir -p bin && printf '#!/bin/sh\\nwhile [ \"$1\" != --out ]; do shift; done\\n"
-    "cp \"$(dirname \"$0\")/../a.png\" \"$2\"\\n' > bin/python && chmod +x bin/python",
+    "cp \"$VISALIGN_BASE/a.png\" \"$2\"\\n' > bin/python && chmod +x bin/python",
     // EVA02-B-16.safetensors (hues run --embeddings) and run.jsonl (hues nonsense --predictions):
     // saved by a native run of the random CLIP with the nonsense words.
     "visalign hues run --clip-model clip-random --nonsense --save-embeddings EVA02-B-16.safetensors --out setup-runs"
@@ -73,6 +73,8 @@ const Substitution kSubstitutions[] = {
     // The full 48,320-image dataset takes minutes: the same command at 1 %.
     {R"(violin dataset --out (violin|violin-full) --threads 2)", "violin dataset --out $1 --threads 2 --scale 0.01"},
     // Fixed ports (8000, 8080, 8090, 8091) may be taken on the machine: fresh free ports per group.
+    // A rate limit for a paid API: the local imitation needs none (482 requests at 2/s take 4 min).
+    {R"(--rate 2\b)", "--rate 500"},
     {R"((127\.0\.0\.1|localhost):(8000|8080|8090|8091)\b)", "127.0.0.1:$$PORT_$2"},
     {R"(--port (8000|8080|8090|8091)\b)", "--port $$PORT_$1"},
     // The OpenAI image API: the VIOLIN reference server in its strict gpt-image-1 mode (started per group).
@@ -92,6 +94,23 @@ const Substitution kSubstitutions[] = {
     {R"(--host 0\.0\.0\.0)", "--host 127.0.0.1"},
 };
 
+// Examples known to fail in this sandbox, each with why. They still run: a failure is listed as
+// known (not failing the test), and one that passes fails the test until its entry is removed, so
+// this list is always the exact set of examples not yet covered.
+struct Pending {
+  const char* where;  // Example::where, exactly
+  const char* why;
+};
+const Pending kPending[] = {
+#include "examples_pending.inc"
+};
+
+std::string PendingReason(const std::string& where) {
+  for (const Pending& p : kPending)
+    if (where == p.where) return p.why;
+  return "";
+}
+
 // The local imitations of remote services, started for a group whose commands name `variable`
 // (after kSubstitutions), which then holds the port.
 struct ImitationServer {
@@ -99,20 +118,21 @@ struct ImitationServer {
   const char* command;
 };
 const ImitationServer kImitations[] = {
-    {"VIOLIN_REFERENCE_PORT", "visalign violin reference-server --dataset violin-demo --api gpt-image-1"},
+    {"VIOLIN_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api gpt-image-1"},
     {"ACVA_REFERENCE_PORT", "visalign acva reference-server"},
 };
 
-// A group that makes a folder of the base itself (the first time it names it is as `--out NAME`,
-// e.g. README's `violin dataset --out violin-demo`) gets it removed from its copy: an existing
-// non-empty --out folder is refused.
-void RemoveMadeByGroup(const fs::path& dir, const std::string& group_text) {
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (!entry.is_directory()) continue;
+// A group's sandbox gets a copy of the base's entries its commands name (copying all of it for each
+// of ~120 groups is slow), except a folder the group makes itself: the first time it names it is as
+// `--out NAME` (README's `violin dataset --out violin-demo`; an existing non-empty --out is refused).
+void CopyBase(const fs::path& base, const fs::path& dir, const std::string& group_text) {
+  for (const auto& entry : fs::directory_iterator(base)) {
     std::string name = entry.path().filename().string();
+    if (name == "bin") continue;  // on PATH from the base
     std::smatch m;
-    if (std::regex_search(group_text, m, std::regex("(^|[\\s=/'\"])(--out )?" + name + "([\\s/'\"]|$)")) && m[2].matched)
-      fs::remove_all(entry.path());
+    if (!std::regex_search(group_text, m, std::regex("(^|[\\s=/'\"])(--out )?" + name + "([\\s/'\".]|$)"))) continue;
+    if (entry.is_directory() && m[2].matched) continue;
+    RunProgram({"cp", "-a", entry.path().string(), dir.string()});
   }
 }
 
@@ -226,6 +246,7 @@ class ExamplesTest : public ::testing::Test {
     env_ = {{"PATH", (base_->path() / "bin").string() + ":" + bin + ":" + std::getenv("PATH")},
             {"VISALIGN_SOURCE_DATA", DataDir().string()},
             {"VISALIGN_SHARED", SharedDir().string()},
+            {"VISALIGN_BASE", base_->path().string()},
             // API-key variables the examples name: dummies (the local imitations take any key).
             {"OPENAI_API_KEY", "sk-dummy"},
             {"STUDY_ADMIN_TOKEN", "dummy-admin-token-0123456789"}};
@@ -260,7 +281,7 @@ TEST_F(ExamplesTest, EveryExampleRuns) {
   std::vector<Example> all = AllExamples();
   ASSERT_GT(all.size(), 100u) << "the collector found too few examples";
   const char* only = std::getenv("VISALIGN_EXAMPLES_ONLY");  // a regex over `where`, to rerun some
-  std::string failures, synopses;
+  std::string failures, synopses, known;
   int ran = 0;
   Result<PostgresServer*> pg = PostgresServer::Shared();
   ASSERT_TRUE(pg.ok()) << pg.status().ToString();
@@ -273,11 +294,10 @@ TEST_F(ExamplesTest, EveryExampleRuns) {
     }
     std::cout << "group " << all[i].group << std::endl;
     TempDir dir;
-    RunProgram({"cp", "-a", (base_->path() / ".").string(), dir.path().string()});
     Sandbox box(dir.path(), env_);
     std::string group_text;  // every command of the group as it will run
     for (size_t k = i; k < end; ++k) group_text += Substitute(all[k].command) + "\n";
-    RemoveMadeByGroup(dir.path(), group_text);
+    CopyBase(base_->path(), dir.path(), group_text);
     if (group_text.find("$TEST_POSTGRES_URL") != std::string::npos) {
       Result<std::string> db = (*pg)->CreateDatabase();
       ASSERT_TRUE(db.ok()) << db.status().ToString();
@@ -314,11 +334,18 @@ TEST_F(ExamplesTest, EveryExampleRuns) {
         else if (!err.empty()) why = "exit 0 but: " + err;
       }
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::cout << e.where << " (" << static_cast<int>(seconds * 10) / 10.0 << " s): " << (why.empty() ? "ok" : "FAILED") << std::endl;
+      std::cout << e.where << " (" << static_cast<int>(seconds * 10) / 10.0 << " s): " << (why.empty() ? "ok" : "FAILED: " + why) << std::endl;
+      std::string pending = PendingReason(e.where);
+      if (!pending.empty()) {
+        if (why.empty()) failures += e.where + ": passes now; remove it from tests/examples_pending.inc\n";
+        else known += "  " + e.where + ": " + pending + "\n    " + why + "\n";
+        continue;
+      }
       if (!why.empty()) failures += e.where + ": " + e.command + "\n    ran: " + command + "\n    " + why + "\n";
     }
   }
-  std::cout << "ran " << ran << " examples; synopses (listed, not run):\n" << synopses;
+  std::cout << "ran " << ran << " examples; synopses (listed, not run):\n" << synopses
+            << "known failures (tests/examples_pending.inc):\n" << known;
   EXPECT_EQ(failures, "") << "failing examples:\n" << failures;
 }
 

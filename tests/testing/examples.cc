@@ -32,7 +32,7 @@ std::string SynopsisReason(const std::string& command) {
   return "";
 }
 
-// Logical lines of `text` (backslash continuations joined), each with the number of its first line.
+// Logical lines of `text` (backslash and pipe continuations joined), each with the number of its first line.
 std::vector<std::pair<int, std::string>> LogicalLines(const std::vector<std::string>& lines, int first_number) {
   std::vector<std::pair<int, std::string>> out;
   std::string pending;
@@ -42,6 +42,10 @@ std::vector<std::pair<int, std::string>> LogicalLines(const std::vector<std::str
     if (pending.empty()) pending_line = first_number + static_cast<int>(i);
     if (!line.empty() && line.back() == '\\') {
       pending += Trim(line.substr(0, line.size() - 1)) + " ";
+      continue;
+    }
+    if (!line.empty() && line.back() == '|') {  // a pipeline continued on the next line
+      pending += line + " ";
       continue;
     }
     out.push_back({pending_line, Trim(pending + line)});
@@ -117,9 +121,12 @@ std::vector<Example> HelpExamples() {
         t = t.substr(v);  // "Example: visalign ..." on one line
       }
       if (!in_examples) continue;
-      if (StartsWith(t, "visalign ") || (!lines.empty() && lines.back().back() == '\\')) lines.push_back(t);
+      bool continued = !lines.empty() && (lines.back().back() == '\\' || lines.back().back() == '|');
+      if (StartsWith(t, "visalign ") || continued || (!t.empty() && t.back() == '|')) lines.push_back(t);
     }
-    for (const auto& [number, command] : LogicalLines(lines, 0)) out.push_back(Make(where, where, command, {}));
+    int n = 0;
+    for (const auto& [number, command] : LogicalLines(lines, 0))
+      out.push_back(Make(where + ", example " + std::to_string(++n), where, command, {}));
   }
   return out;
 }
