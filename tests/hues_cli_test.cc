@@ -218,8 +218,9 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   EXPECT_EQ(by_name["RN50-openai"]["vision_tower"], "ModifiedResNet");
   EXPECT_EQ(by_name["RN50-openai"]["architecture"], "ResNet");
   EXPECT_EQ(by_name["RN50-openai"]["dataset"], "OpenAI-WIT");
-  EXPECT_EQ(by_name["EVA02-B-16-merged2b_s8b_b131k"]["support"], "embeddings");
-  EXPECT_NE(by_name["EVA02-B-16-merged2b_s8b_b131k"]["reason"].get<std::string>().find("EVA"), std::string::npos);
+  EXPECT_EQ(by_name["EVA02-B-16-merged2b_s8b_b131k"]["support"], "native");
+  EXPECT_EQ(by_name["MobileCLIP-B-datacompdr"]["support"], "embeddings");
+  EXPECT_NE(by_name["MobileCLIP-B-datacompdr"]["reason"].get<std::string>().find("vit_base_mci_224"), std::string::npos);
 
   // The same families as hues evaluate's catalog (data/hues/model_catalog.csv), row for row.
   const CsvTable catalog = *ReadCsv(DataDir() / "hues/model_catalog.csv");

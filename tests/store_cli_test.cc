@@ -199,9 +199,9 @@ TEST_F(PostgresStoreCli, BadInputIsOneLineAndLosesNothing) {
   const std::string database = url_.substr(url_.rfind('/') + 1);
   ASSERT_TRUE(server_->Execute(database, "UPDATE visalign_meta SET value = '99' WHERE key = 'schema_version'").ok());
   for (const auto& args : {Store({"store", "ls"}), Store({"store", "migrate"})})
-    ExpectOneLineError(RunVisalign(args), "store schema version 99 is newer than this visalign's 1");
+    ExpectOneLineError(RunVisalign(args), "store schema version 99 is newer than this visalign's 2");
   ExpectOneLineError(Generate(t_ / "ds", {}), "store schema version 99");
-  ASSERT_TRUE(server_->Execute(database, "UPDATE visalign_meta SET value = '1' WHERE key = 'schema_version'").ok());
+  ASSERT_TRUE(server_->Execute(database, "UPDATE visalign_meta SET value = '2' WHERE key = 'schema_version'").ok());
   auto s = store::OpenStore(url_, {"", t_ / "images", false}).value();
   EXPECT_EQ(s->Counts("ref").value().done, static_cast<size_t>(kItems));
   EXPECT_EQ(reference_->Stats()["by_status"].value("200", 0), kItems);

@@ -239,7 +239,7 @@ void AddGenerate(Cli& cli, CLI::App* g) {
       "  visalign violin generate --dataset violin-demo --run sdxl --backend command \\\n"
       "      --cmd 'python gen.py --prompt {{prompt}} --out {{out}} --seed {{seed}}' --samples 3 --timeout 600\n"
       "  visalign violin generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
-      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image",
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --out gpt-image-eval",
       backends::RunnerOptions{}.stop_after_same_failures));
   cli.Bind(g, [&cli, a]() -> Status { return RunGenerate(cli, *a); });
 }

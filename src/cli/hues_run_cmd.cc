@@ -361,7 +361,7 @@ void AddRun(Cli& cli, CLI::App* g) {
       "--models does, named <MODEL>-<TAG> / NAME / the folder's name")->excludes(model)->excludes(models);
   CLI::Option* published = cmd->add_flag(
       "--published", a->published,
-      "The paper's models (data/hues/model_catalog.csv) that run natively, by their open_clip MODEL/TAG, fetched "
+      "The paper's models (data/hues/model_catalog.csv) that run natively, by their open_clip name (MODEL/TAG), fetched "
       "from the Hub one after another (the others are listed as needing embeddings)")
       ->excludes(model)->excludes(models)->excludes(models_file);
   cmd->add_flag("--keep-checkpoints", a->keep_checkpoints,
