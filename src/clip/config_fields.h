@@ -177,6 +177,11 @@ Result<std::array<int, 4>> FourInts(const json& v, const std::string& key, const
 // (ConvNeXt, or a refusal naming its family).
 Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& where);
 Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where);
+// timm_model_kwargs of a timm ViT trunk (img_size, embed_dim, depth, num_heads, patch_size,
+// mlp_ratio) over the named model's defaults in `c` and `mlp_ratio`; `ignored` keys are accepted
+// unread, any other is refused naming it. Shared by the SigLIP and Eva trunks.
+Status ApplyTimmVitKwargs(const json& kwargs, const std::string& where, std::initializer_list<const char*> ignored,
+                          VisionConfig& c, double& mlp_ratio);
 // timm's Eva trunks (EVA-CLIP; eva_config.cc).
 Result<VisionConfig> ParseTimmEva(const json& v, const std::string& where);
 

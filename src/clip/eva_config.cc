@@ -57,15 +57,8 @@ Result<VisionConfig> ParseTimmEva(const json& v, const std::string& where) {
   c.heads = eva->heads;
   double mlp_ratio = eva->mlp_ratio;
   if (f.Has("timm_model_kwargs")) {
-    Fields k(v["timm_model_kwargs"], where + " timm_model_kwargs");
-    VISALIGN_ASSIGN_OR_RETURN(c.image_size, k.SquareSize("img_size", c.image_size));
-    VISALIGN_ASSIGN_OR_RETURN(c.width, k.Int("embed_dim", c.width));
-    VISALIGN_ASSIGN_OR_RETURN(c.layers, k.Int("depth", c.layers));
-    VISALIGN_ASSIGN_OR_RETURN(c.heads, k.Int("num_heads", c.heads));
-    VISALIGN_ASSIGN_OR_RETURN(c.patch_size, k.SquareSize("patch_size", c.patch_size));
-    VISALIGN_ASSIGN_OR_RETURN(mlp_ratio, k.Number("mlp_ratio", mlp_ratio));
-    k.Ignore({"drop_path_rate", "drop_rate"});
-    VISALIGN_RETURN_IF_ERROR(k.CheckAllUsed());
+    VISALIGN_RETURN_IF_ERROR(ApplyTimmVitKwargs(v["timm_model_kwargs"], where + " timm_model_kwargs",
+                                                {"drop_path_rate", "drop_rate"}, c, mlp_ratio));
   }
   // OpenCLIP does not pass image_size (or the ViT fields) to timm: the trunk's img_size is the model's.
   f.Ignore({"timm_model_kwargs", "timm_model_pretrained", "timm_drop", "timm_drop_path", "patch_dropout", "image_size",

@@ -36,6 +36,19 @@ const std::set<std::string>& TimmTanhGeluModels() {
 
 }  // namespace
 
+Status ApplyTimmVitKwargs(const json& kwargs, const std::string& where, std::initializer_list<const char*> ignored,
+                          VisionConfig& c, double& mlp_ratio) {
+  Fields k(kwargs, where);
+  VISALIGN_ASSIGN_OR_RETURN(c.image_size, k.SquareSize("img_size", c.image_size));
+  VISALIGN_ASSIGN_OR_RETURN(c.width, k.Int("embed_dim", c.width));
+  VISALIGN_ASSIGN_OR_RETURN(c.layers, k.Int("depth", c.layers));
+  VISALIGN_ASSIGN_OR_RETURN(c.heads, k.Int("num_heads", c.heads));
+  VISALIGN_ASSIGN_OR_RETURN(c.patch_size, k.SquareSize("patch_size", c.patch_size));
+  VISALIGN_ASSIGN_OR_RETURN(mlp_ratio, k.Number("mlp_ratio", mlp_ratio));
+  k.Ignore(ignored);
+  return k.CheckAllUsed();
+}
+
 Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& where) {
   Fields f(v, where);
   VISALIGN_ASSIGN_OR_RETURN(std::string name, f.String("timm_model_name", ""));
@@ -67,14 +80,7 @@ Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& whe
   c.heads = size->heads;
   double mlp_ratio = size->mlp_ratio;
   if (f.Has("timm_model_kwargs")) {
-    Fields k(v["timm_model_kwargs"], where + " timm_model_kwargs");
-    VISALIGN_ASSIGN_OR_RETURN(c.image_size, k.SquareSize("img_size", c.image_size));
-    VISALIGN_ASSIGN_OR_RETURN(c.width, k.Int("embed_dim", c.width));
-    VISALIGN_ASSIGN_OR_RETURN(c.layers, k.Int("depth", c.layers));
-    VISALIGN_ASSIGN_OR_RETURN(c.heads, k.Int("num_heads", c.heads));
-    VISALIGN_ASSIGN_OR_RETURN(c.patch_size, k.SquareSize("patch_size", c.patch_size));
-    VISALIGN_ASSIGN_OR_RETURN(mlp_ratio, k.Number("mlp_ratio", mlp_ratio));
-    VISALIGN_RETURN_IF_ERROR(k.CheckAllUsed());
+    VISALIGN_RETURN_IF_ERROR(ApplyTimmVitKwargs(v["timm_model_kwargs"], where + " timm_model_kwargs", {}, c, mlp_ratio));
   }
   f.Ignore({"timm_model_kwargs", "timm_model_pretrained", "timm_drop", "timm_drop_path", "patch_dropout"});
   VISALIGN_ASSIGN_OR_RETURN(int image_size, f.SquareSize("image_size", c.image_size));
