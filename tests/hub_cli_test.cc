@@ -12,6 +12,7 @@
 #include "hub/fake_hub_testing.h"
 #include "testing/cli_runner.h"
 #include "visalign/core/io.h"
+#include "visalign/hub/hub.h"
 
 namespace visalign {
 namespace {
@@ -113,6 +114,44 @@ TEST_F(HubCliTest, ModelsFileSweepMatchesTheFolderRunsAndDeletesEachDownload) {
   EXPECT_THAT(again.out, HasSubstr("already done"));
   EXPECT_GT(hub_.content().gets(), gets);  // the weights came back to compute the fingerprint ...
   EXPECT_TRUE(fs::exists(blobs / Sha256Hex(Bytes("clip-tiny/model.safetensors"))));  // ... and are kept now
+}
+
+// --disk-budget: with --keep-checkpoints the weights of models already run are kept while they fit and
+// deleted oldest first when the next download would pass the budget; a model that cannot fit fails
+// alone, in one line naming the sizes. (siglip-tiny: 1.5 MB of weights and a 0.25 MB tokenizer, run
+// first; clip-tiny: 13.7 MB.)
+TEST_F(HubCliTest, DiskBudgetEvictsKeptWeightsOldestFirstAndFailsAModelThatCannotFit) {
+  const fs::path list = tmp_.Write("models.txt", "ViT-B-16-SigLIP/webli\nhf-hub:test/clip-tiny\n");
+  const fs::path siglip_blob = tmp_ / "cache" / "models--timm--ViT-B-16-SigLIP" / "blobs" /
+                               Sha256Hex(Bytes("siglip-tiny-bin/open_clip_pytorch_model.bin"));
+  const fs::path clip_blob = tmp_ / "cache" / "models--test--clip-tiny" / "blobs" / Sha256Hex(Bytes("clip-tiny/model.safetensors"));
+  const testing::RunResult fits = RunVisalign({"hues", "run", "--models-file", list.string(), "--out", (tmp_ / "a").string(),
+                                               "--keep-checkpoints", "--disk-budget", "14500KB"}, env_);
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_THAT(fits.err, HasSubstr("ViT-B-16-SigLIP/webli: deleted its weights (1514183 bytes) to stay within --disk-budget"));
+  EXPECT_FALSE(fs::exists(siglip_blob));
+  EXPECT_TRUE(fs::exists(clip_blob));
+  EXPECT_LE(hub::CacheBlobBytes(tmp_ / "cache"), 14'500'000u);
+  EXPECT_TRUE(fs::exists(tmp_ / "a" / "clip-tiny" / "results.csv"));
+  EXPECT_TRUE(fs::exists(tmp_ / "a" / "ViT-B-16-SigLIP-webli" / "results.csv"));
+
+  fs::remove_all(tmp_ / "cache");
+  const testing::RunResult tight = RunVisalign(
+      {"hues", "run", "--models-file", list.string(), "--out", (tmp_ / "b").string(), "--disk-budget", "1MB"}, env_);
+  EXPECT_EQ(tight.exit_code, 2);
+  EXPECT_THAT(tight.err, HasSubstr("error: 2 of 2 models failed, the first with: \"open_clip_pytorch_model.bin\" needs "
+                                   "1.5 MB more, the cache holds"));
+  EXPECT_THAT(tight.err, HasSubstr("and --disk-budget is 1.0 MB"));
+  EXPECT_FALSE(fs::exists(clip_blob));
+
+  const testing::RunResult single = RunVisalign(
+      {"hues", "run", "--clip-model", "hf-hub:test/clip-tiny", "--out", (tmp_ / "c").string(), "--disk-budget", "1GB"}, env_);
+  EXPECT_EQ(single.exit_code, 2);
+  EXPECT_THAT(single.err, HasSubstr("error: --disk-budget without a sweep"));
+  const testing::RunResult garbage = RunVisalign(
+      {"hues", "run", "--models-file", list.string(), "--out", (tmp_ / "d").string(), "--disk-budget", "lots"}, env_);
+  EXPECT_EQ(garbage.exit_code, 2);
+  EXPECT_THAT(garbage.err, HasSubstr("--disk-budget"));
 }
 
 TEST_F(HubCliTest, TwoProcessesDownloadTheSameFileOnce) {

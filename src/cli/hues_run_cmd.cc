@@ -43,6 +43,7 @@ struct RunArgs {
   std::string models_file;
   bool published = false;
   bool keep_checkpoints = false;
+  uint64_t disk_budget = 0;
   std::string precision = "fp32";
   std::string embeddings;
   std::string endpoint;
@@ -283,6 +284,7 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
     VISALIGN_ASSIGN_OR_RETURN(shared, OpenStore(a.store));
   }
   const std::string owner = store::MakeOwnerId();
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<SweepDownloads> downloads, SweepDownloads::Make(cli, a.disk_budget, a.keep_checkpoints));
   BoardPixels board_pixels;
   nlohmann::json results = nlohmann::json::array();
   Status first_failure = Status::Ok();
@@ -304,14 +306,16 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
         }
         lease.emplace(*shared, kModelsNamespace, owner, kModelLease);
       }
-      Result<nlohmann::json> r = RunOne(cli, one, ctx, words, name, /*resumable=*/true, &board_pixels);
+      const Status fetched = downloads->Fetch(entry.model);
+      Result<nlohmann::json> r =
+          fetched.ok() ? RunOne(cli, one, ctx, words, name, /*resumable=*/true, &board_pixels) : Result<nlohmann::json>(fetched);
       if (shared) {
         lease.reset();
         // Done: the key's value ends its lease; failed: released, for another process to try.
         VISALIGN_RETURN_IF_ERROR(r.ok() ? shared->CachePut(kModelsNamespace, key, r->value("status", ""))
                                         : shared->ReleaseCacheLeases(kModelsNamespace, owner));
       }
-      if (r.ok() && !a.keep_checkpoints) VISALIGN_RETURN_IF_ERROR(DropCheckpoint(cli, entry.model));
+      VISALIGN_RETURN_IF_ERROR(downloads->Done(entry.model));
       if (r.ok()) {
         if (const auto it = r->find("board_pixels"); it != r->end() && it->is_string())
           spdlog::info("{}: board pixels {} ({})", name, it->get<std::string>(), preprocessing);
@@ -367,6 +371,11 @@ void AddRun(Cli& cli, CLI::App* g) {
   cmd->add_flag("--keep-checkpoints", a->keep_checkpoints,
                 "With --models-file/--published: keep each downloaded model's weights (default: deleted once its "
                 "predictions are written)");
+  cmd->add_option("--disk-budget", a->disk_budget,
+                  "With --models-file/--published: the most the model cache may hold (a whole number with a unit: 20GB, "
+                  "8GiB, 500MB; default: no limit). A download that would pass it first deletes the weights kept (--keep-checkpoints) for models "
+                  "already run, oldest first; a model that still does not fit fails alone and the sweep goes on")
+      ->transform(CLI::AsSizeValue(true));
   AddClipPrecisionOption(cmd, &a->precision);
   CLI::Option* file = cmd->add_option(
       "--embeddings", a->embeddings,
@@ -419,6 +428,7 @@ void AddRun(Cli& cli, CLI::App* g) {
       "  visalign hues run --models models/ --out runs/     # every model folder in models/, resumable\n"
       "  visalign hues run --models models/ --out runs/ --store ./visalign-store   # start N times: shared\n"
       "  visalign hues run --published --out runs/     # the paper's native models from the Hub, one after another\n"
+      "  visalign hues run --published --out runs/ --keep-checkpoints --disk-budget 50GB   # keep what fits\n"
       "  visalign hues evaluate --predictions runs/ --out runs-eval\n"
       "  visalign hues run --clip-model models/ViT-B-32 --template \"the color of {}\" --out vitb32-color.jsonl\n"
       "  visalign hues run --embeddings EVA02-B-16.safetensors --nonsense --out runs/\n"
@@ -428,6 +438,10 @@ void AddRun(Cli& cli, CLI::App* g) {
     if (a->model.empty() && !sweep && a->embeddings.empty() && a->endpoint.empty())
       return Status::InvalidArgument("no model", "visalign hues run",
                                      "one of --clip-model DIR, --models DIR, --embeddings FILE or --embeddings-endpoint URL");
+    if (!sweep && (a->keep_checkpoints || a->disk_budget > 0)) {
+      return Status::InvalidArgument(a->disk_budget > 0 ? "--disk-budget without a sweep" : "--keep-checkpoints without a sweep",
+                                     "visalign hues run", "--models-file FILE or --published (a single model's download is kept)");
+    }
     std::string name;
     if (!sweep) {
       VISALIGN_ASSIGN_OR_RETURN(name, RunName(*a));

@@ -87,13 +87,44 @@ Result<std::vector<ModelEntry>> ModelEntries(const std::string& models, const st
   return entries;
 }
 
-// After a hub model's predictions are written: its downloaded weights go (the sweep fits a small disk).
-Status DropCheckpoint(const Cli& cli, const std::string& model) {
+Result<std::unique_ptr<SweepDownloads>> SweepDownloads::Make(const Cli& cli, uint64_t disk_budget, bool keep_checkpoints) {
+  std::unique_ptr<SweepDownloads> d(new SweepDownloads());
+  VISALIGN_ASSIGN_OR_RETURN(d->options_, HubOptionsFor(cli));
+  d->options_.disk_budget = disk_budget;
+  d->options_.make_room = [raw = d.get()](uint64_t excess) { raw->MakeRoom(excess); };
+  d->keep_ = keep_checkpoints;
+  return d;
+}
+
+Status SweepDownloads::Fetch(const std::string& model) {
   if (fs::is_directory(model)) return Status::Ok();
-  VISALIGN_ASSIGN_OR_RETURN(hub::HubOptions options, HubOptionsFor(cli));
-  VISALIGN_ASSIGN_OR_RETURN(uint64_t freed, hub::DeleteDownloadedWeights(model, options));
+  return hub::ModelFolder(model, options_).status();
+}
+
+Status SweepDownloads::Done(const std::string& model) {
+  if (fs::is_directory(model)) return Status::Ok();
+  if (keep_) {
+    kept_.push_back(model);
+    return Status::Ok();
+  }
+  VISALIGN_ASSIGN_OR_RETURN(uint64_t freed, hub::DeleteDownloadedWeights(model, options_));
   if (freed > 0) spdlog::info("{}: deleted its downloaded weights ({} bytes; --keep-checkpoints keeps them)", model, freed);
   return Status::Ok();
+}
+
+void SweepDownloads::MakeRoom(uint64_t excess) {
+  uint64_t freed = 0;
+  while (freed < excess && !kept_.empty()) {
+    const std::string model = kept_.front();
+    kept_.pop_front();
+    const Result<uint64_t> n = hub::DeleteDownloadedWeights(model, options_);
+    if (!n.ok()) {
+      spdlog::warn("{}: cannot delete its weights to stay within --disk-budget: {}", model, n.status().ToString());
+      continue;
+    }
+    freed += *n;
+    spdlog::info("{}: deleted its weights ({} bytes) to stay within --disk-budget", model, *n);
+  }
 }
 
 }  // namespace visalign::cli

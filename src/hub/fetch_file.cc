@@ -177,6 +177,36 @@ Status DownloadBlob(const HubOptions& o, const RepoCache& cache, const Remote& r
   return Status::Ok();
 }
 
+std::string Bytes(uint64_t n) {  // as `du -h` would say it, in SI units
+  return n >= 1'000'000'000 ? fmt::format("{:.1f} GB", n / 1e9) : n >= 1'000'000 ? fmt::format("{:.1f} MB", n / 1e6)
+                                                                               : fmt::format("{} bytes", n);
+}
+
+// Before a download: room under o.disk_budget (making room if the caller can) and on the disk.
+Status EnsureRoom(const HubOptions& o, const RepoCache& cache, const Remote& remote, const std::string& file) {
+  const uint64_t have = FileSize(cache.Partial(remote.etag));
+  const uint64_t need = remote.size > have ? remote.size - have : 0;
+  if (o.disk_budget > 0) {
+    uint64_t used = CacheBlobBytes(o.cache);
+    if (used + need > o.disk_budget && o.make_room) {
+      o.make_room(used + need - o.disk_budget);
+      used = CacheBlobBytes(o.cache);
+    }
+    if (used + need > o.disk_budget) {
+      return Status::InvalidArgument(fmt::format("{} needs {} more, the cache holds {} and --disk-budget is {}", QuoteText(file),
+                                                 Bytes(need), Bytes(used), Bytes(o.disk_budget)),
+                                     o.cache.string(), "a larger --disk-budget, or room freed in the cache");
+    }
+  }
+  std::error_code ec;
+  const fs::space_info space = fs::space(o.cache, ec);
+  if (!ec && need > space.available) {
+    return Status::IoError(fmt::format("disk full: {} needs {}, {} are free", QuoteText(file), Bytes(need), Bytes(space.available)),
+                           o.cache.string(), "free disk space for the download (or another cache: VISALIGN_CACHE)");
+  }
+  return Status::Ok();
+}
+
 Result<std::optional<FetchedFile>> FetchOffline(const HubOptions& o, const RepoCache& cache, const std::string& repo,
                                                 const std::string& revision, const std::string& file, bool optional,
                                                 std::string* commit) {
@@ -225,6 +255,7 @@ Result<std::optional<FetchedFile>> FetchFile(const HubOptions& o, const std::str
   if (!fs::exists(cache.Blob(remote.etag), ec)) {
     VISALIGN_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(cache.LockFile(remote.etag)));
     if (!fs::exists(cache.Blob(remote.etag), ec)) {  // another process may have finished it meanwhile
+      VISALIGN_RETURN_IF_ERROR(EnsureRoom(o, cache, remote, file));
       VISALIGN_RETURN_IF_ERROR(DownloadBlob(o, cache, remote, ResolveUrl(o, repo, remote.commit, file), file));
       fetched.downloaded = true;
     }

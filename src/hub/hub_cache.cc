@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "visalign/core/io.h"
+#include "visalign/hub/hub.h"
 
 namespace visalign::hub {
 namespace {
@@ -115,6 +116,21 @@ Result<FileLock> FileLock::Acquire(const fs::path& path) {
 
 FileLock::~FileLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+uint64_t CacheBlobBytes(const fs::path& cache) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (fs::directory_iterator repo(cache, ec), end; !ec && repo != end; repo.increment(ec)) {
+    if (!repo->path().filename().string().starts_with("models--")) continue;
+    std::error_code blob_ec;
+    for (fs::directory_iterator blob(repo->path() / "blobs", blob_ec); !blob_ec && blob != end; blob.increment(blob_ec)) {
+      std::error_code size_ec;
+      const uintmax_t size = blob->is_regular_file(size_ec) ? fs::file_size(blob->path(), size_ec) : 0;
+      if (!size_ec) total += size;
+    }
+  }
+  return total;
 }
 
 }  // namespace visalign::hub

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,12 @@ struct HubOptions {
   std::string token;                             // sent as a Bearer token; never printed or stored
   bool offline = false;                          // only the cache
   bool show_progress = false;                    // a progress bar (bytes, rate) per download
+  // The most bytes the cache's blobs (all repositories, partial downloads included) may hold after a
+  // download; 0 = no limit. A download that would pass it first calls make_room (if set) with the
+  // excess, then fails (kInvalidArgument, naming the sizes) if the cache still does not fit. Whatever
+  // the budget, a download larger than the file system's free space fails first (kIoError, "disk full").
+  uint64_t disk_budget = 0;
+  std::function<void(uint64_t excess)> make_room;
 };
 
 // From the environment: cache $VISALIGN_CACHE, else $HF_HOME/hub, else ~/.cache/visalign;
@@ -117,6 +124,9 @@ Result<std::filesystem::path> ModelFolder(std::string_view name, const HubOption
 // folder stay, and a later use downloads the weights again), so a sweep fits a small disk. Nothing
 // for a folder or a name not in the cache. Returns the bytes freed.
 Result<uint64_t> DeleteDownloadedWeights(std::string_view name, const HubOptions& options);
+
+// The bytes of the cache's blobs, partial downloads included (what disk_budget limits).
+uint64_t CacheBlobBytes(const std::filesystem::path& cache);
 
 // `clip resolve` output.
 nlohmann::json ResolvedModelJson(const ResolvedModel& model);
