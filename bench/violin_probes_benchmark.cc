@@ -3,10 +3,12 @@
 //   Violin/single, Violin/h2   - VIOLIN items (precision + purity of one or two blocks);
 //   Probe/negation             - a negation probe (the VIOLIN single-colour score: no extra cost);
 //   Probe/inertia, Probe/geometry - MeasureProbe (CIELAB classification, split fit / components).
-// Each on the item's own ground truth ("gt") and on uniform noise ("noise", the worst case for the
-// purity measures and for the geometry components); argument = image side.
+// Each on the item's own ground truth ("gt"), on it with +-8 levels of noise per channel ("grain", what a
+// generator's near-solid output looks like) and on uniform noise ("noise", the worst case for the purity
+// measures, the CIELAB classification and the geometry components); argument = image side.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
 
 #include "benchmarks/violin/probes_evaluate.h"
@@ -47,13 +49,18 @@ ManifestItem MakeItem(Kind kind, int side) {
   return item;
 }
 
-void Score(benchmark::State& state, Kind kind, bool noise) {
+enum class Noise { kNone, kGrain, kUniform };
+
+void Score(benchmark::State& state, Kind kind, Noise noise) {
   const int side = static_cast<int>(state.range(0));
   const ManifestItem item = MakeItem(kind, side);
   imaging::Image image = RenderGroundTruth(item, side, side);
-  if (noise) {
-    std::mt19937 rng(7);
+  std::mt19937 rng(7);
+  if (noise == Noise::kUniform) {
     for (uint8_t& v : image.rgb) v = static_cast<uint8_t>(rng());
+  } else if (noise == Noise::kGrain) {
+    std::uniform_int_distribution<int> grain(-8, 8);
+    for (uint8_t& v : image.rgb) v = static_cast<uint8_t>(std::clamp(v + grain(rng), 0, 255));
   }
   for (auto _ : state) {
     auto m = ScoreItemImage(image, item, {});
@@ -64,8 +71,9 @@ void Score(benchmark::State& state, Kind kind, bool noise) {
 }
 
 #define VIOLIN_PROBE_BENCH(name, kind)                                                              \
-  BENCHMARK_CAPTURE(Score, name##_gt, kind, false)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond); \
-  BENCHMARK_CAPTURE(Score, name##_noise, kind, true)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)
+  BENCHMARK_CAPTURE(Score, name##_gt, kind, Noise::kNone)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);       \
+  BENCHMARK_CAPTURE(Score, name##_grain, kind, Noise::kGrain)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);    \
+  BENCHMARK_CAPTURE(Score, name##_noise, kind, Noise::kUniform)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)
 
 VIOLIN_PROBE_BENCH(Violin_single, Kind::kSingle);
 VIOLIN_PROBE_BENCH(Violin_h2, Kind::kH2);

@@ -29,29 +29,54 @@ Scale ScaleOf(const ProbeSpec& spec, int width, int height) {
   return {static_cast<double>(width) / spec.canvas_w, static_cast<double>(height) / spec.canvas_h};
 }
 
-// The pixels of a width x height image inside `shapes` (canvas coordinates scaled by `s`), row-major:
-// squares cover [round((c - size/2) s), round((c + size/2) s)) per axis; circles the pixel centres
-// within the radius.
-std::vector<uint8_t> ShapeMask(const std::vector<ProbeShape>& shapes, const Scale& s, int width, int height) {
-  std::vector<uint8_t> mask(static_cast<size_t>(width) * height, 0);
-  for (const ProbeShape& shape : shapes) {
-    const auto edge = [&](double c, double f, double sign) { return std::lround((c + sign * shape.size / 2) * f); };
-    const int x0 = std::clamp<long>(edge(shape.cx, s.x, -1), 0, width), x1 = std::clamp<long>(edge(shape.cx, s.x, 1) + 1, 0, width);
-    const int y0 = std::clamp<long>(edge(shape.cy, s.y, -1), 0, height), y1 = std::clamp<long>(edge(shape.cy, s.y, 1) + 1, 0, height);
-    const double r = shape.size / 2;
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) {
-        bool inside;
-        if (shape.kind == ShapeKind::kSquare) {
-          inside = x < edge(shape.cx, s.x, 1) && y < edge(shape.cy, s.y, 1);
-        } else {
-          const double dx = (x + 0.5) / s.x - shape.cx, dy = (y + 0.5) / s.y - shape.cy;
-          inside = dx * dx + dy * dy <= r * r;
-        }
-        if (inside) mask[static_cast<size_t>(y) * width + x] = 1;
-      }
+// A row's pixels [x0, x1).
+struct Span {
+  int x0 = 0, x1 = 0;
+};
+
+// The pixels of row y of a width x height image inside `shape` (canvas coordinates scaled by `s`), an
+// empty span if none: squares cover [round((c - size/2) s), round((c + size/2) s)) per axis; circles
+// the pixel centres within the radius (a disc meets a row in one interval: its ends are found from
+// the row's half-chord and then settled by the exact per-pixel test).
+Span ShapeSpan(const ProbeShape& shape, const Scale& s, int width, int height, int y) {
+  if (shape.kind == ShapeKind::kSquare) {
+    const auto edge = [&](double c, double f, double sign, int limit) {
+      return static_cast<int>(std::clamp<long>(std::lround((c + sign * shape.size / 2) * f), 0, limit));
+    };
+    if (y < edge(shape.cy, s.y, -1, height) || y >= edge(shape.cy, s.y, 1, height)) return {};
+    return {edge(shape.cx, s.x, -1, width), edge(shape.cx, s.x, 1, width)};
   }
-  return mask;
+  const double r = shape.size / 2, dy = (y + 0.5) / s.y - shape.cy;
+  if (dy * dy > r * r) return {};
+  const auto inside = [&](int x) {
+    const double dx = (x + 0.5) / s.x - shape.cx;
+    return dx * dx + dy * dy <= r * r;
+  };
+  const double half = std::sqrt(r * r - dy * dy) * s.x, centre = shape.cx * s.x - 0.5;
+  int lo = static_cast<int>(std::clamp(std::floor(centre - half) - 1, 0.0, static_cast<double>(width)));
+  int hi = static_cast<int>(std::clamp(std::ceil(centre + half) + 2, static_cast<double>(lo), static_cast<double>(width)));
+  while (lo < hi && !inside(lo)) ++lo;
+  while (hi > lo && !inside(hi - 1)) --hi;
+  return {lo, hi};
+}
+
+// The spans of row y inside any of `shapes`, sorted by x0 and merged where they overlap or touch.
+void ShapeSpans(const std::vector<ProbeShape>& shapes, const Scale& s, int width, int height, int y, std::vector<Span>& out) {
+  out.clear();
+  for (const ProbeShape& shape : shapes) {
+    const Span span = ShapeSpan(shape, s, width, height, y);
+    if (span.x1 > span.x0) out.push_back(span);
+  }
+  std::sort(out.begin(), out.end(), [](const Span& a, const Span& b) { return a.x0 < b.x0; });
+  size_t kept = 0;
+  for (const Span& span : out) {
+    if (kept > 0 && span.x0 <= out[kept - 1].x1) {
+      out[kept - 1].x1 = std::max(out[kept - 1].x1, span.x1);
+    } else {
+      out[kept++] = span;
+    }
+  }
+  out.resize(kept);
 }
 
 void Fill(imaging::Image& image, color::Srgb8 c, int x0, int y0, int x1, int y1) {
@@ -79,19 +104,23 @@ class TwoColorClassifier {
     constant_ = -2.0 * kL0 * wl + (a.L * a.L + a.a * a.a + a.b * a.b) - (b.L * b.L + b.a * b.a + b.b * b.b);
   }
 
-  uint8_t operator()(const uint8_t* p) {
-    const uint32_t key = (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2];
-    if (key == last_key_) return last_class_;
-    const size_t cell = (size_t{p[0]} >> kShift) * kCells * kCells + (size_t{p[1]} >> kShift) * kCells + (p[2] >> kShift);
-    if (cells_[cell] == kUnknown) cells_[cell] = DecideCell(p[0] >> kShift, p[1] >> kShift, p[2] >> kShift);
-    const uint8_t c = cells_[cell] != kUndecided ? cells_[cell] : Exact(p);
-    last_key_ = key;
-    last_class_ = c;
-    return c;
+  // Classes of n pixels (RGB bytes) into out[0 .. n-1]; returns how many are 1.
+  size_t Row(const uint8_t* p, size_t n, uint8_t* out) {
+    const uint8_t* cells = cells_.data();  // a local: the byte stores to `out` could alias the member
+    size_t ones = 0;
+    for (size_t x = 0; x < n; ++x, p += 3) {
+      const size_t cell = (size_t{p[0]} >> kShift << (2 * kCellBits)) | (size_t{p[1]} >> kShift << kCellBits) | (p[2] >> kShift);
+      uint8_t c = cells[cell];
+      if (c > 1) [[unlikely]] c = Slow(cell, p);  // a cube not decided (yet)
+      out[x] = c;
+      ones += c;
+    }
+    return ones;
   }
 
  private:
   static constexpr int kShift = 4;
+  static constexpr int kCellBits = 8 - kShift;
   static constexpr int kCells = 256 >> kShift;
   static constexpr uint8_t kUnknown = 255, kUndecided = 254;
   static constexpr double kL = 116, kL0 = 16, kA = 500, kB = 200;
@@ -125,6 +154,18 @@ class TwoColorClassifier {
     return kUndecided;
   }
 
+  // A cube met for the first time is decided; a pixel of an undecided cube is tested alone (the last
+  // such colour remembered: neighbours are often equal).
+  uint8_t Slow(size_t cell, const uint8_t* p) {
+    if (cells_[cell] == kUnknown) {
+      cells_[cell] = DecideCell(p[0] >> kShift, p[1] >> kShift, p[2] >> kShift);
+      if (cells_[cell] <= 1) return cells_[cell];
+    }
+    const uint32_t key = (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2];
+    if (key != last_key_) last_key_ = key, last_class_ = Exact(p);
+    return last_class_;
+  }
+
   uint8_t Exact(const uint8_t* p) const {
     const color::Lab lab = LabOf(p);
     auto d2 = [&](const color::Lab& t) {
@@ -142,21 +183,24 @@ class TwoColorClassifier {
   uint8_t last_class_ = 0;
 };
 
-// 0 where a pixel is nearer `first`, 1 where nearer `second` (TwoColorClassifier), row-major.
-std::vector<uint8_t> Classify(const imaging::Image& image, color::Srgb8 first, color::Srgb8 second) {
+// Classifies `image` to the nearer of `first` (0) and `second` (1) (TwoColorClassifier) and calls
+// visit(y0, count, classes, ones) once per maximal block of equal consecutive rows y0 .. y0 + count - 1
+// (`classes` per pixel of the block's rows, `ones` of them 1): rows equal to the one above are compared, not classified,
+// so a flat image is a few blocks.
+template <typename Visit>
+void ForEachClassBlock(const imaging::Image& image, color::Srgb8 first, color::Srgb8 second, Visit&& visit) {
   TwoColorClassifier classify(color::Srgb8ToLab(first), color::Srgb8ToLab(second));
   const size_t width = static_cast<size_t>(image.width);
-  std::vector<uint8_t> out(width * image.height);
-  for (int y = 0; y < image.height; ++y) {
-    uint8_t* row = &out[y * width];
-    if (y > 0 && std::memcmp(image.pixel(0, y), image.pixel(0, y - 1), width * 3) == 0) {  // flat images: rows repeat
-      std::memcpy(row, row - width, width);
-      continue;
-    }
-    const uint8_t* p = image.pixel(0, y);
-    for (size_t x = 0; x < width; ++x, p += 3) row[x] = classify(p);
+  std::vector<uint8_t> classes(width);
+  size_t ones = 0;
+  int y0 = 0;
+  for (int y = 0; y <= image.height; ++y) {
+    if (y > 0 && y < image.height && std::memcmp(image.pixel(0, y), image.pixel(0, y - 1), width * 3) == 0) continue;
+    if (y > 0) visit(y0, y - y0, classes.data(), ones);
+    if (y == image.height) break;
+    ones = classify.Row(image.pixel(0, y), width, classes.data());
+    y0 = y;
   }
-  return out;
 }
 
 struct Component {
@@ -165,52 +209,97 @@ struct Component {
   double cy() const { return sy / area; }
 };
 
-// 4-connected components of `mask` (non-zero) with at least `min_area` pixels, largest first: runs of
-// each row are joined to the runs of the row above that they touch (union-find over runs), so the
-// cost follows the number of runs rather than of pixels.
-std::vector<Component> Components(const std::vector<uint8_t>& mask, int width, int height, double min_area) {
-  struct Run {
-    int x0, x1, y;  // [x0, x1) of row y
-  };
-  std::vector<Run> runs;
-  std::vector<size_t> parent;
-  auto find = [&](size_t i) {
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
-  };
-  size_t above_begin = 0, above_end = 0;  // the previous row's runs
-  for (int y = 0; y < height; ++y) {
-    const uint8_t* row = &mask[static_cast<size_t>(y) * width];
-    const size_t row_begin = runs.size();
-    size_t a = above_begin;  // runs of the row above, in x order: those ending left of this run are skipped
-    for (int x = 0; x < width;) {
-      const uint8_t* start = std::find_if(row + x, row + width, [](uint8_t v) { return v != 0; });
-      if (start == row + width) break;
-      const int x0 = static_cast<int>(start - row);
-      const int x1 = static_cast<int>(std::find(start, row + width, uint8_t{0}) - row);
-      runs.push_back({x0, x1, y});
-      parent.push_back(runs.size() - 1);
-      while (a < above_end && runs[a].x1 <= x0) ++a;
-      for (size_t k = a; k < above_end && runs[k].x0 < x1; ++k) parent[find(k)] = find(runs.size() - 1);
-      x = x1;
+// What a geometry image shows: the 4-connected components of its shape-coloured pixels and their
+// overlap with the requested shapes. Fed block by block (ForEachClassBlock): each block's runs of
+// shape pixels are vertical strips, joined to the runs of the block above they touch (union-find over
+// runs), so the cost follows the number of runs, not of pixels; the overlap is summed per row from the
+// runs and the requested spans.
+class ShapeScan {
+ public:
+  ShapeScan(const ProbeSpec& spec, const Scale& s, int width, int height) : spec_(spec), s_(s), width_(width), height_(height) {
+    // At most one run per two pixels: reserved (not touched) so that noisy images do not regrow.
+    const size_t most = (static_cast<size_t>(width) + 1) / 2 * static_cast<size_t>(height);
+    runs_.reserve(most);
+    parent_.reserve(most);
+  }
+
+  void Add(int y0, int count, const uint8_t* classes) {
+    const size_t begin = runs_.size();
+    for (int x = 0; x < width_;) {
+      while (x < width_ && classes[x] == 0) ++x;
+      if (x == width_) break;
+      const int x0 = x;
+      while (x < width_ && classes[x] != 0) ++x;
+      runs_.push_back({x0, x, y0, count});
+      parent_.push_back(static_cast<uint32_t>(runs_.size() - 1));
+      while (above_ < begin && runs_[above_].x1 <= x0) ++above_;
+      for (size_t k = above_; k < begin && runs_[k].x0 < x; ++k) Union(k, runs_.size() - 1);
+      mask_area_ += static_cast<int64_t>(x - x0) * count;
     }
-    above_begin = row_begin;
-    above_end = runs.size();
+    for (int y = y0; y < y0 + count; ++y) {  // the requested shapes' pixels of each row, and the overlap
+      ShapeSpans(spec_.shapes, s_, width_, height_, y, spans_);
+      size_t r = begin;
+      for (const Span& span : spans_) {
+        requested_area_ += span.x1 - span.x0;
+        while (r < runs_.size() && runs_[r].x1 <= span.x0) ++r;
+        for (size_t k = r; k < runs_.size() && runs_[k].x0 < span.x1; ++k)
+          inter_ += std::min(runs_[k].x1, span.x1) - std::max(runs_[k].x0, span.x0);
+      }
+    }
+    above_ = begin;
   }
-  std::vector<Component> by_root(runs.size());
-  for (size_t i = 0; i < runs.size(); ++i) {
-    Component& c = by_root[find(i)];
-    const double n = runs[i].x1 - runs[i].x0;
-    c.area += n;
-    c.sx += n * (runs[i].x0 + runs[i].x1) / 2.0;  // sum of the pixel centres x + 0.5
-    c.sy += n * (runs[i].y + 0.5);
+
+  double Iou() const {
+    const int64_t uni = mask_area_ + requested_area_ - inter_;
+    return uni > 0 ? static_cast<double>(inter_) / static_cast<double>(uni) : 0.0;
   }
-  std::vector<Component> out;
-  for (const Component& c : by_root)
-    if (c.area >= min_area) out.push_back(c);
-  std::stable_sort(out.begin(), out.end(), [](const Component& a, const Component& b) { return a.area > b.area; });
-  return out;
-}
+
+  // The components with at least `min_area` pixels, largest first.
+  std::vector<Component> Components(double min_area) {
+    // Areas first (runs become their root's index), then the centres of the large components only.
+    std::vector<int64_t> area(runs_.size(), 0);
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      parent_[i] = static_cast<uint32_t>(Find(i));
+      area[parent_[i]] += static_cast<int64_t>(runs_[i].x1 - runs_[i].x0) * runs_[i].rows;
+    }
+    std::vector<int32_t> slot(runs_.size(), -1);
+    std::vector<Component> out;
+    for (size_t i = 0; i < runs_.size(); ++i)
+      if (parent_[i] == i && static_cast<double>(area[i]) >= min_area) {
+        slot[i] = static_cast<int32_t>(out.size());
+        out.push_back({static_cast<double>(area[i]), 0, 0});
+      }
+    for (size_t i = 0; i < runs_.size() && !out.empty(); ++i) {
+      if (slot[parent_[i]] < 0) continue;
+      const Run& run = runs_[i];
+      Component& c = out[slot[parent_[i]]];
+      const double n = static_cast<double>(run.x1 - run.x0) * run.rows;
+      c.sx += n * (run.x0 + run.x1) / 2.0;    // sum of the pixel centres x + 0.5
+      c.sy += n * (run.y0 + run.rows / 2.0);  // ... and y + 0.5 over the block's rows
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Component& a, const Component& b) { return a.area > b.area; });
+    return out;
+  }
+
+ private:
+  struct Run {
+    int x0, x1, y0, rows;  // [x0, x1) of rows y0 .. y0 + rows - 1
+  };
+  size_t Find(size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  void Union(size_t a, size_t b) { parent_[Find(a)] = static_cast<uint32_t>(Find(b)); }
+
+  const ProbeSpec& spec_;
+  Scale s_;
+  int width_, height_;
+  std::vector<Run> runs_;
+  std::vector<uint32_t> parent_;
+  size_t above_ = 0;  // the first run of the block above not left of the current run
+  std::vector<Span> spans_;
+  int64_t mask_area_ = 0, requested_area_ = 0, inter_ = 0;
+};
 
 double EquivalentSize(const Component& c, ShapeKind kind) {
   return kind == ShapeKind::kSquare ? std::sqrt(c.area) : 2.0 * std::sqrt(c.area / std::numbers::pi);
@@ -219,16 +308,12 @@ double EquivalentSize(const Component& c, ShapeKind kind) {
 ProbeMeasures MeasureGeometry(const imaging::Image& image, const ProbeSpec& spec, const ManifestItem& item) {
   ProbeMeasures m;
   const Scale s = ScaleOf(spec, image.width, image.height);
-  const std::vector<uint8_t> mask = Classify(image, item.targets[0], spec.shape_color);
-  const std::vector<uint8_t> requested = ShapeMask(spec.shapes, s, image.width, image.height);
-  int64_t inter = 0, uni = 0;
-  for (size_t i = 0; i < mask.size(); ++i) {
-    inter += requested[i] & mask[i];
-    uni += requested[i] | mask[i];
-  }
-  m.iou = uni > 0 ? static_cast<double>(inter) / static_cast<double>(uni) : 0.0;
+  ShapeScan scan(spec, s, image.width, image.height);
+  ForEachClassBlock(image, item.targets[0], spec.shape_color,
+                    [&](int y0, int count, const uint8_t* classes, size_t) { scan.Add(y0, count, classes); });
+  m.iou = scan.Iou();
   const double min_area = std::max(1.0, kMinComponentShare * image.width * image.height);
-  std::vector<Component> found = Components(mask, image.width, image.height, min_area);
+  std::vector<Component> found = scan.Components(min_area);
   m.shape_count = static_cast<int>(found.size());
   const size_t n = spec.shapes.size();
   if (found.size() < n) return m;
@@ -306,12 +391,11 @@ imaging::Image RenderProbe(const ManifestItem& item, int width, int height, cons
       const Scale s = ScaleOf(spec, width, height);
       std::vector<ProbeShape> shapes = spec.shapes;
       for (ProbeShape& shape : shapes) shape.cx += distortion.shape_offset, shape.cy += distortion.shape_offset;
-      const std::vector<uint8_t> mask = ShapeMask(shapes, s, width, height);
-      for (size_t i = 0; i < mask.size(); ++i)
-        if (mask[i]) {
-          uint8_t* p = &image.rgb[i * 3];
-          p[0] = spec.shape_color.r, p[1] = spec.shape_color.g, p[2] = spec.shape_color.b;
-        }
+      std::vector<Span> spans;
+      for (int y = 0; y < height; ++y) {
+        ShapeSpans(shapes, s, width, height, y, spans);
+        for (const Span& span : spans) Fill(image, spec.shape_color, span.x0, y, span.x1, y + 1);
+      }
       break;
     }
   }
@@ -319,19 +403,17 @@ imaging::Image RenderProbe(const ManifestItem& item, int width, int height, cons
 }
 
 double MeasureSplit(const imaging::Image& image, char orientation, color::Srgb8 first, color::Srgb8 second) {
-  const std::vector<uint8_t> cls = Classify(image, first, second);
   const bool h = orientation == 'h';
   const int side = h ? image.height : image.width;
   const size_t width = static_cast<size_t>(image.width);
   std::vector<int64_t> second_count(side, 0);  // pixels of line i (row or column) classified `second`
-  for (int y = 0; y < image.height; ++y) {
-    const uint8_t* row = &cls[y * width];
+  ForEachClassBlock(image, first, second, [&](int y0, int count, const uint8_t* classes, size_t ones) {
     if (h) {
-      second_count[y] = std::accumulate(row, row + width, int64_t{0});
+      std::fill_n(second_count.begin() + y0, count, static_cast<int64_t>(ones));
     } else {
-      for (size_t x = 0; x < width; ++x) second_count[x] += row[x];
+      for (size_t x = 0; x < width; ++x) second_count[x] += int64_t{count} * classes[x];
     }
-  }
+  });
   const int64_t line = h ? image.width : image.height;
   // errors(b) = sum_{i<b} second_i + sum_{i>=b} (line - second_i); start from b = 0.
   int64_t errors = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <random>
 #include <set>
@@ -296,6 +298,81 @@ TEST(ProbeMeasures, ShapesJoinedBelowCountOnceAndDiagonalNeighboursDoNot) {
   auto m = MeasureProbe(image, item);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->shape_count, 3);
+}
+
+// Geometry measures of noisy images against a direct implementation of the definitions: every pixel
+// converted to CIELAB and classified, the requested mask pixel by pixel (square edges rounded, circle
+// pixel centres within the radius), IoU of the two masks, 4-connected components by flood fill.
+struct ReferenceGeometry {
+  int count = 0;
+  double iou = 0;
+};
+ReferenceGeometry ReferenceMeasure(const imaging::Image& image, const ManifestItem& item) {
+  const ProbeSpec& spec = *item.probe;
+  const int w = image.width, h = image.height;
+  const double sx = static_cast<double>(w) / spec.canvas_w, sy = static_cast<double>(h) / spec.canvas_h;
+  const color::Lab bg = color::Srgb8ToLab(item.targets[0]), fg = color::Srgb8ToLab(spec.shape_color);
+  std::vector<uint8_t> mask(w * h), requested(w * h, 0);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const uint8_t* p = image.pixel(x, y);
+      const color::Lab lab = color::Srgb8ToLab({p[0], p[1], p[2]});
+      const double dbg = color::DeltaE76(lab, bg), dfg = color::DeltaE76(lab, fg);
+      mask[y * w + x] = dbg * dbg <= dfg * dfg ? 0 : 1;
+      for (const ProbeShape& s : spec.shapes) {
+        bool in;
+        if (s.kind == ShapeKind::kSquare) {
+          in = x >= std::lround((s.cx - s.size / 2) * sx) && x < std::lround((s.cx + s.size / 2) * sx) &&
+               y >= std::lround((s.cy - s.size / 2) * sy) && y < std::lround((s.cy + s.size / 2) * sy);
+        } else {
+          const double dx = (x + 0.5) / sx - s.cx, dy = (y + 0.5) / sy - s.cy;
+          in = dx * dx + dy * dy <= s.size * s.size / 4;
+        }
+        if (in) requested[y * w + x] = 1;
+      }
+    }
+  ReferenceGeometry out;
+  int64_t inter = 0, uni = 0;
+  for (size_t i = 0; i < mask.size(); ++i) inter += mask[i] & requested[i], uni += mask[i] | requested[i];
+  out.iou = uni > 0 ? static_cast<double>(inter) / uni : 0.0;
+  std::vector<int> label(w * h, -1);
+  for (int start = 0; start < w * h; ++start) {
+    if (!mask[start] || label[start] >= 0) continue;
+    std::vector<int> stack = {start};
+    label[start] = start;
+    double area = 0;
+    while (!stack.empty()) {
+      const int i = stack.back();
+      stack.pop_back();
+      area += 1;
+      for (int j : {i - 1, i + 1, i - w, i + w}) {
+        if (j < 0 || j >= w * h || (std::abs(j - i) == 1 && j / w != i / w) || !mask[j] || label[j] >= 0) continue;
+        label[j] = start;
+        stack.push_back(j);
+      }
+    }
+    if (area >= std::max(1.0, 0.002 * w * h)) ++out.count;
+  }
+  return out;
+}
+
+TEST(ProbeMeasures, GeometryOfNoisyShapesEqualsTheDefinitionPixelByPixel) {
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 8; ++trial) {
+    ManifestItem item = GeometryItem(trial % 2 ? "fractions" : "pixels",
+                                     {{trial % 3 ? ShapeKind::kCircle : ShapeKind::kSquare, 70.0 + trial, 90.0 - trial, 37.0 + trial},
+                                      {ShapeKind::kCircle, 150, 120, 21.0 + trial}});
+    const int side = trial % 2 ? 173 : 200;  // fractions: scaled to a size the canvas does not divide
+    imaging::Image image = RenderProbe(item, side, side, {.shape_offset = 3.0 * trial});
+    std::uniform_int_distribution<int> noise(-90, 90);
+    for (uint8_t& v : image.rgb) v = static_cast<uint8_t>(std::clamp(v + noise(rng), 0, 255));
+    for (int y = 0; y < side; y += 2) std::memcpy(image.pixel(0, y + 1 < side ? y + 1 : y), image.pixel(0, y), side * 3);
+    const auto m = MeasureProbe(image, item);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const ReferenceGeometry want = ReferenceMeasure(image, item);
+    EXPECT_EQ(m->shape_count, want.count) << trial;
+    EXPECT_NEAR(m->iou, want.iou, 1e-12) << trial;
+  }
 }
 
 TEST(ProbeMeasures, PixelStatedItemsNeedTheCanvasSize) {
