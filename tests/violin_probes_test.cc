@@ -3,6 +3,9 @@
 // the bad inputs (a malformed probe parameter, an image of the wrong size for a pixel-stated item).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
@@ -66,6 +69,31 @@ TEST_F(ViolinProbes, GroundTruthIsObedientInEveryFamily) {
   EXPECT_NE(ReadFile(dir_ / "out" / "summary.md").value().find("## Probes"), std::string::npos);
 }
 
+// Three languages through the binary: each is summarised apart (a `language` in every estimate, the
+// column in probes.csv), and ground truth is obedient in each.
+TEST(ViolinProbesLanguages, EachLanguageIsSummarisedApart) {
+  TempDir dir;
+  auto r = RunVisalign({"violin", "probes", "--out", (dir / "p").string(), "--scale", "0.1", "--image-size", "64", "--languages",
+                        "en,zh,fr"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunVisalign({"violin", "evaluate", "--dataset", (dir / "p").string(), "--images", "gt=" + (dir / "p" / "images").string(),
+                   "--out", (dir / "out").string(), "--bootstrap", "100", "--strict"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto summary = nlohmann::json::parse(ReadFile(dir / "out" / "summary.json").value());
+  std::map<std::string, std::map<std::string, double>> value;  // language -> family/condition/measure -> value
+  for (const auto& e : summary["probes"])
+    value[e["language"]][e["family"].get<std::string>() + "/" + e["condition"].get<std::string>() + "/" +
+                         e["measure"].get<std::string>()] = e["value"].is_number() ? e["value"].get<double>() : NAN;
+  ASSERT_EQ(value.size(), 3u);
+  for (const auto& [language, v] : value) {
+    EXPECT_EQ(v.size(), value["en"].size()) << language;
+    EXPECT_NEAR(v.at("inertia/all/slope"), 1.0, 0.01) << language;
+    EXPECT_EQ(v.at("geometry/pixels/iou"), 1.0) << language;
+    EXPECT_EQ(v.at("negation/entity/diff_de00"), 0.0) << language;
+  }
+  EXPECT_NE(ReadFile(dir / "out" / "probes.csv").value().find("model,language,family"), std::string::npos);
+}
+
 TEST_F(ViolinProbes, AMalformedProbeParameterIsOneLineNamingTheField) {
   const std::filesystem::path manifest = Dataset() / "manifest.jsonl";
   std::string text = ReadFile(manifest).value();
@@ -104,7 +132,7 @@ TEST_F(ViolinProbes, AWrongSizedImageForAPixelStatedItemIsARecordedItemError) {
 
 TEST(ViolinProbesCli, BadOptionsAreOneLineErrors) {
   TempDir dir;
-  auto r = RunVisalign({"violin", "probes", "--out", (dir / "p").string(), "--languages", "zh"});
+  auto r = RunVisalign({"violin", "probes", "--out", (dir / "p").string(), "--languages", "de"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--languages"), std::string::npos) << r.err;
   r = RunVisalign({"violin", "probes", "--out", (dir / "p").string(), "--image-size", "8"});

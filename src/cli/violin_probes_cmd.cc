@@ -23,7 +23,8 @@ const CommandGroup kViolinProbes(21, [](Cli& cli) {
       ->capture_default_str();
   p->add_option("--image-size", opt->image_size, "Canvas of pixel-stated items and ground-truth side, pixels (64..8192)")
       ->capture_default_str();
-  p->add_option("--languages", opt->languages, "Prompt languages (the probe prompts exist in English: en)")
+  p->add_option("--languages", opt->languages, "Prompt languages, some of en,zh,fr (default en): every item is written once per "
+                "language (ids ending -zh, -fr), and `violin evaluate` summarises each language apart")
       ->delimiter(',')
       ->capture_default_str();
   p->add_flag("--force", opt->force, "Reuse a non-empty --out: replaces manifest.jsonl, summary.json and images/p-*.png");
@@ -37,7 +38,8 @@ const CommandGroup kViolinProbes(21, [](Cli& cli) {
       "geometry pixels|fractions|pair.\n"
       "Examples:\n"
       "  visalign violin probes --out probes\n"
-      "  visalign violin probes --out probes-demo --scale 0.25 --image-size 128 --seed 3");
+      "  visalign violin probes --out probes-demo --scale 0.25 --image-size 128 --seed 3\n"
+      "  visalign violin probes --out probes-3lang --languages en,zh,fr");
   cli.Bind(p, [&cli, opt, out]() -> Status {
     violin::ProbeOptions options = *opt;
     options.out_dir = *out;

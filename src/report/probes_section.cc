@@ -22,6 +22,12 @@ const nlohmann::ordered_json kTooltip = {{{"field", "model"}}, {{"field", "condi
                                          {{"field", "value"}, {"format", ".4g"}}, {{"field", "lo"}, {"format", ".4g"}},
                                          {{"field", "hi"}, {"format", ".4g"}}, {{"field", "n"}}};
 
+// The series a row or item is drawn in: its model, with the prompts' language when it is not English.
+std::string Series(const nlohmann::json& row) {
+  const std::string language = row.value("language", "en");
+  return row.value("model", "") + (language == "en" ? "" : " [" + language + "]");
+}
+
 // Rows of summary.json's "probes" for `family` whose measure is one of `measures`.
 nlohmann::ordered_json EstimateRows(const nlohmann::json& probes, const std::string& family,
                                     const std::vector<std::string>& measures) {
@@ -31,7 +37,7 @@ nlohmann::ordered_json EstimateRows(const nlohmann::json& probes, const std::str
     const std::string measure = e.value("measure", "");
     if (std::find(measures.begin(), measures.end(), measure) == measures.end()) continue;
     const nlohmann::json& ci = e.contains("ci") && e["ci"].is_array() && e["ci"].size() == 2 ? e["ci"] : nlohmann::json::array({nullptr, nullptr});
-    rows.push_back({{"model", e.value("model", "")},
+    rows.push_back({{"model", Series(e)},
                     {"condition", e.value("condition", "")},
                     {"measure", measure},
                     {"value", Num(e.value("value", nlohmann::json()))},
@@ -75,7 +81,7 @@ nlohmann::ordered_json InertiaSpec(const ResultsFolder& folder) {
     if (!IsFamily(item, "inertia") || !item.contains("probe_measures")) continue;
     const nlohmann::json& measured = item["probe_measures"].value("measured_split", nlohmann::json());
     if (!measured.is_number()) continue;
-    points.push_back({{"model", item.value("model", "")},
+    points.push_back({{"model", Series(item)},
                       {"condition", item["probe"].value("condition", "")},
                       {"orientation", item["probe"].value("orientation", "")},
                       {"requested", Num(item["probe"].value("split", nlohmann::json()))},
@@ -146,11 +152,11 @@ void WorstPerCondition(const ResultsFolder& folder, const ReportOptions& options
 // summary.json's probe rows as a table.
 CsvTable ProbeTable(const nlohmann::json& probes) {
   CsvTable t;
-  t.header = {"model", "family", "condition", "measure", "reference", "value", "lo", "hi", "p_value", "n"};
+  t.header = {"model", "language", "family", "condition", "measure", "reference", "value", "lo", "hi", "p_value", "n"};
   auto number = [](const nlohmann::json& v) { return v.is_number() ? FormatNumber(v.get<double>()) : std::string(); };
   for (const nlohmann::json& e : probes) {
     const nlohmann::json ci = e.value("ci", nlohmann::json::array({nullptr, nullptr}));
-    t.rows.push_back({e.value("model", ""), e.value("family", ""), e.value("condition", ""), e.value("measure", ""),
+    t.rows.push_back({e.value("model", ""), e.value("language", "en"), e.value("family", ""), e.value("condition", ""), e.value("measure", ""),
                       e["reference"].is_string() ? e["reference"].get<std::string>() : "", number(e.value("value", nlohmann::json())),
                       number(ci.size() == 2 ? ci[0] : nlohmann::json()), number(ci.size() == 2 ? ci[1] : nlohmann::json()),
                       number(e.value("p_value", nlohmann::json())), std::to_string(e.value("n", 0))});

@@ -24,10 +24,11 @@ Result<std::string> StringMember(const nlohmann::json& t, std::string_view key, 
   return it->get<std::string>();
 }
 
-// Checks that `text` holds each of `names` exactly once as {name} and no other {...}.
-Status CheckPlaceholders(const std::string& text, const std::vector<std::string_view>& names,
-                         const std::string& where) {
-  std::string expected = "exactly once each:";
+}  // namespace
+
+Status CheckPlaceholders(const std::string& text, const std::vector<std::string_view>& names, const std::string& where,
+                         bool exactly_once) {
+  std::string expected = exactly_once ? "exactly once each:" : "each at least once, no other:";
   for (std::string_view n : names) expected += " {" + std::string(n) + "}";
   std::map<std::string, int, std::less<>> seen;
   for (size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
@@ -40,15 +41,30 @@ Status CheckPlaceholders(const std::string& text, const std::vector<std::string_
   }
   for (std::string_view n : names) {
     auto it = seen.find(n);
-    if (it == seen.end() || it->second != 1)
-      return Status::InvalidArgument("placeholder {" + std::string(n) + "} appears " +
-                                         std::to_string(it == seen.end() ? 0 : it->second) + " times",
+    const int count = it == seen.end() ? 0 : it->second;
+    if (count == 0 || (exactly_once && count != 1))
+      return Status::InvalidArgument("placeholder {" + std::string(n) + "} appears " + std::to_string(count) + " times",
                                      where, expected);
   }
   return Status::Ok();
 }
 
-}  // namespace
+std::string FillPlaceholders(std::string_view text, const std::vector<std::string_view>& names,
+                             const std::vector<std::string>& values) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t open = text.find('{'); open != std::string::npos; open = text.find('{', pos)) {
+    const size_t close = text.find('}', open);
+    if (close == std::string::npos) break;
+    out.append(text, pos, open - pos);
+    const std::string_view name = text.substr(open + 1, close - open - 1);
+    const size_t index = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    out += index < values.size() ? std::string_view(values[index]) : text.substr(open, close - open + 1);
+    pos = close + 1;
+  }
+  out.append(text, pos, std::string::npos);
+  return out;
+}
 
 const std::vector<VariationSpec>& VariationSpecs() {
   static const std::vector<VariationSpec> specs{
@@ -140,7 +156,7 @@ Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, c
       return Status::InvalidArgument("bad prompt_split \"" + p.prompt_split + "\"", where("prompt_split"),
                                      "\"train\" or \"test\"");
     VISALIGN_ASSIGN_OR_RETURN(p.text, StringMember(t, "text", where("text")));
-    VISALIGN_RETURN_IF_ERROR(CheckPlaceholders(p.text, PlaceholderNames(p.layout, spec->fuzzy), where("text")));
+    VISALIGN_RETURN_IF_ERROR(CheckPlaceholders(p.text, PlaceholderNames(p.layout, spec->fuzzy), where("text"), /*exactly_once=*/true));
     p.number = ++per_variation[p.variation];
     auto& counts = group_splits[{p.variation, p.language, p.notation}];
     (p.prompt_split == "train" ? counts.first : counts.second)++;
@@ -165,19 +181,7 @@ Result<std::vector<PromptTemplate>> LoadTemplates(const std::filesystem::path& p
 }
 
 std::string FillTemplate(const PromptTemplate& t, bool fuzzy, const std::vector<std::string>& values) {
-  const std::vector<std::string_view> names = PlaceholderNames(t.layout, fuzzy);
-  std::string out;
-  size_t pos = 0;
-  for (size_t open = t.text.find('{'); open != std::string::npos; open = t.text.find('{', pos)) {
-    size_t close = t.text.find('}', open);
-    out.append(t.text, pos, open - pos);
-    std::string_view name(t.text.data() + open + 1, close - open - 1);
-    size_t index = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-    out += index < values.size() ? values[index] : std::string(t.text, open, close - open + 1);
-    pos = close + 1;
-  }
-  out.append(t.text, pos, std::string::npos);
-  return out;
+  return FillPlaceholders(t.text, PlaceholderNames(t.layout, fuzzy), values);
 }
 
 }  // namespace visalign::violin

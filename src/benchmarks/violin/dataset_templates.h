@@ -48,6 +48,14 @@ std::vector<std::string_view> PlaceholderNames(Layout layout, bool fuzzy);
 Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, const std::string& source);
 Result<std::vector<PromptTemplate>> LoadTemplates(const std::filesystem::path& path);
 
+// Checks `text`'s placeholders: only {name}s of `names`, each present (exactly once when `exactly_once`);
+// errors name `where` and what was expected.
+Status CheckPlaceholders(const std::string& text, const std::vector<std::string_view>& names, const std::string& where,
+                         bool exactly_once);
+// `text` with every {names[i]} replaced by values[i] (other braces kept as they are).
+std::string FillPlaceholders(std::string_view text, const std::vector<std::string_view>& names,
+                             const std::vector<std::string>& values);
+
 // The template text with each placeholder replaced by values[i] (values in placeholder order).
 std::string FillTemplate(const PromptTemplate& t, bool fuzzy, const std::vector<std::string>& values);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "benchmarks/violin/dataset_sampling.h"
+#include "benchmarks/violin/dataset_templates.h"
 #include "benchmarks/violin/flat_png.h"
 #include "visalign/benchmarks/violin/probes.h"
 #include "visalign/core/io.h"
@@ -33,22 +34,44 @@ constexpr double kMaxScale = 100.0;
 constexpr char kFormat[] = "visalign-violin-probes";
 constexpr int kFormatVersion = 1;
 
-const char kBase[] = "A pure solid color image filled entirely with {color}.";
-const char kNegatedSuffix[] = " No gradient, no texture, no noise, no shading.";
+// The placeholders of each probe template (docs/violin.md "Probes").
+const std::map<std::string, std::vector<std::string_view>>& TemplatePlaceholders() {
+  static const std::map<std::string, std::vector<std::string_view>> names = {
+      {"base", {"color"}},
+      {"negated", {"base"}},
+      {"entity", {"base", "entity"}},
+      {"context", {"color", "object"}},
+      {"neutral", {"base", "words"}},
+      {"inertia_percent", {"direction", "first", "first_share", "dimension", "first_color", "second", "second_share", "second_color"}},
+      {"inertia_pixels", {"side", "direction", "first", "first_pixels", "dimension", "first_color", "second_pixels", "second_color"}},
+      {"geometry_pixels", {"side", "background", "color", "shape", "measure", "size", "cx", "cy"}},
+      {"geometry_fractions", {"background", "color", "shape", "measure", "size", "cx", "cy"}},
+      {"geometry_pair", {"side", "background", "color", "size", "cx", "cy", "distance"}},
+  };
+  return names;
+}
+constexpr const char* kWordKeys[] = {"horizontally", "vertically", "top",  "bottom", "left",     "right",          "height",
+                                     "width",        "square",     "circle", "side", "diameter", "list_separator", "decimal_separator"};
 
 struct Context {
   const ProbeOptions& options;
   std::vector<PoolColor> pool;  // ISCC-NBS level-3 centroids
   std::vector<color::Lab> lab;
   std::vector<MemoryColor> memory;
-  ProbeWords words;
+  std::vector<ProbeLanguage> languages;
 };
 
-ManifestItem NewItem(std::string id, std::string template_id, std::string prompt, ProbeSpec spec) {
+// "p-<group>-<condition>" (English) or "...-<language>".
+std::string ItemId(const std::string& stem, const ProbeLanguage& language) {
+  return language.code == "en" ? "p-" + stem : "p-" + stem + "-" + language.code;
+}
+
+ManifestItem NewItem(std::string id, std::string template_id, std::string prompt, ProbeSpec spec, const ProbeLanguage& language) {
   ManifestItem item;
   item.id = std::move(id);
   item.template_id = std::move(template_id);
   item.prompt = std::move(prompt);
+  item.language = language.code;
   item.image = "images/" + item.id + ".png";
   item.split = item.prompt_split = item.hue_split1 = item.hue_split2 = "test";
   item.probe = std::move(spec);
@@ -69,11 +92,16 @@ size_t Units(double base, double scale) {
 
 std::string Hex(color::Srgb8 c) { return color::ToHex(c); }
 
-std::string Percent(double v) {
+// A share with one decimal at most ("31.5", "50"), with the language's decimal separator.
+std::string Percent(double v, const ProbeLanguage& language) {
   std::string s = fmt::format("{:.1f}", v);
   if (s.size() > 2 && s.substr(s.size() - 2) == ".0") s.resize(s.size() - 2);
+  const size_t dot = s.find('.');
+  if (dot != std::string::npos) s.replace(dot, 1, language.Word("decimal_separator"));
   return s;
 }
+
+std::string Number(double v) { return fmt::format("{}", v); }
 
 void Negation(const Context& ctx, std::vector<ManifestItem>& out) {
   const std::vector<size_t> order = ShuffledIndices(ctx.pool.size(), StreamSeed(ctx.options.seed, "probe-negation"));
@@ -81,18 +109,20 @@ void Negation(const Context& ctx, std::vector<ManifestItem>& out) {
   for (size_t g = 0; g < n; ++g) {
     const PoolColor& c = ctx.pool[order[g]];
     const std::string group = fmt::format("negation-{:03d}", g);
-    const std::string base = fmt::format(fmt::runtime(kBase), fmt::arg("color", Hex(c.rgb)));
     for (const std::string& condition : ProbeConditions(ProbeFamily::kNegation)) {
-      ProbeSpec spec{.family = ProbeFamily::kNegation, .condition = condition, .group = group};
-      std::string prompt = base;
-      if (condition == "negated") prompt += kNegatedSuffix;
-      if (condition == "entity") {
-        spec.entity = ctx.words.entities[g % ctx.words.entities.size()];
-        prompt += " No " + spec.entity + ".";
+      for (const ProbeLanguage& language : ctx.languages) {
+        ProbeSpec spec{.family = ProbeFamily::kNegation, .condition = condition, .group = group};
+        const std::string base = language.Fill("base", {{"color", Hex(c.rgb)}});
+        std::string prompt = base;
+        if (condition == "negated") prompt = language.Fill("negated", {{"base", base}});
+        if (condition == "entity") {
+          spec.entity = language.entities[g % language.entities.size()];
+          prompt = language.Fill("entity", {{"base", base}, {"entity", spec.entity}});
+        }
+        ManifestItem item = NewItem(ItemId(group + "-" + condition, language), "probe-negation-" + condition, prompt, spec, language);
+        SetTargets(item, {&c});
+        out.push_back(std::move(item));
       }
-      ManifestItem item = NewItem("p-" + group + "-" + condition, "probe-negation-" + condition, prompt, spec);
-      SetTargets(item, {&c});
-      out.push_back(std::move(item));
     }
   }
 }
@@ -115,30 +145,30 @@ void Gravity(const Context& ctx, std::vector<ManifestItem>& out) {
     if (color::DeltaE2000(target, ctx.memory[nearest].lab) > kConsistentMaxDe || far.empty()) continue;
     const MemoryColor& consistent = ctx.memory[nearest];
     const MemoryColor& conflicting = ctx.memory[far[rng.UniformIndex(far.size())]];
-    std::vector<std::string> neutral = ctx.words.neutral;
+    std::vector<size_t> neutral(ctx.languages.front().neutral.size());  // the same words in every language
+    for (size_t i = 0; i < neutral.size(); ++i) neutral[i] = i;
     rng.Shuffle(neutral);
     neutral.resize(std::min(kNeutralWords, neutral.size()));
-    std::string neutral_text;
-    for (const std::string& w : neutral) neutral_text += (neutral_text.empty() ? "" : ", ") + w;
 
     const PoolColor& c = ctx.pool[index];
     const std::string group = fmt::format("gravity-{:03d}", g++);
-    const std::string base = fmt::format(fmt::runtime(kBase), fmt::arg("color", Hex(c.rgb)));
     for (const std::string& condition : ProbeConditions(ProbeFamily::kGravity)) {
-      ProbeSpec spec{.family = ProbeFamily::kGravity, .condition = condition, .group = group};
-      std::string prompt = base;
-      if (condition == "consistent" || condition == "conflicting") {
-        const MemoryColor& object = condition == "consistent" ? consistent : conflicting;
-        spec.context = object.object;
-        spec.context_lab = object.lab;
-        prompt = fmt::format("A pure solid color image filled entirely with {}, the color of {}.", Hex(c.rgb), object.object);
-      } else if (condition == "neutral") {
-        spec.context = neutral_text;
-        prompt = fmt::format("A pure solid color image filled entirely with {}. {}.", Hex(c.rgb), neutral_text);
+      for (const ProbeLanguage& language : ctx.languages) {
+        ProbeSpec spec{.family = ProbeFamily::kGravity, .condition = condition, .group = group};
+        std::string prompt = language.Fill("base", {{"color", Hex(c.rgb)}});
+        if (condition == "consistent" || condition == "conflicting") {
+          const MemoryColor& object = condition == "consistent" ? consistent : conflicting;
+          spec.context = language.Object(object.object);
+          spec.context_lab = object.lab;
+          prompt = language.Fill("context", {{"color", Hex(c.rgb)}, {"object", spec.context}});
+        } else if (condition == "neutral") {
+          for (size_t w : neutral) spec.context += (spec.context.empty() ? "" : language.Word("list_separator")) + language.neutral[w];
+          prompt = language.Fill("neutral", {{"base", prompt}, {"words", spec.context}});
+        }
+        ManifestItem item = NewItem(ItemId(group + "-" + condition, language), "probe-gravity-" + condition, prompt, spec, language);
+        SetTargets(item, {&c});
+        out.push_back(std::move(item));
       }
-      ManifestItem item = NewItem("p-" + group + "-" + condition, "probe-gravity-" + condition, prompt, spec);
-      SetTargets(item, {&c});
-      out.push_back(std::move(item));
     }
   }
 }
@@ -159,41 +189,45 @@ void Inertia(const Context& ctx, std::vector<ManifestItem>& out) {
     const auto [a, b] = DistinctPair(ctx, rng);
     for (char orientation : {'h', 'v'}) {
       const bool h = orientation == 'h';
-      const char* first = h ? "top" : "left";
-      const char* second = h ? "bottom" : "right";
-      const char* dim = h ? "height" : "width";
       for (double split : kInertiaSplits) {
         const std::string group = fmt::format("inertia-{:02d}-{}{:04d}", p, orientation, std::lround(split * 10));
         for (const std::string& condition : ProbeConditions(ProbeFamily::kInertia)) {
-          ProbeSpec spec{.family = ProbeFamily::kInertia, .condition = condition, .group = group};
-          spec.orientation = orientation;
-          spec.split = split;
-          std::string prompt;
-          const std::string ca = Hex(ctx.pool[a].rgb), cb = Hex(ctx.pool[b].rgb);
-          if (condition == "percent") {
-            prompt = fmt::format("An image split {} into two solid color blocks: the {} {}% of the {} is {}, the {} {}% is {}.",
-                                 h ? "horizontally" : "vertically", first, Percent(split), dim, ca, second,
-                                 Percent(kPercent - split), cb);
-          } else {
-            spec.canvas_w = spec.canvas_h = side;
-            const long px = std::lround(split / kPercent * side);
-            prompt = fmt::format("A {}x{} pixel image split {} into two solid color blocks: the {} {} pixels of the {} are {}, "
-                                 "the remaining {} pixels are {}.",
-                                 side, side, h ? "horizontally" : "vertically", first, px, dim, ca, side - px, cb);
-            spec.split = kPercent * static_cast<double>(px) / side;  // what the stated pixels denote
+          for (const ProbeLanguage& language : ctx.languages) {
+            ProbeSpec spec{.family = ProbeFamily::kInertia, .condition = condition, .group = group};
+            spec.orientation = orientation;
+            spec.split = split;
+            const std::vector<std::pair<std::string_view, std::string>> common = {
+                {"direction", language.Word(h ? "horizontally" : "vertically")},
+                {"first", language.Word(h ? "top" : "left")},
+                {"second", language.Word(h ? "bottom" : "right")},
+                {"dimension", language.Word(h ? "height" : "width")},
+                {"first_color", Hex(ctx.pool[a].rgb)},
+                {"second_color", Hex(ctx.pool[b].rgb)}};
+            std::vector<std::pair<std::string_view, std::string>> values = common;
+            std::string prompt;
+            if (condition == "percent") {
+              values.insert(values.end(), {{"first_share", Percent(split, language)}, {"second_share", Percent(kPercent - split, language)}});
+              prompt = language.Fill("inertia_percent", values);
+            } else {
+              spec.canvas_w = spec.canvas_h = side;
+              const long px = std::lround(split / kPercent * side);
+              values.insert(values.end(), {{"side", std::to_string(side)},
+                                           {"first_pixels", std::to_string(px)},
+                                           {"second_pixels", std::to_string(side - px)}});
+              prompt = language.Fill("inertia_pixels", values);
+              spec.split = kPercent * static_cast<double>(px) / side;  // what the stated pixels denote
+            }
+            ManifestItem item = NewItem(ItemId(group + "-" + condition, language), "probe-inertia-" + condition, prompt, spec, language);
+            item.variation = 2;
+            item.layout = h ? Layout::kH2 : Layout::kV2;
+            SetTargets(item, {&ctx.pool[a], &ctx.pool[b]});
+            out.push_back(std::move(item));
           }
-          ManifestItem item = NewItem("p-" + group + "-" + condition, "probe-inertia-" + condition, prompt, spec);
-          item.variation = 2;
-          item.layout = h ? Layout::kH2 : Layout::kV2;
-          SetTargets(item, {&ctx.pool[a], &ctx.pool[b]});
-          out.push_back(std::move(item));
         }
       }
     }
   }
 }
-
-std::string ShapeText(const ProbeShape& s) { return s.kind == ShapeKind::kSquare ? "square" : "circle"; }
 
 void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
   Rng rng(StreamSeed(ctx.options.seed, "probe-geometry"));
@@ -211,8 +245,6 @@ void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
       ProbeSpec spec{.family = ProbeFamily::kGeometry, .condition = condition, .group = group};
       spec.canvas_w = spec.canvas_h = side;
       spec.shape_color = ctx.pool[fg].rgb;
-      const std::string cbg = Hex(ctx.pool[bg].rgb), cfg = Hex(ctx.pool[fg].rgb);
-      std::string prompt;
       if (condition == "pair") {
         const double s = 2 * draw(kPairMinShare * side / 2, kPairMaxShare * side / 2);  // even: whole-pixel centres
         const double d = draw(1.5 * s, side - 2 * margin - s);
@@ -220,32 +252,38 @@ void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
         const double cy = draw(margin, side - margin - s) + s / 2;
         spec.shapes = {{ShapeKind::kSquare, left + s / 2, cy, s}, {ShapeKind::kSquare, left + s / 2 + d, cy, s}};
         spec.distance = d;
-        prompt = fmt::format("A {}x{} pixel image with a solid {} background and two solid {} squares of {}x{} pixels, "
-                             "the first centered at pixel ({}, {}), the second {} pixels to its right (x to the right, y down "
-                             "from the top-left corner).",
-                             side, side, cbg, cfg, s, s, spec.shapes[0].cx, cy, d);
       } else {
         ProbeShape shape;
         shape.kind = g % 2 == 0 ? ShapeKind::kSquare : ShapeKind::kCircle;
         shape.size = 2 * draw(kMinShare * side / 2, kMaxShare * side / 2);  // even: whole-pixel centres
         shape.cx = draw(margin, side - margin - shape.size) + shape.size / 2;
         shape.cy = draw(margin, side - margin - shape.size) + shape.size / 2;
-        const std::string what = shape.kind == ShapeKind::kSquare ? "side" : "diameter";
-        if (condition == "pixels") {
-          prompt = fmt::format("A {}x{} pixel image with a solid {} background and one solid {} {} with a {} of {} pixels, "
-                               "centered at pixel ({}, {}) (x to the right, y down from the top-left corner).",
-                               side, side, cbg, cfg, ShapeText(shape), what, shape.size, shape.cx, shape.cy);
-        } else {
-          prompt = fmt::format("An image with a solid {} background and one solid {} {} with a {} of {}% of the image width, "
-                               "its center {}% of the width from the left edge and {}% of the height from the top edge.",
-                               cbg, cfg, ShapeText(shape), what, Percent(kPercent * shape.size / side),
-                               Percent(kPercent * shape.cx / side), Percent(kPercent * shape.cy / side));
-        }
         spec.shapes = {shape};
       }
-      ManifestItem item = NewItem("p-" + group, "probe-geometry-" + condition, prompt, spec);
-      SetTargets(item, {&ctx.pool[bg]});
-      out.push_back(std::move(item));
+      const ProbeShape& first = spec.shapes[0];
+      const bool square = first.kind == ShapeKind::kSquare;
+      for (const ProbeLanguage& language : ctx.languages) {
+        std::vector<std::pair<std::string_view, std::string>> values = {
+            {"side", std::to_string(side)},
+            {"background", Hex(ctx.pool[bg].rgb)},
+            {"color", Hex(ctx.pool[fg].rgb)},
+            {"shape", language.Word(square ? "square" : "circle")},
+            {"measure", language.Word(square ? "side" : "diameter")}};
+        std::string prompt;
+        if (condition == "fractions") {
+          values.insert(values.end(), {{"size", Percent(kPercent * first.size / side, language)},
+                                       {"cx", Percent(kPercent * first.cx / side, language)},
+                                       {"cy", Percent(kPercent * first.cy / side, language)}});
+          prompt = language.Fill("geometry_fractions", values);
+        } else {
+          values.insert(values.end(), {{"size", Number(first.size)}, {"cx", Number(first.cx)}, {"cy", Number(first.cy)}});
+          if (spec.distance) values.push_back({"distance", Number(*spec.distance)});
+          prompt = language.Fill(condition == "pair" ? "geometry_pair" : "geometry_pixels", values);
+        }
+        ManifestItem item = NewItem(ItemId(group, language), "probe-geometry-" + condition, prompt, spec, language);
+        SetTargets(item, {&ctx.pool[bg]});
+        out.push_back(std::move(item));
+      }
     }
   }
 }
@@ -282,12 +320,16 @@ Status ValidateProbeOptions(const ProbeOptions& options) {
   if (options.image_size < kMinImageSize || options.image_size > 8192)
     return Status::InvalidArgument("image size " + std::to_string(options.image_size) + " out of range", "ground-truth image size",
                                    "an integer 64..8192 (pixels)");
-  if (options.languages.empty())
-    return Status::InvalidArgument("no language", "prompt languages", "en (the probe prompts exist in English)");
-  for (const std::string& language : options.languages)
-    if (language != "en")
+  const std::vector<std::string>& known = ProbeLanguageCodes();
+  if (options.languages.empty()) return Status::InvalidArgument("no language", "prompt languages", "some of en, zh, fr");
+  for (size_t i = 0; i < options.languages.size(); ++i) {
+    const std::string& language = options.languages[i];
+    if (std::find(known.begin(), known.end(), language) == known.end())
       return Status::InvalidArgument("unsupported probe language " + QuoteText(language), "prompt languages",
-                                     "en (the probe prompts exist in English; docs/violin.md, \"Probes\")");
+                                     "some of en, zh, fr (docs/violin.md, \"Probes\")");
+    if (std::find(options.languages.begin(), options.languages.begin() + i, language) != options.languages.begin() + i)
+      return Status::InvalidArgument("language " + QuoteText(language) + " given twice", "prompt languages", "each language once");
+  }
   return Status::Ok();
 }
 
@@ -299,8 +341,11 @@ Result<std::vector<ManifestItem>> BuildProbeItems(const ProbeOptions& options) {
       }
   VISALIGN_ASSIGN_OR_RETURN(color::IsccNbs iscc, color::IsccNbs::Load(data / "color"));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<MemoryColor> memory, LoadMemoryColors(data / "violin" / "memory_colors.csv"));
-  VISALIGN_ASSIGN_OR_RETURN(ProbeWords words, LoadProbeWords(data / "violin" / "probe_words.json"));
-  Context ctx{options, LevelPool(iscc, kLevelCount), {}, std::move(memory), std::move(words)};
+  std::vector<std::string> codes;  // manifest order: en, zh, fr
+  for (const std::string& code : ProbeLanguageCodes())
+    if (std::find(options.languages.begin(), options.languages.end(), code) != options.languages.end()) codes.push_back(code);
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<ProbeLanguage> languages, LoadProbeLanguages(data / "violin" / "probe_prompts.json", codes, memory));
+  Context ctx{options, LevelPool(iscc, kLevelCount), {}, std::move(memory), std::move(languages)};
   for (const PoolColor& c : ctx.pool) ctx.lab.push_back(color::Srgb8ToLab(c.rgb));
   std::vector<ManifestItem> items;
   Negation(ctx, items);
@@ -354,21 +399,87 @@ Result<std::vector<MemoryColor>> LoadMemoryColors(const fs::path& csv) {
   return out;
 }
 
-Result<ProbeWords> LoadProbeWords(const fs::path& json) {
+std::string ProbeLanguage::Fill(const std::string& name, const std::vector<std::pair<std::string_view, std::string>>& values) const {
+  std::vector<std::string_view> keys;
+  std::vector<std::string> texts;
+  for (const auto& [key, text] : values) keys.push_back(key), texts.push_back(text);
+  return FillPlaceholders(prompts.at(name), keys, texts);
+}
+
+const std::string& ProbeLanguage::Object(const std::string& object) const {
+  const auto it = objects.find(object);
+  return it == objects.end() ? object : it->second;
+}
+
+Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const fs::path& json, const std::vector<std::string>& codes,
+                                                      const std::vector<MemoryColor>& memory) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(json));
   VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(text));
-  ProbeWords words;
-  for (auto [key, list] : {std::pair{"entities", &words.entities}, std::pair{"neutral", &words.neutral}}) {
+  const std::string file = json.string();
+  const nlohmann::json* all = j.is_object() && j.contains("languages") && j["languages"].is_object() ? &j["languages"] : nullptr;
+  if (all == nullptr) return Status::Corrupt("no \"languages\" object", file, "{\"languages\": {\"en\": {...}, ...}}");
+  auto strings = [&](const nlohmann::json& lang, const std::string& where, const char* key) -> Result<std::vector<std::string>> {
     const std::string expected = "a non-empty list of non-empty strings";
-    if (!j.is_object() || !j.contains(key) || !j[key].is_array() || j[key].empty())
-      return Status::Corrupt("missing or empty \"" + std::string(key) + "\"", json.string(), expected);
-    for (const nlohmann::json& w : j[key]) {
+    if (!lang.contains(key) || !lang[key].is_array() || lang[key].empty())
+      return Status::Corrupt("missing or empty \"" + std::string(key) + "\"", where, expected);
+    std::vector<std::string> out;
+    for (const nlohmann::json& w : lang[key]) {
       if (!w.is_string() || w.get<std::string>().empty())
-        return Status::Corrupt("unexpected value " + QuoteJson(w), json.string() + " field " + key, expected);
-      list->push_back(w.get<std::string>());
+        return Status::Corrupt("unexpected value " + QuoteJson(w), where + " field " + key, expected);
+      out.push_back(w.get<std::string>());
     }
+    return out;
+  };
+  auto table = [&](const nlohmann::json& lang, const std::string& where, const char* key,
+                   const std::vector<std::string>& required) -> Result<std::map<std::string, std::string>> {
+    std::map<std::string, std::string> out;
+    if (!lang.contains(key) || !lang[key].is_object()) return Status::Corrupt("missing \"" + std::string(key) + "\"", where, "an object of strings");
+    for (const auto& [k, v] : lang[key].items()) {
+      if (!v.is_string() || v.get<std::string>().empty())
+        return Status::Corrupt("unexpected value " + QuoteJson(v), where + " field " + key + "." + k, "a non-empty string");
+      out[k] = v.get<std::string>();
+    }
+    for (const std::string& k : required)
+      if (!out.count(k)) return Status::Corrupt("missing " + QuoteText(k), where + " field " + key, "every key docs/violin.md lists");
+    return out;
+  };
+  std::vector<std::string> templates, word_keys(std::begin(kWordKeys), std::end(kWordKeys)), objects;
+  for (const auto& [name, placeholders] : TemplatePlaceholders()) templates.push_back(name);
+  for (const MemoryColor& m : memory) objects.push_back(m.object);
+  std::vector<ProbeLanguage> out;
+  size_t entities = 0, neutral = 0;  // English's list lengths
+  std::vector<std::string> order = {"en"};  // English first: the list lengths the others must match
+  for (const std::string& code : codes)
+    if (code != "en") order.push_back(code);
+  for (const std::string& code : order) {
+    const std::string where = file + " language " + code;
+    if (!all->contains(code) || !(*all)[code].is_object()) return Status::Corrupt("no language " + QuoteText(code), file, "an object per language");
+    const nlohmann::json& lang = (*all)[code];
+    ProbeLanguage l;
+    l.code = code;
+    VISALIGN_ASSIGN_OR_RETURN(l.prompts, table(lang, where, "prompts", templates));
+    for (const auto& [name, placeholders] : TemplatePlaceholders()) {
+      VISALIGN_RETURN_IF_ERROR(CheckPlaceholders(l.prompts[name], placeholders, where + " field prompts." + name, /*exactly_once=*/false));
+    }
+    VISALIGN_ASSIGN_OR_RETURN(l.words, table(lang, where, "words", word_keys));
+    if (code != "en") {
+      VISALIGN_ASSIGN_OR_RETURN(l.objects, table(lang, where, "objects", objects));
+    }
+    VISALIGN_ASSIGN_OR_RETURN(l.entities, strings(lang, where, "entities"));
+    VISALIGN_ASSIGN_OR_RETURN(l.neutral, strings(lang, where, "neutral"));
+    if (code == "en") {
+      entities = l.entities.size(), neutral = l.neutral.size();
+    } else if (l.entities.size() != entities || l.neutral.size() != neutral) {
+      return Status::Corrupt(fmt::format("{} entities and {} neutral words", l.entities.size(), l.neutral.size()), where,
+                             fmt::format("as many as English's ({} and {}): the lists are parallel", entities, neutral));
+    }
+    if (std::find(codes.begin(), codes.end(), code) != codes.end()) out.push_back(std::move(l));
   }
-  return words;
+  // In the order of `codes`.
+  std::stable_sort(out.begin(), out.end(), [&](const ProbeLanguage& a, const ProbeLanguage& b) {
+    return std::find(codes.begin(), codes.end(), a.code) < std::find(codes.begin(), codes.end(), b.code);
+  });
+  return out;
 }
 
 }  // namespace visalign::violin

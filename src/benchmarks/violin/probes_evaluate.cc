@@ -241,11 +241,23 @@ std::vector<ProbeEstimate> SummariseProbes(const std::vector<const ManifestItem*
                                            const stats::BootstrapOptions& bootstrap) {
   std::vector<ProbeEstimate> out;
   if (std::none_of(items.begin(), items.end(), [](const ManifestItem* i) { return i->probe.has_value(); })) return out;
+  std::vector<std::string> languages;  // in manifest order
+  for (const ManifestItem* item : items)
+    if (item->probe && std::find(languages.begin(), languages.end(), item->language) == languages.end())
+      languages.push_back(item->language);
   for (size_t m = 0; m < models.size(); ++m) {
-    ColourFamily(ProbeFamily::kNegation, models[m], items, records[m], bootstrap, out);
-    ColourFamily(ProbeFamily::kGravity, models[m], items, records[m], bootstrap, out);
-    InertiaFamily(models[m], items, records[m], bootstrap, out);
-    GeometryFamily(models[m], items, records[m], bootstrap, out);
+    for (const std::string& language : languages) {
+      std::vector<const ManifestItem*> subset;
+      std::vector<std::vector<ImageRecord>> subset_records;
+      for (size_t i = 0; i < items.size(); ++i)
+        if (items[i]->language == language) subset.push_back(items[i]), subset_records.push_back(records[m][i]);
+      const size_t first = out.size();
+      ColourFamily(ProbeFamily::kNegation, models[m], subset, subset_records, bootstrap, out);
+      ColourFamily(ProbeFamily::kGravity, models[m], subset, subset_records, bootstrap, out);
+      InertiaFamily(models[m], subset, subset_records, bootstrap, out);
+      GeometryFamily(models[m], subset, subset_records, bootstrap, out);
+      for (size_t e = first; e < out.size(); ++e) out[e].language = language;
+    }
   }
   return out;
 }
@@ -263,6 +275,7 @@ nlohmann::ordered_json ProbesJson(const std::vector<ProbeEstimate>& probes) {
   for (const ProbeEstimate& e : probes) {
     nlohmann::ordered_json j;
     j["model"] = e.model;
+    j["language"] = e.language;
     j["family"] = e.family;
     j["condition"] = e.condition;
     j["measure"] = e.measure;
@@ -277,9 +290,9 @@ nlohmann::ordered_json ProbesJson(const std::vector<ProbeEstimate>& probes) {
 }
 
 std::string ProbesCsv(const Summary& summary) {
-  std::string out = "model,family,condition,measure,reference,value,lo,hi,p_value,n\n";
+  std::string out = "model,language,family,condition,measure,reference,value,lo,hi,p_value,n\n";
   for (const ProbeEstimate& e : summary.probes)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", CsvField(e.model), e.family, e.condition, e.measure, e.reference,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(e.model), e.language, e.family, e.condition, e.measure, e.reference,
                        FormatNumber(e.value), FormatNumber(e.ci.lo), FormatNumber(e.ci.hi), FormatNumber(e.p_value), e.n);
   return out;
 }
@@ -287,9 +300,10 @@ std::string ProbesCsv(const Summary& summary) {
 std::string ProbesMarkdown(const std::vector<ProbeEstimate>& probes) {
   if (probes.empty()) return "";
   auto cell = [](double v) { return std::isfinite(v) ? FormatFixed(v, kMarkdownDecimals) : std::string("–"); };
-  std::string out = "\n## Probes\n\n| model | family | condition | measure | value | 95% CI | n |\n|---|---|---|---|---|---|---|\n";
+  std::string out =
+      "\n## Probes\n\n| model | language | family | condition | measure | value | 95% CI | n |\n|---|---|---|---|---|---|---|---|\n";
   for (const ProbeEstimate& e : probes)
-    out += fmt::format("| {} | {} | {} | {}{} | {} | [{}, {}] | {} |\n", e.model, e.family, e.condition, e.measure,
+    out += fmt::format("| {} | {} | {} | {} | {}{} | {} | [{}, {}] | {} |\n", e.model, e.language, e.family, e.condition, e.measure,
                        e.reference.empty() ? "" : " (vs " + e.reference + ")", cell(e.value), cell(e.ci.lo), cell(e.ci.hi), e.n);
   return out;
 }

@@ -13,6 +13,9 @@
 #include "visalign/benchmarks/violin/generation.h"
 #include "visalign/core/io.h"
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 namespace visalign::violin {
 namespace {
 
@@ -110,6 +113,72 @@ TEST(ProbeDataset, PromptsStateTheParameters) {
   EXPECT_DOUBLE_EQ(pair->probe->shapes[1].cx - pair->probe->shapes[0].cx, *pair->probe->distance);
 }
 
+// --languages en,zh,fr: each English item has a Chinese and a French twin with the same group, condition,
+// colours and parameters (so pairing and seeds hold within and across languages), its prompt stating
+// the same numbers; the English items are exactly those of an English-only dataset.
+TEST(ProbeDataset, EveryLanguageStatesTheSameParameters) {
+  ProbeOptions o = Options();
+  o.languages = {"fr", "en", "zh"};
+  const std::vector<ManifestItem> all = *BuildProbeItems(o);
+  ASSERT_EQ(all.size(), 3 * Items().size());
+  std::map<std::string, const ManifestItem*> by_id;
+  for (const ManifestItem& item : all) by_id[item.id] = &item;
+  size_t k = 0;
+  for (const ManifestItem& en : Items()) {
+    ASSERT_EQ(ManifestLine(*by_id.at(en.id)), ManifestLine(en));
+    EXPECT_EQ(all[k].id, en.id) << "manifest order: en, zh, fr for each item";
+    k += 3;
+    const std::string hex = color::ToHex(en.targets[0]);
+    for (const std::string language : {"zh", "fr"}) {
+      const ManifestItem& twin = *by_id.at(en.id + "-" + language);
+      EXPECT_EQ(twin.language, language);
+      EXPECT_EQ(twin.probe->group, en.probe->group);
+      EXPECT_EQ(twin.probe->condition, en.probe->condition);
+      EXPECT_EQ(twin.targets, en.targets);
+      EXPECT_EQ(twin.probe->split, en.probe->split);
+      EXPECT_EQ(twin.probe->shapes.size(), en.probe->shapes.size());
+      EXPECT_EQ(twin.probe->context_lab.has_value(), en.probe->context_lab.has_value());
+      EXPECT_NE(twin.prompt.find(hex), std::string::npos) << twin.prompt;
+      EXPECT_NE(twin.prompt, en.prompt);
+      if (en.probe->family == ProbeFamily::kGeometry && en.probe->condition != "fractions")
+        EXPECT_NE(twin.prompt.find(fmt::format("({}, {})", en.probe->shapes[0].cx, en.probe->shapes[0].cy)), std::string::npos)
+            << twin.prompt;
+      if (en.probe->family == ProbeFamily::kNegation && en.probe->condition == "entity")
+        EXPECT_NE(twin.prompt.find(twin.probe->entity), std::string::npos) << twin.prompt;
+    }
+  }
+  const ManifestItem& fr = *by_id.at("p-inertia-00-h0315-percent-fr");
+  EXPECT_NE(fr.prompt.find("31,5 %"), std::string::npos) << fr.prompt;  // French decimal comma
+  EXPECT_NE(by_id.at("p-inertia-00-h0315-percent-zh")->prompt.find("上方色块"), std::string::npos);
+}
+
+// A hand-edited probe_prompts.json: each defect is one error naming the language and the field.
+TEST(ProbeDataset, AMalformedPromptFileNamesTheLanguageAndField) {
+  const std::vector<MemoryColor> memory = *LoadMemoryColors(testing::DataDir() / "violin" / "memory_colors.csv");
+  const nlohmann::json good = nlohmann::json::parse(ReadFile(testing::DataDir() / "violin" / "probe_prompts.json").value());
+  testing::TempDir dir;
+  auto load = [&](const nlohmann::json& j) {
+    EXPECT_TRUE(WriteFileAtomic(dir / "p.json", j.dump()).ok());
+    return LoadProbeLanguages(dir / "p.json", {"en", "zh", "fr"}, memory).status();
+  };
+  ASSERT_TRUE(load(good).ok());
+  nlohmann::json j = good;
+  j["languages"]["zh"]["prompts"]["base"] = "一张图像。";  // the colour is not stated
+  EXPECT_NE(load(j).ToString().find("language zh field prompts.base"), std::string::npos) << load(j).ToString();
+  j = good;
+  j["languages"]["fr"]["prompts"]["entity"] = "{base} Sans {objet}.";
+  EXPECT_NE(load(j).ToString().find("unknown placeholder {objet}"), std::string::npos) << load(j).ToString();
+  j = good;
+  j["languages"]["fr"]["objects"].erase("tomato");
+  EXPECT_NE(load(j).ToString().find("missing \"tomato\""), std::string::npos) << load(j).ToString();
+  j = good;
+  j["languages"]["zh"]["entities"].erase(0);
+  EXPECT_NE(load(j).ToString().find("as many as English's"), std::string::npos) << load(j).ToString();
+  j = good;
+  j["languages"].erase("fr");
+  EXPECT_NE(load(j).ToString().find("no language \"fr\""), std::string::npos) << load(j).ToString();
+}
+
 TEST(ProbeDataset, WritesAManifestTheVIOLINLoaderReads) {
   testing::TempDir dir;
   ProbeOptions options = Options(0.1);
@@ -131,7 +200,11 @@ TEST(ProbeDataset, WritesAManifestTheVIOLINLoaderReads) {
 
 TEST(ProbeDataset, BadOptionsNameTheOption) {
   ProbeOptions o = Options();
-  o.languages = {"zh"};
+  o.languages = {"de"};
+  EXPECT_EQ(BuildProbeItems(o).status().where(), "prompt languages");
+  o.languages = {"zh", "zh"};
+  EXPECT_EQ(BuildProbeItems(o).status().where(), "prompt languages");
+  o.languages = {};
   EXPECT_EQ(BuildProbeItems(o).status().where(), "prompt languages");
   o = Options();
   o.scale = 0;

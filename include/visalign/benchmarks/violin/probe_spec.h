@@ -79,7 +79,7 @@ struct ProbeMeasures {
 nlohmann::ordered_json ProbeMeasuresJson(const ProbeMeasures& m);
 
 // One number of the probe summary (docs/metrics.md, "Probe metrics"): a measure of one model on one
-// family and condition ("all" for pooled inertia fits), with its percentile bootstrap interval over
+// prompt language, family and condition ("all" for pooled inertia fits), with its percentile bootstrap interval over
 // the family's units (negation/gravity: colour groups; inertia, geometry: items). `reference` is set
 // for paired differences (the measure minus its value in the reference condition, same units) and
 // then `p_value` is the paired bootstrap's two-sided p.
@@ -89,6 +89,7 @@ struct ProbeEstimate {
   stats::Interval ci{ProbeMeasures::kNaN, ProbeMeasures::kNaN};
   double p_value = ProbeMeasures::kNaN;
   size_t n = 0;  // units the value is over
+  std::string language = "en";  // the prompts' language: each language is summarised apart
 };
 
 }  // namespace visalign::violin

@@ -7,7 +7,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,12 +29,31 @@ struct MemoryColor {
   color::Lab lab;
 };
 Result<std::vector<MemoryColor>> LoadMemoryColors(const std::filesystem::path& csv);
-// Words a probe prompt uses: the things a negative constraint names (negation/entity) and the
-// unrelated words of gravity/neutral (data/violin/probe_words.json).
-struct ProbeWords {
+// One language's probe prompts (data/violin/probe_prompts.json, docs/violin.md "Probes"): templates by
+// name (base, negated, entity, context, neutral, inertia_percent, inertia_pixels, geometry_pixels,
+// geometry_fractions, geometry_pair), each with exactly its placeholders; the words they are filled
+// with; the negation entities and the neutral words, parallel lists (entry i means the same in every
+// language, so the conditions of a group differ across languages only in their language); and the
+// memory-colour objects as the context template names them (English: the object itself).
+struct ProbeLanguage {
+  std::string code;
+  std::map<std::string, std::string> prompts, words, objects;
   std::vector<std::string> entities, neutral;
+  // prompts[name] with each {key} of `values` replaced.
+  std::string Fill(const std::string& name, const std::vector<std::pair<std::string_view, std::string>>& values) const;
+  const std::string& Word(const std::string& key) const { return words.at(key); }
+  const std::string& Object(const std::string& object) const;
 };
-Result<ProbeWords> LoadProbeWords(const std::filesystem::path& json);
+// Reads the languages `codes` from `json`, checked: every template with exactly its placeholders, every
+// word, the entity and neutral lists as long as English's, every object of `memory` named. Errors name
+// the file, the language and the field.
+Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const std::filesystem::path& json, const std::vector<std::string>& codes,
+                                                      const std::vector<MemoryColor>& memory);
+// The languages probe prompts exist in, in manifest order.
+inline const std::vector<std::string>& ProbeLanguageCodes() {
+  static const std::vector<std::string> codes = {"en", "zh", "fr"};
+  return codes;
+}
 
 // The inertia splits, percent (paper Fig. 4c asks for 31.5 %).
 inline constexpr double kInertiaSplits[] = {10, 20, 25, 31.5, 40, 50, 60, 68.5, 75, 80, 90};
@@ -41,14 +63,15 @@ struct ProbeOptions {
   uint64_t seed = 1;
   double scale = 1.0;                  // colours per family = max(2, round(base * scale))
   int image_size = 256;                // canvas of pixel-stated items and GT size
-  std::vector<std::string> languages{"en"};
+  std::vector<std::string> languages{"en"};  // each item is written once per language (ids: -zh, -fr)
   bool force = false;                  // allow a non-empty out_dir
   std::filesystem::path data_dir;      // empty: DataDir()
 };
-// Ranges: 0 < scale <= 100, 64 <= image_size <= 8192, languages a non-empty subset of {"en"}.
+// Ranges: 0 < scale <= 100, 64 <= image_size <= 8192, languages a non-empty set of ProbeLanguageCodes().
 Status ValidateProbeOptions(const ProbeOptions& options);
 
-// The probe items in manifest order (negation, gravity, inertia, geometry), ids "p-<family>-<group>-<condition>".
+// The probe items in manifest order (negation, gravity, inertia, geometry; within a group its conditions,
+// each in every language), ids "p-<group>-<condition>" in English, "p-<group>-<condition>-<language>" else.
 Result<std::vector<ManifestItem>> BuildProbeItems(const ProbeOptions& options);
 
 struct ProbeDatasetReport {
