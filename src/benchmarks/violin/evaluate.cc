@@ -258,8 +258,8 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
     scored_items.push_back(selected[i]);
     for (size_t m = 0; m < models.size(); ++m) scored_records[m].push_back(std::move(records[m][i]));
   }
-  Progress intervals("violin evaluate: rows and bootstrap intervals", RowsWithIntervals(models.size()),
-                     options.show_progress);
+  Progress intervals("violin evaluate: bootstrap intervals (resamples)",
+                     BootstrapSteps(models.size(), summary.bootstrap.resamples), options.show_progress);
   VISALIGN_RETURN_IF_ERROR(BuildRows(scored_items, names, scored_records, summary, &intervals));
   intervals.Finish();
   return summary;

@@ -138,7 +138,15 @@ void FillMeans(const Sums& s, SummaryRow& row) {
 
 // Percentile intervals of the row's means (sum of values / images over the drawn items); one
 // draw of items per resample serves every value. Resamples without an image are left out.
-MetricIntervals Bootstrap(const std::vector<Sums>& units, const stats::BootstrapOptions& options) {
+// The drawn units' values are summed in the order drawn from a packed copy (the values and the image
+// count of each unit, 96 bytes) rather than the whole Sums records: half the memory traffic on tens of
+// thousands of items, the same sums. `progress` counts the resamples.
+MetricIntervals Bootstrap(const std::vector<Sums>& units, const stats::BootstrapOptions& options, Progress* progress) {
+  std::vector<std::array<double, kValueCount + 1>> packed(units.size());
+  for (size_t u = 0; u < units.size(); ++u) {
+    std::copy(units[u].values.begin(), units[u].values.end(), packed[u].begin());
+    packed[u][kValueCount] = units[u].images;
+  }
   std::array<std::vector<double>, kValueCount> replicates;
   stats::ResamplingRng rng(options.seed);
   std::vector<size_t> drawn;
@@ -147,9 +155,11 @@ MetricIntervals Bootstrap(const std::vector<Sums>& units, const stats::Bootstrap
     Values total{};
     double images = 0;
     for (size_t u : drawn) {
-      for (size_t k = 0; k < kValueCount; ++k) total[k] += units[u].values[k];
-      images += units[u].images;
+      const std::array<double, kValueCount + 1>& v = packed[u];
+      for (size_t k = 0; k < kValueCount; ++k) total[k] += v[k];
+      images += v[kValueCount];
     }
+    if (progress) progress->Add();
     if (images == 0) continue;
     for (size_t k = 0; k < kValueCount; ++k) replicates[k].push_back(total[k] / images);
   }
@@ -166,7 +176,7 @@ MetricIntervals Bootstrap(const std::vector<Sums>& units, const stats::Bootstrap
 }
 
 SummaryRow WholeRow(const std::string& scope, const std::string& model, size_t n_by,
-                    const std::vector<Sums>& units, const stats::BootstrapOptions& options) {
+                    const std::vector<Sums>& units, const stats::BootstrapOptions& options, Progress* progress) {
   SummaryRow row;
   row.scope = scope;
   row.model = model;
@@ -175,7 +185,7 @@ SummaryRow WholeRow(const std::string& scope, const std::string& model, size_t n
   Sums total;
   for (const Sums& u : units) total.Add(u);
   FillMeans(total, row);
-  if (!units.empty()) row.ci = Bootstrap(units, options);
+  if (!units.empty()) row.ci = Bootstrap(units, options, progress);
   return row;
 }
 
@@ -321,14 +331,12 @@ Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vecto
   summary.n_items = items.size();
   summary.n_common_items = models.empty() ? 0 : static_cast<size_t>(std::count(common.begin(), common.end(), true));
   for (size_t m = 0; m < models.size(); ++m) {
-    summary.overall.push_back(WholeRow("overall", models[m], summary.by.size(), units[m], summary.bootstrap));
-    if (progress) progress->Add();
+    summary.overall.push_back(WholeRow("overall", models[m], summary.by.size(), units[m], summary.bootstrap, progress));
     if (models.size() < 2) continue;
     std::vector<Sums> shared;
     for (size_t i = 0; i < items.size(); ++i)
       if (common[i]) shared.push_back(units[m][i]);
-    summary.common.push_back(WholeRow("common", models[m], summary.by.size(), shared, summary.bootstrap));
-    if (progress) progress->Add();
+    summary.common.push_back(WholeRow("common", models[m], summary.by.size(), shared, summary.bootstrap, progress));
   }
   return Status::Ok();
 }

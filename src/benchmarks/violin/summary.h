@@ -1,6 +1,8 @@
 // Building the evaluation summary from per-image results (internal to the VIOLIN benchmark).
 #pragma once
 
+#include <algorithm>
+
 #include "visalign/core/progress.h"
 
 #include <string>
@@ -23,12 +25,14 @@ nlohmann::ordered_json MetricObject(const std::array<double, kMetricCount>& valu
 // per model and, for two or more models, one row per model on the items every model has a scored
 // image for; the overall and common rows get bootstrap intervals over items. `records[m][i]` are
 // model m's images of items[i] (empty: missing). Uses summary.by, missing_policy and bootstrap.
-// `progress` (optional) counts the bootstrapped rows, RowsWithIntervals(models.size()) in all: on
-// tens of thousands of items they take seconds.
+// `progress` (optional) counts the bootstrap resamples, BootstrapSteps(models.size(), resamples) in
+// all: on tens of thousands of items they take seconds.
 Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vector<std::string>& models,
                  const std::vector<std::vector<std::vector<ImageRecord>>>& records, Summary& summary,
                  Progress* progress = nullptr);
-inline size_t RowsWithIntervals(size_t models) { return models < 2 ? models : 2 * models; }
+inline size_t BootstrapSteps(size_t models, int resamples) {
+  return (models < 2 ? models : 2 * models) * static_cast<size_t>(std::max(0, resamples));
+}
 
 // An image's path as items.jsonl and summary.json's problem lists record it: absolute and
 // lexically normal, so readers of the results folder (`visalign report`) find the image from any
