@@ -178,7 +178,9 @@ void InertiaFamily(const std::string& model, const std::vector<const ManifestIte
     points[items[i]->probe->condition].push_back({items[i]->probe->split, measured});
     points["all"].push_back({items[i]->probe->split, measured});
   }
-  for (const auto& [condition, p] : points) {
+  for (const auto& entry : points) {  // not a structured binding: clang 14 (fuzz build) cannot capture one
+    const std::string& condition = entry.first;
+    const std::vector<Point>& p = entry.second;
     std::vector<size_t> all(p.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     auto add = [&](const std::string& name, const stats::UnitStatistic& stat) {
