@@ -32,6 +32,7 @@ struct HumanOptions {
   bool include_colorblind = false;
   std::string colorblind_ids;
   std::string threshold = "chi2:0.95";
+  std::string pairing = "character";
 };
 
 void AddBoardOptions(Cli& cli, CLI::App* cmd, BoardOptions& o) {
@@ -49,7 +50,13 @@ void AddBoardOptions(Cli& cli, CLI::App* cmd, BoardOptions& o) {
 void AddHumanOptions(CLI::App* cmd, HumanOptions& o) {
   cmd->add_option("--humans", o.humans,
                   "Human answers in the published format (userId,timestamp,clueCategory,clueId,word,coordinate,...; "
-                  "words matched by clueId); default data/hues/human_responses.csv");
+                  "words matched as --pairing says); default data/hues/human_responses.csv");
+  cmd->add_option("--pairing", o.pairing,
+                  "Which word an answer counts for: character = the character the player saw, so a Spanish answer "
+                  "to EPI (Y BLAS) (clue 91, BERT (AND ERNIE) in English) counts for ERNIE (AND BERT) and one to "
+                  "BLAS (Y EPI) for BERT (AND ERNIE); clue-id = the word of the answer's clueId")
+      ->check(CLI::IsMember({"character", "clue-id"}))
+      ->capture_default_str();
   cmd->add_flag("--include-colorblind", o.include_colorblind,
                 "Keep colour-blind players (excluded by default, by userId and by a colorblind=YES column)");
   cmd->add_option("--colorblind-ids", o.colorblind_ids,
@@ -68,7 +75,8 @@ struct Humans {
 
 Result<Humans> LoadBaseline(const HumanOptions& o, const Context& ctx) {
   VISALIGN_ASSIGN_OR_RETURN(Threshold threshold, ParseThreshold(o.threshold));
-  HumanLoadOptions load{o.include_colorblind, o.colorblind_ids};
+  VISALIGN_ASSIGN_OR_RETURN(AnswerPairing pairing, ParseAnswerPairing(o.pairing));
+  HumanLoadOptions load{o.include_colorblind, o.colorblind_ids, pairing};
   Result<HumanData> data = o.humans.empty() ? DefaultHumans(ctx.vocabulary, load)
                                             : LoadHumans(o.humans, ctx.vocabulary, load);
   if (!data.ok()) return data.status();
@@ -269,6 +277,8 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
     VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(a->predictions, a->format, ctx, nonsense));
     report.humans_source = h.data.source;
     report.humans_exclusions_source = h.data.exclusions_source;
+    report.pairing = h.data.pairing;
+    report.repaired_answers = h.data.repaired_answers;
     report.threshold = h.baseline.threshold;
     report.options = {a->alpha, weights};
     report.chromaticity = ctx.board.chromaticity();
