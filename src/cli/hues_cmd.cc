@@ -189,6 +189,11 @@ void AddHumans(Cli& cli, CLI::App* g) {
     }
     fmt::print("Humans: {} answers from {} players ({}); colour-blind excluded: {} answers from {} players\n",
                h.data.answers.size(), h.data.users, h.data.source, h.data.excluded_answers, h.data.excluded_users);
+    fmt::print("Pairing: {}{}\n", AnswerPairingName(h.data.pairing),
+               h.data.pairing == AnswerPairing::kCharacter
+                   ? fmt::format(" ({} Spanish answers to the Sesame Street clues counted for the character shown)",
+                                 h.data.repaired_answers)
+                   : std::string());
     fmt::print("Outlier threshold: {} (d² > {:.4f})\n\n", h.baseline.threshold.spec, h.baseline.threshold.d2);
     if (*per_word) {
       fmt::print("{:<20} {:<12} {:>3}  {:>7}  {:>7}  {:>8}  {}\n", "word", "category", "n", "mean x", "mean y",
