@@ -28,20 +28,23 @@ TEST(HuesHumans, ThresholdSpecs) {
   }
 }
 
+// The shipped answers with the shipped colour-blind list.
+Result<HumanData> ShippedHumans(const Vocabulary& vocabulary, HumanLoadOptions options = {}) {
+  options.colorblind_ids = Data("hues/colorblind_ids.txt");
+  return LoadHumans(Data("hues/human_responses.csv"), vocabulary, options);
+}
+
 TEST(HuesHumans, ShippedAnswersMatchTheNotice) {
   // NOTICE.md: 3,899 rows from 324 players; 9 colour-blind players with 80 rows; 21-63 answers per word.
   const Vocabulary vocabulary = TestVocabulary();
-  HumanLoadOptions options;
-  options.colorblind_ids = Data("hues/colorblind_ids.txt");
-  auto humans = LoadHumans(Data("hues/human_responses.csv"), vocabulary, options);
+  auto humans = ShippedHumans(vocabulary);
   ASSERT_TRUE(humans.ok()) << humans.status().ToString();
   EXPECT_EQ(humans->answers.size(), 3899u - 80u);
   EXPECT_EQ(humans->excluded_answers, 80);
   EXPECT_EQ(humans->excluded_users, 9);
   EXPECT_EQ(humans->users, 324 - 9);
   EXPECT_EQ(humans->word_mismatches, 0);
-  options.include_colorblind = true;
-  EXPECT_EQ(LoadHumans(Data("hues/human_responses.csv"), vocabulary, options)->answers.size(), 3899u);
+  EXPECT_EQ(ShippedHumans(vocabulary, {.include_colorblind = true})->answers.size(), 3899u);
 }
 
 TEST(HuesHumans, PublishedFormatWithCrlfSpanishWordsAndColorblindFlags) {
@@ -113,13 +116,10 @@ TEST(HuesHumans, ShippedSesameStreetAnswersByCharacter) {
   // character, the modal macro colour of BERT (AND ERNIE) is Yellow (Bert's colour, clue 96's answers
   // in Spanish), by clue id it is Orange (clue 91's, mostly Spanish players shown Epi = Ernie).
   const Vocabulary vocabulary = TestVocabulary();
-  HumanLoadOptions options;
-  options.colorblind_ids = Data("hues/colorblind_ids.txt");
-  auto character = LoadHumans(Data("hues/human_responses.csv"), vocabulary, options);
+  auto character = ShippedHumans(vocabulary);
   ASSERT_TRUE(character.ok()) << character.status().ToString();
   EXPECT_EQ(character->repaired_answers, 54);
-  options.pairing = AnswerPairing::kClueId;
-  auto by_clue = LoadHumans(Data("hues/human_responses.csv"), vocabulary, options);
+  auto by_clue = ShippedHumans(vocabulary, {.pairing = AnswerPairing::kClueId});
   ASSERT_TRUE(by_clue.ok()) << by_clue.status().ToString();
   const Board board = TestBoard();
   const MacroMap macro = TestMacro();
