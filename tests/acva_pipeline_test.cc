@@ -186,24 +186,53 @@ TEST_F(AcvaPipeline, ByteIdenticalImagesAreAskedOnceWithinOneJudgeCommand) {
   EXPECT_EQ(Model(s, "mono")["adequacy_mean"], 0.25);
 }
 
-TEST_F(AcvaPipeline, QuadrantSharesOfAModelDoNotDependOnTheOtherModelsAnalyzed) {
+TEST_F(AcvaPipeline, QuadrantsSplitAtPooledMediansByDefaultFrozenOnRequestOrPerModel) {
   ASSERT_EQ(RunVisalign(Judge("quadrants", {"varied", "mono"})).exit_code, 0);
-  const json alone = Analyze("quadrants", {"varied"}, "q-alone");
+  // Default (ACVA §5.2): the medians of both models' groups; varied is above them, mono below.
   const json both = Analyze("quadrants", {"varied", "mono"}, "q-both");
+  EXPECT_EQ(both["options"]["median_scope"], "pooled");
+  EXPECT_EQ(both["quadrant_medians"]["scope"], "pooled");
+  EXPECT_EQ(Model(both, "varied")["diversity"]["unfiltered"]["quadrants"]["genuine"], 1.0);
+  EXPECT_EQ(Model(both, "mono")["diversity"]["unfiltered"]["quadrants"]["low"], 1.0);
+
+  // --thresholds-from freezes those medians: varied analysed alone keeps its two-model shares.
+  const std::string earlier = (*dir_ / "q-both" / "summary.json").string();
+  const json frozen = Analyze("quadrants", {"varied"}, "q-frozen", {"--thresholds-from", earlier});
+  EXPECT_EQ(frozen["options"]["median_scope"], "frozen");
+  EXPECT_EQ(frozen["quadrant_medians"]["source"], earlier);
+  for (const char* mode : {"filtered", "unfiltered"}) {
+    EXPECT_EQ(Model(frozen, "varied")["diversity"][mode]["quadrants"], Model(both, "varied")["diversity"][mode]["quadrants"])
+        << mode;
+    EXPECT_EQ(frozen["quadrant_medians"][mode], both["quadrant_medians"][mode]) << mode;
+  }
+
+  // --quadrant-medians per-model: a model's shares are the same alone or with others.
+  const json alone = Analyze("quadrants", {"varied"}, "q-alone", {"--quadrant-medians", "per-model"});
+  const json both_own = Analyze("quadrants", {"varied", "mono"}, "q-own", {"--quadrant-medians", "per-model"});
+  EXPECT_EQ(both_own["options"]["median_scope"], "model");
   for (const char* mode : {"filtered", "unfiltered"}) {
     const json& a = Model(alone, "varied")["diversity"][mode];
-    const json& b = Model(both, "varied")["diversity"][mode];
-    EXPECT_EQ(a, b) << mode;
+    EXPECT_EQ(a, Model(both_own, "varied")["diversity"][mode]) << mode;
     // H = log2 3 in every concept ties with the median: the H split is even. D_img differs by concept,
     // 2 of the 4 concepts are above the median.
     EXPECT_EQ(a["quadrants"], json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}}))
         << mode;
   }
-  // --pooled-medians splits at the medians of both models' groups: then varied is above, mono below.
-  const json pooled = Analyze("quadrants", {"varied", "mono"}, "q-pooled", {"--pooled-medians"});
-  EXPECT_EQ(pooled["options"]["median_scope"], "pooled");
-  EXPECT_EQ(Model(pooled, "varied")["diversity"]["unfiltered"]["quadrants"]["genuine"], 1.0);
-  EXPECT_EQ(Model(pooled, "mono")["diversity"]["unfiltered"]["quadrants"]["low"], 1.0);
+}
+
+TEST_F(AcvaPipeline, ThresholdsFromRefusesAFileThatIsNotAnAcvaSummary) {
+  ASSERT_EQ(RunVisalign(Judge("quadrants", {"varied"})).exit_code, 0);
+  const std::filesystem::path bad = *dir_ / "not-a-summary.json";
+  ASSERT_TRUE(WriteFileAtomic(bad, R"({"benchmark": "violin"})").ok());
+  auto r = RunVisalign(Args({"acva", "analyze", "--run", "varied", "--judge-model", "quadrants", "--clip-model",
+                             ClipFixture(), "--out", (*dir_ / "q-bad").string(), "--thresholds-from", bad.string()}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: not an ACVA summary (" + bad.string() + "): the summary.json of `visalign acva analyze`\n");
+  auto both = RunVisalign(Args({"acva", "analyze", "--run", "varied", "--judge-model", "quadrants", "--clip-model",
+                                ClipFixture(), "--out", (*dir_ / "q-bad").string(), "--thresholds-from", bad.string(),
+                                "--quadrant-medians", "per-model"}));
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--thresholds-from"), std::string::npos) << both.err;
 }
 
 TEST_F(AcvaPipeline, SummaryJsonRecordsWhatTheNumbersDependOn) {
@@ -220,7 +249,7 @@ TEST_F(AcvaPipeline, SummaryJsonRecordsWhatTheNumbersDependOn) {
                   {"afc", acva::PromptTemplateHash(acva::JudgeTask::kAfc, settings)}}));
   EXPECT_EQ(s["options"]["pass_threshold"], 0.6);
   EXPECT_EQ(s["options"]["cluster_threshold"], 0.000001);
-  EXPECT_EQ(s["options"]["median_scope"], "model");
+  EXPECT_EQ(s["options"]["median_scope"], "pooled");
   auto clip = clip::LoadClipModel(ClipFixture());
   ASSERT_TRUE(clip.ok()) << clip.status().ToString();
   EXPECT_EQ(s["embeddings"]["clip_fingerprint"], *clip->Fingerprint());

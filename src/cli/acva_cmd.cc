@@ -20,6 +20,7 @@
 #include "visalign/clip.h"
 #include "visalign/backends/runner.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 #include "visalign/store.h"
 
 namespace visalign::cli {
@@ -46,7 +47,8 @@ struct AnalyzeArgs {
   std::string clip_model, out;
   std::string clip_precision = "fp32";
   double pass_threshold = 0.6, cluster_threshold = 0.25;
-  bool pooled_medians = false;
+  std::string quadrant_medians = "pooled";  // or "per-model"
+  std::string thresholds_from;             // summary.json whose medians are frozen
   int bootstrap = 2000;
   uint64_t bootstrap_seed = 20240501;
 };
@@ -101,9 +103,17 @@ void AddAnalyzeOptions(CLI::App* app, AnalyzeArgs& a) {
   app->add_option("--cluster-threshold", a.cluster_threshold,
                   "Cosine distance up to which metaphor clusters merge (average linkage)")
       ->capture_default_str();
-  app->add_flag("--pooled-medians", a.pooled_medians,
-                "Split the diversity quadrants at the medians of all models' groups instead of each model's "
-                "own (shares then depend on which models are analyzed together)");
+  CLI::Option* medians =
+      app->add_option("--quadrant-medians", a.quadrant_medians,
+                      "Where the diversity quadrants are split: pooled = the medians of D_img and H over the groups "
+                      "of every model analysed together (ACVA §5.2); per-model = each model's own medians (its "
+                      "shares then never depend on the other models)")
+          ->check(CLI::IsMember({"pooled", "per-model"}))
+          ->capture_default_str();
+  app->add_option("--thresholds-from", a.thresholds_from,
+                  "summary.json of an earlier analysis whose pooled medians split the quadrants here (frozen: "
+                  "adding a model moves no other model's shares)")
+      ->excludes(medians);
   app->add_option("--bootstrap", a.bootstrap, "Bootstrap resamples")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--bootstrap-seed", a.bootstrap_seed, "Bootstrap seed (results are deterministic)")
       ->capture_default_str();
@@ -193,7 +203,15 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
   acva::AnalysisOptions options;
   options.pass_threshold = a.pass_threshold;
   options.cluster_threshold = a.cluster_threshold;
-  options.median_scope = a.pooled_medians ? acva::MedianScope::kPooled : acva::MedianScope::kModel;
+  options.median_scope = a.quadrant_medians == "per-model" ? acva::MedianScope::kModel : acva::MedianScope::kPooled;
+  if (!a.thresholds_from.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(a.thresholds_from));
+    auto earlier = ParseJson(text);
+    if (!earlier.ok())
+      return Status::InvalidArgument(earlier.status().what(), a.thresholds_from, "the summary.json of `visalign acva analyze`");
+    VISALIGN_ASSIGN_OR_RETURN(options.frozen_medians, acva::FrozenMediansFromSummary(*earlier, a.thresholds_from));
+    options.median_scope = acva::MedianScope::kFrozen;
+  }
   options.bootstrap.resamples = a.bootstrap;
   options.bootstrap.seed = a.bootstrap_seed;
   VISALIGN_ASSIGN_OR_RETURN(acva::AnalysisResult result, acva::Analyze(set, outcome.images, options));
@@ -357,9 +375,10 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     AddAnalyzeOptions(s, c->analyze);
     s->footer(
         "Reads judge answers from the cache (asks the judge for missing ones only if --judge-endpoint is given).\n"
-        "Diversity quadrants split each model's groups at that model's own medians of D_img and H (a value equal\n"
-        "to the median counts half high, half low), so a model's shares do not depend on the other --run;\n"
-        "--pooled-medians splits at the medians over all models instead. Models are listed by tier, then pass rate.\n"
+        "Diversity quadrants split every model's groups at the medians of D_img and H over all --run's groups, as\n"
+        "ACVA §5.2 does (a value equal to the median counts half high, half low); --thresholds-from an earlier\n"
+        "summary.json freezes its medians, --quadrant-medians per-model uses each model's own. Models are listed\n"
+        "by tier, then pass rate.\n"
         "Example: visalign acva analyze --run a --run b --judge-model qwen2.5-vl --clip-model models/ViT-B-32 --out res");
   }
 

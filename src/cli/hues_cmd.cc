@@ -32,6 +32,7 @@ struct HumanOptions {
   bool include_colorblind = false;
   std::string colorblind_ids;
   std::string threshold = "chi2:0.95";
+  std::string pairing = "character";
 };
 
 void AddBoardOptions(Cli& cli, CLI::App* cmd, BoardOptions& o) {
@@ -49,7 +50,13 @@ void AddBoardOptions(Cli& cli, CLI::App* cmd, BoardOptions& o) {
 void AddHumanOptions(CLI::App* cmd, HumanOptions& o) {
   cmd->add_option("--humans", o.humans,
                   "Human answers in the published format (userId,timestamp,clueCategory,clueId,word,coordinate,...; "
-                  "words matched by clueId); default data/hues/human_responses.csv");
+                  "words matched as --pairing says); default data/hues/human_responses.csv");
+  cmd->add_option("--pairing", o.pairing,
+                  "Which word an answer counts for: character = the character the player saw, so a Spanish answer "
+                  "to EPI (Y BLAS) (clue 91, BERT (AND ERNIE) in English) counts for ERNIE (AND BERT) and one to "
+                  "BLAS (Y EPI) for BERT (AND ERNIE); clue-id = the word of the answer's clueId")
+      ->check(CLI::IsMember({"character", "clue-id"}))
+      ->capture_default_str();
   cmd->add_flag("--include-colorblind", o.include_colorblind,
                 "Keep colour-blind players (excluded by default, by userId and by a colorblind=YES column)");
   cmd->add_option("--colorblind-ids", o.colorblind_ids,
@@ -68,7 +75,8 @@ struct Humans {
 
 Result<Humans> LoadBaseline(const HumanOptions& o, const Context& ctx) {
   VISALIGN_ASSIGN_OR_RETURN(Threshold threshold, ParseThreshold(o.threshold));
-  HumanLoadOptions load{o.include_colorblind, o.colorblind_ids};
+  VISALIGN_ASSIGN_OR_RETURN(AnswerPairing pairing, ParseAnswerPairing(o.pairing));
+  HumanLoadOptions load{o.include_colorblind, o.colorblind_ids, pairing};
   Result<HumanData> data = o.humans.empty() ? DefaultHumans(ctx.vocabulary, load)
                                             : LoadHumans(o.humans, ctx.vocabulary, load);
   if (!data.ok()) return data.status();
@@ -181,6 +189,11 @@ void AddHumans(Cli& cli, CLI::App* g) {
     }
     fmt::print("Humans: {} answers from {} players ({}); colour-blind excluded: {} answers from {} players\n",
                h.data.answers.size(), h.data.users, h.data.source, h.data.excluded_answers, h.data.excluded_users);
+    fmt::print("Pairing: {}{}\n", AnswerPairingName(h.data.pairing),
+               h.data.pairing == AnswerPairing::kCharacter
+                   ? fmt::format(" ({} Spanish answers to the Sesame Street clues counted for the character shown)",
+                                 h.data.repaired_answers)
+                   : std::string());
     fmt::print("Outlier threshold: {} (d² > {:.4f})\n\n", h.baseline.threshold.spec, h.baseline.threshold.d2);
     if (*per_word) {
       fmt::print("{:<20} {:<12} {:>3}  {:>7}  {:>7}  {:>8}  {}\n", "word", "category", "n", "mean x", "mean y",
@@ -269,6 +282,8 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
     VISALIGN_ASSIGN_OR_RETURN(auto models, LoadAll(a->predictions, a->format, ctx, nonsense));
     report.humans_source = h.data.source;
     report.humans_exclusions_source = h.data.exclusions_source;
+    report.pairing = h.data.pairing;
+    report.repaired_answers = h.data.repaired_answers;
     report.threshold = h.baseline.threshold;
     report.options = {a->alpha, weights};
     report.chromaticity = ctx.board.chromaticity();

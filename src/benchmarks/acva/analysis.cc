@@ -66,7 +66,7 @@ class Analyzer {
     ClusterMetaphors();
     for (ModelData& m : models_)
       for (Mode mode : kModes) m.groups[mode] = Diversity(m, mode);
-    for (Mode mode : kModes) pooled_medians_[mode] = PooledMedians(mode);
+    for (Mode mode : kModes) split_medians_[mode] = SplitMedians(mode);
 
     Analysis result;
     result.concept_set = set_.fingerprint;
@@ -183,21 +183,27 @@ class Analyzer {
     return {stats::Quantile(d, 0.5), stats::Quantile(h, 0.5)};
   }
 
-  // Medians over the split points of every model.
-  DiversityPoint PooledMedians(Mode mode) const {
+  // The medians every model is split at unless each uses its own: the frozen ones, or those over the
+  // split points of every model.
+  DiversityPoint SplitMedians(Mode mode) const {
+    if (options_.median_scope == MedianScope::kFrozen && options_.frozen_medians)
+      return mode == Mode::kFiltered ? options_.frozen_medians->filtered : options_.frozen_medians->unfiltered;
+    return Medians(AllSplitPoints(mode));
+  }
+  std::vector<DiversityPoint> AllSplitPoints(Mode mode) const {
     std::vector<DiversityPoint> all;
     for (const ModelData& m : models_) {
       const std::vector<DiversityPoint> points = SplitPoints(m, mode);
       all.insert(all.end(), points.begin(), points.end());
     }
-    return Medians(all);
+    return all;
   }
 
   DiversityAnalysis DiversitySummary(const ModelData& m, Mode mode) const {
     const auto& groups = m.groups.at(mode);
     const std::vector<DiversityPoint> points = SplitPoints(m, mode);
     const DiversityPoint median =
-        options_.median_scope == MedianScope::kPooled ? pooled_medians_.at(mode) : Medians(points);
+        options_.median_scope == MedianScope::kModel ? Medians(points) : split_medians_.at(mode);
     const QuadrantShares q = MedianSplit(points, median.d_img, median.h);
     UnitRatio d_img, d_met, h;
     for (const GroupDiversity& g : groups) {
@@ -232,14 +238,11 @@ class Analyzer {
   }
 
   PooledQuadrants PooledSplit(Mode mode) const {
-    std::vector<DiversityPoint> all;
-    for (const ModelData& m : models_) {
-      const std::vector<DiversityPoint> points = SplitPoints(m, mode);
-      all.insert(all.end(), points.begin(), points.end());
-    }
+    const std::vector<DiversityPoint> all = AllSplitPoints(mode);
     PooledQuadrants out;
     out.n_groups = all.size();
-    out.median = pooled_medians_.at(mode);
+    out.median_scope = options_.median_scope == MedianScope::kFrozen ? MedianScope::kFrozen : MedianScope::kPooled;
+    out.median = split_medians_.at(mode);
     out.quadrants = MedianSplit(all, out.median.d_img, out.median.h);
     out.on_median = OnMedian(all, out.median);
     return out;
@@ -596,12 +599,19 @@ class Analyzer {
   const AnalysisOptions& options_;
   std::vector<ImageFacts> facts_;
   std::vector<ModelData> models_;
-  std::map<Mode, DiversityPoint> pooled_medians_;
+  std::map<Mode, DiversityPoint> split_medians_;  // SplitMedians
 };
 
 }  // namespace
 
-std::string_view MedianScopeName(MedianScope scope) { return scope == MedianScope::kModel ? "model" : "pooled"; }
+std::string_view MedianScopeName(MedianScope scope) {
+  switch (scope) {
+    case MedianScope::kPooled: return "pooled";
+    case MedianScope::kFrozen: return "frozen";
+    case MedianScope::kModel: return "model";
+  }
+  return "pooled";
+}
 
 Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedImage>& images,
                                const AnalysisOptions& options) {
@@ -611,6 +621,9 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
   if (!(options.cluster_threshold >= 0 && options.cluster_threshold <= 2))
     return Status::InvalidArgument("cluster threshold " + std::to_string(options.cluster_threshold),
                                    "--cluster-threshold", "a cosine distance in [0, 2]");
+  if ((options.median_scope == MedianScope::kFrozen) != options.frozen_medians.has_value())
+    return Status::InvalidArgument("frozen medians without the frozen median scope, or the reverse",
+                                   "quadrant medians", "frozen medians exactly when the scope is frozen");
   size_t answers = 0, rated = 0;
   for (const JudgedImage& image : images)
     for (const RubricAnswer& a : image.answers) {

@@ -1,6 +1,11 @@
 // The typed Analysis as summary.json and items.jsonl rows (the layout docs/acva.md documents).
+#include <cmath>
+
+#include <fmt/format.h>
+
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/core/results.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::acva {
 namespace {
@@ -84,7 +89,7 @@ json PooledCategoryJson(const PooledCategory& c) {
 
 json PooledQuadrantsJson(const PooledQuadrants& q) {
   return {{"n_groups", q.n_groups}, {"quadrants", QuadrantsJson(q.quadrants)},
-          {"median_split", {{"scope", "pooled"}, {"d_img", q.median.d_img}, {"h", q.median.h}}},
+          {"median_split", {{"scope", MedianScopeName(q.median_scope)}, {"d_img", q.median.d_img}, {"h", q.median.h}}},
           {"on_median", PointJson(q.on_median)}};
 }
 
@@ -100,6 +105,27 @@ json PooledJson(const PooledAnalysis& p) {
                              {"unfiltered", PooledQuadrantsJson(p.unfiltered)}}},
               {"afc", {{"n_cells", p.afc_cells}, {"afc_acc_mean", p.afc_acc_mean}}},
               {"pairs", pairs}});
+  return out;
+}
+
+// Which medians split the quadrants and where they came from; per mode the split point shared by
+// every model (null with per-model medians: each model's is in its own diversity block).
+json QuadrantMediansJson(const Analysis& a) {
+  const AnalysisOptions& o = a.options;
+  json out = {{"scope", MedianScopeName(o.median_scope)}};
+  switch (o.median_scope) {
+    case MedianScope::kPooled:
+      out["source"] = fmt::format("the groups of the {} model(s) analysed together", a.models.size());
+      break;
+    case MedianScope::kFrozen:
+      out["source"] = o.frozen_medians ? o.frozen_medians->source : "";
+      break;
+    case MedianScope::kModel:
+      out["source"] = "each model's own groups";
+      break;
+  }
+  for (const auto& [mode, q] : {std::pair{"filtered", &a.pooled.filtered}, std::pair{"unfiltered", &a.pooled.unfiltered}})
+    out[mode] = o.median_scope == MedianScope::kModel ? json(nullptr) : PointJson(q->median);
   return out;
 }
 
@@ -141,12 +167,38 @@ json AnalysisJson(const Analysis& a) {
         {"ci_level", o.bootstrap.level}}},
       {"models", models},
       {"correlations", correlations},
+      {"quadrant_medians", QuadrantMediansJson(a)},
       {"pooled", PooledJson(a.pooled)},
       {"weights_comparison", WeightsJson(a.weights)},
       {"comparisons", comparisons},
       {"tiers", tiers},
   });
   return summary;
+}
+
+Result<FrozenMedians> FrozenMediansFromSummary(const json& summary, const std::string& source) {
+  if (!summary.is_object() || summary.value("benchmark", json()) != "acva")
+    return Status::InvalidArgument("not an ACVA summary", source, "the summary.json of `visalign acva analyze`");
+  FrozenMedians out;
+  out.source = source;
+  for (const auto& [mode, point] : {std::pair{"filtered", &out.filtered}, std::pair{"unfiltered", &out.unfiltered}}) {
+    const std::string field = std::string("pooled.diversity.") + mode + ".median_split";
+    const json* split = &summary;
+    for (const char* key : {"pooled", "diversity", mode, "median_split"}) {
+      auto it = split->is_object() ? split->find(key) : split->end();
+      if (!split->is_object() || it == split->end())
+        return Status::InvalidArgument("no " + field, source, "the medians an ACVA analysis split at");
+      split = &*it;
+    }
+    for (const auto& [axis, value] : {std::pair{"d_img", &point->d_img}, std::pair{"h", &point->h}}) {
+      auto it = split->find(axis);
+      if (it == split->end() || !it->is_number() || !std::isfinite(it->get<double>()))
+        return Status::InvalidArgument(field + "." + axis + " is " + (it == split->end() ? "missing" : QuoteJson(*it)),
+                                       source, "a finite number (an analysis with at least one group of two images)");
+      *value = it->get<double>();
+    }
+  }
+  return out;
 }
 
 json ImageAnalysisJson(const ImageAnalysis& a) {

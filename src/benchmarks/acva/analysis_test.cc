@@ -137,45 +137,101 @@ TEST_F(AnalyzeTwoModels, DiversityOfIdenticalImagesIsZeroAndOfThreeMetaphorsIsLo
   EXPECT_NEAR(good["unfiltered"]["d_img_mean"].get<double>(), 0.09 / 1.09, 1e-6);
 }
 
-TEST_F(AnalyzeTwoModels, QuadrantsSplitAtTheModelsOwnMediansWithTiesHalfHigh) {
-  // good: the same D_img and H = log2 3 in every concept; poor: D_img 0 and H 0 everywhere. Split at
-  // each model's own medians, every value ties with its median: half high, half low on both axes.
-  for (const char* name : {"good", "poor"}) {
-    const json& d = Model(result_.summary, name)["diversity"]["unfiltered"];
-    EXPECT_EQ(d["median_split"]["scope"], "model") << name;
-    EXPECT_EQ(d["quadrants"], json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}}))
-        << name;
-  }
-  EXPECT_EQ(Model(result_.summary, "poor")["diversity"]["unfiltered"]["median_split"]["h"], 0.0);
-}
-
-TEST_F(AnalyzeTwoModels, AModelsDiversityIsTheSameAnalyzedAloneOrWithOthers) {
-  for (const std::string name : {"good", "poor"}) {
-    std::vector<JudgedImage> alone;
-    for (const JudgedImage& im : TwoModels(set_))
-      if (im.model == name) alone.push_back(im);
-    auto r = Analyze(set_, alone, options_);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    // Compared as text: undefined numbers are NaN in memory, and NaN != NaN.
-    EXPECT_EQ(Model(r->summary, name)["diversity"].dump(), Model(result_.summary, name)["diversity"].dump()) << name;
-  }
-}
-
-TEST_F(AnalyzeTwoModels, PooledMediansSplitOverEveryModelOfTheCall) {
-  options_.median_scope = MedianScope::kPooled;
-  auto r = Analyze(set_, TwoModels(set_), options_);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->summary["options"]["median_scope"], "pooled");
-  const json& good = Model(r->summary, "good")["diversity"]["unfiltered"];
-  const json& poor = Model(r->summary, "poor")["diversity"]["unfiltered"];
-  // Pooled over both models, good is above both medians in every concept and poor below.
+TEST_F(AnalyzeTwoModels, QuadrantsSplitByDefaultAtTheMediansPooledOverEveryModelOfTheCall) {
+  // ACVA §5.2's split: pooled over both models, good is above both medians in every concept and poor
+  // below, so all of poor's groups are low (per-model medians could put at most half there).
+  EXPECT_EQ(result_.summary["options"]["median_scope"], "pooled");
+  const json& good = Model(result_.summary, "good")["diversity"]["unfiltered"];
+  const json& poor = Model(result_.summary, "poor")["diversity"]["unfiltered"];
   EXPECT_EQ(good["median_split"], poor["median_split"]);
   EXPECT_EQ(good["median_split"]["scope"], "pooled");
   EXPECT_EQ(good["quadrants"]["genuine"], 1.0);
   EXPECT_EQ(poor["quadrants"]["low"], 1.0);
-  EXPECT_NE(SummaryMarkdown(r->summary).find("Quadrants split at the medians of D_img and H over the groups of all"),
+  // The summary names the medians and where they came from.
+  const json& qm = result_.summary["quadrant_medians"];
+  EXPECT_EQ(qm["scope"], "pooled");
+  EXPECT_EQ(qm["source"], "the groups of the 2 model(s) analysed together");
+  EXPECT_EQ(qm["unfiltered"]["d_img"], good["median_split"]["d_img"]);
+  EXPECT_EQ(qm["unfiltered"]["h"], good["median_split"]["h"]);
+  EXPECT_NE(SummaryMarkdown(result_.summary).find("Quadrants split at the medians of D_img and H over the groups of all"),
             std::string::npos);
-  EXPECT_NE(SummaryMarkdown(result_.summary).find("Quadrants split at each model's own medians"), std::string::npos);
+}
+
+TEST_F(AnalyzeTwoModels, PerModelMediansSplitEachModelAtItsOwnWithTiesHalfHigh) {
+  options_.median_scope = MedianScope::kModel;
+  auto r = Analyze(set_, TwoModels(set_), options_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // good: the same D_img and H = log2 3 in every concept; poor: D_img 0 and H 0 everywhere. Split at
+  // each model's own medians, every value ties with its median: half high, half low on both axes.
+  for (const char* name : {"good", "poor"}) {
+    const json& d = Model(r->summary, name)["diversity"]["unfiltered"];
+    EXPECT_EQ(d["median_split"]["scope"], "model") << name;
+    EXPECT_EQ(d["quadrants"], json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}}))
+        << name;
+    EXPECT_EQ(d["on_median"], json({{"d_img", 1.0}, {"h", 1.0}})) << name;
+  }
+  EXPECT_EQ(Model(r->summary, "poor")["diversity"]["unfiltered"]["median_split"]["h"], 0.0);
+  EXPECT_EQ(r->summary["quadrant_medians"],
+            json({{"scope", "model"}, {"source", "each model's own groups"}, {"filtered", nullptr},
+                  {"unfiltered", nullptr}}));
+  EXPECT_NE(SummaryMarkdown(r->summary).find("Quadrants split at each model's own medians"), std::string::npos);
+  // A model's per-model diversity is the same analysed alone or with others.
+  for (const std::string name : {"good", "poor"}) {
+    std::vector<JudgedImage> alone;
+    for (const JudgedImage& im : TwoModels(set_))
+      if (im.model == name) alone.push_back(im);
+    auto a = Analyze(set_, alone, options_);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    // Compared as text: undefined numbers are NaN in memory, and NaN != NaN.
+    EXPECT_EQ(Model(a->summary, name)["diversity"].dump(), Model(r->summary, name)["diversity"].dump()) << name;
+  }
+}
+
+TEST_F(AnalyzeTwoModels, FrozenMediansOfAnEarlierAnalysisKeepAModelsSharesWhenAnotherJoinsOrLeaves) {
+  // Freeze the medians of the two-model analysis, then analyse good alone: its shares stay those of the
+  // pooled two-model split (pooled over good alone they would be the tie-split quarters).
+  auto frozen = FrozenMediansFromSummary(json::parse(result_.summary.dump()), "earlier/summary.json");
+  ASSERT_TRUE(frozen.ok()) << frozen.status().ToString();
+  options_.median_scope = MedianScope::kFrozen;
+  options_.frozen_medians = *frozen;
+  std::vector<JudgedImage> alone;
+  for (const JudgedImage& im : TwoModels(set_))
+    if (im.model == "good") alone.push_back(im);
+  auto r = Analyze(set_, alone, options_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& d = Model(r->summary, "good")["diversity"]["unfiltered"];
+  EXPECT_EQ(d["quadrants"], Model(result_.summary, "good")["diversity"]["unfiltered"]["quadrants"]);
+  EXPECT_EQ(d["median_split"]["scope"], "frozen");
+  EXPECT_EQ(r->summary["quadrant_medians"]["source"], "earlier/summary.json");
+  EXPECT_EQ(r->summary["pooled"]["diversity"]["unfiltered"]["median_split"]["scope"], "frozen");
+  EXPECT_EQ(r->summary["quadrant_medians"]["unfiltered"],
+            json({{"d_img", frozen->unfiltered.d_img}, {"h", frozen->unfiltered.h}}));
+  // Freezing again from the frozen analysis keeps the same split points.
+  auto again = FrozenMediansFromSummary(json::parse(r->summary.dump()), "second/summary.json");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->unfiltered.d_img, frozen->unfiltered.d_img);
+  EXPECT_EQ(again->filtered.h, frozen->filtered.h);
+  EXPECT_NE(SummaryMarkdown(r->summary).find("Quadrants split at medians frozen from earlier/summary.json"),
+            std::string::npos);
+}
+
+TEST(FrozenMediansFromSummary, RefusesADocumentWithoutFiniteMediansNamingTheField) {
+  auto not_acva = FrozenMediansFromSummary(json{{"benchmark", "violin"}}, "x.json");
+  ASSERT_FALSE(not_acva.ok());
+  EXPECT_EQ(not_acva.status().where(), "x.json");
+  json summary = {{"benchmark", "acva"}};
+  summary["pooled"]["diversity"]["filtered"]["median_split"] = {{"d_img", 0.25}, {"h", 1.0}};
+  summary["pooled"]["diversity"]["unfiltered"]["median_split"] = {{"d_img", 0.5}, {"h", nullptr}};
+  auto null_h = FrozenMediansFromSummary(summary, "x.json");
+  ASSERT_FALSE(null_h.ok());
+  EXPECT_EQ(null_h.status().what(), "pooled.diversity.unfiltered.median_split.h is null");
+  summary["pooled"]["diversity"]["unfiltered"]["median_split"]["h"] = 2.0;
+  auto ok = FrozenMediansFromSummary(summary, "x.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->filtered.d_img, 0.25);
+  EXPECT_EQ(ok->unfiltered.h, 2.0);
+  summary["pooled"].erase("diversity");
+  EXPECT_EQ(FrozenMediansFromSummary(summary, "x.json").status().what(), "no pooled.diversity.filtered.median_split");
 }
 
 TEST_F(AnalyzeTwoModels, DistinctivenessKeepsEmbeddingAnd2afcApartAndExposesPositionBias) {
@@ -235,8 +291,6 @@ TEST_F(AnalyzeTwoModels, PooledTotalsOverEveryModel) {
   EXPECT_EQ(p["afc"]["n_cells"], 2);
   EXPECT_EQ(p["afc"]["afc_acc_mean"], 0.75);
   EXPECT_EQ(p["pairs"][0], json({{"a", "a"}, {"b", "b"}, {"n_models", 2}, {"afc_acc_mean", 0.75}}));
-  // Per model: every one of good's unfiltered groups ties with its own medians.
-  EXPECT_EQ(Model(result_.summary, "good")["diversity"]["unfiltered"]["on_median"], json({{"d_img", 1.0}, {"h", 1.0}}));
 }
 
 TEST_F(AnalyzeTwoModels, CorrelationsPerCategoryAndOverModelMeansNeedThreePoints) {

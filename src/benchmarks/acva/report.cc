@@ -166,12 +166,22 @@ std::string SummaryMarkdown(const json& summary) {
                          q["question"].get<std::string>(), Cell(q["missing_rate"]), Cell(q["mean_rating"]));
 
   out += "\n## Diversity\n\n";
-  out += o.value("median_scope", "") == "pooled"
-             ? "Quadrants split at the medians of D_img and H over the groups of all models listed here"
-               " (a value at the median counts half high, half low).\n\n"
-             : "Quadrants split at each model's own medians of D_img and H (a value at the median counts half high,"
-               " half low): they describe how a model's diversity varies over its concepts; compare D_img and H"
-               " for levels.\n\n";
+  const std::string scope = o.value("median_scope", "");
+  if (scope == "pooled" || scope == "frozen") {
+    const json& qm = summary.value("quadrant_medians", json::object());
+    out += scope == "pooled"
+               ? "Quadrants split at the medians of D_img and H over the groups of all models listed here (ACVA §5.2)"
+               : "Quadrants split at medians frozen from " + qm.value("source", std::string("an earlier analysis")) +
+                     " (adding a model moves no other model's shares)";
+    for (const char* mode : {"filtered", "unfiltered"})
+      if (qm.contains(mode) && qm[mode].is_object())
+        out += fmt::format("; {}: D_img {}, H {}", mode, Cell(qm[mode]["d_img"]), Cell(qm[mode]["h"]));
+    out += " (a value at the median counts half high, half low).\n\n";
+  } else {
+    out += "Quadrants split at each model's own medians of D_img and H (a value at the median counts half high,"
+           " half low): they describe how a model's diversity varies over its concepts; compare D_img and H"
+           " for levels.\n\n";
+  }
   out += "| model | set | groups | D_img | 95% CI | D_met | H (bits) | genuine | pseudo | metaphor | low |\n";
   out += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const json& m : summary["models"])

@@ -62,7 +62,38 @@ std::string OrUnknown(const std::string& s) { return s.empty() ? std::string(kUn
 
 nlohmann::json JsonNumber(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
+// The Spanish clue names that name another word's English character (AnswerPairing::kCharacter).
+struct SpanishCharacter {
+  std::string_view es, en;
+};
+constexpr std::array<SpanishCharacter, 2> kSpanishCharacters = {
+    {{"EPI (Y BLAS)", "ERNIE (AND BERT)"}, {"BLAS (Y EPI)", "BERT (AND ERNIE)"}}};
+
+// Word index -> the word a Spanish answer to it counts for under kCharacter (only the words that move).
+std::map<int, int> SpanishCharacterWords(const Vocabulary& vocabulary) {
+  std::map<int, int> out;
+  for (size_t w = 0; w < vocabulary.words().size(); ++w)
+    for (const SpanishCharacter& c : kSpanishCharacters) {
+      const Word& word = vocabulary.words()[w];
+      if (internal::AsciiUpper(word.es) != c.es || internal::AsciiUpper(word.en) == c.en) continue;
+      if (auto target = vocabulary.IndexOfName(c.en); target && *target != static_cast<int>(w))
+        out[static_cast<int>(w)] = *target;
+    }
+  return out;
+}
+
 }  // namespace
+
+std::string_view AnswerPairingName(AnswerPairing pairing) {
+  return pairing == AnswerPairing::kCharacter ? "character" : "clue-id";
+}
+
+Result<AnswerPairing> ParseAnswerPairing(std::string_view name) {
+  if (name == "character") return AnswerPairing::kCharacter;
+  if (name == "clue-id") return AnswerPairing::kClueId;
+  return Status::InvalidArgument("answer pairing \"" + std::string(name) + "\"", "answer pairing",
+                                 "character or clue-id");
+}
 
 AnswerGroups GroupsOf(const HumanAnswer& answer) {
   return {OrUnknown(answer.gender), AgeGroup(answer.age_range), OrUnknown(answer.language)};
@@ -91,7 +122,10 @@ Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary&
   }
   VISALIGN_ASSIGN_OR_RETURN(std::set<std::string> colorblind_ids, ReadIdList(ids_path));
 
+  const std::map<int, int> spanish_character =
+      options.pairing == AnswerPairing::kCharacter ? SpanishCharacterWords(vocabulary) : std::map<int, int>();
   HumanData data;
+  data.pairing = options.pairing;
   data.source = csv.string();
   data.exclusions_source = options.include_colorblind ? std::string() : ids_path.string();
   data.include_colorblind = options.include_colorblind;
@@ -102,7 +136,7 @@ Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary&
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const auto& row = t.rows[i];
     VISALIGN_ASSIGN_OR_RETURN(int64_t clue, ParseInt(Trim(row[clue_col]), t.Where(i) + " column clueId"));
-    const auto word = vocabulary.IndexOfClue(static_cast<int>(clue));
+    auto word = vocabulary.IndexOfClue(static_cast<int>(clue));
     if (!word)
       return Status::InvalidArgument(fmt::format("unknown clueId {}", clue), t.Where(i) + " column clueId",
                                      "a clue_id listed in data/hues/words.csv");
@@ -115,9 +149,19 @@ Result<HumanData> LoadHumans(const std::filesystem::path& csv, const Vocabulary&
       excluded_users.insert(user);
       continue;
     }
-    if (word_col) {
-      const std::string spelled = field(row, word_col);
-      if (vocabulary.IndexOfName(spelled) != word) ++data.word_mismatches;
+    const std::string spelled = field(row, word_col);
+    if (word_col && vocabulary.IndexOfName(spelled) != word) ++data.word_mismatches;
+    if (auto moved = spanish_character.find(*word); moved != spanish_character.end()) {
+      const Word& shown = vocabulary.words()[*word];
+      const std::string language = internal::AsciiUpper(field(row, language_col));
+      const bool spanish = language_col && !language.empty()
+                               ? language == "SPANISH"
+                               : internal::AsciiUpper(spelled) == internal::AsciiUpper(shown.es) &&
+                                     internal::AsciiUpper(spelled) != internal::AsciiUpper(shown.en);
+      if (spanish) {
+        word = moved->second;
+        ++data.repaired_answers;
+      }
     }
     users.insert(user);
     data.answers.push_back(
@@ -344,6 +388,7 @@ nlohmann::json HumanBaselineJson(const HumanBaseline& baseline, const HumanData&
           {"include_colorblind", humans.include_colorblind},
           {"excluded_colorblind", {{"answers", humans.excluded_answers}, {"users", humans.excluded_users}}},
           {"word_spelling_mismatches", humans.word_mismatches},
+          {"pairing", {{"rule", AnswerPairingName(humans.pairing)}, {"answers_moved", humans.repaired_answers}}},
           {"threshold", {{"spec", baseline.threshold.spec}, {"d2", baseline.threshold.d2}}},
           {"fail_rate", JsonNumber(baseline.fail_rate)},
           {"singular_words", singular},

@@ -28,20 +28,23 @@ TEST(HuesHumans, ThresholdSpecs) {
   }
 }
 
+// The shipped answers with the shipped colour-blind list.
+Result<HumanData> ShippedHumans(const Vocabulary& vocabulary, HumanLoadOptions options = {}) {
+  options.colorblind_ids = Data("hues/colorblind_ids.txt");
+  return LoadHumans(Data("hues/human_responses.csv"), vocabulary, options);
+}
+
 TEST(HuesHumans, ShippedAnswersMatchTheNotice) {
   // NOTICE.md: 3,899 rows from 324 players; 9 colour-blind players with 80 rows; 21-63 answers per word.
   const Vocabulary vocabulary = TestVocabulary();
-  HumanLoadOptions options;
-  options.colorblind_ids = Data("hues/colorblind_ids.txt");
-  auto humans = LoadHumans(Data("hues/human_responses.csv"), vocabulary, options);
+  auto humans = ShippedHumans(vocabulary);
   ASSERT_TRUE(humans.ok()) << humans.status().ToString();
   EXPECT_EQ(humans->answers.size(), 3899u - 80u);
   EXPECT_EQ(humans->excluded_answers, 80);
   EXPECT_EQ(humans->excluded_users, 9);
   EXPECT_EQ(humans->users, 324 - 9);
   EXPECT_EQ(humans->word_mismatches, 0);
-  options.include_colorblind = true;
-  EXPECT_EQ(LoadHumans(Data("hues/human_responses.csv"), vocabulary, options)->answers.size(), 3899u);
+  EXPECT_EQ(ShippedHumans(vocabulary, {.include_colorblind = true})->answers.size(), 3899u);
 }
 
 TEST(HuesHumans, PublishedFormatWithCrlfSpanishWordsAndColorblindFlags) {
@@ -62,6 +65,72 @@ TEST(HuesHumans, PublishedFormatWithCrlfSpanishWordsAndColorblindFlags) {
   EXPECT_EQ(humans->answers[1].cell, *ParseCell("E12"));
   EXPECT_EQ(vocabulary.words()[humans->answers[2].word].en, "WHALE");  // clueId rules, not the spelling
   EXPECT_EQ(humans->word_mismatches, 1);
+}
+
+TEST(HuesHumans, SesameStreetAnswersCountForTheCharacterThePlayerSawUnlessPairedByClueId) {
+  // Clue 91 is BERT (AND ERNIE) in English but EPI (Y BLAS) (Ernie) in Spanish; clue 96 the reverse.
+  Scratch dir;
+  const auto ids = dir.Write("ids.txt", "");
+  const auto csv = dir.Write("answers.csv", std::string(kHeader) +
+                                                "es91,t,POP,91,EPI (Y BLAS),G4,spanish,female,20-29,no\r\n"
+                                                "es96,t,POP,96,BLAS (Y EPI),C7,spanish,female,20-29,no\r\n"
+                                                "en91,t,POP,91,BERT (AND ERNIE),C8,english,male,20-29,no\r\n"
+                                                "en96,t,POP,96,ERNIE (AND BERT),G5,english,male,20-29,no\r\n");
+  const Vocabulary vocabulary = TestVocabulary();
+  auto word_of = [&](const HumanData& h, const std::string& user) {
+    for (const HumanAnswer& a : h.answers)
+      if (a.user == user) return vocabulary.words()[a.word].en;
+    return std::string("none");
+  };
+  auto character = LoadHumans(csv, vocabulary, {false, ids});
+  ASSERT_TRUE(character.ok()) << character.status().ToString();
+  EXPECT_EQ(character->pairing, AnswerPairing::kCharacter);
+  EXPECT_EQ(word_of(*character, "es91"), "ERNIE (AND BERT)");  // the player saw Epi = Ernie
+  EXPECT_EQ(word_of(*character, "es96"), "BERT (AND ERNIE)");  // Blas = Bert
+  EXPECT_EQ(word_of(*character, "en91"), "BERT (AND ERNIE)");
+  EXPECT_EQ(word_of(*character, "en96"), "ERNIE (AND BERT)");
+  EXPECT_EQ(character->repaired_answers, 2);
+  EXPECT_EQ(character->word_mismatches, 0);
+
+  auto by_clue = LoadHumans(csv, vocabulary, {false, ids, AnswerPairing::kClueId});
+  ASSERT_TRUE(by_clue.ok()) << by_clue.status().ToString();
+  EXPECT_EQ(word_of(*by_clue, "es91"), "BERT (AND ERNIE)");
+  EXPECT_EQ(word_of(*by_clue, "es96"), "ERNIE (AND BERT)");
+  EXPECT_EQ(by_clue->repaired_answers, 0);
+
+  // Without a language column the shown spelling decides.
+  const auto no_language = dir.Write("old.csv", "userId,timestamp,clueCategory,clueId,word,coordinate\n"
+                                                "es91,t,POP,91,EPI (Y BLAS),G4\n"
+                                                "en91,t,POP,91,BERT (AND ERNIE),C8\n");
+  auto spelled = LoadHumans(no_language, vocabulary, {false, ids});
+  ASSERT_TRUE(spelled.ok()) << spelled.status().ToString();
+  EXPECT_EQ(word_of(*spelled, "es91"), "ERNIE (AND BERT)");
+  EXPECT_EQ(word_of(*spelled, "en91"), "BERT (AND ERNIE)");
+
+  EXPECT_EQ(ParseAnswerPairing("clue-id").value(), AnswerPairing::kClueId);
+  EXPECT_EQ(ParseAnswerPairing("clueId").status().expected(), "character or clue-id");
+}
+
+TEST(HuesHumans, ShippedSesameStreetAnswersByCharacter) {
+  // 28 + 29 answers to the two clues; 54 of them Spanish (moved under the character pairing). By
+  // character, the modal macro colour of BERT (AND ERNIE) is Yellow (Bert's colour, clue 96's answers
+  // in Spanish), by clue id it is Orange (clue 91's, mostly Spanish players shown Epi = Ernie).
+  const Vocabulary vocabulary = TestVocabulary();
+  auto character = ShippedHumans(vocabulary);
+  ASSERT_TRUE(character.ok()) << character.status().ToString();
+  EXPECT_EQ(character->repaired_answers, 54);
+  auto by_clue = ShippedHumans(vocabulary, {.pairing = AnswerPairing::kClueId});
+  ASSERT_TRUE(by_clue.ok()) << by_clue.status().ToString();
+  const Board board = TestBoard();
+  const MacroMap macro = TestMacro();
+  const Threshold threshold = *ParseThreshold("chi2:0.95");
+  const int bert = *vocabulary.IndexOfName("BERT (AND ERNIE)");
+  auto modal = [&](const HumanData& h) {
+    const HumanBaseline b = ComputeHumanBaseline(h, vocabulary, board, macro, threshold);
+    return std::string(MacroName(b.words[bert].modal_macro));
+  };
+  EXPECT_EQ(modal(*character), "Yellow");
+  EXPECT_EQ(modal(*by_clue), "Orange");
 }
 
 TEST(HuesHumans, BadAnswersNameFileLineAndValue) {

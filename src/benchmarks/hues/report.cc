@@ -197,6 +197,7 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
   nlohmann::json summary{
       {"settings",
        {{"humans", report.humans_source},
+        {"pairing", {{"rule", AnswerPairingName(report.pairing)}, {"answers_moved", report.repaired_answers}}},
         {"threshold", {{"spec", report.threshold.spec}, {"d2", report.threshold.d2}}},
         {"alpha", report.options.alpha},
         {"reject_rule", "Benjamini-Hochberg q <= alpha over each model's words"},

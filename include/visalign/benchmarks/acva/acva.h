@@ -168,15 +168,30 @@ std::optional<double> Adequacy(const Concept& cpt, const std::vector<RubricAnswe
 // ---------------------------------------------------------------------------------------------
 // Analysis: judged images of one or more models -> summary.json and items.jsonl rows.
 
-// Where the medians of the quadrant split come from: each model's own groups (the default: a model's
-// shares do not depend on the other models analyzed) or the groups of every analyzed model.
-enum class MedianScope { kModel, kPooled };
-std::string_view MedianScopeName(MedianScope scope);  // "model", "pooled"
+// Where the medians of the quadrant split come from (docs/acva.md, "Quadrants"):
+//   kPooled (the default): the groups of every model analysed together, as ACVA §5.2 does (its 112 of
+//     150 groups of one model in the low quadrant cannot happen with per-model medians, which put at
+//     most half of a model's groups below each median); a model's shares depend on the other models;
+//   kFrozen: fixed medians taken from an earlier analysis (`FrozenMediansFromSummary`), so adding a
+//     model moves no other model's shares;
+//   kModel: each model's own groups (a model's shares never depend on the others).
+enum class MedianScope { kPooled, kFrozen, kModel };
+std::string_view MedianScopeName(MedianScope scope);  // "pooled", "frozen", "model"
+// Fixed split points for kFrozen, one per diversity mode, and where they were read.
+struct FrozenMedians {
+  DiversityPoint filtered, unfiltered;
+  std::string source;  // the summary.json they come from
+};
+// The split points an analysis used (`pooled.diversity.<mode>.median_split` of its summary.json: the
+// pooled medians, or the frozen ones); an error names the file and field when they are missing or
+// not finite numbers, or when the document is not an ACVA summary.
+Result<FrozenMedians> FrozenMediansFromSummary(const nlohmann::json& summary, const std::string& source);
 
 struct AnalysisOptions {
   double pass_threshold = 0.6;
   double cluster_threshold = 0.25;  // cosine distance for metaphor clusters
-  MedianScope median_scope = MedianScope::kModel;
+  MedianScope median_scope = MedianScope::kPooled;
+  std::optional<FrozenMedians> frozen_medians;  // required by (and only with) kFrozen
   double alpha = 0.05;              // significance level of the paired tests behind tiers
   stats::BootstrapOptions bootstrap;
   size_t most_missed = 10;  // how many questions (ever rated below 0.5) the diagnostics list per model
@@ -204,7 +219,7 @@ struct DiversityAnalysis {
   double d_img_mean = 0, d_met_mean = 0, h_mean = 0;
   stats::Interval d_img_ci, d_met_ci, h_ci;
   QuadrantShares quadrants;
-  MedianScope median_scope = MedianScope::kModel;
+  MedianScope median_scope = MedianScope::kPooled;
   DiversityPoint median;     // where the quadrants are split
   DiversityPoint on_median;  // share of the split groups whose D_img (H) equals its median (NaN without groups)
 };
@@ -245,7 +260,8 @@ struct PooledCategory {
 struct PooledQuadrants {
   size_t n_groups = 0;  // groups of every model with D_img and H defined
   QuadrantShares quadrants;
-  DiversityPoint median, on_median;  // split at the medians over all these groups
+  MedianScope median_scope = MedianScope::kPooled;  // kFrozen with frozen medians, else kPooled
+  DiversityPoint median, on_median;  // split at the medians over all these groups (or the frozen ones)
 };
 struct PooledPair {
   std::string a, b;

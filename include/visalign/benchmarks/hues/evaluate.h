@@ -96,6 +96,8 @@ Spread SpreadOf(const std::vector<double>& values);
 struct EvaluationReport {
   std::string humans_source;
   std::string humans_exclusions_source;  // HumanData::exclusions_source (empty: none applied)
+  AnswerPairing pairing = AnswerPairing::kCharacter;  // HumanData::pairing
+  int repaired_answers = 0;                           // HumanData::repaired_answers
   Threshold threshold;
   EvaluateOptions options;
   Chromaticity chromaticity = Chromaticity::kDisplay;

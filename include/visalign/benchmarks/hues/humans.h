@@ -36,6 +36,21 @@ struct AnswerGroups {
 };
 AnswerGroups GroupsOf(const HumanAnswer& answer);
 
+// Which word an answer counts for. The word list names the same clue differently in its two languages
+// for the two Sesame Street clues: clue 91 is BERT (AND ERNIE) in English but EPI (Y BLAS) in Spanish,
+// i.e. Ernie (the Spanish Sesame Street calls Ernie "Epi" and Bert "Blas"), and clue 96 the reverse
+// (data/hues/NOTICE.md). A player was shown the clue in the answer's language, so:
+//   kCharacter (default): an answer counts for the word naming the character the player saw: a Spanish
+//     answer to a clue whose Spanish name is one of those below counts for the word whose English name is
+//     that character (EPI (Y BLAS) -> ERNIE (AND BERT), BLAS (Y EPI) -> BERT (AND ERNIE)). The answer is
+//     Spanish when its `language` is "spanish", or, without a language, when its `word` is the clue's
+//     Spanish spelling and not its English one. This is the pairing the authors' published Hotelling rows
+//     for the two clues reproduce (docs/reproduction.md, H2).
+//   kClueId: every answer counts for its clueId's word (the game's ids as stored).
+enum class AnswerPairing { kCharacter, kClueId };
+std::string_view AnswerPairingName(AnswerPairing pairing);  // "character", "clue-id"
+Result<AnswerPairing> ParseAnswerPairing(std::string_view name);
+
 struct HumanData {
   std::string source;
   std::string exclusions_source;  // the colorblind userId list applied; empty when colorblind players are kept
@@ -45,6 +60,8 @@ struct HumanData {
   int excluded_users = 0;
   bool include_colorblind = false;
   int word_mismatches = 0;        // rows whose `word` is neither spelling of their clue (kept; clueId rules)
+  AnswerPairing pairing = AnswerPairing::kCharacter;
+  int repaired_answers = 0;       // answers AnswerPairing::kCharacter counted for another clue's word
 };
 
 struct HumanLoadOptions {
@@ -53,6 +70,7 @@ struct HumanLoadOptions {
   // Rows with a `colorblind` column equal to YES are excluded too. With include_colorblind the list
   // is still read, to mark those players' answers (HumanAnswer::colorblind).
   std::filesystem::path colorblind_ids;
+  AnswerPairing pairing = AnswerPairing::kCharacter;
 };
 
 // The published answer format: columns userId,timestamp,clueCategory,clueId,word,coordinate
