@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,15 @@ struct FakeRepo {
   std::map<std::string, std::string> files;    // path in the repository -> bytes
   std::string token;                           // non-empty: gated, needs "Authorization: Bearer <token>"
 };
+
+// The file of `r` answering for `file`: the exact path, else a "*<suffix>" entry (a fallback
+// repository's "*.safetensors" answers every safetensors name), else null.
+inline const std::string* RepoFile(const FakeRepo& r, const std::string& file) {
+  if (const auto f = r.files.find(file); f != r.files.end()) return &f->second;
+  for (const auto& [pattern, bytes] : r.files)
+    if (pattern.starts_with('*') && file.ends_with(pattern.substr(1))) return &bytes;
+  return nullptr;
+}
 
 // Files the Hub stores in LFS (answered with a redirect to the content server).
 inline bool IsLfs(const std::string& file) {
@@ -184,6 +194,15 @@ class FakeHub {
     }
     repos_[repo] = std::move(r);
   }
+  // The repository answering for every repository not added (e.g. all of open_clip's pretrained
+  // table at once); its files may be "*<suffix>" patterns (RepoFile).
+  void SetFallback(FakeRepo r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [file, bytes] : r.files) {
+      if (IsLfs(file)) content_.Put(Sha256Hex(bytes), bytes);
+    }
+    fallback_ = std::move(r);
+  }
   // Requests (HEAD and GET) the resolve endpoint answered for `file`.
   int requests_for(const std::string& file) const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -199,12 +218,12 @@ class FakeHub {
     const std::string file = req.matches[4];
     ++requests_[file];
     const auto it = repos_.find(repo);
-    if (it == repos_.end()) {
+    if (it == repos_.end() && !fallback_) {
       res.headers.emplace_back("X-Error-Code", "RepoNotFound");
       res.Set(404, "Repository not found", "text/plain");
       return;
     }
-    const FakeRepo& r = it->second;
+    const FakeRepo& r = it == repos_.end() ? *fallback_ : it->second;
     if (!r.token.empty() && req.Header("Authorization") != "Bearer " + r.token) {
       res.headers.emplace_back("X-Error-Code", "GatedRepo");
       res.Set(401, "Access to this model is restricted", "text/plain");
@@ -216,29 +235,30 @@ class FakeHub {
       return;
     }
     res.headers.emplace_back("X-Repo-Commit", r.commit);
-    const auto f = r.files.find(file);
-    if (f == r.files.end()) {
+    const std::string* bytes = RepoFile(r, file);
+    if (bytes == nullptr) {
       res.headers.emplace_back("X-Error-Code", "EntryNotFound");
       res.Set(404, "Entry not found", "text/plain");
       return;
     }
-    const std::string sha = Sha256Hex(f->second);
+    const std::string sha = Sha256Hex(*bytes);
     if (IsLfs(file)) {
       res.headers.emplace_back("X-Linked-Etag", "\"" + sha + "\"");
-      res.headers.emplace_back("X-Linked-Size", std::to_string(f->second.size()));
+      res.headers.emplace_back("X-Linked-Size", std::to_string(bytes->size()));
       res.headers.emplace_back("ETag", "\"" + sha + "\"");
       res.headers.emplace_back("Location", content_.url() + "/blobs/" + sha);
       res.Set(302, "", "text/plain");
       return;
     }
     res.headers.emplace_back("ETag", "\"" + sha.substr(0, 40) + "\"");
-    res.Set(200, f->second, "application/octet-stream");
+    res.Set(200, *bytes, "application/octet-stream");
   }
 
   ContentServer content_;
   backends::HttpServer server_;
   mutable std::mutex mu_;
   std::map<std::string, FakeRepo> repos_;
+  std::optional<FakeRepo> fallback_;
   std::map<std::string, int> requests_;
 };
 
