@@ -3,8 +3,9 @@
 // X-Linked-Etag / X-Linked-Size with a 302 to a content server; 401 for a gated repository without
 // its token, 404 with X-Error-Code for a missing repository, revision or file. The content server is a
 // plain socket server (HttpServer cannot cut a reply short) that honours `Range: bytes=N-`, and on
-// request cuts a transfer after some bytes, corrupts a byte, or sends slowly. Used by the hub module's
-// and the command-line tests only.
+// request cuts a transfer after some bytes, corrupts a byte, or sends slowly. A fallback repository
+// (SetFallback) answers for every repository not added, e.g. all of open_clip's pretrained table for
+// tests/examples_test's `hues run --published`. Used by the hub module's and the command-line tests only.
 #pragma once
 
 #include <arpa/inet.h>
@@ -15,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -42,6 +44,20 @@ inline const std::string* RepoFile(const FakeRepo& r, const std::string& file) {
   for (const auto& [pattern, bytes] : r.files)
     if (pattern.starts_with('*') && file.ends_with(pattern.substr(1))) return &bytes;
   return nullptr;
+}
+
+// The fixture SigLIP (<fixtures>/siglip-tiny, its .bin from siglip-tiny-bin) laid out as open_clip's
+// timm/ViT-B-16-SigLIP repository holds it.
+inline FakeRepo SiglipTinyRepo(const std::filesystem::path& fixtures, const std::string& commit) {
+  const auto bytes = [&](const std::string& path) { return ReadFile(fixtures / path).value(); };
+  FakeRepo r;
+  r.commit = commit;
+  r.files = {{"open_clip_config.json", bytes("siglip-tiny/config.json")},
+             {"open_clip_pytorch_model.bin", bytes("siglip-tiny-bin/open_clip_pytorch_model.bin")},
+             {"tokenizer/spiece.model", bytes("siglip-tiny/tokenizer/spiece.model")},
+             {"tokenizer/tokenizer_config.json", bytes("siglip-tiny/tokenizer/tokenizer_config.json")},
+             {"tokenizer/special_tokens_map.json", bytes("siglip-tiny/tokenizer/special_tokens_map.json")}};
+  return r;
 }
 
 // Files the Hub stores in LFS (answered with a redirect to the content server).
