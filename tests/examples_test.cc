@@ -670,7 +670,11 @@ TEST_F(ExamplesTest, EveryExampleRuns) {
     workers.emplace_back([&] {
       for (size_t k; (k = next++) < groups.size();) {
         const size_t g = order[k];
-        results[g] = RunGroup(groups[g], base_->path(), env_);
+        try {
+          results[g] = RunGroup(groups[g], base_->path(), env_);
+        } catch (const std::exception& e) {  // e.g. a study server answering what is not JSON
+          results[g].failures = groups[g].front().group + ": " + e.what() + "\n";
+        }
         std::lock_guard<std::mutex> lock(print);
         std::cout << results[g].log << std::flush;
       }
