@@ -3,35 +3,50 @@
 // every failing example at once. Users copy these commands; this is what keeps them working. How to
 // add an example or a substitution: docs/cli.md, "Examples are tested".
 //
-// What the examples name is made real in the sandbox (kSetup); what only exists elsewhere (remote
-// services, fixed ports, placeholders) is rewritten by kSubstitutions to local imitations started by
-// this test: never any traffic beyond 127.0.0.1.
+// What the examples name is made real in the sandbox (kSetup, by the documented commands); what only
+// exists elsewhere (remote services, fixed ports, placeholders) is rewritten by kSubstitutions to local
+// imitations started by this test: never any traffic beyond 127.0.0.1. The groups of examples (one file
+// or one --help each, run in order in their own sandbox) run two at a time.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
-#include <map>
-#include <regex>
-#include <csignal>
 #include <iostream>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "hub/fake_hub_testing.h"
 #include "testing/cli_runner.h"
 #include "testing/examples.h"
 #include "testing/postgres_server.h"
+#include "visalign/backends/backends.h"
+#include "visalign/backends/http_server.h"
+#include "visalign/core/io.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
-// Shell lines run once in the base sandbox (which every group of examples gets a copy of), each with
-// the names of the examples it makes real.
+// Shell lines run in order in the base sandbox (which every group of examples gets a copy of what it
+// names from), each with the names of the examples it makes real. They go through kSubstitutions and
+// get the imitations they name, as examples do; most are documented commands.
 const char* const kSetup[] = {
     // data/hues/peer-sample, HC_old.csv ...; a copy, since `hues macro-map --out data/hues/...` writes.
     "cp -r \"$VISALIGN_SOURCE_DATA\" data",
@@ -45,23 +60,56 @@ const char* const kSetup[] = {
     " && ln -s \"$VISALIGN_SHARED/fixtures/siglip-tiny\" models/ViT-B-16-SigLIP"
     " && ln -s \"$VISALIGN_SHARED/fixtures/clip-tiny\" path/to/open_clip_model_dir",
     // Single images scored/embedded by examples: ground-truth images of the dataset.
-    "for f in a b c image gen; do cp \"$(ls violin-demo/images/*.png | head -1)\" $f.png; done",
+    "set -- violin-demo/images/*.png && for f in a b c image gen; do cp \"$1\" $f.png; done",
     // images.jsonl of `violin score --batch`.
     "echo '{\"image\": \"a.png\", \"target\": \"#D9B451\"}' > images.jsonl",
     // Folders of generated images (<id>.png): path/to/images (evaluate --images), ./my-images (directory backend).
     "mkdir -p path/to/images my-images && cp violin-demo/images/*.png path/to/images/ && cp violin-demo/images/*.png my-images/",
-    // `python gen.py --prompt {prompt} --out {out} --seed {seed}` of the command backend: gen.py is the
-    // user's generator; the `python` first on PATH is a stand-in answering with a dataset image.
-    "touch gen.py && mkdir -p bin && printf '#!/bin/sh\\nwhile [ \"$1\" != --out ]; do shift; done\\n"
-    "cp \"$VISALIGN_BASE/a.png\" \"$2\"\\n' > bin/python && chmod +x bin/python",
+    // `python gen.py --prompt {prompt} --out {out} --seed {seed}` and `python flux.py ... --out-stem
+    // {out_stem}` of the command backend: the user's generators; the `python` first on PATH is a
+    // stand-in answering with a dataset image (as <stem>.png for --out-stem).
+    "touch gen.py flux.py && mkdir -p bin && printf '#!/bin/sh\\n"
+    "while [ $# -gt 0 ]; do case \"$1\" in --out) cp \"$VISALIGN_BASE/a.png\" \"$2\"; exit;; "
+    "--out-stem) cp \"$VISALIGN_BASE/a.png\" \"$2.png\"; exit;; esac; shift; done\\nexit 1\\n' > bin/python && chmod +x bin/python",
     // EVA02-B-16.safetensors (hues run --embeddings) and run.jsonl (hues nonsense --predictions):
     // saved by a native run of the random CLIP with the nonsense words.
     "visalign hues run --clip-model clip-random --nonsense --save-embeddings EVA02-B-16.safetensors --out setup-runs"
-    " && cp \"$(ls setup-runs/*/predictions.jsonl setup-runs/*.jsonl 2>/dev/null | head -1)\" run.jsonl",
+    " && cp setup-runs/*/predictions.jsonl run.jsonl",
+    // runs/ (hues evaluate/nonsense --predictions runs/): `hues run --help`'s first example.
+    "visalign hues run --clip-model models/ViT-B-32 --nonsense --out runs/",
+    // zoo.csv (--catalog): `hues models --help`'s export of the catalog.
+    "visalign hues models --format csv > zoo.csv",
     // preds/: hues predictions folders (README/serve.md `hues evaluate --predictions preds/`).
     "cp -r data/hues/peer-sample preds",
     // study.json of `serve --study` (docs/serve.md writes one with a heredoc the harness does not run).
     "echo '{\"languages\": [\"en\"], \"words_per_participant\": 5}' > study.json",
+    // ./visalign-store, the default run store: README's runs gpt-image (against the imitation of the
+    // OpenAI API) and sdxl (the command backend), an imported folder as old-attempt (`store rm`) ...
+    "visalign violin generate --dataset violin-demo --run gpt-image --backend openai --endpoint https://api.openai.com"
+    " --model gpt-image-1 --api-key-env OPENAI_API_KEY --param quality=low --concurrency 8 --rate 2",
+    "visalign violin generate --dataset violin-demo --run sdxl --backend command"
+    " --cmd 'python gen.py --prompt {prompt} --out {out} --seed {seed}' --samples 3",
+    "visalign violin generate --dataset violin-demo --run old-attempt --backend directory --path ./my-images",
+    // ... README's ACVA run my-model (and acva-results/), `acva run --help`'s runs a and b, judged
+    // also by the judge model `acva judge --help` and `acva analyze --help` name ...
+    "visalign acva run --run my-model --endpoint URL --model NAME --judge-endpoint URL --judge-model VLM"
+    " --clip-model DIR --out acva-results",
+    "visalign acva run --run a --model varied --run b --model mono --endpoint http://127.0.0.1:$ACVA_REFERENCE_PORT --seed 0"
+    " --param 'seed={seed}' --judge-endpoint http://127.0.0.1:$ACVA_REFERENCE_PORT --judge-model ref-judge"
+    " --clip-model clip-random --out .setup-ab",
+    "visalign acva judge --run a --run b --run my-model --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl",
+    // ... and a study in it: `serve` with the ACVA run, played over its HTTP API (PlayStudy: answers,
+    // a regions painting, ratings of my-model), for export-regions / export-ratings.
+    "visalign serve --store ./visalign-store --study study.json --acva-run my-model --port 8080 --admin-token-env STUDY_ADMIN_TOKEN",
+    // study-store: README's study, played the same way (export-humans, export-participants ...).
+    "visalign serve --store study-store --study study.json --port 8080 --admin-token-env STUDY_ADMIN_TOKEN",
+    // ratings.csv (acva agreement --human): README's export of those ratings.
+    "visalign acva export-ratings --store ./visalign-store --run my-model --out ratings.csv",
+    // Results folders `visalign report` examples name: violin-eval, hues-eval, nonsense (README's and
+    // the help's commands).
+    "visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --out violin-eval",
+    "visalign hues evaluate --predictions data/hues/peer-sample --out hues-eval",
+    "visalign hues nonsense --predictions run.jsonl --out nonsense",
 };
 
 // Rewrites applied to every example (and its block's exports) before it runs, in order.
@@ -72,13 +120,32 @@ struct Substitution {
 const Substitution kSubstitutions[] = {
     // The full 48,320-image dataset takes minutes: the same command at 1 %.
     {R"(violin dataset --out (violin|violin-full) --threads 2)", "violin dataset --out $1 --threads 2 --scale 0.01"},
+    // Rate limits for paid APIs: the local imitations need none (482 requests at 2/s take 4 min).
+    {R"(--rate [0-9.]+\b)", "--rate 500"},
+    // An embedding server (a user's own, on 8080): this test's (EmbeddingServer below).
+    {R"(--embeddings-endpoint http://127\.0\.0\.1:8080\b)", "--embeddings-endpoint $$EMBEDDINGS_ENDPOINT"},
+    // A VLM judge server (vLLM's port 8000): the ACVA reference server (started per group), which
+    // judges with any model name.
+    {R"(--judge-endpoint http://127\.0\.0\.1:8000\b)", "--judge-endpoint http://127.0.0.1:$$ACVA_REFERENCE_PORT"},
     // Fixed ports (8000, 8080, 8090, 8091) may be taken on the machine: fresh free ports per group.
-    // A rate limit for a paid API: the local imitation needs none (482 requests at 2/s take 4 min).
-    {R"(--rate 2\b)", "--rate 500"},
     {R"((127\.0\.0\.1|localhost):(8000|8080|8090|8091)\b)", "127.0.0.1:$$PORT_$2"},
     {R"(--port (8000|8080|8090|8091)\b)", "--port $$PORT_$1"},
+    {R"(^(visalign serve (?!.*--port ).*)$)", "$1 --port $$PORT_8080"},  // serve's default port
     // The OpenAI image API: the VIOLIN reference server in its strict gpt-image-1 mode (started per group).
     {R"(https://api\.openai\.com)", "http://127.0.0.1:$$VIOLIN_REFERENCE_PORT"},
+    // The providers' public APIs (no --endpoint given): the reference server imitating that API,
+    // checking the key (a dummy in GEMINI_API_KEY, BFL_API_KEY, DASHSCOPE_API_KEY).
+    {R"(--backend gemini\b(?!.*--endpoint))", "--backend gemini --endpoint http://127.0.0.1:$$GEMINI_REFERENCE_PORT"},
+    {R"(--backend bfl\b(?!.*--endpoint))", "--backend bfl --endpoint http://127.0.0.1:$$BFL_REFERENCE_PORT"},
+    {R"(--backend dashscope\b(?!.*--endpoint))", "--backend dashscope --endpoint http://127.0.0.1:$$DASHSCOPE_REFERENCE_PORT"},
+    // Their examples ask for 1024x1024 and 1328x1328 images, ~0.2 s each for the imitation to draw and
+    // encode on a CI core: 48 items of violin-demo (every request kind and the store are exercised), not 482.
+    {R"(^(visalign violin generate .*--endpoint http://127\.0\.0\.1:\$(BFL|DASHSCOPE)_REFERENCE_PORT.*)$)", "$1 --limit 48"},
+    // Polling the providers' asynchronous jobs: every second (their default) and jobs pending 300-500 ms
+    // (the docs' servers, to show polling) make 482 items take minutes; the imitations finish jobs at
+    // once, and are polled as fast.
+    {R"(--job-ms [0-9]+\b)", "--job-ms 20"},
+    {R"(^(visalign violin generate .*--backend (bfl|dashscope)\b(?!.*--poll-interval).*)$)", "$1 --poll-interval 0.05 --max-poll-interval 0.2"},
     // An ACVA image gateway and judge: the ACVA reference server (started per group), which serves
     // the models varied, mono and mixed and judges with any model name.
     {R"((acva (generate|run) .*)--endpoint (https://gateway|URL) --model (gpt-image-1|NAME))",
@@ -87,29 +154,15 @@ const Substitution kSubstitutions[] = {
     {R"(--judge-model VLM)", "--judge-model ref-judge"},
     // Placeholders for a model folder.
     {R"(--clip-model DIR)", "--clip-model clip-random"},
-    // A PostgreSQL server elsewhere: this test's own (its password in PGPASSWORD).
-    {R"(postgres://study@db\.example:5432/visalign)", "$$TEST_POSTGRES_URL"},
-    {R"(STUDY_DB_PASSWORD=\.\.\.)", "STUDY_DB_PASSWORD=$$PGPASSWORD"},
+    // A PostgreSQL server elsewhere: this test's own, a fresh database per database named (its password
+    // in PGPASSWORD).
+    {R"(postgres://\w+@db\.example(:\d+)?/(\w+))", "$$TEST_POSTGRES_URL_$2"},
+    {R"(\b(STUDY_DB_PASSWORD|PGPASSWORD)=\.\.\.)", "$1=$$PGPASSWORD"},
+    // A folder every worker machine mounts: one in the sandbox.
+    {R"(--image-root /shared/[\w-]+)", "--image-root shared-images"},
     // --host 0.0.0.0 would listen beyond loopback.
     {R"(--host 0\.0\.0\.0)", "--host 127.0.0.1"},
 };
-
-// Examples known to fail in this sandbox, each with why. They still run: a failure is listed as
-// known (not failing the test), and one that passes fails the test until its entry is removed, so
-// this list is always the exact set of examples not yet covered.
-struct Pending {
-  const char* where;  // Example::where, exactly
-  const char* why;
-};
-const Pending kPending[] = {
-#include "examples_pending.inc"
-};
-
-std::string PendingReason(const std::string& where) {
-  for (const Pending& p : kPending)
-    if (where == p.where) return p.why;
-  return "";
-}
 
 // The local imitations of remote services, started for a group whose commands name `variable`
 // (after kSubstitutions), which then holds the port.
@@ -119,26 +172,209 @@ struct ImitationServer {
 };
 const ImitationServer kImitations[] = {
     {"VIOLIN_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api gpt-image-1"},
+    {"GEMINI_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api gemini --api-key-env GEMINI_API_KEY"},
+    {"BFL_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api bfl --api-key-env BFL_API_KEY"},
+    {"DASHSCOPE_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api dashscope --api-key-env DASHSCOPE_API_KEY"},
     {"ACVA_REFERENCE_PORT", "visalign acva reference-server"},
 };
 
+// An OpenAI-compatible /v1/embeddings server for `hues run --embeddings-endpoint`: an image (a PNG
+// data URL) embeds as its first pixel's colour, a text as a hash of it, so different colours and
+// words get different directions (and an image is not embedded as text).
+class EmbeddingServer {
+ public:
+  static constexpr int kDimensions = 8;
+  EmbeddingServer() {
+    server_.Route("POST", "/v1/embeddings", [](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
+      const json body = json::parse(req.body, nullptr, false);
+      if (!body.is_object() || !body.contains("input") || !body["input"].is_array())
+        return res.SetJson(400, {{"error", {{"message", "expected {\"input\": [...]}"}}}});
+      json data = json::array();
+      for (size_t i = 0; i < body["input"].size(); ++i) {
+        const std::string input = body["input"][i].is_string() ? body["input"][i].get<std::string>() : "";
+        std::vector<float> v(kDimensions, 0.0f);
+        constexpr std::string_view kPrefix = "data:image/png;base64,";
+        if (input.rfind(kPrefix, 0) == 0) {
+          const auto png = backends::DecodeBase64(std::string_view(input).substr(kPrefix.size()));
+          if (!png) return res.SetJson(400, {{"error", {{"message", "input " + std::to_string(i) + " is not base64"}}}});
+          const auto image = imaging::DecodeImage(*png, "request");
+          if (!image.ok()) return res.SetJson(400, {{"error", {{"message", "input " + std::to_string(i) + " is not a PNG"}}}});
+          for (int c = 0; c < 3; ++c) {
+            v[c] = image->rgb[c] / 255.0f;
+            v[c + 3] = 1.0f - image->rgb[c] / 255.0f;
+          }
+        } else {
+          uint64_t h = std::hash<std::string>{}(input);
+          for (int c = 0; c < kDimensions; ++c, h = h * 6364136223846793005ull + 1442695040888963407ull)
+            v[c] = static_cast<float>((h >> 40) % 1000) / 1000.0f;
+        }
+        data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", v}});
+      }
+      res.SetJson(200, {{"object", "list"}, {"data", data}});
+    });
+  }
+  Status Start() { return server_.Start(); }
+  std::string url() const { return server_.url(); }
+
+ private:
+  backends::HttpServer server_{backends::HttpServerOptions{}};
+};
+
+// The Hub repositories the examples name: the tiny fixtures in their layout; any other repository
+// (open_clip's pretrained table, which `hues run --published` sweeps) answers with the tiny CLIP.
+void AddHubRepositories(hub::testing::FakeHub& hub) {
+  constexpr char kCommit[] = "89abcdef0123456789abcdef0123456789abcdef";
+  const auto bytes = [](const std::string& path) { return ReadFile(SharedDir() / "fixtures" / path).value(); };
+  hub.AddRepo("timm/ViT-B-16-SigLIP", hub::testing::SiglipTinyRepo(SharedDir() / "fixtures", kCommit));
+  hub::testing::FakeRepo clip;
+  clip.commit = kCommit;
+  clip.files = {{"open_clip_config.json", bytes("clip-tiny/config.json")},
+                {"*.safetensors", bytes("clip-tiny/model.safetensors")}};
+  hub.SetFallback(clip);
+}
+
+// Plays a study on a `visalign serve` at `url` over its HTTP API, as participants would: kPlayers
+// sessions with Prolific parameters, each onboarded, half of them taking the colour-vision screen
+// (reading no plate: flagged colour-blind in the export; the others skip it), playing all its
+// words (the attention check answered right), the first also painting a regions map; with `acva`,
+// each also rates kRatings images (fewest ratings first). A 429 (the study's rate limits) is waited
+// out. "" or what went wrong.
+std::string PlayStudy(const std::string& url, bool acva) {
+  static std::atomic<int> plays{0};
+  const std::string play = "play" + std::to_string(getpid()) + "-" + std::to_string(plays++) + "-";  // unique client ids
+  constexpr int kPlayers = 12;
+  constexpr int kRatings = 8;
+  httplib::Client raw(url);
+  raw.set_read_timeout(30);
+  struct Client {
+    httplib::Client& c;
+    static httplib::Result Retry(const std::function<httplib::Result()>& call) {
+      for (int i = 0;; ++i) {
+        httplib::Result r = call();
+        if (!r || r->status != 429 || i == 100) return r;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    }
+    httplib::Result Post(const std::string& path, const std::string& body, const char* type) {
+      return Retry([&] { return c.Post(path, body, type); });
+    }
+    httplib::Result Post(const std::string& path, const httplib::Headers& h, const std::string& body, const char* type) {
+      return Retry([&] { return c.Post(path, h, body, type); });
+    }
+    httplib::Result Get(const std::string& path, const httplib::Headers& h) {
+      return Retry([&] { return c.Get(path, h); });
+    }
+  } client{raw};
+  const auto fail = [](const std::string& what, const httplib::Result& r) {
+    return "playing the study: " + what + ": " + (r ? std::to_string(r->status) + " " + r->body.substr(0, 200) : "no answer");
+  };
+  for (int p = 0; p < kPlayers; ++p) {
+    const json session = {{"consent", true},
+                          {"params", {{"PROLIFIC_PID", "pid" + std::to_string(p)}, {"STUDY_ID", "study"}, {"SESSION_ID", "s" + std::to_string(p)}}}};
+    auto started = client.Post("/api/session", session.dump(), "application/json");
+    if (!started || started->status != 201) return fail("POST /api/session", started);
+    const std::string set_cookie = started->get_header_value("Set-Cookie");
+    const httplib::Headers cookie = {{"Cookie", set_cookie.substr(0, set_cookie.find(';'))}};
+    const json profile = {{"language", "en"}, {"gender", p % 2 ? "female" : "male"}, {"age_range", "30-39"}, {"colorblind", "no"},
+                          {"metadata", {{"user_agent", "examples_test"}, {"viewport", "1280x800"}}}};
+    auto onboarded = client.Post("/api/profile", cookie, profile.dump(), "application/json");
+    if (!onboarded || onboarded->status != 200) return fail("POST /api/profile", onboarded);
+    if (json::parse(onboarded->body).value("cvd_screen", false) && p % 2 == 1) {
+      auto plates = client.Get("/api/screen", cookie);
+      if (!plates || plates->status != 200) return fail("GET /api/screen", plates);
+      const json answers = {{"answers", json::array_t(json::parse(plates->body)["plates"].size(), nullptr)}};
+      auto screened = client.Post("/api/screen", cookie, answers.dump(), "application/json");
+      if (!screened || screened->status != 200) return fail("POST /api/screen", screened);
+    }
+    auto next = client.Get("/api/next", cookie);
+    if (!next || next->status != 200) return fail("GET /api/next", next);
+    json item = json::parse(next->body);
+    for (int n = 0; !item.value("done", true); ++n) {
+      // A cell spread over the board by player and word: rows A..P, columns 1..30.
+      const int k = (p * 7 + n * 13) % 480;
+      const std::string cell = item.value("kind", "") == "attention" ? item["cell"].get<std::string>()
+                                                                        : std::string(1, static_cast<char>('A' + k % 16)) + std::to_string(1 + k / 16);
+      const json answer = {{"index", item["index"]}, {"coordinate", cell}, {"client_id", play + "answer-" + std::to_string(p) + "-" + std::to_string(n)}};
+      auto answered = client.Post("/api/answer", cookie, answer.dump(), "application/json");
+      if (!answered || answered->status != 201) return fail("POST /api/answer", answered);
+      item = json::parse(answered->body);
+    }
+    if (p == 0) {
+      // Every cell (a consensus needs each painted): the 8 categories in bands of columns.
+      const char* const categories[] = {"Red", "Orange", "Yellow", "Green", "Blue", "Purple", "Pink", "Brown"};
+      json cells = json::object();
+      for (int row = 0; row < 16; ++row)
+        for (int column = 1; column <= 30; ++column)
+          cells[std::string(1, static_cast<char>('A' + row)) + std::to_string(column)] = categories[(column - 1) * 8 / 30];
+      const json painting = {{"client_id", play + "painting"}, {"cells", cells}};
+      auto painted = client.Post("/api/regions", cookie, painting.dump(), "application/json");
+      if (!painted || painted->status != 200) return fail("POST /api/regions", painted);
+    }
+    for (int n = 0; acva && n < kRatings; ++n) {
+      auto image = client.Get("/api/acva/next?language=en", cookie);
+      if (!image || image->status != 200) return fail("GET /api/acva/next", image);
+      const json form = json::parse(image->body);
+      if (form.value("done", true)) break;
+      json answers = json::object();
+      for (const json& q : form["form"]["questions"]) answers[q["id"].get<std::string>()] = (n % 3) * 0.5;
+      const std::string id = form["image_url"].get<std::string>().substr(std::string("/api/acva/image?id=").size());
+      const json rating = {{"client_id", play + "rating-" + std::to_string(p) + "-" + std::to_string(n)}, {"image", id}, {"language", "en"}, {"answers", answers}};
+      auto rated = client.Post("/api/acva/rating", cookie, rating.dump(), "application/json");
+      if (!rated || rated->status != 200) return fail("POST /api/acva/rating", rated);
+    }
+  }
+  return "";
+}
+
+// A copy of `from` at `to`, image files hard-linked (the stores and datasets hold thousands; visalign
+// writes files anew, through a temporary and a rename, never into an existing one), the rest copied.
+void CopyTree(const fs::path& from, const fs::path& to) {
+  if (fs::is_symlink(from) || !fs::is_directory(from)) {
+    fs::copy(from, to, fs::copy_options::copy_symlinks);
+    return;
+  }
+  fs::create_directory(to);
+  for (const auto& entry : fs::directory_iterator(from)) {
+    const fs::path target = to / entry.path().filename();
+    const std::string ext = entry.path().extension().string();
+    if (!entry.is_symlink() && entry.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".webp"))
+      fs::create_hard_link(entry.path(), target);
+    else
+      CopyTree(entry.path(), target);
+  }
+}
+
 // A group's sandbox gets a copy of the base's entries its commands name (copying all of it for each
-// of ~120 groups is slow), except a folder the group makes itself: the first time it names it is as
+// group is slow), except a folder the group makes itself: the first time it names it is as
 // `--out NAME` (README's `violin dataset --out violin-demo`; an existing non-empty --out is refused).
+// The default run store ./visalign-store goes to a group that makes no runs (generate, acva run)
+// and names it or a run (`store rm --run old-attempt`, `acva judge --run my-model`); a group making
+// runs makes its store itself.
 void CopyBase(const fs::path& base, const fs::path& dir, const std::string& group_text) {
+  const bool makes_runs = std::regex_search(group_text, std::regex(R"((^|\n)visalign (violin generate|acva generate|acva run) )"));
   for (const auto& entry : fs::directory_iterator(base)) {
     std::string name = entry.path().filename().string();
-    if (name == "bin") continue;  // on PATH from the base
+    if (name == "bin" || name.starts_with(".")) continue;  // on PATH from the base; the base's own files
     std::smatch m;
-    if (!std::regex_search(group_text, m, std::regex("(^|[\\s=/'\"])(--out )?" + name + "([\\s/'\".]|$)"))) continue;
-    if (entry.is_directory() && m[2].matched) continue;
-    RunProgram({"cp", "-a", entry.path().string(), dir.string()});
+    const bool named = std::regex_search(group_text, m, std::regex("(^|[\\s=/'\"])(--out )?" + name + "([\\s/'\".]|$)"));
+    if (name == "visalign-store") {
+      if (!makes_runs && (named || group_text.find(" --run ") != std::string::npos)) CopyTree(entry.path(), dir / name);
+      continue;
+    }
+    if (!named) continue;
+    // `--out NAME` or `--out NAME/` makes NAME; `--out NAME/file` writes into it.
+    const std::string after = m.suffix().str();
+    const bool makes = m[2].matched && !(m[3] == "/" && !after.empty() && !std::isspace(static_cast<unsigned char>(after[0])));
+    if (entry.is_directory() && makes) continue;
+    CopyTree(entry.path(), dir / name);
   }
 }
 
 // Commands that serve until stopped: started in the background, checked to come up, and stopped
-// at the end of their group (lines ending in '&') or at once (the others).
+// at the end of their group (lines ending in '&') or at once (the others); a `serve` is played by
+// participants (PlayStudy) before it is stopped, as a study would be.
 const std::regex kServer(R"(^visalign (serve|\S+ reference-server)\b)");
+const std::regex kServe(R"(^visalign serve\b)");
 
 std::string Substitute(std::string s) {
   for (const Substitution& sub : kSubstitutions) s = std::regex_replace(s, std::regex(sub.pattern), sub.replacement);
@@ -168,7 +404,7 @@ bool PortOpen(int port) {
   return ok;
 }
 
-std::string ReadFile(const fs::path& p) {
+std::string ReadText(const fs::path& p) {
   std::ifstream in(p);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -186,6 +422,7 @@ class Sandbox {
  public:
   Sandbox(const fs::path& dir, std::map<std::string, std::string> env) : dir_(dir), env_(std::move(env)) {
     for (const char* p : {"8000", "8080", "8090", "8091"}) env_[std::string("PORT_") + p] = std::to_string(FreePort());
+    env_["VISALIGN_CACHE"] = (dir_ / ".hub-cache").string();  // its own: `--offline` examples use what the group fetched
   }
   ~Sandbox() {
     for (const auto& [pid, log] : background_) StopGroup(pid);
@@ -195,40 +432,43 @@ class Sandbox {
                                          Quote(script) + "' < /dev/null"},
                       env_);
   }
-  // Starts `script` in its own process group; "" when it came up (its port file written, its port
-  // open, or still running after 2 s), else why not.
-  std::string Start(const std::string& script, int* pid_out) {
+  // Starts `command` (after the shell lines `prefix`, e.g. its block's exports) in its own process
+  // group; "" when it came up (its port file written, its port open, or still running after 2 s),
+  // else why not. *port_out: its port, when known.
+  std::string Start(const std::string& prefix, const std::string& command, int* pid_out, int* port_out = nullptr) {
     std::string n = std::to_string(background_.size());
-    fs::path log = dir_ / ("background-" + n + ".log"), pid_file = dir_ / ("background-" + n + ".pid");
+    fs::path log = dir_ / (".background-" + n + ".log"), pid_file = dir_ / (".background-" + n + ".pid");
     // The inner shell is the new session's leader and writes its pid, then becomes the command.
-    RunProgram({"bash", "-c", "cd '" + dir_.string() + "' && setsid bash -c 'echo $$ > " + pid_file.string() + "; exec " +
-                                  Quote(script) + "' > '" + log.string() + "' 2>&1 < /dev/null &"},
+    RunProgram({"bash", "-c", "cd '" + dir_.string() + "' && setsid bash -c 'echo $$ > " + pid_file.string() + "; " +
+                                  Quote(prefix) + " exec " + Quote(command) + "' > '" + log.string() + "' 2>&1 < /dev/null &"},
                env_);
     for (int i = 0; i < 100 && !(fs::exists(pid_file) && fs::file_size(pid_file) > 0); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    int pid = std::atoi(ReadFile(pid_file).c_str());
+    int pid = std::atoi(ReadText(pid_file).c_str());
     if (pid <= 0) return "could not start";
     background_.push_back({pid, log});
     *pid_out = pid;
     std::smatch m;
-    std::string port_file = std::regex_search(script, m, std::regex(R"(--port-file (\S+))")) ? m[1].str() : "";
+    std::string port_file = std::regex_search(command, m, std::regex(R"(--port-file (\S+))")) ? m[1].str() : "";
     int port = 0;
-    if (std::regex_search(script, m, std::regex(R"(--port \$PORT_(\d+))"))) port = std::atoi(env_["PORT_" + m[1].str()].c_str());
+    if (std::regex_search(command, m, std::regex(R"(--port \$PORT_(\d+))"))) port = std::atoi(env_["PORT_" + m[1].str()].c_str());
     for (int i = 0; i < 200; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (kill(pid, 0) != 0) return "exited: " + ReadFile(log);
-      if (!port_file.empty() ? fs::exists(dir_ / port_file) && fs::file_size(dir_ / port_file) > 0
-                             : port ? PortOpen(port) : i >= 20)
-        return ErrorLine(ReadFile(log));
+      if (kill(pid, 0) != 0) return "exited: " + ReadText(log);
+      const bool up = !port_file.empty() ? fs::exists(dir_ / port_file) && fs::file_size(dir_ / port_file) > 0
+                                         : port ? PortOpen(port) : i >= 20;
+      if (!up) continue;
+      if (!port_file.empty()) port = std::atoi(ReadText(dir_ / port_file).c_str());
+      if (port_out) *port_out = port;
+      return ErrorLine(ReadText(log));
     }
-    return "did not come up in 20 s: " + ReadFile(log);
+    return "did not come up in 20 s: " + ReadText(log);
   }
   void StopGroup(int pid) {
     kill(-pid, SIGTERM);
     for (int i = 0; i < 50 && kill(-pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     kill(-pid, SIGKILL);
   }
-  std::string Env(const std::string& k) { return env_[k]; }
   void SetEnv(const std::string& k, const std::string& v) { env_[k] = v; }
 
  private:
@@ -238,35 +478,116 @@ class Sandbox {
   std::vector<std::pair<int, fs::path>> background_;
 };
 
+// Gives `box` what `text` (commands after kSubstitutions) needs: a fresh PostgreSQL database and the
+// imitation servers it names. "" or why not.
+std::string Provide(Sandbox& box, const std::string& text, std::set<std::string>& started) {
+  static std::mutex postgres_mutex;
+  const std::regex database(R"(\$(TEST_POSTGRES_URL_\w+))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), database); it != std::sregex_iterator(); ++it) {
+    const std::string variable = (*it)[1].str();
+    if (started.count(variable)) continue;
+    std::lock_guard<std::mutex> lock(postgres_mutex);
+    Result<PostgresServer*> pg = PostgresServer::Shared();
+    if (!pg.ok()) return pg.status().ToString();
+    Result<std::string> db = (*pg)->CreateDatabase();
+    if (!db.ok()) return db.status().ToString();
+    box.SetEnv(variable, *db);
+    box.SetEnv("PGPASSWORD", (*pg)->password());
+    started.insert(variable);
+  }
+  for (const ImitationServer& s : kImitations) {
+    if (text.find(std::string("$") + s.variable) == std::string::npos || started.count(s.variable)) continue;
+    int pid = 0, port = 0;
+    std::string why = box.Start("", s.command + std::string(" --port 0 --port-file .") + s.variable, &pid, &port);
+    if (!why.empty()) return std::string(s.command) + ": " + why;
+    box.SetEnv(s.variable, std::to_string(port));
+    started.insert(s.variable);
+  }
+  return "";
+}
+
+// Runs one command of the sandbox as an example runs: a server in the background (and a `serve`
+// played), anything else to its end. "" or why it failed.
+std::string RunCommand(Sandbox& box, const std::string& prefix, std::string command) {
+  if (!std::regex_search(command, kServer)) {
+    RunResult r = box.Run(prefix + command);
+    std::string err = ErrorLine(r.out + "\n" + r.err);
+    if (r.exit_code != 0) return "exit " + std::to_string(r.exit_code) + ": " + (err.empty() ? r.err.substr(0, 300) : err);
+    if (!err.empty()) return "exit 0 but: " + err;
+    return "";
+  }
+  const bool keep = command.back() == '&';
+  if (keep) command.pop_back();
+  int pid = 0, port = 0;
+  std::string why = box.Start(prefix, command, &pid, &port);
+  if (why.empty() && std::regex_search(command, kServe)) {
+    why = port ? PlayStudy("http://127.0.0.1:" + std::to_string(port), command.find("--acva-run") != std::string::npos)
+               : "serve without a known port";
+  }
+  if (!keep) box.StopGroup(pid);
+  return why;
+}
+
+struct GroupResult {
+  std::string log;  // the group's progress lines
+  std::string failures, synopses;
+  int ran = 0;
+};
+
 class ExamplesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     base_ = new TempDir();
+    hub_ = new hub::testing::FakeHub();
+    AddHubRepositories(*hub_);
+    ASSERT_TRUE(hub_->Start().ok());
+    embeddings_ = new EmbeddingServer();
+    ASSERT_TRUE(embeddings_->Start().ok());
     std::string bin = fs::path(VISALIGN_TEST_BINARY).parent_path().string();
     env_ = {{"PATH", (base_->path() / "bin").string() + ":" + bin + ":" + std::getenv("PATH")},
             {"VISALIGN_SOURCE_DATA", DataDir().string()},
             {"VISALIGN_SHARED", SharedDir().string()},
             {"VISALIGN_BASE", base_->path().string()},
-            // API-key variables the examples name: dummies (the local imitations take any key).
+            // API-key variables the examples name: dummies (the local imitations take any key, and the
+            // providers' imitations check these).
             {"OPENAI_API_KEY", "sk-dummy"},
+            {"GEMINI_API_KEY", "gemini-dummy"},
+            {"BFL_API_KEY", "bfl-dummy"},
+            {"DASHSCOPE_API_KEY", "dashscope-dummy"},
             {"STUDY_ADMIN_TOKEN", "dummy-admin-token-0123456789"},
-            // GEMINI_API_KEY, BFL_API_KEY, DASHSCOPE_API_KEY stay unset: their examples use the providers'
-            // public endpoints, so they must stop at the key check (pending) until a substitution exists.
-            // Never the real Hub: a closed loopback port (the Hub examples are pending until a local
-            // imitation is wired in, as src/hub/fake_hub_testing.h does for the hub tests).
-            {"HF_ENDPOINT", "http://127.0.0.1:9"},
-            {"VISALIGN_CACHE", (base_->path() / "hub-cache").string()}};
-    Sandbox setup(base_->path(), env_);
-    for (const char* line : kSetup) {
-      RunResult r = setup.Run(line);
-      ASSERT_EQ(r.exit_code, 0) << "sandbox set-up `" << line << "`: " << r.err;
+            // Never the real Hub: the local imitation with the fixture repositories.
+            {"HF_ENDPOINT", hub_->url()},
+            {"HF_TOKEN", ""},
+            {"HF_HUB_OFFLINE", ""},
+            {"EMBEDDINGS_ENDPOINT", embeddings_->url()}};
+    auto started = std::chrono::steady_clock::now();
+    {
+      Sandbox setup(base_->path(), env_);
+      std::set<std::string> servers;
+      for (const char* line : kSetup) {
+        const std::string command = Substitute(line);
+        const std::string provided = Provide(setup, command, servers);
+        ASSERT_EQ(provided, "") << "sandbox set-up `" << line << "`";
+        const std::string why = RunCommand(setup, "", command);
+        ASSERT_EQ(why, "") << "sandbox set-up `" << line << "` ran as `" << command << "`";
+      }
     }
+    std::cout << "sandbox set up in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()
+              << " s" << std::endl;
   }
-  static void TearDownTestSuite() { delete base_; }
+  static void TearDownTestSuite() {
+    delete base_;
+    delete hub_;
+    delete embeddings_;
+  }
   static TempDir* base_;
+  static hub::testing::FakeHub* hub_;
+  static EmbeddingServer* embeddings_;
   static std::map<std::string, std::string> env_;
 };
 TempDir* ExamplesTest::base_ = nullptr;
+hub::testing::FakeHub* ExamplesTest::hub_ = nullptr;
+EmbeddingServer* ExamplesTest::embeddings_ = nullptr;
 std::map<std::string, std::string> ExamplesTest::env_;
 
 std::vector<Example> AllExamples() {
@@ -283,75 +604,91 @@ std::vector<Example> AllExamples() {
   return all;
 }
 
+// Runs the examples of one group in order in a fresh copy of what they name from `base`.
+GroupResult RunGroup(const std::vector<Example>& examples, const fs::path& base, const std::map<std::string, std::string>& env) {
+  GroupResult out;
+  const auto group_started = std::chrono::steady_clock::now();
+  TempDir dir;
+  Sandbox box(dir.path(), env);
+  std::string group_text;  // every command of the group (and its exports) as it will run
+  for (const Example& e : examples) {
+    for (const std::string& x : e.exports) group_text += Substitute(x) + "\n";
+    group_text += Substitute(e.command) + "\n";
+  }
+  CopyBase(base, dir.path(), group_text);
+  std::set<std::string> servers;
+  if (std::string why = Provide(box, group_text, servers); !why.empty()) {
+    out.failures = examples.front().group + ": " + why + "\n";
+    return out;
+  }
+  for (const Example& e : examples) {
+    if (!e.synopsis.empty()) {
+      out.synopses += "  " + e.where + ": " + e.command + "  (" + e.synopsis + ")\n";
+      continue;
+    }
+    ++out.ran;
+    auto started = std::chrono::steady_clock::now();
+    std::string command = Substitute(e.command), prefix;
+    for (const std::string& x : e.exports) prefix += Substitute(x) + "; ";
+    const std::string why = RunCommand(box, prefix, command);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    char took[32];
+    std::snprintf(took, sizeof took, " (%.1f s): ", seconds);
+    out.log += e.where + took +
+               (why.empty() ? "ok" : "FAILED: " + why) + "\n";
+    if (!why.empty()) out.failures += e.where + ": " + e.command + "\n    ran: " + command + "\n    " + why + "\n";
+  }
+  char took[64];
+  std::snprintf(took, sizeof took, " (%.1f s in all)\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - group_started).count());
+  out.log = "group " + examples.front().group + took + out.log;
+  return out;
+}
+
 TEST_F(ExamplesTest, EveryExampleRuns) {
   std::vector<Example> all = AllExamples();
   ASSERT_GT(all.size(), 100u) << "the collector found too few examples";
-  const char* only = std::getenv("VISALIGN_EXAMPLES_ONLY");  // a regex over `where`, to rerun some
-  std::string failures, synopses, known;
-  int ran = 0;
+  const char* only = std::getenv("VISALIGN_EXAMPLES_ONLY");  // a regex over `group`, to rerun some
+  std::vector<std::vector<Example>> groups;
+  for (const Example& e : all) {
+    if (only && !std::regex_search(e.group, std::regex(only))) continue;
+    if (groups.empty() || groups.back().front().group != e.group) groups.emplace_back();
+    groups.back().push_back(e);
+  }
+  // The PostgreSQL server is started here: it is tied to the thread starting it (and stopped with it).
   Result<PostgresServer*> pg = PostgresServer::Shared();
   ASSERT_TRUE(pg.ok()) << pg.status().ToString();
-  for (size_t i = 0; i < all.size();) {
-    size_t end = i;
-    while (end < all.size() && all[end].group == all[i].group) ++end;
-    if (only && !std::regex_search(all[i].group, std::regex(only))) {
-      i = end;
-      continue;
-    }
-    std::cout << "group " << all[i].group << std::endl;
-    TempDir dir;
-    Sandbox box(dir.path(), env_);
-    std::string group_text;  // every command of the group as it will run
-    for (size_t k = i; k < end; ++k) group_text += Substitute(all[k].command) + "\n";
-    CopyBase(base_->path(), dir.path(), group_text);
-    if (group_text.find("$TEST_POSTGRES_URL") != std::string::npos) {
-      Result<std::string> db = (*pg)->CreateDatabase();
-      ASSERT_TRUE(db.ok()) << db.status().ToString();
-      box.SetEnv("TEST_POSTGRES_URL", *db);
-      box.SetEnv("PGPASSWORD", (*pg)->password());
-    }
-    int pid = 0;
-    for (const ImitationServer& s : kImitations) {
-      if (group_text.find(std::string("$") + s.variable) == std::string::npos) continue;
-      ASSERT_EQ(box.Start(s.command + std::string(" --port 0 --port-file .") + s.variable, &pid), "") << s.command;
-      std::string port = ReadFile(dir.path() / (std::string(".") + s.variable));
-      box.SetEnv(s.variable, port.substr(0, port.find_first_of(" \n")));
-    }
-    for (; i < end; ++i) {
-      const Example& e = all[i];
-      if (!e.synopsis.empty()) {
-        synopses += "  " + e.where + ": " + e.command + "  (" + e.synopsis + ")\n";
-        continue;
+  // Two at a time (CI has 2 cores), the groups with the most examples first so the workers end together.
+  constexpr int kWorkers = 2;
+  std::vector<size_t> order(groups.size());
+  for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a].size() > groups[b].size(); });
+  std::vector<GroupResult> results(groups.size());
+  std::atomic<size_t> next{0};
+  std::mutex print;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kWorkers; ++w) {
+    workers.emplace_back([&] {
+      for (size_t k; (k = next++) < groups.size();) {
+        const size_t g = order[k];
+        try {
+          results[g] = RunGroup(groups[g], base_->path(), env_);
+        } catch (const std::exception& e) {  // e.g. a study server answering what is not JSON
+          results[g].failures = groups[g].front().group + ": " + e.what() + "\n";
+        }
+        std::lock_guard<std::mutex> lock(print);
+        std::cout << results[g].log << std::flush;
       }
-      ++ran;
-      auto started = std::chrono::steady_clock::now();
-      std::string command = Substitute(e.command), prefix;
-      for (const std::string& x : e.exports) prefix += Substitute(x) + "; ";
-      std::string why;
-      if (std::regex_search(command, kServer)) {
-        bool keep = command.back() == '&';
-        if (keep) command.pop_back();
-        why = box.Start(prefix + command, &pid);
-        if (!keep) box.StopGroup(pid);
-      } else {
-        RunResult r = box.Run(prefix + command);
-        std::string err = ErrorLine(r.out + "\n" + r.err);
-        if (r.exit_code != 0) why = "exit " + std::to_string(r.exit_code) + ": " + (err.empty() ? r.err.substr(0, 300) : err);
-        else if (!err.empty()) why = "exit 0 but: " + err;
-      }
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::cout << e.where << " (" << static_cast<int>(seconds * 10) / 10.0 << " s): " << (why.empty() ? "ok" : "FAILED: " + why) << std::endl;
-      std::string pending = PendingReason(e.where);
-      if (!pending.empty()) {
-        if (why.empty()) failures += e.where + ": passes now; remove it from tests/examples_pending.inc\n";
-        else known += "  " + e.where + ": " + pending + "\n    " + why + "\n";
-        continue;
-      }
-      if (!why.empty()) failures += e.where + ": " + e.command + "\n    ran: " + command + "\n    " + why + "\n";
-    }
+    });
   }
-  std::cout << "ran " << ran << " examples; synopses (listed, not run):\n" << synopses
-            << "known failures (tests/examples_pending.inc):\n" << known;
+  for (std::thread& t : workers) t.join();
+  std::string failures, synopses;
+  int ran = 0;
+  for (const GroupResult& r : results) {
+    failures += r.failures;
+    synopses += r.synopses;
+    ran += r.ran;
+  }
+  std::cout << "ran " << ran << " examples; synopses (listed, not run):\n" << synopses;
   EXPECT_EQ(failures, "") << "failing examples:\n" << failures;
 }
 

@@ -28,14 +28,8 @@ std::string Bytes(const std::string& path) { return ReadFile(testing::SharedDir(
 class HubCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    hub::testing::FakeRepo siglip;
-    siglip.commit = kCommit;
-    siglip.files = {{"open_clip_config.json", Bytes("siglip-tiny/config.json")},
-                    {"open_clip_pytorch_model.bin", Bytes("siglip-tiny-bin/open_clip_pytorch_model.bin")},
-                    {"tokenizer/spiece.model", Bytes("siglip-tiny/tokenizer/spiece.model")},
-                    {"tokenizer/tokenizer_config.json", Bytes("siglip-tiny/tokenizer/tokenizer_config.json")},
-                    {"tokenizer/special_tokens_map.json", Bytes("siglip-tiny/tokenizer/special_tokens_map.json")}};
-    hub_.AddRepo("timm/ViT-B-16-SigLIP", siglip);  // what open_clip's ViT-B-16-SigLIP/webli names
+    // what open_clip's ViT-B-16-SigLIP/webli names
+    hub_.AddRepo("timm/ViT-B-16-SigLIP", hub::testing::SiglipTinyRepo(testing::SharedDir() / "fixtures", kCommit));
     hub::testing::FakeRepo clip;
     clip.commit = kCommit;
     clip.files = {{"open_clip_config.json", Bytes("clip-tiny/config.json")},

@@ -302,7 +302,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     auto set = std::make_shared<SetArgs>();
     CLI::App* v = g->add_subcommand("validate", "Check a concept set and its near-synonym pairs");
     AddSetOptions(v, *set);
-    v->footer("Errors name file:line and field. Example: visalign acva validate --concepts my.jsonl --pairs p.jsonl");
+    v->footer("Errors name file:line and field. Example: visalign acva validate --concepts data/acva/concepts.jsonl --pairs data/acva/pairs.jsonl");
     cli.Bind(v, [&cli, set]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet s, LoadSet(*set));
       json per_category = json::object();
@@ -359,7 +359,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
         "One request per question; answers are cached by (image SHA-256, question, judge model, prompt template "
         "hash), so re-running asks only what is missing and byte-identical images are asked once. Unparseable "
         "replies are re-asked, then recorded invalid.\n"
-        "Example: visalign acva judge --run gpt-image --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl");
+        "Example: visalign acva judge --run my-model --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl");
   }
 
   {
@@ -413,6 +413,7 @@ const CommandGroup kAcva(60, [](Cli& cli) {
     s->footer(
         "Every run is generated (resuming), then all runs are judged in one pass (byte-identical images are\n"
         "asked once) and analyzed together. Example with the reference server:\n"
+        "  visalign acva reference-server --port 8090 &\n"
         "  visalign acva run --run a --model varied --run b --model mono --endpoint http://127.0.0.1:8090 "
         "--seed 0 --param 'seed={seed}' --judge-endpoint http://127.0.0.1:8090 --judge-model ref-judge "
         "--clip-model clip-random --out results\n"

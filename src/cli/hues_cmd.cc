@@ -179,7 +179,7 @@ void AddHumans(Cli& cli, CLI::App* g) {
       "fails when its Mahalanobis d² exceeds the threshold. A category's rate is the mean of its words' rates. "
       "Words whose covariance is singular (too few or collinear answers) are reported, never silently dropped.\n"
       "Examples:\n  visalign hues humans\n  visalign hues humans --threshold sigma:2 --json\n"
-      "  visalign hues humans --humans old_answers.csv --include-colorblind");
+      "  visalign hues humans --humans data/hues/peer-sample/HC_old.csv --include-colorblind");
   cli.Bind(cmd, [&cli, bo, ho, per_word]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
     VISALIGN_ASSIGN_OR_RETURN(Humans h, LoadBaseline(*ho, ctx));
@@ -270,7 +270,7 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
       "and families.csv.\n"
       "Examples:\n  visalign hues evaluate --predictions data/hues/peer-sample --out hues-eval\n"
       "  visalign hues evaluate --predictions runs/ --humans data/hues/peer-sample/HC_old.csv --out old-eval\n"
-      "  visalign hues evaluate --predictions all.jsonl --model-weights uniform --catalog models.csv --out eval");
+      "  visalign hues evaluate --predictions runs/ --model-weights uniform --catalog zoo.csv --out eval");
   cli.Bind(cmd, [&cli, bo, ho, a]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
     VISALIGN_ASSIGN_OR_RETURN(auto nonsense, AllNonsenseWords());

@@ -75,7 +75,7 @@ void AddModels(Cli& cli, CLI::App* g) {
       "loader refuses a feature, named in the last column: compute the embeddings elsewhere and use hues run "
       "--embeddings or --embeddings-endpoint) or none (no OpenCLIP config known for the row).\n"
       "Examples:\n  visalign hues models\n  visalign hues models --format csv > zoo.csv\n"
-      "  visalign hues models --catalog my-models.csv --json");
+      "  visalign hues models --catalog zoo.csv --json");
   cli.Bind(cmd, [&cli, a]() -> Status {
     std::vector<std::string> sources;
     VISALIGN_ASSIGN_OR_RETURN(std::vector<CatalogModel> models, ListCatalogModels(a->catalog, sources));

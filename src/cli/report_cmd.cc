@@ -133,7 +133,7 @@ const CommandGroup kReport(80, [](Cli& cli) {
       "Conditions that make a section's numbers meaningless or partial (random CLIP weights, coverage below 100 %, "
       "refused answers, unreadable images) are stated at its top and printed on stderr as warnings.\n"
       "Example:\n"
-      "  visalign report --results violin-eval --results hues-eval --results nonsense --results acva \\\n"
+      "  visalign report --results violin-eval --results hues-eval --results nonsense --results acva-results \\\n"
       "    --out report.html \\\n"
       "    --figures figures --format both\n"
       "  visalign report --store ./visalign-store --run gpt-image --results violin-eval --out report.html");

@@ -53,7 +53,8 @@ void AddServe(Cli& cli) {
       "  visalign hues humans --humans answers.csv\n"
       "With PostgreSQL (one database for the runs and the study):\n"
       "  export STUDY_DB_PASSWORD=...\n"
-      "  visalign serve --store postgres://study@db.example:5432/visalign --store-password-env STUDY_DB_PASSWORD ...\n"
+      "  visalign serve --store postgres://study@db.example:5432/visalign --store-password-env STUDY_DB_PASSWORD \\\n"
+      "      --study study.json --port 8080 --admin-token-env STUDY_ADMIN_TOKEN\n"
       "  visalign hues export-humans --store postgres://study@db.example:5432/visalign --store-password-env \\\n"
       "      STUDY_DB_PASSWORD --out answers.csv");
   cli.Bind(s, [&cli, o, store, port_file, words, study, results]() -> Status {
@@ -113,7 +114,7 @@ void AddExportHumans(Cli& cli) {
       "  visalign hues export-humans --store study-store --merge-shipped --out all_answers.csv\n"
       "  visalign hues export-humans --store study-store --exclude-failed-attention --out attentive.csv\n"
       "  visalign hues export-humans --store study-store --min-plate-score 0.75 --out screened.csv\n"
-      "  visalign hues evaluate --humans all_answers.csv --predictions preds.jsonl --out eval");
+      "  visalign hues evaluate --humans all_answers.csv --predictions preds/ --out eval");
   cli.Bind(e, [&cli, store, out, words, merge, exclude, min_plate_score]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(auto study, OpenExistingStudyStore(*store, "the --store a visalign serve study used"));
     Result<hues::Vocabulary> vocabulary = words->empty() ? hues::Vocabulary::Default() : hues::Vocabulary::Load(*words);

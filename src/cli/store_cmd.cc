@@ -264,7 +264,7 @@ const CommandGroup kStore(32, [](Cli& cli) {
         "PostgreSQL store here fixes where it keeps images: files under --image-root, or the database.\n"
         "Examples:\n"
         "  visalign store migrate --store postgres://visalign@db.example:5432/visalign --image-root /shared/images\n"
-        "  visalign store migrate --store postgres://visalign@db.example/visalign --images-in-database");
+        "  visalign store migrate --store postgres://visalign@db.example/visalign_blobs --images-in-database");
   }
 });
 

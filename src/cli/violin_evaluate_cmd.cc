@@ -229,12 +229,13 @@ const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
       "items.jsonl has one line per scored image: prompt, targets, mean colour per block, alpha_min, metrics.\n"
       "Use the global --threads N to limit worker threads.\n"
       "Examples:\n"
-      "  visalign violin evaluate --dataset ds --images sdxl=out/sdxl --out results\n"
-      "  visalign violin evaluate --dataset ds --images gt=ds/images --images noisy=out/noisy --out cmp --threads 2\n"
-      "  visalign violin evaluate --dataset ds --store ./visalign-store --run gpt-image --run sdxl --out cmp\n"
-      "  visalign violin evaluate --dataset ds --store ./visalign-store --run sdxl --split test --by prompt_split "
+      "  visalign violin evaluate --dataset violin-demo --images mine=path/to/images --out results\n"
+      "  visalign violin evaluate --dataset violin-demo --images gt=violin-demo/images --images mine=path/to/images "
+      "--out cmp --threads 2\n"
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --run sdxl --out cmp\n"
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run sdxl --split test --by prompt_split "
       "--out test-split\n"
-      "  visalign violin evaluate --dataset ds --store ./visalign-store --run sdxl --filter variation=1 --limit 20 "
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run sdxl --filter variation=1 --limit 20 "
       "--out first20");
   cli.Bind(ev, [&cli, ea]() { return RunEvaluate(cli, *ea); });
 });

@@ -3,8 +3,9 @@
 // X-Linked-Etag / X-Linked-Size with a 302 to a content server; 401 for a gated repository without
 // its token, 404 with X-Error-Code for a missing repository, revision or file. The content server is a
 // plain socket server (HttpServer cannot cut a reply short) that honours `Range: bytes=N-`, and on
-// request cuts a transfer after some bytes, corrupts a byte, or sends slowly. Used by the hub module's
-// and the command-line tests only.
+// request cuts a transfer after some bytes, corrupts a byte, or sends slowly. A fallback repository
+// (SetFallback) answers for every repository not added, e.g. all of open_clip's pretrained table for
+// tests/examples_test's `hues run --published`. Used by the hub module's and the command-line tests only.
 #pragma once
 
 #include <arpa/inet.h>
@@ -15,8 +16,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +36,29 @@ struct FakeRepo {
   std::map<std::string, std::string> files;    // path in the repository -> bytes
   std::string token;                           // non-empty: gated, needs "Authorization: Bearer <token>"
 };
+
+// The file of `r` answering for `file`: the exact path, else a "*<suffix>" entry (a fallback
+// repository's "*.safetensors" answers every safetensors name), else null.
+inline const std::string* RepoFile(const FakeRepo& r, const std::string& file) {
+  if (const auto f = r.files.find(file); f != r.files.end()) return &f->second;
+  for (const auto& [pattern, bytes] : r.files)
+    if (pattern.starts_with('*') && file.ends_with(pattern.substr(1))) return &bytes;
+  return nullptr;
+}
+
+// The fixture SigLIP (<fixtures>/siglip-tiny, its .bin from siglip-tiny-bin) laid out as open_clip's
+// timm/ViT-B-16-SigLIP repository holds it.
+inline FakeRepo SiglipTinyRepo(const std::filesystem::path& fixtures, const std::string& commit) {
+  const auto bytes = [&](const std::string& path) { return ReadFile(fixtures / path).value(); };
+  FakeRepo r;
+  r.commit = commit;
+  r.files = {{"open_clip_config.json", bytes("siglip-tiny/config.json")},
+             {"open_clip_pytorch_model.bin", bytes("siglip-tiny-bin/open_clip_pytorch_model.bin")},
+             {"tokenizer/spiece.model", bytes("siglip-tiny/tokenizer/spiece.model")},
+             {"tokenizer/tokenizer_config.json", bytes("siglip-tiny/tokenizer/tokenizer_config.json")},
+             {"tokenizer/special_tokens_map.json", bytes("siglip-tiny/tokenizer/special_tokens_map.json")}};
+  return r;
+}
 
 // Files the Hub stores in LFS (answered with a redirect to the content server).
 inline bool IsLfs(const std::string& file) {
@@ -184,6 +210,15 @@ class FakeHub {
     }
     repos_[repo] = std::move(r);
   }
+  // The repository answering for every repository not added (e.g. all of open_clip's pretrained
+  // table at once); its files may be "*<suffix>" patterns (RepoFile).
+  void SetFallback(FakeRepo r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [file, bytes] : r.files) {
+      if (IsLfs(file)) content_.Put(Sha256Hex(bytes), bytes);
+    }
+    fallback_ = std::move(r);
+  }
   // Requests (HEAD and GET) the resolve endpoint answered for `file`.
   int requests_for(const std::string& file) const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -199,12 +234,12 @@ class FakeHub {
     const std::string file = req.matches[4];
     ++requests_[file];
     const auto it = repos_.find(repo);
-    if (it == repos_.end()) {
+    if (it == repos_.end() && !fallback_) {
       res.headers.emplace_back("X-Error-Code", "RepoNotFound");
       res.Set(404, "Repository not found", "text/plain");
       return;
     }
-    const FakeRepo& r = it->second;
+    const FakeRepo& r = it == repos_.end() ? *fallback_ : it->second;
     if (!r.token.empty() && req.Header("Authorization") != "Bearer " + r.token) {
       res.headers.emplace_back("X-Error-Code", "GatedRepo");
       res.Set(401, "Access to this model is restricted", "text/plain");
@@ -216,29 +251,30 @@ class FakeHub {
       return;
     }
     res.headers.emplace_back("X-Repo-Commit", r.commit);
-    const auto f = r.files.find(file);
-    if (f == r.files.end()) {
+    const std::string* bytes = RepoFile(r, file);
+    if (bytes == nullptr) {
       res.headers.emplace_back("X-Error-Code", "EntryNotFound");
       res.Set(404, "Entry not found", "text/plain");
       return;
     }
-    const std::string sha = Sha256Hex(f->second);
+    const std::string sha = Sha256Hex(*bytes);
     if (IsLfs(file)) {
       res.headers.emplace_back("X-Linked-Etag", "\"" + sha + "\"");
-      res.headers.emplace_back("X-Linked-Size", std::to_string(f->second.size()));
+      res.headers.emplace_back("X-Linked-Size", std::to_string(bytes->size()));
       res.headers.emplace_back("ETag", "\"" + sha + "\"");
       res.headers.emplace_back("Location", content_.url() + "/blobs/" + sha);
       res.Set(302, "", "text/plain");
       return;
     }
     res.headers.emplace_back("ETag", "\"" + sha.substr(0, 40) + "\"");
-    res.Set(200, f->second, "application/octet-stream");
+    res.Set(200, *bytes, "application/octet-stream");
   }
 
   ContentServer content_;
   backends::HttpServer server_;
   mutable std::mutex mu_;
   std::map<std::string, FakeRepo> repos_;
+  std::optional<FakeRepo> fallback_;
   std::map<std::string, int> requests_;
 };
 

@@ -122,11 +122,15 @@ std::vector<Example> HelpExamples() {
       }
       if (!in_examples) continue;
       bool continued = !lines.empty() && (lines.back().back() == '\\' || lines.back().back() == '|');
-      if (StartsWith(t, "visalign ") || continued || (!t.empty() && t.back() == '|')) lines.push_back(t);
+      if (StartsWith(t, "visalign ") || StartsWith(t, "export ") || continued || (!t.empty() && t.back() == '|'))
+        lines.push_back(t);
     }
     int n = 0;
-    for (const auto& [number, command] : LogicalLines(lines, 0))
-      out.push_back(Make(where + ", example " + std::to_string(++n), where, command, {}));
+    std::vector<std::string> exports;
+    for (const auto& [number, command] : LogicalLines(lines, 0)) {
+      if (StartsWith(command, "export ")) exports.push_back(command);
+      else out.push_back(Make(where + ", example " + std::to_string(++n), where, command, exports));
+    }
   }
   return out;
 }
