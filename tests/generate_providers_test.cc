@@ -316,6 +316,26 @@ TEST(ProviderOptions, AnOpenAiModerationBlockIsARefusedRowToo) {
   EXPECT_EQ(counts.refused, 1u);
   EXPECT_EQ(counts.done, 2u);
   EXPECT_EQ(Counts(*srv, "requests_by_prompt")[items[1].prompt], 1u);
+  // violin evaluate counts the refusal per model, with its Wilson 95 % interval; under --missing
+  // worst the refused item scores 1 like any item without an image.
+  const std::vector<std::string> evaluate = {"violin", "evaluate", "--dataset", (t / "ds").string(), "--store",
+                                             (t / "store").string(), "--run", "ref", "--limit", "3", "--out",
+                                             (t / "eval").string(), "--missing", "worst"};
+  auto text = RunVisalign(evaluate);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("refusals (content filters; refused of finished rows, Wilson 95 %):\n  ref: 1 of 3 (33.3 %, "
+                          "6.1-79.2 %)"),
+            std::string::npos)
+      << text.out;
+  std::vector<std::string> as_json = evaluate;
+  as_json.push_back("--json");
+  auto j = RunVisalign(as_json);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto refusals = nlohmann::json::parse(j.out)["refusals"];
+  EXPECT_EQ(refusals[0]["refused"], 1);
+  EXPECT_EQ(refusals[0]["finished"], 3);
+  EXPECT_NEAR(refusals[0]["ci95"][0].get<double>(), 0.0615, 1e-4);
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(t / "eval" / "summary.json").value())["refusals"], refusals);
 }
 
 

@@ -73,10 +73,12 @@ void ExpectExact(const TempDir& t, const std::vector<violin::ManifestItem>& item
 
 void ExpectOneLineError(const testing::RunResult& r, const std::string& contains) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  const size_t first = r.err.find("error: ");
-  EXPECT_NE(first, std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("error: ", first + 1), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(contains, first), std::string::npos) << r.err;
+  std::istringstream lines(r.err);
+  std::vector<std::string> errors;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("error: ", 0) == 0) errors.push_back(line);
+  ASSERT_EQ(errors.size(), 1u) << r.err;
+  EXPECT_NE(errors[0].find(contains), std::string::npos) << r.err;
 }
 
 TEST(Worker, AWholeRunOnTwoWorkersScoresExactlyWithEachImageMadeOnce) {
@@ -112,6 +114,15 @@ TEST(Worker, AWorkerThatCrashesOnceIsRestartedAndItsItemRetried) {
   int attempts = 0;
   for (const auto& row : rows) attempts += row.attempts;
   EXPECT_EQ(attempts, 5);  // the crashed item took two
+}
+
+TEST(Worker, WorkersThatKeepDyingStopTheRunWithinTheRestartLimitWithOneLine) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  auto srv = testing::StartServer(t / "ds");
+  ExpectOneLineError(RunVisalign(Args(t, {"--concurrency", "1"}), Env(*srv, t, {{"VISALIGN_FAKE_CRASH_ALWAYS", "1"}})),
+                     "failed with the same error: worker 0 died (exited with status 3)");
+  EXPECT_LE(CountOf(LogLines(t), "start 0"), 4u);  // the first start and at most 3 restarts
 }
 
 TEST(Worker, GarbageOnStdoutIsRefusedQuotingTheLineAndStopsTheRunWithOneLine) {

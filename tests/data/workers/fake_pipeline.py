@@ -4,6 +4,7 @@ answer for the prompt (VISALIGN_FAKE_URL), which is the prompt's correct image. 
 failure tests (environment variables):
   VISALIGN_FAKE_LOG         append "start <index> <CUDA_VISIBLE_DEVICES>", "image <index>", "exit <index>"
   VISALIGN_FAKE_CRASH_ONCE  a marker file: the first image of all dies (os._exit) and creates it
+  VISALIGN_FAKE_CRASH_ALWAYS  every image dies
   VISALIGN_FAKE_GARBAGE     write this line to the real stdout before every answer
   VISALIGN_FAKE_SLOW_START  seconds to sleep while "loading"
   VISALIGN_FAKE_REFUSE      prompts containing it are refused as a safety checker refuses them
@@ -40,6 +41,8 @@ def load(model, device, dtype):
     atexit.register(log, "exit")
 
     def generate(prompt, seed, width, height, params):
+        if os.environ.get("VISALIGN_FAKE_CRASH_ALWAYS"):
+            os._exit(3)
         marker = os.environ.get("VISALIGN_FAKE_CRASH_ONCE")
         if marker and not os.path.exists(marker):
             open(marker, "w").close()
