@@ -92,6 +92,18 @@ const Substitution kSubstitutions[] = {
     {R"(STUDY_DB_PASSWORD=\.\.\.)", "STUDY_DB_PASSWORD=$$PGPASSWORD"},
     // --host 0.0.0.0 would listen beyond loopback.
     {R"(--host 0\.0\.0\.0)", "--host 127.0.0.1"},
+    // Replicate, fal and a local A1111 / ComfyUI (docs/backends.md "More backends"): the reference
+    // server's imitation of each (started per group), a few items, quick polls.
+    {R"(--backend (replicate|fal|a1111|comfyui)\b(?!.*--endpoint))",
+     "--backend $1 --endpoint http://127.0.0.1:$$PROVIDER_$1_PORT --limit 4 --poll-interval 0.05"},
+    // Shipped files named by examples, from the source tree.
+    {R"((^|[ '])scripts/(workflows|workers)/)", "$1$$VISALIGN_SOURCE_DATA/../scripts/$2/"},
+    {R"('python3 \$VISALIGN_SOURCE_DATA/)", "'python3 '\"$$VISALIGN_SOURCE_DATA\"'/"},
+    {R"(--backend worker\b)", "--backend worker --limit 4"},
+    // Seedream (BytePlus ModelArk) and GLM-Image (Zhipu): their imitations, a few items.
+    {R"(https://ark\.ap-southeast\.bytepluses\.com)", "http://127.0.0.1:$$SEEDREAM_PORT"},
+    {R"(https://open\.bigmodel\.cn)", "http://127.0.0.1:$$GLM_IMAGE_PORT"},
+    {R"(--model (seedream-4-5-251128|glm-image)\b)", "--model $1 --limit 4"},
 };
 
 // Examples known to fail in this sandbox, each with why. They still run: a failure is listed as
@@ -120,6 +132,12 @@ struct ImitationServer {
 const ImitationServer kImitations[] = {
     {"VIOLIN_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api gpt-image-1"},
     {"ACVA_REFERENCE_PORT", "visalign acva reference-server"},
+    {"PROVIDER_replicate_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api replicate --job-ms 20"},
+    {"PROVIDER_fal_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api fal --job-ms 20"},
+    {"PROVIDER_a1111_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api a1111"},
+    {"PROVIDER_comfyui_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api comfyui --job-ms 20"},
+    {"SEEDREAM_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api seedream"},
+    {"GLM_IMAGE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api glm-image"},
 };
 
 // A group's sandbox gets a copy of the base's entries its commands name (copying all of it for each
@@ -250,6 +268,13 @@ class ExamplesTest : public ::testing::Test {
             // API-key variables the examples name: dummies (the local imitations take any key).
             {"OPENAI_API_KEY", "sk-dummy"},
             {"STUDY_ADMIN_TOKEN", "dummy-admin-token-0123456789"},
+            {"REPLICATE_API_TOKEN", "r8-dummy"},
+            {"FAL_KEY", "fal-dummy"},
+            {"ARK_API_KEY", "ark-dummy"},
+            {"ZHIPUAI_API_KEY", "zhipu-dummy"},
+            // The worker examples run scripts/workers/diffusers_worker.py over the test's fake pipeline
+            // (its documented seam; diffusers is not installed here): mid-grey images.
+            {"VISALIGN_PIPELINE_FACTORY", (DataDir().parent_path() / "tests/data/workers/fake_pipeline.py").string() + ":load"},
             // GEMINI_API_KEY, BFL_API_KEY, DASHSCOPE_API_KEY stay unset: their examples use the providers'
             // public endpoints, so they must stop at the key check (pending) until a substitution exists.
             // Never the real Hub: a closed loopback port (the Hub examples are pending until a local

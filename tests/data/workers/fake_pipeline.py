@@ -1,7 +1,8 @@
 """A fake pipeline for scripts/workers/diffusers_worker.py (its VISALIGN_PIPELINE_FACTORY seam), so
 the worker's protocol layer is tested without diffusers: each image is the reference server's
-answer for the prompt (VISALIGN_FAKE_URL), which is the prompt's correct image. Switches, for the
-failure tests (environment variables):
+answer for the prompt (VISALIGN_FAKE_URL), which is the prompt's correct image; without that
+variable (the documentation's examples) a mid-grey PNG. Switches, for the failure tests
+(environment variables):
   VISALIGN_FAKE_LOG         append "start <index> <CUDA_VISIBLE_DEVICES>", "image <index>", "exit <index>"
   VISALIGN_FAKE_CRASH_ONCE  a marker file: the first image of all dies (os._exit) and creates it
   VISALIGN_FAKE_CRASH_ALWAYS  every image dies
@@ -14,8 +15,10 @@ import atexit
 import base64
 import json
 import os
+import struct
 import time
 import urllib.request
+import zlib
 
 
 def log(event):
@@ -34,9 +37,17 @@ class Png:
             f.write(self.data)
 
 
+def grey_png(width, height):
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x80" * (3 * width) for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
 def load(model, device, dtype):
     time.sleep(float(os.environ.get("VISALIGN_FAKE_SLOW_START", "0")))
-    url = os.environ["VISALIGN_FAKE_URL"]
+    url = os.environ.get("VISALIGN_FAKE_URL")
     log("start")
     atexit.register(log, "exit")
 
@@ -53,7 +64,9 @@ def load(model, device, dtype):
         refuse = os.environ.get("VISALIGN_FAKE_REFUSE")
         if refuse and refuse in prompt:
             return {"refused": "nsfw_content_detected"}
-        body = {"prompt": prompt, "response_format": "b64_json"}
+        if not url:
+            return Png(grey_png(width or 64, height or 64))
+        body = {"prompt": prompt}
         if width and height:
             body["size"] = f"{width}x{height}"
         req = urllib.request.Request(url + "/v1/images/generations", json.dumps(body).encode(),
