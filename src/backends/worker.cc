@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "backends/provider.h"
+#include "backends/spawn.h"
 #include "visalign/backends/providers.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
@@ -83,15 +84,7 @@ class WorkerProcess {
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     if (log >= 0) posix_spawn_file_actions_adddup2(&actions, log, 2);
     posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    sigemptyset(&defaults);
-    for (int sig : {SIGINT, SIGTERM, SIGPIPE}) sigaddset(&defaults, sig);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
+    InitChildSpawnAttr(&attr);
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e)
       if (std::strncmp(*e, "VISALIGN_WORKER_INDEX=", 22) != 0 &&

@@ -130,10 +130,16 @@ class Imitation : public ProviderImitation {
     return ResultLink(token);
   }
 
-  // Answers a download of result `token` (403 once expired, 404 if unknown).
+  // Answers a download of result `token` (403 once expired, 404 if unknown). Downloads count as
+  // requests and take rate-limit tokens (a 429 over the limit), as the client paces them, but get
+  // no injected failures.
   void ServeResult(const std::string& token, HttpServerResponse& res, int unknown_status = 404) {
     const auto t0 = Clock::now();
-    {
+    bool no_failure = false;
+    if (const std::optional<double> retry_after = hooks_.admit(&no_failure)) {
+      res.headers.emplace_back("Retry-After", std::to_string(static_cast<int>(std::ceil(*retry_after))));
+      res.Set(429, "rate limit exceeded", "text/plain");
+    } else {
       std::lock_guard lock(mu_);
       ++downloads_;
       auto it = results_.find(token);
