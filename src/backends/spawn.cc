@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <initializer_list>
+
 namespace visalign::backends {
 
 void InitChildSpawnAttr(posix_spawnattr_t* attr) {
