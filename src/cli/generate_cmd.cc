@@ -244,12 +244,12 @@ void AddGenerate(Cli& cli, CLI::App* g) {
       "      --dry-run --price-per-image 0.011     # then the same without --dry-run\n"
       "  visalign violin generate --dataset violin-demo --run sdxl --backend command \\\n"
       "      --cmd 'python gen.py --prompt {{prompt}} --out {{out}} --seed {{seed}}' --samples 3 --timeout 600\n"
+      "  visalign violin generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --out gpt-image-eval\n"
       "  visalign violin generate --dataset violin-demo --run flux-local --backend worker --gpus 0 --size 1024x1024 \\\n"
       "      --cmd 'python3 scripts/workers/diffusers_worker.py --model black-forest-labs/FLUX.1-dev'\n"
       "  visalign violin generate --dataset violin-demo --run sdxl-comfy --backend comfyui --model sdxl \\\n"
-      "      --workflow scripts/workflows/comfyui_sdxl_api.json --size 1024x1024\n"
-      "  visalign violin generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
-      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --out gpt-image-eval",
+      "      --workflow scripts/workflows/comfyui_sdxl_api.json --size 1024x1024",
       backends::RunnerOptions{}.stop_after_same_failures));
   cli.Bind(g, [&cli, a]() -> Status { return RunGenerate(cli, *a); });
 }
