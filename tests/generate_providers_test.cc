@@ -271,7 +271,7 @@ TEST_P(AsyncProviders, ARunKilledMidPollResumesByPollingItsJobsNotSubmittingThem
   ExpectSubmissions(*srv, items, 4, 1);
 }
 
-TEST_P(AsyncProviders, TwoProcessesSharingARunSubmitEachItemOnce) {
+TEST_P(Providers, TwoProcessesSharingARunSubmitEachItemOnce) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   violin::ReferenceServerOptions o;
