@@ -162,6 +162,18 @@ const Substitution kSubstitutions[] = {
     {R"(--image-root /shared/[\w-]+)", "--image-root shared-images"},
     // --host 0.0.0.0 would listen beyond loopback.
     {R"(--host 0\.0\.0\.0)", "--host 127.0.0.1"},
+    // Replicate, fal and a local A1111 / ComfyUI (docs/backends.md "More backends"): the reference
+    // server's imitation of each (started per group), a few items, quick polls.
+    {R"(--backend (replicate|fal|a1111|comfyui)\b(?!.*--endpoint))",
+     "--backend $1 --endpoint http://127.0.0.1:$$PROVIDER_$1_PORT --limit 4 --poll-interval 0.05"},
+    // Shipped files named by examples, from the source tree.
+    {R"((^|[ '])scripts/(workflows|workers)/)", "$1$$VISALIGN_SOURCE_DATA/../scripts/$2/"},
+    {R"('python3 \$VISALIGN_SOURCE_DATA/)", "'python3 '\"$$VISALIGN_SOURCE_DATA\"'/"},
+    {R"(--backend worker\b)", "--backend worker --limit 4"},
+    // Seedream (BytePlus ModelArk) and GLM-Image (Zhipu): their imitations, a few items.
+    {R"(https://ark\.ap-southeast\.bytepluses\.com)", "http://127.0.0.1:$$SEEDREAM_PORT"},
+    {R"(https://open\.bigmodel\.cn)", "http://127.0.0.1:$$GLM_IMAGE_PORT"},
+    {R"(--model (seedream-4-5-251128|glm-image)\b)", "--model $1 --limit 4"},
 };
 
 // The local imitations of remote services, started for a group whose commands name `variable`
@@ -176,6 +188,12 @@ const ImitationServer kImitations[] = {
     {"BFL_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api bfl --api-key-env BFL_API_KEY"},
     {"DASHSCOPE_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api dashscope --api-key-env DASHSCOPE_API_KEY"},
     {"ACVA_REFERENCE_PORT", "visalign acva reference-server"},
+    {"PROVIDER_replicate_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api replicate --job-ms 20"},
+    {"PROVIDER_fal_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api fal --job-ms 20"},
+    {"PROVIDER_a1111_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api a1111"},
+    {"PROVIDER_comfyui_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api comfyui --job-ms 20"},
+    {"SEEDREAM_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api seedream"},
+    {"GLM_IMAGE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api glm-image"},
 };
 
 // An OpenAI-compatible /v1/embeddings server for `hues run --embeddings-endpoint`: an image (a PNG
@@ -555,6 +573,13 @@ class ExamplesTest : public ::testing::Test {
             {"BFL_API_KEY", "bfl-dummy"},
             {"DASHSCOPE_API_KEY", "dashscope-dummy"},
             {"STUDY_ADMIN_TOKEN", "dummy-admin-token-0123456789"},
+            {"REPLICATE_API_TOKEN", "r8-dummy"},
+            {"FAL_KEY", "fal-dummy"},
+            {"ARK_API_KEY", "ark-dummy"},
+            {"ZHIPUAI_API_KEY", "zhipu-dummy"},
+            // The worker examples run scripts/workers/diffusers_worker.py over the test's fake pipeline
+            // (its documented seam; diffusers is not installed here): mid-grey images.
+            {"VISALIGN_PIPELINE_FACTORY", (DataDir().parent_path() / "tests/data/workers/fake_pipeline.py").string() + ":load"},
             // Never the real Hub: the local imitation with the fixture repositories.
             {"HF_ENDPOINT", hub_->url()},
             {"HF_TOKEN", ""},

@@ -1,5 +1,5 @@
-// `visalign violin generate --backend gemini|bfl|dashscope` against the reference server's imitations
-// of those APIs: whole runs whose images are the ground truth, each image asked for once; refusals
+// `visalign violin generate --backend gemini|bfl|dashscope|replicate|fal|a1111|comfyui` against the
+// reference server's imitations of those APIs (and Seedream / GLM-Image through --backend openai): whole runs whose images are the ground truth, each image asked for once; refusals
 // as refused rows (not retried, shown by `store show`); jobs that error, expired and non-http(s)
 // result links, 429s; a run killed mid-poll resumes by polling its jobs; two processes on one run;
 // --dry-run's first request; malformed answers and bad options as one-line errors.
@@ -17,6 +17,8 @@
 
 #include "testing/cli_runner.h"
 #include "testing/violin_generation.h"
+#include "visalign/backends/providers.h"
+#include "visalign/core/io.h"
 #include "visalign/store.h"
 
 namespace visalign {
@@ -34,8 +36,15 @@ constexpr char kKey[] = "sk-provider-test-7d1c";
 std::string ModelOf(const std::string& kind) {
   if (kind == "gemini") return "gemini-2.5-flash-image";
   if (kind == "bfl") return "flux-dev";
+  if (kind == "replicate") return "black-forest-labs/flux-dev";
+  if (kind == "fal") return "fal-ai/flux/dev";
+  if (kind == "a1111") return "sd_xl_base_1.0";
+  if (kind == "comfyui") return "sdxl";
   return "qwen-image";
 }
+
+// The stock SDXL workflow shipped for ComfyUI users.
+fs::path ComfyWorkflow() { return testing::DataDir().parent_path() / "scripts" / "workflows" / "comfyui_sdxl_api.json"; }
 
 std::unique_ptr<violin::ReferenceServer> StartProvider(const fs::path& dataset, const std::string& api,
                                                        violin::ReferenceServerOptions o = {}) {
@@ -55,6 +64,7 @@ std::vector<std::string> Args(const std::string& kind, const TempDir& t, const s
                                    "--model", ModelOf(kind), "--api-key-env", kKeyVar, "--size",
                                    std::to_string(kSide) + "x" + std::to_string(kSide), "--backoff", "0.02",
                                    "--max-backoff", "0.1", "--poll-interval", "0.02", "--max-poll-interval", "0.05"};
+  if (kind == "comfyui") args.insert(args.end(), {"--workflow", ComfyWorkflow().string()});
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -87,9 +97,13 @@ void ExpectSubmissions(const violin::ReferenceServer& srv, const std::vector<vio
 }
 
 class Providers : public ::testing::TestWithParam<std::string> {};
+class ModeratedProviders : public ::testing::TestWithParam<std::string> {};
 class AsyncProviders : public ::testing::TestWithParam<std::string> {};
-INSTANTIATE_TEST_SUITE_P(Kinds, Providers, ::testing::Values("gemini", "bfl", "dashscope"));
-INSTANTIATE_TEST_SUITE_P(Kinds, AsyncProviders, ::testing::Values("bfl", "dashscope"));
+INSTANTIATE_TEST_SUITE_P(Kinds, Providers,
+                         ::testing::Values("gemini", "bfl", "dashscope", "replicate", "fal", "a1111", "comfyui"));
+// The kinds whose API has a content filter (A1111 and ComfyUI have none).
+INSTANTIATE_TEST_SUITE_P(Kinds, ModeratedProviders, ::testing::Values("gemini", "bfl", "dashscope", "replicate", "fal"));
+INSTANTIATE_TEST_SUITE_P(Kinds, AsyncProviders, ::testing::Values("bfl", "dashscope", "replicate", "fal", "comfyui"));
 
 TEST_P(Providers, AWholeRunMakesEachImageOnceAndEachIsTheGroundTruth) {
   TempDir t;
@@ -107,22 +121,22 @@ TEST_P(Providers, AWholeRunMakesEachImageOnceAndEachIsTheGroundTruth) {
     EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
         << d.item_id;
   const auto info = st->FindRun("p").value();
-  EXPECT_EQ(info->identity, nlohmann::json({{"backend", GetParam()},
-                                            {"model", ModelOf(GetParam())},
-                                            {"params", nlohmann::json::object()},
-                                            {"size", "32x32"}}));
+  nlohmann::json identity = {{"backend", GetParam()}, {"model", ModelOf(GetParam())},
+                             {"params", nlohmann::json::object()}, {"size", "32x32"}};
+  if (GetParam() == "comfyui") identity["workflow_sha256"] = Sha256File(ComfyWorkflow()).value();
+  EXPECT_EQ(info->identity, identity);
   EXPECT_EQ(info->connection["endpoint"], srv->url());
   EXPECT_EQ(info->connection["api_key_env"], kKeyVar);
   EXPECT_EQ(info->connection.dump().find(kKey), std::string::npos);
   EXPECT_EQ(r.out.find(kKey) + r.err.find(kKey), 2 * std::string::npos);
   // The asynchronous kinds recorded each row's job; every job was polled at least once.
-  if (GetParam() != "gemini") {
+  if (GetParam() != "gemini" && GetParam() != "a1111") {
     for (const auto& row : st->Rows("p").value()) EXPECT_FALSE(row.job.empty()) << row.item_id;
     EXPECT_GE(srv->Stats()["jobs"]["polls"].get<size_t>(), items.size());
   }
 }
 
-TEST_P(Providers, AModeratedPromptIsARefusedRowAskedOnceAndShownByStoreShow) {
+TEST_P(ModeratedProviders, AModeratedPromptIsARefusedRowAskedOnceAndShownByStoreShow) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   violin::ReferenceServerOptions o;
@@ -136,7 +150,9 @@ TEST_P(Providers, AModeratedPromptIsARefusedRowAskedOnceAndShownByStoreShow) {
   auto rows = store::OpenStore(t / "store").value()->Rows("p").value();
   const std::map<std::string, std::string> reasons = {{"gemini", "prompt blocked: PROHIBITED_CONTENT"},
                                                       {"bfl", R"(Request Moderated {"Moderation Reasons":["Derivative Works Filter"]})"},
-                                                      {"dashscope", "HTTP 400: Input data may contain inappropriate content."}};
+                                                      {"dashscope", "HTTP 400: Input data may contain inappropriate content."},
+                                                      {"replicate", "NSFW content detected. Try running it again, or try a different prompt."},
+                                                      {"fal", "has_nsfw_concepts: the safety checker flagged the image (fal blanks it)"}};
   for (const auto& row : rows) {
     if (row.item_id != items[0].id) continue;
     EXPECT_EQ(row.status, store::RowStatus::kRefused);
@@ -162,7 +178,11 @@ TEST_P(Providers, DryRunPrintsTheFirstRequestWithTheKeysVariableAndAsksNothing) 
   const std::map<std::string, std::pair<std::string, std::string>> expected = {
       {"gemini", {"/v1beta/models/gemini-2.5-flash-image:generateContent", "x-goog-api-key"}},
       {"bfl", {"/v1/flux-dev", "x-key"}},
-      {"dashscope", {"/api/v1/services/aigc/text2image/image-synthesis", "Authorization"}}};
+      {"dashscope", {"/api/v1/services/aigc/text2image/image-synthesis", "Authorization"}},
+      {"replicate", {"/v1/models/black-forest-labs/flux-dev/predictions", "Authorization"}},
+      {"fal", {"/fal-ai/flux/dev", "Authorization"}},
+      {"a1111", {"/sdapi/v1/txt2img", "Authorization"}},
+      {"comfyui", {"/prompt", "Authorization"}}};
   EXPECT_EQ(request["url"], srv->url() + expected.at(GetParam()).first);
   const std::string key = request["headers"][expected.at(GetParam()).second];
   EXPECT_NE(key.find(std::string("$") + kKeyVar), std::string::npos) << request.dump();
@@ -199,7 +219,7 @@ TEST_P(AsyncProviders, RateLimitedPollsAndSubmissionsWaitForRetryAfter) {
 }
 
 TEST_P(AsyncProviders, ANonHttpResultUrlAndAMalformedAnswerStopTheRunWithOneLine) {
-  {
+  if (GetParam() != "comfyui") {  // ComfyUI's image URLs are the client's own /view URLs
     TempDir t;
     WriteDataset(t / "ds");
     violin::ReferenceServerOptions o;
@@ -251,7 +271,7 @@ TEST_P(AsyncProviders, ARunKilledMidPollResumesByPollingItsJobsNotSubmittingThem
   ExpectSubmissions(*srv, items, 4, 1);
 }
 
-TEST_P(AsyncProviders, TwoProcessesSharingARunSubmitEachItemOnce) {
+TEST_P(Providers, TwoProcessesSharingARunSubmitEachItemOnce) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   violin::ReferenceServerOptions o;
@@ -296,6 +316,138 @@ TEST(ProviderOptions, AnOpenAiModerationBlockIsARefusedRowToo) {
   EXPECT_EQ(counts.refused, 1u);
   EXPECT_EQ(counts.done, 2u);
   EXPECT_EQ(Counts(*srv, "requests_by_prompt")[items[1].prompt], 1u);
+  // violin evaluate counts the refusal per model, with its Wilson 95 % interval; under --missing
+  // worst the refused item scores 1 like any item without an image.
+  const std::vector<std::string> evaluate = {"violin", "evaluate", "--dataset", (t / "ds").string(), "--store",
+                                             (t / "store").string(), "--run", "ref", "--limit", "3", "--out",
+                                             (t / "eval").string(), "--missing", "worst"};
+  auto text = RunVisalign(evaluate);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("refusals (content filters; refused of finished rows, Wilson 95 %):\n  ref: 1 of 3 (33.3 %, "
+                          "6.1-79.2 %)"),
+            std::string::npos)
+      << text.out;
+  std::vector<std::string> as_json = evaluate;
+  as_json.push_back("--json");
+  auto j = RunVisalign(as_json);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto refusals = nlohmann::json::parse(j.out)["refusals"];
+  EXPECT_EQ(refusals[0]["refused"], 1);
+  EXPECT_EQ(refusals[0]["finished"], 3);
+  EXPECT_NEAR(refusals[0]["ci95"][0].get<double>(), 0.0615, 1e-4);
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(t / "eval" / "summary.json").value())["refusals"], refusals);
+}
+
+
+TEST(ComfyUi, AMissingWorkflowOrOneWithoutThePromptPlaceholderIsOneLineExit2) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  std::vector<std::string> args = Args("comfyui", t, "http://127.0.0.1:1");
+  std::vector<std::string> without(args.begin(), args.end() - 2);  // no --workflow FILE
+  ExpectOneLineError(RunVisalign(without, {{kKeyVar, kKey}}), "--workflow is required with --backend comfyui");
+  const fs::path no_prompt = t.Write("no-prompt.json", R"({"6": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat"}}})");
+  args.back() = no_prompt.string();
+  ExpectOneLineError(RunVisalign(args, {{kKeyVar, kKey}}), "the workflow has no \"{prompt}\"");
+  args.back() = t.Write("ui.json", R"({"nodes": [], "links": []})").string();
+  ExpectOneLineError(RunVisalign(args, {{kKeyVar, kKey}}), "the workflow is in ComfyUI's UI format");
+  args.back() = t.Write("broken.json", "{\"3\": ").string();
+  ExpectOneLineError(RunVisalign(args, {{kKeyVar, kKey}}), "");
+}
+
+TEST(ComfyUi, TheWorkflowIsSubstitutedJsonAwareAndItsHashIsTheIdentity) {
+  const nlohmann::json workflow = nlohmann::json::parse(ReadFile(ComfyWorkflow()).value());
+  ASSERT_TRUE(backends::CheckComfyWorkflow(workflow, "64x32").ok());
+  const nlohmann::json w = backends::SubstituteComfyWorkflow(workflow, "say \"{seed}\"", 7, "64x32");
+  EXPECT_EQ(w["3"]["inputs"]["seed"], 7);
+  EXPECT_EQ(w["5"]["inputs"]["width"], 64);
+  EXPECT_EQ(w["5"]["inputs"]["height"], 32);
+  EXPECT_EQ(w["6"]["inputs"]["text"], "say \"{seed}\"");  // the prompt's own braces are left alone
+  EXPECT_EQ(w["4"], workflow["4"]);
+  Status no_size = backends::CheckComfyWorkflow(workflow, "");
+  EXPECT_NE(no_size.ToString().find("uses {width}/{height} but no --size"), std::string::npos) << no_size.ToString();
+}
+
+TEST(ComfyUi, ANodeErrorNamesTheNodeAndStopsTheRunWithOneLine) {
+  TempDir t;
+  WriteDataset(t / "ds");
+  auto srv = StartProvider(t / "ds", "comfyui");
+  std::string workflow = ReadFile(ComfyWorkflow()).value();
+  workflow.replace(workflow.find("sd_xl_base_1.0.safetensors"), 26, "missing.safetensors");
+  std::vector<std::string> args = Args("comfyui", t, srv->url(), {"--concurrency", "1"});
+  args[std::find(args.begin(), args.end(), "--workflow") - args.begin() + 1] = t.Write("bad.json", workflow).string();
+  ExpectOneLineError(RunVisalign(args, {{kKeyVar, kKey}}),
+                     "stopped after 3 different items failed with the same error: ComfyUI rejected the workflow: node 4 "
+                     "(CheckpointLoaderSimple): Value not in list: ckpt_name: \"missing.safetensors\" not in");
+  EXPECT_EQ(srv->Stats()["jobs"]["submitted"], 0);
+}
+
+// The documented recipes of the OpenAI-shaped providers (docs/backends.md): Seedream on BytePlus
+// ModelArk and GLM-Image on Zhipu.
+struct Recipe {
+  std::string api, path, model;
+  std::vector<std::string> params;  // the recipe's --param values
+};
+void PrintTo(const Recipe& r, std::ostream* os) { *os << r.api; }
+class OpenAiShapedProviders : public ::testing::TestWithParam<Recipe> {};
+INSTANTIATE_TEST_SUITE_P(
+    Recipes, OpenAiShapedProviders,
+    ::testing::Values(Recipe{"seedream", "/api/v3", "seedream-4-5-251128",
+                             {"watermark=false", "seed={seed}", "response_format=url"}},
+                      Recipe{"glm-image", "/api/paas/v4", "glm-image",
+                             {"response_format=null", "watermark_enabled=false"}}),
+    [](const auto& info) { return info.param.api == "seedream" ? std::string("Seedream") : std::string("GlmImage"); });
+
+std::vector<std::string> RecipeArgs(const Recipe& r, const TempDir& t, const std::string& url, bool with_params) {
+  std::vector<std::string> args = {"violin", "generate", "--dataset", (t / "ds").string(), "--store",
+                                   (t / "store").string(), "--run", "p", "--backend", "openai", "--endpoint",
+                                   url + r.path, "--model", r.model, "--api-key-env", kKeyVar, "--size", "32x32",
+                                   "--limit", "4", "--backoff", "0.02"};
+  if (with_params)
+    for (const std::string& p : r.params) args.insert(args.end(), {"--param", p});
+  return args;
+}
+
+TEST_P(OpenAiShapedProviders, TheRecipeMakesExactImagesAndTheContentFilterIsARefusal) {
+  TempDir t;
+  auto items = WriteDataset(t / "ds");
+  violin::ReferenceServerOptions o;
+  o.moderate = items[2].prompt;
+  auto srv = StartProvider(t / "ds", GetParam().api, o);
+  auto r = RunVisalign(RecipeArgs(GetParam(), t, srv->url(), true), {{kKeyVar, kKey}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto st = store::OpenStore(t / "store").value();
+  EXPECT_EQ(st->Counts("p").value().refused, 1u);
+  std::map<std::string, const violin::ManifestItem*> by_id;
+  for (const auto& it : items) by_id[it.id] = &it;
+  const auto done = st->DoneImages("p").value();
+  ASSERT_EQ(done.size(), 3u);
+  for (const auto& d : done)
+    EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
+        << d.item_id;
+  ExpectSubmissions(*srv, items, 4, 1);
+}
+
+TEST_P(OpenAiShapedProviders, WithoutTheRecipeTheApiRefusesOpenAisFieldsOrWatermarksTheImage) {
+  if (GetParam().api == "glm-image") {  // Zhipu has no response_format, which visalign sends by default
+    TempDir t;
+    WriteDataset(t / "ds");
+    auto srv = StartProvider(t / "ds", GetParam().api);
+    auto r = RunVisalign(RecipeArgs(GetParam(), t, srv->url(), false), {{kKeyVar, kKey}});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("The parameter `response_format`"), std::string::npos) << r.err;
+  }
+  // Only the watermark left on: images come back, but marked (they would not score exactly).
+  TempDir t2;
+  auto items = WriteDataset(t2 / "ds");
+  auto srv2 = StartProvider(t2 / "ds", GetParam().api);
+  std::vector<std::string> args = RecipeArgs(GetParam(), t2, srv2->url(), true);
+  args.erase(std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.find("watermark") == 0; }) - 1,
+             std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.find("watermark") == 0; }) + 1);
+  ASSERT_EQ(RunVisalign(args, {{kKeyVar, kKey}}).exit_code, 0);
+  std::map<std::string, const violin::ManifestItem*> by_id;
+  for (const auto& it : items) by_id[it.id] = &it;
+  for (const auto& d : store::OpenStore(t2 / "store").value()->DoneImages("p").value())
+    EXPECT_NE(imaging::ReadImage(d.image_path).value().rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb);
 }
 
 }  // namespace

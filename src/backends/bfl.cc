@@ -1,8 +1,5 @@
 // Black Forest Labs' FLUX API: POST {endpoint}/v1/{model} answers {id, polling_url}; GET the
 // polling_url until its status is Ready, then download result.sample (a signed URL, short-lived).
-#include <algorithm>
-#include <cctype>
-
 #include <fmt/format.h>
 
 #include "backends/provider.h"
@@ -15,31 +12,9 @@ constexpr const char* kPendingStates[] = {"Pending", "Queued", "Processing"};
 constexpr const char* kModeratedStates[] = {"Content Moderated", "Request Moderated"};
 constexpr size_t kReasonChars = 300;
 
-// The host of an http(s) URL, lower-cased ("" if none).
-std::string HostOf(std::string_view url) {
-  const size_t start = url.find("://");
-  if (start == std::string_view::npos) return "";
-  std::string_view rest = url.substr(start + 3);
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  if (const size_t at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
-  rest = rest.substr(0, rest.find(':'));
-  std::string host(rest);
-  std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
-  return host;
-}
-
-// The last two labels of a DNS name ("bfl.ai" of "api.us1.bfl.ai"); an IP address as it is.
-std::string SiteOf(const std::string& host) {
-  if (host.find_first_not_of("0123456789.") == std::string::npos) return host;
-  const size_t last = host.rfind('.');
-  if (last == std::string::npos || last == 0) return host;
-  const size_t before = host.rfind('.', last - 1);
-  return before == std::string::npos ? host : host.substr(before + 1);
-}
-
 class Bfl final : public Provider {
  public:
-  explicit Bfl(const ProviderOptions& o) : options_(o), site_(SiteOf(HostOf(BaseUrl(o)))) {}
+  explicit Bfl(const ProviderOptions& o) : options_(o) {}
 
   std::pair<std::string, std::string> KeyHeader(const std::string& key) const override { return {"x-key", key}; }
 
@@ -68,7 +43,7 @@ class Bfl final : public Provider {
     HttpRequest req;
     if (parsed.ok() && parsed->is_object()) req.url = StringAt(*parsed, "polling_url");
     // The key goes only to the endpoint's own site (BFL polls on regional hosts such as api.us1.bfl.ai).
-    return {req, IsHttpUrl(req.url) && SiteOf(HostOf(req.url)) == site_};
+    return {req, SameSite(req.url, BaseUrl(options_))};
   }
 
   Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const override {
@@ -92,7 +67,6 @@ class Bfl final : public Provider {
 
  private:
   const ProviderOptions options_;
-  const std::string site_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/spawn.h"
 #include "visalign/backends/backends.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
@@ -182,17 +183,7 @@ class CommandBackend final : public GenerationBackend {
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
     posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGTERM);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
+    InitChildSpawnAttr(&attr);
     std::vector<char*> cargv;
     for (const std::string& a : args) cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);

@@ -235,8 +235,13 @@ std::string ServerMessage(const HttpResponse& r) {
   return OneLine(body);
 }
 
-// Whether an error body is a content filter's: {"error": {"code": "moderation_blocked"}} (OpenAI)
-// or {"code": "DataInspectionFailed"} (DashScope).
+// The error codes of content filters inside {"error": {"code"}}: OpenAI's, BytePlus ModelArk's
+// (Seedream) and Zhipu's (GLM-Image, code 1301).
+constexpr const char* kContentFilterCodes[] = {"moderation_blocked", "InputTextSensitiveContentDetected",
+                                               "OutputImageSensitiveContentDetected", "SensitiveContentDetected", "1301"};
+
+// Whether an error body is a content filter's: {"error": {"code": one of kContentFilterCodes}} or
+// {"code": "DataInspectionFailed"} (DashScope).
 bool IsContentFilterAnswer(std::string_view body) {
   const auto parsed = ParseJson(body);
   if (!parsed.ok() || !parsed->is_object()) return false;
@@ -246,7 +251,10 @@ bool IsContentFilterAnswer(std::string_view body) {
     return c != o.end() && c->is_string() && c->get_ref<const std::string&>() == code;
   };
   const auto e = j.find("error");
-  return (e != j.end() && e->is_object() && code_is(*e, "moderation_blocked")) || code_is(j, "DataInspectionFailed");
+  if (e != j.end() && e->is_object())
+    for (const char* code : kContentFilterCodes)
+      if (code_is(*e, code)) return true;
+  return code_is(j, "DataInspectionFailed");
 }
 
 }  // namespace

@@ -117,9 +117,12 @@ OpenAiClient::OpenAiClient(OpenAiEndpoint endpoint, std::shared_ptr<HttpTranspor
 }
 
 std::string OpenAiClient::Url(std::string_view path) const {
+  // A base ending in a version segment (/v1, /api/v3, /api/paas/v4) is used as it is.
   const std::string& b = endpoint_.base_url;
-  bool has_v1 = b.size() >= 3 && b.compare(b.size() - 3, 3, "/v1") == 0;
-  return b + (has_v1 ? "/" : "/v1/") + std::string(path);
+  const size_t slash = b.rfind('/');
+  const std::string_view last = slash == std::string::npos ? std::string_view() : std::string_view(b).substr(slash + 1);
+  const bool has_version = last.size() >= 2 && last[0] == 'v' && last.find_first_not_of("0123456789", 1) == std::string_view::npos;
+  return b + (has_version ? "/" : "/v1/") + std::string(path);
 }
 
 Attempt<nlohmann::json> OpenAiClient::PostJson(std::string_view path, const nlohmann::json& body,

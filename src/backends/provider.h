@@ -19,7 +19,9 @@ namespace visalign::backends {
 // What an answer says about the image.
 struct JobAnswer {
   bool ready = false;               // false: the job is still running (poll `job`)
-  std::string job;                  // after a submission to an asynchronous provider: its handle
+  // After a submission to an asynchronous provider: its handle. After a poll (not ready): the job
+  // moved on to a new handle (fal: from its status to its result), recorded and polled at once.
+  std::string job;
   std::vector<std::string> images;  // when ready: http(s) URLs or data: URIs, the first is used
 };
 
@@ -38,12 +40,24 @@ class Provider {
   // Reads a 2xx answer to Poll. An error means the job is over and unusable (a new one may be
   // submitted): kServer for a provider-side failure, kRefused for moderation.
   virtual Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const = 0;
+  // A non-2xx answer's error (HttpStatusError's) with what the provider's body says more, e.g.
+  // ComfyUI's node_errors naming the node. `body` is the raw answer.
+  virtual void ExplainError(const std::string& body, AttemptError& error) const {
+    (void)body;
+    (void)error;
+  }
 };
 
 // The provider of `options.kind` (options already checked), and the parts providers share.
 std::unique_ptr<Provider> MakeGeminiProvider(const ProviderOptions& options);
 std::unique_ptr<Provider> MakeBflProvider(const ProviderOptions& options);
 std::unique_ptr<Provider> MakeDashScopeProvider(const ProviderOptions& options);
+std::unique_ptr<Provider> MakeReplicateProvider(const ProviderOptions& options);
+std::unique_ptr<Provider> MakeFalProvider(const ProviderOptions& options);
+std::unique_ptr<Provider> MakeA1111Provider(const ProviderOptions& options);
+std::unique_ptr<Provider> MakeComfyUiProvider(const ProviderOptions& options);
+
+
 
 // Gemini's imageConfig.aspectRatio for `size` ("" without one): W:H reduced, one of the ratios
 // Gemini offers; InvalidArgument at --size otherwise.
@@ -62,5 +76,10 @@ std::string BaseUrl(const ProviderOptions& options);
 Attempt<JobAnswer> Malformed(const std::string& what, const nlohmann::json& answer);
 // answer[key] as a string, or "".
 std::string StringAt(const nlohmann::json& answer, const char* key);
+// Whether http(s) `url` is on the same site (last two DNS labels, or the same IP address) as
+// `base`: where a provider's polling URLs may receive its key.
+bool SameSite(std::string_view url, std::string_view base);
+// `text` percent-encoded for a URL query value (RFC 3986 unreserved characters kept).
+std::string UrlEncode(std::string_view text);
 
 }  // namespace visalign::backends

@@ -51,6 +51,7 @@ class ProviderBackend final : public GenerationBackend {
   nlohmann::json Identity() const override {
     nlohmann::json c = {{"backend", options_.kind}, {"model", options_.model}, {"params", options_.params}};
     if (!options_.size.empty()) c["size"] = options_.size;
+    if (!options_.workflow_sha256.empty()) c["workflow_sha256"] = options_.workflow_sha256;
     return c;
   }
 
@@ -86,6 +87,7 @@ class ProviderBackend final : public GenerationBackend {
       }
     }
     const auto deadline = Clock::now() + options_.poll.job_timeout;
+    bool at_once = stored;  // a stored job (or one that moved on) is polled without a wait first
     for (int polls = 0; !answer.ready; ++polls) {
       if (Clock::now() >= deadline) {
         const std::string what = fmt::format("job {} not finished after {} s (--job-timeout); a new one is submitted "
@@ -95,7 +97,7 @@ class ProviderBackend final : public GenerationBackend {
         return Out::Fail({ErrorKind::kTimeout, what, {}});
       }
       // A stored job is polled at once; a job just submitted (or still running) after a wait.
-      if ((polls > 0 || !stored) &&
+      if (!std::exchange(at_once, false) &&
           !SleepUnlessStopped(std::min(options_.poll.Wait(polls + 1),
                                        std::chrono::duration_cast<Millis>(deadline - Clock::now()) + Millis(1)),
                               cancel))
@@ -125,6 +127,10 @@ class ProviderBackend final : public GenerationBackend {
         return Out::Fail(std::move(e));
       }
       answer = std::move(*read.value);
+      if (!answer.ready && !answer.job.empty()) {
+        record(answer.job);
+        at_once = true;
+      }
     }
     if (answer.images.empty()) return Out::Fail({ErrorKind::kProtocol, "the finished job lists no image", {}});
     const std::string& url = answer.images.front();
@@ -157,6 +163,7 @@ class ProviderBackend final : public GenerationBackend {
     if (status) *status = r.status;
     if (r.status < 200 || r.status >= 300) {
       AttemptError e = HttpStatusError(r);
+      provider_->ExplainError(r.body, e);
       if (pace && e.kind == ErrorKind::kRateLimited && e.retry_after)
         pace->PauseUntil(Clock::now() + std::min(*e.retry_after, kMaxPollRetryAfter));
       return Out::Fail(std::move(e));
@@ -179,7 +186,33 @@ class ProviderBackend final : public GenerationBackend {
 std::unique_ptr<Provider> MakeProvider(const ProviderOptions& options) {
   if (options.kind == "gemini") return MakeGeminiProvider(options);
   if (options.kind == "bfl") return MakeBflProvider(options);
+  if (options.kind == "replicate") return MakeReplicateProvider(options);
+  if (options.kind == "fal") return MakeFalProvider(options);
+  if (options.kind == "a1111") return MakeA1111Provider(options);
+  if (options.kind == "comfyui") return MakeComfyUiProvider(options);
   return MakeDashScopeProvider(options);
+}
+
+// The host of an http(s) URL, lower-cased ("" if none).
+std::string HostOf(std::string_view url) {
+  const size_t start = url.find("://");
+  if (start == std::string_view::npos) return "";
+  std::string_view rest = url.substr(start + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (const size_t at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
+  rest = rest.substr(0, rest.find(':'));
+  std::string host(rest);
+  std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
+  return host;
+}
+
+// The last two labels of a DNS name ("bfl.ai" of "api.us1.bfl.ai"); an IP address as it is.
+std::string SiteOf(const std::string& host) {
+  if (host.find_first_not_of("0123456789.") == std::string::npos) return host;
+  const size_t last = host.rfind('.');
+  if (last == std::string::npos || last == 0) return host;
+  const size_t before = host.rfind('.', last - 1);
+  return before == std::string::npos ? host : host.substr(before + 1);
 }
 
 }  // namespace
@@ -197,6 +230,10 @@ std::string_view DefaultProviderEndpoint(std::string_view kind) {
   if (kind == "gemini") return "https://generativelanguage.googleapis.com";
   if (kind == "bfl") return "https://api.bfl.ai";
   if (kind == "dashscope") return "https://dashscope-intl.aliyuncs.com";
+  if (kind == "replicate") return "https://api.replicate.com";
+  if (kind == "fal") return "https://queue.fal.run";
+  if (kind == "a1111") return "http://127.0.0.1:7860";
+  if (kind == "comfyui") return "http://127.0.0.1:8188";
   return "";
 }
 
@@ -281,10 +318,24 @@ std::string StringAt(const nlohmann::json& answer, const char* key) {
   return it != answer.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+bool SameSite(std::string_view url, std::string_view base) {
+  return IsHttpUrl(url) && !HostOf(url).empty() && SiteOf(HostOf(url)) == SiteOf(HostOf(base));
+}
+
+std::string UrlEncode(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~') out += c;
+    else out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+  }
+  return out;
+}
+
 Result<std::unique_ptr<GenerationBackend>> MakeProviderBackend(ProviderOptions options,
                                                                std::shared_ptr<HttpTransport> transport) {
   if (!IsProviderKind(options.kind))
-    return Status::InvalidArgument("unknown provider " + QuoteText(options.kind), "backend", "gemini, bfl or dashscope");
+    return Status::InvalidArgument("unknown provider " + QuoteText(options.kind), "backend",
+                                   "gemini, bfl, dashscope, replicate, fal, a1111 or comfyui");
   const std::string url = BaseUrl(options);
   if (!IsHttpUrl(url))
     return Status::InvalidArgument("endpoint " + QuoteText(url) + " is not an http(s) URL", "--endpoint",
@@ -302,6 +353,10 @@ Result<std::unique_ptr<GenerationBackend>> MakeProviderBackend(ProviderOptions o
                                                options.poll.job_timeout.count()),
                                    "--poll-interval/--job-timeout", "positive durations, the interval at most its max");
   if (options.kind == "gemini") VISALIGN_RETURN_IF_ERROR(GeminiAspectRatio(options.size).status());
+  if (options.kind == "comfyui") VISALIGN_RETURN_IF_ERROR(CheckComfyWorkflow(options.workflow, options.size));
+  if (options.kind == "replicate" && options.model.find('/') == std::string::npos)
+    return Status::InvalidArgument("model " + QuoteText(options.model) + " is not owner/name", "--model",
+                                   "a Replicate model such as black-forest-labs/flux-dev (or owner/name:version)");
   std::unique_ptr<Provider> provider = MakeProvider(options);
   return std::unique_ptr<GenerationBackend>(
       std::make_unique<ProviderBackend>(std::move(options), std::move(provider), std::move(transport)));

@@ -123,6 +123,103 @@ TEST(DashScope, TaskStatesRefusalsAndTheAsyncRequest) {
   EXPECT_EQ(failed.error.message, "task FAILED: InternalError: x");
 }
 
+TEST(Replicate, PredictionStatesOutputsAndNsfwFailuresAsTheApiNamesThem) {
+  ProviderOptions o = Options("replicate", "64x32");
+  o.model = "black-forest-labs/flux-dev";
+  auto p = MakeReplicateProvider(o);
+  HttpRequest submit = p->Submit({"a", "p", 0, 5});
+  EXPECT_EQ(submit.url, "http://127.0.0.1:9/v1/models/black-forest-labs/flux-dev/predictions");
+  EXPECT_EQ(json::parse(submit.body), json::parse(R"({"input": {"prompt": "p", "seed": 5, "width": 64, "height": 32}})"));
+  EXPECT_NE(std::find(submit.headers.begin(), submit.headers.end(), std::pair<std::string, std::string>{"Prefer", "wait"}),
+            submit.headers.end());
+  o.model = "owner/name:abc123";
+  EXPECT_EQ(json::parse(MakeReplicateProvider(o)->Submit({"a", "p", 0, std::nullopt}).body)["version"], "abc123");
+  auto starting = p->ReadSubmitted(json::parse(R"({"id": "x", "status": "starting", "urls": {"get": "http://127.0.0.1:9/v1/predictions/x"}})"));
+  EXPECT_FALSE(starting.value->ready);
+  EXPECT_EQ(starting.value->job, "http://127.0.0.1:9/v1/predictions/x");
+  EXPECT_TRUE(p->Poll(starting.value->job).second);
+  EXPECT_FALSE(p->Poll("https://elsewhere.example/v1/predictions/x").second);
+  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "succeeded", "output": "https://r/1.png"})")).value->images,
+            std::vector<std::string>{"https://r/1.png"});
+  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "succeeded", "output": ["https://r/1.webp", "https://r/2.webp"]})")).value->images.size(), 2u);
+  auto nsfw = p->ReadPolled(json::parse(R"({"status": "failed", "error": "NSFW content detected. Try again."})"));
+  EXPECT_EQ(nsfw.error.kind, ErrorKind::kRefused);
+  EXPECT_EQ(nsfw.error.message, "NSFW content detected. Try again.");
+  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "failed", "error": "CUDA OOM"})")).error.kind, ErrorKind::kServer);
+  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "succeeded", "output": null})")).error.kind, ErrorKind::kProtocol);
+  EXPECT_EQ(p->ReadPolled(json::parse(R"({"detail": "x"})")).error.kind, ErrorKind::kProtocol);
+}
+
+TEST(Fal, TheJobMovesFromItsStatusToItsResultAndNsfwConceptsAreRefusals) {
+  auto p = MakeFalProvider(Options("fal", "64x64"));
+  EXPECT_EQ(json::parse(p->Submit({"a", "p", 0, 3}).body),
+            json::parse(R"({"prompt": "p", "num_images": 1, "seed": 3, "image_size": {"width": 64, "height": 64}})"));
+  EXPECT_EQ(p->KeyHeader("k").second, "Key k");
+  auto queued = p->ReadSubmitted(json::parse(
+      R"({"request_id": "r", "status_url": "http://127.0.0.1:9/a/b/requests/r/status", "response_url": "http://127.0.0.1:9/a/b/requests/r"})"));
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(p->Poll(queued.value->job).first.url, "http://127.0.0.1:9/a/b/requests/r/status");
+  EXPECT_FALSE(p->ReadPolled(json::parse(R"({"status": "IN_PROGRESS"})")).value->ready);
+  auto completed = p->ReadPolled(json::parse(R"({"status": "COMPLETED", "response_url": "http://127.0.0.1:9/a/b/requests/r"})"));
+  ASSERT_TRUE(completed.ok());
+  EXPECT_FALSE(completed.value->ready);
+  EXPECT_EQ(p->Poll(completed.value->job).first.url, "http://127.0.0.1:9/a/b/requests/r");
+  EXPECT_EQ(p->ReadPolled(json::parse(R"({"images": [{"url": "data:image/png;base64,iVBO"}], "has_nsfw_concepts": [false]})")).value->images,
+            std::vector<std::string>{"data:image/png;base64,iVBO"});
+  EXPECT_EQ(p->ReadPolled(json::parse(R"({"images": [{"url": "https://f/1.png"}], "has_nsfw_concepts": [true]})")).error.kind,
+            ErrorKind::kRefused);
+  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "COMPLETED", "error": "boom", "response_url": "http://x/y"})")).error.kind,
+            ErrorKind::kServer);
+}
+
+TEST(A1111, TheBodyPicksTheCheckpointAndTheImageIsTheFirstBase64) {
+  ProviderOptions o = Options("a1111", "64x32");
+  o.params = json::parse(R"({"steps": 30, "override_settings": null})");
+  auto p = MakeA1111Provider(o);
+  EXPECT_EQ(json::parse(p->Submit({"a", "p", 0, std::nullopt}).body),
+            json::parse(R"({"prompt": "p", "seed": -1, "batch_size": 1, "n_iter": 1, "send_images": true,
+                            "save_images": false, "width": 64, "height": 32, "steps": 30})"));
+  EXPECT_EQ(p->ReadSubmitted(json::parse(R"({"images": ["iVBO"], "info": "{}"})")).value->images,
+            std::vector<std::string>{"data:image/png;base64,iVBO"});
+  EXPECT_EQ(p->ReadSubmitted(json::parse(R"({"images": []})")).error.kind, ErrorKind::kProtocol);
+}
+
+TEST(ComfyUi, HistoryStatesOutputsAndErrorsNamingTheNode) {
+  ProviderOptions o = Options("comfyui", "64x64");
+  o.workflow = json::parse(R"({"6": {"class_type": "CLIPTextEncode", "inputs": {"text": "{prompt}"}},
+                              "3": {"class_type": "KSampler", "inputs": {"seed": "{seed}"}}})");
+  auto p = MakeComfyUiProvider(o);
+  const json body = json::parse(p->Submit({"a", "a cat", 0, 9}).body);
+  EXPECT_EQ(body["prompt"]["6"]["inputs"]["text"], "a cat");
+  EXPECT_EQ(body["prompt"]["3"]["inputs"]["seed"], 9);
+  EXPECT_EQ(p->ReadSubmitted(json::parse(R"({"prompt_id": "q1", "number": 0, "node_errors": {}})")).value->job, "q1");
+  EXPECT_EQ(p->Poll("q1").first.url, "http://127.0.0.1:9/history/q1");
+  EXPECT_FALSE(p->ReadPolled(json::object()).value->ready);
+  auto done = p->ReadPolled(json::parse(R"({"q1": {"status": {"status_str": "success", "completed": true},
+      "outputs": {"12": {"images": [{"filename": "prev.png", "subfolder": "", "type": "temp"}]},
+                  "9": {"images": [{"filename": "ComfyUI 1.png", "subfolder": "a/b", "type": "output"}]}}}})"));
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done.value->images.front(), "http://127.0.0.1:9/view?filename=ComfyUI%201.png&subfolder=a%2Fb&type=output");
+  auto failed = p->ReadPolled(json::parse(R"({"q1": {"status": {"status_str": "error", "completed": false, "messages":
+      [["execution_error", {"node_id": "3", "node_type": "KSampler", "exception_type": "RuntimeError", "exception_message": "OOM"}]]}}})"));
+  EXPECT_EQ(failed.error.kind, ErrorKind::kServer);
+  EXPECT_EQ(failed.error.message, "node 3 (KSampler) failed: RuntimeError: OOM");
+  AttemptError e{ErrorKind::kClient, "HTTP 400: Prompt outputs failed validation", {}};
+  p->ExplainError(R"({"error": {"type": "prompt_outputs_failed_validation"}, "node_errors": {"4": {"errors":
+      [{"message": "Value not in list", "details": "ckpt_name: 'x' not in []"}], "class_type": "CheckpointLoaderSimple"}}})", e);
+  EXPECT_EQ(e.message, "ComfyUI rejected the workflow: node 4 (CheckpointLoaderSimple): Value not in list: ckpt_name: 'x' not in []");
+}
+
+TEST(OpenAiClient, ABaseEndingInAVersionSegmentGetsNoV1) {
+  auto url = [](const std::string& base) { return OpenAiClient({base, "", {}}, nullptr).Url("images/generations"); };
+  EXPECT_EQ(url("https://ark.ap-southeast.bytepluses.com/api/v3"),
+            "https://ark.ap-southeast.bytepluses.com/api/v3/images/generations");
+  EXPECT_EQ(url("https://open.bigmodel.cn/api/paas/v4"), "https://open.bigmodel.cn/api/paas/v4/images/generations");
+  EXPECT_EQ(url("https://gateway/v1"), "https://gateway/v1/images/generations");
+  EXPECT_EQ(url("http://127.0.0.1:8080"), "http://127.0.0.1:8080/v1/images/generations");
+  EXPECT_EQ(url("https://gateway/openai/vision"), "https://gateway/openai/vision/v1/images/generations");
+}
+
 TEST(ProviderParams, SeedPlaceholdersMergeAndNullRemoves) {
   const json base = json::parse(R"({"a": 1, "nested": {"b": 2, "c": 3}})");
   EXPECT_EQ(WithParams(base, json::parse(R"({"a": null, "nested": {"c": "{seed}"}, "d": true})"), 9),
@@ -197,6 +294,10 @@ TEST(HttpStatusError, ContentFilterCodesAreRefusalsOtherClientErrorsAreNot) {
   EXPECT_EQ(HttpStatusError(openai).message, "HTTP 400: Your request was rejected by the safety system.");
   HttpResponse dashscope{400, {}, R"({"code": "DataInspectionFailed", "message": "Input data may contain inappropriate content."})"};
   EXPECT_EQ(HttpStatusError(dashscope).kind, ErrorKind::kRefused);
+  HttpResponse ark{400, {}, R"({"error": {"code": "InputTextSensitiveContentDetected", "message": "sensitive", "type": "BadRequest"}})"};
+  EXPECT_EQ(HttpStatusError(ark).kind, ErrorKind::kRefused);
+  HttpResponse zhipu{400, {}, R"({"error": {"code": "1301", "message": "unsafe"}})"};
+  EXPECT_EQ(HttpStatusError(zhipu).kind, ErrorKind::kRefused);
   HttpResponse other{400, {}, R"({"error": {"message": "Unknown parameter", "code": "unknown_parameter"}})"};
   EXPECT_EQ(HttpStatusError(other).kind, ErrorKind::kClient);
   const AttemptError refusal{ErrorKind::kRefused, "x", {}};

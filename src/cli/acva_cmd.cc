@@ -13,6 +13,7 @@
 #include "cli/backend_options.h"
 #include "cli/acva_judge.h"
 #include "cli/cli.h"
+#include "cli/refusals.h"
 #include "cli/clip_model_option.h"
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/benchmarks/acva/pipeline.h"
@@ -181,11 +182,14 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
   // Images that never got generated are reported, not silently missing from n_images.
   json generation = json::object();
   std::vector<store::RunInfo> runs;
+  std::vector<RefusalRate> refusals;
   for (const std::string& run : judge_args.runs) {
     VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> info, store.FindRun(run));
     if (info) runs.push_back(*info);
     VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store.Counts(run));
-    generation[run] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}};
+    refusals.push_back(RefusalRateOf(run, counts));
+    generation[run] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending},
+                       {"refusals", RefusalJson(refusals.back())}};
     if (counts.failed + counts.pending > 0 && !cli.global().json)
       std::fprintf(stderr, "warning: run %s has %zu failed and %zu pending images; they are not analyzed\n",
                    run.c_str(), counts.failed, counts.pending);
@@ -229,8 +233,8 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
   if (cli.global().json)
     PrintJson(result.summary);
   else
-    std::printf("%s\nwrote %s/summary.{json,csv,md} and items.jsonl\n", acva::SummaryMarkdown(result.summary).c_str(),
-                a.out.c_str());
+    std::printf("%s\n%swrote %s/summary.{json,csv,md} and items.jsonl\n", acva::SummaryMarkdown(result.summary).c_str(),
+                RefusalText(refusals).c_str(), a.out.c_str());
   return Status::Ok();
 }
 

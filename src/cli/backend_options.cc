@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::cli {
@@ -46,7 +47,8 @@ backends::Millis MillisFromSeconds(double seconds) {
 }
 
 const std::vector<std::string>& BackendKinds() {
-  static const std::vector<std::string> kKinds = {"openai", "command", "directory", "gemini", "bfl", "dashscope"};
+  static const std::vector<std::string> kKinds = {"openai", "command",   "directory", "worker", "gemini", "bfl",
+                                                  "dashscope", "replicate", "fal",     "a1111",  "comfyui"};
   return kKinds;
 }
 
@@ -59,9 +61,12 @@ std::string BackendKindsText() {
 
 void AddBackendOptions(CLI::App* app, BackendArgs& backend) {
   app->add_option("--endpoint", backend.endpoint,
-                  "openai: base URL of an OpenAI-compatible images API; POSTs {endpoint}/v1/images/generations. "
-                  "gemini, bfl, dashscope: the provider's base URL (default: its public one; docs/backends.md)");
-  app->add_option("--model", backend.model, "openai, gemini, bfl, dashscope: model name");
+                  "openai: base URL of an OpenAI-compatible images API; POSTs {endpoint}/v1/images/generations "
+                  "(no /v1 added after a version such as /api/v3). Providers: their base URL (default: the public "
+                  "one; a1111 http://127.0.0.1:7860, comfyui http://127.0.0.1:8188; docs/backends.md)");
+  app->add_option("--model", backend.model,
+                  "openai and providers: model name (replicate owner/name[:version], fal e.g. fal-ai/flux/dev; "
+                  "a1111, comfyui: a label for the run)");
   app->add_option("--api-key-env", backend.api_key_env,
                   "Environment variable holding the API key (sent in the provider's header, never stored)");
   app->add_option("--size", backend.size, "Image size WxH (default: the provider's)");
@@ -69,19 +74,32 @@ void AddBackendOptions(CLI::App* app, BackendArgs& backend) {
                   "Extra request field key=value (JSON values allowed; {seed} = item seed; KEY=null removes "
                   "a field visalign sends by default, e.g. response_format; providers: merged into their parameters)");
   app->add_option("--job-timeout", backend.job_timeout_s,
-                  "bfl, dashscope: seconds a submitted job may take before a new one is submitted")
+                  "Asynchronous providers (bfl, dashscope, replicate, fal, comfyui): seconds a submitted job may take "
+                  "before a new one is submitted")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app->add_option("--poll-interval", backend.poll_s,
-                  "bfl, dashscope: first wait between polls in seconds (growing 1.5x with jitter)")
+                  "Asynchronous providers: first wait between polls in seconds (growing 1.5x with jitter)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app->add_option("--max-poll-interval", backend.max_poll_s, "bfl, dashscope: longest wait between polls in seconds")
+  app->add_option("--max-poll-interval", backend.max_poll_s, "Asynchronous providers: longest wait between polls in seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app->add_option("--cmd", backend.cmd,
                   "command: argv template with {prompt} {out} {out_stem} {seed} {id} {k}; no shell. {out} ends in "
-                  ".png; {out_stem} is the same path without extension (write {out_stem}.jpg, .webp ...)");
+                  ".png; {out_stem} is the same path without extension (write {out_stem}.jpg, .webp ...). worker: "
+                  "the program started once per --workers instance, speaking JSON Lines (docs/backends.md)");
+  app->add_option("--workflow", backend.workflow,
+                  "comfyui: workflow file in ComfyUI's API format with \"{prompt}\" (and \"{seed}\", \"{width}\", "
+                  "\"{height}\") string values; its content hash is part of the run's identity");
+  app->add_option("--workers", backend.workers,
+                  "worker: processes to start (default: one per --gpus entry, else 1); each gets VISALIGN_WORKER_INDEX")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--gpus", backend.gpus, "worker: GPU ids, e.g. 0,1: worker i gets CUDA_VISIBLE_DEVICES=<i-th id>");
+  app->add_option("--startup-timeout", backend.startup_timeout_s,
+                  "worker: seconds a worker may take to load its model and print its ready line")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backend, const std::string& limit_what) {
@@ -210,6 +228,28 @@ Result<backends::ProviderOptions> ProviderOptionsFrom(const BackendArgs& backend
   o.poll.initial = MillisFromSeconds(backend.poll_s);
   o.poll.max = std::max(MillisFromSeconds(backend.max_poll_s), o.poll.initial);
   o.poll.job_timeout = MillisFromSeconds(backend.job_timeout_s);
+  if (!backend.workflow.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(backend.workflow));
+    auto workflow = ParseJson(text);
+    if (!workflow.ok())
+      return Status::InvalidArgument(workflow.status().what(), "--workflow " + backend.workflow,
+                                     "a JSON workflow in ComfyUI's API format");
+    o.workflow = std::move(*workflow);
+    o.workflow_sha256 = Sha256Hex(text);
+  }
+  return o;
+}
+
+Result<backends::WorkerOptions> WorkerOptionsFrom(const BackendArgs& backend, std::string_view help_command) {
+  VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.cmd, "--cmd", help_command));
+  backends::WorkerOptions o;
+  o.command_template = backend.cmd;
+  VISALIGN_ASSIGN_OR_RETURN(o.gpus, backends::ParseGpuList(backend.gpus));
+  o.workers = backend.workers > 0 ? backend.workers : std::max<int>(1, static_cast<int>(o.gpus.size()));
+  o.size = backend.size;
+  VISALIGN_ASSIGN_OR_RETURN(o.params, ParseParams(backend.params));
+  o.startup_timeout = MillisFromSeconds(backend.startup_timeout_s);
+  o.request_timeout = MillisFromSeconds(backend.timeout_s);
   return o;
 }
 
@@ -219,6 +259,13 @@ Result<nlohmann::json> FirstRequest(const BackendArgs& backend, const backends::
   if (backends::IsProviderKind(backend.name)) {
     VISALIGN_ASSIGN_OR_RETURN(backends::ProviderOptions o, ProviderOptionsFrom(backend));
     return backends::ProviderFirstRequest(o, request);
+  }
+  if (backend.name == "worker") {
+    VISALIGN_ASSIGN_OR_RETURN(backends::WorkerOptions o, WorkerOptionsFrom(backend, ""));
+    return nlohmann::json{{"method", "JSONL"},
+                          {"url", "stdin of " + o.command_template},
+                          {"body", backends::WorkerRequestLine(o, request, item.id + "#" + std::to_string(item.k) + "/0",
+                                                               "<store>/tmp/worker-PID-N.png")}};
   }
   if (backend.name != "openai") return nlohmann::json(nullptr);
   VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o, OpenAiImagesOptionsFrom(backend, help_command));
@@ -244,6 +291,11 @@ Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendAr
     VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.model, "--model", help_command));
     VISALIGN_ASSIGN_OR_RETURN(backends::ProviderOptions o, ProviderOptionsFrom(backend));
     return backends::MakeProviderBackend(std::move(o), backends::MakeCurlTransport());
+  }
+  if (backend.name == "worker") {
+    VISALIGN_ASSIGN_OR_RETURN(backends::WorkerOptions o, WorkerOptionsFrom(backend, help_command));
+    o.scratch_dir = scratch_dir;
+    return backends::MakeWorkerBackend(std::move(o));
   }
   if (backend.name == "command") {
     VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.cmd, "--cmd", help_command));

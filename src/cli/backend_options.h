@@ -15,6 +15,7 @@
 #include "visalign/backends/backends.h"
 #include "visalign/backends/providers.h"
 #include "visalign/backends/runner.h"
+#include "visalign/backends/worker.h"
 #include "visalign/core/status.h"
 #include "visalign/store.h"
 
@@ -28,11 +29,15 @@ struct BackendArgs {
   double timeout_s = 300;
   double connect_timeout_s = 10;
   double job_timeout_s = 600, poll_s = 1, max_poll_s = 10;  // asynchronous providers
+  std::string workflow;                                       // comfyui: API-format workflow file
+  int workers = 0;                                            // worker: processes (0: one per --gpus entry, or 1)
+  std::string gpus;                                           // worker: "0,1,..." -> CUDA_VISIBLE_DEVICES
+  double startup_timeout_s = 900;                             // worker: until its ready line
 };
 
-// Every --backend kind: openai, command, directory and the hosted providers (providers.h).
+// Every --backend kind: openai, command, directory, worker and the providers (providers.h).
 const std::vector<std::string>& BackendKinds();
-// "openai, command, directory, gemini, bfl or dashscope" for help and messages.
+// "openai, command, directory, worker, gemini, ... or comfyui" for help and messages.
 std::string BackendKindsText();
 
 backends::Millis MillisFromSeconds(double seconds);
@@ -69,6 +74,9 @@ void AddBackendOptions(CLI::App* app, BackendArgs& backend);
 
 // The provider options --backend gemini|bfl|dashscope describes (the API key read from its variable).
 Result<backends::ProviderOptions> ProviderOptionsFrom(const BackendArgs& backend);
+
+// The worker options --backend worker describes (scratch_dir left to the caller).
+Result<backends::WorkerOptions> WorkerOptionsFrom(const BackendArgs& backend, std::string_view help_command);
 
 // The first request `item` would make with `backend` (openai and the providers; null for the
 // others), for --dry-run: {"method", "url", "body", ...}; the key shown as its variable's name.

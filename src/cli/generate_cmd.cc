@@ -198,8 +198,9 @@ void AddGenerate(Cli& cli, CLI::App* g) {
   g->add_option("--dataset", a->dataset, "VIOLIN dataset folder (with manifest.jsonl)")->required();
   g->add_option("--run", a->run, "Run name ([A-Za-z0-9._-]); the same name resumes")->required();
   g->add_option("--backend", a->backend.name,
-                "openai (images API), command (local program), directory (import), or a hosted provider: gemini, "
-                "bfl, dashscope (docs/backends.md)")
+                "openai (images API), command (a program per image), worker (persistent local processes, JSON "
+                "Lines), directory (import), or a provider's own API: gemini, bfl, dashscope, replicate, fal, a1111, "
+                "comfyui (docs/backends.md)")
       ->required()
       ->check(CLI::IsMember(BackendKinds()));
   AddStoreOptions(g, &a->store, "Run store");
@@ -227,6 +228,11 @@ void AddGenerate(Cli& cli, CLI::App* g) {
       "models (they always answer base64 and reject the field); --param KEY=VALUE adds or replaces a field\n"
       "(output_format=webp, background=transparent, quality=high), --param KEY=null removes one.\n"
       "command: {{out}} is a .png path to write; with {{out_stem}} the program writes <stem>.png, .jpg or .webp.\n"
+      "worker: --cmd starts once per --workers (VISALIGN_WORKER_INDEX, --gpus -> CUDA_VISIBLE_DEVICES), prints\n"
+      "{{\"ready\": true}}, then answers each {{\"id\", \"prompt\", \"seed\", \"width\", \"height\", \"out\", \"params\"}} line with\n"
+      "{{\"id\", \"ok\": true}} once `out` is written (scripts/workers/diffusers_worker.py). comfyui: --workflow in API format\n"
+      "with \"{{prompt}}\" (\"{{seed}}\", \"{{width}}\", \"{{height}}\" become numbers); its hash is part of the identity.\n"
+      "Refusals (a provider's content filter) are refused rows: final, not retried, counted by `store show`.\n"
       "Retries: timeouts, connection errors, HTTP 408/429/5xx (Retry-After honoured) and failed commands; other\n"
       "4xx fail at once. When {0} different items in a row fail with the same such error (or a command fails the\n"
       "same way on the first {0} items) the run stops with that message instead of trying every item.\n"
@@ -242,7 +248,11 @@ void AddGenerate(Cli& cli, CLI::App* g) {
       "  visalign violin generate --dataset violin-demo --run sdxl --backend command \\\n"
       "      --cmd 'python gen.py --prompt {{prompt}} --out {{out}} --seed {{seed}}' --samples 3 --timeout 600\n"
       "  visalign violin generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
-      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --out gpt-image-eval",
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --out gpt-image-eval\n"
+      "  visalign violin generate --dataset violin-demo --run flux-local --backend worker --gpus 0 --size 1024x1024 \\\n"
+      "      --cmd 'python3 scripts/workers/diffusers_worker.py --model black-forest-labs/FLUX.1-dev'\n"
+      "  visalign violin generate --dataset violin-demo --run sdxl-comfy --backend comfyui --model sdxl \\\n"
+      "      --workflow scripts/workflows/comfyui_sdxl_api.json --size 1024x1024",
       backends::RunnerOptions{}.stop_after_same_failures));
   cli.Bind(g, [&cli, a]() -> Status { return RunGenerate(cli, *a); });
 }

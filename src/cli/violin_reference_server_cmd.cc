@@ -28,7 +28,7 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
       ->capture_default_str();
   g->add_option("--api", o->api,
                 "API imitated: generic (any field), gpt-image-1 or dall-e-3 (those APIs' fields), or a provider's own "
-                "API: gemini, bfl, dashscope")
+                "API: gemini, bfl, dashscope, replicate, fal, a1111, comfyui, seedream, glm-image")
       ->capture_default_str();
   g->add_option("--moderate", o->moderate, "Refuse prompts containing this text as the API's content filter does");
   auto key_env = std::make_shared<std::string>();
@@ -59,8 +59,11 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
       "ripples:A = ripples of +-A levels under \"no <entity>\"; shape-offset:D = shapes moved (D, D) pixels.\n"
       "Providers (--api gemini|bfl|dashscope; docs/backends.md): POST /v1beta/models/M:generateContent (gemini);\n"
       "POST /v1/M, GET /v1/get_result?id= (bfl); POST /api/v1/services/aigc/text2image/image-synthesis,\n"
-      "GET /api/v1/tasks/ID (dashscope); results at GET /results/N.png. GET /stats adds jobs submitted, polls\n"
-      "and downloads.\n"
+      "GET /api/v1/tasks/ID (dashscope); POST /v1/models/O/N/predictions, GET /v1/predictions/ID (replicate);\n"
+      "POST /APP/MODEL, GET /APP/requests/ID[/status] (fal); POST /sdapi/v1/txt2img (a1111); POST /prompt,\n"
+      "GET /history/ID, GET /view (comfyui); POST /api/v3/images/generations (seedream), POST\n"
+      "/api/paas/v4/images/generations (glm-image; both watermark unless asked not to); results at GET\n"
+      "/results/N.png. GET /stats adds jobs submitted, polls and downloads.\n"
       "Stops on Ctrl-C / SIGTERM.\n"
       "Example:\n"
       "  visalign violin reference-server --dataset violin-demo --port 0 --port-file port.txt --profile noise:8 \\\n"

@@ -220,4 +220,15 @@ double EntropyBits(std::span<const double> counts) {
   return h;
 }
 
+Proportion WilsonInterval(uint64_t k, uint64_t n, double z) {
+  if (n == 0 || k > n) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return {nan, nan, nan};
+  }
+  const double nn = static_cast<double>(n), kk = static_cast<double>(k), z2 = z * z;
+  const double centre = (kk + z2 / 2) / (nn + z2);
+  const double half = z * std::sqrt(kk * (nn - kk) / nn + z2 / 4) / (nn + z2);
+  return {kk / nn, std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
 }  // namespace visalign::stats

@@ -184,5 +184,17 @@ TEST(Stats, EntropyInBits) {
   EXPECT_EQ(EntropyBits(std::vector<double>{}), 0.0);
 }
 
+TEST(WilsonInterval, MatchesTheClosedFormAndStaysInsideZeroToOne) {
+  // 3 refusals in 40 requests: 7.5 %, Wilson 95 % [2.58 %, 19.86 %] (the closed form, evaluated in Python).
+  const Proportion p = WilsonInterval(3, 40);
+  EXPECT_DOUBLE_EQ(p.rate, 0.075);
+  EXPECT_NEAR(p.lo, 0.025836, 1e-6);
+  EXPECT_NEAR(p.hi, 0.198642, 1e-6);
+  EXPECT_EQ(WilsonInterval(0, 10).lo, 0.0);
+  EXPECT_NEAR(WilsonInterval(0, 10).hi, 0.277533, 1e-6);
+  EXPECT_EQ(WilsonInterval(10, 10).hi, 1.0);
+  EXPECT_TRUE(std::isnan(WilsonInterval(0, 0).rate));
+}
+
 }  // namespace
 }  // namespace visalign::stats

@@ -108,7 +108,8 @@ class HttpTransport {
 std::shared_ptr<HttpTransport> MakeCurlTransport();
 
 // The error for a non-2xx response: kind from the status (408/429/5xx retryable; a content
-// filter's answer, error code moderation_blocked (OpenAI) or DataInspectionFailed (DashScope), is
+// filter's answer, error code moderation_blocked (OpenAI), InputTextSensitiveContentDetected /
+// OutputImageSensitiveContentDetected (ModelArk), 1301 (Zhipu) or DataInspectionFailed (DashScope), is
 // kRefused with the server's message as the reason), message
 // "HTTP <status>: <server message>" where the message is taken from a JSON error body
 // ({"error": {"message"}}, {"error": "..."}, {"message"}, {"detail"}), an HTML page's <title>, or
@@ -132,7 +133,8 @@ Result<std::string> ApiKeyFromEnv(const std::string& var);
 class OpenAiClient {
  public:
   OpenAiClient(OpenAiEndpoint endpoint, std::shared_ptr<HttpTransport> transport);
-  // URL of an API path such as "images/generations": base + "/v1/" + path (no doubled /v1).
+  // URL of an API path such as "images/generations": base + "/v1/" + path, or base + "/" + path
+  // when the base already ends in a version segment (/v1, /api/v3, /api/paas/v4).
   std::string Url(std::string_view path) const;
   // POSTs `body` as JSON to Url(path) and parses the 2xx answer; errors are classified.
   Attempt<nlohmann::json> PostJson(std::string_view path, const nlohmann::json& body,

@@ -6,6 +6,13 @@
 //   dashscope  Alibaba DashScope: POST {endpoint}/api/v1/services/aigc/text2image/image-synthesis
 //              (Bearer, X-DashScope-Async: enable), poll {endpoint}/api/v1/tasks/{id} until
 //              SUCCEEDED, download output.results[].url
+//   replicate  POST {endpoint}/v1/models/{owner}/{name}/predictions (Bearer, Prefer: wait), body
+//              {input}; poll urls.get until succeeded; output is a URL or a list of them
+//   fal        POST {endpoint}/{model-id} on fal's queue (Authorization: Key ...); poll status_url
+//              until COMPLETED, read response_url; images[].url (http(s) or data:)
+//   a1111      AUTOMATIC1111 / Forge: POST {endpoint}/sdapi/v1/txt2img, base64 images[] (sync)
+//   comfyui    a ComfyUI server and the user's API-format workflow: POST {endpoint}/prompt, poll
+//              GET /history/{prompt_id}, download the output image with GET /view
 // One GenerationBackend runs them all; a provider only builds its requests and reads its answers.
 // The asynchronous ones share the polling here: an interval growing with jitter up to a maximum,
 // a per-item job timeout, transient poll failures (connection, 5xx, 429 with Retry-After) polled
@@ -13,7 +20,8 @@
 // known, so an interrupted or crashed run resumes by polling the jobs it paid for. Results are
 // downloaded only from http(s) URLs or read from data: URIs, bounded in size. A content filter's
 // answer (Gemini blockReason / safety finish reasons / text without an image, BFL "Content
-// Moderated" / "Request Moderated", DashScope DataInspectionFailed) is a kRefused error.
+// Moderated" / "Request Moderated", DashScope DataInspectionFailed, fal has_nsfw_concepts,
+// Replicate's "NSFW content detected") is a kRefused error.
 #pragma once
 
 #include <memory>
@@ -41,19 +49,25 @@ struct PollPolicy {
 };
 
 struct ProviderOptions {
-  std::string kind;       // gemini, bfl or dashscope
+  std::string kind;       // gemini, bfl, dashscope, replicate, fal, a1111 or comfyui
   std::string endpoint;   // empty: DefaultProviderEndpoint(kind)
-  std::string model;      // e.g. gemini-2.5-flash-image, flux-pro-1.1, wan2.2-t2i-flash
+  // e.g. gemini-2.5-flash-image, flux-pro-1.1, qwen-image, black-forest-labs/flux-dev (replicate),
+  // fal-ai/flux/dev (fal); a1111 and comfyui: a label (the checkpoint is the server's or the workflow's)
+  std::string model;
   std::string api_key;    // sent in the provider's header; never in a message or the store
   std::string api_key_env;  // recorded in the connection (the name only)
   std::string size;       // "WxH" or empty (the provider's default)
   // Merged into the provider's parameter object (gemini: generationConfig; bfl: the body;
-  // dashscope: parameters) as a JSON merge patch: null removes a field visalign sends, objects
+  // dashscope: parameters; replicate: input; fal, a1111: the body; comfyui: the workflow's nodes) as a JSON merge patch: null removes a field visalign sends, objects
   // merge; a string "{seed}" anywhere becomes the item's seed (removed when it has none).
   nlohmann::json params = nlohmann::json::object();
   HttpTimeouts timeouts;
   PollPolicy poll;
   size_t max_download_bytes = size_t{64} << 20;
+  // comfyui: the API-format workflow (CheckComfyWorkflow) and the SHA-256 of its file's bytes,
+  // which is part of the run's identity (the file's path is not).
+  nlohmann::json workflow;
+  std::string workflow_sha256;
 };
 
 // Whether `kind` is one of the providers above.
@@ -75,6 +89,14 @@ Result<nlohmann::json> ProviderFirstRequest(const ProviderOptions& options, cons
 // HTTP 403/404/410 is an expired link: kServer (retryable), the message saying so.
 Attempt<std::string> FetchResult(HttpTransport& transport, const std::string& url, const HttpTimeouts& timeouts,
                                  size_t max_bytes, const std::atomic<bool>* cancel);
+
+// ComfyUI: `workflow` (API format) with the string values "{prompt}" (also inside longer strings),
+// "{seed}", "{width}" and "{height}" substituted: a seed, width or height becomes a JSON number
+// (0 without a seed; --size's sides). InvalidArgument (at --workflow) for a workflow that is not
+// a JSON object of nodes, has no "{prompt}", or uses {width}/{height} without `size`.
+Status CheckComfyWorkflow(const nlohmann::json& workflow, const std::string& size);
+nlohmann::json SubstituteComfyWorkflow(const nlohmann::json& workflow, const std::string& prompt,
+                                       std::optional<int64_t> seed, const std::string& size);
 
 // Whether `url` is http:// or https:// with no byte a request line would cut or split at.
 bool IsHttpUrl(std::string_view url);

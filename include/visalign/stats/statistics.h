@@ -96,4 +96,13 @@ std::vector<double> BenjaminiHochberg(std::span<const double> p_values);
 // zero entries contribute nothing. 0 for an empty or all-zero input.
 double EntropyBits(std::span<const double> counts);
 
+// A proportion k/n with its Wilson score interval (Wilson 1927) at normal quantile z (1.959964:
+// 95 %): centre (k + z²/2)/(n + z²), half-width z·sqrt(k(n−k)/n + z²/4)/(n + z²). Unlike the
+// normal approximation it stays inside [0, 1] and is sensible at k = 0 or k = n (refusal rates of
+// a few per hundred). n = 0 gives NaN everywhere.
+struct Proportion {
+  double rate = 0, lo = 0, hi = 0;
+};
+Proportion WilsonInterval(uint64_t k, uint64_t n, double z = 1.959963984540054);
+
 }  // namespace visalign::stats

@@ -1,5 +1,7 @@
-// Imitations of the hosted image providers' APIs for the reference server (internal to the violin
-// module): Gemini generateContent, BFL's submit/poll, DashScope's asynchronous tasks, following
+// Imitations of the image providers' APIs for the reference server (internal to the violin
+// module): Gemini generateContent, BFL's submit/poll, DashScope's asynchronous tasks, Replicate's
+// predictions, fal's queue, AUTOMATIC1111's txt2img, ComfyUI's prompt queue and history, and the
+// OpenAI-shaped Seedream (BytePlus ModelArk) and GLM-Image (Zhipu) images APIs, following
 // their public documentation (field names, status values, error bodies, 429s with Retry-After),
 // with the failures tests need on purpose (ReferenceServerOptions: moderate, job_ms,
 // fail_first_job, result_urls, api_key). Images are the reference server's (hooks.render).

@@ -181,8 +181,19 @@ Result<ApiFlavor> ParseApiFlavor(std::string_view text) {
   if (text == "gemini") return ApiFlavor::kGemini;
   if (text == "bfl") return ApiFlavor::kBfl;
   if (text == "dashscope") return ApiFlavor::kDashScope;
+  if (text == "replicate") return ApiFlavor::kReplicate;
+  if (text == "fal") return ApiFlavor::kFal;
+  if (text == "a1111") return ApiFlavor::kA1111;
+  if (text == "comfyui") return ApiFlavor::kComfyUi;
+  if (text == "seedream") return ApiFlavor::kSeedream;
+  if (text == "glm-image") return ApiFlavor::kGlmImage;
   return Status::InvalidArgument("unknown API \"" + std::string(text) + "\"", "API profile",
-                                 "generic, gpt-image-1, dall-e-3, gemini, bfl or dashscope");
+                                 "generic, gpt-image-1, dall-e-3, gemini, bfl, dashscope, replicate, fal, a1111, "
+                                 "comfyui, seedream or glm-image");
+}
+
+bool IsProviderFlavor(ApiFlavor api) {
+  return api != ApiFlavor::kGeneric && api != ApiFlavor::kGptImage1 && api != ApiFlavor::kDallE3;
 }
 
 Result<Profile> ParseProfile(std::string_view text) {
@@ -341,7 +352,7 @@ void ReferenceServer::Install() {
   });
   http_->Route("POST", "/v1/images/generations",
                [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Generate(req, res); });
-  if (api_ == ApiFlavor::kGemini || api_ == ApiFlavor::kBfl || api_ == ApiFlavor::kDashScope) {
+  if (IsProviderFlavor(api_)) {
     ImitationHooks hooks;
     hooks.admit = [this](bool* fail) { return Admit(fail); };
     hooks.count = [this](int status, Clock::time_point t0) { Count(status, t0); };

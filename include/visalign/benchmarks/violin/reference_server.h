@@ -7,10 +7,14 @@
 //   GET  /images/<token>.png     images handed out as URLs (each served once)
 //   GET  /health                 {"status": "ok"}
 //   GET  /stats                  request counts overall, per status and per prompt
-// With --api gemini, bfl or dashscope it imitates that provider instead (provider_imitation.h):
+// With --api gemini, bfl, dashscope, ... it imitates that provider instead (provider_imitation.h):
 //   POST /v1beta/models/<model>:generateContent                      (gemini)
 //   POST /v1/<model>, GET /v1/get_result?id=                          (bfl)
 //   POST /api/v1/services/aigc/text2image/image-synthesis, GET /api/v1/tasks/<id>  (dashscope)
+//   POST /v1/models/<owner>/<name>/predictions, GET /v1/predictions/<id>  (replicate)
+//   POST /<app>/<model...>, GET /<app>/requests/<id>/status, GET /<app>/requests/<id>  (fal)
+//   POST /sdapi/v1/txt2img (a1111); POST /prompt, GET /history/<id>, GET /view (comfyui)
+//   POST /api/v3/images/generations (seedream); POST /api/paas/v4/images/generations (glm-image)
 //   GET  /results/<token>.png    the asynchronous providers' result downloads
 #pragma once
 
@@ -71,7 +75,15 @@ imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, c
 //               user, the same errors otherwise; url answers unless response_format is b64_json
 //   kGemini, kBfl, kDashScope  those providers' own APIs (docs/backends.md): their request fields,
 //               status values, error bodies, 429s with Retry-After, jobs pending for job_ms
-enum class ApiFlavor { kGeneric, kGptImage1, kDallE3, kGemini, kBfl, kDashScope };
+//   kReplicate, kFal, kA1111, kComfyUi  likewise (ComfyUI: a workflow of the stock nodes, its
+//               checkpoint one of a list, the prompt the CLIPTextEncode text feeding KSampler)
+//   kSeedream, kGlmImage  the OpenAI-shaped images APIs of BytePlus ModelArk and Zhipu: their
+//               routes, fields (others refused), error codes, URL answers and a visible watermark
+//               unless `watermark` / `watermark_enabled` is false
+enum class ApiFlavor { kGeneric, kGptImage1, kDallE3, kGemini, kBfl, kDashScope, kReplicate, kFal, kA1111, kComfyUi,
+                       kSeedream, kGlmImage };
+// Whether `api` is imitated by a ProviderImitation (not the OpenAI images route).
+bool IsProviderFlavor(ApiFlavor api);
 Result<ApiFlavor> ParseApiFlavor(std::string_view text);
 
 struct ReferenceServerOptions {
