@@ -237,9 +237,18 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
     EXPECT_EQ(std::vector<std::string>(row.begin(), row.begin() + 5), shipped[row[0]]) << row[0];
   }
 
+  // What runs natively, pinned: every family but MobileCLIP, ViTamin, PE-Core, CoCa, EVA02-E and the
+  // Hugging Face text towers (RoBERTa, XLM-R, NLLB) and one SigLIP i18n text tower without projection.
+  std::map<std::string, int> support;
+  for (const auto& m : j["models"]) ++support[m["support"].get<std::string>()];
+  EXPECT_EQ(support["native"], 123);
+  EXPECT_EQ(support["embeddings"], 39);
+  for (const char* name : {"ViT-L-14-CLIPA-datacomp1b", "ViT-H-14-worldwide-metaclip2_worldwide"}) {
+    EXPECT_EQ(by_name[name]["support"], "native") << name;
+  }
   auto text = RunVisalign({"hues", "models"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("162 models: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("162 models: 123 native"), std::string::npos) << text.out;
 
   TempDir dir;
   const fs::path mine = Write(dir / "mine.csv", "model,architecture,dataset,open_clip_model,pretrained\nmy-net,Mine,Private,,\n");

@@ -8,8 +8,9 @@
 // ModifiedResNet and timm ConvNeXt vision towers, and SigLIP (OpenCLIP `ViT-*-SigLIP*` exports and
 // transformers `SiglipModel` folders: timm ViT with a MAP attention-pool head, bidirectional text tower
 // pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
-// tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json) and EVA-CLIP (timm
-// EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
+// tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json), EVA-CLIP (timm
+// EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU), CLIPA (mean-pooled patches, BERT WordPiece) and
+// MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
 // refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
 // data/clip/.
 //
