@@ -139,6 +139,7 @@ struct TextConfig : TowerConfig {
   int vocab_size = 0;
   bool causal = true;            // false: every position attends to all (SigLIP no_causal_mask)
   bool projection_bias = false;  // SigLIP: text_projection is an nn.Linear with bias
+  bool projection = true;        // false for proj_type "none" (ViT-SO400M-16-SigLIP-i18n-256): width == embed_dim
   int32_t pad_id = kPadToken;    // id that right-pads token rows to context_length
   int32_t eos_id = kEndOfText;   // Pooling::kEos: the id whose first position is pooled (text_cfg eos_id)
 };

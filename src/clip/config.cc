@@ -336,7 +336,8 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, To
   c.causal = !no_causal_mask;
   VISALIGN_ASSIGN_OR_RETURN(c.projection_bias, f.Bool("proj_bias", false));
   VISALIGN_RETURN_IF_ERROR(f.Require("embed_cls", {false}, "text class-token embedding (CoCa)"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear"}, "text projection type"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear", "none"}, "text projection type"));
+  c.projection = !(f.Has("proj_type") && t["proj_type"] == "none");
   VISALIGN_RETURN_IF_ERROR(f.Require("pad_id", {0}, "pad_id other than 0"));
   VISALIGN_ASSIGN_OR_RETURN(tokenizer->hf_name, f.String("hf_tokenizer_name", ""));
   if (!tokenizer->hf_name.empty()) {
@@ -413,6 +414,11 @@ Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source)
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   VISALIGN_ASSIGN_OR_RETURN(c.vision, ParseOpenClipVision(*vision, where + " vision_cfg"));
   VISALIGN_ASSIGN_OR_RETURN(c.text, ParseOpenClipText(*text, where + " text_cfg", &c.tokenizer));
+  if (!c.text.projection && c.text.width != c.embed_dim) {
+    return Status::InvalidArgument(fmt::format("text width {} without a projection differs from embed_dim {}",
+                                               c.text.width, c.embed_dim),
+                                   where, "embed_dim equal to the text width (proj_type none)");
+  }
   if (!c.vision.projection && c.vision.width != c.embed_dim) {
     return Status::InvalidArgument(fmt::format("vision width {} without a projection differs from embed_dim {}",
                                                c.vision.width, c.embed_dim),

@@ -95,6 +95,10 @@ Matrix PoolAndProject(const TowerConfig& cfg, int embed_dim, const TowerWeights&
   }
   Trace(o, prefix + "pooled_before_proj", pooled.data(), pooled.size());
   Matrix out(batch, embed_dim);
+  if (tw.projection.weight.data == nullptr && tw.projection.weight_bf16.empty()) {  // no projection: width == embed_dim
+    out.data = std::move(pooled);
+    return out;
+  }
   Linear(tw.projection, batch, w, embed_dim, pooled.data(), 0.0f, out.data.data());
   if (tw.projection.bias.data != nullptr) AddBias(out.data.data(), batch, embed_dim, tw.projection.bias.data);
   return out;
