@@ -6,10 +6,10 @@
 #include <string>
 
 #include "clip/config.h"
-#include "clip/fixture_testing.h"
 #include "clip/text_clean.h"
 #include "clip/wordpiece_tokenizer.h"
 #include "fuzz/fuzz_support.h"
+#include "testing/dirs.h"
 
 namespace clip = visalign::clip;
 
@@ -18,7 +18,7 @@ constexpr int kContext = 32;
 
 const clip::WordPieceTokenizer& Tokenizer() {
   static const std::unique_ptr<clip::WordPieceTokenizer> tokenizer = [] {
-    const auto config = clip::ReadClipConfig(clip::testing::FixtureDir("clipa-tiny"));
+    const auto config = clip::ReadClipConfig(visalign::testing::SharedDir() / "fixtures" / "clipa-tiny");
     VISALIGN_FUZZ_CHECK(config.ok(), config.status().ToString());
     auto t = clip::WordPieceTokenizer::Load(config->tokenizer);
     VISALIGN_FUZZ_CHECK(t.ok(), t.status().ToString());
