@@ -92,7 +92,7 @@ TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   for (const auto& [family, n] : native_by_family) native += n;
   EXPECT_EQ(native, 124);
   EXPECT_EQ(native_by_family["SigLIP"], 26);
-  EXPECT_EQ(native_by_family["CLIPA"], 7);  // the six CLIPA checkpoints and one listed under CLIPA in the catalog
+  EXPECT_EQ(native_by_family["CLIPA"], 7);  // the catalog's seven CLIPA checkpoints (ViT-L/H/bigG-14, 224 and 336)
   EXPECT_EQ(native_by_family["EVA-CLIP"], 5);
   EXPECT_EQ(embeddings_by_family["EVA-CLIP"], 2);
 }
