@@ -118,7 +118,44 @@ TEST(ClipCli, MissingModelIsAClearError) {
 TEST(ClipCli, EmbedNeedsSomethingToEmbed) {
   auto r = RunVisalign({"clip", "embed", "--clip-model", Fixture()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("at least one --text or --image"));
+  EXPECT_THAT(r.err, HasSubstr("at least one --text, --image or --token-ids"));
+}
+
+// MetaCLIP 2's fixture has no tokenizer (XLM-V is not obtainable offline): `clip info` says so, texts
+// are refused in one line naming the option to use, and --token-ids embeds the fixture's rows
+// (its {"rows": [{"ids"}]} file) as open_clip did, end to end with its PNGs.
+TEST(ClipCli, EmbedTokenIdsWhereTheTokenizerIsAbsent) {
+  const std::string model = FixtureFile("metaclip2-tiny", "");
+  const nlohmann::json e = Expected("metaclip2-tiny");
+  auto info = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const nlohmann::json tokenizer = nlohmann::json::parse(info.out)["text"]["tokenizer"];
+  EXPECT_EQ(tokenizer["kind"], "missing");
+  EXPECT_THAT(tokenizer["reason"].get<std::string>(), HasSubstr("facebook/xlm-v-base"));
+  auto text = RunVisalign({"clip", "embed", "--clip-model", model, "--text", "a red square"});
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_THAT(text.err, HasSubstr("--token-ids"));
+  auto r = RunVisalign({"--threads", "1", "clip", "embed", "--clip-model", model, "--token-ids",
+                        FixtureFile("metaclip2-tiny", "inputs/token_ids.json"), "--image",
+                        FixtureFile("metaclip2-tiny", "inputs/img_05_noise_70x87.png"), "--normalize", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["token_ids"].size(), e["texts"].size());
+  for (size_t i = 0; i < e["texts"].size(); ++i) {
+    EXPECT_EQ(j["token_ids"][i]["ids"], e["texts"][i]["token_ids_padded"]) << i;
+    EXPECT_LE(MaxAbsDiff(j["token_ids"][i]["embedding"], e["texts"][i]["embedding_normalized"]), 1e-5) << i;
+  }
+  EXPECT_LE(MaxAbsDiff(j["images"][0]["embedding"], e["images"][5]["embedding_normalized"]), 1e-5);
+
+  testing::TempDir dir;
+  std::ofstream(dir / "ids.json") << "[[0, 7, 2], [0, -1]]";
+  auto bad = RunVisalign({"clip", "embed", "--clip-model", model, "--token-ids", (dir / "ids.json").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("token id -1 (--token-ids " + (dir / "ids.json").string() + " row 2)"));
+  std::ofstream(dir / "ids.json") << "[[0, 7, 5000]]";
+  bad = RunVisalign({"clip", "embed", "--clip-model", model, "--token-ids", (dir / "ids.json").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("token id 5000"));
 }
 
 TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {

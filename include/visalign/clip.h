@@ -8,8 +8,9 @@
 // ModifiedResNet and timm ConvNeXt vision towers, and SigLIP (OpenCLIP `ViT-*-SigLIP*` exports and
 // transformers `SiglipModel` folders: timm ViT with a MAP attention-pool head, bidirectional text tower
 // pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
-// tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json) and EVA-CLIP (timm
-// EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
+// tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json), EVA-CLIP (timm
+// EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU), CLIPA (mean-pooled patches, BERT WordPiece) and
+// MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
 // refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
 // data/clip/.
 //
@@ -61,8 +62,10 @@ Matrix CosineSimilarity(const Matrix& a, const Matrix& b);
 // approximate='tanh', transformers' gelu_pytorch_tanh: HF SigLIP checkpoints).
 enum class Activation { kGelu, kQuickGelu, kGeluTanh };
 // vision 'tok' / text 'argmax' (first eot) / text 'last' (position context_length - 1, SigLIP) /
-// vision 'map' (timm AttentionPoolLatent: one learned query attends over all tokens, then an MLP).
-enum class Pooling { kClassToken, kArgmax, kLast, kAttentionPool };
+// vision 'map' (timm AttentionPoolLatent: one learned query attends over all tokens, then an MLP) /
+// vision 'avg' (mean of the patch tokens, CLIPA) / text 'eos' (the first position holding
+// TextConfig::eos_id, MetaCLIP 2).
+enum class Pooling { kClassToken, kArgmax, kLast, kAttentionPool, kAverage, kEos };
 enum class CheckpointLayout { kOpenClip, kHuggingFace };
 
 struct TowerConfig {
@@ -72,6 +75,9 @@ struct TowerConfig {
   int mlp_width = 0;
   float layer_norm_eps = 1e-5f;
   Pooling pooling = Pooling::kClassToken;
+  // OpenCLIP final_ln_after_pool: the final LayerNorm (ln_post / ln_final) on the pooled vector
+  // instead of on every token before pooling (CLIPA's vision tower).
+  bool final_ln_after_pool = false;
   // Set where the tower fixes its own activation (OpenCLIP text act_kwargs {approximate: tanh},
   // timm's gelu_tanh SigLIP ViTs); otherwise ClipConfig::activation applies (timm towers: exact GELU).
   std::optional<Activation> activation;
@@ -133,7 +139,9 @@ struct TextConfig : TowerConfig {
   int vocab_size = 0;
   bool causal = true;            // false: every position attends to all (SigLIP no_causal_mask)
   bool projection_bias = false;  // SigLIP: text_projection is an nn.Linear with bias
+  bool projection = true;        // false for proj_type "none" (ViT-SO400M-16-SigLIP-i18n-256): width == embed_dim
   int32_t pad_id = kPadToken;    // id that right-pads token rows to context_length
+  int32_t eos_id = kEndOfText;   // Pooling::kEos: the id whose first position is pooled (text_cfg eos_id)
 };
 
 // Which tokenizer turns a text into ids. kClipBpe: the bundled BPE vocabulary (clean 'lower').
@@ -141,20 +149,37 @@ struct TextConfig : TowerConfig {
 // with open_clip's 'canonicalize', ids = pieces[:context_length - 1] + [eos_id]. kHfBpe: a Hugging
 // Face tokenizers BPE model from the checkpoint's tokenizer.json (SigLIP2's Gemma tokenizer: byte
 // fallback, added tokens), cleaned with 'canonicalize', ids = [bos]? + body + [eos]? as its
-// tokenizer_config.json's add_bos_token / add_eos_token say, the body truncated to fit.
-enum class TokenizerKind { kClipBpe, kSentencePiece, kHfBpe };
-// kSentencePiece text cleaning: open_clip's clean='canonicalize' (OpenCLIP SigLIP over T5Tokenizer),
-// or transformers' SiglipTokenizer (HF SigLIP checkpoints: lowercase, punctuation removed, no ftfy).
-enum class TextCleaning { kOpenClipCanonicalize, kHfSiglip };
+// tokenizer_config.json's add_bos_token / add_eos_token say, the body truncated to fit. kWordPiece: a
+// BERT WordPiece vocabulary (vocab.txt, CLIPA), [CLS] + pieces + [SEP] (the [SEP] dropped with
+// open_clip's strip_sep_token).
+enum class TokenizerKind { kClipBpe, kSentencePiece, kHfBpe, kWordPiece };
+// Text cleaning before a Hugging Face tokenizer: open_clip's clean='canonicalize' (OpenCLIP SigLIP),
+// transformers' SiglipTokenizer (HF SigLIP checkpoints: lowercase, punctuation removed, no ftfy), or
+// open_clip's clean='whitespace' (HFTokenizer's default: CLIPA, MetaCLIP 2).
+enum class TextCleaning { kOpenClipCanonicalize, kHfSiglip, kOpenClipWhitespace };
 struct TokenizerConfig {
   TokenizerKind kind = TokenizerKind::kClipBpe;
   std::string hf_name;               // OpenCLIP text_cfg.hf_tokenizer_name ("" for CLIP's BPE / an HF checkpoint)
-  std::filesystem::path model_file;  // kSentencePiece: spiece.model; kHfBpe: tokenizer.json
-  int32_t eos_id = kEndOfText;
-  bool add_eos = true;   // kHfBpe: add_eos_token (the others always end with eos)
-  bool add_bos = false;  // kHfBpe: add_bos_token
-  int32_t bos_id = 0;    // kHfBpe with add_bos
+  std::filesystem::path model_file;  // kSentencePiece: spiece.model; kHfBpe: tokenizer.json; kWordPiece: vocab.txt
+  int32_t eos_id = kEndOfText;       // kWordPiece: [SEP]
+  bool add_eos = true;   // kHfBpe: add_eos_token; kWordPiece: false with strip_sep_token (the others always end with eos)
+  bool add_bos = false;  // kHfBpe: add_bos_token (kWordPiece always starts with [CLS])
+  int32_t bos_id = 0;    // kHfBpe with add_bos; kWordPiece: [CLS]
+  int32_t unk_id = 0;    // kWordPiece: [UNK]; kSentencePiece with id_offset: <unk> (3)
+  // kSentencePiece in the XLM-R layout (XLMRobertaTokenizer: MetaCLIP 2, NLLB's fairseq vocabularies):
+  // <s> 0, <pad> 1, </s> 2, <unk> 3 fixed, every other piece its SentencePiece id + id_offset (fairseq's
+  // offset 1), SentencePiece's own unk -> unk_id; ids = [bos] + pieces + [eos]. 0: T5's layout.
+  int32_t id_offset = 0;
+  // kWordPiece's BertNormalizer: lowercase (do_lower_case), strip accents (strip_accents, null =
+  // lowercase), spaces around CJK ideographs (tokenize_chinese_chars).
+  bool lowercase = true;
+  bool strip_accents = true;
+  bool split_cjk = true;
   TextCleaning cleaning = TextCleaning::kOpenClipCanonicalize;
+  // Set when the text_cfg names a Hugging Face tokenizer of which the model folder holds no file
+  // (MetaCLIP 2's facebook/xlm-v-base): the model loads, Tokenize / EncodeTexts fail with kNotFound
+  // saying so, EncodeTokens (clip embed --token-ids) works.
+  std::string missing;
 };
 
 // open_clip's eval transform: resize the shorter side (PIL 8-bit bicubic) to image_size,
@@ -335,6 +360,11 @@ Result<RandomClipModelFiles> WriteRandomClipModel(const std::filesystem::path& d
 // [sot] + BPE ids + [eot], unpadded; longer results are cut to context_length with eot last.
 // Fails only on invalid UTF-8 or a missing/corrupt vocabulary file.
 Result<std::vector<int32_t>> Tokenize(std::string_view text, int context_length = kDefaultContextLength);
+
+// Token id rows from a JSON file (`clip embed --token-ids`): an array of rows, each an array of ids,
+// or the parity fixtures' {"rows": [{"ids": [...]}, ...]}. A row is checked against a model only by
+// ClipModel::EncodeTokens. kInvalidArgument naming the file and the row for anything else.
+Result<std::vector<std::vector<int32_t>>> ReadTokenIdsFile(const std::filesystem::path& path);
 
 // ---- Named embedding matrices in a safetensors file (`hues run --embeddings`) ----
 

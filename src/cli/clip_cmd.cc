@@ -68,14 +68,21 @@ struct EmbedArgs {
   std::string model;
   std::vector<std::string> texts;
   std::vector<std::string> images;
+  std::string token_ids;
   bool normalize = false;
   int batch = ClipLoadOptions{}.max_batch;
   std::string precision = std::string(PrecisionName(ClipLoadOptions{}.precision));
 };
 
 Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
-  if (a.texts.empty() && a.images.empty()) {
-    return Status::InvalidArgument("nothing to embed", "arguments", "at least one --text or --image");
+  if (a.texts.empty() && a.images.empty() && a.token_ids.empty()) {
+    return Status::InvalidArgument("nothing to embed", "arguments", "at least one --text, --image or --token-ids");
+  }
+  std::vector<std::vector<int32_t>> token_rows;
+  if (!a.token_ids.empty()) {
+    Result<std::vector<std::vector<int32_t>>> rows = ReadTokenIdsFile(a.token_ids);
+    if (!rows.ok()) return rows.status().WithContext("--token-ids");
+    token_rows = std::move(rows).value();
   }
   ClipLoadOptions options;
   options.max_batch = a.batch;
@@ -91,13 +98,25 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
   }
   VISALIGN_ASSIGN_OR_RETURN(Matrix image_emb, model->EncodeImages(images));
   VISALIGN_ASSIGN_OR_RETURN(Matrix text_emb, model->EncodeTexts(a.texts));
+  Matrix token_emb(0, model->embed_dim());
+  if (!token_rows.empty()) {
+    Result<Matrix> encoded = model->EncodeTokens(token_rows);
+    if (!encoded.ok()) return encoded.status().WithContext("--token-ids " + a.token_ids);
+    token_emb = std::move(encoded).value();
+  }
   if (a.normalize) {
     NormalizeRows(image_emb);
     NormalizeRows(text_emb);
+    NormalizeRows(token_emb);
   }
   if (cli.global().json) {
     nlohmann::json j = {{"model", a.model}, {"normalized", a.normalize}, {"images", nlohmann::json::array()},
                         {"texts", nlohmann::json::array()}};
+    if (!token_rows.empty()) j["token_ids"] = nlohmann::json::array();
+    for (size_t i = 0; i < token_rows.size(); ++i) {
+      j["token_ids"].push_back(
+          {{"ids", token_rows[i]}, {"embedding", VectorJson(token_emb.row(static_cast<int>(i)), token_emb.cols)}});
+    }
     for (size_t i = 0; i < a.images.size(); ++i) {
       j["images"].push_back({{"path", a.images[i]}, {"embedding", VectorJson(image_emb.row(static_cast<int>(i)), image_emb.cols)}});
     }
@@ -112,6 +131,10 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
   }
   for (size_t i = 0; i < a.texts.size(); ++i) {
     std::cout << "text\t" << a.texts[i] << "\t" << VectorText(text_emb.row(static_cast<int>(i)), text_emb.cols) << "\n";
+  }
+  for (size_t i = 0; i < token_rows.size(); ++i) {
+    std::cout << "tokens\t" << a.token_ids << ":" << i + 1 << "\t"
+              << VectorText(token_emb.row(static_cast<int>(i)), token_emb.cols) << "\n";
   }
   return Status::Ok();
 }
@@ -140,7 +163,11 @@ nlohmann::json TowerJson(const TowerConfig& t) {
 std::string VisionTowerText(const VisionConfig& v) {
   if (v.tower != VisionTower::kViT) return std::string(VisionTowerName(v.tower));
   if (v.eva.enabled) return v.eva.rope ? "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token" : "timm EVA01 ViT, class token";
-  return v.pooling == Pooling::kAttentionPool ? "timm ViT, MAP attention-pool head (SigLIP)" : "ViT, class token";
+  if (v.pooling == Pooling::kAttentionPool) return "timm ViT, MAP attention-pool head (SigLIP)";
+  if (v.pooling == Pooling::kAverage) {
+    return v.final_ln_after_pool ? "ViT, mean of the patch tokens, ln_post after pooling (CLIPA)" : "ViT, mean of the patch tokens";
+  }
+  return "ViT, class token";
 }
 
 // The vision tower: its type ("tower") and its shape.
@@ -222,16 +249,40 @@ Status RunRandomModel(const Cli& cli, const RandomModelArgs& a) {
 
 // The tower types a model uses, as `clip info` names them.
 std::string TextTowerName(const TextConfig& t) {
-  return fmt::format("transformer, {}, pooled at the {}", t.causal ? "causal" : "bidirectional",
-                     t.pooling == Pooling::kLast ? "last position" : "first end-of-text (argmax)");
+  const std::string pooled = t.pooling == Pooling::kLast  ? "last position"
+                             : t.pooling == Pooling::kEos ? fmt::format("first eos (id {})", t.eos_id)
+                                                          : "first end-of-text (argmax)";
+  return fmt::format("transformer, {}, pooled at the {}", t.causal ? "causal" : "bidirectional", pooled);
 }
 
-// "canonicalize" (open_clip's) or "siglip_hf" (transformers' SiglipTokenizer).
+// "canonicalize" (open_clip's), "whitespace" (open_clip HFTokenizer's default) or "siglip_hf"
+// (transformers' SiglipTokenizer).
 std::string_view CleaningName(const TokenizerConfig& t) {
-  return t.cleaning == TextCleaning::kHfSiglip ? "siglip_hf" : "canonicalize";
+  switch (t.cleaning) {
+    case TextCleaning::kHfSiglip:
+      return "siglip_hf";
+    case TextCleaning::kOpenClipWhitespace:
+      return "whitespace";
+    case TextCleaning::kOpenClipCanonicalize:
+      break;
+  }
+  return "canonicalize";
 }
 
 nlohmann::json TokenizerJson(const ClipConfig& c) {
+  if (!c.tokenizer.missing.empty()) return {{"kind", "missing"}, {"reason", c.tokenizer.missing}, {"pad_id", c.text.pad_id}};
+  if (c.tokenizer.kind == TokenizerKind::kWordPiece) {
+    return {{"kind", "wordpiece"},
+            {"model_file", c.tokenizer.model_file.string()},
+            {"clean", CleaningName(c.tokenizer)},
+            {"lowercase", c.tokenizer.lowercase},
+            {"strip_accents", c.tokenizer.strip_accents},
+            {"cls_id", c.tokenizer.bos_id},
+            {"add_sep", c.tokenizer.add_eos},
+            {"sep_id", c.tokenizer.eos_id},
+            {"unk_id", c.tokenizer.unk_id},
+            {"pad_id", c.text.pad_id}};
+  }
   if (c.tokenizer.kind == TokenizerKind::kClipBpe) {
     return {{"kind", "clip_bpe"}, {"clean", "lower"}, {"eos_id", kEndOfText}, {"pad_id", c.text.pad_id}};
   }
@@ -304,12 +355,15 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
   std::cout << fmt::format("text          {}; context {}, vocab {}: width {}, {} layers, {} heads, mlp {}\n",
                            TextTowerName(c.text), c.text.context_length, c.text.vocab_size, c.text.width,
                            c.text.layers, c.text.heads, c.text.mlp_width);
-  const std::string tokenizer_kind = c.tokenizer.kind == TokenizerKind::kHfBpe
-                                         ? fmt::format("Hugging Face BPE (tokenizer.json), bos {}",
-                                                       c.tokenizer.add_bos ? std::to_string(c.tokenizer.bos_id) : "none")
-                                         : "SentencePiece";
-  std::cout << fmt::format("tokenizer     {}\n", c.tokenizer.kind == TokenizerKind::kClipBpe
-                                                      ? "CLIP BPE (bundled vocabulary), clean lower"
+  const std::string tokenizer_kind =
+      c.tokenizer.kind == TokenizerKind::kHfBpe
+          ? fmt::format("Hugging Face BPE (tokenizer.json), bos {}",
+                        c.tokenizer.add_bos ? std::to_string(c.tokenizer.bos_id) : "none")
+      : c.tokenizer.kind == TokenizerKind::kWordPiece
+          ? fmt::format("BERT WordPiece (vocab.txt), cls {}, {}", c.tokenizer.bos_id, c.tokenizer.lowercase ? "lowercase" : "cased")
+          : "SentencePiece";
+  std::cout << fmt::format("tokenizer     {}\n", !c.tokenizer.missing.empty()           ? "none: " + c.tokenizer.missing
+                                                  : c.tokenizer.kind == TokenizerKind::kClipBpe ? "CLIP BPE (bundled vocabulary), clean lower"
                                                       : fmt::format("{} {}, clean {}, eos {}, pad {}", tokenizer_kind,
                                                                     c.tokenizer.model_file.string(),
                                                                     CleaningName(c.tokenizer),
@@ -380,6 +434,10 @@ const CommandGroup kClip(50, [](Cli& cli) {
   embed->add_option("--text", ea->texts, "Text to embed (repeatable)");
   embed->add_option("--image", ea->images, "Image file to embed: PNG, JPEG, WebP (repeatable); preprocessed like "
                                            "open_clip's eval transform (PIL bicubic resize, center crop or squash, normalize)");
+  embed->add_option("--token-ids", ea->token_ids,
+                    "JSON file of token id rows to embed as given, without the tokenizer: [[id, ...], ...] or "
+                    "{\"rows\": [{\"ids\": [...]}]}; each row at most the context length, right-padded with the "
+                    "model's pad id (for models whose tokenizer is not in the folder, e.g. MetaCLIP 2)");
   embed->add_flag("--normalize", ea->normalize, "L2-normalise the embeddings (default: raw projections)");
   embed->add_option("--batch", ea->batch, "Encode at most this many inputs at once (bounds memory)")
       ->capture_default_str()
@@ -387,7 +445,8 @@ const CommandGroup kClip(50, [](Cli& cli) {
   AddClipPrecisionOption(embed, &ea->precision);
   embed->footer(
       "Outputs are in argument order: JSON {\"images\": [{\"path\", \"embedding\"}], \"texts\": [{\"text\", "
-      "\"embedding\"}]}, or tab-separated lines `image|text <TAB> input <TAB> values`. Use --threads N.\n"
+      "\"embedding\"}], \"token_ids\": [{\"ids\", \"embedding\"}]}, or tab-separated lines "
+      "`image|text|tokens <TAB> input <TAB> values` (tokens: FILE:row). Use --threads N.\n"
       "Example:\n  visalign clip embed --clip-model clip-random --image a.png --text \"a red square\" --normalize --json");
   cli.Bind(embed, [&cli, ea]() { return RunEmbed(cli, *ea); });
 

@@ -233,13 +233,16 @@ Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where
   }
   c.heads = c.width / head_width;
   VISALIGN_ASSIGN_OR_RETURN(c.mlp_width, MlpWidth(c.width, mlp_ratio, where));
-  c.pooling = Pooling::kClassToken;
+  VISALIGN_ASSIGN_OR_RETURN(std::string pool_type, f.String("pool_type", "tok"));
+  if (pool_type != "tok" && pool_type != "avg") {
+    return Status::Unsupported("unsupported vision pool_type " + QuoteText(pool_type), where, "tok or avg");
+  }
+  c.pooling = pool_type == "avg" ? Pooling::kAverage : Pooling::kClassToken;
+  VISALIGN_ASSIGN_OR_RETURN(c.final_ln_after_pool, f.Bool("final_ln_after_pool", false));
   VISALIGN_RETURN_IF_ERROR(CheckPatchGrid(c, where));
   VISALIGN_RETURN_IF_ERROR(f.Require("ls_init_value", {}, "LayerScale"));
   VISALIGN_RETURN_IF_ERROR(f.Require("attentional_pool", {false}, "attentional pooler (CoCa)"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("pool_type", {"tok"}, "vision pool_type"));
   VISALIGN_RETURN_IF_ERROR(f.Require("global_average_pool", {false}, "global average pooling"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("final_ln_after_pool", {false}, "final_ln_after_pool"));
   VISALIGN_RETURN_IF_ERROR(f.Require("pos_embed_type", {"learnable"}, "positional embedding type"));
   VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear"}, "vision projection type"));
   VISALIGN_RETURN_IF_ERROR(f.Require("proj_bias", {false}, "vision projection bias"));
@@ -277,8 +280,30 @@ Result<std::optional<Activation>> TextActivation(const json& cfg, const std::str
                              "{\"approximate\": \"tanh\"} (SigLIP2) or {\"approximate\": \"none\"}");
 }
 
-// `hf_tokenizer_name` receives the text_cfg's Hugging Face tokenizer name ("" = CLIP's BPE).
-Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, std::string* hf_tokenizer_name) {
+// open_clip HFTokenizer's tokenizer_kwargs: clean ('whitespace', its default, or 'canonicalize') and
+// strip_sep_token (tokenizer->add_eos false).
+Status ParseHfTokenizerKwargs(const json& t, const std::string& where, TokenizerConfig* tokenizer) {
+  tokenizer->cleaning = TextCleaning::kOpenClipWhitespace;
+  if (!t.contains("tokenizer_kwargs") || t["tokenizer_kwargs"].is_null()) return Status::Ok();
+  const std::string kwargs_where = where + " tokenizer_kwargs";
+  if (!t["tokenizer_kwargs"].is_object()) {
+    return Status::InvalidArgument("field \"tokenizer_kwargs\" is " + QuoteJson(t["tokenizer_kwargs"]), where, "an object");
+  }
+  Fields f(t["tokenizer_kwargs"], kwargs_where);
+  VISALIGN_ASSIGN_OR_RETURN(std::string clean, f.String("clean", "whitespace"));
+  if (clean == "canonicalize") {
+    tokenizer->cleaning = TextCleaning::kOpenClipCanonicalize;
+  } else if (clean != "whitespace") {
+    return Status::Unsupported("unsupported tokenizer clean " + QuoteText(clean), kwargs_where,
+                               "whitespace (HFTokenizer's default) or canonicalize (SigLIP)");
+  }
+  VISALIGN_ASSIGN_OR_RETURN(bool strip_sep, f.Bool("strip_sep_token", false));
+  tokenizer->add_eos = !strip_sep;
+  return f.CheckAllUsed();
+}
+
+// `tokenizer` receives the text_cfg's Hugging Face tokenizer name ("" = CLIP's BPE) and options.
+Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, TokenizerConfig* tokenizer) {
   Fields f(t, where);
   if (f.Has("hf_model_name")) {
     return Status::Unsupported("unsupported Hugging Face text tower (hf_model_name = " + QuoteJson(t["hf_model_name"]) + ")",
@@ -295,25 +320,29 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, st
   VISALIGN_RETURN_IF_ERROR(CheckHeads(c, where));
   VISALIGN_RETURN_IF_ERROR(f.Require("ls_init_value", {}, "LayerScale"));
   VISALIGN_ASSIGN_OR_RETURN(std::string pool_type, f.String("pool_type", "argmax"));
-  if (pool_type != "argmax" && pool_type != "last") {
-    return Status::Unsupported("unsupported text pool_type " + QuoteText(pool_type), where, "argmax or last");
+  if (pool_type == "argmax") {
+    c.pooling = Pooling::kArgmax;
+  } else if (pool_type == "last") {
+    c.pooling = Pooling::kLast;
+  } else if (pool_type == "eos") {  // MetaCLIP 2: the first eos_id
+    c.pooling = Pooling::kEos;
+    if (!f.Has("eos_id")) return Status::InvalidArgument("pool_type \"eos\" without eos_id", where, "an integer eos_id");
+  } else {
+    return Status::Unsupported("unsupported text pool_type " + QuoteText(pool_type), where, "argmax, last or eos");
   }
-  c.pooling = pool_type == "last" ? Pooling::kLast : Pooling::kArgmax;
+  VISALIGN_ASSIGN_OR_RETURN(c.eos_id, f.Int("eos_id", kEndOfText));
+  VISALIGN_ASSIGN_OR_RETURN(c.final_ln_after_pool, f.Bool("final_ln_after_pool", false));
   VISALIGN_ASSIGN_OR_RETURN(bool no_causal_mask, f.Bool("no_causal_mask", false));
   c.causal = !no_causal_mask;
   VISALIGN_ASSIGN_OR_RETURN(c.projection_bias, f.Bool("proj_bias", false));
   VISALIGN_RETURN_IF_ERROR(f.Require("embed_cls", {false}, "text class-token embedding (CoCa)"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("final_ln_after_pool", {false}, "final_ln_after_pool"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear"}, "text projection type"));
+  VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear", "none"}, "text projection type"));
+  c.projection = !(f.Has("proj_type") && t["proj_type"] == "none");
   VISALIGN_RETURN_IF_ERROR(f.Require("pad_id", {0}, "pad_id other than 0"));
-  VISALIGN_ASSIGN_OR_RETURN(*hf_tokenizer_name, f.String("hf_tokenizer_name", ""));
-  if (!hf_tokenizer_name->empty()) {
-    const json kCanonicalize = {{"clean", "canonicalize"}};
-    VISALIGN_RETURN_IF_ERROR(f.Require("tokenizer_kwargs", {kCanonicalize}, "tokenizer options"));
-    if (!f.Has("tokenizer_kwargs")) {
-      return Status::Unsupported("Hugging Face tokenizer without clean=canonicalize", where,
-                                 "a SigLIP text_cfg with tokenizer_kwargs {\"clean\": \"canonicalize\"}");
-    }
+  VISALIGN_ASSIGN_OR_RETURN(tokenizer->hf_name, f.String("hf_tokenizer_name", ""));
+  if (!tokenizer->hf_name.empty()) {
+    VISALIGN_RETURN_IF_ERROR(ParseHfTokenizerKwargs(t, where, tokenizer));
+    f.Ignore({"tokenizer_kwargs"});
   } else {
     VISALIGN_RETURN_IF_ERROR(f.Require("tokenizer_kwargs", {}, "tokenizer options"));
   }
@@ -384,7 +413,12 @@ Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source)
   VISALIGN_ASSIGN_OR_RETURN(c.custom_text, f.Bool("custom_text", false));
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   VISALIGN_ASSIGN_OR_RETURN(c.vision, ParseOpenClipVision(*vision, where + " vision_cfg"));
-  VISALIGN_ASSIGN_OR_RETURN(c.text, ParseOpenClipText(*text, where + " text_cfg", &c.tokenizer.hf_name));
+  VISALIGN_ASSIGN_OR_RETURN(c.text, ParseOpenClipText(*text, where + " text_cfg", &c.tokenizer));
+  if (!c.text.projection && c.text.width != c.embed_dim) {
+    return Status::InvalidArgument(fmt::format("text width {} without a projection differs from embed_dim {}",
+                                               c.text.width, c.embed_dim),
+                                   where, "embed_dim equal to the text width (proj_type none)");
+  }
   if (!c.vision.projection && c.vision.width != c.embed_dim) {
     return Status::InvalidArgument(fmt::format("vision width {} without a projection differs from embed_dim {}",
                                                c.vision.width, c.embed_dim),

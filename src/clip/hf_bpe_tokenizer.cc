@@ -271,7 +271,7 @@ Result<std::vector<int32_t>> HfBpeTokenizer::Tokenize(std::string_view text, int
                                    fmt::format("more than the {} special tokens", specials));
   }
   VISALIGN_ASSIGN_OR_RETURN(std::u32string decoded, DecodeUtf8(text));
-  const std::vector<int32_t> body = EncodeCleaned(EncodeUtf8(CanonicalizeText(decoded)));
+  const std::vector<int32_t> body = EncodeCleaned(EncodeUtf8(CleanFor(config_.cleaning, decoded)));
   std::vector<int32_t> ids;
   if (config_.add_bos) ids.push_back(config_.bos_id);
   ids.insert(ids.end(), body.begin(), body.begin() + std::min<ptrdiff_t>(static_cast<ptrdiff_t>(body.size()), context_length - specials));
@@ -289,7 +289,7 @@ Status ResolveHfBpeTokenizer(const fs::path& dir, const json& cfg, const std::st
   t.kind = TokenizerKind::kHfBpe;
   t.hf_name = config.tokenizer.hf_name;
   t.model_file = file;
-  t.cleaning = TextCleaning::kOpenClipCanonicalize;
+  t.cleaning = config.tokenizer.cleaning;  // open_clip's tokenizer_kwargs clean
   const auto flag = [&](const char* key, bool fallback, bool& out) -> Status {
     out = fallback;
     if (!cfg.contains(key) || cfg[key].is_null()) return Status::Ok();

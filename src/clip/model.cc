@@ -116,6 +116,7 @@ Result<std::string> ClipModel::Fingerprint() const {
 }
 
 Result<std::vector<int32_t>> ClipModel::Tokenize(std::string_view text) const {
+  if (!impl_->config.tokenizer.missing.empty()) return Status::NotFound("no tokenizer", "", impl_->config.tokenizer.missing);
   if (impl_->tokenizer) return impl_->tokenizer->Tokenize(text, context_length());
   return clip::Tokenize(text, context_length());
 }
@@ -150,13 +151,11 @@ Result<Matrix> ClipModel::EncodeTokens(const std::vector<std::vector<int32_t>>& 
     padded[i].resize(static_cast<size_t>(t.context_length), t.pad_id);
   }
   const int count = static_cast<int>(padded.size());
-  // Positions a text needs: up to its pooled eot (the highest id) in a causal argmax-pooled tower (see
-  // ForwardOptions::trim_text_to_eot); all of them in a bidirectional one (SigLIP).
-  const bool trimmed = t.causal && t.pooling == Pooling::kArgmax;
+  // Positions a text needs: up to its pooled position (PooledPosition) in a causal tower (see
+  // ForwardOptions::trim_text_to_eot); all of them in a bidirectional or last-pooled one (SigLIP).
+  const bool trimmed = t.causal && t.pooling != Pooling::kLast;
   std::vector<int> lengths(padded.size(), t.context_length);
-  for (size_t i = 0; trimmed && i < padded.size(); ++i) {
-    lengths[i] = static_cast<int>(std::max_element(padded[i].begin(), padded[i].end()) - padded[i].begin()) + 1;
-  }
+  for (size_t i = 0; trimmed && i < padded.size(); ++i) lengths[i] = PooledPosition(t, padded[i]) + 1;
   const ThreadPlan plan = PlanThreads(count, impl_->options.max_batch, ThreadCount());
   const TextBatches buckets = BucketByLength(lengths, plan.chunk_items);
   Progress progress("clip texts", static_cast<uint64_t>(count), impl_->ShowProgress(count));

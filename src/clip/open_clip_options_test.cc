@@ -1,6 +1,7 @@
 // OpenCLIP options the towers accept beyond what a fixture exercises directly: ConvNeXt at an image
 // size that is not a multiple of 32 (timm floors every strided convolution), tanh-GELU text towers
-// (act_kwargs) with a SentencePiece tokenizer, and timm's gelu_tanh SigLIP ViTs (SigLIP2's towers).
+// (act_kwargs) with a SentencePiece tokenizer, timm's gelu_tanh SigLIP ViTs (SigLIP2's towers), and a
+// text tower without projection (proj_type none: ViT-SO400M-16-SigLIP-i18n-256).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -152,6 +153,37 @@ TEST(TimmSiglipActivation, FollowsTheTimmModelName) {
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     EXPECT_EQ(c->vision.activation == std::optional<Activation>(Activation::kGeluTanh), tanh);
   }
+}
+
+// proj_type "none": open_clip's TextTransformer has no text_projection and returns the pooled row.
+// siglip-tiny (text width = embed_dim = 64) without its text_projection tensors embeds each text as the
+// fixture's traced text.pooled_before_proj; a width other than embed_dim is refused.
+TEST_F(OpenClipOptionsTest, TextTowerWithoutProjectionReturnsThePooledRow) {
+  const fs::path from = testing::FixtureDir("siglip-tiny");
+  const SafetensorsFile weights = SafetensorsFile::Open(from / "model.safetensors").value();
+  std::vector<NamedTensor> kept;
+  for (const TensorInfo& t : weights.tensors()) {
+    if (t.name.rfind("text.text_projection", 0) == 0) continue;
+    kept.push_back({t.name, t.shape, SafetensorsFile::ToFloat(t, "weights").value()});
+  }
+  ASSERT_EQ(kept.size() + 2, weights.tensors().size());
+  ASSERT_TRUE(WriteSafetensors(dir_ / "open_clip_model.safetensors", kept).ok());
+  fs::create_directory_symlink(from / "tokenizer", dir_ / "tokenizer");
+  json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
+  config["model_cfg"]["text_cfg"]["proj_type"] = "none";
+  Result<ClipModel> model = Load("siglip-tiny", config);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const SafetensorsFile debug = SafetensorsFile::Open(from / "debug_activations.safetensors").value();
+  const Matrix got = model->EncodeTokens(testing::DebugTokenIds(debug)).value();
+  std::vector<float> want;
+  for (const TensorInfo& t : debug.tensors()) {
+    if (t.name == "text.pooled_before_proj") want = SafetensorsFile::ToFloat(t, "debug").value();
+  }
+  ASSERT_EQ(want.size(), got.data.size());
+  EXPECT_LE(MaxAbsDiff(got.data.data(), want), kUnnormalizedTolerance);
+
+  config["model_cfg"]["embed_dim"] = 32;
+  EXPECT_THAT(Load("siglip-tiny", config).status().what(), ::testing::HasSubstr("text width 64 without a projection"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "clip/hf_bpe_tokenizer.h"
 #include "clip/text_clean.h"
+#include "clip/wordpiece_tokenizer.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
 
@@ -23,11 +24,39 @@ constexpr const char* kT5DefaultPad = "<pad>";
 constexpr const char* kSiglipDefaultPad = "</s>";  // transformers' SiglipTokenizer
 constexpr const char* kWordBoundary = "\u2581";      // SentencePiece's "▁"
 
+constexpr const char* kXlmRobertaModelFile = "sentencepiece.bpe.model";
+// XLMRobertaTokenizer's fairseq layout: four fixed ids, then the SentencePiece pieces shifted by one.
+constexpr int32_t kXlmRobertaBos = 0, kXlmRobertaPad = 1, kXlmRobertaEos = 2, kXlmRobertaUnk = 3;
+constexpr int32_t kFairseqOffset = 1;
+
+// XLMRobertaTokenizer(Fast) (MetaCLIP 2's facebook/xlm-v-base): sentencepiece.bpe.model in the
+// fairseq layout, whatever special-token strings tokenizer_config.json names (the layout fixes the ids).
+Status ResolveXlmRobertaTokenizer(const fs::path& dir, ClipConfig& config) {
+  TokenizerConfig t;
+  t.kind = TokenizerKind::kSentencePiece;
+  t.hf_name = config.tokenizer.hf_name;
+  t.cleaning = config.tokenizer.cleaning;
+  t.model_file = dir / kXlmRobertaModelFile;
+  if (!fs::is_regular_file(t.model_file)) {
+    return Status::NotFound("no sentencepiece.bpe.model for the XLM-R tokenizer", dir.string(),
+                            std::string(kXlmRobertaModelFile) + " beside tokenizer_config.json");
+  }
+  t.add_bos = true;
+  t.bos_id = kXlmRobertaBos;
+  t.eos_id = kXlmRobertaEos;
+  t.unk_id = kXlmRobertaUnk;
+  t.id_offset = kFairseqOffset;
+  VISALIGN_RETURN_IF_ERROR(SentencePieceTokenizer::Load(t).status());
+  config.tokenizer = t;
+  config.text.pad_id = kXlmRobertaPad;
+  return Status::Ok();
+}
+
 }  // namespace
 
 SentencePieceTokenizer::SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor,
-                                               int32_t eos_id, TextCleaning cleaning)
-    : processor_(std::move(processor)), eos_id_(eos_id), cleaning_(cleaning) {}
+                                               const TokenizerConfig& config)
+    : processor_(std::move(processor)), config_(config) {}
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
@@ -38,34 +67,43 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Load(con
     return Status::InvalidArgument("cannot load SentencePiece model: " + status.ToString(), config.model_file.string(),
                                    "a SentencePiece model file (spiece.model)");
   }
-  return std::unique_ptr<SentencePieceTokenizer>(new SentencePieceTokenizer(std::move(processor), config.eos_id, config.cleaning));
+  return std::unique_ptr<SentencePieceTokenizer>(new SentencePieceTokenizer(std::move(processor), config));
 }
 
 std::vector<int32_t> SentencePieceTokenizer::EncodeCleaned(std::string_view cleaned) const {
   std::vector<int> ids;
   processor_->Encode(std::string(cleaned), &ids).IgnoreError();  // fails only when no model is loaded
-  return std::vector<int32_t>(ids.begin(), ids.end());
+  std::vector<int32_t> out(ids.begin(), ids.end());
+  if (config_.id_offset != 0) {  // the XLM-R layout
+    for (int32_t& id : out) id = id == processor_->unk_id() ? config_.unk_id : id + config_.id_offset;
+  }
+  return out;
 }
 
 std::vector<std::string> SentencePieceTokenizer::PiecesOfCleaned(std::string_view cleaned) const {
   std::vector<std::string> pieces;
-  for (int32_t id : EncodeCleaned(cleaned)) pieces.push_back(processor_->IdToPiece(id));
+  std::vector<int> ids;
+  processor_->Encode(std::string(cleaned), &ids).IgnoreError();
+  for (int id : ids) pieces.push_back(processor_->IdToPiece(id));
   return pieces;
 }
 
 Result<std::vector<int32_t>> SentencePieceTokenizer::Tokenize(std::string_view text, int context_length) const {
-  if (context_length < 1) {
-    return Status::InvalidArgument("context length " + std::to_string(context_length), "Tokenize", "at least 1");
+  const int specials = config_.add_bos ? 2 : 1;
+  if (context_length < specials) {
+    return Status::InvalidArgument("context length " + std::to_string(context_length), "Tokenize",
+                                   "at least " + std::to_string(specials));
   }
   VISALIGN_ASSIGN_OR_RETURN(std::u32string decoded, DecodeUtf8(text));
-  const std::u32string cleaned =
-      cleaning_ == TextCleaning::kHfSiglip ? SiglipHfCanonicalizeText(decoded) : CanonicalizeText(decoded);
-  std::vector<int32_t> ids = EncodeCleaned(EncodeUtf8(cleaned));
+  const std::u32string cleaned = CleanFor(config_.cleaning, decoded);
+  std::vector<int32_t> body = EncodeCleaned(EncodeUtf8(cleaned));
   // transformers' SiglipTokenizer encodes "▁" + text with the dummy prefix off: the same pieces for
   // any non-empty cleaned text, but a lone "▁" piece for an empty one (open_clip encodes nothing).
-  if (ids.empty() && cleaning_ == TextCleaning::kHfSiglip) ids.push_back(processor_->PieceToId(kWordBoundary));
-  if (ids.size() > static_cast<size_t>(context_length - 1)) ids.resize(static_cast<size_t>(context_length - 1));
-  ids.push_back(eos_id_);
+  if (body.empty() && config_.cleaning == TextCleaning::kHfSiglip) body.push_back(processor_->PieceToId(kWordBoundary));
+  std::vector<int32_t> ids;
+  if (config_.add_bos) ids.push_back(config_.bos_id);
+  ids.insert(ids.end(), body.begin(), body.begin() + std::min<ptrdiff_t>(static_cast<ptrdiff_t>(body.size()), context_length - specials));
+  ids.push_back(config_.eos_id);
   return ids;
 }
 
@@ -78,6 +116,17 @@ std::optional<int32_t> SentencePieceTokenizer::PieceId(const std::string& piece)
 Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
   const std::string& name = config.tokenizer.hf_name;
   const fs::path dir = fs::is_directory(model_dir / name) ? model_dir / name : model_dir;
+  if (!name.empty() && dir == model_dir) {
+    bool any = false;
+    for (const char* f : {kTokenizerConfigFile, kModelFile, "tokenizer.json", "vocab.txt", "sentencepiece.bpe.model"}) {
+      any = any || fs::exists(dir / f);
+    }
+    if (!any) {
+      config.tokenizer.missing = "the Hugging Face tokenizer " + QuoteText(name) + " (hf_tokenizer_name) has no file in " +
+                                 QuoteText(model_dir.string()) + ": give token ids instead (clip embed --token-ids)";
+      return Status::Ok();
+    }
+  }
   json cfg = json::object();
   const fs::path cfg_file = dir / kTokenizerConfigFile;
   std::string cls = "T5Tokenizer";
@@ -92,6 +141,8 @@ Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
     if (cfg.contains("tokenizer_class")) cls = cfg["tokenizer_class"].is_string() ? cfg["tokenizer_class"].get<std::string>() : "";
   }
   if (cls == "GemmaTokenizer" || cls == "GemmaTokenizerFast") return ResolveHfBpeTokenizer(dir, cfg, cfg_file.string(), config);
+  if (cls == "BertTokenizer" || cls == "BertTokenizerFast") return ResolveWordPieceTokenizer(dir, cfg, cfg_file.string(), config);
+  if (cls == "XLMRobertaTokenizer" || cls == "XLMRobertaTokenizerFast") return ResolveXlmRobertaTokenizer(dir, config);
   const fs::path model_file = dir / kModelFile;
   if (!fs::is_regular_file(model_file)) {
     if (fs::is_regular_file(dir / "tokenizer.json")) {
@@ -107,7 +158,7 @@ Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
     return Status::NotFound("no SentencePiece model for hf_tokenizer_name " + QuoteText(name), dir.string(),
                             std::string(kModelFile) + " in the model directory or in its subfolder " + name);
   }
-  TextCleaning cleaning = TextCleaning::kOpenClipCanonicalize;
+  TextCleaning cleaning = config.tokenizer.cleaning;  // open_clip's tokenizer_kwargs clean
   if (cls == "SiglipTokenizer") {
     cleaning = TextCleaning::kHfSiglip;
     if (cfg.contains("do_lower_case") && cfg["do_lower_case"] != true) {
@@ -116,7 +167,7 @@ Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
     }
   } else if (cls != "T5Tokenizer" && cls != "T5TokenizerFast") {
     return Status::Unsupported("unsupported tokenizer_class " + QuoteJson(cfg["tokenizer_class"]), cfg_file.string(),
-                               "T5Tokenizer, SiglipTokenizer (SigLIP) or GemmaTokenizer (SigLIP2)");
+                               "T5Tokenizer, SiglipTokenizer (SigLIP), GemmaTokenizer (SigLIP2) or BertTokenizer (CLIPA)");
   }
   if (cfg.contains("extra_ids") && cfg["extra_ids"] != 0) {
     return Status::Unsupported("unsupported extra_ids " + QuoteJson(cfg["extra_ids"]), cfg_file.string(), "0");

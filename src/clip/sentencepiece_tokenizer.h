@@ -37,11 +37,9 @@ class SentencePieceTokenizer : public TextTokenizer {
   std::optional<int32_t> PieceId(const std::string& piece) const;
 
  private:
-  SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor, int32_t eos_id,
-                         TextCleaning cleaning);
+  SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor, const TokenizerConfig& config);
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
-  int32_t eos_id_;
-  TextCleaning cleaning_;
+  TokenizerConfig config_;
 };
 
 // For an OpenCLIP config whose text_cfg names a Hugging Face tokenizer (config.tokenizer.hf_name),
@@ -51,7 +49,9 @@ class SentencePieceTokenizer : public TextTokenizer {
 // ResolveHfBpeTokenizer (tokenizer.json). Otherwise it requires spiece.model there and a class
 // T5Tokenizer (open_clip cleaning) or SiglipTokenizer (transformers' cleaning; do_lower_case true),
 // and sets config.tokenizer (kind, model_file, eos_id, cleaning) and config.text.pad_id from its
-// eos/pad tokens. A folder with only tokenizer.json of another class, or another tokenizer class,
+// eos/pad tokens; class XLMRobertaTokenizer(Fast) (MetaCLIP 2) reads sentencepiece.bpe.model there
+// in the XLM-R layout (TokenizerConfig::id_offset). A text_cfg naming a Hugging Face tokenizer of
+// which the folder holds no file at all loads without a tokenizer (TokenizerConfig::missing). A folder with only tokenizer.json of another class, or another tokenizer class,
 // is kUnsupported naming it.
 Status ResolveHfTokenizer(const std::filesystem::path& model_dir, ClipConfig& config);
 

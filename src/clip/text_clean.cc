@@ -448,11 +448,11 @@ std::u32string PythonLower(std::u32string_view text) {
   return out;
 }
 
-std::u32string CleanText(std::u32string_view text) {
-  std::u32string t = FixText(text);
-  t = HtmlUnescape(HtmlUnescape(t));
-  return PythonLower(CollapseWhitespace(t));
+std::u32string WhitespaceCleanText(std::u32string_view text) {
+  return CollapseWhitespace(HtmlUnescape(HtmlUnescape(FixText(text))));
 }
+
+std::u32string CleanText(std::u32string_view text) { return PythonLower(WhitespaceCleanText(text)); }
 
 namespace {
 // string.punctuation is exactly the printable ASCII that is neither alphanumeric nor space.
@@ -479,6 +479,18 @@ std::u32string SiglipHfCanonicalizeText(std::u32string_view text) {
     if (!IsAsciiPunctuation(c)) kept.push_back(c);
   }
   return CollapseWhitespace(kept);
+}
+
+std::u32string CleanFor(TextCleaning cleaning, std::u32string_view text) {
+  switch (cleaning) {
+    case TextCleaning::kOpenClipCanonicalize:
+      return CanonicalizeText(text);
+    case TextCleaning::kHfSiglip:
+      return SiglipHfCanonicalizeText(text);
+    case TextCleaning::kOpenClipWhitespace:
+      return WhitespaceCleanText(text);
+  }
+  return std::u32string(text);
 }
 
 }  // namespace visalign::clip

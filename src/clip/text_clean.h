@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "visalign/clip.h"
 #include "visalign/core/status.h"
 
 namespace visalign::clip {
@@ -25,6 +26,9 @@ std::u32string CollapseWhitespace(std::u32string_view text);
 // Python's str.lower(): full Unicode lowercase incl. U+0130 -> "i\u0307" and final sigma.
 std::u32string PythonLower(std::u32string_view text);
 
+// open_clip's clean='whitespace' (its HFTokenizer's default: CLIPA, MetaCLIP 2): FixText,
+// HtmlUnescape twice, CollapseWhitespace; no lowercasing.
+std::u32string WhitespaceCleanText(std::u32string_view text);
 // All of the above in CLIP's order: FixText, HtmlUnescape twice, CollapseWhitespace, PythonLower.
 std::u32string CleanText(std::u32string_view text);
 
@@ -37,6 +41,9 @@ std::u32string CanonicalizeText(std::u32string_view text);
 // ASCII punctuation ('_' included), re.sub(r"\s+", " ") and strip (= CollapseWhitespace). No ftfy,
 // no HTML unescaping, unlike CanonicalizeText.
 std::u32string SiglipHfCanonicalizeText(std::u32string_view text);
+
+// The cleaning a TokenizerConfig names (CanonicalizeText, SiglipHfCanonicalizeText or WhitespaceCleanText).
+std::u32string CleanFor(TextCleaning cleaning, std::u32string_view text);
 
 // Python str.isspace() for one code point.
 bool IsPythonSpace(char32_t c);

@@ -2,6 +2,7 @@
 
 #include "clip/hf_bpe_tokenizer.h"
 #include "clip/sentencepiece_tokenizer.h"
+#include "clip/wordpiece_tokenizer.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::clip {
@@ -25,6 +26,10 @@ Result<std::unique_ptr<TextTokenizer>> LoadTextTokenizer(const TokenizerConfig& 
     }
     case TokenizerKind::kHfBpe: {
       VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<HfBpeTokenizer> t, HfBpeTokenizer::Load(config));
+      return std::unique_ptr<TextTokenizer>(std::move(t));
+    }
+    case TokenizerKind::kWordPiece: {
+      VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<WordPieceTokenizer> t, WordPieceTokenizer::Load(config));
       return std::unique_ptr<TextTokenizer>(std::move(t));
     }
   }

@@ -62,20 +62,43 @@ void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, f
   }
 }
 
-// Final LayerNorm on all rows, pooling of one row per item, projection to the embedding.
+// Final LayerNorm (`ln_name`) on all rows, pooling of one row per item (row pool_index[n], or with
+// Pooling::kAverage the mean of the rows from `average_from` on: the patch tokens), projection to the
+// embedding; with final_ln_after_pool the LayerNorm runs on the pooled rows instead.
 Matrix PoolAndProject(const TowerConfig& cfg, int embed_dim, const TowerWeights& tw, float* x, int batch, int seq,
                       const std::vector<int>& pool_index, const ForwardOptions& o, const std::string& prefix,
-                      const std::string& ln_name) {
+                      const std::string& ln_name, int average_from = 1) {
   const int w = cfg.width;
-  LayerNorm(x, x, batch * seq, w, tw.ln_final_gain.data, tw.ln_final_bias.data, cfg.layer_norm_eps);
-  Trace(o, prefix + ln_name, x, static_cast<size_t>(batch) * seq * w);
+  if (!cfg.final_ln_after_pool) {
+    LayerNorm(x, x, batch * seq, w, tw.ln_final_gain.data, tw.ln_final_bias.data, cfg.layer_norm_eps);
+    Trace(o, prefix + ln_name + "_out", x, static_cast<size_t>(batch) * seq * w);
+  }
   std::vector<float> pooled(static_cast<size_t>(batch) * w);
   for (int n = 0; n < batch; ++n) {
-    const float* src = x + (static_cast<size_t>(n) * seq + pool_index[n]) * w;
-    std::copy(src, src + w, pooled.begin() + static_cast<ptrdiff_t>(n) * w);
+    float* dst = pooled.data() + static_cast<size_t>(n) * w;
+    if (cfg.pooling == Pooling::kAverage) {
+      std::vector<double> sum(static_cast<size_t>(w), 0.0);
+      for (int r = average_from; r < seq; ++r) {
+        const float* src = x + (static_cast<size_t>(n) * seq + r) * w;
+        for (int c = 0; c < w; ++c) sum[c] += src[c];
+      }
+      for (int c = 0; c < w; ++c) dst[c] = static_cast<float>(sum[c] / (seq - average_from));
+    } else {
+      const float* src = x + (static_cast<size_t>(n) * seq + pool_index[n]) * w;
+      std::copy(src, src + w, dst);
+    }
+  }
+  if (cfg.final_ln_after_pool) {
+    Trace(o, prefix + "pooled_before_" + ln_name, pooled.data(), pooled.size());
+    LayerNorm(pooled.data(), pooled.data(), batch, w, tw.ln_final_gain.data, tw.ln_final_bias.data, cfg.layer_norm_eps);
+    Trace(o, prefix + ln_name + "_out", pooled.data(), pooled.size());
   }
   Trace(o, prefix + "pooled_before_proj", pooled.data(), pooled.size());
   Matrix out(batch, embed_dim);
+  if (tw.projection.weight.data == nullptr && tw.projection.weight_bf16.empty()) {  // no projection: width == embed_dim
+    out.data = std::move(pooled);
+    return out;
+  }
   Linear(tw.projection, batch, w, embed_dim, pooled.data(), 0.0f, out.data.data());
   if (tw.projection.bias.data != nullptr) AddBias(out.data.data(), batch, embed_dim, tw.projection.bias.data);
   return out;
@@ -190,7 +213,7 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   RunBlocks(v, act, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix, v.eva.rope ? &w.rope : nullptr);
   const std::vector<int> class_token(static_cast<size_t>(n), 0);
   if (v.eva.enabled) {  // norm on every token, the class token, trunk.head
-    Matrix out = PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm_out");
+    Matrix out = PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm");
     Trace(o, "visual.projected", out.data.data(), out.data.size());
     return out;
   }
@@ -200,7 +223,20 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     Trace(o, prefix + "norm_out", x.data(), x.size());
     return AttentionPool(v, act, w.attention_pool, x.data(), n, seq, o, prefix);
   }
-  return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, prefix, "ln_post_out");
+  return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, prefix, "ln_post", first_patch);
+}
+
+int PooledPosition(const TextConfig& t, const std::vector<int32_t>& ids) {
+  switch (t.pooling) {
+    case Pooling::kArgmax:
+      return static_cast<int>(std::max_element(ids.begin(), ids.end()) - ids.begin());
+    case Pooling::kEos: {
+      const auto eos = std::find(ids.begin(), ids.end(), t.eos_id);
+      return eos == ids.end() ? 0 : static_cast<int>(eos - ids.begin());
+    }
+    default:
+      return t.context_length - 1;
+  }
 }
 
 Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vector<std::vector<int32_t>>& ids,
@@ -208,12 +244,8 @@ Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vec
   const TextConfig& t = config.text;
   const int n = static_cast<int>(ids.size());
   const int width = t.width;
-  std::vector<int> pool_index(static_cast<size_t>(n), t.context_length - 1);  // Pooling::kLast
-  if (t.pooling == Pooling::kArgmax) {
-    for (int i = 0; i < n; ++i) {
-      pool_index[i] = static_cast<int>(std::max_element(ids[i].begin(), ids[i].end()) - ids[i].begin());
-    }
-  }
+  std::vector<int> pool_index(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) pool_index[i] = PooledPosition(t, ids[i]);
   const bool trim = o.trim_text_to_eot && t.causal;
   const int seq = trim ? *std::max_element(pool_index.begin(), pool_index.end()) + 1 : t.context_length;
 
@@ -228,7 +260,7 @@ Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vec
   }
   Trace(o, "text.embeds_out", x.data(), x.size());
   RunBlocks(t, t.activation.value_or(config.activation), w.text, x.data(), n, seq, t.causal, o, "text.");
-  return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, pool_index, o, "text.", "ln_final_out");
+  return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, pool_index, o, "text.", "ln_final");
 }
 
 }  // namespace visalign::clip

@@ -109,6 +109,10 @@ inline void Trace(const ForwardOptions& o, const std::string& name, const float*
 
 // pixels: rows = images, cols = 3 * S * S (CHW). Returns [images x embed_dim].
 Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& options);
+// The position a text tower pools for one row of ids (padded to context_length): the first highest id
+// (kArgmax), the first eos_id (kEos; position 0 when there is none, as open_clip's
+// (ids == eos).int().argmax() gives), or context_length - 1 (kLast).
+int PooledPosition(const TextConfig& t, const std::vector<int32_t>& ids);
 // ids: each already padded/truncated to context_length. Returns [texts x embed_dim].
 Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vector<std::vector<int32_t>>& ids,
                   const ForwardOptions& options);

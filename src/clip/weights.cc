@@ -258,7 +258,9 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
     VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_gain, l.Get(n + ".weight", {t.width}));
     VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_bias, l.Get(n + ".bias", {t.width}));
   }
-  if (t.projection_bias) {  // SigLIP: an nn.Linear (OpenCLIP text.text_projection, HF text_model.head)
+  if (!t.projection) {
+    // proj_type none: the pooled row is the embedding.
+  } else if (t.projection_bias) {  // SigLIP: an nn.Linear (OpenCLIP text.text_projection, HF text_model.head)
     VISALIGN_ASSIGN_OR_RETURN(w.text.projection,
                               GetLinear(l, tp + (oc ? "text_projection" : "head"), config.embed_dim, t.width));
   } else {

@@ -22,8 +22,10 @@ constexpr const char* kHfConfig = "config.json";
 constexpr const char* kHubSourceKey = "visalign_hub_source";  // clip/config.h kHubSourceConfigKey
 constexpr const char* kModelConfigsFile = "clip/open_clip_model_configs.json";
 constexpr size_t kCommitPrefix = 12;
-// SentencePiece tokenizer files (SigLIP), fetched when the config names a Hugging Face tokenizer.
-constexpr std::array<const char*, 3> kTokenizerFiles = {"spiece.model", "tokenizer_config.json", "special_tokens_map.json"};
+// Hugging Face tokenizer files, fetched (where the repository has them) when the config names a
+// Hugging Face tokenizer: SentencePiece (SigLIP), WordPiece (CLIPA), XLM-R SentencePiece (MetaCLIP 2).
+constexpr std::array<const char*, 5> kTokenizerFiles = {"spiece.model", "tokenizer_config.json", "special_tokens_map.json",
+                                                        "vocab.txt", "sentencepiece.bpe.model"};
 
 // open_clip's _get_safe_alternatives, then the file itself.
 std::vector<std::string> WeightCandidates(const ModelName& name, bool hf_layout) {

@@ -81,7 +81,8 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
 }
 
 // The counts docs/hues.md states: every SigLIP2 and every EVA-CLIP model but EVA02-E's two (post-norm
-// blocks) runs natively since the Gemma tokenizer and the EVA trunks exist.
+// blocks) runs natively since the Gemma tokenizer and the EVA trunks exist; CLIPA (WordPiece), MetaCLIP 2
+// (eos pooling) and the SigLIP i18n text tower without projection since issue 31's second step.
 TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   std::map<std::string, int> native_by_family, embeddings_by_family;
   for (const auto& [name, m] : Shipped()) {
@@ -89,8 +90,9 @@ TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   }
   int native = 0;
   for (const auto& [family, n] : native_by_family) native += n;
-  EXPECT_EQ(native, 112);
-  EXPECT_EQ(native_by_family["SigLIP"], 25);
+  EXPECT_EQ(native, 124);
+  EXPECT_EQ(native_by_family["SigLIP"], 26);
+  EXPECT_EQ(native_by_family["CLIPA"], 7);  // the catalog's seven CLIPA checkpoints (ViT-L/H/bigG-14, 224 and 336)
   EXPECT_EQ(native_by_family["EVA-CLIP"], 5);
   EXPECT_EQ(embeddings_by_family["EVA-CLIP"], 2);
 }
