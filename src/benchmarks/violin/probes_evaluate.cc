@@ -252,7 +252,8 @@ std::vector<ProbeEstimate> SummariseProbes(const std::vector<const ManifestItem*
       std::vector<const ManifestItem*> subset;
       std::vector<std::vector<ImageRecord>> subset_records;
       for (size_t i = 0; i < items.size(); ++i)
-        if (items[i]->language == language) subset.push_back(items[i]), subset_records.push_back(records[m][i]);
+        if (items[i]->probe && items[i]->language == language)  // VIOLIN items' records are not copied
+          subset.push_back(items[i]), subset_records.push_back(records[m][i]);
       const size_t first = out.size();
       ColourFamily(ProbeFamily::kNegation, models[m], subset, subset_records, bootstrap, out);
       ColourFamily(ProbeFamily::kGravity, models[m], subset, subset_records, bootstrap, out);
