@@ -2,6 +2,9 @@
 
 #include "visalign/core/untrusted.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace visalign {
 namespace {
 // Input bytes of what, where and expected ToString prints; messages are a few dozen bytes, a longer
@@ -13,6 +16,17 @@ constexpr size_t kCutMarkerRoom = 32;
 // The longest line ToString returns (the CLI adds "error: ").
 constexpr size_t kMaxLineBytes = 2000;
 }  // namespace
+
+namespace internal {
+Status OkStatusWithoutValue() {
+  return Status::Internal("a Result was built from an OK Status, so it holds neither a value nor an error");
+}
+
+void DieOnValueOfError(const Status& status) {
+  std::fprintf(stderr, "visalign: Result::value() on an error: %s\n", status.ToString().c_str());
+  std::abort();
+}
+}  // namespace internal
 
 Status Status::WithContext(const std::string& outer) const {
   if (ok()) return *this;

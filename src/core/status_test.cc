@@ -69,5 +69,35 @@ TEST(Result, ATemporaryGivesItsValueAwaySoNothingDangles) {
   EXPECT_EQ(moved.size(), 3u);
 }
 
+Result<int> ForgotTheValue() { return Status::Ok(); }
+
+// A Result cannot claim success without a value: an OK Status becomes kInternal (release builds;
+// debug builds stop at an assert), so ok() and status().ok() agree and the macro propagates failure.
+TEST(Result, AnOkStatusWithoutAValueIsAnInternalError) {
+#ifdef NDEBUG
+  Result<int> r = ForgotTheValue();
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.status().ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+  auto twice = [](int* out) -> Status {
+    VISALIGN_ASSIGN_OR_RETURN(*out, ForgotTheValue());
+    return Status::Ok();
+  };
+  int out = 7;
+  EXPECT_EQ(twice(&out).code(), StatusCode::kInternal);
+  EXPECT_EQ(out, 7);
+#else
+  EXPECT_DEATH((void)ForgotTheValue(), "Result built from an OK Status");
+#endif
+}
+
+// value() of an error is a caller's bug: it aborts naming the error, never throws
+// std::bad_variant_access across a module boundary.
+TEST(ResultDeathTest, ValueOfAnErrorAbortsWithTheStatus) {
+  EXPECT_DEATH((void)Half(3).value(), "Result::value\\(\\) on an error: odd number 3");
+  const Result<int> kept = Half(5);
+  EXPECT_DEATH((void)*kept, "odd number 5");
+}
+
 }  // namespace
 }  // namespace visalign

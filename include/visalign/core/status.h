@@ -8,6 +8,7 @@
 // for user errors (everything but kInternal and kInterrupted).
 #pragma once
 
+#include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
@@ -73,12 +74,23 @@ class [[nodiscard]] Status {
   std::string what_, where_, expected_;
 };
 
+namespace internal {
+// The Status a Result built from an OK Status holds instead: kInternal, so that ok() and
+// status().ok() never disagree and VISALIGN_ASSIGN_OR_RETURN cannot pass a failure on as success.
+Status OkStatusWithoutValue();
+// value() of a Result holding an error: prints "visalign: Result::value() on an error: <status>"
+// to stderr and aborts (a bug in the caller, who must test ok() first).
+[[noreturn]] void DieOnValueOfError(const Status& status);
+}  // namespace internal
+
 // Result<T> holds a T or a non-OK Status.
+// Invariants: ok() == status().ok(); a Result is never built from an OK Status (that becomes
+// kInternal, and asserts in debug builds); value() of an error aborts with status().ToString().
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}                                    // NOLINT
-  Result(Status status) : v_(std::move(status)) {}                             // NOLINT
+  Result(T value) : v_(std::move(value)) {}  // NOLINT
+  Result(Status status) : v_(NotOk(std::move(status))) {}  // NOLINT
   bool ok() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {
     static const Status kOkStatus;
@@ -86,9 +98,9 @@ class [[nodiscard]] Result {
   }
   // Of a temporary Result the value is moved out, not referred to, so that
   // `for (auto& x : Load().value())` and `*Load()` never refer to a destroyed Result.
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T value() && { return std::get<T>(std::move(v_)); }
+  T& value() & { return Checked(), std::get<T>(v_); }
+  const T& value() const& { return Checked(), std::get<T>(v_); }
+  T value() && { return Checked(), std::get<T>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -96,6 +108,13 @@ class [[nodiscard]] Result {
   T operator*() && { return std::move(*this).value(); }
 
  private:
+  static Status NotOk(Status status) {
+    assert(!status.ok() && "Result built from an OK Status");
+    return status.ok() ? internal::OkStatusWithoutValue() : std::move(status);
+  }
+  void Checked() const {
+    if (!ok()) internal::DieOnValueOfError(std::get<Status>(v_));
+  }
   std::variant<T, Status> v_;
 };
 
