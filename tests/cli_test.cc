@@ -23,6 +23,22 @@ TEST(Cli, VersionPrintsVersion) {
   EXPECT_NE(r.out.find("visalign 0."), std::string::npos);
 }
 
+// Start-up stays small (docs/performance.md "Start-up"): libcurl and libpq, with their Kerberos,
+// LDAP, SASL and TLS dependencies, are opened on first use, so `--version` maps neither and at
+// most 30 shared libraries in all (the dynamic loader's own trace, LD_DEBUG=files, lists them).
+TEST(Cli, VersionLoadsNeitherLibcurlNorLibpqAndAtMost30Libraries) {
+  auto r = RunVisalign({"--version"}, {{"LD_DEBUG", "files"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("libcurl.so"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("libpq.so"), std::string::npos) << r.err;
+  size_t loaded = 0;  // one "generating link map" line per library mapped
+  for (size_t at = r.err.find("generating link map"); at != std::string::npos;
+       at = r.err.find("generating link map", at + 1))
+    ++loaded;
+  EXPECT_GT(loaded, 0u) << r.err;
+  EXPECT_LE(loaded, 30u) << r.err;
+}
+
 TEST(Cli, UnknownCommandIsAOneLineErrorWithExitCode2) {
   auto r = RunVisalign({"frobnicate"});
   EXPECT_EQ(r.exit_code, 2);

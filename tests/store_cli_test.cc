@@ -171,6 +171,19 @@ class PostgresStoreCli : public ::testing::Test {
   std::unique_ptr<violin::ReferenceServer> reference_;
 };
 
+// libpq is opened when a postgres:// store is first used; a machine without it (here: a broken
+// libpq.so.5 found first on LD_LIBRARY_PATH) gets one line naming the library and the package.
+TEST(PostgresStoreLibrary, AMissingLibpqIsOneLineNamingTheLibraryAndItsPackage) {
+  TempDir t;
+  fs::create_directories(t / "lib");
+  ASSERT_TRUE(WriteFileAtomic(t / "lib" / "libpq.so.5", "not a shared library").ok());
+  RunResult r = RunVisalign({"store", "ls", "--store", "postgres://visalign@127.0.0.1:1/visalign", "--image-root",
+                             (t / "images").string()},
+                            {{"LD_LIBRARY_PATH", (t / "lib").string()}});
+  ExpectOneLineError(r, "cannot load libpq.so.5: ");
+  EXPECT_NE(r.err.find("the Debian package libpq5 (apt-get install -y libpq5)"), std::string::npos) << r.err;
+}
+
 TEST_F(PostgresStoreCli, MigrateMakesTheStoreGenerateFillsItAndStoreCommandsReadIt) {
   RunResult made = RunVisalign(Store({"store", "migrate"}));
   ASSERT_EQ(made.exit_code, 0) << made.err;

@@ -6,9 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "store/pq_library.h"
 
 namespace visalign::store::pg {
 namespace {
+
+// The libpq every Connection and Rows calls; Connection::Open, the only way to either, loaded it.
+const PqLibrary& Lib() { return *Pq().value(); }
 
 constexpr const char* kConnectTimeoutSeconds = "10";
 constexpr const char* kExpected = "a reachable PostgreSQL server and a database this user may write";
@@ -155,15 +159,21 @@ Params& Params::AddRealArray(const std::vector<double>& values) {
   return Add(literal + "}");
 }
 
+Rows::Rows(PGresult* result) : result_(result, Lib().clear) {}
+int Rows::size() const { return Lib().ntuples(result_.get()); }
+bool Rows::IsNull(int row, int col) const { return Lib().getisnull(result_.get(), row, col) != 0; }
+bool Connection::connected() const { return Lib().status(conn_) == CONNECTION_OK; }
+
 std::string Rows::Text(int row, int col) const {
-  return std::string(PQgetvalue(result_.get(), row, col), PQgetlength(result_.get(), row, col));
+  return std::string(Lib().getvalue(result_.get(), row, col), Lib().getlength(result_.get(), row, col));
 }
-int64_t Rows::Int(int row, int col) const { return std::strtoll(PQgetvalue(result_.get(), row, col), nullptr, 10); }
-double Rows::Real(int row, int col) const { return std::strtod(PQgetvalue(result_.get(), row, col), nullptr); }
-size_t Rows::affected() const { return std::strtoull(PQcmdTuples(result_.get()), nullptr, 10); }
+int64_t Rows::Int(int row, int col) const { return std::strtoll(Lib().getvalue(result_.get(), row, col), nullptr, 10); }
+double Rows::Real(int row, int col) const { return std::strtod(Lib().getvalue(result_.get(), row, col), nullptr); }
+size_t Rows::affected() const { return std::strtoull(Lib().cmdTuples(result_.get()), nullptr, 10); }
 
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& location, const std::string& password,
                                                      const std::string& where) {
+  VISALIGN_RETURN_IF_ERROR(Pq().status().WithContext(where));
   // Later keywords override what the URI says: the timeout is a default, the password is not.
   std::vector<const char*> keys = {"connect_timeout", "fallback_application_name", "dbname"};
   std::vector<const char*> values = {kConnectTimeoutSeconds, "visalign", location.c_str()};
@@ -173,34 +183,34 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& location
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
+  PGconn* conn = Lib().connectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
   std::vector<std::string> secrets = PasswordsIn(location);
   secrets.push_back(password);
-  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-    std::string message = conn ? PQerrorMessage(conn) : "out of memory";
-    PQfinish(conn);
+  if (conn == nullptr || Lib().status(conn) != CONNECTION_OK) {
+    std::string message = conn ? Lib().errorMessage(conn) : "out of memory";
+    Lib().finish(conn);
     return Status::Unavailable("cannot connect to PostgreSQL: " + OneLine(message, secrets), where,
                                "a reachable PostgreSQL server, user and database, and its password in PGPASSWORD, "
                                "~/.pgpass or the variable --store-password-env names");
   }
-  PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
+  Lib().setNoticeProcessor(conn, IgnoreNotice, nullptr);
   return std::unique_ptr<Connection>(new Connection(conn, std::move(secrets), where));
 }
 
-Connection::~Connection() { PQfinish(conn_); }
+Connection::~Connection() { Lib().finish(conn_); }
 
 Status Connection::Error(const PGresult* result) {
   last_sqlstate_.clear();
-  if (const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr) last_sqlstate_ = state;
-  const std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(conn_);
-  return Status::IoError("database error: " + OneLine(message.empty() ? PQerrorMessage(conn_) : message, secrets_),
+  if (const char* state = result ? Lib().resultErrorField(result, PG_DIAG_SQLSTATE) : nullptr) last_sqlstate_ = state;
+  const std::string message = result ? Lib().resultErrorMessage(result) : Lib().errorMessage(conn_);
+  return Status::IoError("database error: " + OneLine(message.empty() ? Lib().errorMessage(conn_) : message, secrets_),
                          where_, kExpected);
 }
 
 bool Connection::Retryable() {
-  if (PQstatus(conn_) == CONNECTION_BAD) {
-    PQreset(conn_);
-    return PQstatus(conn_) == CONNECTION_OK;
+  if (Lib().status(conn_) == CONNECTION_BAD) {
+    Lib().reset(conn_);
+    return Lib().status(conn_) == CONNECTION_OK;
   }
   return last_sqlstate_ == kDeadlock || last_sqlstate_ == kSerializationFailure ||
          last_sqlstate_.rfind(kConnectionExceptionClass, 0) == 0;
@@ -213,22 +223,22 @@ Result<Rows> Connection::Exec(const char* sql, const Params& params, bool binary
     values.push_back(v ? v->data() : nullptr);
     lengths.push_back(v ? static_cast<int>(v->size()) : 0);
   }
-  PGresult* result = PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), lengths.data(),
+  PGresult* result = Lib().execParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), lengths.data(),
                                   params.formats_.data(), binary_results ? 1 : 0);
-  const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  const ExecStatusType status = result ? Lib().resultStatus(result) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     Status st = Error(result);
-    PQclear(result);
+    Lib().clear(result);
     return st;
   }
   return Rows(result);
 }
 
 Status Connection::ExecScript(const char* sql) {
-  PGresult* result = PQexec(conn_, sql);
-  const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  PGresult* result = Lib().exec(conn_, sql);
+  const ExecStatusType status = result ? Lib().resultStatus(result) : PGRES_FATAL_ERROR;
   Status st = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ? Status::Ok() : Error(result);
-  PQclear(result);
+  Lib().clear(result);
   return st;
 }
 

@@ -48,12 +48,12 @@ class Params {
 // A statement's result rows (text format, or binary when asked for).
 class Rows {
  public:
-  explicit Rows(PGresult* result) : result_(result, &PQclear) {}
-  int size() const { return PQntuples(result_.get()); }
+  explicit Rows(PGresult* result);
+  int size() const;
   std::string Text(int row, int col) const;
   int64_t Int(int row, int col) const;
   double Real(int row, int col) const;
-  bool IsNull(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
+  bool IsNull(int row, int col) const;
   // Rows an INSERT/UPDATE/DELETE touched.
   size_t affected() const;
 
@@ -64,7 +64,8 @@ class Rows {
 class Connection {
  public:
   // Connects to the libpq URI `location` (password: `password` if not empty, else libpq's own
-  // sources). Errors are Unavailable at `where`, without the password.
+  // sources), loading libpq on the first call (store/pq_library.h). Errors are Unavailable at
+  // `where`, without the password.
   static Result<std::unique_ptr<Connection>> Open(const std::string& location, const std::string& password,
                                                   const std::string& where);
   ~Connection();
@@ -73,7 +74,7 @@ class Connection {
 
   Result<Rows> Exec(const char* sql, const Params& params = {}, bool binary_results = false);
   // False once libpq found the server gone (a statement failed on a lost connection).
-  bool connected() const { return PQstatus(conn_) == CONNECTION_OK; }
+  bool connected() const;
   // Several statements without parameters (schema changes).
   Status ExecScript(const char* sql);
 

@@ -12,6 +12,8 @@
 
 #include "visalign/benchmarks/violin/probes.h"
 
+#include "benchmarks/violin/two_color_classifier.h"
+
 namespace visalign::violin {
 namespace {
 
@@ -89,100 +91,6 @@ void Fill(imaging::Image& image, color::Srgb8 c, int x0, int y0, int x1, int y1)
 
 uint8_t Clamp8(double v) { return static_cast<uint8_t>(std::clamp<long>(std::lround(v), 0, 255)); }
 
-// Classifies pixels to the nearer of two CIELAB colours A, B (squared CIE76; ties to A), exactly as
-// converting every pixel would, but converting few: with w = B - A, |p - A|^2 - |p - B|^2 =
-// 2 (ax fx + ay fy + az fz - 16 wL) + |A|^2 - |B|^2, where fx, fy, fz (the CIELAB f of X, Y, Z) each
-// increase with every sRGB channel (all sRGB -> XYZ coefficients are positive). So over a cube of
-// 16 levels per channel the sign is bounded by the f values at its lowest and highest corner: a cube
-// whose bounds agree (beyond kTieMargin) is decided for all its 4,096 colours, others fall back to
-// the exact per-colour test. Cubes are decided on first use; equal neighbours reuse the last answer.
-class TwoColorClassifier {
- public:
-  TwoColorClassifier(color::Lab a, color::Lab b) : a_(a), b_(b), cells_(kCells * kCells * kCells, kUnknown) {
-    const double wl = b.L - a.L, wa = b.a - a.a, wb = b.b - a.b;
-    alpha_ = {kA * wa, kL * wl - kA * wa + kB * wb, -kB * wb};
-    constant_ = -2.0 * kL0 * wl + (a.L * a.L + a.a * a.a + a.b * a.b) - (b.L * b.L + b.a * b.a + b.b * b.b);
-  }
-
-  // Classes of n pixels (RGB bytes) into out[0 .. n-1]; returns how many are 1.
-  size_t Row(const uint8_t* p, size_t n, uint8_t* out) {
-    const uint8_t* cells = cells_.data();  // a local: the byte stores to `out` could alias the member
-    size_t ones = 0;
-    for (size_t x = 0; x < n; ++x, p += 3) {
-      const size_t cell = (size_t{p[0]} >> kShift << (2 * kCellBits)) | (size_t{p[1]} >> kShift << kCellBits) | (p[2] >> kShift);
-      uint8_t c = cells[cell];
-      if (c > 1) [[unlikely]] c = Slow(cell, p);  // a cube not decided (yet)
-      out[x] = c;
-      ones += c;
-    }
-    return ones;
-  }
-
- private:
-  static constexpr int kShift = 4;
-  static constexpr int kCellBits = 8 - kShift;
-  static constexpr int kCells = 256 >> kShift;
-  static constexpr uint8_t kUnknown = 255, kUndecided = 254;
-  static constexpr double kL = 116, kL0 = 16, kA = 500, kB = 200;
-  static constexpr double kTieMargin = 1e-6;
-
-  // CIELAB of one pixel through the batch converter (its linearisation table; equal to Srgb8ToLab to 1e-12).
-  static color::Lab LabOf(const uint8_t* p) {
-    double lab[3];
-    color::Srgb8ToLabBatch(p, 1, lab);
-    return {lab[0], lab[1], lab[2]};
-  }
-
-  static std::array<double, 3> F(int r, int g, int b) {
-    const uint8_t rgb[3] = {static_cast<uint8_t>(r), static_cast<uint8_t>(g), static_cast<uint8_t>(b)};
-    const color::Lab lab = LabOf(rgb);
-    const double fy = (lab.L + kL0) / kL;
-    return {fy + lab.a / kA, fy, fy - lab.b / kB};
-  }
-
-  uint8_t DecideCell(int r, int g, int b) const {
-    const int top = (1 << kShift) - 1;
-    const std::array<double, 3> lo = F(r << kShift, g << kShift, b << kShift);
-    const std::array<double, 3> hi = F((r << kShift) + top, (g << kShift) + top, (b << kShift) + top);
-    double g_min = constant_, g_max = constant_;
-    for (int k = 0; k < 3; ++k) {
-      g_min += 2.0 * alpha_[k] * (alpha_[k] >= 0 ? lo[k] : hi[k]);
-      g_max += 2.0 * alpha_[k] * (alpha_[k] >= 0 ? hi[k] : lo[k]);
-    }
-    if (g_max < -kTieMargin) return 0;
-    if (g_min > kTieMargin) return 1;
-    return kUndecided;
-  }
-
-  // A cube met for the first time is decided; a pixel of an undecided cube is tested alone (the last
-  // such colour remembered: neighbours are often equal).
-  uint8_t Slow(size_t cell, const uint8_t* p) {
-    if (cells_[cell] == kUnknown) {
-      cells_[cell] = DecideCell(p[0] >> kShift, p[1] >> kShift, p[2] >> kShift);
-      if (cells_[cell] <= 1) return cells_[cell];
-    }
-    const uint32_t key = (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2];
-    if (key != last_key_) last_key_ = key, last_class_ = Exact(p);
-    return last_class_;
-  }
-
-  uint8_t Exact(const uint8_t* p) const {
-    const color::Lab lab = LabOf(p);
-    auto d2 = [&](const color::Lab& t) {
-      const double dl = lab.L - t.L, da = lab.a - t.a, db = lab.b - t.b;
-      return dl * dl + da * da + db * db;
-    };
-    return d2(a_) <= d2(b_) ? 0 : 1;
-  }
-
-  color::Lab a_, b_;
-  std::array<double, 3> alpha_{};
-  double constant_ = 0;
-  std::vector<uint8_t> cells_;
-  uint32_t last_key_ = UINT32_MAX;
-  uint8_t last_class_ = 0;
-};
-
 // Classifies `image` to the nearer of `first` (0) and `second` (1) (TwoColorClassifier) and calls
 // visit(y0, count, classes, ones) once per maximal block of equal consecutive rows y0 .. y0 + count - 1
 // (`classes` per pixel of the block's rows, `ones` of them 1): rows equal to the one above are compared, not classified,
@@ -225,16 +133,27 @@ class ShapeScan {
 
   void Add(int y0, int count, const uint8_t* classes) {
     const size_t begin = runs_.size();
-    for (int x = 0; x < width_;) {
-      while (x < width_ && classes[x] == 0) ++x;
-      if (x == width_) break;
-      const int x0 = x;
-      while (x < width_ && classes[x] != 0) ++x;
-      runs_.push_back({x0, x, y0, count});
-      parent_.push_back(static_cast<uint32_t>(runs_.size() - 1));
+    // The row's run ends without branches: the x where the class changes, then the row's end if it
+    // closes a run; they alternate start, end, start, ...
+    edges_.resize(static_cast<size_t>(width_) + 1);
+    size_t edges = 0;
+    uint8_t previous = 0;
+    for (int x = 0; x < width_; ++x) {
+      edges_[edges] = x;
+      edges += classes[x] ^ previous;
+      previous = classes[x];
+    }
+    edges_[edges] = width_;
+    edges += previous;
+    for (size_t e = 0; e < edges; e += 2) {
+      const int x0 = edges_[e], x1 = edges_[e + 1];
+      const uint32_t run = static_cast<uint32_t>(runs_.size());
+      runs_.push_back({x0, x1, y0, count});
+      parent_.push_back(run);
+      // Every run of the block above that shares a column joins this one (which stays a root).
       while (above_ < begin && runs_[above_].x1 <= x0) ++above_;
-      for (size_t k = above_; k < begin && runs_[k].x0 < x; ++k) Union(k, runs_.size() - 1);
-      mask_area_ += static_cast<int64_t>(x - x0) * count;
+      for (size_t k = above_; k < begin && runs_[k].x0 < x1; ++k) parent_[Find(k)] = run;
+      mask_area_ += static_cast<int64_t>(x1 - x0) * count;
     }
     for (int y = y0; y < y0 + count; ++y) {  // the requested shapes' pixels of each row, and the overlap
       ShapeSpans(spec_.shapes, s_, width_, height_, y, spans_);
@@ -289,7 +208,6 @@ class ShapeScan {
     while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
     return i;
   }
-  void Union(size_t a, size_t b) { parent_[Find(a)] = static_cast<uint32_t>(Find(b)); }
 
   const ProbeSpec& spec_;
   Scale s_;
@@ -297,6 +215,7 @@ class ShapeScan {
   std::vector<Run> runs_;
   std::vector<uint32_t> parent_;
   size_t above_ = 0;  // the first run of the block above not left of the current run
+  std::vector<int> edges_;
   std::vector<Span> spans_;
   int64_t mask_area_ = 0, requested_area_ = 0, inter_ = 0;
 };
