@@ -39,6 +39,29 @@ TEST(Cli, VersionLoadsNeitherLibcurlNorLibpqAndAtMost30Libraries) {
   EXPECT_LE(loaded, 30u) << r.err;
 }
 
+// A run builds only the command groups of the top-level command it names (CommandGroup, cli.h):
+// global options and their values before it, old hidden names, --help without a command (every
+// group) and --version (none) all still work.
+TEST(Cli, OnlyTheNamedCommandsGroupsAreBuiltAndEveryWayOfNamingOneStillWorks) {
+  auto color = RunVisalign({"--log-level", "warn", "--threads", "1", "color", "convert", "red", "--json"});
+  EXPECT_EQ(color.exit_code, 0) << color.err;
+  EXPECT_NE(color.out.find("\"hex\""), std::string::npos) << color.out;
+  auto help = RunVisalign({"--log-level", "warn", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  for (const char* command : {"color", "violin", "store", "hues", "clip", "acva", "report", "serve"})
+    EXPECT_NE(help.out.find(std::string("  ") + command), std::string::npos) << command << "\n" << help.out;
+  auto violin = RunVisalign({"violin", "--help"});
+  EXPECT_EQ(violin.exit_code, 0) << violin.err;
+  for (const char* sub : {"dataset", "probes", "score", "evaluate", "generate", "reference-server"})
+    EXPECT_NE(violin.out.find(sub), std::string::npos) << sub << "\n" << violin.out;
+  auto old_name = RunVisalign({"reference-generator", "--help"});
+  EXPECT_EQ(old_name.exit_code, 0) << old_name.err;
+  EXPECT_NE(old_name.err.find("use `visalign violin reference-server`"), std::string::npos) << old_name.err;
+  auto version = RunVisalign({"--threads", "2", "--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_EQ(version.out.rfind("visalign 0.", 0), 0u) << version.out;
+}
+
 TEST(Cli, UnknownCommandIsAOneLineErrorWithExitCode2) {
   auto r = RunVisalign({"frobnicate"});
   EXPECT_EQ(r.exit_code, 2);

@@ -57,7 +57,7 @@ Status RunExportRatings(const Cli& cli, const ExportRatingsArgs& a) {
 }
 
 // After the other acva commands (order 60), in the same group.
-const CommandGroup kAcvaAgreement(61, [](Cli& cli) {
+const CommandGroup kAcvaAgreement(61, {"acva"}, [](Cli& cli) {
   CLI::App* g = cli.Group("acva", "ACVA-Bench: abstract concept visualization (adequacy, diversity, distinctiveness)");
   auto items = std::make_shared<std::string>();
   auto human = std::make_shared<std::string>();

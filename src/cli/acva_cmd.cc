@@ -289,7 +289,7 @@ CLI::App* AddSetAndStoreCommand(Cli& cli, CLI::App* group, const std::shared_ptr
   return s;
 }
 
-const CommandGroup kAcva(60, [](Cli& cli) {
+const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
   CLI::App* g = cli.Group("acva", "ACVA-Bench: abstract concept visualization (adequacy, diversity, distinctiveness)");
   g->footer(
       "Staged: generate (per model) -> judge -> analyze; each stage resumes from the run store.\n"

@@ -1,7 +1,9 @@
 // Shared plumbing for the `visalign` command line: global options, how a command group registers
 // itself, and output helpers. Each group lives in its own <group>_cmd.cc and registers with
-//   static const CommandGroup kGroup(order, [](Cli& cli) { ... add subcommands ... });
-// so adding a group touches no other file. Groups appear in --help in `order`.
+//   static const CommandGroup kGroup(order, {"violin"}, [](Cli& cli) { ... add subcommands ... });
+// so adding a group touches no other file. Groups appear in --help in `order`; the list names the
+// top-level commands the group adds to, so that a run builds only the groups of the command it names
+// (start-up: docs/performance.md).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -73,8 +75,13 @@ class Cli {
 
 class CommandGroup {
  public:
-  CommandGroup(int order, std::function<void(Cli&)> add);
-  static void AddAll(Cli& cli);
+  // `commands`: every top-level command `add` creates or adds to (hidden old names included).
+  CommandGroup(int order, std::vector<std::string> commands, std::function<void(Cli&)> add);
+  // Runs, in `order`, the groups declaring top-level `command` (every group for ""). kInternal when a
+  // group adds a top-level command it does not declare.
+  static Status Add(Cli& cli, const std::string& command);
+  // Whether some group declares top-level `command`.
+  static bool Declared(const std::string& command);
 };
 
 // Prints JSON to stdout (indent 2); doubles are printed as the shortest text that round-trips.

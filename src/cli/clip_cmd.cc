@@ -383,7 +383,7 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
   return Status::Ok();
 }
 
-const CommandGroup kClip(50, [](Cli& cli) {
+const CommandGroup kClip(50, {"clip"}, [](Cli& cli) {
   CLI::App* g = cli.Group("clip", "Native CLIP (ViT, SigLIP, ModifiedResNet, ConvNeXt towers): tokenize, embed, inspect models");
 
   CLI::App* tok = g->add_subcommand(

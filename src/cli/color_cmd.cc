@@ -177,7 +177,7 @@ Status RunNearest(const Cli& cli, const std::string& text) {
   return Status::Ok();
 }
 
-const CommandGroup kColor(10, [](Cli& cli) {
+const CommandGroup kColor(10, {"color"}, [](Cli& cli) {
   CLI::App* g = cli.Group("color", "Color parsing, conversion, differences and ISCC-NBS names");
   g->footer(
       "Conversions use scikit-image's rgb2lab constants (D65 white 0.95047, 1, 1.08883); see docs/color.md.\n"

@@ -260,7 +260,7 @@ void AddGenerate(Cli& cli, CLI::App* g) {
 constexpr const char* kDescription = "Generate VIOLIN's images with a model backend into the run store (resumable)";
 
 // `visalign violin generate`, and the old top-level `visalign generate`.
-const CommandGroup kGenerate(30, [](Cli& cli) {
+const CommandGroup kGenerate(30, {"violin", "generate"}, [](Cli& cli) {
   cli.AddRenamedCommand(cli.Group("violin", "VIOLIN: pure-color obedience benchmark"), "generate", "generate",
                         kDescription, [&cli](CLI::App* g) { AddGenerate(cli, g); });
 });

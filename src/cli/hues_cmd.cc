@@ -390,7 +390,7 @@ void AddNonsense(Cli& cli, CLI::App* g) {
   });
 }
 
-const CommandGroup kHues(40, [](Cli& cli) {
+const CommandGroup kHues(40, {"hues"}, [](Cli& cli) {
   CLI::App* g = cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players");
   AddBoard(cli, g);
   AddMacroMap(cli, g);

@@ -92,7 +92,7 @@ void AddModels(Cli& cli, CLI::App* g) {
   });
 }
 
-const CommandGroup kHuesModels(41, [](Cli& cli) {
+const CommandGroup kHuesModels(41, {"hues"}, [](Cli& cli) {
   AddModels(cli, cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players"));
 });
 

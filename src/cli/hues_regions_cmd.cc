@@ -42,7 +42,7 @@ Status RunExportRegions(const Cli& cli, const ExportRegionsArgs& a) {
 }
 
 // After the other hues commands (order 40), in the same group.
-const CommandGroup kHuesRegions(41, [](Cli& cli) {
+const CommandGroup kHuesRegions(41, {"hues"}, [](Cli& cli) {
   CLI::App* g = cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players");
   auto a = std::make_shared<ExportRegionsArgs>();
   CLI::App* s = g->add_subcommand(

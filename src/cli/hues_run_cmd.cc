@@ -464,7 +464,7 @@ void AddRun(Cli& cli, CLI::App* g) {
   });
 }
 
-const CommandGroup kHuesRun(42, [](Cli& cli) {
+const CommandGroup kHuesRun(42, {"hues"}, [](Cli& cli) {
   AddRun(cli, cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players"));
 });
 

@@ -29,20 +29,47 @@ CLI::App* Cli::Group(const std::string& name, const std::string& description) {
 }
 
 namespace {
-std::vector<std::pair<int, std::function<void(Cli&)>>>& Registry() {
-  static std::vector<std::pair<int, std::function<void(Cli&)>>> groups;
+struct RegisteredGroup {
+  int order;
+  std::vector<std::string> commands;
+  std::function<void(Cli&)> add;
+};
+std::vector<RegisteredGroup>& Registry() {
+  static std::vector<RegisteredGroup> groups;
   return groups;
 }
 }  // namespace
 
-CommandGroup::CommandGroup(int order, std::function<void(Cli&)> add) {
-  Registry().emplace_back(order, std::move(add));
+CommandGroup::CommandGroup(int order, std::vector<std::string> commands, std::function<void(Cli&)> add) {
+  Registry().push_back({order, std::move(commands), std::move(add)});
 }
 
-void CommandGroup::AddAll(Cli& cli) {
-  auto groups = Registry();
-  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [order, add] : groups) add(cli);
+Status CommandGroup::Add(Cli& cli, const std::string& command) {
+  std::vector<RegisteredGroup> groups = Registry();
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (const RegisteredGroup& group : groups) {
+    const auto& named = group.commands;
+    if (!command.empty() && std::find(named.begin(), named.end(), command) == named.end()) continue;
+    std::vector<std::string> before;
+    for (const CLI::App* sub : cli.app().get_subcommands(nullptr)) before.push_back(sub->get_name());
+    group.add(cli);
+    // A group that adds a top-level command it does not declare would lose it whenever only the
+    // declared ones are built: refused here (every full build, e.g. `visalign --help`, checks).
+    for (const CLI::App* sub : cli.app().get_subcommands(nullptr)) {
+      const std::string& name = sub->get_name();
+      if (std::find(before.begin(), before.end(), name) == before.end() &&
+          std::find(named.begin(), named.end(), name) == named.end())
+        return Status::Internal("the command group of order " + std::to_string(group.order) +
+                                " adds the top-level command \"" + name + "\" without declaring it");
+    }
+  }
+  return Status::Ok();
+}
+
+bool CommandGroup::Declared(const std::string& command) {
+  return std::any_of(Registry().begin(), Registry().end(), [&](const RegisteredGroup& g) {
+    return std::find(g.commands.begin(), g.commands.end(), command) != g.commands.end();
+  });
 }
 
 void Cli::Bind(CLI::App* sub, std::function<Status()> fn) {
@@ -72,6 +99,33 @@ namespace {
 // Global options that take a value (skipped when looking for a command name in argv).
 bool TakesValue(std::string_view option) {
   return option == "--threads" || option == "--log-level" || option == "--max-image-pixels";
+}
+
+// What argv asks of the command list: the top-level command it names (its first word that is
+// neither an option nor a global option's value, if a group declares it), whether --help/-h
+// comes before it, and whether it only asks for --version.
+struct NamedCommand {
+  std::string command;
+  bool help_first = false, version_only = false;
+};
+NamedCommand FindNamedCommand(int argc, char** argv) {
+  NamedCommand out;
+  bool version = false, other_word = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (TakesValue(arg)) {
+      ++i;
+      continue;
+    }
+    if (arg == "--help" || arg == "-h" || arg == "--help-all") out.help_first = true;
+    if (arg == "--version") version = true;
+    if (arg.empty() || arg[0] == '-') continue;
+    if (CommandGroup::Declared(std::string(arg))) out.command = arg;
+    else other_word = true;
+    break;
+  }
+  out.version_only = version && out.command.empty() && !out.help_first && !other_word;
+  return out;
 }
 }  // namespace
 
@@ -282,7 +336,15 @@ int Main(int argc, char** argv) {
       "Errors print one line `error: <what> (<where>): <expected>` and exit with code 2.\n"
       "Run `visalign <command> --help` for a command's options.");
 
-  CommandGroup::AddAll(cli);
+  // Only the named command's groups are built (CLI11 costs ~8 M instructions to build them all):
+  // all of them for --help before a command, an unknown command or none, none for --version.
+  const NamedCommand named = FindNamedCommand(argc, argv);
+  if (!named.version_only) {
+    if (Status built = CommandGroup::Add(cli, named.help_first ? "" : named.command); !built.ok()) {
+      std::fprintf(stderr, "error: %s\n", built.ToString().c_str());
+      return ExitCodeFor(built);
+    }
+  }
 
   const std::vector<std::string> rewritten = cli.RewriteDeprecated(argc, argv);
   std::vector<char*> pointers;

@@ -96,7 +96,7 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
   return Status::Ok();
 }
 
-const CommandGroup kReport(80, [](Cli& cli) {
+const CommandGroup kReport(80, {"report"}, [](Cli& cli) {
   CLI::App* cmd = cli.app().add_subcommand("report", "One self-contained HTML report (and paper figures) over results folders");
   auto a = std::make_shared<ReportArgs>();
   cmd->add_option("--results", a->results,

@@ -185,7 +185,7 @@ void AddExportParticipants(Cli& cli) {
   });
 }
 
-const CommandGroup kServe(90, [](Cli& cli) {
+const CommandGroup kServe(90, {"serve", "hues"}, [](Cli& cli) {
   AddServe(cli);
   AddExportHumans(cli);
   AddExportParticipants(cli);

@@ -207,7 +207,7 @@ CLI::App* AddStoreSubcommand(Cli& cli, CLI::App* group, const char* name, const 
   return sub;
 }
 
-const CommandGroup kStore(32, [](Cli& cli) {
+const CommandGroup kStore(32, {"store"}, [](Cli& cli) {
   CLI::App* group = cli.Group("store", "Inspect and manage a run store");
   {
     auto a = std::make_shared<StoreArgs>();

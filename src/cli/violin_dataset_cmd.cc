@@ -29,7 +29,7 @@ void PrintReport(const violin::DatasetOptions& options, const violin::DatasetRep
               count(counts, "split", "train"), count(counts, "split", "test"));
 }
 
-const CommandGroup kViolinDataset(20, [](Cli& cli) {
+const CommandGroup kViolinDataset(20, {"violin"}, [](Cli& cli) {
   CLI::App* g = cli.Group("violin", "VIOLIN: pure-color obedience benchmark");
   CLI::App* ds = g->add_subcommand(
       "dataset", "Generate the VIOLIN dataset: prompts, ground-truth images and splits (deterministic per seed)");

@@ -190,7 +190,7 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   return Status::Ok();
 }
 
-const CommandGroup kViolinEvaluate(22, [](Cli& cli) {
+const CommandGroup kViolinEvaluate(22, {"violin"}, [](Cli& cli) {
   CLI::App* g = cli.Group("violin", "VIOLIN: pure-color obedience benchmark");
   auto ea = std::make_shared<EvaluateArgs>();
   CLI::App* ev = g->add_subcommand("evaluate", "Score generated images of one or more models against a dataset");

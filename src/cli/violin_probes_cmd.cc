@@ -9,7 +9,7 @@
 namespace visalign::cli {
 namespace {
 
-const CommandGroup kViolinProbes(21, [](Cli& cli) {
+const CommandGroup kViolinProbes(21, {"violin"}, [](Cli& cli) {
   CLI::App* g = cli.Group("violin", "VIOLIN: pure-color obedience benchmark");
   CLI::App* p = g->add_subcommand(
       "probes", "Write the diagnostic probe dataset: negation, semantic gravity, aesthetic inertia, Level-5 geometry");

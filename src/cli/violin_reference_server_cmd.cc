@@ -99,7 +99,7 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
 }
 
 // `visalign violin reference-server`, and the old top-level `visalign reference-generator`.
-const CommandGroup kViolinReferenceServer(23, [](Cli& cli) {
+const CommandGroup kViolinReferenceServer(23, {"violin", "reference-generator"}, [](Cli& cli) {
   cli.AddRenamedCommand(cli.Group("violin", "VIOLIN: pure-color obedience benchmark"), "reference-server",
                         "reference-generator", kDescription, [&cli](CLI::App* g) { AddReferenceServer(cli, g); });
 });

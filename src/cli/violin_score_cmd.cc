@@ -209,7 +209,7 @@ Status RunScore(const Cli& cli, const ScoreOptions& o) {
   return Status::InvalidArgument(fmt::format("{} of {} images failed", failed, jobs.size()), "command line", first);
 }
 
-const CommandGroup kViolinScore(21, [](Cli& cli) {
+const CommandGroup kViolinScore(21, {"violin"}, [](Cli& cli) {
   CLI::App* g = cli.Group("violin", "VIOLIN: pure-color obedience benchmark");
 
   auto so = std::make_shared<ScoreOptions>();
