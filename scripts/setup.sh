@@ -14,7 +14,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libutf8proc-dev libre2-dev libsentencepiece-dev libtomlplusplus-dev
   python3-numpy python3-pil
-  nodejs chromium fonts-dejavu-core
+  nodejs chromium fonts-dejavu-core clang-format-14
 )
 # npm (the report's build step): part of some nodejs builds (NodeSource), a package of its own in Debian.
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi
