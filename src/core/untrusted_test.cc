@@ -1,5 +1,6 @@
 #include "visalign/core/untrusted.h"
 
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -68,7 +69,7 @@ TEST(ParseJson, ReadsAnObjectOfManyKeysInOrder) {
   ASSERT_TRUE(j.ok()) << j.status().ToString();
   ASSERT_EQ(j->size(), static_cast<size_t>(kKeys));
   EXPECT_EQ(j->begin().key(), std::to_string(kKeys));
-  EXPECT_EQ((j->end() - 1).key(), "1");
+  EXPECT_EQ(std::prev(j->end()).key(), "1");
   EXPECT_EQ((*j)["1"], kKeys - 1);
 }
 
