@@ -24,9 +24,10 @@
 #include <tuple>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
+
+using visalign::Json;
 
 namespace {
 
@@ -73,7 +74,7 @@ class Player {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
-      nlohmann::json item = Send("GET", "/api/next", "", 200);
+      Json item = Send("GET", "/api/next", "", 200);
       while (item.is_object() && !item.value("done", true) && Clock::now() < end) {
         Think();
         item = Answer(item);
@@ -89,7 +90,7 @@ class Player {
     if (!res || res->status != 201) return false;
     const std::string set = res->get_header_value("Set-Cookie");
     cookie_ = set.substr(0, set.find(';'));
-    user_ = nlohmann::json::parse(res->body)["participant"];
+    user_ = Json::parse(res->body)["participant"];
     {
       std::lock_guard lock(totals_.mu);
       ++totals_.sessions;
@@ -100,14 +101,14 @@ class Player {
         .is_object();
   }
 
-  nlohmann::json Answer(const nlohmann::json& item) {
+  Json Answer(const Json& item) {
     std::string cell = item["kind"] == "attention" ? item["cell"].get<std::string>()
                                                    : std::string(1, static_cast<char>('A' + rng_() % 16)) + std::to_string(1 + rng_() % 30);
     char id[40];
     std::snprintf(id, sizeof id, "load-%016llx", static_cast<unsigned long long>(rng_()));
-    const nlohmann::json body = {{"index", item["index"]}, {"coordinate", cell}, {"client_id", id}};
+    const Json body = {{"index", item["index"]}, {"coordinate", cell}, {"client_id", id}};
     const auto start = Clock::now();
-    nlohmann::json next = Send("POST", "/api/answer", body.dump(), 201);
+    Json next = Send("POST", "/api/answer", body.dump(), 201);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (next.is_object() && item["kind"] == "word") {
       std::lock_guard lock(totals_.mu);
@@ -124,12 +125,12 @@ class Player {
   }
 
   // The reply's JSON when it has status `expected`, else null (counted as an error).
-  nlohmann::json Send(const std::string& method, const std::string& path, const std::string& body, int expected) {
+  Json Send(const std::string& method, const std::string& path, const std::string& body, int expected) {
     httplib::Headers headers = {{"Cookie", cookie_}};
     auto res = method == "GET" ? client_.Get(path, headers) : client_.Post(path, headers, body, "application/json");
     Count(method + " " + path, res, expected);
     if (!res || res->status != expected) return nullptr;
-    return nlohmann::json::parse(res->body, nullptr, false);
+    return Json::parse(res->body, nullptr, false);
   }
 
   void Count(const std::string& what, const httplib::Result& res, int expected) {
@@ -203,7 +204,7 @@ int main(int argc, char** argv) {
       for (const auto& [key, cell] : totals.acknowledged) missing += !seen.count(key);
     }
   }
-  const nlohmann::json out = {
+  const Json out = {
       {"players", o.players},
       {"seconds", elapsed},
       {"think_ms", o.think_ms},

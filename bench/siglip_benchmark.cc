@@ -14,19 +14,17 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "clip/random_model.h"
 #include "clip/safetensors.h"
 #include "visalign/clip.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/core/parallel.h"
 
 namespace visalign::clip {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr int kBatch = 32;
 constexpr int kImageSize = 224;
@@ -101,7 +99,7 @@ std::vector<RandomTensorSpec> SiglipSpecs() {
   return s;
 }
 
-json SiglipConfig() {
+Json SiglipConfig() {
   return {{"model_cfg",
            {{"embed_dim", kWidth},
             {"init_logit_bias", -10},

@@ -20,8 +20,6 @@
 #include <random>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/backends/backends.h"
 #include "visalign/backends/providers.h"
 #include "visalign/backends/runner.h"
@@ -29,6 +27,7 @@
 #include "visalign/benchmarks/violin/dataset.h"
 #include "visalign/benchmarks/violin/reference_server.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 #include "visalign/store.h"
 
@@ -57,9 +56,9 @@ std::string Pipeline(const std::string& prompt) {
 int ServeAsWorker() {
   std::cout << R"({"ready": true, "model": "imitation"})" << std::endl;
   for (std::string line; std::getline(std::cin, line);) {
-    const auto request = nlohmann::json::parse(line);
+    const auto request = Json::parse(line);
     std::ofstream(request["out"].get<std::string>(), std::ios::binary) << Pipeline(request["prompt"]);
-    std::cout << nlohmann::json{{"id", request["id"]}, {"ok", true}}.dump() << std::endl;
+    std::cout << Json{{"id", request["id"]}, {"ok", true}}.dump() << std::endl;
   }
   return 0;
 }
@@ -135,7 +134,7 @@ void BM_AsyncAtTheRateLimit(benchmark::State& state) {
     auto summary = backends::RunGeneration(*store, {"bench", "violin", "fp", {}, ""}, work, *backend, ro, stop);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!summary.ok() || summary->done != work.size()) state.SkipWithError("generation did not complete");
-    const nlohmann::json stats = server->Stats();
+    const Json stats = server->Stats();
     seconds += s;
     rate += stats["requests"].get<double>() / s;
     too_many += stats["by_status"].value("429", 0);

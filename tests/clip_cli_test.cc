@@ -7,9 +7,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
+
+#include "visalign/core/json.h"
 
 namespace visalign {
 namespace {
@@ -23,12 +24,12 @@ std::string FixtureFile(const std::string& fixture, const std::string& rel) {
 std::string Fixture(const std::string& rel = "") { return FixtureFile("clip-tiny", rel); }
 std::string Siglip(const std::string& rel = "") { return FixtureFile("siglip-tiny", rel); }
 
-nlohmann::json Expected(const std::string& fixture = "clip-tiny") {
+Json Expected(const std::string& fixture = "clip-tiny") {
   std::ifstream in(FixtureFile(fixture, "expected.json"));
-  return nlohmann::json::parse(in);
+  return Json::parse(in);
 }
 
-double MaxAbsDiff(const nlohmann::json& a, const nlohmann::json& b) {
+double MaxAbsDiff(const Json& a, const Json& b) {
   double m = 0;
   for (size_t i = 0; i < b.size(); ++i) m = std::max(m, std::abs(a[i].get<double>() - b[i].get<double>()));
   return m;
@@ -37,18 +38,18 @@ double MaxAbsDiff(const nlohmann::json& a, const nlohmann::json& b) {
 TEST(ClipCli, TokenizePrintsIdsWithSotAndEot) {
   auto r = RunVisalign({"clip", "tokenize", "a photo of a banana", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["ids"], nlohmann::json({49406, 320, 1125, 539, 320, 8922, 49407}));
+  EXPECT_EQ(Json::parse(r.out)["ids"], Json({49406, 320, 1125, 539, 320, 8922, 49407}));
   r = RunVisalign({"clip", "tokenize", "BANANA"});
   EXPECT_EQ(r.out, "49406 8922 49407\n");
 }
 
 TEST(ClipCli, EmbedMatchesOpenClipInArgumentOrder) {
-  const nlohmann::json e = Expected();
+  const Json e = Expected();
   auto r = RunVisalign({"--threads", "1", "clip", "embed", "--clip-model", Fixture(), "--text", "BANANA", "--image",
                         Fixture("inputs/img_05_noise_80x100.png"), "--text", "a photo of a banana", "--image",
                         Fixture("inputs/img_00_red.png"), "--normalize", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const Json j = Json::parse(r.out);
   ASSERT_EQ(j["images"].size(), 2u);
   ASSERT_EQ(j["texts"].size(), 2u);
   EXPECT_EQ(j["images"][0]["path"], Fixture("inputs/img_05_noise_80x100.png"));
@@ -60,16 +61,16 @@ TEST(ClipCli, EmbedMatchesOpenClipInArgumentOrder) {
 }
 
 TEST(ClipCli, EmbedWithoutNormalizeGivesRawProjections) {
-  const nlohmann::json e = Expected();
+  const Json e = Expected();
   auto r = RunVisalign({"--threads", "1", "clip", "embed", "--clip-model", Fixture(), "--text", "a photo of a banana", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_LE(MaxAbsDiff(nlohmann::json::parse(r.out)["texts"][0]["embedding"], e["texts"][0]["embedding"]), 1e-4);
+  EXPECT_LE(MaxAbsDiff(Json::parse(r.out)["texts"][0]["embedding"], e["texts"][0]["embedding"]), 1e-4);
 }
 
 TEST(ClipCli, InfoDescribesTheModel) {
   auto r = RunVisalign({"clip", "info", "--clip-model", Fixture(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const Json j = Json::parse(r.out);
   EXPECT_EQ(j["embed_dim"], 64);
   EXPECT_EQ(j["layout"], "open_clip");
   EXPECT_EQ(j["vision"]["heads"], 4);
@@ -79,7 +80,7 @@ TEST(ClipCli, InfoDescribesTheModel) {
 TEST(ClipCli, InfoShowsThePrecisionInUseAndWhy) {
   auto r = RunVisalign({"clip", "info", "--clip-model", Fixture(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  nlohmann::json j = nlohmann::json::parse(r.out);
+  Json j = Json::parse(r.out);
   EXPECT_EQ(j["precision"]["in_use"], "fp32");
   EXPECT_THAT(j["precision"]["reason"].get<std::string>(), HasSubstr("default"));
   // Without AVX512_BF16/AMX (here forced through oneDNN's ISA limit) auto falls back to fp32 ...
@@ -126,10 +127,10 @@ TEST(ClipCli, EmbedNeedsSomethingToEmbed) {
 // (its {"rows": [{"ids"}]} file) as open_clip did, end to end with its PNGs.
 TEST(ClipCli, EmbedTokenIdsWhereTheTokenizerIsAbsent) {
   const std::string model = FixtureFile("metaclip2-tiny", "");
-  const nlohmann::json e = Expected("metaclip2-tiny");
+  const Json e = Expected("metaclip2-tiny");
   auto info = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
   ASSERT_EQ(info.exit_code, 0) << info.err;
-  const nlohmann::json tokenizer = nlohmann::json::parse(info.out)["text"]["tokenizer"];
+  const Json tokenizer = Json::parse(info.out)["text"]["tokenizer"];
   EXPECT_EQ(tokenizer["kind"], "missing");
   EXPECT_THAT(tokenizer["reason"].get<std::string>(), HasSubstr("facebook/xlm-v-base"));
   auto text = RunVisalign({"clip", "embed", "--clip-model", model, "--text", "a red square"});
@@ -139,7 +140,7 @@ TEST(ClipCli, EmbedTokenIdsWhereTheTokenizerIsAbsent) {
                         FixtureFile("metaclip2-tiny", "inputs/token_ids.json"), "--image",
                         FixtureFile("metaclip2-tiny", "inputs/img_05_noise_70x87.png"), "--normalize", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const Json j = Json::parse(r.out);
   ASSERT_EQ(j["token_ids"].size(), e["texts"].size());
   for (size_t i = 0; i < e["texts"].size(); ++i) {
     EXPECT_EQ(j["token_ids"][i]["ids"], e["texts"][i]["token_ids_padded"]) << i;
@@ -172,7 +173,7 @@ TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {
                                   "mean nothing\n"));
   auto info_json = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
   ASSERT_EQ(info_json.exit_code, 0) << info_json.err;
-  const nlohmann::json j = nlohmann::json::parse(info_json.out);
+  const Json j = Json::parse(info_json.out);
   EXPECT_EQ(j["random_weights"]["arch"], "tiny");
   EXPECT_EQ(j["random_weights"]["seed"], 7);
   EXPECT_EQ(j["text"]["vocab_size"], 49408);
@@ -180,23 +181,23 @@ TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {
   // The fixture is a real open_clip model: not labelled.
   auto fixture = RunVisalign({"clip", "info", "--clip-model", Fixture(), "--json"});
   ASSERT_EQ(fixture.exit_code, 0) << fixture.err;
-  EXPECT_TRUE(nlohmann::json::parse(fixture.out)["random_weights"].is_null());
+  EXPECT_TRUE(Json::parse(fixture.out)["random_weights"].is_null());
 
   // Same seed: the same model (fingerprint = weights hash + preprocessing); --force rewrites in place.
   auto again = RunVisalign({"clip", "random-model", "--out", (dir / "again").string(), "--seed", "7", "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(nlohmann::json::parse(again.out)["parameters"], 3425857);
+  EXPECT_EQ(Json::parse(again.out)["parameters"], 3425857);
   auto again_info = RunVisalign({"clip", "info", "--clip-model", (dir / "again").string(), "--json"});
-  EXPECT_EQ(nlohmann::json::parse(again_info.out)["fingerprint"], j["fingerprint"]);
+  EXPECT_EQ(Json::parse(again_info.out)["fingerprint"], j["fingerprint"]);
   auto other = RunVisalign({"clip", "random-model", "--out", model, "--seed", "8", "--force"});
   ASSERT_EQ(other.exit_code, 0) << other.err;
   auto other_info = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
-  EXPECT_NE(nlohmann::json::parse(other_info.out)["fingerprint"], j["fingerprint"]);
+  EXPECT_NE(Json::parse(other_info.out)["fingerprint"], j["fingerprint"]);
 
   auto embed = RunVisalign({"clip", "embed", "--clip-model", model, "--text", "a red square", "--image",
                             Fixture("inputs/img_05_noise_80x100.png"), "--normalize", "--json"});
   ASSERT_EQ(embed.exit_code, 0) << embed.err;
-  const nlohmann::json embeddings = nlohmann::json::parse(embed.out);
+  const Json embeddings = Json::parse(embed.out);
   for (const char* kind : {"images", "texts"}) {
     double sq = 0;
     for (const auto& v : embeddings[kind][0]["embedding"]) sq += v.get<double>() * v.get<double>();
@@ -234,18 +235,18 @@ TEST(ClipCli, RandomModelErrorsAreOneLineWithExitCode2) {
 // ---- SigLIP (siglip-tiny: OpenCLIP SigLIP with its SentencePiece tokenizer) ----
 
 TEST(SiglipCli, TokenizeUsesTheModelsSentencePieceTokenizer) {
-  const nlohmann::json text = Expected("siglip-tiny")["texts"][0];
+  const Json text = Expected("siglip-tiny")["texts"][0];
   auto r = RunVisalign({"clip", "tokenize", text["text"], "--clip-model", Siglip(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["ids"], text["token_ids"]);
+  EXPECT_EQ(Json::parse(r.out)["ids"], text["token_ids"]);
 }
 
 TEST(SiglipCli, EmbedMatchesOpenClipForTextsAndPngs) {
-  const nlohmann::json e = Expected("siglip-tiny");
+  const Json e = Expected("siglip-tiny");
   auto r = RunVisalign({"clip", "embed", "--clip-model", Siglip(), "--text", e["texts"][2]["text"], "--image",
                         Siglip(e["images"][1]["file"]), "--normalize", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const Json j = Json::parse(r.out);
   EXPECT_LE(MaxAbsDiff(j["texts"][0]["embedding"], e["texts"][2]["embedding_normalized"]), 1e-5);
   EXPECT_LE(MaxAbsDiff(j["images"][0]["embedding"], e["images"][1]["embedding_normalized"]), 1e-5);
 }
@@ -253,7 +254,7 @@ TEST(SiglipCli, EmbedMatchesOpenClipForTextsAndPngs) {
 TEST(SiglipCli, InfoNamesTowersTokenizerAndSigmoidScore) {
   auto r = RunVisalign({"clip", "info", "--clip-model", Siglip(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const Json j = Json::parse(r.out);
   EXPECT_EQ(j["vision"]["tower"], "timm ViT, MAP attention-pool head (SigLIP)");
   EXPECT_EQ(j["text"]["tower"], "transformer, bidirectional, pooled at the last position");
   EXPECT_EQ(j["text"]["tokenizer"]["kind"], "sentencepiece");
@@ -270,7 +271,7 @@ TEST(SiglipCli, HuesRunPlaysTheBoard) {
   auto r = RunVisalign({"hues", "run", "--clip-model", Siglip(), "--no-cache", "--out", (dir / "runs").string(),
                         "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const Json j = Json::parse(r.out);
   EXPECT_EQ(j["model"], "siglip-tiny");
   EXPECT_EQ(j["words"], 100);
   EXPECT_TRUE(std::filesystem::exists(dir / "runs" / "siglip-tiny" / "results.csv"));

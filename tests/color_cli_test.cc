@@ -5,27 +5,28 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "testing/cli_runner.h"
+
+#include "visalign/core/json.h"
 
 namespace visalign {
 namespace {
 
 using testing::RunVisalign;
 
-nlohmann::json RunJson(const std::vector<std::string>& args) {
+Json RunJson(const std::vector<std::string>& args) {
   const auto r = RunVisalign(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(r.out);
+  return Json::parse(r.out);
 }
 
 // Every value in `j` is a finite number, a string or a boolean: NaN and infinity, which
-// nlohmann::json prints as null, fail.
-void ExpectAllFinite(const nlohmann::json& j, const std::string& where) {
+// Json prints as null, fail.
+void ExpectAllFinite(const Json& j, const std::string& where) {
   if (j.is_structured()) {
-    for (const nlohmann::json& v : j) ExpectAllFinite(v, where);
+    for (const Json& v : j) ExpectAllFinite(v, where);
     return;
   }
   EXPECT_TRUE(j.is_string() || j.is_boolean() || (j.is_number() && std::isfinite(j.get<double>())))
@@ -38,7 +39,7 @@ void ExpectNoNanOrInfText(const std::string& text, const std::string& where) {
   EXPECT_FALSE(std::regex_search(text, kNonFinite)) << where << ":\n" << text;
 }
 
-void ExpectTriple(const nlohmann::json& j, double a, double b, double c, double tol) {
+void ExpectTriple(const Json& j, double a, double b, double c, double tol) {
   ASSERT_TRUE(j.is_array());
   ASSERT_EQ(j.size(), 3u);
   EXPECT_NEAR(j[0].get<double>(), a, tol);
@@ -47,7 +48,7 @@ void ExpectTriple(const nlohmann::json& j, double a, double b, double c, double 
 }
 
 TEST(ColorConvert, JsonHasEverySpace) {
-  const nlohmann::json j = RunJson({"color", "convert", "#FF0000", "--json"});
+  const Json j = RunJson({"color", "convert", "#FF0000", "--json"});
   for (const char* key : {"hex", "srgb", "linear", "xyz", "xyy", "lab", "lch", "hsl"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["hex"], "#FF0000");
@@ -62,18 +63,18 @@ TEST(ColorConvert, JsonHasEverySpace) {
 }
 
 TEST(ColorConvert, NamesAndOutOfGamutLab) {
-  const nlohmann::json name = RunJson({"color", "convert", "Vivid Pink", "--json"});
+  const Json name = RunJson({"color", "convert", "Vivid Pink", "--json"});
   EXPECT_EQ(name["hex"], "#FFB5BA");
   EXPECT_EQ(name["name"], "vivid pink");
   EXPECT_EQ(name["iscc_level"], 3);
-  const nlohmann::json lab = RunJson({"color", "convert", "lab(50, 200, 0)", "--json"});
+  const Json lab = RunJson({"color", "convert", "lab(50, 200, 0)", "--json"});
   EXPECT_EQ(lab["in_gamut"], false);
   ExpectTriple(lab["lab"], 50, 200, 0, 0);  // the given numbers, exactly
   EXPECT_LT(lab["srgb"][1].get<double>(), 0.0);  // unclamped
 }
 
 TEST(ColorConvert, OutOfGamutLabIsFlaggedWithTheHslOfItsClippedColor) {
-  const nlohmann::json j = RunJson({"color", "convert", "lab(50, 120, -120)", "--json"});
+  const Json j = RunJson({"color", "convert", "lab(50, 120, -120)", "--json"});
   ExpectAllFinite(j, "lab(50, 120, -120)");
   EXPECT_EQ(j["in_gamut"], false);
   const double r = j["srgb"][0].get<double>(), g = j["srgb"][1].get<double>(), b = j["srgb"][2].get<double>();
@@ -110,7 +111,7 @@ TEST(ColorConvert, TextOutputIsATable) {
 
 TEST(ColorDiff, JsonHasRawDifferences) {
   // Sharma et al. (2005) pair 1: CIEDE2000 2.0425.
-  const nlohmann::json j = RunJson({"color", "diff", "lab(50, 2.6772, -79.7751)", "lab(50, 0, -82.7485)", "--json"});
+  const Json j = RunJson({"color", "diff", "lab(50, 2.6772, -79.7751)", "lab(50, 0, -82.7485)", "--json"});
   for (const char* key : {"rgb_ed", "rgb_redmean", "de76", "de2000", "hue", "chroma", "hyab"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_NEAR(j["de2000"].get<double>(), 2.0425, 1e-4);
@@ -127,12 +128,12 @@ TEST(ColorDiff, ReadmeExampleIsFiniteWithRgbDistancesOfTheClippedColors) {
   const std::vector<std::string> args = {"color", "diff", "lab(50, 2.6772, -79.7751)", "lab(50, 0, -82.7485)"};
   std::vector<std::string> json_args = args;
   json_args.push_back("--json");
-  const nlohmann::json j = RunJson(json_args);
+  const Json j = RunJson(json_args);
   ExpectAllFinite(j, "README diff");
-  EXPECT_EQ(j["in_gamut"], nlohmann::json::array({false, false}));
-  const nlohmann::json& clipped = j["srgb_clipped"];
+  EXPECT_EQ(j["in_gamut"], Json::array({false, false}));
+  const Json& clipped = j["srgb_clipped"];
   ASSERT_EQ(clipped.size(), 2u);
-  for (const nlohmann::json& c : clipped) {
+  for (const Json& c : clipped) {
     EXPECT_EQ(c[0].get<double>(), 0.0);
     EXPECT_EQ(c[2].get<double>(), 1.0);
   }
@@ -149,9 +150,9 @@ TEST(ColorDiff, ReadmeExampleIsFiniteWithRgbDistancesOfTheClippedColors) {
 }
 
 TEST(ColorDiff, RgbDistancesOnThe255Scale) {
-  const nlohmann::json j = RunJson({"color", "diff", "rgb(0, 0, 0)", "rgb(3, 4, 0)", "--json"});
+  const Json j = RunJson({"color", "diff", "rgb(0, 0, 0)", "rgb(3, 4, 0)", "--json"});
   EXPECT_NEAR(j["rgb_ed"].get<double>(), 5.0, 1e-12);
-  const nlohmann::json red = RunJson({"color", "diff", "#FF0000", "#000000", "--json"});
+  const Json red = RunJson({"color", "diff", "#FF0000", "#000000", "--json"});
   EXPECT_NEAR(red["rgb_redmean"].get<double>(), 403.0328746478071, 1e-9);  // sqrt(2.498046875 · 255²)
   EXPECT_EQ(RunJson({"color", "diff", "#123456", "#123456", "--json"})["de2000"], 0.0);
 }
@@ -165,10 +166,10 @@ TEST(ColorCli, LabGridNeverPrintsNanOrInfinity) {
     for (int a = -200; a <= 200; a += 100) {
       for (int b = -200; b <= 200; b += 100) {
         const std::string color = fmt::format("lab({}, {}, {})", L, a, b);
-        const nlohmann::json convert = RunJson({"color", "convert", color, "--json"});
+        const Json convert = RunJson({"color", "convert", color, "--json"});
         ExpectAllFinite(convert, color);
         out_of_gamut += convert["in_gamut"] == false;
-        const nlohmann::json& hsl = convert["hsl"];
+        const Json& hsl = convert["hsl"];
         EXPECT_TRUE(hsl[1].get<double>() >= 0 && hsl[1].get<double>() <= 1 && hsl[2].get<double>() >= 0 &&
                     hsl[2].get<double>() <= 1)
             << color << ": hsl " << hsl;
@@ -190,14 +191,14 @@ TEST(ColorCli, LabGridNeverPrintsNanOrInfinity) {
 TEST(ColorNames, ListsEachLevel) {
   EXPECT_EQ(RunJson({"color", "names", "--json"}).size(), 267u);
   EXPECT_EQ(RunJson({"color", "names", "--level", "2", "--json"}).size(), 29u);
-  const nlohmann::json level1 = RunJson({"color", "names", "--level", "1", "--json"});
+  const Json level1 = RunJson({"color", "names", "--level", "1", "--json"});
   ASSERT_EQ(level1.size(), 13u);
   EXPECT_EQ(level1[8]["name"], "blue");
   EXPECT_EQ(level1[8]["hex"], "#0067A5");
 }
 
 TEST(ColorNearest, FindsTheCentroid) {
-  const nlohmann::json j = RunJson({"color", "nearest", "#0067A5", "--json"});
+  const Json j = RunJson({"color", "nearest", "#0067A5", "--json"});
   EXPECT_EQ(j["id"], 178);
   EXPECT_EQ(j["name"], "strong blue");
   EXPECT_EQ(j["de2000"], 0.0);

@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
 #include "testing/violin_generation.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/store.h"
 
 namespace visalign {
@@ -62,7 +61,7 @@ TEST(GenerateReference, TheReadmeGptImage1ExampleWorksAgainstAServerThatBehavesL
               violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
         << d.item_id;  // lossless WebP of the ground truth
   }
-  EXPECT_EQ(srv->Stats()["by_status"], nlohmann::json({{"200", 3}}));
+  EXPECT_EQ(srv->Stats()["by_status"], Json({{"200", 3}}));
 }
 
 TEST(GenerateReference, AnUnknownFieldStopsTheRunAfterThreeItemsWithTheServersMessage) {
@@ -142,10 +141,10 @@ TEST(GenerateReference, ARestartedServerOnAnotherPortResumesTheRunWithoutAskingF
   // store show: the identity without the endpoint, the last connection with the new one.
   auto show = RunVisalign({"--json", "store", "show", "--store", (t / "store").string(), "--run", "ref"});
   ASSERT_EQ(show.exit_code, 0) << show.err;
-  auto run = nlohmann::json::parse(show.out)["runs"][0];
-  EXPECT_EQ(run["identity"], nlohmann::json({{"backend", "openai"},
+  auto run = Json::parse(show.out)["runs"][0];
+  EXPECT_EQ(run["identity"], Json({{"backend", "openai"},
                                              {"model", "reference"},
-                                             {"params", nlohmann::json::object()},
+                                             {"params", Json::object()},
                                              {"size", "32x32"}}));
   EXPECT_EQ(run["connection"]["endpoint"], second->url());
   EXPECT_EQ(run["connection"]["concurrency"], 2);
@@ -185,7 +184,7 @@ TEST(GenerateReference, DryRunCountsRequestsAndCostWithoutRequestingOrWriting) {
                                         {"--json", "--limit", "10", "--samples", "2", "--dry-run", "--price-per-image",
                                          "0.04"}));
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
-  auto j = nlohmann::json::parse(again.out);
+  auto j = Json::parse(again.out);
   EXPECT_EQ(j["status"], "resume");
   EXPECT_EQ(j["already_done"], 4);
   EXPECT_EQ(j["to_request"], 16);

@@ -13,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
 #include "testing/violin_generation.h"
 #include "visalign/backends/providers.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/store.h"
 
 namespace visalign {
@@ -121,8 +121,8 @@ TEST_P(Providers, AWholeRunMakesEachImageOnceAndEachIsTheGroundTruth) {
     EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
         << d.item_id;
   const auto info = st->FindRun("p").value();
-  nlohmann::json identity = {{"backend", GetParam()}, {"model", ModelOf(GetParam())},
-                             {"params", nlohmann::json::object()}, {"size", "32x32"}};
+  Json identity = {{"backend", GetParam()}, {"model", ModelOf(GetParam())},
+                             {"params", Json::object()}, {"size", "32x32"}};
   if (GetParam() == "comfyui") identity["workflow_sha256"] = Sha256File(ComfyWorkflow()).value();
   EXPECT_EQ(info->identity, identity);
   EXPECT_EQ(info->connection["endpoint"], srv->url());
@@ -173,7 +173,7 @@ TEST_P(Providers, DryRunPrintsTheFirstRequestWithTheKeysVariableAndAsksNothing) 
   auto srv = StartProvider(t / "ds", GetParam());
   auto r = Generate(GetParam(), t, srv->url(), {"--dry-run", "--json", "--limit", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto request = nlohmann::json::parse(r.out)["first_request"];
+  const auto request = Json::parse(r.out)["first_request"];
   EXPECT_EQ(request["method"], "POST");
   const std::map<std::string, std::pair<std::string, std::string>> expected = {
       {"gemini", {"/v1beta/models/gemini-2.5-flash-image:generateContent", "x-goog-api-key"}},
@@ -331,11 +331,11 @@ TEST(ProviderOptions, AnOpenAiModerationBlockIsARefusedRowToo) {
   as_json.push_back("--json");
   auto j = RunVisalign(as_json);
   ASSERT_EQ(j.exit_code, 0) << j.err;
-  const auto refusals = nlohmann::json::parse(j.out)["refusals"];
+  const auto refusals = Json::parse(j.out)["refusals"];
   EXPECT_EQ(refusals[0]["refused"], 1);
   EXPECT_EQ(refusals[0]["finished"], 3);
   EXPECT_NEAR(refusals[0]["ci95"][0].get<double>(), 0.0615, 1e-4);
-  EXPECT_EQ(nlohmann::json::parse(ReadFile(t / "eval" / "summary.json").value())["refusals"], refusals);
+  EXPECT_EQ(Json::parse(ReadFile(t / "eval" / "summary.json").value())["refusals"], refusals);
 }
 
 
@@ -355,9 +355,9 @@ TEST(ComfyUi, AMissingWorkflowOrOneWithoutThePromptPlaceholderIsOneLineExit2) {
 }
 
 TEST(ComfyUi, TheWorkflowIsSubstitutedJsonAwareAndItsHashIsTheIdentity) {
-  const nlohmann::json workflow = nlohmann::json::parse(ReadFile(ComfyWorkflow()).value());
+  const Json workflow = Json::parse(ReadFile(ComfyWorkflow()).value());
   ASSERT_TRUE(backends::CheckComfyWorkflow(workflow, "64x32").ok());
-  const nlohmann::json w = backends::SubstituteComfyWorkflow(workflow, "say \"{seed}\"", 7, "64x32");
+  const Json w = backends::SubstituteComfyWorkflow(workflow, "say \"{seed}\"", 7, "64x32");
   EXPECT_EQ(w["3"]["inputs"]["seed"], 7);
   EXPECT_EQ(w["5"]["inputs"]["width"], 64);
   EXPECT_EQ(w["5"]["inputs"]["height"], 32);

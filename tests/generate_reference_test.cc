@@ -68,7 +68,7 @@ TEST(GenerateReference, FailuresAndRateLimitsStillGiveEveryItemExactlyOnce) {
   EXPECT_NE(r.out.find(std::to_string(items.size()) + " of " + std::to_string(items.size()) + " images done now"),
             std::string::npos)
       << r.out;
-  nlohmann::json stats = srv->Stats();
+  Json stats = srv->Stats();
   EXPECT_GT(stats["by_status"].value("500", 0), 0) << stats.dump();
   EXPECT_GT(stats["by_status"].value("429", 0), 0) << stats.dump();
   auto images = Counts(*srv, "images_by_prompt");

@@ -179,10 +179,10 @@ TEST(Worker, DryRunPrintsTheFirstRequestLineAndStartsNoWorker) {
   auto srv = testing::StartServer(t / "ds");
   auto r = RunVisalign(Args(t, {"--dry-run", "--json", "--param", "num_inference_steps=28"}), Env(*srv, t));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto request = nlohmann::json::parse(r.out)["first_request"];
+  const auto request = Json::parse(r.out)["first_request"];
   EXPECT_EQ(request["body"]["prompt"], items[0].prompt);
   EXPECT_EQ(request["body"]["width"], kSide);
-  EXPECT_EQ(request["body"]["params"], nlohmann::json({{"num_inference_steps", 28}}));
+  EXPECT_EQ(request["body"]["params"], Json({{"num_inference_steps", 28}}));
   EXPECT_TRUE(LogLines(t).empty());
 }
 

@@ -7,11 +7,10 @@
 #include <algorithm>
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
-
 #include "hub/fake_hub_testing.h"
 #include "testing/cli_runner.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/hub/hub.h"
 
 namespace visalign {
@@ -47,14 +46,14 @@ class HubCliTest : public ::testing::Test {
 TEST_F(HubCliTest, ResolvePrintsRepositoryCommitFilesPreprocessingAndNativeSupport) {
   const testing::RunResult r = RunVisalign({"clip", "resolve", "ViT-B-16-SigLIP/webli", "--json"}, env_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const Json j = Json::parse(r.out);
   EXPECT_EQ(j["repository"], "timm/ViT-B-16-SigLIP");
   EXPECT_EQ(j["commit"], kCommit);
   EXPECT_EQ(j["model"], "ViT-B-16-SigLIP");
   EXPECT_EQ(j["tag"], "webli");
   EXPECT_EQ(j["native"], true);
   EXPECT_EQ(j["preprocess"]["resize_mode"], "squash");
-  EXPECT_EQ(j["preprocess"]["mean"], nlohmann::json::parse("[0.5, 0.5, 0.5]"));
+  EXPECT_EQ(j["preprocess"]["mean"], Json::parse("[0.5, 0.5, 0.5]"));
   std::vector<std::string> files;
   for (const auto& f : j["files"]) files.push_back(f["name"]);
   EXPECT_THAT(files, ::testing::Contains("open_clip_pytorch_model.bin"));

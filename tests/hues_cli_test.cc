@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <map>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 
 namespace visalign {
 namespace {
@@ -40,15 +40,15 @@ void ExpectUserError(const testing::RunResult& r, const std::vector<std::string>
 TEST(HuesCli, BoardJsonListsEveryCell) {
   auto r = RunVisalign({"hues", "board", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = Json::parse(r.out);
   EXPECT_EQ(j["chromaticity"], "display");
   ASSERT_EQ(j["cells"].size(), 480u);
   const auto& i18 = j["cells"][8 * 30 + 17];
   EXPECT_EQ(i18["cell"], "I18");
-  EXPECT_EQ(i18["rgb"], nlohmann::json({191, 193, 194}));
+  EXPECT_EQ(i18["rgb"], Json({191, 193, 194}));
   EXPECT_TRUE(i18["neutral"].get<bool>());
   for (const char* key : {"xy", "lab", "macro", "macro_confidence"}) EXPECT_TRUE(i18.contains(key)) << key;
-  auto srgb = nlohmann::json::parse(RunVisalign({"hues", "board", "--chromaticity", "srgb", "--json"}).out);
+  auto srgb = Json::parse(RunVisalign({"hues", "board", "--chromaticity", "srgb", "--json"}).out);
   EXPECT_NE(srgb["cells"][0]["xy"], j["cells"][0]["xy"]);
 }
 
@@ -68,7 +68,7 @@ TEST(HuesCli, RegionsReplacesTheMacroMapAndMacroMapStillWorksWithAWarning) {
     SCOPED_TRACE(flag);
     auto r = RunVisalign({"hues", "board", flag, regions.string(), "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto j = nlohmann::json::parse(r.out);
+    const auto j = Json::parse(r.out);
     EXPECT_EQ(j["macro_map"], regions.string());
     EXPECT_EQ(j["cells"][0]["macro"], "Pink");
     EXPECT_EQ(j["cells"][0]["macro_confidence"], 0.75);
@@ -90,7 +90,7 @@ TEST(HuesCli, ExportRegionsNeedsAStudyStoreAndCreatesNone) {
 TEST(HuesCli, HumansJsonHasWordsCategoriesDemographicsAndTheThreshold) {
   auto r = RunVisalign({"hues", "humans", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = Json::parse(r.out);
   EXPECT_NEAR(j["threshold"]["d2"].get<double>(), 5.991464547107979, 1e-12);
   EXPECT_EQ(j["answers"], 3819);
   EXPECT_EQ(j["excluded_colorblind"]["users"], 9);
@@ -107,10 +107,10 @@ TEST(HuesCli, HumansJsonHasWordsCategoriesDemographicsAndTheThreshold) {
   for (const auto& g : j["demographics"]) dimensions.insert(g["dimension"]);
   EXPECT_EQ(dimensions, (std::set<std::string>{"age", "gender", "language"}));
 
-  auto sigma = nlohmann::json::parse(RunVisalign({"hues", "humans", "--threshold", "sigma:2", "--json"}).out);
+  auto sigma = Json::parse(RunVisalign({"hues", "humans", "--threshold", "sigma:2", "--json"}).out);
   EXPECT_EQ(sigma["threshold"]["d2"], 4.0);
   EXPECT_GT(sigma["fail_rate"].get<double>(), j["fail_rate"].get<double>());  // d² > 4 fails more often
-  auto all = nlohmann::json::parse(RunVisalign({"hues", "humans", "--include-colorblind", "--json"}).out);
+  auto all = Json::parse(RunVisalign({"hues", "humans", "--include-colorblind", "--json"}).out);
   EXPECT_EQ(all["answers"], 3899);
 
   auto text = RunVisalign({"hues", "humans"});
@@ -137,7 +137,7 @@ TEST(HuesCli, EvaluateWritesEveryOutputWithTheDocumentedColumns) {
   EXPECT_NE(words.find("RN50-openai,SALMON,Animal,"), std::string::npos);
   for (const char* f : {"models.csv", "categories.csv", "hotelling.csv", "summary.json", "summary.md", "families.csv"})
     EXPECT_TRUE(fs::exists(out / "eval" / f)) << f;
-  const auto summary = nlohmann::json::parse(Slurp(out / "eval/summary.json"));
+  const auto summary = Json::parse(Slurp(out / "eval/summary.json"));
   EXPECT_EQ(summary["models"].size(), 2u);
   EXPECT_EQ(summary["settings"]["model_weights"], "similarity");
   EXPECT_EQ(summary["families"].size(), 4u);  // 2 architectures + 2 datasets
@@ -161,23 +161,23 @@ TEST(HuesCli, EvaluateWritesEveryOutputWithTheDocumentedColumns) {
   auto shipped = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--out", (out / "shipped").string()});
   ASSERT_EQ(shipped.exit_code, 0) << shipped.err;
   EXPECT_EQ(Count(shipped.err, "not in the model-family catalog"), 0u) << shipped.err;
-  const auto shipped_summary = nlohmann::json::parse(Slurp(out / "shipped/summary.json"));
-  EXPECT_EQ(shipped_summary["models"][0]["family"], (nlohmann::json{{"architecture", "ResNet"}, {"dataset", "OpenAI-WIT"}}));
-  EXPECT_EQ(shipped_summary["models"][1]["family"], (nlohmann::json{{"architecture", "SigLIP"}, {"dataset", "WebLI"}}));
+  const auto shipped_summary = Json::parse(Slurp(out / "shipped/summary.json"));
+  EXPECT_EQ(shipped_summary["models"][0]["family"], (Json{{"architecture", "ResNet"}, {"dataset", "OpenAI-WIT"}}));
+  EXPECT_EQ(shipped_summary["models"][1]["family"], (Json{{"architecture", "SigLIP"}, {"dataset", "WebLI"}}));
   // RN50-openai alone in ResNet: 43 of 100 words with p <= 0.05 on the shipped human data; its spread is that value.
   const auto& resnet = shipped_summary["families"][0];
   ASSERT_EQ(resnet["family"], "ResNet");
   EXPECT_EQ(resnet["hotelling_fail_rate_uncorrected"], 0.43);
   EXPECT_EQ(resnet["hotelling_fail_rate_uncorrected_spread"],
-            (nlohmann::json{{"median", 0.43}, {"q1", 0.43}, {"q3", 0.43}, {"min", 0.43}, {"max", 0.43}}));
+            (Json{{"median", 0.43}, {"q1", 0.43}, {"q3", 0.43}, {"min", 0.43}, {"max", 0.43}}));
   // The Sesame Street answers are paired by character: 54 Spanish answers count for the other clue's word.
-  EXPECT_EQ(shipped_summary["settings"]["pairing"], (nlohmann::json{{"rule", "character"}, {"answers_moved", 54}}));
+  EXPECT_EQ(shipped_summary["settings"]["pairing"], (Json{{"rule", "character"}, {"answers_moved", 54}}));
   // Paired by clue id instead, one more of RN50-openai's words (the Bert/Ernie pair) has p <= 0.05.
   auto by_clue = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--pairing", "clue-id", "--out",
                               (out / "by-clue").string()});
   ASSERT_EQ(by_clue.exit_code, 0) << by_clue.err;
-  const auto by_clue_summary = nlohmann::json::parse(Slurp(out / "by-clue/summary.json"));
-  EXPECT_EQ(by_clue_summary["settings"]["pairing"], (nlohmann::json{{"rule", "clue-id"}, {"answers_moved", 0}}));
+  const auto by_clue_summary = Json::parse(Slurp(out / "by-clue/summary.json"));
+  EXPECT_EQ(by_clue_summary["settings"]["pairing"], (Json{{"rule", "clue-id"}, {"answers_moved", 0}}));
   EXPECT_EQ(by_clue_summary["families"][0]["hotelling_fail_rate_uncorrected"], 0.44);
   auto bad = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--pairing", "clueId", "--out",
                           (out / "bad").string()});
@@ -223,9 +223,9 @@ TEST(HuesCli, EvaluateBadInputIsOneClearErrorWithExitCode2) {
 TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   auto json = RunVisalign({"hues", "models", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const Json j = Json::parse(json.out);
   ASSERT_EQ(j["models"].size(), 162u);
-  std::map<std::string, nlohmann::json> by_name;
+  std::map<std::string, Json> by_name;
   for (const auto& m : j["models"]) by_name[m["model"]] = m;
   EXPECT_EQ(by_name["RN50-openai"]["support"], "native");
   EXPECT_EQ(by_name["RN50-openai"]["vision_tower"], "ModifiedResNet");
@@ -268,7 +268,7 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   const fs::path mine = Write(dir / "mine.csv", "model,architecture,dataset,open_clip_model,pretrained\nmy-net,Mine,Private,,\n");
   auto extra = RunVisalign({"hues", "models", "--catalog", mine.string(), "--json"});
   ASSERT_EQ(extra.exit_code, 0) << extra.err;
-  EXPECT_EQ(nlohmann::json::parse(extra.out)["models"].size(), 163u);
+  EXPECT_EQ(Json::parse(extra.out)["models"].size(), 163u);
   ExpectUserError(RunVisalign({"hues", "models", "--catalog", (dir / "none.csv").string()}), {"none.csv"});
 }
 
@@ -278,14 +278,14 @@ TEST(HuesCli, NonsenseClassifiesJsonlPredictions) {
   ASSERT_TRUE(vocabulary.ok());
   std::string jsonl;
   for (const auto& row : vocabulary->rows) {
-    nlohmann::json top = nlohmann::json::array();
+    Json top = Json::array();
     for (int k = 0; k < 5; ++k) top.push_back({{"cell", k == 0 ? "I18" : "A1"}, {"similarity", 0.3 - 0.01 * k}});
-    jsonl += nlohmann::json{{"model", "grey"}, {"word", row[0]}, {"top", top}}.dump() + "\n";
+    jsonl += Json{{"model", "grey"}, {"word", row[0]}, {"top", top}}.dump() + "\n";
   }
   auto r = RunVisalign({"hues", "nonsense", "--predictions", Write(dir / "p.jsonl", jsonl).string(), "--json", "--out",
                         (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out)["models"][0];
+  const auto j = Json::parse(r.out)["models"][0];
   EXPECT_EQ(j["model"], "grey");
   EXPECT_EQ(j["class"], "neutral_collapse");
   EXPECT_EQ(j["entropy_bits"], 0.0);

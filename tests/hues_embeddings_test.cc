@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <mutex>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
 #include "visalign/backends/backends.h"
 #include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/base64.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 
 namespace visalign {
@@ -22,7 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-using nlohmann::json;
 using testing::RunVisalign;
 using testing::SharedDir;
 using testing::TempDir;
@@ -38,9 +37,9 @@ class SavedEmbeddingServer {
   explicit SavedEmbeddingServer(const hues::HuesEmbeddings& e, const hues::Board& board) : e_(e), board_(board) {
     server_.Route("POST", "/v1/embeddings", [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
       std::lock_guard<std::mutex> lock(mutex_);
-      const json body = json::parse(req.body);
+      const Json body = Json::parse(req.body);
       models_.push_back(body.value("model", ""));
-      json data = json::array();
+      Json data = Json::array();
       for (size_t i = 0; i < body["input"].size(); ++i) {
         const std::string input = body["input"][i];
         const float* row = Lookup(input);
@@ -64,7 +63,7 @@ class SavedEmbeddingServer {
   const float* Lookup(const std::string& input) {
     constexpr std::string_view kPrefix = "data:image/png;base64,";
     if (input.rfind(kPrefix, 0) == 0) {
-      const auto png = backends::DecodeBase64(std::string_view(input).substr(kPrefix.size()));
+      const auto png = DecodeBase64(std::string_view(input).substr(kPrefix.size()));
       if (!png || next_cell_ > hues::kCells) return nullptr;
       const auto image = imaging::DecodeImage(*png, "request");
       // The probe after the board: cell 0's colour at twice the size embeds as cell 0.
@@ -103,7 +102,7 @@ TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
                                    "--no-cache", "--save-embeddings", saved, "--out", (dir / "native.csv").string(),
                                    "--json"});
   ASSERT_EQ(native.exit_code, 0) << native.err;
-  EXPECT_EQ(json::parse(native.out)["source"], "clip-model");
+  EXPECT_EQ(Json::parse(native.out)["source"], "clip-model");
   const std::string expected = ReadFile(dir / "native.csv").value();
 
   const auto from_file = RunVisalign({"hues", "run", "--embeddings", saved, "--name", "siglip-tiny", "--nonsense",
@@ -121,7 +120,7 @@ TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
                                           "siglip-tiny", "--nonsense", "--template", kTemplate, "--out",
                                           (dir / "endpoint.csv").string(), "--json"});
   ASSERT_EQ(from_endpoint.exit_code, 0) << from_endpoint.err;
-  EXPECT_EQ(json::parse(from_endpoint.out)["model"], "siglip-tiny");
+  EXPECT_EQ(Json::parse(from_endpoint.out)["model"], "siglip-tiny");
   EXPECT_EQ(ReadFile(dir / "endpoint.csv").value(), expected);
   const std::vector<std::string> models = server.models();
   ASSERT_EQ(models.size(), (480u + 1u + 116u + 31u) / 32u);  // batches of 32 inputs (480 cells, the probe, words)
@@ -142,8 +141,8 @@ class TextEmbeddingServer {
  public:
   explicit TextEmbeddingServer(size_t truncate_at) : truncate_at_(truncate_at) {
     server_.Route("POST", "/v1/embeddings", [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
-      const json body = json::parse(req.body);
-      json data = json::array();
+      const Json body = Json::parse(req.body);
+      Json data = Json::array();
       for (size_t i = 0; i < body["input"].size(); ++i) {
         const std::string text = body["input"][i].get<std::string>().substr(0, truncate_at_);
         std::vector<float> v(16);

@@ -8,10 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
 #include "testing/postgres_server.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 
@@ -40,7 +39,7 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   const std::string out = (dir / "runs").string();
   const auto statuses = [](const testing::RunResult& r) {
     std::map<std::string, std::string> s;
-    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const Json j = Json::parse(r.out);
     for (const auto& m : j["models"]) s[m["model"]] = m["status"];
     return s;
   };
@@ -102,7 +101,7 @@ TEST(HuesRun, AModelRunWithMoreWordsIsKeptByAFolderRunAndNeverSilentlyReplaced) 
   const std::string with_nonsense = *ReadFile(dir / "runs/clip-tiny/results.csv");
   auto folder = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", out, "--json"});
   ASSERT_EQ(folder.exit_code, 0) << folder.err;
-  EXPECT_EQ(nlohmann::json::parse(folder.out)["models"][0]["status"], "skipped");
+  EXPECT_EQ(Json::parse(folder.out)["models"][0]["status"], "skipped");
   EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), with_nonsense);
   auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--out", (dir / "nonsense").string()});
   EXPECT_EQ(nonsense.exit_code, 0) << nonsense.err;
@@ -129,7 +128,7 @@ TEST(HuesRun, ModelsFolderPreparesTheBoardOncePerPreprocessing) {
   auto together = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", (dir / "together").string(),
                                "--json"});
   ASSERT_EQ(together.exit_code, 0) << together.err;
-  const nlohmann::json listed = nlohmann::json::parse(together.out);
+  const Json listed = Json::parse(together.out);
   std::map<std::string, std::string> board_pixels;
   for (const auto& m : listed["models"]) board_pixels[m["model"]] = m["board_pixels"];
   // clip-rn-tiny and clip-tiny: 64 px, shortest side, OpenAI mean/std; siglip-tiny: squashed, 0.5.
@@ -172,7 +171,7 @@ TEST(HuesRun, ProcessesSharingAStoreRunEachModelOnce) {
     for (const testing::Child& child : processes) {
       testing::RunResult r = testing::Wait(child);
       ASSERT_EQ(r.exit_code, 0) << r.err;
-      const nlohmann::json j = nlohmann::json::parse(r.out);
+      const Json j = Json::parse(r.out);
       EXPECT_EQ(j["models"].size(), fixtures.size()) << r.out;
       for (const auto& m : j["models"]) ++(m["status"] == "done" ? done : skipped)[m["model"].get<std::string>()];
     }
@@ -189,7 +188,7 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   const std::string cache = (dir / "cache").string(), out = (dir / "runs").string();
   auto first = RunVisalign({"hues", "run", "--clip-model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  const auto j1 = nlohmann::json::parse(first.out);
+  const auto j1 = Json::parse(first.out);
   EXPECT_EQ(j1["model"], "clip-tiny");
   EXPECT_EQ(j1["words"], 120);  // 100 clue words, the 16 nonsense items, HER, HIM, HE, SHE
   EXPECT_FALSE(j1["cache_hit"].get<bool>());
@@ -205,7 +204,7 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
 
   auto second = RunVisalign({"hues", "run", "--clip-model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_TRUE(nlohmann::json::parse(second.out)["cache_hit"].get<bool>());
+  EXPECT_TRUE(Json::parse(second.out)["cache_hit"].get<bool>());
   EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), csv1);  // cached embeddings give identical output
 
   auto plain_run = RunVisalign({"hues", "run", "--clip-model", Model(), "--cache", cache, "--out", (dir / "u.csv").string()});
@@ -226,11 +225,11 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   EXPECT_NE(evaluate.out.find("clip-tiny"), std::string::npos);
   auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--json", "--out", (dir / "nonsense").string()});
   ASSERT_EQ(nonsense.exit_code, 0) << nonsense.err;
-  EXPECT_EQ(nlohmann::json::parse(nonsense.out)["models"][0]["groups"].size(), 4u);
+  EXPECT_EQ(Json::parse(nonsense.out)["models"][0]["groups"].size(), 4u);
   auto published = RunVisalign({"hues", "nonsense", "--predictions", out, "--vocabulary", "published", "--json", "--out",
                                 (dir / "published").string()});
   ASSERT_EQ(published.exit_code, 0) << published.err;
-  const auto groups = nlohmann::json::parse(published.out)["models"][0]["groups"];
+  const auto groups = Json::parse(published.out)["models"][0]["groups"];
   ASSERT_EQ(groups.size(), 4u);  // number, random_string, pseudoword, stop_word in file order
   EXPECT_EQ(groups[0]["top1"].size(), 1u);
   EXPECT_FALSE(groups[0]["collapsed"].get<bool>());  // a one-word group never collapses
@@ -243,7 +242,7 @@ TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {
                           (dir / "p.jsonl").string()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string first_line = ReadFile(dir / "p.jsonl")->substr(0, ReadFile(dir / "p.jsonl")->find('\n'));
-  const auto salmon = nlohmann::json::parse(first_line);
+  const auto salmon = Json::parse(first_line);
   ASSERT_EQ(salmon["word"], "SALMON");
   const std::string cell = salmon["top"][0]["cell"];
   const double similarity = salmon["top"][0]["similarity"];
@@ -260,7 +259,7 @@ TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {
   auto embed = RunVisalign({"clip", "embed", "--clip-model", Model(), "--image", (dir / "patch.png").string(), "--text",
                             "the color of SALMON", "--normalize", "--json"});
   ASSERT_EQ(embed.exit_code, 0) << embed.err;
-  const auto e = nlohmann::json::parse(embed.out);
+  const auto e = Json::parse(embed.out);
   const auto& a = e["images"][0]["embedding"];
   const auto& b = e["texts"][0]["embedding"];
   double dot = 0;
@@ -287,7 +286,7 @@ TEST(HuesRun, RandomModelIsLabelledOnStderrAndInTheJson) {
   auto run = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("warning: --clip-model " + model + " has weights " + label), std::string::npos) << run.err;
-  const auto j = nlohmann::json::parse(run.out);
+  const auto j = Json::parse(run.out);
   EXPECT_EQ(j["words"], 100);
   EXPECT_EQ(j["random_weights"]["label"], label);
   auto text = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "w.csv").string()});
@@ -296,7 +295,7 @@ TEST(HuesRun, RandomModelIsLabelledOnStderrAndInTheJson) {
   // The fixture is not labelled.
   auto fixture = RunVisalign({"hues", "run", "--clip-model", Model(), "--no-cache", "--out", (dir / "f.csv").string(), "--json"});
   ASSERT_EQ(fixture.exit_code, 0) << fixture.err;
-  EXPECT_TRUE(nlohmann::json::parse(fixture.out)["random_weights"].is_null());
+  EXPECT_TRUE(Json::parse(fixture.out)["random_weights"].is_null());
   EXPECT_EQ(fixture.err.find("RANDOM"), std::string::npos);
 }
 

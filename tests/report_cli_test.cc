@@ -10,10 +10,9 @@
 #include <cmath>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/core/results.h"
 #include "visalign/store.h"
 
@@ -32,19 +31,19 @@ std::vector<std::string> ReportArgs(const fs::path& out) {
 }
 
 // Runs the Chromium check on `html`; its JSON.
-nlohmann::json CheckInChromium(const fs::path& html, const std::vector<std::string>& extra = {}) {
+Json CheckInChromium(const fs::path& html, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> argv = {"node", (testing::DataDir().parent_path() / "tests" / "testing" / "report_check.cjs").string(),
                                    VISALIGN_REPORT_NODE_MODULES, html.string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   testing::RunResult r = RunProgram(argv);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  Json j = Json::parse(r.out, nullptr, false);
   EXPECT_TRUE(j.is_object()) << r.out << r.err;
   return j;
 }
 
-size_t Count(const nlohmann::json& marks, const std::string& figure, const std::string& name) {
-  const nlohmann::json& f = marks.value(figure, nlohmann::json::object());
+size_t Count(const Json& marks, const std::string& figure, const std::string& name) {
+  const Json& f = marks.value(figure, Json::object());
   return f.value(name, size_t{0});
 }
 
@@ -55,25 +54,25 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("report: " + html.string()), std::string::npos) << r.out;
 
-  const nlohmann::json violin = nlohmann::json::parse(*ReadFile(Fixture("violin") / "summary.json"));
-  const nlohmann::json hues = nlohmann::json::parse(*ReadFile(Fixture("hues") / "summary.json"));
-  const nlohmann::json nonsense = nlohmann::json::parse(*ReadFile(Fixture("nonsense") / "summary.json"));
-  const nlohmann::json acva = nlohmann::json::parse(*ReadFile(Fixture("acva") / "summary.json"));
+  const Json violin = Json::parse(*ReadFile(Fixture("violin") / "summary.json"));
+  const Json hues = Json::parse(*ReadFile(Fixture("hues") / "summary.json"));
+  const Json nonsense = Json::parse(*ReadFile(Fixture("nonsense") / "summary.json"));
+  const Json acva = Json::parse(*ReadFile(Fixture("acva") / "summary.json"));
   const std::string first_hues_model = hues["models"][0]["model"];
-  const nlohmann::json check = CheckInChromium(html, {"--filter", first_hues_model, "--filter", "no such model", "--filter", "acva-mono",
+  const Json check = CheckInChromium(html, {"--filter", first_hues_model, "--filter", "no such model", "--filter", "acva-mono",
                                                       "--screenshot", (t / "shot.png").string(),
                                                       "--hover", "hues-1-fail-rates:models_marks", "--sort",
                                                       "hues-1-summary:8", "--copy", "hues-1-summary"});
-  EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
-  EXPECT_EQ(check["dark_errors"], nlohmann::json::array()) << check["dark_errors"].dump();
-  EXPECT_EQ(check["requests"], nlohmann::json::array()) << check["requests"].dump();
+  EXPECT_EQ(check["errors"], Json::array()) << check["errors"].dump();
+  EXPECT_EQ(check["dark_errors"], Json::array()) << check["dark_errors"].dump();
+  EXPECT_EQ(check["requests"], Json::array()) << check["requests"].dump();
   EXPECT_EQ(check["rendered"], "true");
   EXPECT_EQ(check["dark_theme"], "dark");
   // Printing uses the light style and drops the controls, whatever the screen's style.
   EXPECT_EQ(check["print"]["controls"], "none");
   EXPECT_EQ(check["print"]["background"], "rgb(255, 255, 255)");
 
-  const nlohmann::json& marks = check["marks"];
+  const Json& marks = check["marks"];
   // VIOLIN: one bar per (model, variation, measure) = summary.json's rows × 2.
   EXPECT_EQ(Count(marks, "violin-1-precision-purity", "bars_marks"), 2 * violin["rows"].size());
   // Hues: a point per (model, metric), one human rule; a tick per model in each family panel.
@@ -91,7 +90,7 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   // Nonsense baseline: a bar per collapse class present; per model its mode and a cell per group.
   std::set<std::string> classes;
   size_t groups = 0;
-  for (const nlohmann::json& m : nonsense["models"]) {
+  for (const Json& m : nonsense["models"]) {
     classes.insert(m["class"].get<std::string>());
     groups += m["groups"].size();
   }
@@ -101,22 +100,22 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   EXPECT_EQ(Count(marks, "hues-nonsense-1-modes", "groups_marks"), groups);
   // ACVA: a bar per (model, category or "all"); a stacked segment per (model, quadrant).
   size_t pass_bars = 0;
-  for (const nlohmann::json& m : acva["models"]) pass_bars += 1 + m["by_category"].size();
+  for (const Json& m : acva["models"]) pass_bars += 1 + m["by_category"].size();
   EXPECT_EQ(Count(marks, "acva-1-pass-rates", "bars_marks"), pass_bars);
   size_t shares = 0;  // a model without passing images has no quadrant shares (null)
-  for (const nlohmann::json& m : acva["models"])
+  for (const Json& m : acva["models"])
     for (const auto& [quadrant, share] : m["diversity"]["filtered"]["quadrants"].items()) shares += share.is_number();
   EXPECT_EQ(Count(marks, "acva-1-quadrants", "shares_marks"), shares);
   EXPECT_EQ(Count(marks, "acva-1-near-synonyms", "bars_marks"), 3 * acva["models"].size());
   size_t diversity_points = 0;  // a model without passing images has no D_img or H
-  for (const nlohmann::json& m : acva["models"])
+  for (const Json& m : acva["models"])
     diversity_points += m["diversity"]["filtered"]["d_img_mean"].is_number() && m["diversity"]["filtered"]["h_mean"].is_number();
   EXPECT_EQ(Count(marks, "acva-1-d-img-h", "models_marks"), diversity_points);
   // Tiers: one row per tier of summary.json, its models listed.
-  nlohmann::json tiers = nlohmann::json::array();
-  for (const nlohmann::json& tier : acva["tiers"]) {
+  Json tiers = Json::array();
+  for (const Json& tier : acva["tiers"]) {
     std::string names;
-    for (const nlohmann::json& m : tier["models"]) names += (names.empty() ? "" : ", ") + m.get<std::string>();
+    for (const Json& m : tier["models"]) names += (names.empty() ? "" : ", ") + m.get<std::string>();
     tiers.push_back({tier["tier"].dump(), names});
   }
   EXPECT_EQ(check["tables"]["acva-1-tiers"], tiers);
@@ -129,14 +128,14 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
       << tooltip;
 
   // Clicking a column header (hotelling_fail_rate) sorts the table by it, numerically, then the other way round.
-  const auto numbers = [](const nlohmann::json& cells) {
+  const auto numbers = [](const Json& cells) {
     std::vector<double> out;
-    for (const nlohmann::json& c : cells) out.push_back(std::stod(c.get<std::string>()));
+    for (const Json& c : cells) out.push_back(std::stod(c.get<std::string>()));
     return out;
   };
   const std::vector<double> ascending = numbers(check["sorted"]["ascending"]);
   std::vector<double> expected;
-  for (const nlohmann::json& m : hues["models"]) expected.push_back(m["hotelling"]["fail_rate"].get<double>());
+  for (const Json& m : hues["models"]) expected.push_back(m["hotelling"]["fail_rate"].get<double>());
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(ascending, expected);
   std::vector<double> descending = numbers(check["sorted"]["descending"]);
@@ -148,9 +147,9 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   // Typing in the filter logs nothing (docs/report.md): a figure left without a matching model is
   // hidden, with a line saying so, rather than drawn empty (vega warned "Infinite extent" then).
   ASSERT_EQ(check["filters"].size(), 3u);
-  for (const nlohmann::json& filter : check["filters"])
-    EXPECT_EQ(filter["messages"], nlohmann::json::array()) << filter["text"] << ": " << filter["messages"].dump();
-  const auto hidden = [](const nlohmann::json& filter) { return filter["hidden"].get<std::set<std::string>>(); };
+  for (const Json& filter : check["filters"])
+    EXPECT_EQ(filter["messages"], Json::array()) << filter["text"] << ": " << filter["messages"].dump();
+  const auto hidden = [](const Json& filter) { return filter["hidden"].get<std::set<std::string>>(); };
   EXPECT_TRUE(hidden(check["filters"][0]).count("violin-1-precision-purity"));
   EXPECT_TRUE(hidden(check["filters"][0]).count("acva-1-pass-rates"));
   EXPECT_FALSE(hidden(check["filters"][0]).count("hues-1-fail-rates"));
@@ -170,7 +169,7 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
                                  std::pair{"nonsense", "hues-nonsense-1-summary"}, std::pair{"acva", "acva-1-summary"}}) {
     Result<CsvTable> csv = ReadCsv(Fixture(name) / "summary.csv");
     ASSERT_TRUE(csv.ok());
-    nlohmann::json rows = nlohmann::json::array();
+    Json rows = Json::array();
     for (const auto& row : csv->rows) rows.push_back(row);
     EXPECT_EQ(check["tables"][id], rows) << id;
     for (size_t r = 0; r < csv->rows.size(); ++r)
@@ -209,7 +208,7 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   const std::string violin_note = check["notes"]["violin-1"][0];
   EXPECT_EQ(violin_note.rfind("Warning: 6 of the 12 worst images shown cannot be read", 0), 0u) << violin_note;
   EXPECT_NE(r.err.find("warning: VIOLIN — violin: " + violin_note.substr(9) + "\n"), std::string::npos) << r.err;
-  EXPECT_EQ(check["notes"]["hues-1"], nlohmann::json::array());
+  EXPECT_EQ(check["notes"]["hues-1"], Json::array());
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;
   EXPECT_NE(r.out.find("(4 sections, 18 figures, "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(", 2 warnings on stderr)"), std::string::npos) << r.out;
@@ -234,8 +233,8 @@ TEST(ReportCommand, AMissingBenchmarkIsLeftOut) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(" (1 section, 11 figures, "), std::string::npos) << r.out;  // not "1 sections"
   EXPECT_EQ(r.err, "");
-  const nlohmann::json check = CheckInChromium(t / "r.html");
-  EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
+  const Json check = CheckInChromium(t / "r.html");
+  EXPECT_EQ(check["errors"], Json::array()) << check["errors"].dump();
   EXPECT_FALSE(check["marks"].contains("violin-1-precision-purity"));
   EXPECT_FALSE(check["marks"].contains("acva-1-pass-rates"));
   EXPECT_TRUE(check["marks"].contains("hues-1-fail-rates"));
@@ -245,7 +244,7 @@ TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
   testing::TempDir t;
   const fs::path out = t / "r.html";
   fs::copy(Fixture("hues"), t / "newer", fs::copy_options::recursive);
-  nlohmann::json summary = nlohmann::json::parse(*ReadFile(t / "newer" / "summary.json"));
+  Json summary = Json::parse(*ReadFile(t / "newer" / "summary.json"));
   summary["schema_version"] = 99;
   ASSERT_TRUE(WriteFileAtomic(t / "newer" / "summary.json", summary.dump()).ok());
   testing::RunResult newer = RunVisalign({"report", "--results", (t / "newer").string(), "--out", out.string()});
@@ -264,7 +263,7 @@ TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
       << garbage.err;
   EXPECT_EQ(std::count(garbage.err.begin(), garbage.err.end(), '\n'), 1);
   fs::copy(Fixture("acva"), t / "retyped", fs::copy_options::recursive);
-  summary = nlohmann::json::parse(*ReadFile(t / "retyped" / "summary.json"));
+  summary = Json::parse(*ReadFile(t / "retyped" / "summary.json"));
   summary["models"][0]["model"] = 7;
   ASSERT_TRUE(WriteFileAtomic(t / "retyped" / "summary.json", summary.dump()).ok());
   testing::RunResult retyped = RunVisalign({"report", "--results", (t / "retyped").string(), "--out", out.string()});
@@ -314,18 +313,18 @@ TEST(ReportCommand, AStoredRunHasItsSection) {
   const fs::path html = t / "r.html";
   testing::RunResult r = RunVisalign({"report", "--store", (t / "store").string(), "--run", "r1", "--out", html.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json check = CheckInChromium(html);
-  EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
+  const Json check = CheckInChromium(html);
+  EXPECT_EQ(check["errors"], Json::array()) << check["errors"].dump();
   // Attempts: one bar per (attempts, status) present: (1, done), (2, done), (1, failed).
   EXPECT_EQ(Count(check["marks"], "run-1-attempts", "bars_marks"), 3u);
   EXPECT_GE(Count(check["marks"], "run-1-latency", "bars_marks"), 2u);
-  EXPECT_EQ(check["tables"]["run-1-counts"], nlohmann::json::parse(R"([["r1","3","2","1","0","4"]])"));
+  EXPECT_EQ(check["tables"]["run-1-counts"], Json::parse(R"([["r1","3","2","1","0","4"]])"));
   EXPECT_EQ(check["tables"]["run-1-failures"],
-            nlohmann::json::parse(R"([["c","0","failed","1","HTTP 400: <bad request>"]])"));  // a done row keeps no error
+            Json::parse(R"([["c","0","failed","1","HTTP 400: <bad request>"]])"));  // a done row keeps no error
   // One of its three rows failed: the section says so at its top, and the command on stderr.
   const std::string note = "run r1 has 1 failed and 0 pending of its 3 rows, so an evaluation of it covers only its 2 done "
                            "images (`visalign violin generate --retry-failed` resumes it).";
-  EXPECT_EQ(check["notes"]["run-1"], nlohmann::json::array({"Warning: " + note}));
+  EXPECT_EQ(check["notes"]["run-1"], Json::array({"Warning: " + note}));
   EXPECT_EQ(r.err, "warning: Run — r1: " + note + "\n");
 
   testing::RunResult none = RunVisalign({"report", "--store", (t / "store").string(), "--run", "r2", "--out", html.string()});
@@ -370,7 +369,7 @@ TEST(ReportCommand, StaticFiguresAreGlyphOutlinesAndByteStable) {
   }
   // A figure's title and axis labels became paths: the fail-rate plot has at least one per model label.
   const std::string svg = *ReadFile(t / "a" / "hues-1-fail-rates.svg");
-  const nlohmann::json hues = nlohmann::json::parse(*ReadFile(Fixture("hues") / "summary.json"));
+  const Json hues = Json::parse(*ReadFile(Fixture("hues") / "summary.json"));
   size_t paths = 0;
   for (size_t at = svg.find("<path"); at != std::string::npos; at = svg.find("<path", at + 1)) ++paths;
   EXPECT_GT(paths, hues["models"].size());
@@ -380,8 +379,8 @@ TEST(ReportCommand, ProbeFiguresRenderInChromium) {
   testing::TempDir t;
   const fs::path html = t / "probes.html";
   ASSERT_EQ(RunVisalign({"report", "--results", Fixture("violin-probes").string(), "--out", html.string()}).exit_code, 0);
-  const nlohmann::json check = CheckInChromium(html);
-  EXPECT_EQ(check["errors"], nlohmann::json::array()) << check["errors"].dump();
+  const Json check = CheckInChromium(html);
+  EXPECT_EQ(check["errors"], Json::array()) << check["errors"].dump();
   EXPECT_EQ(check["rendered"], "true");
   size_t inertia_lines = 0;
   const std::string items = *ReadFile(Fixture("violin-probes") / "items.jsonl");

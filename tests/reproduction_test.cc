@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "testing/cli_runner.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 
 namespace visalign {
 namespace {
@@ -20,13 +20,13 @@ using testing::TempDir;
 // Rates are quoted in docs/reproduction.md to 0.1 percentage point or to the published two decimals.
 constexpr double kQuotedPercent = 0.0005;
 
-nlohmann::json Json(const std::vector<std::string>& args) {
+Json Json(const std::vector<std::string>& args) {
   auto r = RunVisalign(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(r.out);
+  return Json::parse(r.out);
 }
 
-std::map<std::string, double> CategoryRates(const nlohmann::json& humans) {
+std::map<std::string, double> CategoryRates(const Json& humans) {
   std::map<std::string, double> rates;
   for (const auto& c : humans["categories"]) rates[c["category"].get<std::string>()] = c["fail_rate"];
   return rates;
@@ -94,7 +94,7 @@ TEST(Reproduction, H9HumanFailRatesPerCategory) {
 // H10: the age groups the paper calls indistinguishable.
 TEST(Reproduction, H10AgeGroups) {
   const auto humans = Json({"hues", "humans", "--json"});
-  std::map<std::string, nlohmann::json> age;
+  std::map<std::string, Json> age;
   for (const auto& g : humans["demographics"])
     if (g["dimension"] == "age") age[g["group"].get<std::string>()] = g;
   ASSERT_EQ(age.size(), 2u);
@@ -105,7 +105,7 @@ TEST(Reproduction, H10AgeGroups) {
   // The permutation test over players: the difference is 91/753 - 226/3066 (the groups' failed/tested), and
   // 12 of the 20000 permutations are as extreme (seed 20240501), p = 13/20001.
   const auto& test = humans["age_permutation_test"];
-  EXPECT_EQ(test["players"], (nlohmann::json{251, 64}));
+  EXPECT_EQ(test["players"], (Json{251, 64}));
   EXPECT_EQ(age[">=30"]["failed"], 91);
   EXPECT_EQ(age["<30"]["failed"], 226);
   EXPECT_DOUBLE_EQ(test["difference"].get<double>(), 91.0 / 753 - 226.0 / 3066);

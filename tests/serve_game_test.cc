@@ -30,7 +30,7 @@ constexpr char kRedirect[] = "https://app.prolific.com/submissions/complete?cc={
 // A study of 4 words with the attention check third, one completion code and a Prolific redirect.
 std::string StudyFile(const TempDir& dir, bool cvd_screen) {
   return dir
-      .Write("study.json", nlohmann::json({{"words_per_participant", 4},
+      .Write("study.json", Json({{"words_per_participant", 4},
                                            {"attention_check", {{"cell", "H15"}, {"position", 2}}},
                                            {"completion_codes", {"C0DE1"}},
                                            {"completion_url", kRedirect},
@@ -65,15 +65,15 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
   const std::vector<std::string> cells = {"C12", "P30", "", "A1", "H7"};  // item 2 is the attention check
   // The first participant (id 1) reads the control plate and three of the four confusion plates
   // (the plates are drawn from the participant's id): a plate score of 0.75, not colour-blind.
-  nlohmann::json plate_answers = nlohmann::json::array();
+  Json plate_answers = Json::array();
   for (const server::Plate& plate : server::ScreeningPlates(1))
-    plate_answers.push_back(plate_answers.size() == 2 ? nlohmann::json("none") : nlohmann::json(plate.digit));
+    plate_answers.push_back(plate_answers.size() == 2 ? Json("none") : Json(plate.digit));
   BrowserRun run = RunBrowserScenario(Scenarios(), "game_session", serve.url(),
                                       {{"cells", cells}, {"plateAnswers", plate_answers},
                                        {"redirectGlob", "https://app.prolific.com/**"}},
                                       dir.path());
   ExpectCleanPage(run);
-  const nlohmann::json& items = run.result["items"];
+  const Json& items = run.result["items"];
   ASSERT_EQ(items.size(), 5u) << run.result.dump();
   EXPECT_EQ(items[2]["kind"], "attention");
   EXPECT_EQ(items[2]["cell"], "H15");
@@ -125,12 +125,12 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
   ASSERT_EQ(participants->size(), 1u);
   const store::Participant& p = participants->front();
   EXPECT_EQ(p.user_id, Cell(t, 0, "userId"));
-  EXPECT_EQ(p.url_params, nlohmann::json({{"PROLIFIC_PID", "pid-1"}, {"SESSION_ID", "session-1"}, {"STUDY_ID", "study-1"}}));
+  EXPECT_EQ(p.url_params, Json({{"PROLIFIC_PID", "pid-1"}, {"SESSION_ID", "session-1"}, {"STUDY_ID", "study-1"}}));
   for (const char* key : {"user_agent", "viewport", "device_pixel_ratio", "color_gamut", "dynamic_range"})
     EXPECT_TRUE(p.metadata.contains(key)) << key;
   ASSERT_TRUE(p.screen_score.has_value());
   EXPECT_EQ(*p.screen_score, 0.75);
-  nlohmann::json stored_answers = plate_answers;
+  Json stored_answers = plate_answers;
   stored_answers[2] = nullptr;  // "none": no digit seen
   EXPECT_EQ(p.screen["answers"], stored_answers);
   EXPECT_FALSE(p.completed_at.empty());
@@ -156,7 +156,7 @@ TEST(ServeGame, EachWordShowsItsCategorysNameInTheParticipantsLanguage) {
   TempDir dir;
   const fs::path store = dir / "store";
   const std::string study =
-      dir.Write("study.json", nlohmann::json({{"words_per_participant", 100}, {"cvd_screen", false},
+      dir.Write("study.json", Json({{"words_per_participant", 100}, {"cvd_screen", false},
                                               {"attention_check", {{"enabled", false}}},
                                               {"rate_limit_per_ip", {{"per_second", 0}}},
                                               {"rate_limit_per_session", {{"per_second", 0}}}})
@@ -177,22 +177,22 @@ TEST(ServeGame, EachWordShowsItsCategorysNameInTheParticipantsLanguage) {
     ASSERT_TRUE(session && session->status == 201);
     const std::string set_cookie = session->get_header_value("Set-Cookie");
     const httplib::Headers cookie = {{"Cookie", set_cookie.substr(0, set_cookie.find(';'))}};
-    const nlohmann::json profile = {{"language", language}, {"gender", "other"}, {"age_range", "30-39"}, {"colorblind", "no"}};
+    const Json profile = {{"language", language}, {"gender", "other"}, {"age_range", "30-39"}, {"colorblind", "no"}};
     auto onboarded = client.Post("/api/profile", cookie, profile.dump(), "application/json");
     ASSERT_TRUE(onboarded && onboarded->status == 200);
     auto next = client.Get("/api/next", cookie);
     ASSERT_TRUE(next && next->status == 200);
-    nlohmann::json item = nlohmann::json::parse(next->body);
+    Json item = Json::parse(next->body);
     for (int n = 0; !item["done"].get<bool>(); ++n) {
       const std::string clue = std::to_string(item["clue_id"].get<int>());
       EXPECT_EQ(item["category_code"], category_of.at(clue)) << clue;
       EXPECT_EQ(item["category"], name_of.at(category_of.at(clue))) << clue;
       shown[language].insert(item["category"].get<std::string>());
-      const nlohmann::json answer = {{"index", item["index"]}, {"coordinate", "A1"},
+      const Json answer = {{"index", item["index"]}, {"coordinate", "A1"},
                                      {"client_id", language + "-answer-" + std::to_string(n)}};
       auto answered = client.Post("/api/answer", cookie, answer.dump(), "application/json");
       ASSERT_TRUE(answered && answered->status == 201);
-      item = nlohmann::json::parse(answered->body);
+      item = Json::parse(answered->body);
     }
   }
   EXPECT_EQ(shown["es"], (std::set<std::string>{"Animal", "Comida", "Cultura popular", "Entorno", "Piedras y minerales",
@@ -217,7 +217,7 @@ TEST(ServeGame, OnAPortraitPhoneTheWholeBoardIsVisible) {
                                        {"deviceScaleFactor", 3}},
                                       dir.path());
   ExpectCleanPage(run);
-  const nlohmann::json& box = run.result["box"];
+  const Json& box = run.result["box"];
   EXPECT_GE(box["x"].get<double>(), 0);
   EXPECT_GE(box["y"].get<double>(), 0);
   EXPECT_LE(box["x"].get<double>() + box["width"].get<double>(), 390);
@@ -245,10 +245,10 @@ TEST(ServeGame, OnAPhoneATapOpensALoupeWhoseCellsMeetTheTouchTargetSize) {
   ExpectCleanPage(run);
   EXPECT_LT(run.result["boardCell"].get<double>(), 24) << "the board's own cells are too small to tap: why the loupe";
   EXPECT_EQ(run.result["before"], "") << "the tap on the small board picked nothing yet";
-  const nlohmann::json& loupe = run.result["loupe"];
+  const Json& loupe = run.result["loupe"];
   ASSERT_EQ(loupe.size(), 49u) << run.result.dump();
   std::set<std::string> cells;
-  for (const nlohmann::json& c : loupe) {
+  for (const Json& c : loupe) {
     cells.insert(c["cell"].get<std::string>());
     EXPECT_GE(c["width"].get<double>(), 48) << c.dump();
     EXPECT_GE(c["height"].get<double>(), 48) << c.dump();
@@ -274,8 +274,8 @@ TEST(ServeGame, TheWholeGameCanBePlayedWithTheKeyboardOnly) {
   const fs::path store = dir / "store";
   ServeProcess serve({"--store", store.string(), "--study", StudyFile(dir, true)}, dir.path());
   ASSERT_TRUE(serve.ok()) << serve.error();
-  const nlohmann::json moves = {{"ArrowRight", "ArrowRight", "ArrowDown"}, {"End", "PageDown"}, {"ArrowDown"}, {"Home"}};
-  nlohmann::json attention = nlohmann::json::array();
+  const Json moves = {{"ArrowRight", "ArrowRight", "ArrowDown"}, {"End", "PageDown"}, {"ArrowDown"}, {"Home"}};
+  Json attention = Json::array();
   for (int i = 0; i < 7; ++i) attention.push_back("ArrowDown");
   for (int i = 0; i < 14; ++i) attention.push_back("ArrowRight");
   BrowserRun run = RunBrowserScenario(Scenarios(), "keyboard", serve.url(), {{"moves", moves}, {"attentionMoves", attention}},
@@ -283,7 +283,7 @@ TEST(ServeGame, TheWholeGameCanBePlayedWithTheKeyboardOnly) {
   ExpectCleanPage(run);
   // Every board starts with the focus on A1.
   const std::vector<std::string> expected = {"B3", "P30", "H15", "B1", "A1"};
-  const nlohmann::json& answers = run.result["answers"];
+  const Json& answers = run.result["answers"];
   ASSERT_EQ(answers.size(), 5u) << run.result.dump();
   for (size_t i = 0; i < 5; ++i) EXPECT_EQ(answers[i]["cell"], expected[i]) << i;
   EXPECT_EQ(run.result["plates"], 5);

@@ -21,13 +21,13 @@ constexpr char kToken[] = "safety-admin-token-0123456789";
 
 struct Reply {
   int status = 0;
-  nlohmann::json body;
+  Json body;
   httplib::Headers headers;
 };
 
 class ServeSafety : public ::testing::Test {
  protected:
-  void Start(const nlohmann::json& study) {
+  void Start(const Json& study) {
     serve_ = std::make_unique<ServeProcess>(
         std::vector<std::string>{"--store", (dir_ / "store").string(), "--study", dir_.Write("study.json", study.dump()).string(),
                                  "--admin-token-env", "SAFETY_TOKEN"},
@@ -46,7 +46,7 @@ class ServeSafety : public ::testing::Test {
     Reply r;
     if (!res) return r;
     r.status = res->status;
-    r.body = nlohmann::json::parse(res->body, nullptr, false);
+    r.body = Json::parse(res->body, nullptr, false);
     r.headers = res->headers;
     return r;
   }
@@ -60,7 +60,7 @@ class ServeSafety : public ::testing::Test {
   }
   store::StudyCounts Counts() { return *store_->Counts(); }
   static std::string Answer(int index, const std::string& coordinate, const std::string& client_id) {
-    return nlohmann::json({{"index", index}, {"coordinate", coordinate}, {"client_id", client_id}}).dump();
+    return Json({{"index", index}, {"coordinate", coordinate}, {"client_id", client_id}}).dump();
   }
   // `call` answers `status` with an error naming `what`, and the store's counts do not move.
   template <typename Fn>
@@ -141,19 +141,19 @@ TEST_F(ServeSafety, OversizedMalformedAndDeeplyNestedBodiesAreRefused) {
   ExpectRefused(400, "not an object", [&] { return Call("POST", "/api/answer", "[1, 2]"); });
   ExpectRefused(400, "nested deeper", [&] { return Call("POST", "/api/answer", std::string(100, '[') + std::string(100, ']')); });
   ExpectRefused(400, "event", [&] { return Call("POST", "/api/events", R"({"events": [{"type": "<script>", "t": 1}]})"); });
-  nlohmann::json many = {{"events", nlohmann::json::array()}};
+  Json many = {{"events", Json::array()}};
   for (int i = 0; i < 101; ++i) many["events"].push_back({{"type", "blur"}, {"t", i}});
   ExpectRefused(400, "at most 100", [&] { return Call("POST", "/api/events", many.dump()); });
   cookie_.clear();
   ExpectRefused(400, "parameter", [&] {
-    return Call("POST", "/api/session", nlohmann::json({{"consent", true}, {"params", {{"PROLIFIC_PID", std::string(201, 'x')}}}}).dump());
+    return Call("POST", "/api/session", Json({{"consent", true}, {"params", {{"PROLIFIC_PID", std::string(201, 'x')}}}}).dump());
   });
   ExpectRefused(400, "parameter", [&] { return Call("POST", "/api/session", R"({"consent": true, "params": {"STUDY_ID": 5}})"); });
 }
 
 TEST_F(ServeSafety, HostileTextIsStoredAsTextAndTheSqlIsParameterised) {
   const std::string hostile = "'); DROP TABLE participants; -- <script>alert(1)</script>";
-  auto res = client_->Post("/api/session", nlohmann::json({{"consent", true}, {"params", {{"STUDY_ID", hostile}}}}).dump(),
+  auto res = client_->Post("/api/session", Json({{"consent", true}, {"params", {{"STUDY_ID", hostile}}}}).dump(),
                            "application/json");
   ASSERT_EQ(res->status, 201);
   auto participants = store_->Participants();

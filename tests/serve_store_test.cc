@@ -60,7 +60,7 @@ void Play(const std::string& url, int player, bool fail_attention, std::mutex& m
   };
   auto session = client.Post("/api/session", R"({"consent": true})", "application/json");
   if (!session || session->status != 201) return fail("no session");
-  const std::string user = nlohmann::json::parse(session->body)["participant"];
+  const std::string user = Json::parse(session->body)["participant"];
   const std::string set = session->get_header_value("Set-Cookie");
   const httplib::Headers cookie = {{"Cookie", set.substr(0, set.find(';'))}};
   auto profile = client.Post("/api/profile", cookie,
@@ -69,12 +69,12 @@ void Play(const std::string& url, int player, bool fail_attention, std::mutex& m
   if (!profile || profile->status != 200) return fail("no profile");
   auto next = client.Get("/api/next", cookie);
   if (!next || next->status != 200) return fail("no first item");
-  nlohmann::json item = nlohmann::json::parse(next->body);
+  Json item = Json::parse(next->body);
   for (int n = 0; !item["done"].get<bool>(); ++n) {
     const bool attention = item["kind"] == "attention";
     const std::string cell = attention ? (fail_attention ? "A1" : kAttentionCell)
                                        : std::string(1, static_cast<char>('A' + player)) + std::to_string(1 + n);
-    const nlohmann::json body = {{"index", item["index"]}, {"coordinate", cell},
+    const Json body = {{"index", item["index"]}, {"coordinate", cell},
                                  {"client_id", "player" + std::to_string(player) + "-item" + std::to_string(n)}};
     auto answer = client.Post("/api/answer", cookie, body.dump(), "application/json");
     if (!answer || answer->status != 201) return fail("answer " + std::to_string(n) + " refused");
@@ -82,7 +82,7 @@ void Play(const std::string& url, int player, bool fail_attention, std::mutex& m
       std::lock_guard lock(mu);
       acknowledged.emplace_back(user, std::to_string(item["clue_id"].get<int>()), cell);
     }
-    item = nlohmann::json::parse(answer->body);
+    item = Json::parse(answer->body);
   }
 }
 
@@ -126,7 +126,7 @@ class ServeStore : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(ServeStore, AnswersPostedOverHttpAreExactlyWhatExportHumansWrites) {
-  const nlohmann::json study = {{"words_per_participant", kWords}, {"attention_check", {{"position", 1}}},
+  const Json study = {{"words_per_participant", kWords}, {"attention_check", {{"position", 1}}},
                                 {"cvd_screen", false}};
   std::vector<Row> acknowledged;
   std::string admin_export, failed_user;
@@ -147,7 +147,7 @@ TEST_P(ServeStore, AnswersPostedOverHttpAreExactlyWhatExportHumansWrites) {
     const httplib::Headers admin = {{"Authorization", std::string("Bearer ") + kToken}};
     auto counts = client.Get("/api/admin/counts", admin);
     ASSERT_TRUE(counts && counts->status == 200);
-    const nlohmann::json c = nlohmann::json::parse(counts->body);
+    const Json c = Json::parse(counts->body);
     EXPECT_EQ(c["participants"], kPlayers);
     EXPECT_EQ(c["completed"], kPlayers);
     EXPECT_EQ(c["answers"], kPlayers * kWords);
@@ -186,7 +186,7 @@ TEST_P(ServeStore, AnswersPostedOverHttpAreExactlyWhatExportHumansWrites) {
                                       (dir_ / "j.csv").string(), "--json"}),
                                env_);
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_EQ(nlohmann::json::parse(json.out)["excluded_participants"], 1);
+  EXPECT_EQ(Json::parse(json.out)["excluded_participants"], 1);
 
   // The tools' exports read the same store.
   ExpectOneLineError(RunVisalign(Store({"acva", "export-ratings", "--run", "none", "--out", "-"}), env_),
@@ -199,15 +199,15 @@ struct Participant {
   httplib::Headers cookie;
   std::string user;
 
-  Participant(httplib::Client& c, const nlohmann::json& params) : client(c) {
-    auto session = client.Post("/api/session", nlohmann::json({{"consent", true}, {"params", params}}).dump(), "application/json");
+  Participant(httplib::Client& c, const Json& params) : client(c) {
+    auto session = client.Post("/api/session", Json({{"consent", true}, {"params", params}}).dump(), "application/json");
     EXPECT_TRUE(session && session->status == 201);
     if (!session) return;
-    user = nlohmann::json::parse(session->body)["participant"];
+    user = Json::parse(session->body)["participant"];
     const std::string set = session->get_header_value("Set-Cookie");
     cookie = {{"Cookie", set.substr(0, set.find(';'))}};
   }
-  int Post(const std::string& path, const nlohmann::json& body) {
+  int Post(const std::string& path, const Json& body) {
     auto res = client.Post(path, cookie, body.dump(), "application/json");
     return res ? res->status : 0;
   }
@@ -215,31 +215,31 @@ struct Participant {
   void Play(const std::string& attention_cell) {
     auto next = client.Get("/api/next", cookie);
     ASSERT_TRUE(next && next->status == 200);
-    nlohmann::json item = nlohmann::json::parse(next->body);
+    Json item = Json::parse(next->body);
     for (int n = 0; !item["done"].get<bool>(); ++n) {
       const std::string cell = item["kind"] == "attention" ? attention_cell : "A" + std::to_string(n + 1);
       auto answer = client.Post("/api/answer", cookie,
-                                nlohmann::json({{"index", item["index"]}, {"coordinate", cell},
+                                Json({{"index", item["index"]}, {"coordinate", cell},
                                                 {"client_id", user + "-" + std::to_string(n)}})
                                     .dump(),
                                 "application/json");
       ASSERT_TRUE(answer && answer->status == 201);
-      item = nlohmann::json::parse(answer->body);
+      item = Json::parse(answer->body);
     }
   }
 };
 
 // The screen's answers that read `right` of the confusion plates of participant `user` (the plates
 // are drawn from the participant's id), the control plate read.
-nlohmann::json PlateAnswers(const std::string& location, const std::string& user, int right) {
+Json PlateAnswers(const std::string& location, const std::string& user, int right) {
   auto study = store::StudyStore::Open(location);
   EXPECT_TRUE(study.ok()) << study.status().ToString();
   int64_t id = 0;
   for (const store::Participant& p : (*study)->Participants().value())
     if (p.user_id == user) id = p.id;
-  nlohmann::json answers = nlohmann::json::array();
+  Json answers = Json::array();
   for (const server::Plate& plate : server::ScreeningPlates(static_cast<uint64_t>(id)))
-    answers.push_back(plate.control || right-- > 0 ? nlohmann::json(plate.digit) : nlohmann::json());
+    answers.push_back(plate.control || right-- > 0 ? Json(plate.digit) : Json());
   return {{"answers", answers}};
 }
 
@@ -247,8 +247,8 @@ nlohmann::json PlateAnswers(const std::string& location, const std::string& user
 // the session metadata, as CSV and as JSON; a participant who read no plate is exported as
 // colour-blind, and --min-plate-score leaves out who scored less or was not screened.
 TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
-  const nlohmann::json study = {{"words_per_participant", 2}, {"attention_check", {{"position", 1}}}, {"cvd_screen", true}};
-  const nlohmann::json profile = {{"language", "en"}, {"gender", "female"}, {"age_range", "20-29"}, {"colorblind", "no"},
+  const Json study = {{"words_per_participant", 2}, {"attention_check", {{"position", 1}}}, {"cvd_screen", true}};
+  const Json profile = {{"language", "en"}, {"gender", "female"}, {"age_range", "20-29"}, {"colorblind", "no"},
                                   {"metadata", {{"user_agent", "Test/1.0"}, {"viewport", {390, 844}}, {"device_pixel_ratio", 3}}}};
   std::vector<std::string> users;
   {
@@ -296,12 +296,12 @@ TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
 
   RunResult json_run = RunVisalign(Store({"hues", "export-participants", "--format", "json", "--out", "-"}), env_);
   ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
-  const nlohmann::json doc = nlohmann::json::parse(json_run.out);
+  const Json doc = Json::parse(json_run.out);
   ASSERT_EQ(doc["participants"].size(), 4u);
   EXPECT_EQ(doc["participants"][1]["plate_score"], 0.0);
   EXPECT_EQ(doc["participants"][1]["screen"]["answers"][1], nullptr);
   EXPECT_EQ(doc["participants"][0]["url_params"]["SESSION_ID"], "s-pid-a");
-  EXPECT_EQ(doc["participants"][0]["metadata"]["viewport"], nlohmann::json({390, 844}));
+  EXPECT_EQ(doc["participants"][0]["metadata"]["viewport"], Json({390, 844}));
   EXPECT_EQ(doc["participants"][2]["attention_check"]["passed"], false);
   EXPECT_EQ(doc["participants"][3]["attention_check"], nullptr);
 
@@ -318,7 +318,7 @@ TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
                                         "--out", (dir_ / "s.csv").string()}),
                                  env_);
   ASSERT_EQ(counts.exit_code, 0) << counts.err;
-  const nlohmann::json c = nlohmann::json::parse(counts.out);
+  const Json c = Json::parse(counts.out);
   EXPECT_EQ(c["excluded_plate_score"], 2);
   EXPECT_EQ(c["excluded_failed_attention"], 1);
   EXPECT_EQ(c["excluded_participants"], 2);

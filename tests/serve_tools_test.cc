@@ -21,7 +21,6 @@ namespace visalign {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using testing::BrowserRun;
 using testing::RunBrowserScenario;
 using testing::RunVisalign;
@@ -60,18 +59,18 @@ int64_t Records(const fs::path& store, const std::string& kind) {
 // Each page asks for consent to its own task: the study file's texts, or each page's default.
 TEST(ServeTools, EachPageShowsItsOwnConsentText) {
   TempDir dir;
-  const json paths = {"/", "/regions", "/rate"};
+  const Json paths = {"/", "/regions", "/rate"};
   const server::StudyConfig defaults;
   {
     ServeProcess serve({"--store", (dir / "a").string()}, dir.path());
     ASSERT_TRUE(serve.ok()) << serve.error();
     BrowserRun run = RunBrowserScenario(Scenarios(), "consent_texts", serve.url(), {{"paths", paths}}, dir.path());
     ExpectCleanPage(run);
-    EXPECT_EQ(run.result["texts"], json({{"/", defaults.consent_text},
+    EXPECT_EQ(run.result["texts"], Json({{"/", defaults.consent_text},
                                          {"/regions", defaults.regions_consent_text},
                                          {"/rate", defaults.rate_consent_text}}));
   }
-  const fs::path study = dir.Write("study.json", json({{"consent_text", "Game: pick colours for words."},
+  const fs::path study = dir.Write("study.json", Json({{"consent_text", "Game: pick colours for words."},
                                                        {"regions_consent_text", "Regions: paint the board."},
                                                        {"rate_consent_text", "Rating: rate images."}})
                                                      .dump());
@@ -79,7 +78,7 @@ TEST(ServeTools, EachPageShowsItsOwnConsentText) {
   ASSERT_TRUE(serve.ok()) << serve.error();
   BrowserRun run = RunBrowserScenario(Scenarios(), "consent_texts", serve.url(), {{"paths", paths}}, dir.path());
   ExpectCleanPage(run);
-  EXPECT_EQ(run.result["texts"], json({{"/", "Game: pick colours for words."},
+  EXPECT_EQ(run.result["texts"], Json({{"/", "Game: pick colours for words."},
                                        {"/regions", "Regions: paint the board."},
                                        {"/rate", "Rating: rate images."}}));
 }
@@ -88,7 +87,7 @@ TEST(ServeTools, EachPageShowsItsOwnConsentText) {
 
 // Fill everything Green, brush three cells Red and P30 Pink, undo the Pink, drag the brush Yellow
 // over row D and undo that stroke, drag it down column 2 from E to G, fill the Red region Blue.
-const json kPaintSteps = json::array({{{"tool", "fill"}, {"category", "Green"}, {"cell", "H15"}},
+const Json kPaintSteps = Json::array({{{"tool", "fill"}, {"category", "Green"}, {"cell", "H15"}},
                                       {{"tool", "brush"}, {"category", "Red"}, {"cell", "A1"}},
                                       {{"tool", "brush"}, {"category", "Red"}, {"cell", "A2"}},
                                       {{"tool", "brush"}, {"category", "Red"}, {"cell", "B1"}},
@@ -106,7 +105,7 @@ TEST(ServeTools, ARegionalizationSessionExportsExactlyWhatWasPainted) {
   ASSERT_TRUE(serve.ok()) << serve.error();
   BrowserRun run = RunBrowserScenario(Scenarios(), "regions_session", serve.url(), {{"steps", kPaintSteps}}, dir.path());
   ExpectCleanPage(run);
-  const json& shown = run.result["shown"];
+  const Json& shown = run.result["shown"];
   ASSERT_EQ(shown.size(), kPaintSteps.size()) << run.result.dump();
   EXPECT_EQ(shown[0].size(), size_t(hues::kCells));  // the fill covers the unpainted board
   EXPECT_EQ(shown[3]["B1"], "Red");
@@ -119,7 +118,7 @@ TEST(ServeTools, ARegionalizationSessionExportsExactlyWhatWasPainted) {
   }
   EXPECT_EQ(shown[6]["D2"], "Green");
   EXPECT_EQ(shown[6]["D10"], "Green");
-  const json& final_paint = shown[9];
+  const Json& final_paint = shown[9];
   for (const char* cell : {"E2", "F2", "G2"}) EXPECT_EQ(final_paint[cell], "Yellow") << cell;
   EXPECT_EQ(final_paint["H2"], "Green");
   EXPECT_EQ(final_paint["E3"], "Green");
@@ -148,13 +147,13 @@ TEST(ServeTools, ARegionalizationSessionExportsExactlyWhatWasPainted) {
   EXPECT_EQ(admin->body, *ReadFile(csv));
   auto board = RunVisalign({"--json", "hues", "board", "--regions", csv.string()});
   ASSERT_EQ(board.exit_code, 0) << board.err;
-  EXPECT_EQ(json::parse(board.out)["cells"][0]["macro"], "Blue");
+  EXPECT_EQ(Json::parse(board.out)["cells"][0]["macro"], "Blue");
 
   // A second participant paints everything Red: ties go to the earlier category (Red before Green
   // and Blue), each at agreement 1/2.
   BrowserRun second = RunBrowserScenario(
       Scenarios(), "regions_session", serve.url(),
-      {{"steps", json::array({{{"tool", "fill"}, {"category", "Red"}, {"cell", "A1"}}})}}, dir.path());
+      {{"steps", Json::array({{{"tool", "fill"}, {"category", "Red"}, {"cell", "A1"}}})}}, dir.path());
   ExpectCleanPage(second);
   auto both = client.Get("/api/admin/regions.csv", Admin());
   ASSERT_TRUE(both);
@@ -190,14 +189,14 @@ TEST(ServeTools, RegionAbuseAnswers4xxAndStoresNothing) {
   auto refused = client.Post("/api/regions", session, R"({"client_id": "painting-0003", "cells": {"A1": "Mauve"}})",
                              "application/json");
   ASSERT_TRUE(refused);
-  EXPECT_EQ(json::parse(refused->body)["error"]["what"], "unknown category \"Mauve\" for cell A1");
+  EXPECT_EQ(Json::parse(refused->body)["error"]["what"], "unknown category \"Mauve\" for cell A1");
   auto no_token = client.Get("/api/admin/regions.csv");
   ASSERT_TRUE(no_token);
   EXPECT_EQ(no_token->status, 403);
   auto incomplete = client.Get("/api/admin/regions.csv", Admin());  // one painting of one cell
   ASSERT_TRUE(incomplete);
   EXPECT_EQ(incomplete->status, 409);
-  EXPECT_EQ(json::parse(incomplete->body)["error"]["what"], "479 cells painted by nobody (first: A2)");
+  EXPECT_EQ(Json::parse(incomplete->body)["error"]["what"], "479 cells painted by nobody (first: A2)");
 }
 
 // ---- Explorer -----------------------------------------------------------------------------------
@@ -226,16 +225,16 @@ TEST(ServeTools, TheExplorerShowsTheLibrarysHeatMapEllipseAndTopFiveAndItsFilter
 
   ServeProcess serve({"--store", (dir / "store").string(), "--results", eval.string()}, dir.path());
   ASSERT_TRUE(serve.ok()) << serve.error();
-  const json filters = json::array({{{"colorblind", "only"}}, {{"colorblind", "include"}},
+  const Json filters = Json::array({{{"colorblind", "only"}}, {{"colorblind", "include"}},
                                     {{"colorblind", "exclude"}, {"gender", "female"}, {"age", "<30"}}});
   BrowserRun run = RunBrowserScenario(Scenarios(), "explorer_session", serve.url(),
                                       {{"word", word_name}, {"model", "RN50-openai"}, {"filters", filters}}, dir.path());
   ExpectCleanPage(run);
-  const json& views = run.result["views"];
+  const Json& views = run.result["views"];
   ASSERT_EQ(views.size(), 1 + filters.size()) << run.result.dump();
-  json expected_marks = json::object();
-  const json top = hues::ModelTopJson(models->front(), word, *vocabulary);
-  for (const json& t : top["top"]) expected_marks[t["cell"].get<std::string>()] = std::to_string(t["rank"].get<int>());
+  Json expected_marks = Json::object();
+  const Json top = hues::ModelTopJson(models->front(), word, *vocabulary);
+  for (const Json& t : top["top"]) expected_marks[t["cell"].get<std::string>()] = std::to_string(t["rank"].get<int>());
   ASSERT_EQ(expected_marks.size(), size_t(hues::kTopK));
   const std::vector<std::array<std::string, 4>> applied = {
       {"exclude", "", "", ""}, {"only", "", "", ""}, {"include", "", "", ""}, {"exclude", "female", "<30", ""}};
@@ -248,7 +247,7 @@ TEST(ServeTools, TheExplorerShowsTheLibrarysHeatMapEllipseAndTopFiveAndItsFilter
     EXPECT_EQ(views[v]["heatCells"], cells);
     EXPECT_EQ(views[v]["plotHumans"], cells);
     int answers = 0;
-    for (const json& label : views[v]["heatLabels"]) answers += std::stoi(label.get<std::string>().substr(label.get<std::string>().find(": ") + 2));
+    for (const Json& label : views[v]["heatLabels"]) answers += std::stoi(label.get<std::string>().substr(label.get<std::string>().find(": ") + 2));
     EXPECT_EQ(answers, expected.n);
     EXPECT_NE(views[v]["summary"].get<std::string>().find(": " + std::to_string(expected.n) + " answers"), std::string::npos);
     EXPECT_EQ(views[v]["ellipsePoints"], expected.ellipse.size());
@@ -302,7 +301,7 @@ class ServeAcvaRating : public ::testing::Test {
   fs::path store_ = dir_ / "store";
   fs::path results_ = dir_ / "results";
   std::unique_ptr<acva::ReferenceServer> reference_;
-  std::vector<json> items_;
+  std::vector<Json> items_;
 };
 
 TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpectedAgreement) {
@@ -310,7 +309,7 @@ TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpec
                      {{"STUDY_TOKEN", kToken}});
   ASSERT_TRUE(serve.ok()) << serve.error();
   std::vector<std::string> ids;
-  for (const json& item : items_) ids.push_back(item["image_id"]);
+  for (const Json& item : items_) ids.push_back(item["image_id"]);
   // Rater A answers every question 1 on sample 0 and 0 on sample 1, in Chinese, and stops after two
   // images; rater B answers 0.5 everywhere and rates them all: the two A left unrated come first.
   BrowserRun a = RunBrowserScenario(Scenarios(), "rating_session", serve.url(),
@@ -319,8 +318,8 @@ TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpec
   BrowserRun b = RunBrowserScenario(Scenarios(), "rating_session", serve.url(),
                                     {{"language", "en"}, {"levels", {0.5}}}, dir_.path());
   ExpectCleanPage(b);
-  const json& rated_a = a.result["rated"];
-  const json& rated_b = b.result["rated"];
+  const Json& rated_a = a.result["rated"];
+  const Json& rated_b = b.result["rated"];
   ASSERT_EQ(rated_a.size(), 2u) << a.result.dump();
   ASSERT_EQ(rated_b.size(), 4u) << b.result.dump();
   EXPECT_EQ(rated_a[0]["image"], ids[0]);
@@ -350,13 +349,13 @@ TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpec
   EXPECT_EQ(admin->body, *ReadFile(csv));
   auto agreement = RunVisalign({"--json", "acva", "agreement", "--items", (results_ / "items.jsonl").string(), "--human", csv.string()});
   ASSERT_EQ(agreement.exit_code, 0) << agreement.err;
-  const json got = json::parse(agreement.out);
+  const Json got = Json::parse(agreement.out);
   std::map<std::string, double> adequacy;
-  for (const json& item : items_) adequacy[item["image_id"]] = item["adequacy"];
+  for (const Json& item : items_) adequacy[item["image_id"]] = item["adequacy"];
   double exact = 0, within = 0;
   std::vector<std::pair<std::string, double>> scores;
-  for (const json& r : rated_a) scores.emplace_back(r["image"], r["level"]);
-  for (const json& r : rated_b) scores.emplace_back(r["image"], r["level"]);
+  for (const Json& r : rated_a) scores.emplace_back(r["image"], r["level"]);
+  for (const Json& r : rated_b) scores.emplace_back(r["image"], r["level"]);
   for (const auto& [image, score] : scores) {  // a rater's constant answers give that score
     exact += acva::ScoreBin(score) == acva::ScoreBin(adequacy[image]);
     within += std::abs(acva::ScoreBin(score) - acva::ScoreBin(adequacy[image])) <= 1;
@@ -375,11 +374,11 @@ TEST_F(ServeAcvaRating, RatingAbuseAnswers4xxAndStoresNothing) {
   httplib::Client client(serve.url());
   const std::string image = items_[0]["image_id"];
   auto set = acva::LoadConceptSet(*acva::StarterConceptsFile(), *acva::StarterPairsFile());
-  json answers = json::object();
+  Json answers = Json::object();
   for (const acva::RubricQuestion& q : set->concepts[*set->IndexOf(items_[0]["concept"].get<std::string>())].rubric)
     answers[q.id] = 0.75;
-  const auto body = [&](const std::string& client_id, const std::string& img, const json& a) {
-    return json({{"client_id", client_id}, {"image", img}, {"language", "en"}, {"answers", a}}).dump();
+  const auto body = [&](const std::string& client_id, const std::string& img, const Json& a) {
+    return Json({{"client_id", client_id}, {"image", img}, {"language", "en"}, {"answers", a}}).dump();
   };
   auto anonymous = client.Post("/api/acva/rating", body("rating-0001", image, answers), "application/json");
   ASSERT_TRUE(anonymous);
@@ -390,18 +389,18 @@ TEST_F(ServeAcvaRating, RatingAbuseAnswers4xxAndStoresNothing) {
     auto r = client.Post("/api/acva/rating", session, text, "application/json");
     return r ? r->status : -1;
   };
-  json off_scale = answers;
+  Json off_scale = answers;
   off_scale.begin().value() = 0.6;
-  json missing = answers;
+  Json missing = answers;
   missing.erase(missing.begin());
-  json extra = answers;
+  Json extra = answers;
   extra["not-a-question"] = 1;
   EXPECT_EQ(status(body("rating-0002", "rated/no-such-concept/0", answers)), 404);
   EXPECT_EQ(status(body("rating-0002", "other-run/" + image.substr(6), answers)), 404);
   EXPECT_EQ(status(body("rating-0002", image, off_scale)), 400);
   EXPECT_EQ(status(body("rating-0002", image, missing)), 400);
   EXPECT_EQ(status(body("rating-0002", image, extra)), 400);
-  EXPECT_EQ(status(json({{"client_id", "rating-0002"}, {"image", image}, {"language", "fr"}, {"answers", answers}}).dump()), 400);
+  EXPECT_EQ(status(Json({{"client_id", "rating-0002"}, {"image", image}, {"language", "fr"}, {"answers", answers}}).dump()), 400);
   EXPECT_EQ(Records(store_, server::kAcvaRatingRecord), 0);
   EXPECT_EQ(status(body("rating-0002", image, answers)), 200);
   EXPECT_EQ(status(body("rating-0002", image, answers)), 409);  // replayed

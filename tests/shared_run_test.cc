@@ -15,13 +15,12 @@
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
 #include "testing/postgres_server.h"
 #include "testing/violin_generation.h"
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/store.h"
 
 namespace visalign {
@@ -128,7 +127,7 @@ TEST_P(SharedRun, FourGenerateWorkersOneKilledDoEveryItemOnce) {
   EXPECT_EQ(rows_by_prompt.size(), items.size());
 
   // The server's count of images per prompt: once each, except those in flight in the killed worker.
-  const nlohmann::json stats = srv->Stats();
+  const Json stats = srv->Stats();
   EXPECT_GT(stats["by_status"].value("500", 0), 0) << stats.dump();
   EXPECT_GT(stats["by_status"].value("429", 0), 0) << stats.dump();
   uint64_t served_twice = 0;
@@ -189,7 +188,7 @@ TEST_P(SharedRun, TwoJudgesOneKilledAskEveryQuestionOnce) {
   EXPECT_EQ(testing::Wait(judges[0]).exit_code, 128 + SIGKILL);
   RunResult survivor = testing::Wait(judges[1]);
   ASSERT_EQ(survivor.exit_code, 0) << survivor.out << survivor.err;
-  const nlohmann::json survived = nlohmann::json::parse(survivor.out);
+  const Json survived = Json::parse(survivor.out);
   const size_t distinct = survived["distinct"].get<size_t>();
   EXPECT_GT(distinct, asked_at_kill);
   EXPECT_EQ(survived["cached"].get<size_t>() + survived["asked"].get<size_t>(), distinct) << survived.dump();
@@ -197,7 +196,7 @@ TEST_P(SharedRun, TwoJudgesOneKilledAskEveryQuestionOnce) {
   // Everything is in the cache now: a third judge asks nothing.
   RunResult again = testing::RunVisalign(judge("ref-judge+slow"));
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  const nlohmann::json rerun = nlohmann::json::parse(again.out);
+  const Json rerun = Json::parse(again.out);
   EXPECT_EQ(rerun["asked"], 0) << rerun.dump();
   EXPECT_EQ(rerun["cached"], distinct) << rerun.dump();
 
@@ -239,7 +238,7 @@ TEST_P(SharedRun, TheSameRunScoresByteIdenticallyInEitherStore) {
     std::string lines;
     std::istringstream in(ReadFile(t / out / "items.jsonl").value());
     for (std::string line; std::getline(in, line);) {
-      nlohmann::json j = nlohmann::json::parse(line);
+      Json j = Json::parse(line);
       EXPECT_NE(j.value("path", ""), "") << line;
       j.erase("path");
       lines += j.dump() + "\n";
@@ -250,8 +249,8 @@ TEST_P(SharedRun, TheSameRunScoresByteIdenticallyInEitherStore) {
   EXPECT_FALSE(embedded_items.empty());
   EXPECT_TRUE(embedded_items == items("eval-shared")) << "items.jsonl differs beyond the image paths";
   auto summary = [&](const std::string& out) {
-    nlohmann::json j = nlohmann::json::parse(ReadFile(t / out / "summary.json").value());
-    for (nlohmann::json& model : j["inputs"]["models"]) model.erase("path");
+    Json j = Json::parse(ReadFile(t / out / "summary.json").value());
+    for (Json& model : j["inputs"]["models"]) model.erase("path");
     return j.dump();
   };
   EXPECT_EQ(summary("eval-embedded"), summary("eval-shared"));

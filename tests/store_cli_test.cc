@@ -8,18 +8,16 @@
 #include <algorithm>
 #include <chrono>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
 #include "testing/postgres_server.h"
 #include "testing/violin_generation.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/store.h"
 
 namespace visalign {
 namespace {
 namespace fs = std::filesystem;
-using nlohmann::json;
 using testing::RunResult;
 using testing::RunVisalign;
 using testing::TempDir;
@@ -65,7 +63,7 @@ TEST_F(StoreCli, LsAndShowCountRowsLeasesAttemptsAndTimes) {
   }
   RunResult show = RunVisalign(Store({"--json", "store", "show", "--run", "other"}));
   ASSERT_EQ(show.exit_code, 0) << show.err;
-  const json rows = json::parse(show.out)["runs"][0]["rows"];
+  const Json rows = Json::parse(show.out)["runs"][0]["rows"];
   EXPECT_EQ(rows["pending"], 3);
   EXPECT_EQ(rows["leased"], 2);
   EXPECT_EQ(rows["attempts"], 0);
@@ -85,11 +83,11 @@ TEST_F(StoreCli, ExportCopiesRowsAndImagesAndRmRemovesTheRun) {
   RunResult exp = RunVisalign(Store({"store", "export", "--run", "ref", "--out", (t_ / "export").string()}));
   ASSERT_EQ(exp.exit_code, 0) << exp.err;
   EXPECT_EQ(exp.out, "exported run ref: 6 rows, 6 images to " + (t_ / "export").string() + "\n");
-  const json run = json::parse(ReadFile(t_ / "export" / "run.json").value());
+  const Json run = Json::parse(ReadFile(t_ / "export" / "run.json").value());
   EXPECT_EQ(run["rows"]["done"], kItems);
   const std::string lines = ReadFile(t_ / "export" / "rows.jsonl").value();
   EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), kItems);
-  const json first = json::parse(lines.substr(0, lines.find('\n')));
+  const Json first = Json::parse(lines.substr(0, lines.find('\n')));
   EXPECT_EQ(first["status"], "done");
   EXPECT_EQ(Sha256File(t_ / "export" / first["image"].get<std::string>()).value(), first["sha256"]);
 
@@ -199,7 +197,7 @@ TEST_F(PostgresStoreCli, MigrateMakesTheStoreGenerateFillsItAndStoreCommandsRead
   EXPECT_EQ(std::distance(fs::directory_iterator(t_ / "export" / "images"), fs::directory_iterator()), kItems);
   RunResult again = RunVisalign(Store({"--json", "store", "migrate"}));
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(json::parse(again.out), json({{"store", url_}, {"from_version", 2}, {"to_version", 2}}));
+  EXPECT_EQ(Json::parse(again.out), Json({{"store", url_}, {"from_version", 2}, {"to_version", 2}}));
 }
 
 TEST_F(PostgresStoreCli, BadInputIsOneLineAndLosesNothing) {
@@ -254,7 +252,7 @@ TEST_F(PostgresStoreCli, AnUnreachableServerOrAWrongPasswordIsOneLineAndThePassw
     EXPECT_EQ(r.out.find(server_->password()), std::string::npos) << r.out;
     EXPECT_EQ(r.err.find(server_->password()), std::string::npos) << r.err;
   }
-  EXPECT_EQ(json::parse(show.out)["store"], url_);
+  EXPECT_EQ(Json::parse(show.out)["store"], url_);
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/manifest.h"
@@ -34,11 +34,11 @@ TEST(ViolinDatasetCli, WritesManifestImagesAndSummary) {
   auto r = RunVisalign({"violin", "dataset", "--out", out.string(), "--scale", kTinyScale, "--image-size", "17",
                         "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const Json j = Json::parse(r.out);
   EXPECT_EQ(j["items"], 96);
   EXPECT_EQ(j["images"], 96);
   EXPECT_EQ(j["summary"]["counts"]["variation"],
-            (nlohmann::json{{"1", 6}, {"2", 24}, {"3", 36}, {"4", 6}, {"5", 12}, {"6", 12}}));
+            (Json{{"1", 6}, {"2", 24}, {"3", 36}, {"4", 6}, {"5", 12}, {"6", 12}}));
 
   auto items = violin::LoadManifest(out);
   ASSERT_TRUE(items.ok()) << items.status().ToString();
@@ -56,7 +56,7 @@ TEST(ViolinDatasetCli, WritesManifestImagesAndSummary) {
 
   auto summary = ReadFile(out / "summary.json");
   ASSERT_TRUE(summary.ok());
-  EXPECT_EQ(nlohmann::json::parse(*summary)["counts"]["items"], 96);
+  EXPECT_EQ(Json::parse(*summary)["counts"]["items"], 96);
 }
 
 TEST(ViolinDatasetCli, SameSeedIsByteIdenticalAndAnotherSeedIsNot) {

@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
 
 #include "testing/cli_runner.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/manifest.h"
@@ -38,7 +38,7 @@ TEST_F(ViolinEval, GroundTruthImagesScoreZero) {
   auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images",
                         "gt=" + (Dataset() / "images").string(), "--out", (dir_ / "out").string(), "--json", "--strict"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
+  auto j = Json::parse(r.out);
   ASSERT_FALSE(j["rows"].empty());
   int scored = 0;
   for (const auto& row : j["rows"]) {
@@ -68,7 +68,7 @@ TEST_F(ViolinEval, AReportFromAnotherFolderShowsTheThumbnails) {
   ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
   auto items = ReadFile(dir_ / "eval" / "items.jsonl");
   ASSERT_TRUE(items.ok());
-  const nlohmann::json first = nlohmann::json::parse(items->substr(0, items->find('\n')));
+  const Json first = Json::parse(items->substr(0, items->find('\n')));
   EXPECT_EQ(first["path"].get<std::string>().rfind((dir_ / "ds" / "images").string() + "/", 0), 0u) << first.dump();
   ASSERT_NE(std::filesystem::current_path(), dir_.path());
   auto report = RunVisalign({"report", "--results", (dir_ / "eval").string(), "--out", (dir_ / "r.html").string()});
@@ -100,7 +100,7 @@ TEST_F(ViolinEval, ComparesModelsAndReportsMissingAndUnreadable) {
   auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", "gt=" + images.string(),
                         "--images", "inverted=" + partial.string(), "--out", (dir_ / "cmp").string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
+  auto j = Json::parse(r.out);
   EXPECT_EQ(j["n_missing"], 1);
   EXPECT_EQ(j["n_unreadable"], 1);
   EXPECT_EQ(j["n_unmatched"], 1);
@@ -145,7 +145,7 @@ TEST_F(ViolinEval, TheSplitSelectsItemsAndCoverageIsStatedEverywhere) {
   };
   auto split = with({"--split", "test", "--strict", "--by", "prompt_split", "--out", (dir_ / "s").string()});
   ASSERT_EQ(split.exit_code, 0) << split.err;
-  auto j = nlohmann::json::parse(split.out);
+  auto j = Json::parse(split.out);
   EXPECT_EQ(j["n_items"], n_test);
   EXPECT_EQ(j["split"], "test");
   ASSERT_EQ(j["overall"].size(), 1u);
@@ -156,7 +156,7 @@ TEST_F(ViolinEval, TheSplitSelectsItemsAndCoverageIsStatedEverywhere) {
 
   auto all = with({"--out", (dir_ / "a").string()});
   ASSERT_EQ(all.exit_code, 0) << all.err;
-  const auto overall = nlohmann::json::parse(all.out)["overall"][0];
+  const auto overall = Json::parse(all.out)["overall"][0];
   EXPECT_EQ(overall["n_items"], items->size());
   EXPECT_DOUBLE_EQ(overall["coverage"].get<double>(), double(n_test) / double(items->size()));
   EXPECT_NE(all.err.find(fmt::format("warning: model m: {} of {} items scored", n_test, items->size())),
@@ -166,7 +166,7 @@ TEST_F(ViolinEval, TheSplitSelectsItemsAndCoverageIsStatedEverywhere) {
   // --missing worst counts every missing item as 1 on every normalised metric.
   auto worst = with({"--missing", "worst", "--out", (dir_ / "w").string()});
   ASSERT_EQ(worst.exit_code, 0) << worst.err;
-  const double worst_pre = nlohmann::json::parse(worst.out)["overall"][0]["pre_mean"].get<double>();
+  const double worst_pre = Json::parse(worst.out)["overall"][0]["pre_mean"].get<double>();
   EXPECT_NEAR(worst_pre, double(items->size() - n_test) / double(items->size()),
               overall["pre_mean"].get<double>() + 1e-12);
   EXPECT_NE(worst.err.find("(--missing worst)"), std::string::npos);
@@ -181,14 +181,14 @@ TEST_F(ViolinEval, OldModelSpellingsWorkWithADeprecationWarning) {
   auto named = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", images, "--model", "gt",
                             "--out", (dir_ / "a").string(), "--json"});
   ASSERT_EQ(named.exit_code, 0) << named.err;
-  EXPECT_EQ(nlohmann::json::parse(named.out)["overall"][0]["model"], "gt");
+  EXPECT_EQ(Json::parse(named.out)["overall"][0]["model"], "gt");
   EXPECT_NE(named.err.find("warning: --model is deprecated for `visalign violin evaluate`: use --name"),
             std::string::npos)
       << named.err;
   auto pair = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--model", "gt=" + images, "--out",
                            (dir_ / "b").string(), "--json"});
   ASSERT_EQ(pair.exit_code, 0) << pair.err;
-  EXPECT_EQ(nlohmann::json::parse(pair.out)["overall"][0]["model"], "gt");
+  EXPECT_EQ(Json::parse(pair.out)["overall"][0]["model"], "gt");
   EXPECT_NE(pair.err.find("use --images"), std::string::npos) << pair.err;
 }
 
@@ -209,10 +209,10 @@ TEST_F(ViolinEval, FilterAndLimitSelectTheItemsAsGenerateDoes) {
   auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", "m=" + some.string(),
                         "--filter", "variation=2", "--limit", "5", "--strict", "--json", "--out", (dir_ / "o").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = Json::parse(r.out);
   EXPECT_EQ(j["n_items"], 5);
   EXPECT_EQ(j["overall"][0]["coverage"], 1.0);
-  EXPECT_EQ(j["selection"], nlohmann::json::parse(R"({"filters": {"variation": ["2"]}, "limit": 5})"));
+  EXPECT_EQ(j["selection"], Json::parse(R"({"filters": {"variation": ["2"]}, "limit": 5})"));
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
   auto bad = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", some.string(), "--filter",
                           "colour=red", "--out", (dir_ / "b").string()});
@@ -261,7 +261,7 @@ TEST(ViolinScore, PrintsRawAndNormalisedMetricsAsJson) {
   ASSERT_TRUE(imaging::WritePng(dir / "a.png", img).ok());
   auto r = RunVisalign({"violin", "score", (dir / "a.png").string(), "--target", "rgb(210, 100, 50)", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
+  auto j = Json::parse(r.out);
   EXPECT_EQ(j.size(), 4u);
   EXPECT_DOUBLE_EQ(j["raw"]["rgb_ed"].get<double>(), 10.0);
   EXPECT_EQ(j["raw"]["sd"].get<double>(), 0.0);
@@ -271,11 +271,11 @@ TEST(ViolinScore, PrintsRawAndNormalisedMetricsAsJson) {
   auto h2 = RunVisalign({"violin", "score", (dir / "a.png").string(), "--layout", "h2", "--targets",
                          "rgb(200, 100, 50),#C86432", "--json"});
   ASSERT_EQ(h2.exit_code, 0) << h2.err;
-  EXPECT_EQ(nlohmann::json::parse(h2.out)["pre_mean"].get<double>(), 0.0);
+  EXPECT_EQ(Json::parse(h2.out)["pre_mean"].get<double>(), 0.0);
 
   auto fuzzy = RunVisalign({"violin", "score", (dir / "a.png").string(), "--fuzzy", "#C86432,#C86432", "--json"});
   ASSERT_EQ(fuzzy.exit_code, 0) << fuzzy.err;
-  EXPECT_LT(nlohmann::json::parse(fuzzy.out)["raw"]["rgb_ed"].get<double>(), 1e-9);
+  EXPECT_LT(Json::parse(fuzzy.out)["raw"]["rgb_ed"].get<double>(), 1e-9);
 }
 
 TEST(ViolinScore, BadArgumentsExitTwoWithAClearMessage) {

@@ -6,10 +6,9 @@
 #include <cmath>
 #include <map>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 
 namespace visalign {
@@ -38,7 +37,7 @@ class ViolinProbes : public ::testing::Test {
 TEST_F(ViolinProbes, GroundTruthIsObedientInEveryFamily) {
   auto r = Evaluate(Dataset() / "images", "out", true);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto summary = nlohmann::json::parse(ReadFile(dir_ / "out" / "summary.json").value());
+  auto summary = Json::parse(ReadFile(dir_ / "out" / "summary.json").value());
   ASSERT_TRUE(summary.contains("probes"));
   std::map<std::string, double> value;
   for (const auto& e : summary["probes"])
@@ -57,7 +56,7 @@ TEST_F(ViolinProbes, GroundTruthIsObedientInEveryFamily) {
   auto items = ReadFile(dir_ / "out" / "items.jsonl").value();
   size_t inertia_lines = 0;
   for (std::string_view line : SplitLines(items)) {
-    auto j = nlohmann::json::parse(line);
+    auto j = Json::parse(line);
     ASSERT_TRUE(j.contains("probe")) << line;
     if (j["probe"]["family"] == "inertia") {
       ++inertia_lines;
@@ -79,7 +78,7 @@ TEST(ViolinProbesLanguages, EachLanguageIsSummarisedApart) {
   r = RunVisalign({"violin", "evaluate", "--dataset", (dir / "p").string(), "--images", "gt=" + (dir / "p" / "images").string(),
                    "--out", (dir / "out").string(), "--bootstrap", "100", "--strict"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto summary = nlohmann::json::parse(ReadFile(dir / "out" / "summary.json").value());
+  auto summary = Json::parse(ReadFile(dir / "out" / "summary.json").value());
   std::map<std::string, std::map<std::string, double>> value;  // language -> family/condition/measure -> value
   for (const auto& e : summary["probes"])
     value[e["language"]][e["family"].get<std::string>() + "/" + e["condition"].get<std::string>() + "/" +
@@ -114,14 +113,14 @@ TEST_F(ViolinProbes, AWrongSizedImageForAPixelStatedItemIsARecordedItemError) {
   std::string id;
   const std::string manifest = ReadFile(Dataset() / "manifest.jsonl").value();
   for (std::string_view line : SplitLines(manifest)) {
-    auto j = nlohmann::json::parse(line);
+    auto j = Json::parse(line);
     if (j["probe"]["family"] == "geometry" && j["probe"]["condition"] == "pixels") id = j["id"];
   }
   ASSERT_FALSE(id.empty());
   ASSERT_TRUE(imaging::WritePng(images / (id + ".png"), imaging::Image(96, 96)).ok());
   auto r = Evaluate(images, "out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto summary = nlohmann::json::parse(ReadFile(dir_ / "out" / "summary.json").value());
+  auto summary = Json::parse(ReadFile(dir_ / "out" / "summary.json").value());
   ASSERT_EQ(summary["unreadable"].size(), 1u);
   EXPECT_EQ(summary["unreadable"][0]["id"], id);
   EXPECT_NE(summary["unreadable"][0]["reason"].get<std::string>().find("image 96x96 for a pixel-stated geometry probe (canvas 64x64)"),

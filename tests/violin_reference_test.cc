@@ -28,9 +28,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 
@@ -255,7 +254,7 @@ class ViolinReference : public ::testing::Test {
     ASSERT_TRUE(fs::exists(ReferenceScript())) << ReferenceScript();
   }
   void CompareWithReference(const std::vector<std::pair<std::string, std::vector<std::string>>>& runs,
-                            const std::vector<nlohmann::json>& ours, const NumpyDispatch& dispatch);
+                            const std::vector<Json>& ours, const NumpyDispatch& dispatch);
   static inline std::string modules_error_;
   static inline bool have_cv2_ = false;
   TempDir dir_;
@@ -293,16 +292,16 @@ TEST_F(ViolinReference, EveryValueMatchesThePythonReference) {
   runs.push_back({"jpeg_q90", {(dir_ / "photo.jpg").string(), "--fuzzy", "#3C78A0,#A0C850"}});
 
   std::string cases_jsonl;
-  for (const auto& [name, args] : runs) cases_jsonl += nlohmann::json(args).dump() + "\n";
+  for (const auto& [name, args] : runs) cases_jsonl += Json(args).dump() + "\n";
   ASSERT_TRUE(WriteFileAtomic(dir_ / "cases.jsonl", cases_jsonl).ok());
-  std::vector<nlohmann::json> ours;
+  std::vector<Json> ours;
   for (const auto& [name, args] : runs) {
     std::vector<std::string> cli{"violin", "score"};
     cli.insert(cli.end(), args.begin(), args.end());
     cli.push_back("--json");
     auto r = RunVisalign(cli);
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
-    ours.push_back(nlohmann::json::parse(r.out));
+    ours.push_back(Json::parse(r.out));
   }
   for (const NumpyDispatch& dispatch : NumpyDispatches()) {
     SCOPED_TRACE("numpy dispatch: " + dispatch.label);
@@ -311,7 +310,7 @@ TEST_F(ViolinReference, EveryValueMatchesThePythonReference) {
 }
 
 void ViolinReference::CompareWithReference(const std::vector<std::pair<std::string, std::vector<std::string>>>& runs,
-                                           const std::vector<nlohmann::json>& ours_all, const NumpyDispatch& dispatch) {
+                                           const std::vector<Json>& ours_all, const NumpyDispatch& dispatch) {
   auto reference = RunProgram({kPython, ReferenceScript().string(), "batch", (dir_ / "cases.jsonl").string()},
                               dispatch.env);
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
@@ -323,8 +322,8 @@ void ViolinReference::CompareWithReference(const std::vector<std::pair<std::stri
     SCOPED_TRACE(name);
     std::string line;
     ASSERT_TRUE(std::getline(lines, line)) << "reference printed too few lines";
-    const nlohmann::json ref = nlohmann::json::parse(line);
-    const nlohmann::json& ours = ours_all[i];
+    const Json ref = Json::parse(line);
+    const Json& ours = ours_all[i];
     // The reference gives ced exactly when cv2 is importable (null otherwise, never silently).
     ASSERT_EQ(ref["raw"]["ced"].is_null(), !have_cv2_) << line;
     for (const char* group : {"raw", "norm"}) {

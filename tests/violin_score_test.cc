@@ -3,9 +3,8 @@
 // --threads; a bad image or line gives an error result for it alone, then exit code 2.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 
@@ -34,7 +33,7 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-nlohmann::json Without(nlohmann::json j, std::initializer_list<const char*> keys) {
+Json Without(Json j, std::initializer_list<const char*> keys) {
   for (const char* key : keys) j.erase(key);
   return j;
 }
@@ -48,10 +47,10 @@ class ViolinScoreMany : public ::testing::Test {
     }
   }
   // The --json object of a one-image run.
-  nlohmann::json Single(const std::vector<std::string>& args) {
+  Json Single(const std::vector<std::string>& args) {
     auto r = RunVisalign(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    return nlohmann::json::parse(r.out);
+    return Json::parse(r.out);
   }
   std::string WriteBatch(const std::vector<std::string>& lines) {
     std::string text;
@@ -71,7 +70,7 @@ TEST_F(ViolinScoreMany, SeveralImagesGiveTheNumbersOfSeparateRuns) {
   const std::vector<std::string> lines = Lines(json.out);
   ASSERT_EQ(lines.size(), 3u) << json.out;
   for (size_t i = 0; i < lines.size(); ++i) {
-    const nlohmann::json got = nlohmann::json::parse(lines[i]);
+    const Json got = Json::parse(lines[i]);
     EXPECT_EQ(got["image"], images_[i]);
     EXPECT_FALSE(got.contains("line"));
     EXPECT_EQ(Without(got, {"image"}), Single({"violin", "score", images_[i], "--target", "#D9B451", "--json"}));
@@ -99,7 +98,7 @@ TEST_F(ViolinScoreMany, BatchLinesOfEveryFormGiveTheNumbersOfSeparateRunsInInput
   std::vector<std::vector<std::string>> single_args;
   for (const auto& form : forms)
     for (const std::string& image : images_) {
-      nlohmann::json object = {{"image", image}}, array = nlohmann::json::array({image});
+      Json object = {{"image", image}}, array = Json::array({image});
       for (size_t k = 0; k < form.size(); k += 2) object[form[k].substr(2)] = form[k + 1];
       for (const std::string& arg : form) array.push_back(arg);
       batch.push_back(object.dump());
@@ -115,7 +114,7 @@ TEST_F(ViolinScoreMany, BatchLinesOfEveryFormGiveTheNumbersOfSeparateRunsInInput
   ASSERT_EQ(lines.size(), batch.size()) << r.out;
   for (size_t i = 0; i < lines.size(); ++i) {
     SCOPED_TRACE(batch[i]);
-    const nlohmann::json got = nlohmann::json::parse(lines[i]);
+    const Json got = Json::parse(lines[i]);
     EXPECT_EQ(got["line"], i + 1);
     EXPECT_EQ(got["image"], single_args[i][2]);
     EXPECT_EQ(Without(got, {"image", "line"}), Single(single_args[i]));
@@ -131,12 +130,12 @@ TEST_F(ViolinScoreMany, BatchLinesOfEveryFormGiveTheNumbersOfSeparateRunsInInput
 
 TEST_F(ViolinScoreMany, BadBatchLinesGiveErrorResultsAndTheOthersAreScored) {
   const std::string file = WriteBatch({
-      nlohmann::json{{"image", images_[0]}, {"target", "red"}}.dump(),
-      nlohmann::json{{"image", (dir_ / "missing.png").string()}, {"target", "red"}}.dump(),
+      Json{{"image", images_[0]}, {"target", "red"}}.dump(),
+      Json{{"image", (dir_ / "missing.png").string()}, {"target", "red"}}.dump(),
       "",
-      nlohmann::json{{"image", images_[1]}, {"target", "#GGHHII"}}.dump(),
+      Json{{"image", images_[1]}, {"target", "#GGHHII"}}.dump(),
       R"({"image": "a.png", "target": )",
-      nlohmann::json{images_[2], "--fuzzy", "red,blue"}.dump(),
+      Json{images_[2], "--fuzzy", "red,blue"}.dump(),
   });
   auto r = RunVisalign({"violin", "score", "--batch", file, "--threads", "2"});
   EXPECT_EQ(r.exit_code, 2);
@@ -144,8 +143,8 @@ TEST_F(ViolinScoreMany, BadBatchLinesGiveErrorResultsAndTheOthersAreScored) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   const std::vector<std::string> lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 5u) << r.out;
-  std::vector<nlohmann::json> got;
-  for (const std::string& line : lines) got.push_back(nlohmann::json::parse(line));
+  std::vector<Json> got;
+  for (const std::string& line : lines) got.push_back(Json::parse(line));
   EXPECT_EQ(got[0]["line"], 1);
   EXPECT_EQ(Without(got[0], {"image", "line"}), Single({"violin", "score", images_[0], "--target", "red", "--json"}));
 
@@ -176,9 +175,9 @@ TEST_F(ViolinScoreMany, AnUnreadableImageAmongSeveralIsReportedAndTheOthersAreSc
   EXPECT_EQ(json.err.rfind("error: 1 of 2 images failed (command line): ", 0), 0u) << json.err;
   const std::vector<std::string> lines = Lines(json.out);
   ASSERT_EQ(lines.size(), 2u) << json.out;
-  EXPECT_TRUE(nlohmann::json::parse(lines[0]).contains("raw"));
-  EXPECT_EQ(nlohmann::json::parse(lines[1])["image"], missing);
-  EXPECT_TRUE(nlohmann::json::parse(lines[1]).contains("error"));
+  EXPECT_TRUE(Json::parse(lines[0]).contains("raw"));
+  EXPECT_EQ(Json::parse(lines[1])["image"], missing);
+  EXPECT_TRUE(Json::parse(lines[1]).contains("error"));
 
   auto text = RunVisalign({"violin", "score", missing, images_[0], "--target", "red"});
   EXPECT_EQ(text.exit_code, 2);
@@ -187,7 +186,7 @@ TEST_F(ViolinScoreMany, AnUnreadableImageAmongSeveralIsReportedAndTheOthersAreSc
 }
 
 TEST_F(ViolinScoreMany, ImagesAndBatchTogetherOrNeitherAreOneLineErrors) {
-  const std::string file = WriteBatch({nlohmann::json{{"image", images_[0]}, {"target", "red"}}.dump()});
+  const std::string file = WriteBatch({Json{{"image", images_[0]}, {"target", "red"}}.dump()});
   const std::vector<std::vector<std::string>> cases = {
       {"violin", "score", images_[0], "--batch", file},
       {"violin", "score", "--batch", file, "--target", "red"},

@@ -36,8 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::store {
@@ -50,9 +49,9 @@ struct RunInfo {
   std::string name;                 // [A-Za-z0-9._-]+, also the image folder's name
   std::string benchmark;            // "violin", "acva", ...
   std::string dataset_fingerprint;  // e.g. SHA-256 of the manifest
-  nlohmann::json identity;          // backend kind, model, size, parameters, command: fixed for the run
+  Json identity;          // backend kind, model, size, parameters, command: fixed for the run
   std::string created_at;           // ISO-8601 UTC, set by the store
-  nlohmann::json connection = nlohmann::json::object();  // endpoint, key variable, timeouts...: last used
+  Json connection = Json::object();  // endpoint, key variable, timeouts...: last used
 };
 
 // What opening a run did.

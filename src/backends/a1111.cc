@@ -20,7 +20,7 @@ class A1111 final : public Provider {
   }
 
   HttpRequest Submit(const GenerationRequest& request) const override {
-    nlohmann::json body = {{"prompt", request.prompt}, {"seed", request.seed.value_or(kRandomSeed)},
+    Json body = {{"prompt", request.prompt}, {"seed", request.seed.value_or(kRandomSeed)},
                            {"batch_size", 1},          {"n_iter", 1},
                            {"send_images", true},      {"save_images", false}};
     if (const auto wh = ParseImageSize(options_.size)) {
@@ -31,7 +31,7 @@ class A1111 final : public Provider {
     return JsonPost(BaseUrl(options_) + "/sdapi/v1/txt2img", WithParams(std::move(body), options_.params, request.seed));
   }
 
-  Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override {
     const auto images = answer.find("images");
     if (images == answer.end() || !images->is_array() || images->empty() || !(*images)[0].is_string() ||
         (*images)[0].get_ref<const std::string&>().empty())
@@ -42,7 +42,7 @@ class A1111 final : public Provider {
   }
 
   std::pair<HttpRequest, bool> Poll(const std::string&) const override { return {HttpRequest{}, false}; }
-  Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadPolled(const Json& answer) const override {
     return Malformed("a1111 answers synchronously; nothing to poll", answer);
   }
 

@@ -19,7 +19,7 @@ class Bfl final : public Provider {
   std::pair<std::string, std::string> KeyHeader(const std::string& key) const override { return {"x-key", key}; }
 
   HttpRequest Submit(const GenerationRequest& request) const override {
-    nlohmann::json body = {{"prompt", request.prompt}, {"output_format", "png"}};
+    Json body = {{"prompt", request.prompt}, {"output_format", "png"}};
     if (const auto wh = ParseImageSize(options_.size)) {
       body["width"] = wh->first;
       body["height"] = wh->second;
@@ -29,13 +29,13 @@ class Bfl final : public Provider {
                     WithParams(std::move(body), options_.params, request.seed));
   }
 
-  Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override {
     const std::string id = StringAt(answer, "id");
     if (id.empty()) return Malformed("answer without a job id", answer);
     std::string polling_url = StringAt(answer, "polling_url");
     if (polling_url.empty()) polling_url = fmt::format("{}/v1/get_result?id={}", BaseUrl(options_), id);
     if (!IsHttpUrl(polling_url)) return Malformed("polling_url is not an http(s) URL", answer);
-    return Attempt<JobAnswer>::Ok({false, nlohmann::json{{"id", id}, {"polling_url", polling_url}}.dump(), {}});
+    return Attempt<JobAnswer>::Ok({false, Json{{"id", id}, {"polling_url", polling_url}}.dump(), {}});
   }
 
   std::pair<HttpRequest, bool> Poll(const std::string& job) const override {
@@ -46,7 +46,7 @@ class Bfl final : public Provider {
     return {req, SameSite(req.url, BaseUrl(options_))};
   }
 
-  Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadPolled(const Json& answer) const override {
     const std::string status = StringAt(answer, "status");
     if (status == "Ready") {
       const auto result = answer.find("result");

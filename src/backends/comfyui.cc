@@ -21,7 +21,7 @@ std::string ReplaceAll(std::string s, std::string_view from, const std::string& 
   return s;
 }
 
-bool UsesPlaceholder(const nlohmann::json& v, std::string_view placeholder, bool exact) {
+bool UsesPlaceholder(const Json& v, std::string_view placeholder, bool exact) {
   if (v.is_string()) {
     const std::string& s = v.get_ref<const std::string&>();
     return exact ? s == placeholder : s.find(placeholder) != std::string::npos;
@@ -33,7 +33,7 @@ bool UsesPlaceholder(const nlohmann::json& v, std::string_view placeholder, bool
 }
 
 // "node 6 (CLIPTextEncode): message; ..." of ComfyUI's node_errors object.
-std::string NodeErrors(const nlohmann::json& node_errors) {
+std::string NodeErrors(const Json& node_errors) {
   std::string out;
   for (const auto& [node, e] : node_errors.items()) {
     std::string what;
@@ -59,12 +59,12 @@ class ComfyUi final : public Provider {
   }
 
   HttpRequest Submit(const GenerationRequest& request) const override {
-    nlohmann::json workflow = SubstituteComfyWorkflow(options_.workflow, request.prompt, request.seed, options_.size);
+    Json workflow = SubstituteComfyWorkflow(options_.workflow, request.prompt, request.seed, options_.size);
     return JsonPost(BaseUrl(options_) + "/prompt",
                     {{"prompt", WithParams(std::move(workflow), options_.params, request.seed)}, {"client_id", kClientId}});
   }
 
-  Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override {
     if (const auto e = answer.find("node_errors"); e != answer.end() && e->is_object() && !e->empty())
       return Attempt<JobAnswer>::Fail({ErrorKind::kClient, "ComfyUI rejected the workflow: " + NodeErrors(*e), {}});
     const std::string id = StringAt(answer, "prompt_id");
@@ -80,17 +80,17 @@ class ComfyUi final : public Provider {
 
   // {} while queued or running; then {prompt_id: {"status": {"status_str", "completed",
   // "messages"}, "outputs": {node: {"images": [{"filename", "subfolder", "type"}]}}}}.
-  Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadPolled(const Json& answer) const override {
     if (answer.empty()) return Attempt<JobAnswer>::Ok({false, "", {}});
-    const nlohmann::json& entry = answer.begin().value();
+    const Json& entry = answer.begin().value();
     if (!entry.is_object()) return Malformed("a history entry that is not an object", answer);
-    const nlohmann::json status = entry.value("status", nlohmann::json::object());
+    const Json status = entry.value("status", Json::object());
     if (status.is_object() && StringAt(status, "status_str") == "error")
       return Attempt<JobAnswer>::Fail({ErrorKind::kServer, ExecutionError(status), {}});
     if (status.is_object() && status.contains("completed") && status["completed"] == false)
       return Attempt<JobAnswer>::Ok({false, "", {}});
     JobAnswer ready{true, "", {}};
-    const nlohmann::json outputs = entry.value("outputs", nlohmann::json::object());
+    const Json outputs = entry.value("outputs", Json::object());
     for (const bool saved : {true, false})  // SaveImage's "output" images before previews' "temp" ones
       for (const auto& [node, out] : outputs.items()) {
         if (!out.is_object() || !out.contains("images") || !out["images"].is_array()) continue;
@@ -117,12 +117,12 @@ class ComfyUi final : public Provider {
 
  private:
   // "node 3 (KSampler) failed: RuntimeError: ..." from the execution_error message.
-  static std::string ExecutionError(const nlohmann::json& status) {
+  static std::string ExecutionError(const Json& status) {
     const auto messages = status.find("messages");
     if (messages != status.end() && messages->is_array())
       for (const auto& m : *messages)
         if (m.is_array() && m.size() == 2 && m[0] == "execution_error" && m[1].is_object()) {
-          const nlohmann::json& e = m[1];
+          const Json& e = m[1];
           const std::string node = e.contains("node_id") ? (e["node_id"].is_string() ? e["node_id"].get<std::string>()
                                                                                      : e["node_id"].dump())
                                                          : "?";
@@ -138,7 +138,7 @@ class ComfyUi final : public Provider {
 
 }  // namespace
 
-Status CheckComfyWorkflow(const nlohmann::json& workflow, const std::string& size) {
+Status CheckComfyWorkflow(const Json& workflow, const std::string& size) {
   const std::string where = "--workflow";
   if (workflow.is_null())
     return Status::InvalidArgument("--workflow is required with --backend comfyui", where,
@@ -162,10 +162,10 @@ Status CheckComfyWorkflow(const nlohmann::json& workflow, const std::string& siz
   return Status::Ok();
 }
 
-nlohmann::json SubstituteComfyWorkflow(const nlohmann::json& workflow, const std::string& prompt,
+Json SubstituteComfyWorkflow(const Json& workflow, const std::string& prompt,
                                        std::optional<int64_t> seed, const std::string& size) {
   const auto wh = ParseImageSize(size).value_or(std::pair<int, int>{0, 0});
-  const std::pair<std::string_view, nlohmann::json> numbers[] = {
+  const std::pair<std::string_view, Json> numbers[] = {
       {"{seed}", seed.value_or(0)}, {"{width}", wh.first}, {"{height}", wh.second}};
   if (workflow.is_string()) {
     const std::string& s = workflow.get_ref<const std::string&>();
@@ -175,7 +175,7 @@ nlohmann::json SubstituteComfyWorkflow(const nlohmann::json& workflow, const std
     for (const auto& [placeholder, value] : numbers) out = ReplaceAll(std::move(out), placeholder, value.dump());
     return ReplaceAll(std::move(out), kPrompt, prompt);
   }
-  nlohmann::json out = workflow;
+  Json out = workflow;
   if (out.is_structured())
     for (auto& child : out) child = SubstituteComfyWorkflow(child, prompt, seed, size);
   return out;

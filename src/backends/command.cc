@@ -108,8 +108,8 @@ class CommandBackend final : public GenerationBackend {
   CommandBackend(CommandOptions options, std::vector<std::string> argv)
       : options_(std::move(options)), argv_(std::move(argv)) {}
 
-  nlohmann::json Identity() const override { return {{"backend", "command"}, {"cmd", options_.command_template}}; }
-  nlohmann::json Connection() const override { return {{"timeout_ms", options_.timeout.count()}}; }
+  Json Identity() const override { return {{"backend", "command"}, {"cmd", options_.command_template}}; }
+  Json Connection() const override { return {{"timeout_ms", options_.timeout.count()}}; }
 
   Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>& cancel) override {
     if (Status st = EnsureDirectory(options_.scratch_dir); !st.ok())

@@ -14,7 +14,7 @@ constexpr const char* kRefusalCode = "DataInspectionFailed";
 constexpr size_t kReasonChars = 300;
 
 // "code: message" of an object with those fields.
-std::string CodeMessage(const nlohmann::json& o) {
+std::string CodeMessage(const Json& o) {
   const std::string code = StringAt(o, "code"), message = StringAt(o, "message");
   return EscapeControlBytes(code + (code.empty() || message.empty() ? "" : ": ") + message, kReasonChars);
 }
@@ -28,10 +28,10 @@ class DashScope final : public Provider {
   }
 
   HttpRequest Submit(const GenerationRequest& request) const override {
-    nlohmann::json parameters = {{"n", 1}, {"prompt_extend", false}, {"watermark", false}};
+    Json parameters = {{"n", 1}, {"prompt_extend", false}, {"watermark", false}};
     if (const auto wh = ParseImageSize(options_.size)) parameters["size"] = fmt::format("{}*{}", wh->first, wh->second);
     if (request.seed) parameters["seed"] = *request.seed;
-    const nlohmann::json body = {{"model", options_.model},
+    const Json body = {{"model", options_.model},
                                  {"input", {{"prompt", request.prompt}}},
                                  {"parameters", WithParams(std::move(parameters), options_.params, request.seed)}};
     HttpRequest req = JsonPost(BaseUrl(options_) + "/api/v1/services/aigc/text2image/image-synthesis", body);
@@ -39,7 +39,7 @@ class DashScope final : public Provider {
     return req;
   }
 
-  Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override {
     const auto output = answer.find("output");
     const std::string id = output != answer.end() && output->is_object() ? StringAt(*output, "task_id") : "";
     if (id.empty()) return Malformed("answer without output.task_id", answer);
@@ -52,7 +52,7 @@ class DashScope final : public Provider {
     return {req, true};
   }
 
-  Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadPolled(const Json& answer) const override {
     const auto output = answer.find("output");
     if (output == answer.end() || !output->is_object()) return Malformed("answer without output", answer);
     const std::string status = StringAt(*output, "task_status");
@@ -63,7 +63,7 @@ class DashScope final : public Provider {
       std::string refusal;
       const auto results = output->find("results");
       if (results != output->end() && results->is_array())
-        for (const nlohmann::json& r : *results) {
+        for (const Json& r : *results) {
           if (!r.is_object()) continue;
           if (const std::string url = StringAt(r, "url"); !url.empty()) ready.images.push_back(url);
           else if (StringAt(r, "code") == kRefusalCode) refusal = CodeMessage(r);

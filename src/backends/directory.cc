@@ -35,8 +35,8 @@ class DirectoryBackend final : public GenerationBackend {
   DirectoryBackend(fs::path dir, ImageIndex index) : dir_(std::move(dir)), index_(std::move(index)) {}
 
   // The folder stays in the identity: it is all there is to tell one imported model from another.
-  nlohmann::json Identity() const override { return {{"backend", "directory"}, {"path", fs::absolute(dir_).string()}}; }
-  nlohmann::json Connection() const override { return nlohmann::json::object(); }
+  Json Identity() const override { return {{"backend", "directory"}, {"path", fs::absolute(dir_).string()}}; }
+  Json Connection() const override { return Json::object(); }
 
   Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>&) override {
     std::vector<std::string> stems = {request.item_id + "__" + std::to_string(request.k)};

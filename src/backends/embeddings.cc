@@ -5,24 +5,23 @@
 #include <cmath>
 #include <limits>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/base64.h"
+#include "visalign/core/json.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::backends {
 namespace {
 
-using nlohmann::json;
 
 constexpr std::string_view kEmbeddingsPath = "embeddings";
 
 // The rows of one answer, or a description of how it breaks the contract.
-std::optional<std::string> ParseAnswer(const json& answer, size_t expected, std::vector<std::vector<float>>& rows) {
+std::optional<std::string> ParseAnswer(const Json& answer, size_t expected, std::vector<std::vector<float>>& rows) {
   if (!answer.contains("data") || !answer["data"].is_array()) return "no \"data\" array";
-  const json& data = answer["data"];
+  const Json& data = answer["data"];
   if (data.size() != expected) return fmt::format("{} embeddings for {} inputs", data.size(), expected);
   rows.assign(expected, {});
-  for (const json& d : data) {
+  for (const Json& d : data) {
     if (!d.is_object() || !d.contains("index") || !d["index"].is_number_unsigned() || d["index"].get<size_t>() >= expected)
       return "an entry without a valid \"index\": " + QuoteJson(d);
     std::vector<float>& row = rows[d["index"].get<size_t>()];
@@ -30,7 +29,7 @@ std::optional<std::string> ParseAnswer(const json& answer, size_t expected, std:
     if (!d.contains("embedding") || !d["embedding"].is_array() || d["embedding"].empty())
       return fmt::format("entry {} without an \"embedding\" array of numbers (base64 encoding is not read)",
                          d["index"].get<size_t>());
-    for (const json& v : d["embedding"]) {
+    for (const Json& v : d["embedding"]) {
       if (!v.is_number()) return fmt::format("a non-number in embedding {}", d["index"].get<size_t>());
       // A double beyond float's range would become infinite and every similarity NaN.
       const double value = v.get<double>();
@@ -60,7 +59,7 @@ Result<std::vector<std::vector<float>>> FetchEmbeddings(const EmbeddingsOptions&
   out.reserve(inputs.size());
   for (size_t begin = 0; begin < inputs.size(); begin += static_cast<size_t>(options.batch)) {
     const size_t end = std::min(inputs.size(), begin + static_cast<size_t>(options.batch));
-    json body = {{"input", json(std::vector<std::string>(inputs.begin() + static_cast<ptrdiff_t>(begin),
+    Json body = {{"input", Json(std::vector<std::string>(inputs.begin() + static_cast<ptrdiff_t>(begin),
                                                          inputs.begin() + static_cast<ptrdiff_t>(end)))},
                  {"encoding_format", "float"}};
     if (!options.model.empty()) body["model"] = options.model;
@@ -69,7 +68,7 @@ Result<std::vector<std::vector<float>>> FetchEmbeddings(const EmbeddingsOptions&
     const std::optional<AttemptError> failed = RunWithRetries(
         options.retry, nullptr, stop,
         [&]() -> std::optional<AttemptError> {
-          Attempt<json> answer = client.PostJson(kEmbeddingsPath, body, &stop);
+          Attempt<Json> answer = client.PostJson(kEmbeddingsPath, body, &stop);
           if (!answer.ok()) return answer.error;
           broken = ParseAnswer(*answer.value, end - begin, rows);
           return std::nullopt;

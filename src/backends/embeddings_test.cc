@@ -13,16 +13,15 @@ namespace visalign::backends {
 namespace {
 
 using ::testing::HasSubstr;
-using nlohmann::json;
 
 // Answers each input s with the embedding [len(s), first byte of s], in reversed order (clients
 // must place rows by "index"); fails the first `failures` requests with HTTP 503.
 class FakeEmbeddingServer {
  public:
-  explicit FakeEmbeddingServer(int failures = 0, json broken = nullptr) : failures_(failures), broken_(std::move(broken)) {
+  explicit FakeEmbeddingServer(int failures = 0, Json broken = nullptr) : failures_(failures), broken_(std::move(broken)) {
     server_.Route("POST", "/v1/embeddings", [this](const HttpServerRequest& req, HttpServerResponse& res) {
       std::lock_guard<std::mutex> lock(mutex_);
-      requests_.push_back(json::parse(req.body));
+      requests_.push_back(Json::parse(req.body));
       if (failures_ > 0) {
         --failures_;
         res.SetJson(503, {{"error", {{"message", "warming up"}}}});
@@ -32,8 +31,8 @@ class FakeEmbeddingServer {
         res.SetJson(200, broken_);
         return;
       }
-      const json& input = requests_.back()["input"];
-      json data = json::array();
+      const Json& input = requests_.back()["input"];
+      Json data = Json::array();
       for (size_t i = input.size(); i-- > 0;) {
         const std::string s = input[i];
         data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", {s.size(), s.empty() ? 0 : s[0]}}});
@@ -43,7 +42,7 @@ class FakeEmbeddingServer {
     EXPECT_TRUE(server_.Start().ok());
   }
   std::string url() const { return server_.url(); }
-  std::vector<json> requests() {
+  std::vector<Json> requests() {
     std::lock_guard<std::mutex> lock(mutex_);
     return requests_;
   }
@@ -52,8 +51,8 @@ class FakeEmbeddingServer {
   HttpServer server_{HttpServerOptions{}};
   std::mutex mutex_;
   int failures_;
-  json broken_;
-  std::vector<json> requests_;
+  Json broken_;
+  std::vector<Json> requests_;
 };
 
 EmbeddingsOptions Options(const std::string& url) {
@@ -77,11 +76,11 @@ TEST(FetchEmbeddings, SendsBatchesAndPlacesRowsByIndex) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     EXPECT_EQ((*rows)[i], std::vector<float>({static_cast<float>(inputs[i].size()), static_cast<float>(inputs[i][0])}));
   }
-  const std::vector<json> requests = server.requests();
+  const std::vector<Json> requests = server.requests();
   ASSERT_EQ(requests.size(), 3u);  // batches of 2, 2, 1
-  EXPECT_EQ(requests[0], json({{"model", "siglip-tiny"}, {"input", {"a", "bb"}}, {"encoding_format", "float"}}));
+  EXPECT_EQ(requests[0], Json({{"model", "siglip-tiny"}, {"input", {"a", "bb"}}, {"encoding_format", "float"}}));
   EXPECT_EQ(requests[1]["input"][0], "data:image/png;base64,iVBORw==");
-  EXPECT_EQ(requests[2]["input"], json({"e"}));
+  EXPECT_EQ(requests[2]["input"], Json({"e"}));
 }
 
 TEST(FetchEmbeddings, RetriesServerErrors) {
@@ -101,8 +100,8 @@ TEST(FetchEmbeddings, GivesUpAfterTheRetriesNamingTheEndpoint) {
 }
 
 TEST(FetchEmbeddings, RefusesAnswersThatBreakTheContract) {
-  const std::vector<std::pair<json, std::string>> cases = {
-      {{{"data", json::array()}}, "0 embeddings for 1 inputs"},
+  const std::vector<std::pair<Json, std::string>> cases = {
+      {{{"data", Json::array()}}, "0 embeddings for 1 inputs"},
       {{{"data", {{{"index", 0}, {"embedding", "AAAA"}}}}}, "base64 encoding is not read"},
       {{{"data", {{{"embedding", {1.0}}}}}}, "without a valid \"index\""},
       {{{"object", "list"}}, "no \"data\" array"},

@@ -22,14 +22,14 @@ class Fal final : public Provider {
   }
 
   HttpRequest Submit(const GenerationRequest& request) const override {
-    nlohmann::json body = {{"prompt", request.prompt}, {"num_images", 1}};
+    Json body = {{"prompt", request.prompt}, {"num_images", 1}};
     if (request.seed) body["seed"] = *request.seed;
     if (const auto wh = ParseImageSize(options_.size)) body["image_size"] = {{"width", wh->first}, {"height", wh->second}};
     return JsonPost(BaseUrl(options_) + "/" + options_.model, WithParams(std::move(body), options_.params, request.seed));
   }
 
   // The job: {"status_url", "response_url", "result": false}; "result": true once COMPLETED.
-  Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override {
     const std::string status_url = StringAt(answer, "status_url"), response_url = StringAt(answer, "response_url");
     if (!IsHttpUrl(status_url) || !IsHttpUrl(response_url))
       return Malformed("answer without http(s) status_url and response_url", answer);
@@ -45,7 +45,7 @@ class Fal final : public Provider {
   }
 
   // A status answer ({"status"}) or, after COMPLETED, the model's output ({"images"}).
-  Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadPolled(const Json& answer) const override {
     if (answer.contains("images")) return ReadOutput(answer);
     const std::string status = StringAt(answer, "status");
     for (const char* pending : kPendingStates)
@@ -62,11 +62,11 @@ class Fal final : public Provider {
 
  private:
   static std::string Job(const std::string& status_url, const std::string& response_url, bool result) {
-    return nlohmann::json{{"status_url", status_url}, {"response_url", response_url}, {"result", result}}.dump();
+    return Json{{"status_url", status_url}, {"response_url", response_url}, {"result", result}}.dump();
   }
 
-  static Attempt<JobAnswer> ReadOutput(const nlohmann::json& answer) {
-    const nlohmann::json& images = answer["images"];
+  static Attempt<JobAnswer> ReadOutput(const Json& answer) {
+    const Json& images = answer["images"];
     if (!images.is_array() || images.empty() || !images[0].is_object() || StringAt(images[0], "url").empty())
       return Malformed("output without images[0].url", answer);
     const auto nsfw = answer.find("has_nsfw_concepts");

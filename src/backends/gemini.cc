@@ -17,7 +17,7 @@ constexpr const char* kSafetyFinishReasons[] = {"SAFETY",   "IMAGE_SAFETY", "PRO
 constexpr size_t kReasonChars = 300;
 
 // The object at answer[key] (camelCase) or answer[snake_key], or nullptr.
-const nlohmann::json* ObjectAt(const nlohmann::json& j, const char* key, const char* snake_key) {
+const Json* ObjectAt(const Json& j, const char* key, const char* snake_key) {
   for (const char* k : {key, snake_key}) {
     const auto it = j.find(k);
     if (it != j.end() && it->is_object()) return &*it;
@@ -34,15 +34,15 @@ class Gemini final : public Provider {
   }
 
   HttpRequest Submit(const GenerationRequest& request) const override {
-    nlohmann::json config = {{"responseModalities", {"IMAGE"}}};
+    Json config = {{"responseModalities", {"IMAGE"}}};
     if (!ratio_.empty()) config["imageConfig"] = {{"aspectRatio", ratio_}};
-    const nlohmann::json body = {{"contents", {{{"role", "user"}, {"parts", {{{"text", request.prompt}}}}}}},
+    const Json body = {{"contents", {{{"role", "user"}, {"parts", {{{"text", request.prompt}}}}}}},
                                  {"generationConfig", WithParams(std::move(config), options_.params, request.seed)}};
     return JsonPost(fmt::format("{}/v1beta/models/{}:generateContent", BaseUrl(options_), options_.model), body);
   }
 
-  Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const override {
-    if (const nlohmann::json* feedback = ObjectAt(answer, "promptFeedback", "prompt_feedback")) {
+  Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override {
+    if (const Json* feedback = ObjectAt(answer, "promptFeedback", "prompt_feedback")) {
       const std::string reason = StringAt(*feedback, "blockReason");
       if (!reason.empty()) {
         const std::string message = StringAt(*feedback, "blockReasonMessage");
@@ -52,15 +52,15 @@ class Gemini final : public Provider {
     const auto candidates = answer.find("candidates");
     if (candidates == answer.end() || !candidates->is_array() || candidates->empty() || !(*candidates)[0].is_object())
       return Malformed("answer without candidates[0]", answer);
-    const nlohmann::json& candidate = (*candidates)[0];
+    const Json& candidate = (*candidates)[0];
     const std::string finish = StringAt(candidate, "finishReason");
     std::string text;
-    if (const nlohmann::json* content = ObjectAt(candidate, "content", "content")) {
+    if (const Json* content = ObjectAt(candidate, "content", "content")) {
       const auto parts = content->find("parts");
       if (parts != content->end() && parts->is_array())
-        for (const nlohmann::json& part : *parts) {
+        for (const Json& part : *parts) {
           if (!part.is_object()) continue;
-          if (const nlohmann::json* inline_data = ObjectAt(part, "inlineData", "inline_data")) {
+          if (const Json* inline_data = ObjectAt(part, "inlineData", "inline_data")) {
             const std::string data = StringAt(*inline_data, "data");
             std::string mime = StringAt(*inline_data, "mimeType");
             if (mime.empty()) mime = StringAt(*inline_data, "mime_type");
@@ -83,7 +83,7 @@ class Gemini final : public Provider {
   }
 
   std::pair<HttpRequest, bool> Poll(const std::string&) const override { return {HttpRequest{}, false}; }
-  Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const override {
+  Attempt<JobAnswer> ReadPolled(const Json& answer) const override {
     return Malformed("gemini answers synchronously; nothing to poll", answer);
   }
 

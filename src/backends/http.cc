@@ -214,8 +214,8 @@ std::string ServerMessage(const HttpResponse& r) {
   std::string type = Lower(r.Header("content-type").value_or(""));
   const auto parsed = ParseJson(r.body);
   if (parsed.ok() && parsed->is_object()) {
-    const nlohmann::json& j = *parsed;
-    auto text = [](const nlohmann::json& v) -> std::string {
+    const Json& j = *parsed;
+    auto text = [](const Json& v) -> std::string {
       return v.is_string() ? v.get<std::string>() : QuoteJson(v, kMaxErrorMessageChars);
     };
     if (j.contains("error")) {
@@ -245,8 +245,8 @@ constexpr const char* kContentFilterCodes[] = {"moderation_blocked", "InputTextS
 bool IsContentFilterAnswer(std::string_view body) {
   const auto parsed = ParseJson(body);
   if (!parsed.ok() || !parsed->is_object()) return false;
-  const nlohmann::json& j = *parsed;
-  auto code_is = [](const nlohmann::json& o, std::string_view code) {
+  const Json& j = *parsed;
+  auto code_is = [](const Json& o, std::string_view code) {
     const auto c = o.find("code");
     return c != o.end() && c->is_string() && c->get_ref<const std::string&>() == code;
   };

@@ -62,7 +62,7 @@ void Guarded(const httplib::Request& req, HttpServerResponse& response, Fn&& fn)
 }
 
 // The body of an error the scaffold answers itself (no route, a body over the limit).
-nlohmann::json ScaffoldError(int status, const std::string& path, size_t max_body_bytes) {
+Json ScaffoldError(int status, const std::string& path, size_t max_body_bytes) {
   std::string what = "bad request", expected = "a well-formed HTTP request";
   if (status == 404) what = "no such page", expected = "a path this server serves";
   if (status == 413) what = "request body too large", expected = "at most " + std::to_string(max_body_bytes) + " bytes";
@@ -115,7 +115,7 @@ void HttpServerResponse::Set(int status_code, std::string text, std::string type
   content_type = std::move(type);
 }
 
-void HttpServerResponse::SetJson(int status_code, const nlohmann::json& json) { Set(status_code, json.dump(), kJsonContentType); }
+void HttpServerResponse::SetJson(int status_code, const Json& json) { Set(status_code, json.dump(), kJsonContentType); }
 
 struct HttpServer::Impl {
   struct Entry {

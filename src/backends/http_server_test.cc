@@ -29,7 +29,7 @@ TEST(HttpServer, ListensOnAFreePortWritesThePortFileAndAnswersHealth) {
   auto res = client.Get("/health");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
-  EXPECT_EQ(nlohmann::json::parse(res->body), nlohmann::json({{"status", "ok"}}));
+  EXPECT_EQ(Json::parse(res->body), Json({{"status", "ok"}}));
   EXPECT_EQ(res->get_header_value("Content-Type"), kJsonContentType);
   EXPECT_EQ(client.Get("/nowhere")->status, 404);
 }
@@ -53,8 +53,8 @@ TEST(HttpServer, RoutesSeePatternGroupsBodiesAndHeadersAndSetStatusAndHeaders) {
   ASSERT_TRUE(echo);
   EXPECT_EQ(echo->status, 429);
   EXPECT_EQ(echo->get_header_value("Retry-After"), "3");
-  EXPECT_EQ(nlohmann::json::parse(echo->body),
-            nlohmann::json({{"body", "hello"}, {"key", "k1"}, {"method", "POST"}, {"path", "/echo"}}));
+  EXPECT_EQ(Json::parse(echo->body),
+            Json({{"body", "hello"}, {"key", "k1"}, {"method", "POST"}, {"path", "/echo"}}));
 }
 
 TEST(HttpServer, PublicServersCapBodiesAddHeadersGateRequestsAndServeAssets) {
@@ -76,18 +76,18 @@ TEST(HttpServer, PublicServersCapBodiesAddHeadersGateRequestsAndServeAssets) {
   httplib::Client client(server.url());
   auto who = client.Post("/who?q=a%20b", httplib::Headers{{"Cookie", "theme=dark; session=s1"}}, "{}", "application/json");
   ASSERT_TRUE(who);
-  EXPECT_EQ(nlohmann::json::parse(who->body), nlohmann::json({{"address", "127.0.0.1"}, {"q", "a b"}, {"session", "s1"}}));
+  EXPECT_EQ(Json::parse(who->body), Json({{"address", "127.0.0.1"}, {"q", "a b"}, {"session", "s1"}}));
   EXPECT_EQ(who->get_header_value("Content-Security-Policy"), "default-src 'self'");
   auto big = client.Post("/who", std::string(17, 'x'), "application/json");
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 413);
-  EXPECT_EQ(nlohmann::json::parse(big->body)["error"]["what"], "request body too large");
+  EXPECT_EQ(Json::parse(big->body)["error"]["what"], "request body too large");
   auto blocked = client.Get("/health", httplib::Headers{{"X-Client", "blocked"}});
   ASSERT_TRUE(blocked);
   EXPECT_EQ(blocked->status, 429);
   auto missing = client.Get("/nowhere");
   EXPECT_EQ(missing->status, 404);
-  EXPECT_EQ(nlohmann::json::parse(missing->body)["error"]["what"], "no such page");
+  EXPECT_EQ(Json::parse(missing->body)["error"]["what"], "no such page");
   EXPECT_EQ(missing->get_header_value("Content-Security-Policy"), "default-src 'self'");
   auto script = client.Get("/static/x.js");
   EXPECT_EQ(script->body, kScript);
@@ -103,7 +103,7 @@ TEST(HttpServer, JsonRepliesAreNeverCompressed) {
   auto res = client.Get("/big", httplib::Headers{{"Accept-Encoding", "br, gzip, deflate"}});
   ASSERT_TRUE(res);
   EXPECT_EQ(res->get_header_value("Content-Encoding"), "");
-  EXPECT_EQ(nlohmann::json::parse(res->body)["data"], big);
+  EXPECT_EQ(Json::parse(res->body)["data"], big);
 }
 
 TEST(HttpServer, ATakenPortIsUnavailable) {

@@ -9,6 +9,7 @@
 #include "backends/test_util.h"
 #include "testing/dirs.h"
 #include "visalign/backends/backends.h"
+#include "visalign/core/base64.h"
 
 namespace visalign::backends {
 namespace {
@@ -149,17 +150,6 @@ TEST(CurlTransport, CancellingAbortsARequestInFlight) {
   EXPECT_EQ(r.error.kind, ErrorKind::kCancelled);
 }
 
-TEST(Base64, RoundTripsAndRejectsDamagedInput) {
-  EXPECT_EQ(EncodeBase64("foobar"), "Zm9vYmFy");  // RFC 4648 section 10 vectors
-  EXPECT_EQ(EncodeBase64("fo"), "Zm8=");
-  EXPECT_EQ(EncodeBase64("f"), "Zg==");
-  EXPECT_EQ(DecodeBase64("Zm9v\nYmFy"), "foobar");
-  EXPECT_EQ(DecodeBase64("Zg=="), "f");
-  EXPECT_EQ(DecodeBase64("Zm9vYmF"), std::nullopt);   // truncated
-  EXPECT_EQ(DecodeBase64("Zm=vYmFy"), std::nullopt);  // padding inside
-  EXPECT_EQ(DecodeBase64("Zm9v!mFy"), std::nullopt);
-}
-
 TEST(ValidateImageBytes, NamesTheFormatOrTheProblem) {
   std::string png = TinyPng();
   EXPECT_EQ(*ValidateImageBytes(png, "x").value, "png");
@@ -186,16 +176,16 @@ class ImagesApiTest : public ::testing::Test {
       {
         std::lock_guard lock(mu_);
         last_auth_ = req.get_header_value("Authorization");
-        last_body_ = nlohmann::json::parse(req.body);
+        last_body_ = Json::parse(req.body);
       }
       std::string p = last_body_["prompt"];
       std::string b64 = EncodeBase64(png_);
-      if (p == "good") res.set_content(nlohmann::json{{"data", {{{"b64_json", b64}}}}}.dump(), "application/json");
+      if (p == "good") res.set_content(Json{{"data", {{{"b64_json", b64}}}}}.dump(), "application/json");
       if (p == "url")
-        res.set_content(nlohmann::json{{"data", {{{"url", s_.url() + "/file.png"}}}}}.dump(), "application/json");
+        res.set_content(Json{{"data", {{{"url", s_.url() + "/file.png"}}}}}.dump(), "application/json");
       if (p == "malformed") res.set_content(R"({"data": [{"b64_json": "iVBO)", "application/json");
       if (p == "truncated")
-        res.set_content(nlohmann::json{{"data", {{{"b64_json", b64.substr(0, b64.size() / 2)}}}}}.dump(),
+        res.set_content(Json{{"data", {{{"b64_json", b64.substr(0, b64.size() / 2)}}}}}.dump(),
                         "application/json");
       if (p == "html") {
         res.status = 502;
@@ -232,7 +222,7 @@ class ImagesApiTest : public ::testing::Test {
   std::string png_;
   std::mutex mu_;
   std::string last_auth_, url_auth_;
-  nlohmann::json last_body_;
+  Json last_body_;
   std::unique_ptr<GenerationBackend> backend_;
 };
 
@@ -283,14 +273,14 @@ TEST_F(ImagesApiTest, EachBrokenAnswerIsAClearPermanentError) {
 }
 
 TEST_F(ImagesApiTest, IdentityAndConnectionHaveNoSecretAndTheEndpointIsNotIdentity) {
-  const nlohmann::json identity = backend_->Identity(), connection = backend_->Connection();
+  const Json identity = backend_->Identity(), connection = backend_->Connection();
   EXPECT_EQ(identity.dump().find("sk-secret"), std::string::npos);
   EXPECT_EQ(connection.dump().find("sk-secret"), std::string::npos);
-  EXPECT_EQ(identity, nlohmann::json({{"backend", "openai"},
+  EXPECT_EQ(identity, Json({{"backend", "openai"},
                                       {"model", "test-model"},
                                       {"size", "64x32"},
                                       {"params", {{"quality", "high"}, {"seed", "{seed}"}}}}));
-  EXPECT_EQ(connection, nlohmann::json({{"endpoint", s_.url()}, {"connect_timeout_ms", 1000}, {"timeout_ms", 3000}}));
+  EXPECT_EQ(connection, Json({{"endpoint", s_.url()}, {"connect_timeout_ms", 1000}, {"timeout_ms", 3000}}));
 }
 
 TEST(ImagesApiFamilyOf, ReadsTheModelNameAfterAnyGatewayPrefix) {
@@ -307,15 +297,14 @@ TEST(ImagesRequestBody, OneBodyPerModelFamilyWithParamsOnTop) {
   OpenAiImagesOptions o;
   o.size = "1024x1024";
   const GenerationRequest seeded{"id", "a red square", 0, 42}, unseeded{"id", "a red square", 0, {}};
-  using nlohmann::json;
   struct Case {
     std::string model;
-    json params;
+    Json params;
     const GenerationRequest& request;
-    json body;
+    Json body;
   } cases[] = {
       // gpt-image-* answers base64 anyway and rejects response_format.
-      {"gpt-image-1", json::object(), seeded,
+      {"gpt-image-1", Json::object(), seeded,
        {{"model", "gpt-image-1"}, {"prompt", "a red square"}, {"n", 1}, {"size", "1024x1024"}}},
       {"gpt-image-1",
        {{"output_format", "webp"}, {"background", "transparent"}, {"quality", "high"}},
@@ -353,7 +342,7 @@ TEST(ImagesRequestBody, OneBodyPerModelFamilyWithParamsOnTop) {
 }
 
 TEST(OpenAiImagesBackend, RejectsBadOptions) {
-  auto make = [](std::string url, std::string model, std::string size, nlohmann::json params) {
+  auto make = [](std::string url, std::string model, std::string size, Json params) {
     OpenAiImagesOptions o;
     o.endpoint.base_url = std::move(url);
     o.model = std::move(model);
@@ -361,9 +350,9 @@ TEST(OpenAiImagesBackend, RejectsBadOptions) {
     o.params = std::move(params);
     return MakeOpenAiImagesBackend(o, MakeCurlTransport()).status();
   };
-  EXPECT_EQ(make("ftp://x", "m", "", nlohmann::json::object()).where(), "endpoint");
-  EXPECT_EQ(make("http://x", "", "", nlohmann::json::object()).where(), "model name");
-  EXPECT_EQ(make("http://x", "m", "1024", nlohmann::json::object()).where(), "requested image size");
+  EXPECT_EQ(make("ftp://x", "m", "", Json::object()).where(), "endpoint");
+  EXPECT_EQ(make("http://x", "", "", Json::object()).where(), "model name");
+  EXPECT_EQ(make("http://x", "m", "1024", Json::object()).where(), "requested image size");
   EXPECT_EQ(make("http://x", "m", "", {{"prompt", "x"}}).where(), "request parameters");
   EXPECT_TRUE(make("http://x", "m", "1024x768", {{"quality", "hd"}}).ok());
 }
@@ -381,9 +370,9 @@ TEST(ApiKeyFromEnv, NamesTheVariableButNeverAValue) {
 TEST(ChatCompletion, ReturnsTheFirstChoiceContent) {
   LocalServer s;
   s.server.Post("/v1/chat/completions", [](const httplib::Request& req, httplib::Response& res) {
-    auto body = nlohmann::json::parse(req.body);
+    auto body = Json::parse(req.body);
     std::string text = body["messages"][0]["content"];
-    res.set_content(nlohmann::json{{"choices", {{{"message", {{"role", "assistant"}, {"content", "re: " + text}}}}}}}.dump(),
+    res.set_content(Json{{"choices", {{{"message", {{"role", "assistant"}, {"content", "re: " + text}}}}}}}.dump(),
                     "application/json");
   });
   s.Start();
@@ -411,7 +400,7 @@ TEST(ChatCompletion, AHostileReplyIsAProtocolErrorNotACrash) {
   s.Start();
   OpenAiClient c({s.url(), "", {}}, MakeCurlTransport());
   for (const std::string& reply : replies) {
-    auto r = c.ChatCompletion({{"model", "judge"}, {"messages", nlohmann::json::array()}});
+    auto r = c.ChatCompletion({{"model", "judge"}, {"messages", Json::array()}});
     ASSERT_FALSE(r.ok()) << reply.substr(0, 60);
     EXPECT_EQ(r.error.kind, ErrorKind::kProtocol) << r.error.message;
     EXPECT_LT(r.error.message.size(), 400u) << r.error.message;

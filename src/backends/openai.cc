@@ -1,4 +1,4 @@
-// OpenAI-compatible JSON APIs: the client, the images backend, base64 and image validation.
+// OpenAI-compatible JSON APIs: the client, the images backend and image validation.
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -7,6 +7,7 @@
 
 #include "visalign/backends/backends.h"
 #include "visalign/backends/providers.h"
+#include "visalign/core/base64.h"
 #include "visalign/core/untrusted.h"
 #include "visalign/imaging/image.h"
 
@@ -17,64 +18,8 @@ constexpr std::string_view kPngMagic = "\x89PNG\r\n\x1a\n";
 constexpr std::string_view kPngEnd = "IEND\xae\x42\x60\x82";
 constexpr std::string_view kSeedPlaceholder = "{seed}";
 
-int Base64Value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
 
 }  // namespace
-
-std::optional<std::string> DecodeBase64(std::string_view text) {
-  std::string clean;
-  clean.reserve(text.size());
-  for (char c : text)
-    if (!std::isspace(static_cast<unsigned char>(c))) clean += c;
-  if (clean.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(clean.size() / 4 * 3);
-  for (size_t i = 0; i < clean.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int j = 0; j < 4; ++j) {
-      char c = clean[i + j];
-      if (c == '=') {
-        // Padding only in the last quantum's last one or two places.
-        if (i + 4 != clean.size() || j < 2) return std::nullopt;
-        ++pad;
-        v[j] = 0;
-      } else {
-        if (pad > 0) return std::nullopt;
-        v[j] = Base64Value(static_cast<unsigned char>(c));
-        if (v[j] < 0) return std::nullopt;
-      }
-    }
-    uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out += static_cast<char>((n >> 16) & 0xFF);
-    if (pad < 2) out += static_cast<char>((n >> 8) & 0xFF);
-    if (pad < 1) out += static_cast<char>(n & 0xFF);
-  }
-  return out;
-}
-
-std::string EncodeBase64(std::string_view bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kAlphabet[n & 63] : '=';
-  }
-  return out;
-}
 
 Attempt<std::string> ValidateImageBytes(std::string_view bytes, const std::string& source) {
   std::string ext;
@@ -125,7 +70,7 @@ std::string OpenAiClient::Url(std::string_view path) const {
   return b + (has_version ? "/" : "/v1/") + std::string(path);
 }
 
-Attempt<nlohmann::json> OpenAiClient::PostJson(std::string_view path, const nlohmann::json& body,
+Attempt<Json> OpenAiClient::PostJson(std::string_view path, const Json& body,
                                                const std::atomic<bool>* cancel) const {
   HttpRequest req;
   req.method = "POST";
@@ -134,23 +79,23 @@ Attempt<nlohmann::json> OpenAiClient::PostJson(std::string_view path, const nloh
   if (!endpoint_.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + endpoint_.api_key);
   req.body = body.dump();
   auto sent = transport_->Send(req, endpoint_.timeouts, cancel);
-  if (!sent.ok()) return Attempt<nlohmann::json>::Fail(sent.error);
+  if (!sent.ok()) return Attempt<Json>::Fail(sent.error);
   const HttpResponse& r = *sent.value;
-  if (r.status < 200 || r.status >= 300) return Attempt<nlohmann::json>::Fail(HttpStatusError(r));
+  if (r.status < 200 || r.status >= 300) return Attempt<Json>::Fail(HttpStatusError(r));
   auto j = ParseJson(r.body);
   if (!j.ok() || !j->is_object())
-    return Attempt<nlohmann::json>::Fail(
+    return Attempt<Json>::Fail(
         {ErrorKind::kProtocol,
          fmt::format("HTTP {} from {} with a malformed JSON body ({}; {} bytes starting {})", r.status, req.url,
                      j.ok() ? "not an object" : j.status().what(), r.body.size(), QuoteText(r.body)),
          {}});
-  return Attempt<nlohmann::json>::Ok(std::move(*j));
+  return Attempt<Json>::Ok(std::move(*j));
 }
 
-Attempt<std::string> OpenAiClient::ChatCompletion(const nlohmann::json& body, const std::atomic<bool>* cancel) const {
+Attempt<std::string> OpenAiClient::ChatCompletion(const Json& body, const std::atomic<bool>* cancel) const {
   auto j = PostJson("chat/completions", body, cancel);
   if (!j.ok()) return Attempt<std::string>::Fail(j.error);
-  const nlohmann::json& v = *j.value;
+  const Json& v = *j.value;
   const auto choices = v.find("choices");
   if (choices != v.end() && choices->is_array() && !choices->empty() && (*choices)[0].is_object()) {
     const auto message = (*choices)[0].find("message");
@@ -195,8 +140,8 @@ std::string_view ImagesApiFamilyName(ImagesApiFamily family) {
   return "generic";
 }
 
-nlohmann::json ImagesRequestBody(const OpenAiImagesOptions& options, const GenerationRequest& request) {
-  nlohmann::json body = {{"model", options.model}, {"prompt", request.prompt}, {"n", 1}};
+Json ImagesRequestBody(const OpenAiImagesOptions& options, const GenerationRequest& request) {
+  Json body = {{"model", options.model}, {"prompt", request.prompt}, {"n", 1}};
   if (!options.size.empty()) body["size"] = options.size;
   if (ImagesApiFamilyOf(options.model) != ImagesApiFamily::kGptImage) body["response_format"] = "b64_json";
   for (const auto& [key, value] : options.params.items()) {
@@ -218,14 +163,14 @@ class OpenAiImagesBackend final : public GenerationBackend {
   OpenAiImagesBackend(OpenAiImagesOptions options, std::shared_ptr<HttpTransport> transport)
       : options_(std::move(options)), client_(options_.endpoint, std::move(transport)) {}
 
-  nlohmann::json Identity() const override {
-    nlohmann::json c = {{"backend", "openai"}, {"model", options_.model}, {"params", options_.params}};
+  Json Identity() const override {
+    Json c = {{"backend", "openai"}, {"model", options_.model}, {"params", options_.params}};
     if (!options_.size.empty()) c["size"] = options_.size;
     return c;
   }
 
-  nlohmann::json Connection() const override {
-    nlohmann::json c = {{"endpoint", options_.endpoint.base_url},
+  Json Connection() const override {
+    Json c = {{"endpoint", options_.endpoint.base_url},
                         {"connect_timeout_ms", options_.endpoint.timeouts.connect.count()},
                         {"timeout_ms", options_.endpoint.timeouts.total.count()}};
     if (!options_.api_key_env.empty()) c["api_key_env"] = options_.api_key_env;
@@ -233,16 +178,16 @@ class OpenAiImagesBackend final : public GenerationBackend {
   }
 
   Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>& cancel) override {
-    const nlohmann::json body = ImagesRequestBody(options_, request);
+    const Json body = ImagesRequestBody(options_, request);
     auto answer = client_.PostJson("images/generations", body, &cancel);
     if (!answer.ok()) return Attempt<GeneratedImage>::Fail(answer.error);
-    const nlohmann::json& j = *answer.value;
+    const Json& j = *answer.value;
     auto fail = [&](std::string what) {
       return Attempt<GeneratedImage>::Fail({ErrorKind::kProtocol, std::move(what), {}});
     };
     if (!j.contains("data") || !j["data"].is_array() || j["data"].empty() || !j["data"][0].is_object())
       return fail("response has no data[0] (expected {\"data\": [{\"b64_json\": ...}]}): " + QuoteJson(j));
-    const nlohmann::json& d = j["data"][0];
+    const Json& d = j["data"][0];
     std::string bytes;
     std::string source;
     if (d.contains("b64_json") && d["b64_json"].is_string()) {

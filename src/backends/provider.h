@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "visalign/backends/backends.h"
 #include "visalign/backends/providers.h"
+#include "visalign/core/json.h"
 
 namespace visalign::backends {
 
@@ -34,12 +34,12 @@ class Provider {
   virtual HttpRequest Submit(const GenerationRequest& request) const = 0;
   // Reads a 2xx answer to Submit: ready images (synchronous providers), a job to poll, or an error
   // (kRefused for a content filter's answer, kProtocol for an answer that is not the API's).
-  virtual Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const = 0;
+  virtual Attempt<JobAnswer> ReadSubmitted(const Json& answer) const = 0;
   // The poll of `job` without the key header, and whether the key is to be sent with it.
   virtual std::pair<HttpRequest, bool> Poll(const std::string& job) const = 0;
   // Reads a 2xx answer to Poll. An error means the job is over and unusable (a new one may be
   // submitted): kServer for a provider-side failure, kRefused for moderation.
-  virtual Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const = 0;
+  virtual Attempt<JobAnswer> ReadPolled(const Json& answer) const = 0;
   // A non-2xx answer's error (HttpStatusError's) with what the provider's body says more, e.g.
   // ComfyUI's node_errors naming the node. `body` is the raw answer.
   virtual void ExplainError(const std::string& body, AttemptError& error) const {
@@ -65,17 +65,17 @@ Result<std::string> GeminiAspectRatio(const std::string& size);
 
 // `base` with `params` merged in (ProviderOptions::params: "{seed}" strings become `seed` or are
 // removed without one, then a JSON merge patch).
-nlohmann::json WithParams(nlohmann::json base, const nlohmann::json& params, std::optional<int64_t> seed);
+Json WithParams(Json base, const Json& params, std::optional<int64_t> seed);
 // "WxH" as {W, H}; nullopt for an empty or malformed size.
 std::optional<std::pair<int, int>> ParseImageSize(const std::string& size);
 // A POST of `body` as JSON to `url`.
-HttpRequest JsonPost(std::string url, const nlohmann::json& body);
+HttpRequest JsonPost(std::string url, const Json& body);
 // The endpoint without trailing slashes.
 std::string BaseUrl(const ProviderOptions& options);
 // A kProtocol failure: `what` and the answer (quoted, cut).
-Attempt<JobAnswer> Malformed(const std::string& what, const nlohmann::json& answer);
+Attempt<JobAnswer> Malformed(const std::string& what, const Json& answer);
 // answer[key] as a string, or "".
-std::string StringAt(const nlohmann::json& answer, const char* key);
+std::string StringAt(const Json& answer, const char* key);
 // Whether http(s) `url` is on the same site (last two DNS labels, or the same IP address) as
 // `base`: where a provider's polling URLs may receive its key.
 bool SameSite(std::string_view url, std::string_view base);

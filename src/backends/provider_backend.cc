@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "backends/provider.h"
+#include "visalign/core/base64.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::backends {
@@ -31,9 +32,9 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
 }
 
 // Replaces every "{seed}" string in `v` by the seed, or by null (a merge patch then removes it).
-void SubstituteSeed(nlohmann::json& v, std::optional<int64_t> seed) {
+void SubstituteSeed(Json& v, std::optional<int64_t> seed) {
   if (v.is_string() && v.get_ref<const std::string&>() == kSeedPlaceholder) {
-    v = seed ? nlohmann::json(*seed) : nlohmann::json(nullptr);
+    v = seed ? Json(*seed) : Json(nullptr);
   } else if (v.is_structured()) {
     for (auto& child : v) SubstituteSeed(child, seed);
   }
@@ -48,15 +49,15 @@ class ProviderBackend final : public GenerationBackend {
   ProviderBackend(ProviderOptions options, std::unique_ptr<Provider> provider, std::shared_ptr<HttpTransport> transport)
       : options_(std::move(options)), provider_(std::move(provider)), transport_(std::move(transport)) {}
 
-  nlohmann::json Identity() const override {
-    nlohmann::json c = {{"backend", options_.kind}, {"model", options_.model}, {"params", options_.params}};
+  Json Identity() const override {
+    Json c = {{"backend", options_.kind}, {"model", options_.model}, {"params", options_.params}};
     if (!options_.size.empty()) c["size"] = options_.size;
     if (!options_.workflow_sha256.empty()) c["workflow_sha256"] = options_.workflow_sha256;
     return c;
   }
 
-  nlohmann::json Connection() const override {
-    nlohmann::json c = {{"endpoint", BaseUrl(options_)},
+  Json Connection() const override {
+    Json c = {{"endpoint", BaseUrl(options_)},
                         {"connect_timeout_ms", options_.timeouts.connect.count()},
                         {"timeout_ms", options_.timeouts.total.count()},
                         {"job_timeout_ms", options_.poll.job_timeout.count()},
@@ -151,9 +152,9 @@ class ProviderBackend final : public GenerationBackend {
  private:
   // Sends `req` (with the key header when `with_key`), after taking a token from `pace` if given;
   // the 2xx answer as a JSON object. `status` (optional) receives the HTTP status.
-  Attempt<nlohmann::json> Send(HttpRequest req, bool with_key, RateLimiter* pace, const std::atomic<bool>& cancel,
+  Attempt<Json> Send(HttpRequest req, bool with_key, RateLimiter* pace, const std::atomic<bool>& cancel,
                                int* status = nullptr) const {
-    using Out = Attempt<nlohmann::json>;
+    using Out = Attempt<Json>;
     if (pace && !pace->Acquire(cancel)) return Out::Fail({ErrorKind::kCancelled, "cancelled", {}});
     if (with_key && !options_.api_key.empty()) req.headers.push_back(provider_->KeyHeader(options_.api_key));
     req.headers.emplace_back("Accept", "application/json");
@@ -277,8 +278,8 @@ Attempt<std::string> FetchResult(HttpTransport& transport, const std::string& ur
   return Attempt<std::string>::Fail(std::move(e));
 }
 
-nlohmann::json WithParams(nlohmann::json base, const nlohmann::json& params, std::optional<int64_t> seed) {
-  nlohmann::json patch = params;
+Json WithParams(Json base, const Json& params, std::optional<int64_t> seed) {
+  Json patch = params;
   SubstituteSeed(patch, seed);
   base.merge_patch(patch);
   return base;
@@ -294,7 +295,7 @@ std::optional<std::pair<int, int>> ParseImageSize(const std::string& size) {
   return std::pair{w, h};
 }
 
-HttpRequest JsonPost(std::string url, const nlohmann::json& body) {
+HttpRequest JsonPost(std::string url, const Json& body) {
   HttpRequest req;
   req.method = "POST";
   req.url = std::move(url);
@@ -309,11 +310,11 @@ std::string BaseUrl(const ProviderOptions& options) {
   return url;
 }
 
-Attempt<JobAnswer> Malformed(const std::string& what, const nlohmann::json& answer) {
+Attempt<JobAnswer> Malformed(const std::string& what, const Json& answer) {
   return Attempt<JobAnswer>::Fail({ErrorKind::kProtocol, what + ": " + QuoteJson(answer, kQuotedAnswerChars), {}});
 }
 
-std::string StringAt(const nlohmann::json& answer, const char* key) {
+std::string StringAt(const Json& answer, const char* key) {
   const auto it = answer.find(key);
   return it != answer.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
@@ -362,18 +363,18 @@ Result<std::unique_ptr<GenerationBackend>> MakeProviderBackend(ProviderOptions o
       std::make_unique<ProviderBackend>(std::move(options), std::move(provider), std::move(transport)));
 }
 
-Result<nlohmann::json> ProviderFirstRequest(const ProviderOptions& options, const GenerationRequest& request) {
+Result<Json> ProviderFirstRequest(const ProviderOptions& options, const GenerationRequest& request) {
   VISALIGN_RETURN_IF_ERROR(MakeProviderBackend(options, nullptr).status());
   std::unique_ptr<Provider> provider = MakeProvider(options);
   HttpRequest req = provider->Submit(request);
   if (!options.api_key_env.empty()) req.headers.push_back(provider->KeyHeader("$" + options.api_key_env));
-  nlohmann::json headers = nlohmann::json::object();
+  Json headers = Json::object();
   for (const auto& [name, value] : req.headers) headers[name] = value;
   auto body = ParseJson(req.body);
-  return nlohmann::json{{"method", req.method},
+  return Json{{"method", req.method},
                         {"url", req.url},
                         {"headers", headers},
-                        {"body", body.ok() ? *body : nlohmann::json(req.body)}};
+                        {"body", body.ok() ? *body : Json(req.body)}};
 }
 
 }  // namespace visalign::backends

@@ -7,10 +7,10 @@
 #include "backends/provider.h"
 #include "backends/test_util.h"
 #include "visalign/backends/providers.h"
+#include "visalign/core/base64.h"
 
 namespace visalign::backends {
 namespace {
-using nlohmann::json;
 
 ProviderOptions Options(const std::string& kind, const std::string& size = "") {
   ProviderOptions o;
@@ -23,16 +23,16 @@ ProviderOptions Options(const std::string& kind, const std::string& size = "") {
 
 TEST(Gemini, ABlockedPromptASafetyFinishAndATextAnswerAreRefusalsWithTheProvidersReason) {
   auto p = MakeGeminiProvider(Options("gemini"));
-  auto blocked = p->ReadSubmitted(json::parse(R"({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}})"));
+  auto blocked = p->ReadSubmitted(Json::parse(R"({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}})"));
   ASSERT_FALSE(blocked.ok());
   EXPECT_EQ(blocked.error.kind, ErrorKind::kRefused);
   EXPECT_EQ(blocked.error.message, "prompt blocked: PROHIBITED_CONTENT");
   auto safety = p->ReadSubmitted(
-      json::parse(R"({"candidates": [{"finishReason": "IMAGE_SAFETY", "finishMessage": "not drawn"}]})"));
+      Json::parse(R"({"candidates": [{"finishReason": "IMAGE_SAFETY", "finishMessage": "not drawn"}]})"));
   ASSERT_FALSE(safety.ok());
   EXPECT_EQ(safety.error.kind, ErrorKind::kRefused);
   EXPECT_EQ(safety.error.message, "finishReason IMAGE_SAFETY (not drawn)");
-  auto text = p->ReadSubmitted(json::parse(
+  auto text = p->ReadSubmitted(Json::parse(
       R"({"candidates": [{"content": {"parts": [{"text": "I can't draw that."}]}, "finishReason": "STOP"}]})"));
   ASSERT_FALSE(text.ok());
   EXPECT_EQ(text.error.kind, ErrorKind::kRefused);
@@ -41,12 +41,12 @@ TEST(Gemini, ABlockedPromptASafetyFinishAndATextAnswerAreRefusalsWithTheProvider
 
 TEST(Gemini, TheInlineImageIsADataUriAndAnAnswerWithNeitherIsMalformed) {
   auto p = MakeGeminiProvider(Options("gemini"));
-  auto ok = p->ReadSubmitted(json::parse(
+  auto ok = p->ReadSubmitted(Json::parse(
       R"({"candidates": [{"content": {"parts": [{"text": "here"}, {"inline_data": {"mime_type": "image/png", "data": "iVBO"}}]}}]})"));
   ASSERT_TRUE(ok.ok()) << ok.error.message;
   EXPECT_TRUE(ok.value->ready);
   EXPECT_EQ(ok.value->images, std::vector<std::string>{"data:image/png;base64,iVBO"});
-  auto empty = p->ReadSubmitted(json::parse(R"({"candidates": [{"finishReason": "STOP"}]})"));
+  auto empty = p->ReadSubmitted(Json::parse(R"({"candidates": [{"finishReason": "STOP"}]})"));
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.error.kind, ErrorKind::kProtocol);
   EXPECT_NE(empty.error.message.find("no inlineData part (finishReason STOP)"), std::string::npos);
@@ -54,10 +54,10 @@ TEST(Gemini, TheInlineImageIsADataUriAndAnAnswerWithNeitherIsMalformed) {
 
 TEST(Gemini, TheRequestHasTheTextPartImageModalityAndTheSizesAspectRatio) {
   ProviderOptions o = Options("gemini", "1536x1024");
-  o.params = json::parse(R"({"seed": "{seed}", "imageConfig": {"imageSize": "2K"}})");
+  o.params = Json::parse(R"({"seed": "{seed}", "imageConfig": {"imageSize": "2K"}})");
   HttpRequest r = MakeGeminiProvider(o)->Submit({"a", "a red square", 0, 42});
   EXPECT_EQ(r.url, "http://127.0.0.1:9/v1beta/models/m:generateContent");
-  EXPECT_EQ(json::parse(r.body), json::parse(R"({"contents": [{"role": "user", "parts": [{"text": "a red square"}]}],
+  EXPECT_EQ(Json::parse(r.body), Json::parse(R"({"contents": [{"role": "user", "parts": [{"text": "a red square"}]}],
       "generationConfig": {"responseModalities": ["IMAGE"], "seed": 42,
                            "imageConfig": {"aspectRatio": "3:2", "imageSize": "2K"}}})"));
   EXPECT_EQ(GeminiAspectRatio("").value(), "");
@@ -68,21 +68,21 @@ TEST(Gemini, TheRequestHasTheTextPartImageModalityAndTheSizesAspectRatio) {
 
 TEST(Bfl, PendingReadyModeratedAndFailedStatesAsTheApiNamesThem) {
   auto p = MakeBflProvider(Options("bfl"));
-  auto submitted = p->ReadSubmitted(json::parse(R"({"id": "j1", "polling_url": "https://api.us1.bfl.ai/v1/get_result?id=j1"})"));
+  auto submitted = p->ReadSubmitted(Json::parse(R"({"id": "j1", "polling_url": "https://api.us1.bfl.ai/v1/get_result?id=j1"})"));
   ASSERT_TRUE(submitted.ok());
   EXPECT_FALSE(submitted.value->ready);
-  EXPECT_EQ(json::parse(submitted.value->job)["id"], "j1");
-  EXPECT_FALSE(p->ReadPolled(json::parse(R"({"status": "Pending"})")).value->ready);
-  auto ready = p->ReadPolled(json::parse(R"({"status": "Ready", "result": {"sample": "https://x/s.png"}})"));
+  EXPECT_EQ(Json::parse(submitted.value->job)["id"], "j1");
+  EXPECT_FALSE(p->ReadPolled(Json::parse(R"({"status": "Pending"})")).value->ready);
+  auto ready = p->ReadPolled(Json::parse(R"({"status": "Ready", "result": {"sample": "https://x/s.png"}})"));
   EXPECT_EQ(ready.value->images, std::vector<std::string>{"https://x/s.png"});
-  auto moderated = p->ReadPolled(json::parse(R"({"status": "Content Moderated", "details": {"reason": "nsfw"}})"));
+  auto moderated = p->ReadPolled(Json::parse(R"({"status": "Content Moderated", "details": {"reason": "nsfw"}})"));
   EXPECT_EQ(moderated.error.kind, ErrorKind::kRefused);
   EXPECT_EQ(moderated.error.message, R"(Content Moderated {"reason":"nsfw"})");
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "Request Moderated"})")).error.kind, ErrorKind::kRefused);
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "Error"})")).error.kind, ErrorKind::kServer);
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "Task not found"})")).error.kind, ErrorKind::kServer);
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "Ready"})")).error.kind, ErrorKind::kProtocol);
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "Sleeping"})")).error.kind, ErrorKind::kProtocol);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "Request Moderated"})")).error.kind, ErrorKind::kRefused);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "Error"})")).error.kind, ErrorKind::kServer);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "Task not found"})")).error.kind, ErrorKind::kServer);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "Ready"})")).error.kind, ErrorKind::kProtocol);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "Sleeping"})")).error.kind, ErrorKind::kProtocol);
 }
 
 TEST(Bfl, TheKeyGoesOnlyToPollingUrlsOfTheEndpointsOwnSite) {
@@ -94,31 +94,31 @@ TEST(Bfl, TheKeyGoesOnlyToPollingUrlsOfTheEndpointsOwnSite) {
   EXPECT_FALSE(p->Poll(R"({"polling_url": "https://bfl.ai.evil.example/x"})").second);
   HttpRequest submit = p->Submit({"a", "p", 0, 7});
   EXPECT_EQ(submit.url, "https://api.bfl.ai/v1/m");
-  EXPECT_EQ(json::parse(submit.body),
-            json::parse(R"({"prompt": "p", "width": 512, "height": 256, "seed": 7, "output_format": "png"})"));
+  EXPECT_EQ(Json::parse(submit.body),
+            Json::parse(R"({"prompt": "p", "width": 512, "height": 256, "seed": 7, "output_format": "png"})"));
 }
 
 TEST(DashScope, TaskStatesRefusalsAndTheAsyncRequest) {
   ProviderOptions o = Options("dashscope", "64x32");
-  o.params = json::parse(R"({"watermark": null, "negative_prompt": "text"})");
+  o.params = Json::parse(R"({"watermark": null, "negative_prompt": "text"})");
   auto p = MakeDashScopeProvider(o);
   HttpRequest submit = p->Submit({"a", "p", 0, std::nullopt});
   EXPECT_EQ(submit.url, "http://127.0.0.1:9/api/v1/services/aigc/text2image/image-synthesis");
   EXPECT_NE(std::find(submit.headers.begin(), submit.headers.end(),
                       std::pair<std::string, std::string>{"X-DashScope-Async", "enable"}),
             submit.headers.end());
-  EXPECT_EQ(json::parse(submit.body), json::parse(R"({"model": "m", "input": {"prompt": "p"},
+  EXPECT_EQ(Json::parse(submit.body), Json::parse(R"({"model": "m", "input": {"prompt": "p"},
       "parameters": {"size": "64*32", "n": 1, "prompt_extend": false, "negative_prompt": "text"}})"));
-  EXPECT_EQ(p->ReadSubmitted(json::parse(R"({"output": {"task_id": "t1", "task_status": "PENDING"}})")).value->job, "t1");
+  EXPECT_EQ(p->ReadSubmitted(Json::parse(R"({"output": {"task_id": "t1", "task_status": "PENDING"}})")).value->job, "t1");
   EXPECT_EQ(p->Poll("t1").first.url, "http://127.0.0.1:9/api/v1/tasks/t1");
-  EXPECT_FALSE(p->ReadPolled(json::parse(R"({"output": {"task_status": "RUNNING"}})")).value->ready);
-  auto ok = p->ReadPolled(json::parse(R"({"output": {"task_status": "SUCCEEDED", "results": [{"url": "https://o/1.png"}]}})"));
+  EXPECT_FALSE(p->ReadPolled(Json::parse(R"({"output": {"task_status": "RUNNING"}})")).value->ready);
+  auto ok = p->ReadPolled(Json::parse(R"({"output": {"task_status": "SUCCEEDED", "results": [{"url": "https://o/1.png"}]}})"));
   EXPECT_EQ(ok.value->images, std::vector<std::string>{"https://o/1.png"});
-  auto inspected = p->ReadPolled(json::parse(
+  auto inspected = p->ReadPolled(Json::parse(
       R"({"output": {"task_status": "SUCCEEDED", "results": [{"code": "DataInspectionFailed", "message": "bad"}]}})"));
   EXPECT_EQ(inspected.error.kind, ErrorKind::kRefused);
   EXPECT_EQ(inspected.error.message, "DataInspectionFailed: bad");
-  auto failed = p->ReadPolled(json::parse(R"({"output": {"task_status": "FAILED", "code": "InternalError", "message": "x"}})"));
+  auto failed = p->ReadPolled(Json::parse(R"({"output": {"task_status": "FAILED", "code": "InternalError", "message": "x"}})"));
   EXPECT_EQ(failed.error.kind, ErrorKind::kServer);
   EXPECT_EQ(failed.error.message, "task FAILED: InternalError: x");
 }
@@ -129,78 +129,78 @@ TEST(Replicate, PredictionStatesOutputsAndNsfwFailuresAsTheApiNamesThem) {
   auto p = MakeReplicateProvider(o);
   HttpRequest submit = p->Submit({"a", "p", 0, 5});
   EXPECT_EQ(submit.url, "http://127.0.0.1:9/v1/models/black-forest-labs/flux-dev/predictions");
-  EXPECT_EQ(json::parse(submit.body), json::parse(R"({"input": {"prompt": "p", "seed": 5, "width": 64, "height": 32}})"));
+  EXPECT_EQ(Json::parse(submit.body), Json::parse(R"({"input": {"prompt": "p", "seed": 5, "width": 64, "height": 32}})"));
   EXPECT_NE(std::find(submit.headers.begin(), submit.headers.end(), std::pair<std::string, std::string>{"Prefer", "wait"}),
             submit.headers.end());
   o.model = "owner/name:abc123";
-  EXPECT_EQ(json::parse(MakeReplicateProvider(o)->Submit({"a", "p", 0, std::nullopt}).body)["version"], "abc123");
-  auto starting = p->ReadSubmitted(json::parse(R"({"id": "x", "status": "starting", "urls": {"get": "http://127.0.0.1:9/v1/predictions/x"}})"));
+  EXPECT_EQ(Json::parse(MakeReplicateProvider(o)->Submit({"a", "p", 0, std::nullopt}).body)["version"], "abc123");
+  auto starting = p->ReadSubmitted(Json::parse(R"({"id": "x", "status": "starting", "urls": {"get": "http://127.0.0.1:9/v1/predictions/x"}})"));
   EXPECT_FALSE(starting.value->ready);
   EXPECT_EQ(starting.value->job, "http://127.0.0.1:9/v1/predictions/x");
   EXPECT_TRUE(p->Poll(starting.value->job).second);
   EXPECT_FALSE(p->Poll("https://elsewhere.example/v1/predictions/x").second);
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "succeeded", "output": "https://r/1.png"})")).value->images,
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "succeeded", "output": "https://r/1.png"})")).value->images,
             std::vector<std::string>{"https://r/1.png"});
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "succeeded", "output": ["https://r/1.webp", "https://r/2.webp"]})")).value->images.size(), 2u);
-  auto nsfw = p->ReadPolled(json::parse(R"({"status": "failed", "error": "NSFW content detected. Try again."})"));
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "succeeded", "output": ["https://r/1.webp", "https://r/2.webp"]})")).value->images.size(), 2u);
+  auto nsfw = p->ReadPolled(Json::parse(R"({"status": "failed", "error": "NSFW content detected. Try again."})"));
   EXPECT_EQ(nsfw.error.kind, ErrorKind::kRefused);
   EXPECT_EQ(nsfw.error.message, "NSFW content detected. Try again.");
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "failed", "error": "CUDA OOM"})")).error.kind, ErrorKind::kServer);
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "succeeded", "output": null})")).error.kind, ErrorKind::kProtocol);
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"detail": "x"})")).error.kind, ErrorKind::kProtocol);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "failed", "error": "CUDA OOM"})")).error.kind, ErrorKind::kServer);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "succeeded", "output": null})")).error.kind, ErrorKind::kProtocol);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"detail": "x"})")).error.kind, ErrorKind::kProtocol);
 }
 
 TEST(Fal, TheJobMovesFromItsStatusToItsResultAndNsfwConceptsAreRefusals) {
   auto p = MakeFalProvider(Options("fal", "64x64"));
-  EXPECT_EQ(json::parse(p->Submit({"a", "p", 0, 3}).body),
-            json::parse(R"({"prompt": "p", "num_images": 1, "seed": 3, "image_size": {"width": 64, "height": 64}})"));
+  EXPECT_EQ(Json::parse(p->Submit({"a", "p", 0, 3}).body),
+            Json::parse(R"({"prompt": "p", "num_images": 1, "seed": 3, "image_size": {"width": 64, "height": 64}})"));
   EXPECT_EQ(p->KeyHeader("k").second, "Key k");
-  auto queued = p->ReadSubmitted(json::parse(
+  auto queued = p->ReadSubmitted(Json::parse(
       R"({"request_id": "r", "status_url": "http://127.0.0.1:9/a/b/requests/r/status", "response_url": "http://127.0.0.1:9/a/b/requests/r"})"));
   ASSERT_TRUE(queued.ok());
   EXPECT_EQ(p->Poll(queued.value->job).first.url, "http://127.0.0.1:9/a/b/requests/r/status");
-  EXPECT_FALSE(p->ReadPolled(json::parse(R"({"status": "IN_PROGRESS"})")).value->ready);
-  auto completed = p->ReadPolled(json::parse(R"({"status": "COMPLETED", "response_url": "http://127.0.0.1:9/a/b/requests/r"})"));
+  EXPECT_FALSE(p->ReadPolled(Json::parse(R"({"status": "IN_PROGRESS"})")).value->ready);
+  auto completed = p->ReadPolled(Json::parse(R"({"status": "COMPLETED", "response_url": "http://127.0.0.1:9/a/b/requests/r"})"));
   ASSERT_TRUE(completed.ok());
   EXPECT_FALSE(completed.value->ready);
   EXPECT_EQ(p->Poll(completed.value->job).first.url, "http://127.0.0.1:9/a/b/requests/r");
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"images": [{"url": "data:image/png;base64,iVBO"}], "has_nsfw_concepts": [false]})")).value->images,
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"images": [{"url": "data:image/png;base64,iVBO"}], "has_nsfw_concepts": [false]})")).value->images,
             std::vector<std::string>{"data:image/png;base64,iVBO"});
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"images": [{"url": "https://f/1.png"}], "has_nsfw_concepts": [true]})")).error.kind,
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"images": [{"url": "https://f/1.png"}], "has_nsfw_concepts": [true]})")).error.kind,
             ErrorKind::kRefused);
-  EXPECT_EQ(p->ReadPolled(json::parse(R"({"status": "COMPLETED", "error": "boom", "response_url": "http://x/y"})")).error.kind,
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "COMPLETED", "error": "boom", "response_url": "http://x/y"})")).error.kind,
             ErrorKind::kServer);
 }
 
 TEST(A1111, TheBodyPicksTheCheckpointAndTheImageIsTheFirstBase64) {
   ProviderOptions o = Options("a1111", "64x32");
-  o.params = json::parse(R"({"steps": 30, "override_settings": null})");
+  o.params = Json::parse(R"({"steps": 30, "override_settings": null})");
   auto p = MakeA1111Provider(o);
-  EXPECT_EQ(json::parse(p->Submit({"a", "p", 0, std::nullopt}).body),
-            json::parse(R"({"prompt": "p", "seed": -1, "batch_size": 1, "n_iter": 1, "send_images": true,
+  EXPECT_EQ(Json::parse(p->Submit({"a", "p", 0, std::nullopt}).body),
+            Json::parse(R"({"prompt": "p", "seed": -1, "batch_size": 1, "n_iter": 1, "send_images": true,
                             "save_images": false, "width": 64, "height": 32, "steps": 30})"));
-  EXPECT_EQ(p->ReadSubmitted(json::parse(R"({"images": ["iVBO"], "info": "{}"})")).value->images,
+  EXPECT_EQ(p->ReadSubmitted(Json::parse(R"({"images": ["iVBO"], "info": "{}"})")).value->images,
             std::vector<std::string>{"data:image/png;base64,iVBO"});
-  EXPECT_EQ(p->ReadSubmitted(json::parse(R"({"images": []})")).error.kind, ErrorKind::kProtocol);
+  EXPECT_EQ(p->ReadSubmitted(Json::parse(R"({"images": []})")).error.kind, ErrorKind::kProtocol);
 }
 
 TEST(ComfyUi, HistoryStatesOutputsAndErrorsNamingTheNode) {
   ProviderOptions o = Options("comfyui", "64x64");
-  o.workflow = json::parse(R"({"6": {"class_type": "CLIPTextEncode", "inputs": {"text": "{prompt}"}},
+  o.workflow = Json::parse(R"({"6": {"class_type": "CLIPTextEncode", "inputs": {"text": "{prompt}"}},
                               "3": {"class_type": "KSampler", "inputs": {"seed": "{seed}"}}})");
   auto p = MakeComfyUiProvider(o);
-  const json body = json::parse(p->Submit({"a", "a cat", 0, 9}).body);
+  const Json body = Json::parse(p->Submit({"a", "a cat", 0, 9}).body);
   EXPECT_EQ(body["prompt"]["6"]["inputs"]["text"], "a cat");
   EXPECT_EQ(body["prompt"]["3"]["inputs"]["seed"], 9);
-  EXPECT_EQ(p->ReadSubmitted(json::parse(R"({"prompt_id": "q1", "number": 0, "node_errors": {}})")).value->job, "q1");
+  EXPECT_EQ(p->ReadSubmitted(Json::parse(R"({"prompt_id": "q1", "number": 0, "node_errors": {}})")).value->job, "q1");
   EXPECT_EQ(p->Poll("q1").first.url, "http://127.0.0.1:9/history/q1");
-  EXPECT_FALSE(p->ReadPolled(json::object()).value->ready);
-  auto done = p->ReadPolled(json::parse(R"({"q1": {"status": {"status_str": "success", "completed": true},
+  EXPECT_FALSE(p->ReadPolled(Json::object()).value->ready);
+  auto done = p->ReadPolled(Json::parse(R"({"q1": {"status": {"status_str": "success", "completed": true},
       "outputs": {"12": {"images": [{"filename": "prev.png", "subfolder": "", "type": "temp"}]},
                   "9": {"images": [{"filename": "ComfyUI 1.png", "subfolder": "a/b", "type": "output"}]}}}})"));
   ASSERT_TRUE(done.ok());
   EXPECT_EQ(done.value->images.front(), "http://127.0.0.1:9/view?filename=ComfyUI%201.png&subfolder=a%2Fb&type=output");
-  auto failed = p->ReadPolled(json::parse(R"({"q1": {"status": {"status_str": "error", "completed": false, "messages":
+  auto failed = p->ReadPolled(Json::parse(R"({"q1": {"status": {"status_str": "error", "completed": false, "messages":
       [["execution_error", {"node_id": "3", "node_type": "KSampler", "exception_type": "RuntimeError", "exception_message": "OOM"}]]}}})"));
   EXPECT_EQ(failed.error.kind, ErrorKind::kServer);
   EXPECT_EQ(failed.error.message, "node 3 (KSampler) failed: RuntimeError: OOM");
@@ -221,10 +221,10 @@ TEST(OpenAiClient, ABaseEndingInAVersionSegmentGetsNoV1) {
 }
 
 TEST(ProviderParams, SeedPlaceholdersMergeAndNullRemoves) {
-  const json base = json::parse(R"({"a": 1, "nested": {"b": 2, "c": 3}})");
-  EXPECT_EQ(WithParams(base, json::parse(R"({"a": null, "nested": {"c": "{seed}"}, "d": true})"), 9),
-            json::parse(R"({"nested": {"b": 2, "c": 9}, "d": true})"));
-  EXPECT_EQ(WithParams(base, json::parse(R"({"a": "{seed}"})"), std::nullopt), json::parse(R"({"nested": {"b": 2, "c": 3}})"));
+  const Json base = Json::parse(R"({"a": 1, "nested": {"b": 2, "c": 3}})");
+  EXPECT_EQ(WithParams(base, Json::parse(R"({"a": null, "nested": {"c": "{seed}"}, "d": true})"), 9),
+            Json::parse(R"({"nested": {"b": 2, "c": 9}, "d": true})"));
+  EXPECT_EQ(WithParams(base, Json::parse(R"({"a": "{seed}"})"), std::nullopt), Json::parse(R"({"nested": {"b": 2, "c": 3}})"));
   EXPECT_EQ(ParseImageSize("32x48"), (std::pair<int, int>{32, 48}));
   for (const char* bad : {"", "32", "x3", "3x", "0x3", "3x3x3", "-3x3", "99999999999x1"})
     EXPECT_FALSE(ParseImageSize(bad)) << bad;
@@ -260,7 +260,7 @@ TEST(ProviderBackend, BadOptionsAreOneLineNamingTheOption) {
   poll.poll.job_timeout = Millis(0);
   EXPECT_NE(make(poll).find("--poll-interval/--job-timeout"), std::string::npos);
   EXPECT_EQ(MakeProviderBackend(Options("gemini"), nullptr).value()->Identity(),
-            json::parse(R"({"backend": "gemini", "model": "m", "params": {}})"));
+            Json::parse(R"({"backend": "gemini", "model": "m", "params": {}})"));
 }
 
 TEST(FetchResult, DataUrisDecodeOtherSchemesAreRefusedAndDownloadsAreBounded) {

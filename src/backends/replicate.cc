@@ -24,13 +24,13 @@ class Replicate final : public Provider {
   }
 
   HttpRequest Submit(const GenerationRequest& request) const override {
-    nlohmann::json input = {{"prompt", request.prompt}};
+    Json input = {{"prompt", request.prompt}};
     if (request.seed) input["seed"] = *request.seed;
     if (const auto wh = ParseImageSize(options_.size)) {
       input["width"] = wh->first;
       input["height"] = wh->second;
     }
-    nlohmann::json body = {{"input", WithParams(std::move(input), options_.params, request.seed)}};
+    Json body = {{"input", WithParams(std::move(input), options_.params, request.seed)}};
     const size_t colon = options_.model.find(':');
     std::string url = fmt::format("{}/v1/models/{}/predictions", BaseUrl(options_), options_.model);
     if (colon != std::string::npos) {
@@ -42,7 +42,7 @@ class Replicate final : public Provider {
     return req;
   }
 
-  Attempt<JobAnswer> ReadSubmitted(const nlohmann::json& answer) const override { return ReadPrediction(answer); }
+  Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override { return ReadPrediction(answer); }
 
   std::pair<HttpRequest, bool> Poll(const std::string& job) const override {
     HttpRequest req;
@@ -50,10 +50,10 @@ class Replicate final : public Provider {
     return {req, SameSite(job, BaseUrl(options_))};
   }
 
-  Attempt<JobAnswer> ReadPolled(const nlohmann::json& answer) const override { return ReadPrediction(answer); }
+  Attempt<JobAnswer> ReadPolled(const Json& answer) const override { return ReadPrediction(answer); }
 
  private:
-  Attempt<JobAnswer> ReadPrediction(const nlohmann::json& answer) const {
+  Attempt<JobAnswer> ReadPrediction(const Json& answer) const {
     const std::string status = StringAt(answer, "status");
     if (status.empty()) return Malformed("answer without a prediction status", answer);
     for (const char* pending : kPendingStates)
@@ -70,7 +70,7 @@ class Replicate final : public Provider {
       const auto output = answer.find("output");
       if (output != answer.end() && output->is_string()) ready.images.push_back(output->get<std::string>());
       if (output != answer.end() && output->is_array())
-        for (const nlohmann::json& o : *output)
+        for (const Json& o : *output)
           if (o.is_string()) ready.images.push_back(o.get<std::string>());
       if (ready.images.empty()) return Malformed("succeeded without an output URL", answer);
       return Attempt<JobAnswer>::Ok(std::move(ready));

@@ -102,16 +102,16 @@ Result<std::vector<const WorkItem*>> SelectWork(const std::vector<store::Row>& r
   return todo;
 }
 
-nlohmann::json RunConnection(const GenerationBackend& backend, const RunnerOptions& options) {
-  nlohmann::json c = backend.Connection();
+Json RunConnection(const GenerationBackend& backend, const RunnerOptions& options) {
+  Json c = backend.Connection();
   c["concurrency"] = options.concurrency;
   c["rate"] = options.rate;
   c["max_attempts"] = options.retry.max_attempts;
   return c;
 }
 
-nlohmann::json RunSummary::ToJson() const {
-  nlohmann::json f = nlohmann::json::array();
+Json RunSummary::ToJson() const {
+  Json f = Json::array();
   for (const ItemFailure& x : failures) f.push_back({{"id", x.id}, {"k", x.k}, {"error", x.error}});
   return {{"selected", selected},     {"already_done", already_done}, {"skipped_failed", skipped_failed},
           {"done", done},             {"failed", failed},             {"left_pending", left_pending},
@@ -119,9 +119,9 @@ nlohmann::json RunSummary::ToJson() const {
           {"attempts", attempts},     {"seconds", seconds},           {"interrupted", interrupted},
           {"finished_elsewhere", finished_elsewhere}, {"lease_lost", lease_lost},
           {"failures", f},
-          {"stopped_early", same_failure ? nlohmann::json{{"items", same_failure_items},
+          {"stopped_early", same_failure ? Json{{"items", same_failure_items},
                                                           {"error", same_failure->message}}
-                                         : nlohmann::json(nullptr)}};
+                                         : Json(nullptr)}};
 }
 
 std::string RunSummary::ToText() const {

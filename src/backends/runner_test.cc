@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 // "flaky-cmd" a command failing on its first attempt only. Counts calls per (id, k).
 class ScriptedBackend : public GenerationBackend {
  public:
-  nlohmann::json Identity() const override { return {{"backend", "scripted"}}; }
-  nlohmann::json Connection() const override { return {{"endpoint", "script"}}; }
+  Json Identity() const override { return {{"backend", "scripted"}}; }
+  Json Connection() const override { return {{"endpoint", "script"}}; }
   Attempt<GeneratedImage> Generate(const GenerationRequest& r, const std::atomic<bool>& cancel) override {
     int n;
     {
@@ -109,7 +109,7 @@ TEST_F(RunnerTest, CompletesRetriesAndRecordsFailures) {
   ASSERT_EQ(done.size(), 3u);
   EXPECT_TRUE(fs::exists(done[1].image_path));
   auto run = store_->FindRun("r").value();
-  EXPECT_EQ(run->identity, nlohmann::json({{"backend", "scripted"}}));
+  EXPECT_EQ(run->identity, Json({{"backend", "scripted"}}));
   EXPECT_EQ(run->connection["endpoint"], "script");
   EXPECT_EQ(run->connection["concurrency"], 3);
 }

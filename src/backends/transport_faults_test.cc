@@ -7,6 +7,7 @@
 #include "backends/test_util.h"
 #include "testing/fault_injection_transport.h"
 #include "visalign/backends/backends.h"
+#include "visalign/core/base64.h"
 
 namespace visalign::backends {
 namespace {
@@ -22,7 +23,7 @@ class FaultyConnectionTest : public ::testing::Test {
     png_ = testing::TinyPng();
     server_.server.Post("/v1/images/generations", [this](const httplib::Request&, httplib::Response& res) {
       ++served_;
-      res.set_content(nlohmann::json{{"data", {{{"b64_json", EncodeBase64(png_)}}}}}.dump(), "application/json");
+      res.set_content(Json{{"data", {{{"b64_json", EncodeBase64(png_)}}}}}.dump(), "application/json");
     });
     server_.Start();
     transport_ = std::make_shared<FaultInjectionTransport>(MakeCurlTransport());

@@ -126,7 +126,7 @@ class WorkerProcess {
       return e;
     }
     auto ready = ParseJson(*line.value);
-    if (!ready.ok() || !ready->is_object() || ready->value("ready", nlohmann::json()) != true) {
+    if (!ready.ok() || !ready->is_object() || ready->value("ready", Json()) != true) {
       Kill();
       return AttemptError{ErrorKind::kLocal, NotProtocol(*line.value, "its ready line {\"ready\": true, ...}"), {}};
     }
@@ -134,8 +134,8 @@ class WorkerProcess {
   }
 
   // One request: writes `request`, reads the answer line for `id`.
-  Attempt<nlohmann::json> Ask(const nlohmann::json& request, const std::string& id, const std::atomic<bool>& cancel) {
-    using Out = Attempt<nlohmann::json>;
+  Attempt<Json> Ask(const Json& request, const std::string& id, const std::atomic<bool>& cancel) {
+    using Out = Attempt<Json>;
     const std::string text = request.dump() + "\n";
     for (size_t sent = 0; sent < text.size();) {
       const ssize_t n = ::write(stdin_, text.data() + sent, text.size() - sent);
@@ -153,7 +153,7 @@ class WorkerProcess {
       return Out::Fail(std::move(e));
     }
     auto answer = ParseJson(*line.value);
-    if (!answer.ok() || !answer->is_object() || answer->value("id", nlohmann::json()) != id ||
+    if (!answer.ok() || !answer->is_object() || answer->value("id", Json()) != id ||
         !answer->contains("ok") || !(*answer)["ok"].is_boolean()) {
       const std::string message = NotProtocol(*line.value, "the answer {\"id\", \"ok\", ...} to its request");
       Kill();
@@ -277,13 +277,13 @@ class WorkerBackend final : public GenerationBackend {
     for (auto& w : workers_) w->Stop(deadline);
   }
 
-  nlohmann::json Identity() const override {
-    nlohmann::json c = {{"backend", "worker"}, {"cmd", options_.command_template}, {"params", options_.params}};
+  Json Identity() const override {
+    Json c = {{"backend", "worker"}, {"cmd", options_.command_template}, {"params", options_.params}};
     if (!options_.size.empty()) c["size"] = options_.size;
     return c;
   }
 
-  nlohmann::json Connection() const override {
+  Json Connection() const override {
     return {{"workers", options_.workers},
             {"gpus", options_.gpus},
             {"startup_timeout_ms", options_.startup_timeout.count()},
@@ -322,7 +322,7 @@ class WorkerBackend final : public GenerationBackend {
       std::filesystem::remove(out, ec);
       return Out::Fail(AfterDeath(answer.error));
     }
-    const nlohmann::json& a = *answer.value;
+    const Json& a = *answer.value;
     if (a["ok"] == false) {
       std::filesystem::remove(out, ec);
       const std::string error = EscapeControlBytes(a.value("error", std::string("no error given")), 500);
@@ -388,14 +388,14 @@ class WorkerBackend final : public GenerationBackend {
 
 }  // namespace
 
-nlohmann::json WorkerRequestLine(const WorkerOptions& options, const GenerationRequest& request, const std::string& id,
+Json WorkerRequestLine(const WorkerOptions& options, const GenerationRequest& request, const std::string& id,
                                  const std::string& out) {
   const auto wh = ParseImageSize(options.size);
   return {{"id", id},
           {"prompt", request.prompt},
-          {"seed", request.seed ? nlohmann::json(*request.seed) : nlohmann::json(nullptr)},
-          {"width", wh ? nlohmann::json(wh->first) : nlohmann::json(nullptr)},
-          {"height", wh ? nlohmann::json(wh->second) : nlohmann::json(nullptr)},
+          {"seed", request.seed ? Json(*request.seed) : Json(nullptr)},
+          {"width", wh ? Json(wh->first) : Json(nullptr)},
+          {"height", wh ? Json(wh->second) : Json(nullptr)},
           {"out", out},
           {"params", options.params}};
 }

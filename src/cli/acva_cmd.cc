@@ -27,7 +27,6 @@
 namespace visalign::cli {
 namespace {
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 struct SetArgs {
   std::string concepts, pairs;
@@ -161,7 +160,7 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
                             backends::RunGeneration(store, info, items, *backend, options, stop));
   if (cli.global().json && print_json) {
-    json j = summary.ToJson();
+    Json j = summary.ToJson();
     j["run"] = a.run;
     PrintJson(j);
   } else if (!cli.global().json) {
@@ -180,7 +179,7 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
 Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args, const acva::ConceptSet& set,
                store::RunStore& store, acva::JudgeOutcome& outcome) {
   // Images that never got generated are reported, not silently missing from n_images.
-  json generation = json::object();
+  Json generation = Json::object();
   std::vector<store::RunInfo> runs;
   std::vector<RefusalRate> refusals;
   for (const std::string& run : judge_args.runs) {
@@ -309,14 +308,14 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
     v->footer("Errors name file:line and field. Example: visalign acva validate --concepts data/acva/concepts.jsonl --pairs data/acva/pairs.jsonl");
     cli.Bind(v, [&cli, set]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet s, LoadSet(*set));
-      json per_category = json::object();
+      Json per_category = Json::object();
       size_t questions = 0;
       for (const acva::Concept& c : s.concepts) {
         per_category[std::string(acva::CategoryName(c.category))] =
             per_category.value(std::string(acva::CategoryName(c.category)), 0) + 1;
         questions += c.rubric.size();
       }
-      const json j = {{"concepts", s.concepts.size()}, {"questions", questions}, {"pairs", s.pairs.size()},
+      const Json j = {{"concepts", s.concepts.size()}, {"questions", questions}, {"pairs", s.pairs.size()},
                       {"by_category", per_category}, {"fingerprint", s.fingerprint}};
       if (cli.global().json)
         PrintJson(j);

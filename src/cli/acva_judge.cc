@@ -9,7 +9,6 @@
 #include "visalign/backends/backends.h"
 
 namespace visalign::cli {
-using nlohmann::json;
 
 void AddJudgeOptions(CLI::App* app, JudgeArgs& a, bool endpoint_required) {
   auto* ep = app->add_option("--judge-endpoint", a.endpoint, "Base URL of an OpenAI-compatible chat API (VLM judge)");
@@ -100,7 +99,7 @@ Status JudgeDryRun(const Cli& cli, const JudgeArgs& a, std::optional<double> pri
   if (cli.global().json) {
     PrintJson({{"images", s.images}, {"questions", s.questions}, {"distinct", s.distinct}, {"cached", s.cached},
                {"to_ask", to_ask}, {"max_requests", max_requests}, {"request", "POST " + url},
-               {"cost", price ? json(*price * static_cast<double>(to_ask)) : json(nullptr)}});
+               {"cost", price ? Json(*price * static_cast<double>(to_ask)) : Json(nullptr)}});
     return Status::Ok();
   }
   std::printf("judge %s at %s: %zu images, %zu questions (%zu distinct)\n", a.model.c_str(), url.c_str(), s.images,

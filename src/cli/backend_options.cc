@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::cli {
@@ -18,8 +17,8 @@ constexpr double kMillisPerSecond = 1000.0;
 
 // --param key=value list -> JSON object; values that parse as JSON (numbers, booleans, objects,
 // null: remove the field) keep their type, anything else is a string.
-Result<nlohmann::json> ParseParams(const std::vector<std::string>& params) {
-  nlohmann::json out = nlohmann::json::object();
+Result<Json> ParseParams(const std::vector<std::string>& params) {
+  Json out = Json::object();
   for (const std::string& p : params) {
     const size_t eq = p.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -27,7 +26,7 @@ Result<nlohmann::json> ParseParams(const std::vector<std::string>& params) {
                                      "e.g. quality=high, seed={seed}, response_format=null");
     const std::string value = p.substr(eq + 1);
     auto v = ParseJson(value);
-    out[p.substr(0, eq)] = (!v.ok() || v->is_string()) ? nlohmann::json(value) : std::move(*v);
+    out[p.substr(0, eq)] = (!v.ok() || v->is_string()) ? Json(value) : std::move(*v);
   }
   return out;
 }
@@ -253,7 +252,7 @@ Result<backends::WorkerOptions> WorkerOptionsFrom(const BackendArgs& backend, st
   return o;
 }
 
-Result<nlohmann::json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item,
+Result<Json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item,
                                     std::string_view help_command) {
   const backends::GenerationRequest request{item.id, item.prompt, item.k, item.seed};
   if (backends::IsProviderKind(backend.name)) {
@@ -262,14 +261,14 @@ Result<nlohmann::json> FirstRequest(const BackendArgs& backend, const backends::
   }
   if (backend.name == "worker") {
     VISALIGN_ASSIGN_OR_RETURN(backends::WorkerOptions o, WorkerOptionsFrom(backend, ""));
-    return nlohmann::json{{"method", "JSONL"},
+    return Json{{"method", "JSONL"},
                           {"url", "stdin of " + o.command_template},
                           {"body", backends::WorkerRequestLine(o, request, item.id + "#" + std::to_string(item.k) + "/0",
                                                                "<store>/tmp/worker-PID-N.png")}};
   }
-  if (backend.name != "openai") return nlohmann::json(nullptr);
+  if (backend.name != "openai") return Json(nullptr);
   VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o, OpenAiImagesOptionsFrom(backend, help_command));
-  return nlohmann::json{{"method", "POST"},
+  return Json{{"method", "POST"},
                         {"url", backends::OpenAiClient(o.endpoint, nullptr).Url("images/generations")},
                         {"family", backends::ImagesApiFamilyName(backends::ImagesApiFamilyOf(o.model))},
                         {"body", backends::ImagesRequestBody(o, request)}};

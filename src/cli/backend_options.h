@@ -80,7 +80,7 @@ Result<backends::WorkerOptions> WorkerOptionsFrom(const BackendArgs& backend, st
 
 // The first request `item` would make with `backend` (openai and the providers; null for the
 // others), for --dry-run: {"method", "url", "body", ...}; the key shown as its variable's name.
-Result<nlohmann::json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item,
+Result<Json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item,
                                     std::string_view help_command);
 
 // The images API options --backend openai describes (the API key read from its variable).

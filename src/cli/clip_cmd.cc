@@ -17,7 +17,7 @@
 
 namespace visalign::cli {
 
-nlohmann::json RandomWeightsJson(const clip::ClipConfig& c) {
+Json RandomWeightsJson(const clip::ClipConfig& c) {
   if (!c.random) return nullptr;
   return {{"arch", c.random_arch}, {"seed", c.random_seed}, {"label", clip::RandomWeightsLabel(c)}};
 }
@@ -45,10 +45,10 @@ using namespace visalign::clip;
 
 // The shortest decimal that round-trips the float, as a JSON number (avoids float->double noise
 // such as 0.10000000149011612).
-nlohmann::json FloatJson(float v) { return std::stod(fmt::format("{}", v)); }
+Json FloatJson(float v) { return std::stod(fmt::format("{}", v)); }
 
-nlohmann::json VectorJson(const float* v, int n) {
-  nlohmann::json out = nlohmann::json::array();
+Json VectorJson(const float* v, int n) {
+  Json out = Json::array();
   for (int i = 0; i < n; ++i) out.push_back(FloatJson(v[i]));
   return out;
 }
@@ -110,9 +110,9 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
     NormalizeRows(token_emb);
   }
   if (cli.global().json) {
-    nlohmann::json j = {{"model", a.model}, {"normalized", a.normalize}, {"images", nlohmann::json::array()},
-                        {"texts", nlohmann::json::array()}};
-    if (!token_rows.empty()) j["token_ids"] = nlohmann::json::array();
+    Json j = {{"model", a.model}, {"normalized", a.normalize}, {"images", Json::array()},
+                        {"texts", Json::array()}};
+    if (!token_rows.empty()) j["token_ids"] = Json::array();
     for (size_t i = 0; i < token_rows.size(); ++i) {
       j["token_ids"].push_back(
           {{"ids", token_rows[i]}, {"embedding", VectorJson(token_emb.row(static_cast<int>(i)), token_emb.cols)}});
@@ -151,8 +151,8 @@ std::string_view ActivationName(Activation a) {
   return "gelu";
 }
 
-nlohmann::json TowerJson(const TowerConfig& t) {
-  nlohmann::json j = {{"width", t.width}, {"layers", t.layers}, {"heads", t.heads}, {"mlp_width", t.mlp_width},
+Json TowerJson(const TowerConfig& t) {
+  Json j = {{"width", t.width}, {"layers", t.layers}, {"heads", t.heads}, {"mlp_width", t.mlp_width},
                       {"layer_norm_eps", FloatJson(t.layer_norm_eps)}};
   // Where the tower fixes its own activation (SigLIP2's tanh GELU), else the model's "activation".
   if (t.activation) j["activation"] = ActivationName(*t.activation);
@@ -171,8 +171,8 @@ std::string VisionTowerText(const VisionConfig& v) {
 }
 
 // The vision tower: its type ("tower") and its shape.
-nlohmann::json VisionJson(const VisionConfig& v) {
-  nlohmann::json j;
+Json VisionJson(const VisionConfig& v) {
+  Json j;
   switch (v.tower) {
     case VisionTower::kViT:
       j = TowerJson(v);
@@ -269,7 +269,7 @@ std::string_view CleaningName(const TokenizerConfig& t) {
   return "canonicalize";
 }
 
-nlohmann::json TokenizerJson(const ClipConfig& c) {
+Json TokenizerJson(const ClipConfig& c) {
   if (!c.tokenizer.missing.empty()) return {{"kind", "missing"}, {"reason", c.tokenizer.missing}, {"pad_id", c.text.pad_id}};
   if (c.tokenizer.kind == TokenizerKind::kWordPiece) {
     return {{"kind", "wordpiece"},
@@ -315,14 +315,14 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
   if (!model.ok()) return model.status().WithContext("--clip-model");
   const ClipConfig& c = model->config();
   VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model->Fingerprint());
-  nlohmann::json vision = VisionJson(c.vision);
-  nlohmann::json text = TowerJson(c.text);
+  Json vision = VisionJson(c.vision);
+  Json text = TowerJson(c.text);
   text["context_length"] = c.text.context_length;
   text["vocab_size"] = c.text.vocab_size;
   text["tower"] = TextTowerName(c.text);
   text["tokenizer"] = TokenizerJson(c);
   const auto& p = c.preprocess;
-  nlohmann::json j = {
+  Json j = {
       {"config_file", c.config_file.string()},
       {"weights_file", c.weights_file.string()},
       {"layout", c.layout == CheckpointLayout::kOpenClip ? "open_clip" : "huggingface"},
@@ -337,7 +337,7 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
         {"mean", {FloatJson(p.mean[0]), FloatJson(p.mean[1]), FloatJson(p.mean[2])}},
         {"std", {FloatJson(p.std[0]), FloatJson(p.std[1]), FloatJson(p.std[2])}}}},
       {"logit_scale", FloatJson(model->LogitScale())},
-      {"logit_bias", c.sigmoid_logits ? nlohmann::json(FloatJson(model->LogitBias())) : nlohmann::json()},
+      {"logit_bias", c.sigmoid_logits ? Json(FloatJson(model->LogitBias())) : Json()},
       {"score", c.sigmoid_logits ? "sigmoid" : "softmax"},
       {"precision", {{"in_use", PrecisionName(model->precision())}, {"reason", model->precision_reason()}}},
       {"fingerprint", fingerprint},

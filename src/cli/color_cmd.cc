@@ -25,11 +25,11 @@ Result<ParsedColor> ParseArgument(const std::string& text, const std::string& ar
   return parsed;
 }
 
-nlohmann::json Triple(double a, double b, double c) { return nlohmann::json::array({a, b, c}); }
+Json Triple(double a, double b, double c) { return Json::array({a, b, c}); }
 
-nlohmann::json ConvertJson(const std::string& input, const ParsedColor& c) {
+Json ConvertJson(const std::string& input, const ParsedColor& c) {
   const ColorSpaces s = InAllSpaces(c);
-  nlohmann::json j;
+  Json j;
   j["input"] = input;
   j["notation"] = std::string(NotationName(c.notation));
   if (c.notation == Notation::kName) {
@@ -100,7 +100,7 @@ Status RunDiff(const Cli& cli, const std::string& text1, const std::string& text
   const ColorDifferences d = CompareColors(c1, c2);
   if (cli.global().json) {
     const Rgb clipped1 = ClipToGamut(c1.rgb), clipped2 = ClipToGamut(c2.rgb);
-    const nlohmann::json srgb_clipped = {Triple(clipped1.r, clipped1.g, clipped1.b),
+    const Json srgb_clipped = {Triple(clipped1.r, clipped1.g, clipped1.b),
                                          Triple(clipped2.r, clipped2.g, clipped2.b)};
     PrintJson({{"rgb_ed", d.rgb_ed},
                {"rgb_redmean", d.rgb_redmean},
@@ -126,8 +126,8 @@ Status RunDiff(const Cli& cli, const std::string& text1, const std::string& text
   return Status::Ok();
 }
 
-nlohmann::json CategoryJson(const IsccCategory& cat) {
-  nlohmann::json j{{"level", cat.level}, {"index", cat.index}, {"name", cat.name}, {"hex", ToHex(cat.rgb)},
+Json CategoryJson(const IsccCategory& cat) {
+  Json j{{"level", cat.level}, {"index", cat.index}, {"name", cat.name}, {"hex", ToHex(cat.rgb)},
                    {"rep_id", cat.rep_id}, {"member_ids", cat.member_ids}};
   if (cat.level == 2) j["parent_level1"] = cat.parent_level1;
   return j;
@@ -135,7 +135,7 @@ nlohmann::json CategoryJson(const IsccCategory& cat) {
 
 Status RunNames(const Cli& cli, int level) {
   VISALIGN_ASSIGN_OR_RETURN(const IsccNbs* table, IsccNbs::Default());
-  nlohmann::json j = nlohmann::json::array();
+  Json j = Json::array();
   if (level == 3) {
     for (const IsccCentroid& c : table->centroids()) {
       if (cli.global().json) {

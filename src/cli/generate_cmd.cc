@@ -91,7 +91,7 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   backends::RunSummary plan;
   VISALIGN_ASSIGN_OR_RETURN(std::vector<const backends::WorkItem*> todo,
                             backends::SelectWork(rows, work, retry_failed, "run " + a.run + " in " + a.store.Display(), plan));
-  nlohmann::json request = nullptr;
+  Json request = nullptr;
   if (!todo.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(request, FirstRequest(a.backend, *todo.front(), kHelp));
   }
@@ -111,8 +111,8 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
                {"skipped_failed", plan.skipped_failed},
                {"to_request", todo.size()},
                {"max_requests", max_requests},
-               {"price_per_image", a.price_per_image ? nlohmann::json(*a.price_per_image) : nlohmann::json(nullptr)},
-               {"cost", cost ? nlohmann::json(*cost) : nlohmann::json(nullptr)}});
+               {"price_per_image", a.price_per_image ? Json(*a.price_per_image) : Json(nullptr)},
+               {"cost", cost ? Json(*cost) : Json(nullptr)}});
     return Status::Ok();
   }
   std::printf("dry run: nothing is requested or written\n");
@@ -166,7 +166,7 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store->Counts(a.run));
   const std::optional<double> cost = Cost(a, summary.done);
   if (cli.global().json) {
-    nlohmann::json j = summary.ToJson();
+    Json j = summary.ToJson();
     j["run"] = a.run;
     j["store"] = a.store.ForJson();
     j["run_totals"] = {{"done", counts.done}, {"refused", counts.refused}, {"failed", counts.failed},

@@ -19,6 +19,7 @@
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::cli {
 namespace {
@@ -108,7 +109,7 @@ void AddBoard(Cli& cli, CLI::App* g) {
   cli.Bind(cmd, [&cli, o]() -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*o));
     if (cli.global().json) {
-      nlohmann::json cells = nlohmann::json::array();
+      Json cells = Json::array();
       for (int i = 0; i < kCells; ++i) {
         const Cell& c = ctx.board.cell(i);
         const MacroCell& m = ctx.macro.at(i);
@@ -303,8 +304,8 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
     }
     VISALIGN_RETURN_IF_ERROR(WriteEvaluation(report, h.baseline, ctx.vocabulary, a->out));
     if (cli.global().json) {
-      VISALIGN_ASSIGN_OR_RETURN(std::string summary, ReadFile(fs::path(a->out) / "summary.json"));
-      PrintJson(nlohmann::json::parse(summary));
+      VISALIGN_ASSIGN_OR_RETURN(Json summary, ReadJsonFile(fs::path(a->out) / "summary.json"));
+      PrintJson(summary);
       return Status::Ok();
     }
     fmt::print("{:<32} {:>5}  {:>11}  {:>11}  {:>11}  {:>9}\n", "model", "words", "Mahalanobis", "Hotelling", "(p<=alpha)",
@@ -380,8 +381,8 @@ void AddNonsense(Cli& cli, CLI::App* g) {
     run.words = std::move(nonsense).value();
     VISALIGN_RETURN_IF_ERROR(WriteNonsense(run, ctx.macro, ctx.vocabulary, *out));
     if (cli.global().json) {
-      VISALIGN_ASSIGN_OR_RETURN(std::string summary, ReadFile(fs::path(*out) / "summary.json"));
-      PrintJson({{"models", nlohmann::json::parse(summary)["models"]}});
+      VISALIGN_ASSIGN_OR_RETURN(Json summary, ReadJsonFile(fs::path(*out) / "summary.json"));
+      PrintJson({{"models", summary["models"]}});
       return Status::Ok();
     }
     for (const NonsenseResult& r : run.results) fmt::print("{}", NonsenseResultText(r, ctx.vocabulary, run.words.size()));

@@ -20,7 +20,7 @@ struct ModelsArgs {
   std::string format = "text";
 };
 
-nlohmann::json ModelJson(const CatalogModel& m) {
+Json ModelJson(const CatalogModel& m) {
   return {{"model", m.model},
           {"architecture", m.entry.architecture},
           {"dataset", m.entry.dataset},
@@ -80,7 +80,7 @@ void AddModels(Cli& cli, CLI::App* g) {
     std::vector<std::string> sources;
     VISALIGN_ASSIGN_OR_RETURN(std::vector<CatalogModel> models, ListCatalogModels(a->catalog, sources));
     if (cli.global().json || a->format == "json") {
-      nlohmann::json list = nlohmann::json::array();
+      Json list = Json::array();
       for (const CatalogModel& m : models) list.push_back(ModelJson(m));
       PrintJson({{"catalog", sources}, {"models", list}});
     } else if (a->format == "csv") {

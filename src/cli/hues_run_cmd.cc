@@ -172,7 +172,7 @@ Status CheckModelsArgs(const RunArgs& a) {
 // One run of `hues run` (one model or embeddings source) into its output files; the --json object.
 // `resumable` (--models): skips a model whose run record matches (or played these words and more).
 // `board_pixels`: shared with the other models of --models (null for one model).
-Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words,
+Result<Json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words,
                               const std::string& name, bool resumable, BoardPixels* board_pixels) {
   const std::vector<fs::path> outputs = PredictionOutputFiles(a.out, name);
   const fs::path record_file = fs::path(a.out) / name / kRunRecordFile;
@@ -203,7 +203,7 @@ Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& c
       if (!cli.global().json)
         fmt::print("{}: already done ({} {}), skipped\n", name, record_file.string(),
                    earlier.kind == EarlierPredictions::kSame ? "matches" : "has these words and more");
-      nlohmann::json skipped = nlohmann::json::object();
+      Json skipped = Json::object();
       skipped["model"] = name;
       skipped["status"] = "skipped";
       return skipped;
@@ -230,21 +230,21 @@ Result<nlohmann::json> RunOne(const Cli& cli, const RunArgs& a, const Context& c
   if (folder) VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(record_file, record.ToJson().dump(2) + "\n"));
   std::vector<std::string> files;
   for (const fs::path& f : outputs) files.push_back(f.string());
-  nlohmann::json j = {{"model", name},
+  Json j = {{"model", name},
                {"source", source},
                      {"words", run.words.size()},
                      {"cache_hit", run.native.cache_hit},
                      {"cache_file", run.native.cache_file.string()},
                      {"outputs", files},
-                     {"saved_embeddings", a.save_embeddings.empty() ? nlohmann::json() : nlohmann::json(a.save_embeddings)},
-                     {"random_weights", run.config ? RandomWeightsJson(*run.config) : nlohmann::json()}};
+                     {"saved_embeddings", a.save_embeddings.empty() ? Json() : Json(a.save_embeddings)},
+                     {"random_weights", run.config ? RandomWeightsJson(*run.config) : Json()}};
   if (resumable) j["status"] = "done";
   // --models: "prepared" / "shared" (with an earlier model of the same preprocessing), null when
   // the board came from the embedding cache.
   if (board_pixels != nullptr)
     j["board_pixels"] = run.native.board_pixels_prepared
-                            ? nlohmann::json(*run.native.board_pixels_prepared ? "prepared" : "shared")
-                            : nlohmann::json();
+                            ? Json(*run.native.board_pixels_prepared ? "prepared" : "shared")
+                            : Json();
   if (cli.global().json) return j;
   const std::string board = source == "embeddings" ? "from " + a.embeddings
                             : source == "endpoint"  ? "from " + a.endpoint
@@ -286,7 +286,7 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
   const std::string owner = store::MakeOwnerId();
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<SweepDownloads> downloads, SweepDownloads::Make(cli, a.disk_budget, a.keep_checkpoints));
   BoardPixels board_pixels;
-  nlohmann::json results = nlohmann::json::array();
+  Json results = Json::array();
   Status first_failure = Status::Ok();
   int failed = 0;
   for (auto pending = order; !pending.empty();) {
@@ -307,8 +307,8 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
         lease.emplace(*shared, kModelsNamespace, owner, kModelLease);
       }
       const Status fetched = downloads->Fetch(entry.model);
-      Result<nlohmann::json> r =
-          fetched.ok() ? RunOne(cli, one, ctx, words, name, /*resumable=*/true, &board_pixels) : Result<nlohmann::json>(fetched);
+      Result<Json> r =
+          fetched.ok() ? RunOne(cli, one, ctx, words, name, /*resumable=*/true, &board_pixels) : Result<Json>(fetched);
       if (shared) {
         lease.reset();
         // Done: the key's value ends its lease; failed: released, for another process to try.
@@ -323,7 +323,7 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
         continue;
       }
       spdlog::warn("{}: failed: {}", name, r.status().ToString());
-      nlohmann::json f = nlohmann::json::object();
+      Json f = Json::object();
       f["model"] = name;
       f["status"] = "failed";
       f["error"] = r.status().ToString();
@@ -334,9 +334,9 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
     if (!pending.empty()) std::this_thread::sleep_for(kModelBusyPoll);
   }
   std::sort(results.begin(), results.end(),
-            [](const nlohmann::json& x, const nlohmann::json& y) { return x["model"] < y["model"]; });
+            [](const Json& x, const Json& y) { return x["model"] < y["model"]; });
   if (cli.global().json) {
-    nlohmann::json out = nlohmann::json::object();
+    Json out = Json::object();
     out["models"] = results;
     PrintJson(out);
   }
@@ -456,7 +456,7 @@ void AddRun(Cli& cli, CLI::App* g) {
       for (const NonsenseWord& n : nonsense) words.push_back(n.word);
     }
     if (!sweep) {
-      VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, RunOne(cli, *a, ctx, words, name, /*resumable=*/false, nullptr));
+      VISALIGN_ASSIGN_OR_RETURN(Json j, RunOne(cli, *a, ctx, words, name, /*resumable=*/false, nullptr));
       if (cli.global().json) PrintJson(j);
       return Status::Ok();
     }

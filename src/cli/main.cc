@@ -169,7 +169,7 @@ std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
   return args;
 }
 
-void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << std::endl; }
+void PrintJson(const Json& j) { std::cout << j.dump(2) << std::endl; }
 
 namespace {
 

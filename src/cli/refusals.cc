@@ -12,13 +12,13 @@ RefusalRate RefusalRateOf(const std::string& run, const store::RunCounts& counts
   return {run, counts.refused, finished, stats::WilsonInterval(counts.refused, finished)};
 }
 
-nlohmann::json RefusalJson(const RefusalRate& r) {
+Json RefusalJson(const RefusalRate& r) {
   const bool known = r.finished > 0;
   return {{"run", r.run},
           {"refused", r.refused},
           {"finished", r.finished},
-          {"rate", known ? nlohmann::json(r.rate.rate) : nlohmann::json(nullptr)},
-          {"ci95", known ? nlohmann::json::array({r.rate.lo, r.rate.hi}) : nlohmann::json(nullptr)}};
+          {"rate", known ? Json(r.rate.rate) : Json(nullptr)},
+          {"ci95", known ? Json::array({r.rate.lo, r.rate.hi}) : Json(nullptr)}};
 }
 
 std::string RefusalText(const std::vector<RefusalRate>& rates) {

@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/stats/statistics.h"
 #include "visalign/store.h"
 
@@ -23,7 +22,7 @@ struct RefusalRate {
 
 RefusalRate RefusalRateOf(const std::string& run, const store::RunCounts& counts);
 // {"run", "refused", "finished", "rate", "ci95": [lo, hi]} (null rate and interval when nothing finished).
-nlohmann::json RefusalJson(const RefusalRate& r);
+Json RefusalJson(const RefusalRate& r);
 // "refusals (content filters; refused of finished rows, Wilson 95 %):\n  RUN: 3 of 40 (7.5 %, 2.6-19.9 %)\n..."
 // or "" when no run has a refusal (the summary stays as it was).
 std::string RefusalText(const std::vector<RefusalRate>& rates);

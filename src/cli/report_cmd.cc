@@ -85,7 +85,7 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
   if (cli.global().json) {
     PrintJson({{"out", a.out}, {"bytes", html.size()}, {"sections", built.sections.size()},
                {"figures", built.figures.size()}, {"warnings", notes},
-               {"figures_dir", a.figures.empty() ? nlohmann::json() : nlohmann::json(a.figures)}});
+               {"figures_dir", a.figures.empty() ? Json() : Json(a.figures)}});
   } else {
     std::printf("report: %s (%s, %s, %.1f KB%s)\n", a.out.c_str(), report::Counted(built.sections.size(), "section").c_str(),
                 report::Counted(built.figures.size(), "figure").c_str(), html.size() / 1024.0,

@@ -39,15 +39,15 @@ Result<store::RunInfo> FindExisting(store::RunStore& st, const StoreArgs& a) {
   return std::move(*run);
 }
 
-nlohmann::json CountsJson(const store::RunCounts& c) {
+Json CountsJson(const store::RunCounts& c) {
   return {{"done", c.done},         {"failed", c.failed},           {"pending", c.pending},  {"refused", c.refused},
           {"leased", c.leased},     {"attempts", c.attempts},       {"first_update", c.first_update},
           {"last_update", c.last_update}};
 }
 
-Result<nlohmann::json> RunJson(store::RunStore& st, const store::RunInfo& r) {
+Result<Json> RunJson(store::RunStore& st, const store::RunInfo& r) {
   VISALIGN_ASSIGN_OR_RETURN(store::RunCounts c, st.Counts(r.name));
-  return nlohmann::json{{"name", r.name},
+  return Json{{"name", r.name},
                         {"benchmark", r.benchmark},
                         {"dataset_fingerprint", r.dataset_fingerprint},
                         {"created_at", r.created_at},
@@ -56,7 +56,7 @@ Result<nlohmann::json> RunJson(store::RunStore& st, const store::RunInfo& r) {
                         {"rows", CountsJson(c)}};
 }
 
-std::string CountsText(const nlohmann::json& rows) {
+std::string CountsText(const Json& rows) {
   const size_t refused = rows["refused"].get<size_t>();
   return fmt::format("{} done, {}{} failed, {} pending ({} leased by running workers)", rows["done"].get<size_t>(),
                      refused > 0 ? fmt::format("{} refused, ", refused) : std::string(), rows["failed"].get<size_t>(),
@@ -66,16 +66,16 @@ std::string CountsText(const nlohmann::json& rows) {
 Status RunLs(const Cli& cli, const StoreArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenExisting(a));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::RunInfo> runs, st->ListRuns());
-  nlohmann::json out = nlohmann::json::array();
+  Json out = Json::array();
   for (const store::RunInfo& r : runs) {
-    VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, RunJson(*st, r));
+    VISALIGN_ASSIGN_OR_RETURN(Json j, RunJson(*st, r));
     out.push_back(std::move(j));
   }
   if (cli.global().json) {
     PrintJson({{"store", a.store.ForJson()}, {"runs", out}});
     return Status::Ok();
   }
-  for (const nlohmann::json& r : out)
+  for (const Json& r : out)
     std::printf("%s\t%s\t%s; last update %s\n", r["name"].get<std::string>().c_str(),
                 r["benchmark"].get<std::string>().c_str(), CountsText(r["rows"]).c_str(),
                 r["rows"]["last_update"].get<std::string>().c_str());
@@ -92,12 +92,12 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
     VISALIGN_ASSIGN_OR_RETURN(store::RunInfo run, FindExisting(*st, a));
     runs.push_back(std::move(run));
   }
-  nlohmann::json out = nlohmann::json::array();
+  Json out = Json::array();
   for (const store::RunInfo& r : runs) {
-    VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, RunJson(*st, r));
+    VISALIGN_ASSIGN_OR_RETURN(Json j, RunJson(*st, r));
     // The provider's reason for every refused prompt (a refusal is a result, not an error).
     VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, st->Rows(r.name));
-    j["refusals"] = nlohmann::json::array();
+    j["refusals"] = Json::array();
     for (const store::Row& row : rows)
       if (row.status == store::RowStatus::kRefused)
         j["refusals"].push_back({{"item_id", row.item_id}, {"k", row.k}, {"reason", row.last_error}});
@@ -108,7 +108,7 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
     return Status::Ok();
   }
   std::printf("store %s: %zu %s\n", a.store.Display().c_str(), runs.size(), runs.size() == 1 ? "run" : "runs");
-  for (const nlohmann::json& r : out) {
+  for (const Json& r : out) {
     std::printf("run %s (%s, created %s)\n  dataset:    %s\n  identity:   %s\n  connection: %s (last used)\n"
                 "  rows:       %s\n  attempts:   %zu; first row %s, last update %s\n",
                 r["name"].get<std::string>().c_str(), r["benchmark"].get<std::string>().c_str(),
@@ -116,7 +116,7 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
                 r["identity"].dump().c_str(), r["connection"].dump().c_str(), CountsText(r["rows"]).c_str(),
                 r["rows"]["attempts"].get<size_t>(), r["rows"]["first_update"].get<std::string>().c_str(),
                 r["rows"]["last_update"].get<std::string>().c_str());
-    for (const nlohmann::json& x : r["refusals"])
+    for (const Json& x : r["refusals"])
       std::printf("  refused:    %s #%d: %s\n", x["item_id"].get<std::string>().c_str(), x["k"].get<int>(),
                   x["reason"].get<std::string>().c_str());
   }
@@ -129,7 +129,7 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
 Status RunExport(const Cli& cli, const StoreArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenExisting(a));
   VISALIGN_ASSIGN_OR_RETURN(store::RunInfo info, FindExisting(*st, a));
-  VISALIGN_ASSIGN_OR_RETURN(nlohmann::json run, RunJson(*st, info));
+  VISALIGN_ASSIGN_OR_RETURN(Json run, RunJson(*st, info));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, st->Rows(a.run));
   // Makes sure every done image is a file under root() (a store keeping images in its database).
   VISALIGN_RETURN_IF_ERROR(st->DoneImages(a.run).status());
@@ -138,8 +138,8 @@ Status RunExport(const Cli& cli, const StoreArgs& a) {
   std::string lines;
   size_t images = 0;
   for (const store::Row& r : rows) {
-    nlohmann::json j = {{"item_id", r.item_id},       {"k", r.k},
-                        {"prompt", r.prompt},         {"seed", r.seed ? nlohmann::json(*r.seed) : nlohmann::json()},
+    Json j = {{"item_id", r.item_id},       {"k", r.k},
+                        {"prompt", r.prompt},         {"seed", r.seed ? Json(*r.seed) : Json()},
                         {"status", store::RowStatusName(r.status)}, {"attempts", r.attempts},
                         {"last_error", r.last_error}, {"latency_ms", r.latency_ms},
                         {"sha256", r.sha256},         {"created_at", r.created_at},

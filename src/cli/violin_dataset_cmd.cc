@@ -14,9 +14,9 @@ void PrintReport(const violin::DatasetOptions& options, const violin::DatasetRep
   std::printf("wrote %zu items and %zu images (%.1f MB) to %s in %.1f s\n", report.items, report.images,
               static_cast<double>(report.image_bytes + report.manifest_bytes) / kBytesPerMegabyte,
               options.out_dir.string().c_str(), report.seconds);
-  const nlohmann::json& counts = report.summary["counts"];
+  const Json& counts = report.summary["counts"];
   std::printf("%-9s %7s %7s %7s %7s %7s %7s\n", "variation", "items", "level1", "level2", "level3", "train", "test");
-  auto count = [](const nlohmann::json& j, const char* field, const char* key) -> long long {
+  auto count = [](const Json& j, const char* field, const char* key) -> long long {
     return j.contains(field) && j[field].contains(key) ? j[field][key].get<long long>() : 0;
   };
   for (const auto& [v, c] : counts["by_variation"].items()) {

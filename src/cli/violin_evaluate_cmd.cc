@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/refusals.h"
 #include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 #include "visalign/color.h"
 #include "visalign/imaging/image.h"
 #include "visalign/store.h"
@@ -158,12 +159,11 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   }
   VISALIGN_ASSIGN_OR_RETURN(violin::Summary summary, violin::EvaluateToDirectory(items, models, options, a.out));
   // Refused rows have no image: missing items, scored as --missing says; their rate is a result.
-  nlohmann::json refusals_json = nlohmann::json::array();
+  Json refusals_json = Json::array();
   for (const RefusalRate& r : refusals) refusals_json.push_back(RefusalJson(r));
   if (!refusals.empty()) {
     const std::filesystem::path summary_path = std::filesystem::path(a.out) / "summary.json";
-    VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(summary_path));
-    nlohmann::json written = nlohmann::json::parse(text);
+    VISALIGN_ASSIGN_OR_RETURN(Json written, ReadJsonFile(summary_path));
     written["refusals"] = refusals_json;
     VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(summary_path, written.dump(2) + "\n"));
   }
@@ -173,7 +173,7 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   WarnProblems("images matching no manifest item (unmatched, not scored)", summary.unmatched);
   WarnCoverage(summary);
   if (cli.global().json) {
-    nlohmann::json j = nlohmann::json::parse(violin::SummaryJson(summary, options.weights).dump());
+    Json j = violin::SummaryJson(summary, options.weights);
     if (!refusals.empty()) j["refusals"] = refusals_json;
     PrintJson(j);
   } else {

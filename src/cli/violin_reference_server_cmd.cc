@@ -91,7 +91,7 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
     }
     std::fflush(stdout);
     srv->ServeUntil(interrupt.stop());
-    nlohmann::json stats = srv->Stats();
+    Json stats = srv->Stats();
     std::fprintf(stderr, "reference server stopped after %llu requests\n",
                  static_cast<unsigned long long>(stats["requests"].get<uint64_t>()));
     return Status::Ok();

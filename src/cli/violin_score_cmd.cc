@@ -147,12 +147,12 @@ void PrintMetricsTable(const violin::Metrics& m) {
 // One JSON Lines result: the MetricsJson object, or {"error": message}, with "image" (null for a
 // batch line too malformed to name one) and, for a batch line, "line".
 void PrintJsonLine(const ScoreJob& job, const Result<violin::Metrics>& result) {
-  nlohmann::json out =
-      result.ok() ? violin::MetricsJson(*result) : nlohmann::json{{"error", result.status().ToString()}};
-  out["image"] = job.image ? nlohmann::json(*job.image) : nlohmann::json();
+  Json out =
+      result.ok() ? violin::MetricsJson(*result) : Json{{"error", result.status().ToString()}};
+  out["image"] = job.image ? Json(*job.image) : Json();
   if (job.line > 0) out["line"] = job.line;
   // Paths and messages may hold bytes that are not UTF-8 (file names): replace, do not throw.
-  std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  std::cout << out.dump(-1, ' ', false, Json::error_handler_t::replace) << std::endl;
 }
 
 // How results are printed: one image as before batches existed (a table or one JSON object,

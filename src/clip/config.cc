@@ -14,125 +14,11 @@
 
 namespace visalign::clip {
 
-namespace config_internal {
-
-Result<const json*> Object(const json& parent, const std::string& key, const std::string& where) {
-  if (!parent.contains(key) || !parent[key].is_object()) {
-    return Status::InvalidArgument("missing object " + QuoteText(key), where, "a JSON object");
-  }
-  return &parent[key];
-}
-
-Status CheckPatchGrid(const VisionConfig& v, const std::string& where) {
-  if (v.patch_size > v.image_size) {
-    return Status::InvalidArgument(fmt::format("patch_size {} exceeds image_size {}", v.patch_size, v.image_size), where,
-                                   "a patch size of at most the image size");
-  }
-  return Status::Ok();
-}
-
-Status CheckHeads(const TowerConfig& t, const std::string& where) {
-  if (t.width % t.heads != 0) {
-    return Status::InvalidArgument(fmt::format("width {} is not divisible by {} heads", t.width, t.heads), where,
-                                   "width = heads * head_width");
-  }
-  return Status::Ok();
-}
-
-// OpenCLIP's int(width * mlp_ratio), for a ratio in (0, kMaxMlpRatio] giving at least one unit.
-Result<int> MlpWidth(int width, double mlp_ratio, const std::string& where) {
-  const std::string expected = fmt::format("a number above 0 and at most {}", kMaxMlpRatio);
-  if (!(mlp_ratio > 0.0 && mlp_ratio <= kMaxMlpRatio)) {
-    return Status::InvalidArgument(fmt::format("field \"mlp_ratio\" is {}", mlp_ratio), where, expected);
-  }
-  const double mlp_width = std::floor(width * mlp_ratio);
-  if (mlp_width < 1.0) {
-    return Status::InvalidArgument(fmt::format("mlp_ratio {} gives an MLP of width 0 for width {}", mlp_ratio, width),
-                                   where, "a ratio giving at least one hidden unit");
-  }
-  return static_cast<int>(mlp_width);
-}
-
-// The model's largest tensors and activations must have fewer than 2^31 elements: the kernels
-// index them with int. Each field is bounded on its own (Fields::Int); this bounds their products.
-Status CheckSizesFit(const ClipConfig& c, const std::string& where) {
-  // Convolutional towers (ResNet, ConvNeXt) have no patches: their vision rows below are zero.
-  const int64_t grid = c.vision.patch_size > 0 ? c.vision.image_size / c.vision.patch_size : 0;
-  const int64_t tokens = grid > 0 ? grid * grid + 1 : 0;
-  const int64_t patch_in = int64_t{3} * c.vision.patch_size * c.vision.patch_size;
-  struct Product {
-    const char* what;
-    int64_t a, b;
-  };
-  const Product products[] = {
-      {"vision tokens x width", tokens, std::max(c.vision.width, c.vision.mlp_width)},
-      {"vision attention scores (tokens x tokens x heads)", tokens * tokens, c.vision.heads},
-      {"patch embedding (3 x patch_size^2 x width)", patch_in, c.vision.width},
-      {"vision MLP weights (width x mlp_width)", c.vision.width, c.vision.mlp_width},
-      {"vision projection (width x embed_dim)", c.vision.width, c.embed_dim},
-      {"token embedding (vocab_size x width)", c.text.vocab_size, c.text.width},
-      {"text tokens x width", c.text.context_length, std::max(c.text.width, c.text.mlp_width)},
-      {"text attention scores (context x context x heads)", int64_t{c.text.context_length} * c.text.context_length,
-       c.text.heads},
-      {"text MLP weights (width x mlp_width)", c.text.width, c.text.mlp_width},
-      {"text projection (width x embed_dim)", c.text.width, c.embed_dim},
-  };
-  for (const Product& p : products) {
-    // Factors are below 2^31 (fields up to 2^24, tokens up to 2^48 / 1 only when patch_size is 1).
-    if (p.a > kMaxElements || p.b > kMaxElements || p.a * p.b > kMaxElements) {
-      return Status::Unsupported(fmt::format("{} is {} x {} elements", p.what, p.a, p.b), where,
-                                 "a model whose tensors have fewer than 2^31 elements");
-    }
-  }
-  return Status::Ok();
-}
-
-Result<std::array<float, 3>> Triple(const json& obj, const std::string& key, const std::array<float, 3>& fallback,
-                                    const std::string& where) {
-  if (!obj.contains(key) || obj[key].is_null()) return fallback;
-  const json& v = obj[key];
-  std::array<float, 3> out{};
-  if (v.is_array() && v.size() == 3) {
-    for (size_t i = 0; i < 3; ++i) {
-      const std::optional<float> x = FloatValue(v[i]);
-      if (!x) break;
-      out[i] = *x;
-      if (i == 2) return out;
-    }
-  }
-  if (const std::optional<float> x = FloatValue(v)) return std::array<float, 3>{*x, *x, *x};
-  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where,
-                                 "three numbers (one per RGB channel) within a 32-bit float's range");
-}
-
-Status CheckPreprocess(const PreprocessConfig& p, const std::string& where) {
-  for (float s : p.std) {
-    if (!(s > 0.0f)) return Status::InvalidArgument("std must be positive", where, "three positive numbers");
-  }
-  return Status::Ok();
-}
-
-// Four positive integers (ResNet layers, ConvNeXt depths/dims).
-Result<std::array<int, 4>> FourInts(const json& v, const std::string& key, const std::string& where) {
-  std::array<int, 4> out{};
-  if (v.is_array() && v.size() == out.size()) {
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (!v[i].is_number_integer() || v[i].get<int64_t>() <= 0 || v[i].get<int64_t>() > (1 << 16)) break;
-      out[i] = static_cast<int>(v[i].get<int64_t>());
-      if (i + 1 == out.size()) return out;
-    }
-  }
-  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where, "four positive integers (one per stage)");
-}
-
-}  // namespace config_internal
-
 namespace {
 
 using namespace config_internal;
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr int kOpenClipDefaultHeadWidth = 64;
 constexpr double kDefaultMlpRatio = 4.0;
@@ -143,7 +29,7 @@ constexpr int kOpenClipDefaultResNetWidth = 64;
 constexpr int kResNetTotalStride = 32;    // stem 4, stages 2..4 x2 each
 
 
-Result<PreprocessConfig> ParseOpenClipPreprocess(const json* cfg, int image_size, const std::string& where) {
+Result<PreprocessConfig> ParseOpenClipPreprocess(const Json* cfg, int image_size, const std::string& where) {
   PreprocessConfig p;
   p.image_size = image_size;
   p.mean = kOpenAiMean;
@@ -182,7 +68,7 @@ Result<PreprocessConfig> ParseOpenClipPreprocess(const json* cfg, int image_size
 }
 
 // OpenCLIP's ModifiedResNet: vision_cfg.layers is a list of four Bottleneck counts.
-Result<VisionConfig> ParseOpenClipResNet(const json& v, const std::string& where) {
+Result<VisionConfig> ParseOpenClipResNet(const Json& v, const std::string& where) {
   Fields f(v, where);
   VisionConfig c;
   c.tower = VisionTower::kModifiedResNet;
@@ -208,7 +94,7 @@ Result<VisionConfig> ParseOpenClipResNet(const json& v, const std::string& where
   return c;
 }
 
-Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where) {
+Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where) {
   Fields f(v, where);
   if (f.Has("timm_model_name")) {
     // timm's SigLIP ViTs here, every other timm trunk (ConvNeXt, or a refusal naming its family) below.
@@ -256,9 +142,9 @@ Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where
 }
 
 // norm_kwargs: absent (eps 1e-5) or {"eps": x}.
-Result<float> LayerNormEps(const json& cfg, const std::string& where) {
+Result<float> LayerNormEps(const Json& cfg, const std::string& where) {
   if (!cfg.contains("norm_kwargs") || cfg["norm_kwargs"].is_null()) return 1e-5f;
-  const json& n = cfg["norm_kwargs"];
+  const Json& n = cfg["norm_kwargs"];
   const std::optional<float> eps = n.is_object() && n.size() == 1 && n.contains("eps") ? FloatValue(n["eps"]) : std::nullopt;
   if (!eps || !(*eps > 0)) {
     return Status::Unsupported("unsupported normalization options (norm_kwargs = " + QuoteJson(n) + ")", where,
@@ -268,11 +154,11 @@ Result<float> LayerNormEps(const json& cfg, const std::string& where) {
 }
 
 // act_kwargs: absent / {} (the model's activation), or nn.GELU's {"approximate": "tanh" | "none"}.
-Result<std::optional<Activation>> TextActivation(const json& cfg, const std::string& where) {
-  if (!cfg.contains("act_kwargs") || cfg["act_kwargs"].is_null() || cfg["act_kwargs"] == json::object()) {
+Result<std::optional<Activation>> TextActivation(const Json& cfg, const std::string& where) {
+  if (!cfg.contains("act_kwargs") || cfg["act_kwargs"].is_null() || cfg["act_kwargs"] == Json::object()) {
     return std::optional<Activation>();
   }
-  const json& a = cfg["act_kwargs"];
+  const Json& a = cfg["act_kwargs"];
   const std::string approximate = a.is_object() && a.size() == 1 ? StringMember(a, "approximate") : "";
   if (approximate == "tanh") return std::optional<Activation>(Activation::kGeluTanh);
   if (approximate == "none") return std::optional<Activation>(Activation::kGelu);
@@ -282,7 +168,7 @@ Result<std::optional<Activation>> TextActivation(const json& cfg, const std::str
 
 // open_clip HFTokenizer's tokenizer_kwargs: clean ('whitespace', its default, or 'canonicalize') and
 // strip_sep_token (tokenizer->add_eos false).
-Status ParseHfTokenizerKwargs(const json& t, const std::string& where, TokenizerConfig* tokenizer) {
+Status ParseHfTokenizerKwargs(const Json& t, const std::string& where, TokenizerConfig* tokenizer) {
   tokenizer->cleaning = TextCleaning::kOpenClipWhitespace;
   if (!t.contains("tokenizer_kwargs") || t["tokenizer_kwargs"].is_null()) return Status::Ok();
   const std::string kwargs_where = where + " tokenizer_kwargs";
@@ -303,7 +189,7 @@ Status ParseHfTokenizerKwargs(const json& t, const std::string& where, Tokenizer
 }
 
 // `tokenizer` receives the text_cfg's Hugging Face tokenizer name ("" = CLIP's BPE) and options.
-Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, TokenizerConfig* tokenizer) {
+Result<TextConfig> ParseOpenClipText(const Json& t, const std::string& where, TokenizerConfig* tokenizer) {
   Fields f(t, where);
   if (f.Has("hf_model_name")) {
     return Status::Unsupported("unsupported Hugging Face text tower (hf_model_name = " + QuoteJson(t["hf_model_name"]) + ")",
@@ -355,7 +241,7 @@ Result<TextConfig> ParseOpenClipText(const json& t, const std::string& where, To
 }
 
 // The record WriteRandomClipModel leaves in the config: {"arch": name, "seed": N, "note": text}.
-Status ParseRandomModelRecord(const json& record, const std::string& where, ClipConfig& c) {
+Status ParseRandomModelRecord(const Json& record, const std::string& where, ClipConfig& c) {
   if (!record.is_object()) {
     return Status::InvalidArgument("field is " + QuoteJson(record), where, "an object {\"arch\", \"seed\"}");
   }
@@ -363,7 +249,7 @@ Status ParseRandomModelRecord(const json& record, const std::string& where, Clip
   VISALIGN_ASSIGN_OR_RETURN(c.random_arch, f.String("arch", ""));
   if (c.random_arch.empty()) return Status::InvalidArgument("missing field \"arch\"", where, "the architecture name");
   if (!record.contains("seed") || !record["seed"].is_number_unsigned()) {
-    return Status::InvalidArgument("field \"seed\" is " + QuoteJson(record.value("seed", json())), where,
+    return Status::InvalidArgument("field \"seed\" is " + QuoteJson(record.value("seed", Json())), where,
                                    "a non-negative integer");
   }
   c.random_seed = record["seed"].get<uint64_t>();
@@ -382,7 +268,7 @@ Result<std::filesystem::path> FirstExisting(const fs::path& dir, std::initialize
   return Status::NotFound("no " + what + " in model directory", dir.string(), list);
 }
 
-Result<json> ReadJson(const fs::path& path) {
+Result<Json> ReadJson(const fs::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   auto j = ParseJson(text);
   if (!j.ok()) return Status::InvalidArgument(j.status().what(), path.string(), "a valid JSON config file");
@@ -392,9 +278,9 @@ Result<json> ReadJson(const fs::path& path) {
 
 }  // namespace
 
-Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source) {
+Result<ClipConfig> ParseOpenClipConfig(const Json& j, const std::string& source) {
   const bool wrapped = j.contains("model_cfg");
-  const json& model = wrapped ? j["model_cfg"] : j;
+  const Json& model = wrapped ? j["model_cfg"] : j;
   const std::string where = source + (wrapped ? " model_cfg" : "");
   if (!model.is_object()) return Status::InvalidArgument("model_cfg is not an object", source, "a JSON object");
   Fields f(model, where);
@@ -407,8 +293,8 @@ Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source)
   VISALIGN_ASSIGN_OR_RETURN(c.embed_dim, f.Int("embed_dim", std::nullopt));
   VISALIGN_ASSIGN_OR_RETURN(bool quick_gelu, f.Bool("quick_gelu", false));
   c.activation = quick_gelu ? Activation::kQuickGelu : Activation::kGelu;
-  VISALIGN_ASSIGN_OR_RETURN(const json* vision, Object(model, "vision_cfg", where));
-  VISALIGN_ASSIGN_OR_RETURN(const json* text, Object(model, "text_cfg", where));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* vision, Object(model, "vision_cfg", where));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* text, Object(model, "text_cfg", where));
   f.Ignore({"vision_cfg", "text_cfg", "cast_dtype", "init_logit_scale", "nonscalar_logit_scale", "init_logit_bias"});
   VISALIGN_ASSIGN_OR_RETURN(c.custom_text, f.Bool("custom_text", false));
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
@@ -424,7 +310,7 @@ Result<ClipConfig> ParseOpenClipConfig(const json& j, const std::string& source)
                                                c.vision.width, c.embed_dim),
                                    where, "embed_dim equal to the timm tower's width (timm_proj none)");
   }
-  const json* pre = wrapped && j.contains("preprocess_cfg") && j["preprocess_cfg"].is_object() ? &j["preprocess_cfg"] : nullptr;
+  const Json* pre = wrapped && j.contains("preprocess_cfg") && j["preprocess_cfg"].is_object() ? &j["preprocess_cfg"] : nullptr;
   VISALIGN_ASSIGN_OR_RETURN(c.preprocess, ParseOpenClipPreprocess(pre, c.vision.image_size, source + " preprocess_cfg"));
   if (wrapped && j.contains(kRandomModelConfigKey)) {
     VISALIGN_RETURN_IF_ERROR(ParseRandomModelRecord(j[kRandomModelConfigKey], source + " " + kRandomModelConfigKey, c));
@@ -450,10 +336,10 @@ Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
   VISALIGN_ASSIGN_OR_RETURN(fs::path weights_file,
                             FirstExisting(dir, {"open_clip_model.safetensors", "model.safetensors",
                                                   "open_clip_pytorch_model.bin", "pytorch_model.bin"}, "weights"));
-  VISALIGN_ASSIGN_OR_RETURN(json j, ReadJson(config_file));
+  VISALIGN_ASSIGN_OR_RETURN(Json j, ReadJson(config_file));
   Result<ClipConfig> config = Status::Internal("unparsed");
   if (j.contains("vision_config") || j.contains("text_config")) {
-    json preprocessor;
+    Json preprocessor;
     if (fs::is_regular_file(dir / "preprocessor_config.json")) {
       VISALIGN_ASSIGN_OR_RETURN(preprocessor, ReadJson(dir / "preprocessor_config.json"));
     }
@@ -473,7 +359,7 @@ Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
 Result<ClipConfig> ReadClipModelConfig(const fs::path& dir) { return ReadClipConfig(dir); }
 
 std::string HubSourceOf(const fs::path& config_file) {
-  Result<json> j = ReadJson(config_file);
+  Result<Json> j = ReadJson(config_file);
   if (!j.ok()) return "";
   const auto source = j->find(kHubSourceConfigKey);
   return source != j->end() && source->is_string() ? source->get<std::string>() : "";

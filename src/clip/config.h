@@ -7,9 +7,8 @@
 
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/clip.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::clip {
@@ -26,9 +25,9 @@ Result<ClipConfig> ReadClipConfig(const std::filesystem::path& dir);
 std::string HubSourceOf(const std::filesystem::path& config_file);
 
 // Parses an OpenCLIP config ({model_cfg, preprocess_cfg} or a bare model_cfg). `source` names it in errors.
-Result<ClipConfig> ParseOpenClipConfig(const nlohmann::json& j, const std::string& source);
+Result<ClipConfig> ParseOpenClipConfig(const Json& j, const std::string& source);
 // Parses a transformers CLIPModel / SiglipModel config.json plus its preprocessor_config.json (null if absent).
-Result<ClipConfig> ParseHuggingFaceConfig(const nlohmann::json& j, const nlohmann::json& preprocessor,
+Result<ClipConfig> ParseHuggingFaceConfig(const Json& j, const Json& preprocessor,
                                           const std::string& source);
 
 }  // namespace visalign::clip

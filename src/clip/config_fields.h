@@ -1,6 +1,6 @@
 // Internal to the clip module's config readers (config.cc: OpenCLIP, hf_config.cc: Hugging Face
 // transformers): typed access to one JSON object that remembers the keys it consumed (an unknown key
-// is refused, never ignored), and the checks both layouts share.
+// is refused, never ignored), and the checks both layouts share (config_checks.cc).
 #pragma once
 
 #include <array>
@@ -12,15 +12,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/clip.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::clip::config_internal {
-
-using nlohmann::json;
 
 constexpr std::array<float, 3> kOpenAiMean{0.48145466f, 0.4578275f, 0.40821073f};
 constexpr std::array<float, 3> kOpenAiStd{0.26862954f, 0.26130258f, 0.27577711f};
@@ -37,13 +34,13 @@ inline std::optional<int> SizeValue(int64_t v) {
   if (v <= 0 || v > kMaxSizeField) return std::nullopt;
   return static_cast<int>(v);
 }
-inline std::optional<int> SizeValue(const json& v) {
+inline std::optional<int> SizeValue(const Json& v) {
   if (!v.is_number_integer()) return std::nullopt;
   return SizeValue(v.get<int64_t>());
 }
 // A number as a float, or nullopt when it is not a number or beyond float's range (where it would
 // become infinite and every pixel or activation NaN).
-inline std::optional<float> FloatValue(const json& v) {
+inline std::optional<float> FloatValue(const Json& v) {
   if (!v.is_number() || std::fabs(v.get<double>()) > std::numeric_limits<float>::max()) return std::nullopt;
   return static_cast<float>(v.get<double>());
 }
@@ -55,7 +52,7 @@ constexpr const char* kNativeTowersExpected =
 // checked: a key we do not understand must not be silently ignored.
 class Fields {
  public:
-  Fields(const json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+  Fields(const Json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
 
   bool Has(const std::string& key) const { return obj_.contains(key) && !obj_[key].is_null(); }
 
@@ -65,7 +62,7 @@ class Fields {
       if (fallback) return *fallback;
       return Status::InvalidArgument("missing field \"" + key + "\"", where_, "a positive integer");
     }
-    const json& v = obj_[key];
+    const Json& v = obj_[key];
     const std::optional<int> size = SizeValue(v);
     if (!size) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a positive integer");
     return *size;
@@ -74,7 +71,7 @@ class Fields {
   Result<double> Number(const std::string& key, double fallback) {
     used_.insert(key);
     if (!Has(key)) return fallback;
-    const json& v = obj_[key];
+    const Json& v = obj_[key];
     if (!v.is_number()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a number");
     return v.get<double>();
   }
@@ -95,7 +92,7 @@ class Fields {
   Result<std::string> String(const std::string& key, const std::string& fallback) {
     used_.insert(key);
     if (!Has(key)) return fallback;
-    const json& v = obj_[key];
+    const Json& v = obj_[key];
     if (!v.is_string()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a string");
     return v.get<std::string>();
   }
@@ -103,7 +100,7 @@ class Fields {
   Result<bool> Bool(const std::string& key, bool fallback) {
     used_.insert(key);
     if (!Has(key)) return fallback;
-    const json& v = obj_[key];
+    const Json& v = obj_[key];
     if (!v.is_boolean()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "true or false");
     return v.get<bool>();
   }
@@ -112,7 +109,7 @@ class Fields {
   Result<int> SquareSize(const std::string& key, std::optional<int> fallback) {
     if (Has(key) && obj_[key].is_array()) {
       used_.insert(key);
-      const json& v = obj_[key];
+      const Json& v = obj_[key];
       const std::optional<int> size = v.size() == 2 && v[0] == v[1] ? SizeValue(v[0]) : std::nullopt;
       if (!size) {
         return Status::Unsupported("non-square or invalid " + key + " " + QuoteJson(v), where_, "a square size N or [N, N]");
@@ -123,10 +120,10 @@ class Fields {
   }
 
   // Accepts `key` only when absent/null or equal to one of `allowed`; otherwise the feature is unsupported.
-  Status Require(const std::string& key, const std::vector<json>& allowed, const std::string& feature) {
+  Status Require(const std::string& key, const std::vector<Json>& allowed, const std::string& feature) {
     used_.insert(key);
     if (!Has(key)) return Status::Ok();
-    for (const json& a : allowed) {
+    for (const Json& a : allowed) {
       if (obj_[key] == a) return Status::Ok();
     }
     return Status::Unsupported("unsupported " + feature + " (" + key + " = " + QuoteJson(obj_[key]) + ")", where_,
@@ -151,12 +148,12 @@ class Fields {
   const std::string& where() const { return where_; }
 
  private:
-  const json& obj_;
+  const Json& obj_;
   std::string where_;
   std::set<std::string> used_;
 };
 
-Result<const json*> Object(const json& parent, const std::string& key, const std::string& where);
+Result<const Json*> Object(const Json& parent, const std::string& key, const std::string& where);
 Status CheckHeads(const TowerConfig& t, const std::string& where);
 // A ViT's patch grid is image_size / patch_size rounded down: a remainder (image 384, patch 14 in
 // ViT-SO400M-14-SigLIP-384) is dropped, as PyTorch's stride-P convolution drops it. Requires
@@ -167,22 +164,22 @@ Result<int> MlpWidth(int width, double mlp_ratio, const std::string& where);
 // The model's largest tensors and activations must have fewer than 2^31 elements (int indexing).
 Status CheckSizesFit(const ClipConfig& c, const std::string& where);
 // Three numbers (or one for all channels) under `key`, `fallback` when absent.
-Result<std::array<float, 3>> Triple(const json& obj, const std::string& key, const std::array<float, 3>& fallback,
+Result<std::array<float, 3>> Triple(const Json& obj, const std::string& key, const std::array<float, 3>& fallback,
                                     const std::string& where);
 Status CheckPreprocess(const PreprocessConfig& p, const std::string& where);
 // Four positive integers (ResNet layers, ConvNeXt depths/dims).
-Result<std::array<int, 4>> FourInts(const json& v, const std::string& key, const std::string& where);
+Result<std::array<int, 4>> FourInts(const Json& v, const std::string& key, const std::string& where);
 
 // timm_config.cc: a vision_cfg naming a timm SigLIP ViT (vit_*_siglip_*), and any other timm trunk
 // (ConvNeXt, or a refusal naming its family).
-Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& where);
-Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where);
+Result<VisionConfig> ParseTimmSiglipVision(const Json& v, const std::string& where);
+Result<VisionConfig> ParseOpenClipTimm(const Json& v, const std::string& where);
 // timm_model_kwargs of a timm ViT trunk (img_size, embed_dim, depth, num_heads, patch_size,
 // mlp_ratio) over the named model's defaults in `c` and `mlp_ratio`; `ignored` keys are accepted
 // unread, any other is refused naming it. Shared by the SigLIP and Eva trunks.
-Status ApplyTimmVitKwargs(const json& kwargs, const std::string& where, std::initializer_list<const char*> ignored,
+Status ApplyTimmVitKwargs(const Json& kwargs, const std::string& where, std::initializer_list<const char*> ignored,
                           VisionConfig& c, double& mlp_ratio);
 // timm's Eva trunks (EVA-CLIP; eva_config.cc).
-Result<VisionConfig> ParseTimmEva(const json& v, const std::string& where);
+Result<VisionConfig> ParseTimmEva(const Json& v, const std::string& where);
 
 }  // namespace visalign::clip::config_internal

@@ -18,7 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using nlohmann::json;
 
 class ModelDirTest : public ::testing::Test {
  protected:
@@ -26,10 +25,10 @@ class ModelDirTest : public ::testing::Test {
     SetThreadCount(1);
   }
 
-  void WriteJson(const std::string& name, const json& j) { std::ofstream(dir_ / name) << j.dump(); }
+  void WriteJson(const std::string& name, const Json& j) { std::ofstream(dir_ / name) << j.dump(); }
   void LinkFixtureWeights() { fs::copy_file(testing::FixtureDir() / "model.safetensors", dir_ / "model.safetensors"); }
   Status LoadStatus() { return LoadClipModel(dir_).status(); }
-  json FixtureConfig() { return testing::ReadFixtureJson("config.json"); }
+  Json FixtureConfig() { return testing::ReadFixtureJson("config.json"); }
 
   visalign::testing::TempDir scratch_;
   const fs::path dir_ = scratch_.path();
@@ -39,11 +38,11 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
   LinkFixtureWeights();
   struct Case {
     std::string pointer;
-    json value;
+    Json value;
     std::string feature;
   };
   const std::vector<Case> cases = {
-      {"/model_cfg/multimodal_cfg", json::object(), "CoCa"},
+      {"/model_cfg/multimodal_cfg", Json::object(), "CoCa"},
       {"/model_cfg/vision_cfg/timm_model_name", "eva02_enormous_patch14_clip_224", "EVA timm vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "eva02_small_patch14_224", "EVA timm vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "vitamin_base_224", "ViTamin timm vision tower"},
@@ -60,8 +59,8 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.pointer);
-    json cfg = FixtureConfig();
-    cfg[json::json_pointer(c.pointer)] = c.value;
+    Json cfg = FixtureConfig();
+    cfg[Json::json_pointer(c.pointer)] = c.value;
     WriteJson("open_clip_config.json", cfg);
     const Status st = LoadStatus();
     EXPECT_EQ(st.code(), StatusCode::kUnsupported) << st.ToString();
@@ -70,7 +69,7 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
     EXPECT_THAT(st.expected(), Not(HasSubstr("standard ViT CLIP"))) << st.ToString();
   }
   // An option a tower could have but does not implement names the native towers.
-  json cfg = FixtureConfig();
+  Json cfg = FixtureConfig();
   cfg["model_cfg"]["vision_cfg"]["global_average_pool"] = true;
   WriteJson("open_clip_config.json", cfg);
   EXPECT_EQ(LoadStatus().expected(), "an option the native towers implement (ViT, ModifiedResNet, ConvNeXt, SigLIP; "
@@ -110,10 +109,10 @@ TEST(SiglipConfig, ReadsTheTimmTowerAndBidirectionalTextOfTheFixture) {
 TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
   const fs::path siglip = testing::FixtureDir("siglip-tiny");
   fs::copy_file(siglip / "model.safetensors", dir_ / "model.safetensors");
-  const json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
+  const Json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
   WriteJson("open_clip_config.json", config);
   fs::create_directory(dir_ / "tokenizer");
-  WriteJson("tokenizer/tokenizer.json", json::object());
+  WriteJson("tokenizer/tokenizer.json", Json::object());
   EXPECT_THAT(LoadStatus().what(), HasSubstr("tokenizer.json of class \"T5Tokenizer\" without a SentencePiece model file"));
 
   fs::copy_file(siglip / "tokenizer" / "spiece.model", dir_ / "tokenizer" / "spiece.model");
@@ -130,7 +129,7 @@ TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
   st = LoadStatus();
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_EQ(st.what(), "unsupported tokenizer_class 5");
-  WriteJson("tokenizer/tokenizer_config.json", {{"pad_token", json::array({"\x1b[2J"})}});
+  WriteJson("tokenizer/tokenizer_config.json", {{"pad_token", Json::array({"\x1b[2J"})}});
   EXPECT_EQ(LoadStatus().what(), "field \"pad_token\" is [\"\\u001b[2J\"]");
   std::ofstream(dir_ / "tokenizer" / "tokenizer_config.json") << std::string(100, '[') + std::string(100, ']');
   EXPECT_EQ(LoadStatus().what(), "JSON nested deeper than 64 levels");
@@ -138,7 +137,7 @@ TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
   WriteJson("tokenizer/tokenizer_config.json", {{"tokenizer_class", "T5Tokenizer"}, {"pad_token", "</s>"}});
   EXPECT_TRUE(LoadStatus().ok()) << LoadStatus().ToString();
 
-  json no_clean = config;
+  Json no_clean = config;
   no_clean["model_cfg"]["text_cfg"].erase("tokenizer_kwargs");
   WriteJson("open_clip_config.json", no_clean);
   // Without tokenizer_kwargs open_clip's HFTokenizer cleans with clean='whitespace'.
@@ -147,7 +146,7 @@ TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
 
   fs::remove(dir_ / "open_clip_config.json");
   // transformers' SiglipModel runs (hf_siglip_test.cc); its Siglip2Model (NaFlex, Gemma) does not.
-  WriteJson("config.json", {{"model_type", "siglip2"}, {"vision_config", json::object()}, {"text_config", json::object()}});
+  WriteJson("config.json", {{"model_type", "siglip2"}, {"vision_config", Json::object()}, {"text_config", Json::object()}});
   st = LoadStatus();
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_THAT(st.what(), HasSubstr("Hugging Face siglip2 checkpoint"));
@@ -158,7 +157,7 @@ TEST_F(ModelDirTest, RefusesConvTowerOptionsNotImplemented) {
   struct Case {
     std::string fixture;
     std::string pointer;
-    json value;
+    Json value;
     StatusCode code;
     std::string what;
   };
@@ -177,8 +176,8 @@ TEST_F(ModelDirTest, RefusesConvTowerOptionsNotImplemented) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.fixture + c.pointer);
-    json cfg = testing::ReadFixtureJson("config.json", c.fixture);
-    cfg[json::json_pointer(c.pointer)] = c.value;
+    Json cfg = testing::ReadFixtureJson("config.json", c.fixture);
+    cfg[Json::json_pointer(c.pointer)] = c.value;
     const Result<ClipConfig> parsed = ParseOpenClipConfig(cfg, "config.json");
     ASSERT_FALSE(parsed.ok());
     EXPECT_EQ(parsed.status().code(), c.code) << parsed.status().ToString();
@@ -201,7 +200,7 @@ TEST_F(ModelDirTest, ConvTowerConfigsWithViTWeightsNameTheFirstWrongTensor) {
 
 TEST_F(ModelDirTest, ReadsOpenClipConvNeXtDefaultsFromTheTimmModelName) {
   // OpenCLIP's convnext_large_d.json: depths and dims from timm's convnext_large, MLP projection.
-  const json cfg = {{"embed_dim", 768},
+  const Json cfg = {{"embed_dim", 768},
                     {"vision_cfg",
                      {{"timm_model_name", "convnext_large"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
                       {"timm_proj", "mlp"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", 256}}},
@@ -214,7 +213,7 @@ TEST_F(ModelDirTest, ReadsOpenClipConvNeXtDefaultsFromTheTimmModelName) {
   EXPECT_FLOAT_EQ(c.vision.convnext.norm_eps, 1e-6f);
   EXPECT_EQ(c.vision.image_size, 256);
   // RN50x4: heads = width * 32 / head_width (default 64).
-  const json rn = {{"embed_dim", 640},
+  const Json rn = {{"embed_dim", 640},
                    {"vision_cfg", {{"image_size", 288}, {"layers", {4, 6, 10, 6}}, {"width", 80}, {"patch_size", nullptr}}},
                    {"text_cfg", {{"width", 640}, {"heads", 10}, {"layers", 12}}}};
   const ClipConfig r = ParseOpenClipConfig(rn, "RN50x4.json").value();
@@ -226,7 +225,7 @@ TEST_F(ModelDirTest, ReadsOpenClipConvNeXtDefaultsFromTheTimmModelName) {
 
 TEST_F(ModelDirTest, ShapesAreCheckedAgainstTheConfig) {
   LinkFixtureWeights();
-  json cfg = FixtureConfig();
+  Json cfg = FixtureConfig();
   cfg["model_cfg"]["text_cfg"]["layers"] = 3;
   WriteJson("open_clip_config.json", cfg);
   EXPECT_THAT(LoadStatus().what(), HasSubstr("missing tensor \"transformer.resblocks.2.ln_1.weight\""));
@@ -257,9 +256,9 @@ TEST_F(ModelDirTest, AConfigNestedTooDeepIsRefusedWhileParsing) {
 
 TEST_F(ModelDirTest, AValueInAnErrorIsQuotedShortly) {
   LinkFixtureWeights();
-  json cfg = FixtureConfig();
-  json deep = 1;
-  for (int i = 0; i < 60; ++i) deep = json::array({deep});
+  Json cfg = FixtureConfig();
+  Json deep = 1;
+  for (int i = 0; i < 60; ++i) deep = Json::array({deep});
   cfg["model_cfg"]["embed_dim"] = deep;
   WriteJson("open_clip_config.json", cfg);
   const Status st = LoadStatus();
@@ -271,7 +270,7 @@ TEST_F(ModelDirTest, MlpRatioMustBePositiveAndAtMost64) {
   for (const char* tower : {"vision_cfg", "text_cfg"}) {
     for (double ratio : {1e300, 0.0, -4.0, 64.5}) {
       SCOPED_TRACE(std::string(tower) + " mlp_ratio " + std::to_string(ratio));
-      json cfg = FixtureConfig();
+      Json cfg = FixtureConfig();
       cfg["model_cfg"][tower]["mlp_ratio"] = ratio;
       WriteJson("open_clip_config.json", cfg);
       const Status st = LoadStatus();
@@ -280,7 +279,7 @@ TEST_F(ModelDirTest, MlpRatioMustBePositiveAndAtMost64) {
       EXPECT_EQ(st.expected(), "a number above 0 and at most 64");
     }
   }
-  json cfg = FixtureConfig();
+  Json cfg = FixtureConfig();
   cfg["model_cfg"]["text_cfg"]["mlp_ratio"] = 0.001;  // int(width * ratio) == 0
   WriteJson("open_clip_config.json", cfg);
   EXPECT_THAT(LoadStatus().what(), HasSubstr("gives an MLP of width 0"));
@@ -289,7 +288,7 @@ TEST_F(ModelDirTest, MlpRatioMustBePositiveAndAtMost64) {
 TEST_F(ModelDirTest, SizesWhoseProductsOverflowInt32AreRefused) {
   LinkFixtureWeights();
   struct Case {
-    std::vector<std::pair<std::string, json>> edits;
+    std::vector<std::pair<std::string, Json>> edits;
     std::string says;
   };
   const std::vector<Case> cases = {
@@ -302,8 +301,8 @@ TEST_F(ModelDirTest, SizesWhoseProductsOverflowInt32AreRefused) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.says);
-    json cfg = FixtureConfig();
-    for (const auto& [pointer, value] : c.edits) cfg[json::json_pointer(pointer)] = value;
+    Json cfg = FixtureConfig();
+    for (const auto& [pointer, value] : c.edits) cfg[Json::json_pointer(pointer)] = value;
     WriteJson("open_clip_config.json", cfg);
     const Status st = LoadStatus();
     EXPECT_EQ(st.code(), StatusCode::kUnsupported) << st.ToString();
@@ -319,26 +318,26 @@ TEST_F(ModelDirTest, NumbersBeyondTheirTypeAreRefusedNotTruncated) {
   LinkFixtureWeights();
   struct Case {
     std::string pointer;
-    json value;
+    Json value;
     StatusCode code;
     std::string says;
   };
   const std::vector<Case> cases = {
-      {"/model_cfg/vision_cfg/image_size", json::array({4294967520, 4294967520}), StatusCode::kUnsupported,
+      {"/model_cfg/vision_cfg/image_size", Json::array({4294967520, 4294967520}), StatusCode::kUnsupported,
        "non-square or invalid image_size [4294967520,4294967520]"},
       {"/model_cfg/vision_cfg/width", 4294967552, StatusCode::kInvalidArgument, "field \"width\" is 4294967552"},
       {"/model_cfg/vision_cfg/timm_model_name", "vit_base_patch99999999999_siglip_224", StatusCode::kInvalidArgument,
        "timm_model_name \"vit_base_patch99999999999_siglip_224\" has patch or image size 0 or above 2^24"},
       {"/model_cfg/vision_cfg/timm_model_name", "vit_base_patch16_siglip_0", StatusCode::kInvalidArgument,
        "has patch or image size 0 or above 2^24"},
-      {"/preprocess_cfg/std", json::array({1e300, 1, 1}), StatusCode::kInvalidArgument, "field \"std\" is [1e+300,1,1]"},
+      {"/preprocess_cfg/std", Json::array({1e300, 1, 1}), StatusCode::kInvalidArgument, "field \"std\" is [1e+300,1,1]"},
       {"/preprocess_cfg/mean", 1e39, StatusCode::kInvalidArgument, "field \"mean\" is 1e+39"},
       {"/model_cfg/text_cfg/norm_kwargs", {{"eps", 1e39}}, StatusCode::kUnsupported, "norm_kwargs = {\"eps\":1e+39}"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.pointer + " = " + c.value.dump());
-    json cfg = FixtureConfig();
-    cfg[json::json_pointer(c.pointer)] = c.value;
+    Json cfg = FixtureConfig();
+    cfg[Json::json_pointer(c.pointer)] = c.value;
     WriteJson("open_clip_config.json", cfg);
     const Status st = LoadStatus();
     EXPECT_EQ(st.code(), c.code) << st.ToString();
@@ -409,12 +408,12 @@ TEST_F(ModelDirTest, HuggingFaceLayoutGivesTheSameEmbeddings) {
     }
   }
   ASSERT_TRUE(WriteSafetensors(dir_ / "model.safetensors", hf).ok());
-  const json tower = {{"hidden_size", 64}, {"intermediate_size", 256}, {"num_attention_heads", 4},
+  const Json tower = {{"hidden_size", 64}, {"intermediate_size", 256}, {"num_attention_heads", 4},
                       {"num_hidden_layers", 2}, {"hidden_act", "gelu"}, {"layer_norm_eps", 1e-5}};
-  json vision = tower;
+  Json vision = tower;
   vision["image_size"] = 64;
   vision["patch_size"] = 16;
-  json text = tower;
+  Json text = tower;
   text["max_position_embeddings"] = 77;
   text["vocab_size"] = 49408;
   WriteJson("config.json", {{"model_type", "clip"}, {"projection_dim", 64}, {"architectures", {"CLIPModel"}},
@@ -438,7 +437,7 @@ TEST_F(ModelDirTest, HuggingFaceLayoutGivesTheSameEmbeddings) {
 // A SiglipModel folder needs the checkpoint's own spiece.model beside config.json.
 TEST_F(ModelDirTest, HuggingFaceSiglipNeedsItsSentencePieceModel) {
   LinkFixtureWeights();
-  WriteJson("config.json", {{"model_type", "siglip"}, {"vision_config", json::object()}, {"text_config", json::object()}});
+  WriteJson("config.json", {{"model_type", "siglip"}, {"vision_config", Json::object()}, {"text_config", Json::object()}});
   const Status st = LoadStatus();
   EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
   EXPECT_THAT(st.what(), HasSubstr("no SentencePiece model for the Hugging Face SigLIP checkpoint"));

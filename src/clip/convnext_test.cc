@@ -56,7 +56,7 @@ TEST_P(ConvNextMlpHeadTest, EqualsTimmMlpOnTheFixtureTrunkFeatures) {
   const std::filesystem::path fixture = testing::FixtureDir("clip-convnext-tiny");
   visalign::testing::TempDir dir;
 
-  nlohmann::json config = testing::ReadFixtureJson("config.json", "clip-convnext-tiny");
+  Json config = testing::ReadFixtureJson("config.json", "clip-convnext-tiny");
   config["model_cfg"]["vision_cfg"]["timm_proj"] = "mlp";
   config["model_cfg"]["vision_cfg"]["timm_proj_bias"] = proj_bias;
   ASSERT_TRUE(WriteFileAtomic(dir / "open_clip_config.json", config.dump()).ok());

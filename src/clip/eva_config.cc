@@ -33,7 +33,7 @@ constexpr TimmEva kTimmEvas[] = {
 
 }  // namespace
 
-Result<VisionConfig> ParseTimmEva(const json& v, const std::string& where) {
+Result<VisionConfig> ParseTimmEva(const Json& v, const std::string& where) {
   Fields f(v, where);
   VISALIGN_ASSIGN_OR_RETURN(std::string name, f.String("timm_model_name", ""));
   const TimmEva* eva = nullptr;

@@ -60,7 +60,7 @@ struct Loaded {
   std::unique_ptr<visalign::testing::TempDir> hf_dir;  // hf_siglip only
   std::filesystem::path dir;
   std::unique_ptr<ClipModel> model;
-  nlohmann::json expected;
+  Json expected;
   std::unique_ptr<SafetensorsFile> debug;
 };
 
@@ -98,13 +98,13 @@ class FixtureParityTest : public ::testing::TestWithParam<ParityCase> {
 
   const Loaded& loaded() const { return Load(GetParam()); }
   const ClipModel& model() const { return *loaded().model; }
-  const nlohmann::json& expected() const { return loaded().expected; }
+  const Json& expected() const { return loaded().expected; }
   Matrix DebugPixels() const { return testing::DebugPixels(*loaded().debug); }
   std::vector<std::vector<int32_t>> DebugTokenIds() const { return testing::DebugTokenIds(*loaded().debug); }
 
   // transformers' SiglipTokenizer encodes the empty text differently from open_clip (a lone "▁";
   // hf_siglip_test.cc): string-based checks skip it there.
-  bool StringsComparable(const nlohmann::json& text) const {
+  bool StringsComparable(const Json& text) const {
     return !(GetParam().hf_siglip && text["text"].get<std::string>().empty());
   }
   // metaclip2-tiny gives token ids only (its XLM-V tokenizer is not obtainable offline).
@@ -121,7 +121,7 @@ class FixtureParityTest : public ::testing::TestWithParam<ParityCase> {
   }
 
   void ExpectEmbeddings(const Matrix& got, const std::string& tower, bool from_strings = false) const {
-    const nlohmann::json& rows = expected()[tower];
+    const Json& rows = expected()[tower];
     Matrix normalized = got;
     NormalizeRows(normalized);
     ASSERT_EQ(static_cast<size_t>(got.rows), rows.size());
@@ -172,9 +172,9 @@ TEST_P(FixtureParityTest, TextEmbeddingsFromStringsMatchOpenClip) {
 TEST_P(FixtureParityTest, CosinesLogitsAndProbabilitiesMatchOpenClip) {
   const Matrix cos = CosineSimilarity(model().EncodePixels(DebugPixels()).value(),
                                       model().EncodeTokens(DebugTokenIds()).value());
-  const nlohmann::json& expected_cos = expected()["cosine_similarity"]["values"];
-  const nlohmann::json& expected_logits = expected()["logits_per_image"];
-  const nlohmann::json& logits = expected_logits.is_object() ? expected_logits["values"] : expected_logits;
+  const Json& expected_cos = expected()["cosine_similarity"]["values"];
+  const Json& expected_logits = expected()["logits_per_image"];
+  const Json& logits = expected_logits.is_object() ? expected_logits["values"] : expected_logits;
   ASSERT_EQ(static_cast<size_t>(cos.rows), expected_cos.size());
   for (int i = 0; i < cos.rows; ++i) {
     SCOPED_TRACE(i);
@@ -282,7 +282,7 @@ TEST(PatchGridRemainder, IsDroppedAsTorchsConvolutionDropsIt) {
   constexpr int kFixtureSize = 64;
   constexpr int kSize = 70;
   visalign::testing::TempDir dir;
-  nlohmann::json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
+  Json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
   config["model_cfg"]["vision_cfg"]["image_size"] = kSize;
   config["model_cfg"]["vision_cfg"]["timm_model_kwargs"]["img_size"] = kSize;
   config["preprocess_cfg"]["size"] = kSize;
@@ -309,7 +309,7 @@ TEST(PatchGridRemainder, IsDroppedAsTorchsConvolutionDropsIt) {
     }
   }
   const Matrix got = model->EncodePixels(pixels).value();
-  const nlohmann::json expected = testing::ReadFixtureJson("expected.json", "siglip-tiny");
+  const Json expected = testing::ReadFixtureJson("expected.json", "siglip-tiny");
   for (int i = 0; i < got.rows; ++i) {
     EXPECT_LE(MaxAbsDiff(got.row(i), expected["images"][i]["embedding"].get<std::vector<float>>()),
               kUnnormalizedTolerance)

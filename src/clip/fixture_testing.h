@@ -10,10 +10,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "clip/safetensors.h"
 #include "visalign/clip.h"
+#include "visalign/core/json.h"
 
 namespace visalign::clip::testing {
 
@@ -21,11 +20,11 @@ inline std::filesystem::path FixtureDir(const std::string& fixture = "clip-tiny"
   return std::filesystem::path(VISALIGN_TEST_SHARED_DIR) / "fixtures" / fixture;
 }
 
-inline nlohmann::json ReadFixtureJson(const std::string& name, const std::string& fixture = "clip-tiny") {
+inline Json ReadFixtureJson(const std::string& name, const std::string& fixture = "clip-tiny") {
   std::ifstream in(FixtureDir(fixture) / name);
   std::stringstream ss;
   ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
+  return Json::parse(ss.str());
 }
 
 // The debug file's `inputs.pixel_values` [n, 3, S, S] as one CHW row per image.

@@ -12,7 +12,6 @@ namespace visalign::clip {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 // transformers' GemmaTokenizer(Fast) defaults.
 constexpr const char* kGemmaPad = "<pad>";
@@ -46,7 +45,7 @@ std::string ReplaceAll(std::string_view text, const std::string& from, const std
 }
 
 // A field that must be absent, null or equal to `allowed` (what this implementation does).
-Status RequireField(const json& obj, const std::string& key, const json& allowed, const std::string& where) {
+Status RequireField(const Json& obj, const std::string& key, const Json& allowed, const std::string& where) {
   if (!obj.contains(key) || obj[key].is_null() || obj[key] == allowed) return Status::Ok();
   return Status::Unsupported("unsupported " + key + " " + QuoteJson(obj[key]), where, QuoteJson(allowed) + " or absent");
 }
@@ -62,23 +61,23 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::Load(const TokenizerConf
 
 Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::Parse(std::string_view text, const std::string& source) {
   const std::string expected = "a Hugging Face tokenizer.json with a BPE model";
-  Result<json> parsed = ParseJson(text);
+  Result<Json> parsed = ParseJson(text);
   if (!parsed.ok()) return Status::InvalidArgument(parsed.status().what(), source, expected);
-  const json& j = *parsed;
+  const Json& j = *parsed;
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) {
     return Status::InvalidArgument("no \"model\" object", source, expected);
   }
-  const json& m = j["model"];
+  const Json& m = j["model"];
   const std::string model_where = source + " model";
   if (StringMember(m, "type") != "BPE") {
-    return Status::Unsupported("unsupported tokenizer model type " + QuoteJson(m.contains("type") ? m["type"] : json()),
+    return Status::Unsupported("unsupported tokenizer model type " + QuoteJson(m.contains("type") ? m["type"] : Json()),
                                model_where, "BPE (WordPiece, Unigram and WordLevel tokenizer.json files are not implemented)");
   }
-  VISALIGN_RETURN_IF_ERROR(RequireField(m, "dropout", json(), model_where));
-  VISALIGN_RETURN_IF_ERROR(RequireField(m, "continuing_subword_prefix", json(), model_where));
-  VISALIGN_RETURN_IF_ERROR(RequireField(m, "end_of_word_suffix", json(), model_where));
+  VISALIGN_RETURN_IF_ERROR(RequireField(m, "dropout", Json(), model_where));
+  VISALIGN_RETURN_IF_ERROR(RequireField(m, "continuing_subword_prefix", Json(), model_where));
+  VISALIGN_RETURN_IF_ERROR(RequireField(m, "end_of_word_suffix", Json(), model_where));
   if (!j.contains("pre_tokenizer") || !j["pre_tokenizer"].is_null()) {
-    return Status::Unsupported("unsupported pre_tokenizer " + QuoteJson(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json()),
+    return Status::Unsupported("unsupported pre_tokenizer " + QuoteJson(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : Json()),
                                source, "null (the whole text is one BPE word, as Gemma's tokenizer.json)");
   }
   auto t = std::unique_ptr<HfBpeTokenizer>(new HfBpeTokenizer());
@@ -123,7 +122,7 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::Parse(std::string_view t
     return Status::InvalidArgument("field \"merges\" is not an array", model_where, expected);
   }
   for (size_t r = 0; r < m["merges"].size(); ++r) {
-    const json& merge = m["merges"][r];
+    const Json& merge = m["merges"][r];
     std::string left, right;
     if (merge.is_string()) {
       const std::string s = merge.get<std::string>();
@@ -145,16 +144,16 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::Parse(std::string_view t
   }
 
   // Normalizer: null, Replace(String), Prepend, or a Sequence of those.
-  std::vector<const json*> steps;
-  const json null_normalizer;
-  const json& normalizer = j.contains("normalizer") ? j["normalizer"] : null_normalizer;
+  std::vector<const Json*> steps;
+  const Json null_normalizer;
+  const Json& normalizer = j.contains("normalizer") ? j["normalizer"] : null_normalizer;
   if (normalizer.is_object() && StringMember(normalizer, "type") == "Sequence" && normalizer.contains("normalizers") &&
       normalizer["normalizers"].is_array()) {
-    for (const json& n : normalizer["normalizers"]) steps.push_back(&n);
+    for (const Json& n : normalizer["normalizers"]) steps.push_back(&n);
   } else if (!normalizer.is_null()) {
     steps.push_back(&normalizer);
   }
-  for (const json* n : steps) {
+  for (const Json* n : steps) {
     const std::string type = StringMember(*n, "type");
     if (type == "Replace" && n->contains("pattern") && (*n)["pattern"].is_object() &&
         (*n)["pattern"].contains("String") && (*n)["pattern"]["String"].is_string() &&
@@ -173,7 +172,7 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::Parse(std::string_view t
     if (!j["added_tokens"].is_array()) {
       return Status::InvalidArgument("field \"added_tokens\" is not an array", source, expected);
     }
-    for (const json& a : j["added_tokens"]) {
+    for (const Json& a : j["added_tokens"]) {
       const std::string where = source + " added_tokens";
       if (!a.is_object() || !a.contains("content") || !a["content"].is_string() || a["content"].get<std::string>().empty() ||
           !a.contains("id") || !a["id"].is_number_integer() || a["id"].get<int64_t>() < 0 ||
@@ -279,7 +278,7 @@ Result<std::vector<int32_t>> HfBpeTokenizer::Tokenize(std::string_view text, int
   return ids;
 }
 
-Status ResolveHfBpeTokenizer(const fs::path& dir, const json& cfg, const std::string& cfg_source, ClipConfig& config) {
+Status ResolveHfBpeTokenizer(const fs::path& dir, const Json& cfg, const std::string& cfg_source, ClipConfig& config) {
   const fs::path file = dir / "tokenizer.json";
   if (!fs::is_regular_file(file)) {
     return Status::NotFound("no tokenizer.json for the Gemma tokenizer", dir.string(),

@@ -21,9 +21,10 @@
 #include <vector>
 
 #include "clip/bpe_merges.h"
-#include <nlohmann/json.hpp>
 
 #include "clip/text_tokenizer.h"
+
+#include "visalign/core/json.h"
 
 namespace visalign::clip {
 
@@ -76,7 +77,7 @@ class HfBpeTokenizer : public TextTokenizer {
 // Gemma defaults false / true when absent) and config.text.pad_id (pad_token, default "<pad>").
 // The special tokens must be in the tokenizer's vocabulary or added tokens; their ids are taken from
 // tokenizer_config.json's added_tokens_decoder when it lists all three (no tokenizer.json parse).
-Status ResolveHfBpeTokenizer(const std::filesystem::path& dir, const nlohmann::json& tokenizer_config,
+Status ResolveHfBpeTokenizer(const std::filesystem::path& dir, const Json& tokenizer_config,
                              const std::string& config_source, ClipConfig& config);
 
 }  // namespace visalign::clip

@@ -20,7 +20,6 @@ namespace visalign::clip {
 namespace {
 
 using ::testing::HasSubstr;
-using nlohmann::json;
 
 class GemmaTokenizerTest : public ::testing::Test {
  protected:
@@ -53,10 +52,10 @@ TEST_F(GemmaTokenizerTest, ResolvesTheSettingsOfTokenizerConfig) {
 }
 
 TEST_F(GemmaTokenizerTest, MatchesEveryFixtureCaseExactly) {
-  const json cases = testing::ReadFixtureJson("tokenizer_cases.json", "siglip2-tiny");
+  const Json cases = testing::ReadFixtureJson("tokenizer_cases.json", "siglip2-tiny");
   const int context = cases["context_length"].get<int>();
   ASSERT_EQ(cases["cases"].size(), 63u);
-  for (const json& c : cases["cases"]) {
+  for (const Json& c : cases["cases"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
     const std::string cleaned = EncodeUtf8(CanonicalizeText(DecodeUtf8(c["text"].get<std::string>()).value()));
     EXPECT_EQ(cleaned, c["cleaned"].get<std::string>());
@@ -102,21 +101,21 @@ TEST_F(GemmaTokenizerTest, FuzzedInputNeverCrashesAndStaysInRange) {
 // A tokenizer.json of a few pieces exercising what Gemma's does not: [left, right] merges, a
 // Sequence normalizer with Prepend, an unknown character with fuse_unk, no byte fallback,
 // ignore_merges.
-json SmallTokenizer() {
+Json SmallTokenizer() {
   return {{"model",
            {{"type", "BPE"},
             {"vocab", {{"<unk>", 0}, {"<s>", 1}, {"_", 2}, {"a", 3}, {"b", 4}, {"ab", 5}, {"_ab", 6}, {"ba", 7}, {"bab", 8}}},
-            {"merges", json::array({json::array({"a", "b"}), "_ ab", json::array({"b", "a"}), "b ab"})},
+            {"merges", Json::array({Json::array({"a", "b"}), "_ ab", Json::array({"b", "a"}), "b ab"})},
             {"unk_token", "<unk>"},
             {"fuse_unk", true},
             {"byte_fallback", false}}},
           {"normalizer",
            {{"type", "Sequence"},
             {"normalizers",
-             json::array({{{"type", "Prepend"}, {"prepend", "_"}},
+             Json::array({{{"type", "Prepend"}, {"prepend", "_"}},
                           {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "_"}}})}}},
           {"pre_tokenizer", nullptr},
-          {"added_tokens", json::array({{{"id", 1}, {"content", "<s>"}, {"normalized", false}}})}};
+          {"added_tokens", Json::array({{{"id", 1}, {"content", "<s>"}, {"normalized", false}}})}};
 }
 
 TEST(HfBpeTokenizer, AppliesMergesNormalizersUnknownsAndAddedTokens) {
@@ -126,7 +125,7 @@ TEST(HfBpeTokenizer, AppliesMergesNormalizersUnknownsAndAddedTokens) {
   // "bab": b a b -> (a b) first: b ab -> (b ab) rank 3 -> bab; "cc" unknown, fused into one <unk>.
   EXPECT_EQ(t->EncodeCleaned("<s>bab"), (std::vector<int32_t>{1, 2, 8}));
   EXPECT_EQ(t->EncodeCleaned("a ccb"), (std::vector<int32_t>{2, 3, 2, 0, 4}));
-  json ignore = SmallTokenizer();
+  Json ignore = SmallTokenizer();
   ignore["model"]["ignore_merges"] = true;
   ignore["model"]["vocab"]["_abab"] = 9;
   EXPECT_EQ(HfBpeTokenizer::Parse(ignore.dump(), "small").value()->EncodeCleaned("abab"), (std::vector<int32_t>{9}));
@@ -135,7 +134,7 @@ TEST(HfBpeTokenizer, AppliesMergesNormalizersUnknownsAndAddedTokens) {
 TEST(HfBpeTokenizer, RefusesWhatItDoesNotImplementNamingIt) {
   struct Case {
     std::string pointer;
-    json value;
+    Json value;
     StatusCode code;
     std::string what;
   };
@@ -152,8 +151,8 @@ TEST(HfBpeTokenizer, RefusesWhatItDoesNotImplementNamingIt) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.pointer);
-    json j = SmallTokenizer();
-    j[json::json_pointer(c.pointer)] = c.value;
+    Json j = SmallTokenizer();
+    j[Json::json_pointer(c.pointer)] = c.value;
     const Result<std::unique_ptr<HfBpeTokenizer>> t = HfBpeTokenizer::Parse(j.dump(), "small");
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.status().code(), c.code) << t.status().ToString();
@@ -173,10 +172,10 @@ TEST(HfBpeTokenizer, HonoursAddBosAndAddEosOfTokenizerConfig) {
   std::filesystem::create_directory(dir / "tokenizer");
   std::filesystem::create_symlink(fixture / "tokenizer" / "tokenizer.json", dir / "tokenizer" / "tokenizer.json");
   // The fixture's settings without add_bos_token / add_eos_token: Gemma's defaults.
-  json settings = testing::ReadFixtureJson("tokenizer/tokenizer_config.json", "siglip2-tiny");
+  Json settings = testing::ReadFixtureJson("tokenizer/tokenizer_config.json", "siglip2-tiny");
   settings.erase("add_bos_token");
   settings.erase("add_eos_token");
-  const auto write = [&](const json& j) { ASSERT_TRUE(WriteFileAtomic(dir / "tokenizer" / "tokenizer_config.json", j.dump()).ok()); };
+  const auto write = [&](const Json& j) { ASSERT_TRUE(WriteFileAtomic(dir / "tokenizer" / "tokenizer_config.json", j.dump()).ok()); };
   write(settings);
   Result<ClipConfig> c = ReadClipConfig(dir.path());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -195,9 +194,9 @@ TEST(HfBpeTokenizer, HonoursAddBosAndAddEosOfTokenizerConfig) {
   EXPECT_EQ(both->Tokenize("banana banana banana", 3).value(), (std::vector<int32_t>{2, 68092, 1}));
   EXPECT_EQ(both->Tokenize("x", 2).status().code(), StatusCode::kInvalidArgument);
   // A token added_tokens_decoder does not list is looked up in tokenizer.json.
-  write(json{{"tokenizer_class", "GemmaTokenizer"}, {"pad_token", "<nope>"}});
+  write(Json{{"tokenizer_class", "GemmaTokenizer"}, {"pad_token", "<nope>"}});
   EXPECT_THAT(ReadClipConfig(dir.path()).status().what(), HasSubstr("is not a token of the tokenizer"));
-  write(json{{"tokenizer_class", "GemmaTokenizer"}, {"add_bos_token", "no"}});
+  write(Json{{"tokenizer_class", "GemmaTokenizer"}, {"add_bos_token", "no"}});
   EXPECT_EQ(ReadClipConfig(dir.path()).status().what(), "field add_bos_token is \"no\"");
   std::filesystem::remove(dir / "tokenizer" / "tokenizer.json");
   EXPECT_EQ(ReadClipConfig(dir.path()).status().code(), StatusCode::kNotFound);

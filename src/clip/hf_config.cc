@@ -82,10 +82,10 @@ Status SameActivation(Activation vision, Activation text, const std::string& sou
 // has (ParseHfTower with `d`); `vision_fields` and `text_fields` read the rest of each, and every
 // field must then be used. The towers' activation becomes c.activation.
 template <typename VisionFields, typename TextFields>
-Status ParseHfTowers(const json& j, const std::string& source, const HfTowerDefaults& d, ClipConfig& c,
+Status ParseHfTowers(const Json& j, const std::string& source, const HfTowerDefaults& d, ClipConfig& c,
                      VisionFields vision_fields, TextFields text_fields) {
-  VISALIGN_ASSIGN_OR_RETURN(const json* vision, Object(j, "vision_config", source));
-  VISALIGN_ASSIGN_OR_RETURN(const json* text, Object(j, "text_config", source));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* vision, Object(j, "vision_config", source));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* text, Object(j, "text_config", source));
   Activation vision_act{}, text_act{};
   {
     Fields f(*vision, source + " vision_config");
@@ -107,7 +107,7 @@ Status ParseHfTowers(const json& j, const std::string& source, const HfTowerDefa
   return Status::Ok();
 }
 
-Status ParseHfPreprocessor(const json& preprocessor, PreprocessConfig& p) {
+Status ParseHfPreprocessor(const Json& preprocessor, PreprocessConfig& p) {
   if (!preprocessor.is_object()) return Status::Ok();
   const std::string where = "preprocessor_config.json";
   VISALIGN_ASSIGN_OR_RETURN(p.mean, Triple(preprocessor, "image_mean", p.mean, where));
@@ -124,7 +124,7 @@ Status ParseHfPreprocessor(const json& preprocessor, PreprocessConfig& p) {
 // last_hidden_state[:, -1]; with the processor's padding="max_length" that is OpenCLIP's row
 // context_length - 1), then its head (Linear with bias). Preprocessing: SiglipImageProcessor's
 // resize to size x size (squash), bicubic, mean = std = 0.5.
-Result<ClipConfig> ParseHfSiglip(const json& j, const json& preprocessor, const std::string& source) {
+Result<ClipConfig> ParseHfSiglip(const Json& j, const Json& preprocessor, const std::string& source) {
   ClipConfig c;
   c.layout = CheckpointLayout::kHuggingFace;
   c.sigmoid_logits = true;
@@ -166,7 +166,7 @@ Result<ClipConfig> ParseHfSiglip(const json& j, const json& preprocessor, const 
 
 }  // namespace
 
-Result<ClipConfig> ParseHuggingFaceConfig(const json& j, const json& preprocessor, const std::string& source) {
+Result<ClipConfig> ParseHuggingFaceConfig(const Json& j, const Json& preprocessor, const std::string& source) {
   Fields top(j, source);
   VISALIGN_ASSIGN_OR_RETURN(std::string model_type, top.String("model_type", "clip"));
   if (model_type == "siglip") return ParseHfSiglip(j, preprocessor, source);

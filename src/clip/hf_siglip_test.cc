@@ -31,7 +31,7 @@ struct HfFixture {
   visalign::testing::TempDir dir;
   std::vector<std::string> unmapped;
   Status written = Status::Ok();
-  nlohmann::json expected = testing::ReadFixtureJson("expected.json", kFixture);
+  Json expected = testing::ReadFixtureJson("expected.json", kFixture);
   HfFixture() { written = testing::WriteHfSiglipFixture(dir.path(), unmapped); }
 };
 
@@ -54,7 +54,7 @@ class HfSiglipTest : public ::testing::Test {
     model_ = std::make_unique<ClipModel>(std::move(m).value());
   }
 
-  const nlohmann::json& expected() const { return Fixture().expected; }
+  const Json& expected() const { return Fixture().expected; }
 
   std::unique_ptr<ClipModel> model_;
 };
@@ -88,7 +88,7 @@ TEST_F(HfSiglipTest, ReadsTheSiglipModelConfigOntoTheSiglipTowers) {
 TEST_F(HfSiglipTest, SiglipTokenizerDiffersFromOpenClipWhereTransformersDoes) {
   size_t empty = SIZE_MAX;
   for (size_t i = 0; i < expected()["texts"].size(); ++i) {
-    const nlohmann::json& t = expected()["texts"][i];
+    const Json& t = expected()["texts"][i];
     const std::string text = t["text"].get<std::string>();
     SCOPED_TRACE(text);
     const std::vector<int32_t> ids = model_->Tokenize(text).value();
@@ -123,10 +123,10 @@ TEST_F(HfSiglipTest, GivesTheNumbersOfTheSameWeightsInTheOpenClipLayout) {
 // Published HF SigLIP configs leave most fields out: SiglipVisionConfig/SiglipTextConfig's defaults
 // apply (hidden_act gelu_pytorch_tanh, layer_norm_eps 1e-6, 224 px, patch 16, context 64, vocab 32000).
 TEST(HfSiglipConfig, OmittedFieldsTakeTransformersDefaults) {
-  const nlohmann::json config = {{"model_type", "siglip"},
+  const Json config = {{"model_type", "siglip"},
                                  {"vision_config", {{"model_type", "siglip_vision_model"}}},
                                  {"text_config", {{"model_type", "siglip_text_model"}}}};
-  const Result<ClipConfig> c = ParseHuggingFaceConfig(config, nlohmann::json(), "config.json");
+  const Result<ClipConfig> c = ParseHuggingFaceConfig(config, Json(), "config.json");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->activation, Activation::kGeluTanh);
   EXPECT_FLOAT_EQ(c->vision.layer_norm_eps, 1e-6f);
@@ -145,7 +145,7 @@ TEST(HfSiglipConfig, OmittedFieldsTakeTransformersDefaults) {
 TEST(HfSiglipConfig, RefusesWhatTheSiglipTowersDoNotImplement) {
   struct Case {
     std::string pointer;
-    nlohmann::json value;
+    Json value;
     std::string feature;
   };
   const std::vector<Case> cases = {
@@ -158,9 +158,9 @@ TEST(HfSiglipConfig, RefusesWhatTheSiglipTowersDoNotImplement) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.pointer);
-    nlohmann::json config = testing::HfSiglipConfig();
-    config[nlohmann::json::json_pointer(c.pointer)] = c.value;
-    const Result<ClipConfig> parsed = ParseHuggingFaceConfig(config, nlohmann::json(), "config.json");
+    Json config = testing::HfSiglipConfig();
+    config[Json::json_pointer(c.pointer)] = c.value;
+    const Result<ClipConfig> parsed = ParseHuggingFaceConfig(config, Json(), "config.json");
     ASSERT_FALSE(parsed.ok());
     EXPECT_THAT(parsed.status().what(), HasSubstr(c.feature));
   }

@@ -10,11 +10,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "clip/fixture_testing.h"
 #include "clip/safetensors.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 
 namespace visalign::clip::testing {
 
@@ -113,10 +112,10 @@ inline std::vector<NamedTensor> HfSiglipTensors(const SafetensorsFile& open_clip
 // transformers' config.json for the fixture's shapes. hidden_act "gelu" (exact): the fixture was
 // computed by OpenCLIP/timm, whose SigLIP towers use exact GELU (released HF checkpoints leave it
 // out, i.e. SiglipConfig's gelu_pytorch_tanh, the tanh approximation).
-inline nlohmann::json HfSiglipConfig() {
-  const nlohmann::json tower = {{"hidden_size", 64},        {"intermediate_size", 256}, {"num_attention_heads", 4},
+inline Json HfSiglipConfig() {
+  const Json tower = {{"hidden_size", 64},        {"intermediate_size", 256}, {"num_attention_heads", 4},
                                 {"num_hidden_layers", 2},   {"hidden_act", "gelu"},     {"layer_norm_eps", 1e-6}};
-  nlohmann::json vision = tower, text = tower;
+  Json vision = tower, text = tower;
   vision["model_type"] = "siglip_vision_model";
   vision["image_size"] = 64;
   vision["patch_size"] = 16;
@@ -135,7 +134,7 @@ inline Status WriteHfSiglipFixture(const std::filesystem::path& dir, std::vector
   VISALIGN_RETURN_IF_ERROR(WriteSafetensors(dir / "model.safetensors", HfSiglipTensors(open_clip, unmapped)));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "config.json", HfSiglipConfig().dump(2)));
   std::filesystem::copy_file(fixture / "tokenizer" / "spiece.model", dir / "spiece.model");
-  const nlohmann::json tokenizer = {{"tokenizer_class", "SiglipTokenizer"}, {"eos_token", "</s>"}, {"pad_token", "</s>"},
+  const Json tokenizer = {{"tokenizer_class", "SiglipTokenizer"}, {"eos_token", "</s>"}, {"pad_token", "</s>"},
                                     {"unk_token", "<unk>"},                 {"do_lower_case", true}, {"model_max_length", 64}};
   return WriteFileAtomic(dir / "tokenizer_config.json", tokenizer.dump(2));
 }

@@ -30,7 +30,7 @@ class ClipModelTest : public ::testing::Test {
     Result<ClipModel> m = LoadClipModel(testing::FixtureDir());
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     model_ = new ClipModel(std::move(m).value());
-    expected_ = new nlohmann::json(testing::ReadFixtureJson("expected.json"));
+    expected_ = new Json(testing::ReadFixtureJson("expected.json"));
     Result<SafetensorsFile> debug = SafetensorsFile::Open(testing::FixtureDir() / "debug_activations.safetensors");
     ASSERT_TRUE(debug.ok()) << debug.status().ToString();
     debug_ = new SafetensorsFile(std::move(debug).value());
@@ -45,12 +45,12 @@ class ClipModelTest : public ::testing::Test {
   static std::vector<std::vector<int32_t>> DebugTokenIds() { return testing::DebugTokenIds(*debug_); }
 
   static ClipModel* model_;
-  static nlohmann::json* expected_;
+  static Json* expected_;
   static SafetensorsFile* debug_;
 };
 
 ClipModel* ClipModelTest::model_ = nullptr;
-nlohmann::json* ClipModelTest::expected_ = nullptr;
+Json* ClipModelTest::expected_ = nullptr;
 SafetensorsFile* ClipModelTest::debug_ = nullptr;
 
 TEST_F(ClipModelTest, ReadsConfigAndLogitScale) {

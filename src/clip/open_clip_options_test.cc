@@ -18,7 +18,6 @@ namespace visalign::clip {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using testing::MaxAbsDiff;
 
 constexpr float kUnnormalizedTolerance = 1e-4f;  // fixture_parity_test.cc's, for the same embeddings
@@ -32,7 +31,7 @@ class OpenClipOptionsTest : public ::testing::Test {
   }
 
   // A model folder: `fixture`'s weights and tokenizer folder (if any) with `config` as its config.
-  Result<ClipModel> Load(const std::string& fixture, const json& config) {
+  Result<ClipModel> Load(const std::string& fixture, const Json& config) {
     const fs::path from = testing::FixtureDir(fixture);
     EXPECT_TRUE(WriteFileAtomic(dir_ / "open_clip_config.json", config.dump()).ok());
     if (!fs::exists(dir_ / "open_clip_model.safetensors")) {
@@ -48,7 +47,7 @@ class OpenClipOptionsTest : public ::testing::Test {
   }
 
   static void ExpectFixtureEmbeddings(const Matrix& got, const std::string& fixture, const std::string& tower) {
-    const json expected = testing::ReadFixtureJson("expected.json", fixture);
+    const Json expected = testing::ReadFixtureJson("expected.json", fixture);
     ASSERT_EQ(static_cast<size_t>(got.rows), expected[tower].size());
     for (int i = 0; i < got.rows; ++i) {
       EXPECT_LE(MaxAbsDiff(got.row(i), expected[tower][i]["embedding"].get<std::vector<float>>()), kUnnormalizedTolerance)
@@ -84,7 +83,7 @@ Matrix Embedded(const Matrix& fixture, int size, float fill) {
 // floor the same way (conv_test.cc checks 2 x 2 stride-2 convolutions of odd maps against a direct
 // convolution); 200 px runs through maps of 50, 25, 12 and 6.
 TEST_F(OpenClipOptionsTest, ConvNextFloorsAnImageSizeThatIsNotAMultipleOf32) {
-  json config = testing::ReadFixtureJson("config.json", "clip-convnext-tiny");
+  Json config = testing::ReadFixtureJson("config.json", "clip-convnext-tiny");
   constexpr int kSize = 67;
   config["model_cfg"]["vision_cfg"]["image_size"] = kSize;
   config["preprocess_cfg"]["size"] = kSize;
@@ -114,13 +113,13 @@ TEST_F(OpenClipOptionsTest, ConvNextFloorsAnImageSizeThatIsNotAMultipleOf32) {
 // combination SigLIP2 has with the Gemma tokenizer instead): the text blocks run PyTorch's tanh GELU
 // (its numbers are checked on siglip2-tiny, fixture_parity_test.cc), the image tower is unchanged.
 TEST_F(OpenClipOptionsTest, TanhGeluTextTowerWithASentencePieceTokenizer) {
-  json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
+  Json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
   config["model_cfg"]["text_cfg"]["act_kwargs"] = {{"approximate", "tanh"}};
   Result<ClipModel> model = Load("siglip-tiny", config);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_EQ(model->config().text.activation, Activation::kGeluTanh);
   EXPECT_EQ(model->config().tokenizer.kind, TokenizerKind::kSentencePiece);
-  const json expected = testing::ReadFixtureJson("expected.json", "siglip-tiny");
+  const Json expected = testing::ReadFixtureJson("expected.json", "siglip-tiny");
   EXPECT_EQ(model->Tokenize("BANANA").value(), expected["texts"][1]["token_ids"].get<std::vector<int32_t>>());
   ExpectFixtureEmbeddings(model->EncodePixels(FixturePixels("siglip-tiny")).value(), "siglip-tiny", "images");
   const Matrix tanh_text = model->EncodeTexts({"a photo of a red square"}).value();
@@ -130,7 +129,7 @@ TEST_F(OpenClipOptionsTest, TanhGeluTextTowerWithASentencePieceTokenizer) {
   EXPECT_EQ(model->config().text.activation, Activation::kGelu);
   const Matrix exact_text = model->EncodeTexts({"a photo of a red square"}).value();
   std::vector<std::string> texts;
-  for (const json& t : expected["texts"]) texts.push_back(t["text"].get<std::string>());
+  for (const Json& t : expected["texts"]) texts.push_back(t["text"].get<std::string>());
   ExpectFixtureEmbeddings(model->EncodeTexts(texts).value(), "siglip-tiny", "texts");
   // The two GELUs differ by up to ~1e-3 per unit: the embedding moves, but only slightly.
   EXPECT_GT(LargestDifference(tanh_text, exact_text), 1e-6f);
@@ -146,7 +145,7 @@ TEST(TimmSiglipActivation, FollowsTheTimmModelName) {
                                                                              {"vit_base_patch16_siglip_224", false},
                                                                              {"vit_so400m_patch14_siglip_384", false}}) {
     SCOPED_TRACE(name);
-    json config = testing::ReadFixtureJson("config.json", "siglip2-tiny");
+    Json config = testing::ReadFixtureJson("config.json", "siglip2-tiny");
     config["model_cfg"]["vision_cfg"]["timm_model_name"] = name;
     config["model_cfg"]["vision_cfg"]["timm_model_kwargs"]["patch_size"] = 16;
     const Result<ClipConfig> c = ParseOpenClipConfig(config, "config.json");
@@ -169,7 +168,7 @@ TEST_F(OpenClipOptionsTest, TextTowerWithoutProjectionReturnsThePooledRow) {
   ASSERT_EQ(kept.size() + 2, weights.tensors().size());
   ASSERT_TRUE(WriteSafetensors(dir_ / "open_clip_model.safetensors", kept).ok());
   fs::create_directory_symlink(from / "tokenizer", dir_ / "tokenizer");
-  json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
+  Json config = testing::ReadFixtureJson("config.json", "siglip-tiny");
   config["model_cfg"]["text_cfg"]["proj_type"] = "none";
   Result<ClipModel> model = Load("siglip-tiny", config);
   ASSERT_TRUE(model.ok()) << model.status().ToString();

@@ -18,7 +18,6 @@ namespace visalign::clip {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr const char* kConfigFileName = "open_clip_config.json";
 constexpr const char* kWeightsFileName = "open_clip_model.safetensors";
@@ -176,7 +175,7 @@ const ArchShape& Shape(RandomClipArch arch) {
 }
 
 // vision_cfg of each architecture (OpenCLIP's RN50.json and convnext_base.json for the conv towers).
-json RandomVisionConfig(RandomClipArch arch, const ArchShape& s) {
+Json RandomVisionConfig(RandomClipArch arch, const ArchShape& s) {
   switch (arch) {
     case RandomClipArch::kRN50:
       return {{"image_size", s.image_size}, {"layers", kRN50Layers}, {"width", s.vision_width}, {"patch_size", nullptr}};
@@ -311,7 +310,7 @@ void AddConvNext(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
 
 }  // namespace
 
-json RandomClipConfigJson(RandomClipArch arch, uint64_t seed) {
+Json RandomClipConfigJson(RandomClipArch arch, uint64_t seed) {
   const ArchShape& s = Shape(arch);
   return {
       {"model_cfg",
@@ -387,7 +386,7 @@ void FillRandomTensor(const RandomTensorSpec& spec, uint64_t seed, float* values
 }
 
 Result<RandomClipModelFiles> WriteRandomClipModel(const fs::path& dir, const RandomClipModelOptions& options) {
-  const json config_json = RandomClipConfigJson(options.arch, options.seed);
+  const Json config_json = RandomClipConfigJson(options.arch, options.seed);
   RandomClipModelFiles files{dir / kConfigFileName, dir / kWeightsFileName, 0};
   VISALIGN_ASSIGN_OR_RETURN(ClipConfig config, ParseOpenClipConfig(config_json, files.config_file.string()));
   std::vector<RandomTensorSpec> specs = RandomTensorSpecs(config);

@@ -6,10 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "clip/safetensors.h"
 #include "visalign/clip.h"
+#include "visalign/core/json.h"
 
 namespace visalign::clip {
 
@@ -32,7 +31,7 @@ struct RandomTensorSpec {
 };
 
 // The open_clip_config.json of `arch`, including the "visalign_random_model" record with `seed`.
-nlohmann::json RandomClipConfigJson(RandomClipArch arch, uint64_t seed);
+Json RandomClipConfigJson(RandomClipArch arch, uint64_t seed);
 
 // Every parameter of a CLIP with `config` (ViT, ModifiedResNet or timm ConvNeXt vision tower) in the
 // OpenCLIP layout (the names LoadClipModel reads), with OpenCLIP's initialisation scales.

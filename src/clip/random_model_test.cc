@@ -23,7 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-using nlohmann::json;
 
 constexpr int64_t kTinyParameters = 3'425'857;     // as the clip-tiny fixture
 constexpr int64_t kViTB32Parameters = 151'277'313;  // OpenCLIP ViT-B-32
@@ -122,9 +121,9 @@ TEST_F(RandomModelTest, SameSeedGivesByteIdenticalFilesOtherSeedsOtherWeights) {
   EXPECT_EQ(read("a", "open_clip_config.json"), read("b", "open_clip_config.json"));
   EXPECT_NE(read("a", "open_clip_model.safetensors"), read("c", "open_clip_model.safetensors"));
   // The configs differ in the recorded seed only.
-  json a = json::parse(read("a", "open_clip_config.json"));
+  Json a = Json::parse(read("a", "open_clip_config.json"));
   a[kRandomModelConfigKey]["seed"] = 6;
-  EXPECT_EQ(a, json::parse(read("c", "open_clip_config.json")));
+  EXPECT_EQ(a, Json::parse(read("c", "open_clip_config.json")));
 }
 
 TEST_F(RandomModelTest, TinySeed0WeightsArePinned) {
@@ -165,9 +164,9 @@ TEST_F(RandomModelTest, RefusesAFileAndReportsPlacesThatCannotBeCreated) {
 
 TEST_F(RandomModelTest, TheConfigRecordIsValidated) {
   ASSERT_TRUE(WriteRandomClipModel(dir_, Options(3)).ok());
-  const json original = json::parse(ReadFile(dir_ / "open_clip_config.json").value());
-  const auto load_with = [&](const json& record) {
-    json j = original;
+  const Json original = Json::parse(ReadFile(dir_ / "open_clip_config.json").value());
+  const auto load_with = [&](const Json& record) {
+    Json j = original;
     if (record.is_null()) {
       j.erase(kRandomModelConfigKey);
     } else {

@@ -1,6 +1,6 @@
 #include "clip/row_kernels.h"
 
-#include "core/cpu_target.h"
+#include "visalign/core/cpu_target.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 

@@ -12,10 +12,10 @@
 #include <bit>
 #include <cstring>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::clip {
@@ -208,7 +208,7 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
     return Bad("header is not a JSON object" + (parsed.ok() ? std::string() : " (" + parsed.status().what() + ")"), path,
                "a JSON object mapping tensor names to {dtype, shape, data_offsets}");
   }
-  const nlohmann::json& header = *parsed;
+  const Json& header = *parsed;
   const uint64_t data_start = kHeaderLengthBytes + header_len;
   const uint64_t data_size = file_size - data_start;
 
@@ -357,7 +357,7 @@ Status WriteSafetensors(const std::filesystem::path& path, std::vector<TensorSha
                         const std::map<std::string, std::string>& metadata) {
   constexpr size_t kHeaderAlignment = 8;
   std::sort(tensors.begin(), tensors.end(), [](const TensorShape& a, const TensorShape& b) { return a.name < b.name; });
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  Json header = Json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -369,7 +369,7 @@ Status WriteSafetensors(const std::filesystem::path& path, std::vector<TensorSha
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  std::string header_text = header.dump();
+  std::string header_text = CanonicalJsonText(header);  // key-sorted, as safetensors writers do
   header_text.append((kHeaderAlignment - header_text.size() % kHeaderAlignment) % kHeaderAlignment, ' ');
   const uint64_t header_len = header_text.size();
   const size_t data_start = kHeaderLengthBytes + header_text.size();

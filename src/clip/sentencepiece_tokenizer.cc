@@ -3,19 +3,18 @@
 #include <sentencepiece_processor.h>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "clip/hf_bpe_tokenizer.h"
 #include "clip/text_clean.h"
 #include "clip/wordpiece_tokenizer.h"
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::clip {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr const char* kModelFile = "spiece.model";
 constexpr const char* kTokenizerConfigFile = "tokenizer_config.json";
@@ -127,12 +126,12 @@ Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
       return Status::Ok();
     }
   }
-  json cfg = json::object();
+  Json cfg = Json::object();
   const fs::path cfg_file = dir / kTokenizerConfigFile;
   std::string cls = "T5Tokenizer";
   if (fs::is_regular_file(cfg_file)) {
     VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(cfg_file));
-    Result<json> parsed = ParseJson(text);
+    Result<Json> parsed = ParseJson(text);
     if (!parsed.ok() || !parsed->is_object()) {
       return Status::InvalidArgument(parsed.ok() ? "not a JSON object" : parsed.status().what(), cfg_file.string(),
                                      "a Hugging Face tokenizer_config.json");

@@ -47,7 +47,7 @@ TEST_F(SentencePieceTokenizerTest, ResolvesTheCheckpointsTokenizerFolderAndSpeci
 // Every case of the fixture: canonicalised text, SentencePiece pieces, body ids, final and padded
 // ids exactly as open_clip's HFTokenizer(clean='canonicalize') produced them.
 TEST_F(SentencePieceTokenizerTest, MatchesOpenClipOnAllFixtureCases) {
-  const nlohmann::json cases = testing::ReadFixtureJson("tokenizer_cases.json", kFixture)["cases"];
+  const Json cases = testing::ReadFixtureJson("tokenizer_cases.json", kFixture)["cases"];
   ASSERT_EQ(cases.size(), 35u);
   const int context = config_->text.context_length;
   for (const auto& c : cases) {

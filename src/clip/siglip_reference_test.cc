@@ -19,7 +19,6 @@
 namespace visalign::clip {
 namespace {
 
-using nlohmann::json;
 using Vec = std::vector<double>;
 
 constexpr double kLayerNormEps = 1e-6;
@@ -136,7 +135,7 @@ TEST(SiglipVisionReference, TanhGeluTimmTowersMatchADoubleForward) {
   const SafetensorsFile weights = SafetensorsFile::Open(fixture / "model.safetensors").value();
   const SafetensorsFile debug = SafetensorsFile::Open(fixture / "debug_activations.safetensors").value();
   const Matrix pixels = testing::DebugPixels(debug);
-  const json expected = testing::ReadFixtureJson("expected.json", "siglip2-tiny");
+  const Json expected = testing::ReadFixtureJson("expected.json", "siglip2-tiny");
   const ReferenceSiglipVision reference(weights);
   constexpr int kSize = 64, kPatch = 16, kHeads = 2, kLayers = 2;
   // The reference is timm's forward: it gives open_clip's embeddings with the fixture's exact GELU.
@@ -147,7 +146,7 @@ TEST(SiglipVisionReference, TanhGeluTimmTowersMatchADoubleForward) {
   }
   // The same weights under a gelu_tanh name (its shapes overridden to the fixture's).
   visalign::testing::TempDir dir;
-  json config = testing::ReadFixtureJson("config.json", "siglip2-tiny");
+  Json config = testing::ReadFixtureJson("config.json", "siglip2-tiny");
   config["model_cfg"]["vision_cfg"]["timm_model_name"] = "vit_so400m_patch16_siglip_256";
   config["model_cfg"]["vision_cfg"]["timm_model_kwargs"]["mlp_ratio"] = 4.0;
   ASSERT_TRUE(WriteFileAtomic(dir / "open_clip_config.json", config.dump()).ok());

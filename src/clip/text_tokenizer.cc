@@ -7,10 +7,10 @@
 
 namespace visalign::clip {
 
-Result<std::string> SpecialTokenString(const nlohmann::json& cfg, const std::string& key, const std::string& fallback,
+Result<std::string> SpecialTokenString(const Json& cfg, const std::string& key, const std::string& fallback,
                                        const std::string& where) {
   if (!cfg.contains(key) || cfg[key].is_null()) return fallback;
-  const nlohmann::json& v = cfg[key];
+  const Json& v = cfg[key];
   if (v.is_string()) return v.get<std::string>();
   if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
   return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where, "a token string");

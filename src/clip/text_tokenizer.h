@@ -10,9 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/clip.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::clip {
@@ -27,7 +26,7 @@ class TextTokenizer {
 
 // A special token of a Hugging Face tokenizer_config.json (`cfg[key]`): a string or an AddedToken
 // object {"content": ...}; `fallback` when absent or null. `where` names the file in errors.
-Result<std::string> SpecialTokenString(const nlohmann::json& cfg, const std::string& key, const std::string& fallback,
+Result<std::string> SpecialTokenString(const Json& cfg, const std::string& key, const std::string& fallback,
                                        const std::string& where);
 
 // The tokenizer of `config` (as ReadClipConfig resolved it): nullptr for kClipBpe.

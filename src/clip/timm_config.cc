@@ -36,7 +36,7 @@ const std::set<std::string>& TimmTanhGeluModels() {
 
 }  // namespace
 
-Status ApplyTimmVitKwargs(const json& kwargs, const std::string& where, std::initializer_list<const char*> ignored,
+Status ApplyTimmVitKwargs(const Json& kwargs, const std::string& where, std::initializer_list<const char*> ignored,
                           VisionConfig& c, double& mlp_ratio) {
   Fields k(kwargs, where);
   VISALIGN_ASSIGN_OR_RETURN(c.image_size, k.SquareSize("img_size", c.image_size));
@@ -49,7 +49,7 @@ Status ApplyTimmVitKwargs(const json& kwargs, const std::string& where, std::ini
   return k.CheckAllUsed();
 }
 
-Result<VisionConfig> ParseTimmSiglipVision(const json& v, const std::string& where) {
+Result<VisionConfig> ParseTimmSiglipVision(const Json& v, const std::string& where) {
   Fields f(v, where);
   VISALIGN_ASSIGN_OR_RETURN(std::string name, f.String("timm_model_name", ""));
   static const std::regex kName("vit_([a-z0-9]+)_patch([0-9]+)_siglip_([0-9]+)");
@@ -142,7 +142,7 @@ std::string TimmFamily(const std::string& name) {
 }  // namespace
 
 // OpenCLIP's TimmModel adapter (vision_cfg.timm_model_name); of timm's trunks only ConvNeXt.
-Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where) {
+Result<VisionConfig> ParseOpenClipTimm(const Json& v, const std::string& where) {
   Fields f(v, where);
   VisionConfig c;
   c.tower = VisionTower::kConvNext;
@@ -164,7 +164,7 @@ Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where) 
   cn.norm_eps = known->norm_eps;
   if (f.Has("timm_model_kwargs")) {
     const std::string kw_where = where + " timm_model_kwargs";
-    const json& kw = v["timm_model_kwargs"];
+    const Json& kw = v["timm_model_kwargs"];
     if (!kw.is_object()) return Status::InvalidArgument("field is " + QuoteJson(kw), kw_where, "a JSON object");
     Fields k(kw, kw_where);
     if (k.Has("depths")) {

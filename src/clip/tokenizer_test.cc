@@ -32,7 +32,7 @@ std::string Clean(const std::string& text) { return Utf8(CleanText(DecodeUtf8(te
 // Every case of the fixture: cleaned text, BPE pieces and final ids exactly as open_clip's
 // SimpleTokenizer (ftfy 6.3.1, regex, Python 3.11) produced them.
 TEST_F(TokenizerTest, MatchesOpenClipOnAllFixtureCases) {
-  const nlohmann::json cases = testing::ReadFixtureJson("tokenizer_cases.json")["cases"];
+  const Json cases = testing::ReadFixtureJson("tokenizer_cases.json")["cases"];
   ASSERT_EQ(cases.size(), 36u);
   Result<const BpeTokenizer*> tokenizer = BpeTokenizer::Default();
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();

@@ -73,7 +73,7 @@ TEST(TorchCheckpointTest, ModelsFromBothCheckpointsGiveSiglipTinysEmbeddingsBitF
   const auto ids = clip::testing::DebugTokenIds(debug);
   const Matrix ref_images = reference.EncodePixels(pixels).value();
   const Matrix ref_texts = reference.EncodeTokens(ids).value();
-  const nlohmann::json expected = clip::testing::ReadFixtureJson("expected.json", "siglip-tiny");
+  const Json expected = clip::testing::ReadFixtureJson("expected.json", "siglip-tiny");
   for (const auto& [weights, as] : {std::pair{"open_clip_pytorch_model.bin", "open_clip_pytorch_model.bin"},
                                     std::pair{"epoch_32.pt", "pytorch_model.bin"}}) {
     Result<ClipModel> model = LoadClipModel(BinModelDir(tmp, weights, as));

@@ -15,7 +15,6 @@ namespace visalign::clip {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr size_t kMaxWordChars = 100;  // HF WordPiece max_input_chars_per_word
 constexpr std::u32string_view kContinuation = U"##";
@@ -66,7 +65,7 @@ std::u32string Nfd(std::u32string_view text) {
   return decoded.ok() ? std::move(decoded).value() : std::u32string(text);
 }
 
-Result<bool> Flag(const json& cfg, const char* key, bool fallback, const std::string& where) {
+Result<bool> Flag(const Json& cfg, const char* key, bool fallback, const std::string& where) {
   if (!cfg.contains(key) || cfg[key].is_null()) return fallback;
   if (!cfg[key].is_boolean()) {
     return Status::InvalidArgument(std::string("field ") + key + " is " + QuoteJson(cfg[key]), where, "true or false");
@@ -214,7 +213,7 @@ Result<std::vector<int32_t>> WordPieceTokenizer::Tokenize(std::string_view text,
   return ids;
 }
 
-Status ResolveWordPieceTokenizer(const fs::path& dir, const json& cfg, const std::string& cfg_source, ClipConfig& config) {
+Status ResolveWordPieceTokenizer(const fs::path& dir, const Json& cfg, const std::string& cfg_source, ClipConfig& config) {
   TokenizerConfig t;
   t.kind = TokenizerKind::kWordPiece;
   t.hf_name = config.tokenizer.hf_name;

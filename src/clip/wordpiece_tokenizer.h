@@ -22,9 +22,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "clip/text_tokenizer.h"
+
+#include "visalign/core/json.h"
 
 namespace visalign::clip {
 
@@ -65,7 +65,7 @@ class WordPieceTokenizer : public TextTokenizer {
 // model_file, [CLS] / [SEP] / [UNK] ids, do_lower_case / strip_accents / tokenize_chinese_chars,
 // keeping the cleaning and add_eos = !strip_sep_token the text_cfg parser set) and config.text.pad_id
 // ([PAD]).
-Status ResolveWordPieceTokenizer(const std::filesystem::path& dir, const nlohmann::json& tokenizer_config,
+Status ResolveWordPieceTokenizer(const std::filesystem::path& dir, const Json& tokenizer_config,
                                  const std::string& config_source, ClipConfig& config);
 
 }  // namespace visalign::clip

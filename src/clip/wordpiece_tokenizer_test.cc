@@ -19,7 +19,6 @@ namespace visalign::clip {
 namespace {
 
 using ::testing::HasSubstr;
-using nlohmann::json;
 
 class ClipaTokenizerTest : public ::testing::Test {
  protected:
@@ -54,10 +53,10 @@ TEST_F(ClipaTokenizerTest, ResolvesTheSettingsOfTokenizerConfig) {
 }
 
 TEST_F(ClipaTokenizerTest, MatchesEveryFixtureCaseExactly) {
-  const json cases = testing::ReadFixtureJson("tokenizer_cases.json", "clipa-tiny");
+  const Json cases = testing::ReadFixtureJson("tokenizer_cases.json", "clipa-tiny");
   const int context = cases["context_length"].get<int>();
   ASSERT_EQ(cases["cases"].size(), 32u);
-  for (const json& c : cases["cases"]) {
+  for (const Json& c : cases["cases"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
     const std::u32string cleaned = WhitespaceCleanText(DecodeUtf8(c["text"].get<std::string>()).value());
     EXPECT_EQ(EncodeUtf8(cleaned), c["cleaned"].get<std::string>());
@@ -157,11 +156,11 @@ TEST(WordPieceTokenizerTest, RefusesBadVocabulariesAndConfigs) {
               HasSubstr("special token id 2 outside the vocabulary"));
 
   visalign::testing::TempDir dir;
-  json config = testing::ReadFixtureJson("config.json", "clipa-tiny");
+  Json config = testing::ReadFixtureJson("config.json", "clipa-tiny");
   ASSERT_TRUE(WriteFileAtomic(dir / "open_clip_config.json", config.dump()).ok());
   std::filesystem::create_symlink(testing::FixtureDir("clipa-tiny") / "model.safetensors", dir / "model.safetensors");
   std::filesystem::create_directory(dir / "tokenizer");
-  const auto write = [&](const json& tokenizer_config) {
+  const auto write = [&](const Json& tokenizer_config) {
     ASSERT_TRUE(WriteFileAtomic(dir / "tokenizer" / "tokenizer_config.json", tokenizer_config.dump()).ok());
   };
   write({{"tokenizer_class", "BertTokenizer"}});

@@ -55,7 +55,7 @@ TEST(FormatFixed, RoundsToTheGivenDecimals) {
 }
 
 TEST(ResultsHeader, NamesTheBenchmarkTheSchemaAndTheVersion) {
-  const nlohmann::ordered_json h = ResultsHeader("violin");
+  const Json h = ResultsHeader("violin");
   EXPECT_EQ(h["benchmark"], "violin");
   EXPECT_EQ(h["schema_version"], kResultsSchemaVersion);
   EXPECT_EQ(h["visalign_version"], std::string(VisalignVersion()));

@@ -1,15 +1,17 @@
 #include "visalign/core/untrusted.h"
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "visalign/core/io.h"
+
 namespace visalign {
 namespace {
 
-using nlohmann::json;
 
 // Length of the valid UTF-8 character starting at s[i] that is safe to print (not a C1 control,
 // U+0080..U+009F), or 0 when s[i] must be escaped.
@@ -62,65 +64,111 @@ size_t AppendEscaped(std::string_view s, size_t limit, bool escape_quotes, std::
 
 std::string CutMarker(size_t total) { return fmt::format("... ({} bytes)", total); }
 
-// Depth-limited DOM building: nlohmann's own DOM parser, refusing to open a container beyond
-// max_depth (returning false from a SAX event stops the parser at once).
-class DepthLimitedSax {
+// Depth-limited DOM building in linear time. nlohmann's DOM builder inserts each key of an ordered
+// object with a linear search for a duplicate, so an object of n keys costs O(n^2) (3.5 s for a
+// 50 000-word vocabulary); this builder keeps a hash index of the open object's keys instead and
+// appends to the object's vector. A repeated key keeps its first position and takes the last value,
+// as nlohmann's builder does. Returning false from a SAX event stops the parser at once.
+class LinearDomSax {
  public:
-  DepthLimitedSax(json& root, int max_depth) : dom_(root, /*allow_exceptions=*/false), max_depth_(max_depth) {}
+  LinearDomSax(Json& root, int max_depth) : root_(root), max_depth_(max_depth) {}
 
-  bool null() { return dom_.null(); }
-  bool boolean(bool v) { return dom_.boolean(v); }
-  bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
-  bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
-  bool number_float(json::number_float_t v, const json::string_t& s) { return dom_.number_float(v, s); }
-  bool string(json::string_t& v) { return dom_.string(v); }
-  bool binary(json::binary_t& v) { return dom_.binary(v); }
-  bool key(json::string_t& v) { return dom_.key(v); }
-  bool start_object(std::size_t n) { return Open() && dom_.start_object(n); }
-  bool start_array(std::size_t n) { return Open() && dom_.start_array(n); }
-  bool end_object() { --depth_; return dom_.end_object(); }
-  bool end_array() { --depth_; return dom_.end_array(); }
-  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) {
+  bool null() { return Put(nullptr); }
+  bool boolean(bool v) { return Put(v); }
+  bool number_integer(Json::number_integer_t v) { return Put(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return Put(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return Put(v); }
+  bool string(Json::string_t& v) { return Put(std::move(v)); }
+  bool binary(Json::binary_t& v) { return Put(Json::binary(std::move(v))); }
+  bool key(Json::string_t& v) {
+    key_ = std::move(v);
+    return true;
+  }
+  bool start_object(std::size_t) { return Open(Json::object()); }
+  bool start_array(std::size_t) { return Open(Json::array()); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) {
     error_position_ = position;
-    return dom_.parse_error(position, token, e);
+    return false;
   }
 
   bool too_deep() const { return too_deep_; }
   size_t error_position() const { return error_position_; }
 
  private:
-  bool Open() {
-    if (++depth_ > max_depth_) too_deep_ = true;
-    return !too_deep_;
+  struct OpenContainer {
+    Json* value;
+    std::unordered_map<std::string, size_t> index;  // an object's keys -> position
+  };
+
+  // Places v in the open container (or as the root); returns where it now is.
+  Json* Place(Json&& v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    OpenContainer& top = stack_.back();
+    if (top.value->is_array()) {
+      top.value->get_ref<Json::array_t&>().push_back(std::move(v));
+      return &top.value->get_ref<Json::array_t&>().back();
+    }
+    Json::object_t& object = top.value->get_ref<Json::object_t&>();
+    const auto [at, inserted] = top.index.try_emplace(key_, object.size());
+    if (!inserted) {
+      const auto existing = object.begin() + static_cast<std::ptrdiff_t>(at->second);
+      existing->second = std::move(v);
+      return &existing->second;
+    }
+    object.Json::object_t::Container::emplace_back(std::move(key_), std::move(v));
+    return &object.back().second;
+  }
+  bool Put(Json&& v) {
+    Place(std::move(v));
+    return true;
+  }
+  bool Open(Json&& container) {
+    if (static_cast<int>(stack_.size()) >= max_depth_) {
+      too_deep_ = true;
+      return false;
+    }
+    Json* placed = Place(std::move(container));
+    stack_.push_back({placed, {}});
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
+    return true;
   }
 
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  Json& root_;
   int max_depth_;
-  int depth_ = 0;
+  std::vector<OpenContainer> stack_;
+  std::string key_;
   bool too_deep_ = false;
   size_t error_position_ = 0;
 };
 
 // One open container while QuoteJson walks a value.
 struct Frame {
-  const json* value;
-  json::const_iterator next;
+  const Json* value;
+  Json::const_iterator next;
   bool first = true;
 };
 
-std::string ScalarJson(const json& v, size_t limit) {
+std::string ScalarJson(const Json& v, size_t limit) {
   if (!v.is_string()) return v.dump();
   const std::string& s = v.get_ref<const std::string&>();
   // Only the quoted part can be shown: dump a prefix (replace keeps a cut UTF-8 character harmless).
-  return json(s.substr(0, limit + 1)).dump(-1, ' ', false, json::error_handler_t::replace);
+  return Json(s.substr(0, limit + 1)).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace
 
-Result<json> ParseJson(std::string_view text, int max_depth) {
-  json root;
-  DepthLimitedSax sax(root, max_depth);
-  const bool ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, /*strict=*/true);
+Result<Json> ParseJson(std::string_view text, int max_depth) {
+  Json root;
+  LinearDomSax sax(root, max_depth);
+  const bool ok = Json::sax_parse(text.begin(), text.end(), &sax, Json::input_format_t::json, /*strict=*/true);
   if (sax.too_deep()) {
     return Status::Corrupt(fmt::format("JSON nested deeper than {} levels", max_depth), "",
                            fmt::format("a JSON document nested at most {} levels deep", max_depth));
@@ -132,7 +180,14 @@ Result<json> ParseJson(std::string_view text, int max_depth) {
   return root;
 }
 
-std::string StringMember(const json& obj, const std::string& key, const std::string& fallback) {
+Result<Json> ReadJsonFile(const std::filesystem::path& path) {
+  VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  Result<Json> j = ParseJson(text);
+  if (!j.ok()) return Status::Corrupt(j.status().what(), path.string(), j.status().expected());
+  return j;
+}
+
+std::string StringMember(const Json& obj, const std::string& key, const std::string& fallback) {
   if (!obj.is_object()) return fallback;
   const auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
@@ -153,10 +208,10 @@ std::string QuoteText(std::string_view bytes, size_t limit) {
   return out;
 }
 
-std::string QuoteJson(const json& value, size_t limit) {
+std::string QuoteJson(const Json& value, size_t limit) {
   std::string text;
   std::vector<Frame> stack;
-  const auto emit = [&](const json& v) {
+  const auto emit = [&](const Json& v) {
     if (v.is_object() || v.is_array()) {
       text += v.is_object() ? '{' : '[';
       stack.push_back({&v, v.cbegin()});
@@ -174,8 +229,8 @@ std::string QuoteJson(const json& value, size_t limit) {
     }
     if (!f.first) text += ',';
     f.first = false;
-    const json::const_iterator it = f.next++;
-    if (f.value->is_object()) text += ScalarJson(json(it.key()), limit) + ':';
+    const Json::const_iterator it = f.next++;
+    if (f.value->is_object()) text += ScalarJson(Json(it.key()), limit) + ':';
     emit(*it);  // may push, invalidating f
   }
   std::string out;

@@ -1,13 +1,15 @@
 #include "visalign/core/untrusted.h"
 
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "testing/dirs.h"
+#include "visalign/core/io.h"
+
 namespace visalign {
 namespace {
-
-using nlohmann::json;
 
 std::string Nested(int depth, std::string_view open = "[", std::string_view close = "]") {
   std::string s;
@@ -44,6 +46,47 @@ TEST(ParseJson, RefusesTheHundredThousandLevelConfigOfTheReproducer) {
   EXPECT_FALSE(ParseJson(std::string(1000000, '{')).ok());
 }
 
+TEST(ParseJson, KeepsKeysInTheOrderOfTheText) {
+  auto j = ParseJson(R"({"z": 1, "a": {"y": [true, "s"], "b": null}, "m": 2.5})");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(j->dump(), R"({"z":1,"a":{"y":[true,"s"],"b":null},"m":2.5})");
+}
+
+TEST(ParseJson, ARepeatedKeyKeepsItsFirstPlaceAndItsLastValue) {
+  auto j = ParseJson(R"({"a": 1, "b": {"x": 1, "x": [2]}, "a": 3})");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(j->dump(), R"({"a":3,"b":{"x":[2]}})");
+}
+
+TEST(ParseJson, ReadsAnObjectOfManyKeysInOrder) {
+  // A tokenizer's vocabulary: 50 000 keys (a builder searching each key's object linearly would
+  // take seconds; ParseJson indexes the open object's keys).
+  constexpr int kKeys = 50000;
+  std::string text = "{";
+  for (int i = 0; i < kKeys; ++i) text += (i ? ",\"" : "\"") + std::to_string(kKeys - i) + "\":" + std::to_string(i);
+  text += "}";
+  auto j = ParseJson(text);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  ASSERT_EQ(j->size(), static_cast<size_t>(kKeys));
+  EXPECT_EQ(j->begin().key(), std::to_string(kKeys));
+  EXPECT_EQ(std::prev(j->end()).key(), "1");
+  EXPECT_EQ((*j)["1"], kKeys - 1);
+}
+
+TEST(ReadJsonFile, NamesTheFileOfABrokenDocument) {
+  testing::TempDir dir;
+  const std::string path = (dir / "summary.json").string();
+  ASSERT_TRUE(WriteFileAtomic(path, "{\"a\": [1,}").ok());
+  Result<Json> j = ReadJsonFile(path);
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(j.status().where(), path);
+  EXPECT_EQ(j.status().what(), "invalid JSON (syntax error at byte 10)");
+  ASSERT_TRUE(WriteFileAtomic(path, "{\"a\": [1]}").ok());
+  EXPECT_EQ(ReadJsonFile(path)->dump(), R"({"a":[1]})");
+  EXPECT_FALSE(ReadJsonFile(path + ".missing").ok());
+}
+
 TEST(ParseJson, NamesTheByteOfASyntaxError) {
   auto j = ParseJson(R"({"a": tru})");
   ASSERT_FALSE(j.ok());
@@ -75,24 +118,24 @@ TEST(QuoteText, CutsLongTextAndGivesItsSize) {
 }
 
 TEST(QuoteJson, WritesSmallValuesAsCompactJson) {
-  EXPECT_EQ(QuoteJson(json::parse(R"({"a": [1, "x", null], "b": true})")), R"({"a":[1,"x",null],"b":true})");
-  EXPECT_EQ(QuoteJson(json("line\nbreak")), R"("line\nbreak")");
-  EXPECT_EQ(QuoteJson(json::array()), "[]");
+  EXPECT_EQ(QuoteJson(Json::parse(R"({"a": [1, "x", null], "b": true})")), R"({"a":[1,"x",null],"b":true})");
+  EXPECT_EQ(QuoteJson(Json("line\nbreak")), R"("line\nbreak")");
+  EXPECT_EQ(QuoteJson(Json::array()), "[]");
 }
 
 TEST(QuoteJson, StopsAtTheLimitWithoutRecursingIntoADeepValue) {
-  json deep = json::array();
-  for (int i = 0; i < 100000; ++i) deep = json::array({std::move(deep)});
+  Json deep = Json::array();
+  for (int i = 0; i < 100000; ++i) deep = Json::array({std::move(deep)});
   const std::string q = QuoteJson(deep);
   EXPECT_EQ(q, std::string(kQuoteLimit, '[') + "...");
 }
 
 TEST(QuoteJson, StopsAtTheLimitOfAWideValue) {
-  json wide = json::array();
+  Json wide = Json::array();
   for (int i = 0; i < 100000; ++i) wide.push_back(i);
   const std::string q = QuoteJson(wide, 10);
   EXPECT_EQ(q, "[0,1,2,3,4...");
-  EXPECT_EQ(QuoteJson(json(std::string(1000, 'y')), 5), "\"yyyy...");
+  EXPECT_EQ(QuoteJson(Json(std::string(1000, 'y')), 5), "\"yyyy...");
 }
 
 TEST(EscapeControlBytes, StatusToStringIsAlwaysOneBoundedLine) {

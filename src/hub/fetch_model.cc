@@ -15,7 +15,6 @@ namespace visalign::hub {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr const char* kOpenClipConfig = "open_clip_config.json";
 constexpr const char* kHfConfig = "config.json";
@@ -36,9 +35,9 @@ std::vector<std::string> WeightCandidates(const ModelName& name, bool hf_layout)
   return {file};
 }
 
-Result<json> ReadJsonFile(const fs::path& path) {
+Result<Json> ReadJsonFile(const fs::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  Result<json> j = ParseJson(text);
+  Result<Json> j = ParseJson(text);
   if (!j.ok() || !j->is_object()) {
     return Status::InvalidArgument(j.ok() ? "not a JSON object" : j.status().what(), path.string(), "a model config (JSON)");
   }
@@ -47,9 +46,9 @@ Result<json> ReadJsonFile(const fs::path& path) {
 
 // The model_cfg open_clip ships for `model` (data/clip/open_clip_model_configs.json), for a tag whose
 // repository has no open_clip_config.json.
-Result<json> ShippedModelConfig(const std::string& model) {
+Result<Json> ShippedModelConfig(const std::string& model) {
   VISALIGN_ASSIGN_OR_RETURN(fs::path path, DataFile(kModelConfigsFile));
-  VISALIGN_ASSIGN_OR_RETURN(json all, ReadJsonFile(path));
+  VISALIGN_ASSIGN_OR_RETURN(Json all, ReadJsonFile(path));
   const auto configs = all.find("configs");
   if (configs == all.end() || !configs->is_object() || !configs->contains(model) || !(*configs)[model].is_object()) {
     return Status::NotFound(fmt::format("no model config for {}", QuoteText(model)), path.string(),
@@ -58,8 +57,8 @@ Result<json> ShippedModelConfig(const std::string& model) {
   return (*configs)[model];
 }
 
-json TagPreprocess(const PretrainedTag& t, const json& model_cfg) {
-  json p = {{"mean", t.mean},
+Json TagPreprocess(const PretrainedTag& t, const Json& model_cfg) {
+  Json p = {{"mean", t.mean},
             {"std", t.std},
             {"interpolation", t.interpolation == clip::Interpolation::kBicubic ? "bicubic" : "bilinear"},
             {"resize_mode", t.resize_mode == clip::ResizeMode::kShortest ? "shortest" : "squash"}};
@@ -84,7 +83,7 @@ Status Link(const fs::path& target, const fs::path& link) {
 
 // Writes the folder under a temporary name and renames it into place (a folder another process made
 // first is kept: it has the same content).
-Status WriteModelFolder(const fs::path& dir, const std::string& config_name, const json& config,
+Status WriteModelFolder(const fs::path& dir, const std::string& config_name, const Json& config,
                         const std::vector<std::pair<std::string, fs::path>>& links) {
   std::error_code ec;
   if (fs::is_directory(dir, ec)) return Status::Ok();
@@ -121,12 +120,12 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
   // else for a table entry the model config open_clip ships.
   VISALIGN_ASSIGN_OR_RETURN(std::optional<FetchedFile> config_file, fetch(kOpenClipConfig, true));
   bool hf_layout = false;
-  json config;
+  Json config;
   if (config_file) {
     VISALIGN_ASSIGN_OR_RETURN(config, ReadJsonFile(config_file->path));
     out.config_source = name.repo + " " + kOpenClipConfig;
   } else if (name.pretrained) {
-    VISALIGN_ASSIGN_OR_RETURN(json model_cfg, ShippedModelConfig(name.pretrained->model));
+    VISALIGN_ASSIGN_OR_RETURN(Json model_cfg, ShippedModelConfig(name.pretrained->model));
     config = {{"model_cfg", model_cfg}};
     out.config_source = std::string("data/") + kModelConfigsFile + " " + name.pretrained->model;
   } else {
@@ -145,7 +144,7 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
     if (pre) links.emplace_back(pre->name, pre->path);
   }
   if (name.pretrained) {
-    const json model_cfg = config.contains("model_cfg") ? config["model_cfg"] : json::object();
+    const Json model_cfg = config.contains("model_cfg") ? config["model_cfg"] : Json::object();
     config["preprocess_cfg"] = TagPreprocess(*name.pretrained, model_cfg);
     if (name.pretrained->quick_gelu && !(model_cfg.is_object() && model_cfg.value("quick_gelu", false))) {
       out.warnings.push_back(fmt::format("tag {} was trained with QuickGELU but model {} uses GELU (as open_clip, which "
@@ -162,7 +161,7 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
   }
   links.emplace_back(weights->name, weights->path);
   // A SentencePiece tokenizer: its files from the repository (root, or the subfolder the config names).
-  const json* text_cfg = config.contains("model_cfg") && config["model_cfg"].contains("text_cfg") ? &config["model_cfg"]["text_cfg"] : nullptr;
+  const Json* text_cfg = config.contains("model_cfg") && config["model_cfg"].contains("text_cfg") ? &config["model_cfg"]["text_cfg"] : nullptr;
   if (text_cfg != nullptr && text_cfg->is_object() && text_cfg->contains("hf_tokenizer_name")) {
     const std::string hf_name = text_cfg->value("hf_tokenizer_name", "");
     const std::string prefix = hf_name.find('/') == std::string::npos && !hf_name.empty() ? hf_name + "/" : "";

@@ -79,7 +79,7 @@ TEST_F(HubTest, HubNameFillsTheCacheInHuggingFaceLayoutAndLoadsAsTheFolderDoes) 
   const clip::ClipModel from_hub = clip::LoadClipModel(m->model_dir).value();
   const clip::ClipModel from_folder = clip::LoadClipModel(Fixture("siglip-tiny")).value();
   EXPECT_EQ(from_hub.EncodeTexts({"a red square"}).value().data, from_folder.EncodeTexts({"a red square"}).value().data);
-  const nlohmann::json config = nlohmann::json::parse(ReadFile(m->model_dir / "open_clip_config.json").value());
+  const Json config = Json::parse(ReadFile(m->model_dir / "open_clip_config.json").value());
   EXPECT_EQ(config["visalign_hub_source"], fmt::format("hf-hub:test/siglip-tiny@{} open_clip_model.safetensors", kCommit));
   EXPECT_NE(from_hub.Fingerprint().value(), from_folder.Fingerprint().value());  // the commit is part of it
 

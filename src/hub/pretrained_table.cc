@@ -12,7 +12,6 @@ namespace visalign::hub {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr std::string_view kHubPrefix = "hf-hub:";
 constexpr const char* kTableFile = "clip/open_clip_pretrained.json";
@@ -38,7 +37,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-Result<std::array<float, 3>> Triple(const json& entry, const char* key, const std::string& where) {
+Result<std::array<float, 3>> Triple(const Json& entry, const char* key, const std::string& where) {
   const auto it = entry.find(key);
   if (it == entry.end() || !it->is_array() || it->size() != 3 || !(*it)[0].is_number() || !(*it)[1].is_number() ||
       !(*it)[2].is_number()) {
@@ -47,7 +46,7 @@ Result<std::array<float, 3>> Triple(const json& entry, const char* key, const st
   return std::array<float, 3>{(*it)[0].get<float>(), (*it)[1].get<float>(), (*it)[2].get<float>()};
 }
 
-Result<PretrainedTag> ParseEntry(const std::string& model, const std::string& tag, const json& e, const std::string& path) {
+Result<PretrainedTag> ParseEntry(const std::string& model, const std::string& tag, const Json& e, const std::string& path) {
   const std::string where = fmt::format("{} {}/{}", path, model, tag);
   PretrainedTag t;
   t.model = model;
@@ -87,7 +86,7 @@ Result<PretrainedTag> ParseEntry(const std::string& model, const std::string& ta
 
 Result<PretrainedTable> PretrainedTable::Load(const fs::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  Result<json> j = ParseJson(text);
+  Result<Json> j = ParseJson(text);
   const std::string expected = "{\"source\", \"models\": {model: {tag: entry}}} (scripts/open_clip_pretrained.py)";
   if (!j.ok()) return Status::InvalidArgument(j.status().what(), path.string(), expected);
   if (!j->is_object() || !j->contains("models") || !(*j)["models"].is_object()) {

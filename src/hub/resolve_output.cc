@@ -15,7 +15,7 @@ std::string_view KindName(NameKind kind) {
   return "folder";
 }
 
-nlohmann::json PreprocessJson(const clip::PreprocessConfig& p) {
+Json PreprocessJson(const clip::PreprocessConfig& p) {
   return {{"image_size", p.image_size},
           {"resize_mode", p.resize_mode == clip::ResizeMode::kShortest ? "shortest" : "squash"},
           {"interpolation", p.interpolation == clip::Interpolation::kBicubic ? "bicubic" : "bilinear"},
@@ -25,12 +25,12 @@ nlohmann::json PreprocessJson(const clip::PreprocessConfig& p) {
 
 }  // namespace
 
-nlohmann::json ResolvedModelJson(const ResolvedModel& m) {
-  nlohmann::json files = nlohmann::json::array();
+Json ResolvedModelJson(const ResolvedModel& m) {
+  Json files = Json::array();
   for (const FetchedFile& f : m.files) {
     files.push_back({{"name", f.name}, {"size", f.size}, {"etag", f.etag}, {"downloaded", f.downloaded}, {"path", f.path.string()}});
   }
-  nlohmann::json j = {{"name", m.name.text},
+  Json j = {{"name", m.name.text},
                       {"kind", KindName(m.name.kind)},
                       {"repository", m.name.repo},
                       {"revision", m.name.revision},

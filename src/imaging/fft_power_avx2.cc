@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-#include "core/cpu_target.h"
+#include "visalign/core/cpu_target.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "core/cpu_target.h"
+#include "visalign/core/cpu_target.h"
 #include "visalign/imaging/purity.h"
 
 VISALIGN_TARGET_BEGIN_AVX2

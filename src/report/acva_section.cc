@@ -12,19 +12,19 @@ namespace {
 
 constexpr std::string_view kQuadrants[] = {"genuine", "pseudo", "metaphor", "low"};
 
-nlohmann::ordered_json Number(const nlohmann::json& v) { return v.is_number() ? nlohmann::ordered_json(v) : nullptr; }
-nlohmann::ordered_json Bound(const nlohmann::json& ci, size_t i) {
+Json Number(const Json& v) { return v.is_number() ? Json(v) : nullptr; }
+Json Bound(const Json& ci, size_t i) {
   return ci.is_array() && ci.size() == 2 ? Number(ci[i]) : nullptr;
 }
-const nlohmann::json& Field(const nlohmann::json& object, std::string_view key) {
-  static const nlohmann::json kNull;
+const Json& Field(const Json& object, std::string_view key) {
+  static const Json kNull;
   return object.is_object() && object.contains(key) ? object[std::string(key)] : kNull;
 }
 
-nlohmann::ordered_json Tooltip(std::initializer_list<std::string_view> fields) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+Json Tooltip(std::initializer_list<std::string_view> fields) {
+  Json out = Json::array();
   for (std::string_view f : fields) {
-    nlohmann::ordered_json entry = {{"field", f}};
+    Json entry = {{"field", f}};
     if (f != "model" && f != "category" && f != "measure" && f != "quadrant") entry["format"] = ".4f";
     out.push_back(entry);
   }
@@ -32,12 +32,12 @@ nlohmann::ordered_json Tooltip(std::initializer_list<std::string_view> fields) {
 }
 
 // Bars of `value` per (x field, model) with a rule from lo to hi where both exist.
-nlohmann::ordered_json BarsWithIntervals(nlohmann::ordered_json rows, std::string_view x_field, std::string y_title) {
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+Json BarsWithIntervals(Json rows, std::string_view x_field, std::string y_title) {
+  Json spec = BaseSpec(std::move(rows));
   NeedNumbers(spec, {"value"});
-  const nlohmann::ordered_json x = {{"field", x_field}, {"type", "nominal"}, {"title", nullptr}};
-  const nlohmann::ordered_json offset = {{"field", "model"}};
-  const nlohmann::ordered_json tooltip = Tooltip({"model", x_field, "value", "lo", "hi"});
+  const Json x = {{"field", x_field}, {"type", "nominal"}, {"title", nullptr}};
+  const Json offset = {{"field", "model"}};
+  const Json tooltip = Tooltip({"model", x_field, "value", "lo", "hi"});
   spec["width"] = {{"step", 60}};
   spec["height"] = 240;
   spec["layer"] = {
@@ -55,9 +55,9 @@ nlohmann::ordered_json BarsWithIntervals(nlohmann::ordered_json rows, std::strin
   return spec;
 }
 
-nlohmann::ordered_json PassRateRows(const nlohmann::json& models) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const nlohmann::json& m : models) {
+Json PassRateRows(const Json& models) {
+  Json rows = Json::array();
+  for (const Json& m : models) {
     const std::string model = m.value("model", "");
     rows.push_back({{"model", model}, {"category", "all"}, {"value", Number(Field(m, "pass_rate"))},
                     {"lo", Bound(Field(m, "pass_rate_ci"), 0)}, {"hi", Bound(Field(m, "pass_rate_ci"), 1)}});
@@ -68,14 +68,14 @@ nlohmann::ordered_json PassRateRows(const nlohmann::json& models) {
   return rows;
 }
 
-nlohmann::ordered_json QuadrantSpec(const nlohmann::json& models) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const nlohmann::json& m : models) {
-    const nlohmann::json& filtered = Field(Field(m, "diversity"), "filtered");
+Json QuadrantSpec(const Json& models) {
+  Json rows = Json::array();
+  for (const Json& m : models) {
+    const Json& filtered = Field(Field(m, "diversity"), "filtered");
     for (std::string_view q : kQuadrants)
       rows.push_back({{"model", m.value("model", "")}, {"quadrant", q}, {"share", Number(Field(Field(filtered, "quadrants"), q))}});
   }
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  Json spec = BaseSpec(std::move(rows));
   NeedNumbers(spec, {"share"});
   spec["width"] = 420;
   spec["height"] = {{"step", 22}};
@@ -90,20 +90,20 @@ nlohmann::ordered_json QuadrantSpec(const nlohmann::json& models) {
   return spec;
 }
 
-nlohmann::ordered_json DiversitySpec(const nlohmann::json& models) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const nlohmann::json& m : models) {
-    const nlohmann::json& d = Field(Field(m, "diversity"), "filtered");
+Json DiversitySpec(const Json& models) {
+  Json rows = Json::array();
+  for (const Json& m : models) {
+    const Json& d = Field(Field(m, "diversity"), "filtered");
     rows.push_back({{"model", m.value("model", "")}, {"d_img", Number(Field(d, "d_img_mean"))},
                     {"d_img_lo", Bound(Field(d, "d_img_ci"), 0)}, {"d_img_hi", Bound(Field(d, "d_img_ci"), 1)},
                     {"h", Number(Field(d, "h_mean"))}, {"h_lo", Bound(Field(d, "h_ci"), 0)},
                     {"h_hi", Bound(Field(d, "h_ci"), 1)}});
   }
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+  Json spec = BaseSpec(std::move(rows));
   NeedNumbers(spec, {"d_img", "h"});
-  const nlohmann::ordered_json x = {{"field", "d_img"}, {"type", "quantitative"}, {"title", "D_img (image diversity)"}};
-  const nlohmann::ordered_json y = {{"field", "h"}, {"type", "quantitative"}, {"title", "H (metaphor entropy, bits)"}};
-  const nlohmann::ordered_json tooltip = Tooltip({"model", "d_img", "d_img_lo", "d_img_hi", "h", "h_lo", "h_hi"});
+  const Json x = {{"field", "d_img"}, {"type", "quantitative"}, {"title", "D_img (image diversity)"}};
+  const Json y = {{"field", "h"}, {"type", "quantitative"}, {"title", "H (metaphor entropy, bits)"}};
+  const Json tooltip = Tooltip({"model", "d_img", "d_img_lo", "d_img_hi", "h", "h_lo", "h_hi"});
   spec["width"] = 360;
   spec["height"] = 280;
   spec["transform"].push_back({{"filter", "isValid(datum.d_img) && isValid(datum.h)"}});
@@ -119,14 +119,14 @@ nlohmann::ordered_json DiversitySpec(const nlohmann::json& models) {
   return spec;
 }
 
-nlohmann::ordered_json SynonymRows(const nlohmann::json& models) {
+Json SynonymRows(const Json& models) {
   constexpr std::pair<std::string_view, std::string_view> kMeasures[] = {
       {"embedding_loo_acc", "embedding LOO accuracy"}, {"afc_acc", "2AFC accuracy"}, {"afc_first_share", "2AFC first-position share"}};
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const nlohmann::json& m : models) {
-    const nlohmann::json& d = Field(m, "distinctiveness");
+  Json rows = Json::array();
+  for (const Json& m : models) {
+    const Json& d = Field(m, "distinctiveness");
     for (const auto& [key, label] : kMeasures) {
-      const nlohmann::json& ci = Field(d, std::string(key) + "_ci");
+      const Json& ci = Field(d, std::string(key) + "_ci");
       const std::string mean_key = key == "afc_first_share" ? std::string(key) : std::string(key) + "_mean";
       rows.push_back({{"model", m.value("model", "")}, {"measure", label}, {"value", Number(Field(d, mean_key))},
                       {"lo", Bound(ci, 0)}, {"hi", Bound(ci, 1)}});
@@ -136,18 +136,18 @@ nlohmann::ordered_json SynonymRows(const nlohmann::json& models) {
 }
 
 // Tiers and the paired comparisons behind them, formatted by the one number formatter.
-std::string TiersTable(const nlohmann::json& summary, const std::string& id) {
+std::string TiersTable(const Json& summary, const std::string& id) {
   CsvTable tiers;
   tiers.header = {"tier", "models"};
-  for (const nlohmann::json& t : summary.value("tiers", nlohmann::json::array())) {
+  for (const Json& t : summary.value("tiers", Json::array())) {
     std::string names;
-    for (const nlohmann::json& m : t.value("models", nlohmann::json::array())) names += (names.empty() ? "" : ", ") + m.get<std::string>();
+    for (const Json& m : t.value("models", Json::array())) names += (names.empty() ? "" : ", ") + m.get<std::string>();
     tiers.rows.push_back({Field(t, "tier").dump(), names});
   }
   CsvTable pairs;
   pairs.header = {"a", "b", "metric", "difference", "ci_lo", "ci_hi", "p_value", "significant", "n_concepts"};
-  const auto number = [](const nlohmann::json& v) { return v.is_number() ? FormatNumber(v.get<double>()) : ""; };
-  for (const nlohmann::json& c : summary.value("comparisons", nlohmann::json::array()))
+  const auto number = [](const Json& v) { return v.is_number() ? FormatNumber(v.get<double>()) : ""; };
+  for (const Json& c : summary.value("comparisons", Json::array()))
     pairs.rows.push_back({c.value("a", ""), c.value("b", ""), c.value("metric", ""), number(Field(c, "difference")),
                           number(Bound(Field(c, "ci"), 0)), number(Bound(Field(c, "ci"), 1)), number(Field(c, "p_value")),
                           Field(c, "significant").dump(), number(Field(c, "n_concepts"))});
@@ -159,7 +159,7 @@ std::string TiersTable(const nlohmann::json& summary, const std::string& id) {
 
 Status BuildAcvaSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
   VISALIGN_RETURN_IF_ERROR(RequireColumns(folder, {"model", "tier", "pass_rate"}));
-  const nlohmann::json& models = folder.summary.value("models", nlohmann::json::array());
+  const Json& models = folder.summary.value("models", Json::array());
   for (std::string& warning : acva::SummaryWarnings(folder.summary)) section.Note(std::move(warning));
   section.AddFigure("pass-rates", "Pass rate per model and category.",
                     "The share of images the judge passes, overall (\"all\") and per concept category; lines: 95% "

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "report/page.h"
-#include "visalign/backends/backends.h"
+#include "visalign/core/base64.h"
 
 namespace visalign::report {
 namespace {
@@ -80,7 +80,7 @@ Status ExportFigures(const Report& report, const fs::path& dir, FigureFormat for
     for (const auto& [wanted, extension] : {std::pair{FigureFormat::kSvg, "svg"}, std::pair{FigureFormat::kPng, "png"}}) {
       if (format != wanted && format != FigureFormat::kBoth) continue;
       const std::optional<std::string> text = ExportedText(dom, figure.id, extension);
-      const std::optional<std::string> bytes = text ? backends::DecodeBase64(*text) : std::nullopt;
+      const std::optional<std::string> bytes = text ? DecodeBase64(*text) : std::nullopt;
       if (!bytes) return Status::Internal(fmt::format("figure {} came back without its {}", figure.id, extension));
       VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / (figure.id + "." + extension), *bytes));
     }

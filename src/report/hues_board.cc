@@ -18,8 +18,8 @@ namespace {
 // Above this many models a colour legend would be cut by vega; the tooltip names the model.
 constexpr size_t kMaxLegendModels = 20;
 
-nlohmann::ordered_json ModelColor(size_t models) {
-  nlohmann::ordered_json color = {{"field", "model"}, {"type", "nominal"}};
+Json ModelColor(size_t models) {
+  Json color = {{"field", "model"}, {"type", "nominal"}};
   if (models > kMaxLegendModels) color["legend"] = nullptr;
   return color;
 }
@@ -28,7 +28,7 @@ std::string Hex(const color::Srgb8& c) { return fmt::format("#{:02X}{:02X}{:02X}
 
 // An input file of summary.json ({"path", "sha256"}) resolved and checked; nullopt with `why` set
 // when it is missing or changed.
-std::optional<std::filesystem::path> CheckedInput(const ResultsFolder& folder, const nlohmann::json& input, std::string& why) {
+std::optional<std::filesystem::path> CheckedInput(const ResultsFolder& folder, const Json& input, std::string& why) {
   const std::string path = input.value("path", "");
   const std::filesystem::path file = ResolveInputPath(folder, path);
   Result<std::string> sha = Sha256File(file);
@@ -51,7 +51,7 @@ Result<std::vector<int>> BoardWords(const ResultsFolder& folder, const ReportOpt
   }
   if (!options.board_words.empty()) return words;
   std::vector<int> fails(vocab.words().size(), 0);
-  for (const nlohmann::json& item : folder.items)
+  for (const Json& item : folder.items)
     if (std::optional<int> i = vocab.IndexOfName(item.value("word", "")); i && item.value("mahalanobis_outlier", false) == true)
       ++fails[static_cast<size_t>(*i)];
   std::vector<int> order(vocab.words().size());
@@ -61,9 +61,9 @@ Result<std::vector<int>> BoardWords(const ResultsFolder& folder, const ReportOpt
   return order;
 }
 
-nlohmann::ordered_json BoardSpec(const hues::Board& board, const std::array<int, hues::kCells>& human_counts,
+Json BoardSpec(const hues::Board& board, const std::array<int, hues::kCells>& human_counts,
                                  const std::vector<hues::ModelPredictions>& models, int word) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  Json rows = Json::array();
   for (const hues::Cell& c : board.cells())
     rows.push_back({{"kind", "cell"}, {"cell", c.name}, {"row", std::string(1, c.row)}, {"col", c.col}, {"color", Hex(c.rgb)},
                     {"humans", human_counts[static_cast<size_t>(&c - board.cells().data())]}});
@@ -75,9 +75,9 @@ nlohmann::ordered_json BoardSpec(const hues::Board& board, const std::array<int,
                       {"col", c.col}, {"rank", rank + 1}, {"similarity", top[rank].similarity}});
     }
   }
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
-  const nlohmann::ordered_json x = {{"field", "col"}, {"type", "ordinal"}, {"title", nullptr}, {"axis", {{"orient", "top"}}}};
-  const nlohmann::ordered_json y = {{"field", "row"}, {"type", "ordinal"}, {"title", nullptr}};
+  Json spec = BaseSpec(std::move(rows));
+  const Json x = {{"field", "col"}, {"type", "ordinal"}, {"title", nullptr}, {"axis", {{"orient", "top"}}}};
+  const Json y = {{"field", "row"}, {"type", "ordinal"}, {"title", nullptr}};
   spec["width"] = {{"step", 20}};
   spec["height"] = {{"step", 20}};
   spec["layer"] = {
@@ -100,9 +100,9 @@ nlohmann::ordered_json BoardSpec(const hues::Board& board, const std::array<int,
   return spec;
 }
 
-nlohmann::ordered_json ScatterSpec(const hues::Board& board, const hues::WordView& view,
+Json ScatterSpec(const hues::Board& board, const hues::WordView& view,
                                    const std::vector<hues::ModelPredictions>& models) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  Json rows = Json::array();
   const int word = view.word;
   for (size_t i = 0; i < view.counts.size(); ++i)
     if (view.counts[i] > 0) {
@@ -121,9 +121,9 @@ nlohmann::ordered_json ScatterSpec(const hues::Board& board, const hues::WordVie
                       {"rank", rank + 1}, {"similarity", top[rank].similarity}});
     }
   }
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
-  const nlohmann::ordered_json x = {{"field", "x"}, {"type", "quantitative"}, {"title", "CIE x"}, {"scale", {{"zero", false}}}};
-  const nlohmann::ordered_json y = {{"field", "y"}, {"type", "quantitative"}, {"title", "CIE y"}, {"scale", {{"zero", false}}}};
+  Json spec = BaseSpec(std::move(rows));
+  const Json x = {{"field", "x"}, {"type", "quantitative"}, {"title", "CIE x"}, {"scale", {{"zero", false}}}};
+  const Json y = {{"field", "y"}, {"type", "quantitative"}, {"title", "CIE y"}, {"scale", {{"zero", false}}}};
   spec["width"] = 360;
   spec["height"] = 300;
   spec["resolve"] = {{"scale", {{"size", "independent"}}}, {"legend", {{"size", "independent"}}}};
@@ -152,9 +152,9 @@ nlohmann::ordered_json ScatterSpec(const hues::Board& board, const hues::WordVie
 }  // namespace
 
 Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
-  const nlohmann::json& summary = folder.summary;
-  const nlohmann::json& inputs = summary.value("inputs", nlohmann::json::object());
-  const nlohmann::json& settings = summary.value("settings", nlohmann::json::object());
+  const Json& summary = folder.summary;
+  const Json& inputs = summary.value("inputs", Json::object());
+  const Json& settings = summary.value("settings", Json::object());
   const auto left_out = [&](const std::string& why) {
     section.Html("<p class=\"note\">Board figures left out: " + EscapeHtml(why) + ".</p>\n");
     return Status::Ok();
@@ -166,7 +166,7 @@ Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options
   VISALIGN_ASSIGN_OR_RETURN(hues::Vocabulary vocab, hues::Vocabulary::Default());
   std::string why;
   const std::optional<std::filesystem::path> humans_file =
-      CheckedInput(folder, inputs.value("humans", nlohmann::json::object()), why);
+      CheckedInput(folder, inputs.value("humans", Json::object()), why);
   if (!humans_file) return left_out("the human answers " + why);
   hues::HumanLoadOptions load;
   if (inputs.contains("humans_exclusions")) {
@@ -181,7 +181,7 @@ Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options
   Result<std::vector<hues::ModelPredictions>> loaded = hues::LoadEvaluatedModels(folder.dir, vocab, board);
   if (!loaded.ok()) return left_out(loaded.status().ToString());
   const std::vector<hues::ModelPredictions>& models = *loaded;
-  const double d2 = settings.value("threshold", nlohmann::json::object()).value("d2", 5.991464547107979);
+  const double d2 = settings.value("threshold", Json::object()).value("d2", 5.991464547107979);
   VISALIGN_ASSIGN_OR_RETURN(std::vector<int> words, BoardWords(folder, options, vocab));
   hues::HumanFilter every_answer;
   every_answer.colorblind = hues::ColorblindFilter::kInclude;

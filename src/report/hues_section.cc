@@ -17,7 +17,7 @@ constexpr std::pair<std::string_view, std::string_view> kMetrics[] = {{"mahalano
 constexpr std::pair<std::string_view, std::string_view> kKinds[] = {{"architecture", "architecture"},
                                                                      {"dataset", "pretraining data"}};
 
-nlohmann::ordered_json Number(const nlohmann::json& v) { return v.is_number() ? nlohmann::ordered_json(v) : nullptr; }
+Json Number(const Json& v) { return v.is_number() ? Json(v) : nullptr; }
 
 // Where a model's family comes from (docs/report.md, "Model families"): the override file, then
 // summary.json's catalogued family, then the shipped catalog data/hues/model_catalog.csv (the one
@@ -26,20 +26,20 @@ struct Families {
   const ReportOptions& options;
   hues::Catalog catalog;
 
-  ModelFamily Of(const nlohmann::json& model) const {
+  ModelFamily Of(const Json& model) const {
     const std::string name = model.value("model", "");
     if (auto it = options.family_overrides.find(name); it != options.family_overrides.end()) return it->second;
-    if (const nlohmann::json& f = model.value("family", nlohmann::json()); f.is_object())
+    if (const Json& f = model.value("family", Json()); f.is_object())
       return {f.value("architecture", "other"), f.value("dataset", "other")};
     if (auto it = catalog.find(name); it != catalog.end()) return {it->second.architecture, it->second.dataset};
     return FamilyFromName(name);
   }
 };
 
-nlohmann::ordered_json Tooltip(std::initializer_list<std::string_view> fields) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+Json Tooltip(std::initializer_list<std::string_view> fields) {
+  Json out = Json::array();
   for (std::string_view f : fields) {
-    nlohmann::ordered_json entry = {{"field", f}};
+    Json entry = {{"field", f}};
     if (f == "rate" || f == "human") entry["format"] = ".4f";
     out.push_back(entry);
   }
@@ -48,7 +48,7 @@ nlohmann::ordered_json Tooltip(std::initializer_list<std::string_view> fields) {
 
 // The human leave-one-out rate as a dashed rule: one mark from one data row. Layers are named
 // "<name>" (their marks "<name>_marks"), unique in a spec.
-nlohmann::ordered_json HumanRule(double human, std::string_view channel, std::string name) {
+Json HumanRule(double human, std::string_view channel, std::string name) {
   return {{"name", std::move(name)},
           {"data", {{"values", {{{"human", human}}}}}},
           {"mark", {{"type", "rule"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
@@ -56,22 +56,22 @@ nlohmann::ordered_json HumanRule(double human, std::string_view channel, std::st
                         {"tooltip", {{{"field", "human"}, {"title", "human LOO fail rate"}, {"format", ".4f"}}}}}}};
 }
 
-nlohmann::ordered_json ModelRows(const nlohmann::json& models, const Families& families) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const nlohmann::json& m : models) {
+Json ModelRows(const Json& models, const Families& families) {
+  Json rows = Json::array();
+  for (const Json& m : models) {
     const ModelFamily family = families.Of(m);
     for (const auto& [key, label] : kMetrics)
       rows.push_back({{"model", m.value("model", "")},
                       {"metric", label},
-                      {"rate", Number(m.value(key, nlohmann::json::object()).value("fail_rate", nlohmann::json()))},
+                      {"rate", Number(m.value(key, Json::object()).value("fail_rate", Json()))},
                       {"architecture", family.architecture},
                       {"dataset", family.dataset}});
   }
   return rows;
 }
 
-nlohmann::ordered_json PerModelSpec(nlohmann::ordered_json rows, double human) {
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+Json PerModelSpec(Json rows, double human) {
+  Json spec = BaseSpec(std::move(rows));
   NeedNumbers(spec, {"rate"});
   spec["width"] = 520;
   spec["height"] = {{"step", 14}};
@@ -86,13 +86,13 @@ nlohmann::ordered_json PerModelSpec(nlohmann::ordered_json rows, double human) {
   return spec;
 }
 
-nlohmann::ordered_json FamilySpec(nlohmann::ordered_json rows, std::string_view kind, double human) {
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+Json FamilySpec(Json rows, std::string_view kind, double human) {
+  Json spec = BaseSpec(std::move(rows));
   NeedNumbers(spec, {"rate"});
-  nlohmann::ordered_json panels = nlohmann::ordered_json::array();
+  Json panels = Json::array();
   for (const auto& [key, label] : kMetrics) {
-    const nlohmann::ordered_json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
-    const nlohmann::ordered_json y = {{"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"},
+    const Json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
+    const Json y = {{"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"},
                                       {"scale", {{"domain", {0, 1}}}}};
     panels.push_back(
         {{"title", label},
@@ -112,29 +112,29 @@ nlohmann::ordered_json FamilySpec(nlohmann::ordered_json rows, std::string_view 
 }
 
 // One row per (model, category) with both rates, plus one per category for the humans.
-nlohmann::ordered_json CategoryRows(const nlohmann::json& summary, const Families& families) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const nlohmann::json& m : summary.value("models", nlohmann::json::array())) {
+Json CategoryRows(const Json& summary, const Families& families) {
+  Json rows = Json::array();
+  for (const Json& m : summary.value("models", Json::array())) {
     const ModelFamily family = families.Of(m);
-    for (const nlohmann::json& c : m.value("categories", nlohmann::json::array()))
+    for (const Json& c : m.value("categories", Json::array()))
       rows.push_back({{"model", m.value("model", "")},
                       {"category", c.value("category", "")},
                       {"architecture", family.architecture},
                       {"dataset", family.dataset},
-                      {"rate", Number(c.value("mahalanobis_fail_rate", nlohmann::json()))}});
+                      {"rate", Number(c.value("mahalanobis_fail_rate", Json()))}});
   }
   return rows;
 }
 
-nlohmann::ordered_json CategorySpec(nlohmann::ordered_json rows, std::string_view kind) {
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+Json CategorySpec(Json rows, std::string_view kind) {
+  Json spec = BaseSpec(std::move(rows));
   NeedNumbers(spec, {"rate"});
   spec["transform"].push_back({{"aggregate", {{{"op", "mean"}, {"field", "rate"}, {"as", "rate"}},
                                               {{"op", "count"}, {"as", "models"}}}},
                                {"groupby", {"category", kind}}});
-  const nlohmann::ordered_json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
-  const nlohmann::ordered_json y = {{"field", "category"}, {"type", "nominal"}, {"title", nullptr}};
-  const nlohmann::ordered_json tooltip = {{{"field", "category"}}, {{"field", kind}},
+  const Json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
+  const Json y = {{"field", "category"}, {"type", "nominal"}, {"title", nullptr}};
+  const Json tooltip = {{{"field", "category"}}, {{"field", kind}},
                                           {{"field", "rate"}, {"title", "mean Mahalanobis fail rate"}, {"format", ".4f"}},
                                           {{"field", "models"}}};
   spec["width"] = {{"step", 70}};
@@ -154,15 +154,15 @@ nlohmann::ordered_json CategorySpec(nlohmann::ordered_json rows, std::string_vie
 
 Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
   VISALIGN_RETURN_IF_ERROR(RequireColumns(folder, {"model", "mahalanobis_fail_rate", "hotelling_fail_rate"}));
-  const nlohmann::json& summary = folder.summary;
-  const nlohmann::json& models = summary.value("models", nlohmann::json::array());
-  const nlohmann::json& human_rate = summary.value("humans", nlohmann::json::object()).value("fail_rate", nlohmann::json());
+  const Json& summary = folder.summary;
+  const Json& models = summary.value("models", Json::array());
+  const Json& human_rate = summary.value("humans", Json::object()).value("fail_rate", Json());
   const double human = human_rate.is_number() ? human_rate.get<double>() : 0;
   std::vector<std::string> catalog_sources;
   VISALIGN_ASSIGN_OR_RETURN(hues::Catalog catalog, hues::LoadModelCatalog({}, catalog_sources));
   const Families families{options, std::move(catalog)};
   for (std::string& warning : hues::EvaluationWarnings(summary)) section.Note(std::move(warning));
-  const nlohmann::ordered_json rows = ModelRows(models, families);
+  const Json rows = ModelRows(models, families);
   section.Html(fmt::format("<p>Human leave-one-out fail rate: <strong>{}</strong> (dashed line).</p>\n",
                            human_rate.is_number() ? fmt::format("{:.4f}", human) : "–"));
   section.AddFigure("fail-rates", "Fail rate per model.",
@@ -175,7 +175,7 @@ Status BuildHuesSection(const ResultsFolder& folder, const ReportOptions& option
                       "docs/report.md (override file, the evaluation's catalog, data/hues/model_catalog.csv, else "
                       "the model-name rules).",
                       FamilySpec(rows, kind, human));
-  const nlohmann::ordered_json categories = CategoryRows(summary, families);
+  const Json categories = CategoryRows(summary, families);
   for (const auto& [kind, label] : kKinds)
     section.AddFigure(fmt::format("categories-{}", kind), fmt::format("Category × {} family.", label),
                       "Mean Mahalanobis fail rate of the family's models per word category (the human rates per "

@@ -26,7 +26,7 @@ size_t ClassRank(const std::string& name) {
 }
 
 // "specific colour → Red", "selective", ...; the class name itself when it is not one of kClasses.
-std::string ModeLabel(const std::string& mode, const nlohmann::json& onto) {
+std::string ModeLabel(const std::string& mode, const Json& onto) {
   const size_t rank = ClassRank(mode);
   const std::string label = rank < std::size(kClassLabels) ? std::string(kClassLabels[rank]) : mode;
   return onto.is_string() ? label + " → " + onto.get<std::string>() : label;
@@ -34,29 +34,29 @@ std::string ModeLabel(const std::string& mode, const nlohmann::json& onto) {
 
 // One row per model (kind "model") and per (model, group) (kind "group"); "rank" orders the models
 // by class, then as summary.json lists them.
-nlohmann::ordered_json Rows(const nlohmann::json& models, std::vector<std::string>& columns) {
+Json Rows(const Json& models, std::vector<std::string>& columns) {
   std::vector<size_t> order(models.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return ClassRank(models[a].value("class", "")) < ClassRank(models[b].value("class", ""));
   });
   columns = {std::string(kModeColumn)};
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  Json rows = Json::array();
   for (size_t rank = 0; rank < order.size(); ++rank) {
-    const nlohmann::json& m = models[order[rank]];
+    const Json& m = models[order[rank]];
     const std::string model = m.value("model", ""), mode = m.value("class", "");
-    const nlohmann::json& groups = m.value("groups", nlohmann::json::array());
-    const nlohmann::json& onto = m.value("onto", nlohmann::json());
+    const Json& groups = m.value("groups", Json::array());
+    const Json& onto = m.value("onto", Json());
     rows.push_back({{"kind", "model"}, {"model", model}, {"rank", rank}, {"column", kModeColumn}, {"class", mode},
-                    {"mode", ModeLabel(mode, onto)}, {"onto", onto}, {"entropy_bits", m.value("entropy_bits", nlohmann::json())},
-                    {"prior_cell", m.value("prior_cell", nlohmann::json())}, {"prior_count", m.value("prior_count", 0)}});
-    for (const nlohmann::json& g : groups) {
+                    {"mode", ModeLabel(mode, onto)}, {"onto", onto}, {"entropy_bits", m.value("entropy_bits", Json())},
+                    {"prior_cell", m.value("prior_cell", Json())}, {"prior_count", m.value("prior_count", 0)}});
+    for (const Json& g : groups) {
       std::string top1;
-      for (const nlohmann::json& cell : g.value("top1", nlohmann::json::array()))
+      for (const Json& cell : g.value("top1", Json::array()))
         top1 += (top1.empty() ? "" : " ") + cell.get<std::string>();
       const std::string group = g.value("group", "");
       if (std::find(columns.begin(), columns.end(), group) == columns.end()) columns.push_back(group);
-      const nlohmann::json& group_onto = g.value("onto", nlohmann::json());
+      const Json& group_onto = g.value("onto", Json());
       rows.push_back({{"kind", "group"}, {"model", model}, {"rank", rank}, {"column", group}, {"class", mode},
                       {"top1", top1}, {"collapsed", g.value("collapsed", false)},
                       {"onto", group_onto.is_string() ? group_onto.get<std::string>() : "none"}});
@@ -65,8 +65,8 @@ nlohmann::ordered_json Rows(const nlohmann::json& models, std::vector<std::strin
   return rows;
 }
 
-nlohmann::ordered_json ClassesSpec(nlohmann::ordered_json rows) {
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
+Json ClassesSpec(Json rows) {
+  Json spec = BaseSpec(std::move(rows));
   spec["transform"].push_back({{"filter", "datum.kind == 'model'"}});
   spec["width"] = 360;
   spec["height"] = {{"step", 26}};
@@ -79,18 +79,18 @@ nlohmann::ordered_json ClassesSpec(nlohmann::ordered_json rows) {
   return spec;
 }
 
-nlohmann::ordered_json ModesSpec(nlohmann::ordered_json rows, const std::vector<std::string>& columns) {
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
-  nlohmann::ordered_json domain = nlohmann::ordered_json::array(), range = nlohmann::ordered_json::array();
+Json ModesSpec(Json rows, const std::vector<std::string>& columns) {
+  Json spec = BaseSpec(std::move(rows));
+  Json domain = Json::array(), range = Json::array();
   for (const auto& [macro, color] : kMacroColors) {
     domain.push_back(macro);
     range.push_back(color);
   }
   domain.push_back("none");
   range.push_back(kCellColor);
-  const nlohmann::ordered_json x = {{"field", "column"}, {"type", "nominal"}, {"title", nullptr}, {"sort", columns},
+  const Json x = {{"field", "column"}, {"type", "nominal"}, {"title", nullptr}, {"sort", columns},
                                     {"axis", {{"orient", "top"}, {"labelAngle", 0}}}};
-  const nlohmann::ordered_json y = {{"field", "model"}, {"type", "nominal"}, {"title", nullptr},
+  const Json y = {{"field", "model"}, {"type", "nominal"}, {"title", nullptr},
                                     {"sort", {{"field", "rank"}, {"op", "min"}}}};
   spec["width"] = {{"step", 140}};
   spec["height"] = {{"step", 16}};
@@ -122,13 +122,13 @@ nlohmann::ordered_json ModesSpec(nlohmann::ordered_json rows, const std::vector<
 
 Status BuildNonsenseSection(const ResultsFolder& folder, const ReportOptions&, SectionBuilder& section) {
   VISALIGN_RETURN_IF_ERROR(RequireColumns(folder, {"model", "class", "onto", "entropy_bits"}));
-  const nlohmann::json& models = folder.summary.value("models", nlohmann::json::array());
+  const Json& models = folder.summary.value("models", Json::array());
   std::vector<std::string> columns;
-  const nlohmann::ordered_json rows = Rows(models, columns);
+  const Json rows = Rows(models, columns);
   section.Html(fmt::format("<p>{}; nonsense vocabulary <code>{}</code>. A group collapses when at least 3/4 "
                            "of its top-1 cells share a macro class; a model's mode follows docs/hues.md.</p>\n",
                            Counted(models.size(), "model"),
-                           EscapeHtml(folder.summary.value("settings", nlohmann::json::object()).value("vocabulary", "?"))));
+                           EscapeHtml(folder.summary.value("settings", Json::object()).value("vocabulary", "?"))));
   section.AddFigure("classes", "Models per nonsense mode.",
                     "How many models collapse onto Neutral, onto one colour category, only in some groups "
                     "(selective), or not at all (high entropy).",

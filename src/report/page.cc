@@ -39,8 +39,8 @@ std::string EscapeHtml(std::string_view text) {
   return out;
 }
 
-std::string ScriptJson(const nlohmann::ordered_json& value) {
-  const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string ScriptJson(const Json& value) {
+  const std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -82,7 +82,7 @@ std::filesystem::path ResolveInputPath(const ResultsFolder& folder, const std::s
   return p;
 }
 
-nlohmann::ordered_json CsvNumber(const std::string& cell) {
+Json CsvNumber(const std::string& cell) {
   double value = 0;
   const char* end = cell.data() + cell.size();
   auto [ptr, ec] = std::from_chars(cell.data(), end, value);
@@ -91,21 +91,21 @@ nlohmann::ordered_json CsvNumber(const std::string& cell) {
 }
 
 std::string DisplayNumber(const std::string& cell) {
-  const nlohmann::ordered_json value = CsvNumber(cell);
+  const Json value = CsvNumber(cell);
   if (!value.is_number() || cell.find_first_of(".eE") == std::string::npos) return cell;
   const double x = value.get<double>();
   if (std::fabs(x) >= kDisplayIntegerFrom) return fmt::format("{:.0f}", x);
   return fmt::format("{:.{}g}", x, kDisplayDigits);
 }
 
-bool AnyNumber(const nlohmann::ordered_json& rows, std::string_view field) {
-  for (const nlohmann::ordered_json& row : rows)
+bool AnyNumber(const Json& rows, std::string_view field) {
+  for (const Json& row : rows)
     if (row.contains(field) && row[std::string(field)].is_number()) return true;
   return false;
 }
 
-nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_models) {
-  nlohmann::ordered_json spec;
+Json BaseSpec(Json values, bool filter_models) {
+  Json spec;
   spec["params"] = {{{"name", "model_filter"}, {"value", ""}}};
   spec["data"] = {{"values", std::move(values)}};
   spec["config"] = {{"font", "visalign-dejavu-sans, DejaVu Sans, sans-serif"}};  // the page's embedded font
@@ -115,8 +115,8 @@ nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_model
   return spec;
 }
 
-void NeedNumbers(nlohmann::ordered_json& spec, std::initializer_list<std::string_view> fields) {
-  nlohmann::ordered_json& need = spec["usermeta"]["need_numbers"];
+void NeedNumbers(Json& spec, std::initializer_list<std::string_view> fields) {
+  Json& need = spec["usermeta"]["need_numbers"];
   for (std::string_view field : fields) need.push_back(std::string(field));
 }
 
@@ -153,7 +153,7 @@ SectionBuilder::SectionBuilder(Report& report, std::string id, std::string bench
 }
 
 void SectionBuilder::Provenance(const ResultsFolder& folder) {
-  const nlohmann::json& s = folder.summary;
+  const Json& s = folder.summary;
   Html(fmt::format("<p class=\"provenance\">Folder <code>{}</code> · written by visalign {} · results schema {}</p>\n",
                    EscapeHtml(folder.dir.string()), EscapeHtml(s.value("visalign_version", std::string("?"))),
                    EscapeHtml(s["schema_version"].dump())));
@@ -165,7 +165,7 @@ void SectionBuilder::Provenance(const ResultsFolder& folder) {
 void SectionBuilder::Heading(std::string_view text) { Html("<h3>" + EscapeHtml(text) + "</h3>\n"); }
 
 void SectionBuilder::AddFigure(const std::string& name, std::string title, std::string caption,
-                               nlohmann::ordered_json spec) {
+                               Json spec) {
   const size_t index = report_.figures.size();
   Figure figure{id() + "-" + name, std::move(title), std::move(caption), std::move(spec)};
   Html(fmt::format("<figure class=\"plot\" id=\"fig-{}\"><figcaption><strong>{}</strong> {}</figcaption>"
@@ -208,7 +208,7 @@ std::string RenderPage(const Report& report, bool export_mode) {
     html += s.body + "</section>\n";
   }
   html += "</main>\n";
-  nlohmann::ordered_json figures = nlohmann::ordered_json::array();
+  Json figures = Json::array();
   for (const Figure& f : report.figures) figures.push_back({{"id", f.id}, {"spec", f.spec}});
   html += "<script type=\"application/json\" id=\"visalign-figures\">" + ScriptJson(figures) + "</script>\n";
   html += "<script type=\"application/json\" id=\"visalign-font\">" + std::string(kFonts) + "</script>\n";
@@ -238,7 +238,7 @@ Status BuildBenchmarkSection(const ResultsFolder& folder, const ReportOptions& o
     if (folder.benchmark == "hues-nonsense") return internal::BuildNonsenseSection(folder, options, section);
     if (folder.benchmark == "acva") return internal::BuildAcvaSection(folder, options, section);
     return Status::Ok();
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const Json::exception& e) {
     std::string_view why = e.what();
     if (const size_t end = why.find("] "); why.starts_with("[json.exception.") && end != std::string_view::npos)
       why.remove_prefix(end + 2);

@@ -7,9 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/report/report.h"
 
 namespace visalign::report::internal {
@@ -19,7 +18,7 @@ namespace visalign::report::internal {
 std::string EscapeHtml(std::string_view text);
 // JSON for a <script type="application/json"> element: "</" written "<\/" and "://" written
 // ":\/\/" (the same JSON value).
-std::string ScriptJson(const nlohmann::ordered_json& value);
+std::string ScriptJson(const Json& value);
 
 // InvalidArgument at "results folder <dir>" unless summary.csv has every one of `columns`.
 Status RequireColumns(const ResultsFolder& folder, std::initializer_list<std::string_view> columns);
@@ -34,7 +33,7 @@ size_t ColumnIndex(const CsvTable& table, std::string_view name);
 std::filesystem::path ResolveInputPath(const ResultsFolder& folder, const std::string& path);
 
 // A CSV cell as a JSON number; null for the empty cell (the NaN rule) or text that is no number.
-nlohmann::ordered_json CsvNumber(const std::string& cell);
+Json CsvNumber(const std::string& cell);
 
 // A table cell as the page shows it (docs/report.md, "Numbers"): a number with a fraction or an
 // exponent to 4 significant digits (C's %.4g: "0.001555", "12.35", "1.235e-05"), rounded to an
@@ -42,17 +41,17 @@ nlohmann::ordered_json CsvNumber(const std::string& cell);
 std::string DisplayNumber(const std::string& cell);
 
 // Whether some row of `rows` has a number in `field` (a layer over no row makes vega warn).
-bool AnyNumber(const nlohmann::ordered_json& rows, std::string_view field);
+bool AnyNumber(const Json& rows, std::string_view field);
 
 // A Vega-Lite spec's common part: the model filter (a variable `model_filter` the page sets from
 // its search box, applied to rows with a "model" field), `data` inline, autosize and sizing.
-nlohmann::ordered_json BaseSpec(nlohmann::ordered_json values, bool filter_models = true);
+Json BaseSpec(Json values, bool filter_models = true);
 
 // Names the fields the figure's marks need a number in: under the page's model filter, the figure
 // shows while some row of a matching model has a number in each, and is hidden (with a line saying
 // so) otherwise, rather than drawn empty, which makes vega warn. Kept in the spec's "usermeta"
 // (which Vega-Lite ignores) as "need_numbers".
-void NeedNumbers(nlohmann::ordered_json& spec, std::initializer_list<std::string_view> fields);
+void NeedNumbers(Json& spec, std::initializer_list<std::string_view> fields);
 
 // Classes of table cells: "best" and "second" mark the best and second best value of a column.
 using CellClass = std::function<std::string(size_t row, size_t column)>;
@@ -77,7 +76,7 @@ class SectionBuilder {
   // A results folder's provenance: the folder, versions, and summary.json's inputs.
   void Provenance(const ResultsFolder& folder);
   // Adds a figure with id "<section id>-<name>"; its title and caption are HTML around the plot.
-  void AddFigure(const std::string& name, std::string title, std::string caption, nlohmann::ordered_json spec);
+  void AddFigure(const std::string& name, std::string title, std::string caption, Json spec);
   // The results folder's whole summary.csv as a sortable table.
   void AddSummaryTable(const CsvTable& table);
 

@@ -16,31 +16,31 @@ namespace {
 constexpr double kPercent = 100.0;
 constexpr int kFigureWidth = 320, kFigureHeight = 220;
 
-nlohmann::ordered_json Num(const nlohmann::json& v) { return v.is_number() ? nlohmann::ordered_json(v.get<double>()) : nullptr; }
+Json Num(const Json& v) { return v.is_number() ? Json(v.get<double>()) : nullptr; }
 
-const nlohmann::ordered_json kTooltip = {{{"field", "model"}}, {{"field", "condition"}}, {{"field", "measure"}},
+const Json kTooltip = {{{"field", "model"}}, {{"field", "condition"}}, {{"field", "measure"}},
                                          {{"field", "value"}, {"format", ".4g"}}, {{"field", "lo"}, {"format", ".4g"}},
                                          {{"field", "hi"}, {"format", ".4g"}}, {{"field", "n"}}};
 
 // The series a row or item is drawn in: its model, with the prompts' language when it is not English.
-std::string Series(const nlohmann::json& row) {
+std::string Series(const Json& row) {
   const std::string language = row.value("language", "en");
   return row.value("model", "") + (language == "en" ? "" : " [" + language + "]");
 }
 
 // Rows of summary.json's "probes" for `family` whose measure is one of `measures`.
-nlohmann::ordered_json EstimateRows(const nlohmann::json& probes, const std::string& family,
+Json EstimateRows(const Json& probes, const std::string& family,
                                     const std::vector<std::string>& measures) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const nlohmann::json& e : probes) {
+  Json rows = Json::array();
+  for (const Json& e : probes) {
     if (e.value("family", "") != family) continue;
     const std::string measure = e.value("measure", "");
     if (std::find(measures.begin(), measures.end(), measure) == measures.end()) continue;
-    const nlohmann::json& ci = e.contains("ci") && e["ci"].is_array() && e["ci"].size() == 2 ? e["ci"] : nlohmann::json::array({nullptr, nullptr});
+    const Json& ci = e.contains("ci") && e["ci"].is_array() && e["ci"].size() == 2 ? e["ci"] : Json::array({nullptr, nullptr});
     rows.push_back({{"model", Series(e)},
                     {"condition", e.value("condition", "")},
                     {"measure", measure},
-                    {"value", Num(e.value("value", nlohmann::json()))},
+                    {"value", Num(e.value("value", Json()))},
                     {"lo", Num(ci[0])},
                     {"hi", Num(ci[1])},
                     {"n", e.value("n", 0)}});
@@ -49,11 +49,11 @@ nlohmann::ordered_json EstimateRows(const nlohmann::json& probes, const std::str
 }
 
 // Bars of `value` per condition and model, one panel per measure, with the interval as a rule.
-nlohmann::ordered_json EstimateBars(nlohmann::ordered_json rows, const std::string& y_title) {
-  nlohmann::ordered_json spec = BaseSpec(std::move(rows));
-  const nlohmann::ordered_json x = {{"field", "condition"}, {"type", "nominal"}, {"title", nullptr}};
-  const nlohmann::ordered_json offset = {{"field", "model"}};
-  nlohmann::ordered_json layers = {
+Json EstimateBars(Json rows, const std::string& y_title) {
+  Json spec = BaseSpec(std::move(rows));
+  const Json x = {{"field", "condition"}, {"type", "nominal"}, {"title", nullptr}};
+  const Json offset = {{"field", "model"}};
+  Json layers = {
       {{"name", "bars"},
        {"mark", {{"type", "bar"}}},
        {"encoding",
@@ -71,26 +71,26 @@ nlohmann::ordered_json EstimateBars(nlohmann::ordered_json rows, const std::stri
   return spec;
 }
 
-bool IsFamily(const nlohmann::json& item, const std::string& family) {
+bool IsFamily(const Json& item, const std::string& family) {
   return item.contains("probe") && item["probe"].is_object() && item["probe"].value("family", "") == family;
 }
 
-nlohmann::ordered_json InertiaSpec(const ResultsFolder& folder) {
-  nlohmann::ordered_json points = nlohmann::ordered_json::array();
-  for (const nlohmann::json& item : folder.items) {
+Json InertiaSpec(const ResultsFolder& folder) {
+  Json points = Json::array();
+  for (const Json& item : folder.items) {
     if (!IsFamily(item, "inertia") || !item.contains("probe_measures")) continue;
-    const nlohmann::json& measured = item["probe_measures"].value("measured_split", nlohmann::json());
+    const Json& measured = item["probe_measures"].value("measured_split", Json());
     if (!measured.is_number()) continue;
     points.push_back({{"model", Series(item)},
                       {"condition", item["probe"].value("condition", "")},
                       {"orientation", item["probe"].value("orientation", "")},
-                      {"requested", Num(item["probe"].value("split", nlohmann::json()))},
+                      {"requested", Num(item["probe"].value("split", Json()))},
                       {"measured", measured.get<double>()},
                       {"id", item.value("id", "")}});
   }
-  nlohmann::ordered_json spec = BaseSpec(std::move(points));
-  const nlohmann::ordered_json axis = {{"type", "quantitative"}, {"scale", {{"domain", {0, kPercent}}}}};
-  nlohmann::ordered_json x = axis, y = axis;
+  Json spec = BaseSpec(std::move(points));
+  const Json axis = {{"type", "quantitative"}, {"scale", {{"domain", {0, kPercent}}}}};
+  Json x = axis, y = axis;
   x["field"] = "requested", x["title"] = "requested split (%)";
   y["field"] = "measured", y["title"] = "measured split (%)";
   spec["width"] = kFigureWidth;
@@ -110,26 +110,26 @@ nlohmann::ordered_json InertiaSpec(const ResultsFolder& folder) {
 }
 
 // How bad an item's image is for its family (higher is worse); NaN when it cannot say.
-double Badness(const nlohmann::json& item) {
+double Badness(const Json& item) {
   const std::string family = item["probe"].value("family", "");
-  const nlohmann::json measures = item.value("probe_measures", nlohmann::json::object());
+  const Json measures = item.value("probe_measures", Json::object());
   if (family == "inertia") {
-    const nlohmann::json& m = measures.value("measured_split", nlohmann::json());
-    const nlohmann::json& r = item["probe"].value("split", nlohmann::json());
+    const Json& m = measures.value("measured_split", Json());
+    const Json& r = item["probe"].value("split", Json());
     return m.is_number() && r.is_number() ? std::abs(m.get<double>() - r.get<double>()) : NAN;
   }
   if (family == "geometry") {
-    const nlohmann::json& iou = measures.value("iou", nlohmann::json());
+    const Json& iou = measures.value("iou", Json());
     return iou.is_number() ? 1.0 - iou.get<double>() : NAN;
   }
-  const nlohmann::json& pre = item.value("pre_mean", nlohmann::json());
+  const Json& pre = item.value("pre_mean", Json());
   return pre.is_number() ? pre.get<double>() : NAN;
 }
 
 void WorstPerCondition(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
   if (options.worst_images == 0) return;
-  std::map<std::pair<std::string, std::string>, const nlohmann::json*> worst;
-  for (const nlohmann::json& item : folder.items) {
+  std::map<std::pair<std::string, std::string>, const Json*> worst;
+  for (const Json& item : folder.items) {
     if (!item.contains("probe") || !item["probe"].is_object()) continue;
     const double bad = Badness(item);
     if (!std::isfinite(bad)) continue;
@@ -150,16 +150,16 @@ void WorstPerCondition(const ResultsFolder& folder, const ReportOptions& options
 }
 
 // summary.json's probe rows as a table.
-CsvTable ProbeTable(const nlohmann::json& probes) {
+CsvTable ProbeTable(const Json& probes) {
   CsvTable t;
   t.header = {"model", "language", "family", "condition", "measure", "reference", "value", "lo", "hi", "p_value", "n"};
-  auto number = [](const nlohmann::json& v) { return v.is_number() ? FormatNumber(v.get<double>()) : std::string(); };
-  for (const nlohmann::json& e : probes) {
-    const nlohmann::json ci = e.value("ci", nlohmann::json::array({nullptr, nullptr}));
+  auto number = [](const Json& v) { return v.is_number() ? FormatNumber(v.get<double>()) : std::string(); };
+  for (const Json& e : probes) {
+    const Json ci = e.value("ci", Json::array({nullptr, nullptr}));
     t.rows.push_back({e.value("model", ""), e.value("language", "en"), e.value("family", ""), e.value("condition", ""), e.value("measure", ""),
-                      e["reference"].is_string() ? e["reference"].get<std::string>() : "", number(e.value("value", nlohmann::json())),
-                      number(ci.size() == 2 ? ci[0] : nlohmann::json()), number(ci.size() == 2 ? ci[1] : nlohmann::json()),
-                      number(e.value("p_value", nlohmann::json())), std::to_string(e.value("n", 0))});
+                      e["reference"].is_string() ? e["reference"].get<std::string>() : "", number(e.value("value", Json())),
+                      number(ci.size() == 2 ? ci[0] : Json()), number(ci.size() == 2 ? ci[1] : Json()),
+                      number(e.value("p_value", Json())), std::to_string(e.value("n", 0))});
   }
   return t;
 }
@@ -167,13 +167,13 @@ CsvTable ProbeTable(const nlohmann::json& probes) {
 }  // namespace
 
 Status BuildProbesSection(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
-  const nlohmann::json& probes = folder.summary["probes"];
+  const Json& probes = folder.summary["probes"];
   if (!probes.is_array())
     return Status::InvalidArgument("\"probes\" is not a list", "results folder " + folder.dir.string(),
                                    "summary.json as `violin evaluate` writes it");
   section.Heading("Probes (VIOLIN §2.2 Level 5, §2.4 and Figure 4)");
   const auto add = [&](const std::string& name, const std::string& title, const std::string& caption,
-                       nlohmann::ordered_json rows, const std::string& y_title) {
+                       Json rows, const std::string& y_title) {
     if (!rows.empty()) section.AddFigure(name, title, caption, EstimateBars(std::move(rows), y_title));
   };
   add("probes-negation", "Negation: change against the plain instruction",
@@ -184,7 +184,7 @@ Status BuildProbesSection(const ResultsFolder& folder, const ReportOptions& opti
       "0 = unmoved, 1 = the object's colour (CIELAB), per context class with 95% bootstrap intervals over colours; "
       "diff_de00 is the paired change of the colour error against no context.",
       EstimateRows(probes, "gravity", {"pull", "diff_de00"}), "pull / difference");
-  nlohmann::ordered_json inertia = InertiaSpec(folder);
+  Json inertia = InertiaSpec(folder);
   if (!inertia["data"]["values"].empty())
     section.AddFigure("probes-inertia", "Aesthetic inertia: measured against requested split",
                       "Each point is an image; the dashed line is obedience (slope 1, intercept 0), a flat line at 50 % "

@@ -20,9 +20,9 @@ const Figure* FindFigure(const Report& report, const std::string& id) {
   return nullptr;
 }
 
-size_t CountEstimates(const nlohmann::json& probes, const std::string& family, const std::set<std::string>& measures) {
+size_t CountEstimates(const Json& probes, const std::string& family, const std::set<std::string>& measures) {
   size_t n = 0;
-  for (const nlohmann::json& e : probes) n += e["family"] == family && measures.count(e["measure"].get<std::string>());
+  for (const Json& e : probes) n += e["family"] == family && measures.count(e["measure"].get<std::string>());
   return n;
 }
 
@@ -31,16 +31,16 @@ TEST(ProbesSection, OneFigurePerProbeWithTheSummaryNumbers) {
   ASSERT_TRUE(folder.ok()) << folder.status().ToString();
   Result<Report> report = BuildReport({*folder}, {}, {});
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  const nlohmann::json& probes = folder->summary["probes"];
+  const Json& probes = folder->summary["probes"];
 
   // Inertia: one point per image of an inertia item, at (requested, measured), plus the identity line.
   const Figure* inertia = FindFigure(*report, "violin-1-probes-inertia");
   ASSERT_NE(inertia, nullptr);
   size_t inertia_images = 0;
-  for (const nlohmann::json& item : folder->items) inertia_images += item["probe"]["family"] == "inertia";
+  for (const Json& item : folder->items) inertia_images += item["probe"]["family"] == "inertia";
   EXPECT_EQ(inertia->spec["data"]["values"].size(), inertia_images);
   EXPECT_EQ(inertia_images, 88u);  // 2 models x 44 items
-  for (const nlohmann::ordered_json& p : inertia->spec["data"]["values"]) {
+  for (const Json& p : inertia->spec["data"]["values"]) {
     EXPECT_GT(p["requested"].get<double>(), 0.0);
     EXPECT_GE(p["measured"].get<double>(), 0.0);
   }
@@ -50,7 +50,7 @@ TEST(ProbesSection, OneFigurePerProbeWithTheSummaryNumbers) {
   ASSERT_NE(pull, nullptr);
   EXPECT_EQ(pull->spec["data"]["values"].size(), CountEstimates(probes, "gravity", {"pull", "diff_de00"}));
   bool found = false;
-  for (const nlohmann::ordered_json& row : pull->spec["data"]["values"])
+  for (const Json& row : pull->spec["data"]["values"])
     if (row["model"] == "p-pull" && row["condition"] == "conflicting" && row["measure"] == "pull") {
       EXPECT_NEAR(row["value"].get<double>(), 0.3, 0.02);
       found = true;

@@ -34,10 +34,10 @@ const Figure* FindFigure(const Report& report, const std::string& id) {
 
 // A copy of fixture `name` in `t` with summary.json's `key` set to `value`.
 fs::path WithSummaryKey(const testing::TempDir& t, const std::string& name, const std::string& key,
-                        const nlohmann::json& value) {
+                        const Json& value) {
   const fs::path dir = t / name;
   fs::copy(Fixture(name), dir, fs::copy_options::recursive);
-  nlohmann::json summary = nlohmann::json::parse(*ReadFile(dir / "summary.json"));
+  Json summary = Json::parse(*ReadFile(dir / "summary.json"));
   summary[key] = value;
   EXPECT_TRUE(WriteFileAtomic(dir / "summary.json", summary.dump()).ok());
   return dir;
@@ -76,7 +76,7 @@ TEST(ModelFamilies, OverrideThenSummaryThenShippedCatalogThenNameRules) {
   Result<Report> report = BuildReport({Read("hues")}, {}, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   std::map<std::string, std::string> architecture, dataset;
-  for (const nlohmann::ordered_json& row : FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"]) {
+  for (const Json& row : FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"]) {
     architecture[row["model"].get<std::string>()] = row["architecture"].get<std::string>();
     dataset[row["model"].get<std::string>()] = row["dataset"].get<std::string>();
   }
@@ -107,8 +107,8 @@ TEST(ResultsFolders, RefuseUnknownSchemaVersionsBenchmarksAndMissingFiles) {
 // in an error is quoted shortly (a deeply nested "benchmark" was once printed in full, recursively).
 TEST(ResultsFolders, HostileJsonIsRefusedInOneShortLine) {
   testing::TempDir t;
-  nlohmann::json deep = 1;
-  for (int i = 0; i < 60; ++i) deep = nlohmann::json::array({deep});
+  Json deep = 1;
+  for (int i = 0; i < 60; ++i) deep = Json::array({deep});
   Result<ResultsFolder> nested = ReadResultsFolder(WithSummaryKey(t, "acva", "benchmark", deep));
   ASSERT_FALSE(nested.ok());
   EXPECT_EQ(nested.status().what(), "summary.json names benchmark " + std::string(60, '[') + "1" + std::string(59, ']') + "...");
@@ -128,29 +128,29 @@ TEST(ResultsFolders, HostileJsonIsRefusedInOneShortLine) {
 // contract's (a string where a number belongs, an array for an object, ...) is refused as one
 // error naming the folder, or read as missing; it never throws. Every field is tried (the first
 // element standing for each array), in summary.json and in the first line of items.jsonl.
-void ForEachField(nlohmann::json& value, const std::function<void(nlohmann::json&)>& visit) {
+void ForEachField(Json& value, const std::function<void(Json&)>& visit) {
   visit(value);
   if (value.is_object())
     for (auto& [key, field] : value.items()) ForEachField(field, visit);
   if (value.is_array() && !value.empty()) ForEachField(value[0], visit);
 }
 
-std::vector<nlohmann::json> OtherTypes(const nlohmann::json& value) {
-  if (value.is_string()) return {7, nlohmann::json::object()};
-  if (value.is_number() || value.is_boolean()) return {"x", nlohmann::json::array()};
-  if (value.is_object()) return {nlohmann::json::array(), "x"};
-  if (value.is_array()) return {nlohmann::json::object(), 7};
+std::vector<Json> OtherTypes(const Json& value) {
+  if (value.is_string()) return {7, Json::object()};
+  if (value.is_number() || value.is_boolean()) return {"x", Json::array()};
+  if (value.is_object()) return {Json::array(), "x"};
+  if (value.is_array()) return {Json::object(), 7};
   return {};
 }
 
-void ExpectEveryWrongTypeRefusedOrRead(const std::string& name, nlohmann::json ResultsFolder::*document_of = nullptr) {
+void ExpectEveryWrongTypeRefusedOrRead(const std::string& name, Json ResultsFolder::*document_of = nullptr) {
   const ResultsFolder original = Read(name);
   ResultsFolder folder = original;
-  nlohmann::json& document = document_of ? folder.*document_of : folder.items.front();
+  Json& document = document_of ? folder.*document_of : folder.items.front();
   int tried = 0;
-  ForEachField(document, [&](nlohmann::json& field) {
-    for (const nlohmann::json& other : OtherTypes(field)) {
-      const nlohmann::json kept = field;
+  ForEachField(document, [&](Json& field) {
+    for (const Json& other : OtherTypes(field)) {
+      const Json kept = field;
       field = other;
       ++tried;
       Result<Report> report = Status::Internal("threw");
@@ -200,9 +200,9 @@ TEST(Report, OneSectionPerFolderAndFiguresWithOneDataRowPerNumber) {
   ASSERT_NE(board, nullptr);
   EXPECT_EQ(board->spec["data"]["values"].size(), 480 + 5 * models);
   // ACVA: per model its categories and "all".
-  const nlohmann::json& acva_models = acva.summary["models"];
+  const Json& acva_models = acva.summary["models"];
   size_t pass_rows = 0;
-  for (const nlohmann::json& m : acva_models) pass_rows += 1 + m["by_category"].size();
+  for (const Json& m : acva_models) pass_rows += 1 + m["by_category"].size();
   EXPECT_EQ(FindFigure(*report, "acva-1-pass-rates")->spec["data"]["values"].size(), pass_rows);
   EXPECT_EQ(FindFigure(*report, "acva-1-quadrants")->spec["data"]["values"].size(), 4 * acva_models.size());
 }
@@ -245,15 +245,15 @@ TEST(Report, TheNonsenseBaselineHasItsModesPerModel) {
   ASSERT_EQ(report->sections.size(), 1u);
   EXPECT_EQ(report->sections[0].id, "hues-nonsense-1");
   // One data row per model (its mode) and per (model, group), ordered by mode as docs/hues.md lists them.
-  const nlohmann::json& models = nonsense.summary["models"];
+  const Json& models = nonsense.summary["models"];
   size_t groups = 0;
-  for (const nlohmann::json& m : models) groups += m["groups"].size();
+  for (const Json& m : models) groups += m["groups"].size();
   const Figure* modes = FindFigure(*report, "hues-nonsense-1-modes");
   ASSERT_NE(modes, nullptr);
-  const nlohmann::ordered_json& rows = modes->spec["data"]["values"];
+  const Json& rows = modes->spec["data"]["values"];
   EXPECT_EQ(rows.size(), models.size() + groups);
   std::vector<std::string> order;
-  for (const nlohmann::ordered_json& row : rows)
+  for (const Json& row : rows)
     if (row["kind"] == "model") order.push_back(row["class"].get<std::string>());
   EXPECT_EQ(order, (std::vector<std::string>{"neutral_collapse", "specific_color_collapse", "selective_collapse",
                                              "high_entropy"}));
@@ -264,7 +264,7 @@ TEST(Report, NumbersInFiguresAreSummaryNumbers) {
   const ResultsFolder hues = Read("hues");
   Result<Report> report = BuildReport({hues}, {}, {});
   ASSERT_TRUE(report.ok());
-  const nlohmann::ordered_json& first = FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"][0];
+  const Json& first = FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"][0];
   EXPECT_EQ(first["model"].get<std::string>(), hues.summary["models"][0]["model"].get<std::string>());
   EXPECT_EQ(first["rate"].get<double>(), hues.summary["models"][0]["mahalanobis"]["fail_rate"].get<double>());
 }
@@ -284,10 +284,10 @@ TEST(Report, BoardWordsAreChosenOrRefused) {
 
 TEST(Report, BoardFiguresNeedTheEvaluatedInputsUnchanged) {
   testing::TempDir t;
-  nlohmann::json changed = Read("hues").summary["inputs"]["humans"];
+  Json changed = Read("hues").summary["inputs"]["humans"];
   changed["sha256"] = std::string(64, '0');
   Result<Report> report = BuildReport({*ReadResultsFolder(WithSummaryKey(t, "hues", "inputs", [&] {
-                                        nlohmann::json inputs = Read("hues").summary["inputs"];
+                                        Json inputs = Read("hues").summary["inputs"];
                                         inputs["humans"] = changed;
                                         return inputs;
                                       }()))},
@@ -305,10 +305,10 @@ TEST(Report, BoardFiguresReadPredictionsWithEveryShippedNonsenseWord) {
   csv += "HER,I,18,191,193,194,0.25\nHER,I,17,192,196,189,0.24\nHER,I,16,194,198,180,0.23\n"
          "HER,I,15,204,200,166,0.22\nHER,I,14,209,200,158,0.21\n";
   const fs::path with_her = t.Write("results.csv", csv);
-  nlohmann::json inputs = Read("hues").summary["inputs"];
+  Json inputs = Read("hues").summary["inputs"];
   for (const char* key : {"humans", "humans_exclusions"})  // relative to the fixture, which is copied elsewhere
     inputs[key]["path"] = (Fixture("hues") / inputs[key]["path"].get<std::string>()).string();
-  for (nlohmann::json& p : inputs["predictions"]) {
+  for (Json& p : inputs["predictions"]) {
     p["path"] = with_her.string();
     p["sha256"] = *Sha256File(with_her);
   }
@@ -337,7 +337,7 @@ TEST(Report, SectionsOpenWithWhatMakesTheirNumbersPartial) {
 
   // VIOLIN: coverage below 100 % on an overall row.
   testing::TempDir t;
-  nlohmann::json overall = Read("violin").summary["overall"];
+  Json overall = Read("violin").summary["overall"];
   overall[1]["coverage"] = 0.5;
   overall[1]["n_missing"] = 241;
   const ResultsFolder violin = *ReadResultsFolder(WithSummaryKey(t, "violin", "overall", overall));
@@ -352,7 +352,7 @@ TEST(Report, SectionsOpenWithWhatMakesTheirNumbersPartial) {
   EXPECT_EQ(report->sections[0].notes, violin::SummaryWarnings(violin.summary));
 
   // Hues and Cues: a model without some words.
-  nlohmann::json models = Read("hues").summary["models"];
+  Json models = Read("hues").summary["models"];
   models[0]["n_words"] = 98;
   models[0]["missing_words"] = {"WHALE", "FOX"};
   const ResultsFolder hues = *ReadResultsFolder(WithSummaryKey(t, "hues", "models", models));
@@ -374,7 +374,7 @@ TEST(Report, HuesMeasuresAreLabelledAsThePaper) {
   Result<Report> report = BuildReport({Read("hues")}, {}, {});
   ASSERT_TRUE(report.ok());
   std::set<std::string> metrics;
-  for (const nlohmann::ordered_json& row : FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"])
+  for (const Json& row : FindFigure(*report, "hues-1-fail-rates")->spec["data"]["values"])
     metrics.insert(row["metric"].get<std::string>());
   EXPECT_EQ(metrics, (std::set<std::string>{"Mahalanobis outlier (top-1)", "Hotelling T² (top-5, BH)"}));
 }
@@ -433,8 +433,8 @@ TEST(Report, PageHoldsNoUrlAndIsByteStable) {
 
 TEST(PageText, NeverHoldsAUrlWhateverTheNamesSay) {
   EXPECT_EQ(internal::EscapeHtml("model <a href=\"https://x\">"), "model &lt;a href=&quot;https&#58;//x&quot;&gt;");
-  EXPECT_EQ(internal::ScriptJson(nlohmann::ordered_json{{"u", "http://x</script>"}}), "{\"u\":\"http:\\/\\/x<\\/script>\"}");
-  EXPECT_EQ(nlohmann::json::parse(internal::ScriptJson(nlohmann::ordered_json{{"u", "http://x</script>"}}))["u"],
+  EXPECT_EQ(internal::ScriptJson(Json{{"u", "http://x</script>"}}), "{\"u\":\"http:\\/\\/x<\\/script>\"}");
+  EXPECT_EQ(Json::parse(internal::ScriptJson(Json{{"u", "http://x</script>"}}))["u"],
             "http://x</script>");
 }
 

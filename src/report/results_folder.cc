@@ -27,19 +27,19 @@ Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
       return Status::NotFound(fmt::format("no {}", name), where, expected + " (summary.json, summary.csv, items.jsonl)");
 
   VISALIGN_ASSIGN_OR_RETURN(std::string summary_text, ReadFile(dir / "summary.json"));
-  Result<nlohmann::json> summary = ParseJson(summary_text);
+  Result<Json> summary = ParseJson(summary_text);
   if (!summary.ok()) return Status::InvalidArgument("summary.json is " + summary.status().what(), where, expected);
   folder.summary = std::move(*summary);
   if (!folder.summary.is_object())
     return Status::InvalidArgument("summary.json is not a JSON object", where, expected);
-  const nlohmann::json& benchmark = folder.summary.value("benchmark", nlohmann::json());
+  const Json& benchmark = folder.summary.value("benchmark", Json());
   if (!benchmark.is_string() || std::find(std::begin(kBenchmarks), std::end(kBenchmarks),
                                           benchmark.get<std::string>()) == std::end(kBenchmarks))
     return Status::InvalidArgument(fmt::format("summary.json names benchmark {}", QuoteJson(benchmark)), where,
                                    "\"violin\", \"hues\", \"hues-nonsense\" or \"acva\"");
   folder.benchmark = benchmark.get<std::string>();
-  const nlohmann::json& version = folder.summary.value("schema_version", nlohmann::json());
-  if (version != nlohmann::json(kResultsSchemaVersion))
+  const Json& version = folder.summary.value("schema_version", Json());
+  if (version != Json(kResultsSchemaVersion))
     return Status::InvalidArgument(fmt::format("summary.json has schema_version {}", QuoteJson(version)), where,
                                    fmt::format("schema_version {}, written by visalign {} (re-run the benchmark)",
                                                kResultsSchemaVersion, VisalignVersion()));
@@ -50,7 +50,7 @@ Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
   for (std::string_view line : SplitLines(items_text)) {
     ++line_number;
     if (line.empty()) continue;
-    Result<nlohmann::json> item = ParseJson(line);
+    Result<Json> item = ParseJson(line);
     if (!item.ok() || !item->is_object())
       return Status::InvalidArgument(item.ok() ? "a line of items.jsonl is not a JSON object"
                                                : "a line of items.jsonl is " + item.status().what(),

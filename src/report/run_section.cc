@@ -36,14 +36,14 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
                            EscapeHtml(run.store), EscapeHtml(info.benchmark), EscapeHtml(info.created_at),
                            EscapeHtml(info.dataset_fingerprint)));
   section.Html("<details class=\"inputs\" open><summary>Identity (what every image depends on) and last connection"
-               "</summary><pre>" + EscapeHtml(nlohmann::json{{"identity", info.identity}, {"connection", info.connection}}.dump(2)) +
+               "</summary><pre>" + EscapeHtml(Json{{"identity", info.identity}, {"connection", info.connection}}.dump(2)) +
                "</pre></details>\n");
   CsvTable counts;
   counts.header = {"model", "rows", "done", "failed", "pending", "attempts"};
   size_t done = 0, failed = 0, pending = 0, attempts = 0;
   CsvTable failures;
   failures.header = {"item", "k", "status", "attempts", "last_error"};
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  Json rows = Json::array();
   for (const store::Row& r : run.rows) {
     done += r.status == store::RowStatus::kDone;
     failed += r.status == store::RowStatus::kFailed;
@@ -54,7 +54,7 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
                                std::to_string(r.attempts), r.last_error});
     rows.push_back({{"model", info.name}, {"item", r.item_id}, {"k", r.k}, {"status", StatusName(r.status)},
                     {"attempts", r.attempts},
-                    {"latency_ms", r.status == store::RowStatus::kDone ? nlohmann::ordered_json(r.latency_ms) : nullptr}});
+                    {"latency_ms", r.status == store::RowStatus::kDone ? Json(r.latency_ms) : nullptr}});
   }
   if (failed + pending > 0)
     section.Note(fmt::format("run {} has {} failed and {} pending of its {}, so an evaluation of it covers only its {} "
@@ -65,7 +65,7 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
                          std::to_string(pending), std::to_string(attempts)});
   section.Html(SortableTable(counts, section.id() + "-counts", "Rows of the run"));
 
-  nlohmann::ordered_json latency = BaseSpec(rows);
+  Json latency = BaseSpec(rows);
   NeedNumbers(latency, {"latency_ms"});
   latency["transform"].push_back({{"filter", "isValid(datum.latency_ms)"}});
   latency["width"] = 480;
@@ -80,7 +80,7 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
   if (done > 0)
     section.AddFigure("latency", "Latency of the done images.", "The request time of each image's successful attempt.",
                       std::move(latency));
-  nlohmann::ordered_json tries = BaseSpec(std::move(rows));
+  Json tries = BaseSpec(std::move(rows));
   tries["width"] = {{"step", 40}};
   tries["height"] = 200;
   tries["name"] = "bars";

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "report/page.h"
-#include "visalign/backends/backends.h"
 #include "visalign/benchmarks/violin/evaluate.h"
+#include "visalign/core/base64.h"
 #include "visalign/core/format.h"
 #include "visalign/imaging/image.h"
 
@@ -32,8 +32,8 @@ std::string GroupLabel(const CsvTable& t, const std::vector<std::string>& row) {
   return label;
 }
 
-nlohmann::ordered_json PrecisionPuritySpec(const CsvTable& t) {
-  nlohmann::ordered_json values = nlohmann::ordered_json::array();
+Json PrecisionPuritySpec(const CsvTable& t) {
+  Json values = Json::array();
   for (const auto& row : t.rows) {
     if (row[Col(t, "scope")] != "group") continue;
     for (const auto& [column, measure] : kMeasures) {
@@ -46,16 +46,16 @@ nlohmann::ordered_json PrecisionPuritySpec(const CsvTable& t) {
                         {"hi", HasCol(t, hi) ? CsvNumber(row[Col(t, hi)]) : nullptr}});
     }
   }
-  nlohmann::ordered_json spec = BaseSpec(std::move(values));
+  Json spec = BaseSpec(std::move(values));
   NeedNumbers(spec, {"value"});
-  const nlohmann::ordered_json tooltip = {{{"field", "model"}}, {{"field", "group"}}, {{"field", "measure"}},
+  const Json tooltip = {{{"field", "model"}}, {{"field", "group"}}, {{"field", "measure"}},
                                           {{"field", "value"}, {"format", ".6g"}}, {{"field", "lo"}, {"format", ".6g"}},
                                           {{"field", "hi"}, {"format", ".6g"}}};
-  const nlohmann::ordered_json x = {{"field", "group"}, {"type", "nominal"}, {"title", "variation"}};
-  const nlohmann::ordered_json offset = {{"field", "model"}};
+  const Json x = {{"field", "group"}, {"type", "nominal"}, {"title", "variation"}};
+  const Json offset = {{"field", "model"}};
   spec["facet"] = {{"column", {{"field", "measure"}, {"title", nullptr}}}};
   spec["resolve"] = {{"scale", {{"y", "independent"}}}};
-  nlohmann::ordered_json layers = {
+  Json layers = {
       {{"name", "bars"},
        {"mark", {{"type", "bar"}}},
        {"encoding",
@@ -95,13 +95,13 @@ void MetricTables(const CsvTable& t, SectionBuilder& section) {
     for (size_t c = 1; c < table.header.size(); ++c) {
       std::set<double> distinct;
       for (const auto& row : table.rows)
-        if (const nlohmann::ordered_json v = CsvNumber(row[c]); v.is_number()) distinct.insert(v.get<double>());
+        if (const Json v = CsvNumber(row[c]); v.is_number()) distinct.insert(v.get<double>());
       auto it = distinct.begin();
       if (it != distinct.end()) ranks[c].first = *it++;
       if (it != distinct.end() && table.rows.size() > 2) ranks[c].second = *it;
     }
     const CellClass marks = [&](size_t r, size_t c) -> std::string {
-      const nlohmann::ordered_json v = CsvNumber(table.rows[r][c]);
+      const Json v = CsvNumber(table.rows[r][c]);
       if (c == 0 || !v.is_number() || table.rows.size() < 2) return "";
       if (v.get<double>() == ranks[c].first) return "best";
       if (v.get<double>() == ranks[c].second) return "second";
@@ -140,21 +140,21 @@ Result<std::string> Thumbnail(const ResultsFolder& folder, const std::string& pa
   if (path.empty()) return Status::NotFound("items.jsonl names no image path");
   VISALIGN_ASSIGN_OR_RETURN(imaging::Image image, imaging::ReadImage(ResolveInputPath(folder, path)));
   VISALIGN_ASSIGN_OR_RETURN(std::string png, imaging::EncodePng(Downscale(image, size), 9));
-  return "<img alt=\"\" src=\"data:image/png;base64," + backends::EncodeBase64(png) + "\">";
+  return "<img alt=\"\" src=\"data:image/png;base64," + EncodeBase64(png) + "\">";
 }
 
 namespace {
 
-double PrecisionOf(const nlohmann::json& item) {
-  const nlohmann::json& v = item.value("pre_mean", nlohmann::json());
+double PrecisionOf(const Json& item) {
+  const Json& v = item.value("pre_mean", Json());
   return v.is_number() ? v.get<double>() : -INFINITY;
 }
 
 void WorstImages(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section) {
   if (options.worst_images == 0) return;
   std::vector<std::string> models;
-  std::map<std::string, std::vector<const nlohmann::json*>> by_model;
-  for (const nlohmann::json& item : folder.items) {
+  std::map<std::string, std::vector<const Json*>> by_model;
+  for (const Json& item : folder.items) {
     const std::string model = item.value("model", "");
     auto [it, inserted] = by_model.try_emplace(model);
     if (inserted) models.push_back(model);
@@ -165,16 +165,16 @@ void WorstImages(const ResultsFolder& folder, const ReportOptions& options, Sect
   std::string first_problem;
   section.Html("<div class=\"worst\">");
   for (const std::string& model : models) {
-    std::vector<const nlohmann::json*>& items = by_model[model];
+    std::vector<const Json*>& items = by_model[model];
     const size_t n = std::min(items.size(), static_cast<size_t>(options.worst_images));
     std::partial_sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(n), items.end(),
-                      [](const nlohmann::json* a, const nlohmann::json* b) {
+                      [](const Json* a, const Json* b) {
                         const double pa = PrecisionOf(*a), pb = PrecisionOf(*b);
                         return pa != pb ? pa > pb : a->value("id", "") < b->value("id", "");
                       });
     section.Html("<div class=\"worst-model\" data-model=\"" + EscapeHtml(model) + "\"><h4>" + EscapeHtml(model) + "</h4>");
     for (size_t i = 0; i < n; ++i) {
-      const nlohmann::json& item = *items[i];
+      const Json& item = *items[i];
       const std::string path = item.value("path", "");
       const Result<std::string> img = Thumbnail(folder, path, options.thumbnail_size);
       ++shown;

@@ -88,7 +88,7 @@ Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
     std::vector<std::string> ids;
     for (const acva::JudgedImage& i : *all) ids.push_back(i.ImageId());
     const size_t mine = std::count_if(ratings->begin(), ratings->end(), [&](const auto& r) { return r.rater == who->user_id; });
-    const nlohmann::json progress = {{"rated", mine}, {"images", ids.size()}};
+    const Json progress = {{"rated", mine}, {"images", ids.size()}};
     const std::optional<size_t> next = acva::NextImageToRate(ids, *ratings, who->user_id);
     if (!next) return res.SetJson(200, {{"done", true}, {"progress", progress}});
     const acva::JudgedImage& image = (*all)[*next];
@@ -120,7 +120,7 @@ Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
   server.Route("POST", "/api/acva/rating", [&app, data, images](const HttpServerRequest& req, HttpServerResponse& res) {
     Result<store::Participant> who = app.RequireSession(req);
     if (!who.ok()) return App::Fail(res, 401, who.status());
-    Result<nlohmann::json> body = App::JsonBody(req);
+    Result<Json> body = App::JsonBody(req);
     if (!body.ok()) return App::Fail(res, 400, body.status());
     Result<std::string> client_id = SubmissionId(*body);
     if (!client_id.ok()) return App::Fail(res, 400, client_id.status());
@@ -135,7 +135,7 @@ Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
       return App::Fail(res, 404, Status::NotFound("no image " + QuoteText(id), "request body field image",
                                                   "an image of the rated runs (<run>/<concept>/<k>)"));
     const acva::Concept& cpt = data->set.concepts[*data->set.IndexOf(image->concept_id)];
-    const nlohmann::json answers = body->contains("answers") ? (*body)["answers"] : nlohmann::json();
+    const Json answers = body->contains("answers") ? (*body)["answers"] : Json();
     Result<double> score = acva::RatingScore(cpt, answers, "request body field answers");
     if (!score.ok()) return App::Fail(res, 400, score.status());
     Result<std::vector<acva::HumanRating>> ratings = AcvaRatings(app.study_store(), image->model);
@@ -143,7 +143,7 @@ Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
     if (std::any_of(ratings->begin(), ratings->end(), [&](const auto& r) { return r.image == id && r.rater == who->user_id; }))
       return App::Fail(res, 409, Status::InvalidArgument("image " + QuoteText(id) + " already rated by you",
                                                          "request body field image", "the image GET /api/acva/next gives"));
-    const nlohmann::json payload = {{"image", id},          {"run", image->model},
+    const Json payload = {{"image", id},          {"run", image->model},
                                     {"language", acva::LanguageName(*language)},
                                     {"answers", answers},   {"score", *score}};
     Result<store::Insert> stored = app.study_store().AddRecord(kAcvaRatingRecord, who->id, *client_id, payload);

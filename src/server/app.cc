@@ -205,7 +205,7 @@ Status App::RequireAdmin(const HttpServerRequest& req) const {
   return Status::Ok();
 }
 
-Result<nlohmann::json> App::JsonBody(const HttpServerRequest& req) {
+Result<Json> App::JsonBody(const HttpServerRequest& req) {
   auto doc = ParseJson(req.body);
   if (!doc.ok()) return Status::InvalidArgument(doc.status().what(), "request body", "a JSON object");
   if (!doc->is_object()) return Status::InvalidArgument("not an object", "request body", "a JSON object");
@@ -250,7 +250,7 @@ void App::AddPage(HttpServer& server, const std::string& path, const std::string
 
 void AddCoreRoutes(App& app, HttpServer& server) {
   // The board as the models see it: every cell's sRGB value from board.csv.
-  nlohmann::json board = {{"rows", nlohmann::json::array()}, {"cols", hues::kCols}, {"cells", nlohmann::json::array()}};
+  Json board = {{"rows", Json::array()}, {"cols", hues::kCols}, {"cells", Json::array()}};
   for (int r = 0; r < hues::kRows; ++r) board["rows"].push_back(std::string(1, static_cast<char>('A' + r)));
   for (const hues::Cell& c : app.board().cells())
     board["cells"].push_back({{"cell", c.name}, {"row", std::string(1, c.row)}, {"col", c.col}, {"rgb", {c.rgb.r, c.rgb.g, c.rgb.b}}});
@@ -268,7 +268,7 @@ void AddCoreRoutes(App& app, HttpServer& server) {
     auto consent = body->find("consent");
     if (consent == body->end() || !consent->is_boolean() || !consent->get<bool>())
       return App::Fail(res, 400, Status::InvalidArgument("no consent", "request body field consent", "true"));
-    nlohmann::json params = nlohmann::json::object();
+    Json params = Json::object();
     if (auto p = body->find("params"); p != body->end()) {
       if (!p->is_object() || p->size() > kMaxUrlParams)
         return App::Fail(res, 400, Status::InvalidArgument("not an object of at most 16 strings", "request body field params",

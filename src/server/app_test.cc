@@ -36,12 +36,12 @@ TEST_F(AppTest, ServesTheBoardCellByCellAsBoardCsvHasIt) {
   auto res = client_->Get("/api/board");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
-  const auto board = nlohmann::json::parse(res->body);
+  const auto board = Json::parse(res->body);
   EXPECT_EQ(board["rows"].size(), 16u);
   EXPECT_EQ(board["rows"][0], "A");
   EXPECT_EQ(board["cols"], 30);
   ASSERT_EQ(board["cells"].size(), 480u);
-  EXPECT_EQ(board["cells"][0], nlohmann::json({{"cell", "A1"}, {"row", "A"}, {"col", 1}, {"rgb", {82, 48, 27}}}));
+  EXPECT_EQ(board["cells"][0], Json({{"cell", "A1"}, {"row", "A"}, {"col", 1}, {"rgb", {82, 48, 27}}}));
   EXPECT_EQ(res->get_header_value("Content-Security-Policy"), kContentSecurityPolicy);
 }
 
@@ -64,8 +64,8 @@ TEST_F(AppTest, NothingIsStoredBeforeConsentAndConsentSetsAStrictHttpOnlyCookie)
   auto refused = client_->Post("/api/session", R"({"consent": false})", "application/json");
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->status, 400);
-  EXPECT_EQ(nlohmann::json::parse(refused->body),
-            nlohmann::json({{"error", {{"what", "no consent"}, {"where", "request body field consent"}, {"expected", "true"}}}}));
+  EXPECT_EQ(Json::parse(refused->body),
+            Json({{"error", {{"what", "no consent"}, {"where", "request body field consent"}, {"expected", "true"}}}}));
   EXPECT_EQ(app_->study_store().Counts()->participants, 0);
 
   auto created = client_->Post("/api/session", R"({"consent": true, "params": {"PROLIFIC_PID": "p1"}})", "application/json");
@@ -77,27 +77,27 @@ TEST_F(AppTest, NothingIsStoredBeforeConsentAndConsentSetsAStrictHttpOnlyCookie)
   const std::string token = cookie.substr(17, cookie.find(';') - 17);
   auto participants = app_->study_store().Participants();
   ASSERT_GE(participants->size(), 1u);
-  EXPECT_EQ((*participants)[0].url_params, nlohmann::json({{"PROLIFIC_PID", "p1"}}));
-  EXPECT_EQ(nlohmann::json::parse(created->body)["participant"], (*participants)[0].user_id);
+  EXPECT_EQ((*participants)[0].url_params, Json({{"PROLIFIC_PID", "p1"}}));
+  EXPECT_EQ(Json::parse(created->body)["participant"], (*participants)[0].user_id);
 
   auto proxied = client_->Post("/api/session", httplib::Headers{{"X-Forwarded-Proto", "https"}}, R"({"consent": true})",
                                "application/json");
   EXPECT_NE(proxied->get_header_value("Set-Cookie").find("; Secure"), std::string::npos) << "behind a TLS proxy";
   EXPECT_EQ(cookie.find("Secure"), std::string::npos) << "plain HTTP on loopback";
   auto me = client_->Get("/api/me", httplib::Headers{{"Cookie", "visalign_session=" + token}});
-  EXPECT_EQ(nlohmann::json::parse(me->body)["onboarded"], false);
+  EXPECT_EQ(Json::parse(me->body)["onboarded"], false);
   auto without = client_->Get("/api/next");
   EXPECT_EQ(without->status, 401);
   auto forged = client_->Get("/api/next", httplib::Headers{{"Cookie", "visalign_session=forged"}});
   EXPECT_EQ(forged->status, 401);
-  EXPECT_EQ(nlohmann::json::parse(forged->body)["error"]["what"], "unknown session");
+  EXPECT_EQ(Json::parse(forged->body)["error"]["what"], "unknown session");
 }
 
 TEST_F(AppTest, AdminEndpointsAnswer403WithoutAConfiguredToken) {
   auto counts = client_->Get("/api/admin/counts", httplib::Headers{{"Authorization", "Bearer anything"}});
   ASSERT_TRUE(counts);
   EXPECT_EQ(counts->status, 403);
-  EXPECT_EQ(nlohmann::json::parse(counts->body)["error"]["what"], "admin endpoints are off");
+  EXPECT_EQ(Json::parse(counts->body)["error"]["what"], "admin endpoints are off");
 }
 
 // Three participants of two words each over a list of three: every word is given twice.
@@ -121,8 +121,8 @@ TEST(App, WordsGoLeastAssignedFirstSoCountsStayBalanced) {
     auto profile = client.Post("/api/profile", cookie,
                                R"({"language": "es", "gender": "male", "age_range": "40-49", "colorblind": "no"})", "application/json");
     ASSERT_EQ(profile->status, 200) << profile->body;
-    EXPECT_EQ(nlohmann::json::parse(profile->body)["items"], 2);
-    auto next = nlohmann::json::parse(client.Get("/api/next", cookie)->body);
+    EXPECT_EQ(Json::parse(profile->body)["items"], 2);
+    auto next = Json::parse(client.Get("/api/next", cookie)->body);
     words.insert(next["word"].get<std::string>());
     // Shown by its Spanish name (data/hues/category_names.csv), not the published code COMESTIBLE.
     EXPECT_EQ(next["category"], next["clue_id"] == 3 ? "Comida" : "Animal");

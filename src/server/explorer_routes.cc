@@ -59,7 +59,7 @@ Status AddExplorerRoutes(App& app, HttpServer& server) {
 
   // The words, the evaluated models, the filter choices and every cell's CIE xy (board order).
   server.Route("GET", "/api/explorer", [&app, data](const HttpServerRequest&, HttpServerResponse& res) {
-    nlohmann::json words = nlohmann::json::array(), models = nlohmann::json::array(), xy = nlohmann::json::array();
+    Json words = Json::array(), models = Json::array(), xy = Json::array();
     for (const hues::Cell& c : app.board().cells()) xy.push_back({c.xy[0], c.xy[1]});
     for (const hues::Word& w : data->vocabulary.words()) words.push_back({{"word", w.en}, {"category", w.category}});
     for (const hues::ModelPredictions& m : data->models) models.push_back(m.name);
@@ -80,7 +80,7 @@ Status AddExplorerRoutes(App& app, HttpServer& server) {
     Result<hues::HumanFilter> filter = hues::ParseHumanFilter(req.Query("colorblind"), req.Query("gender"),
                                                               req.Query("age"), req.Query("language"), data->humans);
     if (!filter.ok()) return App::Fail(res, 400, filter.status());
-    nlohmann::json model = nullptr;
+    Json model = nullptr;
     if (const std::string name = req.Query("model"); !name.empty()) {
       const hues::ModelPredictions* m = FindModel(*data, name);
       if (!m)

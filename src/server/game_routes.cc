@@ -28,7 +28,7 @@ const std::set<std::string> kAgeRanges = {"-10", "10-19", "20-29", "30-39", "40-
 const std::set<std::string> kColorblind = {"yes", "no"};
 const std::set<std::string> kEventTypes = {"blur", "focus", "hidden", "visible"};
 
-Status OneOf(const nlohmann::json& body, const char* field, const std::set<std::string>& allowed, std::string& out) {
+Status OneOf(const Json& body, const char* field, const std::set<std::string>& allowed, std::string& out) {
   out = StringMember(body, field);
   if (allowed.count(out)) return Status::Ok();
   std::string list;
@@ -79,7 +79,7 @@ struct Game {
     return answers.size() + checks.size();
   }
 
-  nlohmann::json Completion(store::Participant& p, size_t items) {
+  Json Completion(store::Participant& p, size_t items) {
     const StudyConfig& study = app.study();
     std::string code;
     if (!study.completion_codes.empty())
@@ -92,11 +92,11 @@ struct Game {
   // The item at `index` of the participant's `items`, as the page shows it: its place among the
   // items (`index`, `total`, the attention check included) and among the words (`word_number`,
   // 1-based, of `words`; the attention check is not a word and has no number).
-  nlohmann::json Item(const store::Participant& p, const std::vector<int>& items, size_t index) {
+  Json Item(const store::Participant& p, const std::vector<int>& items, size_t index) {
     const int clue_id = items[index];
     const auto is_word = [](int clue) { return clue != kAttentionItem; };
     const auto before = items.begin() + static_cast<std::ptrdiff_t>(index);
-    nlohmann::json item = {{"done", false}, {"index", index}, {"total", items.size()},
+    Json item = {{"done", false}, {"index", index}, {"total", items.size()},
                            {"words", std::count_if(items.begin(), items.end(), is_word)}};
     if (clue_id == kAttentionItem) {
       item["kind"] = "attention";
@@ -114,12 +114,12 @@ struct Game {
   }
 
   // Earlier players' answers for the clue: the shipped data set's and this study's.
-  Result<nlohmann::json> Reveal(int clue_id) {
+  Result<Json> Reveal(int clue_id) {
     VISALIGN_ASSIGN_OR_RETURN(auto counts, app.study_store().CoordinateCounts(clue_id));
     for (const auto& [cell, n] : shipped[static_cast<size_t>(*app.vocabulary().IndexOfClue(clue_id))]) counts[cell] += n;
     int64_t total = 0;
     for (const auto& [cell, n] : counts) total += n;
-    return nlohmann::json{{"counts", counts}, {"answers", total}};
+    return Json{{"counts", counts}, {"answers", total}};
   }
 };
 
@@ -147,9 +147,9 @@ std::optional<Player> RequirePlayer(App& app, const HttpServerRequest& req, Http
 }
 
 // Replies with the item after the `done` answered ones (or the completion), and `extra`.
-void NextItem(Game& game, Player& player, HttpServerResponse& res, int status, nlohmann::json extra, Result<size_t> done) {
+void NextItem(Game& game, Player& player, HttpServerResponse& res, int status, Json extra, Result<size_t> done) {
   if (!done.ok()) return App::Fail(res, done.status());
-  nlohmann::json next;
+  Json next;
   if (*done >= player.items.size()) {
     if (player.participant.completed_at.empty()) {
       auto completed = game.app.study_store().MarkCompleted(player.participant.id);
@@ -220,7 +220,7 @@ void AddGameRoutes(App& app, HttpServer& server) {
 
   server.Route("GET", "/api/next", [&app, game](const HttpServerRequest& req, HttpServerResponse& res) {
     auto player = RequirePlayer(app, req, res);
-    if (player) NextItem(*game, *player, res, 200, nlohmann::json::object(), game->Progress(player->participant));
+    if (player) NextItem(*game, *player, res, 200, Json::object(), game->Progress(player->participant));
   });
 
   server.Route("POST", "/api/answer", [&app, game](const HttpServerRequest& req, HttpServerResponse& res) {
@@ -286,7 +286,7 @@ void AddGameRoutes(App& app, HttpServer& server) {
       return App::Fail(res, 400, Status::InvalidArgument("not a list of at most 100 events", "request body field events",
                                                          "[{\"type\": \"blur\", \"t\": 1234.5}, ...]"));
     std::vector<store::StudyEvent> events;
-    for (const nlohmann::json& e : *list) {
+    for (const Json& e : *list) {
       const std::string type = e.is_object() ? StringMember(e, "type") : "";
       auto t = e.is_object() ? e.find("t") : e.end();
       if (!kEventTypes.count(type) || t == e.end() || !t->is_number() || t->get<double>() < 0)

@@ -14,7 +14,7 @@ const std::vector<std::string> kUrlParams = {"PROLIFIC_PID", "STUDY_ID", "SESSIO
 
 // A metadata or parameter value as one CSV field: a string as it is, [w, h] as "WxH", a number or
 // a boolean as JSON writes it, anything else (an object the page never sends) as JSON text.
-std::string Field(const nlohmann::json& doc, const std::string& key) {
+std::string Field(const Json& doc, const std::string& key) {
   if (!doc.is_object()) return "";
   auto it = doc.find(key);
   if (it == doc.end() || it->is_null()) return "";
@@ -50,7 +50,7 @@ Result<std::vector<ParticipantRow>> ExportParticipants(store::StudyStore& study)
     ParticipantRow row;
     row.colorblind = p.onboarded() ? ExportedColorblind(p) : "";
     if (auto c = check_of.find(p.id); c != check_of.end()) {
-      const nlohmann::json& payload = c->second->payload;
+      const Json& payload = c->second->payload;
       const auto passed = payload.is_object() ? payload.find("passed") : payload.end();
       row.attention_passed = passed != payload.end() && passed->is_boolean() && passed->get<bool>();
       row.attention_expected = Field(payload, "expected");
@@ -87,7 +87,7 @@ std::string ParticipantsCsv(const std::vector<ParticipantRow>& rows) {
   for (const ParticipantRow& r : rows) {
     const store::Participant& p = r.participant;
     std::vector<std::string> fields = {p.user_id, p.created_at, p.completed_at, p.language, p.gender, p.age_range,
-                                       p.colorblind, p.screen_score ? nlohmann::json(*p.screen_score).dump() : "",
+                                       p.colorblind, p.screen_score ? Json(*p.screen_score).dump() : "",
                                        Field(p.screen, "control_correct"), r.colorblind, Attention(r),
                                        r.attention_expected, r.attention_answer, std::to_string(r.items),
                                        std::to_string(r.answers), std::to_string(r.events)};
@@ -99,25 +99,25 @@ std::string ParticipantsCsv(const std::vector<ParticipantRow>& rows) {
   return csv;
 }
 
-nlohmann::json ParticipantsJson(const std::vector<ParticipantRow>& rows) {
-  nlohmann::json list = nlohmann::json::array();
+Json ParticipantsJson(const std::vector<ParticipantRow>& rows) {
+  Json list = Json::array();
   for (const ParticipantRow& r : rows) {
     const store::Participant& p = r.participant;
     list.push_back({{"user_id", p.user_id},
                     {"consented_at", p.created_at},
-                    {"completed_at", p.completed_at.empty() ? nlohmann::json() : nlohmann::json(p.completed_at)},
+                    {"completed_at", p.completed_at.empty() ? Json() : Json(p.completed_at)},
                     {"language", p.language},
                     {"gender", p.gender},
                     {"age_range", p.age_range},
                     {"colorblind_reported", p.colorblind},
-                    {"plate_score", p.screen_score ? nlohmann::json(*p.screen_score) : nlohmann::json()},
+                    {"plate_score", p.screen_score ? Json(*p.screen_score) : Json()},
                     {"screen", p.screen},
                     {"colorblind", r.colorblind},
                     {"attention_check",
-                     r.attention_passed ? nlohmann::json({{"passed", *r.attention_passed},
+                     r.attention_passed ? Json({{"passed", *r.attention_passed},
                                                           {"expected", r.attention_expected},
                                                           {"answer", r.attention_answer}})
-                                        : nlohmann::json()},
+                                        : Json()},
                     {"items", r.items},
                     {"answers", r.answers},
                     {"events", r.events},

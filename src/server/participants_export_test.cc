@@ -114,7 +114,7 @@ TEST_F(ExportTest, EachParticipantIsOneRowWithTheirIdsScreenAndAttention) {
   EXPECT_EQ(col(2, "attention_check"), "none");
   EXPECT_EQ(col(2, "STUDY_ID"), "s,1") << "quoted in the CSV, read back unchanged";
   EXPECT_EQ(col(2, "colorblind"), "") << "not onboarded: no profile, no verdict";
-  const nlohmann::json doc = ParticipantsJson(rows);
+  const Json doc = ParticipantsJson(rows);
   EXPECT_EQ(doc["participants"][1]["user_id"], failed.user_id);
   EXPECT_EQ(doc["participants"][1]["plate_score"], nullptr);
   EXPECT_EQ(doc["participants"][2]["url_params"]["STUDY_ID"], "s,1");

@@ -86,10 +86,10 @@ std::vector<Plate> ScreeningPlates(uint64_t seed) {
   return plates;
 }
 
-nlohmann::json PlatesJson(const std::vector<Plate>& plates) {
-  nlohmann::json out = {{"plates", nlohmann::json::array()}, {"choices", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, "none"}}};
+Json PlatesJson(const std::vector<Plate>& plates) {
+  Json out = {{"plates", Json::array()}, {"choices", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, "none"}}};
   for (const Plate& p : plates) {
-    nlohmann::json dots = nlohmann::json::array();
+    Json dots = Json::array();
     for (const PlateDot& d : p.dots)
       dots.push_back({std::round(d.x * 1000) / 1000, std::round(d.y * 1000) / 1000, std::round(d.r * 1000) / 1000,
                       d.rgb[0], d.rgb[1], d.rgb[2]});
@@ -98,7 +98,7 @@ nlohmann::json PlatesJson(const std::vector<Plate>& plates) {
   return out;
 }
 
-Result<ScreenScore> ScoreScreen(const std::vector<Plate>& plates, const nlohmann::json& body) {
+Result<ScreenScore> ScoreScreen(const std::vector<Plate>& plates, const Json& body) {
   auto answers = body.find("answers");
   const auto bad = [&] {
     return Status::InvalidArgument("not " + std::to_string(plates.size()) + " answers", "request body field answers",
@@ -106,10 +106,10 @@ Result<ScreenScore> ScoreScreen(const std::vector<Plate>& plates, const nlohmann
   };
   if (answers == body.end() || !answers->is_array() || answers->size() != plates.size()) return bad();
   ScreenScore s;
-  s.answers = {{"answers", *answers}, {"correct", nlohmann::json::array()}};
+  s.answers = {{"answers", *answers}, {"correct", Json::array()}};
   int right = 0;
   for (size_t i = 0; i < plates.size(); ++i) {
-    const nlohmann::json& a = (*answers)[i];
+    const Json& a = (*answers)[i];
     if (!a.is_null() && !(a.is_number_unsigned() && a.get<uint64_t>() <= 9)) return bad();
     const bool correct = !a.is_null() && a.get<int>() == plates[i].digit;
     s.answers["correct"].push_back(correct);

@@ -11,8 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::server {
@@ -35,14 +34,14 @@ std::vector<Plate> ScreeningPlates(uint64_t seed);
 
 // What the page gets: {"plates": [{"dots": [[x, y, r, R, G, B], ...]}], "choices": [0..9, "none"]}
 // (no digits).
-nlohmann::json PlatesJson(const std::vector<Plate>& plates);
+Json PlatesJson(const std::vector<Plate>& plates);
 
 struct ScreenScore {
   double score = 0;       // share of the confusion plates read correctly
-  nlohmann::json answers; // {"answers": [...], "control_correct": bool, "correct": [bool, ...]}
+  Json answers; // {"answers": [...], "control_correct": bool, "correct": [bool, ...]}
 };
 // Scores {"answers": [digit or null (can't see one), one per plate]}; InvalidArgument at "request
 // body field answers" for anything else.
-Result<ScreenScore> ScoreScreen(const std::vector<Plate>& plates, const nlohmann::json& body);
+Result<ScreenScore> ScoreScreen(const std::vector<Plate>& plates, const Json& body);
 
 }  // namespace visalign::server

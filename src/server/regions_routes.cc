@@ -12,8 +12,8 @@ using backends::HttpServer;
 using backends::HttpServerRequest;
 using backends::HttpServerResponse;
 
-nlohmann::json CategoriesJson() {
-  nlohmann::json names = nlohmann::json::array();
+Json CategoriesJson() {
+  Json names = Json::array();
   for (int i = 0; i < hues::kMacroCategories; ++i) names.push_back(hues::MacroName(static_cast<hues::Macro>(i)));
   return names;
 }
@@ -29,7 +29,7 @@ void AddRegionRoutes(App& app, HttpServer& server) {
     if (!who.ok()) return App::Fail(res, 401, who.status());
     Result<std::vector<store::StudyRecord>> records = app.study_store().Records(kRegionsRecord);
     if (!records.ok()) return App::Fail(res, records.status());
-    nlohmann::json latest = nullptr;
+    Json latest = nullptr;
     for (const store::StudyRecord& r : *records)
       if (auto cells = r.payload.find("cells"); r.participant == who->id && cells != r.payload.end()) latest = *cells;
     res.SetJson(200, {{"categories", CategoriesJson()}, {"painting", latest}});
@@ -40,11 +40,11 @@ void AddRegionRoutes(App& app, HttpServer& server) {
   server.Route("POST", "/api/regions", [&app](const HttpServerRequest& req, HttpServerResponse& res) {
     Result<store::Participant> who = app.RequireSession(req);
     if (!who.ok()) return App::Fail(res, 401, who.status());
-    Result<nlohmann::json> body = App::JsonBody(req);
+    Result<Json> body = App::JsonBody(req);
     if (!body.ok()) return App::Fail(res, 400, body.status());
     Result<std::string> client_id = SubmissionId(*body);
     if (!client_id.ok()) return App::Fail(res, 400, client_id.status());
-    const nlohmann::json cells = body->contains("cells") ? (*body)["cells"] : nlohmann::json();
+    const Json cells = body->contains("cells") ? (*body)["cells"] : Json();
     Result<hues::RegionPainting> painting = hues::ParseRegionPainting(cells, "request body field cells");
     if (!painting.ok()) return App::Fail(res, 400, painting.status());
     Result<store::Insert> stored = app.study_store().AddRecord(kRegionsRecord, who->id, *client_id,

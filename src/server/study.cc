@@ -18,7 +18,7 @@ constexpr int kMaxWordsPerParticipant = 1000;
 // Reads the fields of one JSON object, refusing unknown ones.
 class Fields {
  public:
-  Fields(const nlohmann::json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+  Fields(const Json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
   Status Check(const std::set<std::string>& known) const {
     if (!obj_.is_object()) return Status::InvalidArgument("not an object", where_, "a JSON object of settings");
     for (const auto& [name, value] : obj_.items())
@@ -26,12 +26,12 @@ class Fields {
         return Status::InvalidArgument("unknown field " + QuoteText(name), where_, "one of " + Join(known));
     return Status::Ok();
   }
-  Status Get(const char* name, std::string& out) const { return Read(name, out, &nlohmann::json::is_string, "a string"); }
-  Status Get(const char* name, bool& out) const { return Read(name, out, &nlohmann::json::is_boolean, "true or false"); }
+  Status Get(const char* name, std::string& out) const { return Read(name, out, &Json::is_string, "a string"); }
+  Status Get(const char* name, bool& out) const { return Read(name, out, &Json::is_boolean, "true or false"); }
   Status Get(const char* name, int& out) const {
-    return Read(name, out, &nlohmann::json::is_number_integer, "an integer");
+    return Read(name, out, &Json::is_number_integer, "an integer");
   }
-  Status Get(const char* name, double& out) const { return Read(name, out, &nlohmann::json::is_number, "a number"); }
+  Status Get(const char* name, double& out) const { return Read(name, out, &Json::is_number, "a number"); }
   Status Get(const char* name, std::vector<std::string>& out) const {
     auto it = obj_.find(name);
     if (it == obj_.end()) return Status::Ok();
@@ -40,7 +40,7 @@ class Fields {
     out = it->template get<std::vector<std::string>>();
     return Status::Ok();
   }
-  const nlohmann::json* Object(const char* name) const {
+  const Json* Object(const char* name) const {
     auto it = obj_.find(name);
     return it == obj_.end() ? nullptr : &*it;
   }
@@ -48,7 +48,7 @@ class Fields {
 
  private:
   template <typename T>
-  Status Read(const char* name, T& out, bool (nlohmann::json::*is)() const noexcept, const char* expected) const {
+  Status Read(const char* name, T& out, bool (Json::*is)() const noexcept, const char* expected) const {
     auto it = obj_.find(name);
     if (it == obj_.end()) return Status::Ok();
     if (!((*it).*is)()) return Status::InvalidArgument("wrong type " + QuoteJson(*it), Where(name), expected);
@@ -60,12 +60,12 @@ class Fields {
     for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
     return out;
   }
-  const nlohmann::json& obj_;
+  const Json& obj_;
   std::string where_;
 };
 
 Status ReadLimit(const Fields& top, const char* name, RateLimit& limit) {
-  const nlohmann::json* obj = top.Object(name);
+  const Json* obj = top.Object(name);
   if (!obj) return Status::Ok();
   Fields f(*obj, top.Where(name));
   VISALIGN_RETURN_IF_ERROR(f.Check({"per_second", "burst"}));
@@ -83,7 +83,7 @@ const std::vector<Language>& SupportedLanguages() {
   return kLanguages;
 }
 
-nlohmann::json StudyConfig::PublicJson() const {
+Json StudyConfig::PublicJson() const {
   return {{"languages", languages},
           {"words_per_participant", words_per_participant},
           {"consent_text", consent_text},
@@ -93,7 +93,7 @@ nlohmann::json StudyConfig::PublicJson() const {
           {"attention_check", attention_check.enabled}};
 }
 
-Result<StudyConfig> StudyConfigFromJson(const nlohmann::json& doc, const std::string& where) {
+Result<StudyConfig> StudyConfigFromJson(const Json& doc, const std::string& where) {
   StudyConfig c;
   Fields f(doc, where);
   VISALIGN_RETURN_IF_ERROR(f.Check({"languages", "words_per_participant", "consent_text", "regions_consent_text",
@@ -129,7 +129,7 @@ Result<StudyConfig> StudyConfigFromJson(const nlohmann::json& doc, const std::st
   if (!c.completion_url.empty() && c.completion_url.rfind("https://", 0) != 0 && c.completion_url.rfind("http://", 0) != 0)
     return Status::InvalidArgument("completion URL " + QuoteText(c.completion_url), f.Where("completion_url"),
                                    "an http:// or https:// URL, \"{code}\" standing for the completion code");
-  if (const nlohmann::json* check = f.Object("attention_check")) {
+  if (const Json* check = f.Object("attention_check")) {
     Fields a(*check, f.Where("attention_check"));
     VISALIGN_RETURN_IF_ERROR(a.Check({"enabled", "cell", "position"}));
     VISALIGN_RETURN_IF_ERROR(a.Get("enabled", c.attention_check.enabled));

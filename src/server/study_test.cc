@@ -10,7 +10,7 @@ namespace visalign::server {
 namespace {
 
 TEST(Study, AnEmptyStudyKeepsTheDefaults) {
-  auto study = StudyConfigFromJson(nlohmann::json::object(), "study file s.json");
+  auto study = StudyConfigFromJson(Json::object(), "study file s.json");
   ASSERT_TRUE(study.ok());
   EXPECT_EQ(study->languages, (std::vector<std::string>{"es", "en"}));
   EXPECT_EQ(study->words_per_participant, 15);
@@ -66,9 +66,9 @@ TEST(Study, JsonAndTomlFilesReadTheSame) {
 }
 
 TEST(Study, EachWrongSettingIsNamed) {
-  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+  const std::vector<std::pair<Json, std::string>> cases = {
       {{{"languages", {"fr"}}}, "study file s.json field languages"},
-      {{{"languages", nlohmann::json::array()}}, "study file s.json field languages"},
+      {{{"languages", Json::array()}}, "study file s.json field languages"},
       {{{"words_per_participant", 0}}, "study file s.json field words_per_participant"},
       {{{"words_per_participant", "15"}}, "study file s.json field words_per_participant"},
       {{{"completion_url", "javascript:alert(1)"}}, "study file s.json field completion_url"},

@@ -7,7 +7,7 @@
 
 namespace visalign::server {
 
-Result<std::string> SubmissionId(const nlohmann::json& body) {
+Result<std::string> SubmissionId(const Json& body) {
   static const std::regex kClientId("[A-Za-z0-9_-]{8,64}");
   std::string id = StringMember(body, "client_id");
   if (!std::regex_match(id, kClientId))

@@ -4,13 +4,12 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::server {
 
 // body["client_id"]: 8-64 of [A-Za-z0-9_-]; else InvalidArgument at "request body field client_id".
-Result<std::string> SubmissionId(const nlohmann::json& body);
+Result<std::string> SubmissionId(const Json& body);
 
 }  // namespace visalign::server

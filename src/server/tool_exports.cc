@@ -13,7 +13,7 @@ Result<std::vector<hues::RegionPainting>> LatestRegionPaintings(store::StudyStor
   std::vector<hues::RegionPainting> paintings;
   for (const store::StudyRecord& r : records) {
     const std::string where = "study record regions/" + r.user_id + "/" + r.client_id;
-    const nlohmann::json cells = r.payload.is_object() && r.payload.contains("cells") ? r.payload["cells"] : nullptr;
+    const Json cells = r.payload.is_object() && r.payload.contains("cells") ? r.payload["cells"] : nullptr;
     VISALIGN_ASSIGN_OR_RETURN(hues::RegionPainting painting, hues::ParseRegionPainting(cells, where));
     auto [it, added] = slot.emplace(r.participant, paintings.size());
     if (added)

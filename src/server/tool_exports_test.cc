@@ -9,8 +9,8 @@
 namespace visalign::server {
 namespace {
 
-nlohmann::json AllCells(const std::string& category) {
-  nlohmann::json cells = nlohmann::json::object();
+Json AllCells(const std::string& category) {
+  Json cells = Json::object();
   for (int i = 0; i < hues::kCells; ++i) cells[hues::CellName(i)] = category;
   return {{"cells", cells}};
 }
@@ -22,7 +22,7 @@ class ToolExports : public ::testing::Test {
     ASSERT_TRUE(study.ok()) << study.status().ToString();
     study_ = std::move(*study);
     for (const char* session : {"a", "b"}) {
-      auto p = study_->AddParticipant(session, nlohmann::json::object());
+      auto p = study_->AddParticipant(session, Json::object());
       ASSERT_TRUE(p.ok()) << p.status().ToString();
       participants_.push_back(*p);
     }
@@ -50,7 +50,7 @@ TEST_F(ToolExports, AParticipantsLatestPaintingReplacesTheirEarlierOne) {
 
 TEST_F(ToolExports, RatingsAreThoseOfTheRunAsked) {
   const auto rating = [](const std::string& run, const std::string& image, double score) {
-    return nlohmann::json{{"image", image}, {"run", run}, {"language", "en"}, {"answers", nlohmann::json::object()},
+    return Json{{"image", image}, {"run", run}, {"language", "en"}, {"answers", Json::object()},
                           {"score", score}};
   };
   ASSERT_TRUE(study_->AddRecord(kAcvaRatingRecord, participants_[0].id, "rating-01", rating("r1", "r1/a/0", 0.25)).ok());

@@ -60,7 +60,7 @@ class PostgresStudyStore final : public StudyStore {
   PostgresStudyStore(std::unique_ptr<pg::Pool> pool, std::string where)
       : pool_(std::move(pool)), where_(std::move(where)) {}
 
-  Result<Participant> AddParticipant(const std::string& session_hash, const nlohmann::json& url_params) override {
+  Result<Participant> AddParticipant(const std::string& session_hash, const Json& url_params) override {
     Participant p;
     p.user_id = RandomUuid();
     p.created_at = NowUtc();
@@ -195,7 +195,7 @@ class PostgresStudyStore final : public StudyStore {
   }
 
   Result<Insert> AddRecord(const std::string& kind, int64_t participant, const std::string& client_id,
-                           const nlohmann::json& payload) override {
+                           const Json& payload) override {
     VISALIGN_ASSIGN_OR_RETURN(
         pg::Rows r, Exec("INSERT INTO records(kind, participant, client_id, payload, created_at) "
                          "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",

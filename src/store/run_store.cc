@@ -70,7 +70,8 @@ Result<RunOpening> CheckRunReuse(const RunInfo& existing, const RunInfo& wanted,
   if (existing.benchmark != wanted.benchmark) return differs("benchmark", existing.benchmark, wanted.benchmark);
   if (existing.dataset_fingerprint != wanted.dataset_fingerprint)
     return differs("dataset fingerprint", existing.dataset_fingerprint, wanted.dataset_fingerprint);
-  if (existing.identity == wanted.identity) return RunOpening::kResumed;
+  // Key order aside: a store written before Json kept insertion order holds identities key-sorted.
+  if (SameJson(existing.identity, wanted.identity)) return RunOpening::kResumed;
   if (done == 0) return RunOpening::kTakenOver;
   return differs(fmt::format("{} done images made with", done), existing.identity.dump(), wanted.identity.dump());
 }

@@ -100,8 +100,8 @@ Status MigrateV1(sqlite3* db, const std::string& where) {
   for (const auto& [name, text] : runs) {
     auto parsed = ParseJson(text);
     if (!parsed.ok() || !parsed->is_object()) continue;  // QueryRuns reports it when the run is read
-    nlohmann::json& identity = *parsed;
-    nlohmann::json connection = nlohmann::json::object();
+    Json& identity = *parsed;
+    Json connection = Json::object();
     for (const char* field : kV1ConnectionFields) {
       if (!identity.contains(field)) continue;
       connection[field] = identity[field];

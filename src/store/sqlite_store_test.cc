@@ -85,11 +85,11 @@ TEST_F(StoreTest, AStoreOfSchemaOneIsUpgradedAndItsRunsResumeFromAnotherEndpoint
   auto s = Open();
   auto old = s->FindRun("old").value();
   ASSERT_TRUE(old.has_value());
-  EXPECT_EQ(old->identity, nlohmann::json({{"backend", "openai"}, {"model", "m1"}, {"params", nlohmann::json::object()}}));
+  EXPECT_EQ(old->identity, Json({{"backend", "openai"}, {"model", "m1"}, {"params", Json::object()}}));
   EXPECT_EQ(old->connection,
-            nlohmann::json({{"endpoint", "http://127.0.0.1:55519"}, {"api_key_env", "OPENAI_API_KEY"}}));
-  EXPECT_EQ(s->FindRun("cmd").value()->identity, nlohmann::json({{"backend", "command"}, {"cmd", "gen --out {out}"}}));
-  EXPECT_EQ(s->FindRun("cmd").value()->connection, nlohmann::json({{"timeout_ms", 600000}}));
+            Json({{"endpoint", "http://127.0.0.1:55519"}, {"api_key_env", "OPENAI_API_KEY"}}));
+  EXPECT_EQ(s->FindRun("cmd").value()->identity, Json({{"backend", "command"}, {"cmd", "gen --out {out}"}}));
+  EXPECT_EQ(s->FindRun("cmd").value()->connection, Json({{"timeout_ms", 600000}}));
   // The run's done row stays done, and the same model on another port resumes it.
   RunInfo moved{"old", "violin", "abc123", old->identity, "", {{"endpoint", "http://127.0.0.1:49005"}}};
   EXPECT_EQ(s->OpenRun(moved).value(), RunOpening::kResumed);

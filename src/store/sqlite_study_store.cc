@@ -75,7 +75,7 @@ class SqliteStudyStore final : public StudyStore {
   ~SqliteStudyStore() override { sqlite3_close_v2(db_); }
   Status Open();
 
-  Result<Participant> AddParticipant(const std::string& session_hash, const nlohmann::json& url_params) override;
+  Result<Participant> AddParticipant(const std::string& session_hash, const Json& url_params) override;
   Result<std::optional<Participant>> FindSession(const std::string& session_hash) override;
   Status UpdateParticipant(const Participant& p) override;
   Result<Participant> MarkCompleted(int64_t participant) override;
@@ -90,7 +90,7 @@ class SqliteStudyStore final : public StudyStore {
   Status AddEvents(int64_t participant, const std::vector<StudyEvent>& events) override;
   Result<std::vector<StudyEvent>> Events(int64_t participant) override;
   Result<Insert> AddRecord(const std::string& kind, int64_t participant, const std::string& client_id,
-                           const nlohmann::json& payload) override;
+                           const Json& payload) override;
   Result<std::vector<StudyRecord>> Records(const std::string& kind) override;
   Result<std::vector<StudyRecord>> RecordsOf(const std::string& kind, int64_t participant) override;
   Result<StudyCounts> Counts() override;
@@ -146,7 +146,7 @@ Status SqliteStudyStore::Open() {
   return Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
 }
 
-Result<Participant> SqliteStudyStore::AddParticipant(const std::string& session_hash, const nlohmann::json& url_params) {
+Result<Participant> SqliteStudyStore::AddParticipant(const std::string& session_hash, const Json& url_params) {
   std::lock_guard lock(mu_);
   Participant p;
   p.user_id = RandomUuid();
@@ -295,7 +295,7 @@ Result<std::vector<StudyEvent>> SqliteStudyStore::Events(int64_t participant) {
 }
 
 Result<Insert> SqliteStudyStore::AddRecord(const std::string& kind, int64_t participant, const std::string& client_id,
-                                     const nlohmann::json& payload) {
+                                     const Json& payload) {
   std::lock_guard lock(mu_);
   VISALIGN_ASSIGN_OR_RETURN(int changed, Change(
       "INSERT INTO records(kind, participant, client_id, payload, created_at) VALUES (?, ?, ?, ?, ?) "

@@ -57,7 +57,7 @@ inline StoreFactory PostgresStoreFactory(bool images_in_database) {
 class RunStoreContract : public ::testing::TestWithParam<StoreFactory> {
  public:
   static RunInfo Info(const std::string& name) {
-    return {name, "violin", "abc123", nlohmann::json{{"backend", "openai"}, {"model", "m1"}}, ""};
+    return {name, "violin", "abc123", Json{{"backend", "openai"}, {"model", "m1"}}, ""};
   }
 
  protected:

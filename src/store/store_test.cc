@@ -146,6 +146,17 @@ TEST_P(RunStoreContract, ReopeningARunWithDoneImagesAndOtherSettingsIsRefusedNam
   EXPECT_EQ(runs[0].identity["model"], "m1");
 }
 
+TEST_P(RunStoreContract, AnIdentityWithItsKeysInAnotherOrderIsTheSameIdentity) {
+  // Stores written before visalign::Json kept insertion order hold identities key-sorted, and
+  // PostgreSQL's jsonb reorders keys: a run resumes when the values agree (SameJson).
+  auto s = Open();
+  RunInfo first = Info("r1");
+  first.identity = {{"model", "m1"}, {"backend", "openai"}};
+  ASSERT_TRUE(s->OpenRun(first).ok());
+  AddDoneAndFailedRows(*s);
+  EXPECT_EQ(s->OpenRun(Info("r1")).value(), RunOpening::kResumed);
+}
+
 TEST_P(RunStoreContract, TheConnectionIsNotPartOfTheIdentityAndIsRecordedAsLastUsed) {
   auto s = Open();
   RunInfo first = Info("r1");

@@ -17,9 +17,9 @@ std::string RandomUuid() {
                      lo & 0xFFFFFFFFFFFFull);
 }
 
-nlohmann::json JsonColumn(const std::string& text) {
+Json JsonColumn(const std::string& text) {
   auto parsed = ParseJson(text);
-  return parsed.ok() ? *parsed : nlohmann::json();
+  return parsed.ok() ? *parsed : Json();
 }
 
 Status AssignmentAlreadySet() {

@@ -7,8 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/store/study_store.h"
 
 namespace visalign::store {
@@ -17,7 +16,7 @@ namespace visalign::store {
 std::string RandomUuid();
 
 // A JSON column as stored (dump()); null if it does not parse.
-nlohmann::json JsonColumn(const std::string& text);
+Json JsonColumn(const std::string& text);
 
 // What each read selects (the readers below take the columns in this order) and from where. The
 // ids are the order of acceptance: participants, answers, events and records are returned by id

@@ -167,7 +167,7 @@ TEST_P(StudyStoreContract, RecordsAreUniquePerKindParticipantAndClientIdInTheOrd
   EXPECT_EQ(*store_->AddRecord("acva_rating", p->id, "r1", {{"score", 4}}), Insert::kAdded);
   auto regions = store_->Records("regions");
   ASSERT_EQ(regions->size(), 3u);
-  EXPECT_EQ((*regions)[0].payload, nlohmann::json({{"cells", {1, 2}}}));
+  EXPECT_EQ((*regions)[0].payload, Json({{"cells", {1, 2}}}));
   EXPECT_EQ((*regions)[0].user_id, p->user_id);
   EXPECT_EQ((*regions)[0].kind, "regions");
   EXPECT_FALSE((*regions)[0].created_at.empty());

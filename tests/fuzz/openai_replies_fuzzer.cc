@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   switch (selector % 3) {
     case 0: {
       const backends::OpenAiClient client({kCannedEndpoint, "", {}}, std::make_shared<CannedTransport>(response));
-      const auto content = client.ChatCompletion({{"model", "judge"}, {"messages", nlohmann::json::array()}});
+      const auto content = client.ChatCompletion({{"model", "judge"}, {"messages", visalign::Json::array()}});
       if (!content.ok()) CheckErrorLine(content.error.message);
       break;
     }

@@ -56,7 +56,7 @@ RunResult ServeProcess::Stop() {
 fs::path TestingDir() { return fs::path(VISALIGN_TEST_SOURCE_DIR) / "tests" / "testing"; }
 
 BrowserRun RunBrowserScenario(const fs::path& scenarios, const std::string& name, const std::string& base_url,
-                              const nlohmann::json& args, const fs::path& out_dir) {
+                              const Json& args, const fs::path& out_dir) {
   BrowserRun run;
   const fs::path args_file = out_dir / (name + ".args.json");
   (void)WriteFileAtomic(args_file, args.dump());
@@ -64,7 +64,7 @@ BrowserRun RunBrowserScenario(const fs::path& scenarios, const std::string& name
                             scenarios.string(), name, base_url, args_file.string(), out_dir.string()});
   run.exit_code = r.exit_code;
   run.stderr_text = r.err;
-  auto parsed = nlohmann::json::parse(r.out, nullptr, false);
+  auto parsed = Json::parse(r.out, nullptr, false);
   if (parsed.is_object()) {
     run.result = parsed["result"];
     run.errors = parsed["errors"].get<std::vector<std::string>>();

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/cli_runner.h"
+
+#include "visalign/core/json.h"
 
 namespace visalign::testing {
 
@@ -41,7 +41,7 @@ class ServeProcess {
 // exception, and every request to another origin than the server's.
 struct BrowserRun {
   int exit_code = -1;
-  nlohmann::json result;
+  Json result;
   std::vector<std::string> errors;
   std::vector<std::string> external_requests;
   std::string stderr_text;
@@ -51,7 +51,7 @@ struct BrowserRun {
 // --disable-gpu --disable-background-networking, a fresh profile) via tests/testing/serve_browser.cjs
 // and playwright-core from the build's npm install.
 BrowserRun RunBrowserScenario(const std::filesystem::path& scenarios, const std::string& name, const std::string& base_url,
-                              const nlohmann::json& args, const std::filesystem::path& out_dir);
+                              const Json& args, const std::filesystem::path& out_dir);
 
 // tests/testing/ in the source tree (where the scenario modules live).
 std::filesystem::path TestingDir();

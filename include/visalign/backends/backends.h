@@ -25,8 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::backends {
@@ -137,10 +136,10 @@ class OpenAiClient {
   // when the base already ends in a version segment (/v1, /api/v3, /api/paas/v4).
   std::string Url(std::string_view path) const;
   // POSTs `body` as JSON to Url(path) and parses the 2xx answer; errors are classified.
-  Attempt<nlohmann::json> PostJson(std::string_view path, const nlohmann::json& body,
+  Attempt<Json> PostJson(std::string_view path, const Json& body,
                                    const std::atomic<bool>* cancel = nullptr) const;
   // POST chat/completions; the text content of choices[0].message (kProtocol if absent).
-  Attempt<std::string> ChatCompletion(const nlohmann::json& body, const std::atomic<bool>* cancel = nullptr) const;
+  Attempt<std::string> ChatCompletion(const Json& body, const std::atomic<bool>* cancel = nullptr) const;
   // GET an absolute URL (no Authorization header: it may belong to another host); body on 2xx.
   Attempt<std::string> Fetch(const std::string& url, const std::atomic<bool>* cancel = nullptr) const;
 
@@ -174,19 +173,16 @@ struct GeneratedImage {
 
 // Checks that `bytes` decode as an image; returns the extension of its format. `source` names it.
 Attempt<std::string> ValidateImageBytes(std::string_view bytes, const std::string& source);
-// Strict standard base64 (RFC 4648, padding required, whitespace ignored). nullopt if invalid.
-std::optional<std::string> DecodeBase64(std::string_view text);
-std::string EncodeBase64(std::string_view bytes);
 
 class GenerationBackend {
  public:
   virtual ~GenerationBackend() = default;
   // What the images depend on (backend kind, model, size, request parameters, command template):
   // the run's identity, recorded with it; resuming a run requires the same identity. No secrets.
-  virtual nlohmann::json Identity() const = 0;
+  virtual Json Identity() const = 0;
   // Where and how the model is reached (endpoint, the API key's variable name, timeouts): recorded
   // as the run's last-used connection and free to change between invocations. No secrets.
-  virtual nlohmann::json Connection() const = 0;
+  virtual Json Connection() const = 0;
   // One attempt at one image. Called concurrently from several threads; returns promptly with
   // kCancelled once *cancel is true.
   virtual Attempt<GeneratedImage> Generate(const GenerationRequest& request, const std::atomic<bool>& cancel) = 0;
@@ -197,7 +193,7 @@ struct OpenAiImagesOptions {
   std::string model;
   std::string api_key_env;       // recorded in the connection (the name only)
   std::string size;              // "WxH" or empty (server default)
-  nlohmann::json params = nlohmann::json::object();  // extra body fields, see ImagesRequestBody
+  Json params = Json::object();  // extra body fields, see ImagesRequestBody
 };
 
 // Image APIs differ in the request fields they accept, by model family:
@@ -214,7 +210,7 @@ std::string_view ImagesApiFamilyName(ImagesApiFamily family);
 // response_format b64_json unless the family is kGptImage, then `params` on top: a null value
 // removes that field (--param response_format=null), the string "{seed}" becomes the request's seed
 // (the field is left out when it has none), anything else is sent as given.
-nlohmann::json ImagesRequestBody(const OpenAiImagesOptions& options, const GenerationRequest& request);
+Json ImagesRequestBody(const OpenAiImagesOptions& options, const GenerationRequest& request);
 
 // POST {endpoint}/v1/images/generations with ImagesRequestBody; accepts data[0].b64_json or
 // data[0].url (fetched without the API key).

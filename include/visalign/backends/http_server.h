@@ -16,8 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::backends {
@@ -49,7 +48,7 @@ struct HttpServerResponse {
   std::string content_type = "text/plain";
   std::vector<std::pair<std::string, std::string>> headers;  // added to the reply
   void Set(int status, std::string body, std::string content_type);
-  void SetJson(int status, const nlohmann::json& body);  // dump() as kJsonContentType
+  void SetJson(int status, const Json& body);  // dump() as kJsonContentType
 };
 
 using HttpHandler = std::function<void(const HttpServerRequest&, HttpServerResponse&)>;

@@ -30,9 +30,8 @@
 #include <string_view>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/backends/backends.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::backends {
@@ -60,13 +59,13 @@ struct ProviderOptions {
   // Merged into the provider's parameter object (gemini: generationConfig; bfl: the body;
   // dashscope: parameters; replicate: input; fal, a1111: the body; comfyui: the workflow's nodes) as a JSON merge patch: null removes a field visalign sends, objects
   // merge; a string "{seed}" anywhere becomes the item's seed (removed when it has none).
-  nlohmann::json params = nlohmann::json::object();
+  Json params = Json::object();
   HttpTimeouts timeouts;
   PollPolicy poll;
   size_t max_download_bytes = size_t{64} << 20;
   // comfyui: the API-format workflow (CheckComfyWorkflow) and the SHA-256 of its file's bytes,
   // which is part of the run's identity (the file's path is not).
-  nlohmann::json workflow;
+  Json workflow;
   std::string workflow_sha256;
 };
 
@@ -82,7 +81,7 @@ Result<std::unique_ptr<GenerationBackend>> MakeProviderBackend(ProviderOptions o
 
 // The first request an item makes (for --dry-run): {"method", "url", "headers", "body"}, the key's
 // header shown as "$VARIABLE" instead of its value.
-Result<nlohmann::json> ProviderFirstRequest(const ProviderOptions& options, const GenerationRequest& request);
+Result<Json> ProviderFirstRequest(const ProviderOptions& options, const GenerationRequest& request);
 
 // The bytes of a result: an http(s) URL is fetched (no credentials, at most `max_bytes`, redirects
 // only to http(s)); a data:...;base64, URI is decoded. Anything else is kProtocol naming it. An
@@ -94,8 +93,8 @@ Attempt<std::string> FetchResult(HttpTransport& transport, const std::string& ur
 // "{seed}", "{width}" and "{height}" substituted: a seed, width or height becomes a JSON number
 // (0 without a seed; --size's sides). InvalidArgument (at --workflow) for a workflow that is not
 // a JSON object of nodes, has no "{prompt}", or uses {width}/{height} without `size`.
-Status CheckComfyWorkflow(const nlohmann::json& workflow, const std::string& size);
-nlohmann::json SubstituteComfyWorkflow(const nlohmann::json& workflow, const std::string& prompt,
+Status CheckComfyWorkflow(const Json& workflow, const std::string& size);
+Json SubstituteComfyWorkflow(const Json& workflow, const std::string& prompt,
                                        std::optional<int64_t> seed, const std::string& size);
 
 // Whether `url` is http:// or https:// with no byte a request line would cut or split at.

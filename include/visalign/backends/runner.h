@@ -21,9 +21,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/backends/backends.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/store.h"
 
@@ -83,7 +82,7 @@ struct RunSummary {
   std::optional<AttemptError> same_failure;  // set when the run stopped early on it (message without timing)
   size_t same_failure_items = 0;             // how many different items failed with it in a row
 
-  nlohmann::json ToJson() const;
+  Json ToJson() const;
   std::string ToText() const;  // a short human summary (several lines)
   // OK unless the run stopped early (same_failure): then InvalidArgument with that error (Unavailable
   // for an unreachable endpoint), `where` (e.g. "run NAME"), and what to fix for that kind of error.
@@ -92,7 +91,7 @@ struct RunSummary {
 
 // The run's recorded connection for `backend` driven with `options`: backend.Connection() plus
 // concurrency, rate and max_attempts. (Its identity is backend.Identity().)
-nlohmann::json RunConnection(const GenerationBackend& backend, const RunnerOptions& options);
+Json RunConnection(const GenerationBackend& backend, const RunnerOptions& options);
 
 // The items an invocation works on, given the run's `rows` (an item without a row is new): done rows
 // and refused rows are skipped, failed ones too unless `retry_failed`. Sets summary.selected,

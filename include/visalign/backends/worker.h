@@ -20,9 +20,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/backends/backends.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::backends {
@@ -32,7 +31,7 @@ struct WorkerOptions {
   int workers = 1;
   std::vector<std::string> gpus;  // worker i gets CUDA_VISIBLE_DEVICES=gpus[i % gpus.size()]; empty: unset
   std::string size;               // "WxH": each request's width and height (null without one)
-  nlohmann::json params = nlohmann::json::object();  // sent as each request's "params"
+  Json params = Json::object();  // sent as each request's "params"
   Millis startup_timeout{900'000};
   Millis request_timeout{600'000};  // per image
   Millis stop_grace{10'000};
@@ -47,7 +46,7 @@ Result<std::unique_ptr<GenerationBackend>> MakeWorkerBackend(WorkerOptions optio
 
 // The request line for `request`: {"id", "prompt", "seed", "width", "height", "out", "params"}
 // (seed, width and height null when unset). Also what --dry-run prints.
-nlohmann::json WorkerRequestLine(const WorkerOptions& options, const GenerationRequest& request, const std::string& id,
+Json WorkerRequestLine(const WorkerOptions& options, const GenerationRequest& request, const std::string& id,
                                  const std::string& out);
 
 // "0,1,3" -> {"0", "1", "3"}; InvalidArgument at --gpus for an empty entry or a character outside

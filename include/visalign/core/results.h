@@ -7,8 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign {
@@ -21,15 +20,15 @@ inline constexpr int kResultsSchemaVersion = 1;
 std::string_view VisalignVersion();
 
 // {"benchmark": <name>, "schema_version": kResultsSchemaVersion, "visalign_version": VisalignVersion()}.
-nlohmann::ordered_json ResultsHeader(std::string_view benchmark);
+Json ResultsHeader(std::string_view benchmark);
 
 // {"path": <absolute path>, "sha256": <lower-case hex SHA-256 of its bytes>}.
-Result<nlohmann::ordered_json> FileFingerprint(const std::filesystem::path& path);
+Result<Json> FileFingerprint(const std::filesystem::path& path);
 
 // An entry of summary.json's "inputs": FileFingerprint of `source` when it is a file,
 // {"path": <source>, "sha256": null} when that file cannot be read, and {"source": <source>} for
 // what is not a file (a derived map, a built-in list).
-nlohmann::ordered_json InputFingerprint(const std::string& source);
+Json InputFingerprint(const std::string& source);
 
 // A condition that makes a summary's numbers meaningless or partial (random CLIP weights, coverage
 // below 100 %, refused answers), one sentence, as summary.md opens with it: "**Warning:** <text>"

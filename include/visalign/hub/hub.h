@@ -18,9 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/clip.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::hub {
@@ -129,7 +128,7 @@ Result<uint64_t> DeleteDownloadedWeights(std::string_view name, const HubOptions
 uint64_t CacheBlobBytes(const std::filesystem::path& cache);
 
 // `clip resolve` output.
-nlohmann::json ResolvedModelJson(const ResolvedModel& model);
+Json ResolvedModelJson(const ResolvedModel& model);
 std::string ResolvedModelText(const ResolvedModel& model);
 
 }  // namespace visalign::hub

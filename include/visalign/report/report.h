@@ -14,9 +14,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/store.h"
 
@@ -26,9 +25,9 @@ namespace visalign::report {
 struct ResultsFolder {
   std::filesystem::path dir;           // as given
   std::string benchmark;               // "violin", "hues", "hues-nonsense" or "acva"
-  nlohmann::json summary;              // summary.json
+  Json summary;              // summary.json
   CsvTable summary_csv;                // summary.csv's cells, as written
-  std::vector<nlohmann::json> items;   // items.jsonl, one object per line
+  std::vector<Json> items;   // items.jsonl, one object per line
 };
 
 // Reads `dir` as a results folder: InvalidArgument at "results folder <dir>" for a summary.json
@@ -83,7 +82,7 @@ struct Figure {
   std::string id;       // unique in the report, also the static file's name: "violin-1-precision-purity"
   std::string title;
   std::string caption;
-  nlohmann::ordered_json spec;  // a Vega-Lite specification with its data inline
+  Json spec;  // a Vega-Lite specification with its data inline
 };
 
 // The report's sections (one per results folder or stored run) and figures, in page order.

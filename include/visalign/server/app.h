@@ -21,10 +21,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/server/category_names.h"
 #include "visalign/server/study.h"
@@ -87,7 +86,7 @@ class App {
   // OK when the request carries the admin token; else the Status to answer with 403.
   Status RequireAdmin(const backends::HttpServerRequest& req) const;
   // The request body as a JSON object (ParseJson, depth-limited); else InvalidArgument at "request body".
-  static Result<nlohmann::json> JsonBody(const backends::HttpServerRequest& req);
+  static Result<Json> JsonBody(const backends::HttpServerRequest& req);
 
   // The one error reply: {"error": {"what", "where", "expected"}} with `http_status`.
   static void Fail(backends::HttpServerResponse& res, int http_status, const Status& error);

@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/store/study_store.h"
 
@@ -34,6 +33,6 @@ Result<std::vector<ParticipantRow>> ExportParticipants(store::StudyStore& study)
 std::string ParticipantsCsv(const std::vector<ParticipantRow>& rows);
 const std::vector<std::string>& ParticipantsCsvHeader();
 // The JSON: {"participants": [{"user_id", ..., "url_params": {...}, "metadata": {...}, "screen": {...}}]}.
-nlohmann::json ParticipantsJson(const std::vector<ParticipantRow>& rows);
+Json ParticipantsJson(const std::vector<ParticipantRow>& rows);
 
 }  // namespace visalign::server

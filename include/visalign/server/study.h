@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::server {
@@ -67,7 +66,7 @@ struct StudyConfig {
   size_t max_body_bytes = 16 * 1024;
 
   // What the page needs to know (no completion codes: those are given only at the end).
-  nlohmann::json PublicJson() const;
+  Json PublicJson() const;
 };
 
 // Reads a study file: InvalidArgument at "study file <path>[ field <name>]" for a wrong type, an
@@ -75,6 +74,6 @@ struct StudyConfig {
 // completion URL that is not http(s), or limits below 0.
 Result<StudyConfig> LoadStudyConfig(const std::filesystem::path& path);
 // The same from a parsed document (`where` names it).
-Result<StudyConfig> StudyConfigFromJson(const nlohmann::json& doc, const std::string& where);
+Result<StudyConfig> StudyConfigFromJson(const Json& doc, const std::string& where);
 
 }  // namespace visalign::server

@@ -26,8 +26,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/store.h"
 
@@ -39,9 +38,9 @@ struct Participant {
   std::string created_at;      // ISO-8601 UTC, when they consented
   std::string language, gender, age_range, colorblind;  // "" until onboarding
   std::optional<double> screen_score;  // share of screening plates read correctly; none if not screened
-  nlohmann::json screen = nullptr;     // the screen's answers as scored
-  nlohmann::json url_params = nlohmann::json::object();  // PROLIFIC_PID, STUDY_ID, SESSION_ID, ...
-  nlohmann::json metadata = nlohmann::json::object();    // user agent, viewport, devicePixelRatio, ...
+  Json screen = nullptr;     // the screen's answers as scored
+  Json url_params = Json::object();  // PROLIFIC_PID, STUDY_ID, SESSION_ID, ...
+  Json metadata = Json::object();    // user agent, viewport, devicePixelRatio, ...
   std::string completed_at;    // "" until the last item is answered
   bool onboarded() const { return !language.empty(); }
 };
@@ -70,7 +69,7 @@ struct StudyRecord {
   int64_t participant = 0;
   std::string user_id;
   std::string client_id;
-  nlohmann::json payload;
+  Json payload;
   std::string created_at;
 };
 
@@ -98,7 +97,7 @@ class StudyStore {
   StudyStore& operator=(const StudyStore&) = delete;
 
   // A new consenting participant with session token hash `session_hash` and a fresh user id.
-  virtual Result<Participant> AddParticipant(const std::string& session_hash, const nlohmann::json& url_params) = 0;
+  virtual Result<Participant> AddParticipant(const std::string& session_hash, const Json& url_params) = 0;
   virtual Result<std::optional<Participant>> FindSession(const std::string& session_hash) = 0;
   // Writes the participant's profile, screen, metadata and completion (by id).
   virtual Status UpdateParticipant(const Participant& p) = 0;
@@ -127,7 +126,7 @@ class StudyStore {
   // The generic records table: kDuplicate, storing nothing, for a (kind, participant, client id)
   // already there. Records(kind) in the order added.
   virtual Result<Insert> AddRecord(const std::string& kind, int64_t participant, const std::string& client_id,
-                                   const nlohmann::json& payload) = 0;
+                                   const Json& payload) = 0;
   virtual Result<std::vector<StudyRecord>> Records(const std::string& kind) = 0;
   virtual Result<std::vector<StudyRecord>> RecordsOf(const std::string& kind, int64_t participant) = 0;
 

@@ -17,7 +17,7 @@ constexpr int kBins = 5;
 
 int ScoreBin(double score) { return std::clamp(static_cast<int>(std::floor(score * kBins)), 0, kBins - 1); }
 
-Result<AgreementResult> HumanAgreement(const std::vector<nlohmann::json>& items,
+Result<AgreementResult> HumanAgreement(const std::vector<Json>& items,
                                        const std::filesystem::path& ratings_csv) {
   VISALIGN_ASSIGN_OR_RETURN(CsvTable table, ReadCsv(ratings_csv));
   VISALIGN_ASSIGN_OR_RETURN(size_t image_col, table.Column("image"));
@@ -52,7 +52,7 @@ Result<AgreementResult> HumanAgreement(const std::vector<nlohmann::json>& items,
       unmatched.insert(row[image_col]);
       continue;
     }
-    const nlohmann::json& adequacy = items[it->second]["adequacy"];
+    const Json& adequacy = items[it->second]["adequacy"];
     if (!adequacy.is_number()) continue;
     const int auto_bin = ScoreBin(adequacy.get<double>()), human_bin = ScoreBin(score);
     exact += auto_bin == human_bin ? 1 : 0;
@@ -82,8 +82,8 @@ Result<AgreementResult> HumanAgreement(const std::vector<nlohmann::json>& items,
   return result;
 }
 
-nlohmann::json AgreementJson(const AgreementResult& r) {
-  nlohmann::json j = {{"n_images", r.n_images},
+Json AgreementJson(const AgreementResult& r) {
+  Json j = {{"n_images", r.n_images},
                       {"n_ratings", r.n_ratings},
                       {"exact_agreement", r.exact_agreement},
                       {"within_one_bin", r.within_one_bin},

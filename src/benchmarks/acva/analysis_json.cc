@@ -10,21 +10,20 @@
 namespace visalign::acva {
 namespace {
 
-using nlohmann::json;
 
-json IntervalJson(const stats::Interval& i) { return json::array({i.lo, i.hi}); }
+Json IntervalJson(const stats::Interval& i) { return Json::array({i.lo, i.hi}); }
 
 template <typename T>
-json OptionalJson(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
+Json OptionalJson(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
 }
 
-json QuadrantsJson(const QuadrantShares& q) {
+Json QuadrantsJson(const QuadrantShares& q) {
   return {{"genuine", q.genuine}, {"pseudo", q.pseudo}, {"metaphor", q.metaphor}, {"low", q.low}};
 }
-json PointJson(const DiversityPoint& p) { return {{"d_img", p.d_img}, {"h", p.h}}; }
+Json PointJson(const DiversityPoint& p) { return {{"d_img", p.d_img}, {"h", p.h}}; }
 
-json DiversityJson(const DiversityAnalysis& d) {
+Json DiversityJson(const DiversityAnalysis& d) {
   return {{"n_groups", d.n_groups},
           {"d_img_mean", d.d_img_mean},
           {"d_img_ci", IntervalJson(d.d_img_ci)},
@@ -37,21 +36,21 @@ json DiversityJson(const DiversityAnalysis& d) {
           {"on_median", PointJson(d.on_median)}};
 }
 
-json ModelJson(const ModelAnalysis& m) {
-  json categories = json::object();
+Json ModelJson(const ModelAnalysis& m) {
+  Json categories = Json::object();
   for (const auto& [cat, c] : m.by_category)
     categories[std::string(CategoryName(cat))] = {
         {"pass_rate", c.pass_rate}, {"pass_rate_ci", IntervalJson(c.pass_rate_ci)}, {"adequacy_mean", c.adequacy_mean}};
-  json frameworks = json::object();
+  Json frameworks = Json::object();
   for (const auto& [fw, t] : m.by_framework)
     frameworks[std::string(FrameworkName(fw))] = {{"n", t.n}, {"mean_rating", t.mean_rating},
                                                   {"missing_rate", t.missing_rate}};
-  json most_missed = json::array();
+  Json most_missed = Json::array();
   for (const MissedQuestion& q : m.most_missed)
     most_missed.push_back({{"concept", q.concept_id}, {"question", q.question_id},
                            {"framework", FrameworkName(q.framework)}, {"text_en", q.text_en}, {"n", q.tally.n},
                            {"missing_rate", q.tally.missing_rate}, {"mean_rating", q.tally.mean_rating}});
-  json pairs = json::array();
+  Json pairs = Json::array();
   for (const PairAnalysis& p : m.pairs)
     pairs.push_back({{"a", p.a}, {"b", p.b}, {"embedding_loo_acc", p.embedding_loo_acc}, {"afc_acc", p.afc_acc},
                      {"afc_first_share", p.afc_first_share}, {"afc_trials", p.afc_trials},
@@ -78,28 +77,28 @@ json ModelJson(const ModelAnalysis& m) {
           {"pairs", pairs}};
 }
 
-json CorrelationJson(const CorrelationAnalysis& c) {
+Json CorrelationJson(const CorrelationAnalysis& c) {
   if (!c.error.empty()) return {{"n", c.n}, {"rho", nullptr}, {"p_value", nullptr}, {"error", c.error}};
   return {{"n", c.n}, {"rho", c.rho}, {"p_value", c.p_value}};
 }
 
-json PooledCategoryJson(const PooledCategory& c) {
+Json PooledCategoryJson(const PooledCategory& c) {
   return {{"n_images", c.n_images}, {"pass_rate", c.pass_rate}, {"adequacy_mean", c.adequacy_mean}};
 }
 
-json PooledQuadrantsJson(const PooledQuadrants& q) {
+Json PooledQuadrantsJson(const PooledQuadrants& q) {
   return {{"n_groups", q.n_groups}, {"quadrants", QuadrantsJson(q.quadrants)},
           {"median_split", {{"scope", MedianScopeName(q.median_scope)}, {"d_img", q.median.d_img}, {"h", q.median.h}}},
           {"on_median", PointJson(q.on_median)}};
 }
 
-json PooledJson(const PooledAnalysis& p) {
-  json categories = json::object();
+Json PooledJson(const PooledAnalysis& p) {
+  Json categories = Json::object();
   for (const auto& [cat, c] : p.by_category) categories[std::string(CategoryName(cat))] = PooledCategoryJson(c);
-  json pairs = json::array();
+  Json pairs = Json::array();
   for (const PooledPair& pair : p.pairs)
     pairs.push_back({{"a", pair.a}, {"b", pair.b}, {"n_models", pair.n_models}, {"afc_acc_mean", pair.afc_acc_mean}});
-  json out = PooledCategoryJson(p.all);
+  Json out = PooledCategoryJson(p.all);
   out.update({{"by_category", categories},
               {"diversity", {{"filtered", PooledQuadrantsJson(p.filtered)},
                              {"unfiltered", PooledQuadrantsJson(p.unfiltered)}}},
@@ -110,9 +109,9 @@ json PooledJson(const PooledAnalysis& p) {
 
 // Which medians split the quadrants and where they came from; per mode the split point shared by
 // every model (null with per-model medians: each model's is in its own diversity block).
-json QuadrantMediansJson(const Analysis& a) {
+Json QuadrantMediansJson(const Analysis& a) {
   const AnalysisOptions& o = a.options;
-  json out = {{"scope", MedianScopeName(o.median_scope)}};
+  Json out = {{"scope", MedianScopeName(o.median_scope)}};
   switch (o.median_scope) {
     case MedianScope::kPooled:
       out["source"] = fmt::format("the groups of the {} model(s) analysed together", a.models.size());
@@ -125,11 +124,11 @@ json QuadrantMediansJson(const Analysis& a) {
       break;
   }
   for (const auto& [mode, q] : {std::pair{"filtered", &a.pooled.filtered}, std::pair{"unfiltered", &a.pooled.unfiltered}})
-    out[mode] = o.median_scope == MedianScope::kModel ? json(nullptr) : PointJson(q->median);
+    out[mode] = o.median_scope == MedianScope::kModel ? Json(nullptr) : PointJson(q->median);
   return out;
 }
 
-json WeightsJson(const WeightsComparison& w) {
+Json WeightsJson(const WeightsComparison& w) {
   return {{"n_images", w.n_images},
           {"mean_change", w.mean_change},
           {"mean_abs_change", w.mean_abs_change},
@@ -139,20 +138,20 @@ json WeightsJson(const WeightsComparison& w) {
 
 }  // namespace
 
-json AnalysisJson(const Analysis& a) {
-  json models = json::array();
+Json AnalysisJson(const Analysis& a) {
+  Json models = Json::array();
   for (const ModelAnalysis& m : a.models) models.push_back(ModelJson(m));
-  json correlations = json::object();
+  Json correlations = Json::object();
   for (const CorrelationAnalysis& c : a.correlations) correlations[c.name] = CorrelationJson(c);
-  json comparisons = json::array();
+  Json comparisons = Json::array();
   for (const PassRateComparison& c : a.comparisons)
     comparisons.push_back({{"a", c.a}, {"b", c.b}, {"metric", "pass_rate"}, {"n_concepts", c.n_concepts},
                            {"difference", c.difference}, {"ci", IntervalJson(c.ci)}, {"p_value", c.p_value},
                            {"significant", c.significant}});
-  json tiers = json::array();
+  Json tiers = Json::array();
   for (const Tier& t : a.tiers) tiers.push_back({{"tier", t.tier}, {"models", t.models}});
   const AnalysisOptions& o = a.options;
-  json summary = json::parse(ResultsHeader("acva").dump());
+  Json summary = ResultsHeader("acva");
   summary.update({
       {"concept_set", a.concept_set},
       {"n_concepts", a.n_concepts},
@@ -176,14 +175,14 @@ json AnalysisJson(const Analysis& a) {
   return summary;
 }
 
-Result<FrozenMedians> FrozenMediansFromSummary(const json& summary, const std::string& source) {
-  if (!summary.is_object() || summary.value("benchmark", json()) != "acva")
+Result<FrozenMedians> FrozenMediansFromSummary(const Json& summary, const std::string& source) {
+  if (!summary.is_object() || summary.value("benchmark", Json()) != "acva")
     return Status::InvalidArgument("not an ACVA summary", source, "the summary.json of `visalign acva analyze`");
   FrozenMedians out;
   out.source = source;
   for (const auto& [mode, point] : {std::pair{"filtered", &out.filtered}, std::pair{"unfiltered", &out.unfiltered}}) {
     const std::string field = std::string("pooled.diversity.") + mode + ".median_split";
-    const json* split = &summary;
+    const Json* split = &summary;
     for (const char* key : {"pooled", "diversity", mode, "median_split"}) {
       auto it = split->is_object() ? split->find(key) : split->end();
       if (!split->is_object() || it == split->end())
@@ -201,24 +200,24 @@ Result<FrozenMedians> FrozenMediansFromSummary(const json& summary, const std::s
   return out;
 }
 
-json ImageAnalysisJson(const ImageAnalysis& a) {
+Json ImageAnalysisJson(const ImageAnalysis& a) {
   const JudgedImage& im = a.image;
-  json ratings = json::array();
+  Json ratings = Json::array();
   for (const RubricAnswer& r : im.answers) {
-    json j = {{"question", r.question_id}, {"rating", OptionalJson(r.rating)}};
+    Json j = {{"question", r.question_id}, {"rating", OptionalJson(r.rating)}};
     if (!r.evidence.empty()) j["evidence"] = r.evidence;
     if (!r.error.empty()) j["error"] = r.error;
     ratings.push_back(j);
   }
-  json afc = json::array();
+  Json afc = Json::array();
   for (const AfcTrial& t : im.afc) {
-    json j = {{"pair", json::array({t.pair_a, t.pair_b})}, {"first", t.first}, {"second", t.second},
+    Json j = {{"pair", Json::array({t.pair_a, t.pair_b})}, {"first", t.first}, {"second", t.second},
               {"choice", OptionalJson(t.choice)}};
     if (t.choice) j["correct"] = *t.choice == im.concept_id;
     if (!t.error.empty()) j["error"] = t.error;
     afc.push_back(j);
   }
-  json item = {{"image_id", im.ImageId()},
+  Json item = {{"image_id", im.ImageId()},
                {"model", im.model},
                {"concept", im.concept_id},
                {"word", a.word},
@@ -228,10 +227,10 @@ json ImageAnalysisJson(const ImageAnalysis& a) {
                {"sha256", im.sha256},
                {"adequacy", OptionalJson(a.adequacy)},
                {"adequacy_equal_weights", OptionalJson(a.adequacy_equal_weights)},
-               {"pass", a.adequacy ? json(a.pass) : json(nullptr)},
+               {"pass", a.adequacy ? Json(a.pass) : Json(nullptr)},
                {"ratings", ratings},
                {"metaphor", OptionalJson(im.metaphor)},
-               {"metaphor_cluster", a.metaphor_cluster >= 0 ? json(a.metaphor_cluster) : json(nullptr)},
+               {"metaphor_cluster", a.metaphor_cluster >= 0 ? Json(a.metaphor_cluster) : Json(nullptr)},
                {"afc", afc}};
   if (!im.metaphor_error.empty()) item["metaphor_error"] = im.metaphor_error;
   return item;

@@ -29,7 +29,7 @@ bool IsValidId(std::string_view id) {
 }
 
 
-Result<RubricQuestion> ParseQuestion(const nlohmann::json& j, const std::string& where) {
+Result<RubricQuestion> ParseQuestion(const Json& j, const std::string& where) {
   if (!j.is_object()) return Status::InvalidArgument("rubric entry is not an object", where, "{\"id\", \"text_zh\", ...}");
   VISALIGN_RETURN_IF_ERROR(jsonl::CheckKnownFields(j, {"id", "text_zh", "text_en", "weight", "framework"}, where));
   RubricQuestion q;
@@ -51,7 +51,7 @@ Result<RubricQuestion> ParseQuestion(const nlohmann::json& j, const std::string&
   return q;
 }
 
-Result<Concept> ParseConcept(const nlohmann::json& j, const std::string& where) {
+Result<Concept> ParseConcept(const Json& j, const std::string& where) {
   if (!j.is_object()) return Status::InvalidArgument("line is not a JSON object", where, "one concept object per line");
   VISALIGN_RETURN_IF_ERROR(
       jsonl::CheckKnownFields(j, {"id", "word", "gloss_en", "category", "definition", "ratings", "rubric"}, where));
@@ -126,7 +126,7 @@ std::optional<size_t> ConceptSet::IndexOf(std::string_view id) const {
 Result<std::vector<Concept>> ParseConcepts(std::string_view text, const std::string& source) {
   std::vector<Concept> concepts;
   std::map<std::string, std::string> first_seen;  // id -> where
-  VISALIGN_RETURN_IF_ERROR(jsonl::ForEachLine(text, source, [&](const nlohmann::json& j, const std::string& where) -> Status {
+  VISALIGN_RETURN_IF_ERROR(jsonl::ForEachLine(text, source, [&](const Json& j, const std::string& where) -> Status {
     VISALIGN_ASSIGN_OR_RETURN(Concept c, ParseConcept(j, where));
     auto [it, inserted] = first_seen.emplace(c.id, where);
     if (!inserted)
@@ -145,7 +145,7 @@ Result<std::vector<ConceptPair>> ParsePairs(std::string_view text, const std::st
   for (const Concept& c : concepts) ids.insert(c.id);
   std::vector<ConceptPair> pairs;
   std::set<std::pair<std::string, std::string>> seen;
-  VISALIGN_RETURN_IF_ERROR(jsonl::ForEachLine(text, source, [&](const nlohmann::json& j, const std::string& where) -> Status {
+  VISALIGN_RETURN_IF_ERROR(jsonl::ForEachLine(text, source, [&](const Json& j, const std::string& where) -> Status {
     if (!j.is_object()) return Status::InvalidArgument("line is not a JSON object", where, "{\"a\": ID, \"b\": ID}");
     VISALIGN_RETURN_IF_ERROR(jsonl::CheckKnownFields(j, {"a", "b", "note"}, where));
     ConceptPair p;

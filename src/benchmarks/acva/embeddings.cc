@@ -4,6 +4,7 @@
 #include <map>
 
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/base64.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
 
@@ -13,11 +14,11 @@ namespace {
 constexpr const char* kCacheNamespace = "acva.clip";
 
 std::string Serialize(const float* row, int cols) {
-  return backends::EncodeBase64(std::string_view(reinterpret_cast<const char*>(row), sizeof(float) * cols));
+  return EncodeBase64(std::string_view(reinterpret_cast<const char*>(row), sizeof(float) * cols));
 }
 
 std::optional<Embedding> Deserialize(const std::string& text, int cols) {
-  auto bytes = backends::DecodeBase64(text);
+  auto bytes = DecodeBase64(text);
   if (!bytes || bytes->size() != sizeof(float) * static_cast<size_t>(cols)) return std::nullopt;
   Embedding e(static_cast<size_t>(cols));
   std::memcpy(e.data(), bytes->data(), bytes->size());

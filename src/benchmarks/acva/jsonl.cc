@@ -8,7 +8,7 @@
 namespace visalign::acva::jsonl {
 
 Status ForEachLine(std::string_view text, const std::string& source,
-                   const std::function<Status(const nlohmann::json&, const std::string&)>& fn) {
+                   const std::function<Status(const Json&, const std::string&)>& fn) {
   const std::vector<std::string_view> lines = SplitLines(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string_view line = lines[i];
@@ -22,7 +22,7 @@ Status ForEachLine(std::string_view text, const std::string& source,
   return Status::Ok();
 }
 
-Status CheckKnownFields(const nlohmann::json& object, std::initializer_list<std::string_view> known,
+Status CheckKnownFields(const Json& object, std::initializer_list<std::string_view> known,
                         const std::string& where) {
   for (const auto& [key, value] : object.items()) {
     bool found = false;
@@ -36,7 +36,7 @@ Status CheckKnownFields(const nlohmann::json& object, std::initializer_list<std:
   return Status::Ok();
 }
 
-Result<std::string> RequiredString(const nlohmann::json& object, const std::string& key, const std::string& where) {
+Result<std::string> RequiredString(const Json& object, const std::string& key, const std::string& where) {
   auto it = object.find(key);
   if (it == object.end()) return Status::InvalidArgument("missing field \"" + key + "\"", where, "a non-empty string");
   if (!it->is_string() || it->get<std::string>().empty())
@@ -45,7 +45,7 @@ Result<std::string> RequiredString(const nlohmann::json& object, const std::stri
   return it->get<std::string>();
 }
 
-Result<double> RequiredNumber(const nlohmann::json& object, const std::string& key, const std::string& where) {
+Result<double> RequiredNumber(const Json& object, const std::string& key, const std::string& where) {
   auto it = object.find(key);
   if (it == object.end()) return Status::InvalidArgument("missing field \"" + key + "\"", where, "a number");
   if (!it->is_number() || !std::isfinite(it->get<double>()))

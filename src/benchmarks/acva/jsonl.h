@@ -6,8 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::acva::jsonl {
@@ -15,15 +14,15 @@ namespace visalign::acva::jsonl {
 // Calls fn(object, "source:line") for every non-blank line; a line that is not JSON is an error
 // naming its location. Stops at the first error fn returns.
 Status ForEachLine(std::string_view text, const std::string& source,
-                   const std::function<Status(const nlohmann::json&, const std::string&)>& fn);
+                   const std::function<Status(const Json&, const std::string&)>& fn);
 
 // InvalidArgument naming the first field of `object` that is not in `known` (a misspelt field is an
 // error, not ignored).
-Status CheckKnownFields(const nlohmann::json& object, std::initializer_list<std::string_view> known,
+Status CheckKnownFields(const Json& object, std::initializer_list<std::string_view> known,
                         const std::string& where);
 // A non-empty string field, or InvalidArgument naming "<where> field <key>".
-Result<std::string> RequiredString(const nlohmann::json& object, const std::string& key, const std::string& where);
+Result<std::string> RequiredString(const Json& object, const std::string& key, const std::string& where);
 // A finite number field.
-Result<double> RequiredNumber(const nlohmann::json& object, const std::string& key, const std::string& where);
+Result<double> RequiredNumber(const Json& object, const std::string& key, const std::string& where);
 
 }  // namespace visalign::acva::jsonl

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/base64.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
@@ -10,7 +11,6 @@
 namespace visalign::acva {
 namespace {
 
-using nlohmann::json;
 
 constexpr double kRatingTolerance = 1e-9;
 constexpr size_t kQuestionHashChars = 16;
@@ -117,7 +117,7 @@ size_t MatchingBrace(std::string_view s, size_t open) {
   return std::string_view::npos;
 }
 
-std::optional<json> ParseObject(std::string_view text) {
+std::optional<Json> ParseObject(std::string_view text) {
   auto j = ParseJson(text);
   if (!j.ok() || !j->is_object()) return std::nullopt;
   return std::move(*j);
@@ -173,14 +173,14 @@ std::string PromptTemplateHash(JudgeTask task, const JudgeSettings& settings) {
                                 (lang == Language::kZh ? "概念：{word}\n问题：{question}\n"
                                                        : "Concept: {word} ({gloss})\nQuestion: {question}\n") +
                                 AfcText("{first}", "{second}", lang);
-  const json fingerprint = {{"templates", templates},
+  const Json fingerprint = {{"templates", templates},
                             {"response_format", "json_object"},
                             {"temperature", settings.temperature},
                             {"image", "data-url"}};
-  return Sha256Hex(fingerprint.dump());
+  return Sha256Hex(CanonicalJsonText(fingerprint));  // key-sorted: the hash of every earlier release
 }
 
-json JudgeSettingsJson(const JudgeSettings& settings) {
+Json JudgeSettingsJson(const JudgeSettings& settings) {
   return {{"model", settings.model},
           {"language", LanguageName(settings.language)},
           {"temperature", settings.temperature},
@@ -195,23 +195,23 @@ std::string JudgeCacheKey(const std::string& image_sha256, const JudgeQuestion& 
   return image_sha256 + "|" + question.key + "|" + settings.model + "|" + PromptTemplateHash(question.task, settings);
 }
 
-json JudgeRequestBody(const JudgeQuestion& question, const JudgeSettings& settings, std::string_view image_bytes,
+Json JudgeRequestBody(const JudgeQuestion& question, const JudgeSettings& settings, std::string_view image_bytes,
                       std::string_view image_extension) {
   const std::string mime = image_extension == "jpg" || image_extension == "jpeg" ? "image/jpeg"
                            : image_extension == "webp"                          ? "image/webp"
                                                                                 : "image/png";
-  const std::string data_url = "data:" + mime + ";base64," + backends::EncodeBase64(image_bytes);
+  const std::string data_url = "data:" + mime + ";base64," + EncodeBase64(image_bytes);
   return {{"model", settings.model},
           {"temperature", settings.temperature},
           {"response_format", {{"type", "json_object"}}},
           {"messages",
-           json::array({{{"role", "system"}, {"content", question.system}},
+           Json::array({{{"role", "system"}, {"content", question.system}},
                         {{"role", "user"},
-                         {"content", json::array({{{"type", "text"}, {"text", question.text}},
+                         {"content", Json::array({{{"type", "text"}, {"text", question.text}},
                                                   {{"type", "image_url"}, {"image_url", {{"url", data_url}}}}})}}})}};
 }
 
-std::optional<json> ExtractJsonObject(std::string_view content) {
+std::optional<Json> ExtractJsonObject(std::string_view content) {
   if (auto whole = ParseObject(content)) return whole;
   constexpr std::string_view kFence = "```";
   if (size_t open = content.find(kFence); open != std::string_view::npos) {
@@ -229,7 +229,7 @@ std::optional<json> ExtractJsonObject(std::string_view content) {
 }
 
 JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view content) {
-  const std::optional<json> j = ExtractJsonObject(content);
+  const std::optional<Json> j = ExtractJsonObject(content);
   if (!j) {
     JudgeAnswer a;
     a.error = "no JSON object in reply: " + QuoteText(content);
@@ -238,7 +238,7 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
   return JudgeAnswerFromJson(question, *j);
 }
 
-JudgeAnswer JudgeAnswerFromJson(const JudgeQuestion& question, const json& object) {
+JudgeAnswer JudgeAnswerFromJson(const JudgeQuestion& question, const Json& object) {
   JudgeAnswer a;
   if (!object.is_object()) {
     a.error = "not a JSON object: " + QuoteJson(object);

@@ -20,7 +20,6 @@
 namespace visalign::acva {
 namespace {
 
-using nlohmann::json;
 constexpr const char* kCacheNamespace = "acva.judge";
 constexpr size_t kMaxErrorsKept = 5;
 constexpr backends::Millis kConnectTimeout{10'000};
@@ -43,8 +42,8 @@ struct Task {
 };
 
 // The cached record of an answer.
-json AnswerRecord(const JudgeAnswer& a, const JudgeQuestion& q, int attempts, const std::string& raw) {
-  json j = {{"valid", a.valid}, {"attempts", attempts}, {"question", q.text}, {"reply", raw}};
+Json AnswerRecord(const JudgeAnswer& a, const JudgeQuestion& q, int attempts, const std::string& raw) {
+  Json j = {{"valid", a.valid}, {"attempts", attempts}, {"question", q.text}, {"reply", raw}};
   if (!a.valid) j["error"] = a.error;
   switch (q.task) {
     case JudgeTask::kRubric:
@@ -72,7 +71,7 @@ Result<JudgeAnswer> AnswerFromRecord(std::string_view text, const Task& t, const
                            fmt::format("{} (cache {}, key {})", store_root.string(), kCacheNamespace, t.cache_key),
                            "an answer record as `visalign acva judge` writes it");
   };
-  Result<json> record = ParseJson(text);
+  Result<Json> record = ParseJson(text);
   if (!record.ok()) return corrupt("is " + record.status().what());
   if (!record->is_object()) return corrupt("is not a JSON object: " + QuoteJson(*record));
   const auto valid = record->find("valid");
@@ -119,7 +118,7 @@ void Apply(const JudgeAnswer& answer, const Task& t, JudgedImage& image) {
 // A fresh answer and the record cached for it.
 struct Asked {
   JudgeAnswer answer;
-  json record;
+  Json record;
 };
 
 std::string ExtensionOf(const std::filesystem::path& p) {
@@ -369,7 +368,7 @@ class Judge {
   // timeout. A connection failure before any answer of this invocation sets unreachable_ and halts.
   Result<std::optional<Asked>> Ask(const Task& t, const JudgedImage& image) {
     VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(image.path));
-    const json body = JudgeRequestBody(t.question, config_.settings, bytes, ExtensionOf(image.path));
+    const Json body = JudgeRequestBody(t.question, config_.settings, bytes, ExtensionOf(image.path));
     JudgeAnswer answer;
     std::string reply;
     const int max_attempts = std::max(1, config_.max_reply_attempts);
@@ -423,7 +422,7 @@ class Judge {
 
 }  // namespace
 
-json JudgeStats::ToJson() const {
+Json JudgeStats::ToJson() const {
   return {{"images", images},   {"questions", questions}, {"distinct", distinct}, {"cached", cached},  {"asked", asked},
           {"requests", requests}, {"invalid", invalid},   {"failed", failed},  {"missing", missing},
           {"errors", errors},   {"interrupted", interrupted}};

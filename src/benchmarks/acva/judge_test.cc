@@ -64,7 +64,7 @@ TEST(ParseJudgeReply, MetaphorNeedsANonEmptyDescription) {
 
 TEST(JudgeRequestBody, FollowsTheProtocol) {
   const JudgeQuestion q = RubricQuestionFor(Loyalty(), Loyalty().rubric[0], Language::kEn);
-  const nlohmann::json body = JudgeRequestBody(q, {"qwen-vl", Language::kEn, 0.0}, "abc", "png");
+  const Json body = JudgeRequestBody(q, {"qwen-vl", Language::kEn, 0.0}, "abc", "png");
   EXPECT_EQ(body["model"], "qwen-vl");
   EXPECT_EQ(body["temperature"], 0.0);
   EXPECT_EQ(body["response_format"]["type"], "json_object");

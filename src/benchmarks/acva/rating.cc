@@ -11,8 +11,8 @@
 
 namespace visalign::acva {
 
-nlohmann::json RatingFormJson(const Concept& cpt, const JudgedImage& image, Language language) {
-  nlohmann::json questions = nlohmann::json::array();
+Json RatingFormJson(const Concept& cpt, const JudgedImage& image, Language language) {
+  Json questions = Json::array();
   for (const RubricQuestion& q : cpt.rubric)
     questions.push_back({{"id", q.id}, {"text", language == Language::kZh ? q.text_zh : q.text_en}});
   const RatingScale scale = JudgeRatingScale(language);
@@ -23,7 +23,7 @@ nlohmann::json RatingFormJson(const Concept& cpt, const JudgedImage& image, Lang
           {"scale", {{"levels", scale.levels}, {"low", scale.low}, {"high", scale.high}}}};
 }
 
-Result<double> RatingScore(const Concept& cpt, const nlohmann::json& answers, const std::string& where) {
+Result<double> RatingScore(const Concept& cpt, const Json& answers, const std::string& where) {
   if (!answers.is_object())
     return Status::InvalidArgument("answers are " + QuoteJson(answers), where,
                                    "an object {\"<question id>\": rating} with every rubric question of " + cpt.id);

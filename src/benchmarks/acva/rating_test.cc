@@ -27,14 +27,14 @@ JudgedImage Image(const std::string& run, int k) {
 }
 
 TEST(RatingForm, ShowsTheRubricInTheChosenLanguageOnTheJudgesScale) {
-  const nlohmann::json en = RatingFormJson(Loyalty(), Image("run-a", 2), Language::kEn);
+  const Json en = RatingFormJson(Loyalty(), Image("run-a", 2), Language::kEn);
   EXPECT_EQ(en["image"], "run-a/loyalty/2");
   EXPECT_EQ(en["concept"]["word"], "忠诚");
   EXPECT_EQ(en["questions"][1]["id"], "sacrifice");
   EXPECT_EQ(en["questions"][1]["text"], "Does someone give something up for another?");
-  EXPECT_EQ(en["scale"]["levels"], nlohmann::json(kRatingLevels));
+  EXPECT_EQ(en["scale"]["levels"], Json(kRatingLevels));
   EXPECT_EQ(en["scale"]["low"], JudgeRatingScale(Language::kEn).low);
-  const nlohmann::json zh = RatingFormJson(Loyalty(), Image("run-a", 2), Language::kZh);
+  const Json zh = RatingFormJson(Loyalty(), Image("run-a", 2), Language::kZh);
   EXPECT_EQ(zh["questions"][0]["text"], "是否存在持续的关系？");
   EXPECT_EQ(zh["scale"]["high"], JudgeRatingScale(Language::kZh).high);
 }
@@ -46,19 +46,19 @@ TEST(RatingScore, IsTheWeightedAdequacyOfTheAnswers) {
 }
 
 TEST(RatingScore, NeedsEveryQuestionOnceOnTheJudgesScale) {
-  const auto error = [](const nlohmann::json& answers) { return RatingScore(Loyalty(), answers, "body answers").status(); };
+  const auto error = [](const Json& answers) { return RatingScore(Loyalty(), answers, "body answers").status(); };
   EXPECT_EQ(error({{"relationship", 1}}).what(), "no answer to question \"sacrifice\"");
   EXPECT_EQ(error({{"relationship", 0.6}, {"sacrifice", 1}}).what(), "rating 0.6 for question \"relationship\"");
   EXPECT_EQ(error({{"relationship", "1"}, {"sacrifice", 1}}).what(), "rating \"1\" for question \"relationship\"");
   EXPECT_EQ(error({{"relationship", 1}, {"sacrifice", 1}, {"extra", 1}}).what(), "unknown question \"extra\"");
-  EXPECT_EQ(error(nlohmann::json::array()).where(), "body answers");
+  EXPECT_EQ(error(Json::array()).where(), "body answers");
 }
 
 TEST(HumanRatingsCsv, IsTheFormatAcvaAgreementReads) {
   const std::string csv = HumanRatingsCsv({{"run-a/loyalty/0", "p1", 0.8125}, {"run-a/loyalty/1", "p,2", 1.0 / 3}});
   EXPECT_EQ(csv, "image,rater,score\nrun-a/loyalty/0,p1,0.8125\nrun-a/loyalty/1,\"p,2\",0.3333333333333333\n");
   visalign::testing::TempDir dir;
-  const std::vector<nlohmann::json> items = {
+  const std::vector<Json> items = {
       {{"image_id", "run-a/loyalty/0"}, {"sha256", "x"}, {"adequacy", 0.9}},
       {{"image_id", "run-a/loyalty/1"}, {"sha256", "y"}, {"adequacy", 0.25}}};
   auto agreement = HumanAgreement(items, dir.Write("ratings.csv", csv));

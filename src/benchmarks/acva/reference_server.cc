@@ -8,6 +8,7 @@
 
 #include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/base64.h"
 #include "visalign/core/untrusted.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
@@ -15,7 +16,6 @@
 namespace visalign::acva {
 namespace {
 
-using nlohmann::json;
 
 constexpr int kImageSize = 64;
 constexpr int kCodeStep = 50;        // code pixel channel value per unit
@@ -94,13 +94,13 @@ bool PromptHashMatches(const ImageCode& code, const std::string& word) {
 
 // Request bodies are untrusted: an object (null when the body is not a JSON object) read only
 // through Member and StringMember, which never throw or index what is missing.
-json ParsedObject(std::string_view body) {
+Json ParsedObject(std::string_view body) {
   auto parsed = ParseJson(body);
-  return parsed.ok() && parsed->is_object() ? std::move(*parsed) : json();
+  return parsed.ok() && parsed->is_object() ? std::move(*parsed) : Json();
 }
 
-const json& Member(const json& obj, const char* key) {
-  static const json kNull;
+const Json& Member(const Json& obj, const char* key) {
+  static const Json kNull;
   if (!obj.is_object()) return kNull;
   const auto it = obj.find(key);
   return it == obj.end() ? kNull : *it;
@@ -140,7 +140,7 @@ class Server final : public ReferenceServer {
 
   void Generate(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
     ++image_requests_;
-    const json body = ParsedObject(req.body);
+    const Json body = ParsedObject(req.body);
     if (!Member(body, "prompt").is_string())
       return ErrorReply(res, 400, "body must be JSON with a string \"prompt\"");
     const std::string model = StringMember(body, "model");
@@ -162,24 +162,24 @@ class Server final : public ReferenceServer {
     code.bias = profile->bias;
     auto png = imaging::EncodePng(Render(prompt, code));
     if (!png.ok()) return ErrorReply(res, 500, png.status().ToString());
-    res.SetJson(200, {{"created", 0}, {"data", json::array({{{"b64_json", backends::EncodeBase64(*png)}}})}});
+    res.SetJson(200, {{"created", 0}, {"data", Json::array({{{"b64_json", EncodeBase64(*png)}}})}});
   }
 
   void Chat(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
     ++chat_requests_;
-    const json body = ParsedObject(req.body);
+    const Json body = ParsedObject(req.body);
     if (!Member(body, "messages").is_array())
       return ErrorReply(res, 400, "body must be JSON with a \"messages\" array");
     const std::string model = StringMember(body, "model");
     auto has = [&](const char* fault) { return model.find(fault) != std::string::npos; };
     if (has("+slow")) std::this_thread::sleep_for(std::chrono::milliseconds(options_.slow_ms));
     std::string system, text, data_url;
-    for (const json& m : Member(body, "messages")) {
+    for (const Json& m : Member(body, "messages")) {
       const std::string role = StringMember(m, "role");
-      const json& content = Member(m, "content");
+      const Json& content = Member(m, "content");
       if (role == "system" && content.is_string()) system = content.get<std::string>();
       if (role != "user" || !content.is_array()) continue;
-      for (const json& part : content) {
+      for (const Json& part : content) {
         const std::string type = StringMember(part, "type");
         if (type == "text") text = StringMember(part, "text");
         if (type == "image_url") data_url = StringMember(Member(part, "image_url"), "url");
@@ -187,13 +187,13 @@ class Server final : public ReferenceServer {
     }
     const size_t comma = data_url.find(";base64,");
     if (comma == std::string::npos) return ErrorReply(res, 400, "user message needs an image_url data URL");
-    auto bytes = backends::DecodeBase64(std::string_view(data_url).substr(comma + 8));
+    auto bytes = DecodeBase64(std::string_view(data_url).substr(comma + 8));
     if (!bytes) return ErrorReply(res, 400, "image data URL is not valid base64");
     auto image = imaging::DecodeImage(*bytes, "image_url");
     if (!image.ok()) return ErrorReply(res, 400, image.status().what());
     const ImageCode code = ReadCode(*image);
 
-    json answer;
+    Json answer;
     const bool metaphor = system.find("\"description\"") != std::string::npos;
     if (system.find("\"rating\"") != std::string::npos) {
       answer = {{"rating", kRatingLevels[static_cast<size_t>(code.quality)]},
@@ -218,7 +218,7 @@ class Server final : public ReferenceServer {
     }
     if (has("+fenced")) content = "Here is my assessment:\n```json\n" + content + "\n```\nLet me know if you need more.";
     res.SetJson(200, {{"id", "ref"}, {"object", "chat.completion"}, {"model", model},
-                      {"choices", json::array({{{"index", 0}, {"finish_reason", "stop"},
+                      {"choices", Json::array({{{"index", 0}, {"finish_reason", "stop"},
                                                {"message", {{"role", "assistant"}, {"content", content}}}}})}});
   }
 

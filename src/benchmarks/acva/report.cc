@@ -11,25 +11,24 @@
 namespace visalign::acva {
 namespace {
 
-using nlohmann::json;
 constexpr int kDigits = 3;         // summary.md tables
 constexpr int kPValueDigits = 2;   // significant digits of p-values
 
-std::string Num(const json& v) { return v.is_number() ? FormatFixed(v.get<double>(), kDigits) : ""; }
+std::string Num(const Json& v) { return v.is_number() ? FormatFixed(v.get<double>(), kDigits) : ""; }
 
-std::string Cell(const json& v) {
+std::string Cell(const Json& v) {
   const std::string s = Num(v);
   return s.empty() ? "–" : s;
 }
 
-std::string Ci(const json& v) {
+std::string Ci(const Json& v) {
   if (!v.is_array() || v.size() != 2 || Num(v[0]).empty() || Num(v[1]).empty()) return "–";
   return "[" + Num(v[0]) + ", " + Num(v[1]) + "]";
 }
 
 // A CSV cell: an integer as it is, a double as FormatNumber ("0.8888888888888888", "1"); empty
 // when undefined.
-std::string ExactNum(const json& v) {
+std::string ExactNum(const Json& v) {
   if (v.is_number_integer()) return v.dump();
   return v.is_number() ? FormatNumber(v.get<double>()) : "";
 }
@@ -37,13 +36,13 @@ std::string ExactNum(const json& v) {
 // summary.csv columns: name and where the value is in the model's summary.json object.
 struct CsvColumn {
   std::string name;
-  json::json_pointer value;
+  Json::json_pointer value;
 };
 
 std::vector<CsvColumn> CsvColumns() {
   std::vector<CsvColumn> columns;
   auto add = [&](const std::string& name, const std::string& pointer) {
-    columns.push_back({name, json::json_pointer(pointer)});
+    columns.push_back({name, Json::json_pointer(pointer)});
   };
   add("model", "/model");
   add("tier", "/tier");
@@ -68,7 +67,7 @@ std::vector<CsvColumn> CsvColumns() {
 }
 
 // The smallest nonzero p-value of the pass-rate comparisons: 2/B with B bootstrap resamples.
-double ComparisonPFloor(const json& summary) {
+double ComparisonPFloor(const Json& summary) {
   return 2.0 / summary["options"]["bootstrap_resamples"].get<double>();
 }
 
@@ -80,14 +79,14 @@ std::string FormatPValue(double p, double floor) {
   return fmt::format("{:.{}g}", p, kPValueDigits);
 }
 
-std::vector<std::string> SummaryWarnings(const json& summary) {
+std::vector<std::string> SummaryWarnings(const Json& summary) {
   std::vector<std::string> out;
-  const json& random = summary.value("embeddings", json::object()).value("random_weights", json());
+  const Json& random = summary.value("embeddings", Json::object()).value("random_weights", Json());
   if (random.is_object())
     out.push_back(fmt::format("the CLIP model's weights are {}. Image diversity and embedding separability come from "
                               "meaningless embeddings.",
                               random.value("label", std::string("random"))));
-  const json generation = summary.value("generation", json::object());
+  const Json generation = summary.value("generation", Json::object());
   for (const auto& [run, counts] : generation.items()) {
     const size_t done = counts.value("done", size_t{0}), failed = counts.value("failed", size_t{0}),
                  pending = counts.value("pending", size_t{0});
@@ -96,7 +95,7 @@ std::vector<std::string> SummaryWarnings(const json& summary) {
                                 "only the {} done ones.",
                                 run, failed, pending, done + failed + pending, done));
   }
-  for (const json& m : summary.value("models", json::array())) {
+  for (const Json& m : summary.value("models", Json::array())) {
     const size_t images = m.value("n_images", size_t{0}), invalid = m.value("n_invalid", size_t{0});
     if (invalid > 0)
       out.push_back(fmt::format("model {} has {} of {} images ({} %) without a valid judgment (refused or unparseable "
@@ -108,14 +107,14 @@ std::vector<std::string> SummaryWarnings(const json& summary) {
   return out;
 }
 
-std::string SummaryCsv(const json& summary) {
+std::string SummaryCsv(const Json& summary) {
   const std::vector<CsvColumn> columns = CsvColumns();
   std::string out;
   for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i].name;
   out += "\n";
-  for (const json& m : summary["models"]) {
+  for (const Json& m : summary["models"]) {
     for (size_t i = 0; i < columns.size(); ++i) {
-      const json& v = m.at(columns[i].value);
+      const Json& v = m.at(columns[i].value);
       out += (i ? "," : "") + (v.is_string() ? CsvField(v.get<std::string>()) : ExactNum(v));
     }
     out += "\n";
@@ -123,9 +122,9 @@ std::string SummaryCsv(const json& summary) {
   return out;
 }
 
-std::string SummaryMarkdown(const json& summary) {
+std::string SummaryMarkdown(const Json& summary) {
   std::string out = "# ACVA-Bench summary\n\n";
-  const json& o = summary["options"];
+  const Json& o = summary["options"];
   out += fmt::format(
       "{} concepts, {} near-synonym pairs. Pass threshold {}, metaphor cluster threshold {}; {}% bootstrap "
       "intervals over concepts ({} resamples, seed {}).\n\n",
@@ -136,7 +135,7 @@ std::string SummaryMarkdown(const json& summary) {
 
   out += "## Semantic adequacy\n\n| tier | model | images | invalid | pass rate | 95% CI | adequacy |\n";
   out += "|---|---|---|---|---|---|---|\n";
-  for (const json& m : summary["models"]) {
+  for (const Json& m : summary["models"]) {
     const std::string name = m["model"].get<std::string>();
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", std::to_string(m["tier"].get<int>()), name,
                        m["n_images"].get<size_t>(), m["n_invalid"].get<size_t>(), Cell(m["pass_rate"]),
@@ -149,10 +148,10 @@ std::string SummaryMarkdown(const json& summary) {
     rule += "---|";
   }
   out += "\n" + rule + "\n";
-  for (const json& m : summary["models"]) {
+  for (const Json& m : summary["models"]) {
     out += "| " + m["model"].get<std::string>() + " |";
     for (Category c : kCategories) {
-      const json& bc = m["by_category"];
+      const Json& bc = m["by_category"];
       const std::string key(CategoryName(c));
       out += " " + (bc.contains(key) ? Cell(bc[key]["pass_rate"]) : std::string("–")) + " |";
     }
@@ -160,15 +159,15 @@ std::string SummaryMarkdown(const json& summary) {
   }
   out += "\n### Most often missing rubric components\n\n| model | concept | question | missing | mean rating |\n";
   out += "|---|---|---|---|---|\n";
-  for (const json& m : summary["models"])
-    for (const json& q : m["questions"]["most_missed"])
+  for (const Json& m : summary["models"])
+    for (const Json& q : m["questions"]["most_missed"])
       out += fmt::format("| {} | {} | {} | {} | {} |\n", m["model"].get<std::string>(), q["concept"].get<std::string>(),
                          q["question"].get<std::string>(), Cell(q["missing_rate"]), Cell(q["mean_rating"]));
 
   out += "\n## Diversity\n\n";
   const std::string scope = o.value("median_scope", "");
   if (scope == "pooled" || scope == "frozen") {
-    const json& qm = summary.value("quadrant_medians", json::object());
+    const Json& qm = summary.value("quadrant_medians", Json::object());
     out += scope == "pooled"
                ? "Quadrants split at the medians of D_img and H over the groups of all models listed here (ACVA §5.2)"
                : "Quadrants split at medians frozen from " + qm.value("source", std::string("an earlier analysis")) +
@@ -184,10 +183,10 @@ std::string SummaryMarkdown(const json& summary) {
   }
   out += "| model | set | groups | D_img | 95% CI | D_met | H (bits) | genuine | pseudo | metaphor | low |\n";
   out += "|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const json& m : summary["models"])
+  for (const Json& m : summary["models"])
     for (const char* mode : {"filtered", "unfiltered"}) {
-      const json& d = m["diversity"][mode];
-      const json& q = d["quadrants"];
+      const Json& d = m["diversity"][mode];
+      const Json& q = d["quadrants"];
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", m["model"].get<std::string>(),
                          mode, d["n_groups"].get<size_t>(), Cell(d["d_img_mean"]), Ci(d["d_img_ci"]),
                          Cell(d["d_met_mean"]), Cell(d["h_mean"]), Cell(q["genuine"]), Cell(q["pseudo"]),
@@ -197,12 +196,12 @@ std::string SummaryMarkdown(const json& summary) {
   out += "\n## Distinctiveness (near-synonym pairs)\n\nEmbedding separability and the judge's 2AFC are separate "
          "measures and are never merged.\n\n| model | pair | embedding LOO acc | 2AFC acc | first-option share |\n";
   out += "|---|---|---|---|---|\n";
-  for (const json& m : summary["models"]) {
-    for (const json& p : m["pairs"])
+  for (const Json& m : summary["models"]) {
+    for (const Json& p : m["pairs"])
       out += fmt::format("| {} | {}/{} | {} | {} | {} |\n", m["model"].get<std::string>(), p["a"].get<std::string>(),
                          p["b"].get<std::string>(), Cell(p["embedding_loo_acc"]), Cell(p["afc_acc"]),
                          Cell(p["afc_first_share"]));
-    const json& d = m["distinctiveness"];
+    const Json& d = m["distinctiveness"];
     out += fmt::format("| {} | **mean** | {} {} | {} {} | {} |\n", m["model"].get<std::string>(),
                        Cell(d["embedding_loo_acc_mean"]), Ci(d["embedding_loo_acc_ci"]), Cell(d["afc_acc_mean"]),
                        Ci(d["afc_acc_ci"]), Cell(d["afc_first_share"]));
@@ -217,7 +216,7 @@ std::string SummaryMarkdown(const json& summary) {
   const double p_floor = ComparisonPFloor(summary);
   out += "\n## Pass-rate comparisons (paired bootstrap over shared concepts)\n\n| a | b | difference | 95% CI | p |\n";
   out += "|---|---|---|---|---|\n";
-  for (const json& c : summary["comparisons"])
+  for (const Json& c : summary["comparisons"])
     out += fmt::format("| {} | {} | {} | {} | {} |\n", c["a"].get<std::string>(), c["b"].get<std::string>(),
                        Cell(c["difference"]), Ci(c["ci"]),
                        c["p_value"].is_number() ? FormatPValue(c["p_value"].get<double>(), p_floor) : "–");

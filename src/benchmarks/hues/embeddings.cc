@@ -7,14 +7,12 @@
 #include <map>
 #include <numeric>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::hues {
 namespace {
 
-using nlohmann::json;
 
 constexpr const char* kBoardTensor = "board";
 constexpr const char* kWordsTensor = "words";
@@ -120,7 +118,7 @@ Status WriteEmbeddingsFile(const std::filesystem::path& path, const HuesEmbeddin
   file.matrices.emplace(kBoardTensor, e.board);
   file.matrices.emplace(kWordsTensor, e.texts);
   file.metadata = {{"format", kEmbeddingsFormat},
-                   {"words", json(e.words).dump()},
+                   {"words", Json(e.words).dump()},
                    {"prompt_template", e.prompt_template},
                    {"model", e.model}};
   return clip::WriteMatrixFile(path, file);
@@ -140,9 +138,9 @@ Result<HuesEmbeddings> ReadEmbeddingsFile(const std::filesystem::path& path) {
   HuesEmbeddings e;
   if (meta("prompt_template") != nullptr) e.prompt_template = *meta("prompt_template");
   if (meta("model") != nullptr) e.model = *meta("model");
-  const Result<json> words = meta("words") ? ParseJson(*meta("words")) : Result<json>(json());
+  const Result<Json> words = meta("words") ? ParseJson(*meta("words")) : Result<Json>(Json());
   if (!words.ok() || !words->is_array() ||
-      !std::all_of(words->begin(), words->end(), [](const json& w) { return w.is_string(); })) {
+      !std::all_of(words->begin(), words->end(), [](const Json& w) { return w.is_string(); })) {
     return Status::InvalidArgument("metadata \"words\" is not a JSON array of strings", where,
                                    "the words of the \"words\" rows, in order");
   }

@@ -126,7 +126,7 @@ TEST_F(HuesEvaluate, SummaryWarnsOfMissingWords) {
   report.models = {Evaluate(partial), Evaluate(models_[1])};
   visalign::testing::TempDir t;
   ASSERT_TRUE(WriteEvaluation(report, baseline_, vocabulary_, t / "out").ok());
-  const nlohmann::json summary = nlohmann::json::parse(*ReadFile(t / "out" / "summary.json"));
+  const Json summary = Json::parse(*ReadFile(t / "out" / "summary.json"));
   const std::vector<std::string> warnings = EvaluationWarnings(summary);
   const std::vector<std::string>& missing = report.models[0].missing_words;
   ASSERT_EQ(warnings, std::vector<std::string>{"model " + partial.name + " has no predictions for 96 of 100 words (" +

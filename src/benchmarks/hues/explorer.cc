@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kColorblindNames{"exclude", "include", "only"};
 
-nlohmann::json Number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 struct GroupSets {
   std::set<std::string> gender, age, language;
@@ -71,7 +71,7 @@ Result<HumanFilter> ParseHumanFilter(const std::string& colorblind, const std::s
   return filter;
 }
 
-nlohmann::json HumanFilterChoicesJson(const HumanData& humans) {
+Json HumanFilterChoicesJson(const HumanData& humans) {
   const GroupSets known = Groups(humans);
   return {{"colorblind", kColorblindNames}, {"gender", known.gender}, {"age", known.age}, {"language", known.language}};
 }
@@ -95,16 +95,16 @@ WordView ViewWord(const HumanData& humans, const Board& board, int word, const H
   return view;
 }
 
-nlohmann::json WordViewJson(const WordView& view, const Vocabulary& vocabulary) {
+Json WordViewJson(const WordView& view, const Vocabulary& vocabulary) {
   const Word& w = vocabulary.words()[static_cast<size_t>(view.word)];
-  nlohmann::json ellipse = nlohmann::json::array();
+  Json ellipse = Json::array();
   for (const stats::Vec2& p : view.ellipse) ellipse.push_back({p[0], p[1]});
   return {{"word", w.en},
           {"category", w.category},
           {"n", view.n},
           {"counts", view.counts},
-          {"mean", view.n > 0 ? nlohmann::json{view.mean[0], view.mean[1]} : nlohmann::json(nullptr)},
-          {"cov", view.cov ? nlohmann::json(*view.cov) : nlohmann::json(nullptr)},
+          {"mean", view.n > 0 ? Json{view.mean[0], view.mean[1]} : Json(nullptr)},
+          {"cov", view.cov ? Json(*view.cov) : Json(nullptr)},
           {"d2", Number(view.d2)},
           {"ellipse", std::move(ellipse)}};
 }
@@ -114,13 +114,13 @@ Result<std::vector<ModelPredictions>> LoadEvaluatedModels(const std::filesystem:
   const std::string where = "results folder " + results_dir.string();
   Result<std::string> text = ReadFile(results_dir / "summary.json");
   if (!text.ok()) return text.status().WithContext(where);
-  Result<nlohmann::json> summary = ParseJson(*text);
+  Result<Json> summary = ParseJson(*text);
   if (!summary.ok()) return summary.status().WithContext(where);
   if (!summary->is_object() || StringMember(*summary, "benchmark") != "hues")
     return Status::InvalidArgument("summary.json is not a Hues and Cues summary", where,
                                    "the output folder of `visalign hues evaluate`");
   const auto inputs = summary->find("inputs");
-  const nlohmann::json* predictions = inputs != summary->end() && inputs->is_object() && inputs->contains("predictions")
+  const Json* predictions = inputs != summary->end() && inputs->is_object() && inputs->contains("predictions")
                                           ? &(*inputs)["predictions"]
                                           : nullptr;
   if (!predictions || !predictions->is_array())
@@ -128,7 +128,7 @@ Result<std::vector<ModelPredictions>> LoadEvaluatedModels(const std::filesystem:
                                    "the output folder of `visalign hues evaluate`");
   VISALIGN_ASSIGN_OR_RETURN(std::vector<NonsenseWord> nonsense, AllNonsenseWords());
   std::vector<ModelPredictions> models;
-  for (const nlohmann::json& p : *predictions) {
+  for (const Json& p : *predictions) {
     const std::string path = StringMember(p, "path"), name = StringMember(p, "model");
     std::error_code ec;
     const std::filesystem::path file =
@@ -152,8 +152,8 @@ Result<std::vector<ModelPredictions>> LoadEvaluatedModels(const std::filesystem:
   return models;
 }
 
-nlohmann::json ModelTopJson(const ModelPredictions& model, int word, const Vocabulary& vocabulary) {
-  nlohmann::json top = nlohmann::json::array();
+Json ModelTopJson(const ModelPredictions& model, int word, const Vocabulary& vocabulary) {
+  Json top = Json::array();
   const std::vector<Prediction>& predictions = model.words[static_cast<size_t>(word)];
   for (size_t rank = 0; rank < predictions.size(); ++rank)
     top.push_back({{"cell", CellName(predictions[rank].cell)}, {"rank", rank + 1},

@@ -60,7 +60,7 @@ TEST(WordView, TheDefaultFilterGivesTheBaselinesNumbers) {
   EXPECT_EQ(*view.cov, expected.cov);
   ASSERT_EQ(view.ellipse.size(), size_t(kEllipseSegments + 1));
   for (const stats::Vec2& p : view.ellipse) EXPECT_NEAR(stats::MahalanobisSquared(p, view.mean, expected.inverse), kD2, 1e-6);
-  const nlohmann::json j = WordViewJson(view, vocabulary);
+  const Json j = WordViewJson(view, vocabulary);
   EXPECT_EQ(j["word"], "SALMON");
   EXPECT_EQ(j["counts"].size(), size_t(kCells));
   EXPECT_EQ(j["ellipse"].size(), view.ellipse.size());
@@ -76,9 +76,9 @@ TEST(WordView, FiltersSplitTheAnswers) {
   EXPECT_EQ(n(Colorblind(ColorblindFilter::kInclude)), sighted + colorblind);
   EXPECT_GT(colorblind, 0);
   int by_gender = 0;
-  const nlohmann::json choices = HumanFilterChoicesJson(all);
-  EXPECT_EQ(choices["colorblind"], nlohmann::json({"exclude", "include", "only"}));
-  for (const nlohmann::json& gender : choices["gender"]) {
+  const Json choices = HumanFilterChoicesJson(all);
+  EXPECT_EQ(choices["colorblind"], Json({"exclude", "include", "only"}));
+  for (const Json& gender : choices["gender"]) {
     auto filter = ParseHumanFilter("exclude", gender.get<std::string>(), "", "", all);
     ASSERT_TRUE(filter.ok()) << filter.status().ToString();
     by_gender += n(*filter);
@@ -102,7 +102,7 @@ TEST(HumanFilter, RefusesUnknownChoicesAndGroups) {
 
 // A results folder whose summary.json names the published RN50 predictions with their SHA-256.
 std::filesystem::path EvaluatedFolder(const Scratch& dir, const std::string& sha256) {
-  const nlohmann::json summary = {
+  const Json summary = {
       {"benchmark", "hues"},
       {"inputs",
        {{"predictions",
@@ -120,7 +120,7 @@ TEST(LoadEvaluatedModels, GivesEachEvaluatedModelsTopFive) {
       EvaluatedFolder(dir, *Sha256File(Data("hues/peer-sample/RN50-openai/results.csv"))), vocabulary, board);
   ASSERT_TRUE(models.ok()) << models.status().ToString();
   ASSERT_EQ(models->size(), 1u);
-  const nlohmann::json top = ModelTopJson(models->front(), *vocabulary.IndexOfName("SALMON"), vocabulary);
+  const Json top = ModelTopJson(models->front(), *vocabulary.IndexOfName("SALMON"), vocabulary);
   EXPECT_EQ(top["model"], "RN50-openai");
   ASSERT_EQ(top["top"].size(), size_t(kTopK));
   EXPECT_EQ(top["top"][0]["cell"], "G10");  // the file's first SALMON row

@@ -60,7 +60,7 @@ std::string AgeGroup(std::string_view range) {
 
 std::string OrUnknown(const std::string& s) { return s.empty() ? std::string(kUnknown) : s; }
 
-nlohmann::json JsonNumber(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+Json JsonNumber(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 // The Spanish clue names that name another word's English character (AnswerPairing::kCharacter).
 struct SpanishCharacter {
@@ -348,12 +348,12 @@ HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vo
   return b;
 }
 
-nlohmann::json HumanBaselineJson(const HumanBaseline& baseline, const HumanData& humans, const Vocabulary& vocabulary) {
-  nlohmann::json words = nlohmann::json::array();
+Json HumanBaselineJson(const HumanBaseline& baseline, const HumanData& humans, const Vocabulary& vocabulary) {
+  Json words = Json::array();
   std::vector<std::string> singular;
   for (const WordBaseline& wb : baseline.words) {
     const Word& w = vocabulary.words()[wb.word];
-    nlohmann::json j{{"word", w.en},
+    Json j{{"word", w.en},
                      {"category", w.category},
                      {"n", wb.n},
                      {"mean", {JsonNumber(wb.mean[0]), JsonNumber(wb.mean[1])}},
@@ -363,18 +363,18 @@ nlohmann::json HumanBaselineJson(const HumanBaseline& baseline, const HumanData&
                      {"loo_failed", wb.loo_failed},
                      {"loo_singular", wb.loo_singular},
                      {"modal_macro", MacroName(wb.modal_macro)}};
-    j["cov"] = wb.n >= 2 ? nlohmann::json{{wb.cov[0][0], wb.cov[0][1]}, {wb.cov[1][0], wb.cov[1][1]}}
-                         : nlohmann::json(nullptr);
+    j["cov"] = wb.n >= 2 ? Json{{wb.cov[0][0], wb.cov[0][1]}, {wb.cov[1][0], wb.cov[1][1]}}
+                         : Json(nullptr);
     words.push_back(std::move(j));
     if (wb.singular) singular.push_back(w.en);
   }
-  nlohmann::json categories = nlohmann::json::array();
+  Json categories = Json::array();
   for (const CategoryRate& c : baseline.categories)
     categories.push_back({{"category", c.category},
                           {"n_words", c.n_words},
                           {"fail_rate", JsonNumber(c.fail_rate)},
                           {"words_without_rate", c.words_without_rate}});
-  nlohmann::json demographics = nlohmann::json::array();
+  Json demographics = Json::array();
   for (const GroupRate& g : baseline.demographics)
     demographics.push_back({{"dimension", g.dimension},
                             {"group", g.group},

@@ -12,24 +12,24 @@
 
 namespace visalign::hues {
 
-nlohmann::json NonsenseResultJson(const NonsenseResult& r, const Vocabulary& vocabulary) {
-  nlohmann::json groups = nlohmann::json::array();
+Json NonsenseResultJson(const NonsenseResult& r, const Vocabulary& vocabulary) {
+  Json groups = Json::array();
   for (const NonsenseGroupResult& gr : r.groups) {
     std::vector<std::string> cells;
     for (int c : gr.top1) cells.push_back(CellName(c));
     groups.push_back({{"group", gr.group},
                       {"top1", cells},
                       {"collapsed", gr.collapsed},
-                      {"onto", gr.collapsed ? nlohmann::json(MacroName(gr.onto)) : nlohmann::json(nullptr)}});
+                      {"onto", gr.collapsed ? Json(MacroName(gr.onto)) : Json(nullptr)}});
   }
   std::vector<std::string> false_positives;
   for (int w : r.false_positive_words) false_positives.push_back(vocabulary.words()[w].en);
   return {{"model", r.model},
           {"class", CollapseClassName(r.collapse)},
-          {"onto", r.collapse_onto ? nlohmann::json(MacroName(*r.collapse_onto)) : nlohmann::json(nullptr)},
+          {"onto", r.collapse_onto ? Json(MacroName(*r.collapse_onto)) : Json(nullptr)},
           {"entropy_bits", r.entropy_bits},
           {"groups", groups},
-          {"prior_cell", r.prior_cell ? nlohmann::json(CellName(*r.prior_cell)) : nlohmann::json(nullptr)},
+          {"prior_cell", r.prior_cell ? Json(CellName(*r.prior_cell)) : Json(nullptr)},
           {"prior_count", r.prior_cell ? r.prior_count : 0},
           {"false_positive_words", false_positives}};
 }
@@ -75,8 +75,8 @@ Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabu
                                "|---|---|---|---:|---|---|\n",
                                run.vocabulary_source, run.words.size(), macro.source());
   std::string items;
-  nlohmann::ordered_json models = nlohmann::ordered_json::array();
-  nlohmann::ordered_json predictions = nlohmann::ordered_json::array();
+  Json models = Json::array();
+  Json predictions = Json::array();
   std::map<CollapseClass, int> counts;
   for (size_t i = 0; i < run.results.size(); ++i) {
     const NonsenseResult& r = run.results[i];
@@ -100,24 +100,24 @@ Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabu
       auto group = std::find_if(r.groups.begin(), r.groups.end(), [&](const auto& g) { return g.group == w.group; });
       if (group == r.groups.end()) continue;
       const int cell = group->top1[next[w.group]++];
-      nlohmann::ordered_json item = {{"model", r.model}, {"word", w.word}, {"group", w.group}, {"top1", CellName(cell)},
+      Json item = {{"model", r.model}, {"word", w.word}, {"group", w.group}, {"top1", CellName(cell)},
                                      {"top1_macro", MacroName(macro.MacroClass(cell))}};
       items += item.dump() + "\n";
     }
-    models.push_back(nlohmann::ordered_json::parse(NonsenseResultJson(r, vocabulary).dump()));
-    nlohmann::ordered_json prediction = {{"model", r.model}};
+    models.push_back(NonsenseResultJson(r, vocabulary));
+    Json prediction = {{"model", r.model}};
     prediction.update(InputFingerprint(run.prediction_sources[i]));
     predictions.push_back(std::move(prediction));
   }
-  nlohmann::ordered_json summary = ResultsHeader("hues-nonsense");
-  summary["settings"] = {{"vocabulary", run.vocabulary_source}, {"words", run.words.size()}, {"macro_map", macro.source()},
-                         {"rule", "a group collapses when >= 3/4 of its top-1 cells share a macro class; docs/hues.md"}};
-  summary["classes"] = nlohmann::ordered_json::object();
-  for (CollapseClass c : kCollapseClasses) summary["classes"][std::string(CollapseClassName(c))] = counts[c];
-  summary["models"] = std::move(models);
+  Json summary = ResultsHeader("hues-nonsense");
   summary["inputs"] = {{"predictions", std::move(predictions)},
                        {"vocabulary", InputFingerprint(run.vocabulary_source)},
                        {"macro_map", InputFingerprint(macro.source())}};
+  summary["settings"] = {{"vocabulary", run.vocabulary_source}, {"words", run.words.size()}, {"macro_map", macro.source()},
+                         {"rule", "a group collapses when >= 3/4 of its top-1 cells share a macro class; docs/hues.md"}};
+  summary["classes"] = Json::object();
+  for (CollapseClass c : kCollapseClasses) summary["classes"][std::string(CollapseClassName(c))] = counts[c];
+  summary["models"] = std::move(models);
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.csv", csv));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "items.jsonl", items));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "summary.md", md));

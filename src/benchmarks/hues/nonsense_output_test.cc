@@ -26,8 +26,8 @@ NonsenseResult Collapsed() {
 
 TEST(NonsenseResultJson, NamesCellsMacrosAndWords) {
   const Vocabulary vocabulary = testing::TestVocabulary();
-  const nlohmann::json j = NonsenseResultJson(Collapsed(), vocabulary);
-  EXPECT_EQ(j, nlohmann::json::parse(R"({"model": "m", "class": "neutral_collapse", "onto": "Neutral",
+  const Json j = NonsenseResultJson(Collapsed(), vocabulary);
+  EXPECT_EQ(j, Json::parse(R"({"model": "m", "class": "neutral_collapse", "onto": "Neutral",
       "entropy_bits": 0.8112781244591328,
       "groups": [{"group": "number", "top1": ["I18", "I18", "A1", "B2"], "collapsed": true, "onto": "Neutral"},
                  {"group": "pseudoword", "top1": ["A1", "A2", "A3", "A4"], "collapsed": false, "onto": null}],
@@ -41,12 +41,12 @@ TEST(NonsenseResultJson, NamesCellsMacrosAndWords) {
 TEST(NonsenseResultJson, NullsWithoutCollapseOrPrior) {
   NonsenseResult r;
   r.model = "flat";
-  const nlohmann::json j = NonsenseResultJson(r, testing::TestVocabulary());
+  const Json j = NonsenseResultJson(r, testing::TestVocabulary());
   EXPECT_EQ(j["class"], "high_entropy");
   EXPECT_TRUE(j["onto"].is_null());
   EXPECT_TRUE(j["prior_cell"].is_null());
   EXPECT_EQ(j["prior_count"], 0);
-  EXPECT_EQ(j["false_positive_words"], nlohmann::json::array());
+  EXPECT_EQ(j["false_positive_words"], Json::array());
 }
 
 TEST(NonsenseResultText, HeadlineGroupsAndPrior) {
@@ -81,14 +81,14 @@ TEST(WriteNonsense, OneCsvRowPerModelAndOneItemPerNonsenseWord) {
   ASSERT_GE(items.size(), 8u);
   EXPECT_EQ(items[2], R"({"model":"m","word":"42","group":"number","top1":"A1","top1_macro":"Brown"})");
   EXPECT_EQ(items[4], R"({"model":"m","word":"GLIMBOR","group":"pseudoword","top1":"A1","top1_macro":"Brown"})");
-  const nlohmann::json summary = nlohmann::json::parse(*ReadFile(t / "out" / "summary.json"));
+  const Json summary = Json::parse(*ReadFile(t / "out" / "summary.json"));
   EXPECT_EQ(summary["benchmark"], "hues-nonsense");
   EXPECT_EQ(summary["classes"]["neutral_collapse"], 1);
   EXPECT_EQ(summary["models"][0], NonsenseResultJson(Collapsed(), testing::TestVocabulary()));
   // What is not a file is named, not fingerprinted.
-  EXPECT_EQ(summary["inputs"]["vocabulary"], nlohmann::json::parse(R"({"source": "eight words"})"));
+  EXPECT_EQ(summary["inputs"]["vocabulary"], Json::parse(R"({"source": "eight words"})"));
   EXPECT_EQ(summary["inputs"]["predictions"][0],
-            nlohmann::json::parse(R"({"model": "m", "source": ")" + (t / "p.jsonl").string() + R"("})"));
+            Json::parse(R"({"model": "m", "source": ")" + (t / "p.jsonl").string() + R"("})"));
 }
 
 }  // namespace

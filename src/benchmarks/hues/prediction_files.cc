@@ -52,14 +52,14 @@ fs::path DefaultBoardCacheDir() {
   return {};
 }
 
-nlohmann::json PredictionRunRecord::ToJson() const {
+Json PredictionRunRecord::ToJson() const {
   std::string joined;
   for (const std::string& w : words) joined += w + "\n";
   return {{"fingerprint", fingerprint}, {"template", prompt_template}, {"words", words},
           {"words_sha256", Sha256Hex(joined)}};
 }
 
-Result<PredictionRunRecord> PredictionRunRecord::FromJson(const nlohmann::json& j, const std::string& source) {
+Result<PredictionRunRecord> PredictionRunRecord::FromJson(const Json& j, const std::string& source) {
   auto corrupt = [&](const std::string& what) {
     return Status::Corrupt("run record " + what, source, "a hues-run.json as `visalign hues run` writes it");
   };
@@ -71,7 +71,7 @@ Result<PredictionRunRecord> PredictionRunRecord::FromJson(const nlohmann::json& 
   if (words == j.end() || !words->is_array()) return corrupt("has no \"words\" array");
   r.fingerprint = fingerprint->get<std::string>();
   r.prompt_template = tmpl->get<std::string>();
-  for (const nlohmann::json& w : *words) {
+  for (const Json& w : *words) {
     if (!w.is_string()) return corrupt("has a word that is not a string");
     r.words.push_back(w.get<std::string>());
   }
@@ -87,7 +87,7 @@ Result<EarlierRun> CompareWithEarlierRun(const std::vector<fs::path>& files, con
   if (!fs::is_regular_file(record_file, ec))
     return EarlierRun{EarlierPredictions::kOther, "no run record (" + record_file.filename().string() + ")"};
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(record_file));
-  Result<nlohmann::json> parsed = ParseJson(text);
+  Result<Json> parsed = ParseJson(text);
   Result<PredictionRunRecord> earlier =
       parsed.ok() ? PredictionRunRecord::FromJson(*parsed, record_file.string()) : Result<PredictionRunRecord>(parsed.status());
   if (!earlier.ok()) return EarlierRun{EarlierPredictions::kOther, "an unreadable run record (" + earlier.status().what() + ")"};

@@ -136,7 +136,7 @@ Result<std::vector<ModelPredictions>> LoadJsonl(const fs::path& file, const Voca
     const auto parsed = ParseJson(line);
     if (!parsed.ok() || !parsed->is_object())
       return Status::Corrupt(parsed.ok() ? "not a JSON object" : parsed.status().what(), where, R"({"model": ..., "word": ..., "top": [{"cell": ..., "similarity": ...}]})");
-    const nlohmann::json& j = *parsed;
+    const Json& j = *parsed;
     std::string model = file.stem().string();
     if (j.contains("model")) {
       if (!j["model"].is_string() || j["model"].get<std::string>().empty())
@@ -159,7 +159,7 @@ Result<std::vector<ModelPredictions>> LoadJsonl(const fs::path& file, const Voca
       return Status::InvalidArgument("word " + QuoteText(j["word"].get<std::string>()) + " repeated for model " + model, where,
                                      "one line per (model, word)");
     for (size_t k = 0; k < j["top"].size(); ++k) {
-      const nlohmann::json& p = j["top"][k];
+      const Json& p = j["top"][k];
       const std::string pw = fmt::format("{} field top[{}]", where, k);
       if (!p.is_object() || !p.contains("cell") || !p["cell"].is_string())
         return Status::InvalidArgument("prediction " + QuoteJson(p), pw, R"({"cell": "G10", "similarity": 0.21})");
@@ -274,9 +274,9 @@ std::string PeerCsv(const std::vector<WordPredictions>& words, const Board& boar
 std::string PredictionsJsonl(const std::string& model, const std::vector<WordPredictions>& words) {
   std::string out;
   for (const WordPredictions& w : words) {
-    nlohmann::json top = nlohmann::json::array();
+    Json top = Json::array();
     for (const Prediction& p : w.top) top.push_back({{"cell", CellName(p.cell)}, {"similarity", p.similarity}});
-    out += nlohmann::json{{"model", model}, {"word", w.word}, {"top", top}}.dump() + "\n";
+    out += Json{{"model", model}, {"word", w.word}, {"top", top}}.dump() + "\n";
   }
   return out;
 }

@@ -13,7 +13,7 @@ int RegionPainting::painted() const {
   return static_cast<int>(std::count_if(cells.begin(), cells.end(), [](const auto& c) { return c.has_value(); }));
 }
 
-Result<RegionPainting> ParseRegionPainting(const nlohmann::json& cells, const std::string& where) {
+Result<RegionPainting> ParseRegionPainting(const Json& cells, const std::string& where) {
   if (!cells.is_object())
     return Status::InvalidArgument("cells is " + QuoteJson(cells), where,
                                    "an object {\"A1\": \"Red\", ...} of board cells and categories");
@@ -37,8 +37,8 @@ Result<RegionPainting> ParseRegionPainting(const nlohmann::json& cells, const st
   return painting;
 }
 
-nlohmann::json RegionPaintingJson(const RegionPainting& painting) {
-  nlohmann::json cells = nlohmann::json::object();
+Json RegionPaintingJson(const RegionPainting& painting) {
+  Json cells = Json::object();
   for (int i = 0; i < kCells; ++i)
     if (const auto& c = painting.cells[static_cast<size_t>(i)]) cells[CellName(i)] = MacroName(*c);
   return cells;

@@ -26,17 +26,17 @@ TEST(RegionPainting, ParsesCellsAndCategoriesCaseInsensitively) {
   EXPECT_EQ(p->cells[0], Macro::kRed);
   EXPECT_EQ(p->cells[kCells - 1], Macro::kBlue);
   EXPECT_FALSE(p->cells[1].has_value());
-  EXPECT_EQ(RegionPaintingJson(*p), nlohmann::json({{"A1", "Red"}, {"P30", "Blue"}}));
+  EXPECT_EQ(RegionPaintingJson(*p), Json({{"A1", "Red"}, {"P30", "Blue"}}));
 }
 
 TEST(RegionPainting, RefusesUnknownCellsCategoriesAndEmptyPaintings) {
-  const auto error = [](const nlohmann::json& cells) { return ParseRegionPainting(cells, "body cells").status(); };
+  const auto error = [](const Json& cells) { return ParseRegionPainting(cells, "body cells").status(); };
   EXPECT_NE(error({{"Q31", "Red"}}).what().find("unknown cell \"Q31\""), std::string::npos);
   EXPECT_NE(error({{"A1", "Teal"}}).what().find("unknown category \"Teal\" for cell A1"), std::string::npos);
   EXPECT_NE(error({{"A1", 3}}).what().find("unknown category 3"), std::string::npos);
   EXPECT_NE(error({{"A1", "Red"}, {"a1", "Blue"}}).what().find("A1 painted twice"), std::string::npos);
-  EXPECT_EQ(error(nlohmann::json::object()).what(), "no painted cell");
-  EXPECT_EQ(error(nlohmann::json::array()).where(), "body cells");
+  EXPECT_EQ(error(Json::object()).what(), "no painted cell");
+  EXPECT_EQ(error(Json::array()).where(), "body cells");
 }
 
 TEST(RegionConsensus, MajorityPerCellWithItsAgreementShare) {

@@ -20,18 +20,15 @@ constexpr std::string_view kWordsHeader =
 std::string Bool(bool b) { return b ? "true" : "false"; }
 // A flag that only means something when its statistic exists.
 std::string FlagIf(double statistic, bool flag) { return std::isnan(statistic) ? "" : Bool(flag); }
-nlohmann::json JsonNumber(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+Json JsonNumber(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 std::string Percent(double rate) { return std::isnan(rate) ? "–" : FormatFixed(100 * rate, 1) + "%"; }
 // A flag as JSON: null when its statistic does not exist.
-nlohmann::json JsonFlag(double statistic, bool flag) {
-  return std::isnan(statistic) ? nlohmann::json(nullptr) : nlohmann::json(flag);
+Json JsonFlag(double statistic, bool flag) {
+  return std::isnan(statistic) ? Json(nullptr) : Json(flag);
 }
 
-// An input's fingerprint (core/results.h) in this file's JSON type.
-nlohmann::json InputFile(const std::string& source) { return nlohmann::json::parse(InputFingerprint(source).dump()); }
-
 // One items.jsonl line: a model's result on one word.
-nlohmann::json ItemJson(const ModelEvaluation& m, const WordEvaluation& we, const Word& w) {
+Json ItemJson(const ModelEvaluation& m, const WordEvaluation& we, const Word& w) {
   const stats::HotellingResult& h = we.hotelling;
   return {{"model", m.name},
           {"word", w.en},
@@ -99,11 +96,11 @@ std::string JoinNames(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::vector<std::string> EvaluationWarnings(const nlohmann::json& summary) {
+std::vector<std::string> EvaluationWarnings(const Json& summary) {
   constexpr size_t kWordsNamed = 3;  // missing words named in a warning; "..." stands for the rest
   std::vector<std::string> out;
-  for (const nlohmann::json& m : summary.value("models", nlohmann::json::array())) {
-    const nlohmann::json missing = m.value("missing_words", nlohmann::json::array());
+  for (const Json& m : summary.value("models", Json::array())) {
+    const Json missing = m.value("missing_words", Json::array());
     if (missing.empty()) continue;
     std::string names;
     for (size_t i = 0; i < std::min(missing.size(), kWordsNamed); ++i)
@@ -130,8 +127,8 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
   std::string categories_csv =
       "model,category,n_words,mahalanobis_fail_rate,hotelling_fail_rate,human_fail_rate,"
       "hotelling_fail_rate_uncorrected\n";
-  nlohmann::json models_json = nlohmann::json::array();
-  nlohmann::json predictions_json = nlohmann::json::array();
+  Json models_json = Json::array();
+  Json predictions_json = Json::array();
   std::string items_jsonl;
 
   for (const ModelEvaluation& m : report.models) {
@@ -149,8 +146,8 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
                                    FormatNumber(h.p_value), FormatNumber(h.p_cdf), Bool(h.singular));
       items_jsonl += ItemJson(m, we, w).dump() + "\n";
     }
-    nlohmann::json prediction = InputFile(m.source);
-    prediction["model"] = m.name;
+    Json prediction = {{"model", m.name}};
+    prediction.update(InputFingerprint(m.source));
     predictions_json.push_back(std::move(prediction));
     const CatalogEntry* entry = nullptr;
     if (with_catalog)
@@ -163,7 +160,7 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
       models_csv += fmt::format(",{},{}", entry ? CsvField(entry->architecture) : "",
                                 entry ? CsvField(entry->dataset) : "");
     models_csv += "\n";
-    nlohmann::json categories = nlohmann::json::array();
+    Json categories = Json::array();
     for (const auto& c : m.categories) {
       categories_csv += fmt::format("{},{},{},{},{},{},{}\n", model, CsvField(c.category), c.n_words,
                                     FormatNumber(c.mahalanobis.rate()), FormatNumber(c.hotelling.rate()),
@@ -175,7 +172,7 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
                             {"hotelling_fail_rate_uncorrected", JsonNumber(c.hotelling_uncorrected.rate())},
                             {"human_fail_rate", JsonNumber(c.human_fail_rate)}});
     }
-    nlohmann::json mj{{"model", m.name},
+    Json mj{{"model", m.name},
                       {"source", m.source},
                       {"n_words", m.words.size()},
                       {"missing_words", m.missing_words},
@@ -191,34 +188,33 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
     models_json.push_back(std::move(mj));
   }
 
-  nlohmann::json human_categories = nlohmann::json::array();
+  Json human_categories = Json::array();
   for (const CategoryRate& c : baseline.categories)
     human_categories.push_back({{"category", c.category}, {"n_words", c.n_words}, {"fail_rate", JsonNumber(c.fail_rate)}});
-  nlohmann::json summary{
-      {"settings",
-       {{"humans", report.humans_source},
-        {"pairing", {{"rule", AnswerPairingName(report.pairing)}, {"answers_moved", report.repaired_answers}}},
-        {"threshold", {{"spec", report.threshold.spec}, {"d2", report.threshold.d2}}},
-        {"alpha", report.options.alpha},
-        {"reject_rule", "Benjamini-Hochberg q <= alpha over each model's words"},
-        {"model_weights", ModelWeightsName(report.options.weights)},
-        {"chromaticity", ChromaticityName(report.chromaticity)},
-        {"macro_map", report.macro_source}}},
-      {"humans", {{"fail_rate", JsonNumber(baseline.fail_rate)}, {"categories", human_categories},
-                  {"singular_words", baseline.singular_words}}},
-      {"models", models_json}};
-  // The results contract (docs/architecture.md): what the numbers are and what they depend on.
-  summary.update(nlohmann::json::parse(ResultsHeader("hues").dump()));
-  summary["inputs"] = {{"humans", InputFile(report.humans_source)},
-                       {"macro_map", InputFile(report.macro_source)},
+  // The results contract (docs/architecture.md): the header, what the numbers depend on, then the numbers.
+  Json summary = ResultsHeader("hues");
+  summary["inputs"] = {{"humans", InputFingerprint(report.humans_source)},
+                       {"macro_map", InputFingerprint(report.macro_source)},
                        {"predictions", predictions_json}};
   if (!report.humans_exclusions_source.empty())
-    summary["inputs"]["humans_exclusions"] = InputFile(report.humans_exclusions_source);
+    summary["inputs"]["humans_exclusions"] = InputFingerprint(report.humans_exclusions_source);
   if (!report.catalog_sources.empty()) {
-    nlohmann::json catalog = nlohmann::json::array();
-    for (const std::string& source : report.catalog_sources) catalog.push_back(InputFile(source));
+    Json catalog = Json::array();
+    for (const std::string& source : report.catalog_sources) catalog.push_back(InputFingerprint(source));
     summary["inputs"]["catalog"] = catalog;
   }
+  summary["settings"] = {
+      {"humans", report.humans_source},
+      {"pairing", {{"rule", AnswerPairingName(report.pairing)}, {"answers_moved", report.repaired_answers}}},
+      {"threshold", {{"spec", report.threshold.spec}, {"d2", report.threshold.d2}}},
+      {"alpha", report.options.alpha},
+      {"reject_rule", "Benjamini-Hochberg q <= alpha over each model's words"},
+      {"model_weights", ModelWeightsName(report.options.weights)},
+      {"chromaticity", ChromaticityName(report.chromaticity)},
+      {"macro_map", report.macro_source}};
+  summary["humans"] = {{"fail_rate", JsonNumber(baseline.fail_rate)}, {"categories", human_categories},
+                       {"singular_words", baseline.singular_words}};
+  summary["models"] = models_json;
 
   std::string md = "# Hues and Cues evaluation\n\n";
   for (const std::string& warning : EvaluationWarnings(summary)) md += MarkdownWarning(warning);
@@ -246,7 +242,7 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
     for (const FamilyRate& rate : kFamilyRates)
       families_csv += fmt::format(",{0}_median,{0}_q1,{0}_q3,{0}_min,{0}_max", rate.name);
     families_csv += "\n";
-    nlohmann::json families_json = nlohmann::json::array();
+    Json families_json = Json::array();
     md += "\nBy family (mean of the models' rates; median [min, max] of the uncorrected Hotelling rate):\n\n"
           "| kind | family | models | Mahalanobis fail | Hotelling fail (BH) | Hotelling fail (p ≤ α) | "
           "median [range] (p ≤ α) |\n|---|---|---:|---:|---:|---:|---|\n";
@@ -256,7 +252,7 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
       families_csv += fmt::format("{},{},{},{},{},{},{},{}", f.kind, CsvField(f.family), f.models.size(),
                                   CsvField(JoinNames(f.models)), FormatNumber(mahal), FormatNumber(hot),
                                   FormatNumber(human), FormatNumber(uncorrected));
-      nlohmann::json fj{{"kind", f.kind},
+      Json fj{{"kind", f.kind},
                         {"family", f.family},
                         {"models", f.models},
                         {"mahalanobis_fail_rate", JsonNumber(mahal)},

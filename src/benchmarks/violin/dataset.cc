@@ -334,7 +334,7 @@ void FillRect(imaging::Image& image, const Rect& r, color::Srgb8 c) {
   for (int y = r.y + 1; y < r.y + r.h; ++y) std::memcpy(image.pixel(r.x, y), first, static_cast<size_t>(r.w) * 3);
 }
 
-nlohmann::json Tally(const std::vector<const ManifestItem*>& items) {
+Json Tally(const std::vector<const ManifestItem*>& items) {
   std::map<std::string, std::map<std::string, int64_t>> counts;
   for (const ManifestItem* it : items) {
     ++counts["variation"][std::to_string(it->variation)];
@@ -347,7 +347,7 @@ nlohmann::json Tally(const std::vector<const ManifestItem*>& items) {
     ++counts["hue_split1"][it->hue_split1];
     ++counts["hue_split2"][it->hue_split2];
   }
-  nlohmann::json j = counts;
+  Json j = counts;
   j["items"] = items.size();
   return j;
 }
@@ -401,16 +401,16 @@ Result<std::vector<ManifestItem>> BuildItems(const DatasetOptions& options) {
   return items;
 }
 
-nlohmann::json CountItems(const std::vector<ManifestItem>& items) {
+Json CountItems(const std::vector<ManifestItem>& items) {
   std::vector<const ManifestItem*> all;
   std::map<int, std::vector<const ManifestItem*>> by_variation;
   for (const ManifestItem& it : items) {
     all.push_back(&it);
     by_variation[it.variation].push_back(&it);
   }
-  nlohmann::json j = Tally(all);
+  Json j = Tally(all);
   for (const auto& [v, members] : by_variation) {
-    nlohmann::json per = Tally(members);
+    Json per = Tally(members);
     per.erase("variation");
     j["by_variation"][std::to_string(v)] = per;
   }
@@ -467,7 +467,7 @@ Result<DatasetReport> GenerateDataset(const DatasetOptions& options) {
   report.manifest_bytes = manifest.size();
 
   VISALIGN_ASSIGN_OR_RETURN(std::string templates_text, ReadFile(templates_path));
-  nlohmann::json variations = options.variations;
+  Json variations = options.variations;
   std::sort(variations.begin(), variations.end());
   report.summary = {
       {"format", kDatasetFormat},
@@ -476,7 +476,7 @@ Result<DatasetReport> GenerateDataset(const DatasetOptions& options) {
        {{"seed", options.seed},
         {"scale", options.scale},
         {"variations", variations},
-        {"image_size", options.write_images ? nlohmann::json(options.image_size) : nlohmann::json(nullptr)}}},
+        {"image_size", options.write_images ? Json(options.image_size) : Json(nullptr)}}},
       {"manifest_sha256", Sha256Hex(manifest)},
       {"templates_sha256", Sha256Hex(templates_text)},
       {"counts", CountItems(items)},

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::violin {
@@ -17,7 +17,7 @@ std::string TemplateWhere(const std::string& source, const std::string& id, std:
   return source + " template " + (id.empty() ? std::string("?") : id) + " field " + std::string(field);
 }
 
-Result<std::string> StringMember(const nlohmann::json& t, std::string_view key, const std::string& where) {
+Result<std::string> StringMember(const Json& t, std::string_view key, const std::string& where) {
   auto it = t.find(std::string(key));
   if (it == t.end() || !it->is_string())
     return Status::InvalidArgument("missing or non-string \"" + std::string(key) + "\"", where, "a JSON string");
@@ -104,7 +104,7 @@ Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, c
   if (!parsed.ok())
     return Status::InvalidArgument(parsed.status().what(), source,
                                    "a JSON object with a \"templates\" array (see data/violin/templates.json)");
-  const nlohmann::json& doc = *parsed;
+  const Json& doc = *parsed;
   if (!doc.is_object() || !doc.contains("templates") || !doc["templates"].is_array())
     return Status::InvalidArgument("not a templates document", source,
                                    "a JSON object with a \"templates\" array (see data/violin/templates.json)");
@@ -113,7 +113,7 @@ Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, c
   std::map<int, int> per_variation;
   // (variation, language, notation) -> {train templates, test templates}
   std::map<std::tuple<int, std::string, std::string>, std::pair<int, int>> group_splits;
-  for (const nlohmann::json& t : doc["templates"]) {
+  for (const Json& t : doc["templates"]) {
     PromptTemplate p;
     const std::string obj_where = source + " template #" + std::to_string(out.size() + 1);
     if (!t.is_object()) return Status::InvalidArgument("not an object", obj_where, "a template object");

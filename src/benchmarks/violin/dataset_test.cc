@@ -67,24 +67,24 @@ color::Srgb8 CssHslTo8Bit(double h, double s, double l) {
 }
 
 TEST(DatasetCounts, ScaleOneHasThePublishedSizes) {
-  const nlohmann::json c = CountItems(FullScale());
+  const Json c = CountItems(FullScale());
   EXPECT_EQ(c["items"], 48320);
-  EXPECT_EQ(c["variation"], (nlohmann::json{{"1", 3020}, {"2", 12080}, {"3", 18120}, {"4", 3020}, {"5", 6040},
+  EXPECT_EQ(c["variation"], (Json{{"1", 3020}, {"2", 12080}, {"3", 18120}, {"4", 3020}, {"5", 6040},
                                             {"6", 6040}}));
-  EXPECT_EQ(c["by_variation"]["5"]["language"], (nlohmann::json{{"zh", 3020}, {"fr", 3020}}));
-  EXPECT_EQ(c["by_variation"]["6"]["notation"], (nlohmann::json{{"rgb", 3020}, {"hsl", 3020}}));
+  EXPECT_EQ(c["by_variation"]["5"]["language"], (Json{{"zh", 3020}, {"fr", 3020}}));
+  EXPECT_EQ(c["by_variation"]["6"]["notation"], (Json{{"rgb", 3020}, {"hsl", 3020}}));
   // Levels proportional to 13 : 29 : 267 colors per group (127 / 283 / 2610 of 3020).
-  EXPECT_EQ(c["by_variation"]["1"]["level"], (nlohmann::json{{"1", 127}, {"2", 283}, {"3", 2610}}));
-  EXPECT_EQ(c["by_variation"]["5"]["level"], (nlohmann::json{{"1", 254}, {"2", 566}, {"3", 5220}}));
-  EXPECT_EQ(c["by_variation"]["3"]["layout"], (nlohmann::json{{"q4", 18120}}));
+  EXPECT_EQ(c["by_variation"]["1"]["level"], (Json{{"1", 127}, {"2", 283}, {"3", 2610}}));
+  EXPECT_EQ(c["by_variation"]["5"]["level"], (Json{{"1", 254}, {"2", 566}, {"3", 5220}}));
+  EXPECT_EQ(c["by_variation"]["3"]["layout"], (Json{{"q4", 18120}}));
   // Variation 2 uses 10 h2 and 10 v2 templates, balanced.
-  EXPECT_EQ(c["by_variation"]["2"]["layout"], (nlohmann::json{{"h2", 6040}, {"v2", 6040}}));
+  EXPECT_EQ(c["by_variation"]["2"]["layout"], (Json{{"h2", 6040}, {"v2", 6040}}));
 }
 
 TEST(DatasetCounts, SmallScaleIsStillStratified) {
   const std::vector<ManifestItem> items = Build(Options(0.01));
-  const nlohmann::json c = CountItems(items);
-  EXPECT_EQ(c["variation"], (nlohmann::json{{"1", 30}, {"2", 121}, {"3", 181}, {"4", 30}, {"5", 60}, {"6", 60}}));
+  const Json c = CountItems(items);
+  EXPECT_EQ(c["variation"], (Json{{"1", 30}, {"2", 121}, {"3", 181}, {"4", 30}, {"5", 60}, {"6", 60}}));
   for (const auto& [v, per] : c["by_variation"].items()) {
     EXPECT_EQ(per["level"].size(), 3u) << "variation " << v << " misses a level";
     EXPECT_EQ(per["split"].size(), 2u) << "variation " << v;
@@ -219,7 +219,7 @@ TEST(DatasetSplits, PromptAndHueSplitsFollowTheirRules) {
     EXPECT_EQ(it.hue_split2, train2 ? "train" : "test") << it.id << " hue " << hue;
   }
   EXPECT_EQ(template_split.size(), 100u);
-  const nlohmann::json c = CountItems(FullScale());
+  const Json c = CountItems(FullScale());
   EXPECT_GT(c["hue_split1"]["test"].get<int>(), 0);
   EXPECT_GT(c["hue_split2"]["test"].get<int>(), 0);
   EXPECT_GT(c["prompt_split"]["test"].get<int>(), 0);
@@ -332,7 +332,7 @@ TEST_F(GenerateTest, WritesManifestImagesAndSummaryThatReadBack) {
   }
   auto summary = ReadFile(dir_ / "a" / "summary.json");
   ASSERT_TRUE(summary.ok());
-  const nlohmann::json s = nlohmann::json::parse(*summary);
+  const Json s = Json::parse(*summary);
   EXPECT_EQ(s["counts"]["items"], 96);
   EXPECT_EQ(s["options"]["seed"], 3);
   EXPECT_EQ(s["manifest_sha256"], ManifestFingerprint(dir_ / "a").value());

@@ -109,8 +109,8 @@ Result<ModelImages> CollectImageDirectory(const std::filesystem::path& dir, cons
   return out;
 }
 
-nlohmann::ordered_json ImageScoreJson(const ImageScore& s) {
-  nlohmann::ordered_json j;
+Json ImageScoreJson(const ImageScore& s) {
+  Json j;
   j["id"] = s.item->id;
   j["model"] = s.model;
   j["k"] = s.k;
@@ -120,7 +120,7 @@ nlohmann::ordered_json ImageScoreJson(const ImageScore& s) {
   j["notation"] = s.item->notation;
   j["layout"] = std::string(LayoutName(s.item->layout));
   j["prompt"] = s.item->prompt;
-  nlohmann::ordered_json targets = nlohmann::ordered_json::array();
+  Json targets = Json::array();
   for (const color::Srgb8& t : s.item->targets) targets.push_back(color::ToHex(t));
   j["targets"] = targets;
   if (s.item->fuzzy)

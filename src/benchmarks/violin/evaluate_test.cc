@@ -169,7 +169,7 @@ TEST(Evaluate, MinMaxNormalisationScalesToTheRangeOverTheEvaluatedImages) {
   auto fixed = Evaluate(f.items, {*images}, options);
   ASSERT_TRUE(fixed.ok());
   EXPECT_DOUBLE_EQ(*fixed->rows[0].pre_mean, 10.0 / (255.0 * std::sqrt(3.0)) / 2);
-  EXPECT_EQ(SummaryJson(*fixed, options.weights)["normalization"], (nlohmann::ordered_json{{"mode", "fixed"}}));
+  EXPECT_EQ(SummaryJson(*fixed, options.weights)["normalization"], (Json{{"mode", "fixed"}}));
 }
 
 TEST(Evaluate, MissingItemsAreListedAndRowsWithoutImagesHaveNoMeans) {
@@ -232,7 +232,7 @@ TEST(EvaluateToDirectory, WritesItemsAndSummaryFiles) {
   auto jsonl = ReadFile(out.path() / "items.jsonl");
   ASSERT_TRUE(jsonl.ok());
   EXPECT_EQ(std::count(jsonl->begin(), jsonl->end(), '\n'), 3);
-  auto first = nlohmann::json::parse(jsonl->substr(0, jsonl->find('\n')));
+  auto first = Json::parse(jsonl->substr(0, jsonl->find('\n')));
   EXPECT_EQ(first["id"], "a");
   EXPECT_EQ(first["model"], "m");
   EXPECT_EQ(first["norm"]["sd_n"], 0.0);
@@ -244,14 +244,14 @@ TEST(EvaluateToDirectory, WritesItemsAndSummaryFiles) {
             "hue_lo,hue_hi,chroma_lo,chroma_hi,hyab_lo,hyab_hi,pre_mean_lo,pre_mean_hi,sd_n_lo,sd_n_hi,ced_lo,ced_hi,"
             "hf_lo,hf_hi,pur_mean_lo,pur_mean_hi");
   // Every scored line says what was asked and what the image held.
-  EXPECT_EQ(first["targets"], nlohmann::json::array({"#646464"}));
-  EXPECT_EQ(first["blocks"][0]["mean"], nlohmann::json::array({100.0, 100.0, 100.0}));
-  EXPECT_EQ(first["blocks"][0]["target"], nlohmann::json::array({100.0, 100.0, 100.0}));
+  EXPECT_EQ(first["targets"], Json::array({"#646464"}));
+  EXPECT_EQ(first["blocks"][0]["mean"], Json::array({100.0, 100.0, 100.0}));
+  EXPECT_EQ(first["blocks"][0]["target"], Json::array({100.0, 100.0, 100.0}));
   EXPECT_EQ(first["alpha_min"], 255);
   EXPECT_TRUE(first.contains("prompt"));
   auto json = ReadFile(out.path() / "summary.json");
   ASSERT_TRUE(json.ok());
-  auto j = nlohmann::json::parse(*json);
+  auto j = Json::parse(*json);
   EXPECT_EQ(j["n_missing"], 1);
   EXPECT_EQ(j["missing"][0]["id"], "b");
   EXPECT_FALSE(fs::exists(out.path() / "items.jsonl.partial"));
@@ -271,7 +271,7 @@ TEST(EvaluateToDirectory, WritesItemsAndSummaryFiles) {
 // another folder) finds it; a relative path is taken from the working directory.
 TEST(EvaluateToDirectory, ItemsRecordAbsoluteImagePaths) {
   const ManifestItem item = Item("a", 1, {1, 2, 3});
-  const nlohmann::ordered_json line = ImageScoreJson({&item, "m", 0, "images/../images/a.png", {}});
+  const Json line = ImageScoreJson({&item, "m", 0, "images/../images/a.png", {}});
   EXPECT_EQ(line["path"], (fs::current_path() / "images" / "a.png").string());
 }
 
@@ -284,7 +284,7 @@ TEST(Evaluate, TheCoverageWarningSaysWhatMissingImagesCountAs) {
   options.missing = MissingPolicy::kWorst;
   auto summary = Evaluate(f.items, {*images}, options);
   ASSERT_TRUE(summary.ok());
-  const nlohmann::json j = nlohmann::json::parse(SummaryJson(*summary, {}).dump());
+  const Json j = Json::parse(SummaryJson(*summary, {}).dump());
   EXPECT_NE(SummaryWarnings(j).at(0).find("so its means count each missing image as the worst value."), std::string::npos);
 }
 

@@ -1,17 +1,15 @@
 #include "visalign/benchmarks/violin/manifest.h"
 
 #include <array>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 
 #include "visalign/core/io.h"
+#include "visalign/core/json.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::violin {
 namespace {
-
-using OrderedJson = nlohmann::ordered_json;
 
 constexpr std::string_view kManifestFile = "manifest.jsonl";
 constexpr int kMinVariation = 1;
@@ -62,28 +60,28 @@ std::string FieldWhere(const std::string& where, std::string_view field) {
   return where + " field " + std::string(field);
 }
 
-Result<const nlohmann::json*> Field(const nlohmann::json& obj, std::string_view key, const std::string& where) {
+Result<const Json*> Field(const Json& obj, std::string_view key, const std::string& where) {
   auto it = obj.find(std::string(key));
   if (it == obj.end())
     return Status::Corrupt("missing field \"" + std::string(key) + "\"", where, "every manifest field (docs/violin.md)");
   return &*it;
 }
 
-Result<std::string> StringField(const nlohmann::json& obj, std::string_view key, const std::string& where) {
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, Field(obj, key, where));
+Result<std::string> StringField(const Json& obj, std::string_view key, const std::string& where) {
+  VISALIGN_ASSIGN_OR_RETURN(const Json* v, Field(obj, key, where));
   if (!v->is_string()) return Status::Corrupt("not a string: " + QuoteJson(*v), FieldWhere(where, key), "a JSON string");
   return v->get<std::string>();
 }
 
-Result<std::string> ChoiceField(const nlohmann::json& obj, std::string_view key, const std::string& where,
+Result<std::string> ChoiceField(const Json& obj, std::string_view key, const std::string& where,
                                 const std::set<std::string>& allowed, const std::string& expected) {
   VISALIGN_ASSIGN_OR_RETURN(std::string s, StringField(obj, key, where));
   if (!allowed.count(s)) return Status::Corrupt("unexpected value " + QuoteText(s), FieldWhere(where, key), expected);
   return s;
 }
 
-Result<int> IntField(const nlohmann::json& obj, std::string_view key, const std::string& where, int lo, int hi) {
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, Field(obj, key, where));
+Result<int> IntField(const Json& obj, std::string_view key, const std::string& where, int lo, int hi) {
+  VISALIGN_ASSIGN_OR_RETURN(const Json* v, Field(obj, key, where));
   const std::string expected = "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
   if (!v->is_number_integer()) return Status::Corrupt("not an integer: " + QuoteJson(*v), FieldWhere(where, key), expected);
   int64_t x = v->get<int64_t>();
@@ -91,11 +89,11 @@ Result<int> IntField(const nlohmann::json& obj, std::string_view key, const std:
   return static_cast<int>(x);
 }
 
-Result<std::vector<color::Srgb8>> HexList(const nlohmann::json& v, size_t count, const std::string& where) {
+Result<std::vector<color::Srgb8>> HexList(const Json& v, size_t count, const std::string& where) {
   const std::string expected = "a list of " + std::to_string(count) + " \"#RRGGBB\" colors";
   if (!v.is_array() || v.size() != count) return Status::Corrupt("unexpected value " + QuoteJson(v), where, expected);
   std::vector<color::Srgb8> out;
-  for (const nlohmann::json& e : v) {
+  for (const Json& e : v) {
     if (!e.is_string()) return Status::Corrupt("not a string: " + QuoteJson(e), where, expected);
     VISALIGN_ASSIGN_OR_RETURN(color::Srgb8 c, ParseHex(e.get<std::string>(), where));
     out.push_back(c);
@@ -137,7 +135,7 @@ Rect BlockRect(Layout layout, int index, int width, int height) {
 }
 
 std::string ManifestLine(const ManifestItem& item) {
-  OrderedJson j;
+  Json j;
   j["id"] = item.id;
   j["variation"] = item.variation;
   j["language"] = item.language;
@@ -145,14 +143,14 @@ std::string ManifestLine(const ManifestItem& item) {
   j["template_id"] = item.template_id;
   j["prompt"] = item.prompt;
   j["layout"] = std::string(LayoutName(item.layout));
-  OrderedJson targets = OrderedJson::array();
+  Json targets = Json::array();
   for (const color::Srgb8& c : item.targets) targets.push_back(color::ToHex(c));
   j["targets"] = targets;
-  j["fuzzy"] = item.fuzzy ? OrderedJson::array({color::ToHex(item.fuzzy->first), color::ToHex(item.fuzzy->second)})
-                          : OrderedJson(nullptr);
+  j["fuzzy"] = item.fuzzy ? Json::array({color::ToHex(item.fuzzy->first), color::ToHex(item.fuzzy->second)})
+                          : Json(nullptr);
   j["levels"] = item.levels;
   j["target_names"] = item.target_names;
-  j["image"] = item.image ? OrderedJson(*item.image) : OrderedJson(nullptr);
+  j["image"] = item.image ? Json(*item.image) : Json(nullptr);
   j["split"] = item.split;
   j["prompt_split"] = item.prompt_split;
   j["hue_split1"] = item.hue_split1;
@@ -166,7 +164,7 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
   if (!parsed.ok() || !parsed->is_object())
     return Status::Corrupt(parsed.ok() ? "not a JSON object" : parsed.status().what(), where,
                            "one JSON object per line (docs/violin.md)");
-  const nlohmann::json& j = *parsed;
+  const Json& j = *parsed;
   ManifestItem item;
   VISALIGN_ASSIGN_OR_RETURN(item.id, StringField(j, "id", where));
   if (item.id.empty() || item.id.find_first_of("/\\") != std::string::npos)
@@ -185,10 +183,10 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
   item.layout = *parsed_layout;
   const size_t blocks = static_cast<size_t>(BlockCount(item.layout));
 
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* targets, Field(j, "targets", where));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* targets, Field(j, "targets", where));
   VISALIGN_ASSIGN_OR_RETURN(item.targets, HexList(*targets, blocks, FieldWhere(where, "targets")));
 
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* fuzzy, Field(j, "fuzzy", where));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* fuzzy, Field(j, "fuzzy", where));
   if (!fuzzy->is_null()) {
     if (item.layout != Layout::kSingle)
       return Status::Corrupt("a fuzzy range on a " + layout + " item", FieldWhere(where, "fuzzy"),
@@ -197,27 +195,27 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
     item.fuzzy = std::make_pair(ends[0], ends[1]);
   }
 
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* levels, Field(j, "levels", where));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* levels, Field(j, "levels", where));
   const std::string levels_expected = "a list of " + std::to_string(blocks) + " levels 1..3";
   if (!levels->is_array() || levels->size() != blocks)
     return Status::Corrupt("unexpected value " + QuoteJson(*levels), FieldWhere(where, "levels"), levels_expected);
-  for (const nlohmann::json& l : *levels) {
+  for (const Json& l : *levels) {
     if (!l.is_number_integer() || l.get<int64_t>() < kMinLevel || l.get<int64_t>() > kMaxLevel)
       return Status::Corrupt("unexpected level " + QuoteJson(l), FieldWhere(where, "levels"), levels_expected);
     item.levels.push_back(l.get<int>());
   }
 
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* names, Field(j, "target_names", where));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* names, Field(j, "target_names", where));
   const std::string names_expected = "a list of " + std::to_string(blocks) + " strings";
   if (!names->is_array() || names->size() != blocks)
     return Status::Corrupt("unexpected value " + QuoteJson(*names), FieldWhere(where, "target_names"), names_expected);
-  for (const nlohmann::json& n : *names) {
+  for (const Json& n : *names) {
     if (!n.is_string())
       return Status::Corrupt("not a string: " + QuoteJson(n), FieldWhere(where, "target_names"), names_expected);
     item.target_names.push_back(n.get<std::string>());
   }
 
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* image, Field(j, "image", where));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* image, Field(j, "image", where));
   if (!image->is_null()) {
     const std::string expected = "null or a relative path inside the dataset directory";
     if (!image->is_string()) return Status::Corrupt("unexpected value " + QuoteJson(*image), FieldWhere(where, "image"), expected);

@@ -108,13 +108,13 @@ void WeightMeans(Metrics& m, const Weights& weights) {
   m.pur_mean = pur / pur_w;
 }
 
-nlohmann::json MetricsJson(const Metrics& m) {
-  nlohmann::json raw = nlohmann::json::object(), norm = nlohmann::json::object();
+Json MetricsJson(const Metrics& m) {
+  Json raw = Json::object(), norm = Json::object();
   for (Metric metric : kAllMetrics) {
     raw[std::string(RawName(metric))] = m.raw[static_cast<size_t>(metric)];
     norm[std::string(NormName(metric))] = m.norm[static_cast<size_t>(metric)];
   }
-  nlohmann::json out = {{"raw", raw}, {"norm", norm}, {"pre_mean", m.pre_mean}, {"pur_mean", m.pur_mean}};
+  Json out = {{"raw", raw}, {"norm", norm}, {"pre_mean", m.pre_mean}, {"pur_mean", m.pur_mean}};
   if (m.alpha_min < 255) out["alpha_min"] = m.alpha_min;
   return out;
 }
@@ -205,8 +205,8 @@ Result<Metrics> ScoreImage(const imaging::Image& image, const TargetSpec& target
   return out;
 }
 
-nlohmann::ordered_json BlocksJson(const std::vector<BlockColor>& blocks) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+Json BlocksJson(const std::vector<BlockColor>& blocks) {
+  Json out = Json::array();
   for (const BlockColor& b : blocks)
     out.push_back({{"mean", {b.mean.r, b.mean.g, b.mean.b}}, {"target", {b.target.r, b.target.g, b.target.b}}});
   return out;

@@ -235,7 +235,7 @@ TEST(TargetSpec, ValidatesCountsAndFuzzyLayout) {
 TEST(MetricsJson, HasRawNormAndMeans) {
   auto m = ScoreImage(Solid(4, 4, {1, 2, 3}), {Layout::kSingle, {{1, 2, 3}}, std::nullopt});
   ASSERT_TRUE(m.ok());
-  nlohmann::json j = MetricsJson(*m);
+  Json j = MetricsJson(*m);
   for (const char* key : {"rgb_ed", "rgb_rm", "de00", "hue", "chroma", "hyab", "sd", "ced", "hf"})
     EXPECT_TRUE(j["raw"].contains(key)) << key;
   for (const char* key : {"rgb_ed", "rgb_rm", "de00", "hue", "chroma", "hyab", "sd_n", "ced", "hf"})

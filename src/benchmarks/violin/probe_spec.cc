@@ -8,8 +8,6 @@
 namespace visalign::violin {
 namespace {
 
-using OrderedJson = nlohmann::ordered_json;
-
 constexpr int kMaxCanvas = 8192;
 constexpr double kMaxPercent = 100.0;
 constexpr double kMaxLabL = 100.0;
@@ -27,11 +25,11 @@ constexpr std::array<FamilyEntry, 4> kFamilies{{{ProbeFamily::kNegation, "negati
 // Reads the members of one `probe` object; every error names the member as "probe.<key>".
 class Reader {
  public:
-  Reader(const nlohmann::json& j, const std::string& where) : j_(j), where_(where) {}
+  Reader(const Json& j, const std::string& where) : j_(j), where_(where) {}
 
   std::string Where(std::string_view key) const { return where_ + " field probe." + std::string(key); }
 
-  Result<const nlohmann::json*> Get(std::string_view key, const std::string& expected) const {
+  Result<const Json*> Get(std::string_view key, const std::string& expected) const {
     auto it = j_.find(std::string(key));
     if (it == j_.end()) return Status::Corrupt("missing member \"" + std::string(key) + "\"", where_ + " field probe", expected);
     return &*it;
@@ -40,14 +38,14 @@ class Reader {
 
   Result<std::string> String(std::string_view key, bool allow_empty = false) const {
     const std::string expected = allow_empty ? "a JSON string" : "a non-empty JSON string";
-    VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, Get(key, expected));
+    VISALIGN_ASSIGN_OR_RETURN(const Json* v, Get(key, expected));
     if (!v->is_string() || (!allow_empty && v->get<std::string>().empty()))
       return Status::Corrupt("unexpected value " + QuoteJson(*v), Where(key), expected);
     return v->get<std::string>();
   }
 
   // A finite number with lo < x < hi (open) or lo <= x <= hi (closed).
-  Result<double> Number(const nlohmann::json& v, std::string_view key, double lo, double hi, bool open) const {
+  Result<double> Number(const Json& v, std::string_view key, double lo, double hi, bool open) const {
     const std::string expected = "a number " + std::string(open ? "strictly " : "") + "between " + Fmt(lo) +
                                  " and " + Fmt(hi);
     if (!v.is_number()) return Status::Corrupt("not a number: " + QuoteJson(v), Where(key), expected);
@@ -57,7 +55,7 @@ class Reader {
     return x;
   }
   Result<double> Number(std::string_view key, double lo, double hi, bool open) const {
-    VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, Get(key, "a number"));
+    VISALIGN_ASSIGN_OR_RETURN(const Json* v, Get(key, "a number"));
     return Number(*v, key, lo, hi, open);
   }
 
@@ -76,13 +74,13 @@ class Reader {
     if (!s.empty() && s.back() == '.') s.pop_back();
     return s;
   }
-  const nlohmann::json& j_;
+  const Json& j_;
   const std::string& where_;
 };
 
 Status ReadCanvas(const Reader& r, ProbeSpec& spec) {
   const std::string expected = "[W, H] with integers 2.." + std::to_string(kMaxCanvas);
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, r.Get("canvas", expected));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* v, r.Get("canvas", expected));
   if (!v->is_array() || v->size() != 2 || !(*v)[0].is_number_integer() || !(*v)[1].is_number_integer())
     return Status::Corrupt("unexpected value " + QuoteJson(*v), r.Where("canvas"), expected);
   const int64_t w = (*v)[0].get<int64_t>(), h = (*v)[1].get<int64_t>();
@@ -95,10 +93,10 @@ Status ReadCanvas(const Reader& r, ProbeSpec& spec) {
 
 Status ReadShapes(const Reader& r, ProbeSpec& spec) {
   const std::string expected = spec.condition == "pair" ? "a list of 2 shapes" : "a list of 1 shape";
-  VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, r.Get("shapes", expected));
+  VISALIGN_ASSIGN_OR_RETURN(const Json* v, r.Get("shapes", expected));
   const size_t count = spec.condition == "pair" ? 2 : 1;
   if (!v->is_array() || v->size() != count) return Status::Corrupt("unexpected value " + QuoteJson(*v), r.Where("shapes"), expected);
-  for (const nlohmann::json& s : *v) {
+  for (const Json& s : *v) {
     const std::string shape_expected = "{\"kind\": \"square\" | \"circle\", \"cx\", \"cy\", \"size\"} inside the canvas";
     if (!s.is_object() || !s.contains("kind") || !s["kind"].is_string() || !s.contains("cx") || !s.contains("cy") ||
         !s.contains("size"))
@@ -151,8 +149,8 @@ bool ProbeSpec::PixelBased() const {
          (family == ProbeFamily::kGeometry && condition != "fractions");
 }
 
-OrderedJson ProbeSpecJson(const ProbeSpec& spec) {
-  OrderedJson j;
+Json ProbeSpecJson(const ProbeSpec& spec) {
+  Json j;
   j["family"] = std::string(ProbeFamilyName(spec.family));
   j["condition"] = spec.condition;
   j["group"] = spec.group;
@@ -173,7 +171,7 @@ OrderedJson ProbeSpecJson(const ProbeSpec& spec) {
     case ProbeFamily::kGeometry: {
       j["canvas"] = {spec.canvas_w, spec.canvas_h};
       j["color"] = color::ToHex(spec.shape_color);
-      OrderedJson shapes = OrderedJson::array();
+      Json shapes = Json::array();
       for (const ProbeShape& s : spec.shapes)
         shapes.push_back({{"kind", s.kind == ShapeKind::kSquare ? "square" : "circle"},
                           {"cx", s.cx},
@@ -187,7 +185,7 @@ OrderedJson ProbeSpecJson(const ProbeSpec& spec) {
   return j;
 }
 
-Result<ProbeSpec> ParseProbeSpec(const nlohmann::json& j, const std::string& where) {
+Result<ProbeSpec> ParseProbeSpec(const Json& j, const std::string& where) {
   if (!j.is_object())
     return Status::Corrupt("not a JSON object: " + QuoteJson(j), where + " field probe",
                            "null or a probe object (docs/violin.md, \"Probes\")");
@@ -219,7 +217,7 @@ Result<ProbeSpec> ParseProbeSpec(const nlohmann::json& j, const std::string& whe
       }
       if (spec.condition == "consistent" || spec.condition == "conflicting") {
         const std::string expected = "[L, a, b] with L in [0, 100] and |a|, |b| <= 200";
-        VISALIGN_ASSIGN_OR_RETURN(const nlohmann::json* v, r.Get("context_lab", expected));
+        VISALIGN_ASSIGN_OR_RETURN(const Json* v, r.Get("context_lab", expected));
         if (!v->is_array() || v->size() != 3)
           return Status::Corrupt("unexpected value " + QuoteJson(*v), r.Where("context_lab"), expected);
         color::Lab lab;
@@ -252,9 +250,9 @@ Result<ProbeSpec> ParseProbeSpec(const nlohmann::json& j, const std::string& whe
   return spec;
 }
 
-OrderedJson ProbeMeasuresJson(const ProbeMeasures& m) {
-  auto number = [](double v) { return std::isfinite(v) ? OrderedJson(v) : OrderedJson(nullptr); };
-  OrderedJson j = OrderedJson::object();
+Json ProbeMeasuresJson(const ProbeMeasures& m) {
+  auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+  Json j = Json::object();
   if (std::isfinite(m.measured_split)) j["measured_split"] = m.measured_split;
   if (m.shape_count >= 0) {
     j["shape_count"] = m.shape_count;

@@ -288,10 +288,10 @@ void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
   }
 }
 
-nlohmann::json CountProbes(const std::vector<ManifestItem>& items) {
+Json CountProbes(const std::vector<ManifestItem>& items) {
   std::map<std::string, std::map<std::string, int>> counts;
   for (const ManifestItem& item : items) ++counts[std::string(ProbeFamilyName(item.probe->family))][item.probe->condition];
-  nlohmann::json j = {{"items", items.size()}};
+  Json j = {{"items", items.size()}};
   for (const auto& [family, by_condition] : counts) j["families"][family] = by_condition;
   return j;
 }
@@ -414,23 +414,23 @@ const std::string& ProbeLanguage::Object(const std::string& object) const {
 Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const fs::path& json, const std::vector<std::string>& codes,
                                                       const std::vector<MemoryColor>& memory) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(json));
-  VISALIGN_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(text));
+  VISALIGN_ASSIGN_OR_RETURN(Json j, ParseJson(text));
   const std::string file = json.string();
-  const nlohmann::json* all = j.is_object() && j.contains("languages") && j["languages"].is_object() ? &j["languages"] : nullptr;
+  const Json* all = j.is_object() && j.contains("languages") && j["languages"].is_object() ? &j["languages"] : nullptr;
   if (all == nullptr) return Status::Corrupt("no \"languages\" object", file, "{\"languages\": {\"en\": {...}, ...}}");
-  auto strings = [&](const nlohmann::json& lang, const std::string& where, const char* key) -> Result<std::vector<std::string>> {
+  auto strings = [&](const Json& lang, const std::string& where, const char* key) -> Result<std::vector<std::string>> {
     const std::string expected = "a non-empty list of non-empty strings";
     if (!lang.contains(key) || !lang[key].is_array() || lang[key].empty())
       return Status::Corrupt("missing or empty \"" + std::string(key) + "\"", where, expected);
     std::vector<std::string> out;
-    for (const nlohmann::json& w : lang[key]) {
+    for (const Json& w : lang[key]) {
       if (!w.is_string() || w.get<std::string>().empty())
         return Status::Corrupt("unexpected value " + QuoteJson(w), where + " field " + key, expected);
       out.push_back(w.get<std::string>());
     }
     return out;
   };
-  auto table = [&](const nlohmann::json& lang, const std::string& where, const char* key,
+  auto table = [&](const Json& lang, const std::string& where, const char* key,
                    const std::vector<std::string>& required) -> Result<std::map<std::string, std::string>> {
     std::map<std::string, std::string> out;
     if (!lang.contains(key) || !lang[key].is_object()) return Status::Corrupt("missing \"" + std::string(key) + "\"", where, "an object of strings");
@@ -454,7 +454,7 @@ Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const fs::path& json, cons
   for (const std::string& code : order) {
     const std::string where = file + " language " + code;
     if (!all->contains(code) || !(*all)[code].is_object()) return Status::Corrupt("no language " + QuoteText(code), file, "an object per language");
-    const nlohmann::json& lang = (*all)[code];
+    const Json& lang = (*all)[code];
     ProbeLanguage l;
     l.code = code;
     VISALIGN_ASSIGN_OR_RETURN(l.prompts, table(lang, where, "prompts", templates));

@@ -220,7 +220,7 @@ void GeometryFamily(const std::string& model, const std::vector<const ManifestIt
   }
 }
 
-nlohmann::ordered_json Number(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); }
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 }  // namespace
 
@@ -265,24 +265,24 @@ std::vector<ProbeEstimate> SummariseProbes(const std::vector<const ManifestItem*
   return out;
 }
 
-void AddProbeJson(const ManifestItem& item, const Metrics& metrics, nlohmann::ordered_json& line) {
+void AddProbeJson(const ManifestItem& item, const Metrics& metrics, Json& line) {
   if (!item.probe) return;
   line["probe"] = ProbeSpecJson(*item.probe);
-  nlohmann::ordered_json measures = metrics.probe ? ProbeMeasuresJson(*metrics.probe) : nlohmann::ordered_json::object();
+  Json measures = metrics.probe ? ProbeMeasuresJson(*metrics.probe) : Json::object();
   if (item.probe->context_lab) measures["pull"] = Number(PullOf(item, metrics));
   line["probe_measures"] = measures;
 }
 
-nlohmann::ordered_json ProbesJson(const std::vector<ProbeEstimate>& probes) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+Json ProbesJson(const std::vector<ProbeEstimate>& probes) {
+  Json rows = Json::array();
   for (const ProbeEstimate& e : probes) {
-    nlohmann::ordered_json j;
+    Json j;
     j["model"] = e.model;
     j["language"] = e.language;
     j["family"] = e.family;
     j["condition"] = e.condition;
     j["measure"] = e.measure;
-    j["reference"] = e.reference.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.reference);
+    j["reference"] = e.reference.empty() ? Json(nullptr) : Json(e.reference);
     j["value"] = Number(e.value);
     j["ci"] = {Number(e.ci.lo), Number(e.ci.hi)};
     j["p_value"] = Number(e.p_value);

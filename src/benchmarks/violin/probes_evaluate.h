@@ -24,9 +24,9 @@ std::vector<ProbeEstimate> SummariseProbes(const std::vector<const ManifestItem*
 
 // The items.jsonl members of a probe item's image: "probe" (the spec) and "probe_measures"
 // (inertia/geometry measures, gravity's pull). Nothing for other items.
-void AddProbeJson(const ManifestItem& item, const Metrics& metrics, nlohmann::ordered_json& line);
+void AddProbeJson(const ManifestItem& item, const Metrics& metrics, Json& line);
 
-nlohmann::ordered_json ProbesJson(const std::vector<ProbeEstimate>& probes);
+Json ProbesJson(const std::vector<ProbeEstimate>& probes);
 std::string ProbesMarkdown(const std::vector<ProbeEstimate>& probes);
 
 }  // namespace visalign::violin

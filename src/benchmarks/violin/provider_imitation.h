@@ -13,10 +13,9 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/violin/reference_server.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::violin {
@@ -35,7 +34,7 @@ class ProviderImitation {
   virtual ~ProviderImitation() = default;
   virtual void Install(backends::HttpServer& http) = 0;  // before Start()
   // {"submitted": n, "polls": n, "downloads": n}
-  virtual nlohmann::json Stats() const = 0;
+  virtual Json Stats() const = 0;
 };
 
 std::unique_ptr<ProviderImitation> MakeProviderImitation(ApiFlavor api, const ReferenceServerOptions& options,

@@ -15,6 +15,7 @@
 
 #include "visalign/backends/backends.h"
 #include "visalign/color.h"
+#include "visalign/core/base64.h"
 #include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/dataset.h"
 #include "visalign/benchmarks/violin/probes.h"
@@ -57,7 +58,7 @@ void AddToAll(imaging::Image& img, const std::function<double(int x, int y)>& de
 }
 
 // body[name] if it is a string, else `fallback`.
-std::string StringField(const nlohmann::json& body, const char* name, const char* fallback) {
+std::string StringField(const Json& body, const char* name, const char* fallback) {
   auto it = body.find(name);
   return it != body.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
 }
@@ -65,7 +66,7 @@ std::string StringField(const nlohmann::json& body, const char* name, const char
 // An OpenAI-style error body; `param` and `code` are null unless given.
 void SetError(backends::HttpServerResponse& res, int status, const std::string& message, const std::string& param = "",
               const std::string& code = "") {
-  auto or_null = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  auto or_null = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
   res.SetJson(status, {{"error",
                         {{"message", message},
                          {"type", "invalid_request_error"},
@@ -120,7 +121,7 @@ std::string QuotedList(const std::vector<std::string_view>& values) {
 
 // Answers HTTP 400 as the imitated API would when `body` has a field it does not accept or a
 // value it does not allow; true if it did.
-bool RejectFields(ApiFlavor api, const nlohmann::json& body, backends::HttpServerResponse& res) {
+bool RejectFields(ApiFlavor api, const Json& body, backends::HttpServerResponse& res) {
   const std::vector<FieldRule>* rules = AcceptedFields(api);
   if (!rules) return false;
   for (const auto& [key, value] : body.items()) {
@@ -139,7 +140,7 @@ bool RejectFields(ApiFlavor api, const nlohmann::json& body, backends::HttpServe
       return true;
     }
   }
-  if (api == ApiFlavor::kDallE3 && body.value("n", nlohmann::json(1)) != 1) {
+  if (api == ApiFlavor::kDallE3 && body.value("n", Json(1)) != 1) {
     SetError(res, 400, "Invalid 'n': dall-e-3 makes one image per request (n=1).", "n", "invalid_value");
     return true;
   }
@@ -323,11 +324,11 @@ void ReferenceServer::Stop() {
   if (http_) http_->Stop();
 }
 
-nlohmann::json ReferenceServer::Stats() const {
-  nlohmann::json stats;
+Json ReferenceServer::Stats() const {
+  Json stats;
   {
     std::lock_guard lock(mu_);
-    nlohmann::json by_status = nlohmann::json::object();
+    Json by_status = Json::object();
     for (const auto& [s, n] : by_status_) by_status[std::to_string(s)] = n;
     stats = {{"requests", requests_},
              {"by_status", by_status},
@@ -404,7 +405,7 @@ void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends:
   bool fail = false;
   const std::optional<double> retry_after_s = Admit(&fail);
   auto parsed = ParseJson(req.body);
-  const nlohmann::json body = parsed.ok() ? std::move(*parsed) : nlohmann::json();
+  const Json body = parsed.ok() ? std::move(*parsed) : Json();
   auto finish = [&] { Count(res.status, t0); };
   if (!body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
     SetError(res, 400, "the body must be a JSON object with a string \"prompt\"");
@@ -440,7 +441,7 @@ void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends:
       return finish();
     }
   }
-  const nlohmann::json n_field = body.value("n", nlohmann::json(1));
+  const Json n_field = body.value("n", Json(1));
   const int64_t n = n_field.is_number_integer() ? n_field.get<int64_t>() : 0;
   if (n < 1 || n > kMaxImagesPerRequest) {
     SetError(res, 400, "n must be between 1 and 10");
@@ -457,10 +458,10 @@ void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends:
     SetError(res, 500, image.status().ToString());
     return finish();
   }
-  nlohmann::json data = nlohmann::json::array();
+  Json data = Json::array();
   for (int i = 0; i < n; ++i) {
     if (format == "b64_json") {
-      data.push_back({{"b64_json", backends::EncodeBase64(*image)}});
+      data.push_back({{"b64_json", EncodeBase64(*image)}});
     } else {
       std::lock_guard lock(mu_);
       std::string token = std::to_string(next_token_++);

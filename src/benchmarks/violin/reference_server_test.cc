@@ -108,12 +108,12 @@ class ApiFlavorTest : public ::testing::Test {
     o.api = api;
     server_ = ReferenceServer::Start(o).value();
   }
-  backends::Attempt<backends::GeneratedImage> Ask(const std::string& model, nlohmann::json params = {}) {
+  backends::Attempt<backends::GeneratedImage> Ask(const std::string& model, Json params = {}) {
     backends::OpenAiImagesOptions o;
     o.endpoint.base_url = server_->url();
     o.model = model;
     o.size = std::to_string(kSide) + "x" + std::to_string(kSide);
-    o.params = params.is_null() ? nlohmann::json::object() : std::move(params);
+    o.params = params.is_null() ? Json::object() : std::move(params);
     auto backend = backends::MakeOpenAiImagesBackend(o, backends::MakeCurlTransport()).value();
     return backend->Generate({items_[0].id, items_[0].prompt, 0, 7}, kNoCancel);
   }
@@ -175,13 +175,13 @@ TEST_F(ApiFlavorTest, ErrorsHaveOpenAisShape) {
   Start("gpt-image-1");
   httplib::Client client(server_->url());
   auto res = client.Post("/v1/images/generations",
-                         nlohmann::json{{"model", "gpt-image-1"}, {"prompt", items_[0].prompt}, {"response_format", "b64_json"}}
+                         Json{{"model", "gpt-image-1"}, {"prompt", items_[0].prompt}, {"response_format", "b64_json"}}
                              .dump(),
                          "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
-  EXPECT_EQ(nlohmann::json::parse(res->body),
-            nlohmann::json::parse(R"({"error": {"message": "Unknown parameter: 'response_format'.",
+  EXPECT_EQ(Json::parse(res->body),
+            Json::parse(R"({"error": {"message": "Unknown parameter: 'response_format'.",
                                                 "type": "invalid_request_error", "param": "response_format",
                                                 "code": "unknown_parameter"}})"));
 }

@@ -39,7 +39,7 @@ std::string* ArgumentField(ScoreArgs& args, std::string_view name) {
 
 Status NoImage(const std::string& expected) { return Status::InvalidArgument("no image", "", expected); }
 
-Result<ScoreArgs> FromObject(const nlohmann::json& object) {
+Result<ScoreArgs> FromObject(const Json& object) {
   ScoreArgs args;
   for (const auto& [name, value] : object.items()) {
     std::string* field = name == "image" ? &args.image : ArgumentField(args, name);
@@ -53,14 +53,14 @@ Result<ScoreArgs> FromObject(const nlohmann::json& object) {
   return args;
 }
 
-Result<std::string> StringArgument(const nlohmann::json& arguments, size_t i) {
+Result<std::string> StringArgument(const Json& arguments, size_t i) {
   if (!arguments[i].is_string())
     return Status::InvalidArgument(std::string("a ") + arguments[i].type_name() + " argument",
                                    fmt::format("argument {}", i + 1), "strings, as on the command line");
   return arguments[i].get<std::string>();
 }
 
-Result<ScoreArgs> FromArguments(const nlohmann::json& arguments) {
+Result<ScoreArgs> FromArguments(const Json& arguments) {
   ScoreArgs args;
   std::set<std::string> given;
   for (size_t i = 0; i < arguments.size(); ++i) {
@@ -122,7 +122,7 @@ Result<TargetSpec> ParseTargetSpec(const TargetArgs& args) {
 Result<ScoreArgs> ParseScoreLine(std::string_view line) {
   auto document = ParseJson(line);
   if (!document.ok()) return Status::Corrupt(document.status().what(), "", kLineForms);
-  const nlohmann::json& parsed = *document;
+  const Json& parsed = *document;
   if (parsed.is_object()) return FromObject(parsed);
   if (parsed.is_array()) return FromArguments(parsed);
   return Status::InvalidArgument(std::string("a JSON ") + parsed.type_name() + " line", "", kLineForms);

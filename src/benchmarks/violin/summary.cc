@@ -194,16 +194,16 @@ std::string Cell(double v) {
   const std::string text = FormatFixed(v, kMarkdownDecimals);
   return text.empty() ? "–" : text;
 }
-nlohmann::ordered_json Optional(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+Json Optional(const std::optional<double>& v) {
+  return v ? Json(*v) : Json();
 }
 
 // The share as a percentage with one decimal, rounded down (so below 100 % never reads "100.0").
 std::string PercentDown(double share) { return fmt::format("{:.1f}", std::floor(share * 1000.0) / 10.0); }
 
-// SummaryWarnings over summary.json as written (nlohmann::json) or as built (ordered_json).
-template <class Json>
-std::vector<std::string> WarningsOf(const Json& summary) {
+}  // namespace
+
+std::vector<std::string> SummaryWarnings(const Json& summary) {
   std::vector<std::string> out;
   const bool worst = summary.value("missing_policy", std::string()) == MissingPolicyName(MissingPolicy::kWorst);
   for (const auto& row : summary.value("overall", Json::array())) {
@@ -220,10 +220,12 @@ std::vector<std::string> WarningsOf(const Json& summary) {
   return out;
 }
 
-nlohmann::ordered_json IntervalJson(const stats::Interval& i) { return {i.lo, i.hi}; }
+namespace {
 
-nlohmann::ordered_json RowJson(const SummaryRow& r, const std::vector<std::string>& by) {
-  nlohmann::ordered_json row;
+Json IntervalJson(const stats::Interval& i) { return {i.lo, i.hi}; }
+
+Json RowJson(const SummaryRow& r, const std::vector<std::string>& by) {
+  Json row;
   if (r.scope != "group") row["scope"] = r.scope;
   row["model"] = r.model;
   row["variation"] = r.variation;
@@ -235,12 +237,12 @@ nlohmann::ordered_json RowJson(const SummaryRow& r, const std::vector<std::strin
   row["n_unreadable"] = r.n_unreadable;
   row["n_items"] = r.n_items;
   row["coverage"] = r.coverage();
-  row["norm"] = r.mean_norm ? MetricObject(*r.mean_norm, true) : nlohmann::ordered_json();
-  row["raw"] = r.mean_raw ? MetricObject(*r.mean_raw, false) : nlohmann::ordered_json();
+  row["norm"] = r.mean_norm ? MetricObject(*r.mean_norm, true) : Json();
+  row["raw"] = r.mean_raw ? MetricObject(*r.mean_raw, false) : Json();
   row["pre_mean"] = Optional(r.pre_mean);
   row["pur_mean"] = Optional(r.pur_mean);
   if (r.ci) {
-    nlohmann::ordered_json ci = nlohmann::ordered_json::object();
+    Json ci = Json::object();
     for (Metric m : kAllMetrics) ci[std::string(NormName(m))] = IntervalJson(r.ci->norm[static_cast<size_t>(m)]);
     ci["pre_mean"] = IntervalJson(r.ci->pre_mean);
     ci["pur_mean"] = IntervalJson(r.ci->pur_mean);
@@ -249,8 +251,8 @@ nlohmann::ordered_json RowJson(const SummaryRow& r, const std::vector<std::strin
   return row;
 }
 
-nlohmann::ordered_json ProblemJson(const Problem& p) {
-  nlohmann::ordered_json j;
+Json ProblemJson(const Problem& p) {
+  Json j;
   j["model"] = p.model;
   if (!p.item_id.empty()) j["id"] = p.item_id;
   if (p.k >= 0) j["k"] = p.k;
@@ -262,8 +264,8 @@ nlohmann::ordered_json ProblemJson(const Problem& p) {
 
 }  // namespace
 
-nlohmann::ordered_json MetricObject(const std::array<double, kMetricCount>& values, bool normalised) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+Json MetricObject(const std::array<double, kMetricCount>& values, bool normalised) {
+  Json j = Json::object();
   for (Metric m : kAllMetrics)
     j[std::string(normalised ? NormName(m) : RawName(m))] = values[static_cast<size_t>(m)];
   return j;
@@ -343,8 +345,8 @@ Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vecto
 
 namespace {
 
-nlohmann::ordered_json OriginJson(const std::string& model, const ImageOrigin& origin) {
-  nlohmann::ordered_json j;
+Json OriginJson(const std::string& model, const ImageOrigin& origin) {
+  Json j;
   j["model"] = model;
   j["kind"] = origin.kind.empty() ? "unknown" : origin.kind;
   if (!origin.path.empty()) j["path"] = origin.path.string();
@@ -357,14 +359,14 @@ nlohmann::ordered_json OriginJson(const std::string& model, const ImageOrigin& o
 
 }  // namespace
 
-nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights) {
-  nlohmann::ordered_json j = ResultsHeader("violin");
-  nlohmann::ordered_json inputs;
+Json SummaryJson(const Summary& summary, const Weights& weights) {
+  Json j = ResultsHeader("violin");
+  Json inputs;
   inputs["dataset"] = {{"manifest_sha256", summary.manifest_sha256}};
-  inputs["models"] = nlohmann::ordered_json::array();
+  inputs["models"] = Json::array();
   for (const auto& [model, origin] : summary.origins) inputs["models"].push_back(OriginJson(model, origin));
   j["inputs"] = inputs;
-  nlohmann::ordered_json w = nlohmann::ordered_json::object();
+  Json w = Json::object();
   for (size_t i = 0; i < kPrecisionCount; ++i) w[std::string(RawName(kAllMetrics[i]))] = weights.precision[i];
   for (size_t i = 0; i < kPurityCount; ++i)
     w[std::string(RawName(kAllMetrics[kPrecisionCount + i]))] = weights.purity[i];
@@ -375,7 +377,7 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
     j["normalization"]["raw_max"] = MetricObject(summary.raw_max, false);
   }
   j["split"] = summary.split;
-  nlohmann::ordered_json filters = nlohmann::ordered_json::object();
+  Json filters = Json::object();
   for (const auto& [key, values] : summary.filters) filters[key] = std::vector<std::string>(values.begin(), values.end());
   j["selection"] = {{"filters", filters}, {"limit", summary.limit}};
   j["by"] = summary.by;
@@ -388,24 +390,22 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
   j["n_items"] = summary.n_items;
   j["n_common_items"] = summary.n_common_items;
   j["n_outside_split"] = summary.n_outside_split;
-  j["rows"] = nlohmann::ordered_json::array();
+  j["rows"] = Json::array();
   for (const SummaryRow& r : summary.rows) j["rows"].push_back(RowJson(r, summary.by));
-  j["overall"] = nlohmann::ordered_json::array();
+  j["overall"] = Json::array();
   for (const SummaryRow& r : summary.overall) j["overall"].push_back(RowJson(r, summary.by));
-  j["common"] = nlohmann::ordered_json::array();
+  j["common"] = Json::array();
   for (const SummaryRow& r : summary.common) j["common"].push_back(RowJson(r, summary.by));
   for (const auto& [name, list] :
        {std::pair{"missing", &summary.missing}, std::pair{"unreadable", &summary.unreadable},
         std::pair{"unmatched", &summary.unmatched}, std::pair{"transparent", &summary.transparent}}) {
     j[std::string("n_") + name] = list->size();
-    j[name] = nlohmann::ordered_json::array();
+    j[name] = Json::array();
     for (const Problem& p : *list) j[name].push_back(ProblemJson(p));
   }
   if (!summary.probes.empty()) j["probes"] = ProbesJson(summary.probes);
   return j;
 }
-
-std::vector<std::string> SummaryWarnings(const nlohmann::json& summary) { return WarningsOf(summary); }
 
 std::string AbsoluteImagePath(const std::filesystem::path& path) {
   std::error_code ec;
@@ -479,11 +479,11 @@ std::string SummaryMarkdown(const Summary& summary) {
     }
     return out;
   };
-  nlohmann::ordered_json overall = {{"missing_policy", MissingPolicyName(summary.missing_policy)},
-                                    {"overall", nlohmann::ordered_json::array()}};
+  Json overall = {{"missing_policy", MissingPolicyName(summary.missing_policy)},
+                                    {"overall", Json::array()}};
   for (const SummaryRow& r : summary.overall) overall["overall"].push_back(RowJson(r, summary.by));
   std::string out;
-  for (const std::string& warning : WarningsOf(overall)) out += MarkdownWarning(warning);
+  for (const std::string& warning : SummaryWarnings(overall)) out += MarkdownWarning(warning);
   out += table(summary.rows, false);
   if (!summary.overall.empty())
     out += fmt::format("\nOverall, every {} item of the selection (split {}), with {:.0f} % bootstrap intervals over "

@@ -19,7 +19,7 @@ struct ImageRecord {
 };
 
 // {"rgb_ed": ..., "hf": ...}, with sd named sd_n when `normalised`.
-nlohmann::ordered_json MetricObject(const std::array<double, kMetricCount>& values, bool normalised);
+Json MetricObject(const std::array<double, kMetricCount>& values, bool normalised);
 
 // Group rows of every (model, variation, language, notation, summary.by values), one overall row
 // per model and, for two or more models, one row per model on the items every model has a scored

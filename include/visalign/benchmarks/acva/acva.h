@@ -19,8 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/stats/resampling.h"
 #include "visalign/core/status.h"
 
@@ -185,7 +184,7 @@ struct FrozenMedians {
 // The split points an analysis used (`pooled.diversity.<mode>.median_split` of its summary.json: the
 // pooled medians, or the frozen ones); an error names the file and field when they are missing or
 // not finite numbers, or when the document is not an ACVA summary.
-Result<FrozenMedians> FrozenMediansFromSummary(const nlohmann::json& summary, const std::string& source);
+Result<FrozenMedians> FrozenMediansFromSummary(const Json& summary, const std::string& source);
 
 struct AnalysisOptions {
   double pass_threshold = 0.6;
@@ -320,14 +319,14 @@ struct Analysis {
 // The summary.json document of an analysis: the results contract's header (benchmark "acva",
 // schema_version, visalign_version), "concept_set", "options", "models", "correlations", "pooled",
 // "weights_comparison", "comparisons", "tiers" (the command adds "inputs", "judge", "generation" and "embeddings").
-nlohmann::json AnalysisJson(const Analysis& analysis);
+Json AnalysisJson(const Analysis& analysis);
 // One items.jsonl row.
-nlohmann::json ImageAnalysisJson(const ImageAnalysis& image);
+Json ImageAnalysisJson(const ImageAnalysis& image);
 
 struct AnalysisResult {
   Analysis analysis;
-  nlohmann::json summary;             // AnalysisJson(analysis)
-  std::vector<nlohmann::json> items;  // ImageAnalysisJson of every image
+  Json summary;             // AnalysisJson(analysis)
+  std::vector<Json> items;  // ImageAnalysisJson of every image
 };
 
 // Every image must name a concept of `set` and carry one answer per rubric question (in order).
@@ -339,13 +338,13 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
 // the same double; undefined numbers are empty cells) and summary.md (tables rounded for reading,
 // p-values by FormatPValue) from summary.json, models in summary.json's order.
 // summary.md opens with SummaryWarnings.
-std::string SummaryCsv(const nlohmann::json& summary);
-std::string SummaryMarkdown(const nlohmann::json& summary);
+std::string SummaryCsv(const Json& summary);
+std::string SummaryMarkdown(const Json& summary);
 // Conditions that make summary.json's numbers meaningless or partial, one sentence each: a
 // random-weight CLIP model (embeddings.random_weights), generation runs with failed or pending
 // images, models with images the judge gave no valid answer for (n_invalid). summary.md opens with
 // them (MarkdownWarning) and `visalign report` shows them at the top of the ACVA section.
-std::vector<std::string> SummaryWarnings(const nlohmann::json& summary);
+std::vector<std::string> SummaryWarnings(const Json& summary);
 
 // A p-value with two significant digits ("0.035", "1.2e-05", "1"), never rounded to zero. `floor` is
 // the smallest nonzero p the test can give (2/B for a paired bootstrap with B resamples, 0 for an
@@ -368,8 +367,8 @@ struct AgreementResult {
 
 // Bin of a score in [0, 1] among 5 equal bins [0, .2), [.2, .4), ..., [.8, 1].
 int ScoreBin(double score);
-Result<AgreementResult> HumanAgreement(const std::vector<nlohmann::json>& items,
+Result<AgreementResult> HumanAgreement(const std::vector<Json>& items,
                                        const std::filesystem::path& ratings_csv);
-nlohmann::json AgreementJson(const AgreementResult& result);
+Json AgreementJson(const AgreementResult& result);
 
 }  // namespace visalign::acva

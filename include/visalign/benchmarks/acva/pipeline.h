@@ -18,12 +18,11 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/backends/backends.h"
 #include "visalign/clip.h"
 #include "visalign/backends/runner.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/store.h"
 
@@ -104,17 +103,17 @@ std::string PromptTemplateHash(JudgeTask task, const JudgeSettings& settings);
 // What the judge's answers depend on besides the images and questions, for summary.json:
 // {"model", "language", "temperature", "prompt_hashes": {"rubric", "metaphor", "afc"}}, the hashes
 // being PromptTemplateHash of each task (the last part of its cache keys).
-nlohmann::json JudgeSettingsJson(const JudgeSettings& settings);
+Json JudgeSettingsJson(const JudgeSettings& settings);
 // The store cache key of a question about an image.
 std::string JudgeCacheKey(const std::string& image_sha256, const JudgeQuestion& question,
                           const JudgeSettings& settings);
 // The chat/completions request body for a question about an image (bytes of a PNG/JPEG/WebP file).
-nlohmann::json JudgeRequestBody(const JudgeQuestion& question, const JudgeSettings& settings,
+Json JudgeRequestBody(const JudgeQuestion& question, const JudgeSettings& settings,
                                 std::string_view image_bytes, std::string_view image_extension);
 
 // The first JSON object in a reply: the whole text, a fenced code block, or an object embedded in
 // prose. nullopt if there is none.
-std::optional<nlohmann::json> ExtractJsonObject(std::string_view content);
+std::optional<Json> ExtractJsonObject(std::string_view content);
 
 struct JudgeAnswer {
   bool valid = false;
@@ -129,7 +128,7 @@ JudgeAnswer ParseJudgeReply(const JudgeQuestion& question, std::string_view cont
 // The answer in a JSON object: rubric {"rating" on kRatingLevels, "evidence" string}, metaphor
 // {"description" non-empty string}, 2AFC {"choice" one of the options}; other members are ignored.
 // Anything else is an invalid answer saying why.
-JudgeAnswer JudgeAnswerFromJson(const JudgeQuestion& question, const nlohmann::json& object);
+JudgeAnswer JudgeAnswerFromJson(const JudgeQuestion& question, const Json& object);
 
 // ---------------------------------------------------------------------------------------------
 // Judging runs: ask (or look up) every question about every done image of the runs.
@@ -170,7 +169,7 @@ struct JudgeStats {
   size_t missing = 0;    // cache-only mode: keys without a cached answer
   std::vector<std::string> errors;  // first few failure messages
   bool interrupted = false;
-  nlohmann::json ToJson() const;
+  Json ToJson() const;
 };
 
 struct JudgeOutcome {
@@ -206,10 +205,10 @@ Result<EmbeddingStats> AttachEmbeddings(store::RunStore& store, const clip::Clip
 Status WriteOutputs(const std::filesystem::path& dir, const AnalysisResult& result);
 // summary.json's "inputs": {"concept_set": fingerprint, "runs": [{"run", "dataset_fingerprint",
 // "identity"}], "judge": {"model", "language", "temperature", "prompt_hashes"}, "clip_fingerprint"}.
-nlohmann::json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>& runs,
+Json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>& runs,
                                   const JudgeSettings& judge, const std::string& clip_fingerprint);
 // Reads items.jsonl rows back (for `acva agreement`).
-Result<std::vector<nlohmann::json>> ReadItems(const std::filesystem::path& items_jsonl);
+Result<std::vector<Json>> ReadItems(const std::filesystem::path& items_jsonl);
 
 // ---------------------------------------------------------------------------------------------
 // Reference servers on 127.0.0.1 for tests and demos (docs/acva.md, "Reference servers").

@@ -8,10 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::acva {
@@ -20,14 +19,14 @@ namespace visalign::acva {
 // set's text_zh or text_en, as the judge is asked them) and the judge's scale.
 // {"image", "concept": {"id", "word", "gloss"}, "language", "questions": [{"id", "text"}],
 //  "scale": {"levels": [0, 0.25, ...], "low", "high"}}.
-nlohmann::json RatingFormJson(const Concept& cpt, const JudgedImage& image, Language language);
+Json RatingFormJson(const Concept& cpt, const JudgedImage& image, Language language);
 
 // A rater's answers to an image's rubric, untrusted JSON {"<question id>": rating, ...}: every question
 // of the concept exactly once, no other key, each rating on the judge's scale (OnRatingScale). The
 // result is the image's human score: the concept's weighted adequacy of these answers (Adequacy, the
 // number `acva analyze` computes from the judge's answers for the same image), in [0, 1].
 // InvalidArgument at `where` naming the question or value otherwise.
-Result<double> RatingScore(const Concept& cpt, const nlohmann::json& answers, const std::string& where);
+Result<double> RatingScore(const Concept& cpt, const Json& answers, const std::string& where);
 
 // One rater's score of one image; `image` is JudgedImage::ImageId() ("<run>/<concept>/<k>"), as in
 // items.jsonl.

@@ -9,11 +9,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <nlohmann/json.hpp>
-#include "visalign/clip.h"
+
 #include "visalign/color.h"
-#include "visalign/stats/statistics.h"
 #include "visalign/core/status.h"
+#include "visalign/stats/statistics.h"
 
 
 namespace visalign::hues {

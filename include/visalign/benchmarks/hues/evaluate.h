@@ -9,9 +9,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <nlohmann/json.hpp>
-#include "visalign/clip.h"
-#include "visalign/color.h"
+#include "visalign/core/json.h"
 #include "visalign/stats/statistics.h"
 #include "visalign/core/status.h"
 
@@ -120,6 +118,6 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
 // Conditions that make an evaluation's numbers partial, one sentence each, from its summary.json: a
 // model without predictions for some words (models[].missing_words). summary.md opens with them
 // (MarkdownWarning) and `visalign report` shows them at the top of the Hues and Cues section.
-std::vector<std::string> EvaluationWarnings(const nlohmann::json& summary);
+std::vector<std::string> EvaluationWarnings(const Json& summary);
 
 }  // namespace visalign::hues

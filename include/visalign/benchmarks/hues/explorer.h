@@ -11,10 +11,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/benchmarks/hues/humans.h"
 #include "visalign/benchmarks/hues/predictions.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::hues {
@@ -37,7 +36,7 @@ Result<HumanFilter> ParseHumanFilter(const std::string& colorblind, const std::s
 
 // The groups a filter can choose from: {"colorblind": ["exclude", "include", "only"], "gender": [...],
 // "age": [...], "language": [...]}, each sorted.
-nlohmann::json HumanFilterChoicesJson(const HumanData& humans);
+Json HumanFilterChoicesJson(const HumanData& humans);
 
 // Points of the ellipse curve (segments + 1, closed).
 inline constexpr int kEllipseSegments = 72;
@@ -55,7 +54,7 @@ struct WordView {
 WordView ViewWord(const HumanData& humans, const Board& board, int word, const HumanFilter& filter, double d2);
 // {"word", "category", "n", "counts": [480 ints, board order], "mean": [x, y] | null, "cov": [[..],[..]] | null,
 //  "d2", "ellipse": [[x, y], ...]}.
-nlohmann::json WordViewJson(const WordView& view, const Vocabulary& vocabulary);
+Json WordViewJson(const WordView& view, const Vocabulary& vocabulary);
 
 // The models a `hues evaluate` output folder evaluated, with their predictions: the files its
 // summary.json lists in inputs.predictions (a relative path as it is when it exists, else relative to
@@ -66,6 +65,6 @@ Result<std::vector<ModelPredictions>> LoadEvaluatedModels(const std::filesystem:
                                                           const Vocabulary& vocabulary, const Board& board);
 // {"model", "word", "top": [{"cell", "rank", "similarity"}]} of one model's predictions for a word; "top" is
 // empty when the model has none for it.
-nlohmann::json ModelTopJson(const ModelPredictions& model, int word, const Vocabulary& vocabulary);
+Json ModelTopJson(const ModelPredictions& model, int word, const Vocabulary& vocabulary);
 
 }  // namespace visalign::hues

@@ -9,9 +9,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <nlohmann/json.hpp>
-#include "visalign/clip.h"
-#include "visalign/color.h"
+#include "visalign/core/json.h"
 #include "visalign/stats/statistics.h"
 #include "visalign/core/status.h"
 
@@ -143,7 +141,7 @@ struct HumanBaseline {
 
 HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vocabulary, const Board& board,
                                    const MacroMap& macro, const Threshold& threshold);
-nlohmann::json HumanBaselineJson(const HumanBaseline& baseline, const HumanData& humans,
+Json HumanBaselineJson(const HumanBaseline& baseline, const HumanData& humans,
                                  const Vocabulary& vocabulary);
 
 }  // namespace visalign::hues

@@ -9,10 +9,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <nlohmann/json.hpp>
-#include "visalign/clip.h"
-#include "visalign/color.h"
-#include "visalign/stats/statistics.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 #include "visalign/benchmarks/hues/evaluate.h"
@@ -49,7 +46,7 @@ Result<NonsenseResult> ClassifyNonsense(const ModelPredictions& model, const std
 // `hues nonsense --json`'s object for one model: model, class, onto (null without a collapse),
 // entropy_bits, groups [{group, top1 (cell names), collapsed, onto}], prior_cell (null without a
 // prior), prior_count, false_positive_words (English spellings of `vocabulary`'s words).
-nlohmann::json NonsenseResultJson(const NonsenseResult& result, const Vocabulary& vocabulary);
+Json NonsenseResultJson(const NonsenseResult& result, const Vocabulary& vocabulary);
 // The same as text: a headline, one line per group and, with a prior, the words it catches.
 // `nonsense_words` is the size of the nonsense vocabulary the result was classified with.
 std::string NonsenseResultText(const NonsenseResult& result, const Vocabulary& vocabulary, size_t nonsense_words);

@@ -9,10 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <nlohmann/json.hpp>
 #include "visalign/clip.h"
-#include "visalign/color.h"
-#include "visalign/stats/statistics.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 #include "visalign/benchmarks/hues/humans.h"
@@ -129,10 +127,10 @@ struct PredictionRunRecord {
   std::string fingerprint;
   std::string prompt_template;
   std::vector<std::string> words;
-  nlohmann::json ToJson() const;
+  Json ToJson() const;
   // A record as ToJson writes it; Corrupt naming `source` for anything else (an older record
   // without "words" included: it can only be compared as "another run").
-  static Result<PredictionRunRecord> FromJson(const nlohmann::json& j, const std::string& source);
+  static Result<PredictionRunRecord> FromJson(const Json& j, const std::string& source);
 };
 enum class EarlierPredictions {
   kNone,    // no prediction file in the folder

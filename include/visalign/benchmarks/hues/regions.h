@@ -9,9 +9,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/benchmarks/hues/board.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 
 namespace visalign::hues {
@@ -28,9 +27,9 @@ inline constexpr size_t kMaxPaintedCells = kCells;
 // A painting from untrusted JSON: an object {"A1": "Red", "B7": "Blue", ...} whose keys are cell names
 // (each cell at most once, case-insensitive) and whose values are category names (case-insensitive).
 // At least one cell. Errors name the cell or value (quoted through QuoteText) at `where`.
-Result<RegionPainting> ParseRegionPainting(const nlohmann::json& cells, const std::string& where);
+Result<RegionPainting> ParseRegionPainting(const Json& cells, const std::string& where);
 // The painting as that object, painted cells only, board order, canonical names ("A1": "Red").
-nlohmann::json RegionPaintingJson(const RegionPainting& painting);
+Json RegionPaintingJson(const RegionPainting& painting);
 
 // Votes per cell over paintings: votes[cell][category].
 using RegionVotes = std::array<std::array<int, kMacroCategories>, kCells>;

@@ -9,10 +9,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <nlohmann/json.hpp>
-#include "visalign/clip.h"
-#include "visalign/color.h"
-#include "visalign/stats/statistics.h"
 #include "visalign/core/status.h"
 
 #include "visalign/benchmarks/hues/board.h"

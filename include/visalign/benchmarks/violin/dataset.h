@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 #include "visalign/core/status.h"
 #include "visalign/benchmarks/violin/manifest.h"
@@ -45,7 +44,7 @@ Result<std::vector<ManifestItem>> BuildItems(const DatasetOptions& options);
 
 // Counts per variation, language, notation, layout, level and each split column, overall and
 // per variation (the body of summary.json's "counts").
-nlohmann::json CountItems(const std::vector<ManifestItem>& items);
+Json CountItems(const std::vector<ManifestItem>& items);
 
 struct DatasetReport {
   size_t items = 0;
@@ -53,7 +52,7 @@ struct DatasetReport {
   uint64_t image_bytes = 0;
   uint64_t manifest_bytes = 0;
   double seconds = 0;          // wall-clock time of GenerateDataset
-  nlohmann::json summary;      // the contents of summary.json
+  Json summary;      // the contents of summary.json
 };
 
 // Builds the items and writes manifest.jsonl, summary.json and (unless !write_images) the GT

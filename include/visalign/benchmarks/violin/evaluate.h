@@ -22,9 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/color.h"
+#include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
 #include "visalign/stats/resampling.h"
 #include "visalign/core/status.h"
@@ -85,9 +84,9 @@ struct Metrics {
 void WeightMeans(Metrics& m, const Weights& weights);
 // {"raw": {rgb_ed, ..., hf}, "norm": {rgb_ed, ..., sd_n, ced, hf}, "pre_mean", "pur_mean"}, plus
 // "alpha_min" when the image had transparent pixels (below 255).
-nlohmann::json MetricsJson(const Metrics& m);
+Json MetricsJson(const Metrics& m);
 // [{"mean": [r, g, b], "target": [r, g, b]}, ...] on the 0..255 scale, unrounded.
-nlohmann::ordered_json BlocksJson(const std::vector<BlockColor>& blocks);
+Json BlocksJson(const std::vector<BlockColor>& blocks);
 
 // What an image should look like.
 struct TargetSpec {
@@ -160,7 +159,7 @@ struct ImageOrigin {
   std::string kind;             // "folder", "run", or "" (not stated: recorded as unknown)
   std::filesystem::path path;   // the image folder, or the run store's root
   std::string run;              // kind "run": the run's name
-  nlohmann::json identity;      // kind "run": the run's identity (backend kind, model, parameters...)
+  Json identity;      // kind "run": the run's identity (backend kind, model, parameters...)
 };
 struct ModelImages {
   std::string model;
@@ -184,7 +183,7 @@ struct ImageScore {
   std::filesystem::path path;
   Metrics metrics;
 };
-nlohmann::ordered_json ImageScoreJson(const ImageScore& score);
+Json ImageScoreJson(const ImageScore& score);
 
 // An item without an image (path empty, k = -1), an image that could not be scored, or an
 // image that matched no item.
@@ -266,7 +265,7 @@ struct Summary {
 // visalign_version) and "inputs" ({"dataset": {"manifest_sha256"}, "models": [{"model", "kind",
 // "path"[, "run", "identity"]}]}), then the settings ("weights" of all nine metrics, "normalization": {"mode"}
 // plus, for minmax, "raw_min" and "raw_max"), rows and problem lists.
-nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights);
+Json SummaryJson(const Summary& summary, const Weights& weights);
 // Numbers in CSV are FormatNumber (visalign/core/format.h): empty where summary.json has null.
 std::string SummaryCsv(const Summary& summary);       // one line per row, normalised metrics
 std::string SummaryMarkdown(const Summary& summary);  // the published-table shape
@@ -274,7 +273,7 @@ std::string SummaryMarkdown(const Summary& summary);  // the published-table sha
 // model whose overall coverage is below 100 % (items without a scored image: missing or unreadable).
 // summary.md opens with them (MarkdownWarning) and `visalign report` shows them at the top of the
 // VIOLIN section: one wording for both.
-std::vector<std::string> SummaryWarnings(const nlohmann::json& summary);
+std::vector<std::string> SummaryWarnings(const Json& summary);
 // The probe summary, one ProbeEstimate per line: model,family,condition,measure,reference,value,lo,hi,p_value,n.
 std::string ProbesCsv(const Summary& summary);
 

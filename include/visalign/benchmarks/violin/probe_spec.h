@@ -20,9 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/color.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/stats/resampling.h"
 
@@ -61,9 +60,9 @@ struct ProbeSpec {
 };
 
 // The "probe" member of a manifest line; keys in a fixed order (byte-stable manifests).
-nlohmann::ordered_json ProbeSpecJson(const ProbeSpec& spec);
+Json ProbeSpecJson(const ProbeSpec& spec);
 // Validates every field: errors are kCorrupt naming `where` plus the field ("... field probe.split").
-Result<ProbeSpec> ParseProbeSpec(const nlohmann::json& j, const std::string& where);
+Result<ProbeSpec> ParseProbeSpec(const Json& j, const std::string& where);
 
 // What the probe metrics measure on one image (docs/metrics.md, "Probe metrics"); NaN = not measured.
 struct ProbeMeasures {
@@ -76,7 +75,7 @@ struct ProbeMeasures {
   double iou = kNaN;                   // geometry: shape mask vs requested mask
   double distance_error_px = kNaN;     // geometry pair: |detected - requested| centre distance
 };
-nlohmann::ordered_json ProbeMeasuresJson(const ProbeMeasures& m);
+Json ProbeMeasuresJson(const ProbeMeasures& m);
 
 // One number of the probe summary (docs/metrics.md, "Probe metrics"): a measure of one model on one
 // prompt language, family and condition ("all" for pooled inertia fits), with its percentile bootstrap interval over

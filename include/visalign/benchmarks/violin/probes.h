@@ -13,10 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/benchmarks/violin/manifest.h"
 #include "visalign/color.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/imaging/image.h"
 
@@ -76,7 +75,7 @@ Result<std::vector<ManifestItem>> BuildProbeItems(const ProbeOptions& options);
 
 struct ProbeDatasetReport {
   size_t items = 0;
-  nlohmann::json summary;  // the contents of summary.json
+  Json summary;  // the contents of summary.json
 };
 // Writes DIR/manifest.jsonl, DIR/images/<id>.png (GT) and DIR/summary.json (counts per family and
 // condition). Refuses a non-empty out_dir unless `force`.

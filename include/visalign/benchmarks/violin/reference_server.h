@@ -27,10 +27,9 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/imaging/image.h"
 
@@ -122,7 +121,7 @@ class ReferenceServer {
   std::string url() const { return http_->url(); }
   // {"requests": N, "by_status": {"200": n, ...}, "requests_by_prompt": {prompt: n},
   //  "images_by_prompt": {prompt: n}, "handler_ms": total time spent answering}
-  nlohmann::json Stats() const;
+  Json Stats() const;
   void Stop();
   // Serves until `stop` is set, then stops (the loop of `visalign violin reference-server`).
   void ServeUntil(const std::atomic<bool>& stop) { http_->ServeUntil(stop); }
