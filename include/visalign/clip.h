@@ -120,6 +120,24 @@ struct EvaConfig {
   bool swiglu = false;    // swiglu_mlp + scale_mlp: silu(fc1_g) * fc1_x, mlp.norm, fc2
 };
 
+// timm's ViTamin trunk (timm/models/vitamin.py `vitamin_*`, OpenCLIP ViTamin-*) on the ViT path: a conv
+// stem (3×3 s2 conv, LayerNorm2d + GELU, 3×3 conv), two stages of MbConv-LN blocks (the first of each
+// strided), a LayerNorm2d + 3×3 s2 conv to the ViT width, then the tokens (no class token) through
+// blocks with GeGLU MLPs, mean over all tokens, fc_norm, OpenCLIP's linear head. Each stride-2 step
+// maps n pixels to ⌊(n − 1)/2⌋ + 1 (zero padding 1), so the token grid is ⌈S/16⌉ for any image size S.
+struct VitaminConfig {
+  static constexpr int kDownsamplings = 4;  // stem, stage 0, stage 1, strided conv
+  bool enabled = false;
+  int stem_width = 0;
+  std::array<int, 2> stage_widths{};  // MbConv stages (the strided conv maps stage 1 to VisionConfig::width)
+  std::array<int, 2> stage_depths{};
+  bool pos_embed = true;  // false: timm pos_embed 'none' (vitamin_xlarge_*: no positional embedding)
+  int grid(int image_size) const {
+    for (int i = 0; i < kDownsamplings; ++i) image_size = (image_size - 1) / 2 + 1;
+    return image_size;
+  }
+};
+
 struct VisionConfig : TowerConfig {
   VisionTower tower = VisionTower::kViT;
   int image_size = 0;
@@ -131,7 +149,8 @@ struct VisionConfig : TowerConfig {
   ResNetConfig resnet;      // kModifiedResNet only
   ConvNextConfig convnext;  // kConvNext only
   EvaConfig eva;            // kViT from a timm Eva trunk only
-  int grid() const { return image_size / patch_size; }
+  VitaminConfig vitamin;    // kViT from a timm ViTamin trunk only (patch_size: its total stride 16)
+  int grid() const { return vitamin.enabled ? vitamin.grid(image_size) : image_size / patch_size; }
 };
 
 struct TextConfig : TowerConfig {
