@@ -10,7 +10,8 @@
 // pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
 // tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json), EVA-CLIP (timm
 // EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU), CLIPA (mean-pooled patches, BERT WordPiece) and
-// MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
+// MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent),
+// ViTamin (timm's conv stem + MbConv stages before a GeGLU ViT). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
 // refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
 // data/clip/.
 //
@@ -345,9 +346,10 @@ std::string PreprocessFingerprintText(const PreprocessConfig& p);
 // Both use the real tokenizer (vocabulary 49408, context 77) and exact GELU.
 // kRN50: OpenCLIP's RN50 (ModifiedResNet, 224 px, layers 3-4-6-3, width 64; text as ViT-B-32,
 // embed 1024). kConvNextBase: OpenCLIP's convnext_base (timm convnext_base trunk, 224 px, linear
-// projection; embed 512). The same shapes as the real checkpoints, for speed and memory.
-enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase };
-// "tiny" / "ViT-B-32" / "RN50" / "convnext_base"; anything else is kInvalidArgument listing the names.
+// projection; embed 512). kViTaminS: OpenCLIP's ViTamin-S (timm vitamin_small_224, text width 384,
+// embed 384). The same shapes as the real checkpoints, for speed and memory.
+enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase, kViTaminS };
+// "tiny" / "ViT-B-32" / "RN50" / "convnext_base" / "ViTamin-S"; anything else is kInvalidArgument listing the names.
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name);
 std::string_view RandomClipArchName(RandomClipArch arch);
 
