@@ -148,6 +148,20 @@ TEST_F(AcvaPipeline, QuadrantsSplitAtPooledMediansByDefaultFrozenOnRequestOrPerM
   }
 }
 
+// acva analyze embeds the images with the towers added by issue 31 as with any other: D_img from the
+// ViTamin fixture (conv stem + GeGLU ViT) is positive for varied images and 0 for identical ones.
+TEST_F(AcvaPipeline, AnalyzesWithAVitaminTower) {
+  ASSERT_EQ(RunVisalign(Judge("vitamin", {"varied", "mono"})).exit_code, 0);
+  const std::string vitamin = (testing::SharedDir() / "fixtures" / "vitamin-tiny").string();
+  auto r = RunVisalign(Args({"--json", "acva", "analyze", "--judge-model", "vitamin", "--clip-model", vitamin,
+                             "--bootstrap", "50", "--out", (*dir_ / "vitamin").string(), "--run", "varied", "--run",
+                             "mono"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json summary = json::parse(r.out);
+  EXPECT_GT(Model(summary, "varied")["diversity"]["unfiltered"]["d_img_mean"].get<double>(), 0.0);
+  EXPECT_EQ(Model(summary, "mono")["diversity"]["unfiltered"]["d_img_mean"], 0.0);
+}
+
 TEST_F(AcvaPipeline, ThresholdsFromRefusesAFileThatIsNotAnAcvaSummary) {
   ASSERT_EQ(RunVisalign(Judge("quadrants", {"varied"})).exit_code, 0);
   const std::filesystem::path bad = *dir_ / "not-a-summary.json";

@@ -159,6 +159,37 @@ TEST(ClipCli, EmbedTokenIdsWhereTheTokenizerIsAbsent) {
   EXPECT_THAT(bad.err, HasSubstr("token id 5000"));
 }
 
+// ViTamin (conv stem + GeGLU ViT) through `clip info`, `clip embed` (PNGs and texts, as open_clip
+// computed them) and `hues run` (acva analyze: acva_pipeline_test.cc).
+TEST(ClipCli, VitaminFixtureRunsThroughInfoEmbedAndHuesRun) {
+  const std::string model = FixtureFile("vitamin-tiny", "");
+  const nlohmann::json e = Expected("vitamin-tiny");
+  auto info = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const nlohmann::json vision = nlohmann::json::parse(info.out)["vision"];
+  EXPECT_THAT(vision["tower"].get<std::string>(), HasSubstr("ViTamin"));
+  EXPECT_EQ(vision["vitamin"]["grid"], 4);
+  EXPECT_EQ(vision["vitamin"]["stage_widths"], nlohmann::json({64, 128}));
+  auto text_info = RunVisalign({"clip", "info", "--clip-model", model});
+  ASSERT_EQ(text_info.exit_code, 0) << text_info.err;
+  EXPECT_THAT(text_info.out, HasSubstr("MbConv stages 2x64 and 4x128, 4x4 tokens of width 384"));
+
+  auto r = RunVisalign({"--threads", "1", "clip", "embed", "--clip-model", model, "--image",
+                        FixtureFile("vitamin-tiny", "inputs/img_01_board_057_101x77.png"), "--text",
+                        e["texts"][2]["text"], "--normalize", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_LE(MaxAbsDiff(j["images"][0]["embedding"], e["images"][1]["embedding_normalized"]), 1e-5);
+  EXPECT_LE(MaxAbsDiff(j["texts"][0]["embedding"], e["texts"][2]["embedding_normalized"]), 1e-5);
+
+  testing::TempDir dir;
+  auto hues = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", dir.path().string(), "--json"});
+  ASSERT_EQ(hues.exit_code, 0) << hues.err;
+  std::ifstream results(dir / "vitamin-tiny" / "results.csv");
+  const std::string csv((std::istreambuf_iterator<char>(results)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 100 * 5) << "header + 100 cues x 5 predictions";
+}
+
 TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {
   testing::TempDir dir;
   const std::string model = (dir / "clip-random").string();
@@ -210,7 +241,8 @@ TEST(ClipCli, RandomModelErrorsAreOneLineWithExitCode2) {
   const std::string model = (dir / "m").string();
   auto arch = RunVisalign({"clip", "random-model", "--out", model, "--arch", "ViT-L-14"});
   EXPECT_EQ(arch.exit_code, 2);
-  EXPECT_EQ(arch.err, "error: unknown architecture \"ViT-L-14\" (--arch): tiny, ViT-B-32, RN50 or convnext_base\n");
+  EXPECT_EQ(arch.err,
+            "error: unknown architecture \"ViT-L-14\" (--arch): tiny, ViT-B-32, RN50, convnext_base or ViTamin-S\n");
   EXPECT_FALSE(std::filesystem::exists(model));
 
   std::ofstream(dir / "notes.txt") << "x";

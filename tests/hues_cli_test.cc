@@ -250,19 +250,19 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
     EXPECT_EQ(std::vector<std::string>(row.begin(), row.begin() + 5), shipped[row[0]]) << row[0];
   }
 
-  // What runs natively, pinned: every family but MobileCLIP, ViTamin, PE-Core, CoCa, EVA02-E and the
+  // What runs natively, pinned: every family but MobileCLIP, PE-Core, CoCa, EVA02-E and the
   // Hugging Face text towers (RoBERTa, XLM-R, NLLB).
   std::map<std::string, int> support;
   for (const auto& m : j["models"]) ++support[m["support"].get<std::string>()];
-  EXPECT_EQ(support["native"], 124);
-  EXPECT_EQ(support["embeddings"], 38);
+  EXPECT_EQ(support["native"], 133);  // 124 + the 9 ViTamin models
+  EXPECT_EQ(support["embeddings"], 29);
   for (const char* name : {"ViT-L-14-CLIPA-datacomp1b", "ViT-H-14-worldwide-metaclip2_worldwide",
-                           "ViT-SO400M-16-SigLIP-i18n-256-webli"}) {
+                           "ViT-SO400M-16-SigLIP-i18n-256-webli", "ViTamin-XL-256-datacomp1b"}) {
     EXPECT_EQ(by_name[name]["support"], "native") << name;
   }
   auto text = RunVisalign({"hues", "models"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("162 models: 124 native"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("162 models: 133 native"), std::string::npos) << text.out;
 
   TempDir dir;
   const fs::path mine = Write(dir / "mine.csv", "model,architecture,dataset,open_clip_model,pretrained\nmy-net,Mine,Private,,\n");

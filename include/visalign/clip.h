@@ -10,7 +10,8 @@
 // pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
 // tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json), EVA-CLIP (timm
 // EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU), CLIPA (mean-pooled patches, BERT WordPiece) and
-// MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
+// MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent),
+// ViTamin (timm's conv stem + MbConv stages before a GeGLU ViT). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
 // refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
 // data/clip/.
 //
@@ -120,6 +121,24 @@ struct EvaConfig {
   bool swiglu = false;    // swiglu_mlp + scale_mlp: silu(fc1_g) * fc1_x, mlp.norm, fc2
 };
 
+// timm's ViTamin trunk (timm/models/vitamin.py `vitamin_*`, OpenCLIP ViTamin-*) on the ViT path: a conv
+// stem (3×3 s2 conv, LayerNorm2d + GELU, 3×3 conv), two stages of MbConv-LN blocks (the first of each
+// strided), a LayerNorm2d + 3×3 s2 conv to the ViT width, then the tokens (no class token) through
+// blocks with GeGLU MLPs, mean over all tokens, fc_norm, OpenCLIP's linear head. Each stride-2 step
+// maps n pixels to ⌊(n − 1)/2⌋ + 1 (zero padding 1), so the token grid is ⌈S/16⌉ for any image size S.
+struct VitaminConfig {
+  static constexpr int kDownsamplings = 4;  // stem, stage 0, stage 1, strided conv
+  bool enabled = false;
+  int stem_width = 0;
+  std::array<int, 2> stage_widths{};  // MbConv stages (the strided conv maps stage 1 to VisionConfig::width)
+  std::array<int, 2> stage_depths{};
+  bool pos_embed = true;  // false: timm pos_embed 'none' (vitamin_xlarge_*: no positional embedding)
+  int grid(int image_size) const {
+    for (int i = 0; i < kDownsamplings; ++i) image_size = (image_size - 1) / 2 + 1;
+    return image_size;
+  }
+};
+
 struct VisionConfig : TowerConfig {
   VisionTower tower = VisionTower::kViT;
   int image_size = 0;
@@ -131,7 +150,8 @@ struct VisionConfig : TowerConfig {
   ResNetConfig resnet;      // kModifiedResNet only
   ConvNextConfig convnext;  // kConvNext only
   EvaConfig eva;            // kViT from a timm Eva trunk only
-  int grid() const { return image_size / patch_size; }
+  VitaminConfig vitamin;    // kViT from a timm ViTamin trunk only (patch_size: its total stride 16)
+  int grid() const { return vitamin.enabled ? vitamin.grid(image_size) : image_size / patch_size; }
 };
 
 struct TextConfig : TowerConfig {
@@ -326,9 +346,10 @@ std::string PreprocessFingerprintText(const PreprocessConfig& p);
 // Both use the real tokenizer (vocabulary 49408, context 77) and exact GELU.
 // kRN50: OpenCLIP's RN50 (ModifiedResNet, 224 px, layers 3-4-6-3, width 64; text as ViT-B-32,
 // embed 1024). kConvNextBase: OpenCLIP's convnext_base (timm convnext_base trunk, 224 px, linear
-// projection; embed 512). The same shapes as the real checkpoints, for speed and memory.
-enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase };
-// "tiny" / "ViT-B-32" / "RN50" / "convnext_base"; anything else is kInvalidArgument listing the names.
+// projection; embed 512). kViTaminS: OpenCLIP's ViTamin-S (timm vitamin_small_224, text width 384,
+// embed 384). The same shapes as the real checkpoints, for speed and memory.
+enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase, kViTaminS };
+// "tiny" / "ViT-B-32" / "RN50" / "convnext_base" / "ViTamin-S"; anything else is kInvalidArgument listing the names.
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name);
 std::string_view RandomClipArchName(RandomClipArch arch);
 

@@ -163,6 +163,10 @@ Json TowerJson(const TowerConfig& t) {
 std::string VisionTowerText(const VisionConfig& v) {
   if (v.tower != VisionTower::kViT) return std::string(VisionTowerName(v.tower));
   if (v.eva.enabled) return v.eva.rope ? "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token" : "timm EVA01 ViT, class token";
+  if (v.vitamin.enabled) {
+    return std::string("timm ViTamin: conv stem, MbConv-LN stages, ViT with GeGLU MLPs, mean of the tokens, fc_norm") +
+           (v.vitamin.pos_embed ? "" : ", no positional embedding");
+  }
   if (v.pooling == Pooling::kAttentionPool) return "timm ViT, MAP attention-pool head (SigLIP)";
   if (v.pooling == Pooling::kAverage) {
     return v.final_ln_after_pool ? "ViT, mean of the patch tokens, ln_post after pooling (CLIPA)" : "ViT, mean of the patch tokens";
@@ -178,6 +182,13 @@ Json VisionJson(const VisionConfig& v) {
       j = TowerJson(v);
       j["patch_size"] = v.patch_size;
       j["ln_pre"] = v.ln_pre;
+      if (v.vitamin.enabled) {
+        j["vitamin"] = {{"stem_width", v.vitamin.stem_width},
+                        {"stage_widths", v.vitamin.stage_widths},
+                        {"stage_depths", v.vitamin.stage_depths},
+                        {"grid", v.grid()},
+                        {"pos_embed", v.vitamin.pos_embed}};
+      }
       break;
     case VisionTower::kModifiedResNet:
       j = {{"layers", v.resnet.layers}, {"width", v.resnet.width}, {"heads", v.resnet.heads},
@@ -202,6 +213,12 @@ std::string Stages(const std::array<int, 4>& v) { return fmt::format("{}-{}-{}-{
 std::string VisionText(const VisionConfig& v) {
   switch (v.tower) {
     case VisionTower::kViT:
+      if (v.vitamin.enabled) {
+        return fmt::format("{} {}px: stem {}, MbConv stages {}x{} and {}x{}, {}x{} tokens of width {}, {} layers, {} heads, "
+                           "GeGLU mlp {}", VisionTowerText(v), v.image_size, v.vitamin.stem_width,
+                           v.vitamin.stage_depths[0], v.vitamin.stage_widths[0], v.vitamin.stage_depths[1],
+                           v.vitamin.stage_widths[1], v.grid(), v.grid(), v.width, v.layers, v.heads, v.mlp_width);
+      }
       return fmt::format("{} {}px patch {}: width {}, {} layers, {} heads, mlp {}", VisionTowerText(v), v.image_size,
                          v.patch_size, v.width, v.layers, v.heads, v.mlp_width);
     case VisionTower::kModifiedResNet:
@@ -465,7 +482,7 @@ const CommandGroup kClip(50, {"clip"}, [](Cli& cli) {
   random->add_option("--out", ra->out, "Model directory to create (open_clip_config.json + open_clip_model.safetensors)")
       ->required();
   random->add_option("--arch", ra->arch,
-                     "tiny (13.7 MB, fast), or OpenCLIP's shapes ViT-B-32 (605 MB), RN50 (408 MB) or convnext_base (606 MB)")
+                     "tiny (13.7 MB, fast), or OpenCLIP's shapes ViT-B-32 (605 MB), RN50 (408 MB), convnext_base (606 MB) or ViTamin-S (250 MB)")
       ->capture_default_str();
   random->add_option("--seed", ra->seed, "Seed of the weights, 0 to 2^64 - 1")->capture_default_str();
   random->add_flag("--force", ra->force, "Write into a non-empty --out, replacing the model files");

@@ -101,6 +101,7 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
     const std::string name = v["timm_model_name"].is_string() ? v["timm_model_name"].get<std::string>() : "";
     if (name.rfind("vit_", 0) == 0 && name.find("_siglip") != std::string::npos) return ParseTimmSiglipVision(v, where);
     if (name.rfind("eva", 0) == 0) return ParseTimmEva(v, where);
+    if (name.rfind("vitamin", 0) == 0) return ParseTimmVitamin(v, where);
     return ParseOpenClipTimm(v, where);
   }
   if (f.Has("layers") && v["layers"].is_array()) return ParseOpenClipResNet(v, where);

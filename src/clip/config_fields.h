@@ -181,5 +181,7 @@ Status ApplyTimmVitKwargs(const Json& kwargs, const std::string& where, std::ini
                           VisionConfig& c, double& mlp_ratio);
 // timm's Eva trunks (EVA-CLIP; eva_config.cc).
 Result<VisionConfig> ParseTimmEva(const Json& v, const std::string& where);
+// timm's ViTamin trunks (vitamin_*; vitamin_config.cc).
+Result<VisionConfig> ParseTimmVitamin(const Json& v, const std::string& where);
 
 }  // namespace visalign::clip::config_internal

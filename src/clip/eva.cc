@@ -51,6 +51,7 @@ Result<BlockWeights> GetBlock(WeightLoader& l, const VisionConfig& v, const std:
   VISALIGN_ASSIGN_OR_RETURN(b.out_proj, GetLinear(l, a + "proj", width, width));
   const std::string m = p + "mlp.";
   if (v.eva.swiglu) {
+    b.mlp = MlpKind::kSwiGlu;
     VISALIGN_ASSIGN_OR_RETURN(b.fc_gate, GetLinear(l, m + "fc1_g", v.mlp_width, width));
     VISALIGN_ASSIGN_OR_RETURN(b.fc, GetLinear(l, m + "fc1_x", v.mlp_width, width));
     VISALIGN_RETURN_IF_ERROR(GetNorm(l, m + "norm", v.mlp_width, b.mlp_norm_gain, b.mlp_norm_bias));

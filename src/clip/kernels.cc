@@ -39,13 +39,27 @@ void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation
   for (int r = 0; r < rows; ++r) row_fn(y + static_cast<size_t>(r) * cols, cols, bias);
 }
 
-void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias) {
-  const RowKernels& k = BestRowKernels();
+namespace {
+
+using GatedRowFn = void (*)(float*, const float*, int, const float*, const float*);
+
+void GatedRows(GatedRowFn row_fn, float* gate, const float* value, int rows, int cols, const float* gate_bias,
+               const float* value_bias) {
 #pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * cols))
   for (int r = 0; r < rows; ++r) {
     const size_t offset = static_cast<size_t>(r) * cols;
-    k.bias_swiglu(gate + offset, value + offset, cols, gate_bias, value_bias);
+    row_fn(gate + offset, value + offset, cols, gate_bias, value_bias);
   }
+}
+
+}  // namespace
+
+void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias) {
+  GatedRows(BestRowKernels().bias_swiglu, gate, value, rows, cols, gate_bias, value_bias);
+}
+
+void AddBiasGeGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias) {
+  GatedRows(BestRowKernels().bias_geglu, gate, value, rows, cols, gate_bias, value_bias);
 }
 
 namespace {

@@ -26,6 +26,9 @@ void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation
 // gate[r][c] = silu(gate[r][c] + gate_bias[c]) * (value[r][c] + value_bias[c]) (SwiGLU).
 void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias);
 
+// gate[r][c] = gelu(gate[r][c] + gate_bias[c]) * (value[r][c] + value_bias[c]) (GeGLU, exact GELU).
+void AddBiasGeGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias);
+
 // Multi-head self-attention on a fused projection qkv[batch * seq, 3 * width] (q | k | v, heads are
 // contiguous slices of width / heads). Writes the concatenated heads to out[batch * seq, width].
 // `causal`: position t attends to positions <= t only. Per (item, head): scores = q·kᵀ/√d and

@@ -94,6 +94,17 @@ TEST(RowKernelsTest, BuildsAgreeOnLongRows) {
       const double want = g / (1.0 + std::exp(-g)) * (static_cast<double>(gain[c]) + bias[c]);
       EXPECT_NEAR(a[c], want, 1e-5 * std::max(1.0, std::abs(want))) << k->name << " swiglu " << c;
     }
+    // GeGLU likewise (libm erf), and the build against the baseline.
+    a = x;
+    k->bias_geglu(a.data(), gain.data(), kCols, bias.data(), bias.data());
+    b = x;
+    base.bias_geglu(b.data(), gain.data(), kCols, bias.data(), bias.data());
+    for (int c = 0; c < kCols; ++c) {
+      const double g = static_cast<double>(x[c]) + bias[c];
+      const double want = 0.5 * g * (1.0 + std::erf(g / std::sqrt(2.0))) * (static_cast<double>(gain[c]) + bias[c]);
+      EXPECT_NEAR(a[c], want, 1e-5 * std::max(1.0, std::abs(want))) << k->name << " geglu " << c;
+      EXPECT_NEAR(a[c], b[c], 1e-6 * std::max(1.0, std::abs(want))) << k->name << " geglu vs baseline " << c;
+    }
   }
 }
 
@@ -113,6 +124,21 @@ TEST(KernelsTest, TanhGeluMatchesItsDefinition) {
       EXPECT_NEAR(y[c], expected, 1e-6 * std::max(1.0, std::abs(expected))) << k->name << " x = " << v;
     }
   }
+}
+
+TEST(KernelsTest, GeGluGatesTheValueWithExactGelu) {
+  // Two rows of gelu(gate + gate_bias) * (value + value_bias); gelu(-1) = -0.15865525, gelu(2) = 1.95449974.
+  std::vector<float> gate = {-1.0f, 0.0f, 1.5f, -1.0f, 3.0f, 2.0f};
+  const std::vector<float> value = {2.0f, 5.0f, -0.75f, 1.0f, 1.0f, 1.0f};
+  const std::vector<float> gate_bias = {0.0f, 0.0f, 0.5f};
+  const std::vector<float> value_bias = {0.0f, 1.0f, 0.25f};
+  AddBiasGeGlu(gate.data(), value.data(), 2, 3, gate_bias.data(), value_bias.data());
+  EXPECT_NEAR(gate[0], -0.15865525f * 2.0f, 1e-6);
+  EXPECT_NEAR(gate[1], 0.0f, 1e-7);
+  EXPECT_NEAR(gate[2], 1.95449974f * -0.5f, 1e-6);
+  EXPECT_NEAR(gate[3], -0.15865525f, 1e-6);
+  EXPECT_NEAR(gate[4], 5.99190061f, 1e-5);  // gelu(3) * 2
+  EXPECT_NEAR(gate[5], 3.10559480f, 1e-5);  // gelu(2.5) * 1.25
 }
 
 TEST(KernelsTest, LayerNormMatchesHandComputation) {

@@ -48,6 +48,7 @@ constexpr ArchShape kTinyShape{64, 64, 16, 64, 2, 16, 64, 4, 2};
 constexpr ArchShape kViTB32Shape{512, 224, 32, 768, 12, 64, 512, 8, 12};
 constexpr ArchShape kRN50Shape{1024, 224, 0, 64, 0, 0, 512, 8, 12};        // vision_width: the stem width
 constexpr ArchShape kConvNextBaseShape{512, 224, 0, 0, 0, 0, 512, 8, 12};  // trunk shape from timm_model_name
+constexpr ArchShape kViTaminSShape{384, 224, 0, 0, 0, 0, 384, 6, 12};        // ViTamin-S.json (CustomTextCLIP)
 constexpr std::array<int, 4> kRN50Layers = {3, 4, 6, 3};
 constexpr int kVocabSize = 49408;
 
@@ -132,8 +133,9 @@ Status CheckOutputDirectory(const fs::path& dir, bool overwrite) {
 
 }  // namespace
 
-constexpr std::array<RandomClipArch, 4> kRandomArchs = {RandomClipArch::kTiny, RandomClipArch::kViTB32,
-                                                        RandomClipArch::kRN50, RandomClipArch::kConvNextBase};
+constexpr std::array<RandomClipArch, 5> kRandomArchs = {RandomClipArch::kTiny, RandomClipArch::kViTB32,
+                                                        RandomClipArch::kRN50, RandomClipArch::kConvNextBase,
+                                                        RandomClipArch::kViTaminS};
 
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name) {
   std::string names;
@@ -154,6 +156,8 @@ std::string_view RandomClipArchName(RandomClipArch arch) {
       return "RN50";
     case RandomClipArch::kConvNextBase:
       return "convnext_base";
+    case RandomClipArch::kViTaminS:
+      return "ViTamin-S";
   }
   return "";
 }
@@ -170,6 +174,8 @@ const ArchShape& Shape(RandomClipArch arch) {
       return kRN50Shape;
     case RandomClipArch::kConvNextBase:
       return kConvNextBaseShape;
+    case RandomClipArch::kViTaminS:
+      return kViTaminSShape;
   }
   return kTinyShape;
 }
@@ -181,6 +187,9 @@ Json RandomVisionConfig(RandomClipArch arch, const ArchShape& s) {
       return {{"image_size", s.image_size}, {"layers", kRN50Layers}, {"width", s.vision_width}, {"patch_size", nullptr}};
     case RandomClipArch::kConvNextBase:
       return {{"timm_model_name", "convnext_base"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
+              {"timm_proj", "linear"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", s.image_size}};
+    case RandomClipArch::kViTaminS:
+      return {{"timm_model_name", "vitamin_small_224"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
               {"timm_proj", "linear"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", s.image_size}};
     case RandomClipArch::kTiny:
     case RandomClipArch::kViTB32:
@@ -308,21 +317,72 @@ void AddConvNext(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
   AddLinear(specs, "visual.head.proj", c.embed_dim, cn.dims.back(), false);
 }
 
+// timm ViTamin (vitamin.py) and OpenCLIP's linear head, every weight with variance 1 / fan_in.
+void AddVitamin(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
+  const VisionConfig& v = c.vision;
+  const VitaminConfig& vt = v.vitamin;
+  constexpr int64_t kKernel = 3;
+  constexpr int64_t kMbConvExpansion = 4;
+  const std::string bb = "visual.trunk.patch_embed.backbone.";
+  const auto conv = [&](const std::string& name, int64_t out, int64_t in, int64_t kernel) {
+    AddConv(specs, name + ".weight", out, in, kernel);
+    specs.push_back({{name + ".bias", {out}}, Bias()});
+  };
+  conv(bb + "stem.conv1", vt.stem_width, 3, kKernel);
+  AddNorm(specs, bb + "stem.norm1", vt.stem_width);
+  conv(bb + "stem.conv2", vt.stem_width, vt.stem_width, kKernel);
+  int64_t in = vt.stem_width;
+  for (size_t s = 0; s < vt.stage_widths.size(); ++s) {
+    const int64_t out = vt.stage_widths[s];
+    const int64_t mid = kMbConvExpansion * out;  // make_divisible(4·out, 8): the widths are even
+    for (int j = 0; j < vt.stage_depths[s]; ++j) {
+      const std::string p = bb + "stages." + std::to_string(s) + "." + std::to_string(j) + ".";
+      AddNorm(specs, p + "pre_norm", in);
+      if (j == 0 && in != out) conv(p + "shortcut.expand", out, in, 1);
+      conv(p + "conv1_1x1", mid, in, 1);
+      conv(p + "conv2_kxk", mid, 1, kKernel);
+      conv(p + "conv3_1x1", out, mid, 1);
+      in = out;
+    }
+  }
+  AddNorm(specs, bb + "pool.norm", in);
+  conv(bb + "pool.proj", v.width, in, kKernel);
+  const int64_t w = v.width;
+  for (int i = 0; i < v.layers; ++i) {
+    const std::string p = "visual.trunk.blocks." + std::to_string(i) + ".";
+    AddNorm(specs, p + "norm1", w);
+    AddLinear(specs, p + "attn.qkv", 3 * w, w, true);
+    AddLinear(specs, p + "attn.proj", w, w, true);
+    AddNorm(specs, p + "norm2", w);
+    AddNorm(specs, p + "mlp.norm", w);
+    AddLinear(specs, p + "mlp.w0", v.mlp_width, w, true);
+    AddLinear(specs, p + "mlp.w1", v.mlp_width, w, true);
+    AddLinear(specs, p + "mlp.w2", w, v.mlp_width, true);
+  }
+  if (vt.pos_embed) {
+    const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid();
+    specs.push_back({{"visual.trunk.pos_embed", {1, tokens, w}}, Uniform(w)});
+  }
+  AddNorm(specs, "visual.trunk.fc_norm", w);
+  AddLinear(specs, "visual.head.proj", c.embed_dim, w, false);
+}
+
 }  // namespace
 
 Json RandomClipConfigJson(RandomClipArch arch, uint64_t seed) {
   const ArchShape& s = Shape(arch);
+  Json model_cfg = {{"embed_dim", s.embed_dim},
+                    {"quick_gelu", false},
+                    {"vision_cfg", RandomVisionConfig(arch, s)},
+                    {"text_cfg",
+                     {{"context_length", kDefaultContextLength},
+                      {"vocab_size", kVocabSize},
+                      {"width", s.text_width},
+                      {"heads", s.text_heads},
+                      {"layers", s.text_layers}}}};
+  if (arch == RandomClipArch::kViTaminS) model_cfg["custom_text"] = true;  // the text tower under "text."
   return {
-      {"model_cfg",
-       {{"embed_dim", s.embed_dim},
-        {"quick_gelu", false},
-        {"vision_cfg", RandomVisionConfig(arch, s)},
-        {"text_cfg",
-         {{"context_length", kDefaultContextLength},
-          {"vocab_size", kVocabSize},
-          {"width", s.text_width},
-          {"heads", s.text_heads},
-          {"layers", s.text_layers}}}}},
+      {"model_cfg", model_cfg},
       {"preprocess_cfg",
        {{"size", s.image_size},
         {"mode", "RGB"},
@@ -343,7 +403,11 @@ std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
   std::vector<RandomTensorSpec> specs;
   switch (c.vision.tower) {
     case VisionTower::kViT:
-      AddVitVision(specs, c);
+      if (c.vision.vitamin.enabled) {
+        AddVitamin(specs, c);
+      } else {
+        AddVitVision(specs, c);
+      }
       break;
     case VisionTower::kModifiedResNet:
       AddResNet(specs, c);
@@ -352,12 +416,13 @@ std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
       AddConvNext(specs, c);
       break;
   }
-  AddTower(specs, "", t);
-  specs.push_back({{"token_embedding.weight", {t.vocab_size, tw}}, Uniform(kTokenEmbeddingVarianceDenominator)});
-  specs.push_back({{"positional_embedding", {t.context_length, tw}}, Uniform(kTextPositionalVarianceDenominator)});
-  specs.push_back({{"ln_final.weight", {tw}}, Gain()});
-  specs.push_back({{"ln_final.bias", {tw}}, Bias()});
-  specs.push_back({{"text_projection", {tw, c.embed_dim}}, Uniform(tw)});
+  const std::string tp = c.custom_text ? "text." : "";  // CustomTextCLIP
+  AddTower(specs, tp, t);
+  specs.push_back({{tp + "token_embedding.weight", {t.vocab_size, tw}}, Uniform(kTokenEmbeddingVarianceDenominator)});
+  specs.push_back({{tp + "positional_embedding", {t.context_length, tw}}, Uniform(kTextPositionalVarianceDenominator)});
+  specs.push_back({{tp + "ln_final.weight", {tw}}, Gain()});
+  specs.push_back({{tp + "ln_final.bias", {tw}}, Bias()});
+  specs.push_back({{tp + "text_projection", {tw, c.embed_dim}}, Uniform(tw)});
   specs.push_back({{"logit_scale", {}}, {RandomInit::Kind::kConstant, 1, false, kInitialLogitScale}});
   return specs;
 }

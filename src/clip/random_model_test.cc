@@ -193,18 +193,20 @@ TEST_F(RandomModelTest, TheConfigRecordIsValidated) {
 
 TEST(RandomClipArch, NamesRoundTripAndUnknownNamesAreRefused) {
   for (RandomClipArch arch :
-       {RandomClipArch::kTiny, RandomClipArch::kViTB32, RandomClipArch::kRN50, RandomClipArch::kConvNextBase}) {
+       {RandomClipArch::kTiny, RandomClipArch::kViTB32, RandomClipArch::kRN50, RandomClipArch::kConvNextBase,
+        RandomClipArch::kViTaminS}) {
     EXPECT_EQ(ParseRandomClipArch(RandomClipArchName(arch)).value(), arch);
   }
   Result<RandomClipArch> bad = ParseRandomClipArch("ViT-L-14");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().ToString(), "unknown architecture \"ViT-L-14\": tiny, ViT-B-32, RN50 or convnext_base");
+  EXPECT_EQ(bad.status().ToString(),
+            "unknown architecture \"ViT-L-14\": tiny, ViT-B-32, RN50, convnext_base or ViTamin-S");
 }
 
-TEST(RandomTensorSpecs, ConvTowersHaveExactlyOpenClipsTensors) {
+TEST(RandomTensorSpecs, ConvTowersHaveExactlyOpenClipsTensors) {  // and ViTamin's conv stem
   // The fixtures' model.safetensors are OpenCLIP state_dicts: the specs for their configs must name
   // the same tensors with the same shapes (BatchNorm's unused num_batches_tracked aside).
-  for (const std::string fixture : {"clip-rn-tiny", "clip-convnext-tiny"}) {
+  for (const std::string fixture : {"clip-rn-tiny", "clip-convnext-tiny", "vitamin-tiny"}) {
     SCOPED_TRACE(fixture);
     const ClipConfig config = ParseOpenClipConfig(testing::ReadFixtureJson("config.json", fixture), fixture).value();
     std::map<std::string, std::vector<int64_t>> expected;
@@ -221,7 +223,7 @@ TEST(RandomTensorSpecs, ConvTowersHaveExactlyOpenClipsTensors) {
   }
 }
 
-TEST(RandomClipConfigJson, ConvArchsParseAsOpenClipsRN50AndConvNextBase) {
+TEST(RandomClipConfigJson, ConvArchsParseAsOpenClipsRN50ConvNextBaseAndVitaminS) {
   const ClipConfig rn = ParseOpenClipConfig(RandomClipConfigJson(RandomClipArch::kRN50, 0), "RN50").value();
   EXPECT_EQ(rn.vision.tower, VisionTower::kModifiedResNet);
   EXPECT_EQ(rn.vision.resnet.layers, (std::array<int, 4>{3, 4, 6, 3}));
@@ -231,6 +233,12 @@ TEST(RandomClipConfigJson, ConvArchsParseAsOpenClipsRN50AndConvNextBase) {
   EXPECT_EQ(cn.vision.tower, VisionTower::kConvNext);
   EXPECT_EQ(cn.vision.convnext.dims, (std::array<int, 4>{128, 256, 512, 1024}));
   EXPECT_EQ(cn.embed_dim, 512);
+  const ClipConfig vt = ParseOpenClipConfig(RandomClipConfigJson(RandomClipArch::kViTaminS, 0), "ViTamin-S").value();
+  EXPECT_TRUE(vt.vision.vitamin.enabled);
+  EXPECT_TRUE(vt.custom_text);
+  EXPECT_EQ(vt.vision.width, 384);
+  EXPECT_EQ(vt.vision.grid(), 14);
+  EXPECT_EQ(vt.embed_dim, 384);
 }
 
 TEST(RandomTensorSpecs, ViTB32HasOpenClipsParametersAndFitsTheGrid) {

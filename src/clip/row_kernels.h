@@ -18,6 +18,8 @@ struct RowKernels {
   void (*bias_gelu_tanh)(float* y, int cols, const float* bias);
   // gate = silu(gate + gate_bias) * (value + value_bias) (SwiGLU, silu(x) = x * sigmoid(x)).
   void (*bias_swiglu)(float* gate, const float* value, int cols, const float* gate_bias, const float* value_bias);
+  // gate = gelu(gate + gate_bias) * (value + value_bias) (GeGLU, exact-erf GELU).
+  void (*bias_geglu)(float* gate, const float* value, int cols, const float* gate_bias, const float* value_bias);
   // p[0, n) = softmax(p[0, n)) in place.
   void (*softmax)(float* p, int n);
   // y = max(y + bias, 0) (convolution towers' ReLU).

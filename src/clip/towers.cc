@@ -7,6 +7,7 @@
 #include "clip/kernels.h"
 #include "clip/resnet.h"
 #include "clip/rope.h"
+#include "clip/vitamin.h"
 
 namespace visalign::clip {
 
@@ -21,6 +22,8 @@ void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x,
 }
 
 namespace {
+
+constexpr float kGeGluNormEps = 1e-6f;  // timm GeGluMlp's own LayerNorm
 
 // The residual blocks of one tower on x[batch * seq, width], in place. `rope` (EVA02): rotary
 // embedding of q and k of the tokens after the first `seq - rope->tokens` (the class token).
@@ -47,16 +50,25 @@ void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, f
     Linear(b.out_proj, rows, w, w, attn.data(), 1.0f, x);  // residual: x += attn · Woᵀ
     AddBias(x, rows, w, b.out_proj.bias.data);
     LayerNorm(x, h.data(), rows, w, b.ln2_gain.data, b.ln2_bias.data, cfg.layer_norm_eps);
+    if (b.mlp == MlpKind::kGeGlu) {
+      LayerNorm(h.data(), h.data(), rows, w, b.mlp_in_norm_gain.data, b.mlp_in_norm_bias.data, kGeGluNormEps);
+    }
     Linear(b.fc, rows, w, mlp, h.data(), 0.0f, hidden.data());
-    if (b.fc_gate.weight.data != nullptr || !b.fc_gate.weight_bf16.empty()) {  // SwiGLU: silu(gate) * value, norm
+    const float* mlp_out = hidden.data();
+    if (b.mlp == MlpKind::kPlain) {
+      AddBiasActivate(hidden.data(), rows, mlp, b.fc.bias.data, act);
+    } else {  // gated: act(gate) * value
       gate.resize(hidden.size());
       Linear(b.fc_gate, rows, w, mlp, h.data(), 0.0f, gate.data());
-      AddBiasSwiGlu(gate.data(), hidden.data(), rows, mlp, b.fc_gate.bias.data, b.fc.bias.data);
-      LayerNorm(gate.data(), hidden.data(), rows, mlp, b.mlp_norm_gain.data, b.mlp_norm_bias.data, cfg.layer_norm_eps);
-    } else {
-      AddBiasActivate(hidden.data(), rows, mlp, b.fc.bias.data, act);
+      if (b.mlp == MlpKind::kSwiGlu) {
+        AddBiasSwiGlu(gate.data(), hidden.data(), rows, mlp, b.fc_gate.bias.data, b.fc.bias.data);
+        LayerNorm(gate.data(), hidden.data(), rows, mlp, b.mlp_norm_gain.data, b.mlp_norm_bias.data, cfg.layer_norm_eps);
+      } else {
+        AddBiasGeGlu(gate.data(), hidden.data(), rows, mlp, b.fc_gate.bias.data, b.fc.bias.data);
+        mlp_out = gate.data();
+      }
     }
-    Linear(b.proj, rows, mlp, w, hidden.data(), 1.0f, x);  // residual
+    Linear(b.proj, rows, mlp, w, mlp_out, 1.0f, x);  // residual
     AddBias(x, rows, w, b.proj.bias.data);
     Trace(o, prefix + "block" + std::to_string(i) + "_out", x, static_cast<size_t>(rows) * w);
   }
@@ -133,24 +145,15 @@ Matrix AttentionPool(const VisionConfig& v, Activation act, const AttentionPoolW
   return y;
 }
 
-}  // namespace
-
-Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& o) {
-  if (config.vision.tower == VisionTower::kModifiedResNet) return EncodeResNet(config, *w.resnet, pixels, o);
-  if (config.vision.tower == VisionTower::kConvNext) return EncodeConvNext(config, *w.convnext, pixels, o);
-  const VisionConfig& v = config.vision;
-  const bool timm = v.pooling == Pooling::kAttentionPool || v.eva.enabled;  // visual.trunk.* names
-  const std::string prefix = timm ? "visual.trunk." : "visual.";
+// The patch embedding conv1 (stride = kernel = patch_size) as im2col + GEMM: [images · grid², width].
+std::vector<float> EmbedPatches(const VisionConfig& v, const ClipWeights& w, const Matrix& pixels) {
   const int n = pixels.rows;
   const int s = v.image_size;
   const int p = v.patch_size;
   const int g = v.grid();
   const int patches = g * g;
-  const int first_patch = v.class_token ? 1 : 0;
-  const int seq = patches + first_patch;
   const int width = v.width;
   const int patch_values = 3 * p * p;
-
   // im2col: one row per patch, values in conv1's (channel, y, x) order.
   std::vector<float> cols(static_cast<size_t>(n) * patches * patch_values);
   for (int i = 0; i < n; ++i) {
@@ -171,6 +174,30 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   Gemm(n * patches, width, patch_values, cols.data(), patch_values, w.patch_embedding.data, BLayout::kNK, 0.0f,
        embedded.data(), width);
   if (w.patch_bias.data != nullptr) AddBias(embedded.data(), n * patches, width, w.patch_bias.data);
+  return embedded;
+}
+
+}  // namespace
+
+Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& o) {
+  if (config.vision.tower == VisionTower::kModifiedResNet) return EncodeResNet(config, *w.resnet, pixels, o);
+  if (config.vision.tower == VisionTower::kConvNext) return EncodeConvNext(config, *w.convnext, pixels, o);
+  const VisionConfig& v = config.vision;
+  const bool timm = v.pooling == Pooling::kAttentionPool || v.eva.enabled || v.vitamin.enabled;  // visual.trunk.* names
+  const std::string prefix = timm ? "visual.trunk." : "visual.";
+  const int n = pixels.rows;
+  const int g = v.grid();
+  const int patches = g * g;
+  const int first_patch = v.class_token ? 1 : 0;
+  const int seq = patches + first_patch;
+  const int width = v.width;
+
+  std::vector<float> embedded;
+  if (v.vitamin.enabled) {
+    embedded = EncodeVitaminStem(v, *w.vitamin_stem, pixels, o);  // the conv stem's map is the token sequence
+  } else {
+    embedded = EmbedPatches(v, w, pixels);
+  }
   if (timm) {
     Trace(o, prefix + "patch_embed_out", embedded.data(), embedded.size());  // timm flattens to [n, tokens, width]
   } else if (o.trace != nullptr) {
@@ -196,6 +223,10 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     for (int k = 0; k < patches; ++k) {
       const float* e = embedded.data() + (static_cast<size_t>(i) * patches + k) * width;
       float* row = xi + static_cast<size_t>(k + first_patch) * width;
+      if (pos == nullptr) {  // ViTamin pos_embed 'none'
+        std::copy(e, e + width, row);
+        continue;
+      }
       const float* pk = pos + static_cast<size_t>(k + first_patch) * width;
       for (int c = 0; c < width; ++c) row[c] = e[c] + pk[c];
     }
@@ -216,6 +247,16 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     Matrix out = PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm");
     Trace(o, "visual.projected", out.data.data(), out.data.size());
     return out;
+  }
+  if (v.vitamin.enabled) {  // mean over all tokens, fc_norm (timm's visual.trunk_out), visual.head.proj
+    const TraceFn trunk_out = [&o](const std::string& name, const float* data, size_t size) {
+      Trace(o, name, data, size);
+      if (name == "visual.trunk.fc_norm_out") Trace(o, "visual.trunk_out", data, size);
+    };
+    ForwardOptions pool_options = o;
+    if (o.trace != nullptr) pool_options.trace = &trunk_out;
+    return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, {}, pool_options, prefix, "fc_norm",
+                          /*average_from=*/0);
   }
   if (timm) {
     LayerNorm(x.data(), x.data(), n * seq, width, w.vision.ln_final_gain.data, w.vision.ln_final_bias.data,

@@ -39,19 +39,27 @@ struct LinearWeights {
 // added separately by the caller.
 void Linear(const LinearWeights& lin, int rows, int in, int out, const float* x, float beta, float* y);
 
+// The MLP of a residual block on its input h = ln_2(x):
+//   kPlain:  proj(act(fc h))
+//   kSwiGlu: proj(mlp_norm(silu(fc_gate h) ⊙ fc h))              (EVA02: fc1_g, fc1_x, mlp.norm, fc2)
+//   kGeGlu:  proj(gelu(fc_gate h') ⊙ fc h'), h' = mlp_in_norm(h)  (ViTamin's GeGluMlp: norm, w0, w1, w2;
+//            exact GELU, its own LayerNorm eps 1e-6 on the already normalised input)
+enum class MlpKind { kPlain, kSwiGlu, kGeGlu };
+
 struct BlockWeights {
   Tensor ln1_gain, ln1_bias, ln2_gain, ln2_bias;
   LinearWeights qkv, out_proj, fc, proj;
-  // EVA02 only (empty otherwise): attn.norm over the heads before out_proj; SwiGLU's gate (fc is its
-  // value) and mlp.norm over the hidden units before proj.
+  // EVA02 only (empty otherwise): attn.norm over the heads before out_proj.
   Tensor attn_norm_gain, attn_norm_bias;
-  LinearWeights fc_gate;
-  Tensor mlp_norm_gain, mlp_norm_bias;
+  MlpKind mlp = MlpKind::kPlain;
+  LinearWeights fc_gate;                   // kSwiGlu, kGeGlu: the gate (fc is the value)
+  Tensor mlp_norm_gain, mlp_norm_bias;     // kSwiGlu: over the hidden units before proj
+  Tensor mlp_in_norm_gain, mlp_in_norm_bias;  // kGeGlu: over the MLP's input
 };
 
 struct TowerWeights {
   std::vector<BlockWeights> blocks;
-  Tensor positional;        // [tokens, width]
+  Tensor positional;        // [tokens, width]; empty for ViTamin's pos_embed 'none'
   Tensor ln_final_gain, ln_final_bias;  // ln_post (vision) / ln_final (text)
   LinearWeights projection;  // width -> embed_dim (bias only for SigLIP's text tower)
 };
@@ -66,12 +74,15 @@ struct AttentionPoolWeights {
 
 struct ResNetWeights;    // resnet.h
 struct ConvNextWeights;  // convnext.h
+struct VitaminStemWeights;  // vitamin.h
 
 struct ClipWeights {
   SafetensorsFile file;
   // The vision tower: ViT (`vision` and the fields up to class_embedding), or one of these.
   std::shared_ptr<const ResNetWeights> resnet;
   std::shared_ptr<const ConvNextWeights> convnext;
+  // ViTamin: the conv stem that replaces the patch embedding of the ViT below.
+  std::shared_ptr<const VitaminStemWeights> vitamin_stem;
   TowerWeights vision;
   Tensor ln_pre_gain, ln_pre_bias;  // empty when the model has no ln_pre
   Tensor patch_embedding;           // [width, 3 * patch * patch] (conv1 flattened c, y, x)

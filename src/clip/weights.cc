@@ -9,6 +9,7 @@
 #include "clip/resnet.h"
 #include "clip/torch_checkpoint.h"
 #include "clip/towers.h"
+#include "clip/vitamin.h"
 #include "clip/weight_loader.h"
 #include "visalign/core/parallel.h"
 
@@ -226,6 +227,8 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
     case VisionTower::kViT:
       if (config.vision.eva.enabled) {
         VISALIGN_RETURN_IF_ERROR(LoadEvaVision(l, config, w));
+      } else if (config.vision.vitamin.enabled) {
+        VISALIGN_RETURN_IF_ERROR(LoadVitaminVision(l, config, w));
       } else if (config.vision.pooling == Pooling::kAttentionPool) {
         VISALIGN_RETURN_IF_ERROR(LoadSiglipVision(l, config, w));
       } else {

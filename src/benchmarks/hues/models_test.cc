@@ -67,7 +67,8 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
       {"EVA02-B-16-merged2b_s8b_b131k", ModelSupport::kNative, "ViT"},
       {"EVA01-g-14-plus-merged2b_s11b_b114k", ModelSupport::kNative, "ViT"},
       {"EVA02-E-14-laion2b_s4b_b115k", ModelSupport::kEmbeddings, "post-norm"},
-      {"ViTamin-B-datacomp1b", ModelSupport::kEmbeddings, "ViTamin"},
+      {"ViTamin-B-datacomp1b", ModelSupport::kNative, "ViT"},       // conv stem + GeGLU ViT
+      {"ViTamin-XL-256-datacomp1b", ModelSupport::kNative, "ViT"},  // and pos_embed 'none'
       {"coca_ViT-B-32-laion2b_s13b_b90k", ModelSupport::kEmbeddings, "CoCa"},
       {"xlm-roberta-base-ViT-B-32-laion5b_s13b_b90k", ModelSupport::kEmbeddings, "Hugging Face text tower"},
   };
@@ -90,11 +91,13 @@ TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   }
   int native = 0;
   for (const auto& [family, n] : native_by_family) native += n;
-  EXPECT_EQ(native, 124);
+  EXPECT_EQ(native, 133);
   EXPECT_EQ(native_by_family["SigLIP"], 26);
   EXPECT_EQ(native_by_family["CLIPA"], 7);  // the catalog's seven CLIPA checkpoints (ViT-L/H/bigG-14, 224 and 336)
   EXPECT_EQ(native_by_family["EVA-CLIP"], 5);
   EXPECT_EQ(embeddings_by_family["EVA-CLIP"], 2);
+  EXPECT_EQ(native_by_family["ViTamin"], 9);  // all nine since the ViTamin trunk (issue 31)
+  EXPECT_EQ(embeddings_by_family["ViTamin"], 0);
 }
 
 TEST(ModelCatalog, UserRowsWithoutAKnownConfigAreNone) {
