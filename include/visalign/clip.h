@@ -29,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "visalign/imaging/image.h"
 #include "visalign/core/status.h"
 
@@ -218,6 +220,9 @@ struct ClipConfig {
 // For a random model (config.random) the label every output that uses it carries:
 // "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing"; else "".
 std::string RandomWeightsLabel(const ClipConfig& config);
+// The "random_weights" field of every output that uses a CLIP model: {"arch", "seed", "label"} for a
+// random model, else null.
+nlohmann::json RandomWeightsJson(const ClipConfig& config);
 
 // Arithmetic of the towers' linear layers (qkv, attention output, MLP, projections; not the patch embedding).
 // kFp32 (the default) matches open_clip. kBf16 converts those weights to bfloat16 once at load and

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "visalign/benchmarks/acva/acva.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/results.h"
 #include "visalign/core/untrusted.h"
 
@@ -152,7 +153,7 @@ json AnalysisJson(const Analysis& a) {
   json tiers = json::array();
   for (const Tier& t : a.tiers) tiers.push_back({{"tier", t.tier}, {"models", t.models}});
   const AnalysisOptions& o = a.options;
-  json summary = json::parse(ResultsHeader("acva").dump());
+  json summary = json::parse(ResultsHeader(benchmarks::kAcva).dump());
   summary.update({
       {"concept_set", a.concept_set},
       {"n_concepts", a.n_concepts},
@@ -177,7 +178,7 @@ json AnalysisJson(const Analysis& a) {
 }
 
 Result<FrozenMedians> FrozenMediansFromSummary(const json& summary, const std::string& source) {
-  if (!summary.is_object() || summary.value("benchmark", json()) != "acva")
+  if (!summary.is_object() || summary.value("benchmark", json()) != benchmarks::kAcva)
     return Status::InvalidArgument("not an ACVA summary", source, "the summary.json of `visalign acva analyze`");
   FrozenMedians out;
   out.source = source;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
@@ -109,7 +110,7 @@ Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabu
     prediction.update(InputFingerprint(run.prediction_sources[i]));
     predictions.push_back(std::move(prediction));
   }
-  nlohmann::ordered_json summary = ResultsHeader("hues-nonsense");
+  nlohmann::ordered_json summary = ResultsHeader(benchmarks::kHuesNonsense);
   summary["settings"] = {{"vocabulary", run.vocabulary_source}, {"words", run.words.size()}, {"macro_map", macro.source()},
                          {"rule", "a group collapses when >= 3/4 of its top-1 cells share a macro class; docs/hues.md"}};
   summary["classes"] = nlohmann::ordered_json::object();

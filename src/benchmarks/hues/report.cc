@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
@@ -208,7 +209,7 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
                   {"singular_words", baseline.singular_words}}},
       {"models", models_json}};
   // The results contract (docs/architecture.md): what the numbers are and what they depend on.
-  summary.update(nlohmann::json::parse(ResultsHeader("hues").dump()));
+  summary.update(nlohmann::json::parse(ResultsHeader(benchmarks::kHues).dump()));
   summary["inputs"] = {{"humans", InputFile(report.humans_source)},
                        {"macro_map", InputFile(report.macro_source)},
                        {"predictions", predictions_json}};

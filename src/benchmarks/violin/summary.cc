@@ -11,6 +11,7 @@
 #include <map>
 #include <tuple>
 
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
@@ -358,7 +359,7 @@ nlohmann::ordered_json OriginJson(const std::string& model, const ImageOrigin& o
 }  // namespace
 
 nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weights) {
-  nlohmann::ordered_json j = ResultsHeader("violin");
+  nlohmann::ordered_json j = ResultsHeader(benchmarks::kViolin);
   nlohmann::ordered_json inputs;
   inputs["dataset"] = {{"manifest_sha256", summary.manifest_sha256}};
   inputs["models"] = nlohmann::ordered_json::array();
@@ -402,6 +403,10 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
     for (const Problem& p : *list) j[name].push_back(ProblemJson(p));
   }
   if (!summary.probes.empty()) j["probes"] = ProbesJson(summary.probes);
+  if (!summary.refusals.empty()) {
+    j["refusals"] = nlohmann::ordered_json::array();
+    for (const backends::RefusalRate& r : summary.refusals) j["refusals"].push_back(backends::RefusalJson(r));
+  }
   return j;
 }
 
