@@ -405,7 +405,8 @@ nlohmann::ordered_json SummaryJson(const Summary& summary, const Weights& weight
   if (!summary.probes.empty()) j["probes"] = ProbesJson(summary.probes);
   if (!summary.refusals.empty()) {
     j["refusals"] = nlohmann::ordered_json::array();
-    for (const backends::RefusalRate& r : summary.refusals) j["refusals"].push_back(backends::RefusalJson(r));
+    for (const backends::RefusalRate& r : summary.refusals)
+      j["refusals"].push_back(nlohmann::ordered_json(backends::RefusalJson(r)));
   }
   return j;
 }
