@@ -63,15 +63,20 @@ std::string CodeOf(const std::string& line) {
 
 // Every rule a source's lines break, as "file:line: why: line".
 std::vector<std::string> Violations(const std::string& file, const std::string& text) {
+  static const std::vector<std::regex> patterns = [] {
+    std::vector<std::regex> compiled;
+    for (const Rule& rule : kRules) compiled.emplace_back(rule.pattern, std::regex::optimize);
+    return compiled;
+  }();
   std::vector<std::string> found;
   size_t number = 0;
   for (std::string_view line_view : SplitLines(text)) {
     ++number;
     const std::string line(line_view);
     const std::string code = line.starts_with("#include") ? line : CodeOf(line);
-    for (const Rule& rule : kRules)
-      if (std::regex_search(code, std::regex(rule.pattern)))
-        found.push_back(file + ":" + std::to_string(number) + ": " + rule.why + ": " + line);
+    for (size_t r = 0; r < patterns.size(); ++r)
+      if (std::regex_search(code, patterns[r]))
+        found.push_back(file + ":" + std::to_string(number) + ": " + kRules[r].why + ": " + line);
   }
   return found;
 }
