@@ -30,8 +30,9 @@
 #include <string_view>
 #include <vector>
 
-#include "visalign/imaging/image.h"
+#include "visalign/core/json.h"
 #include "visalign/core/status.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::clip {
 
@@ -238,6 +239,9 @@ struct ClipConfig {
 // For a random model (config.random) the label every output that uses it carries:
 // "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing"; else "".
 std::string RandomWeightsLabel(const ClipConfig& config);
+// The "random_weights" field of every output that uses a CLIP model: {"arch", "seed", "label"} for a
+// random model, else null.
+Json RandomWeightsJson(const ClipConfig& config);
 
 // Arithmetic of the towers' linear layers (qkv, attention output, MLP, projections; not the patch embedding).
 // kFp32 (the default) matches open_clip. kBf16 converts those weights to bfloat16 once at load and

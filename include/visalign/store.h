@@ -47,7 +47,7 @@ const char* RowStatusName(RowStatus status);
 
 struct RunInfo {
   std::string name;                 // [A-Za-z0-9._-]+, also the image folder's name
-  std::string benchmark;            // "violin", "acva", ...
+  std::string benchmark;            // benchmarks::kViolin, kAcva (visalign/core/benchmarks.h)
   std::string dataset_fingerprint;  // e.g. SHA-256 of the manifest
   Json identity;          // backend kind, model, size, parameters, command: fixed for the run
   std::string created_at;           // ISO-8601 UTC, set by the store

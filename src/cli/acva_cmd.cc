@@ -13,13 +13,15 @@
 #include "cli/backend_options.h"
 #include "cli/acva_judge.h"
 #include "cli/cli.h"
-#include "cli/refusals.h"
 #include "cli/clip_model_option.h"
 #include "visalign/benchmarks/acva/acva.h"
+#include "visalign/benchmarks/acva/analyze_runs.h"
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/backends/backends.h"
+#include "visalign/backends/refusals.h"
 #include "visalign/clip.h"
 #include "visalign/backends/runner.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
 #include "visalign/store.h"
@@ -156,7 +158,7 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
   VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> items, ShardOf(std::move(all), a.control));
   VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(a.backend, store, "visalign acva generate --help"));
   backends::RunnerOptions options = RunnerOptionsFrom(a.control, !cli.global().json, "generate " + a.run);
-  store::RunInfo info{a.run, "acva", acva::GenerationFingerprint(set, config), {}, ""};
+  store::RunInfo info{a.run, std::string(benchmarks::kAcva), acva::GenerationFingerprint(set, config), {}, ""};
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
                             backends::RunGeneration(store, info, items, *backend, options, stop));
   if (cli.global().json && print_json) {
@@ -176,64 +178,46 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
   return Status::Ok();
 }
 
+// acva::AnalyzeRuns over the judged runs, written to --out and printed.
 Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args, const acva::ConceptSet& set,
                store::RunStore& store, acva::JudgeOutcome& outcome) {
-  // Images that never got generated are reported, not silently missing from n_images.
-  Json generation = Json::object();
-  std::vector<store::RunInfo> runs;
-  std::vector<RefusalRate> refusals;
-  for (const std::string& run : judge_args.runs) {
-    VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> info, store.FindRun(run));
-    if (info) runs.push_back(*info);
-    VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store.Counts(run));
-    refusals.push_back(RefusalRateOf(run, counts));
-    generation[run] = {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending},
-                       {"refusals", RefusalJson(refusals.back())}};
-    if (counts.failed + counts.pending > 0 && !cli.global().json)
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<acva::RunGenerationState> generation,
+                            acva::ReadGenerationStates(store, judge_args.runs));
+  std::vector<backends::RefusalRate> refusals;
+  for (const acva::RunGenerationState& g : generation) {
+    refusals.push_back(g.refusals);
+    if (g.incomplete() && !cli.global().json)
       std::fprintf(stderr, "warning: run %s has %zu failed and %zu pending images; they are not analyzed\n",
-                   run.c_str(), counts.failed, counts.pending);
+                   g.run.c_str(), g.counts.failed, g.counts.pending);
   }
   clip::ClipLoadOptions clip_options;
   clip_options.show_progress = !cli.global().json;
   VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.clip_precision, clip_options));
   VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, LoadClipModelFlag(cli, a.clip_model, clip_options));
-  const clip::ClipConfig& clip_config = model.config();
-  if (clip_config.random)
+  if (model.config().random)
     std::fprintf(stderr, "warning: --clip-model %s has weights %s\n", a.clip_model.c_str(),
-                 clip::RandomWeightsLabel(clip_config).c_str());
-  VISALIGN_ASSIGN_OR_RETURN(acva::EmbeddingStats es, acva::AttachEmbeddings(store, model, outcome.images));
-  VISALIGN_ASSIGN_OR_RETURN(std::string clip_fingerprint, model.Fingerprint());
-  acva::AnalysisOptions options;
-  options.pass_threshold = a.pass_threshold;
-  options.cluster_threshold = a.cluster_threshold;
-  options.median_scope = a.quadrant_medians == "per-model" ? acva::MedianScope::kModel : acva::MedianScope::kPooled;
+                 clip::RandomWeightsLabel(model.config()).c_str());
+  acva::AnalyzeRunsOptions options;
+  options.analysis.pass_threshold = a.pass_threshold;
+  options.analysis.cluster_threshold = a.cluster_threshold;
+  options.analysis.median_scope =
+      a.quadrant_medians == "per-model" ? acva::MedianScope::kModel : acva::MedianScope::kPooled;
   if (!a.thresholds_from.empty()) {
-    VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(a.thresholds_from));
-    auto earlier = ParseJson(text);
-    if (!earlier.ok())
-      return Status::InvalidArgument(earlier.status().what(), a.thresholds_from, "the summary.json of `visalign acva analyze`");
-    VISALIGN_ASSIGN_OR_RETURN(options.frozen_medians, acva::FrozenMediansFromSummary(*earlier, a.thresholds_from));
-    options.median_scope = acva::MedianScope::kFrozen;
+    VISALIGN_ASSIGN_OR_RETURN(options.analysis.frozen_medians, acva::FrozenMediansFromFile(a.thresholds_from));
+    options.analysis.median_scope = acva::MedianScope::kFrozen;
   }
-  options.bootstrap.resamples = a.bootstrap;
-  options.bootstrap.seed = a.bootstrap_seed;
-  VISALIGN_ASSIGN_OR_RETURN(acva::AnalysisResult result, acva::Analyze(set, outcome.images, options));
-  const acva::JudgeSettings judge = JudgeConfigFrom(cli, judge_args).settings;
-  result.summary["inputs"] = acva::AnalysisInputsJson(set, runs, judge, clip_fingerprint);
-  result.summary["judge"] = acva::JudgeSettingsJson(judge);
-  result.summary["judge"].update(outcome.stats.ToJson());
-  result.summary["generation"] = generation;
-  result.summary["embeddings"] = {{"clip_model", fs::absolute(a.clip_model).string()},
-                                  {"clip_fingerprint", clip_fingerprint},
-                                  {"images_encoded", es.images_encoded}, {"images_cached", es.images_cached},
-                                  {"texts_encoded", es.texts_encoded}, {"texts_cached", es.texts_cached},
-                                  {"random_weights", RandomWeightsJson(clip_config)}};
+  options.analysis.bootstrap.resamples = a.bootstrap;
+  options.analysis.bootstrap.seed = a.bootstrap_seed;
+  options.judge = JudgeConfigFrom(cli, judge_args).settings;
+  options.clip_model = a.clip_model;
+  VISALIGN_ASSIGN_OR_RETURN(acva::AnalysisResult result,
+                            acva::AnalyzeRuns(store, set, generation, outcome, model, options));
   VISALIGN_RETURN_IF_ERROR(acva::WriteOutputs(a.out, result));
   if (cli.global().json)
     PrintJson(result.summary);
   else
     std::printf("%s\n%swrote %s/summary.{json,csv,md} and items.jsonl\n", acva::SummaryMarkdown(result.summary).c_str(),
-                RefusalText(refusals).c_str(), a.out.c_str());
+                backends::RefusalText(refusals).c_str(), a.out.c_str());
   return Status::Ok();
 }
 

@@ -87,10 +87,6 @@ class CommandGroup {
 // Prints JSON to stdout (indent 2); doubles are printed as the shortest text that round-trips.
 void PrintJson(const Json& j);
 
-// The "random_weights" field of outputs that use a CLIP model: {"arch", "seed", "label"} for a
-// model written by `clip random-model`, else null.
-Json RandomWeightsJson(const clip::ClipConfig& config);
-
 // `--precision fp32|bf16|bf16x3|auto` of every command that loads a CLIP model (stored in *precision), and
 // its value applied to the load options (a bad value is an error naming --precision).
 void AddClipPrecisionOption(CLI::App* cmd, std::string* precision);

@@ -17,11 +17,6 @@
 
 namespace visalign::cli {
 
-Json RandomWeightsJson(const clip::ClipConfig& c) {
-  if (!c.random) return nullptr;
-  return {{"arch", c.random_arch}, {"seed", c.random_seed}, {"label", clip::RandomWeightsLabel(c)}};
-}
-
 void AddClipPrecisionOption(CLI::App* cmd, std::string* precision) {
   cmd->add_option("--precision", *precision,
                   "Arithmetic of the CLIP linear layers: fp32 (matches open_clip), bf16 (oneDNN bf16 matmul with fp32 "
@@ -358,7 +353,7 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
       {"score", c.sigmoid_logits ? "sigmoid" : "softmax"},
       {"precision", {{"in_use", PrecisionName(model->precision())}, {"reason", model->precision_reason()}}},
       {"fingerprint", fingerprint},
-      {"random_weights", RandomWeightsJson(c)}};
+      {"random_weights", clip::RandomWeightsJson(c)}};
   if (cli.global().json) {
     PrintJson(j);
     return Status::Ok();

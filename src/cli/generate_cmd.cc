@@ -12,7 +12,9 @@
 #include "cli/backend_options.h"
 #include "cli/cli.h"
 #include "visalign/backends/backends.h"
+#include "visalign/backends/generation_plan.h"
 #include "visalign/backends/runner.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
 #include "visalign/benchmarks/violin/generation.h"
@@ -62,59 +64,48 @@ std::optional<double> Cost(const GenerateArgs& a, size_t images) {
   return *a.price_per_image * static_cast<double>(images);
 }
 
-// --dry-run: what the invocation would do, without a request or a write (an existing store is
-// only read).
+// --dry-run: prints backends::PlanGeneration's plan (an existing store is only read).
 Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends::WorkItem>& work,
               const store::RunInfo& wanted, const backends::RunnerOptions& options) {
-  std::string status = "new", status_text = "new";
-  bool retry_failed = a.control.retry_failed;
-  std::vector<store::Row> rows;
-  store::RunCounts counts;
+  std::unique_ptr<store::RunStore> st;
   if (store::StoreExists(a.store.location)) {
-    VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenStore(a.store));
-    VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> existing, st->FindRun(a.run));
-    if (existing) {
-      VISALIGN_ASSIGN_OR_RETURN(rows, st->Rows(a.run));
-      VISALIGN_ASSIGN_OR_RETURN(counts, st->Counts(a.run));
-      VISALIGN_ASSIGN_OR_RETURN(store::RunOpening opening,
-                                store::CheckRunReuse(*existing, wanted, counts.done, "store " + a.store.Display()));
-      const bool take_over = opening == store::RunOpening::kTakenOver;
-      status = take_over ? "take_over" : "resume";
-      status_text = take_over ? fmt::format("has no done image yet ({} failed, {} pending): these settings would "
-                                            "replace its own and its failed images be asked again",
-                                            counts.failed, counts.pending)
-                              : fmt::format("resumes ({} done, {} failed, {} pending)", counts.done, counts.failed,
-                                            counts.pending);
-      retry_failed = retry_failed || take_over;
-    }
+    VISALIGN_ASSIGN_OR_RETURN(st, OpenStore(a.store));
   }
-  backends::RunSummary plan;
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<const backends::WorkItem*> todo,
-                            backends::SelectWork(rows, work, retry_failed, "run " + a.run + " in " + a.store.Display(), plan));
+  VISALIGN_ASSIGN_OR_RETURN(backends::GenerationPlan plan,
+                            backends::PlanGeneration(st.get(), wanted, work,
+                                                     {a.control.retry_failed, options.retry.max_attempts,
+                                                      a.price_per_image, a.store.Display()}));
+  const store::RunCounts& counts = plan.counts;
   Json request = nullptr;
-  if (!todo.empty()) {
-    VISALIGN_ASSIGN_OR_RETURN(request, FirstRequest(a.backend, *todo.front(), kHelp));
+  if (!plan.to_request.empty()) {
+    VISALIGN_ASSIGN_OR_RETURN(request, FirstRequest(a.backend, *plan.to_request.front(), kHelp));
   }
-  const size_t max_requests = todo.size() * static_cast<size_t>(options.retry.max_attempts);
-  const std::optional<double> cost = Cost(a, todo.size());
   if (cli.global().json) {
     PrintJson({{"dry_run", true},
                {"run", a.run},
                {"store", a.store.ForJson()},
-               {"status", status},
+               {"status", backends::PlannedRunName(plan.run)},
                {"run_totals", {{"done", counts.done}, {"failed", counts.failed}, {"pending", counts.pending}}},
                {"identity", wanted.identity},
                {"connection", wanted.connection},
                {"first_request", request},
-               {"selected", plan.selected},
-               {"already_done", plan.already_done},
-               {"skipped_failed", plan.skipped_failed},
-               {"to_request", todo.size()},
-               {"max_requests", max_requests},
+               {"selected", plan.selection.selected},
+               {"already_done", plan.selection.already_done},
+               {"skipped_failed", plan.selection.skipped_failed},
+               {"to_request", plan.to_request.size()},
+               {"max_requests", plan.max_requests},
                {"price_per_image", a.price_per_image ? Json(*a.price_per_image) : Json(nullptr)},
-               {"cost", cost ? Json(*cost) : Json(nullptr)}});
+               {"cost", plan.cost ? Json(*plan.cost) : Json(nullptr)}});
     return Status::Ok();
   }
+  const std::string status_text =
+      plan.run == backends::PlannedRun::kNew ? "new"
+      : plan.run == backends::PlannedRun::kTakeOver
+          ? fmt::format("has no done image yet ({} failed, {} pending): these settings would "
+                        "replace its own and its failed images be asked again",
+                        counts.failed, counts.pending)
+          : fmt::format("resumes ({} done, {} failed, {} pending)", counts.done, counts.failed, counts.pending);
+  const size_t todo = plan.to_request.size();
   std::printf("dry run: nothing is requested or written\n");
   std::printf("run %s in %s: %s\n", a.run.c_str(), a.store.Display().c_str(), status_text.c_str());
   std::printf("identity:   %s\nconnection: %s\n", wanted.identity.dump().c_str(), wanted.connection.dump().c_str());
@@ -126,11 +117,11 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
                 request["body"].dump().c_str());
   std::printf("images to request: %zu of %zu selected (%zu done, %zu failed before and not retried); "
               "%zu requests if each succeeds at once, at most %zu with --max-attempts %d\n",
-              todo.size(), plan.selected, plan.already_done, plan.skipped_failed, todo.size(), max_requests,
-              options.retry.max_attempts);
-  if (cost)
-    std::printf("cost: %zu images x $%g = $%.2f (failed requests not counted)\n", todo.size(), *a.price_per_image,
-                *cost);
+              todo, plan.selection.selected, plan.selection.already_done, plan.selection.skipped_failed, todo,
+              plan.max_requests, options.retry.max_attempts);
+  if (plan.cost)
+    std::printf("cost: %zu images x $%g = $%.2f (failed requests not counted)\n", todo, *a.price_per_image,
+                *plan.cost);
   std::fflush(stdout);
   return Status::Ok();
 }
@@ -154,14 +145,14 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
                               MakeBackend(a.backend, store::ScratchDir(a.store.location), kHelp));
     return DryRun(cli, a, work,
-                  {a.run, "violin", fingerprint, backend->Identity(), "", backends::RunConnection(*backend, options)},
+                  {a.run, std::string(benchmarks::kViolin), fingerprint, backend->Identity(), "", backends::RunConnection(*backend, options)},
                   options);
   }
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, OpenStore(a.store));
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a.backend, *store, kHelp));
   backends::InterruptHandler interrupt;
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
-                            backends::RunGeneration(*store, {a.run, "violin", fingerprint, {}, ""}, work, *backend,
+                            backends::RunGeneration(*store, {a.run, std::string(benchmarks::kViolin), fingerprint, {}, ""}, work, *backend,
                                                     options, interrupt.stop()));
   VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store->Counts(a.run));
   const std::optional<double> cost = Cost(a, summary.done);

@@ -3,22 +3,19 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "cli/cli.h"
 #include "cli/clip_model_option.h"
 #include "cli/hues_context.h"
-#include "cli/hues_run_models.h"
 #include "visalign/backends/embeddings.h"
 #include "visalign/backends/runner.h"
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/benchmarks/hues/sweep.h"
 #include "visalign/clip.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
@@ -237,7 +234,7 @@ Result<Json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const 
                      {"cache_file", run.native.cache_file.string()},
                      {"outputs", files},
                      {"saved_embeddings", a.save_embeddings.empty() ? Json() : Json(a.save_embeddings)},
-                     {"random_weights", run.config ? RandomWeightsJson(*run.config) : Json()}};
+                     {"random_weights", run.config ? clip::RandomWeightsJson(*run.config) : Json()}};
   if (resumable) j["status"] = "done";
   // --models: "prepared" / "shared" (with an earlier model of the same preprocessing), null when
   // the board came from the embedding cache.
@@ -258,94 +255,35 @@ Result<Json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const 
   return j;
 }
 
-// With --store, the processes running `hues run --models DIR --out OUT` share the models: a model
-// is claimed in the store's cache (namespace kModelsNamespace, key OUT/<name>) while it runs, so it
-// is embedded and predicted once; the others find it done (its run record in OUT) and skip it.
-constexpr const char* kModelsNamespace = "hues-run-models";
-constexpr std::chrono::seconds kModelLease{60};
-constexpr std::chrono::milliseconds kModelBusyPoll{500};
-
-// `hues run --models DIR`: RunOne for every model folder of DIR; a failing model does not stop the
-// others. Models run grouped by preprocessing (by name within a group, folders whose config cannot be
-// read first), so each group's board pixels are prepared once and held one group at a time. With
-// --store, models other processes are running are taken up once they are done (skipped then) or
-// their lease expired (a process that died), so every process ends with all models done.
+// `hues run --models DIR` (or --models-file, --published): hues::RunModelsFolder with RunOne for
+// each model (sharing board pixels within a preprocessing group), and with --store the processes
+// given the same --models, --out and --store share the models.
 Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words) {
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<ModelEntry> entries, ModelEntries(a.models, a.models_file, a.published));
-  std::vector<std::pair<std::string, ModelEntry>> order;  // (preprocessing, model): hub names first, by name
-  for (const ModelEntry& e : entries) {
-    const Result<clip::ClipConfig> config =
-        fs::is_directory(e.model) ? clip::ReadClipModelConfig(e.model) : Result<clip::ClipConfig>(Status::NotFound("a hub name"));
-    order.emplace_back(config.ok() ? clip::PreprocessFingerprintText(config->preprocess) : "", e);
-  }
-  std::sort(order.begin(), order.end());
+  SweepOptions options;
+  VISALIGN_ASSIGN_OR_RETURN(options.models, ModelEntries(a.models, a.models_file, a.published));
+  options.out = a.out;
   std::unique_ptr<store::RunStore> shared;
   if (!a.store.location.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(shared, OpenStore(a.store));
   }
-  const std::string owner = store::MakeOwnerId();
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<SweepDownloads> downloads, SweepDownloads::Make(cli, a.disk_budget, a.keep_checkpoints));
+  VISALIGN_ASSIGN_OR_RETURN(hub::HubOptions hub_options, HubOptionsFor(cli));
+  hub_options.disk_budget = a.disk_budget;
+  const std::unique_ptr<SweepDownloads> downloads = SweepDownloads::Make(std::move(hub_options), a.keep_checkpoints);
+  options.downloads = downloads.get();
   BoardPixels board_pixels;
-  Json results = Json::array();
-  Status first_failure = Status::Ok();
-  int failed = 0;
-  for (auto pending = order; !pending.empty();) {
-    std::vector<std::pair<std::string, ModelEntry>> busy;
-    for (const auto& [preprocessing, entry] : pending) {
-      RunArgs one = a;
-      one.model = entry.model;
-      const std::string& name = entry.name;
-      const std::string key = (fs::absolute(a.out) / name).lexically_normal().string();
-      std::optional<store::CacheLeaseRenewer> lease;
-      if (shared) {
-        VISALIGN_ASSIGN_OR_RETURN(store::CacheClaim claim,
-                                  shared->ClaimCacheKeys(kModelsNamespace, owner, {key}, kModelLease));
-        if (!claim.busy.empty()) {
-          busy.emplace_back(preprocessing, entry);
-          continue;
-        }
-        lease.emplace(*shared, kModelsNamespace, owner, kModelLease);
-      }
-      const Status fetched = downloads->Fetch(entry.model);
-      Result<Json> r =
-          fetched.ok() ? RunOne(cli, one, ctx, words, name, /*resumable=*/true, &board_pixels) : Result<Json>(fetched);
-      if (shared) {
-        lease.reset();
-        // Done: the key's value ends its lease; failed: released, for another process to try.
-        VISALIGN_RETURN_IF_ERROR(r.ok() ? shared->CachePut(kModelsNamespace, key, r->value("status", ""))
-                                        : shared->ReleaseCacheLeases(kModelsNamespace, owner));
-      }
-      VISALIGN_RETURN_IF_ERROR(downloads->Done(entry.model));
-      if (r.ok()) {
-        if (const auto it = r->find("board_pixels"); it != r->end() && it->is_string())
-          spdlog::info("{}: board pixels {} ({})", name, it->get<std::string>(), preprocessing);
-        results.push_back(*r);
-        continue;
-      }
-      spdlog::warn("{}: failed: {}", name, r.status().ToString());
-      Json f = Json::object();
-      f["model"] = name;
-      f["status"] = "failed";
-      f["error"] = r.status().ToString();
-      results.push_back(f);
-      if (failed++ == 0) first_failure = r.status();
-    }
-    pending = std::move(busy);
-    if (!pending.empty()) std::this_thread::sleep_for(kModelBusyPoll);
-  }
-  std::sort(results.begin(), results.end(),
-            [](const Json& x, const Json& y) { return x["model"] < y["model"]; });
+  VISALIGN_ASSIGN_OR_RETURN(
+      SweepReport report,
+      RunModelsFolder(options, shared.get(), [&](const ModelEntry& entry, const std::string&) {
+        RunArgs one = a;
+        one.model = entry.model;
+        return RunOne(cli, one, ctx, words, entry.name, /*resumable=*/true, &board_pixels);
+      }));
   if (cli.global().json) {
     Json out = Json::object();
-    out["models"] = results;
+    out["models"] = report.models;
     PrintJson(out);
   }
-  if (failed > 0) {
-    return Status(first_failure.code(),
-                  fmt::format("{} of {} models failed, the first with: {}", failed, entries.size(), first_failure.what()),
-                  first_failure.where(), first_failure.expected());
-  }
-  return Status::Ok();
+  return report.ToStatus();
 }
 
 void AddRun(Cli& cli, CLI::App* g) {

@@ -9,7 +9,8 @@
 
 #include "cli/backend_options.h"
 #include "cli/cli.h"
-#include "cli/refusals.h"
+#include "visalign/backends/refusals.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
 #include "visalign/color.h"
@@ -102,10 +103,10 @@ Result<violin::ModelImages> RunImages(store::RunStore& st, const StoreFlags& whe
   if (!info)
     return Status::NotFound("no run named \"" + run + "\"", "store " + where.Display(),
                             "a run created by `visalign generate --run " + run + "`");
-  if (info->benchmark != "violin")
+  if (info->benchmark != benchmarks::kViolin)
     return Status::InvalidArgument("run \"" + run + "\" was made for the " + info->benchmark + " benchmark, not VIOLIN",
                                    "store " + where.Display(),
-                                   info->benchmark == "acva" ? "`visalign acva analyze --run " + run + "` for it, or a run of `visalign violin generate`"
+                                   info->benchmark == benchmarks::kAcva ? "`visalign acva analyze --run " + run + "` for it, or a run of `visalign violin generate`"
                                                              : "a run of `visalign violin generate`");
   if (info->dataset_fingerprint != fingerprint)
     return Status::InvalidArgument("run \"" + run + "\" was generated from another dataset version",
@@ -143,7 +144,6 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
     VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, violin::CollectImageDirectory(dir, name, items));
     models.push_back(std::move(images));
   }
-  std::vector<RefusalRate> refusals;
   if (!a.runs.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenStore(a.store));
     const std::string& fingerprint = options.manifest_sha256;
@@ -154,30 +154,19 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
       VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, RunImages(*st, a.store, run, a.dataset, fingerprint));
       models.push_back(std::move(images));
       VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, st->Counts(run));
-      refusals.push_back(RefusalRateOf(run, counts));
+      options.refusals.push_back(backends::RefusalRateOf(run, counts));
     }
   }
   VISALIGN_ASSIGN_OR_RETURN(violin::Summary summary, violin::EvaluateToDirectory(items, models, options, a.out));
-  // Refused rows have no image: missing items, scored as --missing says; their rate is a result.
-  Json refusals_json = Json::array();
-  for (const RefusalRate& r : refusals) refusals_json.push_back(RefusalJson(r));
-  if (!refusals.empty()) {
-    const std::filesystem::path summary_path = std::filesystem::path(a.out) / "summary.json";
-    VISALIGN_ASSIGN_OR_RETURN(Json written, ReadJsonFile(summary_path));
-    written["refusals"] = refusals_json;
-    VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(summary_path, written.dump(2) + "\n"));
-  }
 
   WarnProblems("items without an image (missing)", summary.missing);
   WarnProblems("unreadable images", summary.unreadable);
   WarnProblems("images matching no manifest item (unmatched, not scored)", summary.unmatched);
   WarnCoverage(summary);
   if (cli.global().json) {
-    Json j = violin::SummaryJson(summary, options.weights);
-    if (!refusals.empty()) j["refusals"] = refusals_json;
-    PrintJson(j);
+    PrintJson(violin::SummaryJson(summary, options.weights));
   } else {
-    std::cout << violin::SummaryMarkdown(summary) << RefusalText(refusals)
+    std::cout << violin::SummaryMarkdown(summary) << backends::RefusalText(summary.refusals)
               << fmt::format("\n{} images scored; wrote {}/items.jsonl and {}/summary.{{json,csv,md}}\n",
                              summary.n_scored(), a.out, a.out);
   }

@@ -384,6 +384,11 @@ std::string RandomWeightsLabel(const ClipConfig& config) {
                      config.random_seed);
 }
 
+Json RandomWeightsJson(const ClipConfig& config) {
+  if (!config.random) return nullptr;
+  return {{"arch", config.random_arch}, {"seed", config.random_seed}, {"label", RandomWeightsLabel(config)}};
+}
+
 std::string PreprocessFingerprintText(const PreprocessConfig& p) {
   return fmt::format("size={};resize={};interpolation={};mean={:.9g},{:.9g},{:.9g};std={:.9g},{:.9g},{:.9g}",
                      p.image_size, p.resize_mode == ResizeMode::kShortest ? "shortest" : "squash",

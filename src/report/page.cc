@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "report/assets.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/results.h"
 
 namespace visalign::report {
@@ -223,21 +224,14 @@ std::string RenderPage(const Report& report, bool export_mode) {
 
 namespace {
 
-constexpr std::pair<std::string_view, std::string_view> kBenchmarkNames[] = {
-    {"violin", "VIOLIN"}, {"hues", "Hues and Cues"}, {"hues-nonsense", "Hues and Cues nonsense baseline"},
-    {"acva", "ACVA-Bench"}};
-
 // The folder's provenance and benchmark section. They read summary.json and items.jsonl as the results
 // contract defines them; a value of another type (a hand-edited or damaged file) makes nlohmann
 // throw, which ends here as one error naming the folder.
 Status BuildBenchmarkSection(const ResultsFolder& folder, const ReportOptions& options, internal::SectionBuilder& section) {
   try {
     section.Provenance(folder);
-    if (folder.benchmark == "violin") return internal::BuildViolinSection(folder, options, section);
-    if (folder.benchmark == "hues") return internal::BuildHuesSection(folder, options, section);
-    if (folder.benchmark == "hues-nonsense") return internal::BuildNonsenseSection(folder, options, section);
-    if (folder.benchmark == "acva") return internal::BuildAcvaSection(folder, options, section);
-    return Status::Ok();
+    const internal::SectionType* type = internal::FindSectionType(folder.benchmark);
+    return type != nullptr ? type->build(folder, options, section) : Status::Ok();
   } catch (const Json::exception& e) {
     std::string_view why = e.what();
     if (const size_t end = why.find("] "); why.starts_with("[json.exception.") && end != std::string_view::npos)
@@ -259,9 +253,8 @@ Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std:
   report.title = options.title;
   std::map<std::string, int> count;
   for (const ResultsFolder& folder : folders) {
-    std::string_view name = folder.benchmark;
-    for (const auto& [key, display] : kBenchmarkNames)
-      if (key == folder.benchmark) name = display;
+    const benchmarks::BenchmarkInfo* info = benchmarks::FindBenchmark(folder.benchmark);
+    const std::string_view name = info != nullptr ? info->display_name : std::string_view(folder.benchmark);
     const std::string id = fmt::format("{}-{}", folder.benchmark, ++count[folder.benchmark]);
     // The folder's own name, also for "out/" or ".".
     const std::string folder_name = (std::filesystem::absolute(folder.dir).lexically_normal() / "").parent_path().filename().string();

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -99,6 +100,20 @@ Status BuildAcvaSection(const ResultsFolder& folder, const ReportOptions& option
 // The Hues and Cues per-word board and CIE xy figures (hues_board.cc).
 Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
 void BuildRunSection(const StoredRun& run, SectionBuilder& section);
+
+// The report's section types: a results folder whose summary.json names `benchmark` gets the
+// section `build` makes (after its provenance). The one table of them is sections.cc; a new
+// benchmark's section is its <name>_section.cc and one row there (docs/architecture.md, "Add a
+// benchmark"). A table, not a self-registering object per file: the module is a static library,
+// and the linker leaves out an object file nothing references, registrar and all.
+using BuildSectionFn = Status (*)(const ResultsFolder& folder, const ReportOptions& options, SectionBuilder& section);
+struct SectionType {
+  std::string_view benchmark;  // a benchmarks::k* id
+  BuildSectionFn build;
+};
+std::span<const SectionType> SectionTypes();
+// The entry of `benchmark`, or null.
+const SectionType* FindSectionType(std::string_view benchmark);
 
 // The page: `export_mode` makes its script also write every figure's SVG and PNG into the DOM
 // for ExportFigures.

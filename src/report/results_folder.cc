@@ -1,6 +1,9 @@
 // Reading a benchmark's results folder as the results contract defines it.
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
 #include "visalign/core/untrusted.h"
@@ -10,14 +13,18 @@ namespace visalign::report {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr std::string_view kBenchmarks[] = {"violin", "hues", "hues-nonsense", "acva"};
+// "an output folder of `violin evaluate`, `hues evaluate`, `hues nonsense` or `acva analyze`".
+std::string ExpectedFolder() {
+  std::vector<std::string_view> commands;
+  for (std::string_view id : ReportedBenchmarks()) commands.push_back(benchmarks::FindBenchmark(id)->results_command);
+  return "an output folder of " + benchmarks::JoinAlternatives(commands, '`');
+}
 
 }  // namespace
 
 Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
   const std::string where = "results folder " + dir.string();
-  const std::string expected =
-      "an output folder of `violin evaluate`, `hues evaluate`, `hues nonsense` or `acva analyze`";
+  const std::string expected = ExpectedFolder();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::NotFound("no such folder", where, expected);
   ResultsFolder folder;
@@ -33,10 +40,11 @@ Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
   if (!folder.summary.is_object())
     return Status::InvalidArgument("summary.json is not a JSON object", where, expected);
   const Json& benchmark = folder.summary.value("benchmark", Json());
-  if (!benchmark.is_string() || std::find(std::begin(kBenchmarks), std::end(kBenchmarks),
-                                          benchmark.get<std::string>()) == std::end(kBenchmarks))
+  const std::vector<std::string_view> known = ReportedBenchmarks();
+  if (!benchmark.is_string() ||
+      std::find(known.begin(), known.end(), benchmark.get<std::string>()) == known.end())
     return Status::InvalidArgument(fmt::format("summary.json names benchmark {}", QuoteJson(benchmark)), where,
-                                   "\"violin\", \"hues\", \"hues-nonsense\" or \"acva\"");
+                                   benchmarks::JoinAlternatives(known));
   folder.benchmark = benchmark.get<std::string>();
   const Json& version = folder.summary.value("schema_version", Json());
   if (version != Json(kResultsSchemaVersion))

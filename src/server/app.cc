@@ -171,11 +171,7 @@ Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
   app->server_ = std::make_unique<HttpServer>(std::move(http));
   for (const internal::Asset& a : internal::Assets())
     app->server_->Asset("/static/" + std::string(a.name), a.body, std::string(a.content_type));
-  AddCoreRoutes(*app, *app->server_);
-  AddGameRoutes(*app, *app->server_);
-  AddRegionRoutes(*app, *app->server_);
-  VISALIGN_RETURN_IF_ERROR(AddExplorerRoutes(*app, *app->server_));
-  VISALIGN_RETURN_IF_ERROR(AddAcvaRatingRoutes(*app, *app->server_));
+  for (const RouteFile& routes : RouteFiles()) VISALIGN_RETURN_IF_ERROR(routes.add(*app, *app->server_));
   return app;
 }
 
@@ -248,7 +244,7 @@ void App::AddPage(HttpServer& server, const std::string& path, const std::string
   });
 }
 
-void AddCoreRoutes(App& app, HttpServer& server) {
+Status AddCoreRoutes(App& app, HttpServer& server) {
   // The board as the models see it: every cell's sRGB value from board.csv.
   Json board = {{"rows", Json::array()}, {"cols", hues::kCols}, {"cells", Json::array()}};
   for (int r = 0; r < hues::kRows; ++r) board["rows"].push_back(std::string(1, static_cast<char>('A' + r)));
@@ -319,6 +315,7 @@ void AddCoreRoutes(App& app, HttpServer& server) {
     if (Status st = app.study_store().Reset(); !st.ok()) return App::Fail(res, st);
     res.SetJson(200, {{"reset", true}});
   });
+  return Status::Ok();
 }
 
 }  // namespace visalign::server

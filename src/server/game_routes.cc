@@ -166,7 +166,7 @@ void NextItem(Game& game, Player& player, HttpServerResponse& res, int status, J
 
 }  // namespace
 
-void AddGameRoutes(App& app, HttpServer& server) {
+Status AddGameRoutes(App& app, HttpServer& server) {
   auto game = std::make_shared<Game>(app);
   app.AddPage(server, "/", "game", "Hues and Cues");
 
@@ -304,6 +304,7 @@ void AddGameRoutes(App& app, HttpServer& server) {
     if (!exported.ok()) return App::Fail(res, exported.status());
     res.Set(200, std::move(exported->csv), "text/csv; charset=utf-8");
   });
+  return Status::Ok();
 }
 
 }  // namespace visalign::server

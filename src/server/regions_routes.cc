@@ -20,7 +20,7 @@ Json CategoriesJson() {
 
 }  // namespace
 
-void AddRegionRoutes(App& app, HttpServer& server) {
+Status AddRegionRoutes(App& app, HttpServer& server) {
   app.AddPage(server, "/regions", "regions", "Colour regions");
 
   // The categories to paint with, and the participant's latest painting (null before the first).
@@ -64,6 +64,7 @@ void AddRegionRoutes(App& app, HttpServer& server) {
     if (!map.ok()) return App::Fail(res, map.status());
     res.Set(200, map->ToCsv(), "text/csv; charset=utf-8");
   });
+  return Status::Ok();
 }
 
 }  // namespace visalign::server

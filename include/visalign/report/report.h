@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "visalign/core/io.h"
@@ -24,14 +25,19 @@ namespace visalign::report {
 // One benchmark's results folder.
 struct ResultsFolder {
   std::filesystem::path dir;           // as given
-  std::string benchmark;               // "violin", "hues", "hues-nonsense" or "acva"
-  Json summary;              // summary.json
+  std::string benchmark;               // one of ReportedBenchmarks()
+  Json summary;                        // summary.json
   CsvTable summary_csv;                // summary.csv's cells, as written
   std::vector<Json> items;   // items.jsonl, one object per line
 };
 
+// The benchmark ids (visalign/core/benchmarks.h) whose results folders the report reads, each with
+// a section of its own: every benchmark of benchmarks::Benchmarks(), in its order.
+std::vector<std::string_view> ReportedBenchmarks();
+
 // Reads `dir` as a results folder: InvalidArgument at "results folder <dir>" for a summary.json
-// that is not JSON, names no known benchmark or has another schema_version than this build's
+// that is not JSON, names no benchmark of ReportedBenchmarks() (the error lists them) or has
+// another schema_version than this build's
 // (kResultsSchemaVersion), or whose summary.csv or items.jsonl does not parse; NotFound when the
 // folder or one of its three files is missing.
 Result<ResultsFolder> ReadResultsFolder(const std::filesystem::path& dir);
@@ -90,7 +96,7 @@ struct Report {
   std::string title;
   struct Section {
     std::string id;        // "violin-1", "run-1"
-    std::string benchmark;  // "violin", "hues", "hues-nonsense", "acva" or "run"
+    std::string benchmark;  // one of ReportedBenchmarks(), or "run"
     std::string heading;   // "VIOLIN — <folder>", "Run — <name>"
     // Conditions that make the section's numbers meaningless or partial (random CLIP weights,
     // coverage below 100 %, missing images, refused or invalid answers, thumbnails that cannot be

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "visalign/benchmarks/acva/acva.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/results.h"
 #include "visalign/core/untrusted.h"
 
@@ -151,7 +152,7 @@ Json AnalysisJson(const Analysis& a) {
   Json tiers = Json::array();
   for (const Tier& t : a.tiers) tiers.push_back({{"tier", t.tier}, {"models", t.models}});
   const AnalysisOptions& o = a.options;
-  Json summary = ResultsHeader("acva");
+  Json summary = ResultsHeader(benchmarks::kAcva);
   summary.update({
       {"concept_set", a.concept_set},
       {"n_concepts", a.n_concepts},
@@ -176,7 +177,7 @@ Json AnalysisJson(const Analysis& a) {
 }
 
 Result<FrozenMedians> FrozenMediansFromSummary(const Json& summary, const std::string& source) {
-  if (!summary.is_object() || summary.value("benchmark", Json()) != "acva")
+  if (!summary.is_object() || summary.value("benchmark", Json()) != benchmarks::kAcva)
     return Status::InvalidArgument("not an ACVA summary", source, "the summary.json of `visalign acva analyze`");
   FrozenMedians out;
   out.source = source;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
@@ -435,7 +436,7 @@ Result<std::vector<JudgedImage>> RunImages(store::RunStore& store, const Concept
     VISALIGN_ASSIGN_OR_RETURN(auto info, store.FindRun(run));
     if (!info) return Status::NotFound("run \"" + run + "\" not in the store", store.root().string(),
                                        "a run made by `visalign acva generate --run " + run + "`");
-    if (info->benchmark != "acva")
+    if (info->benchmark != benchmarks::kAcva)
       return Status::InvalidArgument("run \"" + run + "\" is a " + info->benchmark + " run", "run name",
                                      "an ACVA generation run");
     VISALIGN_ASSIGN_OR_RETURN(auto done, store.DoneImages(run));

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
 
@@ -116,7 +117,7 @@ Result<std::vector<ModelPredictions>> LoadEvaluatedModels(const std::filesystem:
   if (!text.ok()) return text.status().WithContext(where);
   Result<Json> summary = ParseJson(*text);
   if (!summary.ok()) return summary.status().WithContext(where);
-  if (!summary->is_object() || StringMember(*summary, "benchmark") != "hues")
+  if (!summary->is_object() || StringMember(*summary, "benchmark") != benchmarks::kHues)
     return Status::InvalidArgument("summary.json is not a Hues and Cues summary", where,
                                    "the output folder of `visalign hues evaluate`");
   const auto inputs = summary->find("inputs");

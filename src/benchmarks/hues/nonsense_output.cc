@@ -6,6 +6,7 @@
 #include <map>
 
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
@@ -109,7 +110,7 @@ Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabu
     prediction.update(InputFingerprint(run.prediction_sources[i]));
     predictions.push_back(std::move(prediction));
   }
-  Json summary = ResultsHeader("hues-nonsense");
+  Json summary = ResultsHeader(benchmarks::kHuesNonsense);
   summary["inputs"] = {{"predictions", std::move(predictions)},
                        {"vocabulary", InputFingerprint(run.vocabulary_source)},
                        {"macro_map", InputFingerprint(macro.source())}};

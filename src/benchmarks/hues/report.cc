@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
@@ -192,7 +193,7 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
   for (const CategoryRate& c : baseline.categories)
     human_categories.push_back({{"category", c.category}, {"n_words", c.n_words}, {"fail_rate", JsonNumber(c.fail_rate)}});
   // The results contract (docs/architecture.md): the header, what the numbers depend on, then the numbers.
-  Json summary = ResultsHeader("hues");
+  Json summary = ResultsHeader(benchmarks::kHues);
   summary["inputs"] = {{"humans", InputFingerprint(report.humans_source)},
                        {"macro_map", InputFingerprint(report.macro_source)},
                        {"predictions", predictions_json}};

@@ -147,6 +147,7 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
   summary.filters = options.filters;
   summary.limit = options.limit;
   summary.by = options.by;
+  summary.refusals = options.refusals;
   summary.missing_policy = options.missing;
   summary.alpha = options.alpha;
   summary.bootstrap = options.bootstrap;

@@ -11,6 +11,7 @@
 #include <map>
 #include <tuple>
 
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
@@ -360,7 +361,7 @@ Json OriginJson(const std::string& model, const ImageOrigin& origin) {
 }  // namespace
 
 Json SummaryJson(const Summary& summary, const Weights& weights) {
-  Json j = ResultsHeader("violin");
+  Json j = ResultsHeader(benchmarks::kViolin);
   Json inputs;
   inputs["dataset"] = {{"manifest_sha256", summary.manifest_sha256}};
   inputs["models"] = Json::array();
@@ -404,6 +405,10 @@ Json SummaryJson(const Summary& summary, const Weights& weights) {
     for (const Problem& p : *list) j[name].push_back(ProblemJson(p));
   }
   if (!summary.probes.empty()) j["probes"] = ProbesJson(summary.probes);
+  if (!summary.refusals.empty()) {
+    j["refusals"] = Json::array();
+    for (const backends::RefusalRate& r : summary.refusals) j["refusals"].push_back(backends::RefusalJson(r));
+  }
   return j;
 }
 

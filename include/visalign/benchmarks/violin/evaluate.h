@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "visalign/backends/refusals.h"
 #include "visalign/color.h"
 #include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
@@ -259,6 +260,8 @@ struct Summary {
   Normalization normalization = Normalization::kFixed;
   std::array<double, kMetricCount> raw_min{}, raw_max{};  // kMinMax: the range each metric was scaled by
   std::vector<ProbeEstimate> probes;  // probe items' summary (empty without probe items)
+  // EvaluateOptions::refusals: summary.json's "refusals" (RefusalJson each) when there is one.
+  std::vector<backends::RefusalRate> refusals;
   size_t n_scored() const;
 };
 // summary.json: the results contract's header (benchmark "violin", schema_version,
@@ -291,6 +294,9 @@ struct EvaluateOptions {
   imaging::AlphaPolicy alpha{imaging::AlphaPolicy::Mode::kComposite, {255, 255, 255}};
   stats::BootstrapOptions bootstrap;  // intervals of the overall and common rows
   std::string manifest_sha256;  // the dataset's ManifestFingerprint, recorded in summary.json
+  // The refusal rates of the generation runs scored (a refused row has no image: a missing item,
+  // scored as `missing` says; its rate is a result, docs/backends.md "Refusals").
+  std::vector<backends::RefusalRate> refusals;
   int threads = 0;           // scoring threads; 0 = ThreadCount()
   bool show_progress = true;
   // Called once per scored image, in a deterministic order (models as given, sources in

@@ -1,4 +1,5 @@
-// Refusal rates of generation runs, for the summaries of `violin evaluate` and `acva analyze`: a
+// Refusal rates of generation runs, for the summaries of `violin evaluate` and `acva analyze`
+// (here, beside the runner that records refused rows, so both benchmarks share them): a
 // provider's content filter declining a prompt is a result (docs/backends.md, "Refusals"), so each
 // run reports refused / finished rows (finished = done + refused: the prompts the model answered
 // one way or the other) with its Wilson 95 % interval. Failed and pending rows are not answers and
@@ -12,7 +13,7 @@
 #include "visalign/stats/statistics.h"
 #include "visalign/store.h"
 
-namespace visalign::cli {
+namespace visalign::backends {
 
 struct RefusalRate {
   std::string run;
@@ -27,4 +28,4 @@ Json RefusalJson(const RefusalRate& r);
 // or "" when no run has a refusal (the summary stays as it was).
 std::string RefusalText(const std::vector<RefusalRate>& rates);
 
-}  // namespace visalign::cli
+}  // namespace visalign::backends

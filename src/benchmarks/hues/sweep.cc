@@ -1,26 +1,23 @@
-// The models of a `hues run` sweep (--models, --models-file, --published) and what happens to a
-// hub model's download after its run.
-#include "cli/hues_run_models.h"
+#include "visalign/benchmarks/hues/sweep.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <sstream>
+#include <thread>
 #include <utility>
 
-#include "cli/clip_model_option.h"
 #include "visalign/benchmarks/hues/models.h"
+#include "visalign/clip.h"
 #include "visalign/core/io.h"
-#include "visalign/hub/hub.h"
 
-namespace visalign::cli {
+namespace visalign::hues {
 namespace {
 
 namespace fs = std::filesystem;
-using hues::CatalogModel;
-using hues::ListCatalogModels;
-using hues::ModelSupport;
 
 Result<std::vector<fs::path>> ModelDirs(const fs::path& dir) {
   std::error_code ec;
@@ -87,10 +84,9 @@ Result<std::vector<ModelEntry>> ModelEntries(const std::string& models, const st
   return entries;
 }
 
-Result<std::unique_ptr<SweepDownloads>> SweepDownloads::Make(const Cli& cli, uint64_t disk_budget, bool keep_checkpoints) {
+std::unique_ptr<SweepDownloads> SweepDownloads::Make(hub::HubOptions options, bool keep_checkpoints) {
   std::unique_ptr<SweepDownloads> d(new SweepDownloads());
-  VISALIGN_ASSIGN_OR_RETURN(d->options_, HubOptionsFor(cli));
-  d->options_.disk_budget = disk_budget;
+  d->options_ = std::move(options);
   d->options_.make_room = [raw = d.get()](uint64_t excess) { raw->MakeRoom(excess); };
   d->keep_ = keep_checkpoints;
   return d;
@@ -127,4 +123,69 @@ void SweepDownloads::MakeRoom(uint64_t excess) {
   }
 }
 
-}  // namespace visalign::cli
+
+Status SweepReport::ToStatus() const {
+  if (failed == 0) return Status::Ok();
+  return Status(first_failure.code(),
+                fmt::format("{} of {} models failed, the first with: {}", failed, total, first_failure.what()),
+                first_failure.where(), first_failure.expected());
+}
+
+Result<SweepReport> RunModelsFolder(const SweepOptions& options, store::RunStore* shared, const RunSweepModel& run_one) {
+  std::vector<std::pair<std::string, ModelEntry>> order;  // (preprocessing, model): hub names first, by name
+  for (const ModelEntry& e : options.models) {
+    const Result<clip::ClipConfig> config = fs::is_directory(e.model) ? clip::ReadClipModelConfig(e.model)
+                                                                       : Result<clip::ClipConfig>(Status::NotFound("a hub name"));
+    order.emplace_back(config.ok() ? clip::PreprocessFingerprintText(config->preprocess) : "", e);
+  }
+  std::sort(order.begin(), order.end());
+  const std::string owner = store::MakeOwnerId();
+  SweepReport report;
+  report.total = options.models.size();
+  for (auto pending = order; !pending.empty();) {
+    std::vector<std::pair<std::string, ModelEntry>> busy;
+    for (const auto& [preprocessing, entry] : pending) {
+      const std::string& name = entry.name;
+      const std::string key = (fs::absolute(options.out) / name).lexically_normal().string();
+      std::optional<store::CacheLeaseRenewer> lease;
+      if (shared) {
+        VISALIGN_ASSIGN_OR_RETURN(store::CacheClaim claim,
+                                  shared->ClaimCacheKeys(kSweepNamespace, owner, {key}, options.lease));
+        if (!claim.busy.empty()) {
+          busy.emplace_back(preprocessing, entry);
+          continue;
+        }
+        lease.emplace(*shared, kSweepNamespace, owner, options.lease);
+      }
+      const Status fetched = options.downloads ? options.downloads->Fetch(entry.model) : Status::Ok();
+      Result<Json> r = fetched.ok() ? run_one(entry, preprocessing) : Result<Json>(fetched);
+      if (shared) {
+        lease.reset();
+        // Done: the key's value ends its lease; failed: released, for another process to try.
+        VISALIGN_RETURN_IF_ERROR(r.ok() ? shared->CachePut(kSweepNamespace, key, r->value("status", ""))
+                                        : shared->ReleaseCacheLeases(kSweepNamespace, owner));
+      }
+      if (options.downloads) VISALIGN_RETURN_IF_ERROR(options.downloads->Done(entry.model));
+      if (r.ok()) {
+        if (const auto it = r->find("board_pixels"); it != r->end() && it->is_string())
+          spdlog::info("{}: board pixels {} ({})", name, it->get<std::string>(), preprocessing);
+        report.models.push_back(*r);
+        continue;
+      }
+      spdlog::warn("{}: failed: {}", name, r.status().ToString());
+      Json f = Json::object();
+      f["model"] = name;
+      f["status"] = "failed";
+      f["error"] = r.status().ToString();
+      report.models.push_back(f);
+      if (report.failed++ == 0) report.first_failure = r.status();
+    }
+    pending = std::move(busy);
+    if (!pending.empty()) std::this_thread::sleep_for(options.busy_poll);
+  }
+  std::sort(report.models.begin(), report.models.end(),
+            [](const Json& x, const Json& y) { return x["model"] < y["model"]; });
+  return report;
+}
+
+}  // namespace visalign::hues

@@ -1,11 +1,11 @@
-#include "cli/refusals.h"
+#include "visalign/backends/refusals.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-namespace visalign::cli {
+namespace visalign::backends {
 
 RefusalRate RefusalRateOf(const std::string& run, const store::RunCounts& counts) {
   const size_t finished = counts.done + counts.refused;
@@ -31,4 +31,4 @@ std::string RefusalText(const std::vector<RefusalRate>& rates) {
   return out;
 }
 
-}  // namespace visalign::cli
+}  // namespace visalign::backends
