@@ -162,7 +162,13 @@ nlohmann::json TowerJson(const TowerConfig& t) {
 // The tower type a model uses, as `clip info` names it.
 std::string VisionTowerText(const VisionConfig& v) {
   if (v.tower != VisionTower::kViT) return std::string(VisionTowerName(v.tower));
-  if (v.eva.enabled) return v.eva.rope ? "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token" : "timm EVA01 ViT, class token";
+  if (v.eva.enabled) {
+    if (v.pooling == Pooling::kAttentionPool) return "timm PE-Core ViT ('xy' RoPE), MAP attention-pool head";
+    if (v.eva.post_norm) return "timm EVA02-E ViT (residual post-norm), class token";
+    if (v.eva.rope) return "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token";
+    return v.ln_pre ? "timm ViT (CLIP layout, norm_pre), class token" : "timm EVA01 ViT, class token";
+  }
+  if (v.attentional_pool) return "ViT, attentional pooler (CoCa), first query";
   if (v.pooling == Pooling::kAttentionPool) return "timm ViT, MAP attention-pool head (SigLIP)";
   if (v.pooling == Pooling::kAverage) {
     return v.final_ln_after_pool ? "ViT, mean of the patch tokens, ln_post after pooling (CLIPA)" : "ViT, mean of the patch tokens";

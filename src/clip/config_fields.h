@@ -182,7 +182,9 @@ Result<VisionConfig> ParseOpenClipTimm(const json& v, const std::string& where);
 // unread, any other is refused naming it. Shared by the SigLIP and Eva trunks.
 Status ApplyTimmVitKwargs(const json& kwargs, const std::string& where, std::initializer_list<const char*> ignored,
                           VisionConfig& c, double& mlp_ratio);
-// timm's Eva trunks (EVA-CLIP; eva_config.cc).
+// timm's Eva trunks (EVA-CLIP, PE-Core) and CLIP-layout ViTs (eva_config.cc); IsTimmEvaName says
+// whether a timm_model_name is one of them.
+bool IsTimmEvaName(const std::string& name);
 Result<VisionConfig> ParseTimmEva(const json& v, const std::string& where);
 
 }  // namespace visalign::clip::config_internal
