@@ -216,7 +216,7 @@ Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where
     // timm's SigLIP ViTs here, every other timm trunk (ConvNeXt, or a refusal naming its family) below.
     const std::string name = v["timm_model_name"].is_string() ? v["timm_model_name"].get<std::string>() : "";
     if (name.rfind("vit_", 0) == 0 && name.find("_siglip") != std::string::npos) return ParseTimmSiglipVision(v, where);
-    if (name.rfind("eva", 0) == 0 || IsTimmEvaName(name)) return ParseTimmEva(v, where);
+    if (name.rfind("eva", 0) == 0 || name.rfind("vit_pe_", 0) == 0 || IsTimmEvaName(name)) return ParseTimmEva(v, where);
     return ParseOpenClipTimm(v, where);
   }
   if (f.Has("layers") && v["layers"].is_array()) return ParseOpenClipResNet(v, where);
