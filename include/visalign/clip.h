@@ -10,8 +10,11 @@
 // pooled at the last position, sigmoid logits with a bias, the checkpoint's own SentencePiece
 // tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json), EVA-CLIP (timm
 // EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU), CLIPA (mean-pooled patches, BERT WordPiece) and
-// MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
-// refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
+// MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent),
+// PE-Core (timm Eva trunk with 'xy' RoPE and a MAP head), CoCa (attentional pooler, appended cls token;
+// contrastive embeddings only), EVA02-E (post-norm blocks) and timm's CLIP-layout ViTs (MobileCLIP2-L-14).
+// Anything else (ViTamin, MobileCLIP's FastViT, other timm trunks, ...) is refused with kUnsupported
+// naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
 // data/clip/.
 //
 // All Encode* calls are batched (chunks of ClipLoadOptions::max_batch), use ThreadCount()
