@@ -1,9 +1,14 @@
-// Native image-tower throughput of the convolutional CLIP towers on random-weight models with
-// OpenCLIP's RN50, convnext_base and ViTamin-S shapes, and ViT-B-32 as the ViT path's reference
-// (GFLOP/s for the ViT-path towers; written by WriteRandomClipModel into a temporary
-// directory): images/s at batch 32 (the figure docs/performance.md compares with plain PyTorch,
-// bench/conv_towers_torch.py). Run: VISALIGN_DATA=data build/bench/conv_towers_benchmark
-// (threads: VISALIGN_BENCH_THREADS, default 2; VISALIGN_BENCH_MODELS=DIR keeps the models in DIR/<arch>).
+// Native image-tower throughput at batch 32 on random-weight models of real catalog shapes:
+// * the convolutional towers with OpenCLIP's RN50, convnext_base and ViTamin-S shapes, and ViT-B-32 as the
+//   ViT path's reference (WriteRandomClipModel; the figure docs/performance.md compares with plain
+//   PyTorch, bench/conv_towers_torch.py);
+// * the ViT-family towers of issue 31 (PE-Core, CoCa, EVA02, CLIPA, MetaCLIP 2, MobileCLIP2-L-14's timm
+//   ViT) and the plain OpenCLIP ViT of the same size, from open_clip's own model configs
+//   (data/clip/open_clip_model_configs.json) with random weights from clip::RandomTensorSpecs (the specs
+//   random_model_test.cc checks against the fixtures): GFLOP per CPU-second (analytic FLOPs of the image
+//   tower), the figure docs/performance.md compares with the ViT path's.
+// Run: VISALIGN_DATA=data build/bench/conv_towers_benchmark (threads: VISALIGN_BENCH_THREADS, default 2;
+// VISALIGN_BENCH_MODELS=DIR keeps the models in DIR/<arch>; --benchmark_filter=Named to time the ViT family only).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -13,7 +18,16 @@
 #include <map>
 #include <random>
 
+#include <ctime>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "clip/config.h"
+#include "clip/random_model.h"
+#include "clip/safetensors.h"
 #include "visalign/clip.h"
+#include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
 
 namespace visalign::clip {
@@ -108,6 +122,109 @@ void BM_EncodeConvTower(benchmark::State& state, RandomClipArch arch) {
         benchmark::Counter(2 * macs / 1e9 * kBatch * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   }
 }
+
+// The folder of a random-weight model with open_clip's config `name` (written on first use).
+fs::path NamedModelDir(const std::string& name) {
+  const char* keep = std::getenv("VISALIGN_BENCH_MODELS");
+  const fs::path root = keep != nullptr ? fs::path(keep) : fs::temp_directory_path() / ("visalign_vit_bench_" + std::to_string(::getpid()));
+  const fs::path dir = root / name;
+  if (keep == nullptr) {
+    static const fs::path temp = root;
+    static const bool registered = [] { return std::atexit([] { fs::remove_all(temp); }) == 0; }();
+    (void)registered;
+  }
+  if (fs::exists(dir / "open_clip_model.safetensors")) return dir;
+  const Result<fs::path> configs_file = DataFile("clip/open_clip_model_configs.json");
+  if (!configs_file.ok()) std::abort();
+  const nlohmann::json configs = nlohmann::json::parse(ReadFile(*configs_file).value())["configs"];
+  nlohmann::json config = {{"model_cfg", configs.at(name)}};
+  const int size = config["model_cfg"]["vision_cfg"].value("image_size", 224);
+  config["preprocess_cfg"] = {{"size", size}};
+  const ClipConfig parsed = ParseOpenClipConfig(config, name).value();
+  std::vector<TensorShape> shapes;
+  std::map<std::string, RandomTensorSpec> specs;
+  for (const RandomTensorSpec& spec : RandomTensorSpecs(parsed)) {
+    shapes.push_back(spec.tensor);
+    specs.emplace(spec.tensor.name, spec);
+  }
+  fs::create_directories(dir);
+  if (!WriteFileAtomic(dir / "open_clip_config.json", config.dump()).ok()) std::abort();
+  const Status written = WriteSafetensors(dir / "open_clip_model.safetensors", shapes,
+                                          [&](const TensorShape& t, float* values) { FillRandomTensor(specs.at(t.name), 0, values); });
+  if (!written.ok()) std::abort();
+  return dir;
+}
+
+// Multiply-add FLOPs (x2) of one image through a ViT-family tower: patch embedding, per block the qkv,
+// output, MLP (SwiGLU: two input GEMMs) GEMMs and the two attention products, the pooling head (MAP:
+// kv over all tokens; CoCa's pooler: ln_k'd tokens into k|v), the projection.
+double VitImageFlops(const ClipConfig& c) {
+  const VisionConfig& v = c.vision;
+  const double w = v.width, mlp = v.mlp_width;
+  const double patches = static_cast<double>(v.grid()) * v.grid();
+  const double t = patches + (v.class_token ? 1 : 0);
+  const double mlp_inputs = v.eva.swiglu ? 2.0 : 1.0;
+  const double block = 2.0 * t * (3 * w * w + w * w + mlp_inputs * w * mlp + mlp * w) + 2.0 * 2.0 * t * t * w;
+  double flops = v.layers * block + 2.0 * patches * 3.0 * v.patch_size * v.patch_size * w;
+  if (v.pooling == Pooling::kAttentionPool) {
+    const double pool_mlp = v.pool_mlp_width > 0 ? v.pool_mlp_width : mlp;
+    flops += 2.0 * t * 2 * w * w + 2.0 * (2 * w * w + 2 * w * pool_mlp) + 2.0 * 2.0 * t * w;
+  }
+  if (v.attentional_pool) flops += 2.0 * t * 2 * c.embed_dim * w + 2.0 * 2.0 * t * c.embed_dim;
+  return flops + 2.0 * w * c.embed_dim;
+}
+
+double ProcessCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// open_clip model `name`'s image tower at batch 32: images/s and GFLOP per CPU-second of the process.
+void BM_EncodeNamedTower(benchmark::State& state, const char* name) {
+  SetThreadCount(BenchThreads());
+  static std::map<std::string, ClipModel> models;
+  if (!models.count(name)) {
+    Result<ClipModel> m = LoadClipModel(NamedModelDir(name));
+    if (!m.ok()) {
+      state.SkipWithError(m.status().ToString().c_str());
+      return;
+    }
+    models.emplace(name, std::move(m).value());
+  }
+  const ClipModel& model = models.at(name);
+  const int s = model.image_size();
+  Matrix pixels(kBatch, 3 * s * s);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : pixels.data) v = normal(rng);
+  const double cpu_start = ProcessCpuSeconds();
+  for (auto _ : state) {
+    Result<Matrix> out = model.EncodePixels(pixels);
+    if (!out.ok()) std::abort();
+    benchmark::DoNotOptimize(out->data.data());
+  }
+  const double cpu_seconds = ProcessCpuSeconds() - cpu_start;
+  const double gflop = VitImageFlops(model.config()) * kBatch * static_cast<double>(state.iterations()) * 1e-9;
+  state.counters["images/s"] = benchmark::Counter(static_cast<double>(kBatch) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/image"] = VitImageFlops(model.config()) * 1e-9;
+  state.counters["GFLOPS/CPU-s"] = gflop / cpu_seconds;
+  state.counters["threads"] = BenchThreads();
+}
+
+// Each family beside the plain OpenCLIP ViT of its size (same width, depth, patch and image size).
+#define VISALIGN_NAMED_TOWER(name, iterations)                                                                   \
+  BENCHMARK_CAPTURE(BM_EncodeNamedTower, name, #name)->Unit(benchmark::kMillisecond)->UseRealTime()         \
+      ->MeasureProcessCPUTime()->Iterations(iterations)
+VISALIGN_NAMED_TOWER(ViT-B-16, 3);
+VISALIGN_NAMED_TOWER(PE-Core-B-16, 3);
+VISALIGN_NAMED_TOWER(EVA02-B-16, 3);
+VISALIGN_NAMED_TOWER(ViT-B-32, 10);
+VISALIGN_NAMED_TOWER(coca_ViT-B-32, 10);
+VISALIGN_NAMED_TOWER(ViT-L-14, 1);
+VISALIGN_NAMED_TOWER(ViT-L-14-CLIPA, 1);
+VISALIGN_NAMED_TOWER(MobileCLIP2-L-14, 1);
+VISALIGN_NAMED_TOWER(ViT-H-14-worldwide, 1);
 
 BENCHMARK_CAPTURE(BM_EncodeConvTower, RN50, RandomClipArch::kRN50)
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);

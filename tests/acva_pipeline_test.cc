@@ -177,6 +177,21 @@ TEST_F(AcvaPipeline, ThresholdsFromRefusesAFileThatIsNotAnAcvaSummary) {
   EXPECT_NE(both.err.find("--thresholds-from"), std::string::npos) << both.err;
 }
 
+// The PE-Core and CoCa fixtures (issue 31) score the same judged run as clip-tiny does.
+TEST_F(AcvaPipeline, AnalyzeLoadsThePeCoreAndCocaFixtures) {
+  ASSERT_EQ(RunVisalign(Judge("ref", {"varied"})).exit_code, 0);
+  for (const std::string fixture : {"pe-core-tiny", "coca-tiny"}) {
+    SCOPED_TRACE(fixture);
+    auto r = RunVisalign(Args({"--json", "acva", "analyze", "--run", "varied", "--judge-model", "ref", "--clip-model",
+                               (testing::SharedDir() / "fixtures" / fixture).string(), "--bootstrap", "50", "--out",
+                               (*dir_ / ("towers-" + fixture)).string()}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json s = json::parse(*ReadFile(*dir_ / ("towers-" + fixture) / "summary.json"));
+    EXPECT_EQ(s["benchmark"], "acva");
+    EXPECT_EQ(s["models"].size(), 1u);
+  }
+}
+
 TEST_F(AcvaPipeline, SummaryJsonRecordsWhatTheNumbersDependOn) {
   ASSERT_EQ(RunVisalign(Judge("provenance", {"varied"})).exit_code, 0);
   Analyze("provenance", {"varied"}, "provenance");

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "testing/cli_runner.h"
 
@@ -188,6 +190,34 @@ TEST(ClipCli, VitaminFixtureRunsThroughInfoEmbedAndHuesRun) {
   std::ifstream results(dir / "vitamin-tiny" / "results.csv");
   const std::string csv((std::istreambuf_iterator<char>(results)), std::istreambuf_iterator<char>());
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 100 * 5) << "header + 100 cues x 5 predictions";
+}
+
+// Issue 31's PE-Core and CoCa fixtures through the commands that load a CLIP model: `clip info` names
+// the tower, `clip embed` reproduces open_clip's embeddings from a string and a PNG, `hues run` plays
+// the board (acva analyze: acva_pipeline_test.cc).
+TEST(ClipCli, PeCoreAndCocaFixturesLoadInEveryCommand) {
+  const std::map<std::string, std::string> towers = {
+      {"pe-core-tiny", "timm PE-Core ViT ('xy' RoPE), MAP attention-pool head"},
+      {"coca-tiny", "ViT, attentional pooler (CoCa), first query"}};
+  for (const auto& [fixture, tower] : towers) {
+    SCOPED_TRACE(fixture);
+    const std::string model = FixtureFile(fixture, "");
+    auto info = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_EQ(nlohmann::json::parse(info.out)["vision"]["tower"], tower);
+    const nlohmann::json e = Expected(fixture);
+    auto r = RunVisalign({"--threads", "1", "clip", "embed", "--clip-model", model, "--text", e["texts"][3]["text"],
+                          "--image", FixtureFile(fixture, e["images"][1]["file"]), "--normalize", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_LE(MaxAbsDiff(j["texts"][0]["embedding"], e["texts"][3]["embedding_normalized"]), 1e-5);
+    EXPECT_LE(MaxAbsDiff(j["images"][0]["embedding"], e["images"][1]["embedding_normalized"]), 1e-5);
+    testing::TempDir dir;
+    auto hues = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
+    ASSERT_EQ(hues.exit_code, 0) << hues.err;
+    EXPECT_EQ(nlohmann::json::parse(hues.out)["words"], 100);
+    EXPECT_TRUE(std::filesystem::exists(dir / "runs" / fixture / "results.csv"));
+  }
 }
 
 TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {

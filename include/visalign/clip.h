@@ -11,8 +11,10 @@
 // tokenizer), SigLIP2 (tanh-GELU towers, the Gemma tokenizer from tokenizer.json), EVA-CLIP (timm
 // EVA01 / EVA02 trunks: RoPE, sub-LN, SwiGLU), CLIPA (mean-pooled patches, BERT WordPiece) and
 // MetaCLIP 2 (eos pooling, the XLM-R SentencePiece layout, or token ids where its tokenizer is absent),
-// ViTamin (timm's conv stem + MbConv stages before a GeGLU ViT). Anything else (CoCa, EVA02-E, other timm trunks, ...) is
-// refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
+// PE-Core (timm Eva trunk with 'xy' RoPE and a MAP head), CoCa (attentional pooler, appended cls token;
+// contrastive embeddings only), EVA02-E (post-norm blocks), timm's CLIP-layout ViTs (MobileCLIP2-L-14) and
+// ViTamin (timm's conv stem + MbConv stages before a GeGLU ViT). Anything else (MobileCLIP's FastViT,
+// other timm trunks, ...) is refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
 // data/clip/.
 //
 // All Encode* calls are batched (chunks of ClipLoadOptions::max_batch), use ThreadCount()
@@ -111,15 +113,29 @@ struct ConvNextConfig {
   bool projection_bias = false;  // timm_proj_bias (bias of the linear projection / the MLP's fc2)
 };
 
-// timm's Eva trunk (EVA-CLIP: `eva_giant_patch14_*` EVA01, `eva02_*_clip_*` EVA02) on the ViT path:
-// class token, absolute positions, no pre-norm, final norm, the trunk's head as projection (with bias).
+// timm's Eva trunk (EVA-CLIP: `eva_giant_patch14_*` EVA01, `eva02_*_clip_*` EVA02, EVA02-E's post-norm
+// `eva02_enormous_*`; PE-Core's `vit_pe_core_*`) and timm's CLIP-style VisionTransformer
+// (`vit_*_clip_*`: MobileCLIP2-L-14) on the ViT path: class token, absolute positions, final norm, the
+// trunk's head as projection (with bias), pooled at the class token or by a MAP head.
+enum class TimmQkv {
+  kFusedQvBias,  // attn.qkv + q_bias / v_bias, no key bias (EVA01, EVA02-E)
+  kSeparate,     // q_proj, k_proj (no bias), v_proj (EVA02)
+  kFused,        // attn.qkv with a [3 width] bias (PE-Core's AttentionRope, timm's ViT)
+};
 struct EvaConfig {
   bool enabled = false;
-  bool fused_qkv = true;  // attn.qkv + q_bias / v_bias (EVA01); false: q_proj, k_proj (no bias), v_proj (EVA02)
-  bool rope = false;      // 2-d rotary embedding ('cat' layout) of the patch tokens' q and k (EVA02)
-  int rope_ref_grid = 0;  // ref_feat_shape: positions are rescaled to this grid
-  bool sub_ln = false;    // scale_attn_inner: attn.norm over the heads before attn.proj
-  bool swiglu = false;    // swiglu_mlp + scale_mlp: silu(fc1_g) * fc1_x, mlp.norm, fc2
+  TimmQkv qkv = TimmQkv::kFusedQvBias;
+  bool patch_bias = true;  // patch_embed.proj has a bias (not with timm's pre-norm: PE-Core, CLIP ViTs)
+  // 2-d rotary embedding ('cat' layout, interleaved pairs) of the patch tokens' q and k (EVA02, PE-Core):
+  // positions (index + rope_offset) / grid * rope_ref_grid; angles ordered row then column ('ij', EVA02)
+  // or column then row ('xy', PE-Core).
+  bool rope = false;
+  int rope_ref_grid = 0;
+  float rope_offset = 0.0f;
+  bool rope_xy = false;
+  bool sub_ln = false;     // scale_attn_inner: attn.norm over the heads before attn.proj
+  bool swiglu = false;     // swiglu_mlp + scale_mlp: silu(fc1_g) * fc1_x, mlp.norm, fc2
+  bool post_norm = false;  // use_post_norm (EVA02-E): x + norm1(attn(x)), then x + norm2(mlp(x))
 };
 
 // timm's ViTamin trunk (timm/models/vitamin.py `vitamin_*`, OpenCLIP ViTamin-*) on the ViT path: a conv
@@ -150,8 +166,16 @@ struct VisionConfig : TowerConfig {
   bool projection = true;
   ResNetConfig resnet;      // kModifiedResNet only
   ConvNextConfig convnext;  // kConvNext only
-  EvaConfig eva;            // kViT from a timm Eva trunk only
+  EvaConfig eva;            // kViT from a timm Eva / ViT trunk only
   VitaminConfig vitamin;    // kViT from a timm ViTamin trunk only (patch_size: its total stride 16)
+  // Pooling::kAttentionPool (timm AttentionPoolLatent): its heads and MLP width, 0 = the blocks'
+  // (PE-Core: attn_pool_num_heads 8 whatever the blocks have).
+  int pool_heads = 0;
+  int pool_mlp_width = 0;
+  // OpenCLIP's attentional pooler (CoCa, `attentional_pool: true`): pool_queries learned queries of
+  // width embed_dim attend (pool_heads heads) over ln_k(tokens), then ln_post and proj on query 0.
+  bool attentional_pool = false;
+  int pool_queries = 0;
   int grid() const { return vitamin.enabled ? vitamin.grid(image_size) : image_size / patch_size; }
 };
 
@@ -163,6 +187,11 @@ struct TextConfig : TowerConfig {
   bool projection = true;        // false for proj_type "none" (ViT-SO400M-16-SigLIP-i18n-256): width == embed_dim
   int32_t pad_id = kPadToken;    // id that right-pads token rows to context_length
   int32_t eos_id = kEndOfText;   // Pooling::kEos: the id whose first position is pooled (text_cfg eos_id)
+  // CoCa's embed_cls: a learned cls embedding appended after the context_length ids (position
+  // context_length, pooled, LayerNorm after pooling), with OpenCLIP's legacy key mask: key k is visible
+  // when k == 0 or ids[k - 1] != pad_id (the cls key is ids[context_length - 1] != pad_id), on top of the
+  // causal mask.
+  bool embed_cls = false;
 };
 
 // Which tokenizer turns a text into ids. kClipBpe: the bundled BPE vocabulary (clean 'lower').

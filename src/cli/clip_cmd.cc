@@ -157,7 +157,13 @@ Json TowerJson(const TowerConfig& t) {
 // The tower type a model uses, as `clip info` names it.
 std::string VisionTowerText(const VisionConfig& v) {
   if (v.tower != VisionTower::kViT) return std::string(VisionTowerName(v.tower));
-  if (v.eva.enabled) return v.eva.rope ? "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token" : "timm EVA01 ViT, class token";
+  if (v.eva.enabled) {
+    if (v.pooling == Pooling::kAttentionPool) return "timm PE-Core ViT ('xy' RoPE), MAP attention-pool head";
+    if (v.eva.post_norm) return "timm EVA02-E ViT (residual post-norm), class token";
+    if (v.eva.rope) return "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token";
+    return v.ln_pre ? "timm ViT (CLIP layout, norm_pre), class token" : "timm EVA01 ViT, class token";
+  }
+  if (v.attentional_pool) return "ViT, attentional pooler (CoCa), first query";
   if (v.vitamin.enabled) {
     return std::string("timm ViTamin: conv stem, MbConv-LN stages, ViT with GeGLU MLPs, mean of the tokens, fc_norm") +
            (v.vitamin.pos_embed ? "" : ", no positional embedding");

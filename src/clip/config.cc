@@ -26,6 +26,8 @@ constexpr int kOpenClipDefaultTextHeads = 8;
 constexpr int kOpenClipDefaultTextWidth = 512;
 constexpr int kOpenClipDefaultTextLayers = 12;
 constexpr int kOpenClipDefaultResNetWidth = 64;
+constexpr int kOpenClipDefaultPoolerQueries = 256;  // CLIPVisionCfg attn_pooler_queries
+constexpr int kOpenClipDefaultPoolerHeads = 8;      // CLIPVisionCfg attn_pooler_heads
 constexpr int kResNetTotalStride = 32;    // stem 4, stages 2..4 x2 each
 
 
@@ -100,7 +102,7 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
     // timm's SigLIP ViTs here, every other timm trunk (ConvNeXt, or a refusal naming its family) below.
     const std::string name = v["timm_model_name"].is_string() ? v["timm_model_name"].get<std::string>() : "";
     if (name.rfind("vit_", 0) == 0 && name.find("_siglip") != std::string::npos) return ParseTimmSiglipVision(v, where);
-    if (name.rfind("eva", 0) == 0) return ParseTimmEva(v, where);
+    if (name.rfind("eva", 0) == 0 || name.rfind("vit_pe_", 0) == 0 || IsTimmEvaName(name)) return ParseTimmEva(v, where);
     if (name.rfind("vitamin", 0) == 0) return ParseTimmVitamin(v, where);
     return ParseOpenClipTimm(v, where);
   }
@@ -128,7 +130,17 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
   VISALIGN_ASSIGN_OR_RETURN(c.final_ln_after_pool, f.Bool("final_ln_after_pool", false));
   VISALIGN_RETURN_IF_ERROR(CheckPatchGrid(c, where));
   VISALIGN_RETURN_IF_ERROR(f.Require("ls_init_value", {}, "LayerScale"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("attentional_pool", {false}, "attentional pooler (CoCa)"));
+  // CoCa: OpenCLIP's original attentional pooler (true); the 'parallel' / 'cascade' variants are not.
+  VISALIGN_RETURN_IF_ERROR(f.Require("attentional_pool", {false, true}, "attentional pooler variant (CoCa: true)"));
+  c.attentional_pool = f.Has("attentional_pool") && v["attentional_pool"] == true;
+  if (c.attentional_pool) {
+    VISALIGN_ASSIGN_OR_RETURN(c.pool_queries, f.Int("attn_pooler_queries", kOpenClipDefaultPoolerQueries));
+    VISALIGN_ASSIGN_OR_RETURN(c.pool_heads, f.Int("attn_pooler_heads", kOpenClipDefaultPoolerHeads));
+    if (c.pooling != Pooling::kClassToken) {
+      return Status::Unsupported("unsupported vision pool_type " + QuoteText(pool_type) + " with attentional_pool", where,
+                                 "tok (CoCa's embedding is the pooler's first query)");
+    }
+  }
   VISALIGN_RETURN_IF_ERROR(f.Require("global_average_pool", {false}, "global average pooling"));
   VISALIGN_RETURN_IF_ERROR(f.Require("pos_embed_type", {"learnable"}, "positional embedding type"));
   VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear"}, "vision projection type"));
@@ -136,6 +148,7 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
   VISALIGN_RETURN_IF_ERROR(f.Require("input_patchnorm", {false}, "input patch norm"));
   VISALIGN_RETURN_IF_ERROR(f.Require("act_kwargs", {}, "activation options"));
   VISALIGN_RETURN_IF_ERROR(f.Require("norm_kwargs", {}, "normalization options"));
+  // final_ln_after_pool is ignored by OpenCLIP with the attentional pooler (ln_post follows the pooler).
   f.Ignore({"patch_dropout", "output_tokens", "attn_pooler_queries", "attn_pooler_heads", "n_queries",
             "embed_cls", "output_dim"});
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
@@ -222,7 +235,15 @@ Result<TextConfig> ParseOpenClipText(const Json& t, const std::string& where, To
   VISALIGN_ASSIGN_OR_RETURN(bool no_causal_mask, f.Bool("no_causal_mask", false));
   c.causal = !no_causal_mask;
   VISALIGN_ASSIGN_OR_RETURN(c.projection_bias, f.Bool("proj_bias", false));
-  VISALIGN_RETURN_IF_ERROR(f.Require("embed_cls", {false}, "text class-token embedding (CoCa)"));
+  // CoCa: a cls embedding appended and pooled, LayerNorm after pooling; pool_type is then ignored.
+  VISALIGN_ASSIGN_OR_RETURN(c.embed_cls, f.Bool("embed_cls", false));
+  if (c.embed_cls) {
+    if (!c.causal) {
+      return Status::Unsupported("unsupported embed_cls with no_causal_mask", where, "CoCa's causal text tower");
+    }
+    c.pooling = Pooling::kLast;
+    c.final_ln_after_pool = true;
+  }
   VISALIGN_RETURN_IF_ERROR(f.Require("proj_type", {"linear", "none"}, "text projection type"));
   c.projection = !(f.Has("proj_type") && t["proj_type"] == "none");
   VISALIGN_RETURN_IF_ERROR(f.Require("pad_id", {0}, "pad_id other than 0"));
@@ -285,9 +306,6 @@ Result<ClipConfig> ParseOpenClipConfig(const Json& j, const std::string& source)
   const std::string where = source + (wrapped ? " model_cfg" : "");
   if (!model.is_object()) return Status::InvalidArgument("model_cfg is not an object", source, "a JSON object");
   Fields f(model, where);
-  if (f.Has("multimodal_cfg")) {
-    return Status::Unsupported("unsupported CoCa model (multimodal_cfg present)", where, kNativeTowersExpected);
-  }
   ClipConfig c;
   c.sigmoid_logits = f.Has("init_logit_bias");
   c.layout = CheckpointLayout::kOpenClip;
@@ -296,7 +314,14 @@ Result<ClipConfig> ParseOpenClipConfig(const Json& j, const std::string& source)
   c.activation = quick_gelu ? Activation::kQuickGelu : Activation::kGelu;
   VISALIGN_ASSIGN_OR_RETURN(const Json* vision, Object(model, "vision_cfg", where));
   VISALIGN_ASSIGN_OR_RETURN(const Json* text, Object(model, "text_cfg", where));
-  f.Ignore({"vision_cfg", "text_cfg", "cast_dtype", "init_logit_scale", "nonscalar_logit_scale", "init_logit_bias"});
+  // CoCa's multimodal_cfg describes its captioning decoder, which no embedding uses (docs/clip.md, CoCa);
+  // its weights (text_decoder.*) are skipped at load.
+  if (f.Has("multimodal_cfg") && !model["multimodal_cfg"].is_object()) {
+    return Status::InvalidArgument("field \"multimodal_cfg\" is " + QuoteJson(model["multimodal_cfg"]), where,
+                                   "an object (CoCa's decoder config)");
+  }
+  f.Ignore({"vision_cfg", "text_cfg", "cast_dtype", "init_logit_scale", "nonscalar_logit_scale", "init_logit_bias",
+            "multimodal_cfg"});
   VISALIGN_ASSIGN_OR_RETURN(c.custom_text, f.Bool("custom_text", false));
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   VISALIGN_ASSIGN_OR_RETURN(c.vision, ParseOpenClipVision(*vision, where + " vision_cfg"));
@@ -310,6 +335,11 @@ Result<ClipConfig> ParseOpenClipConfig(const Json& j, const std::string& source)
     return Status::InvalidArgument(fmt::format("vision width {} without a projection differs from embed_dim {}",
                                                c.vision.width, c.embed_dim),
                                    where, "embed_dim equal to the timm tower's width (timm_proj none)");
+  }
+  if (c.vision.attentional_pool && c.embed_dim % c.vision.pool_heads != 0) {
+    return Status::InvalidArgument(fmt::format("embed_dim {} is not divisible by attn_pooler_heads {}", c.embed_dim,
+                                               c.vision.pool_heads),
+                                   where + " vision_cfg", "attn_pooler_heads dividing embed_dim (the pooler's width)");
   }
   const Json* pre = wrapped && j.contains("preprocess_cfg") && j["preprocess_cfg"].is_object() ? &j["preprocess_cfg"] : nullptr;
   VISALIGN_ASSIGN_OR_RETURN(c.preprocess, ParseOpenClipPreprocess(pre, c.vision.image_size, source + " preprocess_cfg"));

@@ -179,7 +179,9 @@ Result<VisionConfig> ParseOpenClipTimm(const Json& v, const std::string& where);
 // unread, any other is refused naming it. Shared by the SigLIP and Eva trunks.
 Status ApplyTimmVitKwargs(const Json& kwargs, const std::string& where, std::initializer_list<const char*> ignored,
                           VisionConfig& c, double& mlp_ratio);
-// timm's Eva trunks (EVA-CLIP; eva_config.cc).
+// timm's Eva trunks (EVA-CLIP, PE-Core) and CLIP-layout ViTs (eva_config.cc); IsTimmEvaName says
+// whether a timm_model_name is one of them.
+bool IsTimmEvaName(const std::string& name);
 Result<VisionConfig> ParseTimmEva(const Json& v, const std::string& where);
 // timm's ViTamin trunks (vitamin_*; vitamin_config.cc).
 Result<VisionConfig> ParseTimmVitamin(const Json& v, const std::string& where);

@@ -42,13 +42,13 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
     std::string feature;
   };
   const std::vector<Case> cases = {
-      {"/model_cfg/multimodal_cfg", Json::object(), "CoCa"},
-      {"/model_cfg/vision_cfg/timm_model_name", "eva02_enormous_patch14_clip_224", "EVA timm vision tower"},
-      {"/model_cfg/vision_cfg/timm_model_name", "eva02_small_patch14_224", "EVA timm vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "eva02_small_patch14_224", "EVA / PE-Core / timm ViT vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vit_pe_core_gigantic_patch14_448", "EVA / PE-Core / timm ViT vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vit_large_patch14_clip_336", "ViT timm vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "vitamin_tiny_224", "ViTamin timm vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "fastvit_mci2", "MobileCLIP (FastViT) timm vision tower"},
       {"/model_cfg/text_cfg/hf_model_name", "roberta-base", "Hugging Face text tower"},
-      {"/model_cfg/vision_cfg/attentional_pool", true, "attentional pooler"},
+      {"/model_cfg/vision_cfg/attentional_pool", "parallel", "attentional pooler variant (CoCa: true)"},
       {"/model_cfg/vision_cfg/pool_type", "none", "vision pool_type"},
       {"/model_cfg/vision_cfg/ls_init_value", 1e-5, "LayerScale"},
       {"/model_cfg/text_cfg/pool_type", "mean", "text pool_type"},

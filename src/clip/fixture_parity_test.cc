@@ -4,7 +4,8 @@
 // transformers SiglipModel checkpoint (hf_siglip_testing.h), siglip2-tiny (SigLIP2: tanh-GELU
 // text tower, Gemma tokenizer), eva02-tiny / eva01-tiny (EVA-CLIP), clipa-tiny (CLIPA: mean-pooled
 // patches, BERT WordPiece) and metaclip2-tiny (MetaCLIP 2: eos pooling; token ids only, its
-// tokenizer is not in the fixture, so the string checks verify the refusal) and vitamin-tiny (ViTamin:
+// tokenizer is not in the fixture, so the string checks verify the refusal), pe-core-tiny (PE-Core: 'xy'
+// RoPE, MAP head) and coca-tiny (CoCa: attentional pooler, appended cls token) and vitamin-tiny (ViTamin:
 // conv stem and MbConv stages before a GeGLU ViT). One suite, the same checks for every
 // model: tokens exact, embeddings from the exact model inputs and from strings, cosines / logits /
 // probabilities, every traced intermediate activation, end to end from the PNGs, and independence of
@@ -337,7 +338,11 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureParityTest,
                              ParityCase{"metaclip2_tiny", "metaclip2-tiny", false, VisionTower::kViT, 7 + 6},
                              // ViTamin: conv stem + MbConv-LN stages, ViT with GeGLU MLPs, mean pooling
                              // and fc_norm; CustomTextCLIP text tower.
-                             ParityCase{"vitamin_tiny", "vitamin-tiny", false, VisionTower::kViT, 11 + 6}),
+                             ParityCase{"vitamin_tiny", "vitamin-tiny", false, VisionTower::kViT, 11 + 6},
+                             // PE-Core: 'xy' RoPE with offset 1, norm_pre, MAP head of 8 heads over all tokens.
+                             ParityCase{"pe_core_tiny", "pe-core-tiny", false, VisionTower::kViT, 10 + 6},
+                             // CoCa: attentional pooler (query 0); appended cls with the legacy key mask.
+                             ParityCase{"coca_tiny", "coca-tiny", false, VisionTower::kViT, 8 + 6}),
                          [](const ::testing::TestParamInfo<ParityCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "clip/gemm.h"
@@ -28,6 +29,12 @@ void AddBias(float* y, int rows, int cols, const float* bias) {
   const RowKernels& k = BestRowKernels();
 #pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * cols))
   for (int r = 0; r < rows; ++r) k.add_bias(y + static_cast<size_t>(r) * cols, cols, bias);
+}
+
+void AddRows(float* y, const float* x, int rows, int cols) {
+  const size_t n = static_cast<size_t>(rows) * cols;
+#pragma omp parallel for simd schedule(static) if (Parallel(n))
+  for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
 void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation act) {
@@ -68,7 +75,7 @@ namespace {
 // only when causal), out = scores·v. Query rows of item b start at q + b * q_item_stride.
 void MultiHeadAttention(const float* q, int q_stride, size_t q_item_stride, const float* k, const float* v,
                         int kv_stride, float* out, int batch, int q_seq, int kv_seq, int width, int heads,
-                        bool causal) {
+                        bool causal, const uint8_t* key_valid) {
   const RowKernels& rk = BestRowKernels();
   const int head_dim = width / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
@@ -86,10 +93,21 @@ void MultiHeadAttention(const float* q, int q_stride, size_t q_item_stride, cons
       const float* values = v + b * kv_item_stride + h;
       Gemm(q_seq, kv_seq, head_dim, scale, queries, q_stride, keys, kv_stride, BLayout::kNK, 0.0f, scores.data(),
            kv_seq);
+      const uint8_t* valid = key_valid != nullptr ? key_valid + static_cast<size_t>(b) * kv_seq : nullptr;
       for (int t = 0; t < q_seq; ++t) {
         float* p = scores.data() + static_cast<size_t>(t) * kv_seq;
         const int visible = causal ? t + 1 : kv_seq;
+        if (valid != nullptr) {  // masked keys: -inf before the softmax, exactly 0 after
+          for (int k = 0; k < visible; ++k) {
+            if (valid[k] == 0) p[k] = -std::numeric_limits<float>::infinity();
+          }
+        }
         rk.softmax(p, visible);
+        if (valid != nullptr) {
+          for (int k = 0; k < visible; ++k) {
+            if (valid[k] == 0) p[k] = 0.0f;
+          }
+        }
         std::fill(p + visible, p + kv_seq, 0.0f);
       }
       float* o = out + static_cast<size_t>(b) * q_seq * width + h;
@@ -100,16 +118,17 @@ void MultiHeadAttention(const float* q, int q_stride, size_t q_item_stride, cons
 
 }  // namespace
 
-void Attention(const float* qkv, float* out, int batch, int seq, int width, int heads, bool causal) {
+void Attention(const float* qkv, float* out, int batch, int seq, int width, int heads, bool causal,
+               const uint8_t* key_valid) {
   const int stride = 3 * width;
   MultiHeadAttention(qkv, stride, static_cast<size_t>(seq) * stride, qkv + width, qkv + 2 * static_cast<size_t>(width),
-                     stride, out, batch, seq, seq, width, heads, causal);
+                     stride, out, batch, seq, seq, width, heads, causal, key_valid);
 }
 
 void CrossAttention(const float* q, size_t q_item_stride, const float* kv, float* out, int batch, int q_seq,
                     int kv_seq, int width, int heads) {
   MultiHeadAttention(q, width, q_item_stride, kv, kv + width, 2 * width, out, batch, q_seq, kv_seq, width, heads,
-                     /*causal=*/false);
+                     /*causal=*/false, /*key_valid=*/nullptr);
 }
 
 }  // namespace visalign::clip

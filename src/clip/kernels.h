@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "visalign/clip.h"
 
@@ -20,6 +21,9 @@ void LayerNorm(const float* x, float* y, int rows, int width, const float* gain,
 // y[r][c] += bias[c].
 void AddBias(float* y, int rows, int cols, const float* bias);
 
+// y[r][c] += x[r][c].
+void AddRows(float* y, const float* x, int rows, int cols);
+
 // y[r][c] = act(y[r][c] + bias[c]).
 void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation act);
 
@@ -32,8 +36,11 @@ void AddBiasGeGlu(float* gate, const float* value, int rows, int cols, const flo
 // Multi-head self-attention on a fused projection qkv[batch * seq, 3 * width] (q | k | v, heads are
 // contiguous slices of width / heads). Writes the concatenated heads to out[batch * seq, width].
 // `causal`: position t attends to positions <= t only. Per (item, head): scores = q·kᵀ/√d and
-// out = softmax(scores)·v as two small GEMMs.
-void Attention(const float* qkv, float* out, int batch, int seq, int width, int heads, bool causal);
+// out = softmax(scores)·v as two small GEMMs. `key_valid` (CoCa's key mask; null: every key):
+// [batch * seq] bytes, key k of item b is attended to only where key_valid[b * seq + k] is non-zero; key 0
+// must be valid (no row is fully masked).
+void Attention(const float* qkv, float* out, int batch, int seq, int width, int heads, bool causal,
+               const uint8_t* key_valid = nullptr);
 
 // Multi-head attention of q_seq queries per item over kv_seq keys and values of the same item:
 // q[q_seq, width] per item, item b's at q + b * q_item_stride (0: the same queries for every item,

@@ -151,11 +151,8 @@ Result<Matrix> ClipModel::EncodeTokens(const std::vector<std::vector<int32_t>>& 
     padded[i].resize(static_cast<size_t>(t.context_length), t.pad_id);
   }
   const int count = static_cast<int>(padded.size());
-  // Positions a text needs: up to its pooled position (PooledPosition) in a causal tower (see
-  // ForwardOptions::trim_text_to_eot); all of them in a bidirectional or last-pooled one (SigLIP).
-  const bool trimmed = t.causal && t.pooling != Pooling::kLast;
-  std::vector<int> lengths(padded.size(), t.context_length);
-  for (size_t i = 0; trimmed && i < padded.size(); ++i) lengths[i] = PooledPosition(t, padded[i]) + 1;
+  std::vector<int> lengths(padded.size());
+  for (size_t i = 0; i < padded.size(); ++i) lengths[i] = TextPositions(t, padded[i]);
   const ThreadPlan plan = PlanThreads(count, impl_->options.max_batch, ThreadCount());
   const TextBatches buckets = BucketByLength(lengths, plan.chunk_items);
   Progress progress("clip texts", static_cast<uint64_t>(count), impl_->ShowProgress(count));

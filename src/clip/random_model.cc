@@ -222,6 +222,96 @@ void AddVitVision(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
   specs.push_back({{"visual.proj", {vw, c.embed_dim}}, Uniform(vw)});
 }
 
+// timm's Eva-class trunks (EVA01/EVA02/EVA02-E, PE-Core) and CLIP-layout ViTs under visual.trunk.,
+// with the names eva.cc reads; Linear weights std fan_in^-½.
+void AddTimmEvaVision(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
+  const VisionConfig& v = c.vision;
+  const int64_t w = v.width;
+  const int64_t mlp = v.mlp_width;
+  const std::string p = "visual.trunk.";
+  const auto linear = [&](const std::string& name, int64_t out, int64_t in) {
+    specs.push_back({{name + ".weight", {out, in}}, Uniform(in)});
+    specs.push_back({{name + ".bias", {out}}, Bias()});
+  };
+  const auto norm = [&](const std::string& name, int64_t width) {
+    specs.push_back({{name + ".weight", {width}}, Gain()});
+    specs.push_back({{name + ".bias", {width}}, Bias()});
+  };
+  for (int i = 0; i < v.layers; ++i) {
+    const std::string b = p + "blocks." + std::to_string(i) + ".";
+    norm(b + "norm1", w);
+    norm(b + "norm2", w);
+    switch (v.eva.qkv) {
+      case TimmQkv::kFused:
+        linear(b + "attn.qkv", 3 * w, w);
+        break;
+      case TimmQkv::kFusedQvBias:
+        specs.push_back({{b + "attn.qkv.weight", {3 * w, w}}, Uniform(w)});
+        specs.push_back({{b + "attn.q_bias", {w}}, Bias()});
+        specs.push_back({{b + "attn.v_bias", {w}}, Bias()});
+        break;
+      case TimmQkv::kSeparate:
+        linear(b + "attn.q_proj", w, w);
+        specs.push_back({{b + "attn.k_proj.weight", {w, w}}, Uniform(w)});
+        linear(b + "attn.v_proj", w, w);
+        break;
+    }
+    if (v.eva.sub_ln) norm(b + "attn.norm", w);
+    linear(b + "attn.proj", w, w);
+    if (v.eva.swiglu) {
+      linear(b + "mlp.fc1_g", mlp, w);
+      linear(b + "mlp.fc1_x", mlp, w);
+      norm(b + "mlp.norm", mlp);
+    } else {
+      linear(b + "mlp.fc1", mlp, w);
+    }
+    linear(b + "mlp.fc2", w, mlp);
+  }
+  const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid() + 1;
+  specs.push_back({{p + "patch_embed.proj.weight", {w, 3, v.patch_size, v.patch_size}},
+                   Uniform(3 * 3 * static_cast<int64_t>(v.patch_size) * v.patch_size)});
+  if (v.eva.patch_bias) specs.push_back({{p + "patch_embed.proj.bias", {w}}, Bias()});
+  specs.push_back({{p + "cls_token", {1, 1, w}}, Uniform(w)});
+  specs.push_back({{p + "pos_embed", {1, tokens, w}}, Uniform(w)});
+  if (v.ln_pre) norm(p + "norm_pre", w);
+  norm(p + "norm", w);
+  if (v.pooling == Pooling::kAttentionPool) {
+    const std::string a = p + "attn_pool.";
+    specs.push_back({{a + "latent", {1, 1, w}}, Uniform(w)});
+    linear(a + "q", w, w);
+    linear(a + "kv", 2 * w, w);
+    linear(a + "proj", w, w);
+    norm(a + "norm", w);
+    linear(a + "mlp.fc1", v.pool_mlp_width, w);
+    linear(a + "mlp.fc2", w, v.pool_mlp_width);
+  }
+  linear(p + "head", c.embed_dim, w);
+}
+
+// CoCa's attentional pooler (visual.attn_pool.*) and its embed_dim-wide ln_post / proj, replacing the
+// ViT's width-wide ones.
+void AddAttentionalPooler(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
+  const VisionConfig& v = c.vision;
+  const int64_t e = c.embed_dim;
+  const int64_t w = v.width;
+  std::erase_if(specs, [](const RandomTensorSpec& s) { return s.tensor.name.rfind("visual.ln_post.", 0) == 0 || s.tensor.name == "visual.proj"; });
+  const std::string a = "visual.attn_pool.";
+  specs.push_back({{a + "query", {v.pool_queries, e}}, Uniform(e)});
+  specs.push_back({{a + "ln_q.weight", {e}}, Gain()});
+  specs.push_back({{a + "ln_q.bias", {e}}, Bias()});
+  specs.push_back({{a + "ln_k.weight", {w}}, Gain()});
+  specs.push_back({{a + "ln_k.bias", {w}}, Bias()});
+  specs.push_back({{a + "attn.q_proj_weight", {e, e}}, Uniform(e)});
+  specs.push_back({{a + "attn.k_proj_weight", {e, w}}, Uniform(w)});
+  specs.push_back({{a + "attn.v_proj_weight", {e, w}}, Uniform(w)});
+  specs.push_back({{a + "attn.in_proj_bias", {3 * e}}, Bias()});
+  specs.push_back({{a + "attn.out_proj.weight", {e, e}}, Uniform(e)});
+  specs.push_back({{a + "attn.out_proj.bias", {e}}, Bias()});
+  specs.push_back({{"visual.ln_post.weight", {e}}, Gain()});
+  specs.push_back({{"visual.ln_post.bias", {e}}, Bias()});
+  specs.push_back({{"visual.proj", {e, e}}, Uniform(e)});
+}
+
 // A convolution's weight with PyTorch's default init (uniform with bound fan_in^-½: variance 1 / (3 fan_in)).
 void AddConv(std::vector<RandomTensorSpec>& specs, const std::string& name, int64_t out, int64_t in, int64_t kernel) {
   specs.push_back({{name, {out, in, kernel, kernel}}, Uniform(3 * in * kernel * kernel)});
@@ -405,8 +495,11 @@ std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
     case VisionTower::kViT:
       if (c.vision.vitamin.enabled) {
         AddVitamin(specs, c);
+      } else if (c.vision.eva.enabled) {
+        AddTimmEvaVision(specs, c);
       } else {
         AddVitVision(specs, c);
+        if (c.vision.attentional_pool) AddAttentionalPooler(specs, c);
       }
       break;
     case VisionTower::kModifiedResNet:
@@ -416,13 +509,16 @@ std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
       AddConvNext(specs, c);
       break;
   }
-  const std::string tp = c.custom_text ? "text." : "";  // CustomTextCLIP
+  // CustomTextCLIP (custom_text, CoCa) keeps the text tower under "text."; CoCa appends a cls position.
+  const std::string tp = c.custom_text ? "text." : "";
   AddTower(specs, tp, t);
   specs.push_back({{tp + "token_embedding.weight", {t.vocab_size, tw}}, Uniform(kTokenEmbeddingVarianceDenominator)});
-  specs.push_back({{tp + "positional_embedding", {t.context_length, tw}}, Uniform(kTextPositionalVarianceDenominator)});
+  specs.push_back({{tp + "positional_embedding", {t.context_length + (t.embed_cls ? 1 : 0), tw}},
+                   Uniform(kTextPositionalVarianceDenominator)});
+  if (t.embed_cls) specs.push_back({{tp + "cls_emb", {tw}}, Uniform(kTextPositionalVarianceDenominator)});
   specs.push_back({{tp + "ln_final.weight", {tw}}, Gain()});
   specs.push_back({{tp + "ln_final.bias", {tw}}, Bias()});
-  specs.push_back({{tp + "text_projection", {tw, c.embed_dim}}, Uniform(tw)});
+  if (t.projection) specs.push_back({{tp + "text_projection", {tw, c.embed_dim}}, Uniform(tw)});
   specs.push_back({{"logit_scale", {}}, {RandomInit::Kind::kConstant, 1, false, kInitialLogitScale}});
   return specs;
 }

@@ -33,8 +33,10 @@ struct RandomTensorSpec {
 // The open_clip_config.json of `arch`, including the "visalign_random_model" record with `seed`.
 Json RandomClipConfigJson(RandomClipArch arch, uint64_t seed);
 
-// Every parameter of a CLIP with `config` (ViT, ModifiedResNet or timm ConvNeXt vision tower) in the
-// OpenCLIP layout (the names LoadClipModel reads), with OpenCLIP's initialisation scales.
+// Every parameter of a CLIP with `config` (ViT with a class token or CoCa's attentional pooler, timm
+// Eva-class trunks (EVA, PE-Core, timm CLIP ViTs), ModifiedResNet or timm ConvNeXt vision tower; the text
+// tower under text. with custom_text, with CoCa's cls_emb) in the OpenCLIP layout (the names
+// LoadClipModel reads), with OpenCLIP's initialisation scales. Not SigLIP's towers (bench/siglip_benchmark.cc).
 std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& config);
 
 // Whether a kUniform init's values all fit the exact grid (variance small enough); kConstant: true.

@@ -7,7 +7,7 @@
 
 namespace visalign::clip {
 
-RopeTable MakeRopeTable(int grid, int head_dim, int ref_grid, double temperature) {
+RopeTable MakeRopeTable(int grid, int head_dim, const RopeGrid& layout) {
   RopeTable t;
   t.tokens = grid * grid;
   t.pairs = head_dim / 2;
@@ -17,11 +17,13 @@ RopeTable MakeRopeTable(int grid, int head_dim, int ref_grid, double temperature
   // timm computes positions, frequencies and angles in float32.
   std::vector<float> frequency(static_cast<size_t>(bands));
   for (int j = 0; j < bands; ++j) {
-    frequency[j] = static_cast<float>(1.0 / std::pow(temperature, static_cast<double>(j) / bands));
+    frequency[j] = static_cast<float>(1.0 / std::pow(layout.temperature, static_cast<double>(j) / bands));
   }
   for (int k = 0; k < t.tokens; ++k) {
-    const float position[2] = {static_cast<float>(k / grid) / static_cast<float>(grid) * static_cast<float>(ref_grid),
-                               static_cast<float>(k % grid) / static_cast<float>(grid) * static_cast<float>(ref_grid)};
+    const float scale = static_cast<float>(layout.ref_grid);
+    const float row = (static_cast<float>(k / grid) + layout.offset) / static_cast<float>(grid) * scale;
+    const float column = (static_cast<float>(k % grid) + layout.offset) / static_cast<float>(grid) * scale;
+    const float position[2] = {layout.xy ? column : row, layout.xy ? row : column};
     for (int axis = 0; axis < 2; ++axis) {
       for (int j = 0; j < bands; ++j) {
         const float angle = position[axis] * frequency[j];

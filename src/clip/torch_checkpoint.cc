@@ -21,6 +21,7 @@ constexpr std::string_view kRebuildParameter = "torch._utils _rebuild_parameter"
 constexpr std::string_view kStateDictKey = "state_dict";
 constexpr std::string_view kDataParallelPrefix = "module.";
 constexpr uint8_t kPickleProto = 0x80;
+constexpr size_t kSafetensorsHeaderStart = 8;  // after the u64 header length
 // A tensor's elements: far above any checkpoint (ViT-bigG's largest is ~2^27), far below overflow.
 constexpr uint64_t kMaxElements = uint64_t{1} << 40;
 
@@ -287,7 +288,11 @@ Result<SafetensorsFile> OpenWeightsFile(const std::filesystem::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(FileMapping mapping, MapFileReadOnly(path, "weights"));
   const auto* bytes = static_cast<const uint8_t*>(mapping.data);
   const bool zip = LooksLikeZip(bytes, mapping.size);
-  const bool legacy = bytes[0] == kPickleProto;
+  // A safetensors file starts with its header's length (u64 little-endian) and the header's '{'; its
+  // first byte may be 0x80 (coca-tiny's header is 0x2c80 bytes long), so only a file without that '{'
+  // is taken for a bare pickle (legacy torch.save: PROTO 2, then the LONG1 magic number).
+  const bool safetensors = mapping.size > kSafetensorsHeaderStart && bytes[kSafetensorsHeaderStart] == '{';
+  const bool legacy = bytes[0] == kPickleProto && !safetensors;
   munmap(mapping.data, mapping.size);
   if (zip) return OpenTorchCheckpoint(path);
   if (legacy) {

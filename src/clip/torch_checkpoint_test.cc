@@ -215,6 +215,20 @@ TEST(TorchCheckpointTest, LegacyFormatIsRefusedNamingIt) {
   EXPECT_THAT(file.status().what(), HasSubstr("legacy PyTorch serialization (torch < 1.6"));
 }
 
+// A safetensors header whose length's low byte is 0x80 (pickle's PROTO opcode) is still safetensors:
+// coca-tiny's model.safetensors starts with 80 2c 00 .. 00 '{'.
+TEST(TorchCheckpointTest, SafetensorsWhoseHeaderLengthStartsWith0x80IsNotTakenForAPickle) {
+  const visalign::testing::TempDir tmp;
+  std::string header = R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  header.resize(0x80, ' ');
+  std::string bytes(8, '\0');
+  bytes[0] = static_cast<char>(0x80);
+  bytes += header + std::string(4, '\0');
+  Result<SafetensorsFile> file = OpenWeightsFile(tmp.Write("model.safetensors", bytes));
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_NE(file->Find("x"), nullptr);
+}
+
 TEST(TorchCheckpointTest, SafetensorsArePreferredInAModelFolder) {
   setenv("VISALIGN_DATA", VISALIGN_TEST_DATA_DIR, /*overwrite=*/0);
   const visalign::testing::TempDir tmp;

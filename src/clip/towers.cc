@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "clip/coca.h"
 #include "clip/convnext.h"
 #include "clip/kernels.h"
 #include "clip/resnet.h"
@@ -25,10 +26,18 @@ namespace {
 
 constexpr float kGeGluNormEps = 1e-6f;  // timm GeGluMlp's own LayerNorm
 
-// The residual blocks of one tower on x[batch * seq, width], in place. `rope` (EVA02): rotary
-// embedding of q and k of the tokens after the first `seq - rope->tokens` (the class token).
+// How one tower's blocks attend: causal text towers, EVA02 / PE-Core's RoPE on the tokens after the
+// first `seq - rope->tokens` (the class token), CoCa's text key mask ([batch * seq], Attention()).
+struct BlockRun {
+  bool causal = false;
+  const RopeTable* rope = nullptr;
+  const uint8_t* key_valid = nullptr;
+};
+
+// The residual blocks of one tower on x[batch * seq, width], in place: pre-norm x + attn(ln1(x)),
+// x + mlp(ln2(x)), or with tw.post_norm (EVA02-E) x + ln1(attn(x)), x + ln2(mlp(x)).
 void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, float* x, int batch, int seq,
-               bool causal, const ForwardOptions& o, const std::string& prefix, const RopeTable* rope = nullptr) {
+               const BlockRun& run, const ForwardOptions& o, const std::string& prefix) {
   const int rows = batch * seq;
   const int w = cfg.width;
   const int mlp = cfg.mlp_width;
@@ -37,29 +46,50 @@ void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, f
   std::vector<float> attn(static_cast<size_t>(rows) * w);
   std::vector<float> hidden(static_cast<size_t>(rows) * mlp);
   std::vector<float> gate;  // SwiGLU only
+  // Adds a branch's output (in `branch`, bias not yet added) to the residual stream; post-norm
+  // blocks normalise it first.
+  const auto add_branch = [&](float* branch, const LinearWeights& lin, const Tensor& gain, const Tensor& bias) {
+    AddBias(branch, rows, w, lin.bias.data);
+    LayerNorm(branch, branch, rows, w, gain.data, bias.data, cfg.layer_norm_eps);
+    AddRows(x, branch, rows, w);
+  };
   for (size_t i = 0; i < tw.blocks.size(); ++i) {
     const BlockWeights& b = tw.blocks[i];
-    LayerNorm(x, h.data(), rows, w, b.ln1_gain.data, b.ln1_bias.data, cfg.layer_norm_eps);
-    Linear(b.qkv, rows, w, 3 * w, h.data(), 0.0f, qkv.data());
+    const float* attn_in = x;
+    if (!tw.post_norm) {
+      LayerNorm(x, h.data(), rows, w, b.ln1_gain.data, b.ln1_bias.data, cfg.layer_norm_eps);
+      attn_in = h.data();
+    }
+    Linear(b.qkv, rows, w, 3 * w, attn_in, 0.0f, qkv.data());
     AddBias(qkv.data(), rows, 3 * w, b.qkv.bias.data);
-    if (rope != nullptr) ApplyRope(*rope, qkv.data(), batch, seq, seq - rope->tokens, w, cfg.heads);
-    Attention(qkv.data(), attn.data(), batch, seq, w, cfg.heads, causal);
+    if (run.rope != nullptr) ApplyRope(*run.rope, qkv.data(), batch, seq, seq - run.rope->tokens, w, cfg.heads);
+    Attention(qkv.data(), attn.data(), batch, seq, w, cfg.heads, run.causal, run.key_valid);
     if (b.attn_norm_gain.data != nullptr) {
       LayerNorm(attn.data(), attn.data(), rows, w, b.attn_norm_gain.data, b.attn_norm_bias.data, cfg.layer_norm_eps);
     }
-    Linear(b.out_proj, rows, w, w, attn.data(), 1.0f, x);  // residual: x += attn · Woᵀ
-    AddBias(x, rows, w, b.out_proj.bias.data);
-    LayerNorm(x, h.data(), rows, w, b.ln2_gain.data, b.ln2_bias.data, cfg.layer_norm_eps);
-    if (b.mlp == MlpKind::kGeGlu) {
-      LayerNorm(h.data(), h.data(), rows, w, b.mlp_in_norm_gain.data, b.mlp_in_norm_bias.data, kGeGluNormEps);
+    if (tw.post_norm) {
+      Linear(b.out_proj, rows, w, w, attn.data(), 0.0f, h.data());
+      add_branch(h.data(), b.out_proj, b.ln1_gain, b.ln1_bias);
+    } else {
+      Linear(b.out_proj, rows, w, w, attn.data(), 1.0f, x);  // residual: x += attn · Woᵀ
+      AddBias(x, rows, w, b.out_proj.bias.data);
     }
-    Linear(b.fc, rows, w, mlp, h.data(), 0.0f, hidden.data());
+    const float* mlp_in = x;
+    if (!tw.post_norm) {
+      LayerNorm(x, h.data(), rows, w, b.ln2_gain.data, b.ln2_bias.data, cfg.layer_norm_eps);
+      mlp_in = h.data();
+    }
+    if (b.mlp == MlpKind::kGeGlu) {  // GeGluMlp's own LayerNorm first (ViTamin)
+      LayerNorm(mlp_in, h.data(), rows, w, b.mlp_in_norm_gain.data, b.mlp_in_norm_bias.data, kGeGluNormEps);
+      mlp_in = h.data();
+    }
+    Linear(b.fc, rows, w, mlp, mlp_in, 0.0f, hidden.data());
     const float* mlp_out = hidden.data();
     if (b.mlp == MlpKind::kPlain) {
       AddBiasActivate(hidden.data(), rows, mlp, b.fc.bias.data, act);
     } else {  // gated: act(gate) * value
       gate.resize(hidden.size());
-      Linear(b.fc_gate, rows, w, mlp, h.data(), 0.0f, gate.data());
+      Linear(b.fc_gate, rows, w, mlp, mlp_in, 0.0f, gate.data());
       if (b.mlp == MlpKind::kSwiGlu) {
         AddBiasSwiGlu(gate.data(), hidden.data(), rows, mlp, b.fc_gate.bias.data, b.fc.bias.data);
         LayerNorm(gate.data(), hidden.data(), rows, mlp, b.mlp_norm_gain.data, b.mlp_norm_bias.data, cfg.layer_norm_eps);
@@ -68,8 +98,13 @@ void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, f
         mlp_out = gate.data();
       }
     }
-    Linear(b.proj, rows, mlp, w, mlp_out, 1.0f, x);  // residual
-    AddBias(x, rows, w, b.proj.bias.data);
+    if (tw.post_norm) {
+      Linear(b.proj, rows, mlp, w, mlp_out, 0.0f, h.data());
+      add_branch(h.data(), b.proj, b.ln2_gain, b.ln2_bias);
+    } else {
+      Linear(b.proj, rows, mlp, w, mlp_out, 1.0f, x);  // residual
+      AddBias(x, rows, w, b.proj.bias.data);
+    }
     Trace(o, prefix + "block" + std::to_string(i) + "_out", x, static_cast<size_t>(rows) * w);
   }
 }
@@ -122,6 +157,8 @@ Matrix AttentionPool(const VisionConfig& v, Activation act, const AttentionPoolW
                      int seq, const ForwardOptions& o, const std::string& prefix) {
   const int w = v.width;
   const int rows = batch * seq;
+  const int heads = v.pool_heads > 0 ? v.pool_heads : v.heads;
+  const int mlp_width = v.pool_mlp_width > 0 ? v.pool_mlp_width : v.mlp_width;
   std::vector<float> q(static_cast<size_t>(w));
   Linear(a.q, 1, w, w, a.latent.data, 0.0f, q.data());
   AddBias(q.data(), 1, w, a.q.bias.data);
@@ -129,17 +166,17 @@ Matrix AttentionPool(const VisionConfig& v, Activation act, const AttentionPoolW
   Linear(a.kv, rows, w, 2 * w, x, 0.0f, kv.data());
   AddBias(kv.data(), rows, 2 * w, a.kv.bias.data);
   std::vector<float> attended(static_cast<size_t>(batch) * w);
-  CrossAttention(q.data(), /*q_item_stride=*/0, kv.data(), attended.data(), batch, /*q_seq=*/1, seq, w, v.heads);
+  CrossAttention(q.data(), /*q_item_stride=*/0, kv.data(), attended.data(), batch, /*q_seq=*/1, seq, w, heads);
   Matrix y(batch, w);
   Linear(a.proj, batch, w, w, attended.data(), 0.0f, y.data.data());
   AddBias(y.data.data(), batch, w, a.proj.bias.data);
   Trace(o, prefix + "attn_pool.proj_out", y.data.data(), y.data.size());
   std::vector<float> h(static_cast<size_t>(batch) * w);
   LayerNorm(y.data.data(), h.data(), batch, w, a.norm_gain.data, a.norm_bias.data, v.layer_norm_eps);
-  std::vector<float> hidden(static_cast<size_t>(batch) * v.mlp_width);
-  Linear(a.fc, batch, w, v.mlp_width, h.data(), 0.0f, hidden.data());
-  AddBiasActivate(hidden.data(), batch, v.mlp_width, a.fc.bias.data, act);
-  Linear(a.fc_proj, batch, v.mlp_width, w, hidden.data(), 1.0f, y.data.data());  // residual
+  std::vector<float> hidden(static_cast<size_t>(batch) * mlp_width);
+  Linear(a.fc, batch, w, mlp_width, h.data(), 0.0f, hidden.data());
+  AddBiasActivate(hidden.data(), batch, mlp_width, a.fc.bias.data, act);
+  Linear(a.fc_proj, batch, mlp_width, w, hidden.data(), 1.0f, y.data.data());  // residual
   AddBias(y.data.data(), batch, w, a.fc_proj.bias.data);
   Trace(o, prefix + "attn_pool_out", y.data.data(), y.data.size());
   return y;
@@ -231,18 +268,33 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
       for (int c = 0; c < width; ++c) row[c] = e[c] + pk[c];
     }
   }
+  if (timm) Trace(o, prefix + "tokens_with_pos", x.data(), x.size());
   if (v.ln_pre) {
     LayerNorm(x.data(), x.data(), n * seq, width, w.ln_pre_gain.data, w.ln_pre_bias.data, v.layer_norm_eps);
   }
-  Trace(o, prefix + (timm ? "tokens_with_pos" : "ln_pre_out"), x.data(), x.size());
-  if (v.eva.enabled) Trace(o, prefix + "norm_pre_out", x.data(), x.size());  // timm's norm_pre is the identity
+  if (!timm) Trace(o, prefix + "ln_pre_out", x.data(), x.size());
+  if (v.eva.enabled) Trace(o, prefix + "norm_pre_out", x.data(), x.size());  // identity without norm_pre (EVA)
   // OpenCLIP's timm towers use exact GELU whatever its config's quick_gelu says; transformers'
   // SiglipVisionTransformer its hidden_act (blocks and pooling head alike).
   const Activation act = v.activation              ? *v.activation
                          : timm && config.layout == CheckpointLayout::kOpenClip ? Activation::kGelu
                                                                                 : config.activation;
-  RunBlocks(v, act, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix, v.eva.rope ? &w.rope : nullptr);
+  BlockRun run;
+  run.rope = v.eva.rope ? &w.rope : nullptr;
+  RunBlocks(v, act, w.vision, x.data(), n, seq, run, o, prefix);
   const std::vector<int> class_token(static_cast<size_t>(n), 0);
+  if (v.eva.enabled && v.pooling == Pooling::kAttentionPool) {  // PE-Core: norm, MAP head, trunk.head
+    LayerNorm(x.data(), x.data(), n * seq, width, w.vision.ln_final_gain.data, w.vision.ln_final_bias.data,
+              v.layer_norm_eps);
+    Trace(o, prefix + "norm_out", x.data(), x.size());
+    Matrix pooled = AttentionPool(v, act, w.attention_pool, x.data(), n, seq, o, prefix);
+    Trace(o, "visual.pooled_before_proj", pooled.data.data(), pooled.data.size());
+    Matrix out(n, config.embed_dim);
+    Linear(w.vision.projection, n, width, config.embed_dim, pooled.data.data(), 0.0f, out.data.data());
+    AddBias(out.data.data(), n, config.embed_dim, w.vision.projection.bias.data);
+    Trace(o, "visual.projected", out.data.data(), out.data.size());
+    return out;
+  }
   if (v.eva.enabled) {  // norm on every token, the class token, trunk.head
     Matrix out = PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm");
     Trace(o, "visual.projected", out.data.data(), out.data.size());
@@ -257,6 +309,14 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     if (o.trace != nullptr) pool_options.trace = &trunk_out;
     return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, {}, pool_options, prefix, "fc_norm",
                           /*average_from=*/0);
+  }
+  if (v.attentional_pool) {  // CoCa: attentional pooler, ln_post, query 0, proj
+    std::vector<float> pooled = AttentionalPool(config, w, x.data(), n, seq, o);
+    Trace(o, "visual.pooled_before_proj", pooled.data(), pooled.size());
+    Matrix out(n, config.embed_dim);
+    Linear(w.vision.projection, n, config.embed_dim, config.embed_dim, pooled.data(), 0.0f, out.data.data());
+    Trace(o, "visual.projected", out.data.data(), out.data.size());
+    return out;
   }
   if (timm) {
     LayerNorm(x.data(), x.data(), n * seq, width, w.vision.ln_final_gain.data, w.vision.ln_final_bias.data,
@@ -280,9 +340,68 @@ int PooledPosition(const TextConfig& t, const std::vector<int32_t>& ids) {
   }
 }
 
+namespace {
+
+// CoCa's token rows: the ids up to and including the first pad after the last non-pad id (the
+// legacy key mask lets the cls see that one; ids after it are masked keys), at most context_length.
+int CocaTokenRows(const TextConfig& t, const std::vector<int32_t>& ids) {
+  int last = 0;
+  for (int p = 0; p < t.context_length; ++p) {
+    if (ids[p] != t.pad_id) last = p;
+  }
+  return std::min(t.context_length, last + 2);
+}
+
+// CoCa (embed_cls): `rows` token rows (+ positions), the cls embedding appended at row `rows` with
+// position context_length, causal attention with the legacy key mask (TextConfig::embed_cls), the cls
+// row pooled and normalised after pooling. Rows are trimmed to the batch's longest CocaTokenRows unless
+// tracing every position: the cls attends to no key beyond them, and token rows never see the cls.
+Matrix EncodeCocaText(const ClipConfig& config, const ClipWeights& w, const std::vector<std::vector<int32_t>>& ids,
+                      const ForwardOptions& o) {
+  const TextConfig& t = config.text;
+  const int n = static_cast<int>(ids.size());
+  const int width = t.width;
+  int rows = t.context_length;
+  if (o.trim_text_to_eot) {
+    rows = 1;
+    for (const auto& row : ids) rows = std::max(rows, CocaTokenRows(t, row));
+  }
+  const int seq = rows + 1;
+  std::vector<float> x(static_cast<size_t>(n) * seq * width);
+  std::vector<uint8_t> key_valid(static_cast<size_t>(n) * seq);
+  for (int i = 0; i < n; ++i) {
+    for (int p = 0; p < seq; ++p) {
+      const bool cls = p == rows;
+      const float* tok = cls ? w.text_cls.data : w.token_embedding.data + static_cast<size_t>(ids[i][p]) * width;
+      const float* pos = w.text.positional.data + static_cast<size_t>(cls ? t.context_length : p) * width;
+      float* row = x.data() + (static_cast<size_t>(i) * seq + p) * width;
+      for (int c = 0; c < width; ++c) row[c] = tok[c] + pos[c];
+      // OpenCLIP's legacy CoCa mask: [True] + (ids != pad), the cls key at position context_length.
+      const int key = cls ? t.context_length : p;
+      key_valid[static_cast<size_t>(i) * seq + p] = key == 0 || ids[i][key - 1] != t.pad_id;
+    }
+  }
+  Trace(o, "text.embeds_out", x.data(), x.size());
+  BlockRun run;
+  run.causal = true;
+  run.key_valid = key_valid.data();
+  RunBlocks(t, t.activation.value_or(config.activation), w.text, x.data(), n, seq, run, o, "text.");
+  return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, std::vector<int>(static_cast<size_t>(n), rows), o,
+                        "text.", "ln_final");
+}
+
+}  // namespace
+
+int TextPositions(const TextConfig& t, const std::vector<int32_t>& ids) {
+  if (t.embed_cls) return CocaTokenRows(t, ids) + 1;
+  if (t.causal && t.pooling != Pooling::kLast) return PooledPosition(t, ids) + 1;
+  return t.context_length;
+}
+
 Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vector<std::vector<int32_t>>& ids,
                   const ForwardOptions& o) {
   const TextConfig& t = config.text;
+  if (t.embed_cls) return EncodeCocaText(config, w, ids, o);
   const int n = static_cast<int>(ids.size());
   const int width = t.width;
   std::vector<int> pool_index(static_cast<size_t>(n));
@@ -300,7 +419,9 @@ Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vec
     }
   }
   Trace(o, "text.embeds_out", x.data(), x.size());
-  RunBlocks(t, t.activation.value_or(config.activation), w.text, x.data(), n, seq, t.causal, o, "text.");
+  BlockRun run;
+  run.causal = t.causal;
+  RunBlocks(t, t.activation.value_or(config.activation), w.text, x.data(), n, seq, run, o, "text.");
   return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, pool_index, o, "text.", "ln_final");
 }
 

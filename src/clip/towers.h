@@ -62,6 +62,7 @@ struct TowerWeights {
   Tensor positional;        // [tokens, width]; empty for ViTamin's pos_embed 'none'
   Tensor ln_final_gain, ln_final_bias;  // ln_post (vision) / ln_final (text)
   LinearWeights projection;  // width -> embed_dim (bias only for SigLIP's text tower)
+  bool post_norm = false;    // EVA02-E: x + ln1(attn(x)), x + ln2(mlp(x)) instead of the pre-norm block
 };
 
 // timm AttentionPoolLatent (SigLIP's MAP head): one learned query over all tokens, then an MLP.
@@ -70,6 +71,14 @@ struct AttentionPoolWeights {
   LinearWeights q, kv, proj;      // kv: [2 * width, width], k rows first
   Tensor norm_gain, norm_bias;
   LinearWeights fc, fc_proj;      // the MLP (mlp.fc1, mlp.fc2)
+};
+
+// OpenCLIP's AttentionalPooler (CoCa): learned queries [queries, E] through ln_q and q, keys and values
+// ln_k(tokens [_, width]) through k|v ([2E, width], stacked at load), nn.MultiheadAttention's out_proj.
+struct AttentionalPoolerWeights {
+  Tensor query;  // [queries, E]
+  Tensor ln_q_gain, ln_q_bias, ln_k_gain, ln_k_bias;
+  LinearWeights q, kv, out;
 };
 
 struct ResNetWeights;    // resnet.h
@@ -89,8 +98,10 @@ struct ClipWeights {
   Tensor patch_bias;                // [width], empty for CLIP (conv1 has no bias)
   Tensor class_embedding;           // [width], empty without a class token
   AttentionPoolWeights attention_pool;  // vision Pooling::kAttentionPool only
+  AttentionalPoolerWeights attentional_pooler;  // VisionConfig::attentional_pool only (CoCa)
   TowerWeights text;
   Tensor token_embedding;           // [vocab, width]
+  Tensor text_cls;                  // [width], TextConfig::embed_cls only (CoCa's cls_emb)
   RopeTable rope;                   // EVA02's vision tower only (tokens 0 otherwise)
   float logit_scale_log = 0.0f;
   float logit_bias = 0.0f;  // sigmoid models only
@@ -124,6 +135,11 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
 // (kArgmax), the first eos_id (kEos; position 0 when there is none, as open_clip's
 // (ids == eos).int().argmax() gives), or context_length - 1 (kLast).
 int PooledPosition(const TextConfig& t, const std::vector<int32_t>& ids);
+// The positions a text tower computes for one padded row of ids with ForwardOptions::trim_text_to_eot
+// (what a length bucket pays for): up to the pooled position in a causal tower; CoCa's (embed_cls) the
+// ids up to the first pad after the last non-pad id, plus the cls row (the pooled cls attends to no
+// later key); context_length in a bidirectional or last-pooled tower (SigLIP).
+int TextPositions(const TextConfig& t, const std::vector<int32_t>& ids);
 // ids: each already padded/truncated to context_length. Returns [texts x embed_dim].
 Matrix EncodeText(const ClipConfig& config, const ClipWeights& w, const std::vector<std::vector<int32_t>>& ids,
                   const ForwardOptions& options);

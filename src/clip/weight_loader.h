@@ -51,6 +51,22 @@ class WeightLoader {
     return out;
   }
 
+  // name.weight [out, in] and name.bias [out]: an nn.Linear (used as y = x Wᵀ + b).
+  Result<LinearWeights> Linear(const std::string& name, int64_t out, int64_t in) {
+    LinearWeights lin;
+    VISALIGN_ASSIGN_OR_RETURN(lin.weight, Get(name + ".weight", {out, in}));
+    VISALIGN_ASSIGN_OR_RETURN(lin.bias, Get(name + ".bias", {out}));
+    lin.layout = BLayout::kNK;
+    return lin;
+  }
+
+  // name.weight and name.bias [width]: a LayerNorm's gain and bias.
+  Status Norm(const std::string& name, int64_t width, Tensor& gain, Tensor& bias) {
+    VISALIGN_ASSIGN_OR_RETURN(gain, Get(name + ".weight", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bias, Get(name + ".bias", {width}));
+    return Status::Ok();
+  }
+
   // Rows of several [n_i, ...] tensors stacked into one (HF q/k/v -> fused in_proj).
   Result<Tensor> Stack(const std::vector<std::string>& names, const std::vector<int64_t>& part_shape) {
     Tensor out;
@@ -85,6 +101,13 @@ class WeightLoader {
   // Accepts `name` without reading it (a tensor the forward pass does not use, e.g. BatchNorm's
   // num_batches_tracked); it need not be present.
   void Skip(const std::string& name) { used_.insert(name); }
+  // Skip() for every tensor whose name starts with `prefix` (a module the forward pass does not run,
+  // e.g. CoCa's text_decoder.).
+  void SkipPrefix(const std::string& prefix) {
+    for (const auto& t : file_.tensors()) {
+      if (t.name.rfind(prefix, 0) == 0) used_.insert(t.name);
+    }
+  }
 
   Status CheckAllUsed() const {
     std::vector<std::string> unexpected;

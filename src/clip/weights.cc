@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "clip/coca.h"
 #include "clip/convnext.h"
 #include "clip/eva.h"
 #include "clip/resnet.h"
@@ -36,14 +37,6 @@ BlockNames HfBlock(const std::string& tower_prefix, int i) {
           {a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}};
 }
 
-Result<LinearWeights> GetLinear(WeightLoader& l, const std::string& name, int64_t out, int64_t in) {
-  LinearWeights lin;
-  VISALIGN_ASSIGN_OR_RETURN(lin.weight, l.Get(name + ".weight", {out, in}));
-  VISALIGN_ASSIGN_OR_RETURN(lin.bias, l.Get(name + ".bias", {out}));
-  lin.layout = BLayout::kNK;
-  return lin;
-}
-
 Result<std::vector<BlockWeights>> GetBlocks(WeightLoader& l, const TowerConfig& cfg, CheckpointLayout layout,
                                             const std::string& tower_prefix) {
   std::vector<BlockWeights> blocks;
@@ -63,9 +56,9 @@ Result<std::vector<BlockWeights>> GetBlocks(WeightLoader& l, const TowerConfig& 
       VISALIGN_ASSIGN_OR_RETURN(b.qkv.bias, l.Stack(n.qkv_bias, {w}));
     }
     b.qkv.layout = BLayout::kNK;
-    VISALIGN_ASSIGN_OR_RETURN(b.out_proj, GetLinear(l, n.out_proj, w, w));
-    VISALIGN_ASSIGN_OR_RETURN(b.fc, GetLinear(l, n.fc, cfg.mlp_width, w));
-    VISALIGN_ASSIGN_OR_RETURN(b.proj, GetLinear(l, n.proj, w, cfg.mlp_width));
+    VISALIGN_ASSIGN_OR_RETURN(b.out_proj, l.Linear(n.out_proj, w, w));
+    VISALIGN_ASSIGN_OR_RETURN(b.fc, l.Linear(n.fc, cfg.mlp_width, w));
+    VISALIGN_ASSIGN_OR_RETURN(b.proj, l.Linear(n.proj, w, cfg.mlp_width));
     blocks.push_back(std::move(b));
   }
   return blocks;
@@ -88,7 +81,9 @@ Result<LinearWeights> GetProjection(WeightLoader& l, CheckpointLayout layout, co
 // Every linear layer of both towers (the GEMM operands of the forward pass) that the model has.
 std::vector<LinearWeights*> LinearLayers(ClipWeights& w) {
   AttentionPoolWeights& a = w.attention_pool;
-  std::vector<LinearWeights*> all = {&w.vision.projection, &w.text.projection, &a.q, &a.kv, &a.proj, &a.fc, &a.fc_proj};
+  AttentionalPoolerWeights& c = w.attentional_pooler;
+  std::vector<LinearWeights*> all = {&w.vision.projection, &w.text.projection, &a.q, &a.kv, &a.proj, &a.fc, &a.fc_proj,
+                                     &c.q, &c.kv, &c.out};
   for (TowerWeights* tower : {&w.vision, &w.text}) {
     for (BlockWeights& b : tower->blocks) {
       for (LinearWeights* lin : {&b.qkv, &b.out_proj, &b.fc, &b.proj, &b.fc_gate}) all.push_back(lin);
@@ -143,10 +138,10 @@ Status LoadSiglipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& 
       VISALIGN_ASSIGN_OR_RETURN(bw.ln1_bias, l.Get(b + "norm1.bias", {width}));
       VISALIGN_ASSIGN_OR_RETURN(bw.ln2_gain, l.Get(b + "norm2.weight", {width}));
       VISALIGN_ASSIGN_OR_RETURN(bw.ln2_bias, l.Get(b + "norm2.bias", {width}));
-      VISALIGN_ASSIGN_OR_RETURN(bw.qkv, GetLinear(l, b + "attn.qkv", 3 * width, width));
-      VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, GetLinear(l, b + "attn.proj", width, width));
-      VISALIGN_ASSIGN_OR_RETURN(bw.fc, GetLinear(l, b + "mlp.fc1", v.mlp_width, width));
-      VISALIGN_ASSIGN_OR_RETURN(bw.proj, GetLinear(l, b + "mlp.fc2", width, v.mlp_width));
+      VISALIGN_ASSIGN_OR_RETURN(bw.qkv, l.Linear(b + "attn.qkv", 3 * width, width));
+      VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, l.Linear(b + "attn.proj", width, width));
+      VISALIGN_ASSIGN_OR_RETURN(bw.fc, l.Linear(b + "mlp.fc1", v.mlp_width, width));
+      VISALIGN_ASSIGN_OR_RETURN(bw.proj, l.Linear(b + "mlp.fc2", width, v.mlp_width));
       w.vision.blocks.push_back(std::move(bw));
     }
   } else {
@@ -162,12 +157,10 @@ Status LoadSiglipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& 
   VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(norm + ".weight", {width}));
   VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(norm + ".bias", {width}));
   AttentionPoolWeights& a = w.attention_pool;
-  const std::string ap = oc ? p + "attn_pool." : p + "head.";
-  VISALIGN_ASSIGN_OR_RETURN(a.latent, l.Get(ap + (oc ? "latent" : "probe"), {1, 1, width}));
-  if (oc) {
-    VISALIGN_ASSIGN_OR_RETURN(a.q, GetLinear(l, ap + "q", width, width));
-    VISALIGN_ASSIGN_OR_RETURN(a.kv, GetLinear(l, ap + "kv", 2 * width, width));
-  } else {
+  if (oc) return LoadTimmAttentionPool(l, p + "attn_pool.", width, v.mlp_width, a);
+  const std::string ap = p + "head.";
+  VISALIGN_ASSIGN_OR_RETURN(a.latent, l.Get(ap + "probe", {1, 1, width}));
+  {
     const std::string in = ap + "attention.in_proj_";  // rows: q, k, v
     VISALIGN_ASSIGN_OR_RETURN(a.q.weight, l.Rows(in + "weight", {3 * width, width}, 0, width));
     VISALIGN_ASSIGN_OR_RETURN(a.q.bias, l.Rows(in + "bias", {3 * width}, 0, width));
@@ -175,12 +168,10 @@ Status LoadSiglipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& 
     VISALIGN_ASSIGN_OR_RETURN(a.kv.bias, l.Rows(in + "bias", {3 * width}, width, 2 * width));
     a.q.layout = a.kv.layout = BLayout::kNK;
   }
-  VISALIGN_ASSIGN_OR_RETURN(a.proj, GetLinear(l, ap + (oc ? "proj" : "attention.out_proj"), width, width));
-  const std::string head_norm = ap + (oc ? "norm" : "layernorm");
-  VISALIGN_ASSIGN_OR_RETURN(a.norm_gain, l.Get(head_norm + ".weight", {width}));
-  VISALIGN_ASSIGN_OR_RETURN(a.norm_bias, l.Get(head_norm + ".bias", {width}));
-  VISALIGN_ASSIGN_OR_RETURN(a.fc, GetLinear(l, ap + "mlp.fc1", v.mlp_width, width));
-  VISALIGN_ASSIGN_OR_RETURN(a.fc_proj, GetLinear(l, ap + "mlp.fc2", width, v.mlp_width));
+  VISALIGN_ASSIGN_OR_RETURN(a.proj, l.Linear(ap + "attention.out_proj", width, width));
+  VISALIGN_RETURN_IF_ERROR(l.Norm(ap + "layernorm", width, a.norm_gain, a.norm_bias));
+  VISALIGN_ASSIGN_OR_RETURN(a.fc, l.Linear(ap + "mlp.fc1", v.mlp_width, width));
+  VISALIGN_ASSIGN_OR_RETURN(a.fc_proj, l.Linear(ap + "mlp.fc2", width, v.mlp_width));
   return Status::Ok();
 }
 
@@ -205,13 +196,13 @@ Status LoadClipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w)
     VISALIGN_ASSIGN_OR_RETURN(w.ln_pre_gain, l.Get(n + ".weight", {v.width}));
     VISALIGN_ASSIGN_OR_RETURN(w.ln_pre_bias, l.Get(n + ".bias", {v.width}));
   }
-  {
-    const std::string n = oc ? "visual.ln_post" : "vision_model.post_layernorm";
-    VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(n + ".weight", {v.width}));
-    VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(n + ".bias", {v.width}));
-  }
+  // CoCa's attentional pooler leaves embed_dim-wide outputs: ln_post and proj act on those.
+  const int64_t pooled_width = v.attentional_pool ? config.embed_dim : v.width;
+  if (v.attentional_pool) VISALIGN_RETURN_IF_ERROR(LoadAttentionalPooler(l, config, w.attentional_pooler));
+  VISALIGN_RETURN_IF_ERROR(l.Norm(oc ? "visual.ln_post" : "vision_model.post_layernorm", pooled_width,
+                                  w.vision.ln_final_gain, w.vision.ln_final_bias));
   VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, GetProjection(l, config.layout, oc ? "visual.proj" : "visual_projection.weight",
-                                                               v.width, config.embed_dim));
+                                                               pooled_width, config.embed_dim));
   return Status::Ok();
 }
 
@@ -253,9 +244,16 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
   VISALIGN_ASSIGN_OR_RETURN(w.token_embedding,
                             l.Get(oc ? tp + "token_embedding.weight" : "text_model.embeddings.token_embedding.weight",
                                   {t.vocab_size, t.width}));
+  // CoCa appends its cls embedding after the context: one more position.
+  const int64_t positions = t.context_length + (t.embed_cls ? 1 : 0);
   VISALIGN_ASSIGN_OR_RETURN(w.text.positional,
                             l.Get(oc ? tp + "positional_embedding" : "text_model.embeddings.position_embedding.weight",
-                                  {t.context_length, t.width}));
+                                  {positions, t.width}));
+  if (t.embed_cls) {
+    VISALIGN_ASSIGN_OR_RETURN(w.text_cls, l.Get(tp + "cls_emb", {t.width}));
+    // CoCa's captioning decoder takes no part in the embeddings (docs/clip.md, CoCa).
+    l.SkipPrefix("text_decoder.");
+  }
   {
     const std::string n = oc ? tp + "ln_final" : "text_model.final_layer_norm";
     VISALIGN_ASSIGN_OR_RETURN(w.text.ln_final_gain, l.Get(n + ".weight", {t.width}));
@@ -265,7 +263,7 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
     // proj_type none: the pooled row is the embedding.
   } else if (t.projection_bias) {  // SigLIP: an nn.Linear (OpenCLIP text.text_projection, HF text_model.head)
     VISALIGN_ASSIGN_OR_RETURN(w.text.projection,
-                              GetLinear(l, tp + (oc ? "text_projection" : "head"), config.embed_dim, t.width));
+                              l.Linear(tp + (oc ? "text_projection" : "head"), config.embed_dim, t.width));
   } else {
     VISALIGN_ASSIGN_OR_RETURN(w.text.projection,
                               GetProjection(l, config.layout, oc ? tp + "text_projection" : "text_projection.weight",

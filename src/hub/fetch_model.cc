@@ -22,9 +22,13 @@ constexpr const char* kHubSourceKey = "visalign_hub_source";  // clip/config.h k
 constexpr const char* kModelConfigsFile = "clip/open_clip_model_configs.json";
 constexpr size_t kCommitPrefix = 12;
 // Hugging Face tokenizer files, fetched (where the repository has them) when the config names a
-// Hugging Face tokenizer: SentencePiece (SigLIP), WordPiece (CLIPA), XLM-R SentencePiece (MetaCLIP 2).
-constexpr std::array<const char*, 5> kTokenizerFiles = {"spiece.model", "tokenizer_config.json", "special_tokens_map.json",
-                                                        "vocab.txt", "sentencepiece.bpe.model"};
+// Hugging Face tokenizer: SentencePiece (SigLIP), WordPiece (CLIPA), XLM-R SentencePiece (MetaCLIP 2),
+// tokenizers' tokenizer.json (SigLIP2's Gemma).
+constexpr std::array<const char*, 6> kTokenizerFiles = {"spiece.model", "tokenizer_config.json", "special_tokens_map.json",
+                                                        "vocab.txt", "sentencepiece.bpe.model", "tokenizer.json"};
+// The revision of a tokenizer repository named by hf_tokenizer_name (open_clip's HFTokenizer loads
+// AutoTokenizer.from_pretrained(name), i.e. its default branch).
+constexpr const char* kTokenizerRevision = "main";
 
 // open_clip's _get_safe_alternatives, then the file itself.
 std::vector<std::string> WeightCandidates(const ModelName& name, bool hf_layout) {
@@ -160,13 +164,33 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
     VISALIGN_ASSIGN_OR_RETURN(weights, fetch(candidates[i], i + 1 < candidates.size()));
   }
   links.emplace_back(weights->name, weights->path);
-  // A SentencePiece tokenizer: its files from the repository (root, or the subfolder the config names).
+  // A Hugging Face tokenizer (hf_tokenizer_name): a name without '/' is a subfolder of the weights
+  // repository (SigLIP's "tokenizer"); an ORG/NAME is a repository of its own (CLIPA's, MetaCLIP 2's
+  // facebook/xlm-v-base), fetched into the cache and linked as the folder <ORG>/<NAME>/ of the model
+  // folder, which clip::ResolveHfTokenizer reads. Without one there, the weights repository's root files.
   const Json* text_cfg = config.contains("model_cfg") && config["model_cfg"].contains("text_cfg") ? &config["model_cfg"]["text_cfg"] : nullptr;
   if (text_cfg != nullptr && text_cfg->is_object() && text_cfg->contains("hf_tokenizer_name")) {
     const std::string hf_name = text_cfg->value("hf_tokenizer_name", "");
+    const bool own_repo = hf_name.find('/') != std::string::npos && hf_name != name.repo;
+    bool found = false;
+    if (own_repo) {
+      std::string tokenizer_commit;
+      for (const char* file : kTokenizerFiles) {
+        Result<std::optional<FetchedFile>> f = FetchFile(options, hf_name, kTokenizerRevision, file, true, &tokenizer_commit);
+        // A missing or gated tokenizer repository leaves the model loadable from token ids (clip embed --token-ids).
+        if (!f.ok()) {
+          out.warnings.push_back(fmt::format("tokenizer repository {} (hf_tokenizer_name): {}", hf_name, f.status().what()));
+          break;
+        }
+        if (!f->has_value()) continue;
+        out.files.push_back(**f);
+        links.emplace_back(hf_name + "/" + (*f)->name, (*f)->path);
+        found = true;
+      }
+    }
     const std::string prefix = hf_name.find('/') == std::string::npos && !hf_name.empty() ? hf_name + "/" : "";
-    for (const char* file : kTokenizerFiles) {
-      VISALIGN_ASSIGN_OR_RETURN(std::optional<FetchedFile> f, fetch(prefix + file, true));
+    for (size_t i = 0; !found && i < kTokenizerFiles.size(); ++i) {
+      VISALIGN_ASSIGN_OR_RETURN(std::optional<FetchedFile> f, fetch(prefix + kTokenizerFiles[i], true));
       if (f) links.emplace_back(f->name, f->path);
     }
   }

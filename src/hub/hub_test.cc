@@ -90,6 +90,48 @@ TEST_F(HubTest, HubNameFillsTheCacheInHuggingFaceLayoutAndLoadsAsTheFolderDoes) 
   EXPECT_EQ(hub_.content().gets(), 2);  // the LFS files (weights, spiece.model), each once
 }
 
+// CLIPA and MetaCLIP 2 name their tokenizer's own repository (hf_tokenizer_name ORG/NAME): its files
+// come from there into the cache and the model folder (as <ORG>/<NAME>/), not from the weights repository.
+TEST_F(HubTest, TokenizerFilesComeFromTheRepositoryTheConfigNames) {
+  constexpr char kTokenizerCommit[] = "fedcba9876543210fedcba9876543210fedcba98";
+  nlohmann::json config = nlohmann::json::parse(Bytes("clipa-tiny/config.json"));
+  config["model_cfg"]["text_cfg"]["hf_tokenizer_name"] = "test/bert-tokenizer";
+  testing::FakeRepo weights;
+  weights.commit = kCommit;
+  weights.files = {{"open_clip_config.json", config.dump()}, {"open_clip_model.safetensors", Bytes("clipa-tiny/model.safetensors")}};
+  testing::FakeRepo tokenizer;
+  tokenizer.commit = kTokenizerCommit;
+  for (const char* file : {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json"}) {
+    tokenizer.files[file] = Bytes(std::string("clipa-tiny/tokenizer/") + file);
+  }
+  hub_.AddRepo("test/clipa-tiny", weights);
+  hub_.AddRepo("test/bert-tokenizer", tokenizer);
+  Result<ResolvedModel> m = Fetch("hf-hub:test/clipa-tiny");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(m->warnings.empty()) << m->warnings.front();
+  EXPECT_EQ(m->commit, kCommit);  // the weights' commit names the model
+  EXPECT_TRUE(fs::is_regular_file(options_.cache / "models--test--bert-tokenizer" / "snapshots" / kTokenizerCommit / "vocab.txt"));
+  EXPECT_TRUE(fs::is_regular_file(m->model_dir / "test" / "bert-tokenizer" / "vocab.txt"));
+  const clip::ClipModel from_hub = clip::LoadClipModel(m->model_dir).value();
+  ASSERT_EQ(from_hub.config().tokenizer.kind, clip::TokenizerKind::kWordPiece) << from_hub.config().tokenizer.missing;
+  const clip::ClipModel from_folder = clip::LoadClipModel(Fixture("clipa-tiny")).value();
+  for (const char* text : {"a red square", "Turquoise WATER!"}) {
+    EXPECT_EQ(from_hub.Tokenize(text).value(), from_folder.Tokenize(text).value()) << text;
+  }
+
+  // Without the tokenizer repository the model still loads (token ids only), with a warning.
+  testing::FakeRepo orphan = weights;
+  config["model_cfg"]["text_cfg"]["hf_tokenizer_name"] = "test/missing-tokenizer";
+  orphan.files["open_clip_config.json"] = config.dump();
+  hub_.AddRepo("test/clipa-orphan", orphan);
+  Result<ResolvedModel> without = Fetch("hf-hub:test/clipa-orphan");
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  ASSERT_EQ(without->warnings.size(), 1u);
+  EXPECT_THAT(without->warnings[0], HasSubstr("test/missing-tokenizer"));
+  const clip::ClipModel ids_only = clip::LoadClipModel(without->model_dir).value();
+  EXPECT_EQ(ids_only.Tokenize("a red square").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(HubTest, SafetensorsArePreferredAndBinIsTheFallback) {
   testing::FakeRepo both = SiglipRepo("open_clip_model.safetensors", "siglip-tiny/model.safetensors");
   both.files["open_clip_pytorch_model.bin"] = Bytes("siglip-tiny-bin/open_clip_pytorch_model.bin");

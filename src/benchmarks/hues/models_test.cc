@@ -66,10 +66,15 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
       {"ViT-SO400M-16-SigLIP2-384-webli", ModelSupport::kNative, "ViT"},  // and timm's gelu_tanh tower
       {"EVA02-B-16-merged2b_s8b_b131k", ModelSupport::kNative, "ViT"},
       {"EVA01-g-14-plus-merged2b_s11b_b114k", ModelSupport::kNative, "ViT"},
-      {"EVA02-E-14-laion2b_s4b_b115k", ModelSupport::kEmbeddings, "post-norm"},
+      {"EVA02-E-14-laion2b_s4b_b115k", ModelSupport::kNative, "ViT"},  // residual post-norm blocks
       {"ViTamin-B-datacomp1b", ModelSupport::kNative, "ViT"},       // conv stem + GeGLU ViT
       {"ViTamin-XL-256-datacomp1b", ModelSupport::kNative, "ViT"},  // and pos_embed 'none'
-      {"coca_ViT-B-32-laion2b_s13b_b90k", ModelSupport::kEmbeddings, "CoCa"},
+      // issue 31, PE-Core / CoCa / EVA02-E / timm CLIP ViT step:
+      {"PE-Core-T-16-384-meta", ModelSupport::kNative, "ViT"},
+      {"PE-Core-L-14-336-meta", ModelSupport::kNative, "ViT"},
+      {"coca_ViT-B-32-laion2b_s13b_b90k", ModelSupport::kNative, "ViT"},
+      {"coca_ViT-L-14-mscoco_finetuned_laion2b_s13b_b90k", ModelSupport::kNative, "ViT"},
+      {"MobileCLIP2-L-14-dfndr2b", ModelSupport::kNative, "ViT"},  // timm vit_large_patch14_clip_224
       {"xlm-roberta-base-ViT-B-32-laion5b_s13b_b90k", ModelSupport::kEmbeddings, "Hugging Face text tower"},
   };
   for (const Case& c : cases) {
@@ -81,9 +86,10 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
   }
 }
 
-// The counts docs/hues.md states: every SigLIP2 and every EVA-CLIP model but EVA02-E's two (post-norm
-// blocks) runs natively since the Gemma tokenizer and the EVA trunks exist; CLIPA (WordPiece), MetaCLIP 2
-// (eos pooling) and the SigLIP i18n text tower without projection since issue 31's second step.
+// The counts docs/hues.md states: every SigLIP2 and EVA-CLIP model runs natively since the Gemma
+// tokenizer and the EVA trunks exist (EVA02-E's post-norm blocks since issue 31's third step); CLIPA
+// (WordPiece), MetaCLIP 2 (eos pooling) and the SigLIP i18n text tower without projection since its second
+// step; PE-Core, CoCa and MobileCLIP2-L-14 (timm's CLIP-layout ViT) since its third.
 TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   std::map<std::string, int> native_by_family, embeddings_by_family;
   for (const auto& [name, m] : Shipped()) {
@@ -91,11 +97,16 @@ TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   }
   int native = 0;
   for (const auto& [family, n] : native_by_family) native += n;
-  EXPECT_EQ(native, 133);
+  // 124 before issue 31's last steps: PE-Core / CoCa / EVA02-E / MobileCLIP2-L-14 add 11, ViTamin 9.
+  EXPECT_EQ(native, 124 + 11 + 9);
   EXPECT_EQ(native_by_family["SigLIP"], 26);
   EXPECT_EQ(native_by_family["CLIPA"], 7);  // the catalog's seven CLIPA checkpoints (ViT-L/H/bigG-14, 224 and 336)
-  EXPECT_EQ(native_by_family["EVA-CLIP"], 5);
-  EXPECT_EQ(embeddings_by_family["EVA-CLIP"], 2);
+  EXPECT_EQ(native_by_family["EVA-CLIP"], 7);  // EVA02-E's two with their post-norm blocks
+  EXPECT_EQ(embeddings_by_family["EVA-CLIP"], 0);
+  EXPECT_EQ(native_by_family["PE-Core"], 4);
+  EXPECT_EQ(embeddings_by_family["PE-Core"], 0);
+  EXPECT_EQ(native_by_family["CoCa"], 4);
+  EXPECT_EQ(embeddings_by_family["CoCa"], 0);
   EXPECT_EQ(native_by_family["ViTamin"], 9);  // all nine since the ViTamin trunk (issue 31)
   EXPECT_EQ(embeddings_by_family["ViTamin"], 0);
 }
