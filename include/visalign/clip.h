@@ -84,9 +84,10 @@ struct TowerConfig {
 };
 
 // The vision tower families run natively (docs/clip.md): OpenCLIP's VisionTransformer, its
-// ModifiedResNet (OpenAI RN50/RN101/RN50x4/x16/x64) and timm's ConvNeXt behind OpenCLIP's TimmModel.
-enum class VisionTower { kViT, kModifiedResNet, kConvNext };
-// "ViT", "ModifiedResNet", "ConvNeXt (timm)".
+// ModifiedResNet (OpenAI RN50/RN101/RN50x4/x16/x64), and behind OpenCLIP's TimmModel timm's ConvNeXt
+// and FastViT MCi (MobileCLIP-S, MobileCLIP2-S).
+enum class VisionTower { kViT, kModifiedResNet, kConvNext, kFastVit };
+// "ViT", "ModifiedResNet", "ConvNeXt (timm)", "FastViT MCi (timm)".
 std::string_view VisionTowerName(VisionTower tower);
 
 // ModifiedResNet: a 3-conv stem (width/2, width/2, width channels), four stages of Bottlenecks
@@ -111,6 +112,28 @@ struct ConvNextConfig {
 
 // timm's Eva trunk (EVA-CLIP: `eva_giant_patch14_*` EVA01, `eva02_*_clip_*` EVA02) on the ViT path:
 // class token, absolute positions, no pre-norm, final norm, the trunk's head as projection (with bias).
+// timm's FastViT MCi trunk (fastvit_mci0..4; MobileCLIP-S / MobileCLIP2-S): MobileOne stem (/4),
+// stages of [downsample: 7×7 stride-2 grouped conv + SE? + GELU, 1×1 MobileOne] [RepCPE 7×7] and
+// RepMixer or attention blocks with a 7×7 depthwise ConvMlp, final 3×3 grouped MobileOne conv with
+// SE to `final_features` channels, global average pool, head.fc (with bias) as the projection.
+// Re-parameterisable branches are folded at load (reparam.h).
+struct FastVitStageConfig {
+  int depth = 0;
+  int dim = 0;
+  double mlp_ratio = 3.0;
+  bool attention = false;      // token mixer: attention (else RepMixer)
+  bool pos_emb = false;        // RepConditionalPosEnc (7×7) before the blocks
+  bool se_downsample = false;  // SE in the downsample's large-kernel conv
+};
+struct FastVitConfig {
+  std::string timm_model_name;
+  std::vector<FastVitStageConfig> stages;  // stage 0 has no downsample
+  bool stem_scale_branch = true;  // the stem's MobileOne blocks have 1×1 conv_scale branches (mci3/4: no)
+  bool attention_layer_norm = false;  // attention blocks' norm: LayerNorm2d eps 1e-5 (mci3/4), else BatchNorm
+  int final_features = 0;          // int(embed_dims[-1] · cls_ratio 2)
+  static constexpr int kHeadDim = 32;
+};
+
 struct EvaConfig {
   bool enabled = false;
   bool fused_qkv = true;  // attn.qkv + q_bias / v_bias (EVA01); false: q_proj, k_proj (no bias), v_proj (EVA02)
@@ -131,6 +154,11 @@ struct VisionConfig : TowerConfig {
   ResNetConfig resnet;      // kModifiedResNet only
   ConvNextConfig convnext;  // kConvNext only
   EvaConfig eva;            // kViT from a timm Eva trunk only
+  FastVitConfig fastvit;    // kFastVit only
+  // kViT from timm's vit_base_mci_224 (MobileCLIP-B): the patch embedding is a 3-conv BatchNorm stem
+  // (4×4/4, 2×2/2, 2×2/2; patch_size 16), the class token gets no position embedding
+  // (no_embed_class), final norm, class-token pooling, the trunk's head (with bias) as projection.
+  bool mci_conv_stem = false;
   int grid() const { return image_size / patch_size; }
 };
 

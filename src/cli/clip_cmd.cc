@@ -164,6 +164,7 @@ std::string VisionTowerText(const VisionConfig& v) {
   if (v.tower != VisionTower::kViT) return std::string(VisionTowerName(v.tower));
   if (v.eva.enabled) return v.eva.rope ? "timm EVA02 ViT (RoPE, sub-LN, SwiGLU), class token" : "timm EVA01 ViT, class token";
   if (v.pooling == Pooling::kAttentionPool) return "timm ViT, MAP attention-pool head (SigLIP)";
+  if (v.mci_conv_stem) return "timm MCi ViT, ConvStem patch embedding, class token (MobileCLIP-B)";
   if (v.pooling == Pooling::kAverage) {
     return v.final_ln_after_pool ? "ViT, mean of the patch tokens, ln_post after pooling (CLIPA)" : "ViT, mean of the patch tokens";
   }
@@ -191,6 +192,17 @@ nlohmann::json VisionJson(const VisionConfig& v) {
            {"projection", v.convnext.projection == ConvNextProjection::kLinear ? "linear" : "mlp"},
            {"projection_bias", v.convnext.projection_bias}};
       break;
+    case VisionTower::kFastVit: {
+      nlohmann::json stages = nlohmann::json::array();
+      for (const FastVitStageConfig& s : v.fastvit.stages) {
+        stages.push_back({{"depth", s.depth}, {"dim", s.dim}, {"mlp_ratio", s.mlp_ratio},
+                          {"token_mixer", s.attention ? "attention" : "repmixer"}});
+      }
+      j = {{"timm_model_name", v.fastvit.timm_model_name}, {"stages", stages},
+           {"final_features", v.fastvit.final_features},
+           {"attention_norm", v.fastvit.attention_layer_norm ? "layernorm2d" : "batchnorm"}};
+      break;
+    }
   }
   j["tower"] = VisionTowerText(v);
   j["image_size"] = v.image_size;
@@ -211,6 +223,15 @@ std::string VisionText(const VisionConfig& v) {
       return fmt::format("ConvNeXt (timm {}) {}px: depths {}, dims {}, {} projection", v.convnext.timm_model_name,
                          v.image_size, Stages(v.convnext.depths), Stages(v.convnext.dims),
                          v.convnext.projection == ConvNextProjection::kLinear ? "linear" : "MLP");
+    case VisionTower::kFastVit: {
+      std::string depths, dims;
+      for (const FastVitStageConfig& s : v.fastvit.stages) {
+        depths += (depths.empty() ? "" : "-") + std::to_string(s.depth) + (s.attention ? "a" : "");
+        dims += (dims.empty() ? "" : "-") + std::to_string(s.dim);
+      }
+      return fmt::format("FastViT MCi (timm {}) {}px: depths {} (a: attention), dims {}, final conv {}",
+                         v.fastvit.timm_model_name, v.image_size, depths, dims, v.fastvit.final_features);
+    }
   }
   return "";
 }

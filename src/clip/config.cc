@@ -215,6 +215,8 @@ Result<VisionConfig> ParseOpenClipVision(const json& v, const std::string& where
     const std::string name = v["timm_model_name"].is_string() ? v["timm_model_name"].get<std::string>() : "";
     if (name.rfind("vit_", 0) == 0 && name.find("_siglip") != std::string::npos) return ParseTimmSiglipVision(v, where);
     if (name.rfind("eva", 0) == 0) return ParseTimmEva(v, where);
+    if (name.rfind("fastvit_", 0) == 0) return ParseTimmFastVit(v, where);
+    if (name == "vit_base_mci_224") return ParseTimmMciVit(v, where);
     return ParseOpenClipTimm(v, where);
   }
   if (f.Has("layers") && v["layers"].is_array()) return ParseOpenClipResNet(v, where);
@@ -487,6 +489,8 @@ std::string_view VisionTowerName(VisionTower tower) {
       return "ModifiedResNet";
     case VisionTower::kConvNext:
       return "ConvNeXt (timm)";
+    case VisionTower::kFastVit:
+      return "FastViT MCi (timm)";
   }
   return "unknown";
 }

@@ -184,5 +184,8 @@ Status ApplyTimmVitKwargs(const json& kwargs, const std::string& where, std::ini
                           VisionConfig& c, double& mlp_ratio);
 // timm's Eva trunks (EVA-CLIP; eva_config.cc).
 Result<VisionConfig> ParseTimmEva(const json& v, const std::string& where);
+// MobileCLIP's timm trunks (mobileclip_config.cc): FastViT MCi fastvit_mci0..4 and the MCi ViT vit_base_mci_224.
+Result<VisionConfig> ParseTimmFastVit(const json& v, const std::string& where);
+Result<VisionConfig> ParseTimmMciVit(const json& v, const std::string& where);
 
 }  // namespace visalign::clip::config_internal

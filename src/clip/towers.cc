@@ -4,7 +4,9 @@
 #include <string>
 
 #include "clip/convnext.h"
+#include "clip/fastvit.h"
 #include "clip/kernels.h"
+#include "clip/mobileclip_vit.h"
 #include "clip/resnet.h"
 #include "clip/rope.h"
 
@@ -138,8 +140,11 @@ Matrix AttentionPool(const VisionConfig& v, Activation act, const AttentionPoolW
 Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& o) {
   if (config.vision.tower == VisionTower::kModifiedResNet) return EncodeResNet(config, *w.resnet, pixels, o);
   if (config.vision.tower == VisionTower::kConvNext) return EncodeConvNext(config, *w.convnext, pixels, o);
+  if (config.vision.tower == VisionTower::kFastVit) return EncodeFastVit(config, *w.fastvit, pixels, o);
   const VisionConfig& v = config.vision;
-  const bool timm = v.pooling == Pooling::kAttentionPool || v.eva.enabled;  // visual.trunk.* names
+  // timm trunks (visual.trunk.* names); those with a class token end in norm + token + trunk head.
+  const bool timm_head = v.eva.enabled || v.mci_conv_stem;
+  const bool timm = v.pooling == Pooling::kAttentionPool || timm_head;
   const std::string prefix = timm ? "visual.trunk." : "visual.";
   const int n = pixels.rows;
   const int s = v.image_size;
@@ -151,52 +156,59 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   const int width = v.width;
   const int patch_values = 3 * p * p;
 
-  // im2col: one row per patch, values in conv1's (channel, y, x) order.
-  std::vector<float> cols(static_cast<size_t>(n) * patches * patch_values);
-  for (int i = 0; i < n; ++i) {
-    const float* img = pixels.row(i);
-    for (int gy = 0; gy < g; ++gy) {
-      for (int gx = 0; gx < g; ++gx) {
-        float* dst = cols.data() + (static_cast<size_t>(i) * patches + gy * g + gx) * patch_values;
-        for (int c = 0; c < 3; ++c) {
-          for (int ky = 0; ky < p; ++ky) {
-            const float* src = img + (static_cast<size_t>(c) * s + gy * p + ky) * s + gx * p;
-            std::copy(src, src + p, dst + (c * p + ky) * p);
+  std::vector<float> embedded;
+  if (w.mci_stem != nullptr) {
+    embedded = RunMciConvStem(v, *w.mci_stem, pixels, o);
+  } else {
+    // im2col: one row per patch, values in conv1's (channel, y, x) order.
+    std::vector<float> cols(static_cast<size_t>(n) * patches * patch_values);
+    for (int i = 0; i < n; ++i) {
+      const float* img = pixels.row(i);
+      for (int gy = 0; gy < g; ++gy) {
+        for (int gx = 0; gx < g; ++gx) {
+          float* dst = cols.data() + (static_cast<size_t>(i) * patches + gy * g + gx) * patch_values;
+          for (int c = 0; c < 3; ++c) {
+            for (int ky = 0; ky < p; ++ky) {
+              const float* src = img + (static_cast<size_t>(c) * s + gy * p + ky) * s + gx * p;
+              std::copy(src, src + p, dst + (c * p + ky) * p);
+            }
           }
         }
       }
     }
-  }
-  std::vector<float> embedded(static_cast<size_t>(n) * patches * width);
-  Gemm(n * patches, width, patch_values, cols.data(), patch_values, w.patch_embedding.data, BLayout::kNK, 0.0f,
-       embedded.data(), width);
-  if (w.patch_bias.data != nullptr) AddBias(embedded.data(), n * patches, width, w.patch_bias.data);
-  if (timm) {
-    Trace(o, prefix + "patch_embed_out", embedded.data(), embedded.size());  // timm flattens to [n, tokens, width]
-  } else if (o.trace != nullptr) {
-    // conv1 output as torch lays it out: [n, width, g, g].
-    std::vector<float> chw(embedded.size());
-    for (int i = 0; i < n; ++i) {
-      for (int k = 0; k < patches; ++k) {
-        for (int c = 0; c < width; ++c) {
-          chw[(static_cast<size_t>(i) * width + c) * patches + k] = embedded[(static_cast<size_t>(i) * patches + k) * width + c];
+    embedded.resize(static_cast<size_t>(n) * patches * width);
+    Gemm(n * patches, width, patch_values, cols.data(), patch_values, w.patch_embedding.data, BLayout::kNK, 0.0f,
+         embedded.data(), width);
+    if (w.patch_bias.data != nullptr) AddBias(embedded.data(), n * patches, width, w.patch_bias.data);
+    if (timm) {
+      Trace(o, prefix + "patch_embed_out", embedded.data(), embedded.size());  // timm flattens to [n, tokens, width]
+    } else if (o.trace != nullptr) {
+      // conv1 output as torch lays it out: [n, width, g, g].
+      std::vector<float> chw(embedded.size());
+      for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < patches; ++k) {
+          for (int c = 0; c < width; ++c) {
+            chw[(static_cast<size_t>(i) * width + c) * patches + k] = embedded[(static_cast<size_t>(i) * patches + k) * width + c];
+          }
         }
       }
+      Trace(o, "visual.conv1_out", chw.data(), chw.size());
     }
-    Trace(o, "visual.conv1_out", chw.data(), chw.size());
   }
 
   std::vector<float> x(static_cast<size_t>(n) * seq * width);
   const float* pos = w.vision.positional.data;
+  // timm's no_embed_class (MobileCLIP-B): positions for the patch tokens only, the class token has none.
+  const int first_position = v.mci_conv_stem ? 0 : first_patch;
   for (int i = 0; i < n; ++i) {
     float* xi = x.data() + static_cast<size_t>(i) * seq * width;
     if (v.class_token) {
-      for (int c = 0; c < width; ++c) xi[c] = w.class_embedding.data[c] + pos[c];
+      for (int c = 0; c < width; ++c) xi[c] = w.class_embedding.data[c] + (first_position > 0 ? pos[c] : 0.0f);
     }
     for (int k = 0; k < patches; ++k) {
       const float* e = embedded.data() + (static_cast<size_t>(i) * patches + k) * width;
       float* row = xi + static_cast<size_t>(k + first_patch) * width;
-      const float* pk = pos + static_cast<size_t>(k + first_patch) * width;
+      const float* pk = pos + static_cast<size_t>(k + first_position) * width;
       for (int c = 0; c < width; ++c) row[c] = e[c] + pk[c];
     }
   }
@@ -212,7 +224,7 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
                                                                                 : config.activation;
   RunBlocks(v, act, w.vision, x.data(), n, seq, /*causal=*/false, o, prefix, v.eva.rope ? &w.rope : nullptr);
   const std::vector<int> class_token(static_cast<size_t>(n), 0);
-  if (v.eva.enabled) {  // norm on every token, the class token, trunk.head
+  if (timm_head) {  // norm on every token, the class token, trunk.head
     Matrix out = PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm");
     Trace(o, "visual.projected", out.data.data(), out.data.size());
     return out;

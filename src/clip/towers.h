@@ -64,14 +64,18 @@ struct AttentionPoolWeights {
   LinearWeights fc, fc_proj;      // the MLP (mlp.fc1, mlp.fc2)
 };
 
-struct ResNetWeights;    // resnet.h
-struct ConvNextWeights;  // convnext.h
+struct ResNetWeights;       // resnet.h
+struct ConvNextWeights;     // convnext.h
+struct FastVitWeights;      // fastvit.h
+struct MciConvStemWeights;  // mobileclip_vit.h
 
 struct ClipWeights {
   SafetensorsFile file;
   // The vision tower: ViT (`vision` and the fields up to class_embedding), or one of these.
   std::shared_ptr<const ResNetWeights> resnet;
   std::shared_ptr<const ConvNextWeights> convnext;
+  std::shared_ptr<const FastVitWeights> fastvit;
+  std::shared_ptr<const MciConvStemWeights> mci_stem;  // ViT with MobileCLIP's ConvStem (patch_embedding empty)
   TowerWeights vision;
   Tensor ln_pre_gain, ln_pre_bias;  // empty when the model has no ln_pre
   Tensor patch_embedding;           // [width, 3 * patch * patch] (conv1 flattened c, y, x)

@@ -51,6 +51,17 @@ class WeightLoader {
     return out;
   }
 
+  // A linear layer `name`.weight [out, in] (kNK) and, with `bias`, `name`.bias [out].
+  Result<LinearWeights> Linear(const std::string& name, int64_t out, int64_t in, bool bias) {
+    LinearWeights lin;
+    VISALIGN_ASSIGN_OR_RETURN(lin.weight, Get(name + ".weight", {out, in}));
+    if (bias) {
+      VISALIGN_ASSIGN_OR_RETURN(lin.bias, Get(name + ".bias", {out}));
+    }
+    lin.layout = BLayout::kNK;
+    return lin;
+  }
+
   // Rows of several [n_i, ...] tensors stacked into one (HF q/k/v -> fused in_proj).
   Result<Tensor> Stack(const std::vector<std::string>& names, const std::vector<int64_t>& part_shape) {
     Tensor out;
