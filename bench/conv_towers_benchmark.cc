@@ -1,7 +1,8 @@
 // Native image-tower throughput of the convolutional CLIP towers on random-weight models with
-// OpenCLIP's RN50 and convnext_base shapes (written by WriteRandomClipModel into a temporary
-// directory): images/s at batch 32 (the figure docs/performance.md compares with plain PyTorch,
-// bench/conv_towers_torch.py). Run: VISALIGN_DATA=data build/bench/conv_towers_benchmark
+// OpenCLIP's RN50, convnext_base, MobileCLIP2-S0 (FastViT MCi) and MobileCLIP-B (MCi ViT) shapes
+// (written by WriteRandomClipModel into a temporary directory), and of ViT-B-32 for the ViT path's
+// GFLOP per CPU-second in the same run: images/s at batch 32 (the figure docs/performance.md compares
+// with plain PyTorch, bench/conv_towers_torch.py). Run: VISALIGN_DATA=data build/bench/conv_towers_benchmark
 // (threads: VISALIGN_BENCH_THREADS, default 2; VISALIGN_BENCH_MODELS=DIR keeps the models in DIR/<arch>).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -69,6 +70,12 @@ void BM_EncodeConvTower(benchmark::State& state, RandomClipArch arch) {
 BENCHMARK_CAPTURE(BM_EncodeConvTower, RN50, RandomClipArch::kRN50)
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
 BENCHMARK_CAPTURE(BM_EncodeConvTower, convnext_base, RandomClipArch::kConvNextBase)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+BENCHMARK_CAPTURE(BM_EncodeConvTower, MobileCLIP2_S0, RandomClipArch::kMobileClip2S0)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+BENCHMARK_CAPTURE(BM_EncodeConvTower, MobileCLIP_B, RandomClipArch::kMobileClipB)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+BENCHMARK_CAPTURE(BM_EncodeConvTower, ViT_B_32, RandomClipArch::kViTB32)
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
 
 }  // namespace

@@ -209,7 +209,7 @@ TEST(ClipCli, RandomModelErrorsAreOneLineWithExitCode2) {
   const std::string model = (dir / "m").string();
   auto arch = RunVisalign({"clip", "random-model", "--out", model, "--arch", "ViT-L-14"});
   EXPECT_EQ(arch.exit_code, 2);
-  EXPECT_EQ(arch.err, "error: unknown architecture \"ViT-L-14\" (--arch): tiny, ViT-B-32, RN50 or convnext_base\n");
+  EXPECT_EQ(arch.err, "error: unknown architecture \"ViT-L-14\" (--arch): tiny, ViT-B-32, RN50, convnext_base, MobileCLIP2-S0 or MobileCLIP-B\n");
   EXPECT_FALSE(std::filesystem::exists(model));
 
   std::ofstream(dir / "notes.txt") << "x";

@@ -232,8 +232,12 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   EXPECT_EQ(by_name["RN50-openai"]["architecture"], "ResNet");
   EXPECT_EQ(by_name["RN50-openai"]["dataset"], "OpenAI-WIT");
   EXPECT_EQ(by_name["EVA02-B-16-merged2b_s8b_b131k"]["support"], "native");
-  EXPECT_EQ(by_name["MobileCLIP-B-datacompdr"]["support"], "embeddings");
-  EXPECT_NE(by_name["MobileCLIP-B-datacompdr"]["reason"].get<std::string>().find("vit_base_mci_224"), std::string::npos);
+  // MobileCLIP: FastViT MCi and MCi ViT native; MobileCLIP2-L-14's timm CLIP ViT is refused by name.
+  EXPECT_EQ(by_name["MobileCLIP-B-datacompdr"]["support"], "native");
+  EXPECT_EQ(by_name["MobileCLIP2-S4-dfndr2b"]["vision_tower"], "FastViT MCi (timm)");
+  EXPECT_EQ(by_name["MobileCLIP2-L-14-dfndr2b"]["support"], "embeddings");
+  EXPECT_NE(by_name["MobileCLIP2-L-14-dfndr2b"]["reason"].get<std::string>().find("vit_large_patch14_clip_224"),
+            std::string::npos);
 
   // The same families as hues evaluate's catalog (data/hues/model_catalog.csv), row for row.
   const CsvTable catalog = *ReadCsv(DataDir() / "hues/model_catalog.csv");
@@ -250,19 +254,19 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
     EXPECT_EQ(std::vector<std::string>(row.begin(), row.begin() + 5), shipped[row[0]]) << row[0];
   }
 
-  // What runs natively, pinned: every family but MobileCLIP, ViTamin, PE-Core, CoCa, EVA02-E and the
-  // Hugging Face text towers (RoBERTa, XLM-R, NLLB).
+  // What runs natively, pinned: every family but ViTamin, PE-Core, CoCa, EVA02-E, MobileCLIP2-L-14 and
+  // the Hugging Face text towers (RoBERTa, XLM-R, NLLB).
   std::map<std::string, int> support;
   for (const auto& m : j["models"]) ++support[m["support"].get<std::string>()];
-  EXPECT_EQ(support["native"], 124);
-  EXPECT_EQ(support["embeddings"], 38);
+  EXPECT_EQ(support["native"], 133);  // 124 + MobileCLIP's 9 (issue 31)
+  EXPECT_EQ(support["embeddings"], 29);
   for (const char* name : {"ViT-L-14-CLIPA-datacomp1b", "ViT-H-14-worldwide-metaclip2_worldwide",
                            "ViT-SO400M-16-SigLIP-i18n-256-webli"}) {
     EXPECT_EQ(by_name[name]["support"], "native") << name;
   }
   auto text = RunVisalign({"hues", "models"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("162 models: 124 native"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("162 models: 133 native"), std::string::npos) << text.out;
 
   TempDir dir;
   const fs::path mine = Write(dir / "mine.csv", "model,architecture,dataset,open_clip_model,pretrained\nmy-net,Mine,Private,,\n");

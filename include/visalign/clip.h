@@ -354,9 +354,13 @@ std::string PreprocessFingerprintText(const PreprocessConfig& p);
 // Both use the real tokenizer (vocabulary 49408, context 77) and exact GELU.
 // kRN50: OpenCLIP's RN50 (ModifiedResNet, 224 px, layers 3-4-6-3, width 64; text as ViT-B-32,
 // embed 1024). kConvNextBase: OpenCLIP's convnext_base (timm convnext_base trunk, 224 px, linear
-// projection; embed 512). The same shapes as the real checkpoints, for speed and memory.
-enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase };
-// "tiny" / "ViT-B-32" / "RN50" / "convnext_base"; anything else is kInvalidArgument listing the names.
+// projection; embed 512). kMobileClip2S0: MobileCLIP2-S0's image tower (timm fastvit_mci0, 256 px,
+// un-fused branches as the checkpoints store them) and kMobileClipB: MobileCLIP-B's (timm
+// vit_base_mci_224, 224 px), each with ViT-B-32's text tower. The same shapes as the real
+// checkpoints, for speed and memory.
+enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase, kMobileClip2S0, kMobileClipB };
+// "tiny" / "ViT-B-32" / "RN50" / "convnext_base" / "MobileCLIP2-S0" / "MobileCLIP-B"; anything else is
+// kInvalidArgument listing the names.
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name);
 std::string_view RandomClipArchName(RandomClipArch arch);
 

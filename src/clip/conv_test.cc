@@ -184,7 +184,7 @@ TEST(Conv2dIsaLimitTest, ChildRunsBelowAvx512) {
 // covers only the AVX-512 kernels, so the direct-convolution check and the convolutional fixtures'
 // parity tests run again with the limit at AVX2 (the level of AVX2-only hosts), and with them the
 // transformer fixtures' added since ViT (SigLIP2, EVA01/EVA02, CLIPA, MetaCLIP 2: their GEMMs,
-// oneDNN's sgemm, dispatch by ISA too).
+// oneDNN's sgemm, dispatch by ISA too), and MobileCLIP's (FastViT MCi, MCi ViT).
 TEST(Conv2dIsaLimitTest, MatchesFixturesOnAvx2) {
   if (std::getenv("ONEDNN_MAX_CPU_ISA") != nullptr) GTEST_SKIP() << "already under an ISA limit";
   const testing::RunResult r = testing::RunProgram(
@@ -192,7 +192,8 @@ TEST(Conv2dIsaLimitTest, MatchesFixturesOnAvx2) {
        "--gtest_filter=Conv2dTest.*:Conv2dIsaLimitTest.ChildRunsBelowAvx512:Fixtures/FixtureParityTest.*/clip_rn_tiny:"
        "Fixtures/FixtureParityTest.*/clip_convnext_tiny:Fixtures/FixtureParityTest.*/siglip2_tiny:"
        "Fixtures/FixtureParityTest.*/eva02_tiny:Fixtures/FixtureParityTest.*/eva01_tiny:"
-       "Fixtures/FixtureParityTest.*/clipa_tiny:Fixtures/FixtureParityTest.*/metaclip2_tiny"},
+       "Fixtures/FixtureParityTest.*/clipa_tiny:Fixtures/FixtureParityTest.*/metaclip2_tiny:"
+       "Fixtures/FixtureParityTest.*/mobileclip_s_tiny:Fixtures/FixtureParityTest.*/mobileclip_b_tiny"},
       {{"ONEDNN_MAX_CPU_ISA", "AVX2"}});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("[  SKIPPED ]"), std::string::npos) << r.out;

@@ -262,6 +262,12 @@ Result<FastVitWeights> LoadFastVitWeights(WeightLoader& l, const ClipConfig& con
   const FastVitConfig& fv = config.vision.fastvit;
   const std::string t = "visual.trunk.";
   FastVitWeights w;
+  if (l.Has(t + "stem.0.reparam_conv.weight")) {
+    return Status::Unsupported("re-parameterised FastViT checkpoint (reparam_conv tensors: timm's reparameterize_model output)",
+                               config.weights_file.string(),
+                               "the un-fused training-time form OpenCLIP loads and MobileCLIP releases (conv_kxk, "
+                               "conv_scale and identity branches; visalign folds them at load)");
+  }
   const int c0 = fv.stages.front().dim;
   const ConvShape stem[] = {{3, c0, kStemKernel, 2, 1}, {c0, c0, kStemKernel, 2, c0}, {c0, c0, 1, 1, 1}};
   for (int i = 0; i < 3; ++i) {

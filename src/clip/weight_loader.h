@@ -93,6 +93,8 @@ class WeightLoader {
     return out;
   }
 
+  bool Has(const std::string& name) const { return file_.Find(name) != nullptr; }
+
   // Accepts `name` without reading it (a tensor the forward pass does not use, e.g. BatchNorm's
   // num_batches_tracked); it need not be present.
   void Skip(const std::string& name) { used_.insert(name); }

@@ -68,6 +68,10 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
       {"EVA01-g-14-plus-merged2b_s11b_b114k", ModelSupport::kNative, "ViT"},
       {"EVA02-E-14-laion2b_s4b_b115k", ModelSupport::kEmbeddings, "post-norm"},
       {"ViTamin-B-datacomp1b", ModelSupport::kEmbeddings, "ViTamin"},
+      {"MobileCLIP-S1-datacompdr", ModelSupport::kNative, "FastViT MCi (timm)"},
+      {"MobileCLIP2-S4-dfndr2b", ModelSupport::kNative, "FastViT MCi (timm)"},  // 5 stages, LayerNorm2d attention
+      {"MobileCLIP-B-datacompdr", ModelSupport::kNative, "ViT"},               // MCi ViT: ConvStem
+      {"MobileCLIP2-L-14-dfndr2b", ModelSupport::kEmbeddings, "vit_large_patch14_clip_224"},
       {"coca_ViT-B-32-laion2b_s13b_b90k", ModelSupport::kEmbeddings, "CoCa"},
       {"xlm-roberta-base-ViT-B-32-laion5b_s13b_b90k", ModelSupport::kEmbeddings, "Hugging Face text tower"},
   };
@@ -82,7 +86,8 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
 
 // The counts docs/hues.md states: every SigLIP2 and every EVA-CLIP model but EVA02-E's two (post-norm
 // blocks) runs natively since the Gemma tokenizer and the EVA trunks exist; CLIPA (WordPiece), MetaCLIP 2
-// (eos pooling) and the SigLIP i18n text tower without projection since issue 31's second step.
+// (eos pooling) and the SigLIP i18n text tower without projection since issue 31's second step; the
+// MobileCLIP family's FastViT MCi and MCi ViT towers since its MobileCLIP step.
 TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   std::map<std::string, int> native_by_family, embeddings_by_family;
   for (const auto& [name, m] : Shipped()) {
@@ -90,11 +95,14 @@ TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   }
   int native = 0;
   for (const auto& [family, n] : native_by_family) native += n;
-  EXPECT_EQ(native, 124);
+  EXPECT_EQ(native, 133);
   EXPECT_EQ(native_by_family["SigLIP"], 26);
   EXPECT_EQ(native_by_family["CLIPA"], 7);  // the catalog's seven CLIPA checkpoints (ViT-L/H/bigG-14, 224 and 336)
   EXPECT_EQ(native_by_family["EVA-CLIP"], 5);
   EXPECT_EQ(embeddings_by_family["EVA-CLIP"], 2);
+  // MobileCLIP (issue 31): FastViT MCi S0..S4 and MCi ViT B; MobileCLIP2-L-14 (timm CLIP ViT) is not native.
+  EXPECT_EQ(native_by_family["MobileCLIP"], 9);
+  EXPECT_EQ(embeddings_by_family["MobileCLIP"], 1);
 }
 
 TEST(ModelCatalog, UserRowsWithoutAKnownConfigAreNone) {
