@@ -487,7 +487,7 @@ const CommandGroup kClip(50, [](Cli& cli) {
       ->required();
   random->add_option("--arch", ra->arch,
                      "tiny (13.7 MB, fast), or OpenCLIP's shapes ViT-B-32 (605 MB), RN50 (408 MB), convnext_base (606 MB), "
-                     "MobileCLIP2-S0 (MB_S0) or MobileCLIP-B (MB_B)")
+                     "MobileCLIP2-S0 (300 MB) or MobileCLIP-B (599 MB)")
       ->capture_default_str();
   random->add_option("--seed", ra->seed, "Seed of the weights, 0 to 2^64 - 1")->capture_default_str();
   random->add_flag("--force", ra->force, "Write into a non-empty --out, replacing the model files");

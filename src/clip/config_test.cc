@@ -47,7 +47,7 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
       {"/model_cfg/vision_cfg/timm_model_name", "eva02_enormous_patch14_clip_224", "EVA timm vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "eva02_small_patch14_224", "EVA timm vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "vitamin_base_224", "ViTamin timm vision tower"},
-      {"/model_cfg/vision_cfg/timm_model_name", "fastvit_mci2", "MobileCLIP (FastViT) timm vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "fastvit_sa12", "MobileCLIP (FastViT) timm vision tower"},  // not an MCi
       {"/model_cfg/text_cfg/hf_model_name", "roberta-base", "Hugging Face text tower"},
       {"/model_cfg/vision_cfg/attentional_pool", true, "attentional pooler"},
       {"/model_cfg/vision_cfg/pool_type", "none", "vision pool_type"},
