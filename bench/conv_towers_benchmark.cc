@@ -1,6 +1,6 @@
 // Native image-tower throughput at batch 32 on random-weight models of real catalog shapes:
-// * the convolutional towers with OpenCLIP's RN50, convnext_base and ViTamin-S shapes, and ViT-B-32 as the
-//   ViT path's reference (WriteRandomClipModel; the figure docs/performance.md compares with plain
+// * the convolutional towers with OpenCLIP's RN50, convnext_base, ViTamin-S, MobileCLIP2-S0 (FastViT MCi)
+//   and MobileCLIP-B (MCi ViT) shapes, and ViT-B-32 as the ViT path's reference (WriteRandomClipModel; the figure docs/performance.md compares with plain
 //   PyTorch, bench/conv_towers_torch.py);
 // * the ViT-family towers of issue 31 (PE-Core, CoCa, EVA02, CLIPA, MetaCLIP 2, MobileCLIP2-L-14's timm
 //   ViT) and the plain OpenCLIP ViT of the same size, from open_clip's own model configs
@@ -232,6 +232,10 @@ BENCHMARK_CAPTURE(BM_EncodeConvTower, convnext_base, RandomClipArch::kConvNextBa
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
 // ViTamin-S (conv stem + GeGLU ViT) beside the plain ViT path (ViT-B-32) it is measured against.
 BENCHMARK_CAPTURE(BM_EncodeConvTower, ViTamin_S, RandomClipArch::kViTaminS)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+BENCHMARK_CAPTURE(BM_EncodeConvTower, MobileCLIP2_S0, RandomClipArch::kMobileClip2S0)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+BENCHMARK_CAPTURE(BM_EncodeConvTower, MobileCLIP_B, RandomClipArch::kMobileClipB)
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
 BENCHMARK_CAPTURE(BM_EncodeConvTower, ViT_B_32, RandomClipArch::kViTB32)
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);

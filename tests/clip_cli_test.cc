@@ -1,5 +1,5 @@
 // `visalign clip tokenize | embed | info` against the clip-tiny and siglip-tiny fixtures (open_clip
-// outputs), `hues run` on SigLIP, and `clip random-model`.
+// outputs), `hues run` on SigLIP and MobileCLIP, and `clip random-model`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -272,7 +272,8 @@ TEST(ClipCli, RandomModelErrorsAreOneLineWithExitCode2) {
   auto arch = RunVisalign({"clip", "random-model", "--out", model, "--arch", "ViT-L-14"});
   EXPECT_EQ(arch.exit_code, 2);
   EXPECT_EQ(arch.err,
-            "error: unknown architecture \"ViT-L-14\" (--arch): tiny, ViT-B-32, RN50, convnext_base or ViTamin-S\n");
+            "error: unknown architecture \"ViT-L-14\" (--arch): tiny, ViT-B-32, RN50, convnext_base, ViTamin-S, "
+            "MobileCLIP2-S0 or MobileCLIP-B\n");
   EXPECT_FALSE(std::filesystem::exists(model));
 
   std::ofstream(dir / "notes.txt") << "x";
@@ -337,6 +338,35 @@ TEST(SiglipCli, HuesRunPlaysTheBoard) {
   EXPECT_EQ(j["model"], "siglip-tiny");
   EXPECT_EQ(j["words"], 100);
   EXPECT_TRUE(std::filesystem::exists(dir / "runs" / "siglip-tiny" / "results.csv"));
+}
+
+// ---- MobileCLIP (mobileclip-s-tiny: timm FastViT MCi; mobileclip-b-tiny: MCi ViT) ----
+
+TEST(MobileClipCli, InfoEmbedAndHuesRunLoadBothFixtures) {
+  const std::map<std::string, std::string> towers = {
+      {"mobileclip-s-tiny", "FastViT MCi (timm)"},
+      {"mobileclip-b-tiny", "timm MCi ViT, ConvStem patch embedding, class token (MobileCLIP-B)"}};
+  for (const auto& [fixture, tower] : towers) {
+    SCOPED_TRACE(fixture);
+    const std::string model = FixtureFile(fixture, "");
+    auto info = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_EQ(nlohmann::json::parse(info.out)["vision"]["tower"], tower);
+    const nlohmann::json e = Expected(fixture);
+    auto r = RunVisalign({"clip", "embed", "--clip-model", model, "--text", e["texts"][3]["text"], "--image",
+                          FixtureFile(fixture, e["images"][6]["file"]), "--normalize", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_LE(MaxAbsDiff(j["texts"][0]["embedding"], e["texts"][3]["embedding_normalized"]), 1e-5);
+    EXPECT_LE(MaxAbsDiff(j["images"][0]["embedding"], e["images"][6]["embedding_normalized"]), 1e-5);
+    testing::TempDir dir;
+    auto run = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(nlohmann::json::parse(run.out)["model"], fixture);
+    EXPECT_TRUE(std::filesystem::exists(dir / "runs" / fixture / "results.csv"));
+  }
+  auto text = RunVisalign({"clip", "info", "--clip-model", FixtureFile("mobileclip-s-tiny", "")});
+  EXPECT_THAT(text.out, HasSubstr("FastViT MCi (timm fastvit_mci1) 96px: depths 1-1-2-1a (a: attention), dims 8-16-32-64, final conv 128"));
 }
 
 }  // namespace

@@ -232,8 +232,12 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   EXPECT_EQ(by_name["RN50-openai"]["architecture"], "ResNet");
   EXPECT_EQ(by_name["RN50-openai"]["dataset"], "OpenAI-WIT");
   EXPECT_EQ(by_name["EVA02-B-16-merged2b_s8b_b131k"]["support"], "native");
-  EXPECT_EQ(by_name["MobileCLIP-B-datacompdr"]["support"], "embeddings");
-  EXPECT_NE(by_name["MobileCLIP-B-datacompdr"]["reason"].get<std::string>().find("vit_base_mci_224"), std::string::npos);
+  // MobileCLIP: FastViT MCi and MCi ViT native; MobileCLIP2-L-14's timm CLIP ViT is refused by name.
+  EXPECT_EQ(by_name["MobileCLIP-B-datacompdr"]["support"], "native");
+  EXPECT_EQ(by_name["MobileCLIP2-S4-dfndr2b"]["vision_tower"], "FastViT MCi (timm)");
+  EXPECT_EQ(by_name["MobileCLIP2-L-14-dfndr2b"]["support"], "embeddings");
+  EXPECT_NE(by_name["MobileCLIP2-L-14-dfndr2b"]["reason"].get<std::string>().find("vit_large_patch14_clip_224"),
+            std::string::npos);
 
   // The same families as hues evaluate's catalog (data/hues/model_catalog.csv), row for row.
   const CsvTable catalog = *ReadCsv(DataDir() / "hues/model_catalog.csv");
@@ -250,13 +254,13 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
     EXPECT_EQ(std::vector<std::string>(row.begin(), row.begin() + 5), shipped[row[0]]) << row[0];
   }
 
-  // What runs natively, pinned: every family but MobileCLIP (MobileCLIP2-L-14 excepted: a timm ViT)
-  // and the Hugging Face text towers (RoBERTa, XLM-R, NLLB). PE-Core, CoCa, EVA02-E and
-  // MobileCLIP2-L-14 (11 models) and ViTamin (9) since issue 31's last steps.
+  // What runs natively, pinned: every family but the Hugging Face text towers (RoBERTa, XLM-R, NLLB).
+  // PE-Core, CoCa, EVA02-E and MobileCLIP2-L-14 (11 models), ViTamin (9) and MobileCLIP's FastViT MCi
+  // and MCi ViT (9) since issue 31's last steps.
   std::map<std::string, int> support;
   for (const auto& m : j["models"]) ++support[m["support"].get<std::string>()];
-  EXPECT_EQ(support["native"], 124 + 11 + 9);
-  EXPECT_EQ(support["embeddings"], 38 - 11 - 9);
+  EXPECT_EQ(support["native"], 124 + 11 + 9 + 9);
+  EXPECT_EQ(support["embeddings"], 38 - 11 - 9 - 9);
   for (const char* name : {"ViT-L-14-CLIPA-datacomp1b", "ViT-H-14-worldwide-metaclip2_worldwide",
                            "ViT-SO400M-16-SigLIP-i18n-256-webli", "PE-Core-B-16-meta", "coca_ViT-L-14-laion2b_s13b_b90k",
                            "EVA02-E-14-plus-laion2b_s9b_b144k", "MobileCLIP2-L-14-dfndr2b", "ViTamin-XL-256-datacomp1b"}) {
@@ -264,7 +268,7 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   }
   auto text = RunVisalign({"hues", "models"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("162 models: 144 native"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("162 models: 153 native"), std::string::npos) << text.out;
 
   TempDir dir;
   const fs::path mine = Write(dir / "mine.csv", "model,architecture,dataset,open_clip_model,pretrained\nmy-net,Mine,Private,,\n");

@@ -88,9 +88,10 @@ struct TowerConfig {
 };
 
 // The vision tower families run natively (docs/clip.md): OpenCLIP's VisionTransformer, its
-// ModifiedResNet (OpenAI RN50/RN101/RN50x4/x16/x64) and timm's ConvNeXt behind OpenCLIP's TimmModel.
-enum class VisionTower { kViT, kModifiedResNet, kConvNext };
-// "ViT", "ModifiedResNet", "ConvNeXt (timm)".
+// ModifiedResNet (OpenAI RN50/RN101/RN50x4/x16/x64), and behind OpenCLIP's TimmModel timm's ConvNeXt
+// and FastViT MCi (MobileCLIP-S, MobileCLIP2-S).
+enum class VisionTower { kViT, kModifiedResNet, kConvNext, kFastVit };
+// "ViT", "ModifiedResNet", "ConvNeXt (timm)", "FastViT MCi (timm)".
 std::string_view VisionTowerName(VisionTower tower);
 
 // ModifiedResNet: a 3-conv stem (width/2, width/2, width channels), four stages of Bottlenecks
@@ -113,6 +114,28 @@ struct ConvNextConfig {
   bool projection_bias = false;  // timm_proj_bias (bias of the linear projection / the MLP's fc2)
 };
 
+// timm's FastViT MCi trunk (fastvit_mci0..4; MobileCLIP-S / MobileCLIP2-S): MobileOne stem (/4),
+// stages of [downsample: 7×7 stride-2 grouped conv + SE? + GELU, 1×1 MobileOne] [RepCPE 7×7] and
+// RepMixer or attention blocks with a 7×7 depthwise ConvMlp, final 3×3 grouped MobileOne conv with
+// SE to `final_features` channels, global average pool, head.fc (with bias) as the projection.
+// Re-parameterisable branches are folded at load (reparam.h).
+struct FastVitStageConfig {
+  int depth = 0;
+  int dim = 0;
+  double mlp_ratio = 3.0;
+  bool attention = false;      // token mixer: attention (else RepMixer)
+  bool pos_emb = false;        // RepConditionalPosEnc (7×7) before the blocks
+  bool se_downsample = false;  // SE in the downsample's large-kernel conv
+};
+struct FastVitConfig {
+  std::string timm_model_name;
+  std::vector<FastVitStageConfig> stages;  // stage 0 has no downsample
+  bool stem_scale_branch = true;  // the stem's MobileOne blocks have 1×1 conv_scale branches (mci3/4: no)
+  bool attention_layer_norm = false;  // attention blocks' norm: LayerNorm2d eps 1e-5 (mci3/4), else BatchNorm
+  int final_features = 0;          // int(embed_dims[-1] · cls_ratio 2)
+  static constexpr int kHeadDim = 32;
+};
+
 // timm's Eva trunk (EVA-CLIP: `eva_giant_patch14_*` EVA01, `eva02_*_clip_*` EVA02, EVA02-E's post-norm
 // `eva02_enormous_*`; PE-Core's `vit_pe_core_*`) and timm's CLIP-style VisionTransformer
 // (`vit_*_clip_*`: MobileCLIP2-L-14) on the ViT path: class token, absolute positions, final norm, the
@@ -122,6 +145,7 @@ enum class TimmQkv {
   kSeparate,     // q_proj, k_proj (no bias), v_proj (EVA02)
   kFused,        // attn.qkv with a [3 width] bias (PE-Core's AttentionRope, timm's ViT)
 };
+
 struct EvaConfig {
   bool enabled = false;
   TimmQkv qkv = TimmQkv::kFusedQvBias;
@@ -176,6 +200,11 @@ struct VisionConfig : TowerConfig {
   // width embed_dim attend (pool_heads heads) over ln_k(tokens), then ln_post and proj on query 0.
   bool attentional_pool = false;
   int pool_queries = 0;
+  FastVitConfig fastvit;    // kFastVit only
+  // kViT from timm's vit_base_mci_224 (MobileCLIP-B): the patch embedding is a 3-conv BatchNorm stem
+  // (4×4/4, 2×2/2, 2×2/2; patch_size 16), the class token gets no position embedding
+  // (no_embed_class), final norm, class-token pooling, the trunk's head (with bias) as projection.
+  bool mci_conv_stem = false;
   int grid() const { return vitamin.enabled ? vitamin.grid(image_size) : image_size / patch_size; }
 };
 
@@ -380,9 +409,12 @@ std::string PreprocessFingerprintText(const PreprocessConfig& p);
 // kRN50: OpenCLIP's RN50 (ModifiedResNet, 224 px, layers 3-4-6-3, width 64; text as ViT-B-32,
 // embed 1024). kConvNextBase: OpenCLIP's convnext_base (timm convnext_base trunk, 224 px, linear
 // projection; embed 512). kViTaminS: OpenCLIP's ViTamin-S (timm vitamin_small_224, text width 384,
-// embed 384). The same shapes as the real checkpoints, for speed and memory.
-enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase, kViTaminS };
-// "tiny" / "ViT-B-32" / "RN50" / "convnext_base" / "ViTamin-S"; anything else is kInvalidArgument listing the names.
+// embed 384). kMobileClip2S0: MobileCLIP2-S0's image tower (timm fastvit_mci0, 256 px, un-fused
+// branches as the checkpoints store them) and kMobileClipB: MobileCLIP-B's (timm vit_base_mci_224,
+// 224 px), each with ViT-B-32's text tower. The same shapes as the real checkpoints, for speed and memory.
+enum class RandomClipArch { kTiny, kViTB32, kRN50, kConvNextBase, kViTaminS, kMobileClip2S0, kMobileClipB };
+// "tiny" / "ViT-B-32" / "RN50" / "convnext_base" / "ViTamin-S" / "MobileCLIP2-S0" / "MobileCLIP-B";
+// anything else is kInvalidArgument listing the names.
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name);
 std::string_view RandomClipArchName(RandomClipArch arch);
 

@@ -169,6 +169,7 @@ std::string VisionTowerText(const VisionConfig& v) {
            (v.vitamin.pos_embed ? "" : ", no positional embedding");
   }
   if (v.pooling == Pooling::kAttentionPool) return "timm ViT, MAP attention-pool head (SigLIP)";
+  if (v.mci_conv_stem) return "timm MCi ViT, ConvStem patch embedding, class token (MobileCLIP-B)";
   if (v.pooling == Pooling::kAverage) {
     return v.final_ln_after_pool ? "ViT, mean of the patch tokens, ln_post after pooling (CLIPA)" : "ViT, mean of the patch tokens";
   }
@@ -203,6 +204,17 @@ Json VisionJson(const VisionConfig& v) {
            {"projection", v.convnext.projection == ConvNextProjection::kLinear ? "linear" : "mlp"},
            {"projection_bias", v.convnext.projection_bias}};
       break;
+    case VisionTower::kFastVit: {
+      nlohmann::json stages = nlohmann::json::array();
+      for (const FastVitStageConfig& s : v.fastvit.stages) {
+        stages.push_back({{"depth", s.depth}, {"dim", s.dim}, {"mlp_ratio", s.mlp_ratio},
+                          {"token_mixer", s.attention ? "attention" : "repmixer"}});
+      }
+      j = {{"timm_model_name", v.fastvit.timm_model_name}, {"stages", stages},
+           {"final_features", v.fastvit.final_features},
+           {"attention_norm", v.fastvit.attention_layer_norm ? "layernorm2d" : "batchnorm"}};
+      break;
+    }
   }
   j["tower"] = VisionTowerText(v);
   j["image_size"] = v.image_size;
@@ -229,6 +241,15 @@ std::string VisionText(const VisionConfig& v) {
       return fmt::format("ConvNeXt (timm {}) {}px: depths {}, dims {}, {} projection", v.convnext.timm_model_name,
                          v.image_size, Stages(v.convnext.depths), Stages(v.convnext.dims),
                          v.convnext.projection == ConvNextProjection::kLinear ? "linear" : "MLP");
+    case VisionTower::kFastVit: {
+      std::string depths, dims;
+      for (const FastVitStageConfig& s : v.fastvit.stages) {
+        depths += (depths.empty() ? "" : "-") + std::to_string(s.depth) + (s.attention ? "a" : "");
+        dims += (dims.empty() ? "" : "-") + std::to_string(s.dim);
+      }
+      return fmt::format("FastViT MCi (timm {}) {}px: depths {} (a: attention), dims {}, final conv {}",
+                         v.fastvit.timm_model_name, v.image_size, depths, dims, v.fastvit.final_features);
+    }
   }
   return "";
 }
@@ -483,7 +504,8 @@ const CommandGroup kClip(50, {"clip"}, [](Cli& cli) {
   random->add_option("--out", ra->out, "Model directory to create (open_clip_config.json + open_clip_model.safetensors)")
       ->required();
   random->add_option("--arch", ra->arch,
-                     "tiny (13.7 MB, fast), or OpenCLIP's shapes ViT-B-32 (605 MB), RN50 (408 MB), convnext_base (606 MB) or ViTamin-S (250 MB)")
+                     "tiny (13.7 MB, fast), or OpenCLIP's shapes ViT-B-32 (605 MB), RN50 (408 MB), convnext_base (606 MB), "
+                     "ViTamin-S (250 MB), MobileCLIP2-S0 (300 MB) or MobileCLIP-B (599 MB)")
       ->capture_default_str();
   random->add_option("--seed", ra->seed, "Seed of the weights, 0 to 2^64 - 1")->capture_default_str();
   random->add_flag("--force", ra->force, "Write into a non-empty --out, replacing the model files");

@@ -104,6 +104,8 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
     if (name.rfind("vit_", 0) == 0 && name.find("_siglip") != std::string::npos) return ParseTimmSiglipVision(v, where);
     if (name.rfind("eva", 0) == 0 || name.rfind("vit_pe_", 0) == 0 || IsTimmEvaName(name)) return ParseTimmEva(v, where);
     if (name.rfind("vitamin", 0) == 0) return ParseTimmVitamin(v, where);
+    if (name.rfind("fastvit_", 0) == 0) return ParseTimmFastVit(v, where);
+    if (name == "vit_base_mci_224") return ParseTimmMciVit(v, where);
     return ParseOpenClipTimm(v, where);
   }
   if (f.Has("layers") && v["layers"].is_array()) return ParseOpenClipResNet(v, where);
@@ -404,6 +406,8 @@ std::string_view VisionTowerName(VisionTower tower) {
       return "ModifiedResNet";
     case VisionTower::kConvNext:
       return "ConvNeXt (timm)";
+    case VisionTower::kFastVit:
+      return "FastViT MCi (timm)";
   }
   return "unknown";
 }

@@ -185,5 +185,8 @@ bool IsTimmEvaName(const std::string& name);
 Result<VisionConfig> ParseTimmEva(const Json& v, const std::string& where);
 // timm's ViTamin trunks (vitamin_*; vitamin_config.cc).
 Result<VisionConfig> ParseTimmVitamin(const Json& v, const std::string& where);
+// MobileCLIP's timm trunks (mobileclip_config.cc): FastViT MCi fastvit_mci0..4 and the MCi ViT vit_base_mci_224.
+Result<VisionConfig> ParseTimmFastVit(const Json& v, const std::string& where);
+Result<VisionConfig> ParseTimmMciVit(const Json& v, const std::string& where);
 
 }  // namespace visalign::clip::config_internal

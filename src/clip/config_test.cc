@@ -46,7 +46,7 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
       {"/model_cfg/vision_cfg/timm_model_name", "vit_pe_core_gigantic_patch14_448", "EVA / PE-Core / timm ViT vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "vit_large_patch14_clip_336", "ViT timm vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "vitamin_tiny_224", "ViTamin timm vision tower"},
-      {"/model_cfg/vision_cfg/timm_model_name", "fastvit_mci2", "MobileCLIP (FastViT) timm vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "fastvit_sa12", "MobileCLIP (FastViT) timm vision tower"},  // not an MCi
       {"/model_cfg/text_cfg/hf_model_name", "roberta-base", "Hugging Face text tower"},
       {"/model_cfg/vision_cfg/attentional_pool", "parallel", "attentional pooler variant (CoCa: true)"},
       {"/model_cfg/vision_cfg/pool_type", "none", "vision pool_type"},

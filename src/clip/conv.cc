@@ -173,6 +173,12 @@ std::vector<float> ToNchw(const FeatureMap& x) {
   return out;
 }
 
+void TraceMap(const ForwardOptions& o, const std::string& name, const FeatureMap& x) {
+  if (o.trace == nullptr) return;
+  const std::vector<float> nchw = ToNchw(x);
+  Trace(o, name, nchw.data(), nchw.size());
+}
+
 ConvWeights MakeConv(const float* torch_weight, const float* bias, int out, int in, int kernel, int stride, int pad) {
   ConvWeights conv;
   conv.in = in;
@@ -224,6 +230,29 @@ FeatureMap Conv2d(const ConvWeights& conv, const FeatureMap& x, ConvActivation a
   return y;
 }
 
+void GeluInPlace(FeatureMap& x) {
+  const std::vector<float> zero(static_cast<size_t>(x.c), 0.0f);
+  const RowKernels& rk = BestRowKernels();
+  const int rows = x.pixels();
+#pragma omp parallel for schedule(static) if (Parallel(x.data.size()))
+  for (int r = 0; r < rows; ++r) rk.bias_gelu(x.data.data() + static_cast<size_t>(r) * x.c, x.c, zero.data());
+}
+
+std::vector<float> GlobalAveragePool(const FeatureMap& x) {
+  const int grid = x.h * x.w;
+  std::vector<float> pooled(static_cast<size_t>(x.n) * x.c);
+  std::vector<double> sum(static_cast<size_t>(x.c));
+  for (int i = 0; i < x.n; ++i) {
+    std::fill(sum.begin(), sum.end(), 0.0);
+    const float* src = x.data.data() + static_cast<size_t>(i) * grid * x.c;
+    for (int k = 0; k < grid; ++k) {
+      for (int ch = 0; ch < x.c; ++ch) sum[ch] += src[static_cast<size_t>(k) * x.c + ch];
+    }
+    for (int ch = 0; ch < x.c; ++ch) pooled[static_cast<size_t>(i) * x.c + ch] = static_cast<float>(sum[ch] / grid);
+  }
+  return pooled;
+}
+
 FeatureMap AvgPool2d(const FeatureMap& x, int k) {
   FeatureMap y(x.n, x.h / k, x.w / k, x.c);
   const float inv = 1.0f / static_cast<float>(k * k);
@@ -246,38 +275,56 @@ FeatureMap AvgPool2d(const FeatureMap& x, int k) {
   return y;
 }
 
-DepthwiseWeights MakeDepthwise(const float* torch_weight, const float* bias, int c, int kernel) {
+DepthwiseWeights MakeDepthwise(const float* torch_weight, const float* bias, int c, int kernel, int stride,
+                               int multiplier) {
   DepthwiseWeights dw;
   dw.c = c;
   dw.kernel = kernel;
+  dw.stride = stride;
+  dw.multiplier = multiplier;
   const int taps = kernel * kernel;
-  dw.weight.resize(static_cast<size_t>(taps) * c);
-  for (int ch = 0; ch < c; ++ch) {
-    for (int t = 0; t < taps; ++t) dw.weight[static_cast<size_t>(t) * c + ch] = torch_weight[static_cast<size_t>(ch) * taps + t];
+  const int out = dw.out();
+  dw.weight.resize(static_cast<size_t>(taps) * out);
+  for (int ch = 0; ch < out; ++ch) {
+    for (int t = 0; t < taps; ++t) dw.weight[static_cast<size_t>(t) * out + ch] = torch_weight[static_cast<size_t>(ch) * taps + t];
   }
-  dw.bias.assign(bias, bias + c);
+  dw.bias.assign(bias, bias + out);
   return dw;
 }
 
-FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& x) {
-  FeatureMap y(x.n, x.h, x.w, x.c);
-  const RowKernels& rk = BestRowKernels();
+FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& input) {
+  // With a multiplier, each input channel repeated `multiplier` times makes it a plain depthwise
+  // convolution of c·multiplier channels.
+  FeatureMap expanded;
+  if (dw.multiplier > 1) {
+    expanded = FeatureMap(input.n, input.h, input.w, dw.out());
+    const int pixels = input.pixels();
+    for (int p = 0; p < pixels; ++p) {
+      const float* src = input.data.data() + static_cast<size_t>(p) * input.c;
+      float* dst = expanded.data.data() + static_cast<size_t>(p) * expanded.c;
+      for (int ch = 0; ch < input.c; ++ch) std::fill_n(dst + ch * dw.multiplier, dw.multiplier, src[ch]);
+    }
+  }
+  const FeatureMap& x = dw.multiplier > 1 ? expanded : input;
   const int k = dw.kernel;
   const int pad = k / 2;
+  const int s = dw.stride;
+  FeatureMap y(x.n, (x.h + 2 * pad - k) / s + 1, (x.w + 2 * pad - k) / s + 1, x.c);
+  const RowKernels& rk = BestRowKernels();
   const int c = x.c;
-  const int rows = x.n * x.h;
-#pragma omp parallel for schedule(static) if (Parallel(x.data.size() * static_cast<size_t>(k)))
+  const int rows = y.n * y.h;
+#pragma omp parallel for schedule(static) if (Parallel(y.data.size() * static_cast<size_t>(k)))
   for (int r = 0; r < rows; ++r) {
-    const int i = r / x.h;
-    const int oy = r % x.h;
-    for (int ox = 0; ox < x.w; ++ox) {
-      float* dst = y.data.data() + (static_cast<size_t>(r) * x.w + ox) * c;
+    const int i = r / y.h;
+    const int oy = r % y.h;
+    for (int ox = 0; ox < y.w; ++ox) {
+      float* dst = y.data.data() + (static_cast<size_t>(r) * y.w + ox) * c;
       std::copy(dw.bias.begin(), dw.bias.end(), dst);
       for (int ky = 0; ky < k; ++ky) {
-        const int iy = oy - pad + ky;
+        const int iy = oy * s - pad + ky;
         if (iy < 0 || iy >= x.h) continue;
         for (int kx = 0; kx < k; ++kx) {
-          const int ix = ox - pad + kx;
+          const int ix = ox * s - pad + kx;
           if (ix < 0 || ix >= x.w) continue;
           const float* src = x.data.data() + ((static_cast<size_t>(i) * x.h + iy) * x.w + ix) * c;
           rk.multiply_add(dst, src, dw.weight.data() + static_cast<size_t>(ky * k + kx) * c, c);

@@ -9,8 +9,10 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "clip/towers.h"
 #include "visalign/clip.h"
 
 namespace visalign::clip {
@@ -30,6 +32,8 @@ struct FeatureMap {
 FeatureMap FeatureMapFromChw(const Matrix& pixels, int size);
 // The map in torch's NCHW order (for tracing against the fixtures).
 std::vector<float> ToNchw(const FeatureMap& x);
+// Passes ToNchw(x) to options.trace when tracing.
+void TraceMap(const ForwardOptions& o, const std::string& name, const FeatureMap& x);
 
 // Conv2d's oneDNN primitives of one ConvWeights, one per call shape, with the weights reordered to
 // the primitive's layout (defined in conv.cc).
@@ -62,19 +66,29 @@ enum class ConvActivation { kNone, kRelu };
 // accumulated in place in *residual, which is returned moved. Safe to call concurrently.
 FeatureMap Conv2d(const ConvWeights& conv, const FeatureMap& x, ConvActivation act, FeatureMap* residual = nullptr);
 
+// x ← GELU(x), exact erf (timm's nn.GELU after a convolution).
+void GeluInPlace(FeatureMap& x);
+
+// Mean over H×W per image and channel ([n, c], sums in double): global average pooling.
+std::vector<float> GlobalAveragePool(const FeatureMap& x);
+
 // torch.nn.AvgPool2d(k): kernel k, stride k, no padding (h and w divisible by k).
 FeatureMap AvgPool2d(const FeatureMap& x, int k);
 
-// A depthwise convolution (groups = channels), stride 1, "same" zero padding kernel / 2.
-// weight [kernel·kernel, c] (tap-major), bias [c].
+// A depthwise convolution (groups = input channels c), zero padding kernel / 2, stride `stride`
+// (output size ⌊(n − 1) / stride⌋ + 1 for odd kernels), `multiplier` output channels per input
+// channel (output channel o reads input channel o / multiplier; torch groups = c, out = c·multiplier).
+// weight [kernel·kernel, c·multiplier] (tap-major), bias [c·multiplier].
 struct DepthwiseWeights {
-  int c = 0, kernel = 0;
+  int c = 0, kernel = 0, stride = 1, multiplier = 1;
   std::vector<float> weight;
   std::vector<float> bias;
+  int out() const { return c * multiplier; }
 };
 
-// From a torch weight [c, 1, kernel, kernel] and bias [c].
-DepthwiseWeights MakeDepthwise(const float* torch_weight, const float* bias, int c, int kernel);
+// From a torch weight [c·multiplier, 1, kernel, kernel] and bias [c·multiplier].
+DepthwiseWeights MakeDepthwise(const float* torch_weight, const float* bias, int c, int kernel, int stride = 1,
+                               int multiplier = 1);
 
 FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& x);
 

@@ -184,8 +184,8 @@ TEST(Conv2dIsaLimitTest, ChildRunsBelowAvx512) {
 // covers only the AVX-512 kernels, so the direct-convolution check and the convolutional fixtures'
 // parity tests run again with the limit at AVX2 (the level of AVX2-only hosts), and with them the
 // transformer fixtures' added since ViT (SigLIP2, EVA01/EVA02, CLIPA, MetaCLIP 2, PE-Core, CoCa and the
-// derived EVA02-E / timm ViT towers: their GEMMs, oneDNN's sgemm, dispatch by ISA too) and ViTamin's
-// (conv stem and GeGLU ViT).
+// derived EVA02-E / timm ViT towers: their GEMMs, oneDNN's sgemm, dispatch by ISA too) ViTamin's
+// (conv stem and GeGLU ViT) and MobileCLIP's (FastViT MCi, MCi ViT).
 TEST(Conv2dIsaLimitTest, MatchesFixturesOnAvx2) {
   if (std::getenv("ONEDNN_MAX_CPU_ISA") != nullptr) GTEST_SKIP() << "already under an ISA limit";
   const testing::RunResult r = testing::RunProgram(
@@ -195,7 +195,8 @@ TEST(Conv2dIsaLimitTest, MatchesFixturesOnAvx2) {
        "Fixtures/FixtureParityTest.*/eva02_tiny:Fixtures/FixtureParityTest.*/eva01_tiny:"
        "Fixtures/FixtureParityTest.*/clipa_tiny:Fixtures/FixtureParityTest.*/metaclip2_tiny:"
        "Fixtures/FixtureParityTest.*/pe_core_tiny:Fixtures/FixtureParityTest.*/coca_tiny:DerivedTimmTrunk.*:"
-       "Fixtures/FixtureParityTest.*/vitamin_tiny"},
+       "Fixtures/FixtureParityTest.*/vitamin_tiny:Fixtures/FixtureParityTest.*/mobileclip_s_tiny:"
+       "Fixtures/FixtureParityTest.*/mobileclip_b_tiny"},
       {{"ONEDNN_MAX_CPU_ISA", "AVX2"}});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("[  SKIPPED ]"), std::string::npos) << r.out;

@@ -15,16 +15,6 @@ constexpr int kDepthwiseKernel = 7;
 constexpr int kMlpRatio = 4;
 constexpr int kProjectionMlpRatio = 2;  // OpenCLIP's timm_proj "mlp": hidden 2 · embed_dim
 
-Result<LinearWeights> GetLinear(WeightLoader& l, const std::string& name, int64_t out, int64_t in, bool bias) {
-  LinearWeights lin;
-  VISALIGN_ASSIGN_OR_RETURN(lin.weight, l.Get(name + ".weight", {out, in}));
-  if (bias) {
-    VISALIGN_ASSIGN_OR_RETURN(lin.bias, l.Get(name + ".bias", {out}));
-  }
-  lin.layout = BLayout::kNK;
-  return lin;
-}
-
 // A copy of `t` with row r scaled by scale[r] ([rows, cols] or, with cols 1, a vector).
 Tensor ScaledRows(const Tensor& t, const float* scale, int64_t rows, int64_t cols) {
   Tensor out;
@@ -55,20 +45,14 @@ Result<ConvNextBlockWeights> GetBlock(WeightLoader& l, const std::string& p, int
   VISALIGN_ASSIGN_OR_RETURN(Tensor dw_bias, l.Get(p + "conv_dw.bias", {c}));
   b.conv_dw = MakeDepthwise(dw.data, dw_bias.data, c, kDepthwiseKernel);
   VISALIGN_RETURN_IF_ERROR(GetNorm(l, p + "norm", c, b.norm_gain, b.norm_bias));
-  VISALIGN_ASSIGN_OR_RETURN(b.fc1, GetLinear(l, p + "mlp.fc1", kMlpRatio * c, c, true));
-  VISALIGN_ASSIGN_OR_RETURN(LinearWeights fc2, GetLinear(l, p + "mlp.fc2", c, kMlpRatio * c, true));
+  VISALIGN_ASSIGN_OR_RETURN(b.fc1, l.Linear(p + "mlp.fc1", kMlpRatio * c, c, true));
+  VISALIGN_ASSIGN_OR_RETURN(LinearWeights fc2, l.Linear(p + "mlp.fc2", c, kMlpRatio * c, true));
   VISALIGN_ASSIGN_OR_RETURN(Tensor gamma, l.Get(p + "gamma", {c}));
   // x + gamma · (W h + b) = x + (gamma ⊙ W) h + gamma ⊙ b.
   b.fc2.weight = ScaledRows(fc2.weight, gamma.data, c, kMlpRatio * c);
   b.fc2.bias = ScaledRows(fc2.bias, gamma.data, c, 1);
   b.fc2.layout = BLayout::kNK;
   return b;
-}
-
-void TraceMap(const ForwardOptions& o, const std::string& name, const FeatureMap& x) {
-  if (o.trace == nullptr) return;
-  const std::vector<float> nchw = ToNchw(x);
-  Trace(o, name, nchw.data(), nchw.size());
 }
 
 // x ← x + gamma · fc2(GELU(fc1(LN(dwconv(x))))), per pixel.
@@ -108,10 +92,10 @@ Result<ConvNextWeights> LoadConvNextWeights(WeightLoader& l, const ClipConfig& c
   VISALIGN_RETURN_IF_ERROR(GetNorm(l, "visual.trunk.head.norm", c, w.head_norm_gain, w.head_norm_bias));
   const int e = config.embed_dim;
   if (cn.projection == ConvNextProjection::kLinear) {
-    VISALIGN_ASSIGN_OR_RETURN(w.proj, GetLinear(l, "visual.head.proj", e, c, cn.projection_bias));
+    VISALIGN_ASSIGN_OR_RETURN(w.proj, l.Linear("visual.head.proj", e, c, cn.projection_bias));
   } else {
-    VISALIGN_ASSIGN_OR_RETURN(w.mlp_fc1, GetLinear(l, "visual.head.mlp.fc1", kProjectionMlpRatio * e, c, true));
-    VISALIGN_ASSIGN_OR_RETURN(w.proj, GetLinear(l, "visual.head.mlp.fc2", e, kProjectionMlpRatio * e, cn.projection_bias));
+    VISALIGN_ASSIGN_OR_RETURN(w.mlp_fc1, l.Linear("visual.head.mlp.fc1", kProjectionMlpRatio * e, c, true));
+    VISALIGN_ASSIGN_OR_RETURN(w.proj, l.Linear("visual.head.mlp.fc2", e, kProjectionMlpRatio * e, cn.projection_bias));
   }
   return w;
 }
@@ -139,16 +123,7 @@ Matrix EncodeConvNext(const ClipConfig& config, const ConvNextWeights& w, const 
   // Head: global average pool, LayerNorm, projection.
   const int n = x.n;
   const int c = x.c;
-  const int grid_tokens = x.h * x.w;
-  std::vector<float> pooled(static_cast<size_t>(n) * c);
-  for (int i = 0; i < n; ++i) {
-    const float* src = x.data.data() + static_cast<size_t>(i) * grid_tokens * c;
-    for (int ch = 0; ch < c; ++ch) {
-      double sum = 0.0;
-      for (int k = 0; k < grid_tokens; ++k) sum += src[static_cast<size_t>(k) * c + ch];
-      pooled[static_cast<size_t>(i) * c + ch] = static_cast<float>(sum / grid_tokens);
-    }
-  }
+  std::vector<float> pooled = GlobalAveragePool(x);
   Trace(o, "visual.trunk.head.global_pool_out", pooled.data(), pooled.size());
   LayerNorm(pooled.data(), pooled.data(), n, c, w.head_norm_gain.data, w.head_norm_bias.data, eps);
   Trace(o, "visual.trunk.head.norm_out", pooled.data(), pooled.size());

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "clip/config.h"
 #include "visalign/core/io.h"
@@ -49,6 +50,8 @@ constexpr ArchShape kViTB32Shape{512, 224, 32, 768, 12, 64, 512, 8, 12};
 constexpr ArchShape kRN50Shape{1024, 224, 0, 64, 0, 0, 512, 8, 12};        // vision_width: the stem width
 constexpr ArchShape kConvNextBaseShape{512, 224, 0, 0, 0, 0, 512, 8, 12};  // trunk shape from timm_model_name
 constexpr ArchShape kViTaminSShape{384, 224, 0, 0, 0, 0, 384, 6, 12};        // ViTamin-S.json (CustomTextCLIP)
+constexpr ArchShape kMobileClip2S0Shape{512, 256, 0, 0, 0, 0, 512, 8, 12};  // MobileCLIP2-S0.json, fastvit_mci0
+constexpr ArchShape kMobileClipBShape{512, 224, 0, 0, 0, 0, 512, 8, 12};    // MobileCLIP-B.json, vit_base_mci_224
 constexpr std::array<int, 4> kRN50Layers = {3, 4, 6, 3};
 constexpr int kVocabSize = 49408;
 
@@ -133,9 +136,9 @@ Status CheckOutputDirectory(const fs::path& dir, bool overwrite) {
 
 }  // namespace
 
-constexpr std::array<RandomClipArch, 5> kRandomArchs = {RandomClipArch::kTiny, RandomClipArch::kViTB32,
-                                                        RandomClipArch::kRN50, RandomClipArch::kConvNextBase,
-                                                        RandomClipArch::kViTaminS};
+constexpr std::array<RandomClipArch, 7> kRandomArchs = {
+    RandomClipArch::kTiny,     RandomClipArch::kViTB32,        RandomClipArch::kRN50,       RandomClipArch::kConvNextBase,
+    RandomClipArch::kViTaminS, RandomClipArch::kMobileClip2S0, RandomClipArch::kMobileClipB};
 
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name) {
   std::string names;
@@ -158,6 +161,10 @@ std::string_view RandomClipArchName(RandomClipArch arch) {
       return "convnext_base";
     case RandomClipArch::kViTaminS:
       return "ViTamin-S";
+    case RandomClipArch::kMobileClip2S0:
+      return "MobileCLIP2-S0";
+    case RandomClipArch::kMobileClipB:
+      return "MobileCLIP-B";
   }
   return "";
 }
@@ -176,6 +183,10 @@ const ArchShape& Shape(RandomClipArch arch) {
       return kConvNextBaseShape;
     case RandomClipArch::kViTaminS:
       return kViTaminSShape;
+    case RandomClipArch::kMobileClip2S0:
+      return kMobileClip2S0Shape;
+    case RandomClipArch::kMobileClipB:
+      return kMobileClipBShape;
   }
   return kTinyShape;
 }
@@ -191,6 +202,11 @@ Json RandomVisionConfig(RandomClipArch arch, const ArchShape& s) {
     case RandomClipArch::kViTaminS:
       return {{"timm_model_name", "vitamin_small_224"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
               {"timm_proj", "linear"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", s.image_size}};
+    case RandomClipArch::kMobileClip2S0:
+    case RandomClipArch::kMobileClipB:
+      return {{"timm_model_name", arch == RandomClipArch::kMobileClipB ? "vit_base_mci_224" : "fastvit_mci0"},
+              {"timm_model_pretrained", false}, {"timm_pool", arch == RandomClipArch::kMobileClipB ? "token" : "avg"},
+              {"timm_proj", nullptr}, {"timm_drop", 0.0}, {"timm_drop_path", 0.0}, {"image_size", s.image_size}};
     case RandomClipArch::kTiny:
     case RandomClipArch::kViTB32:
       break;
@@ -457,6 +473,120 @@ void AddVitamin(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
   AddLinear(specs, "visual.head.proj", c.embed_dim, w, false);
 }
 
+// A MobileOneBlock's un-fused branches (timm fastvit.py): identity BatchNorm when in == out and
+// stride 1, 1×1 conv_scale + BN when kernel > 1 and `scale_branch`, `conv_branches` k×k conv_kxk.i + BN.
+void AddMobileOne(std::vector<RandomTensorSpec>& specs, const std::string& p, int64_t in, int64_t out, int64_t kernel,
+                  int64_t stride, int64_t groups, bool scale_branch, int conv_branches = 1) {
+  if (in == out && stride == 1) AddBatchNorm(specs, p + ".identity", in);
+  if (kernel > 1 && scale_branch) {
+    AddConv(specs, p + ".conv_scale.conv.weight", out, in / groups, 1);
+    AddBatchNorm(specs, p + ".conv_scale.bn", out);
+  }
+  for (int i = 0; i < conv_branches; ++i) {
+    const std::string b = p + ".conv_kxk." + std::to_string(i);
+    AddConv(specs, b + ".conv.weight", out, in / groups, kernel);
+    AddBatchNorm(specs, b + ".bn", out);
+  }
+}
+
+// A 1×1 convolution with bias (SE and ConvMlp layers).
+void AddPointwise(std::vector<RandomTensorSpec>& specs, const std::string& name, int64_t out, int64_t in) {
+  AddConv(specs, name + ".weight", out, in, 1);
+  specs.push_back({{name + ".bias", {out}}, Bias()});
+}
+
+void AddSqueezeExcite(std::vector<RandomTensorSpec>& specs, const std::string& p, int64_t c, int64_t reduced) {
+  AddPointwise(specs, p + ".fc1", reduced, c);
+  AddPointwise(specs, p + ".fc2", c, reduced);
+}
+
+// timm FastViT MCi (fastvit.py) in its training-time form, as MobileCLIP checkpoints store it; layer
+// scales small (timm's 1e-5 would make every block nearly the identity).
+void AddFastVit(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
+  const FastVitConfig& fv = c.vision.fastvit;
+  const std::string t = "visual.trunk.";
+  const RandomInit layer_scale = Uniform(kBiasVarianceDenominator);
+  const int64_t c0 = fv.stages.front().dim;
+  AddMobileOne(specs, t + "stem.0", 3, c0, 3, 2, 1, fv.stem_scale_branch);
+  AddMobileOne(specs, t + "stem.1", c0, c0, 3, 2, c0, fv.stem_scale_branch);
+  AddMobileOne(specs, t + "stem.2", c0, c0, 1, 1, 1, true);
+  int64_t prev = c0;
+  for (size_t s = 0; s < fv.stages.size(); ++s) {
+    const FastVitStageConfig& st = fv.stages[s];
+    const int64_t d = st.dim;
+    const std::string p = t + "stages." + std::to_string(s);
+    if (s > 0 || prev != d) {
+      const std::string lk = p + ".downsample.proj.0";
+      for (const auto& [branch, k] : {std::pair{".large_conv", 7}, std::pair{".small_conv", 3}}) {
+        AddConv(specs, lk + branch + ".conv.weight", d, 1, k);
+        AddBatchNorm(specs, lk + branch + ".bn", d);
+      }
+      if (st.se_downsample) AddSqueezeExcite(specs, lk + ".se", d, std::max<int64_t>(8, (d / 4 + 4) / 8 * 8));
+      AddMobileOne(specs, p + ".downsample.proj.1", d, d, 1, 1, 1, true);
+    }
+    if (st.pos_emb) {
+      AddConv(specs, p + ".pos_emb.pos_enc.weight", d, 1, 7);
+      specs.push_back({{p + ".pos_emb.pos_enc.bias", {d}}, Bias()});
+    }
+    const auto hidden = static_cast<int64_t>(d * st.mlp_ratio);
+    for (int j = 0; j < st.depth; ++j) {
+      const std::string b = p + ".blocks." + std::to_string(j);
+      if (st.attention) {
+        if (fv.attention_layer_norm) {
+          AddNorm(specs, b + ".norm", d);
+        } else {
+          AddBatchNorm(specs, b + ".norm", d);
+        }
+        AddLinear(specs, b + ".token_mixer.qkv", 3 * d, d, false);
+        AddLinear(specs, b + ".token_mixer.proj", d, d, true);
+        specs.push_back({{b + ".layer_scale_1.gamma", {d, 1, 1}}, layer_scale});
+        specs.push_back({{b + ".layer_scale_2.gamma", {d, 1, 1}}, layer_scale});
+      } else {
+        AddMobileOne(specs, b + ".token_mixer.norm", d, d, 3, 1, d, false, 0);
+        AddMobileOne(specs, b + ".token_mixer.mixer", d, d, 3, 1, d, true);
+        specs.push_back({{b + ".token_mixer.layer_scale.gamma", {d, 1, 1}}, layer_scale});
+        specs.push_back({{b + ".layer_scale.gamma", {d, 1, 1}}, layer_scale});
+      }
+      AddConv(specs, b + ".mlp.conv.conv.weight", d, 1, 7);
+      AddBatchNorm(specs, b + ".mlp.conv.bn", d);
+      AddPointwise(specs, b + ".mlp.fc1", hidden, d);
+      AddPointwise(specs, b + ".mlp.fc2", d, hidden);
+    }
+    prev = d;
+  }
+  AddMobileOne(specs, t + "final_conv", prev, fv.final_features, 3, 1, prev, true);
+  AddSqueezeExcite(specs, t + "final_conv.se", fv.final_features, (fv.final_features + 8) / 16);
+  AddLinear(specs, t + "head.fc", c.embed_dim, fv.final_features, true);
+}
+
+// timm vit_base_mci_224: ConvStem (BatchNorms after the first two convs), timm ViT blocks, cls_token,
+// pos_embed of the patch tokens, final norm, head with bias.
+void AddMciVit(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
+  const VisionConfig& v = c.vision;
+  const std::string t = "visual.trunk.";
+  const int64_t w = v.width;
+  constexpr int64_t kStem = 192;
+  AddConv(specs, t + "patch_embed.backbone.0.conv.weight", kStem, 3, 4);
+  AddBatchNorm(specs, t + "patch_embed.backbone.0.bn", kStem);
+  AddConv(specs, t + "patch_embed.backbone.1.conv.weight", kStem, kStem, 2);
+  AddBatchNorm(specs, t + "patch_embed.backbone.1.bn", kStem);
+  AddConv(specs, t + "patch_embed.backbone.2.conv.weight", w, kStem, 2);
+  specs.push_back({{t + "patch_embed.backbone.2.conv.bias", {w}}, Bias()});
+  for (int i = 0; i < v.layers; ++i) {
+    const std::string b = t + "blocks." + std::to_string(i) + ".";
+    AddNorm(specs, b + "norm1", w);
+    AddLinear(specs, b + "attn.qkv", 3 * w, w, true);
+    AddLinear(specs, b + "attn.proj", w, w, true);
+    AddNorm(specs, b + "norm2", w);
+    AddLinear(specs, b + "mlp.fc1", v.mlp_width, w, true);
+    AddLinear(specs, b + "mlp.fc2", w, v.mlp_width, true);
+  }
+  specs.push_back({{t + "cls_token", {1, 1, w}}, Uniform(w)});
+  specs.push_back({{t + "pos_embed", {1, static_cast<int64_t>(v.grid()) * v.grid(), w}}, Uniform(w)});
+  AddNorm(specs, t + "norm", w);
+  AddLinear(specs, t + "head", c.embed_dim, w, true);
+}
+
 }  // namespace
 
 Json RandomClipConfigJson(RandomClipArch arch, uint64_t seed) {
@@ -497,6 +627,8 @@ std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
         AddVitamin(specs, c);
       } else if (c.vision.eva.enabled) {
         AddTimmEvaVision(specs, c);
+      } else if (c.vision.mci_conv_stem) {
+        AddMciVit(specs, c);
       } else {
         AddVitVision(specs, c);
         if (c.vision.attentional_pool) AddAttentionalPooler(specs, c);
@@ -507,6 +639,9 @@ std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
       break;
     case VisionTower::kConvNext:
       AddConvNext(specs, c);
+      break;
+    case VisionTower::kFastVit:
+      AddFastVit(specs, c);
       break;
   }
   // CustomTextCLIP (custom_text, CoCa) keeps the text tower under "text."; CoCa appends a cls position.

@@ -194,22 +194,25 @@ TEST_F(RandomModelTest, TheConfigRecordIsValidated) {
 TEST(RandomClipArch, NamesRoundTripAndUnknownNamesAreRefused) {
   for (RandomClipArch arch :
        {RandomClipArch::kTiny, RandomClipArch::kViTB32, RandomClipArch::kRN50, RandomClipArch::kConvNextBase,
-        RandomClipArch::kViTaminS}) {
+        RandomClipArch::kViTaminS, RandomClipArch::kMobileClip2S0, RandomClipArch::kMobileClipB}) {
     EXPECT_EQ(ParseRandomClipArch(RandomClipArchName(arch)).value(), arch);
   }
   Result<RandomClipArch> bad = ParseRandomClipArch("ViT-L-14");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().ToString(),
-            "unknown architecture \"ViT-L-14\": tiny, ViT-B-32, RN50, convnext_base or ViTamin-S");
+            "unknown architecture \"ViT-L-14\": tiny, ViT-B-32, RN50, convnext_base, ViTamin-S, MobileCLIP2-S0 or "
+            "MobileCLIP-B");
 }
 
 TEST(RandomTensorSpecs, FixtureTowersHaveExactlyOpenClipsTensors) {
   // The fixtures' model.safetensors are OpenCLIP state_dicts: the specs for their configs must name
   // the same tensors with the same shapes (BatchNorm's unused num_batches_tracked and CoCa's captioning
-  // decoder, which the embeddings do not load, aside). The benchmarks write real-size models of these
+  // decoder, which the embeddings do not load, aside; MobileCLIP's in the un-fused training-time form
+  // timm's modules have). The benchmarks write real-size models of these
   // families from the specs (bench/conv_towers_benchmark.cc).
   for (const std::string fixture : {"clip-tiny", "clip-rn-tiny", "clip-convnext-tiny", "eva01-tiny", "eva02-tiny",
-                                    "pe-core-tiny", "coca-tiny", "clipa-tiny", "metaclip2-tiny", "vitamin-tiny"}) {
+                                    "pe-core-tiny", "coca-tiny", "clipa-tiny", "metaclip2-tiny", "vitamin-tiny",
+                                    "mobileclip-s-tiny", "mobileclip-b-tiny"}) {
     SCOPED_TRACE(fixture);
     const ClipConfig config = ParseOpenClipConfig(testing::ReadFixtureJson("config.json", fixture), fixture).value();
     std::map<std::string, std::vector<int64_t>> expected;
@@ -244,6 +247,22 @@ TEST(RandomClipConfigJson, ConvArchsParseAsOpenClipsRN50ConvNextBaseAndVitaminS)
   EXPECT_EQ(vt.vision.width, 384);
   EXPECT_EQ(vt.vision.grid(), 14);
   EXPECT_EQ(vt.embed_dim, 384);
+}
+
+TEST(RandomClipConfigJson, MobileClipArchsParseAsTheirOpenClipConfigs) {
+  const ClipConfig s0 = ParseOpenClipConfig(RandomClipConfigJson(RandomClipArch::kMobileClip2S0, 0), "S0").value();
+  EXPECT_EQ(s0.vision.tower, VisionTower::kFastVit);
+  EXPECT_EQ(s0.vision.fastvit.timm_model_name, "fastvit_mci0");
+  ASSERT_EQ(s0.vision.fastvit.stages.size(), 4u);
+  EXPECT_EQ(s0.vision.fastvit.stages[2].depth, 10);
+  EXPECT_TRUE(s0.vision.fastvit.stages[3].attention);
+  EXPECT_EQ(s0.vision.fastvit.final_features, 1024);
+  EXPECT_EQ(s0.vision.image_size, 256);
+  const ClipConfig b = ParseOpenClipConfig(RandomClipConfigJson(RandomClipArch::kMobileClipB, 0), "B").value();
+  EXPECT_EQ(b.vision.tower, VisionTower::kViT);
+  EXPECT_TRUE(b.vision.mci_conv_stem);
+  EXPECT_EQ(b.vision.grid(), 14);
+  EXPECT_EQ(b.vision.width, 768);
 }
 
 TEST(RandomTensorSpecs, ViTB32HasOpenClipsParametersAndFitsTheGrid) {

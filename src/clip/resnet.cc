@@ -5,40 +5,18 @@
 
 #include "clip/gemm.h"
 #include "clip/kernels.h"
+#include "clip/reparam.h"
 
 namespace visalign::clip {
 namespace {
 
-constexpr float kBatchNormEps = 1e-5f;  // torch.nn.BatchNorm2d's default
 constexpr int kExpansion = 4;           // Bottleneck output channels = 4 · planes
 constexpr int kStemPool = 2;
 
 // A bias-free convolution `name` followed by the BatchNorm2d `bn`, folded into one.
 Result<ConvWeights> GetConvBn(WeightLoader& l, const std::string& name, const std::string& bn, int out, int in,
                               int kernel, int stride) {
-  VISALIGN_ASSIGN_OR_RETURN(Tensor weight, l.Get(name + ".weight", {out, in, kernel, kernel}));
-  VISALIGN_ASSIGN_OR_RETURN(Tensor gamma, l.Get(bn + ".weight", {out}));
-  VISALIGN_ASSIGN_OR_RETURN(Tensor beta, l.Get(bn + ".bias", {out}));
-  VISALIGN_ASSIGN_OR_RETURN(Tensor mean, l.Get(bn + ".running_mean", {out}));
-  VISALIGN_ASSIGN_OR_RETURN(Tensor var, l.Get(bn + ".running_var", {out}));
-  l.Skip(bn + ".num_batches_tracked");
-  ConvWeights conv = MakeConv(weight.data, nullptr, out, in, kernel, stride, kernel / 2);
-  FoldBatchNorm(conv, gamma.data, beta.data, mean.data, var.data, kBatchNormEps);
-  return conv;
-}
-
-Result<LinearWeights> GetLinearWithBias(WeightLoader& l, const std::string& name, int64_t out, int64_t in) {
-  LinearWeights lin;
-  VISALIGN_ASSIGN_OR_RETURN(lin.weight, l.Get(name + ".weight", {out, in}));
-  VISALIGN_ASSIGN_OR_RETURN(lin.bias, l.Get(name + ".bias", {out}));
-  lin.layout = BLayout::kNK;
-  return lin;
-}
-
-void TraceMap(const ForwardOptions& o, const std::string& name, const FeatureMap& x) {
-  if (o.trace == nullptr) return;
-  const std::vector<float> nchw = ToNchw(x);
-  Trace(o, name, nchw.data(), nchw.size());
+  return LoadConvBatchNorm(l, name, bn, out, in, kernel, stride, kernel / 2);
 }
 
 FeatureMap RunBottleneck(const BottleneckWeights& b, FeatureMap x) {
@@ -95,7 +73,7 @@ Result<ResNetWeights> LoadResNetWeights(WeightLoader& l, const ClipConfig& confi
   VISALIGN_ASSIGN_OR_RETURN(w.qkv.bias, l.Stack({"visual.attnpool.q_proj.bias", "visual.attnpool.k_proj.bias",
                                                  "visual.attnpool.v_proj.bias"},
                                                 {c}));
-  VISALIGN_ASSIGN_OR_RETURN(w.c_proj, GetLinearWithBias(l, "visual.attnpool.c_proj", config.embed_dim, c));
+  VISALIGN_ASSIGN_OR_RETURN(w.c_proj, l.Linear("visual.attnpool.c_proj", config.embed_dim, c, true));
   return w;
 }
 

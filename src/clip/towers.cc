@@ -5,7 +5,9 @@
 
 #include "clip/coca.h"
 #include "clip/convnext.h"
+#include "clip/fastvit.h"
 #include "clip/kernels.h"
+#include "clip/mobileclip_vit.h"
 #include "clip/resnet.h"
 #include "clip/rope.h"
 #include "clip/vitamin.h"
@@ -219,8 +221,11 @@ std::vector<float> EmbedPatches(const VisionConfig& v, const ClipWeights& w, con
 Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& o) {
   if (config.vision.tower == VisionTower::kModifiedResNet) return EncodeResNet(config, *w.resnet, pixels, o);
   if (config.vision.tower == VisionTower::kConvNext) return EncodeConvNext(config, *w.convnext, pixels, o);
+  if (config.vision.tower == VisionTower::kFastVit) return EncodeFastVit(config, *w.fastvit, pixels, o);
   const VisionConfig& v = config.vision;
-  const bool timm = v.pooling == Pooling::kAttentionPool || v.eva.enabled || v.vitamin.enabled;  // visual.trunk.* names
+  // timm trunks (visual.trunk.* names); those with a class token end in norm + token + trunk head.
+  const bool timm_head = v.eva.enabled || v.mci_conv_stem;
+  const bool timm = v.pooling == Pooling::kAttentionPool || timm_head || v.vitamin.enabled;
   const std::string prefix = timm ? "visual.trunk." : "visual.";
   const int n = pixels.rows;
   const int g = v.grid();
@@ -232,11 +237,13 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   std::vector<float> embedded;
   if (v.vitamin.enabled) {
     embedded = EncodeVitaminStem(v, *w.vitamin_stem, pixels, o);  // the conv stem's map is the token sequence
+  } else if (w.mci_stem != nullptr) {
+    embedded = RunMciConvStem(v, *w.mci_stem, pixels, o);  // MobileCLIP-B's ConvStem traces its own output
   } else {
     embedded = EmbedPatches(v, w, pixels);
   }
-  if (timm) {
-    Trace(o, prefix + "patch_embed_out", embedded.data(), embedded.size());  // timm flattens to [n, tokens, width]
+  if (timm) {  // timm flattens to [n, tokens, width]
+    if (w.mci_stem == nullptr) Trace(o, prefix + "patch_embed_out", embedded.data(), embedded.size());
   } else if (o.trace != nullptr) {
     // conv1 output as torch lays it out: [n, width, g, g].
     std::vector<float> chw(embedded.size());
@@ -246,16 +253,18 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
           chw[(static_cast<size_t>(i) * width + c) * patches + k] = embedded[(static_cast<size_t>(i) * patches + k) * width + c];
         }
       }
+      Trace(o, "visual.conv1_out", chw.data(), chw.size());
     }
-    Trace(o, "visual.conv1_out", chw.data(), chw.size());
   }
 
   std::vector<float> x(static_cast<size_t>(n) * seq * width);
   const float* pos = w.vision.positional.data;
+  // timm's no_embed_class (MobileCLIP-B): positions for the patch tokens only, the class token has none.
+  const int first_position = v.mci_conv_stem ? 0 : first_patch;
   for (int i = 0; i < n; ++i) {
     float* xi = x.data() + static_cast<size_t>(i) * seq * width;
     if (v.class_token) {
-      for (int c = 0; c < width; ++c) xi[c] = w.class_embedding.data[c] + pos[c];
+      for (int c = 0; c < width; ++c) xi[c] = w.class_embedding.data[c] + (first_position > 0 ? pos[c] : 0.0f);
     }
     for (int k = 0; k < patches; ++k) {
       const float* e = embedded.data() + (static_cast<size_t>(i) * patches + k) * width;
@@ -264,7 +273,7 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
         std::copy(e, e + width, row);
         continue;
       }
-      const float* pk = pos + static_cast<size_t>(k + first_patch) * width;
+      const float* pk = pos + static_cast<size_t>(k + first_position) * width;
       for (int c = 0; c < width; ++c) row[c] = e[c] + pk[c];
     }
   }
@@ -295,7 +304,7 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     Trace(o, "visual.projected", out.data.data(), out.data.size());
     return out;
   }
-  if (v.eva.enabled) {  // norm on every token, the class token, trunk.head
+  if (timm_head) {  // norm on every token, the class token, trunk.head
     Matrix out = PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm");
     Trace(o, "visual.projected", out.data.data(), out.data.size());
     return out;

@@ -81,9 +81,11 @@ struct AttentionalPoolerWeights {
   LinearWeights q, kv, out;
 };
 
-struct ResNetWeights;    // resnet.h
-struct ConvNextWeights;  // convnext.h
+struct ResNetWeights;       // resnet.h
+struct ConvNextWeights;     // convnext.h
 struct VitaminStemWeights;  // vitamin.h
+struct FastVitWeights;      // fastvit.h
+struct MciConvStemWeights;  // mobileclip_vit.h
 
 struct ClipWeights {
   SafetensorsFile file;
@@ -92,6 +94,8 @@ struct ClipWeights {
   std::shared_ptr<const ConvNextWeights> convnext;
   // ViTamin: the conv stem that replaces the patch embedding of the ViT below.
   std::shared_ptr<const VitaminStemWeights> vitamin_stem;
+  std::shared_ptr<const FastVitWeights> fastvit;
+  std::shared_ptr<const MciConvStemWeights> mci_stem;  // ViT with MobileCLIP's ConvStem (patch_embedding empty)
   TowerWeights vision;
   Tensor ln_pre_gain, ln_pre_bias;  // empty when the model has no ln_pre
   Tensor patch_embedding;           // [width, 3 * patch * patch] (conv1 flattened c, y, x)

@@ -51,11 +51,13 @@ class WeightLoader {
     return out;
   }
 
-  // name.weight [out, in] and name.bias [out]: an nn.Linear (used as y = x Wᵀ + b).
-  Result<LinearWeights> Linear(const std::string& name, int64_t out, int64_t in) {
+  // A linear layer `name`.weight [out, in] (kNK) and, with `bias`, `name`.bias [out].
+  Result<LinearWeights> Linear(const std::string& name, int64_t out, int64_t in, bool bias = true) {
     LinearWeights lin;
     VISALIGN_ASSIGN_OR_RETURN(lin.weight, Get(name + ".weight", {out, in}));
-    VISALIGN_ASSIGN_OR_RETURN(lin.bias, Get(name + ".bias", {out}));
+    if (bias) {
+      VISALIGN_ASSIGN_OR_RETURN(lin.bias, Get(name + ".bias", {out}));
+    }
     lin.layout = BLayout::kNK;
     return lin;
   }
@@ -97,6 +99,8 @@ class WeightLoader {
     }
     return out;
   }
+
+  bool Has(const std::string& name) const { return file_.Find(name) != nullptr; }
 
   // Accepts `name` without reading it (a tensor the forward pass does not use, e.g. BatchNorm's
   // num_batches_tracked); it need not be present.

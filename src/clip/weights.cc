@@ -7,6 +7,8 @@
 #include "clip/coca.h"
 #include "clip/convnext.h"
 #include "clip/eva.h"
+#include "clip/fastvit.h"
+#include "clip/mobileclip_vit.h"
 #include "clip/resnet.h"
 #include "clip/torch_checkpoint.h"
 #include "clip/towers.h"
@@ -120,6 +122,44 @@ void ConvertLinearWeights(ClipWeights& w, Precision precision) {
   });
 }
 
+// timm VisionTransformer blocks `prefix`blocks.<i>.{norm1, attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2}.
+Result<std::vector<BlockWeights>> GetTimmBlocks(WeightLoader& l, const VisionConfig& v, const std::string& prefix) {
+  const int64_t width = v.width;
+  std::vector<BlockWeights> blocks;
+  for (int i = 0; i < v.layers; ++i) {
+    const std::string b = prefix + "blocks." + std::to_string(i) + ".";
+    BlockWeights bw;
+    VISALIGN_ASSIGN_OR_RETURN(bw.ln1_gain, l.Get(b + "norm1.weight", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bw.ln1_bias, l.Get(b + "norm1.bias", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bw.ln2_gain, l.Get(b + "norm2.weight", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bw.ln2_bias, l.Get(b + "norm2.bias", {width}));
+    VISALIGN_ASSIGN_OR_RETURN(bw.qkv, GetLinear(l, b + "attn.qkv", 3 * width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, GetLinear(l, b + "attn.proj", width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.fc, GetLinear(l, b + "mlp.fc1", v.mlp_width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.proj, GetLinear(l, b + "mlp.fc2", width, v.mlp_width));
+    blocks.push_back(std::move(bw));
+  }
+  return blocks;
+}
+
+// MobileCLIP-B's timm vit_base_mci_224 (under visual.trunk.): ConvStem, cls_token, pos_embed of the
+// patch tokens only, timm blocks, final norm, head (with bias) as the projection.
+Status LoadMciVitVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w) {
+  const VisionConfig& v = config.vision;
+  const std::string p = "visual.trunk.";
+  const int64_t width = v.width;
+  const int64_t patches = static_cast<int64_t>(v.grid()) * v.grid();
+  VISALIGN_ASSIGN_OR_RETURN(MciConvStemWeights stem, LoadMciConvStem(l, v));
+  w.mci_stem = std::make_shared<const MciConvStemWeights>(std::move(stem));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.blocks, GetTimmBlocks(l, v, p));
+  VISALIGN_ASSIGN_OR_RETURN(w.class_embedding, l.Get(p + "cls_token", {1, 1, width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, l.Get(p + "pos_embed", {1, patches, width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(p + "norm.weight", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(p + "norm.bias", {width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, GetLinear(l, p + "head", config.embed_dim, width));
+  return Status::Ok();
+}
+
 // The SigLIP vision tower: timm VisionTransformer parameter names (OpenCLIP TimmModel, under
 // visual.trunk.) or transformers' SiglipVisionTransformer (under vision_model.; q/k/v separate, the
 // pooling head an nn.MultiheadAttention whose fused in_proj is split into timm's q and kv rows).
@@ -131,19 +171,7 @@ Status LoadSiglipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& 
   const int64_t width = v.width;
   const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid();
   if (oc) {
-    for (int i = 0; i < v.layers; ++i) {
-      const std::string b = p + "blocks." + std::to_string(i) + ".";
-      BlockWeights bw;
-      VISALIGN_ASSIGN_OR_RETURN(bw.ln1_gain, l.Get(b + "norm1.weight", {width}));
-      VISALIGN_ASSIGN_OR_RETURN(bw.ln1_bias, l.Get(b + "norm1.bias", {width}));
-      VISALIGN_ASSIGN_OR_RETURN(bw.ln2_gain, l.Get(b + "norm2.weight", {width}));
-      VISALIGN_ASSIGN_OR_RETURN(bw.ln2_bias, l.Get(b + "norm2.bias", {width}));
-      VISALIGN_ASSIGN_OR_RETURN(bw.qkv, l.Linear(b + "attn.qkv", 3 * width, width));
-      VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, l.Linear(b + "attn.proj", width, width));
-      VISALIGN_ASSIGN_OR_RETURN(bw.fc, l.Linear(b + "mlp.fc1", v.mlp_width, width));
-      VISALIGN_ASSIGN_OR_RETURN(bw.proj, l.Linear(b + "mlp.fc2", width, v.mlp_width));
-      w.vision.blocks.push_back(std::move(bw));
-    }
+    VISALIGN_ASSIGN_OR_RETURN(w.vision.blocks, GetTimmBlocks(l, v, p));
   } else {
     VISALIGN_ASSIGN_OR_RETURN(w.vision.blocks, GetBlocks(l, v, config.layout, p));
   }
@@ -220,6 +248,8 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
         VISALIGN_RETURN_IF_ERROR(LoadEvaVision(l, config, w));
       } else if (config.vision.vitamin.enabled) {
         VISALIGN_RETURN_IF_ERROR(LoadVitaminVision(l, config, w));
+      } else if (config.vision.mci_conv_stem) {
+        VISALIGN_RETURN_IF_ERROR(LoadMciVitVision(l, config, w));
       } else if (config.vision.pooling == Pooling::kAttentionPool) {
         VISALIGN_RETURN_IF_ERROR(LoadSiglipVision(l, config, w));
       } else {
@@ -234,6 +264,11 @@ Result<ClipWeights> LoadClipWeights(const ClipConfig& config, Precision precisio
     case VisionTower::kConvNext: {
       VISALIGN_ASSIGN_OR_RETURN(ConvNextWeights convnext, LoadConvNextWeights(l, config));
       w.convnext = std::make_shared<const ConvNextWeights>(std::move(convnext));
+      break;
+    }
+    case VisionTower::kFastVit: {
+      VISALIGN_ASSIGN_OR_RETURN(FastVitWeights fastvit, LoadFastVitWeights(l, config));
+      w.fastvit = std::make_shared<const FastVitWeights>(std::move(fastvit));
       break;
     }
   }

@@ -75,6 +75,9 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
       {"coca_ViT-B-32-laion2b_s13b_b90k", ModelSupport::kNative, "ViT"},
       {"coca_ViT-L-14-mscoco_finetuned_laion2b_s13b_b90k", ModelSupport::kNative, "ViT"},
       {"MobileCLIP2-L-14-dfndr2b", ModelSupport::kNative, "ViT"},  // timm vit_large_patch14_clip_224
+      {"MobileCLIP-S1-datacompdr", ModelSupport::kNative, "FastViT MCi (timm)"},
+      {"MobileCLIP2-S4-dfndr2b", ModelSupport::kNative, "FastViT MCi (timm)"},  // 5 stages, LayerNorm2d attention
+      {"MobileCLIP-B-datacompdr", ModelSupport::kNative, "ViT"},               // MCi ViT: ConvStem
       {"xlm-roberta-base-ViT-B-32-laion5b_s13b_b90k", ModelSupport::kEmbeddings, "Hugging Face text tower"},
   };
   for (const Case& c : cases) {
@@ -89,7 +92,8 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
 // The counts docs/hues.md states: every SigLIP2 and EVA-CLIP model runs natively since the Gemma
 // tokenizer and the EVA trunks exist (EVA02-E's post-norm blocks since issue 31's third step); CLIPA
 // (WordPiece), MetaCLIP 2 (eos pooling) and the SigLIP i18n text tower without projection since its second
-// step; PE-Core, CoCa and MobileCLIP2-L-14 (timm's CLIP-layout ViT) since its third.
+// step; PE-Core, CoCa and MobileCLIP2-L-14 (timm's CLIP-layout ViT) since its third;
+// ViTamin and the MobileCLIP family's FastViT MCi and MCi ViT towers since its last.
 TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   std::map<std::string, int> native_by_family, embeddings_by_family;
   for (const auto& [name, m] : Shipped()) {
@@ -97,8 +101,9 @@ TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   }
   int native = 0;
   for (const auto& [family, n] : native_by_family) native += n;
-  // 124 before issue 31's last steps: PE-Core / CoCa / EVA02-E / MobileCLIP2-L-14 add 11, ViTamin 9.
-  EXPECT_EQ(native, 124 + 11 + 9);
+  // 124 before issue 31's last steps: PE-Core / CoCa / EVA02-E / MobileCLIP2-L-14 add 11, ViTamin 9,
+  // MobileCLIP's FastViT MCi and MCi ViT 9; left: the 9 with Hugging Face text towers.
+  EXPECT_EQ(native, 124 + 11 + 9 + 9);
   EXPECT_EQ(native_by_family["SigLIP"], 26);
   EXPECT_EQ(native_by_family["CLIPA"], 7);  // the catalog's seven CLIPA checkpoints (ViT-L/H/bigG-14, 224 and 336)
   EXPECT_EQ(native_by_family["EVA-CLIP"], 7);  // EVA02-E's two with their post-norm blocks
@@ -109,6 +114,8 @@ TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   EXPECT_EQ(embeddings_by_family["CoCa"], 0);
   EXPECT_EQ(native_by_family["ViTamin"], 9);  // all nine since the ViTamin trunk (issue 31)
   EXPECT_EQ(embeddings_by_family["ViTamin"], 0);
+  EXPECT_EQ(native_by_family["MobileCLIP"], 10);  // FastViT MCi S0..S4, MCi ViT B, and L-14's timm ViT
+  EXPECT_EQ(embeddings_by_family["MobileCLIP"], 0);
 }
 
 TEST(ModelCatalog, UserRowsWithoutAKnownConfigAreNone) {
