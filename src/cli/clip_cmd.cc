@@ -205,7 +205,7 @@ Json VisionJson(const VisionConfig& v) {
            {"projection_bias", v.convnext.projection_bias}};
       break;
     case VisionTower::kFastVit: {
-      nlohmann::json stages = nlohmann::json::array();
+      Json stages = Json::array();
       for (const FastVitStageConfig& s : v.fastvit.stages) {
         stages.push_back({{"depth", s.depth}, {"dim", s.dim}, {"mlp_ratio", s.mlp_ratio},
                           {"token_mixer", s.attention ? "attention" : "repmixer"}});

@@ -39,11 +39,11 @@ const std::vector<TimmFastVit>& TimmFastVits() {
 }
 
 // A list of positive integers (or numbers, for mlp_ratios) with one entry per stage.
-Result<std::vector<double>> StageList(const json& v, const std::string& key, size_t stages, bool integers,
+Result<std::vector<double>> StageList(const Json& v, const std::string& key, size_t stages, bool integers,
                                       const std::string& where) {
   std::vector<double> out;
   if (v.is_array() && v.size() == stages) {
-    for (const json& x : v) {
+    for (const Json& x : v) {
       const bool ok = integers ? x.is_number_integer() && x.get<int64_t>() > 0 && x.get<int64_t>() <= kMaxStageValue
                                : x.is_number() && x.get<double>() > 0 && x.get<double>() <= kMaxStageValue;
       if (!ok) break;
@@ -57,7 +57,7 @@ Result<std::vector<double>> StageList(const json& v, const std::string& key, siz
 
 }  // namespace
 
-Result<VisionConfig> ParseTimmFastVit(const json& v, const std::string& where) {
+Result<VisionConfig> ParseTimmFastVit(const Json& v, const std::string& where) {
   Fields f(v, where);
   VISALIGN_ASSIGN_OR_RETURN(std::string name, f.String("timm_model_name", ""));
   const TimmFastVit* known = nullptr;
@@ -80,7 +80,7 @@ Result<VisionConfig> ParseTimmFastVit(const json& v, const std::string& where) {
   std::vector<double> ratios(layers.size(), known->mlp_ratio);
   if (f.Has("timm_model_kwargs")) {
     const std::string kw_where = where + " timm_model_kwargs";
-    const json& kw = v["timm_model_kwargs"];
+    const Json& kw = v["timm_model_kwargs"];
     if (!kw.is_object()) return Status::InvalidArgument("field is " + QuoteJson(kw), kw_where, "a JSON object");
     Fields k(kw, kw_where);
     // The stage count is the registration's (its token mixers, RepCPEs and SEs are per stage).
@@ -137,7 +137,7 @@ Result<VisionConfig> ParseTimmFastVit(const json& v, const std::string& where) {
 
 // timm vit_base_mci_224: ViT-B/16 (768 wide, 12 blocks of 12 heads, MLP 4×, LayerNorm eps 1e-6,
 // qkv bias) whose patch embedding is MobileCLIP's ConvStem; class token without position embedding.
-Result<VisionConfig> ParseTimmMciVit(const json& v, const std::string& where) {
+Result<VisionConfig> ParseTimmMciVit(const Json& v, const std::string& where) {
   constexpr int kWidth = 768;
   constexpr int kStemStride = 16;
   Fields f(v, where);
