@@ -26,7 +26,8 @@ ConceptSet SyntheticSet() {
       cpt.rubric.push_back({"q" + std::to_string(q), "", "", 1.0 + q % 2, static_cast<Framework>(q % 3)});
     set.concepts.push_back(cpt);
   }
-  for (int p = 0; p < kPairs; ++p) set.pairs.push_back({"c" + std::to_string(2 * p), "c" + std::to_string(2 * p + 1), ""});
+  for (int p = 0; p < kPairs; ++p)
+    set.pairs.push_back({"c" + std::to_string(2 * p), "c" + std::to_string(2 * p + 1), ""});
   return set;
 }
 

@@ -8,9 +8,9 @@
 
 #include <omp.h>
 
-#include <eigen3/Eigen/Core>
 #include <cstdlib>
 #include <ctime>
+#include <eigen3/Eigen/Core>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -117,7 +117,8 @@ const fs::path& ModelDir() {
       "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 512, "heads": 8, "layers": 12}},
       "preprocess_cfg": {"size": 224, "mean": [0.48145466, 0.4578275, 0.40821073],
       "std": [0.26862954, 0.26130258, 0.27577711], "interpolation": "bicubic", "resize_mode": "shortest"}})";
-    std::atexit([] { fs::remove_all(fs::temp_directory_path() / ("visalign_clip_bench_" + std::to_string(::getpid()))); });
+    std::atexit(
+        [] { fs::remove_all(fs::temp_directory_path() / ("visalign_clip_bench_" + std::to_string(::getpid()))); });
     return d;
   }();
   return dir;
@@ -159,9 +160,13 @@ void BM_LoadModel(benchmark::State& state) {
     benchmark::DoNotOptimize(m.ok());
   }
 }
-BENCHMARK(BM_LoadModel)->Arg(static_cast<int>(Precision::kFp32))->Arg(static_cast<int>(Precision::kBf16))
+BENCHMARK(BM_LoadModel)
+    ->Arg(static_cast<int>(Precision::kFp32))
+    ->Arg(static_cast<int>(Precision::kBf16))
     ->Arg(static_cast<int>(Precision::kBf16x3))
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
 
 // Multiply-add FLOPs of one tower pass over `seq` tokens (linear layers + attention).
 double TowerFlops(int width, int seq) {
@@ -192,8 +197,10 @@ void RunEncode(benchmark::State& state, int items, double flops_per_item, Encode
   const double cpu_seconds = ProcessCpuSeconds() - cpu_start;
   const double flops = static_cast<double>(state.iterations()) * items * flops_per_item;
   state.SetItemsProcessed(state.iterations() * items);
-  state.counters["items/s"] = benchmark::Counter(static_cast<double>(items), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GFLOPS"] = benchmark::Counter(items * flops_per_item * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["items/s"] =
+      benchmark::Counter(static_cast<double>(items), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(items * flops_per_item * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GFLOPS/CPU-s"] = flops * 1e-9 / cpu_seconds;
 }
 
@@ -208,11 +215,21 @@ void BM_EncodeImages(benchmark::State& state) {
   }
   Matrix pixels(batch, 3 * kImageSize * kImageSize);
   pixels.data = RandomValues(pixels.data.size(), 1.8f, 99);
-  RunEncode(state, batch, ImageFlops(), [&] { benchmark::DoNotOptimize(model->EncodePixels(pixels).value().data.data()); });
+  RunEncode(state, batch, ImageFlops(),
+            [&] { benchmark::DoNotOptimize(model->EncodePixels(pixels).value().data.data()); });
 }
-BENCHMARK(BM_EncodeImages)->ArgsProduct({{1, 32}, {0, 1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime()
-    ->MeasureProcessCPUTime()->MinTime(5.0);
-BENCHMARK(BM_EncodeImages)->Args({480, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->Iterations(1);
+BENCHMARK(BM_EncodeImages)
+    ->ArgsProduct({{1, 32}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->MinTime(5.0);
+BENCHMARK(BM_EncodeImages)
+    ->Args({480, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->Iterations(1);
 
 // Texts padded to the full context (every position computed, as open_clip does): `long` texts of
 // 77 tokens. Short captions are far cheaper here because computation stops at the last eot.
@@ -231,7 +248,8 @@ void BM_EncodeTexts(benchmark::State& state) {
   const ClipModel& model = *Model();
   const Result<std::vector<int32_t>> ids = model.Tokenize(texts.back());
   if (!ids.ok()) {
-    state.SkipWithError(("tokenizer unavailable (set VISALIGN_DATA to the data/ folder): " + ids.status().ToString()).c_str());
+    state.SkipWithError(
+        ("tokenizer unavailable (set VISALIGN_DATA to the data/ folder): " + ids.status().ToString()).c_str());
     return;
   }
   const int seq = static_cast<int>(ids->size());
@@ -239,7 +257,13 @@ void BM_EncodeTexts(benchmark::State& state) {
             [&] { benchmark::DoNotOptimize(model.EncodeTexts(texts).value().data.data()); });
   state.counters["tokens"] = seq;
 }
-BENCHMARK(BM_EncodeTexts)->Args({100, 1})->Args({100, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(5.0);
+BENCHMARK(BM_EncodeTexts)
+    ->Args({100, 1})
+    ->Args({100, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->MinTime(5.0);
 
 // Tokenizing one word of N random lowercase letters (the fuzzer's slow input): BPE's cost in the
 // length of a word, which was quadratic (120,000 letters took 6.8 s).
@@ -250,7 +274,8 @@ void BM_TokenizeLongWord(benchmark::State& state) {
   for (auto _ : state) {
     auto ids = Tokenize(word);
     if (!ids.ok()) {
-      state.SkipWithError(("tokenizer unavailable (set VISALIGN_DATA to the data/ folder): " + ids.status().ToString()).c_str());
+      state.SkipWithError(
+          ("tokenizer unavailable (set VISALIGN_DATA to the data/ folder): " + ids.status().ToString()).c_str());
       return;
     }
     benchmark::DoNotOptimize(ids->data());
@@ -265,7 +290,8 @@ constexpr int kN = 3072;
 constexpr int kK = 768;
 
 void GemmCounters(benchmark::State& state) {
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kM * kN * kK * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * kM * kN * kK * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_Gemm_OneDnn(benchmark::State& state) {

@@ -31,8 +31,7 @@ void BM_Srgb8ToLabBatch(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(kPixels));
-  state.counters["Mconv/s"] =
-      benchmark::Counter(double(kPixels) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["Mconv/s"] = benchmark::Counter(double(kPixels) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Srgb8ToLabBatch)->Unit(benchmark::kMillisecond);
 
@@ -50,8 +49,7 @@ void BM_Srgb8ToLabScalar(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(kPixels));
-  state.counters["Mconv/s"] =
-      benchmark::Counter(double(kPixels) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["Mconv/s"] = benchmark::Counter(double(kPixels) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Srgb8ToLabScalar)->Unit(benchmark::kMillisecond);
 
@@ -69,8 +67,7 @@ void BM_DeltaE2000(benchmark::State& state) {
     benchmark::DoNotOptimize(sum);
   }
   state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(kPairs));
-  state.counters["Mpairs/s"] =
-      benchmark::Counter(double(kPairs) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["Mpairs/s"] = benchmark::Counter(double(kPairs) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_DeltaE2000)->Unit(benchmark::kMillisecond);
 

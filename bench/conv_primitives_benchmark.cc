@@ -76,8 +76,12 @@ void BM_Conv2d(benchmark::State& state, Layer l) {
   state.counters["GFLOP/s"] = benchmark::Counter(Flops(l) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
-#define VISALIGN_CONV(name, layer) \
-  BENCHMARK_CAPTURE(BM_Conv2d, name, layer)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(3.0)
+#define VISALIGN_CONV(name, layer)          \
+  BENCHMARK_CAPTURE(BM_Conv2d, name, layer) \
+      ->Unit(benchmark::kMillisecond)       \
+      ->UseRealTime()                       \
+      ->MeasureProcessCPUTime()             \
+      ->MinTime(3.0)
 
 VISALIGN_CONV(rn50_stem1, kRn50Stem1);
 VISALIGN_CONV(rn50_stem2, kRn50Stem2);

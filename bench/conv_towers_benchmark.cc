@@ -1,7 +1,7 @@
 // Native image-tower throughput at batch 32 on random-weight models of real catalog shapes:
 // * the convolutional towers with OpenCLIP's RN50, convnext_base, ViTamin-S, MobileCLIP2-S0 (FastViT MCi)
-//   and MobileCLIP-B (MCi ViT) shapes, and ViT-B-32 as the ViT path's reference (WriteRandomClipModel; the figure docs/performance.md compares with plain
-//   PyTorch, bench/conv_towers_torch.py);
+//   and MobileCLIP-B (MCi ViT) shapes, and ViT-B-32 as the ViT path's reference (WriteRandomClipModel; the figure
+//   docs/performance.md compares with plain PyTorch, bench/conv_towers_torch.py);
 // * the ViT-family towers of issue 31 (PE-Core, CoCa, EVA02, CLIPA, MetaCLIP 2, MobileCLIP2-L-14's timm
 //   ViT) and the plain OpenCLIP ViT of the same size, from open_clip's own model configs
 //   (data/clip/open_clip_model_configs.json) with random weights from clip::RandomTensorSpecs (the specs
@@ -48,7 +48,9 @@ const ClipModel& Model(RandomClipArch arch) {
   auto it = models.find(arch);
   if (it != models.end()) return it->second;
   const char* keep = std::getenv("VISALIGN_BENCH_MODELS");
-  const fs::path root = keep != nullptr ? fs::path(keep) : fs::temp_directory_path() / ("visalign_conv_bench_" + std::to_string(::getpid()));
+  const fs::path root = keep != nullptr
+                            ? fs::path(keep)
+                            : fs::temp_directory_path() / ("visalign_conv_bench_" + std::to_string(::getpid()));
   const fs::path dir = root / std::string(RandomClipArchName(arch));
   if (!fs::exists(dir / "open_clip_model.safetensors")) {
     RandomClipModelOptions options;
@@ -74,8 +76,8 @@ double ImageMultiplyAdds(const ClipConfig& c) {
   const double grid = v.grid();
   const double tokens = grid * grid + (v.class_token ? 1 : 0);
   const bool gated = v.vitamin.enabled;  // GeGLU: two input matrices
-  const double block = tokens * w * 3 * w + tokens * w * w + 2 * tokens * tokens * w +
-                       tokens * w * v.mlp_width * (gated ? 3 : 2);
+  const double block =
+      tokens * w * 3 * w + tokens * w * w + 2 * tokens * tokens * w + tokens * w * v.mlp_width * (gated ? 3 : 2);
   double embed = grid * grid * 3.0 * v.patch_size * v.patch_size * w;
   if (v.vitamin.enabled) {  // stem, MbConv stages (1×1, depthwise 3×3, 1×1, shortcut expand), strided conv
     constexpr double kTaps = 9;
@@ -91,7 +93,8 @@ double ImageMultiplyAdds(const ClipConfig& c) {
         const double before = size * size;
         if (j == 0) size = half(size);
         const double after = size * size;
-        embed += before * in * mid + after * mid * kTaps + after * mid * out + (j == 0 && in != out ? after * in * out : 0);
+        embed +=
+            before * in * mid + after * mid * kTaps + after * mid * out + (j == 0 && in != out ? after * in * out : 0);
         in = out;
       }
     }
@@ -114,19 +117,22 @@ void BM_EncodeConvTower(benchmark::State& state, RandomClipArch arch) {
     if (!out.ok()) std::abort();
     benchmark::DoNotOptimize(out->data.data());
   }
-  state.counters["images/s"] = benchmark::Counter(static_cast<double>(kBatch) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["images/s"] =
+      benchmark::Counter(static_cast<double>(kBatch) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["threads"] = BenchThreads();
   if (const double macs = ImageMultiplyAdds(model.config()); macs > 0) {
     state.counters["GFLOP/image"] = 2 * macs / 1e9;
-    state.counters["GFLOP/s"] =
-        benchmark::Counter(2 * macs / 1e9 * kBatch * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["GFLOP/s"] = benchmark::Counter(2 * macs / 1e9 * kBatch * static_cast<double>(state.iterations()),
+                                                   benchmark::Counter::kIsRate);
   }
 }
 
 // The folder of a random-weight model with open_clip's config `name` (written on first use).
 fs::path NamedModelDir(const std::string& name) {
   const char* keep = std::getenv("VISALIGN_BENCH_MODELS");
-  const fs::path root = keep != nullptr ? fs::path(keep) : fs::temp_directory_path() / ("visalign_vit_bench_" + std::to_string(::getpid()));
+  const fs::path root = keep != nullptr
+                            ? fs::path(keep)
+                            : fs::temp_directory_path() / ("visalign_vit_bench_" + std::to_string(::getpid()));
   const fs::path dir = root / name;
   if (keep == nullptr) {
     static const fs::path temp = root;
@@ -149,8 +155,9 @@ fs::path NamedModelDir(const std::string& name) {
   }
   fs::create_directories(dir);
   if (!WriteFileAtomic(dir / "open_clip_config.json", config.dump()).ok()) std::abort();
-  const Status written = WriteSafetensors(dir / "open_clip_model.safetensors", shapes,
-                                          [&](const TensorShape& t, float* values) { FillRandomTensor(specs.at(t.name), 0, values); });
+  const Status written =
+      WriteSafetensors(dir / "open_clip_model.safetensors", shapes,
+                       [&](const TensorShape& t, float* values) { FillRandomTensor(specs.at(t.name), 0, values); });
   if (!written.ok()) std::abort();
   return dir;
 }
@@ -206,39 +213,61 @@ void BM_EncodeNamedTower(benchmark::State& state, const char* name) {
   }
   const double cpu_seconds = ProcessCpuSeconds() - cpu_start;
   const double gflop = VitImageFlops(model.config()) * kBatch * static_cast<double>(state.iterations()) * 1e-9;
-  state.counters["images/s"] = benchmark::Counter(static_cast<double>(kBatch) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["images/s"] =
+      benchmark::Counter(static_cast<double>(kBatch) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["GFLOP/image"] = VitImageFlops(model.config()) * 1e-9;
   state.counters["GFLOPS/CPU-s"] = gflop / cpu_seconds;
   state.counters["threads"] = BenchThreads();
 }
 
 // Each family beside the plain OpenCLIP ViT of its size (same width, depth, patch and image size).
-#define VISALIGN_NAMED_TOWER(name, iterations)                                                                   \
-  BENCHMARK_CAPTURE(BM_EncodeNamedTower, name, #name)->Unit(benchmark::kMillisecond)->UseRealTime()         \
-      ->MeasureProcessCPUTime()->Iterations(iterations)
-VISALIGN_NAMED_TOWER(ViT-B-16, 3);
-VISALIGN_NAMED_TOWER(PE-Core-B-16, 3);
-VISALIGN_NAMED_TOWER(EVA02-B-16, 3);
-VISALIGN_NAMED_TOWER(ViT-B-32, 10);
-VISALIGN_NAMED_TOWER(coca_ViT-B-32, 10);
-VISALIGN_NAMED_TOWER(ViT-L-14, 1);
-VISALIGN_NAMED_TOWER(ViT-L-14-CLIPA, 1);
-VISALIGN_NAMED_TOWER(MobileCLIP2-L-14, 1);
-VISALIGN_NAMED_TOWER(ViT-H-14-worldwide, 1);
+#define VISALIGN_NAMED_TOWER(name, iterations)        \
+  BENCHMARK_CAPTURE(BM_EncodeNamedTower, name, #name) \
+      ->Unit(benchmark::kMillisecond)                 \
+      ->UseRealTime()                                 \
+      ->MeasureProcessCPUTime()                       \
+      ->Iterations(iterations)
+VISALIGN_NAMED_TOWER(ViT - B - 16, 3);
+VISALIGN_NAMED_TOWER(PE - Core - B - 16, 3);
+VISALIGN_NAMED_TOWER(EVA02 - B - 16, 3);
+VISALIGN_NAMED_TOWER(ViT - B - 32, 10);
+VISALIGN_NAMED_TOWER(coca_ViT - B - 32, 10);
+VISALIGN_NAMED_TOWER(ViT - L - 14, 1);
+VISALIGN_NAMED_TOWER(ViT - L - 14 - CLIPA, 1);
+VISALIGN_NAMED_TOWER(MobileCLIP2 - L - 14, 1);
+VISALIGN_NAMED_TOWER(ViT - H - 14 - worldwide, 1);
 
 BENCHMARK_CAPTURE(BM_EncodeConvTower, RN50, RandomClipArch::kRN50)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->MinTime(10.0);
 BENCHMARK_CAPTURE(BM_EncodeConvTower, convnext_base, RandomClipArch::kConvNextBase)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->MinTime(10.0);
 // ViTamin-S (conv stem + GeGLU ViT) beside the plain ViT path (ViT-B-32) it is measured against.
 BENCHMARK_CAPTURE(BM_EncodeConvTower, ViTamin_S, RandomClipArch::kViTaminS)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->MinTime(10.0);
 BENCHMARK_CAPTURE(BM_EncodeConvTower, MobileCLIP2_S0, RandomClipArch::kMobileClip2S0)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->MinTime(10.0);
 BENCHMARK_CAPTURE(BM_EncodeConvTower, MobileCLIP_B, RandomClipArch::kMobileClipB)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->MinTime(10.0);
 BENCHMARK_CAPTURE(BM_EncodeConvTower, ViT_B_32, RandomClipArch::kViTB32)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->MinTime(10.0);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->MinTime(10.0);
 
 }  // namespace
 }  // namespace visalign::clip

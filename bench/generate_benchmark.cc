@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <random>
 
-#include "visalign/benchmarks/violin/reference_server.h"
 #include "visalign/backends/backends.h"
 #include "visalign/backends/runner.h"
-#include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/dataset.h"
+#include "visalign/benchmarks/violin/reference_server.h"
+#include "visalign/core/io.h"
 
 namespace visalign {
 namespace {
@@ -37,7 +37,8 @@ struct Fixture {
     for (const auto& it : items) text += violin::ManifestLine(it) + "\n";
     fs::create_directories(dir / "ds");
     (void)WriteFileAtomic(dir / "ds/manifest.jsonl", text);
-    for (int i = 0; i < kItems; ++i) work.push_back({items[i % items.size()].id, items[i % items.size()].prompt, i, {}});
+    for (int i = 0; i < kItems; ++i)
+      work.push_back({items[i % items.size()].id, items[i % items.size()].prompt, i, {}});
     violin::ReferenceServerOptions so;
     so.dataset = dir / "ds";
     server = violin::ReferenceServer::Start(so).value();
@@ -83,8 +84,7 @@ void BM_GenerateAgainstReferenceServer(benchmark::State& state) {
   double server_ms = f.server->Stats()["handler_ms"].get<double>() - server_ms_before;
   state.counters["images_per_s"] = static_cast<double>(images) / wall_s;
   state.counters["server_ms_per_image"] = server_ms / static_cast<double>(images);
-  state.counters["overhead_ms_per_image"] =
-      (wall_s * 1000.0 * concurrency - server_ms) / static_cast<double>(images);
+  state.counters["overhead_ms_per_image"] = (wall_s * 1000.0 * concurrency - server_ms) / static_cast<double>(images);
 }
 BENCHMARK(BM_GenerateAgainstReferenceServer)->Arg(1)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -65,7 +65,8 @@ struct Fixture {
     for (int i = 0; i < kModels; ++i) {
       const ModelPredictions m = SyntheticModel(i, vocabulary, rng);
       fs::create_directories(predictions / m.name);
-      if (!WriteFileAtomic(predictions / m.name / "results.csv", PeerCsv(m, vocabulary, board, nonsense)).ok()) std::abort();
+      if (!WriteFileAtomic(predictions / m.name / "results.csv", PeerCsv(m, vocabulary, board, nonsense)).ok())
+        std::abort();
     }
   }
   ~Fixture() { fs::remove_all(dir); }

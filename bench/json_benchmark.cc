@@ -13,7 +13,8 @@ namespace {
 
 std::string ObjectOfKeys(int64_t keys) {
   std::string text = "{";
-  for (int64_t i = 0; i < keys; ++i) text += (i ? ",\"piece" : "\"piece") + std::to_string(i) + "\":" + std::to_string(i);
+  for (int64_t i = 0; i < keys; ++i)
+    text += (i ? ",\"piece" : "\"piece") + std::to_string(i) + "\":" + std::to_string(i);
   return text + "}";
 }
 

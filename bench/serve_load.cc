@@ -85,7 +85,8 @@ class Player {
  private:
   bool Join() {
     cookie_.clear();
-    auto res = client_.Post("/api/session", R"({"consent": true, "params": {"PROLIFIC_PID": "load"}})", "application/json");
+    auto res =
+        client_.Post("/api/session", R"({"consent": true, "params": {"PROLIFIC_PID": "load"}})", "application/json");
     Count("POST /api/session", res, 201);
     if (!res || res->status != 201) return false;
     const std::string set = res->get_header_value("Set-Cookie");
@@ -95,15 +96,17 @@ class Player {
       std::lock_guard lock(totals_.mu);
       ++totals_.sessions;
     }
-    return Send("POST", "/api/profile",
-                R"({"language": "en", "gender": "other", "age_range": "30-39", "colorblind": "no", "metadata": {"load": true}})",
-                200)
+    return Send(
+               "POST", "/api/profile",
+               R"({"language": "en", "gender": "other", "age_range": "30-39", "colorblind": "no", "metadata": {"load": true}})",
+               200)
         .is_object();
   }
 
   Json Answer(const Json& item) {
-    std::string cell = item["kind"] == "attention" ? item["cell"].get<std::string>()
-                                                   : std::string(1, static_cast<char>('A' + rng_() % 16)) + std::to_string(1 + rng_() % 30);
+    std::string cell = item["kind"] == "attention"
+                           ? item["cell"].get<std::string>()
+                           : std::string(1, static_cast<char>('A' + rng_() % 16)) + std::to_string(1 + rng_() % 30);
     char id[40];
     std::snprintf(id, sizeof id, "load-%016llx", static_cast<unsigned long long>(rng_()));
     const Json body = {{"index", item["index"]}, {"coordinate", cell}, {"client_id", id}};
@@ -168,8 +171,9 @@ int main(int argc, char** argv) {
   o.seed = std::stoull(Arg(argc, argv, "--seed", "1"));
   const char* token = o.token_env.empty() ? nullptr : std::getenv(o.token_env.c_str());
   if (o.url.empty() || !token || o.players < 1 || o.seconds <= 0) {
-    std::fprintf(stderr, "usage: serve_load --url http://127.0.0.1:PORT --token-env VAR [--players N] [--seconds S] "
-                         "[--think-ms MS] [--seed N]\n");
+    std::fprintf(stderr,
+                 "usage: serve_load --url http://127.0.0.1:PORT --token-env VAR [--players N] [--seconds S] "
+                 "[--think-ms MS] [--seed N]\n");
     return 2;
   }
   Totals totals;
@@ -189,7 +193,8 @@ int main(int argc, char** argv) {
   if (exported && exported->status == 200) {
     auto table = visalign::ParseCsv(exported->body, "export");
     if (table.ok()) {
-      const size_t user = *table->Column("userId"), clue = *table->Column("clueId"), coordinate = *table->Column("coordinate");
+      const size_t user = *table->Column("userId"), clue = *table->Column("clueId"),
+                   coordinate = *table->Column("coordinate");
       std::set<Key> seen;
       for (const auto& row : table->rows) {
         ++exported_rows;
@@ -204,21 +209,29 @@ int main(int argc, char** argv) {
       for (const auto& [key, cell] : totals.acknowledged) missing += !seen.count(key);
     }
   }
-  const Json out = {
-      {"players", o.players},
-      {"seconds", elapsed},
-      {"think_ms", o.think_ms},
-      {"sessions", totals.sessions},
-      {"requests", totals.requests},
-      {"answers_acknowledged", totals.answer_ms.size()},
-      {"answers_per_second", static_cast<double>(totals.answer_ms.size()) / elapsed},
-      {"requests_per_second", static_cast<double>(totals.requests) / elapsed},
-      {"answer_ms", {{"p50", Percentile(totals.answer_ms, 0.50)}, {"p90", Percentile(totals.answer_ms, 0.90)},
-                     {"p99", Percentile(totals.answer_ms, 0.99)}, {"max", Percentile(totals.answer_ms, 1.0)}}},
-      {"errors", totals.errors},
-      {"export", {{"status", exported ? exported->status : 0}, {"rows", exported_rows}, {"missing", missing},
-                  {"wrong_coordinate", wrong}, {"duplicated", duplicated}, {"not_acknowledged", extra}}}};
+  const Json out = {{"players", o.players},
+                    {"seconds", elapsed},
+                    {"think_ms", o.think_ms},
+                    {"sessions", totals.sessions},
+                    {"requests", totals.requests},
+                    {"answers_acknowledged", totals.answer_ms.size()},
+                    {"answers_per_second", static_cast<double>(totals.answer_ms.size()) / elapsed},
+                    {"requests_per_second", static_cast<double>(totals.requests) / elapsed},
+                    {"answer_ms",
+                     {{"p50", Percentile(totals.answer_ms, 0.50)},
+                      {"p90", Percentile(totals.answer_ms, 0.90)},
+                      {"p99", Percentile(totals.answer_ms, 0.99)},
+                      {"max", Percentile(totals.answer_ms, 1.0)}}},
+                    {"errors", totals.errors},
+                    {"export",
+                     {{"status", exported ? exported->status : 0},
+                      {"rows", exported_rows},
+                      {"missing", missing},
+                      {"wrong_coordinate", wrong},
+                      {"duplicated", duplicated},
+                      {"not_acknowledged", extra}}}};
   std::printf("%s\n", out.dump(2).c_str());
-  const bool ok = totals.errors.empty() && exported && exported->status == 200 && missing == 0 && wrong == 0 && duplicated == 0;
+  const bool ok =
+      totals.errors.empty() && exported && exported->status == 200 && missing == 0 && wrong == 0 && duplicated == 0;
   return ok ? 0 : 1;
 }

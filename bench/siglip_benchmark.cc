@@ -135,18 +135,20 @@ fs::path ModelDir() {
   const fs::path dir = Env("VISALIGN_BENCH_SIGLIP_DIR", "/tmp/visalign-siglip-b16-bench");
   if (fs::exists(dir / "open_clip_model.safetensors")) return dir;
   fs::create_directories(dir / "tokenizer");
-  const fs::path tokenizer = fs::path(Env("VISALIGN_SHARED_DIR", "../shared")) / "fixtures" / "siglip-tiny" / "tokenizer";
+  const fs::path tokenizer =
+      fs::path(Env("VISALIGN_SHARED_DIR", "../shared")) / "fixtures" / "siglip-tiny" / "tokenizer";
   for (const char* f : {"spiece.model", "tokenizer_config.json", "special_tokens_map.json"}) {
     fs::copy_file(tokenizer / f, dir / "tokenizer" / f, fs::copy_options::overwrite_existing);
   }
   std::vector<RandomTensorSpec> specs = SiglipSpecs();
   std::vector<TensorShape> shapes;
   for (const RandomTensorSpec& spec : specs) shapes.push_back(spec.tensor);
-  const Status written = WriteSafetensors(dir / "open_clip_model.safetensors", shapes, [&](const TensorShape& t, float* out) {
-    for (const RandomTensorSpec& spec : specs) {
-      if (spec.tensor.name == t.name) FillRandomTensor(spec, kSeed, out);
-    }
-  });
+  const Status written =
+      WriteSafetensors(dir / "open_clip_model.safetensors", shapes, [&](const TensorShape& t, float* out) {
+        for (const RandomTensorSpec& spec : specs) {
+          if (spec.tensor.name == t.name) FillRandomTensor(spec, kSeed, out);
+        }
+      });
   if (!written.ok()) std::abort();
   if (!WriteFileAtomic(dir / "open_clip_config.json", SiglipConfig().dump(2) + "\n").ok()) std::abort();
   return dir;
@@ -179,8 +181,8 @@ void BM_SiglipB16Images(benchmark::State& state) {
     embeddings = model->EncodePixels(pixels).value();
     benchmark::DoNotOptimize(embeddings.data.data());
   }
-  state.counters["images/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * kBatch,
-                                                  benchmark::Counter::kIsRate);
+  state.counters["images/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kBatch, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SiglipB16Images)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(10.0);
 

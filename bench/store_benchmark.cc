@@ -32,8 +32,8 @@ enum class Kind { kSqlite, kPostgres };
 // A store of kRows pending rows: in a fresh temporary folder, or a fresh database with its images
 // there; the folder is removed afterwards.
 struct Fixture {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              fmt::format("visalign-store-bench-{}-{}", ::getpid(), counter++);
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("visalign-store-bench-{}-{}", ::getpid(), counter++);
   std::unique_ptr<RunStore> store;
   std::vector<RowKey> keys;
   static inline int counter = 0;

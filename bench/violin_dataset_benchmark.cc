@@ -10,8 +10,8 @@
 #include <filesystem>
 
 #include "benchmarks/violin/flat_png.h"
-#include "visalign/core/parallel.h"
 #include "visalign/benchmarks/violin/dataset.h"
+#include "visalign/core/parallel.h"
 
 namespace visalign::violin {
 namespace {

@@ -10,9 +10,9 @@
 #include <random>
 
 #include "imaging/pixel_kernels.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 #include "visalign/core/io.h"
 #include "visalign/imaging/purity.h"
-#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {

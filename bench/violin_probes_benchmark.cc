@@ -25,13 +25,15 @@ ManifestItem MakeItem(Kind kind, int side) {
   item.id = "bench";
   item.targets = {{200, 40, 60}};
   switch (kind) {
-    case Kind::kSingle: break;
+    case Kind::kSingle:
+      break;
     case Kind::kH2:
       item.layout = Layout::kH2;
       item.targets.push_back({30, 60, 190});
       break;
     case Kind::kNegation:
-      item.probe = ProbeSpec{.family = ProbeFamily::kNegation, .condition = "entity", .group = "g", .entity = "ripples"};
+      item.probe =
+          ProbeSpec{.family = ProbeFamily::kNegation, .condition = "entity", .group = "g", .entity = "ripples"};
       break;
     case Kind::kInertia:
       item.layout = Layout::kH2;
@@ -70,9 +72,9 @@ void Score(benchmark::State& state, Kind kind, Noise noise) {
   state.SetItemsProcessed(state.iterations());
 }
 
-#define VIOLIN_PROBE_BENCH(name, kind)                                                              \
-  BENCHMARK_CAPTURE(Score, name##_gt, kind, Noise::kNone)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);       \
-  BENCHMARK_CAPTURE(Score, name##_grain, kind, Noise::kGrain)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);    \
+#define VIOLIN_PROBE_BENCH(name, kind)                                                                             \
+  BENCHMARK_CAPTURE(Score, name##_gt, kind, Noise::kNone)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);     \
+  BENCHMARK_CAPTURE(Score, name##_grain, kind, Noise::kGrain)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond); \
   BENCHMARK_CAPTURE(Score, name##_noise, kind, Noise::kUniform)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)
 
 VIOLIN_PROBE_BENCH(Violin_single, Kind::kSingle);

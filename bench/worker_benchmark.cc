@@ -106,7 +106,8 @@ void BM_AsyncAtTheRateLimit(benchmark::State& state) {
   fs::create_directories(dir / "ds");
   (void)WriteFileAtomic(dir / "ds/manifest.jsonl", text);
   std::vector<backends::WorkItem> work;
-  for (int i = 0; i < kAsyncItems; ++i) work.push_back({items[i % items.size()].id, items[i % items.size()].prompt, i / static_cast<int>(items.size()), i});
+  for (int i = 0; i < kAsyncItems; ++i)
+    work.push_back({items[i % items.size()].id, items[i % items.size()].prompt, i / static_cast<int>(items.size()), i});
   double rate = 0, too_many = 0, seconds = 0;
   int round = 0;
   for (auto _ : state) {

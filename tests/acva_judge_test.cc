@@ -3,6 +3,7 @@
 // refusals, unreachable endpoints, interrupts and timeouts stopping cleanly, edited cache entries.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,7 +11,6 @@
 #include <map>
 #include <set>
 #include <thread>
-#include <signal.h>
 
 #include "acva_pipeline_fixture.h"
 #include "testing/cli_runner.h"
@@ -63,14 +63,16 @@ TEST_F(AcvaPipeline, GarbageRepliesAreAskedAgain) {
 // answers stop the command (cached, so nothing is asked twice); asked to go on (0 = never stop),
 // every answer is recorded invalid, never scored 0, and an analysis of no valid judgment is an error.
 TEST_F(AcvaPipeline, AJudgeThatRefusesEverythingStopsEarlyAndCannotBeAnalyzed) {
-  auto stopped = RunVisalign(Judge("ref+refuse", {"mixed"}, {"--judge-reply-attempts", "2", "--judge-concurrency", "1"}));
+  auto stopped =
+      RunVisalign(Judge("ref+refuse", {"mixed"}, {"--judge-reply-attempts", "2", "--judge-concurrency", "1"}));
   EXPECT_EQ(stopped.exit_code, 2) << stopped.out;
   EXPECT_NE(stopped.err.find("error: stopped after the first 3 questions asked got no valid answer; last: no valid "
                              "reply in 2 attempts"),
             std::string::npos)
       << stopped.err;
   EXPECT_NE(stopped.err.find("(judge ref+refuse at " + server_->url() + ")"), std::string::npos) << stopped.err;
-  auto r = RunVisalign(Judge("ref+refuse", {"mixed"}, {"--judge-reply-attempts", "2", "--judge-stop-after-invalid", "0"}));
+  auto r =
+      RunVisalign(Judge("ref+refuse", {"mixed"}, {"--judge-reply-attempts", "2", "--judge-stop-after-invalid", "0"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json stats = Json::parse(r.out);
   EXPECT_EQ(stats["invalid"], kQuestionsPerModel);
@@ -86,8 +88,8 @@ TEST_F(AcvaPipeline, AJudgeThatRefusesEverythingStopsEarlyAndCannotBeAnalyzed) {
 // A mistyped port is reported in seconds, not after every question's retries.
 TEST_F(AcvaPipeline, AJudgeEndpointThatCannotBeReachedStopsAtOnce) {
   const auto start = std::chrono::steady_clock::now();
-  auto dead = RunVisalign(Args({"acva", "judge", "--run", "varied", "--judge-endpoint", "http://127.0.0.1:1",
-                                "--judge-model", "nobody"}));
+  auto dead = RunVisalign(
+      Args({"acva", "judge", "--run", "varied", "--judge-endpoint", "http://127.0.0.1:1", "--judge-model", "nobody"}));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(dead.exit_code, 2);
   const size_t error = dead.err.find("error: cannot reach the judge: POST http://127.0.0.1:1/v1/chat/completions: ");
@@ -108,7 +110,8 @@ TEST_F(AcvaPipeline, AnInterruptWaitsForTheQuestionsInFlightAndCachesTheirAnswer
                                                "--judge-model", "ref+slow", "--judge-concurrency", "4"});
   testing::Child child = testing::StartVisalign(judge, dir_->path(), "interrupted");
   ASSERT_GT(child.pid, 0);
-  for (int i = 0; i < 400 && (*slow)->chat_requests() < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 400 && (*slow)->chat_requests() < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ((*slow)->chat_requests(), 4u);
   ::kill(child.pid, SIGINT);
   const testing::RunResult r = testing::Wait(child);
@@ -138,9 +141,9 @@ TEST_F(AcvaPipeline, TimeoutsFailClearlyAndAreNotCached) {
   // A server of its own, so the slow handlers do not hold up the other tests' requests.
   auto slow = acva::ReferenceServer::Start({.port = 0, .slow_ms = 400});
   ASSERT_TRUE(slow.ok());
-  auto r = RunVisalign(Args({"acva", "judge", "--run", "mono", "--judge-endpoint", (*slow)->url(), "--judge-model",
-                             "ref+slow", "--judge-timeout", "0.1", "--judge-max-attempts", "1",
-                             "--judge-concurrency", "8"}));
+  auto r = RunVisalign(
+      Args({"acva", "judge", "--run", "mono", "--judge-endpoint", (*slow)->url(), "--judge-model", "ref+slow",
+            "--judge-timeout", "0.1", "--judge-max-attempts", "1", "--judge-concurrency", "8"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("judge questions failed"), std::string::npos) << r.err;
   // Nothing was cached: analysis from the cache refuses, naming what is missing.
@@ -166,7 +169,8 @@ TEST_F(AcvaPipeline, AnEditedCachedAnswerIsAClearErrorNamingTheStoreAndKey) {
   const acva::JudgeSettings settings{"cache-edit", acva::Language::kEn, 0};
   const std::string rubric_key =
       acva::JudgeCacheKey(oath_sha, acva::RubricQuestionFor(oath, oath.rubric[0], acva::Language::kEn), settings);
-  const std::string afc_key = acva::JudgeCacheKey(oath_sha, acva::AfcQuestionFor(oath, promise, acva::Language::kEn), settings);
+  const std::string afc_key =
+      acva::JudgeCacheKey(oath_sha, acva::AfcQuestionFor(oath, promise, acva::Language::kEn), settings);
   std::map<std::string, std::string> original;
   for (const std::string& key : {rubric_key, afc_key}) {
     const Result<std::optional<std::string>> cached = store->CacheGet("acva.judge", key);
@@ -197,9 +201,9 @@ TEST_F(AcvaPipeline, AnEditedCachedAnswerIsAClearErrorNamingTheStoreAndKey) {
   }
   // Analysis reads the same records.
   ASSERT_TRUE(store->CachePut("acva.judge", rubric_key, R"({"valid": true})").ok());
-  const testing::RunResult analyze = RunVisalign(Args({"acva", "analyze", "--run", "varied", "--judge-model",
-                                                       "cache-edit", "--clip-model", ClipFixture(), "--out",
-                                                       (*dir_ / "edited").string()}));
+  const testing::RunResult analyze =
+      RunVisalign(Args({"acva", "analyze", "--run", "varied", "--judge-model", "cache-edit", "--clip-model",
+                        ClipFixture(), "--out", (*dir_ / "edited").string()}));
   EXPECT_EQ(analyze.exit_code, 2);
   EXPECT_NE(analyze.err.find("cached judge answer"), std::string::npos) << analyze.err;
   ASSERT_TRUE(store->CachePut("acva.judge", rubric_key, original[rubric_key]).ok());

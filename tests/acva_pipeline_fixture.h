@@ -28,7 +28,8 @@ namespace visalign::acva_testing {
 using visalign::testing::RunVisalign;
 
 // Four concepts with two rubric questions each; one near-synonym pair (oath/promise).
-inline constexpr const char* kConcepts = R"({"id": "oath", "word": "誓言", "gloss_en": "oath", "category": "communication", "rubric": [{"id": "speaker", "text_zh": "是否有作出承诺的主体？", "text_en": "Is there a party who commits?", "weight": 2, "framework": "componential"}, {"id": "solemn", "text_zh": "是否庄严？", "text_en": "Is it solemn?", "weight": 1, "framework": "frame"}]}
+inline constexpr const char* kConcepts =
+    R"({"id": "oath", "word": "誓言", "gloss_en": "oath", "category": "communication", "rubric": [{"id": "speaker", "text_zh": "是否有作出承诺的主体？", "text_en": "Is there a party who commits?", "weight": 2, "framework": "componential"}, {"id": "solemn", "text_zh": "是否庄严？", "text_en": "Is it solemn?", "weight": 1, "framework": "frame"}]}
 {"id": "promise", "word": "诺言", "gloss_en": "promise", "category": "communication", "rubric": [{"id": "two_parties", "text_zh": "是否有双方？", "text_en": "Are there two parties?", "weight": 1, "framework": "componential"}, {"id": "trust", "text_zh": "是否有信任？", "text_en": "Is trust shown?", "weight": 1, "framework": "frame"}]}
 {"id": "hope", "word": "希望", "gloss_en": "hope", "category": "emotion", "rubric": [{"id": "future", "text_zh": "是否有期待的结果？", "text_en": "Is a desired outcome shown?", "weight": 1, "framework": "frame"}, {"id": "path", "text_zh": "是否有朝向远处的结构？", "text_en": "Is there a path toward a goal?", "weight": 1, "framework": "image-schema"}]}
 {"id": "truth", "word": "真理", "gloss_en": "truth", "category": "epistemic", "rubric": [{"id": "reveal", "text_zh": "是否有揭示？", "text_en": "Is something revealed?", "weight": 1, "framework": "image-schema"}, {"id": "general", "text_zh": "是否普遍？", "text_en": "Is it general?", "weight": 1, "framework": "frame"}]}
@@ -64,16 +65,17 @@ class AcvaPipeline : public ::testing::Test {
   }
 
   static std::vector<std::string> Args(std::vector<std::string> args) {
-    for (const std::string& extra : std::vector<std::string>{"--store", (*dir_ / "store").string(), "--concepts", (*dir_ / "concepts.jsonl").string(),
-                              "--pairs", (*dir_ / "pairs.jsonl").string()})
+    for (const std::string& extra :
+         std::vector<std::string>{"--store", (*dir_ / "store").string(), "--concepts",
+                                  (*dir_ / "concepts.jsonl").string(), "--pairs", (*dir_ / "pairs.jsonl").string()})
       args.push_back(extra);
     return args;
   }
 
   static std::vector<std::string> Judge(const std::string& judge_model, std::vector<std::string> runs,
                                         std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--json", "acva", "judge", "--judge-endpoint", server_->url(), "--judge-model",
-                                     judge_model};
+    std::vector<std::string> args = {"--json",       "acva",          "judge",    "--judge-endpoint",
+                                     server_->url(), "--judge-model", judge_model};
     for (const std::string& r : runs) args.insert(args.end(), {"--run", r});
     args.insert(args.end(), extra.begin(), extra.end());
     return Args(args);
@@ -81,9 +83,19 @@ class AcvaPipeline : public ::testing::Test {
 
   static Json Analyze(const std::string& judge_model, std::vector<std::string> runs, const std::string& out,
                       std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--json", "acva", "analyze", "--judge-model", judge_model, "--clip-model",
-                                     ClipFixture(), "--cluster-threshold", "0.000001", "--bootstrap", "300",
-                                     "--out", (*dir_ / out).string()};
+    std::vector<std::string> args = {"--json",
+                                     "acva",
+                                     "analyze",
+                                     "--judge-model",
+                                     judge_model,
+                                     "--clip-model",
+                                     ClipFixture(),
+                                     "--cluster-threshold",
+                                     "0.000001",
+                                     "--bootstrap",
+                                     "300",
+                                     "--out",
+                                     (*dir_ / out).string()};
     for (const std::string& r : runs) args.insert(args.end(), {"--run", r});
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = RunVisalign(Args(args));

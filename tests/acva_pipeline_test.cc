@@ -3,6 +3,7 @@
 // embeds them; every expected score, cluster, accuracy and position bias is known in advance.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,7 +11,6 @@
 #include <map>
 #include <set>
 #include <thread>
-#include <signal.h>
 
 #include "acva_pipeline_fixture.h"
 #include "testing/cli_runner.h"
@@ -129,7 +129,8 @@ TEST_F(AcvaPipeline, QuadrantsSplitAtPooledMediansByDefaultFrozenOnRequestOrPerM
   EXPECT_EQ(frozen["options"]["median_scope"], "frozen");
   EXPECT_EQ(frozen["quadrant_medians"]["source"], earlier);
   for (const char* mode : {"filtered", "unfiltered"}) {
-    EXPECT_EQ(Model(frozen, "varied")["diversity"][mode]["quadrants"], Model(both, "varied")["diversity"][mode]["quadrants"])
+    EXPECT_EQ(Model(frozen, "varied")["diversity"][mode]["quadrants"],
+              Model(both, "varied")["diversity"][mode]["quadrants"])
         << mode;
     EXPECT_EQ(frozen["quadrant_medians"][mode], both["quadrant_medians"][mode]) << mode;
   }
@@ -143,8 +144,7 @@ TEST_F(AcvaPipeline, QuadrantsSplitAtPooledMediansByDefaultFrozenOnRequestOrPerM
     EXPECT_EQ(a, Model(both_own, "varied")["diversity"][mode]) << mode;
     // H = log2 3 in every concept ties with the median: the H split is even. D_img differs by concept,
     // 2 of the 4 concepts are above the median.
-    EXPECT_EQ(a["quadrants"], Json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}}))
-        << mode;
+    EXPECT_EQ(a["quadrants"], Json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}})) << mode;
   }
 }
 
@@ -153,9 +153,9 @@ TEST_F(AcvaPipeline, QuadrantsSplitAtPooledMediansByDefaultFrozenOnRequestOrPerM
 TEST_F(AcvaPipeline, AnalyzesWithAVitaminTower) {
   ASSERT_EQ(RunVisalign(Judge("vitamin", {"varied", "mono"})).exit_code, 0);
   const std::string vitamin = (testing::SharedDir() / "fixtures" / "vitamin-tiny").string();
-  auto r = RunVisalign(Args({"--json", "acva", "analyze", "--judge-model", "vitamin", "--clip-model", vitamin,
-                             "--bootstrap", "50", "--out", (*dir_ / "vitamin").string(), "--run", "varied", "--run",
-                             "mono"}));
+  auto r =
+      RunVisalign(Args({"--json", "acva", "analyze", "--judge-model", "vitamin", "--clip-model", vitamin, "--bootstrap",
+                        "50", "--out", (*dir_ / "vitamin").string(), "--run", "varied", "--run", "mono"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json summary = json::parse(r.out);
   EXPECT_GT(Model(summary, "varied")["diversity"]["unfiltered"]["d_img_mean"].get<double>(), 0.0);
@@ -170,9 +170,9 @@ TEST_F(AcvaPipeline, ThresholdsFromRefusesAFileThatIsNotAnAcvaSummary) {
                              ClipFixture(), "--out", (*dir_ / "q-bad").string(), "--thresholds-from", bad.string()}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: not an ACVA summary (" + bad.string() + "): the summary.json of `visalign acva analyze`\n");
-  auto both = RunVisalign(Args({"acva", "analyze", "--run", "varied", "--judge-model", "quadrants", "--clip-model",
-                                ClipFixture(), "--out", (*dir_ / "q-bad").string(), "--thresholds-from", bad.string(),
-                                "--quadrant-medians", "per-model"}));
+  auto both = RunVisalign(
+      Args({"acva", "analyze", "--run", "varied", "--judge-model", "quadrants", "--clip-model", ClipFixture(), "--out",
+            (*dir_ / "q-bad").string(), "--thresholds-from", bad.string(), "--quadrant-medians", "per-model"}));
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("--thresholds-from"), std::string::npos) << both.err;
 }
@@ -217,11 +217,15 @@ TEST_F(AcvaPipeline, SummaryJsonRecordsWhatTheNumbersDependOn) {
 
 TEST_F(AcvaPipeline, RunGeneratesJudgesAndAnalyzesSeveralRunModelPairs) {
   const size_t images_before = server_->image_requests(), chats_before = server_->chat_requests();
-  auto r = RunVisalign(Args({"--json", "acva", "run", "--run", "pair-a", "--model", "varied", "--run", "pair-b",
-                             "--model", "mono", "--endpoint", server_->url(), "--seed", "0", "--param",
-                             "seed={seed}", "--judge-endpoint", server_->url(), "--judge-model", "pairs",
-                             "--clip-model", ClipFixture(), "--bootstrap", "100", "--out",
-                             (*dir_ / "pairs").string()}));
+  auto r = RunVisalign(Args({"--json",       "acva",          "run",
+                             "--run",        "pair-a",        "--model",
+                             "varied",       "--run",         "pair-b",
+                             "--model",      "mono",          "--endpoint",
+                             server_->url(), "--seed",        "0",
+                             "--param",      "seed={seed}",   "--judge-endpoint",
+                             server_->url(), "--judge-model", "pairs",
+                             "--clip-model", ClipFixture(),   "--bootstrap",
+                             "100",          "--out",         (*dir_ / "pairs").string()}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(server_->image_requests() - images_before, 2 * kConceptCount * kSamples);
   EXPECT_EQ(server_->chat_requests() - chats_before, kQuestionsPerModel + kDistinctQuestionsOfMono);
@@ -234,12 +238,31 @@ TEST_F(AcvaPipeline, RunGeneratesJudgesAndAnalyzesSeveralRunModelPairs) {
   EXPECT_EQ(s["generation"]["pair-b"]["refusals"]["finished"], kConceptCount * kSamples);
   EXPECT_EQ(s["generation"]["pair-b"]["refusals"]["rate"], 0.0);
   // The same pairs from a runs file: everything is resumed, nothing is requested again.
-  std::ofstream(*dir_ / "runs.jsonl") << R"({"run": "pair-a", "model": "varied"})" << "\n"
-                                      << R"({"run": "pair-b", "model": "mono"})" << "\n";
-  auto again = RunVisalign(Args({"--json", "acva", "run", "--runs-file", (*dir_ / "runs.jsonl").string(),
-                                 "--endpoint", server_->url(), "--seed", "0", "--param", "seed={seed}",
-                                 "--judge-endpoint", server_->url(), "--judge-model", "pairs", "--clip-model",
-                                 ClipFixture(), "--bootstrap", "100", "--out", (*dir_ / "pairs-file").string()}));
+  std::ofstream(*dir_ / "runs.jsonl") << R"({"run": "pair-a", "model": "varied"})"
+                                      << "\n"
+                                      << R"({"run": "pair-b", "model": "mono"})"
+                                      << "\n";
+  auto again = RunVisalign(Args({"--json",
+                                 "acva",
+                                 "run",
+                                 "--runs-file",
+                                 (*dir_ / "runs.jsonl").string(),
+                                 "--endpoint",
+                                 server_->url(),
+                                 "--seed",
+                                 "0",
+                                 "--param",
+                                 "seed={seed}",
+                                 "--judge-endpoint",
+                                 server_->url(),
+                                 "--judge-model",
+                                 "pairs",
+                                 "--clip-model",
+                                 ClipFixture(),
+                                 "--bootstrap",
+                                 "100",
+                                 "--out",
+                                 (*dir_ / "pairs-file").string()}));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(server_->image_requests() - images_before, 2 * kConceptCount * kSamples);
   EXPECT_EQ(server_->chat_requests() - chats_before, kQuestionsPerModel + kDistinctQuestionsOfMono);
@@ -249,9 +272,10 @@ TEST_F(AcvaPipeline, RunGeneratesJudgesAndAnalyzesSeveralRunModelPairs) {
 // The generation commands share their run-control vocabulary: --filter and --limit select concepts
 // as `generate` selects items; unknown keys name the ones there are.
 TEST_F(AcvaPipeline, GenerateFiltersAndLimitsConcepts) {
-  auto r = RunVisalign(Args({"--json", "acva", "generate", "--run", "subset", "--endpoint", server_->url(), "--model",
-                             "varied", "--param", "seed={seed}", "--samples", "2", "--filter",
-                             "category=emotion", "--limit", "1", "--backoff", "0.01", "--grace", "1"}));
+  auto r = RunVisalign(
+      Args({"--json",           "acva",    "generate", "--run",       "subset",    "--endpoint", server_->url(),
+            "--model",          "varied",  "--param",  "seed={seed}", "--samples", "2",          "--filter",
+            "category=emotion", "--limit", "1",        "--backoff",   "0.01",      "--grace",    "1"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Json::parse(r.out)["selected"], 2);  // one emotion concept x 2 samples
   auto bad = RunVisalign(Args({"acva", "generate", "--run", "subset2", "--endpoint", server_->url(), "--model",
@@ -266,7 +290,8 @@ TEST_F(AcvaPipeline, RunRefusesModelsThatDoNotPairWithRuns) {
                              "--clip-model", ClipFixture(), "--out", (*dir_ / "unpaired").string()}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: 1 --model for 2 --run (--model): one --model per --run, paired in order\n");
-  std::ofstream(*dir_ / "bad-runs.jsonl") << R"({"run": "x", "modle": "varied"})" << "\n";
+  std::ofstream(*dir_ / "bad-runs.jsonl") << R"({"run": "x", "modle": "varied"})"
+                                          << "\n";
   auto bad = RunVisalign(Args({"acva", "run", "--runs-file", (*dir_ / "bad-runs.jsonl").string(), "--endpoint",
                                server_->url(), "--judge-endpoint", server_->url(), "--judge-model", "pairs",
                                "--clip-model", ClipFixture(), "--out", (*dir_ / "unpaired").string()}));
@@ -294,14 +319,14 @@ TEST_F(AcvaPipeline, HumanAgreementAgainstItems) {
   Analyze("ref", {"mixed"}, "agree");
   // Automatic adequacy of mixed: k = 0, 2 -> 0.75 (bin 3), k = 1 -> 0.25 (bin 1).
   std::ofstream(*dir_ / "ratings.csv") << "image,rater,score\n"
-                                       << "mixed/hope/0,r1,0.7\n"     // bin 3: exact
-                                       << "mixed/hope/0,r2,0.5\n"     // bin 2: within one
-                                       << "mixed/hope/1,r1,0.2\n"     // bin 1: exact
-                                       << "mixed/truth/1,r1,0.9\n"    // bin 4 vs 1: off
-                                       << "mixed/truth/2,r1,0.8\n"    // bin 4 vs 3: within one
+                                       << "mixed/hope/0,r1,0.7\n"   // bin 3: exact
+                                       << "mixed/hope/0,r2,0.5\n"   // bin 2: within one
+                                       << "mixed/hope/1,r1,0.2\n"   // bin 1: exact
+                                       << "mixed/truth/1,r1,0.9\n"  // bin 4 vs 1: off
+                                       << "mixed/truth/2,r1,0.8\n"  // bin 4 vs 3: within one
                                        << "nobody/x/0,r1,0.5\n";
-  auto r = RunVisalign({"--json", "acva", "agreement", "--items", (*dir_ / "agree" / "items.jsonl").string(),
-                        "--human", (*dir_ / "ratings.csv").string()});
+  auto r = RunVisalign({"--json", "acva", "agreement", "--items", (*dir_ / "agree" / "items.jsonl").string(), "--human",
+                        (*dir_ / "ratings.csv").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = Json::parse(r.out);
   EXPECT_EQ(j["n_ratings"], 5);

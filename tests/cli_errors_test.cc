@@ -33,14 +33,15 @@ TEST(CliErrors, EveryCommandAnswersBadInvocationsInOneLine) {
   const testing::CommandTree tree = testing::ListCommands();
   const std::vector<Path>& groups = tree.groups;
   const std::vector<Path>& leaves = tree.leaves;
-  ASSERT_GE(groups.size(), 6u);   // visalign, color, violin, hues, clip, acva, store, ...
+  ASSERT_GE(groups.size(), 6u);  // visalign, color, violin, hues, clip, acva, store, ...
   ASSERT_GE(leaves.size(), 25u);
   for (const Path& group : groups) {
     Path unknown = group;
     unknown.push_back("frobnicate");
     ExpectOneLine(RunVisalign(unknown), "error: unknown command \"frobnicate\" (" + CommandText(group) + "): one of ",
                   CommandText(unknown));
-    ExpectOneLine(RunVisalign(group), "error: missing command (" + CommandText(group) + "): one of ", CommandText(group));
+    ExpectOneLine(RunVisalign(group), "error: missing command (" + CommandText(group) + "): one of ",
+                  CommandText(group));
   }
   // A leaf names the unknown option (even when a required argument is missing too) and itself,
   // and points at its help; a bad global value fails with the command named.
@@ -61,8 +62,8 @@ TEST(CliErrors, ValuesOfTheWrongKindSayWhatIsWrongWithThem) {
                 "--threads -1");
   auto word = RunVisalign({"color", "convert", "red", "--threads", "many"});
   ExpectOneLine(word, "error: --threads: value \"many\" is not a number (visalign color convert)", "--threads many");
-  auto normalization = RunVisalign({"violin", "evaluate", "--dataset", "d", "--images", "i", "--out", "o",
-                                    "--normalization", "zscore"});
+  auto normalization =
+      RunVisalign({"violin", "evaluate", "--dataset", "d", "--images", "i", "--out", "o", "--normalization", "zscore"});
   ExpectOneLine(normalization, "error: --normalization", "--normalization zscore", "minmax");
   auto weights = RunVisalign({"violin", "score", "a.png", "--target", "red", "--weights", "1,1,1,1,1,1,0,0,0"});
   ExpectOneLine(weights, "error: ", "--weights with zero purity weights", "--weights");
@@ -97,7 +98,8 @@ TEST(CliErrors, HuesRunSourcesAndClipTokenizeModel) {
   ExpectOneLine(RunVisalign({"hues", "run", "--clip-model", "m", "--embeddings", "e", "--out", out}),
                 "error: --clip-model excludes --embeddings (visalign hues run)", "two sources");
   ExpectOneLine(RunVisalign({"hues", "run", "--embeddings-model", "m", "--clip-model", "m", "--out", out}),
-                "error: --embeddings-model requires --embeddings-endpoint (visalign hues run)", "model without endpoint");
+                "error: --embeddings-model requires --embeddings-endpoint (visalign hues run)",
+                "model without endpoint");
   ExpectOneLine(RunVisalign({"hues", "run", "--embeddings", (t / "none.safetensors").string(), "--out", out}),
                 "error: cannot open safetensors file", "missing file", "(--embeddings ");
   ExpectOneLine(RunVisalign({"clip", "tokenize", "hi", "--clip-model", "m", "--context-length", "5"}),

@@ -33,8 +33,10 @@ const Rule kRules[] = {
     {R"(#include\s*<(sqlite3|libpq-fe|curl/curl|httplib|opencv2/[^>]*)\.h(pp)?>)", "a library a module keeps inside"},
     {R"(\b(ClaimCacheKeys|RenewCacheLeases|ReleaseCacheLeases|CacheLeaseRenewer|ClaimRows|RenewLeases|ReleaseLeases)\b)",
      "the store's lease protocol (a scheduler belongs in its module)"},
-    {R"(\b(CacheGet|CachePut|MarkDone|MarkFailure|MarkRefused|AddItems)\s*\()", "writing rows or cache entries of the store"},
-    {R"(\b(SelectWork|CheckRunReuse)\s*\()", "the generation runner's selection and reuse rules (backends::PlanGeneration)"},
+    {R"(\b(CacheGet|CachePut|MarkDone|MarkFailure|MarkRefused|AddItems)\s*\()",
+     "writing rows or cache entries of the store"},
+    {R"(\b(SelectWork|CheckRunReuse)\s*\()",
+     "the generation runner's selection and reuse rules (backends::PlanGeneration)"},
     {R"(\bsleep_for\b|\bsleep_until\b)", "a polling loop"},
     {R"(\b(ResultsHeader|AnalysisInputsJson|JudgeSettingsJson|FileFingerprint|InputFingerprint)\s*\()",
      "results-contract content (the benchmark's summary builds it)"},
@@ -89,8 +91,10 @@ TEST(CliLayering, TheRulesCatchWhatTheyForbid) {
   EXPECT_EQ(Violations("x.cc", "  result.summary[\"inputs\"] = Inputs();\n").size(), 1u);
   EXPECT_EQ(Violations("x.cc", "  auto todo = backends::SelectWork(rows, work, retry, where, plan);\n").size(), 1u);
   // Allowed: public and own headers, reading a summary's key, a word in a comment or a help text.
-  EXPECT_TRUE(Violations("x.cc", "#include \"visalign/store.h\"\n#include \"cli/cli.h\"\n#include <fmt/format.h>\n").empty());
-  EXPECT_TRUE(Violations("x.cc", "  const auto& n = report.summary[\"counts\"];\n  if (summary[\"a\"] == 1) {}\n").empty());
+  EXPECT_TRUE(
+      Violations("x.cc", "#include \"visalign/store.h\"\n#include \"cli/cli.h\"\n#include <fmt/format.h>\n").empty());
+  EXPECT_TRUE(
+      Violations("x.cc", "  const auto& n = report.summary[\"counts\"];\n  if (summary[\"a\"] == 1) {}\n").empty());
   EXPECT_TRUE(Violations("x.cc", "  // the lead's ClaimCacheKeys loop lives in hues::RunModelsFolder\n").empty());
   EXPECT_TRUE(Violations("x.cc", "  cmd->footer(\"waits (sleep_for) between polls\");\n").empty());
 }

@@ -16,12 +16,14 @@ TEST(CliRunner, ASanitizerReportInAChildsStderrFailsTheTest) {
       RunProgram({"/bin/sh", "-c", "echo 'SUMMARY: AddressSanitizer: 77 byte(s) leaked in 1 allocation(s).' >&2"}),
       "sanitizer report from a child process");
   EXPECT_NONFATAL_FAILURE(
-      RunProgram({"/bin/sh", "-c", "echo 'SUMMARY: UndefinedBehaviorSanitizer: undefined-behavior a.cc:3:48 in' >&2; exit 2"}),
+      RunProgram(
+          {"/bin/sh", "-c", "echo 'SUMMARY: UndefinedBehaviorSanitizer: undefined-behavior a.cc:3:48 in' >&2; exit 2"}),
       "undefined-behavior a.cc:3:48");
 }
 
 TEST(CliRunner, AnErrorLineIsNotASanitizerReport) {
-  const testing::RunResult r = RunProgram({"/bin/sh", "-c", "echo 'SUMMARY: 2 errors' >&2; echo 'error: x (y): z' >&2; exit 2"});
+  const testing::RunResult r =
+      RunProgram({"/bin/sh", "-c", "echo 'SUMMARY: 2 errors' >&2; echo 'error: x (y): z' >&2; exit 2"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "SUMMARY: 2 errors\nerror: x (y): z\n");
 }

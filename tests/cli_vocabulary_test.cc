@@ -25,7 +25,9 @@ std::string Lower(std::string s) {
   return s;
 }
 
-bool Mentions(const HelpOption& o, const std::string& word) { return Lower(o.description).find(word) != std::string::npos; }
+bool Mentions(const HelpOption& o, const std::string& word) {
+  return Lower(o.description).find(word) != std::string::npos;
+}
 
 TEST(CliVocabulary, EveryCommandFollowsDocsCli) {
   const testing::CommandTree tree = testing::ListCommands();

@@ -64,7 +64,8 @@ TEST(ClipCli, EmbedMatchesOpenClipInArgumentOrder) {
 
 TEST(ClipCli, EmbedWithoutNormalizeGivesRawProjections) {
   const Json e = Expected();
-  auto r = RunVisalign({"--threads", "1", "clip", "embed", "--clip-model", Fixture(), "--text", "a photo of a banana", "--json"});
+  auto r = RunVisalign(
+      {"--threads", "1", "clip", "embed", "--clip-model", Fixture(), "--text", "a photo of a banana", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_LE(MaxAbsDiff(Json::parse(r.out)["texts"][0]["embedding"], e["texts"][0]["embedding"]), 1e-4);
 }
@@ -213,7 +214,8 @@ TEST(ClipCli, PeCoreAndCocaFixturesLoadInEveryCommand) {
     EXPECT_LE(MaxAbsDiff(j["texts"][0]["embedding"], e["texts"][3]["embedding_normalized"]), 1e-5);
     EXPECT_LE(MaxAbsDiff(j["images"][0]["embedding"], e["images"][1]["embedding_normalized"]), 1e-5);
     testing::TempDir dir;
-    auto hues = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
+    auto hues =
+        RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
     ASSERT_EQ(hues.exit_code, 0) << hues.err;
     EXPECT_EQ(nlohmann::json::parse(hues.out)["words"], 100);
     EXPECT_TRUE(std::filesystem::exists(dir / "runs" / fixture / "results.csv"));
@@ -225,11 +227,13 @@ TEST(ClipCli, RandomModelIsWrittenReproduciblyAndLabelledRandom) {
   const std::string model = (dir / "clip-random").string();
   auto made = RunVisalign({"clip", "random-model", "--out", model, "--seed", "7"});
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  EXPECT_EQ(made.out, "wrote " + model + " (tiny, seed 7: 3425857 parameters, RANDOM weights: its numbers mean nothing)\n");
+  EXPECT_EQ(made.out,
+            "wrote " + model + " (tiny, seed 7: 3425857 parameters, RANDOM weights: its numbers mean nothing)\n");
 
   auto info = RunVisalign({"clip", "info", "--clip-model", model});
   ASSERT_EQ(info.exit_code, 0) << info.err;
-  EXPECT_THAT(info.out, HasSubstr("weights       " + model + "/open_clip_model.safetensors\n"
+  EXPECT_THAT(info.out, HasSubstr("weights       " + model +
+                                  "/open_clip_model.safetensors\n"
                                   "              RANDOM (visalign clip random-model, arch tiny, seed 7): its numbers "
                                   "mean nothing\n"));
   auto info_json = RunVisalign({"clip", "info", "--clip-model", model, "--json"});
@@ -279,8 +283,9 @@ TEST(ClipCli, RandomModelErrorsAreOneLineWithExitCode2) {
   std::ofstream(dir / "notes.txt") << "x";
   auto full = RunVisalign({"clip", "random-model", "--out", dir.path().string()});
   EXPECT_EQ(full.exit_code, 2);
-  EXPECT_EQ(full.err, "error: directory is not empty (--out " + dir.path().string() +
-                          "): a new or empty directory (or overwrite, e.g. --force, to replace the model files in it)\n");
+  EXPECT_EQ(full.err,
+            "error: directory is not empty (--out " + dir.path().string() +
+                "): a new or empty directory (or overwrite, e.g. --force, to replace the model files in it)\n");
 
   auto below_file = RunVisalign({"clip", "random-model", "--out", (dir / "notes.txt" / "m").string()});
   EXPECT_EQ(below_file.exit_code, 2);
@@ -290,7 +295,8 @@ TEST(ClipCli, RandomModelErrorsAreOneLineWithExitCode2) {
   for (const char* bad : {"-1", "18446744073709551616", "7x"}) {
     auto seed = RunVisalign({"clip", "random-model", "--out", model, "--seed", bad});
     EXPECT_EQ(seed.exit_code, 2);
-    EXPECT_EQ(seed.err, std::string("error: seed \"") + bad + "\" (--seed): an integer from 0 to 18446744073709551615\n");
+    EXPECT_EQ(seed.err,
+              std::string("error: seed \"") + bad + "\" (--seed): an integer from 0 to 18446744073709551615\n");
   }
   EXPECT_FALSE(std::filesystem::exists(model));
 }
@@ -331,8 +337,8 @@ TEST(SiglipCli, InfoNamesTowersTokenizerAndSigmoidScore) {
 
 TEST(SiglipCli, HuesRunPlaysTheBoard) {
   testing::TempDir dir;
-  auto r = RunVisalign({"hues", "run", "--clip-model", Siglip(), "--no-cache", "--out", (dir / "runs").string(),
-                        "--json"});
+  auto r =
+      RunVisalign({"hues", "run", "--clip-model", Siglip(), "--no-cache", "--out", (dir / "runs").string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = Json::parse(r.out);
   EXPECT_EQ(j["model"], "siglip-tiny");
@@ -360,13 +366,17 @@ TEST(MobileClipCli, InfoEmbedAndHuesRunLoadBothFixtures) {
     EXPECT_LE(MaxAbsDiff(j["texts"][0]["embedding"], e["texts"][3]["embedding_normalized"]), 1e-5);
     EXPECT_LE(MaxAbsDiff(j["images"][0]["embedding"], e["images"][6]["embedding_normalized"]), 1e-5);
     testing::TempDir dir;
-    auto run = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
+    auto run =
+        RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(nlohmann::json::parse(run.out)["model"], fixture);
     EXPECT_TRUE(std::filesystem::exists(dir / "runs" / fixture / "results.csv"));
   }
   auto text = RunVisalign({"clip", "info", "--clip-model", FixtureFile("mobileclip-s-tiny", "")});
-  EXPECT_THAT(text.out, HasSubstr("FastViT MCi (timm fastvit_mci1) 96px: depths 1-1-2-1a (a: attention), dims 8-16-32-64, final conv 128"));
+  EXPECT_THAT(
+      text.out,
+      HasSubstr(
+          "FastViT MCi (timm fastvit_mci1) 96px: depths 1-1-2-1a (a: attention), dims 8-16-32-64, final conv 128"));
 }
 
 }  // namespace

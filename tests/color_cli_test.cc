@@ -56,7 +56,7 @@ TEST(ColorConvert, JsonHasEverySpace) {
   EXPECT_EQ(j["in_gamut"], true);
   ExpectTriple(j["srgb"], 1, 0, 0, 0);  // 0-1 floats
   ExpectTriple(j["linear"], 1, 0, 0, 0);
-  ExpectTriple(j["xyz"], 0.412453, 0.212671, 0.019334, 1e-15);  // skimage's matrix column
+  ExpectTriple(j["xyz"], 0.412453, 0.212671, 0.019334, 1e-15);          // skimage's matrix column
   ExpectTriple(j["lab"], 53.24058794, 80.09230823, 67.20275104, 1e-8);  // skimage rgb2lab
   ExpectTriple(j["hsl"], 0, 1, 0.5, 1e-15);
   EXPECT_NEAR(j["lch"][2].get<double>(), 39.998877, 1e-6);  // atan2(67.20275, 80.09231) in degrees
@@ -69,7 +69,7 @@ TEST(ColorConvert, NamesAndOutOfGamutLab) {
   EXPECT_EQ(name["iscc_level"], 3);
   const Json lab = RunJson({"color", "convert", "lab(50, 200, 0)", "--json"});
   EXPECT_EQ(lab["in_gamut"], false);
-  ExpectTriple(lab["lab"], 50, 200, 0, 0);  // the given numbers, exactly
+  ExpectTriple(lab["lab"], 50, 200, 0, 0);       // the given numbers, exactly
   EXPECT_LT(lab["srgb"][1].get<double>(), 0.0);  // unclamped
 }
 

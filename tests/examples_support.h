@@ -14,8 +14,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -45,33 +45,36 @@ class EmbeddingServer {
  public:
   static constexpr int kDimensions = 8;
   EmbeddingServer() {
-    server_.Route("POST", "/v1/embeddings", [](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
-      const Json body = Json::parse(req.body, nullptr, false);
-      if (!body.is_object() || !body.contains("input") || !body["input"].is_array())
-        return res.SetJson(400, {{"error", {{"message", "expected {\"input\": [...]}"}}}});
-      Json data = Json::array();
-      for (size_t i = 0; i < body["input"].size(); ++i) {
-        const std::string input = body["input"][i].is_string() ? body["input"][i].get<std::string>() : "";
-        std::vector<float> v(kDimensions, 0.0f);
-        constexpr std::string_view kPrefix = "data:image/png;base64,";
-        if (input.rfind(kPrefix, 0) == 0) {
-          const auto png = DecodeBase64(std::string_view(input).substr(kPrefix.size()));
-          if (!png) return res.SetJson(400, {{"error", {{"message", "input " + std::to_string(i) + " is not base64"}}}});
-          const auto image = imaging::DecodeImage(*png, "request");
-          if (!image.ok()) return res.SetJson(400, {{"error", {{"message", "input " + std::to_string(i) + " is not a PNG"}}}});
-          for (int c = 0; c < 3; ++c) {
-            v[c] = image->rgb[c] / 255.0f;
-            v[c + 3] = 1.0f - image->rgb[c] / 255.0f;
+    server_.Route(
+        "POST", "/v1/embeddings", [](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
+          const Json body = Json::parse(req.body, nullptr, false);
+          if (!body.is_object() || !body.contains("input") || !body["input"].is_array())
+            return res.SetJson(400, {{"error", {{"message", "expected {\"input\": [...]}"}}}});
+          Json data = Json::array();
+          for (size_t i = 0; i < body["input"].size(); ++i) {
+            const std::string input = body["input"][i].is_string() ? body["input"][i].get<std::string>() : "";
+            std::vector<float> v(kDimensions, 0.0f);
+            constexpr std::string_view kPrefix = "data:image/png;base64,";
+            if (input.rfind(kPrefix, 0) == 0) {
+              const auto png = DecodeBase64(std::string_view(input).substr(kPrefix.size()));
+              if (!png)
+                return res.SetJson(400, {{"error", {{"message", "input " + std::to_string(i) + " is not base64"}}}});
+              const auto image = imaging::DecodeImage(*png, "request");
+              if (!image.ok())
+                return res.SetJson(400, {{"error", {{"message", "input " + std::to_string(i) + " is not a PNG"}}}});
+              for (int c = 0; c < 3; ++c) {
+                v[c] = image->rgb[c] / 255.0f;
+                v[c + 3] = 1.0f - image->rgb[c] / 255.0f;
+              }
+            } else {
+              uint64_t h = std::hash<std::string>{}(input);
+              for (int c = 0; c < kDimensions; ++c, h = h * 6364136223846793005ull + 1442695040888963407ull)
+                v[c] = static_cast<float>((h >> 40) % 1000) / 1000.0f;
+            }
+            data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", v}});
           }
-        } else {
-          uint64_t h = std::hash<std::string>{}(input);
-          for (int c = 0; c < kDimensions; ++c, h = h * 6364136223846793005ull + 1442695040888963407ull)
-            v[c] = static_cast<float>((h >> 40) % 1000) / 1000.0f;
-        }
-        data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", v}});
-      }
-      res.SetJson(200, {{"object", "list"}, {"data", data}});
-    });
+          res.SetJson(200, {{"object", "list"}, {"data", data}});
+        });
   }
   Status Start() { return server_.Start(); }
   std::string url() const { return server_.url(); }
@@ -101,7 +104,8 @@ inline void AddHubRepositories(hub::testing::FakeHub& hub) {
 // out. "" or what went wrong.
 inline std::string PlayStudy(const std::string& url, bool acva) {
   static std::atomic<int> plays{0};
-  const std::string play = "play" + std::to_string(getpid()) + "-" + std::to_string(plays++) + "-";  // unique client ids
+  const std::string play =
+      "play" + std::to_string(getpid()) + "-" + std::to_string(plays++) + "-";  // unique client ids
   constexpr int kPlayers = 12;
   constexpr int kRatings = 8;
   httplib::Client raw(url);
@@ -118,7 +122,8 @@ inline std::string PlayStudy(const std::string& url, bool acva) {
     httplib::Result Post(const std::string& path, const std::string& body, const char* type) {
       return Retry([&] { return c.Post(path, body, type); });
     }
-    httplib::Result Post(const std::string& path, const httplib::Headers& h, const std::string& body, const char* type) {
+    httplib::Result Post(const std::string& path, const httplib::Headers& h, const std::string& body,
+                         const char* type) {
       return Retry([&] { return c.Post(path, h, body, type); });
     }
     httplib::Result Get(const std::string& path, const httplib::Headers& h) {
@@ -126,16 +131,23 @@ inline std::string PlayStudy(const std::string& url, bool acva) {
     }
   } client{raw};
   const auto fail = [](const std::string& what, const httplib::Result& r) {
-    return "playing the study: " + what + ": " + (r ? std::to_string(r->status) + " " + r->body.substr(0, 200) : "no answer");
+    return "playing the study: " + what + ": " +
+           (r ? std::to_string(r->status) + " " + r->body.substr(0, 200) : "no answer");
   };
   for (int p = 0; p < kPlayers; ++p) {
     const Json session = {{"consent", true},
-                          {"params", {{"PROLIFIC_PID", "pid" + std::to_string(p)}, {"STUDY_ID", "study"}, {"SESSION_ID", "s" + std::to_string(p)}}}};
+                          {"params",
+                           {{"PROLIFIC_PID", "pid" + std::to_string(p)},
+                            {"STUDY_ID", "study"},
+                            {"SESSION_ID", "s" + std::to_string(p)}}}};
     auto started = client.Post("/api/session", session.dump(), "application/json");
     if (!started || started->status != 201) return fail("POST /api/session", started);
     const std::string set_cookie = started->get_header_value("Set-Cookie");
     const httplib::Headers cookie = {{"Cookie", set_cookie.substr(0, set_cookie.find(';'))}};
-    const Json profile = {{"language", "en"}, {"gender", p % 2 ? "female" : "male"}, {"age_range", "30-39"}, {"colorblind", "no"},
+    const Json profile = {{"language", "en"},
+                          {"gender", p % 2 ? "female" : "male"},
+                          {"age_range", "30-39"},
+                          {"colorblind", "no"},
                           {"metadata", {{"user_agent", "examples_test"}, {"viewport", "1280x800"}}}};
     auto onboarded = client.Post("/api/profile", cookie, profile.dump(), "application/json");
     if (!onboarded || onboarded->status != 200) return fail("POST /api/profile", onboarded);
@@ -152,9 +164,12 @@ inline std::string PlayStudy(const std::string& url, bool acva) {
     for (int n = 0; !item.value("done", true); ++n) {
       // A cell spread over the board by player and word: rows A..P, columns 1..30.
       const int k = (p * 7 + n * 13) % 480;
-      const std::string cell = item.value("kind", "") == "attention" ? item["cell"].get<std::string>()
-                                                                        : std::string(1, static_cast<char>('A' + k % 16)) + std::to_string(1 + k / 16);
-      const Json answer = {{"index", item["index"]}, {"coordinate", cell}, {"client_id", play + "answer-" + std::to_string(p) + "-" + std::to_string(n)}};
+      const std::string cell = item.value("kind", "") == "attention"
+                                   ? item["cell"].get<std::string>()
+                                   : std::string(1, static_cast<char>('A' + k % 16)) + std::to_string(1 + k / 16);
+      const Json answer = {{"index", item["index"]},
+                           {"coordinate", cell},
+                           {"client_id", play + "answer-" + std::to_string(p) + "-" + std::to_string(n)}};
       auto answered = client.Post("/api/answer", cookie, answer.dump(), "application/json");
       if (!answered || answered->status != 201) return fail("POST /api/answer", answered);
       item = Json::parse(answered->body);
@@ -165,7 +180,8 @@ inline std::string PlayStudy(const std::string& url, bool acva) {
       Json cells = Json::object();
       for (int row = 0; row < 16; ++row)
         for (int column = 1; column <= 30; ++column)
-          cells[std::string(1, static_cast<char>('A' + row)) + std::to_string(column)] = categories[(column - 1) * 8 / 30];
+          cells[std::string(1, static_cast<char>('A' + row)) + std::to_string(column)] =
+              categories[(column - 1) * 8 / 30];
       const Json painting = {{"client_id", play + "painting"}, {"cells", cells}};
       auto painted = client.Post("/api/regions", cookie, painting.dump(), "application/json");
       if (!painted || painted->status != 200) return fail("POST /api/regions", painted);
@@ -178,7 +194,10 @@ inline std::string PlayStudy(const std::string& url, bool acva) {
       Json answers = Json::object();
       for (const Json& q : form["form"]["questions"]) answers[q["id"].get<std::string>()] = (n % 3) * 0.5;
       const std::string id = form["image_url"].get<std::string>().substr(std::string("/api/acva/image?id=").size());
-      const Json rating = {{"client_id", play + "rating-" + std::to_string(p) + "-" + std::to_string(n)}, {"image", id}, {"language", "en"}, {"answers", answers}};
+      const Json rating = {{"client_id", play + "rating-" + std::to_string(p) + "-" + std::to_string(n)},
+                           {"image", id},
+                           {"language", "en"},
+                           {"answers", answers}};
       auto rated = client.Post("/api/acva/rating", cookie, rating.dump(), "application/json");
       if (!rated || rated->status != 200) return fail("POST /api/acva/rating", rated);
     }
@@ -211,12 +230,14 @@ inline void CopyTree(const fs::path& from, const fs::path& to) {
 // and names it or a run (`store rm --run old-attempt`, `acva judge --run my-model`); a group making
 // runs makes its store itself.
 inline void CopyBase(const fs::path& base, const fs::path& dir, const std::string& group_text) {
-  const bool makes_runs = std::regex_search(group_text, std::regex(R"((^|\n)visalign (violin generate|acva generate|acva run) )"));
+  const bool makes_runs =
+      std::regex_search(group_text, std::regex(R"((^|\n)visalign (violin generate|acva generate|acva run) )"));
   for (const auto& entry : fs::directory_iterator(base)) {
     std::string name = entry.path().filename().string();
     if (name == "bin" || name.starts_with(".")) continue;  // on PATH from the base; the base's own files
     std::smatch m;
-    const bool named = std::regex_search(group_text, m, std::regex("(^|[\\s=/'\"])(--out )?" + name + "([\\s/'\".]|$)"));
+    const bool named =
+        std::regex_search(group_text, m, std::regex("(^|[\\s=/'\"])(--out )?" + name + "([\\s/'\".]|$)"));
     if (name == "visalign-store") {
       if (!makes_runs && (named || group_text.find(" --run ") != std::string::npos)) CopyTree(entry.path(), dir / name);
       continue;
@@ -224,7 +245,8 @@ inline void CopyBase(const fs::path& base, const fs::path& dir, const std::strin
     if (!named) continue;
     // `--out NAME` or `--out NAME/` makes NAME; `--out NAME/file` writes into it.
     const std::string after = m.suffix().str();
-    const bool makes = m[2].matched && !(m[3] == "/" && !after.empty() && !std::isspace(static_cast<unsigned char>(after[0])));
+    const bool makes =
+        m[2].matched && !(m[3] == "/" && !after.empty() && !std::isspace(static_cast<unsigned char>(after[0])));
     if (entry.is_directory() && makes) continue;
     CopyTree(entry.path(), dir / name);
   }

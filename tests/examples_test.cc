@@ -63,13 +63,15 @@ const char* const kSetup[] = {
     // images.jsonl of `violin score --batch`.
     "echo '{\"image\": \"a.png\", \"target\": \"#D9B451\"}' > images.jsonl",
     // Folders of generated images (<id>.png): path/to/images (evaluate --images), ./my-images (directory backend).
-    "mkdir -p path/to/images my-images && cp violin-demo/images/*.png path/to/images/ && cp violin-demo/images/*.png my-images/",
+    "mkdir -p path/to/images my-images && cp violin-demo/images/*.png path/to/images/ && cp violin-demo/images/*.png "
+    "my-images/",
     // `python gen.py --prompt {prompt} --out {out} --seed {seed}` and `python flux.py ... --out-stem
     // {out_stem}` of the command backend: the user's generators; the `python` first on PATH is a
     // stand-in answering with a dataset image (as <stem>.png for --out-stem).
     "touch gen.py flux.py && mkdir -p bin && printf '#!/bin/sh\\n"
     "while [ $# -gt 0 ]; do case \"$1\" in --out) cp \"$VISALIGN_BASE/a.png\" \"$2\"; exit;; "
-    "--out-stem) cp \"$VISALIGN_BASE/a.png\" \"$2.png\"; exit;; esac; shift; done\\nexit 1\\n' > bin/python && chmod +x bin/python",
+    "--out-stem) cp \"$VISALIGN_BASE/a.png\" \"$2.png\"; exit;; esac; shift; done\\nexit 1\\n' > bin/python && chmod "
+    "+x bin/python",
     // EVA02-B-16.safetensors (hues run --embeddings) and run.jsonl (hues nonsense --predictions):
     // saved by a native run of the random CLIP with the nonsense words.
     "visalign hues run --clip-model clip-random --nonsense --save-embeddings EVA02-B-16.safetensors --out setup-runs"
@@ -93,13 +95,16 @@ const char* const kSetup[] = {
     // also by the judge model `acva judge --help` and `acva analyze --help` name ...
     "visalign acva run --run my-model --endpoint URL --model NAME --judge-endpoint URL --judge-model VLM"
     " --clip-model DIR --out acva-results",
-    "visalign acva run --run a --model varied --run b --model mono --endpoint http://127.0.0.1:$ACVA_REFERENCE_PORT --seed 0"
+    "visalign acva run --run a --model varied --run b --model mono --endpoint http://127.0.0.1:$ACVA_REFERENCE_PORT "
+    "--seed 0"
     " --param 'seed={seed}' --judge-endpoint http://127.0.0.1:$ACVA_REFERENCE_PORT --judge-model ref-judge"
     " --clip-model clip-random --out .setup-ab",
-    "visalign acva judge --run a --run b --run my-model --judge-endpoint http://127.0.0.1:8000 --judge-model qwen2.5-vl",
+    "visalign acva judge --run a --run b --run my-model --judge-endpoint http://127.0.0.1:8000 --judge-model "
+    "qwen2.5-vl",
     // ... and a study in it: `serve` with the ACVA run, played over its HTTP API (PlayStudy: answers,
     // a regions painting, ratings of my-model), for export-regions / export-ratings.
-    "visalign serve --store ./visalign-store --study study.json --acva-run my-model --port 8080 --admin-token-env STUDY_ADMIN_TOKEN",
+    "visalign serve --store ./visalign-store --study study.json --acva-run my-model --port 8080 --admin-token-env "
+    "STUDY_ADMIN_TOKEN",
     // study-store: README's study, played the same way (export-humans, export-participants ...).
     "visalign serve --store study-store --study study.json --port 8080 --admin-token-env STUDY_ADMIN_TOKEN",
     // ratings.csv (acva agreement --human): README's export of those ratings.
@@ -136,15 +141,18 @@ const Substitution kSubstitutions[] = {
     // checking the key (a dummy in GEMINI_API_KEY, BFL_API_KEY, DASHSCOPE_API_KEY).
     {R"(--backend gemini\b(?!.*--endpoint))", "--backend gemini --endpoint http://127.0.0.1:$$GEMINI_REFERENCE_PORT"},
     {R"(--backend bfl\b(?!.*--endpoint))", "--backend bfl --endpoint http://127.0.0.1:$$BFL_REFERENCE_PORT"},
-    {R"(--backend dashscope\b(?!.*--endpoint))", "--backend dashscope --endpoint http://127.0.0.1:$$DASHSCOPE_REFERENCE_PORT"},
+    {R"(--backend dashscope\b(?!.*--endpoint))",
+     "--backend dashscope --endpoint http://127.0.0.1:$$DASHSCOPE_REFERENCE_PORT"},
     // Their examples ask for 1024x1024 and 1328x1328 images, ~0.2 s each for the imitation to draw and
     // encode on a CI core: 48 items of violin-demo (every request kind and the store are exercised), not 482.
-    {R"(^(visalign violin generate .*--endpoint http://127\.0\.0\.1:\$(BFL|DASHSCOPE)_REFERENCE_PORT.*)$)", "$1 --limit 48"},
+    {R"(^(visalign violin generate .*--endpoint http://127\.0\.0\.1:\$(BFL|DASHSCOPE)_REFERENCE_PORT.*)$)",
+     "$1 --limit 48"},
     // Polling the providers' asynchronous jobs: every second (their default) and jobs pending 300-500 ms
     // (the docs' servers, to show polling) make 482 items take minutes; the imitations finish jobs at
     // once, and are polled as fast.
     {R"(--job-ms [0-9]+\b)", "--job-ms 20"},
-    {R"(^(visalign violin generate .*--backend (bfl|dashscope)\b(?!.*--poll-interval).*)$)", "$1 --poll-interval 0.05 --max-poll-interval 0.2"},
+    {R"(^(visalign violin generate .*--backend (bfl|dashscope)\b(?!.*--poll-interval).*)$)",
+     "$1 --poll-interval 0.05 --max-poll-interval 0.2"},
     // An ACVA image gateway and judge: the ACVA reference server (started per group), which serves
     // the models varied, mono and mixed and judges with any model name.
     {R"((acva (generate|run) .*)--endpoint (https://gateway|URL) --model (gpt-image-1|NAME))",
@@ -182,15 +190,24 @@ struct ImitationServer {
   const char* command;
 };
 const ImitationServer kImitations[] = {
-    {"VIOLIN_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api gpt-image-1"},
-    {"GEMINI_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api gemini --api-key-env GEMINI_API_KEY"},
-    {"BFL_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api bfl --api-key-env BFL_API_KEY"},
-    {"DASHSCOPE_REFERENCE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api dashscope --api-key-env DASHSCOPE_API_KEY"},
+    {"VIOLIN_REFERENCE_PORT",
+     "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api gpt-image-1"},
+    {"GEMINI_REFERENCE_PORT",
+     "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api gemini --api-key-env "
+     "GEMINI_API_KEY"},
+    {"BFL_REFERENCE_PORT",
+     "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api bfl --api-key-env BFL_API_KEY"},
+    {"DASHSCOPE_REFERENCE_PORT",
+     "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api dashscope --api-key-env "
+     "DASHSCOPE_API_KEY"},
     {"ACVA_REFERENCE_PORT", "visalign acva reference-server"},
-    {"PROVIDER_replicate_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api replicate --job-ms 20"},
-    {"PROVIDER_fal_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api fal --job-ms 20"},
+    {"PROVIDER_replicate_PORT",
+     "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api replicate --job-ms 20"},
+    {"PROVIDER_fal_PORT",
+     "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api fal --job-ms 20"},
     {"PROVIDER_a1111_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api a1111"},
-    {"PROVIDER_comfyui_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api comfyui --job-ms 20"},
+    {"PROVIDER_comfyui_PORT",
+     "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api comfyui --job-ms 20"},
     {"SEEDREAM_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api seedream"},
     {"GLM_IMAGE_PORT", "visalign violin reference-server --dataset \"$VISALIGN_BASE/violin-demo\" --api glm-image"},
 };
@@ -211,14 +228,16 @@ class Sandbox {
  public:
   Sandbox(const fs::path& dir, std::map<std::string, std::string> env) : dir_(dir), env_(std::move(env)) {
     for (const char* p : {"8000", "8080", "8090", "8091"}) env_[std::string("PORT_") + p] = std::to_string(FreePort());
-    env_["VISALIGN_CACHE"] = (dir_ / ".hub-cache").string();  // its own: `--offline` examples use what the group fetched
+    env_["VISALIGN_CACHE"] =
+        (dir_ / ".hub-cache").string();  // its own: `--offline` examples use what the group fetched
   }
   ~Sandbox() {
     for (const auto& [pid, log] : background_) StopGroup(pid);
   }
   RunResult Run(const std::string& script, int timeout_s = 600) {
-    return RunProgram({"bash", "-c", "cd '" + dir_.string() + "' && timeout " + std::to_string(timeout_s) + " bash -c '" +
-                                         Quote(script) + "' < /dev/null"},
+    return RunProgram({"bash", "-c",
+                       "cd '" + dir_.string() + "' && timeout " + std::to_string(timeout_s) + " bash -c '" +
+                           Quote(script) + "' < /dev/null"},
                       env_);
   }
   // Starts `command` (after the shell lines `prefix`, e.g. its block's exports) in its own process
@@ -228,8 +247,9 @@ class Sandbox {
     std::string n = std::to_string(background_.size());
     fs::path log = dir_ / (".background-" + n + ".log"), pid_file = dir_ / (".background-" + n + ".pid");
     // The inner shell is the new session's leader and writes its pid, then becomes the command.
-    RunProgram({"bash", "-c", "cd '" + dir_.string() + "' && setsid bash -c 'echo $$ > " + pid_file.string() + "; " +
-                                  Quote(prefix) + " exec " + Quote(command) + "' > '" + log.string() + "' 2>&1 < /dev/null &"},
+    RunProgram({"bash", "-c",
+                "cd '" + dir_.string() + "' && setsid bash -c 'echo $$ > " + pid_file.string() + "; " + Quote(prefix) +
+                    " exec " + Quote(command) + "' > '" + log.string() + "' 2>&1 < /dev/null &"},
                env_);
     for (int i = 0; i < 100 && !(fs::exists(pid_file) && fs::file_size(pid_file) > 0); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -240,12 +260,14 @@ class Sandbox {
     std::smatch m;
     std::string port_file = std::regex_search(command, m, std::regex(R"(--port-file (\S+))")) ? m[1].str() : "";
     int port = 0;
-    if (std::regex_search(command, m, std::regex(R"(--port \$PORT_(\d+))"))) port = std::atoi(env_["PORT_" + m[1].str()].c_str());
+    if (std::regex_search(command, m, std::regex(R"(--port \$PORT_(\d+))")))
+      port = std::atoi(env_["PORT_" + m[1].str()].c_str());
     for (int i = 0; i < 200; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (kill(pid, 0) != 0) return "exited: " + ReadText(log);
       const bool up = !port_file.empty() ? fs::exists(dir_ / port_file) && fs::file_size(dir_ / port_file) > 0
-                                         : port ? PortOpen(port) : i >= 20;
+                      : port             ? PortOpen(port)
+                                         : i >= 20;
       if (!up) continue;
       if (!port_file.empty()) port = std::atoi(ReadText(dir_ / port_file).c_str());
       if (port_out) *port_out = port;
@@ -301,7 +323,8 @@ std::string RunCommand(Sandbox& box, const std::string& prefix, std::string comm
   if (!std::regex_search(command, kServer)) {
     RunResult r = box.Run(prefix + command);
     std::string err = ErrorLine(r.out + "\n" + r.err);
-    if (r.exit_code != 0) return "exit " + std::to_string(r.exit_code) + ": " + (err.empty() ? r.err.substr(0, 300) : err);
+    if (r.exit_code != 0)
+      return "exit " + std::to_string(r.exit_code) + ": " + (err.empty() ? r.err.substr(0, 300) : err);
     if (!err.empty()) return "exit 0 but: " + err;
     return "";
   }
@@ -350,7 +373,8 @@ class ExamplesTest : public ::testing::Test {
             {"ZHIPUAI_API_KEY", "zhipu-dummy"},
             // The worker examples run scripts/workers/diffusers_worker.py over the test's fake pipeline
             // (its documented seam; diffusers is not installed here): mid-grey images.
-            {"VISALIGN_PIPELINE_FACTORY", (DataDir().parent_path() / "tests/data/workers/fake_pipeline.py").string() + ":load"},
+            {"VISALIGN_PIPELINE_FACTORY",
+             (DataDir().parent_path() / "tests/data/workers/fake_pipeline.py").string() + ":load"},
             // Never the real Hub: the local imitation with the fixture repositories.
             {"HF_ENDPOINT", hub_->url()},
             {"HF_TOKEN", ""},
@@ -368,8 +392,8 @@ class ExamplesTest : public ::testing::Test {
         ASSERT_EQ(why, "") << "sandbox set-up `" << line << "` ran as `" << command << "`";
       }
     }
-    std::cout << "sandbox set up in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()
-              << " s" << std::endl;
+    std::cout << "sandbox set up in "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s" << std::endl;
   }
   static void TearDownTestSuite() {
     delete base_;
@@ -401,7 +425,8 @@ std::vector<Example> AllExamples() {
 }
 
 // Runs the examples of one group in order in a fresh copy of what they name from `base`.
-GroupResult RunGroup(const std::vector<Example>& examples, const fs::path& base, const std::map<std::string, std::string>& env) {
+GroupResult RunGroup(const std::vector<Example>& examples, const fs::path& base,
+                     const std::map<std::string, std::string>& env) {
   GroupResult out;
   const auto group_started = std::chrono::steady_clock::now();
   TempDir dir;
@@ -430,12 +455,12 @@ GroupResult RunGroup(const std::vector<Example>& examples, const fs::path& base,
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     char took[32];
     std::snprintf(took, sizeof took, " (%.1f s): ", seconds);
-    out.log += e.where + took +
-               (why.empty() ? "ok" : "FAILED: " + why) + "\n";
+    out.log += e.where + took + (why.empty() ? "ok" : "FAILED: " + why) + "\n";
     if (!why.empty()) out.failures += e.where + ": " + e.command + "\n    ran: " + command + "\n    " + why + "\n";
   }
   char took[64];
-  std::snprintf(took, sizeof took, " (%.1f s in all)\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - group_started).count());
+  std::snprintf(took, sizeof took, " (%.1f s in all)\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - group_started).count());
   out.log = "group " + examples.front().group + took + out.log;
   return out;
 }

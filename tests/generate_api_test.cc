@@ -32,7 +32,8 @@ std::string LastLine(const std::string& text) {
   size_t end = text.find_last_not_of('\n');
   if (end == std::string::npos) return "";
   size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 void ExpectOneLineError(const RunResult& r, const std::string& starts_with) {
@@ -46,10 +47,10 @@ TEST(GenerateReference, TheReadmeGptImage1ExampleWorksAgainstAServerThatBehavesL
   TempDir t;
   auto items = WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, 0, 0, "gpt-image-1");
-  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(),
-                                    {"--param", "output_format=webp", "--param", "background=transparent",
-                                     "--param", "quality=high", "--limit", "3"},
-                                    "gpt-image-1"));
+  auto r = RunVisalign(GenerateArgs(
+      t / "ds", t / "store", srv->url(),
+      {"--param", "output_format=webp", "--param", "background=transparent", "--param", "quality=high", "--limit", "3"},
+      "gpt-image-1"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto done = store::OpenStore(t / "store").value()->DoneImages("ref").value();
   ASSERT_EQ(done.size(), 3u);
@@ -70,8 +71,9 @@ TEST(GenerateReference, AnUnknownFieldStopsTheRunAfterThreeItemsWithTheServersMe
   auto srv = StartServer(t / "ds", 0, 0, 0, "gpt-image-1");
   // --model reference is a generic name: the body has response_format, which gpt-image-1 refuses.
   auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "1"}));
-  ExpectOneLineError(r, "stopped after 3 different items failed with the same error: HTTP 400: Unknown parameter: "
-                        "'response_format'.");
+  ExpectOneLineError(r,
+                     "stopped after 3 different items failed with the same error: HTTP 400: Unknown parameter: "
+                     "'response_format'.");
   EXPECT_NE(LastLine(r.err).find("KEY=null removes a field"), std::string::npos) << r.err;
   EXPECT_EQ(srv->Stats()["requests"], 3);
   auto counts = store::OpenStore(t / "store").value()->Counts("ref").value();
@@ -79,8 +81,8 @@ TEST(GenerateReference, AnUnknownFieldStopsTheRunAfterThreeItemsWithTheServersMe
   EXPECT_EQ(counts.done, 0u);
   // Removing the field fixes it; the run has no done image, so it takes the new settings and asks
   // the three failed images again.
-  auto fixed = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(),
-                                        {"--param", "response_format=null", "--concurrency", "8"}));
+  auto fixed = RunVisalign(
+      GenerateArgs(t / "ds", t / "store", srv->url(), {"--param", "response_format=null", "--concurrency", "8"}));
   ASSERT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
   counts = store::OpenStore(t / "store").value()->Counts("ref").value();
   EXPECT_EQ(counts.failed, 0u);
@@ -99,8 +101,9 @@ TEST(GenerateReference, AnEndpointThatRefusesConnectionsStopsTheRunAtOnceWithNot
     if (args[i] == "--backoff" || args[i] == "--max-backoff") args[i + 1] = "30";
   auto r = RunVisalign(args);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ExpectOneLineError(r, "cannot reach the endpoint before any image was made: POST "
-                        "http://127.0.0.1:1/v1/images/generations: ");
+  ExpectOneLineError(r,
+                     "cannot reach the endpoint before any image was made: POST "
+                     "http://127.0.0.1:1/v1/images/generations: ");
   EXPECT_NE(LastLine(r.err).find("check the host, port and scheme"), std::string::npos) << r.err;
   EXPECT_LT(seconds, 15.0);  // one retry alone would wait 15-30 s
   auto counts = store::OpenStore(t / "store").value()->Counts("ref").value();
@@ -142,10 +145,8 @@ TEST(GenerateReference, ARestartedServerOnAnotherPortResumesTheRunWithoutAskingF
   auto show = RunVisalign({"--json", "store", "show", "--store", (t / "store").string(), "--run", "ref"});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   auto run = Json::parse(show.out)["runs"][0];
-  EXPECT_EQ(run["identity"], Json({{"backend", "openai"},
-                                             {"model", "reference"},
-                                             {"params", Json::object()},
-                                             {"size", "32x32"}}));
+  EXPECT_EQ(run["identity"],
+            Json({{"backend", "openai"}, {"model", "reference"}, {"params", Json::object()}, {"size", "32x32"}}));
   EXPECT_EQ(run["connection"]["endpoint"], second->url());
   EXPECT_EQ(run["connection"]["concurrency"], 2);
   EXPECT_EQ(run["rows"]["done"], 8);
@@ -180,9 +181,9 @@ TEST(GenerateReference, DryRunCountsRequestsAndCostWithoutRequestingOrWriting) {
             0);
   auto files_before = std::distance(fs::directory_iterator(t / "store/images/ref"), fs::directory_iterator());
   // The endpoint of a dry run does not matter: it is not identity, and nothing is asked.
-  auto again = RunVisalign(GenerateArgs(t / "ds", t / "store", "http://127.0.0.1:1",
-                                        {"--json", "--limit", "10", "--samples", "2", "--dry-run", "--price-per-image",
-                                         "0.04"}));
+  auto again = RunVisalign(
+      GenerateArgs(t / "ds", t / "store", "http://127.0.0.1:1",
+                   {"--json", "--limit", "10", "--samples", "2", "--dry-run", "--price-per-image", "0.04"}));
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
   auto j = Json::parse(again.out);
   EXPECT_EQ(j["status"], "resume");
@@ -205,20 +206,22 @@ TEST(GenerateReference, CommandBackendOutIsAPngPathAndADeterministicFailureStops
   fs::create_directories(t / "fixture");
   ASSERT_TRUE(imaging::WritePng(t / "fixture/x.png", violin::RenderGroundTruth(items[0], 8, 8)).ok());
   // Like PIL's img.save(out): the format comes from the extension, unknown ones are refused.
-  const std::string like_pil = "case \"$1\" in *.png) cp \"$2\" \"$1\" ;; *) echo \"ValueError: unknown file "
-                               "extension: $1\" >&2; exit 1 ;; esac";
-  auto ok = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
-                         "pil", "--backend", "command", "--cmd",
+  const std::string like_pil =
+      "case \"$1\" in *.png) cp \"$2\" \"$1\" ;; *) echo \"ValueError: unknown file "
+      "extension: $1\" >&2; exit 1 ;; esac";
+  auto ok = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(),
+                         "--run", "pil", "--backend", "command", "--cmd",
                          "/bin/sh -c '" + like_pil + "' sh {out} " + (t / "fixture/x.png").string(), "--limit", "2"});
   ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   // A script that cannot work (a missing module) fails the same way on every item: the run stops
   // after three, in well under a second per item, and nothing is marked failed.
-  const std::string broken = "echo \"loading $1\" >&2; echo \"ModuleNotFoundError: No module named diffusers\" >&2; "
-                             "exit 1";
+  const std::string broken =
+      "echo \"loading $1\" >&2; echo \"ModuleNotFoundError: No module named diffusers\" >&2; "
+      "exit 1";
   auto t0 = std::chrono::steady_clock::now();
-  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
-                        "broken", "--backend", "command", "--cmd", "/bin/sh -c '" + broken + "' sh {prompt} {out}",
-                        "--concurrency", "1", "--limit", "20"});
+  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(),
+                        "--run", "broken", "--backend", "command", "--cmd",
+                        "/bin/sh -c '" + broken + "' sh {prompt} {out}", "--concurrency", "1", "--limit", "20"});
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
   ExpectOneLineError(r, "stopped after 3 different items failed with the same error: command exited with status 1");
   EXPECT_NE(r.err.find("No module named diffusers"), std::string::npos) << r.err;
@@ -247,8 +250,8 @@ TEST(GenerateReference, BadArgumentsAreOneLineErrors) {
       {{"--backend", "directory", "--path", ".", "--filter", "variation=9"}, "no dataset item matches"},
   };
   for (const Case& c : cases) {
-    std::vector<std::string> args = {"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(),
-                                     "--run", "x"};
+    std::vector<std::string> args = {
+        "violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run", "x"};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     auto r = RunVisalign(args);
     EXPECT_EQ(r.exit_code, 2) << c.says;

@@ -1,7 +1,8 @@
 // `visalign violin generate --backend gemini|bfl|dashscope|replicate|fal|a1111|comfyui` against the
-// reference server's imitations of those APIs (and Seedream / GLM-Image through --backend openai): whole runs whose images are the ground truth, each image asked for once; refusals
-// as refused rows (not retried, shown by `store show`); jobs that error, expired and non-http(s)
-// result links, 429s; a run killed mid-poll resumes by polling its jobs; two processes on one run;
+// reference server's imitations of those APIs (and Seedream / GLM-Image through --backend openai): whole runs whose
+// images are the ground truth, each image asked for once; refusals as refused rows (not retried, shown by `store
+// show`); jobs that error, expired and non-http(s) result links, 429s; a run killed mid-poll resumes by polling its
+// jobs; two processes on one run;
 // --dry-run's first request; malformed answers and bad options as one-line errors.
 #include <signal.h>
 
@@ -12,7 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
 
 #include "testing/cli_runner.h"
 #include "testing/violin_generation.h"
@@ -44,7 +44,9 @@ std::string ModelOf(const std::string& kind) {
 }
 
 // The stock SDXL workflow shipped for ComfyUI users.
-fs::path ComfyWorkflow() { return testing::DataDir().parent_path() / "scripts" / "workflows" / "comfyui_sdxl_api.json"; }
+fs::path ComfyWorkflow() {
+  return testing::DataDir().parent_path() / "scripts" / "workflows" / "comfyui_sdxl_api.json";
+}
 
 std::unique_ptr<violin::ReferenceServer> StartProvider(const fs::path& dataset, const std::string& api,
                                                        violin::ReferenceServerOptions o = {}) {
@@ -59,11 +61,32 @@ std::unique_ptr<violin::ReferenceServer> StartProvider(const fs::path& dataset, 
 
 std::vector<std::string> Args(const std::string& kind, const TempDir& t, const std::string& url,
                               std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"violin", "generate", "--dataset", (t / "ds").string(), "--store",
-                                   (t / "store").string(), "--run", "p", "--backend", kind, "--endpoint", url,
-                                   "--model", ModelOf(kind), "--api-key-env", kKeyVar, "--size",
-                                   std::to_string(kSide) + "x" + std::to_string(kSide), "--backoff", "0.02",
-                                   "--max-backoff", "0.1", "--poll-interval", "0.02", "--max-poll-interval", "0.05"};
+  std::vector<std::string> args = {"violin",
+                                   "generate",
+                                   "--dataset",
+                                   (t / "ds").string(),
+                                   "--store",
+                                   (t / "store").string(),
+                                   "--run",
+                                   "p",
+                                   "--backend",
+                                   kind,
+                                   "--endpoint",
+                                   url,
+                                   "--model",
+                                   ModelOf(kind),
+                                   "--api-key-env",
+                                   kKeyVar,
+                                   "--size",
+                                   std::to_string(kSide) + "x" + std::to_string(kSide),
+                                   "--backoff",
+                                   "0.02",
+                                   "--max-backoff",
+                                   "0.1",
+                                   "--poll-interval",
+                                   "0.02",
+                                   "--max-poll-interval",
+                                   "0.05"};
   if (kind == "comfyui") args.insert(args.end(), {"--workflow", ComfyWorkflow().string()});
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
@@ -78,7 +101,8 @@ std::string LastLine(const std::string& text) {
   const size_t end = text.find_last_not_of('\n');
   if (end == std::string::npos) return "";
   const size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 void ExpectOneLineError(const testing::RunResult& r, const std::string& starts_with) {
@@ -102,7 +126,8 @@ class AsyncProviders : public ::testing::TestWithParam<std::string> {};
 INSTANTIATE_TEST_SUITE_P(Kinds, Providers,
                          ::testing::Values("gemini", "bfl", "dashscope", "replicate", "fal", "a1111", "comfyui"));
 // The kinds whose API has a content filter (A1111 and ComfyUI have none).
-INSTANTIATE_TEST_SUITE_P(Kinds, ModeratedProviders, ::testing::Values("gemini", "bfl", "dashscope", "replicate", "fal"));
+INSTANTIATE_TEST_SUITE_P(Kinds, ModeratedProviders,
+                         ::testing::Values("gemini", "bfl", "dashscope", "replicate", "fal"));
 INSTANTIATE_TEST_SUITE_P(Kinds, AsyncProviders, ::testing::Values("bfl", "dashscope", "replicate", "fal", "comfyui"));
 
 TEST_P(Providers, AWholeRunMakesEachImageOnceAndEachIsTheGroundTruth) {
@@ -118,11 +143,12 @@ TEST_P(Providers, AWholeRunMakesEachImageOnceAndEachIsTheGroundTruth) {
   std::map<std::string, const violin::ManifestItem*> by_id;
   for (const auto& it : items) by_id[it.id] = &it;
   for (const auto& d : done)
-    EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
+    EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb,
+              violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
         << d.item_id;
   const auto info = st->FindRun("p").value();
-  Json identity = {{"backend", GetParam()}, {"model", ModelOf(GetParam())},
-                             {"params", Json::object()}, {"size", "32x32"}};
+  Json identity = {
+      {"backend", GetParam()}, {"model", ModelOf(GetParam())}, {"params", Json::object()}, {"size", "32x32"}};
   if (GetParam() == "comfyui") identity["workflow_sha256"] = Sha256File(ComfyWorkflow()).value();
   EXPECT_EQ(info->identity, identity);
   EXPECT_EQ(info->connection["endpoint"], srv->url());
@@ -148,11 +174,12 @@ TEST_P(ModeratedProviders, AModeratedPromptIsARefusedRowAskedOnceAndShownByStore
   EXPECT_NE(r.out.find("run totals: 3 done, 1 refused, 0 failed, 0 pending"), std::string::npos) << r.out;
   ExpectSubmissions(*srv, items, 4, 1);
   auto rows = store::OpenStore(t / "store").value()->Rows("p").value();
-  const std::map<std::string, std::string> reasons = {{"gemini", "prompt blocked: PROHIBITED_CONTENT"},
-                                                      {"bfl", R"(Request Moderated {"Moderation Reasons":["Derivative Works Filter"]})"},
-                                                      {"dashscope", "HTTP 400: Input data may contain inappropriate content."},
-                                                      {"replicate", "NSFW content detected. Try running it again, or try a different prompt."},
-                                                      {"fal", "has_nsfw_concepts: the safety checker flagged the image (fal blanks it)"}};
+  const std::map<std::string, std::string> reasons = {
+      {"gemini", "prompt blocked: PROHIBITED_CONTENT"},
+      {"bfl", R"(Request Moderated {"Moderation Reasons":["Derivative Works Filter"]})"},
+      {"dashscope", "HTTP 400: Input data may contain inappropriate content."},
+      {"replicate", "NSFW content detected. Try running it again, or try a different prompt."},
+      {"fal", "has_nsfw_concepts: the safety checker flagged the image (fal blanks it)"}};
   for (const auto& row : rows) {
     if (row.item_id != items[0].id) continue;
     EXPECT_EQ(row.status, store::RowStatus::kRefused);
@@ -161,7 +188,8 @@ TEST_P(ModeratedProviders, AModeratedPromptIsARefusedRowAskedOnceAndShownByStore
   }
   auto show = RunVisalign({"store", "show", "--store", (t / "store").string(), "--run", "p"});
   EXPECT_NE(show.out.find("3 done, 1 refused, 0 failed, 0 pending"), std::string::npos) << show.out;
-  EXPECT_NE(show.out.find("refused:    " + items[0].id + " #0: " + reasons.at(GetParam())), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("refused:    " + items[0].id + " #0: " + reasons.at(GetParam())), std::string::npos)
+      << show.out;
   // A refusal is a result: --retry-failed does not ask again.
   ASSERT_EQ(Generate(GetParam(), t, srv->url(), {"--limit", "4", "--retry-failed"}).exit_code, 0);
   ExpectSubmissions(*srv, items, 4, 1);
@@ -259,8 +287,8 @@ TEST_P(AsyncProviders, ARunKilledMidPollResumesByPollingItsJobsNotSubmittingThem
   o.job_ms = 4000;  // long enough that the kill comes while every job is still running
   auto srv = StartProvider(t / "ds", GetParam(), o);
   const std::vector<std::string> extra = {"--limit", "4", "--concurrency", "4", "--lease", "1"};
-  const testing::Child child = testing::StartVisalign(Args(GetParam(), t, srv->url(), extra), t.path(), "gen",
-                                                      {{kKeyVar, kKey}});
+  const testing::Child child =
+      testing::StartVisalign(Args(GetParam(), t, srv->url(), extra), t.path(), "gen", {{kKeyVar, kKey}});
   WaitForRecordedJobs(t / "store", 4);
   kill(child.pid, SIGKILL);
   EXPECT_EQ(testing::Wait(child).exit_code, 128 + SIGKILL);
@@ -280,7 +308,8 @@ TEST_P(Providers, TwoProcessesSharingARunSubmitEachItemOnce) {
   const std::vector<std::string> extra = {"--limit", "12", "--concurrency", "3"};
   std::vector<testing::Child> workers;
   for (const char* name : {"a", "b"})
-    workers.push_back(testing::StartVisalign(Args(GetParam(), t, srv->url(), extra), t.path(), name, {{kKeyVar, kKey}}));
+    workers.push_back(
+        testing::StartVisalign(Args(GetParam(), t, srv->url(), extra), t.path(), name, {{kKeyVar, kKey}}));
   for (const auto& w : workers) EXPECT_EQ(testing::Wait(w).exit_code, 0);
   EXPECT_EQ(store::OpenStore(t / "store").value()->Counts("p").value().done, 12u);
   ExpectSubmissions(*srv, items, 12, 1);
@@ -295,7 +324,8 @@ TEST(ProviderOptions, BadKindsSizesAndMissingOptionsAreOneLineErrors) {
   EXPECT_NE(unknown.err.find("midjourney"), std::string::npos) << unknown.err;
   std::vector<std::string> odd = Args("gemini", t, "http://127.0.0.1:1");
   *(std::find(odd.begin(), odd.end(), "--size") + 1) = "1000x300";
-  ExpectOneLineError(RunVisalign(odd, {{kKeyVar, kKey}}), "size 1000x300 has aspect ratio 10:3, which Gemini does not offer");
+  ExpectOneLineError(RunVisalign(odd, {{kKeyVar, kKey}}),
+                     "size 1000x300 has aspect ratio 10:3, which Gemini does not offer");
   ExpectOneLineError(RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store",
                                   (t / "store").string(), "--run", "p", "--backend", "bfl"}),
                      "--model is required with --backend bfl");
@@ -318,9 +348,13 @@ TEST(ProviderOptions, AnOpenAiModerationBlockIsARefusedRowToo) {
   EXPECT_EQ(Counts(*srv, "requests_by_prompt")[items[1].prompt], 1u);
   // violin evaluate counts the refusal per model, with its Wilson 95 % interval; under --missing
   // worst the refused item scores 1 like any item without an image.
-  const std::vector<std::string> evaluate = {"violin", "evaluate", "--dataset", (t / "ds").string(), "--store",
-                                             (t / "store").string(), "--run", "ref", "--limit", "3", "--out",
-                                             (t / "eval").string(), "--missing", "worst"};
+  const std::vector<std::string> evaluate = {"violin",    "evaluate",
+                                             "--dataset", (t / "ds").string(),
+                                             "--store",   (t / "store").string(),
+                                             "--run",     "ref",
+                                             "--limit",   "3",
+                                             "--out",     (t / "eval").string(),
+                                             "--missing", "worst"};
   auto text = RunVisalign(evaluate);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("refusals (content filters; refused of finished rows, Wilson 95 %):\n  ref: 1 of 3 (33.3 %, "
@@ -338,14 +372,14 @@ TEST(ProviderOptions, AnOpenAiModerationBlockIsARefusedRowToo) {
   EXPECT_EQ(Json::parse(ReadFile(t / "eval" / "summary.json").value())["refusals"], refusals);
 }
 
-
 TEST(ComfyUi, AMissingWorkflowOrOneWithoutThePromptPlaceholderIsOneLineExit2) {
   TempDir t;
   WriteDataset(t / "ds");
   std::vector<std::string> args = Args("comfyui", t, "http://127.0.0.1:1");
   std::vector<std::string> without(args.begin(), args.end() - 2);  // no --workflow FILE
   ExpectOneLineError(RunVisalign(without, {{kKeyVar, kKey}}), "--workflow is required with --backend comfyui");
-  const fs::path no_prompt = t.Write("no-prompt.json", R"({"6": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat"}}})");
+  const fs::path no_prompt =
+      t.Write("no-prompt.json", R"({"6": {"class_type": "CLIPTextEncode", "inputs": {"text": "a cat"}}})");
   args.back() = no_prompt.string();
   ExpectOneLineError(RunVisalign(args, {{kKeyVar, kKey}}), "the workflow has no \"{prompt}\"");
   args.back() = t.Write("ui.json", R"({"nodes": [], "links": []})").string();
@@ -375,9 +409,10 @@ TEST(ComfyUi, ANodeErrorNamesTheNodeAndStopsTheRunWithOneLine) {
   workflow.replace(workflow.find("sd_xl_base_1.0.safetensors"), 26, "missing.safetensors");
   std::vector<std::string> args = Args("comfyui", t, srv->url(), {"--concurrency", "1"});
   args[std::find(args.begin(), args.end(), "--workflow") - args.begin() + 1] = t.Write("bad.json", workflow).string();
-  ExpectOneLineError(RunVisalign(args, {{kKeyVar, kKey}}),
-                     "stopped after 3 different items failed with the same error: ComfyUI rejected the workflow: node 4 "
-                     "(CheckpointLoaderSimple): Value not in list: ckpt_name: \"missing.safetensors\" not in");
+  ExpectOneLineError(
+      RunVisalign(args, {{kKeyVar, kKey}}),
+      "stopped after 3 different items failed with the same error: ComfyUI rejected the workflow: node 4 "
+      "(CheckpointLoaderSimple): Value not in list: ckpt_name: \"missing.safetensors\" not in");
   EXPECT_EQ(srv->Stats()["jobs"]["submitted"], 0);
 }
 
@@ -391,17 +426,23 @@ void PrintTo(const Recipe& r, std::ostream* os) { *os << r.api; }
 class OpenAiShapedProviders : public ::testing::TestWithParam<Recipe> {};
 INSTANTIATE_TEST_SUITE_P(
     Recipes, OpenAiShapedProviders,
-    ::testing::Values(Recipe{"seedream", "/api/v3", "seedream-4-5-251128",
-                             {"watermark=false", "seed={seed}", "response_format=url"}},
-                      Recipe{"glm-image", "/api/paas/v4", "glm-image",
-                             {"response_format=null", "watermark_enabled=false"}}),
+    ::testing::Values(
+        Recipe{"seedream", "/api/v3", "seedream-4-5-251128", {"watermark=false", "seed={seed}", "response_format=url"}},
+        Recipe{"glm-image", "/api/paas/v4", "glm-image", {"response_format=null", "watermark_enabled=false"}}),
     [](const auto& info) { return info.param.api == "seedream" ? std::string("Seedream") : std::string("GlmImage"); });
 
 std::vector<std::string> RecipeArgs(const Recipe& r, const TempDir& t, const std::string& url, bool with_params) {
-  std::vector<std::string> args = {"violin", "generate", "--dataset", (t / "ds").string(), "--store",
-                                   (t / "store").string(), "--run", "p", "--backend", "openai", "--endpoint",
-                                   url + r.path, "--model", r.model, "--api-key-env", kKeyVar, "--size", "32x32",
-                                   "--limit", "4", "--backoff", "0.02"};
+  std::vector<std::string> args = {"violin",        "generate",
+                                   "--dataset",     (t / "ds").string(),
+                                   "--store",       (t / "store").string(),
+                                   "--run",         "p",
+                                   "--backend",     "openai",
+                                   "--endpoint",    url + r.path,
+                                   "--model",       r.model,
+                                   "--api-key-env", kKeyVar,
+                                   "--size",        "32x32",
+                                   "--limit",       "4",
+                                   "--backoff",     "0.02"};
   if (with_params)
     for (const std::string& p : r.params) args.insert(args.end(), {"--param", p});
   return args;
@@ -422,7 +463,8 @@ TEST_P(OpenAiShapedProviders, TheRecipeMakesExactImagesAndTheContentFilterIsARef
   const auto done = st->DoneImages("p").value();
   ASSERT_EQ(done.size(), 3u);
   for (const auto& d : done)
-    EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
+    EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb,
+              violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
         << d.item_id;
   ExpectSubmissions(*srv, items, 4, 1);
 }
@@ -447,7 +489,8 @@ TEST_P(OpenAiShapedProviders, WithoutTheRecipeTheApiRefusesOpenAisFieldsOrWaterm
   std::map<std::string, const violin::ManifestItem*> by_id;
   for (const auto& it : items) by_id[it.id] = &it;
   for (const auto& d : store::OpenStore(t2 / "store").value()->DoneImages("p").value())
-    EXPECT_NE(imaging::ReadImage(d.image_path).value().rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb);
+    EXPECT_NE(imaging::ReadImage(d.image_path).value().rgb,
+              violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb);
 }
 
 }  // namespace

@@ -9,21 +9,21 @@
 #include <fstream>
 #include <thread>
 
-#include "visalign/benchmarks/violin/reference_server.h"
 #include "testing/cli_runner.h"
 #include "testing/violin_generation.h"
-#include "visalign/imaging/image.h"
-#include "visalign/core/io.h"
-#include "visalign/store.h"
 #include "visalign/benchmarks/violin/dataset.h"
+#include "visalign/benchmarks/violin/reference_server.h"
+#include "visalign/core/io.h"
+#include "visalign/imaging/image.h"
+#include "visalign/store.h"
 
 namespace visalign {
 namespace {
 namespace fs = std::filesystem;
 using testing::RunResult;
 using testing::RunVisalign;
-using testing::TempDir;
 using testing::StartVisalign;
+using testing::TempDir;
 using testing::Wait;
 
 using testing::Counts;
@@ -108,8 +108,8 @@ TEST(GenerateReference, SigintStopsGracefullyAndResumeNeverRepeatsDoneItems) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/40);
-  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}),
-                                             t.path(), "gen");
+  const testing::Child child =
+      StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t.path(), "gen");
   WaitUntilDone(t / "store", 4);
   kill(child.pid, SIGINT);
   const RunResult stopped = Wait(child);
@@ -130,8 +130,8 @@ TEST(GenerateReference, SigkillLosesOnlyInFlightWorkAndResumeCompletes) {
   TempDir t;
   auto items = WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/15);
-  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "4"}),
-                                             t.path(), "gen");
+  const testing::Child child =
+      StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "4"}), t.path(), "gen");
   WaitUntilDone(t / "store", 6);
   kill(child.pid, SIGKILL);
   EXPECT_EQ(Wait(child).exit_code, 128 + SIGKILL);
@@ -146,8 +146,8 @@ TEST(GenerateReference, ASecondSigintExitsAtOnce) {
   TempDir t;
   WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/3000);
-  const testing::Child child = StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}),
-                                             t.path(), "gen");
+  const testing::Child child =
+      StartVisalign(GenerateArgs(t / "ds", t / "store", srv->url(), {"--concurrency", "2"}), t.path(), "gen");
   // Signal only once requests are in flight (the handlers are installed by then).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (srv->Stats()["requests"].get<int>() < 2 && std::chrono::steady_clock::now() < deadline)
@@ -166,8 +166,8 @@ TEST(GenerateReference, AHangingServerAndAnUnknownPromptAreClearPerItemErrors) {
   TempDir t;
   WriteDataset(t / "ds");
   auto srv = StartServer(t / "ds", 0, /*latency_ms=*/2000);
-  auto r = RunVisalign(GenerateArgs(t / "ds", t / "store", srv->url(),
-                                    {"--timeout", "0.2", "--max-attempts", "2", "--limit", "2"}));
+  auto r = RunVisalign(
+      GenerateArgs(t / "ds", t / "store", srv->url(), {"--timeout", "0.2", "--max-attempts", "2", "--limit", "2"}));
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.out.find("0 of 2 images done now, 2 failed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("timed out"), std::string::npos) << r.out;
@@ -218,10 +218,10 @@ TEST(GenerateReference, CommandBackendPassesHostilePromptsVerbatim) {
   fs::create_directories(t / "fixture");
   ASSERT_TRUE(imaging::WritePng(t / "fixture/x.png", violin::RenderGroundTruth(items[0], 8, 8)).ok());
   std::string script = "printf '%s' \"$1\" > \"$3/seen.txt\"; cp \"$4\" \"$2\"";
-  std::string cmd = "/bin/sh -c '" + script + "' sh {prompt} {out} " + t.path().string() + " " +
-                    (t / "fixture/x.png").string();
-  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
-                        "cmd", "--backend", "command", "--cmd", cmd, "--limit", "1", "--samples", "2"});
+  std::string cmd =
+      "/bin/sh -c '" + script + "' sh {prompt} {out} " + t.path().string() + " " + (t / "fixture/x.png").string();
+  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(),
+                        "--run", "cmd", "--backend", "command", "--cmd", cmd, "--limit", "1", "--samples", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(ReadFile(t / "seen.txt").value(), prompt);
   EXPECT_FALSE(fs::exists(t / "pwned"));
@@ -236,8 +236,8 @@ TEST(GenerateReference, DirectoryBackendImportsAndReportsMissingImages) {
   auto items = WriteDataset(t / "ds");
   fs::create_directories(t / "imgs");
   ASSERT_TRUE(imaging::WritePng(t / "imgs" / (items[0].id + ".png"), violin::RenderGroundTruth(items[0], 8, 8)).ok());
-  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(), "--run",
-                        "imp", "--backend", "directory", "--path", (t / "imgs").string(), "--limit", "2"});
+  auto r = RunVisalign({"violin", "generate", "--dataset", (t / "ds").string(), "--store", (t / "store").string(),
+                        "--run", "imp", "--backend", "directory", "--path", (t / "imgs").string(), "--limit", "2"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.out.find("1 of 2 images done now, 1 failed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(items[1].id), std::string::npos) << r.out;

@@ -29,13 +29,19 @@ using testing::WriteDataset;
 fs::path SourceDir() { return testing::DataDir().parent_path(); }
 
 std::string WorkerCmd() {
-  return "python3 " + (SourceDir() / "scripts/workers/diffusers_worker.py").string() + " --model fake/model --device cpu";
+  return "python3 " + (SourceDir() / "scripts/workers/diffusers_worker.py").string() +
+         " --model fake/model --device cpu";
 }
 
 std::vector<std::string> Args(const TempDir& t, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"violin", "generate", "--dataset", (t / "ds").string(), "--store",
-                                   (t / "store").string(), "--run", "w", "--backend", "worker", "--cmd", WorkerCmd(),
-                                   "--size", std::to_string(kSide) + "x" + std::to_string(kSide), "--backoff", "0.02",
+  std::vector<std::string> args = {"violin",        "generate",
+                                   "--dataset",     (t / "ds").string(),
+                                   "--store",       (t / "store").string(),
+                                   "--run",         "w",
+                                   "--backend",     "worker",
+                                   "--cmd",         WorkerCmd(),
+                                   "--size",        std::to_string(kSide) + "x" + std::to_string(kSide),
+                                   "--backoff",     "0.02",
                                    "--max-backoff", "0.05"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
@@ -57,7 +63,8 @@ std::vector<std::string> LogLines(const TempDir& t) {
 }
 
 size_t CountOf(const std::vector<std::string>& lines, const std::string& prefix) {
-  return static_cast<size_t>(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; }));
+  return static_cast<size_t>(
+      std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; }));
 }
 
 void ExpectExact(const TempDir& t, const std::vector<violin::ManifestItem>& items, size_t n) {
@@ -67,7 +74,8 @@ void ExpectExact(const TempDir& t, const std::vector<violin::ManifestItem>& item
   const auto done = st->DoneImages("w").value();
   ASSERT_EQ(done.size(), n);
   for (const auto& d : done)
-    EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb, violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
+    EXPECT_EQ(imaging::ReadImage(d.image_path).value().rgb,
+              violin::RenderGroundTruth(*by_id.at(d.item_id), kSide, kSide).rgb)
         << d.item_id;
 }
 
@@ -129,16 +137,18 @@ TEST(Worker, GarbageOnStdoutIsRefusedQuotingTheLineAndStopsTheRunWithOneLine) {
   TempDir t;
   WriteDataset(t / "ds");
   auto srv = testing::StartServer(t / "ds");
-  ExpectOneLineError(RunVisalign(Args(t, {"--concurrency", "1"}), Env(*srv, t, {{"VISALIGN_FAKE_GARBAGE", "Loading 50%"}})),
-                     "worker 0 printed a line that is not the protocol: \"Loading 50%\"");
+  ExpectOneLineError(
+      RunVisalign(Args(t, {"--concurrency", "1"}), Env(*srv, t, {{"VISALIGN_FAKE_GARBAGE", "Loading 50%"}})),
+      "worker 0 printed a line that is not the protocol: \"Loading 50%\"");
 }
 
 TEST(Worker, AWorkerThatIsNeverReadyOrCannotStartIsOneLineExit2) {
   TempDir t;
   WriteDataset(t / "ds");
   auto srv = testing::StartServer(t / "ds");
-  ExpectOneLineError(RunVisalign(Args(t, {"--startup-timeout", "0.5"}), Env(*srv, t, {{"VISALIGN_FAKE_SLOW_START", "30"}})),
-                     "worker 0 printed no ready line within 0.5 s (--startup-timeout)");
+  ExpectOneLineError(
+      RunVisalign(Args(t, {"--startup-timeout", "0.5"}), Env(*srv, t, {{"VISALIGN_FAKE_SLOW_START", "30"}})),
+      "worker 0 printed no ready line within 0.5 s (--startup-timeout)");
   std::vector<std::string> missing = Args(t);
   missing[std::find(missing.begin(), missing.end(), "--cmd") - missing.begin() + 1] = "no-such-worker-program --x";
   ExpectOneLineError(RunVisalign(missing), "cannot start \"no-such-worker-program\": not found on PATH");
@@ -165,7 +175,8 @@ TEST(Worker, TwoProcessesSharingARunMakeEachImageOnce) {
   auto srv = testing::StartServer(t / "ds");
   std::vector<testing::Child> children;
   for (const char* name : {"a", "b"})
-    children.push_back(testing::StartVisalign(Args(t, {"--limit", "12", "--concurrency", "2"}), t.path(), name, Env(*srv, t)));
+    children.push_back(
+        testing::StartVisalign(Args(t, {"--limit", "12", "--concurrency", "2"}), t.path(), name, Env(*srv, t)));
   for (const auto& c : children) EXPECT_EQ(testing::Wait(c).exit_code, 0);
   ExpectExact(t, items, 12);
   auto asked = Counts(*srv, "requests_by_prompt");

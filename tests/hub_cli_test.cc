@@ -35,7 +35,10 @@ class HubCliTest : public ::testing::Test {
                   {"open_clip_model.safetensors", Bytes("clip-tiny/model.safetensors")}};
     hub_.AddRepo("test/clip-tiny", clip);
     ASSERT_TRUE(hub_.Start().ok());
-    env_ = {{"VISALIGN_CACHE", (tmp_ / "cache").string()}, {"HF_ENDPOINT", hub_.url()}, {"HF_TOKEN", ""}, {"HF_HUB_OFFLINE", ""}};
+    env_ = {{"VISALIGN_CACHE", (tmp_ / "cache").string()},
+            {"HF_ENDPOINT", hub_.url()},
+            {"HF_TOKEN", ""},
+            {"HF_HUB_OFFLINE", ""}};
   }
 
   testing::TempDir tmp_;
@@ -66,33 +69,40 @@ TEST_F(HubCliTest, ResolvePrintsRepositoryCommitFilesPreprocessingAndNativeSuppo
 }
 
 TEST_F(HubCliTest, InfoAndHuesRunByNameMatchTheFixtureFolder) {
-  const testing::RunResult info = RunVisalign({"clip", "info", "--clip-model", "hf-hub:test/clip-tiny", "--json"}, env_);
+  const testing::RunResult info =
+      RunVisalign({"clip", "info", "--clip-model", "hf-hub:test/clip-tiny", "--json"}, env_);
   ASSERT_EQ(info.exit_code, 0) << info.err;
   const fs::path out = tmp_ / "runs";
   const testing::RunResult by_name = RunVisalign(
       {"hues", "run", "--clip-model", "hf-hub:test/clip-tiny", "--out", (out / "a").string(), "--json"}, env_);
   ASSERT_EQ(by_name.exit_code, 0) << by_name.err;
-  const testing::RunResult by_folder = RunVisalign(
-      {"hues", "run", "--clip-model", (testing::SharedDir() / "fixtures/clip-tiny").string(), "--name", "clip-tiny", "--out",
-       (out / "b").string(), "--json"}, env_);
+  const testing::RunResult by_folder =
+      RunVisalign({"hues", "run", "--clip-model", (testing::SharedDir() / "fixtures/clip-tiny").string(), "--name",
+                   "clip-tiny", "--out", (out / "b").string(), "--json"},
+                  env_);
   ASSERT_EQ(by_folder.exit_code, 0) << by_folder.err;
-  EXPECT_EQ(ReadFile(out / "a" / "clip-tiny" / "results.csv").value(), ReadFile(out / "b" / "clip-tiny" / "results.csv").value());
+  EXPECT_EQ(ReadFile(out / "a" / "clip-tiny" / "results.csv").value(),
+            ReadFile(out / "b" / "clip-tiny" / "results.csv").value());
 }
 
 // A --published-style sweep: a models file of fixture repositories (an open_clip tag and an hf-hub name)
 // ends with the predictions of running each fixture folder directly, and each download is deleted once
 // its predictions are written.
 TEST_F(HubCliTest, ModelsFileSweepMatchesTheFolderRunsAndDeletesEachDownload) {
-  const fs::path list = tmp_.Write("models.txt", "# two fixture repositories\nViT-B-16-SigLIP/webli\n\nhf-hub:test/clip-tiny\n");
+  const fs::path list =
+      tmp_.Write("models.txt", "# two fixture repositories\nViT-B-16-SigLIP/webli\n\nhf-hub:test/clip-tiny\n");
   const fs::path out = tmp_ / "sweep";
-  const testing::RunResult sweep = RunVisalign({"hues", "run", "--models-file", list.string(), "--out", out.string()}, env_);
+  const testing::RunResult sweep =
+      RunVisalign({"hues", "run", "--models-file", list.string(), "--out", out.string()}, env_);
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
-  const std::map<std::string, std::string> folders = {{"ViT-B-16-SigLIP-webli", "siglip-tiny"}, {"clip-tiny", "clip-tiny"}};
+  const std::map<std::string, std::string> folders = {{"ViT-B-16-SigLIP-webli", "siglip-tiny"},
+                                                      {"clip-tiny", "clip-tiny"}};
   for (const auto& [name, fixture] : folders) {
     const fs::path direct = tmp_ / "direct";
-    const testing::RunResult one = RunVisalign(
-        {"hues", "run", "--clip-model", (testing::SharedDir() / "fixtures" / fixture).string(), "--name", name, "--out",
-         direct.string()}, env_);
+    const testing::RunResult one =
+        RunVisalign({"hues", "run", "--clip-model", (testing::SharedDir() / "fixtures" / fixture).string(), "--name",
+                     name, "--out", direct.string()},
+                    env_);
     ASSERT_EQ(one.exit_code, 0) << one.err;
     EXPECT_EQ(ReadFile(out / name / "results.csv").value(), ReadFile(direct / name / "results.csv").value()) << name;
   }
@@ -101,8 +111,8 @@ TEST_F(HubCliTest, ModelsFileSweepMatchesTheFolderRunsAndDeletesEachDownload) {
   EXPECT_THAT(sweep.err, HasSubstr("deleted its downloaded weights"));
   // Re-running skips both (their run records match) without downloading again.
   const int gets = hub_.content().gets();
-  const testing::RunResult again = RunVisalign({"hues", "run", "--models-file", list.string(), "--out", out.string(),
-                                                "--keep-checkpoints"}, env_);
+  const testing::RunResult again =
+      RunVisalign({"hues", "run", "--models-file", list.string(), "--out", out.string(), "--keep-checkpoints"}, env_);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.out, HasSubstr("already done"));
   EXPECT_GT(hub_.content().gets(), gets);  // the weights came back to compute the fingerprint ...
@@ -117,11 +127,14 @@ TEST_F(HubCliTest, DiskBudgetEvictsKeptWeightsOldestFirstAndFailsAModelThatCanno
   const fs::path list = tmp_.Write("models.txt", "ViT-B-16-SigLIP/webli\nhf-hub:test/clip-tiny\n");
   const fs::path siglip_blob = tmp_ / "cache" / "models--timm--ViT-B-16-SigLIP" / "blobs" /
                                Sha256Hex(Bytes("siglip-tiny-bin/open_clip_pytorch_model.bin"));
-  const fs::path clip_blob = tmp_ / "cache" / "models--test--clip-tiny" / "blobs" / Sha256Hex(Bytes("clip-tiny/model.safetensors"));
-  const testing::RunResult fits = RunVisalign({"hues", "run", "--models-file", list.string(), "--out", (tmp_ / "a").string(),
-                                               "--keep-checkpoints", "--disk-budget", "14500KB"}, env_);
+  const fs::path clip_blob =
+      tmp_ / "cache" / "models--test--clip-tiny" / "blobs" / Sha256Hex(Bytes("clip-tiny/model.safetensors"));
+  const testing::RunResult fits = RunVisalign({"hues", "run", "--models-file", list.string(), "--out",
+                                               (tmp_ / "a").string(), "--keep-checkpoints", "--disk-budget", "14500KB"},
+                                              env_);
   ASSERT_EQ(fits.exit_code, 0) << fits.err;
-  EXPECT_THAT(fits.err, HasSubstr("ViT-B-16-SigLIP/webli: deleted its weights (1514183 bytes) to stay within --disk-budget"));
+  EXPECT_THAT(fits.err,
+              HasSubstr("ViT-B-16-SigLIP/webli: deleted its weights (1514183 bytes) to stay within --disk-budget"));
   EXPECT_FALSE(fs::exists(siglip_blob));
   EXPECT_TRUE(fs::exists(clip_blob));
   EXPECT_LE(hub::CacheBlobBytes(tmp_ / "cache"), 14'500'000u);
@@ -138,7 +151,8 @@ TEST_F(HubCliTest, DiskBudgetEvictsKeptWeightsOldestFirstAndFailsAModelThatCanno
   EXPECT_FALSE(fs::exists(clip_blob));
 
   const testing::RunResult single = RunVisalign(
-      {"hues", "run", "--clip-model", "hf-hub:test/clip-tiny", "--out", (tmp_ / "c").string(), "--disk-budget", "1GB"}, env_);
+      {"hues", "run", "--clip-model", "hf-hub:test/clip-tiny", "--out", (tmp_ / "c").string(), "--disk-budget", "1GB"},
+      env_);
   EXPECT_EQ(single.exit_code, 2);
   EXPECT_THAT(single.err, HasSubstr("error: --disk-budget without a sweep"));
   const testing::RunResult garbage = RunVisalign(

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
 #include <fstream>
+#include <map>
 
 #include "testing/cli_runner.h"
 #include "visalign/core/io.h"
@@ -74,15 +74,15 @@ TEST(HuesCli, RegionsReplacesTheMacroMapAndMacroMapStillWorksWithAWarning) {
     EXPECT_EQ(j["cells"][0]["macro_confidence"], 0.75);
     EXPECT_EQ(r.err.find("deprecated") != std::string::npos, flag == "--macro-map") << r.err;
   }
-  ExpectUserError(RunVisalign({"hues", "board", "--regions", (dir.path() / "missing.csv").string()}),
-                  {"missing.csv"});
+  ExpectUserError(RunVisalign({"hues", "board", "--regions", (dir.path() / "missing.csv").string()}), {"missing.csv"});
 }
 
 TEST(HuesCli, ExportRegionsNeedsAStudyStoreAndCreatesNone) {
   TempDir dir;
   const fs::path store = dir.path() / "no-store";
-  ExpectUserError(RunVisalign({"hues", "export-regions", "--store", store.string(), "--out", (dir.path() / "m.csv").string()}),
-                  {"no study store in " + store.string(), "(--store)"});
+  ExpectUserError(
+      RunVisalign({"hues", "export-regions", "--store", store.string(), "--out", (dir.path() / "m.csv").string()}),
+      {"no study store in " + store.string(), "(--store)"});
   EXPECT_FALSE(fs::exists(store));
   EXPECT_FALSE(fs::exists(dir.path() / "m.csv"));
 }
@@ -122,8 +122,8 @@ TEST(HuesCli, HumansJsonHasWordsCategoriesDemographicsAndTheThreshold) {
 TEST(HuesCli, EvaluateWritesEveryOutputWithTheDocumentedColumns) {
   TempDir out;
   const auto sample = DataDir() / "hues/peer-sample";
-  const auto catalog = Write(out / "catalog.csv",
-                             "model,architecture,dataset\nRN50-openai,ResNet,OpenAI\nViT-B-16-SigLIP-webli,ViT,WebLI\n");
+  const auto catalog = Write(
+      out / "catalog.csv", "model,architecture,dataset\nRN50-openai,ResNet,OpenAI\nViT-B-16-SigLIP-webli,ViT,WebLI\n");
   auto r = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--catalog", catalog.string(), "--out",
                         (out / "eval").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -158,7 +158,8 @@ TEST(HuesCli, EvaluateWritesEveryOutputWithTheDocumentedColumns) {
   EXPECT_EQ(summary["inputs"]["catalog"].size(), 2u);  // the shipped catalog, then the override
 
   // Without --catalog the shipped catalog of the 162 published models gives the families.
-  auto shipped = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--out", (out / "shipped").string()});
+  auto shipped =
+      RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--out", (out / "shipped").string()});
   ASSERT_EQ(shipped.exit_code, 0) << shipped.err;
   EXPECT_EQ(Count(shipped.err, "not in the model-family catalog"), 0u) << shipped.err;
   const auto shipped_summary = Json::parse(Slurp(out / "shipped/summary.json"));
@@ -179,8 +180,8 @@ TEST(HuesCli, EvaluateWritesEveryOutputWithTheDocumentedColumns) {
   const auto by_clue_summary = Json::parse(Slurp(out / "by-clue/summary.json"));
   EXPECT_EQ(by_clue_summary["settings"]["pairing"], (Json{{"rule", "clue-id"}, {"answers_moved", 0}}));
   EXPECT_EQ(by_clue_summary["families"][0]["hotelling_fail_rate_uncorrected"], 0.44);
-  auto bad = RunVisalign({"hues", "evaluate", "--predictions", sample.string(), "--pairing", "clueId", "--out",
-                          (out / "bad").string()});
+  auto bad = RunVisalign(
+      {"hues", "evaluate", "--predictions", sample.string(), "--pairing", "clueId", "--out", (out / "bad").string()});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--pairing"), std::string::npos) << bad.err;
 
@@ -214,8 +215,8 @@ TEST(HuesCli, EvaluateBadInputIsOneClearErrorWithExitCode2) {
   ExpectUserError(evaluate(Write(dir / "empty/results.csv", "")), {"empty", "empty/results.csv"});
   ExpectUserError(evaluate(dir / "nowhere"), {"nowhere"});
   ExpectUserError(RunVisalign({"hues", "evaluate", "--predictions", (DataDir() / "hues/peer-sample").string(),
-                               "--humans", Write(dir / "h.csv", "userId,clueId,coordinate\nu,1,Z0\n").string(),
-                               "--out", (dir / "out").string()}),
+                               "--humans", Write(dir / "h.csv", "userId,clueId,coordinate\nu,1,Z0\n").string(), "--out",
+                               (dir / "out").string()}),
                   {"\"Z0\"", "h.csv:2", "coordinate"});
 }
 
@@ -245,8 +246,8 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   const CsvTable listed = *ParseCsv(csv.out, "hues models --format csv");
   ASSERT_EQ(listed.rows.size(), catalog.rows.size());
-  EXPECT_EQ(listed.header, (std::vector<std::string>{"model", "architecture", "dataset", "open_clip_model", "pretrained",
-                                                     "support", "vision_tower", "reason"}));
+  EXPECT_EQ(listed.header, (std::vector<std::string>{"model", "architecture", "dataset", "open_clip_model",
+                                                     "pretrained", "support", "vision_tower", "reason"}));
   std::map<std::string, std::vector<std::string>> shipped;
   for (const auto& row : catalog.rows) shipped[row[0]] = row;
   for (const auto& row : listed.rows) {
@@ -261,9 +262,10 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   for (const auto& m : j["models"]) ++support[m["support"].get<std::string>()];
   EXPECT_EQ(support["native"], 124 + 11 + 9 + 9);
   EXPECT_EQ(support["embeddings"], 38 - 11 - 9 - 9);
-  for (const char* name : {"ViT-L-14-CLIPA-datacomp1b", "ViT-H-14-worldwide-metaclip2_worldwide",
-                           "ViT-SO400M-16-SigLIP-i18n-256-webli", "PE-Core-B-16-meta", "coca_ViT-L-14-laion2b_s13b_b90k",
-                           "EVA02-E-14-plus-laion2b_s9b_b144k", "MobileCLIP2-L-14-dfndr2b", "ViTamin-XL-256-datacomp1b"}) {
+  for (const char* name :
+       {"ViT-L-14-CLIPA-datacomp1b", "ViT-H-14-worldwide-metaclip2_worldwide", "ViT-SO400M-16-SigLIP-i18n-256-webli",
+        "PE-Core-B-16-meta", "coca_ViT-L-14-laion2b_s13b_b90k", "EVA02-E-14-plus-laion2b_s9b_b144k",
+        "MobileCLIP2-L-14-dfndr2b", "ViTamin-XL-256-datacomp1b"}) {
     EXPECT_EQ(by_name[name]["support"], "native") << name;
   }
   auto text = RunVisalign({"hues", "models"});
@@ -271,7 +273,8 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   EXPECT_NE(text.out.find("162 models: 153 native"), std::string::npos) << text.out;
 
   TempDir dir;
-  const fs::path mine = Write(dir / "mine.csv", "model,architecture,dataset,open_clip_model,pretrained\nmy-net,Mine,Private,,\n");
+  const fs::path mine =
+      Write(dir / "mine.csv", "model,architecture,dataset,open_clip_model,pretrained\nmy-net,Mine,Private,,\n");
   auto extra = RunVisalign({"hues", "models", "--catalog", mine.string(), "--json"});
   ASSERT_EQ(extra.exit_code, 0) << extra.err;
   EXPECT_EQ(Json::parse(extra.out)["models"].size(), 163u);

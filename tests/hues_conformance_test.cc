@@ -38,8 +38,9 @@ const std::map<std::string, std::string> kPublishedCharacter = {{"BLAS (Y EPI)",
 
 // Runs `hues evaluate` on the sample with the given extra arguments; its hotelling.csv.
 CsvTable EvaluateSample(const std::filesystem::path& sample, const TempDir& out, std::vector<std::string> extra) {
-  std::vector<std::string> args = {"hues", "evaluate", "--predictions", sample.string(), "--humans",
-                                   (sample / "HC_old.csv").string(), "--out", out.path().string()};
+  std::vector<std::string> args = {"hues",          "evaluate",         "--predictions",
+                                   sample.string(), "--humans",         (sample / "HC_old.csv").string(),
+                                   "--out",         out.path().string()};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = RunVisalign(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -55,7 +56,8 @@ TEST(HuesConformance, PublishedStatAndPValueForBothSampleModels) {
   ASSERT_FALSE(ours->rows.empty());
   std::map<std::pair<std::string, std::string>, size_t> row_of;
   for (size_t i = 0; i < ours->rows.size(); ++i) row_of[{ours->rows[i][0], ours->rows[i][1]}] = i;
-  const size_t f_col = *ours->Column("f"), cdf_col = *ours->Column("p_one_minus_cdf"), sf_col = *ours->Column("p_value");
+  const size_t f_col = *ours->Column("f"), cdf_col = *ours->Column("p_one_minus_cdf"),
+               sf_col = *ours->Column("p_value");
 
   for (const std::string model : {"RN50-openai", "ViT-B-16-SigLIP-webli"}) {
     auto published = ReadCsv(sample / model / "p_values.csv");

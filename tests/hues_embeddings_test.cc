@@ -35,22 +35,24 @@ std::string Siglip() { return (SharedDir() / "fixtures/siglip-tiny").string(); }
 class SavedEmbeddingServer {
  public:
   explicit SavedEmbeddingServer(const hues::HuesEmbeddings& e, const hues::Board& board) : e_(e), board_(board) {
-    server_.Route("POST", "/v1/embeddings", [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      const Json body = Json::parse(req.body);
-      models_.push_back(body.value("model", ""));
-      Json data = Json::array();
-      for (size_t i = 0; i < body["input"].size(); ++i) {
-        const std::string input = body["input"][i];
-        const float* row = Lookup(input);
-        if (row == nullptr) {
-          res.SetJson(400, {{"error", {{"message", "unexpected input " + input.substr(0, 40)}}}});
-          return;
-        }
-        data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", std::vector<float>(row, row + e_.board.cols)}});
-      }
-      res.SetJson(200, {{"object", "list"}, {"data", data}});
-    });
+    server_.Route(
+        "POST", "/v1/embeddings", [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          const Json body = Json::parse(req.body);
+          models_.push_back(body.value("model", ""));
+          Json data = Json::array();
+          for (size_t i = 0; i < body["input"].size(); ++i) {
+            const std::string input = body["input"][i];
+            const float* row = Lookup(input);
+            if (row == nullptr) {
+              res.SetJson(400, {{"error", {{"message", "unexpected input " + input.substr(0, 40)}}}});
+              return;
+            }
+            data.push_back(
+                {{"object", "embedding"}, {"index", i}, {"embedding", std::vector<float>(row, row + e_.board.cols)}});
+          }
+          res.SetJson(200, {{"object", "list"}, {"data", data}});
+        });
     EXPECT_TRUE(server_.Start().ok());
   }
   std::string url() const { return server_.url(); }
@@ -98,9 +100,9 @@ class SavedEmbeddingServer {
 TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
   TempDir dir;
   const std::string saved = (dir / "siglip.safetensors").string();
-  const auto native = RunVisalign({"hues", "run", "--clip-model", Siglip(), "--nonsense", "--template", kTemplate,
-                                   "--no-cache", "--save-embeddings", saved, "--out", (dir / "native.csv").string(),
-                                   "--json"});
+  const auto native =
+      RunVisalign({"hues", "run", "--clip-model", Siglip(), "--nonsense", "--template", kTemplate, "--no-cache",
+                   "--save-embeddings", saved, "--out", (dir / "native.csv").string(), "--json"});
   ASSERT_EQ(native.exit_code, 0) << native.err;
   EXPECT_EQ(Json::parse(native.out)["source"], "clip-model");
   const std::string expected = ReadFile(dir / "native.csv").value();
@@ -116,9 +118,9 @@ TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
             hues::Vocabulary::Default().value().words().size() + hues::AllNonsenseWords().value().size());
   const hues::Board board = hues::Board::Default(hues::Chromaticity::kDisplay).value();
   SavedEmbeddingServer server(e, board);
-  const auto from_endpoint = RunVisalign({"hues", "run", "--embeddings-endpoint", server.url(), "--embeddings-model",
-                                          "siglip-tiny", "--nonsense", "--template", kTemplate, "--out",
-                                          (dir / "endpoint.csv").string(), "--json"});
+  const auto from_endpoint =
+      RunVisalign({"hues", "run", "--embeddings-endpoint", server.url(), "--embeddings-model", "siglip-tiny",
+                   "--nonsense", "--template", kTemplate, "--out", (dir / "endpoint.csv").string(), "--json"});
   ASSERT_EQ(from_endpoint.exit_code, 0) << from_endpoint.err;
   EXPECT_EQ(Json::parse(from_endpoint.out)["model"], "siglip-tiny");
   EXPECT_EQ(ReadFile(dir / "endpoint.csv").value(), expected);
@@ -127,8 +129,8 @@ TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
   EXPECT_EQ(models.front(), "siglip-tiny");
 
   // The server answers 400 for inputs it has no embedding of: a one-line error naming the flag.
-  const auto refused = RunVisalign({"hues", "run", "--embeddings-endpoint", server.url(), "--name", "x", "--out",
-                                    (dir / "refused.csv").string()});
+  const auto refused = RunVisalign(
+      {"hues", "run", "--embeddings-endpoint", server.url(), "--name", "x", "--out", (dir / "refused.csv").string()});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, HasSubstr("--embeddings-endpoint"));
   EXPECT_THAT(refused.err, HasSubstr("unexpected input"));
@@ -140,21 +142,22 @@ TEST(HuesEmbeddings, FileAndEndpointPredictExactlyAsTheNativeModel) {
 class TextEmbeddingServer {
  public:
   explicit TextEmbeddingServer(size_t truncate_at) : truncate_at_(truncate_at) {
-    server_.Route("POST", "/v1/embeddings", [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
-      const Json body = Json::parse(req.body);
-      Json data = Json::array();
-      for (size_t i = 0; i < body["input"].size(); ++i) {
-        const std::string text = body["input"][i].get<std::string>().substr(0, truncate_at_);
-        std::vector<float> v(16);
-        uint64_t h = std::hash<std::string>{}(text);
-        for (float& x : v) {
-          h = h * 6364136223846793005ull + 1442695040888963407ull;
-          x = static_cast<float>(static_cast<int64_t>(h >> 33) % 1000) / 1000.0f;
-        }
-        data.push_back({{"index", i}, {"embedding", v}});
-      }
-      res.SetJson(200, {{"data", data}});
-    });
+    server_.Route("POST", "/v1/embeddings",
+                  [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
+                    const Json body = Json::parse(req.body);
+                    Json data = Json::array();
+                    for (size_t i = 0; i < body["input"].size(); ++i) {
+                      const std::string text = body["input"][i].get<std::string>().substr(0, truncate_at_);
+                      std::vector<float> v(16);
+                      uint64_t h = std::hash<std::string>{}(text);
+                      for (float& x : v) {
+                        h = h * 6364136223846793005ull + 1442695040888963407ull;
+                        x = static_cast<float>(static_cast<int64_t>(h >> 33) % 1000) / 1000.0f;
+                      }
+                      data.push_back({{"index", i}, {"embedding", v}});
+                    }
+                    res.SetJson(200, {{"data", data}});
+                  });
     EXPECT_TRUE(server_.Start().ok());
   }
   std::string url() const { return server_.url(); }
@@ -168,8 +171,8 @@ TEST(HuesEmbeddings, AServerThatEmbedsImagesAsTextIsRefused) {
   TempDir dir;
   for (size_t truncate_at : {size_t{40}, std::string::npos}) {
     TextEmbeddingServer server(truncate_at);
-    const auto r = RunVisalign({"hues", "run", "--embeddings-endpoint", server.url(), "--name", "text", "--out",
-                                (dir / "text.csv").string()});
+    const auto r = RunVisalign(
+        {"hues", "run", "--embeddings-endpoint", server.url(), "--name", "text", "--out", (dir / "text.csv").string()});
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_THAT(r.err, HasSubstr("error: the server embeds images as text: "));
     EXPECT_THAT(r.err, HasSubstr(truncate_at == 40 ? "all 480 board colours got the same embedding"
@@ -185,9 +188,11 @@ TEST(HuesEmbeddings, BadSourcesAreOneLineErrors) {
   const std::string out = (dir / "x.csv").string();
   const auto none = RunVisalign({"hues", "run", "--out", out});
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_THAT(none.err, HasSubstr("one of --clip-model DIR, --models DIR, --embeddings FILE or --embeddings-endpoint URL"));
+  EXPECT_THAT(none.err,
+              HasSubstr("one of --clip-model DIR, --models DIR, --embeddings FILE or --embeddings-endpoint URL"));
 
-  const auto both = RunVisalign({"hues", "run", "--clip-model", Siglip(), "--embeddings", "e.safetensors", "--out", out});
+  const auto both =
+      RunVisalign({"hues", "run", "--clip-model", Siglip(), "--embeddings", "e.safetensors", "--out", out});
   EXPECT_EQ(both.exit_code, 2);
 
   const auto missing = RunVisalign({"hues", "run", "--embeddings", (dir / "nope.safetensors").string(), "--out", out});

@@ -10,9 +10,9 @@
 
 #include "testing/cli_runner.h"
 #include "testing/postgres_server.h"
+#include "visalign/core/io.h"
 #include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
-#include "visalign/core/io.h"
 
 namespace visalign {
 namespace {
@@ -33,9 +33,10 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   }
   fs::create_directories(models / "zz-coca");  // a tower visalign does not run: reported, not fatal
   fs::create_symlink(SharedDir() / "fixtures/clip-tiny/model.safetensors", models / "zz-coca/model.safetensors");
-  ASSERT_TRUE(WriteFileAtomic(models / "zz-coca/open_clip_config.json",
-                              R"({"model_cfg": {"embed_dim": 8, "multimodal_cfg": {}, "vision_cfg": {}, "text_cfg": {}}})")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(models / "zz-coca/open_clip_config.json",
+                      R"({"model_cfg": {"embed_dim": 8, "multimodal_cfg": {}, "vision_cfg": {}, "text_cfg": {}}})")
+          .ok());
   const std::string out = (dir / "runs").string();
   const auto statuses = [](const testing::RunResult& r) {
     std::map<std::string, std::string> s;
@@ -46,26 +47,27 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   auto first = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", out, "--json"});
   EXPECT_NE(first.exit_code, 0);
   EXPECT_NE(first.err.find("\nerror: 1 of 4 models failed, the first with: "), std::string::npos) << first.err;
-  EXPECT_EQ(first.err.find("error: ") , first.err.rfind("error: ")) << "one error line: " << first.err;
+  EXPECT_EQ(first.err.find("error: "), first.err.rfind("error: ")) << "one error line: " << first.err;
   EXPECT_NE(first.err.find("warning: zz-coca: failed: "), std::string::npos) << first.err;
   EXPECT_NE(first.err.find("CoCa"), std::string::npos) << first.err;
-  EXPECT_EQ(statuses(first), (std::map<std::string, std::string>{{"clip-convnext-tiny", "done"},
-                                                                  {"clip-rn-tiny", "done"},
-                                                                  {"clip-tiny", "done"},
-                                                                  {"zz-coca", "failed"}}));
+  EXPECT_EQ(
+      statuses(first),
+      (std::map<std::string, std::string>{
+          {"clip-convnext-tiny", "done"}, {"clip-rn-tiny", "done"}, {"clip-tiny", "done"}, {"zz-coca", "failed"}}));
   const std::string rn_csv = *ReadFile(dir / "runs/clip-rn-tiny/results.csv");
   EXPECT_EQ(ReadCsv(dir / "runs/clip-convnext-tiny/results.csv")->rows.size(), 100u * 5);
 
   fs::remove_all(models / "zz-coca");
   auto again = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", out, "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(statuses(again), (std::map<std::string, std::string>{
-                                 {"clip-convnext-tiny", "skipped"}, {"clip-rn-tiny", "skipped"}, {"clip-tiny", "skipped"}}));
+  EXPECT_EQ(statuses(again),
+            (std::map<std::string, std::string>{
+                {"clip-convnext-tiny", "skipped"}, {"clip-rn-tiny", "skipped"}, {"clip-tiny", "skipped"}}));
 
   // Another template is another run: its folders are not replaced silently; with --overwrite every
   // model runs again, with a changed result.
-  auto refused = RunVisalign({"hues", "run", "--models", models.string(), "--template", "the color {}", "--no-cache",
-                              "--out", out});
+  auto refused = RunVisalign(
+      {"hues", "run", "--models", models.string(), "--template", "the color {}", "--no-cache", "--out", out});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("error: 3 of 3 models failed, the first with: " + out +
                              "/clip-convnext-tiny holds the predictions of another run (template \"{}\")"),
@@ -105,10 +107,13 @@ TEST(HuesRun, AModelRunWithMoreWordsIsKeptByAFolderRunAndNeverSilentlyReplaced) 
   EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), with_nonsense);
   auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--out", (dir / "nonsense").string()});
   EXPECT_EQ(nonsense.exit_code, 0) << nonsense.err;
-  auto fewer = RunVisalign({"hues", "run", "--clip-model", (models / "clip-tiny").string(), "--no-cache", "--out", out});
+  auto fewer =
+      RunVisalign({"hues", "run", "--clip-model", (models / "clip-tiny").string(), "--no-cache", "--out", out});
   EXPECT_EQ(fewer.exit_code, 2);
-  EXPECT_EQ(fewer.err, "error: " + out + "/clip-tiny holds the predictions of another run (more words, e.g. --nonsense) "
-                       "(--out " + out + "): another --out (or --name), or --overwrite to replace them\n");
+  EXPECT_EQ(fewer.err, "error: " + out +
+                           "/clip-tiny holds the predictions of another run (more words, e.g. --nonsense) "
+                           "(--out " +
+                           out + "): another --out (or --name), or --overwrite to replace them\n");
   EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), with_nonsense);
   ASSERT_EQ(RunVisalign({"hues", "run", "--clip-model", (models / "clip-tiny").string(), "--no-cache", "--overwrite",
                          "--out", out})
@@ -124,9 +129,10 @@ TEST(HuesRun, ModelsFolderPreparesTheBoardOncePerPreprocessing) {
   const fs::path models = dir / "models";
   fs::create_directories(models);
   const std::vector<std::string> fixtures = {"clip-rn-tiny", "clip-tiny", "siglip-tiny"};
-  for (const std::string& fixture : fixtures) fs::create_directory_symlink(SharedDir() / "fixtures" / fixture, models / fixture);
-  auto together = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", (dir / "together").string(),
-                               "--json"});
+  for (const std::string& fixture : fixtures)
+    fs::create_directory_symlink(SharedDir() / "fixtures" / fixture, models / fixture);
+  auto together = RunVisalign(
+      {"hues", "run", "--models", models.string(), "--no-cache", "--out", (dir / "together").string(), "--json"});
   ASSERT_EQ(together.exit_code, 0) << together.err;
   const Json listed = Json::parse(together.out);
   std::map<std::string, std::string> board_pixels;
@@ -137,10 +143,11 @@ TEST(HuesRun, ModelsFolderPreparesTheBoardOncePerPreprocessing) {
   EXPECT_NE(together.err.find("clip-tiny: board pixels shared"), std::string::npos) << together.err;
   for (const std::string& fixture : fixtures) {
     SCOPED_TRACE(fixture);
-    auto alone = RunVisalign({"hues", "run", "--clip-model", (SharedDir() / "fixtures" / fixture).string(), "--no-cache",
-                              "--out", (dir / "alone").string()});
+    auto alone = RunVisalign({"hues", "run", "--clip-model", (SharedDir() / "fixtures" / fixture).string(),
+                              "--no-cache", "--out", (dir / "alone").string()});
     ASSERT_EQ(alone.exit_code, 0) << alone.err;
-    EXPECT_EQ(*ReadFile(dir / "together" / fixture / "results.csv"), *ReadFile(dir / "alone" / fixture / "results.csv"));
+    EXPECT_EQ(*ReadFile(dir / "together" / fixture / "results.csv"),
+              *ReadFile(dir / "alone" / fixture / "results.csv"));
     EXPECT_EQ(*ReadFile(dir / "together" / fixture / "predictions.jsonl"),
               *ReadFile(dir / "alone" / fixture / "predictions.jsonl"));
   }
@@ -166,7 +173,8 @@ TEST(HuesRun, ProcessesSharingAStoreRunEachModelOnce) {
     std::vector<std::string> args = {"--json", "hues", "run", "--models", models.string(), "--no-cache", "--out", out};
     args.insert(args.end(), store.begin(), store.end());
     std::vector<testing::Child> processes;
-    for (int p = 0; p < 2; ++p) processes.push_back(testing::StartVisalign(args, dir.path(), "hues" + std::to_string(p)));
+    for (int p = 0; p < 2; ++p)
+      processes.push_back(testing::StartVisalign(args, dir.path(), "hues" + std::to_string(p)));
     std::map<std::string, int> done, skipped;
     for (const testing::Child& child : processes) {
       testing::RunResult r = testing::Wait(child);
@@ -186,7 +194,8 @@ TEST(HuesRun, ProcessesSharingAStoreRunEachModelOnce) {
 TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   TempDir dir;
   const std::string cache = (dir / "cache").string(), out = (dir / "runs").string();
-  auto first = RunVisalign({"hues", "run", "--clip-model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
+  auto first =
+      RunVisalign({"hues", "run", "--clip-model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const auto j1 = Json::parse(first.out);
   EXPECT_EQ(j1["model"], "clip-tiny");
@@ -196,18 +205,20 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
 
   auto results = ReadCsv(dir / "runs/clip-tiny/results.csv");
   ASSERT_TRUE(results.ok()) << results.status().ToString();
-  EXPECT_EQ(results->header, (std::vector<std::string>{"word", "coordenada_x", "coordenada_y", "R", "G", "B",
-                                                       "distance"}));
+  EXPECT_EQ(results->header,
+            (std::vector<std::string>{"word", "coordenada_x", "coordenada_y", "R", "G", "B", "distance"}));
   EXPECT_EQ(results->rows.size(), 120u * 5);
   EXPECT_EQ(results->rows[0][0], "SALMON");
   const std::string csv1 = *ReadFile(dir / "runs/clip-tiny/results.csv");
 
-  auto second = RunVisalign({"hues", "run", "--clip-model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
+  auto second =
+      RunVisalign({"hues", "run", "--clip-model", Model(), "--nonsense", "--cache", cache, "--out", out, "--json"});
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_TRUE(Json::parse(second.out)["cache_hit"].get<bool>());
   EXPECT_EQ(*ReadFile(dir / "runs/clip-tiny/results.csv"), csv1);  // cached embeddings give identical output
 
-  auto plain_run = RunVisalign({"hues", "run", "--clip-model", Model(), "--cache", cache, "--out", (dir / "u.csv").string()});
+  auto plain_run =
+      RunVisalign({"hues", "run", "--clip-model", Model(), "--cache", cache, "--out", (dir / "u.csv").string()});
   ASSERT_EQ(plain_run.exit_code, 0) << plain_run.err;
   // The same 100 words without the nonsense words; the text batch differs (100 vs 120 prompts), which
   // may move similarities in the last float digits only.
@@ -216,18 +227,20 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
   ASSERT_EQ(plain->rows.size(), 100u * 5);
   for (size_t i = 0; i < plain->rows.size(); ++i) {
     EXPECT_EQ(plain->rows[i][0] + plain->rows[i][1] + plain->rows[i][2],
-              results->rows[i][0] + results->rows[i][1] + results->rows[i][2]) << i;
+              results->rows[i][0] + results->rows[i][1] + results->rows[i][2])
+        << i;
     EXPECT_NEAR(std::stod(plain->rows[i][6]), std::stod(results->rows[i][6]), 1e-6) << i;
   }
 
   auto evaluate = RunVisalign({"hues", "evaluate", "--predictions", out, "--out", (dir / "eval").string()});
   ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
   EXPECT_NE(evaluate.out.find("clip-tiny"), std::string::npos);
-  auto nonsense = RunVisalign({"hues", "nonsense", "--predictions", out, "--json", "--out", (dir / "nonsense").string()});
+  auto nonsense =
+      RunVisalign({"hues", "nonsense", "--predictions", out, "--json", "--out", (dir / "nonsense").string()});
   ASSERT_EQ(nonsense.exit_code, 0) << nonsense.err;
   EXPECT_EQ(Json::parse(nonsense.out)["models"][0]["groups"].size(), 4u);
-  auto published = RunVisalign({"hues", "nonsense", "--predictions", out, "--vocabulary", "published", "--json", "--out",
-                                (dir / "published").string()});
+  auto published = RunVisalign({"hues", "nonsense", "--predictions", out, "--vocabulary", "published", "--json",
+                                "--out", (dir / "published").string()});
   ASSERT_EQ(published.exit_code, 0) << published.err;
   const auto groups = Json::parse(published.out)["models"][0]["groups"];
   ASSERT_EQ(groups.size(), 4u);  // number, random_string, pseudoword, stop_word in file order
@@ -238,8 +251,8 @@ TEST(HuesRun, WritesPublishedFormatThatEvaluateConsumesAndCachesTheBoard) {
 
 TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {
   TempDir dir;
-  auto run = RunVisalign({"hues", "run", "--clip-model", Model(), "--template", "the color of {}", "--no-cache", "--out",
-                          (dir / "p.jsonl").string()});
+  auto run = RunVisalign({"hues", "run", "--clip-model", Model(), "--template", "the color of {}", "--no-cache",
+                          "--out", (dir / "p.jsonl").string()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string first_line = ReadFile(dir / "p.jsonl")->substr(0, ReadFile(dir / "p.jsonl")->find('\n'));
   const auto salmon = Json::parse(first_line);
@@ -269,11 +282,12 @@ TEST(HuesRun, TopSimilarityEqualsClipEmbedOfASolidPatch) {
 
 TEST(HuesRun, BadArgumentsAreClearErrors) {
   TempDir dir;
-  auto no_placeholder = RunVisalign({"hues", "run", "--clip-model", Model(), "--template", "a photo", "--no-cache", "--out",
-                                     (dir / "x.csv").string()});
+  auto no_placeholder = RunVisalign({"hues", "run", "--clip-model", Model(), "--template", "a photo", "--no-cache",
+                                     "--out", (dir / "x.csv").string()});
   EXPECT_EQ(no_placeholder.exit_code, 2);
   EXPECT_NE(no_placeholder.err.find("--template"), std::string::npos) << no_placeholder.err;
-  auto missing = RunVisalign({"hues", "run", "--clip-model", (dir / "nope").string(), "--out", (dir / "x.csv").string()});
+  auto missing =
+      RunVisalign({"hues", "run", "--clip-model", (dir / "nope").string(), "--out", (dir / "x.csv").string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
 }
@@ -283,7 +297,8 @@ TEST(HuesRun, RandomModelIsLabelledOnStderrAndInTheJson) {
   const std::string model = (dir / "clip-random").string();
   ASSERT_EQ(RunVisalign({"clip", "random-model", "--out", model, "--seed", "0"}).exit_code, 0);
   const std::string label = "RANDOM (visalign clip random-model, arch tiny, seed 0): its numbers mean nothing";
-  auto run = RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
+  auto run =
+      RunVisalign({"hues", "run", "--clip-model", model, "--no-cache", "--out", (dir / "runs").string(), "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("warning: --clip-model " + model + " has weights " + label), std::string::npos) << run.err;
   const auto j = Json::parse(run.out);
@@ -293,7 +308,8 @@ TEST(HuesRun, RandomModelIsLabelledOnStderrAndInTheJson) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("weights " + label + "\n"), std::string::npos) << text.out;
   // The fixture is not labelled.
-  auto fixture = RunVisalign({"hues", "run", "--clip-model", Model(), "--no-cache", "--out", (dir / "f.csv").string(), "--json"});
+  auto fixture =
+      RunVisalign({"hues", "run", "--clip-model", Model(), "--no-cache", "--out", (dir / "f.csv").string(), "--json"});
   ASSERT_EQ(fixture.exit_code, 0) << fixture.err;
   EXPECT_TRUE(Json::parse(fixture.out)["random_weights"].is_null());
   EXPECT_EQ(fixture.err.find("RANDOM"), std::string::npos);

@@ -27,11 +27,11 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Module {
-  fs::path dir;                          // src/<name>
-  std::set<std::string> deps;            // modules named by DEPS
-  std::set<std::string> private_deps;    // modules named by PRIVATE_DEPS
-  std::set<std::string> test_links;      // modules a test program links besides those (TEST_DEPS)
-  bool curl_headers = false;             // links visalign_curl_headers (backends/curl_library.h)
+  fs::path dir;                        // src/<name>
+  std::set<std::string> deps;          // modules named by DEPS
+  std::set<std::string> private_deps;  // modules named by PRIVATE_DEPS
+  std::set<std::string> test_links;    // modules a test program links besides those (TEST_DEPS)
+  bool curl_headers = false;           // links visalign_curl_headers (backends/curl_library.h)
 };
 
 std::string Slurp(const fs::path& path) {
@@ -45,8 +45,10 @@ std::string Slurp(const fs::path& path) {
 // libraries (tests/CMakeLists.txt) -> the modules they link; "" for a third-party target.
 std::set<std::string> ModulesOfTarget(const std::string& target, const std::map<std::string, Module>& modules) {
   static const std::map<std::string, std::set<std::string>> kTesting = {
-      {"visalign_testing", {"core"}},         {"visalign_testing_store", {"core", "store"}},
-      {"visalign_testing_postgres", {"core"}}, {"visalign_testing_backends", {"core", "backends"}},
+      {"visalign_testing", {"core"}},
+      {"visalign_testing_store", {"core", "store"}},
+      {"visalign_testing_postgres", {"core"}},
+      {"visalign_testing_backends", {"core", "backends"}},
       {"visalign_testing_serve", {"core"}}};
   if (auto it = kTesting.find(target); it != kTesting.end()) return it->second;
   for (const auto& [name, m] : modules) {
@@ -70,8 +72,10 @@ std::map<std::string, Module> ReadModules(const fs::path& root) {
     std::string name, word, keyword;
     args >> name;
     while (args >> word) {
-      if (word == "DEPS" || word == "PRIVATE_DEPS" || word == "TEST_DEPS") keyword = word;
-      else lists[name][keyword].push_back(word);
+      if (word == "DEPS" || word == "PRIVATE_DEPS" || word == "TEST_DEPS")
+        keyword = word;
+      else
+        lists[name][keyword].push_back(word);
     }
     modules[name].dir = e.path().parent_path();
   }
@@ -168,7 +172,7 @@ std::vector<std::string> ModuleDependencyProblems(const fs::path& root) {
     const std::set<fs::path> tests = TestFiles({files.begin() + static_cast<std::ptrdiff_t>(n_public), files.end()});
     for (size_t i = 0; i < files.size(); ++i) {
       const fs::path& f = files[i];
-      const bool is_public = i < n_public, is_test = tests.count(f) > 0;
+      const bool is_public = i<n_public, is_test = tests.count(f)> 0;
       for (const std::string& inc : Includes(f)) {
         if (inc.rfind("visalign/", 0) == 0) {
           const std::string target = ModuleOfHeader(inc, modules);
@@ -183,7 +187,9 @@ std::vector<std::string> ModuleDependencyProblems(const fs::path& root) {
                                          : m.deps.count(target) > 0 || m.private_deps.count(target) > 0;
           if (!allowed)
             problems.push_back(rel(f) + ": includes " + inc + " of module " + target + ", which " +
-                               (is_public ? "DEPS" : is_test ? "the test program's links" : "DEPS and PRIVATE_DEPS") +
+                               (is_public ? "DEPS"
+                                : is_test ? "the test program's links"
+                                          : "DEPS and PRIVATE_DEPS") +
                                " of " + name + " omit");
           if (!is_test) used.insert(target);
           continue;
@@ -217,7 +223,8 @@ std::string Lines(const std::vector<std::string>& lines) {
 TEST(ModuleDeps, EveryIncludeOfEveryModuleMatchesItsCmakeDeps) {
   const fs::path root = testing::DataDir().parent_path();
   ASSERT_TRUE(fs::is_regular_file(root / "src/core/CMakeLists.txt")) << root;
-  EXPECT_GE(ReadModules(root).size(), 13u);  // core color imaging stats clip store backends hub 3 benchmarks report server
+  EXPECT_GE(ReadModules(root).size(),
+            13u);  // core color imaging stats clip store backends hub 3 benchmarks report server
   const std::vector<std::string> problems = ModuleDependencyProblems(root);
   EXPECT_TRUE(problems.empty()) << Lines(problems);
 }
@@ -242,13 +249,14 @@ TEST(ModuleDeps, NamesEachBrokenRule) {
   write("src/clip/model.cc", "#include \"core/internal.h\"\n#include \"visalign/core/io.h\"\n");
   write("include/visalign/clip.h", "\n");
   const std::vector<std::string> problems = ModuleDependencyProblems(root);
-  EXPECT_EQ(problems,
-            (std::vector<std::string>{
-                "src/clip/model.cc: includes core/internal.h, a private header of another module",
-                "src/clip/CMakeLists.txt: clip lists color in DEPS or PRIVATE_DEPS but none of its headers or sources "
-                "include it",
-                "src/color/parse.cc: includes visalign/clip.h of module clip, which DEPS and PRIVATE_DEPS of color omit",
-            }))
+  EXPECT_EQ(
+      problems,
+      (std::vector<std::string>{
+          "src/clip/model.cc: includes core/internal.h, a private header of another module",
+          "src/clip/CMakeLists.txt: clip lists color in DEPS or PRIVATE_DEPS but none of its headers or sources "
+          "include it",
+          "src/color/parse.cc: includes visalign/clip.h of module clip, which DEPS and PRIVATE_DEPS of color omit",
+      }))
       << Lines(problems);
 }
 

@@ -22,18 +22,31 @@ namespace fs = std::filesystem;
 using testing::RunProgram;
 using testing::RunVisalign;
 
-fs::path Fixture(const std::string& name) { return testing::DataDir().parent_path() / "tests" / "data" / "report" / name; }
+fs::path Fixture(const std::string& name) {
+  return testing::DataDir().parent_path() / "tests" / "data" / "report" / name;
+}
 
 std::vector<std::string> ReportArgs(const fs::path& out) {
-  return {"report", "--results", Fixture("violin").string(), "--results", Fixture("hues").string(),
-          "--results", Fixture("nonsense").string(), "--results", Fixture("acva").string(), "--out", out.string(),
-          "--title", "fixture report"};
+  return {"report",
+          "--results",
+          Fixture("violin").string(),
+          "--results",
+          Fixture("hues").string(),
+          "--results",
+          Fixture("nonsense").string(),
+          "--results",
+          Fixture("acva").string(),
+          "--out",
+          out.string(),
+          "--title",
+          "fixture report"};
 }
 
 // Runs the Chromium check on `html`; its JSON.
 Json CheckInChromium(const fs::path& html, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {"node", (testing::DataDir().parent_path() / "tests" / "testing" / "report_check.cjs").string(),
-                                   VISALIGN_REPORT_NODE_MODULES, html.string()};
+  std::vector<std::string> argv = {
+      "node", (testing::DataDir().parent_path() / "tests" / "testing" / "report_check.cjs").string(),
+      VISALIGN_REPORT_NODE_MODULES, html.string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   testing::RunResult r = RunProgram(argv);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -59,10 +72,10 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   const Json nonsense = Json::parse(*ReadFile(Fixture("nonsense") / "summary.json"));
   const Json acva = Json::parse(*ReadFile(Fixture("acva") / "summary.json"));
   const std::string first_hues_model = hues["models"][0]["model"];
-  const Json check = CheckInChromium(html, {"--filter", first_hues_model, "--filter", "no such model", "--filter", "acva-mono",
-                                                      "--screenshot", (t / "shot.png").string(),
-                                                      "--hover", "hues-1-fail-rates:models_marks", "--sort",
-                                                      "hues-1-summary:8", "--copy", "hues-1-summary"});
+  const Json check =
+      CheckInChromium(html, {"--filter", first_hues_model, "--filter", "no such model", "--filter", "acva-mono",
+                             "--screenshot", (t / "shot.png").string(), "--hover", "hues-1-fail-rates:models_marks",
+                             "--sort", "hues-1-summary:8", "--copy", "hues-1-summary"});
   EXPECT_EQ(check["errors"], Json::array()) << check["errors"].dump();
   EXPECT_EQ(check["dark_errors"], Json::array()) << check["dark_errors"].dump();
   EXPECT_EQ(check["requests"], Json::array()) << check["requests"].dump();
@@ -109,7 +122,8 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   EXPECT_EQ(Count(marks, "acva-1-near-synonyms", "bars_marks"), 3 * acva["models"].size());
   size_t diversity_points = 0;  // a model without passing images has no D_img or H
   for (const Json& m : acva["models"])
-    diversity_points += m["diversity"]["filtered"]["d_img_mean"].is_number() && m["diversity"]["filtered"]["h_mean"].is_number();
+    diversity_points +=
+        m["diversity"]["filtered"]["d_img_mean"].is_number() && m["diversity"]["filtered"]["h_mean"].is_number();
   EXPECT_EQ(Count(marks, "acva-1-d-img-h", "models_marks"), diversity_points);
   // Tiers: one row per tier of summary.json, its models listed.
   Json tiers = Json::array();
@@ -124,7 +138,8 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   // Mahalanobis rate (tooltip format .4f).
   const std::string tooltip = check.value("tooltip", "");
   EXPECT_NE(tooltip.find(first_hues_model), std::string::npos) << tooltip;
-  EXPECT_NE(tooltip.find(fmt::format("{:.4f}", hues["models"][0]["mahalanobis"]["fail_rate"].get<double>())), std::string::npos)
+  EXPECT_NE(tooltip.find(fmt::format("{:.4f}", hues["models"][0]["mahalanobis"]["fail_rate"].get<double>())),
+            std::string::npos)
       << tooltip;
 
   // Clicking a column header (hotelling_fail_rate) sorts the table by it, numerically, then the other way round.
@@ -165,8 +180,9 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   // Each summary table's cells carry summary.csv's cells exactly (data-value where the number is
   // shown rounded) and show each number to at most 4 significant digits, integers as written.
   size_t rounded = 0;
-  for (const auto& [name, id] : {std::pair{"violin", "violin-1-summary"}, std::pair{"hues", "hues-1-summary"},
-                                 std::pair{"nonsense", "hues-nonsense-1-summary"}, std::pair{"acva", "acva-1-summary"}}) {
+  for (const auto& [name, id] :
+       {std::pair{"violin", "violin-1-summary"}, std::pair{"hues", "hues-1-summary"},
+        std::pair{"nonsense", "hues-nonsense-1-summary"}, std::pair{"acva", "acva-1-summary"}}) {
     Result<CsvTable> csv = ReadCsv(Fixture(name) / "summary.csv");
     ASSERT_TRUE(csv.ok());
     Json rows = Json::array();
@@ -182,7 +198,8 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
         const double x = std::stod(exact), y = std::stod(shown);
         EXPECT_LE(std::fabs(x - y), 5e-4 * std::fabs(x));
         std::string digits = shown.substr(0, shown.find('e'));
-        digits.erase(std::remove_if(digits.begin(), digits.end(), [](char ch) { return ch < '0' || ch > '9'; }), digits.end());
+        digits.erase(std::remove_if(digits.begin(), digits.end(), [](char ch) { return ch < '0' || ch > '9'; }),
+                     digits.end());
         digits.erase(0, digits.find_first_not_of('0'));
         EXPECT_LE(digits.size(), 4u);
       }
@@ -202,7 +219,8 @@ TEST(ReportCommand, RendersInChromiumWithTheExpectedMarksAndTables) {
   // both sections say so at their top, and the command said so on stderr, in the same words.
   ASSERT_EQ(check["notes"]["acva-1"].size(), 1u);
   const std::string acva_note = check["notes"]["acva-1"][0];
-  EXPECT_EQ(acva_note.rfind("Warning: the CLIP model's weights are RANDOM (visalign clip random-model", 0), 0u) << acva_note;
+  EXPECT_EQ(acva_note.rfind("Warning: the CLIP model's weights are RANDOM (visalign clip random-model", 0), 0u)
+      << acva_note;
   EXPECT_NE(r.err.find("warning: ACVA-Bench — acva: " + acva_note.substr(9) + "\n"), std::string::npos) << r.err;
   ASSERT_EQ(check["notes"]["violin-1"].size(), 1u);
   const std::string violin_note = check["notes"]["violin-1"][0];
@@ -229,7 +247,8 @@ TEST(ReportCommand, TheSameInputsGiveTheSameBytesAndNoUrl) {
 
 TEST(ReportCommand, AMissingBenchmarkIsLeftOut) {
   testing::TempDir t;
-  testing::RunResult r = RunVisalign({"report", "--results", Fixture("hues").string(), "--out", (t / "r.html").string()});
+  testing::RunResult r =
+      RunVisalign({"report", "--results", Fixture("hues").string(), "--out", (t / "r.html").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(" (1 section, 11 figures, "), std::string::npos) << r.out;  // not "1 sections"
   EXPECT_EQ(r.err, "");
@@ -268,24 +287,29 @@ TEST(ReportCommand, BadInputsAreOneLineWithExitCode2) {
   ASSERT_TRUE(WriteFileAtomic(t / "retyped" / "summary.json", summary.dump()).ok());
   testing::RunResult retyped = RunVisalign({"report", "--results", (t / "retyped").string(), "--out", out.string()});
   EXPECT_EQ(retyped.exit_code, 2);
-  EXPECT_EQ(retyped.err, "error: summary.json or items.jsonl holds a value of another type (type must be string, but is "
-                         "number) (--results " + (t / "retyped").string() +
-                         "): the files as the benchmark wrote them (docs/architecture.md, results contract)\n");
+  EXPECT_EQ(retyped.err,
+            "error: summary.json or items.jsonl holds a value of another type (type must be string, but is "
+            "number) (--results " +
+                (t / "retyped").string() +
+                "): the files as the benchmark wrote them (docs/architecture.md, results contract)\n");
   testing::RunResult missing = RunVisalign({"report", "--results", (t / "nowhere").string(), "--out", out.string()});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_EQ(missing.err.rfind("error: no such folder (--results " + (t / "nowhere").string() + "): ", 0), 0u) << missing.err;
+  EXPECT_EQ(missing.err.rfind("error: no such folder (--results " + (t / "nowhere").string() + "): ", 0), 0u)
+      << missing.err;
   EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1);
   EXPECT_FALSE(fs::exists(out));
   // A report into a folder that does not exist: the folder and what is expected, no temp file named.
   const fs::path nowhere = t / "nowhere" / "r.html";
-  testing::RunResult no_folder = RunVisalign({"report", "--results", Fixture("hues").string(), "--out", nowhere.string()});
+  testing::RunResult no_folder =
+      RunVisalign({"report", "--results", Fixture("hues").string(), "--out", nowhere.string()});
   EXPECT_EQ(no_folder.exit_code, 2);
   EXPECT_EQ(no_folder.err, "error: no folder " + (t / "nowhere").string() + " (--out " + nowhere.string() +
                                "): a file in an existing folder (create the folder first)\n");
-  testing::RunResult folder = RunVisalign({"report", "--results", Fixture("hues").string(), "--out", t.path().string()});
+  testing::RunResult folder =
+      RunVisalign({"report", "--results", Fixture("hues").string(), "--out", t.path().string()});
   EXPECT_EQ(folder.exit_code, 2);
-  EXPECT_EQ(folder.err, "error: is a folder (--out " + t.path().string() + "): the path of the HTML file to write, e.g. " +
-                            (t / "report.html").string() + "\n");
+  EXPECT_EQ(folder.err, "error: is a folder (--out " + t.path().string() +
+                            "): the path of the HTML file to write, e.g. " + (t / "report.html").string() + "\n");
 }
 
 // A store with run "r1": two done images (100 and 250 ms, the second after a failed attempt) and
@@ -311,7 +335,8 @@ TEST(ReportCommand, AStoredRunHasItsSection) {
   testing::TempDir t;
   MakeStore(t / "store");
   const fs::path html = t / "r.html";
-  testing::RunResult r = RunVisalign({"report", "--store", (t / "store").string(), "--run", "r1", "--out", html.string()});
+  testing::RunResult r =
+      RunVisalign({"report", "--store", (t / "store").string(), "--run", "r1", "--out", html.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json check = CheckInChromium(html);
   EXPECT_EQ(check["errors"], Json::array()) << check["errors"].dump();
@@ -322,18 +347,22 @@ TEST(ReportCommand, AStoredRunHasItsSection) {
   EXPECT_EQ(check["tables"]["run-1-failures"],
             Json::parse(R"([["c","0","failed","1","HTTP 400: <bad request>"]])"));  // a done row keeps no error
   // One of its three rows failed: the section says so at its top, and the command on stderr.
-  const std::string note = "run r1 has 1 failed and 0 pending of its 3 rows, so an evaluation of it covers only its 2 done "
-                           "images (`visalign violin generate --retry-failed` resumes it).";
+  const std::string note =
+      "run r1 has 1 failed and 0 pending of its 3 rows, so an evaluation of it covers only its 2 done "
+      "images (`visalign violin generate --retry-failed` resumes it).";
   EXPECT_EQ(check["notes"]["run-1"], Json::array({"Warning: " + note}));
   EXPECT_EQ(r.err, "warning: Run — r1: " + note + "\n");
 
-  testing::RunResult none = RunVisalign({"report", "--store", (t / "store").string(), "--run", "r2", "--out", html.string()});
+  testing::RunResult none =
+      RunVisalign({"report", "--store", (t / "store").string(), "--run", "r2", "--out", html.string()});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.err, "error: no run named \"r2\" (--run r2 in store " + (t / "store").string() +
                           "): one of the runs `visalign store show --store " + (t / "store").string() + "` lists\n");
-  testing::RunResult nostore = RunVisalign({"report", "--store", (t / "nowhere").string(), "--run", "r1", "--out", html.string()});
+  testing::RunResult nostore =
+      RunVisalign({"report", "--store", (t / "nowhere").string(), "--run", "r1", "--out", html.string()});
   EXPECT_EQ(nostore.exit_code, 2);
-  EXPECT_EQ(nostore.err.rfind("error: no visalign store (--store " + (t / "nowhere").string() + "): ", 0), 0u) << nostore.err;
+  EXPECT_EQ(nostore.err.rfind("error: no visalign store (--store " + (t / "nowhere").string() + "): ", 0), 0u)
+      << nostore.err;
   EXPECT_FALSE(fs::exists(t / "nowhere"));
   testing::RunResult nothing = RunVisalign({"report", "--out", html.string()});
   EXPECT_EQ(nothing.exit_code, 2);
@@ -378,7 +407,8 @@ TEST(ReportCommand, StaticFiguresAreGlyphOutlinesAndByteStable) {
 TEST(ReportCommand, ProbeFiguresRenderInChromium) {
   testing::TempDir t;
   const fs::path html = t / "probes.html";
-  ASSERT_EQ(RunVisalign({"report", "--results", Fixture("violin-probes").string(), "--out", html.string()}).exit_code, 0);
+  ASSERT_EQ(RunVisalign({"report", "--results", Fixture("violin-probes").string(), "--out", html.string()}).exit_code,
+            0);
   const Json check = CheckInChromium(html);
   EXPECT_EQ(check["errors"], Json::array()) << check["errors"].dump();
   EXPECT_EQ(check["rendered"], "true");

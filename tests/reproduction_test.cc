@@ -39,7 +39,7 @@ TEST(Reproduction, H5PublishedPassTableOfTheShippedModels) {
   const std::string sample = (DataDir() / "hues/peer-sample").string();
   const std::string old_humans = (DataDir() / "hues/peer-sample/HC_old.csv").string();
   const std::map<std::string, std::pair<double, double>> published = {{"RN50-openai", {0.47, 0.27}},
-                                                                       {"ViT-B-16-SigLIP-webli", {0.50, 0.25}}};
+                                                                      {"ViT-B-16-SigLIP-webli", {0.50, 0.25}}};
   for (const auto& [alpha, column] : {std::pair{"0.05", 0}, std::pair{"0.003", 1}}) {
     const auto summary = Json({"hues", "evaluate", "--predictions", sample, "--humans", old_humans, "--alpha", alpha,
                                "--out", (dir / alpha).string(), "--json"});

@@ -1,7 +1,7 @@
 // The results contract (docs/architecture.md, "Results contract"): every benchmark's output folder
 // has summary.json opening with benchmark, schema_version and visalign_version, recording the
-// fingerprints of its inputs and keeping the documented key order, plus items.jsonl, summary.csv and summary.md (the nonsense baseline's
-// `hues nonsense --out` too).
+// fingerprints of its inputs and keeping the documented key order, plus items.jsonl, summary.csv and summary.md (the
+// nonsense baseline's `hues nonsense --out` too).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,10 +27,11 @@ using testing::TempDir;
 // summary.json's top-level keys in the order docs/architecture.md ("Key order") documents after the
 // header; a trailing '?' marks a key that appears only when it applies.
 const std::map<std::string, std::vector<std::string>> kDocumentedKeys = {
-    {"violin",
-     {"inputs", "weights", "normalization", "split", "selection", "by", "missing_policy", "alpha", "bootstrap", "n_items",
-      "n_common_items", "n_outside_split", "rows", "overall", "common", "n_missing", "missing", "n_unreadable",
-      "unreadable", "n_unmatched", "unmatched", "n_transparent", "transparent", "probes?", "refusals?"}},
+    {"violin", {"inputs",         "weights",     "normalization", "split",         "selection",      "by",
+                "missing_policy", "alpha",       "bootstrap",     "n_items",       "n_common_items", "n_outside_split",
+                "rows",           "overall",     "common",        "n_missing",     "missing",        "n_unreadable",
+                "unreadable",     "n_unmatched", "unmatched",     "n_transparent", "transparent",    "probes?",
+                "refusals?"}},
     {"hues", {"inputs", "settings", "humans", "models", "families?", "uncatalogued_models?"}},
     {"hues-nonsense", {"inputs", "settings", "classes", "models"}},
     {"acva",
@@ -80,9 +81,9 @@ TEST(ResultsContract, Violin) {
                 .exit_code,
             0);
   // The same images as a folder and as a run imported into the store.
-  auto imported = RunVisalign({"violin", "generate", "--dataset", (dir / "ds").string(), "--run", "imported",
-                               "--backend", "directory", "--path", (dir / "ds" / "images").string(), "--store",
-                               (dir / "store").string()});
+  auto imported =
+      RunVisalign({"violin", "generate", "--dataset", (dir / "ds").string(), "--run", "imported", "--backend",
+                   "directory", "--path", (dir / "ds" / "images").string(), "--store", (dir / "store").string()});
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
   auto r = RunVisalign({"violin", "evaluate", "--dataset", (dir / "ds").string(), "--images",
                         "gt=" + (dir / "ds" / "images").string(), "--store", (dir / "store").string(), "--run",
@@ -178,15 +179,41 @@ TEST(ResultsContract, Acva) {
       << "\n"
       << R"({"id": "promise", "word": "诺言", "gloss_en": "promise", "category": "communication", "rubric": [{"id": "trust", "text_zh": "是否有信任？", "text_en": "Is trust shown?", "weight": 1, "framework": "frame"}]})"
       << "\n";
-  std::ofstream(dir / "pairs.jsonl") << R"({"a": "oath", "b": "promise"})" << "\n";
+  std::ofstream(dir / "pairs.jsonl") << R"({"a": "oath", "b": "promise"})"
+                                     << "\n";
   auto server = acva::ReferenceServer::Start({});
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   const std::string clip_model = (testing::SharedDir() / "fixtures" / "clip-tiny").string();
-  auto r = RunVisalign({"acva", "run", "--run", "varied", "--model", "varied", "--endpoint", (*server)->url(),
-                        "--seed", "0", "--param", "seed={seed}", "--samples", "2", "--judge-endpoint",
-                        (*server)->url(), "--judge-model", "ref", "--clip-model", clip_model, "--bootstrap", "100",
-                        "--store", (dir / "store").string(), "--concepts", (dir / "concepts.jsonl").string(),
-                        "--pairs", (dir / "pairs.jsonl").string(), "--out", (dir / "out").string()});
+  auto r = RunVisalign({"acva",
+                        "run",
+                        "--run",
+                        "varied",
+                        "--model",
+                        "varied",
+                        "--endpoint",
+                        (*server)->url(),
+                        "--seed",
+                        "0",
+                        "--param",
+                        "seed={seed}",
+                        "--samples",
+                        "2",
+                        "--judge-endpoint",
+                        (*server)->url(),
+                        "--judge-model",
+                        "ref",
+                        "--clip-model",
+                        clip_model,
+                        "--bootstrap",
+                        "100",
+                        "--store",
+                        (dir / "store").string(),
+                        "--concepts",
+                        (dir / "concepts.jsonl").string(),
+                        "--pairs",
+                        (dir / "pairs.jsonl").string(),
+                        "--out",
+                        (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json s = ExpectContract(dir / "out", "acva");
   const Json& inputs = s["inputs"];

@@ -31,10 +31,10 @@ constexpr char kRedirect[] = "https://app.prolific.com/submissions/complete?cc={
 std::string StudyFile(const TempDir& dir, bool cvd_screen) {
   return dir
       .Write("study.json", Json({{"words_per_participant", 4},
-                                           {"attention_check", {{"cell", "H15"}, {"position", 2}}},
-                                           {"completion_codes", {"C0DE1"}},
-                                           {"completion_url", kRedirect},
-                                           {"cvd_screen", cvd_screen}})
+                                 {"attention_check", {{"cell", "H15"}, {"position", 2}}},
+                                 {"completion_codes", {"C0DE1"}},
+                                 {"completion_url", kRedirect},
+                                 {"cvd_screen", cvd_screen}})
                                .dump())
       .string();
 }
@@ -68,10 +68,9 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
   Json plate_answers = Json::array();
   for (const server::Plate& plate : server::ScreeningPlates(1))
     plate_answers.push_back(plate_answers.size() == 2 ? Json("none") : Json(plate.digit));
-  BrowserRun run = RunBrowserScenario(Scenarios(), "game_session", serve.url(),
-                                      {{"cells", cells}, {"plateAnswers", plate_answers},
-                                       {"redirectGlob", "https://app.prolific.com/**"}},
-                                      dir.path());
+  BrowserRun run = RunBrowserScenario(
+      Scenarios(), "game_session", serve.url(),
+      {{"cells", cells}, {"plateAnswers", plate_answers}, {"redirectGlob", "https://app.prolific.com/**"}}, dir.path());
   ExpectCleanPage(run);
   const Json& items = run.result["items"];
   ASSERT_EQ(items.size(), 5u) << run.result.dump();
@@ -155,13 +154,13 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
 TEST(ServeGame, EachWordShowsItsCategorysNameInTheParticipantsLanguage) {
   TempDir dir;
   const fs::path store = dir / "store";
-  const std::string study =
-      dir.Write("study.json", Json({{"words_per_participant", 100}, {"cvd_screen", false},
-                                              {"attention_check", {{"enabled", false}}},
-                                              {"rate_limit_per_ip", {{"per_second", 0}}},
-                                              {"rate_limit_per_session", {{"per_second", 0}}}})
-                                  .dump())
-          .string();
+  const std::string study = dir.Write("study.json", Json({{"words_per_participant", 100},
+                                                          {"cvd_screen", false},
+                                                          {"attention_check", {{"enabled", false}}},
+                                                          {"rate_limit_per_ip", {{"per_second", 0}}},
+                                                          {"rate_limit_per_session", {{"per_second", 0}}}})
+                                                        .dump())
+                                .string();
   ServeProcess serve({"--store", store.string(), "--study", study}, dir.path());
   ASSERT_TRUE(serve.ok()) << serve.error();
   const CsvTable words = ReadCsv(testing::DataDir() / "hues" / "words.csv").value();
@@ -188,8 +187,8 @@ TEST(ServeGame, EachWordShowsItsCategorysNameInTheParticipantsLanguage) {
       EXPECT_EQ(item["category_code"], category_of.at(clue)) << clue;
       EXPECT_EQ(item["category"], name_of.at(category_of.at(clue))) << clue;
       shown[language].insert(item["category"].get<std::string>());
-      const Json answer = {{"index", item["index"]}, {"coordinate", "A1"},
-                                     {"client_id", language + "-answer-" + std::to_string(n)}};
+      const Json answer = {
+          {"index", item["index"]}, {"coordinate", "A1"}, {"client_id", language + "-answer-" + std::to_string(n)}};
       auto answered = client.Post("/api/answer", cookie, answer.dump(), "application/json");
       ASSERT_TRUE(answered && answered->status == 201);
       item = Json::parse(answered->body);
@@ -212,10 +211,9 @@ TEST(ServeGame, OnAPortraitPhoneTheWholeBoardIsVisible) {
   TempDir dir;
   ServeProcess serve({"--store", (dir / "store").string(), "--study", StudyFile(dir, false)}, dir.path());
   ASSERT_TRUE(serve.ok()) << serve.error();
-  BrowserRun run = RunBrowserScenario(Scenarios(), "phone", serve.url(),
-                                      {{"viewport", {{"width", 390}, {"height", 844}}}, {"isMobile", true},
-                                       {"deviceScaleFactor", 3}},
-                                      dir.path());
+  BrowserRun run = RunBrowserScenario(
+      Scenarios(), "phone", serve.url(),
+      {{"viewport", {{"width", 390}, {"height", 844}}}, {"isMobile", true}, {"deviceScaleFactor", 3}}, dir.path());
   ExpectCleanPage(run);
   const Json& box = run.result["box"];
   EXPECT_GE(box["x"].get<double>(), 0);
@@ -225,7 +223,8 @@ TEST(ServeGame, OnAPortraitPhoneTheWholeBoardIsVisible) {
   EXPECT_LE(run.result["scrollWidth"].get<int>(), 390) << "no sideways scrolling";
   EXPECT_GE(run.result["cell"].get<double>(), 11) << "cells large enough to tap";
   EXPECT_TRUE(fs::exists(dir / "phone.png"));
-  if (const char* keep = std::getenv("VISALIGN_KEEP_SCREENSHOT")) fs::copy_file(dir / "phone.png", keep, fs::copy_options::overwrite_existing);
+  if (const char* keep = std::getenv("VISALIGN_KEEP_SCREENSHOT"))
+    fs::copy_file(dir / "phone.png", keep, fs::copy_options::overwrite_existing);
 }
 
 // The board's cells are about 12 px wide on a 390 px phone, far below a finger. The rule chosen
@@ -239,8 +238,11 @@ TEST(ServeGame, OnAPhoneATapOpensALoupeWhoseCellsMeetTheTouchTargetSize) {
   ServeProcess serve({"--store", store.string(), "--study", StudyFile(dir, false)}, dir.path());
   ASSERT_TRUE(serve.ok()) << serve.error();
   BrowserRun run = RunBrowserScenario(Scenarios(), "phone_zoom_pick", serve.url(),
-                                      {{"viewport", {{"width", 390}, {"height", 844}}}, {"isMobile", true},
-                                       {"deviceScaleFactor", 3}, {"tap", "H14"}, {"cell", "H15"}},
+                                      {{"viewport", {{"width", 390}, {"height", 844}}},
+                                       {"isMobile", true},
+                                       {"deviceScaleFactor", 3},
+                                       {"tap", "H14"},
+                                       {"cell", "H15"}},
                                       dir.path());
   ExpectCleanPage(run);
   EXPECT_LT(run.result["boardCell"].get<double>(), 24) << "the board's own cells are too small to tap: why the loupe";
@@ -278,8 +280,8 @@ TEST(ServeGame, TheWholeGameCanBePlayedWithTheKeyboardOnly) {
   Json attention = Json::array();
   for (int i = 0; i < 7; ++i) attention.push_back("ArrowDown");
   for (int i = 0; i < 14; ++i) attention.push_back("ArrowRight");
-  BrowserRun run = RunBrowserScenario(Scenarios(), "keyboard", serve.url(), {{"moves", moves}, {"attentionMoves", attention}},
-                                      dir.path());
+  BrowserRun run = RunBrowserScenario(Scenarios(), "keyboard", serve.url(),
+                                      {{"moves", moves}, {"attentionMoves", attention}}, dir.path());
   ExpectCleanPage(run);
   // Every board starts with the focus on A1.
   const std::vector<std::string> expected = {"B3", "P30", "H15", "B1", "A1"};

@@ -29,8 +29,8 @@ class ServeSafety : public ::testing::Test {
  protected:
   void Start(const Json& study) {
     serve_ = std::make_unique<ServeProcess>(
-        std::vector<std::string>{"--store", (dir_ / "store").string(), "--study", dir_.Write("study.json", study.dump()).string(),
-                                 "--admin-token-env", "SAFETY_TOKEN"},
+        std::vector<std::string>{"--store", (dir_ / "store").string(), "--study",
+                                 dir_.Write("study.json", study.dump()).string(), "--admin-token-env", "SAFETY_TOKEN"},
         dir_.path(), std::map<std::string, std::string>{{"SAFETY_TOKEN", kToken}});
     ASSERT_TRUE(serve_->ok()) << serve_->error();
     client_ = std::make_unique<httplib::Client>(serve_->url());
@@ -38,9 +38,12 @@ class ServeSafety : public ::testing::Test {
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
   }
-  void SetUp() override { Start({{"words_per_participant", 3}, {"attention_check", {{"position", 1}}}, {"cvd_screen", false}}); }
+  void SetUp() override {
+    Start({{"words_per_participant", 3}, {"attention_check", {{"position", 1}}}, {"cvd_screen", false}});
+  }
 
-  Reply Call(const std::string& method, const std::string& path, const std::string& body = "{}", httplib::Headers headers = {}) {
+  Reply Call(const std::string& method, const std::string& path, const std::string& body = "{}",
+             httplib::Headers headers = {}) {
     if (!cookie_.empty()) headers.emplace("Cookie", cookie_);
     auto res = method == "GET" ? client_->Get(path, headers) : client_->Post(path, headers, body, "application/json");
     Reply r;
@@ -56,7 +59,10 @@ class ServeSafety : public ::testing::Test {
     ASSERT_EQ(res->status, 201);
     const std::string set = res->get_header_value("Set-Cookie");
     cookie_ = set.substr(0, set.find(';'));
-    ASSERT_EQ(Call("POST", "/api/profile", R"({"language": "en", "gender": "other", "age_range": "30-39", "colorblind": "no"})").status, 200);
+    ASSERT_EQ(Call("POST", "/api/profile",
+                   R"({"language": "en", "gender": "other", "age_range": "30-39", "colorblind": "no"})")
+                  .status,
+              200);
   }
   store::StudyCounts Counts() { return *store_->Counts(); }
   static std::string Answer(int index, const std::string& coordinate, const std::string& client_id) {
@@ -90,9 +96,11 @@ TEST_F(ServeSafety, NothingIsStoredBeforeConsent) {
   ExpectRefused(400, "no consent", [&] { return Call("POST", "/api/session", R"({"params": {}})"); });
   ExpectRefused(401, "no session", [&] { return Call("POST", "/api/answer", Answer(0, "A1", "client-0001")); });
   ExpectRefused(401, "no session", [&] { return Call("POST", "/api/profile", R"({"language": "en"})"); });
-  ExpectRefused(401, "no session", [&] { return Call("POST", "/api/events", R"({"events": [{"type": "blur", "t": 1}]})"); });
+  ExpectRefused(401, "no session",
+                [&] { return Call("POST", "/api/events", R"({"events": [{"type": "blur", "t": 1}]})"); });
   ExpectRefused(401, "unknown session", [&] {
-    return Call("GET", "/api/next", "", {{"Cookie", "visalign_session=0000000000000000000000000000000000000000000000000000000000000000"}});
+    return Call("GET", "/api/next", "",
+                {{"Cookie", "visalign_session=0000000000000000000000000000000000000000000000000000000000000000"}});
   });
   EXPECT_EQ(Counts().participants, 0);
 }
@@ -102,19 +110,24 @@ TEST_F(ServeSafety, UnknownCellsAndWordsAreRefused) {
   for (const char* cell : {"Q1", "A31", "A0", "", "C12; DROP TABLE hues_answers", "<img src=x onerror=alert(1)>"})
     ExpectRefused(400, "cell", [&] { return Call("POST", "/api/answer", Answer(0, cell, "client-0001")); });
   ExpectRefused(400, "clue", [&] {
-    return Call("POST", "/api/answer", R"({"index": 0, "coordinate": "A1", "client_id": "client-0001", "clue_id": 99999})");
+    return Call("POST", "/api/answer",
+                R"({"index": 0, "coordinate": "A1", "client_id": "client-0001", "clue_id": 99999})");
   });
   ExpectRefused(400, "item", [&] { return Call("POST", "/api/answer", Answer(7, "A1", "client-0001")); });
-  ExpectRefused(400, "item", [&] { return Call("POST", "/api/answer", R"({"index": -1, "coordinate": "A1", "client_id": "client-0001"})"); });
+  ExpectRefused(400, "item", [&] {
+    return Call("POST", "/api/answer", R"({"index": -1, "coordinate": "A1", "client_id": "client-0001"})");
+  });
   ExpectRefused(400, "client id", [&] { return Call("POST", "/api/answer", Answer(0, "A1", "x")); });
   auto fresh = client_->Post("/api/session", R"({"consent": true})", "application/json");
   const std::string set = fresh->get_header_value("Set-Cookie");
   cookie_ = set.substr(0, set.find(';'));
   ExpectRefused(400, "value", [&] {
-    return Call("POST", "/api/profile", R"({"language": "en", "gender": "unicorn", "age_range": "30-39", "colorblind": "no"})");
+    return Call("POST", "/api/profile",
+                R"({"language": "en", "gender": "unicorn", "age_range": "30-39", "colorblind": "no"})");
   });
   ExpectRefused(400, "value", [&] {
-    return Call("POST", "/api/profile", R"({"language": "fr", "gender": "male", "age_range": "30-39", "colorblind": "no"})");
+    return Call("POST", "/api/profile",
+                R"({"language": "fr", "gender": "male", "age_range": "30-39", "colorblind": "no"})");
   });
   EXPECT_FALSE(store_->FindSession(server::SessionHash(cookie_.substr(cookie_.find('=') + 1)))->value().onboarded());
 }
@@ -129,7 +142,8 @@ TEST_F(ServeSafety, ReplayedDuplicatedAndOutOfTurnAnswersAreRefused) {
   ASSERT_EQ(Call("POST", "/api/answer", Answer(1, "H15", "client-0004")).status, 201);  // the attention check
   ExpectRefused(409, "already recorded", [&] { return Call("POST", "/api/answer", Answer(2, "E5", "client-0001")); });
   ExpectRefused(409, "already onboarded", [&] {
-    return Call("POST", "/api/profile", R"({"language": "es", "gender": "other", "age_range": "30-39", "colorblind": "no"})");
+    return Call("POST", "/api/profile",
+                R"({"language": "es", "gender": "other", "age_range": "30-39", "colorblind": "no"})");
   });
   EXPECT_EQ(Counts().answers, 1);
 }
@@ -139,16 +153,20 @@ TEST_F(ServeSafety, OversizedMalformedAndDeeplyNestedBodiesAreRefused) {
   ExpectRefused(413, "too large", [&] { return Call("POST", "/api/events", std::string(20000, ' ') + "{}"); });
   ExpectRefused(400, "invalid JSON", [&] { return Call("POST", "/api/answer", R"({"index": 0,)"); });
   ExpectRefused(400, "not an object", [&] { return Call("POST", "/api/answer", "[1, 2]"); });
-  ExpectRefused(400, "nested deeper", [&] { return Call("POST", "/api/answer", std::string(100, '[') + std::string(100, ']')); });
-  ExpectRefused(400, "event", [&] { return Call("POST", "/api/events", R"({"events": [{"type": "<script>", "t": 1}]})"); });
+  ExpectRefused(400, "nested deeper",
+                [&] { return Call("POST", "/api/answer", std::string(100, '[') + std::string(100, ']')); });
+  ExpectRefused(400, "event",
+                [&] { return Call("POST", "/api/events", R"({"events": [{"type": "<script>", "t": 1}]})"); });
   Json many = {{"events", Json::array()}};
   for (int i = 0; i < 101; ++i) many["events"].push_back({{"type", "blur"}, {"t", i}});
   ExpectRefused(400, "at most 100", [&] { return Call("POST", "/api/events", many.dump()); });
   cookie_.clear();
   ExpectRefused(400, "parameter", [&] {
-    return Call("POST", "/api/session", Json({{"consent", true}, {"params", {{"PROLIFIC_PID", std::string(201, 'x')}}}}).dump());
+    return Call("POST", "/api/session",
+                Json({{"consent", true}, {"params", {{"PROLIFIC_PID", std::string(201, 'x')}}}}).dump());
   });
-  ExpectRefused(400, "parameter", [&] { return Call("POST", "/api/session", R"({"consent": true, "params": {"STUDY_ID": 5}})"); });
+  ExpectRefused(400, "parameter",
+                [&] { return Call("POST", "/api/session", R"({"consent": true, "params": {"STUDY_ID": 5}})"); });
 }
 
 TEST_F(ServeSafety, HostileTextIsStoredAsTextAndTheSqlIsParameterised) {
@@ -174,8 +192,12 @@ TEST_F(ServeSafety, NoPageScriptBuildsHtmlFromStrings) {
 
 TEST_F(ServeSafety, EveryReplyCarriesTheContentSecurityPolicy) {
   for (const auto& [method, path, body] : std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"GET", "/", ""}, {"GET", "/api/board", ""}, {"GET", "/static/game.js", ""}, {"GET", "/nowhere", ""},
-           {"POST", "/api/answer", "{}"}, {"POST", "/api/events", std::string(20000, ' ')}}) {
+           {"GET", "/", ""},
+           {"GET", "/api/board", ""},
+           {"GET", "/static/game.js", ""},
+           {"GET", "/nowhere", ""},
+           {"POST", "/api/answer", "{}"},
+           {"POST", "/api/events", std::string(20000, ' ')}}) {
     Reply r = Call(method, path, body);
     EXPECT_EQ(httplib::detail::get_header_value(r.headers, "Content-Security-Policy", 0, ""),
               std::string(server::kContentSecurityPolicy))
@@ -187,8 +209,11 @@ TEST_F(ServeSafety, AdminEndpointsNeedTheToken) {
   Join();
   cookie_.clear();
   ExpectRefused(403, "admin token", [&] { return Call("GET", "/api/admin/export"); });
-  ExpectRefused(403, "admin token", [&] { return Call("GET", "/api/admin/counts", "", {{"Authorization", "Bearer wrong"}}); });
-  ExpectRefused(403, "admin token", [&] { return Call("POST", "/api/admin/reset", R"({"confirm": "delete all study data"})"); });
+  ExpectRefused(403, "admin token", [&] {
+    return Call("GET", "/api/admin/counts", "", {{"Authorization", "Bearer wrong"}});
+  });
+  ExpectRefused(403, "admin token",
+                [&] { return Call("POST", "/api/admin/reset", R"({"confirm": "delete all study data"})"); });
   const httplib::Headers admin = {{"Authorization", std::string("Bearer ") + kToken}};
   Reply counts = Call("GET", "/api/admin/counts", "", admin);
   EXPECT_EQ(counts.status, 200);
@@ -200,8 +225,10 @@ TEST_F(ServeSafety, AdminEndpointsNeedTheToken) {
 
 TEST_F(ServeSafety, TooManyRequestsPerIpOrPerSessionAnswer429) {
   serve_.reset();
-  Start({{"rate_limit_per_ip", {{"per_second", 0.5}, {"burst", 8}}}, {"rate_limit_per_session", {{"per_second", 0.5}, {"burst", 2}}}});
-  auto session = client_->Post("/api/session", R"({"consent": true})", "application/json");  // the IP's burst of 8 also pays for the start-up /health checks
+  Start({{"rate_limit_per_ip", {{"per_second", 0.5}, {"burst", 8}}},
+         {"rate_limit_per_session", {{"per_second", 0.5}, {"burst", 2}}}});
+  auto session = client_->Post("/api/session", R"({"consent": true})",
+                               "application/json");  // the IP's burst of 8 also pays for the start-up /health checks
   ASSERT_EQ(session->status, 201);
   const std::string set = session->get_header_value("Set-Cookie");
   cookie_ = set.substr(0, set.find(';'));

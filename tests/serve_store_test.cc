@@ -74,8 +74,9 @@ void Play(const std::string& url, int player, bool fail_attention, std::mutex& m
     const bool attention = item["kind"] == "attention";
     const std::string cell = attention ? (fail_attention ? "A1" : kAttentionCell)
                                        : std::string(1, static_cast<char>('A' + player)) + std::to_string(1 + n);
-    const Json body = {{"index", item["index"]}, {"coordinate", cell},
-                                 {"client_id", "player" + std::to_string(player) + "-item" + std::to_string(n)}};
+    const Json body = {{"index", item["index"]},
+                       {"coordinate", cell},
+                       {"client_id", "player" + std::to_string(player) + "-item" + std::to_string(n)}};
     auto answer = client.Post("/api/answer", cookie, body.dump(), "application/json");
     if (!answer || answer->status != 201) return fail("answer " + std::to_string(n) + " refused");
     if (!attention) {
@@ -116,7 +117,8 @@ class ServeStore : public ::testing::TestWithParam<std::string> {
   }
   static std::vector<Row> Rows(const CsvTable& t) {
     std::vector<Row> out;
-    for (const auto& r : t.rows) out.emplace_back(r[*t.Column("userId")], r[*t.Column("clueId")], r[*t.Column("coordinate")]);
+    for (const auto& r : t.rows)
+      out.emplace_back(r[*t.Column("userId")], r[*t.Column("clueId")], r[*t.Column("coordinate")]);
     return out;
   }
 
@@ -126,14 +128,13 @@ class ServeStore : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(ServeStore, AnswersPostedOverHttpAreExactlyWhatExportHumansWrites) {
-  const Json study = {{"words_per_participant", kWords}, {"attention_check", {{"position", 1}}},
-                                {"cvd_screen", false}};
+  const Json study = {{"words_per_participant", kWords}, {"attention_check", {{"position", 1}}}, {"cvd_screen", false}};
   std::vector<Row> acknowledged;
   std::string admin_export, failed_user;
   {
-    ServeProcess serve(Store({"--study", dir_.Write("study.json", study.dump()).string(), "--admin-token-env",
-                              "SERVE_STORE_TOKEN"}),
-                       dir_.path(), env_);
+    ServeProcess serve(
+        Store({"--study", dir_.Write("study.json", study.dump()).string(), "--admin-token-env", "SERVE_STORE_TOKEN"}),
+        dir_.path(), env_);
     ASSERT_TRUE(serve.ok()) << serve.error();
     std::mutex mu;
     std::vector<std::string> errors;
@@ -182,9 +183,9 @@ TEST_P(ServeStore, AnswersPostedOverHttpAreExactlyWhatExportHumansWrites) {
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(kept, expected);
   EXPECT_EQ(kept.size(), static_cast<size_t>((kPlayers - 1) * kWords));
-  RunResult json = RunVisalign(Store({"hues", "export-humans", "--exclude-failed-attention", "--out",
-                                      (dir_ / "j.csv").string(), "--json"}),
-                               env_);
+  RunResult json = RunVisalign(
+      Store({"hues", "export-humans", "--exclude-failed-attention", "--out", (dir_ / "j.csv").string(), "--json"}),
+      env_);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(Json::parse(json.out)["excluded_participants"], 1);
 
@@ -200,7 +201,8 @@ struct Participant {
   std::string user;
 
   Participant(httplib::Client& c, const Json& params) : client(c) {
-    auto session = client.Post("/api/session", Json({{"consent", true}, {"params", params}}).dump(), "application/json");
+    auto session =
+        client.Post("/api/session", Json({{"consent", true}, {"params", params}}).dump(), "application/json");
     EXPECT_TRUE(session && session->status == 201);
     if (!session) return;
     user = Json::parse(session->body)["participant"];
@@ -218,11 +220,10 @@ struct Participant {
     Json item = Json::parse(next->body);
     for (int n = 0; !item["done"].get<bool>(); ++n) {
       const std::string cell = item["kind"] == "attention" ? attention_cell : "A" + std::to_string(n + 1);
-      auto answer = client.Post("/api/answer", cookie,
-                                Json({{"index", item["index"]}, {"coordinate", cell},
-                                                {"client_id", user + "-" + std::to_string(n)}})
-                                    .dump(),
-                                "application/json");
+      auto answer = client.Post(
+          "/api/answer", cookie,
+          Json({{"index", item["index"]}, {"coordinate", cell}, {"client_id", user + "-" + std::to_string(n)}}).dump(),
+          "application/json");
       ASSERT_TRUE(answer && answer->status == 201);
       item = Json::parse(answer->body);
     }
@@ -248,8 +249,12 @@ Json PlateAnswers(const std::string& location, const std::string& user, int righ
 // colour-blind, and --min-plate-score leaves out who scored less or was not screened.
 TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
   const Json study = {{"words_per_participant", 2}, {"attention_check", {{"position", 1}}}, {"cvd_screen", true}};
-  const Json profile = {{"language", "en"}, {"gender", "female"}, {"age_range", "20-29"}, {"colorblind", "no"},
-                                  {"metadata", {{"user_agent", "Test/1.0"}, {"viewport", {390, 844}}, {"device_pixel_ratio", 3}}}};
+  const Json profile = {
+      {"language", "en"},
+      {"gender", "female"},
+      {"age_range", "20-29"},
+      {"colorblind", "no"},
+      {"metadata", {{"user_agent", "Test/1.0"}, {"viewport", {390, 844}}, {"device_pixel_ratio", 3}}}};
   std::vector<std::string> users;
   {
     ServeProcess serve(Store({"--study", dir_.Write("study.json", study.dump()).string()}), dir_.path(), env_);
@@ -266,7 +271,8 @@ TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
       ASSERT_NO_FATAL_FAILURE(p.Play(pid == std::string("pid-c") ? "A1" : kAttentionCell));
     }
   }
-  RunResult csv_run = RunVisalign(Store({"hues", "export-participants", "--out", (dir_ / "participants.csv").string()}), env_);
+  RunResult csv_run =
+      RunVisalign(Store({"hues", "export-participants", "--out", (dir_ / "participants.csv").string()}), env_);
   ASSERT_EQ(csv_run.exit_code, 0) << csv_run.err;
   EXPECT_EQ(csv_run.out, "wrote 4 participants to " + (dir_ / "participants.csv").string() + "\n");
   const CsvTable t = ReadCsv(dir_ / "participants.csv").value();
@@ -280,9 +286,9 @@ TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
       {users[3], "pid-d", "", "", "", "none", "0", "0"}};
   for (size_t r = 0; r < 4; ++r) {
     SCOPED_TRACE(r);
-    const std::vector<std::string> got = {col(r, "userId"), col(r, "PROLIFIC_PID"), col(r, "plate_score"),
-                                          col(r, "colorblind_reported"), col(r, "colorblind"), col(r, "attention_check"),
-                                          col(r, "items"), col(r, "answers")};
+    const std::vector<std::string> got = {
+        col(r, "userId"),     col(r, "PROLIFIC_PID"),    col(r, "plate_score"), col(r, "colorblind_reported"),
+        col(r, "colorblind"), col(r, "attention_check"), col(r, "items"),       col(r, "answers")};
     EXPECT_EQ(got, expected[r]);
     EXPECT_EQ(col(r, "STUDY_ID"), "study-1");
     EXPECT_EQ(col(r, "completed_at").empty(), r == 3);
@@ -309,13 +315,14 @@ TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
   const CsvTable all = Export("answers.csv");
   std::map<std::string, std::set<std::string>> colorblind;
   for (const auto& r : all.rows) colorblind[r[*all.Column("userId")]].insert(r[*all.Column("colorblind")]);
-  EXPECT_EQ(colorblind, (std::map<std::string, std::set<std::string>>{{users[0], {"no"}}, {users[1], {"YES"}}, {users[2], {"no"}}}));
+  EXPECT_EQ(colorblind, (std::map<std::string, std::set<std::string>>{
+                            {users[0], {"no"}}, {users[1], {"YES"}}, {users[2], {"no"}}}));
   const CsvTable screened = Export("screened.csv", {"--min-plate-score", "0.5"});
   std::set<std::string> kept;
   for (const auto& r : screened.rows) kept.insert(r[*screened.Column("userId")]);
   EXPECT_EQ(kept, std::set<std::string>{users[0]});
-  RunResult counts = RunVisalign(Store({"--json", "hues", "export-humans", "--min-plate-score", "0.5", "--exclude-failed-attention",
-                                        "--out", (dir_ / "s.csv").string()}),
+  RunResult counts = RunVisalign(Store({"--json", "hues", "export-humans", "--min-plate-score", "0.5",
+                                        "--exclude-failed-attention", "--out", (dir_ / "s.csv").string()}),
                                  env_);
   ASSERT_EQ(counts.exit_code, 0) << counts.err;
   const Json c = Json::parse(counts.out);
@@ -324,10 +331,13 @@ TEST_P(ServeStore, ExportParticipantsAndThePlateScoreRules) {
   EXPECT_EQ(c["excluded_participants"], 2);
   EXPECT_EQ(c["answers"], 2);
 
-  ExpectOneLineError(RunVisalign(Store({"hues", "export-humans", "--min-plate-score", "1.5", "--out", (dir_ / "x.csv").string()}), env_),
-                     "--min-plate-score", kToken);
-  ExpectOneLineError(RunVisalign(Store({"hues", "export-participants", "--format", "xml", "--out", (dir_ / "x.csv").string()}), env_),
-                     "--format", kToken);
+  ExpectOneLineError(
+      RunVisalign(Store({"hues", "export-humans", "--min-plate-score", "1.5", "--out", (dir_ / "x.csv").string()}),
+                  env_),
+      "--min-plate-score", kToken);
+  ExpectOneLineError(
+      RunVisalign(Store({"hues", "export-participants", "--format", "xml", "--out", (dir_ / "x.csv").string()}), env_),
+      "--format", kToken);
 }
 
 // A port another program listens on: `serve` says so in one line and has created no store (no
@@ -368,8 +378,9 @@ TEST_F(ServePostgresErrors, AnUnreachableServerIsOneLineWithoutThePassword) {
 TEST_F(ServePostgresErrors, AWrongPasswordIsOneLineAndNeverShown) {
   const std::string wrong = "Wr0ng-Study-Pw";
   const std::map<std::string, std::string> env = {{kPasswordVariable, wrong}};
-  ExpectOneLineError(RunVisalign({"serve", "--store", url_, "--store-password-env", kPasswordVariable, "--port", "0"}, env),
-                     "password authentication failed", wrong);
+  ExpectOneLineError(
+      RunVisalign({"serve", "--store", url_, "--store-password-env", kPasswordVariable, "--port", "0"}, env),
+      "password authentication failed", wrong);
   ExpectOneLineError(RunVisalign({"hues", "export-humans", "--store", url_, "--store-password-env", kPasswordVariable,
                                   "--out", (dir_ / "a.csv").string()},
                                  env),
@@ -377,13 +388,14 @@ TEST_F(ServePostgresErrors, AWrongPasswordIsOneLineAndNeverShown) {
 }
 
 TEST_F(ServePostgresErrors, ADatabaseWithoutAStudyOrWithANewerOneIsRefused) {
-  const std::vector<std::string> export_humans = {"hues", "export-humans", "--store", url_, "--out",
-                                                  (dir_ / "a.csv").string()};
+  const std::vector<std::string> export_humans = {"hues", "export-humans", "--store",
+                                                  url_,   "--out",         (dir_ / "a.csv").string()};
   ExpectOneLineError(RunVisalign(export_humans), "no study store in " + url_, server_->password());
   EXPECT_FALSE(store::StudyStore::Exists(url_).value()) << "the command created nothing";
   ASSERT_TRUE(store::StudyStore::Open(url_).ok());
-  ASSERT_TRUE(server_->Execute(url_.substr(url_.rfind('/') + 1),
-                               "UPDATE visalign_meta SET value = '99' WHERE key = 'study_schema_version'")
+  ASSERT_TRUE(server_
+                  ->Execute(url_.substr(url_.rfind('/') + 1),
+                            "UPDATE visalign_meta SET value = '99' WHERE key = 'study_schema_version'")
                   .ok());
   ExpectOneLineError(RunVisalign(export_humans), "study store schema version 99 is newer than this visalign's 1",
                      server_->password());

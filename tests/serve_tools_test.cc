@@ -101,9 +101,11 @@ const Json kPaintSteps = Json::array({{{"tool", "fill"}, {"category", "Green"}, 
 TEST(ServeTools, ARegionalizationSessionExportsExactlyWhatWasPainted) {
   TempDir dir;
   const fs::path store = dir / "store";
-  ServeProcess serve({"--store", store.string(), "--admin-token-env", "STUDY_TOKEN"}, dir.path(), {{"STUDY_TOKEN", kToken}});
+  ServeProcess serve({"--store", store.string(), "--admin-token-env", "STUDY_TOKEN"}, dir.path(),
+                     {{"STUDY_TOKEN", kToken}});
   ASSERT_TRUE(serve.ok()) << serve.error();
-  BrowserRun run = RunBrowserScenario(Scenarios(), "regions_session", serve.url(), {{"steps", kPaintSteps}}, dir.path());
+  BrowserRun run =
+      RunBrowserScenario(Scenarios(), "regions_session", serve.url(), {{"steps", kPaintSteps}}, dir.path());
   ExpectCleanPage(run);
   const Json& shown = run.result["shown"];
   ASSERT_EQ(shown.size(), kPaintSteps.size()) << run.result.dump();
@@ -137,7 +139,8 @@ TEST(ServeTools, ARegionalizationSessionExportsExactlyWhatWasPainted) {
   auto map = hues::MacroMap::Load(csv);
   ASSERT_TRUE(map.ok()) << map.status().ToString();
   for (int i = 0; i < hues::kCells; ++i) {
-    EXPECT_EQ(hues::MacroName(map->at(i).category), final_paint[hues::CellName(i)].get<std::string>()) << hues::CellName(i);
+    EXPECT_EQ(hues::MacroName(map->at(i).category), final_paint[hues::CellName(i)].get<std::string>())
+        << hues::CellName(i);
     EXPECT_EQ(map->at(i).confidence, 1.0);
   }
   httplib::Client client(serve.url());
@@ -164,7 +167,8 @@ TEST(ServeTools, ARegionalizationSessionExportsExactlyWhatWasPainted) {
 TEST(ServeTools, RegionAbuseAnswers4xxAndStoresNothing) {
   TempDir dir;
   const fs::path store = dir / "store";
-  ServeProcess serve({"--store", store.string(), "--admin-token-env", "STUDY_TOKEN"}, dir.path(), {{"STUDY_TOKEN", kToken}});
+  ServeProcess serve({"--store", store.string(), "--admin-token-env", "STUDY_TOKEN"}, dir.path(),
+                     {{"STUDY_TOKEN", kToken}});
   ASSERT_TRUE(serve.ok()) << serve.error();
   httplib::Client client(serve.url());
   const std::string good = R"({"client_id": "painting-0001", "cells": {"A1": "Red"}})";
@@ -225,10 +229,12 @@ TEST(ServeTools, TheExplorerShowsTheLibrarysHeatMapEllipseAndTopFiveAndItsFilter
 
   ServeProcess serve({"--store", (dir / "store").string(), "--results", eval.string()}, dir.path());
   ASSERT_TRUE(serve.ok()) << serve.error();
-  const Json filters = Json::array({{{"colorblind", "only"}}, {{"colorblind", "include"}},
+  const Json filters = Json::array({{{"colorblind", "only"}},
+                                    {{"colorblind", "include"}},
                                     {{"colorblind", "exclude"}, {"gender", "female"}, {"age", "<30"}}});
-  BrowserRun run = RunBrowserScenario(Scenarios(), "explorer_session", serve.url(),
-                                      {{"word", word_name}, {"model", "RN50-openai"}, {"filters", filters}}, dir.path());
+  BrowserRun run =
+      RunBrowserScenario(Scenarios(), "explorer_session", serve.url(),
+                         {{"word", word_name}, {"model", "RN50-openai"}, {"filters", filters}}, dir.path());
   ExpectCleanPage(run);
   const Json& views = run.result["views"];
   ASSERT_EQ(views.size(), 1 + filters.size()) << run.result.dump();
@@ -243,13 +249,16 @@ TEST(ServeTools, TheExplorerShowsTheLibrarysHeatMapEllipseAndTopFiveAndItsFilter
     auto filter = hues::ParseHumanFilter(applied[v][0], applied[v][1], applied[v][2], applied[v][3], *humans);
     ASSERT_TRUE(filter.ok()) << filter.status().ToString();
     const hues::WordView expected = hues::ViewWord(*humans, *board, word, *filter, 5.991464547107979);
-    const int cells = static_cast<int>(std::count_if(expected.counts.begin(), expected.counts.end(), [](int n) { return n > 0; }));
+    const int cells =
+        static_cast<int>(std::count_if(expected.counts.begin(), expected.counts.end(), [](int n) { return n > 0; }));
     EXPECT_EQ(views[v]["heatCells"], cells);
     EXPECT_EQ(views[v]["plotHumans"], cells);
     int answers = 0;
-    for (const Json& label : views[v]["heatLabels"]) answers += std::stoi(label.get<std::string>().substr(label.get<std::string>().find(": ") + 2));
+    for (const Json& label : views[v]["heatLabels"])
+      answers += std::stoi(label.get<std::string>().substr(label.get<std::string>().find(": ") + 2));
     EXPECT_EQ(answers, expected.n);
-    EXPECT_NE(views[v]["summary"].get<std::string>().find(": " + std::to_string(expected.n) + " answers"), std::string::npos);
+    EXPECT_NE(views[v]["summary"].get<std::string>().find(": " + std::to_string(expected.n) + " answers"),
+              std::string::npos);
     EXPECT_EQ(views[v]["ellipsePoints"], expected.ellipse.size());
     EXPECT_EQ(views[v]["marks"], expected_marks);  // the model's 5 cells, numbered by rank
     EXPECT_EQ(views[v]["plotModel"].size(), size_t(hues::kTopK));
@@ -260,15 +269,16 @@ TEST(ServeTools, TheExplorerShowsTheLibrarysHeatMapEllipseAndTopFiveAndItsFilter
   EXPECT_EQ(views[0]["ellipsePoints"], hues::kEllipseSegments + 1);
 
   // A --results folder that is not there stops the server before it listens.
-  auto missing = RunVisalign({"serve", "--store", (dir / "store").string(), "--port", "0", "--results",
-                              (dir / "nowhere").string()});
+  auto missing = RunVisalign(
+      {"serve", "--store", (dir / "store").string(), "--port", "0", "--results", (dir / "nowhere").string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_EQ(missing.err.rfind("error: ", 0), 0u) << missing.err;
   EXPECT_NE(missing.err.find("(--results " + (dir / "nowhere").string()), std::string::npos) << missing.err;
 
   httplib::Client client(serve.url());
-  for (const char* bad : {"/api/explorer/word?word=NOTAWORD", "/api/explorer/word?word=SALMON&gender=%3Cscript%3E",
-                          "/api/explorer/word?word=SALMON&model=nobody", "/api/explorer/word?word=SALMON&colorblind=maybe"}) {
+  for (const char* bad :
+       {"/api/explorer/word?word=NOTAWORD", "/api/explorer/word?word=SALMON&gender=%3Cscript%3E",
+        "/api/explorer/word?word=SALMON&model=nobody", "/api/explorer/word?word=SALMON&colorblind=maybe"}) {
     auto r = client.Get(bad);
     ASSERT_TRUE(r) << bad;
     EXPECT_GE(r->status, 400) << bad;
@@ -286,10 +296,34 @@ class ServeAcvaRating : public ::testing::Test {
     auto server = acva::ReferenceServer::Start({});
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     reference_ = std::move(*server);
-    auto r = RunVisalign({"--json", "acva", "run", "--store", store_.string(), "--run", "rated", "--model", "mixed",
-                          "--endpoint", reference_->url(), "--seed", "0", "--param", "seed={seed}", "--samples", "2",
-                          "--limit", "2", "--judge-endpoint", reference_->url(), "--judge-model", "ref", "--clip-model",
-                          (testing::SharedDir() / "fixtures" / "clip-tiny").string(), "--bootstrap", "50", "--out",
+    auto r = RunVisalign({"--json",
+                          "acva",
+                          "run",
+                          "--store",
+                          store_.string(),
+                          "--run",
+                          "rated",
+                          "--model",
+                          "mixed",
+                          "--endpoint",
+                          reference_->url(),
+                          "--seed",
+                          "0",
+                          "--param",
+                          "seed={seed}",
+                          "--samples",
+                          "2",
+                          "--limit",
+                          "2",
+                          "--judge-endpoint",
+                          reference_->url(),
+                          "--judge-model",
+                          "ref",
+                          "--clip-model",
+                          (testing::SharedDir() / "fixtures" / "clip-tiny").string(),
+                          "--bootstrap",
+                          "50",
+                          "--out",
                           results_.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto items = acva::ReadItems(results_ / "items.jsonl");
@@ -305,8 +339,8 @@ class ServeAcvaRating : public ::testing::Test {
 };
 
 TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpectedAgreement) {
-  ServeProcess serve({"--store", store_.string(), "--acva-run", "rated", "--admin-token-env", "STUDY_TOKEN"}, dir_.path(),
-                     {{"STUDY_TOKEN", kToken}});
+  ServeProcess serve({"--store", store_.string(), "--acva-run", "rated", "--admin-token-env", "STUDY_TOKEN"},
+                     dir_.path(), {{"STUDY_TOKEN", kToken}});
   ASSERT_TRUE(serve.ok()) << serve.error();
   std::vector<std::string> ids;
   for (const Json& item : items_) ids.push_back(item["image_id"]);
@@ -315,8 +349,8 @@ TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpec
   BrowserRun a = RunBrowserScenario(Scenarios(), "rating_session", serve.url(),
                                     {{"language", "zh"}, {"levels", {1, 0}}, {"max", 2}}, dir_.path());
   ExpectCleanPage(a);
-  BrowserRun b = RunBrowserScenario(Scenarios(), "rating_session", serve.url(),
-                                    {{"language", "en"}, {"levels", {0.5}}}, dir_.path());
+  BrowserRun b = RunBrowserScenario(Scenarios(), "rating_session", serve.url(), {{"language", "en"}, {"levels", {0.5}}},
+                                    dir_.path());
   ExpectCleanPage(b);
   const Json& rated_a = a.result["rated"];
   const Json& rated_b = b.result["rated"];
@@ -336,18 +370,21 @@ TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpec
   ASSERT_EQ(rated_a[0]["questions"].size(), first.rubric.size());
   EXPECT_EQ(rated_a[0]["questions"][0], first.rubric[0].text_zh);
   EXPECT_EQ(rated_b[2]["questions"][0], first.rubric[0].text_en);
-  EXPECT_EQ(rated_b[0]["scale"], "Scale: 0, 0.25, 0.5, 0.75, 1 — 0 = " + acva::JudgeRatingScale(acva::Language::kEn).low +
-                                     ", 1 = " + acva::JudgeRatingScale(acva::Language::kEn).high + ".");
+  EXPECT_EQ(rated_b[0]["scale"],
+            "Scale: 0, 0.25, 0.5, 0.75, 1 — 0 = " + acva::JudgeRatingScale(acva::Language::kEn).low +
+                ", 1 = " + acva::JudgeRatingScale(acva::Language::kEn).high + ".");
 
   // The export is what `acva agreement --human` reads, with the numbers its definition gives.
   const fs::path csv = dir_ / "ratings.csv";
-  auto exported = RunVisalign({"acva", "export-ratings", "--store", store_.string(), "--run", "rated", "--out", csv.string()});
+  auto exported =
+      RunVisalign({"acva", "export-ratings", "--store", store_.string(), "--run", "rated", "--out", csv.string()});
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   httplib::Client client(serve.url());
   auto admin = client.Get("/api/admin/acva/ratings.csv?run=rated", Admin());
   ASSERT_TRUE(admin);
   EXPECT_EQ(admin->body, *ReadFile(csv));
-  auto agreement = RunVisalign({"--json", "acva", "agreement", "--items", (results_ / "items.jsonl").string(), "--human", csv.string()});
+  auto agreement = RunVisalign(
+      {"--json", "acva", "agreement", "--items", (results_ / "items.jsonl").string(), "--human", csv.string()});
   ASSERT_EQ(agreement.exit_code, 0) << agreement.err;
   const Json got = Json::parse(agreement.out);
   std::map<std::string, double> adequacy;
@@ -368,8 +405,8 @@ TEST_F(ServeAcvaRating, RatersGetFewestRatedImagesFirstAndTheExportGivesTheExpec
 }
 
 TEST_F(ServeAcvaRating, RatingAbuseAnswers4xxAndStoresNothing) {
-  ServeProcess serve({"--store", store_.string(), "--acva-run", "rated", "--admin-token-env", "STUDY_TOKEN"}, dir_.path(),
-                     {{"STUDY_TOKEN", kToken}});
+  ServeProcess serve({"--store", store_.string(), "--acva-run", "rated", "--admin-token-env", "STUDY_TOKEN"},
+                     dir_.path(), {{"STUDY_TOKEN", kToken}});
   ASSERT_TRUE(serve.ok()) << serve.error();
   httplib::Client client(serve.url());
   const std::string image = items_[0]["image_id"];
@@ -400,7 +437,9 @@ TEST_F(ServeAcvaRating, RatingAbuseAnswers4xxAndStoresNothing) {
   EXPECT_EQ(status(body("rating-0002", image, off_scale)), 400);
   EXPECT_EQ(status(body("rating-0002", image, missing)), 400);
   EXPECT_EQ(status(body("rating-0002", image, extra)), 400);
-  EXPECT_EQ(status(Json({{"client_id", "rating-0002"}, {"image", image}, {"language", "fr"}, {"answers", answers}}).dump()), 400);
+  EXPECT_EQ(
+      status(Json({{"client_id", "rating-0002"}, {"image", image}, {"language", "fr"}, {"answers", answers}}).dump()),
+      400);
   EXPECT_EQ(Records(store_, server::kAcvaRatingRecord), 0);
   EXPECT_EQ(status(body("rating-0002", image, answers)), 200);
   EXPECT_EQ(status(body("rating-0002", image, answers)), 409);  // replayed
@@ -416,8 +455,9 @@ TEST_F(ServeAcvaRating, RatingAbuseAnswers4xxAndStoresNothing) {
   auto no_ratings = RunVisalign({"acva", "export-ratings", "--store", store_.string(), "--run", "unrated", "--out",
                                  (dir_ / "none.csv").string()});
   EXPECT_EQ(no_ratings.exit_code, 2);
-  EXPECT_EQ(no_ratings.err, "error: no ratings of run \"unrated\" (--run): a run rated on the rating page of "
-                            "`visalign serve --acva-run unrated`\n");
+  EXPECT_EQ(no_ratings.err,
+            "error: no ratings of run \"unrated\" (--run): a run rated on the rating page of "
+            "`visalign serve --acva-run unrated`\n");
 }
 
 }  // namespace

@@ -87,9 +87,8 @@ TEST_P(SharedRun, FourGenerateWorkersOneKilledDoEveryItemOnce) {
   const TempDir& t = t_;
   const auto items = testing::WriteDataset(t / "ds");
   auto srv = testing::StartServer(t / "ds", kFailRate, kLatencyMs, kServerRateLimit);
-  const std::vector<std::string> extra = With({"--concurrency", std::to_string(kConcurrency), "--max-attempts", "60",
-                                               "--lease", "2"},
-                                              StoreFlags(location_));
+  const std::vector<std::string> extra = With(
+      {"--concurrency", std::to_string(kConcurrency), "--max-attempts", "60", "--lease", "2"}, StoreFlags(location_));
   std::vector<Child> workers;
   for (int w = 0; w < kWorkers; ++w)
     workers.push_back(testing::StartVisalign(testing::GenerateArgs(t / "ds", location_, srv->url(), extra), t.path(),
@@ -137,14 +136,16 @@ TEST_P(SharedRun, FourGenerateWorkersOneKilledDoEveryItemOnce) {
     served_twice += served - 1;
   }
   EXPECT_LE(served_twice, static_cast<uint64_t>(kConcurrency));
-  std::printf("shared run (%s store): %zu items, %d workers x %d in flight, killed one at %zu done; images served twice "
-              "(in flight in the killed worker): %llu\n",
-              GetParam().c_str(), items.size(), kWorkers, kConcurrency, at_kill.done,
-              static_cast<unsigned long long>(served_twice));
+  std::printf(
+      "shared run (%s store): %zu items, %d workers x %d in flight, killed one at %zu done; images served twice "
+      "(in flight in the killed worker): %llu\n",
+      GetParam().c_str(), items.size(), kWorkers, kConcurrency, at_kill.done,
+      static_cast<unsigned long long>(served_twice));
 }
 
 // Six concepts with two rubric questions each, and one near-synonym pair.
-constexpr const char* kConcepts = R"({"id": "oath", "word": "誓言", "gloss_en": "oath", "category": "communication", "rubric": [{"id": "speaker", "text_zh": "是否有作出承诺的主体？", "text_en": "Is there a party who commits?", "weight": 1, "framework": "componential"}, {"id": "solemn", "text_zh": "是否庄严？", "text_en": "Is it solemn?", "weight": 1, "framework": "frame"}]}
+constexpr const char* kConcepts =
+    R"({"id": "oath", "word": "誓言", "gloss_en": "oath", "category": "communication", "rubric": [{"id": "speaker", "text_zh": "是否有作出承诺的主体？", "text_en": "Is there a party who commits?", "weight": 1, "framework": "componential"}, {"id": "solemn", "text_zh": "是否庄严？", "text_en": "Is it solemn?", "weight": 1, "framework": "frame"}]}
 {"id": "promise", "word": "诺言", "gloss_en": "promise", "category": "communication", "rubric": [{"id": "two_parties", "text_zh": "是否有双方？", "text_en": "Are there two parties?", "weight": 1, "framework": "componential"}, {"id": "trust", "text_zh": "是否有信任？", "text_en": "Is trust shown?", "weight": 1, "framework": "frame"}]}
 {"id": "hope", "word": "希望", "gloss_en": "hope", "category": "emotion", "rubric": [{"id": "future", "text_zh": "是否有期待的结果？", "text_en": "Is a desired outcome shown?", "weight": 1, "framework": "frame"}, {"id": "path", "text_zh": "是否有朝向远处的结构？", "text_en": "Is there a path toward a goal?", "weight": 1, "framework": "image-schema"}]}
 {"id": "truth", "word": "真理", "gloss_en": "truth", "category": "epistemic", "rubric": [{"id": "reveal", "text_zh": "是否有揭示？", "text_en": "Is something revealed?", "weight": 1, "framework": "image-schema"}, {"id": "general", "text_zh": "是否普遍？", "text_en": "Is it general?", "weight": 1, "framework": "frame"}]}
@@ -168,9 +169,9 @@ TEST_P(SharedRun, TwoJudgesOneKilledAskEveryQuestionOnce) {
                        (t / "pairs.jsonl").string()});
     return With(a, StoreFlags(location_));
   };
-  RunResult gen = testing::RunVisalign(args({"acva", "generate", "--run", "varied", "--endpoint", server->url(),
-                                             "--model", "varied", "--seed", "0", "--param", "seed={seed}",
-                                             "--samples", "4"}));
+  RunResult gen =
+      testing::RunVisalign(args({"acva", "generate", "--run", "varied", "--endpoint", server->url(), "--model",
+                                 "varied", "--seed", "0", "--param", "seed={seed}", "--samples", "4"}));
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   auto judge = [&](const std::string& model) {
     return args({"--json", "acva", "judge", "--run", "varied", "--judge-endpoint", server->url(), "--judge-model",
@@ -203,9 +204,10 @@ TEST_P(SharedRun, TwoJudgesOneKilledAskEveryQuestionOnce) {
   // Each distinct question reached the judge once, except those in flight in the killed judge.
   const size_t asked_twice = server->chat_requests() - distinct;
   EXPECT_LE(asked_twice, static_cast<size_t>(kJudgeConcurrency));
-  std::printf("shared judging (%s store): %zu distinct questions, 2 judges x %d in flight, killed one after %zu requests; "
-              "questions asked twice (in flight in the killed judge): %zu\n",
-              GetParam().c_str(), distinct, kJudgeConcurrency, asked_at_kill, asked_twice);
+  std::printf(
+      "shared judging (%s store): %zu distinct questions, 2 judges x %d in flight, killed one after %zu requests; "
+      "questions asked twice (in flight in the killed judge): %zu\n",
+      GetParam().c_str(), distinct, kJudgeConcurrency, asked_at_kill, asked_twice);
 }
 
 // The same run, made by two workers in a store of this kind and alone in an embedded store, gives
@@ -220,8 +222,9 @@ TEST_P(SharedRun, TheSameRunScoresByteIdenticallyInEitherStore) {
   ASSERT_EQ(alone.exit_code, 0) << alone.err;
   std::vector<Child> workers;
   for (int w = 0; w < 2; ++w)
-    workers.push_back(testing::StartVisalign(testing::GenerateArgs(t / "ds", location_, srv->url(), StoreFlags(location_)),
-                                             t.path(), "worker" + std::to_string(w)));
+    workers.push_back(
+        testing::StartVisalign(testing::GenerateArgs(t / "ds", location_, srv->url(), StoreFlags(location_)), t.path(),
+                               "worker" + std::to_string(w)));
   for (const Child& c : workers) ASSERT_EQ(testing::Wait(c).exit_code, 0);
   auto evaluate = [&](const std::string& location, const std::string& out) {
     return testing::RunVisalign(With({"violin", "evaluate", "--dataset", (t / "ds").string(), "--store", location,

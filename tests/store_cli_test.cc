@@ -36,8 +36,8 @@ class StoreCli : public ::testing::Test {
   void SetUp() override {
     testing::WriteDataset(t_ / "ds");
     server_ = testing::StartServer(t_ / "ds");
-    RunResult r = RunVisalign(testing::GenerateArgs(t_ / "ds", store_, server_->url(),
-                                                    {"--limit", std::to_string(kItems)}));
+    RunResult r =
+        RunVisalign(testing::GenerateArgs(t_ / "ds", store_, server_->url(), {"--limit", std::to_string(kItems)}));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   std::vector<std::string> Store(std::vector<std::string> args) const {
@@ -175,9 +175,9 @@ TEST(PostgresStoreLibrary, AMissingLibpqIsOneLineNamingTheLibraryAndItsPackage) 
   TempDir t;
   fs::create_directories(t / "lib");
   ASSERT_TRUE(WriteFileAtomic(t / "lib" / "libpq.so.5", "not a shared library").ok());
-  RunResult r = RunVisalign({"store", "ls", "--store", "postgres://visalign@127.0.0.1:1/visalign", "--image-root",
-                             (t / "images").string()},
-                            {{"LD_LIBRARY_PATH", (t / "lib").string()}});
+  RunResult r = RunVisalign(
+      {"store", "ls", "--store", "postgres://visalign@127.0.0.1:1/visalign", "--image-root", (t / "images").string()},
+      {{"LD_LIBRARY_PATH", (t / "lib").string()}});
   ExpectOneLineError(r, "cannot load libpq.so.5: ");
   EXPECT_NE(r.err.find("the Debian package libpq5 (apt-get install -y libpq5)"), std::string::npos) << r.err;
 }

@@ -50,8 +50,8 @@ class UntrustedInput : public ::testing::Test {
 
 TEST_F(UntrustedInput, AConfigNestedTooDeepIsOneErrorNotAStackOverflow) {
   // Was SIGSEGV (rc 139): the error message serialised the value recursively.
-  const auto r = RunVisalign(
-      {"clip", "info", "--clip-model", ModelDir(R"({"model_cfg":{"embed_dim":)" + Nested(100000) + "}}")});
+  const auto r =
+      RunVisalign({"clip", "info", "--clip-model", ModelDir(R"({"model_cfg":{"embed_dim":)" + Nested(100000) + "}}")});
   ExpectOneCleanErrorLine(r, "JSON nested deeper than 64 levels");
 }
 
@@ -71,8 +71,8 @@ TEST_F(UntrustedInput, AHostileCsvFieldIsQuotedShortAndEscaped) {
   std::string field = "\"0.5\nerror: forged line \x1b[31mred\x1b[0m" + std::string(1, '\0') + "tail";
   field += std::string(10'000'000, 'x') + "\"";
   std::ofstream(csv, std::ios::binary) << "word,coordenada_x,coordenada_y,distance\nSALMON,G,10," << field << "\n";
-  const auto r = RunVisalign({"hues", "evaluate", "--predictions", csv.string(), "--out",
-                              (scratch_.path() / "out").string()});
+  const auto r =
+      RunVisalign({"hues", "evaluate", "--predictions", csv.string(), "--out", (scratch_.path() / "out").string()});
   ExpectOneCleanErrorLine(r, "not a number: \"0.5\\nerror: forged line \\x1B[31mred\\x1B[0m\\x00tail");
   EXPECT_NE(r.err.find("results.csv:2 column distance"), std::string::npos) << r.err;
 }
@@ -89,13 +89,14 @@ TEST_F(UntrustedInput, AHostileJudgeCannotKillAJudgingRun) {
          R"("text_zh": "是否有揭示？", "text_en": "Is something revealed?", "weight": 1, "framework": "image-schema"}]})"
       << "\n";
   const auto pairs = scratch_.path() / "pairs.jsonl";
-  std::ofstream(pairs) << R"({"a": "hope", "b": "truth"})" << "\n";
+  std::ofstream(pairs) << R"({"a": "hope", "b": "truth"})"
+                       << "\n";
   const std::string store = (scratch_.path() / "store").string();
   auto images = acva::ReferenceServer::Start({});
   ASSERT_TRUE(images.ok()) << images.status().ToString();
-  const auto generated = RunVisalign({"acva", "generate", "--run", "r", "--endpoint", (*images)->url(), "--model",
-                                      "varied", "--samples", "2", "--store", store, "--concepts", concepts.string(),
-                                      "--pairs", pairs.string()});
+  const auto generated =
+      RunVisalign({"acva", "generate", "--run", "r", "--endpoint", (*images)->url(), "--model", "varied", "--samples",
+                   "2", "--store", store, "--concepts", concepts.string(), "--pairs", pairs.string()});
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
 
   const std::string replies[] = {
@@ -105,9 +106,10 @@ TEST_F(UntrustedInput, AHostileJudgeCannotKillAJudgingRun) {
   };
   std::atomic<size_t> served{0};
   backends::HttpServer judge({});
-  judge.Route("POST", "/v1/chat/completions", [&](const backends::HttpServerRequest&, backends::HttpServerResponse& res) {
-    res.Set(200, replies[served++ % std::size(replies)], "application/json");
-  });
+  judge.Route("POST", "/v1/chat/completions",
+              [&](const backends::HttpServerRequest&, backends::HttpServerResponse& res) {
+                res.Set(200, replies[served++ % std::size(replies)], "application/json");
+              });
   ASSERT_TRUE(judge.Start().ok());
   const auto r = RunVisalign({"acva", "judge", "--judge-endpoint", judge.url(), "--judge-model", "hostile", "--run",
                               "r", "--store", store, "--concepts", concepts.string(), "--pairs", pairs.string(),

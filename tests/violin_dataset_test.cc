@@ -6,10 +6,10 @@
 #include <filesystem>
 
 #include "testing/cli_runner.h"
+#include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/core/io.h"
 #include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
-#include "visalign/core/io.h"
-#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign {
 namespace {
@@ -31,8 +31,8 @@ void ExpectUserError(const testing::RunResult& r, const std::string& message) {
 TEST(ViolinDatasetCli, WritesManifestImagesAndSummary) {
   TempDir tmp;
   const fs::path out = tmp / "ds";
-  auto r = RunVisalign({"violin", "dataset", "--out", out.string(), "--scale", kTinyScale, "--image-size", "17",
-                        "--json"});
+  auto r =
+      RunVisalign({"violin", "dataset", "--out", out.string(), "--scale", kTinyScale, "--image-size", "17", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = Json::parse(r.out);
   EXPECT_EQ(j["items"], 96);
@@ -43,8 +43,8 @@ TEST(ViolinDatasetCli, WritesManifestImagesAndSummary) {
   auto items = violin::LoadManifest(out);
   ASSERT_TRUE(items.ok()) << items.status().ToString();
   ASSERT_EQ(items->size(), 96u);
-  const violin::ManifestItem& q4 = *std::find_if(items->begin(), items->end(),
-                                                 [](const auto& it) { return it.layout == violin::Layout::kQ4; });
+  const violin::ManifestItem& q4 =
+      *std::find_if(items->begin(), items->end(), [](const auto& it) { return it.layout == violin::Layout::kQ4; });
   auto img = imaging::ReadImage(out / *q4.image);
   ASSERT_TRUE(img.ok()) << img.status().ToString();
   ASSERT_EQ(img->width, 17);
@@ -102,8 +102,8 @@ TEST(ViolinDatasetCli, RefusesANonEmptyDirectoryWithoutForce) {
   ASSERT_EQ(RunVisalign({"violin", "dataset", "--out", out, "--scale", kTinyScale, "--no-images"}).exit_code, 0);
   ExpectUserError(RunVisalign({"violin", "dataset", "--out", out, "--scale", kTinyScale, "--no-images"}),
                   "output directory is not empty");
-  EXPECT_EQ(
-      RunVisalign({"violin", "dataset", "--out", out, "--scale", kTinyScale, "--no-images", "--force"}).exit_code, 0);
+  EXPECT_EQ(RunVisalign({"violin", "dataset", "--out", out, "--scale", kTinyScale, "--no-images", "--force"}).exit_code,
+            0);
 }
 
 TEST(ViolinDatasetCli, HelpTeachesOptionsAndExamples) {

@@ -8,10 +8,10 @@
 #include <map>
 
 #include "testing/cli_runner.h"
+#include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/core/io.h"
 #include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
-#include "visalign/core/io.h"
-#include "visalign/benchmarks/violin/manifest.h"
 #include "visalign/store.h"
 
 namespace visalign {
@@ -35,8 +35,9 @@ class ViolinEval : public ::testing::Test {
 };
 
 TEST_F(ViolinEval, GroundTruthImagesScoreZero) {
-  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images",
-                        "gt=" + (Dataset() / "images").string(), "--out", (dir_ / "out").string(), "--json", "--strict"});
+  auto r =
+      RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images",
+                   "gt=" + (Dataset() / "images").string(), "--out", (dir_ / "out").string(), "--json", "--strict"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = Json::parse(r.out);
   ASSERT_FALSE(j["rows"].empty());
@@ -63,8 +64,10 @@ TEST_F(ViolinEval, GroundTruthImagesScoreZero) {
 // run from another folder shows every thumbnail (it once showed "image not readable" for all).
 TEST_F(ViolinEval, AReportFromAnotherFolderShowsTheThumbnails) {
   const testing::RunResult evaluate = testing::RunProgram(
-      {"sh", "-c", fmt::format("cd '{}' && exec '{}' violin evaluate --dataset ds --images gt=ds/images --out eval "
-                               "--log-level error", dir_.path().string(), VISALIGN_TEST_BINARY)});
+      {"sh", "-c",
+       fmt::format("cd '{}' && exec '{}' violin evaluate --dataset ds --images gt=ds/images --out eval "
+                   "--log-level error",
+                   dir_.path().string(), VISALIGN_TEST_BINARY)});
   ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
   auto items = ReadFile(dir_ / "eval" / "items.jsonl");
   ASSERT_TRUE(items.ok());
@@ -136,8 +139,8 @@ TEST_F(ViolinEval, TheSplitSelectsItemsAndCoverageIsStatedEverywhere) {
       std::filesystem::copy_file(Dataset() / *item.image, test_only / (item.id + ".png"));
     }
   ASSERT_GT(n_test, 0u);
-  const std::vector<std::string> base = {"violin", "evaluate", "--dataset", Dataset().string(), "--images",
-                                         "m=" + test_only.string(), "--json"};
+  const std::vector<std::string> base = {
+      "violin", "evaluate", "--dataset", Dataset().string(), "--images", "m=" + test_only.string(), "--json"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -206,8 +209,9 @@ TEST_F(ViolinEval, FilterAndLimitSelectTheItemsAsGenerateDoes) {
       std::filesystem::copy_file(Dataset() / *item.image, some / (item.id + ".PNG"));  // any case
     }
   ASSERT_EQ(chosen.size(), 5u);
-  auto r = RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", "m=" + some.string(),
-                        "--filter", "variation=2", "--limit", "5", "--strict", "--json", "--out", (dir_ / "o").string()});
+  auto r =
+      RunVisalign({"violin", "evaluate", "--dataset", Dataset().string(), "--images", "m=" + some.string(), "--filter",
+                   "variation=2", "--limit", "5", "--strict", "--json", "--out", (dir_ / "o").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = Json::parse(r.out);
   EXPECT_EQ(j["n_items"], 5);
@@ -240,12 +244,15 @@ TEST_F(ViolinEval, AnAcvaRunIsRefusedAsSuch) {
 }
 
 TEST_F(ViolinEval, BadEvaluationOptionsAreOneLineErrors) {
-  const std::vector<std::vector<std::string>> bad = {
-      {"--split", "validation"}, {"--by", "colour"}, {"--missing", "zero"},
-      {"--background", "transparent-ish"}, {"--bootstrap", "5"}};
+  const std::vector<std::vector<std::string>> bad = {{"--split", "validation"},
+                                                     {"--by", "colour"},
+                                                     {"--missing", "zero"},
+                                                     {"--background", "transparent-ish"},
+                                                     {"--bootstrap", "5"}};
   for (const auto& extra : bad) {
-    std::vector<std::string> args = {"violin", "evaluate", "--dataset", Dataset().string(), "--images",
-                                     (Dataset() / "images").string(), "--out", (dir_ / "x").string()};
+    std::vector<std::string> args = {
+        "violin", "evaluate",           "--dataset", Dataset().string(), "--images", (Dataset() / "images").string(),
+        "--out",  (dir_ / "x").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = RunVisalign(args);
     EXPECT_EQ(r.exit_code, 2) << extra[0];
@@ -308,18 +315,26 @@ TEST(ViolinScore, BadImagesAreOneLineErrorsNamingTheCause) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {"scan.tiff", std::string("II*\0\x08\0\0\0", 8)},
       {"anim.gif", "GIF89a\x01\x00\x01\x00\x80\x00\x00"},
-      {"photo.heic", std::string("\0\0\0\x18" "ftypheic\0\0\0\0mif1heic", 24)},
-      {"photo.avif", std::string("\0\0\0\x18" "ftypavif\0\0\0\0avifmif1", 24)},
+      {"photo.heic", std::string("\0\0\0\x18"
+                                 "ftypheic\0\0\0\0mif1heic",
+                                 24)},
+      {"photo.avif", std::string("\0\0\0\x18"
+                                 "ftypavif\0\0\0\0avifmif1",
+                                 24)},
       {"logo.svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"/>"},
       {"doc.pdf", "%PDF-1.7\n"},
       {"cut.png", png.substr(0, png.size() / 2)},
       {"page.png", "<html><title>502 Bad Gateway</title></html>"},
   };
   const std::map<std::string, std::string> expected = {
-      {"scan.tiff", "unsupported image format TIFF"},   {"anim.gif", "unsupported image format GIF"},
-      {"photo.heic", "unsupported image format HEIC/HEIF"}, {"photo.avif", "unsupported image format AVIF"},
-      {"logo.svg", "unsupported image format SVG"},     {"doc.pdf", "unsupported image format PDF"},
-      {"cut.png", "cannot decode PNG"},                 {"page.png", "cannot decode image"},
+      {"scan.tiff", "unsupported image format TIFF"},
+      {"anim.gif", "unsupported image format GIF"},
+      {"photo.heic", "unsupported image format HEIC/HEIF"},
+      {"photo.avif", "unsupported image format AVIF"},
+      {"logo.svg", "unsupported image format SVG"},
+      {"doc.pdf", "unsupported image format PDF"},
+      {"cut.png", "cannot decode PNG"},
+      {"page.png", "cannot decode image"},
   };
   for (const auto& [name, bytes] : files) {
     ASSERT_TRUE(WriteFileAtomic(dir / name, bytes).ok());

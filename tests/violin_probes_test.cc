@@ -26,8 +26,11 @@ class ViolinProbes : public ::testing::Test {
   }
   std::filesystem::path Dataset() const { return dir_ / "probes"; }
   testing::RunResult Evaluate(const std::filesystem::path& images, const std::string& out, bool strict = false) {
-    std::vector<std::string> args = {"violin", "evaluate", "--dataset", Dataset().string(), "--images",
-                                     "gt=" + images.string(), "--out", (dir_ / out).string(), "--bootstrap", "200"};
+    std::vector<std::string> args = {"violin",      "evaluate",
+                                     "--dataset",   Dataset().string(),
+                                     "--images",    "gt=" + images.string(),
+                                     "--out",       (dir_ / out).string(),
+                                     "--bootstrap", "200"};
     if (strict) args.push_back("--strict");
     return RunVisalign(args);
   }
@@ -41,8 +44,8 @@ TEST_F(ViolinProbes, GroundTruthIsObedientInEveryFamily) {
   ASSERT_TRUE(summary.contains("probes"));
   std::map<std::string, double> value;
   for (const auto& e : summary["probes"])
-    value[e["family"].get<std::string>() + "/" + e["condition"].get<std::string>() + "/" + e["measure"].get<std::string>()] =
-        e["value"].is_number() ? e["value"].get<double>() : NAN;
+    value[e["family"].get<std::string>() + "/" + e["condition"].get<std::string>() + "/" +
+          e["measure"].get<std::string>()] = e["value"].is_number() ? e["value"].get<double>() : NAN;
   EXPECT_EQ(value["negation/entity/diff_de00"], 0.0);
   EXPECT_EQ(value["gravity/conflicting/pull"], 0.0);
   EXPECT_NEAR(value["inertia/all/slope"], 1.0, 0.01);
@@ -72,11 +75,12 @@ TEST_F(ViolinProbes, GroundTruthIsObedientInEveryFamily) {
 // column in probes.csv), and ground truth is obedient in each.
 TEST(ViolinProbesLanguages, EachLanguageIsSummarisedApart) {
   TempDir dir;
-  auto r = RunVisalign({"violin", "probes", "--out", (dir / "p").string(), "--scale", "0.1", "--image-size", "64", "--languages",
-                        "en,zh,fr"});
+  auto r = RunVisalign({"violin", "probes", "--out", (dir / "p").string(), "--scale", "0.1", "--image-size", "64",
+                        "--languages", "en,zh,fr"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = RunVisalign({"violin", "evaluate", "--dataset", (dir / "p").string(), "--images", "gt=" + (dir / "p" / "images").string(),
-                   "--out", (dir / "out").string(), "--bootstrap", "100", "--strict"});
+  r = RunVisalign({"violin", "evaluate", "--dataset", (dir / "p").string(), "--images",
+                   "gt=" + (dir / "p" / "images").string(), "--out", (dir / "out").string(), "--bootstrap", "100",
+                   "--strict"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto summary = Json::parse(ReadFile(dir / "out" / "summary.json").value());
   std::map<std::string, std::map<std::string, double>> value;  // language -> family/condition/measure -> value
@@ -123,7 +127,8 @@ TEST_F(ViolinProbes, AWrongSizedImageForAPixelStatedItemIsARecordedItemError) {
   auto summary = Json::parse(ReadFile(dir_ / "out" / "summary.json").value());
   ASSERT_EQ(summary["unreadable"].size(), 1u);
   EXPECT_EQ(summary["unreadable"][0]["id"], id);
-  EXPECT_NE(summary["unreadable"][0]["reason"].get<std::string>().find("image 96x96 for a pixel-stated geometry probe (canvas 64x64)"),
+  EXPECT_NE(summary["unreadable"][0]["reason"].get<std::string>().find(
+                "image 96x96 for a pixel-stated geometry probe (canvas 64x64)"),
             std::string::npos)
       << summary["unreadable"][0].dump();
   EXPECT_EQ(Evaluate(images, "strict", true).exit_code, 2);

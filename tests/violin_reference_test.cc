@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "testing/cli_runner.h"
+#include "visalign/core/io.h"
 #include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
-#include "visalign/core/io.h"
 
 namespace visalign {
 namespace {
@@ -100,13 +100,18 @@ struct Tolerance {
 };
 constexpr double kColourMeanError = 1e-12;  // absolute, of a 0..255 mean and distances of it
 constexpr double kFewUlps = 1e-12;          // relative
-const std::map<std::string, Tolerance> kTolerance = {
-    {"rgb_ed", {kColourMeanError, kFewUlps}}, {"rgb_rm", {kColourMeanError, kFewUlps}},
-    {"de00", {kColourMeanError, kFewUlps}},   {"hue", {kColourMeanError, kFewUlps, 1e-11}},
-    {"chroma", {kColourMeanError, kFewUlps}}, {"hyab", {kColourMeanError, kFewUlps}},
-    {"sd", {1e-12}},                          {"sd_n", {1e-12}},
-    {"ced", {0.0}},                           {"hf", {1e-12}},
-    {"pre_mean", {1e-11}},                    {"pur_mean", {1e-12}}};
+const std::map<std::string, Tolerance> kTolerance = {{"rgb_ed", {kColourMeanError, kFewUlps}},
+                                                     {"rgb_rm", {kColourMeanError, kFewUlps}},
+                                                     {"de00", {kColourMeanError, kFewUlps}},
+                                                     {"hue", {kColourMeanError, kFewUlps, 1e-11}},
+                                                     {"chroma", {kColourMeanError, kFewUlps}},
+                                                     {"hyab", {kColourMeanError, kFewUlps}},
+                                                     {"sd", {1e-12}},
+                                                     {"sd_n", {1e-12}},
+                                                     {"ced", {0.0}},
+                                                     {"hf", {1e-12}},
+                                                     {"pre_mean", {1e-11}},
+                                                     {"pur_mean", {1e-12}}};
 
 using Rgb = std::array<int, 3>;
 using PixelFn = std::function<Rgb(int x, int y)>;
@@ -170,8 +175,17 @@ std::vector<Case> Cases() {
       {"noise_near_gray", 64, 48, Noise({128, 128, 128}, 3, 7), gray_target},
       {"noise_dark_gray", 40, 40, Noise({6, 6, 6}, 2, 8), {"--target", "#050505"}},
       // Gradients.
-      {"gradient_h_256x64", 256, 64, [](int x, int) { return Rgb{x, 255 - x, 128}; }, gray_target},
-      {"gradient_diag_100x70", 100, 70, [](int x, int y) { return Rgb{(x + y) * 255 / 168, 60, 255 - y * 3}; },
+      {"gradient_h_256x64", 256, 64,
+       [](int x, int) {
+         return Rgb{x, 255 - x, 128};
+       },
+       gray_target},
+      {"gradient_diag_100x70",
+       100,
+       70,
+       [](int x, int y) {
+         return Rgb{(x + y) * 255 / 168, 60, 255 - y * 3};
+       },
        {"--target", "#FF0000"}},
       // Checkerboards: 8-pixel cells (known edge fraction), 1-pixel cells at odd sizes (Nyquist).
       {"checker_8px_64", 64, 64, Checker(8, black, white), {"--target", "#000000"}},
@@ -198,19 +212,36 @@ std::vector<Case> Cases() {
       {"solid_off_target", 48, 32, Solid({10, 20, 30}), {"--target", "#FFFFFF"}},
       {"solid_blue_vs_yellow", 16, 16, Solid({0, 0, 255}), {"--target", "#FFFF00"}},
       // Layouts, odd sizes so the halves differ.
-      {"h2_blocks_75x51", 75, 51,
+      {"h2_blocks_75x51",
+       75,
+       51,
        Quadrants(75, 51, Noise({200, 30, 30}, 20, 11), Noise({200, 30, 30}, 20, 12), Solid({30, 30, 200}),
                  Solid({30, 30, 200})),
        {"--layout", "h2", "--targets", "#C81E1E,#1E1EC8"}},
-      {"v2_blocks_77x40", 77, 40,
-       Quadrants(77, 40, [](int x, int y) { return Rgb{x * 6, y * 6, 90}; }, Checker(2, navy, mustard),
-                 [](int x, int y) { return Rgb{x * 6, y * 6, 90}; }, Checker(2, navy, mustard)),
+      {"v2_blocks_77x40",
+       77,
+       40,
+       Quadrants(
+           77, 40,
+           [](int x, int y) {
+             return Rgb{x * 6, y * 6, 90};
+           },
+           Checker(2, navy, mustard),
+           [](int x, int y) {
+             return Rgb{x * 6, y * 6, 90};
+           },
+           Checker(2, navy, mustard)),
        {"--layout", "v2", "--targets", "rgb(100, 120, 90),#7C9160"}},
-      {"q4_blocks_65x49", 65, 49,
+      {"q4_blocks_65x49",
+       65,
+       49,
        Quadrants(65, 49, Noise({255, 0, 0}, 30, 13), Solid({0, 128, 0}), Stripes(3, false, navy, mustard),
                  Noise({255, 255, 0}, 5, 14)),
        {"--layout", "q4", "--targets", "#FF0000,rgb(0, 128, 0),#0000FF,#FFFF00"}},
-      {"q4_noise_257x131", 257, 131, Noise({128, 128, 128}, 128, 15),
+      {"q4_noise_257x131",
+       257,
+       131,
+       Noise({128, 128, 128}, 128, 15),
        {"--layout", "q4", "--targets", "#808080,#000000,#FFFFFF,#123456"}},
       {"h2_tiny_5x3", 5, 3, Noise(violet, 100, 16), {"--layout", "h2", "--targets", "#7850C8,#000"}},
       {"q4_2x2", 2, 2, Noise(violet, 100, 17), {"--layout", "q4", "--targets", "#FFF,#000,#F00,#00F"}},
@@ -247,10 +278,10 @@ class ViolinReference : public ::testing::Test {
     have_cv2_ = RunProgram({kPython, "-c", "import cv2"}).exit_code == 0;
   }
   void SetUp() override {
-    ASSERT_TRUE(modules_error_.empty())
-        << "the Python reference needs the Debian packages " << kAptPackages << " (apt-get install -y "
-        << kAptPackages << ", or scripts/setup.sh); " << kPython << " said:\n"
-        << modules_error_;
+    ASSERT_TRUE(modules_error_.empty()) << "the Python reference needs the Debian packages " << kAptPackages
+                                        << " (apt-get install -y " << kAptPackages << ", or scripts/setup.sh); "
+                                        << kPython << " said:\n"
+                                        << modules_error_;
     ASSERT_TRUE(fs::exists(ReferenceScript())) << ReferenceScript();
   }
   void CompareWithReference(const std::vector<std::pair<std::string, std::vector<std::string>>>& runs,
@@ -264,7 +295,8 @@ void Compare(const std::string& where, const std::string& key, double ours, doub
              std::map<std::string, Worst>& worst) {
   ASSERT_TRUE(kTolerance.count(key)) << "unexpected key " << key;
   const double diff = std::fabs(ours - reference);
-  EXPECT_LE(diff, kTolerance.at(key).For(ours, reference)) << where << " " << key << ": visalign " << ours << ", reference " << reference;
+  EXPECT_LE(diff, kTolerance.at(key).For(ours, reference))
+      << where << " " << key << ": visalign " << ours << ", reference " << reference;
   if (diff >= worst[key].diff) worst[key] = {diff, where};
 }
 
@@ -279,16 +311,20 @@ TEST_F(ViolinReference, EveryValueMatchesThePythonReference) {
   }
   // An RGBA PNG and a JPEG of a noisy gradient.
   const fs::path source = dir_ / "encoded_source.png";
-  ASSERT_TRUE(imaging::WritePng(source, Paint(70, 50, [noise = Noise({0, 0, 0}, 25, 21)](int x, int y) {
-                                  const Rgb n = noise(x, y);
-                                  return Rgb{60 + 2 * x + n[0], 200 - 3 * y + n[1], 120 + n[2]};
-                                })).ok());
-  auto encoded = RunProgram({kPython, "-c", kEncodeWithPil, source.string(), (dir_ / "rgba.png").string(),
-                             (dir_ / "photo.jpg").string()});
+  ASSERT_TRUE(imaging::WritePng(source, Paint(70, 50,
+                                              [noise = Noise({0, 0, 0}, 25, 21)](int x, int y) {
+                                                const Rgb n = noise(x, y);
+                                                return Rgb{60 + 2 * x + n[0], 200 - 3 * y + n[1], 120 + n[2]};
+                                              }))
+                  .ok());
+  auto encoded = RunProgram(
+      {kPython, "-c", kEncodeWithPil, source.string(), (dir_ / "rgba.png").string(), (dir_ / "photo.jpg").string()});
   ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
   runs.push_back({"rgba_png", {(dir_ / "rgba.png").string(), "--target", "#8C8C78"}});
-  runs.push_back({"rgba_png_over_olive", {(dir_ / "rgba.png").string(), "--target", "#8C8C78", "--background", "#808000"}});
-  runs.push_back({"rgba_png_alpha_dropped", {(dir_ / "rgba.png").string(), "--target", "#8C8C78", "--background", "none"}});
+  runs.push_back(
+      {"rgba_png_over_olive", {(dir_ / "rgba.png").string(), "--target", "#8C8C78", "--background", "#808000"}});
+  runs.push_back(
+      {"rgba_png_alpha_dropped", {(dir_ / "rgba.png").string(), "--target", "#8C8C78", "--background", "none"}});
   runs.push_back({"jpeg_q90", {(dir_ / "photo.jpg").string(), "--fuzzy", "#3C78A0,#A0C850"}});
 
   std::string cases_jsonl;
@@ -311,8 +347,8 @@ TEST_F(ViolinReference, EveryValueMatchesThePythonReference) {
 
 void ViolinReference::CompareWithReference(const std::vector<std::pair<std::string, std::vector<std::string>>>& runs,
                                            const std::vector<Json>& ours_all, const NumpyDispatch& dispatch) {
-  auto reference = RunProgram({kPython, ReferenceScript().string(), "batch", (dir_ / "cases.jsonl").string()},
-                              dispatch.env);
+  auto reference =
+      RunProgram({kPython, ReferenceScript().string(), "batch", (dir_ / "cases.jsonl").string()}, dispatch.env);
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
   std::istringstream lines(reference.out);
 
@@ -336,19 +372,19 @@ void ViolinReference::CompareWithReference(const std::vector<std::pair<std::stri
     }
     Compare(name, "pre_mean", ours["pre_mean"].get<double>(), ref["pre_mean"].get<double>(), worst);
     EXPECT_EQ(ours.value("alpha_min", 255), ref.value("alpha_min", 255));
-    const double ref_pur_mean =
-        have_cv2_ ? ref["pur_mean"].get<double>()
-                  : (ref["norm"]["sd_n"].get<double>() + ours["norm"]["ced"].get<double>() +
-                     ref["norm"]["hf"].get<double>()) / 3;
+    const double ref_pur_mean = have_cv2_ ? ref["pur_mean"].get<double>()
+                                          : (ref["norm"]["sd_n"].get<double>() + ours["norm"]["ced"].get<double>() +
+                                             ref["norm"]["hf"].get<double>()) /
+                                                3;
     Compare(name, "pur_mean", ours["pur_mean"].get<double>(), ref_pur_mean, worst);
   }
   std::string extra;
   EXPECT_FALSE(std::getline(lines, extra)) << "reference printed more lines than cases";
 
   std::printf("%s\n", have_cv2_ ? "ced compared exactly with cv2.Canny (python3-opencv is installed)"
-                                 : "ced NOT compared here: cv2 is not importable (python3-opencv); ced is "
-                                   "checked against cv::Canny by src/imaging/canny_test.cc, and pur_mean "
-                                   "here with visalign's ced");
+                                : "ced NOT compared here: cv2 is not importable (python3-opencv); ced is "
+                                  "checked against cv::Canny by src/imaging/canny_test.cc, and pur_mean "
+                                  "here with visalign's ced");
   std::printf("numpy dispatch %s: %zu images; max |visalign - reference| per key (raw and norm together):\n",
               dispatch.label.c_str(), runs.size());
   for (const auto& [key, w] : worst) std::printf("  %-9s %.3g  (%s)\n", key.c_str(), w.diff, w.where.c_str());

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "testing/cli_runner.h"
+#include "visalign/core/io.h"
 #include "visalign/core/json.h"
 #include "visalign/imaging/image.h"
-#include "visalign/core/io.h"
 
 namespace visalign {
 namespace {
@@ -64,8 +64,8 @@ class ViolinScoreMany : public ::testing::Test {
 };
 
 TEST_F(ViolinScoreMany, SeveralImagesGiveTheNumbersOfSeparateRuns) {
-  auto json = RunVisalign({"violin", "score", images_[0], images_[1], images_[2], "--target", "#D9B451", "--json",
-                           "--threads", "2"});
+  auto json = RunVisalign(
+      {"violin", "score", images_[0], images_[1], images_[2], "--target", "#D9B451", "--json", "--threads", "2"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const std::vector<std::string> lines = Lines(json.out);
   ASSERT_EQ(lines.size(), 3u) << json.out;
@@ -121,9 +121,8 @@ TEST_F(ViolinScoreMany, BatchLinesOfEveryFormGiveTheNumbersOfSeparateRunsInInput
   }
 
   // The same file on stdin (`--batch -`) prints the same lines.
-  auto piped = testing::RunProgram(
-      {"/bin/sh", "-c", std::string("\"$0\" violin score --batch - < \"$1\""), VISALIGN_TEST_BINARY,
-       (dir_ / "batch.jsonl").string()});
+  auto piped = testing::RunProgram({"/bin/sh", "-c", std::string("\"$0\" violin score --batch - < \"$1\""),
+                                    VISALIGN_TEST_BINARY, (dir_ / "batch.jsonl").string()});
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
   EXPECT_EQ(piped.out, r.out);
 }
@@ -160,7 +159,8 @@ TEST_F(ViolinScoreMany, BadBatchLinesGiveErrorResultsAndTheOthersAreScored) {
 
   EXPECT_EQ(got[3]["line"], 5);
   EXPECT_TRUE(got[3]["image"].is_null());
-  EXPECT_NE(got[3]["error"].get<std::string>().find("invalid JSON (syntax error at byte 30) (" + file + ":5)"), std::string::npos)
+  EXPECT_NE(got[3]["error"].get<std::string>().find("invalid JSON (syntax error at byte 30) (" + file + ":5)"),
+            std::string::npos)
       << got[3];
 
   EXPECT_EQ(got[4]["line"], 6);

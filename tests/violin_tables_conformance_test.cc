@@ -84,8 +84,7 @@ TEST(ViolinTablesConformance, V1PurMeanIsTheMeanOfSdCedHfInAllButThreeRows) {
     if (!CheckMean(row, kPurity, "pur_mean").within_rounding) exceptions.push_back(row.Label());
   }
   EXPECT_EQ(rows, 63);
-  EXPECT_EQ(exceptions,
-            (std::vector<std::string>{"Table 2 SANA", "Table 5 Variation-1", "Table 5 Variation-6"}));
+  EXPECT_EQ(exceptions, (std::vector<std::string>{"Table 2 SANA", "Table 5 Variation-1", "Table 5 Variation-6"}));
 }
 
 TEST(ViolinTablesConformance, V2PreMeanIsNotTheEqualWeightMeanAndLiesAboveIt) {

@@ -14,8 +14,8 @@
 // PE-Core (timm Eva trunk with 'xy' RoPE and a MAP head), CoCa (attentional pooler, appended cls token;
 // contrastive embeddings only), EVA02-E (post-norm blocks), timm's CLIP-layout ViTs (MobileCLIP2-L-14) and
 // ViTamin (timm's conv stem + MbConv stages before a GeGLU ViT). Anything else (MobileCLIP's FastViT,
-// other timm trunks, ...) is refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary shipped in
-// data/clip/.
+// other timm trunks, ...) is refused with kUnsupported naming the feature. CLIP's BPE tokenizer uses the vocabulary
+// shipped in data/clip/.
 //
 // All Encode* calls are batched (chunks of ClipLoadOptions::max_batch), use ThreadCount()
 // threads, are safe to call concurrently on one model, and return UNNORMALISED embeddings
@@ -130,9 +130,9 @@ struct FastVitStageConfig {
 struct FastVitConfig {
   std::string timm_model_name;
   std::vector<FastVitStageConfig> stages;  // stage 0 has no downsample
-  bool stem_scale_branch = true;  // the stem's MobileOne blocks have 1×1 conv_scale branches (mci3/4: no)
-  bool attention_layer_norm = false;  // attention blocks' norm: LayerNorm2d eps 1e-5 (mci3/4), else BatchNorm
-  int final_features = 0;          // int(embed_dims[-1] · cls_ratio 2)
+  bool stem_scale_branch = true;           // the stem's MobileOne blocks have 1×1 conv_scale branches (mci3/4: no)
+  bool attention_layer_norm = false;       // attention blocks' norm: LayerNorm2d eps 1e-5 (mci3/4), else BatchNorm
+  int final_features = 0;                  // int(embed_dims[-1] · cls_ratio 2)
   static constexpr int kHeadDim = 32;
 };
 
@@ -200,7 +200,7 @@ struct VisionConfig : TowerConfig {
   // width embed_dim attend (pool_heads heads) over ln_k(tokens), then ln_post and proj on query 0.
   bool attentional_pool = false;
   int pool_queries = 0;
-  FastVitConfig fastvit;    // kFastVit only
+  FastVitConfig fastvit;  // kFastVit only
   // kViT from timm's vit_base_mci_224 (MobileCLIP-B): the patch embedding is a 3-conv BatchNorm stem
   // (4×4/4, 2×2/2, 2×2/2; patch_size 16), the class token gets no position embedding
   // (no_embed_class), final norm, class-token pooling, the trunk's head (with bias) as projection.
@@ -241,7 +241,8 @@ struct TokenizerConfig {
   std::string hf_name;               // OpenCLIP text_cfg.hf_tokenizer_name ("" for CLIP's BPE / an HF checkpoint)
   std::filesystem::path model_file;  // kSentencePiece: spiece.model; kHfBpe: tokenizer.json; kWordPiece: vocab.txt
   int32_t eos_id = kEndOfText;       // kWordPiece: [SEP]
-  bool add_eos = true;   // kHfBpe: add_eos_token; kWordPiece: false with strip_sep_token (the others always end with eos)
+  bool add_eos =
+      true;  // kHfBpe: add_eos_token; kWordPiece: false with strip_sep_token (the others always end with eos)
   bool add_bos = false;  // kHfBpe: add_bos_token (kWordPiece always starts with [CLS])
   int32_t bos_id = 0;    // kHfBpe with add_bos; kWordPiece: [CLS]
   int32_t unk_id = 0;    // kWordPiece: [UNK]; kSentencePiece with id_offset: <unk> (3)
@@ -263,7 +264,7 @@ struct TokenizerConfig {
 
 // open_clip's eval transform: resize the shorter side (PIL 8-bit bicubic) to image_size,
 // center crop, /255, (x - mean) / std per channel.
-enum class ResizeMode { kShortest, kSquash };        // open_clip resize_mode 'shortest' / 'squash'
+enum class ResizeMode { kShortest, kSquash };      // open_clip resize_mode 'shortest' / 'squash'
 enum class Interpolation { kBicubic, kBilinear };  // PIL filters (antialiased when downscaling)
 struct PreprocessConfig {
   int image_size = 0;

@@ -32,13 +32,27 @@ struct Srgb8 {
   uint8_t r = 0, g = 0, b = 0;
   bool operator==(const Srgb8&) const = default;
 };
-struct Rgb { double r = 0, g = 0, b = 0; };        // gamma-encoded sRGB, nominal [0, 1]
-struct LinearRgb { double r = 0, g = 0, b = 0; };  // linear-light sRGB
-struct Xyz { double x = 0, y = 0, z = 0; };        // Y of white = 1
-struct Xyy { double x = 0, y = 0, Y = 0; };
-struct Lab { double L = 0, a = 0, b = 0; };
-struct Lch { double L = 0, C = 0, h = 0; };        // h in degrees [0, 360)
-struct Hsl { double h = 0, s = 0, l = 0; };        // h in degrees [0, 360)
+struct Rgb {
+  double r = 0, g = 0, b = 0;
+};  // gamma-encoded sRGB, nominal [0, 1]
+struct LinearRgb {
+  double r = 0, g = 0, b = 0;
+};  // linear-light sRGB
+struct Xyz {
+  double x = 0, y = 0, z = 0;
+};  // Y of white = 1
+struct Xyy {
+  double x = 0, y = 0, Y = 0;
+};
+struct Lab {
+  double L = 0, a = 0, b = 0;
+};
+struct Lch {
+  double L = 0, C = 0, h = 0;
+};  // h in degrees [0, 360)
+struct Hsl {
+  double h = 0, s = 0, l = 0;
+};  // h in degrees [0, 360)
 
 // D65 reference white used for XYZ <-> Lab (scikit-image's values).
 inline constexpr Xyz kD65White{0.95047, 1.0, 1.08883};
@@ -68,13 +82,13 @@ bool InGamut(Rgb c);
 Rgb ClipToGamut(Rgb c);
 
 // --- Scalar conversions -------------------------------------------------------------------
-Rgb FromSrgb8(Srgb8 c);               // c / 255
-Srgb8 ToSrgb8(Rgb c);                 // round-half-away, clamped to [0, 255]
+Rgb FromSrgb8(Srgb8 c);  // c / 255
+Srgb8 ToSrgb8(Rgb c);    // round-half-away, clamped to [0, 255]
 LinearRgb ToLinear(Rgb c);
 Rgb FromLinear(LinearRgb c);
 Xyz LinearToXyz(LinearRgb c);
 LinearRgb XyzToLinear(Xyz c);
-Xyy XyzToXyy(Xyz c);                  // black maps to the white point's chromaticity, Y = 0
+Xyy XyzToXyy(Xyz c);  // black maps to the white point's chromaticity, Y = 0
 Xyz XyyToXyz(Xyy c);
 Lab XyzToLab(Xyz c);
 Xyz LabToXyz(Lab c);
@@ -85,9 +99,9 @@ Lab LchToLab(Lch c);
 // s > 1, l outside [0, 1] and the hue turned by 180°, is not followed). Invariants: h in
 // [0, 360), s and l in [0, 1]; achromatic colors get h = 0, s = 0.
 Hsl RgbToHsl(Rgb c);
-Rgb HslToRgb(Hsl c);                  // CSS Color 4 hslToRgb; s, l in [0, 1] give a color on the cube
+Rgb HslToRgb(Hsl c);  // CSS Color 4 hslToRgb; s, l in [0, 1] give a color on the cube
 
-Lab SrgbToLab(Rgb c);                 // composition of the above
+Lab SrgbToLab(Rgb c);  // composition of the above
 Rgb LabToSrgb(Lab c);
 Lab Srgb8ToLab(Srgb8 c);
 
@@ -100,7 +114,9 @@ void SrgbToLabBatch(const double* rgb, size_t n, double* lab);
 
 // --- Differences ----------------------------------------------------------------------------
 // RGB arguments here are on the 0..255 scale (doubles, so means of pixels can be compared).
-struct Rgb255 { double r = 0, g = 0, b = 0; };
+struct Rgb255 {
+  double r = 0, g = 0, b = 0;
+};
 inline Rgb255 ToRgb255(Srgb8 c) { return {double(c.r), double(c.g), double(c.b)}; }
 inline Rgb255 ToRgb255(Rgb c) { return {c.r * 255.0, c.g * 255.0, c.b * 255.0}; }
 // Each channel clamped to [0, 255] (NaN -> 0), the 0..255 form of ClipToGamut(Rgb).
@@ -121,18 +137,18 @@ double HyAB(Lab p, Lab q);            // |ΔL| + sqrt(Δa² + Δb²)
 
 // --- ISCC-NBS color names --------------------------------------------------------------------
 struct IsccCentroid {
-  int id = 0;                // 1..267
-  std::string name;          // level-3 name, lower case ("vivid pink")
+  int id = 0;        // 1..267
+  std::string name;  // level-3 name, lower case ("vivid pink")
   Srgb8 rgb;
   std::string level2, level1;
 };
-struct IsccCategory {        // a level-1 (13) or level-2 (29) category with its representative color
-  int level = 0;             // 1 or 2
-  int index = 0;             // 1-based within the level
+struct IsccCategory {  // a level-1 (13) or level-2 (29) category with its representative color
+  int level = 0;       // 1 or 2
+  int index = 0;       // 1-based within the level
   std::string name;
-  std::string parent_level1; // level 2 only
-  Srgb8 rgb;                 // representative (see data/color/NOTICE.md for the rule)
-  int rep_id = 0;            // level-3 id of the representative
+  std::string parent_level1;  // level 2 only
+  Srgb8 rgb;                  // representative (see data/color/NOTICE.md for the rule)
+  int rep_id = 0;             // level-3 id of the representative
   std::vector<int> member_ids;
 };
 
@@ -152,7 +168,12 @@ class IsccNbs {
   // Returns the representative color and the level it matched, or nullptr-equivalent (level 0).
   // `id` is the level-3 id of the centroid (for level 1/2: of the category's representative);
   // `name` is the canonical lower-case name.
-  struct NameMatch { int level = 0; Srgb8 rgb; int id = 0; std::string name; };
+  struct NameMatch {
+    int level = 0;
+    Srgb8 rgb;
+    int id = 0;
+    std::string name;
+  };
   NameMatch FindName(std::string_view name) const;
   // The level-3 centroid nearest to `lab` by CIEDE2000.
   const IsccCentroid& Nearest(Lab lab) const;
@@ -169,12 +190,12 @@ std::string_view NotationName(Notation n);  // "hex", "rgb", "hsl", "lab", "name
 
 struct ParsedColor {
   Notation notation = Notation::kHex;
-  Rgb rgb;             // exact sRGB denoted by the text (unclamped for lab() outside the gamut)
-  Srgb8 rgb8;          // the 8-bit color the text denotes: ToSrgb8(rgb) (rounded, clamped)
+  Rgb rgb;               // exact sRGB denoted by the text (unclamped for lab() outside the gamut)
+  Srgb8 rgb8;            // the 8-bit color the text denotes: ToSrgb8(rgb) (rounded, clamped)
   bool in_gamut = true;  // InGamut(rgb): false when rgb8 needed clamping (only lab() can be out)
-  std::string name;    // ISCC-NBS name when notation == kName
-  int iscc_level = 0;  // 1, 2 or 3 when notation == kName
-  Lab lab;             // CIELAB: the parsed numbers for lab(), else SrgbToLab(rgb)
+  std::string name;      // ISCC-NBS name when notation == kName
+  int iscc_level = 0;    // 1, 2 or 3 when notation == kName
+  Lab lab;               // CIELAB: the parsed numbers for lab(), else SrgbToLab(rgb)
 };
 
 // Largest |a*| and |b*| accepted by lab(): far beyond any real color (CSS Color 4: "in practice

@@ -46,11 +46,11 @@ enum class RowStatus { kPending, kDone, kFailed, kRefused };
 const char* RowStatusName(RowStatus status);
 
 struct RunInfo {
-  std::string name;                 // [A-Za-z0-9._-]+, also the image folder's name
-  std::string benchmark;            // benchmarks::kViolin, kAcva (visalign/core/benchmarks.h)
-  std::string dataset_fingerprint;  // e.g. SHA-256 of the manifest
-  Json identity;          // backend kind, model, size, parameters, command: fixed for the run
-  std::string created_at;           // ISO-8601 UTC, set by the store
+  std::string name;                  // [A-Za-z0-9._-]+, also the image folder's name
+  std::string benchmark;             // benchmarks::kViolin, kAcva (visalign/core/benchmarks.h)
+  std::string dataset_fingerprint;   // e.g. SHA-256 of the manifest
+  Json identity;                     // backend kind, model, size, parameters, command: fixed for the run
+  std::string created_at;            // ISO-8601 UTC, set by the store
   Json connection = Json::object();  // endpoint, key variable, timeouts...: last used
 };
 
@@ -81,15 +81,15 @@ struct Row {
   std::string prompt;
   std::optional<int64_t> seed;
   RowStatus status = RowStatus::kPending;
-  int attempts = 0;           // every attempt ever made, across resumed sessions
-  std::string last_error;     // empty when none
-  double latency_ms = 0;      // of the last attempt
-  std::string image_path;     // relative to the store root; empty unless done
-  std::string sha256;         // of the image file; empty unless done
+  int attempts = 0;                             // every attempt ever made, across resumed sessions
+  std::string last_error;                       // empty when none
+  double latency_ms = 0;                        // of the last attempt
+  std::string image_path;                       // relative to the store root; empty unless done
+  std::string sha256;                           // of the image file; empty unless done
   std::string created_at, updated_at, done_at;  // ISO-8601 UTC; done_at empty unless done
-  std::string lease_owner;    // who claimed the row last ("" = nobody, or completed)
-  int64_t lease_expires_ms = 0;  // Unix time in ms when that lease ends
-  std::string job;            // the provider job submitted for it (SetJob), "" = none
+  std::string lease_owner;                      // who claimed the row last ("" = nobody, or completed)
+  int64_t lease_expires_ms = 0;                 // Unix time in ms when that lease ends
+  std::string job;                              // the provider job submitted for it (SetJob), "" = none
 };
 
 // Unix time in milliseconds (lease expiry times are in it).
@@ -97,8 +97,8 @@ int64_t NowUnixMs();
 
 struct RunCounts {
   size_t pending = 0, done = 0, failed = 0, refused = 0;
-  size_t leased = 0;  // of the pending and failed rows: those under a lease that has not expired
-  size_t attempts = 0;  // over all rows
+  size_t leased = 0;                      // of the pending and failed rows: those under a lease that has not expired
+  size_t attempts = 0;                    // over all rows
   std::string first_update, last_update;  // earliest created_at and latest updated_at of a row
   size_t total() const { return pending + done + failed + refused; }
 };
@@ -186,8 +186,8 @@ class RunStore {
   virtual Result<Completion> MarkRefused(const std::string& run, const std::string& item_id, int k,
                                          const std::string& owner, const std::string& reason, double latency_ms) = 0;
   // Sets the row's job ("" clears it) while `owner` holds its lease; kLeaseLost otherwise.
-  virtual Result<Completion> SetJob(const std::string& run, const std::string& item_id, int k,
-                                    const std::string& owner, const std::string& job) = 0;
+  virtual Result<Completion> SetJob(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                                    const std::string& job) = 0;
 
   // Leases `wanted` rows of `run` to `owner` until now + `ttl`, in one transaction: each row that
   // is pending (or failed, with include_failed) and unleased, leased by `owner`, or under an

@@ -21,14 +21,15 @@ class A1111 final : public Provider {
 
   HttpRequest Submit(const GenerationRequest& request) const override {
     Json body = {{"prompt", request.prompt}, {"seed", request.seed.value_or(kRandomSeed)},
-                           {"batch_size", 1},          {"n_iter", 1},
-                           {"send_images", true},      {"save_images", false}};
+                 {"batch_size", 1},          {"n_iter", 1},
+                 {"send_images", true},      {"save_images", false}};
     if (const auto wh = ParseImageSize(options_.size)) {
       body["width"] = wh->first;
       body["height"] = wh->second;
     }
     body["override_settings"] = {{"sd_model_checkpoint", options_.model}};
-    return JsonPost(BaseUrl(options_) + "/sdapi/v1/txt2img", WithParams(std::move(body), options_.params, request.seed));
+    return JsonPost(BaseUrl(options_) + "/sdapi/v1/txt2img",
+                    WithParams(std::move(body), options_.params, request.seed));
   }
 
   Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override {

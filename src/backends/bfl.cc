@@ -57,7 +57,8 @@ class Bfl final : public Provider {
     for (const char* pending : kPendingStates)
       if (status == pending) return Attempt<JobAnswer>::Ok({false, "", {}});
     const auto details = answer.find("details");
-    const std::string detail = details == answer.end() || details->is_null() ? "" : " " + QuoteJson(*details, kReasonChars);
+    const std::string detail =
+        details == answer.end() || details->is_null() ? "" : " " + QuoteJson(*details, kReasonChars);
     for (const char* moderated : kModeratedStates)
       if (status == moderated) return Attempt<JobAnswer>::Fail({ErrorKind::kRefused, status + detail, {}});
     if (status == "Error" || status == "Failed" || status == "Task not found")

@@ -17,7 +17,8 @@ constexpr const char* kClientId = "visalign";
 
 // Replaces every occurrence of `from` in `s` by `to`.
 std::string ReplaceAll(std::string s, std::string_view from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -60,8 +61,9 @@ class ComfyUi final : public Provider {
 
   HttpRequest Submit(const GenerationRequest& request) const override {
     Json workflow = SubstituteComfyWorkflow(options_.workflow, request.prompt, request.seed, options_.size);
-    return JsonPost(BaseUrl(options_) + "/prompt",
-                    {{"prompt", WithParams(std::move(workflow), options_.params, request.seed)}, {"client_id", kClientId}});
+    return JsonPost(
+        BaseUrl(options_) + "/prompt",
+        {{"prompt", WithParams(std::move(workflow), options_.params, request.seed)}, {"client_id", kClientId}});
   }
 
   Attempt<JobAnswer> ReadSubmitted(const Json& answer) const override {
@@ -95,11 +97,12 @@ class ComfyUi final : public Provider {
       for (const auto& [node, out] : outputs.items()) {
         if (!out.is_object() || !out.contains("images") || !out["images"].is_array()) continue;
         for (const auto& image : out["images"]) {
-          if (!image.is_object() || StringAt(image, "filename").empty() || (StringAt(image, "type") == "output") != saved)
+          if (!image.is_object() || StringAt(image, "filename").empty() ||
+              (StringAt(image, "type") == "output") != saved)
             continue;
-          ready.images.push_back(fmt::format("{}/view?filename={}&subfolder={}&type={}", BaseUrl(options_),
-                                             UrlEncode(StringAt(image, "filename")),
-                                             UrlEncode(StringAt(image, "subfolder")), UrlEncode(StringAt(image, "type"))));
+          ready.images.push_back(fmt::format(
+              "{}/view?filename={}&subfolder={}&type={}", BaseUrl(options_), UrlEncode(StringAt(image, "filename")),
+              UrlEncode(StringAt(image, "subfolder")), UrlEncode(StringAt(image, "type"))));
         }
       }
     if (ready.images.empty())
@@ -123,9 +126,9 @@ class ComfyUi final : public Provider {
       for (const auto& m : *messages)
         if (m.is_array() && m.size() == 2 && m[0] == "execution_error" && m[1].is_object()) {
           const Json& e = m[1];
-          const std::string node = e.contains("node_id") ? (e["node_id"].is_string() ? e["node_id"].get<std::string>()
-                                                                                     : e["node_id"].dump())
-                                                         : "?";
+          const std::string node =
+              e.contains("node_id") ? (e["node_id"].is_string() ? e["node_id"].get<std::string>() : e["node_id"].dump())
+                                    : "?";
           return EscapeControlBytes(fmt::format("node {} ({}) failed: {}: {}", node, StringAt(e, "node_type"),
                                                 StringAt(e, "exception_type"), StringAt(e, "exception_message")),
                                     kReasonChars);
@@ -156,14 +159,15 @@ Status CheckComfyWorkflow(const Json& workflow, const std::string& size) {
   if (!UsesPlaceholder(workflow, kPrompt, false))
     return Status::InvalidArgument("the workflow has no \"{prompt}\"", where,
                                    "the positive prompt's text input set to \"{prompt}\" (e.g. CLIPTextEncode's text)");
-  if (!ParseImageSize(size) && (UsesPlaceholder(workflow, "{width}", false) || UsesPlaceholder(workflow, "{height}", false)))
+  if (!ParseImageSize(size) &&
+      (UsesPlaceholder(workflow, "{width}", false) || UsesPlaceholder(workflow, "{height}", false)))
     return Status::InvalidArgument("the workflow uses {width}/{height} but no --size is given", "--size",
                                    "WxH, e.g. 1024x1024");
   return Status::Ok();
 }
 
-Json SubstituteComfyWorkflow(const Json& workflow, const std::string& prompt,
-                                       std::optional<int64_t> seed, const std::string& size) {
+Json SubstituteComfyWorkflow(const Json& workflow, const std::string& prompt, std::optional<int64_t> seed,
+                             const std::string& size) {
   const auto wh = ParseImageSize(size).value_or(std::pair<int, int>{0, 0});
   const std::pair<std::string_view, Json> numbers[] = {
       {"{seed}", seed.value_or(0)}, {"{width}", wh.first}, {"{height}", wh.second}};

@@ -117,12 +117,9 @@ class CommandBackend final : public GenerationBackend {
     const std::string stem = (options_.scratch_dir / fmt::format("{}__{}.{}.{}", store::SafeFileName(request.item_id),
                                                                  request.k, ::getpid(), counter_.fetch_add(1)))
                                  .string();
-    Placeholders values{request.prompt,
-                        stem + std::string(kOutExtension),
-                        stem,
-                        request.seed ? std::to_string(*request.seed) : "",
-                        request.item_id,
-                        std::to_string(request.k)};
+    Placeholders values{
+        request.prompt,  stem + std::string(kOutExtension), stem, request.seed ? std::to_string(*request.seed) : "",
+        request.item_id, std::to_string(request.k)};
     std::vector<std::string> args;
     for (const std::string& a : argv_) {
       auto s = Substitute(a, values, nullptr);
@@ -224,10 +221,14 @@ class CommandBackend final : public GenerationBackend {
     ::kill(-pid, SIGKILL);
     drain();
     ::close(fds[0]);
-    if (cancelled) end.error = AttemptError{ErrorKind::kCancelled, "command cancelled", {}};
-    else if (timed_out) end.failure = fmt::format("timed out after {} ms", options_.timeout.count());
-    else if (WIFSIGNALED(wstatus)) end.failure = fmt::format("killed by signal {}", WTERMSIG(wstatus));
-    else if (WEXITSTATUS(wstatus) != 0) end.failure = fmt::format("exited with status {}", WEXITSTATUS(wstatus));
+    if (cancelled)
+      end.error = AttemptError{ErrorKind::kCancelled, "command cancelled", {}};
+    else if (timed_out)
+      end.failure = fmt::format("timed out after {} ms", options_.timeout.count());
+    else if (WIFSIGNALED(wstatus))
+      end.failure = fmt::format("killed by signal {}", WTERMSIG(wstatus));
+    else if (WEXITSTATUS(wstatus) != 0)
+      end.failure = fmt::format("exited with status {}", WEXITSTATUS(wstatus));
     return end;
   }
 
@@ -257,11 +258,13 @@ Result<std::vector<std::string>> SplitCommandTemplate(std::string_view t) {
         if (t[j] == '\\' && j + 1 < t.size() && (t[j + 1] == '"' || t[j + 1] == '\\')) ++j;
         word += t[j];
       }
-      if (j >= t.size()) return Status::InvalidArgument("unterminated double quote", "command template", "matching quotes");
+      if (j >= t.size())
+        return Status::InvalidArgument("unterminated double quote", "command template", "matching quotes");
       in_word = true;
       i = j;
     } else if (c == '\\') {
-      if (i + 1 >= t.size()) return Status::InvalidArgument("trailing backslash", "command template", "a character after '\\'");
+      if (i + 1 >= t.size())
+        return Status::InvalidArgument("trailing backslash", "command template", "a character after '\\'");
       word += t[++i];
       in_word = true;
     } else if (std::isspace(static_cast<unsigned char>(c))) {
@@ -289,7 +292,8 @@ Result<std::unique_ptr<GenerationBackend>> MakeCommandBackend(CommandOptions opt
                                    "an argument with {out} (the .png file the command must write) or {out_stem} "
                                    "(the same path without extension; the command adds .png, .jpg or .webp)");
   if (argv[0].find('{') != std::string::npos)
-    return Status::InvalidArgument("the program name may not contain placeholders", "command template", "a fixed program");
+    return Status::InvalidArgument("the program name may not contain placeholders", "command template",
+                                   "a fixed program");
   if (options.timeout.count() <= 0)
     return Status::InvalidArgument("timeout must be positive", "command timeout", "seconds > 0");
   return std::unique_ptr<GenerationBackend>(std::make_unique<CommandBackend>(std::move(options), std::move(argv)));

@@ -34,9 +34,7 @@ TEST(SplitCommandTemplate, SplitsWordsLikeAShellWithoutExpanding) {
 
 class CommandTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(WriteFileAtomic(dir_ / "fixture.png", TinyPng()).ok());
-  }
+  void SetUp() override { ASSERT_TRUE(WriteFileAtomic(dir_ / "fixture.png", TinyPng()).ok()); }
   Result<std::unique_ptr<GenerationBackend>> Make(const std::string& script, Millis timeout = Millis(5000)) {
     // The script gets: $1 prompt, $2 out, $3 seed, $4 id, $5 k, $6 the fixture PNG, $7 the test dir,
     // $8 out_stem.
@@ -93,7 +91,8 @@ TEST_F(CommandTest, OutEndsInPngAndOutStemLetsTheProgramPickTheExtension) {
   auto by_extension = Make(R"(case "$2" in
     *.png) cp "$6" "$2" ;;
     *) echo "ValueError: unknown file extension: ${{2##*.}}" >&2; exit 1 ;;
-  esac)").value();
+  esac)")
+                          .value();
   auto r = by_extension->Generate({"a", "p", 0, {}}, kNoCancel);
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_EQ(r.value->extension, "png");

@@ -32,8 +32,8 @@ class DashScope final : public Provider {
     if (const auto wh = ParseImageSize(options_.size)) parameters["size"] = fmt::format("{}*{}", wh->first, wh->second);
     if (request.seed) parameters["seed"] = *request.seed;
     const Json body = {{"model", options_.model},
-                                 {"input", {{"prompt", request.prompt}}},
-                                 {"parameters", WithParams(std::move(parameters), options_.params, request.seed)}};
+                       {"input", {{"prompt", request.prompt}}},
+                       {"parameters", WithParams(std::move(parameters), options_.params, request.seed)}};
     HttpRequest req = JsonPost(BaseUrl(options_) + "/api/v1/services/aigc/text2image/image-synthesis", body);
     req.headers.emplace_back("X-DashScope-Async", "enable");
     return req;
@@ -65,11 +65,12 @@ class DashScope final : public Provider {
       if (results != output->end() && results->is_array())
         for (const Json& r : *results) {
           if (!r.is_object()) continue;
-          if (const std::string url = StringAt(r, "url"); !url.empty()) ready.images.push_back(url);
-          else if (StringAt(r, "code") == kRefusalCode) refusal = CodeMessage(r);
+          if (const std::string url = StringAt(r, "url"); !url.empty())
+            ready.images.push_back(url);
+          else if (StringAt(r, "code") == kRefusalCode)
+            refusal = CodeMessage(r);
         }
-      if (ready.images.empty() && !refusal.empty())
-        return Attempt<JobAnswer>::Fail({ErrorKind::kRefused, refusal, {}});
+      if (ready.images.empty() && !refusal.empty()) return Attempt<JobAnswer>::Fail({ErrorKind::kRefused, refusal, {}});
       if (ready.images.empty()) return Malformed("SUCCEEDED without output.results[].url", answer);
       return Attempt<JobAnswer>::Ok(std::move(ready));
     }

@@ -26,7 +26,8 @@ Result<ImageIndex> IndexFolder(const fs::path& dir) {
     if (!inserted && (rank < slot->second.first || (rank == slot->second.first && p < slot->second.second)))
       slot->second = {rank, p};
   }
-  if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message(), "import folder", "a readable folder");
+  if (ec)
+    return Status::IoError("cannot list " + dir.string() + ": " + ec.message(), "import folder", "a readable folder");
   return index;
 }
 
@@ -69,7 +70,8 @@ class DirectoryBackend final : public GenerationBackend {
 Result<std::unique_ptr<GenerationBackend>> MakeDirectoryBackend(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    return Status::NotFound("not a directory: " + dir.string(), "import folder", "a folder of <id>.png or <id>__<k>.png images");
+    return Status::NotFound("not a directory: " + dir.string(), "import folder",
+                            "a folder of <id>.png or <id>__<k>.png images");
   VISALIGN_ASSIGN_OR_RETURN(ImageIndex index, IndexFolder(dir));
   if (index.empty())
     return Status::NotFound("no .png, .jpg, .jpeg or .webp file in " + dir.string(), "import folder",

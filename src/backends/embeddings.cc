@@ -12,7 +12,6 @@
 namespace visalign::backends {
 namespace {
 
-
 constexpr std::string_view kEmbeddingsPath = "embeddings";
 
 // The rows of one answer, or a description of how it breaks the contract.
@@ -22,7 +21,8 @@ std::optional<std::string> ParseAnswer(const Json& answer, size_t expected, std:
   if (data.size() != expected) return fmt::format("{} embeddings for {} inputs", data.size(), expected);
   rows.assign(expected, {});
   for (const Json& d : data) {
-    if (!d.is_object() || !d.contains("index") || !d["index"].is_number_unsigned() || d["index"].get<size_t>() >= expected)
+    if (!d.is_object() || !d.contains("index") || !d["index"].is_number_unsigned() ||
+        d["index"].get<size_t>() >= expected)
       return "an entry without a valid \"index\": " + QuoteJson(d);
     std::vector<float>& row = rows[d["index"].get<size_t>()];
     if (!row.empty()) return fmt::format("index {} twice", d["index"].get<size_t>());

@@ -18,7 +18,8 @@ using ::testing::HasSubstr;
 // must place rows by "index"); fails the first `failures` requests with HTTP 503.
 class FakeEmbeddingServer {
  public:
-  explicit FakeEmbeddingServer(int failures = 0, Json broken = nullptr) : failures_(failures), broken_(std::move(broken)) {
+  explicit FakeEmbeddingServer(int failures = 0, Json broken = nullptr)
+      : failures_(failures), broken_(std::move(broken)) {
     server_.Route("POST", "/v1/embeddings", [this](const HttpServerRequest& req, HttpServerResponse& res) {
       std::lock_guard<std::mutex> lock(mutex_);
       requests_.push_back(Json::parse(req.body));

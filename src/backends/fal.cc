@@ -24,8 +24,10 @@ class Fal final : public Provider {
   HttpRequest Submit(const GenerationRequest& request) const override {
     Json body = {{"prompt", request.prompt}, {"num_images", 1}};
     if (request.seed) body["seed"] = *request.seed;
-    if (const auto wh = ParseImageSize(options_.size)) body["image_size"] = {{"width", wh->first}, {"height", wh->second}};
-    return JsonPost(BaseUrl(options_) + "/" + options_.model, WithParams(std::move(body), options_.params, request.seed));
+    if (const auto wh = ParseImageSize(options_.size))
+      body["image_size"] = {{"width", wh->first}, {"height", wh->second}};
+    return JsonPost(BaseUrl(options_) + "/" + options_.model,
+                    WithParams(std::move(body), options_.params, request.seed));
   }
 
   // The job: {"status_url", "response_url", "result": false}; "result": true once COMPLETED.

@@ -12,8 +12,8 @@ namespace {
 
 constexpr const char* kAspectRatios[] = {"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"};
 // Finish reasons that mean the model's safety system withheld the image.
-constexpr const char* kSafetyFinishReasons[] = {"SAFETY",   "IMAGE_SAFETY", "PROHIBITED_CONTENT", "IMAGE_PROHIBITED_CONTENT",
-                                                "BLOCKLIST", "SPII"};
+constexpr const char* kSafetyFinishReasons[] = {
+    "SAFETY", "IMAGE_SAFETY", "PROHIBITED_CONTENT", "IMAGE_PROHIBITED_CONTENT", "BLOCKLIST", "SPII"};
 constexpr size_t kReasonChars = 300;
 
 // The object at answer[key] (camelCase) or answer[snake_key], or nullptr.
@@ -37,7 +37,7 @@ class Gemini final : public Provider {
     Json config = {{"responseModalities", {"IMAGE"}}};
     if (!ratio_.empty()) config["imageConfig"] = {{"aspectRatio", ratio_}};
     const Json body = {{"contents", {{{"role", "user"}, {"parts", {{{"text", request.prompt}}}}}}},
-                                 {"generationConfig", WithParams(std::move(config), options_.params, request.seed)}};
+                       {"generationConfig", WithParams(std::move(config), options_.params, request.seed)}};
     return JsonPost(fmt::format("{}/v1beta/models/{}:generateContent", BaseUrl(options_), options_.model), body);
   }
 
@@ -77,9 +77,9 @@ class Gemini final : public Provider {
       }
     // The model answered in words instead of drawing: its answer is the reason.
     if (!text.empty()) return Refused("answered with text and no image: " + text);
-    return Malformed(fmt::format("candidates[0] has no inlineData part (finishReason {})",
-                                 finish.empty() ? "none" : finish),
-                     answer);
+    return Malformed(
+        fmt::format("candidates[0] has no inlineData part (finishReason {})", finish.empty() ? "none" : finish),
+        answer);
   }
 
   std::pair<HttpRequest, bool> Poll(const std::string&) const override { return {HttpRequest{}, false}; }
@@ -107,7 +107,8 @@ Result<std::string> GeminiAspectRatio(const std::string& size) {
   for (const char* offered : kAspectRatios)
     if (ratio == offered) return ratio;
   return Status::InvalidArgument(fmt::format("size {} has aspect ratio {}, which Gemini does not offer", size, ratio),
-                                 "--size", "a size with aspect ratio 1:1, 2:3, 3:2, 3:4, 4:3, 4:5, 5:4, 9:16, 16:9 or 21:9");
+                                 "--size",
+                                 "a size with aspect ratio 1:1, 2:3, 3:2, 3:4, 4:3, 4:5, 5:4, 9:16, 16:9 or 21:9");
 }
 
 std::unique_ptr<Provider> MakeGeminiProvider(const ProviderOptions& options) {

@@ -4,9 +4,12 @@ namespace visalign::backends {
 
 std::string_view PlannedRunName(PlannedRun run) {
   switch (run) {
-    case PlannedRun::kNew: return "new";
-    case PlannedRun::kResume: return "resume";
-    case PlannedRun::kTakeOver: return "take_over";
+    case PlannedRun::kNew:
+      return "new";
+    case PlannedRun::kResume:
+      return "resume";
+    case PlannedRun::kTakeOver:
+      return "take_over";
   }
   return "new";
 }
@@ -27,9 +30,9 @@ Result<GenerationPlan> PlanGeneration(store::RunStore* store, const store::RunIn
       retry_failed = retry_failed || plan.run == PlannedRun::kTakeOver;
     }
   }
-  VISALIGN_ASSIGN_OR_RETURN(plan.to_request,
-                            SelectWork(rows, work, retry_failed, "run " + wanted.name + " in " + options.store_display,
-                                       plan.selection));
+  VISALIGN_ASSIGN_OR_RETURN(
+      plan.to_request,
+      SelectWork(rows, work, retry_failed, "run " + wanted.name + " in " + options.store_display, plan.selection));
   plan.max_requests = plan.to_request.size() * static_cast<size_t>(options.max_attempts);
   if (options.price_per_image) plan.cost = *options.price_per_image * static_cast<double>(plan.to_request.size());
   return plan;

@@ -16,7 +16,9 @@ const nlohmann::json kIdentity = {{"backend", "openai"}, {"model", "m1"}};
 
 store::RunInfo Wanted(nlohmann::json identity = kIdentity) { return {"r", "violin", "abc", std::move(identity), ""}; }
 
-std::vector<WorkItem> FourItems() { return {{"a", "red", 0, 1}, {"b", "green", 0, 2}, {"c", "blue", 0, 3}, {"d", "grey", 0, 4}}; }
+std::vector<WorkItem> FourItems() {
+  return {{"a", "red", 0, 1}, {"b", "green", 0, 2}, {"c", "blue", 0, 3}, {"d", "grey", 0, 4}};
+}
 
 GenerationPlanOptions Options() {
   GenerationPlanOptions o;
@@ -81,8 +83,8 @@ TEST_F(PlanGenerationTest, ResumingSkipsDoneRowsAndFailedOnesUnlessRetried) {
 }
 
 TEST_F(PlanGenerationTest, AnotherIdentityWithADoneImageCannotReuseTheRun) {
-  Result<GenerationPlan> plan = PlanGeneration(store_.get(), Wanted({{"backend", "openai"}, {"model", "m2"}}),
-                                               FourItems(), Options());
+  Result<GenerationPlan> plan =
+      PlanGeneration(store_.get(), Wanted({{"backend", "openai"}, {"model", "m2"}}), FourItems(), Options());
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().where(), "store ./s");
 }
@@ -94,8 +96,8 @@ TEST_F(PlanGenerationTest, AnotherIdentityBeforeAnyDoneImageTakesTheRunOverAndRe
   ASSERT_TRUE(s.AddItems("r", {{"b", 0, "green", 2}}).ok());
   ASSERT_TRUE(s.ClaimRows("r", "me", {{"b", 0}}, milliseconds(60000), false).ok());
   ASSERT_TRUE(s.MarkFailure("r", "b", 0, "me", "HTTP 400", 1, /*final=*/true).ok());
-  Result<GenerationPlan> plan = PlanGeneration(store_.get(), Wanted({{"backend", "openai"}, {"model", "m2"}}),
-                                               FourItems(), Options());
+  Result<GenerationPlan> plan =
+      PlanGeneration(store_.get(), Wanted({{"backend", "openai"}, {"model", "m2"}}), FourItems(), Options());
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(plan->run, PlannedRun::kTakeOver);
   EXPECT_EQ(PlannedRunName(plan->run), "take_over");
@@ -115,7 +117,8 @@ TEST_F(PlanGenerationTest, AStoreThatCannotBeReadIsTheError) {
   Result<GenerationPlan> plan = PlanGeneration(store_.get(), Wanted(), FourItems(), Options());
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().what(), "disk gone");
-  store_->FailOperation(visalign::testing::StoreOperation::kFindRun, Status::Unavailable("no server", "store", "a server"));
+  store_->FailOperation(visalign::testing::StoreOperation::kFindRun,
+                        Status::Unavailable("no server", "store", "a server"));
   EXPECT_EQ(PlanGeneration(store_.get(), Wanted(), FourItems(), Options()).status().what(), "no server");
 }
 

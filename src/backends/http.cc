@@ -91,7 +91,8 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 class CurlTransport final : public HttpTransport {
  public:
   ~CurlTransport() override {
-    if (curl_) for (CURL* h : pool_) curl_->easy_cleanup(h);
+    if (curl_)
+      for (CURL* h : pool_) curl_->easy_cleanup(h);
   }
 
   Attempt<HttpResponse> Send(const HttpRequest& request, const HttpTimeouts& timeouts,
@@ -107,7 +108,8 @@ class CurlTransport final : public HttpTransport {
     t.cancel = cancel;
     if (request.max_response_bytes > 0) t.limit = std::min(request.max_response_bytes, kMaxResponseBytes);
     curl_slist* headers = nullptr;
-    for (const auto& [name, value] : request.headers) headers = curl.slist_append(headers, (name + ": " + value).c_str());
+    for (const auto& [name, value] : request.headers)
+      headers = curl.slist_append(headers, (name + ": " + value).c_str());
     // libcurl would send "Expect: 100-continue" for large bodies, costing a round trip.
     headers = curl.slist_append(headers, "Expect:");
     char error_buffer[CURL_ERROR_SIZE] = {0};
@@ -203,9 +205,13 @@ std::string HtmlSummary(std::string_view html) {
   std::string text;
   bool in_tag = false;
   for (char c : html) {
-    if (c == '<') in_tag = true;
-    else if (c == '>') { in_tag = false; text += ' '; }
-    else if (!in_tag) text += c;
+    if (c == '<')
+      in_tag = true;
+    else if (c == '>') {
+      in_tag = false;
+      text += ' ';
+    } else if (!in_tag)
+      text += c;
   }
   return OneLine(text);
 }
@@ -238,7 +244,8 @@ std::string ServerMessage(const HttpResponse& r) {
 // The error codes of content filters inside {"error": {"code"}}: OpenAI's, BytePlus ModelArk's
 // (Seedream) and Zhipu's (GLM-Image, code 1301).
 constexpr const char* kContentFilterCodes[] = {"moderation_blocked", "InputTextSensitiveContentDetected",
-                                               "OutputImageSensitiveContentDetected", "SensitiveContentDetected", "1301"};
+                                               "OutputImageSensitiveContentDetected", "SensitiveContentDetected",
+                                               "1301"};
 
 // Whether an error body is a content filter's: {"error": {"code": one of kContentFilterCodes}} or
 // {"code": "DataInspectionFailed"} (DashScope).
@@ -300,10 +307,14 @@ std::optional<Millis> ParseRetryAfter(std::string_view value) {
 
 AttemptError HttpStatusError(const HttpResponse& r) {
   AttemptError e;
-  if (r.status == 429) e.kind = ErrorKind::kRateLimited;
-  else if (r.status == 408 || r.status >= 500) e.kind = ErrorKind::kServer;
-  else if (r.status >= 400) e.kind = ErrorKind::kClient;
-  else e.kind = ErrorKind::kProtocol;  // 1xx/3xx where a final answer was expected
+  if (r.status == 429)
+    e.kind = ErrorKind::kRateLimited;
+  else if (r.status == 408 || r.status >= 500)
+    e.kind = ErrorKind::kServer;
+  else if (r.status >= 400)
+    e.kind = ErrorKind::kClient;
+  else
+    e.kind = ErrorKind::kProtocol;  // 1xx/3xx where a final answer was expected
   e.message = fmt::format("HTTP {}: {}", r.status, ServerMessage(r));
   if (r.status >= 400 && r.status < 500 && IsContentFilterAnswer(r.body)) e.kind = ErrorKind::kRefused;
   if (auto ra = r.Header("retry-after")) e.retry_after = ParseRetryAfter(*ra);

@@ -162,10 +162,13 @@ HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options))
     });
   }
   // Errors cpp-httplib answers itself (no route: 404; a body over the limit: 413) get a JSON body.
-  impl_->server.set_error_handler([limit = options_.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
-    if (res.body.empty()) res.set_content(ScaffoldError(res.status, req.path, limit).dump(), kJsonContentType);
+  impl_->server.set_error_handler(
+      [limit = options_.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
+        if (res.body.empty()) res.set_content(ScaffoldError(res.status, req.path, limit).dump(), kJsonContentType);
+      });
+  Route("GET", "/health", [](const HttpServerRequest&, HttpServerResponse& res) {
+    res.SetJson(200, {{"status", "ok"}});
   });
-  Route("GET", "/health", [](const HttpServerRequest&, HttpServerResponse& res) { res.SetJson(200, {{"status", "ok"}}); });
 }
 
 HttpServer::~HttpServer() { Stop(); }
@@ -179,9 +182,10 @@ void HttpServer::Route(std::string_view method, const std::string& pattern, Http
 }
 
 void HttpServer::Asset(const std::string& path, std::string_view body, std::string content_type) {
-  impl_->server.Get(path, [body, content_type = std::move(content_type)](const httplib::Request&, httplib::Response& res) {
-    res.set_content(body.data(), body.size(), content_type.c_str());
-  });
+  impl_->server.Get(path,
+                    [body, content_type = std::move(content_type)](const httplib::Request&, httplib::Response& res) {
+                      res.set_content(body.data(), body.size(), content_type.c_str());
+                    });
 }
 
 HttpServerResponse HttpServer::Dispatch(HttpServerRequest request) const {

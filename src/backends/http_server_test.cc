@@ -53,8 +53,7 @@ TEST(HttpServer, RoutesSeePatternGroupsBodiesAndHeadersAndSetStatusAndHeaders) {
   ASSERT_TRUE(echo);
   EXPECT_EQ(echo->status, 429);
   EXPECT_EQ(echo->get_header_value("Retry-After"), "3");
-  EXPECT_EQ(Json::parse(echo->body),
-            Json({{"body", "hello"}, {"key", "k1"}, {"method", "POST"}, {"path", "/echo"}}));
+  EXPECT_EQ(Json::parse(echo->body), Json({{"body", "hello"}, {"key", "k1"}, {"method", "POST"}, {"path", "/echo"}}));
 }
 
 TEST(HttpServer, PublicServersCapBodiesAddHeadersGateRequestsAndServeAssets) {
@@ -74,7 +73,8 @@ TEST(HttpServer, PublicServersCapBodiesAddHeadersGateRequestsAndServeAssets) {
   });
   ASSERT_TRUE(server.Start().ok());
   httplib::Client client(server.url());
-  auto who = client.Post("/who?q=a%20b", httplib::Headers{{"Cookie", "theme=dark; session=s1"}}, "{}", "application/json");
+  auto who =
+      client.Post("/who?q=a%20b", httplib::Headers{{"Cookie", "theme=dark; session=s1"}}, "{}", "application/json");
   ASSERT_TRUE(who);
   EXPECT_EQ(Json::parse(who->body), Json({{"address", "127.0.0.1"}, {"q", "a b"}, {"session", "s1"}}));
   EXPECT_EQ(who->get_header_value("Content-Security-Policy"), "default-src 'self'");
@@ -97,7 +97,9 @@ TEST(HttpServer, PublicServersCapBodiesAddHeadersGateRequestsAndServeAssets) {
 TEST(HttpServer, JsonRepliesAreNeverCompressed) {
   HttpServer server({});
   const std::string big(100000, 'a');
-  server.Route("GET", "/big", [&](const HttpServerRequest&, HttpServerResponse& res) { res.SetJson(200, {{"data", big}}); });
+  server.Route("GET", "/big", [&](const HttpServerRequest&, HttpServerResponse& res) {
+    res.SetJson(200, {{"data", big}});
+  });
   ASSERT_TRUE(server.Start().ok());
   httplib::Client client(server.url());
   auto res = client.Get("/big", httplib::Headers{{"Accept-Encoding", "br, gzip, deflate"}});

@@ -181,12 +181,10 @@ class ImagesApiTest : public ::testing::Test {
       std::string p = last_body_["prompt"];
       std::string b64 = EncodeBase64(png_);
       if (p == "good") res.set_content(Json{{"data", {{{"b64_json", b64}}}}}.dump(), "application/json");
-      if (p == "url")
-        res.set_content(Json{{"data", {{{"url", s_.url() + "/file.png"}}}}}.dump(), "application/json");
+      if (p == "url") res.set_content(Json{{"data", {{{"url", s_.url() + "/file.png"}}}}}.dump(), "application/json");
       if (p == "malformed") res.set_content(R"({"data": [{"b64_json": "iVBO)", "application/json");
       if (p == "truncated")
-        res.set_content(Json{{"data", {{{"b64_json", b64.substr(0, b64.size() / 2)}}}}}.dump(),
-                        "application/json");
+        res.set_content(Json{{"data", {{{"b64_json", b64.substr(0, b64.size() / 2)}}}}}.dump(), "application/json");
       if (p == "html") {
         res.status = 502;
         res.set_content("<html><head><title>502 Bad Gateway</title></head></html>", "text/html");
@@ -199,7 +197,8 @@ class ImagesApiTest : public ::testing::Test {
       }
       if (p == "empty") res.set_content(R"({"data": []})", "application/json");
       if (p == "file-url") res.set_content(R"({"data": [{"url": "file:///etc/passwd"}]})", "application/json");
-      if (p == "nul-url") res.set_content(R"({"data": [{"url": "http://127.0.0.1\u0000.evil/x.png"}]})", "application/json");
+      if (p == "nul-url")
+        res.set_content(R"({"data": [{"url": "http://127.0.0.1\u0000.evil/x.png"}]})", "application/json");
       if (p == "deep") res.set_content(R"({"data":)" + Nested("[", 100000, "]") + "}", "application/json");
       if (p == "nested") res.set_content(R"({"data":)" + Nested("[", 60, "]") + "}", "application/json");
     });
@@ -216,7 +215,9 @@ class ImagesApiTest : public ::testing::Test {
     o.params = {{"quality", "high"}, {"seed", "{seed}"}};
     backend_ = MakeOpenAiImagesBackend(o, MakeCurlTransport()).value();
   }
-  Attempt<GeneratedImage> Ask(const std::string& prompt) { return backend_->Generate({"id1", prompt, 0, 42}, kNoCancel); }
+  Attempt<GeneratedImage> Ask(const std::string& prompt) {
+    return backend_->Generate({"id1", prompt, 0, 42}, kNoCancel);
+  }
 
   LocalServer s_;
   std::string png_;
@@ -261,7 +262,8 @@ TEST_F(ImagesApiTest, EachBrokenAnswerIsAClearPermanentError) {
       {"empty", ErrorKind::kProtocol, "no data[0]"},
       // A URL answer is fetched only over HTTP(S): never a local file, never a URL that C strings cut short.
       {"file-url", ErrorKind::kProtocol, "data[0].url \"file:///etc/passwd\" is not an http:// or https:// URL"},
-      {"nul-url", ErrorKind::kProtocol, "data[0].url \"http://127.0.0.1\\x00.evil/x.png\" is not an http:// or https:// URL"},
+      {"nul-url", ErrorKind::kProtocol,
+       "data[0].url \"http://127.0.0.1\\x00.evil/x.png\" is not an http:// or https:// URL"},
   };
   for (const Case& c : cases) {
     auto r = Ask(c.prompt);
@@ -277,9 +279,9 @@ TEST_F(ImagesApiTest, IdentityAndConnectionHaveNoSecretAndTheEndpointIsNotIdenti
   EXPECT_EQ(identity.dump().find("sk-secret"), std::string::npos);
   EXPECT_EQ(connection.dump().find("sk-secret"), std::string::npos);
   EXPECT_EQ(identity, Json({{"backend", "openai"},
-                                      {"model", "test-model"},
-                                      {"size", "64x32"},
-                                      {"params", {{"quality", "high"}, {"seed", "{seed}"}}}}));
+                            {"model", "test-model"},
+                            {"size", "64x32"},
+                            {"params", {{"quality", "high"}, {"seed", "{seed}"}}}}));
   EXPECT_EQ(connection, Json({{"endpoint", s_.url()}, {"connect_timeout_ms", 1000}, {"timeout_ms", 3000}}));
 }
 
@@ -304,7 +306,9 @@ TEST(ImagesRequestBody, OneBodyPerModelFamilyWithParamsOnTop) {
     Json body;
   } cases[] = {
       // gpt-image-* answers base64 anyway and rejects response_format.
-      {"gpt-image-1", Json::object(), seeded,
+      {"gpt-image-1",
+       Json::object(),
+       seeded,
        {{"model", "gpt-image-1"}, {"prompt", "a red square"}, {"n", 1}, {"size", "1024x1024"}}},
       {"gpt-image-1",
        {{"output_format", "webp"}, {"background", "transparent"}, {"quality", "high"}},
@@ -316,7 +320,9 @@ TEST(ImagesRequestBody, OneBodyPerModelFamilyWithParamsOnTop) {
         {"output_format", "webp"},
         {"background", "transparent"},
         {"quality", "high"}}},
-      {"dall-e-3", {{"style", "natural"}}, seeded,
+      {"dall-e-3",
+       {{"style", "natural"}},
+       seeded,
        {{"model", "dall-e-3"},
         {"prompt", "a red square"},
         {"n", 1},
@@ -324,14 +330,18 @@ TEST(ImagesRequestBody, OneBodyPerModelFamilyWithParamsOnTop) {
         {"response_format", "b64_json"},
         {"style", "natural"}}},
       // Generic servers get response_format; null removes it; {seed} is the request's seed.
-      {"sdxl", {{"seed", "{seed}"}}, seeded,
+      {"sdxl",
+       {{"seed", "{seed}"}},
+       seeded,
        {{"model", "sdxl"},
         {"prompt", "a red square"},
         {"n", 1},
         {"size", "1024x1024"},
         {"response_format", "b64_json"},
         {"seed", 42}}},
-      {"sdxl", {{"response_format", nullptr}, {"size", nullptr}, {"seed", "{seed}"}}, unseeded,
+      {"sdxl",
+       {{"response_format", nullptr}, {"size", nullptr}, {"seed", "{seed}"}},
+       unseeded,
        {{"model", "sdxl"}, {"prompt", "a red square"}, {"n", 1}}},
   };
   for (const Case& c : cases) {

@@ -18,7 +18,6 @@ constexpr std::string_view kPngMagic = "\x89PNG\r\n\x1a\n";
 constexpr std::string_view kPngEnd = "IEND\xae\x42\x60\x82";
 constexpr std::string_view kSeedPlaceholder = "{seed}";
 
-
 }  // namespace
 
 Attempt<std::string> ValidateImageBytes(std::string_view bytes, const std::string& source) {
@@ -28,18 +27,19 @@ Attempt<std::string> ValidateImageBytes(std::string_view bytes, const std::strin
     // A PNG cut short can still decode partially; a complete one ends with its IEND chunk.
     if (bytes.size() < kPngEnd.size() || bytes.substr(bytes.size() - kPngEnd.size()) != kPngEnd)
       return Attempt<std::string>::Fail(
-          {ErrorKind::kProtocol, fmt::format("{}: truncated PNG ({} bytes, no IEND chunk at the end)", source, bytes.size()), {}});
+          {ErrorKind::kProtocol,
+           fmt::format("{}: truncated PNG ({} bytes, no IEND chunk at the end)", source, bytes.size()),
+           {}});
   } else if (bytes.size() >= 3 && static_cast<uint8_t>(bytes[0]) == 0xFF && static_cast<uint8_t>(bytes[1]) == 0xD8 &&
              static_cast<uint8_t>(bytes[2]) == 0xFF) {
     ext = "jpg";
   } else if (bytes.size() >= 12 && bytes.substr(0, 4) == "RIFF" && bytes.substr(8, 4) == "WEBP") {
     ext = "webp";
   } else {
-    return Attempt<std::string>::Fail(
-        {ErrorKind::kProtocol,
-         fmt::format("{}: not a PNG, JPEG or WebP image ({} bytes starting {})", source, bytes.size(),
-                     QuoteText(bytes.substr(0, 16))),
-         {}});
+    return Attempt<std::string>::Fail({ErrorKind::kProtocol,
+                                       fmt::format("{}: not a PNG, JPEG or WebP image ({} bytes starting {})", source,
+                                                   bytes.size(), QuoteText(bytes.substr(0, 16))),
+                                       {}});
   }
   auto decoded = imaging::DecodeImage(bytes, source);
   if (!decoded.ok())
@@ -66,12 +66,12 @@ std::string OpenAiClient::Url(std::string_view path) const {
   const std::string& b = endpoint_.base_url;
   const size_t slash = b.rfind('/');
   const std::string_view last = slash == std::string::npos ? std::string_view() : std::string_view(b).substr(slash + 1);
-  const bool has_version = last.size() >= 2 && last[0] == 'v' && last.find_first_not_of("0123456789", 1) == std::string_view::npos;
+  const bool has_version =
+      last.size() >= 2 && last[0] == 'v' && last.find_first_not_of("0123456789", 1) == std::string_view::npos;
   return b + (has_version ? "/" : "/v1/") + std::string(path);
 }
 
-Attempt<Json> OpenAiClient::PostJson(std::string_view path, const Json& body,
-                                               const std::atomic<bool>* cancel) const {
+Attempt<Json> OpenAiClient::PostJson(std::string_view path, const Json& body, const std::atomic<bool>* cancel) const {
   HttpRequest req;
   req.method = "POST";
   req.url = Url(path);
@@ -133,9 +133,12 @@ ImagesApiFamily ImagesApiFamilyOf(std::string_view model) {
 
 std::string_view ImagesApiFamilyName(ImagesApiFamily family) {
   switch (family) {
-    case ImagesApiFamily::kGptImage: return "gpt-image";
-    case ImagesApiFamily::kDallE: return "dall-e";
-    case ImagesApiFamily::kGeneric: break;
+    case ImagesApiFamily::kGptImage:
+      return "gpt-image";
+    case ImagesApiFamily::kDallE:
+      return "dall-e";
+    case ImagesApiFamily::kGeneric:
+      break;
   }
   return "generic";
 }
@@ -171,8 +174,8 @@ class OpenAiImagesBackend final : public GenerationBackend {
 
   Json Connection() const override {
     Json c = {{"endpoint", options_.endpoint.base_url},
-                        {"connect_timeout_ms", options_.endpoint.timeouts.connect.count()},
-                        {"timeout_ms", options_.endpoint.timeouts.total.count()}};
+              {"connect_timeout_ms", options_.endpoint.timeouts.connect.count()},
+              {"timeout_ms", options_.endpoint.timeouts.total.count()}};
     if (!options_.api_key_env.empty()) c["api_key_env"] = options_.api_key_env;
     return c;
   }
@@ -232,15 +235,18 @@ Result<std::unique_ptr<GenerationBackend>> MakeOpenAiImagesBackend(OpenAiImagesO
     bool ok = x != std::string::npos && x > 0 && x + 1 < options.size.size() &&
               options.size.find_first_not_of("0123456789x") == std::string::npos &&
               options.size.find('x', x + 1) == std::string::npos;
-    if (!ok) return Status::InvalidArgument("invalid size \"" + options.size + "\"", "requested image size", "WxH, e.g. 1024x1024");
+    if (!ok)
+      return Status::InvalidArgument("invalid size \"" + options.size + "\"", "requested image size",
+                                     "WxH, e.g. 1024x1024");
   }
   if (!options.params.is_object())
     return Status::InvalidArgument("params must be a JSON object", "request parameters", "key=value pairs");
   for (const char* reserved : {"prompt", "n"})
     if (options.params.contains(reserved))
-      return Status::InvalidArgument(std::string("parameter \"") + reserved + "\" is set by visalign", "request parameters",
-                                     "other request fields (quality, style, seed, ...)");
-  return std::unique_ptr<GenerationBackend>(std::make_unique<OpenAiImagesBackend>(std::move(options), std::move(transport)));
+      return Status::InvalidArgument(std::string("parameter \"") + reserved + "\" is set by visalign",
+                                     "request parameters", "other request fields (quality, style, seed, ...)");
+  return std::unique_ptr<GenerationBackend>(
+      std::make_unique<OpenAiImagesBackend>(std::move(options), std::move(transport)));
 }
 
 }  // namespace visalign::backends

@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-
 #include "visalign/backends/backends.h"
 #include "visalign/backends/providers.h"
 #include "visalign/core/json.h"
@@ -18,7 +17,7 @@ namespace visalign::backends {
 
 // What an answer says about the image.
 struct JobAnswer {
-  bool ready = false;               // false: the job is still running (poll `job`)
+  bool ready = false;  // false: the job is still running (poll `job`)
   // After a submission to an asynchronous provider: its handle. After a poll (not ready): the job
   // moved on to a new handle (fal: from its status to its result), recorded and polled at once.
   std::string job;
@@ -56,8 +55,6 @@ std::unique_ptr<Provider> MakeReplicateProvider(const ProviderOptions& options);
 std::unique_ptr<Provider> MakeFalProvider(const ProviderOptions& options);
 std::unique_ptr<Provider> MakeA1111Provider(const ProviderOptions& options);
 std::unique_ptr<Provider> MakeComfyUiProvider(const ProviderOptions& options);
-
-
 
 // Gemini's imageConfig.aspectRatio for `size` ("" without one): W:H reduced, one of the ratios
 // Gemini offers; InvalidArgument at --size otherwise.

@@ -58,11 +58,11 @@ class ProviderBackend final : public GenerationBackend {
 
   Json Connection() const override {
     Json c = {{"endpoint", BaseUrl(options_)},
-                        {"connect_timeout_ms", options_.timeouts.connect.count()},
-                        {"timeout_ms", options_.timeouts.total.count()},
-                        {"job_timeout_ms", options_.poll.job_timeout.count()},
-                        {"poll_ms", options_.poll.initial.count()},
-                        {"max_poll_ms", options_.poll.max.count()}};
+              {"connect_timeout_ms", options_.timeouts.connect.count()},
+              {"timeout_ms", options_.timeouts.total.count()},
+              {"job_timeout_ms", options_.poll.job_timeout.count()},
+              {"poll_ms", options_.poll.initial.count()},
+              {"max_poll_ms", options_.poll.max.count()}};
     if (!options_.api_key_env.empty()) c["api_key_env"] = options_.api_key_env;
     return c;
   }
@@ -91,9 +91,10 @@ class ProviderBackend final : public GenerationBackend {
     bool at_once = stored;  // a stored job (or one that moved on) is polled without a wait first
     for (int polls = 0; !answer.ready; ++polls) {
       if (Clock::now() >= deadline) {
-        const std::string what = fmt::format("job {} not finished after {} s (--job-timeout); a new one is submitted "
-                                             "on the next attempt",
-                                             QuoteText(job), options_.poll.job_timeout.count() / 1000);
+        const std::string what = fmt::format(
+            "job {} not finished after {} s (--job-timeout); a new one is submitted "
+            "on the next attempt",
+            QuoteText(job), options_.poll.job_timeout.count() / 1000);
         record("");
         return Out::Fail({ErrorKind::kTimeout, what, {}});
       }
@@ -116,8 +117,11 @@ class ProviderBackend final : public GenerationBackend {
         }
         record("");
         if (status == 404 || status == 410)
-          return Out::Fail({ErrorKind::kServer, fmt::format("job {} is gone ({}); a new one is submitted on the next "
-                                                            "attempt", QuoteText(job), e.message), {}});
+          return Out::Fail({ErrorKind::kServer,
+                            fmt::format("job {} is gone ({}); a new one is submitted on the next "
+                                        "attempt",
+                                        QuoteText(job), e.message),
+                            {}});
         return Out::Fail(e);
       }
       auto read = provider_->ReadPolled(*polled.value);
@@ -142,8 +146,8 @@ class ProviderBackend final : public GenerationBackend {
       if (bytes.error.kind == ErrorKind::kServer) record("");  // an expired link: the job's image is lost
       return Out::Fail(bytes.error);
     }
-    const std::string source = StartsWithNoCase(url, "data:") ? std::string("the answer's inline image")
-                                                               : "result " + QuoteText(url);
+    const std::string source =
+        StartsWithNoCase(url, "data:") ? std::string("the answer's inline image") : "result " + QuoteText(url);
     auto ext = ValidateImageBytes(*bytes.value, source);
     if (!ext.ok()) return Out::Fail(ext.error);
     return Out::Ok({std::move(*bytes.value), *ext.value});
@@ -153,7 +157,7 @@ class ProviderBackend final : public GenerationBackend {
   // Sends `req` (with the key header when `with_key`), after taking a token from `pace` if given;
   // the 2xx answer as a JSON object. `status` (optional) receives the HTTP status.
   Attempt<Json> Send(HttpRequest req, bool with_key, RateLimiter* pace, const std::atomic<bool>& cancel,
-                               int* status = nullptr) const {
+                     int* status = nullptr) const {
     using Out = Attempt<Json>;
     if (pace && !pace->Acquire(cancel)) return Out::Fail({ErrorKind::kCancelled, "cancelled", {}});
     if (with_key && !options_.api_key.empty()) req.headers.push_back(provider_->KeyHeader(options_.api_key));
@@ -173,8 +177,8 @@ class ProviderBackend final : public GenerationBackend {
     if (!j.ok() || !j->is_object())
       return Out::Fail({ErrorKind::kProtocol,
                         fmt::format("HTTP {} from {} {} with a malformed JSON body ({}; {} bytes starting {})",
-                                    r.status, req.method, QuoteText(req.url), j.ok() ? "not an object" : j.status().what(),
-                                    r.body.size(), QuoteText(r.body)),
+                                    r.status, req.method, QuoteText(req.url),
+                                    j.ok() ? "not an object" : j.status().what(), r.body.size(), QuoteText(r.body)),
                         {}});
     return Out::Ok(std::move(*j));
   }
@@ -241,8 +245,8 @@ std::string_view DefaultProviderEndpoint(std::string_view kind) {
 bool IsHttpUrl(std::string_view url) {
   if (!StartsWithNoCase(url, "http://") && !StartsWithNoCase(url, "https://")) return false;
   const size_t scheme = url.find("://") + 3;
-  return url.size() > scheme &&
-         std::none_of(url.begin(), url.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
+  return url.size() > scheme && std::none_of(url.begin(), url.end(),
+                                             [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
 }
 
 Attempt<std::string> FetchResult(HttpTransport& transport, const std::string& url, const HttpTimeouts& timeouts,
@@ -326,8 +330,10 @@ bool SameSite(std::string_view url, std::string_view base) {
 std::string UrlEncode(std::string_view text) {
   std::string out;
   for (const char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~') out += c;
-    else out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += c;
+    else
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
   }
   return out;
 }
@@ -349,10 +355,10 @@ Result<std::unique_ptr<GenerationBackend>> MakeProviderBackend(ProviderOptions o
     return Status::InvalidArgument("params must be a JSON object", "--param", "key=value pairs");
   if (options.poll.initial.count() <= 0 || options.poll.max < options.poll.initial ||
       options.poll.job_timeout.count() <= 0)
-    return Status::InvalidArgument(fmt::format("poll interval {} ms, max {} ms, job timeout {} ms",
-                                               options.poll.initial.count(), options.poll.max.count(),
-                                               options.poll.job_timeout.count()),
-                                   "--poll-interval/--job-timeout", "positive durations, the interval at most its max");
+    return Status::InvalidArgument(
+        fmt::format("poll interval {} ms, max {} ms, job timeout {} ms", options.poll.initial.count(),
+                    options.poll.max.count(), options.poll.job_timeout.count()),
+        "--poll-interval/--job-timeout", "positive durations, the interval at most its max");
   if (options.kind == "gemini") VISALIGN_RETURN_IF_ERROR(GeminiAspectRatio(options.size).status());
   if (options.kind == "comfyui") VISALIGN_RETURN_IF_ERROR(CheckComfyWorkflow(options.workflow, options.size));
   if (options.kind == "replicate" && options.model.find('/') == std::string::npos)
@@ -371,10 +377,8 @@ Result<Json> ProviderFirstRequest(const ProviderOptions& options, const Generati
   Json headers = Json::object();
   for (const auto& [name, value] : req.headers) headers[name] = value;
   auto body = ParseJson(req.body);
-  return Json{{"method", req.method},
-                        {"url", req.url},
-                        {"headers", headers},
-                        {"body", body.ok() ? *body : Json(req.body)}};
+  return Json{
+      {"method", req.method}, {"url", req.url}, {"headers", headers}, {"body", body.ok() ? *body : Json(req.body)}};
 }
 
 }  // namespace visalign::backends

@@ -68,7 +68,8 @@ TEST(Gemini, TheRequestHasTheTextPartImageModalityAndTheSizesAspectRatio) {
 
 TEST(Bfl, PendingReadyModeratedAndFailedStatesAsTheApiNamesThem) {
   auto p = MakeBflProvider(Options("bfl"));
-  auto submitted = p->ReadSubmitted(Json::parse(R"({"id": "j1", "polling_url": "https://api.us1.bfl.ai/v1/get_result?id=j1"})"));
+  auto submitted =
+      p->ReadSubmitted(Json::parse(R"({"id": "j1", "polling_url": "https://api.us1.bfl.ai/v1/get_result?id=j1"})"));
   ASSERT_TRUE(submitted.ok());
   EXPECT_FALSE(submitted.value->ready);
   EXPECT_EQ(Json::parse(submitted.value->job)["id"], "j1");
@@ -109,16 +110,19 @@ TEST(DashScope, TaskStatesRefusalsAndTheAsyncRequest) {
             submit.headers.end());
   EXPECT_EQ(Json::parse(submit.body), Json::parse(R"({"model": "m", "input": {"prompt": "p"},
       "parameters": {"size": "64*32", "n": 1, "prompt_extend": false, "negative_prompt": "text"}})"));
-  EXPECT_EQ(p->ReadSubmitted(Json::parse(R"({"output": {"task_id": "t1", "task_status": "PENDING"}})")).value->job, "t1");
+  EXPECT_EQ(p->ReadSubmitted(Json::parse(R"({"output": {"task_id": "t1", "task_status": "PENDING"}})")).value->job,
+            "t1");
   EXPECT_EQ(p->Poll("t1").first.url, "http://127.0.0.1:9/api/v1/tasks/t1");
   EXPECT_FALSE(p->ReadPolled(Json::parse(R"({"output": {"task_status": "RUNNING"}})")).value->ready);
-  auto ok = p->ReadPolled(Json::parse(R"({"output": {"task_status": "SUCCEEDED", "results": [{"url": "https://o/1.png"}]}})"));
+  auto ok = p->ReadPolled(
+      Json::parse(R"({"output": {"task_status": "SUCCEEDED", "results": [{"url": "https://o/1.png"}]}})"));
   EXPECT_EQ(ok.value->images, std::vector<std::string>{"https://o/1.png"});
   auto inspected = p->ReadPolled(Json::parse(
       R"({"output": {"task_status": "SUCCEEDED", "results": [{"code": "DataInspectionFailed", "message": "bad"}]}})"));
   EXPECT_EQ(inspected.error.kind, ErrorKind::kRefused);
   EXPECT_EQ(inspected.error.message, "DataInspectionFailed: bad");
-  auto failed = p->ReadPolled(Json::parse(R"({"output": {"task_status": "FAILED", "code": "InternalError", "message": "x"}})"));
+  auto failed =
+      p->ReadPolled(Json::parse(R"({"output": {"task_status": "FAILED", "code": "InternalError", "message": "x"}})"));
   EXPECT_EQ(failed.error.kind, ErrorKind::kServer);
   EXPECT_EQ(failed.error.message, "task FAILED: InternalError: x");
 }
@@ -129,19 +133,24 @@ TEST(Replicate, PredictionStatesOutputsAndNsfwFailuresAsTheApiNamesThem) {
   auto p = MakeReplicateProvider(o);
   HttpRequest submit = p->Submit({"a", "p", 0, 5});
   EXPECT_EQ(submit.url, "http://127.0.0.1:9/v1/models/black-forest-labs/flux-dev/predictions");
-  EXPECT_EQ(Json::parse(submit.body), Json::parse(R"({"input": {"prompt": "p", "seed": 5, "width": 64, "height": 32}})"));
-  EXPECT_NE(std::find(submit.headers.begin(), submit.headers.end(), std::pair<std::string, std::string>{"Prefer", "wait"}),
-            submit.headers.end());
+  EXPECT_EQ(Json::parse(submit.body),
+            Json::parse(R"({"input": {"prompt": "p", "seed": 5, "width": 64, "height": 32}})"));
+  EXPECT_NE(
+      std::find(submit.headers.begin(), submit.headers.end(), std::pair<std::string, std::string>{"Prefer", "wait"}),
+      submit.headers.end());
   o.model = "owner/name:abc123";
   EXPECT_EQ(Json::parse(MakeReplicateProvider(o)->Submit({"a", "p", 0, std::nullopt}).body)["version"], "abc123");
-  auto starting = p->ReadSubmitted(Json::parse(R"({"id": "x", "status": "starting", "urls": {"get": "http://127.0.0.1:9/v1/predictions/x"}})"));
+  auto starting = p->ReadSubmitted(
+      Json::parse(R"({"id": "x", "status": "starting", "urls": {"get": "http://127.0.0.1:9/v1/predictions/x"}})"));
   EXPECT_FALSE(starting.value->ready);
   EXPECT_EQ(starting.value->job, "http://127.0.0.1:9/v1/predictions/x");
   EXPECT_TRUE(p->Poll(starting.value->job).second);
   EXPECT_FALSE(p->Poll("https://elsewhere.example/v1/predictions/x").second);
   EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "succeeded", "output": "https://r/1.png"})")).value->images,
             std::vector<std::string>{"https://r/1.png"});
-  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "succeeded", "output": ["https://r/1.webp", "https://r/2.webp"]})")).value->images.size(), 2u);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "succeeded", "output": ["https://r/1.webp", "https://r/2.webp"]})"))
+                .value->images.size(),
+            2u);
   auto nsfw = p->ReadPolled(Json::parse(R"({"status": "failed", "error": "NSFW content detected. Try again."})"));
   EXPECT_EQ(nsfw.error.kind, ErrorKind::kRefused);
   EXPECT_EQ(nsfw.error.message, "NSFW content detected. Try again.");
@@ -160,15 +169,20 @@ TEST(Fal, TheJobMovesFromItsStatusToItsResultAndNsfwConceptsAreRefusals) {
   ASSERT_TRUE(queued.ok());
   EXPECT_EQ(p->Poll(queued.value->job).first.url, "http://127.0.0.1:9/a/b/requests/r/status");
   EXPECT_FALSE(p->ReadPolled(Json::parse(R"({"status": "IN_PROGRESS"})")).value->ready);
-  auto completed = p->ReadPolled(Json::parse(R"({"status": "COMPLETED", "response_url": "http://127.0.0.1:9/a/b/requests/r"})"));
+  auto completed =
+      p->ReadPolled(Json::parse(R"({"status": "COMPLETED", "response_url": "http://127.0.0.1:9/a/b/requests/r"})"));
   ASSERT_TRUE(completed.ok());
   EXPECT_FALSE(completed.value->ready);
   EXPECT_EQ(p->Poll(completed.value->job).first.url, "http://127.0.0.1:9/a/b/requests/r");
-  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"images": [{"url": "data:image/png;base64,iVBO"}], "has_nsfw_concepts": [false]})")).value->images,
-            std::vector<std::string>{"data:image/png;base64,iVBO"});
-  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"images": [{"url": "https://f/1.png"}], "has_nsfw_concepts": [true]})")).error.kind,
-            ErrorKind::kRefused);
-  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "COMPLETED", "error": "boom", "response_url": "http://x/y"})")).error.kind,
+  EXPECT_EQ(
+      p->ReadPolled(Json::parse(R"({"images": [{"url": "data:image/png;base64,iVBO"}], "has_nsfw_concepts": [false]})"))
+          .value->images,
+      std::vector<std::string>{"data:image/png;base64,iVBO"});
+  EXPECT_EQ(
+      p->ReadPolled(Json::parse(R"({"images": [{"url": "https://f/1.png"}], "has_nsfw_concepts": [true]})")).error.kind,
+      ErrorKind::kRefused);
+  EXPECT_EQ(p->ReadPolled(Json::parse(R"({"status": "COMPLETED", "error": "boom", "response_url": "http://x/y"})"))
+                .error.kind,
             ErrorKind::kServer);
 }
 
@@ -206,8 +220,11 @@ TEST(ComfyUi, HistoryStatesOutputsAndErrorsNamingTheNode) {
   EXPECT_EQ(failed.error.message, "node 3 (KSampler) failed: RuntimeError: OOM");
   AttemptError e{ErrorKind::kClient, "HTTP 400: Prompt outputs failed validation", {}};
   p->ExplainError(R"({"error": {"type": "prompt_outputs_failed_validation"}, "node_errors": {"4": {"errors":
-      [{"message": "Value not in list", "details": "ckpt_name: 'x' not in []"}], "class_type": "CheckpointLoaderSimple"}}})", e);
-  EXPECT_EQ(e.message, "ComfyUI rejected the workflow: node 4 (CheckpointLoaderSimple): Value not in list: ckpt_name: 'x' not in []");
+      [{"message": "Value not in list", "details": "ckpt_name: 'x' not in []"}], "class_type": "CheckpointLoaderSimple"}}})",
+                  e);
+  EXPECT_EQ(
+      e.message,
+      "ComfyUI rejected the workflow: node 4 (CheckpointLoaderSimple): Value not in list: ckpt_name: 'x' not in []");
 }
 
 TEST(OpenAiClient, ABaseEndingInAVersionSegmentGetsNoV1) {
@@ -224,7 +241,8 @@ TEST(ProviderParams, SeedPlaceholdersMergeAndNullRemoves) {
   const Json base = Json::parse(R"({"a": 1, "nested": {"b": 2, "c": 3}})");
   EXPECT_EQ(WithParams(base, Json::parse(R"({"a": null, "nested": {"c": "{seed}"}, "d": true})"), 9),
             Json::parse(R"({"nested": {"b": 2, "c": 9}, "d": true})"));
-  EXPECT_EQ(WithParams(base, Json::parse(R"({"a": "{seed}"})"), std::nullopt), Json::parse(R"({"nested": {"b": 2, "c": 3}})"));
+  EXPECT_EQ(WithParams(base, Json::parse(R"({"a": "{seed}"})"), std::nullopt),
+            Json::parse(R"({"nested": {"b": 2, "c": 3}})"));
   EXPECT_EQ(ParseImageSize("32x48"), (std::pair<int, int>{32, 48}));
   for (const char* bad : {"", "32", "x3", "3x", "0x3", "3x3x3", "-3x3", "99999999999x1"})
     EXPECT_FALSE(ParseImageSize(bad)) << bad;
@@ -267,10 +285,12 @@ TEST(FetchResult, DataUrisDecodeOtherSchemesAreRefusedAndDownloadsAreBounded) {
   auto transport = MakeCurlTransport();
   const std::string png = testing::TinyPng();
   testing::LocalServer server;
-  server.server.Get("/img.png", [&](const httplib::Request&, httplib::Response& res) { res.set_content(png, "image/png"); });
+  server.server.Get("/img.png",
+                    [&](const httplib::Request&, httplib::Response& res) { res.set_content(png, "image/png"); });
   server.server.Get("/gone.png", [](const httplib::Request&, httplib::Response& res) {
     res.status = 403;
-    res.set_content("<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>", "application/xml");
+    res.set_content("<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>",
+                    "application/xml");
   });
   server.Start();
   const HttpTimeouts t{Millis(2000), Millis(5000)};
@@ -281,7 +301,8 @@ TEST(FetchResult, DataUrisDecodeOtherSchemesAreRefusedAndDownloadsAreBounded) {
   EXPECT_NE(small.error.message.find("larger than 10 bytes"), std::string::npos) << small.error.message;
   auto expired = FetchResult(*transport, server.url() + "/gone.png", t, 1 << 20, nullptr);
   EXPECT_EQ(expired.error.kind, ErrorKind::kServer);
-  EXPECT_NE(expired.error.message.find("has expired or is refused (HTTP 403"), std::string::npos) << expired.error.message;
+  EXPECT_NE(expired.error.message.find("has expired or is refused (HTTP 403"), std::string::npos)
+      << expired.error.message;
   for (const char* bad : {"file:///etc/passwd", "ftp://x/y.png", "data:image/png,notbase64", "gopher://x"}) {
     auto r = FetchResult(*transport, bad, t, 1 << 20, nullptr);
     EXPECT_EQ(r.error.kind, ErrorKind::kProtocol) << bad;
@@ -289,12 +310,19 @@ TEST(FetchResult, DataUrisDecodeOtherSchemesAreRefusedAndDownloadsAreBounded) {
 }
 
 TEST(HttpStatusError, ContentFilterCodesAreRefusalsOtherClientErrorsAreNot) {
-  HttpResponse openai{400, {}, R"({"error": {"message": "Your request was rejected by the safety system.", "code": "moderation_blocked"}})"};
+  HttpResponse openai{
+      400,
+      {},
+      R"({"error": {"message": "Your request was rejected by the safety system.", "code": "moderation_blocked"}})"};
   EXPECT_EQ(HttpStatusError(openai).kind, ErrorKind::kRefused);
   EXPECT_EQ(HttpStatusError(openai).message, "HTTP 400: Your request was rejected by the safety system.");
-  HttpResponse dashscope{400, {}, R"({"code": "DataInspectionFailed", "message": "Input data may contain inappropriate content."})"};
+  HttpResponse dashscope{
+      400, {}, R"({"code": "DataInspectionFailed", "message": "Input data may contain inappropriate content."})"};
   EXPECT_EQ(HttpStatusError(dashscope).kind, ErrorKind::kRefused);
-  HttpResponse ark{400, {}, R"({"error": {"code": "InputTextSensitiveContentDetected", "message": "sensitive", "type": "BadRequest"}})"};
+  HttpResponse ark{
+      400,
+      {},
+      R"({"error": {"code": "InputTextSensitiveContentDetected", "message": "sensitive", "type": "BadRequest"}})"};
   EXPECT_EQ(HttpStatusError(ark).kind, ErrorKind::kRefused);
   HttpResponse zhipu{400, {}, R"({"error": {"code": "1301", "message": "unsafe"}})"};
   EXPECT_EQ(HttpStatusError(zhipu).kind, ErrorKind::kRefused);

@@ -59,7 +59,8 @@ class Replicate final : public Provider {
     for (const char* pending : kPendingStates)
       if (status == pending) {
         std::string get;
-        if (const auto urls = answer.find("urls"); urls != answer.end() && urls->is_object()) get = StringAt(*urls, "get");
+        if (const auto urls = answer.find("urls"); urls != answer.end() && urls->is_object())
+          get = StringAt(*urls, "get");
         if (get.empty() && !StringAt(answer, "id").empty())
           get = BaseUrl(options_) + "/v1/predictions/" + UrlEncode(StringAt(answer, "id"));
         if (!IsHttpUrl(get)) return Malformed("a prediction without urls.get", answer);
@@ -77,10 +78,9 @@ class Replicate final : public Provider {
     }
     if (status == "failed" || status == "canceled" || status == "aborted") {
       const auto error = answer.find("error");
-      const std::string reason =
-          error == answer.end() || error->is_null() ? std::string("no error given")
-          : error->is_string()                     ? EscapeControlBytes(error->get<std::string>(), kReasonChars)
-                                                   : QuoteJson(*error, kReasonChars);
+      const std::string reason = error == answer.end() || error->is_null() ? std::string("no error given")
+                                 : error->is_string() ? EscapeControlBytes(error->get<std::string>(), kReasonChars)
+                                                      : QuoteJson(*error, kReasonChars);
       if (reason.find(kRefusalMarker) != std::string::npos)
         return Attempt<JobAnswer>::Fail({ErrorKind::kRefused, reason, {}});
       return Attempt<JobAnswer>::Fail({ErrorKind::kServer, "prediction " + status + ": " + reason, {}});

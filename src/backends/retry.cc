@@ -19,7 +19,10 @@ double Uniform(double lo, double hi) {
 }  // namespace
 
 RateLimiter::RateLimiter(double rate, double burst)
-    : rate_(rate), burst_(std::max(1.0, burst)), tokens_(std::max(1.0, burst)), last_(Clock::now()),
+    : rate_(rate),
+      burst_(std::max(1.0, burst)),
+      tokens_(std::max(1.0, burst)),
+      last_(Clock::now()),
       paused_until_(Clock::now()) {}
 
 bool RateLimiter::Acquire(const std::atomic<bool>& stop) {

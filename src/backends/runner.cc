@@ -82,9 +82,10 @@ Result<std::vector<const WorkItem*>> SelectWork(const std::vector<store::Row>& r
     auto found = by_key.find({it.id, it.k});
     const store::Row* r = found == by_key.end() ? nullptr : found->second;
     if (r && r->prompt != it.prompt)
-      return Status::InvalidArgument(fmt::format("item {} sample {} was made for prompt \"{}\", now the prompt is \"{}\"",
-                                                 it.id, it.k, r->prompt, it.prompt),
-                                     where, "the same prompts to resume a run, or a new run name");
+      return Status::InvalidArgument(
+          fmt::format("item {} sample {} was made for prompt \"{}\", now the prompt is \"{}\"", it.id, it.k, r->prompt,
+                      it.prompt),
+          where, "the same prompts to resume a run, or a new run name");
     if (r && r->seed != it.seed)
       return Status::InvalidArgument(fmt::format("item {} sample {} was made with seed {}, now the seed is {}", it.id,
                                                  it.k, seed_text(r->seed), seed_text(it.seed)),
@@ -113,15 +114,22 @@ Json RunConnection(const GenerationBackend& backend, const RunnerOptions& option
 Json RunSummary::ToJson() const {
   Json f = Json::array();
   for (const ItemFailure& x : failures) f.push_back({{"id", x.id}, {"k", x.k}, {"error", x.error}});
-  return {{"selected", selected},     {"already_done", already_done}, {"skipped_failed", skipped_failed},
-          {"done", done},             {"failed", failed},             {"left_pending", left_pending},
-          {"refused", refused},       {"already_refused", already_refused},
-          {"attempts", attempts},     {"seconds", seconds},           {"interrupted", interrupted},
-          {"finished_elsewhere", finished_elsewhere}, {"lease_lost", lease_lost},
+  return {{"selected", selected},
+          {"already_done", already_done},
+          {"skipped_failed", skipped_failed},
+          {"done", done},
+          {"failed", failed},
+          {"left_pending", left_pending},
+          {"refused", refused},
+          {"already_refused", already_refused},
+          {"attempts", attempts},
+          {"seconds", seconds},
+          {"interrupted", interrupted},
+          {"finished_elsewhere", finished_elsewhere},
+          {"lease_lost", lease_lost},
           {"failures", f},
-          {"stopped_early", same_failure ? Json{{"items", same_failure_items},
-                                                          {"error", same_failure->message}}
-                                         : Json(nullptr)}};
+          {"stopped_early",
+           same_failure ? Json{{"items", same_failure_items}, {"error", same_failure->message}} : Json(nullptr)}};
 }
 
 std::string RunSummary::ToText() const {
@@ -131,11 +139,12 @@ std::string RunSummary::ToText() const {
       done, selected, refused > 0 ? fmt::format("{} refused by the provider, ", refused) : std::string(), failed,
       left_pending, already_done, skipped_failed, attempts, seconds, interrupted ? " (interrupted)" : "");
   if (finished_elsewhere > 0 || lease_lost > 0)
-    s += fmt::format("\nother workers on this run finished {} of the selected images{}", finished_elsewhere + lease_lost,
-                     lease_lost > 0 ? fmt::format(" ({} made here too, after this worker's lease had expired: "
-                                                  "discarded, theirs kept)",
-                                                  lease_lost)
-                                    : std::string());
+    s +=
+        fmt::format("\nother workers on this run finished {} of the selected images{}", finished_elsewhere + lease_lost,
+                    lease_lost > 0 ? fmt::format(" ({} made here too, after this worker's lease had expired: "
+                                                 "discarded, theirs kept)",
+                                                 lease_lost)
+                                   : std::string());
   if (!failures.empty()) {
     s += fmt::format("\nfailures ({} shown of {}):", std::min(kFailuresShown, failures.size()), failures.size());
     for (size_t i = 0; i < failures.size() && i < kFailuresShown; ++i)
@@ -144,8 +153,8 @@ std::string RunSummary::ToText() const {
   if (same_failure && same_failure->kind == ErrorKind::kConnection)
     s += fmt::format("\nstopped early: the endpoint cannot be reached: {}", same_failure->message);
   else if (same_failure)
-    s += fmt::format("\nstopped early: {} different items in a row failed with the same error: {}",
-                     same_failure_items, same_failure->message);
+    s += fmt::format("\nstopped early: {} different items in a row failed with the same error: {}", same_failure_items,
+                     same_failure->message);
   if (skipped_failed > 0) s += "\nre-run with --retry-failed to retry earlier failures";
   return s;
 }
@@ -155,8 +164,9 @@ Status RunSummary::StoppedEarly(const std::string& where) const {
   std::string fix;
   switch (same_failure->kind) {
     case ErrorKind::kClient:
-      fix = "a request the server accepts (check --model, --size and --param; KEY=null removes a field visalign "
-            "sends by default, see docs/backends.md)";
+      fix =
+          "a request the server accepts (check --model, --size and --param; KEY=null removes a field visalign "
+          "sends by default, see docs/backends.md)";
       break;
     case ErrorKind::kCommand:
       fix = "a --cmd that works: run it by hand for one prompt and check that it writes {out}";
@@ -171,8 +181,9 @@ Status RunSummary::StoppedEarly(const std::string& where) const {
   return Status::InvalidArgument(fmt::format("stopped after {} different items failed with the same error: {}",
                                              same_failure_items, same_failure->message),
                                  where,
-                                 fix + "; then run the same command again (--retry-failed also retries the images "
-                                       "that failed)");
+                                 fix +
+                                     "; then run the same command again (--retry-failed also retries the images "
+                                     "that failed)");
 }
 
 Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, const std::vector<WorkItem>& items,
@@ -191,9 +202,10 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   VISALIGN_ASSIGN_OR_RETURN(store::RunOpening opening, store.OpenRun(info));
   const std::string run = info.name;
   if (opening == store::RunOpening::kTakenOver)
-    spdlog::warn("run {} had no done image yet: it now uses this invocation's settings ({}); its failed images "
-                 "will be asked again",
-                 run, info.identity.dump());
+    spdlog::warn(
+        "run {} had no done image yet: it now uses this invocation's settings ({}); its failed images "
+        "will be asked again",
+        run, info.identity.dump());
   std::vector<store::ItemSpec> specs;
   specs.reserve(items.size());
   for (const WorkItem& it : items) specs.push_back({it.id, it.k, it.prompt, it.seed});
@@ -214,10 +226,10 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   std::atomic<bool> halt{false}, cancel{false}, any_success{false};
   std::atomic<size_t> done{0}, failed{0}, refused{0}, attempts{0}, elsewhere{0}, lease_lost{0};
   std::atomic<int> running{0};
-  std::mutex mu;  // guards the claim state below, summary.failures, summary.same_failure and fatal
-  size_t next = 0;                       // todo[next..] not asked for yet
-  std::deque<Task> claimed;              // leased to this worker, not started
-  std::vector<const WorkItem*> busy;     // leased by other workers when last asked
+  std::mutex mu;                      // guards the claim state below, summary.failures, summary.same_failure and fatal
+  size_t next = 0;                    // todo[next..] not asked for yet
+  std::deque<Task> claimed;           // leased to this worker, not started
+  std::vector<const WorkItem*> busy;  // leased by other workers when last asked
   Clock::time_point busy_asked;
   std::vector<Task> set_aside;
   Status fatal;
@@ -238,7 +250,8 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
       by_key[{it->id, it->k}] = it;
       keys.push_back(KeyOf(*it));
     }
-    auto claim = store.ClaimRows(run, owner, keys, options.lease, options.retry_failed || opening == store::RunOpening::kTakenOver);
+    auto claim = store.ClaimRows(run, owner, keys, options.lease,
+                                 options.retry_failed || opening == store::RunOpening::kTakenOver);
     if (!claim.ok()) {
       record_fatal_locked(claim.status());
       return false;
@@ -307,9 +320,10 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
       auto on_lease_lost = [&] {
         lost = true;
         ++lease_lost;
-        spdlog::warn("{} #{}: this worker's lease had expired and another worker took the row over: its result here "
-                     "is discarded (a longer --lease avoids this)",
-                     it.id, it.k);
+        spdlog::warn(
+            "{} #{}: this worker's lease had expired and another worker took the row over: its result here "
+            "is discarded (a longer --lease avoids this)",
+            it.id, it.k);
       };
       // A provider job is recorded in the row as soon as it is known, so whoever resumes polls it.
       req.record_job = [&](const std::string& value) {
@@ -416,7 +430,8 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
     --running;
   };
 
-  int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(options.concurrency), std::max<size_t>(todo.size(), 1)));
+  int n =
+      static_cast<int>(std::min<size_t>(static_cast<size_t>(options.concurrency), std::max<size_t>(todo.size(), 1)));
   running = n;
   std::vector<std::thread> threads;
   for (int t = 0; t < n; ++t) threads.emplace_back(guarded_worker);
@@ -447,8 +462,8 @@ Result<RunSummary> RunGeneration(store::RunStore& store, store::RunInfo info, co
   summary.attempts = attempts;
   summary.finished_elsewhere = elsewhere;
   summary.lease_lost = lease_lost;
-  summary.left_pending = todo.size() - summary.done - summary.failed - summary.refused - summary.finished_elsewhere -
-                         summary.lease_lost;
+  summary.left_pending =
+      todo.size() - summary.done - summary.failed - summary.refused - summary.finished_elsewhere - summary.lease_lost;
   summary.interrupted = stop.load();
   summary.seconds = MillisSince(start) / 1000.0;
   return summary;
@@ -475,7 +490,7 @@ void OnSignal(int) {
 InterruptHandler::InterruptHandler() {
   g_stop = false;
   g_signals = 0;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &g_old_int);

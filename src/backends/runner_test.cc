@@ -19,9 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Answers by prompt: "ok" succeeds; "flaky" fails with 503 on its first attempt; "bad" gets a 400
-// (the same for every item); "refused" cannot connect; "reset-once" cannot on its first attempt; "slow" takes 300 ms (or until cancelled); "broken-cmd" is a command
-// failing the same way every time (its message names the item, its signature does not);
-// "flaky-cmd" a command failing on its first attempt only. Counts calls per (id, k).
+// (the same for every item); "refused" cannot connect; "reset-once" cannot on its first attempt; "slow" takes 300 ms
+// (or until cancelled); "broken-cmd" is a command failing the same way every time (its message names the item, its
+// signature does not); "flaky-cmd" a command failing on its first attempt only. Counts calls per (id, k).
 class ScriptedBackend : public GenerationBackend {
  public:
   Json Identity() const override { return {{"backend", "scripted"}}; }
@@ -39,7 +39,8 @@ class ScriptedBackend : public GenerationBackend {
           {ErrorKind::kConnection, "POST http://127.0.0.1:1/v1/images/generations: Couldn't connect to server", {}});
     if (r.prompt == "flaky" && n == 1) return Attempt<GeneratedImage>::Fail({ErrorKind::kServer, "HTTP 503", {}});
     if (r.prompt == "broken-cmd" || (r.prompt == "flaky-cmd" && n == 1)) {
-      AttemptError e{ErrorKind::kCommand, "command exited with status 1; stderr: loading " + r.item_id + " ... boom", {}};
+      AttemptError e{
+          ErrorKind::kCommand, "command exited with status 1; stderr: loading " + r.item_id + " ... boom", {}};
       e.signature = "command exited with status 1; last stderr line: boom";
       return Attempt<GeneratedImage>::Fail(std::move(e));
     }
@@ -367,7 +368,8 @@ TEST_F(RunnerTest, RowsOfAWorkerThatDiedAreTakenOverWhenItsLeaseExpires) {
   const std::vector<WorkItem> items = OkItems(4);
   ASSERT_TRUE(store_->OpenRun({"r", "test", "fp", backend_.Identity(), ""}).ok());
   ASSERT_TRUE(store_->AddItems("r", {{items[0].id, 0, "ok", {}}, {items[1].id, 0, "ok", {}}}).ok());
-  ASSERT_EQ(store_->ClaimRows("r", "dead", {{items[0].id, 0}, {items[1].id, 0}}, kDeadLease, false)->claimed.size(), 2u);
+  ASSERT_EQ(store_->ClaimRows("r", "dead", {{items[0].id, 0}, {items[1].id, 0}}, kDeadLease, false)->claimed.size(),
+            2u);
   const auto t0 = std::chrono::steady_clock::now();
   auto s = Run(items, stop);
   ASSERT_TRUE(s.ok()) << s.status().ToString();

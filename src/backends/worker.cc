@@ -63,7 +63,9 @@ bool Startable(const std::string& program) {
 class WorkerProcess {
  public:
   WorkerProcess(int index, const WorkerOptions& options, const std::vector<std::string>& argv)
-      : index_(index), options_(options), argv_(argv),
+      : index_(index),
+        options_(options),
+        argv_(argv),
         log_(options.scratch_dir / fmt::format("worker-{}.log", index)) {}
   ~WorkerProcess() { Kill(); }
 
@@ -108,8 +110,9 @@ class WorkerProcess {
       pid_ = 0;
       ::close(in[1]);
       ::close(out[0]);
-      return AttemptError{ErrorKind::kLocal, fmt::format("worker {}: cannot start {}: {}", index_, QuoteText(argv_[0]),
-                                                         std::strerror(rc)), {}};
+      return AttemptError{ErrorKind::kLocal,
+                          fmt::format("worker {}: cannot start {}: {}", index_, QuoteText(argv_[0]), std::strerror(rc)),
+                          {}};
     }
     stdin_ = in[1];
     stdout_ = out[0];
@@ -153,8 +156,8 @@ class WorkerProcess {
       return Out::Fail(std::move(e));
     }
     auto answer = ParseJson(*line.value);
-    if (!answer.ok() || !answer->is_object() || answer->value("id", Json()) != id ||
-        !answer->contains("ok") || !(*answer)["ok"].is_boolean()) {
+    if (!answer.ok() || !answer->is_object() || answer->value("id", Json()) != id || !answer->contains("ok") ||
+        !(*answer)["ok"].is_boolean()) {
       const std::string message = NotProtocol(*line.value, "the answer {\"id\", \"ok\", ...} to its request");
       Kill();
       return Out::Fail({ErrorKind::kProtocol, message, {}});
@@ -209,14 +212,17 @@ class WorkerProcess {
       pid_ = 0;
     }
     Kill();
-    return {ErrorKind::kCommand, fmt::format("worker {} died ({}){}", index_, end, LogTail()), {},
+    return {ErrorKind::kCommand,
+            fmt::format("worker {} died ({}){}", index_, end, LogTail()),
+            {},
             fmt::format("worker died ({})", end)};
   }
 
   std::string LogTail() const {
     auto text = ReadFile(log_);
     if (!text.ok() || text->empty()) return "";
-    std::string tail = text->size() > options_.log_tail_bytes ? text->substr(text->size() - options_.log_tail_bytes) : *text;
+    std::string tail =
+        text->size() > options_.log_tail_bytes ? text->substr(text->size() - options_.log_tail_bytes) : *text;
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
     return fmt::format("; {}: {}", log_.string(), EscapeControlBytes(tail, options_.log_tail_bytes));
   }
@@ -246,9 +252,12 @@ class WorkerProcess {
       ::poll(&p, 1, kPollSliceMs);
       char buf[65536];
       const ssize_t n = ::read(stdout_, buf, sizeof buf);
-      if (n > 0) buffer_.append(buf, static_cast<size_t>(n));
-      else if (n == 0) return Out::Fail(Died("closed its stdout"));
-      else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Out::Fail(Died(std::strerror(errno)));
+      if (n > 0)
+        buffer_.append(buf, static_cast<size_t>(n));
+      else if (n == 0)
+        return Out::Fail(Died("closed its stdout"));
+      else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        return Out::Fail(Died(std::strerror(errno)));
     }
   }
 
@@ -300,7 +309,8 @@ class WorkerBackend final : public GenerationBackend {
   }
 
  private:
-  Attempt<GeneratedImage> OnWorker(WorkerProcess& w, const GenerationRequest& request, const std::atomic<bool>& cancel) {
+  Attempt<GeneratedImage> OnWorker(WorkerProcess& w, const GenerationRequest& request,
+                                   const std::atomic<bool>& cancel) {
     using Out = Attempt<GeneratedImage>;
     if (!w.running()) {
       {
@@ -328,14 +338,16 @@ class WorkerBackend final : public GenerationBackend {
       const std::string error = EscapeControlBytes(a.value("error", std::string("no error given")), 500);
       if (a.value("refused", false) == true) return Out::Fail({ErrorKind::kRefused, error, {}});
       const bool retry = a.value("retryable", false) == true;
-      return Out::Fail({retry ? ErrorKind::kCommand : ErrorKind::kClient,
-                        fmt::format("worker {}: {}", w.index(), error), {}});
+      return Out::Fail(
+          {retry ? ErrorKind::kCommand : ErrorKind::kClient, fmt::format("worker {}: {}", w.index(), error), {}});
     }
     auto bytes = ReadFile(out);
     std::filesystem::remove(out, ec);
     if (!bytes.ok())
-      return Out::Fail({ErrorKind::kProtocol, fmt::format("worker {} answered ok but wrote no image to {}", w.index(),
-                                                          QuoteText(out.string())), {}});
+      return Out::Fail(
+          {ErrorKind::kProtocol,
+           fmt::format("worker {} answered ok but wrote no image to {}", w.index(), QuoteText(out.string())),
+           {}});
     auto ext = ValidateImageBytes(*bytes, fmt::format("worker {}'s image", w.index()));
     if (!ext.ok()) return Out::Fail(ext.error);
     return Out::Ok({std::move(*bytes), *ext.value});
@@ -389,7 +401,7 @@ class WorkerBackend final : public GenerationBackend {
 }  // namespace
 
 Json WorkerRequestLine(const WorkerOptions& options, const GenerationRequest& request, const std::string& id,
-                                 const std::string& out) {
+                       const std::string& out) {
   const auto wh = ParseImageSize(options.size);
   return {{"id", id},
           {"prompt", request.prompt},
@@ -407,8 +419,8 @@ Result<std::vector<std::string>> ParseGpuList(const std::string& text) {
   while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string id = text.substr(start, comma - start);
-    if (id.empty() || id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
-                          std::string::npos)
+    if (id.empty() ||
+        id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != std::string::npos)
       return Status::InvalidArgument("GPU list " + QuoteText(text), "--gpus", "comma-separated GPU ids, e.g. 0,1");
     out.push_back(id);
     start = comma + 1;
@@ -419,10 +431,10 @@ Result<std::vector<std::string>> ParseGpuList(const std::string& text) {
 Result<std::unique_ptr<GenerationBackend>> MakeWorkerBackend(WorkerOptions options) {
   VISALIGN_ASSIGN_OR_RETURN(std::vector<std::string> argv, SplitCommandTemplate(options.command_template));
   if (!Startable(argv[0]))
-    return Status::InvalidArgument("cannot start " + QuoteText(argv[0]) +
-                                       (argv[0].find('/') == std::string::npos ? ": not found on PATH"
-                                                                                : ": no such executable file"),
-                                   "--cmd", "a program that speaks the worker protocol (docs/backends.md)");
+    return Status::InvalidArgument(
+        "cannot start " + QuoteText(argv[0]) +
+            (argv[0].find('/') == std::string::npos ? ": not found on PATH" : ": no such executable file"),
+        "--cmd", "a program that speaks the worker protocol (docs/backends.md)");
   if (options.workers < 1)
     return Status::InvalidArgument(fmt::format("{} workers", options.workers), "--workers", "at least 1");
   if (!options.size.empty() && !ParseImageSize(options.size))

@@ -21,9 +21,9 @@ Status RunAgreement(const Cli& cli, const std::string& items, const std::string&
     PrintJson(acva::AgreementJson(r));
     return Status::Ok();
   }
-  const std::string rho = r.spearman_error.empty()
-                              ? fmt::format("{:.3f} (p = {})", r.spearman.rho, acva::FormatPValue(r.spearman.p_value, 0))
-                              : "undefined: " + r.spearman_error;
+  const std::string rho = r.spearman_error.empty() ? fmt::format("{:.3f} (p = {})", r.spearman.rho,
+                                                                 acva::FormatPValue(r.spearman.p_value, 0))
+                                                   : "undefined: " + r.spearman_error;
   std::printf("%zu ratings of %zu images: Spearman rho %s, exact bin agreement %.3f, within one bin %.3f\n",
               r.n_ratings, r.n_images, rho.c_str(), r.exact_agreement, r.within_one_bin);
   if (!r.unmatched.empty())
@@ -38,8 +38,9 @@ struct ExportRatingsArgs {
 };
 
 Status RunExportRatings(const Cli& cli, const ExportRatingsArgs& a) {
-  VISALIGN_ASSIGN_OR_RETURN(auto study, OpenExistingStudyStore(a.store, "the --store `visalign serve --acva-run` "
-                                                                        "collected ratings into"));
+  VISALIGN_ASSIGN_OR_RETURN(auto study, OpenExistingStudyStore(a.store,
+                                                               "the --store `visalign serve --acva-run` "
+                                                               "collected ratings into"));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<acva::HumanRating> ratings, server::AcvaRatings(*study, a.run));
   if (ratings.empty())
     return Status::NotFound("no ratings of run \"" + a.run + "\"", "run name",
@@ -73,7 +74,8 @@ const CommandGroup kAcvaAgreement(61, {"acva"}, [](Cli& cli) {
   CLI::App* x = g->add_subcommand("export-ratings", "Write the human ratings of a run (visalign serve's rating page)");
   AddStoreOptions(x, &e->store, "The store `visalign serve --store` collected into", StoreUse::kStudy);
   x->add_option("--run", e->run, "The rated ACVA run (as given to `visalign serve --acva-run`)")->required();
-  x->add_option("--out", e->out, "Output CSV (image,rater,score) for `acva agreement --human`; - for stdout")->required();
+  x->add_option("--out", e->out, "Output CSV (image,rater,score) for `acva agreement --human`; - for stdout")
+      ->required();
   x->footer(
       "image = <run>/<concept>/<k> (the items.jsonl image_id), rater = the participant's user id, score = the rater's "
       "weighted adequacy over the rubric, on the judge's scale (docs/acva.md, \"Human validation\").\n"

@@ -10,17 +10,17 @@
 
 #include <fmt/format.h>
 
-#include "cli/backend_options.h"
 #include "cli/acva_judge.h"
+#include "cli/backend_options.h"
 #include "cli/cli.h"
 #include "cli/clip_model_option.h"
+#include "visalign/backends/backends.h"
+#include "visalign/backends/refusals.h"
+#include "visalign/backends/runner.h"
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/benchmarks/acva/analyze_runs.h"
 #include "visalign/benchmarks/acva/pipeline.h"
-#include "visalign/backends/backends.h"
-#include "visalign/backends/refusals.h"
 #include "visalign/clip.h"
-#include "visalign/backends/runner.h"
 #include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
@@ -50,7 +50,7 @@ struct AnalyzeArgs {
   std::string clip_precision = "fp32";
   double pass_threshold = 0.6, cluster_threshold = 0.25;
   std::string quadrant_medians = "pooled";  // or "per-model"
-  std::string thresholds_from;             // summary.json whose medians are frozen
+  std::string thresholds_from;              // summary.json whose medians are frozen
   int bootstrap = 2000;
   uint64_t bootstrap_seed = 20240501;
 };
@@ -168,8 +168,7 @@ Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& s
   } else if (!cli.global().json) {
     std::printf("generate %s: %s\n", a.run.c_str(), summary.ToText().c_str());
   }
-  if (summary.interrupted)
-    return Status::Interrupted("generation interrupted; run the same command again to resume");
+  if (summary.interrupted) return Status::Interrupted("generation interrupted; run the same command again to resume");
   VISALIGN_RETURN_IF_ERROR(summary.StoppedEarly("run " + a.run));
   if (summary.failed > 0)
     return Status::Unavailable(fmt::format("{} images failed (first: {})", summary.failed,
@@ -232,9 +231,10 @@ Result<std::vector<GenerateArgs>> Generations(const GenerateArgs& shared, const 
     where = r.runs_file;
   } else {
     if (!r.models.empty() && r.models.size() != r.runs.size())
-      return Status::InvalidArgument(fmt::format("{} --model for {} --run", r.models.size(), r.runs.size()),
-                                     "--model", "one --model per --run, paired in order");
-    for (size_t i = 0; i < r.runs.size(); ++i) specs.push_back({r.runs[i], r.models.empty() ? "" : r.models[i], "", ""});
+      return Status::InvalidArgument(fmt::format("{} --model for {} --run", r.models.size(), r.runs.size()), "--model",
+                                     "one --model per --run, paired in order");
+    for (size_t i = 0; i < r.runs.size(); ++i)
+      specs.push_back({r.runs[i], r.models.empty() ? "" : r.models[i], "", ""});
   }
   if (specs.empty())
     return Status::InvalidArgument("no generation run", where, "--run NAME (with --model) or a runs file with a line");
@@ -289,7 +289,9 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
     auto set = std::make_shared<SetArgs>();
     CLI::App* v = g->add_subcommand("validate", "Check a concept set and its near-synonym pairs");
     AddSetOptions(v, *set);
-    v->footer("Errors name file:line and field. Example: visalign acva validate --concepts data/acva/concepts.jsonl --pairs data/acva/pairs.jsonl");
+    v->footer(
+        "Errors name file:line and field. Example: visalign acva validate --concepts data/acva/concepts.jsonl --pairs "
+        "data/acva/pairs.jsonl");
     cli.Bind(v, [&cli, set]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet s, LoadSet(*set));
       Json per_category = Json::object();
@@ -299,8 +301,11 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
             per_category.value(std::string(acva::CategoryName(c.category)), 0) + 1;
         questions += c.rubric.size();
       }
-      const Json j = {{"concepts", s.concepts.size()}, {"questions", questions}, {"pairs", s.pairs.size()},
-                      {"by_category", per_category}, {"fingerprint", s.fingerprint}};
+      const Json j = {{"concepts", s.concepts.size()},
+                      {"questions", questions},
+                      {"pairs", s.pairs.size()},
+                      {"by_category", per_category},
+                      {"fingerprint", s.fingerprint}};
       if (cli.global().json)
         PrintJson(j);
       else
@@ -366,7 +371,8 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
         "ACVA §5.2 does (a value equal to the median counts half high, half low); --thresholds-from an earlier\n"
         "summary.json freezes its medians, --quadrant-medians per-model uses each model's own. Models are listed\n"
         "by tier, then pass rate.\n"
-        "Example: visalign acva analyze --run a --run b --judge-model qwen2.5-vl --clip-model models/ViT-B-32 --out res");
+        "Example: visalign acva analyze --run a --run b --judge-model qwen2.5-vl --clip-model models/ViT-B-32 --out "
+        "res");
   }
 
   {

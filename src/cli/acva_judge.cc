@@ -71,13 +71,15 @@ Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva:
   VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, acva::JudgeRuns(store, set, a.runs, config, transport, stop));
   const acva::JudgeStats& s = outcome.stats;
   if (!cli.global().json)
-    std::printf("judge: %zu images, %zu questions (%zu distinct): %zu cached, %zu asked (%zu requests), %zu invalid, "
-                "%zu failed\n",
-                s.images, s.questions, s.distinct, s.cached, s.asked, s.requests, s.invalid, s.failed);
+    std::printf(
+        "judge: %zu images, %zu questions (%zu distinct): %zu cached, %zu asked (%zu requests), %zu invalid, "
+        "%zu failed\n",
+        s.images, s.questions, s.distinct, s.cached, s.asked, s.requests, s.invalid, s.failed);
   if (s.interrupted) return Status::Interrupted("judging interrupted; answers so far are cached, rerun to continue");
   if (s.failed > 0)
     return Status::Unavailable(fmt::format("{} judge questions failed (first: {})", s.failed, s.errors.front()),
-                               "--judge-endpoint " + a.endpoint, "rerun when the judge is reachable; answers so far are cached");
+                               "--judge-endpoint " + a.endpoint,
+                               "rerun when the judge is reachable; answers so far are cached");
   if (s.missing > 0)
     return Status::NotFound(fmt::format("{} of {} judge answers are not in the cache", s.missing, s.questions),
                             "--judge-model " + a.model,
@@ -97,16 +99,22 @@ Status JudgeDryRun(const Cli& cli, const JudgeArgs& a, std::optional<double> pri
   const size_t max_requests = to_ask * static_cast<size_t>(a.max_reply_attempts) * static_cast<size_t>(a.max_attempts);
   const std::string url = backends::OpenAiClient({a.endpoint, "", {}}, nullptr).Url("chat/completions");
   if (cli.global().json) {
-    PrintJson({{"images", s.images}, {"questions", s.questions}, {"distinct", s.distinct}, {"cached", s.cached},
-               {"to_ask", to_ask}, {"max_requests", max_requests}, {"request", "POST " + url},
+    PrintJson({{"images", s.images},
+               {"questions", s.questions},
+               {"distinct", s.distinct},
+               {"cached", s.cached},
+               {"to_ask", to_ask},
+               {"max_requests", max_requests},
+               {"request", "POST " + url},
                {"cost", price ? Json(*price * static_cast<double>(to_ask)) : Json(nullptr)}});
     return Status::Ok();
   }
   std::printf("judge %s at %s: %zu images, %zu questions (%zu distinct)\n", a.model.c_str(), url.c_str(), s.images,
               s.questions, s.distinct);
-  std::printf("cached: %zu; to ask: %zu (at most %zu requests with --judge-reply-attempts %d and --judge-max-attempts "
-              "%d)\n",
-              s.cached, to_ask, max_requests, a.max_reply_attempts, a.max_attempts);
+  std::printf(
+      "cached: %zu; to ask: %zu (at most %zu requests with --judge-reply-attempts %d and --judge-max-attempts "
+      "%d)\n",
+      s.cached, to_ask, max_requests, a.max_reply_attempts, a.max_attempts);
   if (price)
     std::printf("cost: %zu requests x $%g = $%.2f (re-asks and retries not counted)\n", to_ask, *price,
                 *price * static_cast<double>(to_ask));

@@ -46,8 +46,8 @@ backends::Millis MillisFromSeconds(double seconds) {
 }
 
 const std::vector<std::string>& BackendKinds() {
-  static const std::vector<std::string> kKinds = {"openai", "command",   "directory", "worker", "gemini", "bfl",
-                                                  "dashscope", "replicate", "fal",     "a1111",  "comfyui"};
+  static const std::vector<std::string> kKinds = {"openai",    "command",   "directory", "worker", "gemini", "bfl",
+                                                  "dashscope", "replicate", "fal",       "a1111",  "comfyui"};
   return kKinds;
 }
 
@@ -81,7 +81,8 @@ void AddBackendOptions(CLI::App* app, BackendArgs& backend) {
                   "Asynchronous providers: first wait between polls in seconds (growing 1.5x with jitter)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app->add_option("--max-poll-interval", backend.max_poll_s, "Asynchronous providers: longest wait between polls in seconds")
+  app->add_option("--max-poll-interval", backend.max_poll_s,
+                  "Asynchronous providers: longest wait between polls in seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app->add_option("--cmd", backend.cmd,
@@ -200,7 +201,8 @@ backends::RunnerOptions RunnerOptionsFrom(const RunControlArgs& run, bool progre
   return options;
 }
 
-Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs& backend, std::string_view help_command) {
+Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs& backend,
+                                                              std::string_view help_command) {
   VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.endpoint, "--endpoint", help_command));
   VISALIGN_RETURN_IF_ERROR(RequireOption(backend, backend.model, "--model", help_command));
   backends::OpenAiImagesOptions o;
@@ -252,8 +254,7 @@ Result<backends::WorkerOptions> WorkerOptionsFrom(const BackendArgs& backend, st
   return o;
 }
 
-Result<Json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item,
-                                    std::string_view help_command) {
+Result<Json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item, std::string_view help_command) {
   const backends::GenerationRequest request{item.id, item.prompt, item.k, item.seed};
   if (backends::IsProviderKind(backend.name)) {
     VISALIGN_ASSIGN_OR_RETURN(backends::ProviderOptions o, ProviderOptionsFrom(backend));
@@ -262,16 +263,16 @@ Result<Json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& 
   if (backend.name == "worker") {
     VISALIGN_ASSIGN_OR_RETURN(backends::WorkerOptions o, WorkerOptionsFrom(backend, ""));
     return Json{{"method", "JSONL"},
-                          {"url", "stdin of " + o.command_template},
-                          {"body", backends::WorkerRequestLine(o, request, item.id + "#" + std::to_string(item.k) + "/0",
-                                                               "<store>/tmp/worker-PID-N.png")}};
+                {"url", "stdin of " + o.command_template},
+                {"body", backends::WorkerRequestLine(o, request, item.id + "#" + std::to_string(item.k) + "/0",
+                                                     "<store>/tmp/worker-PID-N.png")}};
   }
   if (backend.name != "openai") return Json(nullptr);
   VISALIGN_ASSIGN_OR_RETURN(backends::OpenAiImagesOptions o, OpenAiImagesOptionsFrom(backend, help_command));
   return Json{{"method", "POST"},
-                        {"url", backends::OpenAiClient(o.endpoint, nullptr).Url("images/generations")},
-                        {"family", backends::ImagesApiFamilyName(backends::ImagesApiFamilyOf(o.model))},
-                        {"body", backends::ImagesRequestBody(o, request)}};
+              {"url", backends::OpenAiClient(o.endpoint, nullptr).Url("images/generations")},
+              {"family", backends::ImagesApiFamilyName(backends::ImagesApiFamilyOf(o.model))},
+              {"body", backends::ImagesRequestBody(o, request)}};
 }
 
 Result<std::unique_ptr<backends::GenerationBackend>> MakeBackend(const BackendArgs& backend, store::RunStore& store,

@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +29,10 @@ struct BackendArgs {
   double timeout_s = 300;
   double connect_timeout_s = 10;
   double job_timeout_s = 600, poll_s = 1, max_poll_s = 10;  // asynchronous providers
-  std::string workflow;                                       // comfyui: API-format workflow file
-  int workers = 0;                                            // worker: processes (0: one per --gpus entry, or 1)
-  std::string gpus;                                           // worker: "0,1,..." -> CUDA_VISIBLE_DEVICES
-  double startup_timeout_s = 900;                             // worker: until its ready line
+  std::string workflow;                                     // comfyui: API-format workflow file
+  int workers = 0;                                          // worker: processes (0: one per --gpus entry, or 1)
+  std::string gpus;                                         // worker: "0,1,..." -> CUDA_VISIBLE_DEVICES
+  double startup_timeout_s = 900;                           // worker: until its ready line
 };
 
 // Every --backend kind: openai, command, directory, worker and the providers (providers.h).
@@ -51,7 +51,8 @@ struct RunControlArgs {
   std::string shard;  // "I/N": only the I-th of N static parts of the items; empty = all
 };
 // Registers --concurrency, --rate, --max-attempts, --backoff, --max-backoff, --timeout,
-// --connect-timeout, --grace, --lease, --shard, --retry-failed and --limit (`limit_what` names the unit: items, concepts).
+// --connect-timeout, --grace, --lease, --shard, --retry-failed and --limit (`limit_what` names the unit: items,
+// concepts).
 void AddRunControlOptions(CLI::App* app, RunControlArgs& run, BackendArgs& backend, const std::string& limit_what);
 // --filter key=v1,v2[,key2=v3...] (repeatable): tokens without '=' add a value to the previous
 // key; a key outside `keys` is an error naming them.
@@ -80,11 +81,11 @@ Result<backends::WorkerOptions> WorkerOptionsFrom(const BackendArgs& backend, st
 
 // The first request `item` would make with `backend` (openai and the providers; null for the
 // others), for --dry-run: {"method", "url", "body", ...}; the key shown as its variable's name.
-Result<Json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item,
-                                    std::string_view help_command);
+Result<Json> FirstRequest(const BackendArgs& backend, const backends::WorkItem& item, std::string_view help_command);
 
 // The images API options --backend openai describes (the API key read from its variable).
-Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs& backend, std::string_view help_command);
+Result<backends::OpenAiImagesOptions> OpenAiImagesOptionsFrom(const BackendArgs& backend,
+                                                              std::string_view help_command);
 
 // The backend `backend.name` names; nothing is written or requested until it generates (command
 // backends then create `scratch_dir`). A missing required option is an error pointing at

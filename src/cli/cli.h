@@ -25,10 +25,10 @@ struct ClipLoadOptions;
 namespace visalign::cli {
 
 struct GlobalOptions {
-  bool json = false;             // machine-readable output on stdout
+  bool json = false;  // machine-readable output on stdout
   std::string log_level = "info";
-  int threads = 0;               // 0 = all hardware threads
-  bool offline = false;          // models by name from the cache only (as HF_HUB_OFFLINE=1)
+  int threads = 0;       // 0 = all hardware threads
+  bool offline = false;  // models by name from the cache only (as HF_HUB_OFFLINE=1)
 };
 
 class Cli {

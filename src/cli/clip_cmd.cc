@@ -18,11 +18,12 @@
 namespace visalign::cli {
 
 void AddClipPrecisionOption(CLI::App* cmd, std::string* precision) {
-  cmd->add_option("--precision", *precision,
-                  "Arithmetic of the CLIP linear layers: fp32 (matches open_clip), bf16 (oneDNN bf16 matmul with fp32 "
-                  "accumulation; needs AVX512_BF16 or AMX, refused elsewhere; embeddings within ~1e-3 cosine distance), "
-                  "bf16x3 (the same units on operands split into two bf16 terms: ~16 significant bits at about 3x "
-                  "bf16's cost, for rankings such as Hues and Cues top-5), auto (bf16 where the CPU has AMX, else fp32)")
+  cmd->add_option(
+         "--precision", *precision,
+         "Arithmetic of the CLIP linear layers: fp32 (matches open_clip), bf16 (oneDNN bf16 matmul with fp32 "
+         "accumulation; needs AVX512_BF16 or AMX, refused elsewhere; embeddings within ~1e-3 cosine distance), "
+         "bf16x3 (the same units on operands split into two bf16 terms: ~16 significant bits at about 3x "
+         "bf16's cost, for rankings such as Hues and Cues top-5), auto (bf16 where the CPU has AMX, else fp32)")
       ->capture_default_str();
 }
 
@@ -55,7 +56,8 @@ std::string VectorText(const float* v, int n) {
 }
 
 const char* ModelHelp() {
-  return "CLIP model directory: open_clip_config.json or config.json (OpenCLIP CLIP or SigLIP, or Hugging Face transformers CLIP) "
+  return "CLIP model directory: open_clip_config.json or config.json (OpenCLIP CLIP or SigLIP, or Hugging Face "
+         "transformers CLIP) "
          "plus open_clip_model.safetensors or model.safetensors";
 }
 
@@ -105,24 +107,26 @@ Status RunEmbed(const Cli& cli, const EmbedArgs& a) {
     NormalizeRows(token_emb);
   }
   if (cli.global().json) {
-    Json j = {{"model", a.model}, {"normalized", a.normalize}, {"images", Json::array()},
-                        {"texts", Json::array()}};
+    Json j = {{"model", a.model}, {"normalized", a.normalize}, {"images", Json::array()}, {"texts", Json::array()}};
     if (!token_rows.empty()) j["token_ids"] = Json::array();
     for (size_t i = 0; i < token_rows.size(); ++i) {
       j["token_ids"].push_back(
           {{"ids", token_rows[i]}, {"embedding", VectorJson(token_emb.row(static_cast<int>(i)), token_emb.cols)}});
     }
     for (size_t i = 0; i < a.images.size(); ++i) {
-      j["images"].push_back({{"path", a.images[i]}, {"embedding", VectorJson(image_emb.row(static_cast<int>(i)), image_emb.cols)}});
+      j["images"].push_back(
+          {{"path", a.images[i]}, {"embedding", VectorJson(image_emb.row(static_cast<int>(i)), image_emb.cols)}});
     }
     for (size_t i = 0; i < a.texts.size(); ++i) {
-      j["texts"].push_back({{"text", a.texts[i]}, {"embedding", VectorJson(text_emb.row(static_cast<int>(i)), text_emb.cols)}});
+      j["texts"].push_back(
+          {{"text", a.texts[i]}, {"embedding", VectorJson(text_emb.row(static_cast<int>(i)), text_emb.cols)}});
     }
     PrintJson(j);
     return Status::Ok();
   }
   for (size_t i = 0; i < a.images.size(); ++i) {
-    std::cout << "image\t" << a.images[i] << "\t" << VectorText(image_emb.row(static_cast<int>(i)), image_emb.cols) << "\n";
+    std::cout << "image\t" << a.images[i] << "\t" << VectorText(image_emb.row(static_cast<int>(i)), image_emb.cols)
+              << "\n";
   }
   for (size_t i = 0; i < a.texts.size(); ++i) {
     std::cout << "text\t" << a.texts[i] << "\t" << VectorText(text_emb.row(static_cast<int>(i)), text_emb.cols) << "\n";
@@ -147,8 +151,11 @@ std::string_view ActivationName(Activation a) {
 }
 
 Json TowerJson(const TowerConfig& t) {
-  Json j = {{"width", t.width}, {"layers", t.layers}, {"heads", t.heads}, {"mlp_width", t.mlp_width},
-                      {"layer_norm_eps", FloatJson(t.layer_norm_eps)}};
+  Json j = {{"width", t.width},
+            {"layers", t.layers},
+            {"heads", t.heads},
+            {"mlp_width", t.mlp_width},
+            {"layer_norm_eps", FloatJson(t.layer_norm_eps)}};
   // Where the tower fixes its own activation (SigLIP2's tanh GELU), else the model's "activation".
   if (t.activation) j["activation"] = ActivationName(*t.activation);
   return j;
@@ -171,7 +178,8 @@ std::string VisionTowerText(const VisionConfig& v) {
   if (v.pooling == Pooling::kAttentionPool) return "timm ViT, MAP attention-pool head (SigLIP)";
   if (v.mci_conv_stem) return "timm MCi ViT, ConvStem patch embedding, class token (MobileCLIP-B)";
   if (v.pooling == Pooling::kAverage) {
-    return v.final_ln_after_pool ? "ViT, mean of the patch tokens, ln_post after pooling (CLIPA)" : "ViT, mean of the patch tokens";
+    return v.final_ln_after_pool ? "ViT, mean of the patch tokens, ln_post after pooling (CLIPA)"
+                                 : "ViT, mean of the patch tokens";
   }
   return "ViT, class token";
 }
@@ -193,7 +201,9 @@ Json VisionJson(const VisionConfig& v) {
       }
       break;
     case VisionTower::kModifiedResNet:
-      j = {{"layers", v.resnet.layers}, {"width", v.resnet.width}, {"heads", v.resnet.heads},
+      j = {{"layers", v.resnet.layers},
+           {"width", v.resnet.width},
+           {"heads", v.resnet.heads},
            {"feature_width", v.resnet.feature_width()}};
       break;
     case VisionTower::kConvNext:
@@ -207,10 +217,13 @@ Json VisionJson(const VisionConfig& v) {
     case VisionTower::kFastVit: {
       Json stages = Json::array();
       for (const FastVitStageConfig& s : v.fastvit.stages) {
-        stages.push_back({{"depth", s.depth}, {"dim", s.dim}, {"mlp_ratio", s.mlp_ratio},
+        stages.push_back({{"depth", s.depth},
+                          {"dim", s.dim},
+                          {"mlp_ratio", s.mlp_ratio},
                           {"token_mixer", s.attention ? "attention" : "repmixer"}});
       }
-      j = {{"timm_model_name", v.fastvit.timm_model_name}, {"stages", stages},
+      j = {{"timm_model_name", v.fastvit.timm_model_name},
+           {"stages", stages},
            {"final_features", v.fastvit.final_features},
            {"attention_norm", v.fastvit.attention_layer_norm ? "layernorm2d" : "batchnorm"}};
       break;
@@ -227,16 +240,19 @@ std::string VisionText(const VisionConfig& v) {
   switch (v.tower) {
     case VisionTower::kViT:
       if (v.vitamin.enabled) {
-        return fmt::format("{} {}px: stem {}, MbConv stages {}x{} and {}x{}, {}x{} tokens of width {}, {} layers, {} heads, "
-                           "GeGLU mlp {}", VisionTowerText(v), v.image_size, v.vitamin.stem_width,
-                           v.vitamin.stage_depths[0], v.vitamin.stage_widths[0], v.vitamin.stage_depths[1],
-                           v.vitamin.stage_widths[1], v.grid(), v.grid(), v.width, v.layers, v.heads, v.mlp_width);
+        return fmt::format(
+            "{} {}px: stem {}, MbConv stages {}x{} and {}x{}, {}x{} tokens of width {}, {} layers, {} heads, "
+            "GeGLU mlp {}",
+            VisionTowerText(v), v.image_size, v.vitamin.stem_width, v.vitamin.stage_depths[0],
+            v.vitamin.stage_widths[0], v.vitamin.stage_depths[1], v.vitamin.stage_widths[1], v.grid(), v.grid(),
+            v.width, v.layers, v.heads, v.mlp_width);
       }
       return fmt::format("{} {}px patch {}: width {}, {} layers, {} heads, mlp {}", VisionTowerText(v), v.image_size,
                          v.patch_size, v.width, v.layers, v.heads, v.mlp_width);
     case VisionTower::kModifiedResNet:
       return fmt::format("ModifiedResNet {}px: Bottlenecks {}, width {}, attention pool {} heads on {} channels",
-                         v.image_size, Stages(v.resnet.layers), v.resnet.width, v.resnet.heads, v.resnet.feature_width());
+                         v.image_size, Stages(v.resnet.layers), v.resnet.width, v.resnet.heads,
+                         v.resnet.feature_width());
     case VisionTower::kConvNext:
       return fmt::format("ConvNeXt (timm {}) {}px: depths {}, dims {}, {} projection", v.convnext.timm_model_name,
                          v.image_size, Stages(v.convnext.depths), Stages(v.convnext.dims),
@@ -309,7 +325,8 @@ std::string_view CleaningName(const TokenizerConfig& t) {
 }
 
 Json TokenizerJson(const ClipConfig& c) {
-  if (!c.tokenizer.missing.empty()) return {{"kind", "missing"}, {"reason", c.tokenizer.missing}, {"pad_id", c.text.pad_id}};
+  if (!c.tokenizer.missing.empty())
+    return {{"kind", "missing"}, {"reason", c.tokenizer.missing}, {"pad_id", c.text.pad_id}};
   if (c.tokenizer.kind == TokenizerKind::kWordPiece) {
     return {{"kind", "wordpiece"},
             {"model_file", c.tokenizer.model_file.string()},
@@ -361,26 +378,25 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
   text["tower"] = TextTowerName(c.text);
   text["tokenizer"] = TokenizerJson(c);
   const auto& p = c.preprocess;
-  Json j = {
-      {"config_file", c.config_file.string()},
-      {"weights_file", c.weights_file.string()},
-      {"layout", c.layout == CheckpointLayout::kOpenClip ? "open_clip" : "huggingface"},
-      {"embed_dim", c.embed_dim},
-      {"activation", ActivationName(c.activation)},
-      {"vision", vision},
-      {"text", text},
-      {"preprocess",
-       {{"image_size", p.image_size},
-        {"resize_mode", p.resize_mode == ResizeMode::kShortest ? "shortest" : "squash"},
-        {"interpolation", p.interpolation == Interpolation::kBicubic ? "bicubic" : "bilinear"},
-        {"mean", {FloatJson(p.mean[0]), FloatJson(p.mean[1]), FloatJson(p.mean[2])}},
-        {"std", {FloatJson(p.std[0]), FloatJson(p.std[1]), FloatJson(p.std[2])}}}},
-      {"logit_scale", FloatJson(model->LogitScale())},
-      {"logit_bias", c.sigmoid_logits ? Json(FloatJson(model->LogitBias())) : Json()},
-      {"score", c.sigmoid_logits ? "sigmoid" : "softmax"},
-      {"precision", {{"in_use", PrecisionName(model->precision())}, {"reason", model->precision_reason()}}},
-      {"fingerprint", fingerprint},
-      {"random_weights", clip::RandomWeightsJson(c)}};
+  Json j = {{"config_file", c.config_file.string()},
+            {"weights_file", c.weights_file.string()},
+            {"layout", c.layout == CheckpointLayout::kOpenClip ? "open_clip" : "huggingface"},
+            {"embed_dim", c.embed_dim},
+            {"activation", ActivationName(c.activation)},
+            {"vision", vision},
+            {"text", text},
+            {"preprocess",
+             {{"image_size", p.image_size},
+              {"resize_mode", p.resize_mode == ResizeMode::kShortest ? "shortest" : "squash"},
+              {"interpolation", p.interpolation == Interpolation::kBicubic ? "bicubic" : "bilinear"},
+              {"mean", {FloatJson(p.mean[0]), FloatJson(p.mean[1]), FloatJson(p.mean[2])}},
+              {"std", {FloatJson(p.std[0]), FloatJson(p.std[1]), FloatJson(p.std[2])}}}},
+            {"logit_scale", FloatJson(model->LogitScale())},
+            {"logit_bias", c.sigmoid_logits ? Json(FloatJson(model->LogitBias())) : Json()},
+            {"score", c.sigmoid_logits ? "sigmoid" : "softmax"},
+            {"precision", {{"in_use", PrecisionName(model->precision())}, {"reason", model->precision_reason()}}},
+            {"fingerprint", fingerprint},
+            {"random_weights", clip::RandomWeightsJson(c)}};
   if (cli.global().json) {
     PrintJson(j);
     return Status::Ok();
@@ -392,27 +408,29 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
   std::cout << fmt::format("embed_dim     {}\nactivation    {}\n", c.embed_dim, j["activation"].get<std::string>());
   std::cout << "vision        " << VisionText(c.vision) << "\n";
   std::cout << fmt::format("text          {}; context {}, vocab {}: width {}, {} layers, {} heads, mlp {}\n",
-                           TextTowerName(c.text), c.text.context_length, c.text.vocab_size, c.text.width,
-                           c.text.layers, c.text.heads, c.text.mlp_width);
+                           TextTowerName(c.text), c.text.context_length, c.text.vocab_size, c.text.width, c.text.layers,
+                           c.text.heads, c.text.mlp_width);
   const std::string tokenizer_kind =
       c.tokenizer.kind == TokenizerKind::kHfBpe
           ? fmt::format("Hugging Face BPE (tokenizer.json), bos {}",
                         c.tokenizer.add_bos ? std::to_string(c.tokenizer.bos_id) : "none")
       : c.tokenizer.kind == TokenizerKind::kWordPiece
-          ? fmt::format("BERT WordPiece (vocab.txt), cls {}, {}", c.tokenizer.bos_id, c.tokenizer.lowercase ? "lowercase" : "cased")
+          ? fmt::format("BERT WordPiece (vocab.txt), cls {}, {}", c.tokenizer.bos_id,
+                        c.tokenizer.lowercase ? "lowercase" : "cased")
           : "SentencePiece";
-  std::cout << fmt::format("tokenizer     {}\n", !c.tokenizer.missing.empty()           ? "none: " + c.tokenizer.missing
-                                                  : c.tokenizer.kind == TokenizerKind::kClipBpe ? "CLIP BPE (bundled vocabulary), clean lower"
-                                                      : fmt::format("{} {}, clean {}, eos {}, pad {}", tokenizer_kind,
-                                                                    c.tokenizer.model_file.string(),
-                                                                    CleaningName(c.tokenizer),
-                                                                    c.tokenizer.add_eos ? std::to_string(c.tokenizer.eos_id) : "none",
-                                                                    c.text.pad_id));
+  std::cout << fmt::format(
+      "tokenizer     {}\n",
+      !c.tokenizer.missing.empty() ? "none: " + c.tokenizer.missing
+      : c.tokenizer.kind == TokenizerKind::kClipBpe
+          ? "CLIP BPE (bundled vocabulary), clean lower"
+          : fmt::format("{} {}, clean {}, eos {}, pad {}", tokenizer_kind, c.tokenizer.model_file.string(),
+                        CleaningName(c.tokenizer), c.tokenizer.add_eos ? std::to_string(c.tokenizer.eos_id) : "none",
+                        c.text.pad_id));
   std::cout << fmt::format("preprocess    resize {} ({}) to {}{}, mean {} std {}\n",
                            j["preprocess"]["resize_mode"].get<std::string>(),
                            j["preprocess"]["interpolation"].get<std::string>(), p.image_size,
-                           p.resize_mode == ResizeMode::kShortest ? ", center crop" : "", j["preprocess"]["mean"].dump(),
-                           j["preprocess"]["std"].dump());
+                           p.resize_mode == ResizeMode::kShortest ? ", center crop" : "",
+                           j["preprocess"]["mean"].dump(), j["preprocess"]["std"].dump());
   std::cout << fmt::format("precision     {} ({})\n", PrecisionName(model->precision()), model->precision_reason());
   std::cout << fmt::format("logit_scale   {} (exp of the stored value)\n", model->LogitScale());
   if (c.sigmoid_logits) {
@@ -423,15 +441,18 @@ Status RunInfo(const Cli& cli, const InfoArgs& a) {
 }
 
 const CommandGroup kClip(50, {"clip"}, [](Cli& cli) {
-  CLI::App* g = cli.Group("clip", "Native CLIP (ViT, SigLIP, ModifiedResNet, ConvNeXt towers): tokenize, embed, inspect models");
+  CLI::App* g =
+      cli.Group("clip", "Native CLIP (ViT, SigLIP, ModifiedResNet, ConvNeXt towers): tokenize, embed, inspect models");
 
   CLI::App* tok = g->add_subcommand(
-      "tokenize", "Token ids of a text with CLIP's BPE tokenizer (open_clip SimpleTokenizer) or a model's own tokenizer");
+      "tokenize",
+      "Token ids of a text with CLIP's BPE tokenizer (open_clip SimpleTokenizer) or a model's own tokenizer");
   auto text = std::make_shared<std::string>();
   auto context = std::make_shared<int>(kDefaultContextLength);
   auto tok_model = std::make_shared<std::string>();
-  tok->add_option("TEXT", *text, "Text to tokenize (UTF-8); cleaned like open_clip: ftfy fixes, HTML unescape, "
-                                 "whitespace collapse, lowercase")
+  tok->add_option("TEXT", *text,
+                  "Text to tokenize (UTF-8); cleaned like open_clip: ftfy fixes, HTML unescape, "
+                  "whitespace collapse, lowercase")
       ->required();
   CLI::Option* context_option =
       tok->add_option("--context-length", *context, "Truncate to this many ids, keeping <end_of_text> last")
@@ -444,7 +465,8 @@ const CommandGroup kClip(50, {"clip"}, [](Cli& cli) {
   tok->footer(
       "Output: ids with <start_of_text> 49406 first and <end_of_text> 49407 last, unpadded (with --clip-model: the "
       "model's own ids, unpadded; `clip info` names its pad id).\n"
-      "Examples:\n  visalign clip tokenize \"a photo of a banana\" --json   # {\"ids\": [49406, 320, 1125, 539, 320, 8922, 49407]}\n"
+      "Examples:\n  visalign clip tokenize \"a photo of a banana\" --json   # {\"ids\": [49406, 320, 1125, 539, 320, "
+      "8922, 49407]}\n"
       "  visalign clip tokenize \"a photo of a banana\" --clip-model models/ViT-B-16-SigLIP");
   cli.Bind(tok, [&cli, text, context, tok_model]() -> Status {
     Result<std::vector<int32_t>> ids = Status::Internal("not tokenized");
@@ -471,8 +493,9 @@ const CommandGroup kClip(50, {"clip"}, [](Cli& cli) {
   embed->add_option("--clip-model", ea->model, ModelHelp())->required();
   cli.DeprecateOption(embed, "--model", "--clip-model");
   embed->add_option("--text", ea->texts, "Text to embed (repeatable)");
-  embed->add_option("--image", ea->images, "Image file to embed: PNG, JPEG, WebP (repeatable); preprocessed like "
-                                           "open_clip's eval transform (PIL bicubic resize, center crop or squash, normalize)");
+  embed->add_option("--image", ea->images,
+                    "Image file to embed: PNG, JPEG, WebP (repeatable); preprocessed like "
+                    "open_clip's eval transform (PIL bicubic resize, center crop or squash, normalize)");
   embed->add_option("--token-ids", ea->token_ids,
                     "JSON file of token id rows to embed as given, without the tokenizer: [[id, ...], ...] or "
                     "{\"rows\": [{\"ids\": [...]}]}; each row at most the context length, right-padded with the "
@@ -486,7 +509,8 @@ const CommandGroup kClip(50, {"clip"}, [](Cli& cli) {
       "Outputs are in argument order: JSON {\"images\": [{\"path\", \"embedding\"}], \"texts\": [{\"text\", "
       "\"embedding\"}], \"token_ids\": [{\"ids\", \"embedding\"}]}, or tab-separated lines "
       "`image|text|tokens <TAB> input <TAB> values` (tokens: FILE:row). Use --threads N.\n"
-      "Example:\n  visalign clip embed --clip-model clip-random --image a.png --text \"a red square\" --normalize --json");
+      "Example:\n  visalign clip embed --clip-model clip-random --image a.png --text \"a red square\" --normalize "
+      "--json");
   cli.Bind(embed, [&cli, ea]() { return RunEmbed(cli, *ea); });
 
   CLI::App* info = g->add_subcommand("info", "Architecture, preprocessing and fingerprint of a CLIP model directory");
@@ -499,13 +523,17 @@ const CommandGroup kClip(50, {"clip"}, [](Cli& cli) {
       "Example:\n  visalign clip random-model --out clip-random && visalign clip info --clip-model clip-random --json");
   cli.Bind(info, [&cli, ia]() { return RunInfo(cli, *ia); });
 
-  CLI::App* random = g->add_subcommand("random-model", "Write a CLIP model directory with deterministic random weights");
+  CLI::App* random =
+      g->add_subcommand("random-model", "Write a CLIP model directory with deterministic random weights");
   auto ra = std::make_shared<RandomModelArgs>();
-  random->add_option("--out", ra->out, "Model directory to create (open_clip_config.json + open_clip_model.safetensors)")
+  random
+      ->add_option("--out", ra->out, "Model directory to create (open_clip_config.json + open_clip_model.safetensors)")
       ->required();
-  random->add_option("--arch", ra->arch,
-                     "tiny (13.7 MB, fast), or OpenCLIP's shapes ViT-B-32 (605 MB), RN50 (408 MB), convnext_base (606 MB), "
-                     "ViTamin-S (250 MB), MobileCLIP2-S0 (300 MB) or MobileCLIP-B (599 MB)")
+  random
+      ->add_option(
+          "--arch", ra->arch,
+          "tiny (13.7 MB, fast), or OpenCLIP's shapes ViT-B-32 (605 MB), RN50 (408 MB), convnext_base (606 MB), "
+          "ViTamin-S (250 MB), MobileCLIP2-S0 (300 MB) or MobileCLIP-B (599 MB)")
       ->capture_default_str();
   random->add_option("--seed", ra->seed, "Seed of the weights, 0 to 2^64 - 1")->capture_default_str();
   random->add_flag("--force", ra->force, "Write into a non-empty --out, replacing the model files");

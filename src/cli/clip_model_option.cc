@@ -22,7 +22,8 @@ Result<std::filesystem::path> ClipModelFolder(const Cli& cli, const std::string&
   return hub::ModelFolder(value, options);
 }
 
-Result<clip::ClipModel> LoadClipModelFlag(const Cli& cli, const std::string& value, const clip::ClipLoadOptions& options) {
+Result<clip::ClipModel> LoadClipModelFlag(const Cli& cli, const std::string& value,
+                                          const clip::ClipLoadOptions& options) {
   VISALIGN_ASSIGN_OR_RETURN(std::filesystem::path folder, ClipModelFolder(cli, value));
   return clip::LoadClipModel(folder, options);
 }

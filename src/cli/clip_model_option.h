@@ -17,6 +17,7 @@ Result<hub::HubOptions> HubOptionsFor(const Cli& cli);
 // The model folder a --clip-model value names (downloading what is missing).
 Result<std::filesystem::path> ClipModelFolder(const Cli& cli, const std::string& value);
 // LoadClipModel of that folder.
-Result<clip::ClipModel> LoadClipModelFlag(const Cli& cli, const std::string& value, const clip::ClipLoadOptions& options = {});
+Result<clip::ClipModel> LoadClipModelFlag(const Cli& cli, const std::string& value,
+                                          const clip::ClipLoadOptions& options = {});
 
 }  // namespace visalign::cli

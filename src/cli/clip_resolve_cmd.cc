@@ -38,14 +38,17 @@ Status RunResolve(const Cli& cli, const std::string& text) {
 const CommandGroup kClipResolve(51, {"clip"}, [](Cli& cli) {
   CLI::App* g = cli.Group("clip", "");
   CLI::App* resolve = g->add_subcommand(
-      "resolve", "Resolve a model name (hf-hub:ORG/NAME[@REVISION] or open_clip MODEL/TAG), fetching it into the cache");
+      "resolve",
+      "Resolve a model name (hf-hub:ORG/NAME[@REVISION] or open_clip MODEL/TAG), fetching it into the cache");
   auto name = std::make_shared<std::string>();
-  resolve->add_option("NAME", *name, "hf-hub:ORG/NAME[@REVISION] or MODEL/TAG (open_clip's pretrained table)")->required();
+  resolve->add_option("NAME", *name, "hf-hub:ORG/NAME[@REVISION] or MODEL/TAG (open_clip's pretrained table)")
+      ->required();
   resolve->footer(
       "Prints the repository, revision and commit, the files (downloaded or cached), the preprocessing (a MODEL/TAG's "
       "from open_clip's table), whether visalign runs it natively, and the model folder every --clip-model NAME uses.\n"
       "Cache: $VISALIGN_CACHE, else $HF_HOME/hub, else ~/.cache/visalign. Hub: $HF_ENDPOINT (default "
-      "https://huggingface.co), token $HF_TOKEN for gated repositories, HF_HUB_OFFLINE=1 or --offline for the cache only "
+      "https://huggingface.co), token $HF_TOKEN for gated repositories, HF_HUB_OFFLINE=1 or --offline for the cache "
+      "only "
       "(docs/clip.md \"Models by name\").\n"
       "Examples:\n  visalign clip resolve ViT-B-32/laion2b_s34b_b79k\n"
       "  visalign clip resolve hf-hub:timm/ViT-B-16-SigLIP --json\n"

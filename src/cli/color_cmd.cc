@@ -100,8 +100,7 @@ Status RunDiff(const Cli& cli, const std::string& text1, const std::string& text
   const ColorDifferences d = CompareColors(c1, c2);
   if (cli.global().json) {
     const Rgb clipped1 = ClipToGamut(c1.rgb), clipped2 = ClipToGamut(c2.rgb);
-    const Json srgb_clipped = {Triple(clipped1.r, clipped1.g, clipped1.b),
-                                         Triple(clipped2.r, clipped2.g, clipped2.b)};
+    const Json srgb_clipped = {Triple(clipped1.r, clipped1.g, clipped1.b), Triple(clipped2.r, clipped2.g, clipped2.b)};
     PrintJson({{"rgb_ed", d.rgb_ed},
                {"rgb_redmean", d.rgb_redmean},
                {"de76", d.de76},
@@ -127,8 +126,8 @@ Status RunDiff(const Cli& cli, const std::string& text1, const std::string& text
 }
 
 Json CategoryJson(const IsccCategory& cat) {
-  Json j{{"level", cat.level}, {"index", cat.index}, {"name", cat.name}, {"hex", ToHex(cat.rgb)},
-                   {"rep_id", cat.rep_id}, {"member_ids", cat.member_ids}};
+  Json j{{"level", cat.level},    {"index", cat.index},   {"name", cat.name},
+         {"hex", ToHex(cat.rgb)}, {"rep_id", cat.rep_id}, {"member_ids", cat.member_ids}};
   if (cat.level == 2) j["parent_level1"] = cat.parent_level1;
   return j;
 }
@@ -139,8 +138,8 @@ Status RunNames(const Cli& cli, int level) {
   if (level == 3) {
     for (const IsccCentroid& c : table->centroids()) {
       if (cli.global().json) {
-        j.push_back({{"id", c.id}, {"name", c.name}, {"hex", ToHex(c.rgb)}, {"level2", c.level2},
-                     {"level1", c.level1}});
+        j.push_back(
+            {{"id", c.id}, {"name", c.name}, {"hex", ToHex(c.rgb)}, {"level2", c.level2}, {"level1", c.level1}});
       } else {
         std::cout << fmt::format("{:>3}  {}  {:<28} {:<16} {}\n", c.id, ToHex(c.rgb), c.name, c.level2, c.level1);
       }
@@ -151,9 +150,9 @@ Status RunNames(const Cli& cli, int level) {
         j.push_back(CategoryJson(cat));
       } else {
         const IsccCentroid* rep = table->CentroidById(cat.rep_id);
-        std::cout << fmt::format("{:>2}  {}  {:<16} {:>3} member{}, representative #{} {}\n", cat.index,
-                                 ToHex(cat.rgb), cat.name, cat.member_ids.size(),
-                                 cat.member_ids.size() == 1 ? "" : "s", cat.rep_id, rep ? rep->name : "");
+        std::cout << fmt::format("{:>2}  {}  {:<16} {:>3} member{}, representative #{} {}\n", cat.index, ToHex(cat.rgb),
+                                 cat.name, cat.member_ids.size(), cat.member_ids.size() == 1 ? "" : "s", cat.rep_id,
+                                 rep ? rep->name : "");
       }
     }
   }
@@ -167,8 +166,14 @@ Status RunNearest(const Cli& cli, const std::string& text) {
   const IsccCentroid& n = table->Nearest(c.lab);
   const double de = DeltaE2000(c.lab, Srgb8ToLab(n.rgb));
   if (cli.global().json) {
-    PrintJson({{"input", text}, {"in_gamut", c.in_gamut}, {"id", n.id}, {"name", n.name}, {"hex", ToHex(n.rgb)},
-               {"level2", n.level2}, {"level1", n.level1}, {"de2000", de}});
+    PrintJson({{"input", text},
+               {"in_gamut", c.in_gamut},
+               {"id", n.id},
+               {"name", n.name},
+               {"hex", ToHex(n.rgb)},
+               {"level2", n.level2},
+               {"level1", n.level1},
+               {"de2000", de}});
   } else {
     std::cout << fmt::format("{} ({}{}) -> #{} {} {}  (level 2: {}, level 1: {}; CIEDE2000 {:.4f})\n", text,
                              ToHex(c.rgb8), c.in_gamut ? "" : ", out of sRGB gamut", n.id, n.name, ToHex(n.rgb),

@@ -14,11 +14,11 @@
 #include "visalign/backends/backends.h"
 #include "visalign/backends/generation_plan.h"
 #include "visalign/backends/runner.h"
+#include "visalign/benchmarks/violin/generation.h"
+#include "visalign/benchmarks/violin/manifest.h"
 #include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
-#include "visalign/benchmarks/violin/generation.h"
-#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::cli {
 namespace {
@@ -44,11 +44,13 @@ Status CheckRanges(const GenerateArgs& a) {
     return Status::Ok();
   };
   VISALIGN_RETURN_IF_ERROR(positive(a.samples >= 1, "--samples", std::to_string(a.samples)));
-  VISALIGN_RETURN_IF_ERROR(positive(a.control.concurrency >= 1, "--concurrency", std::to_string(a.control.concurrency)));
-  VISALIGN_RETURN_IF_ERROR(positive(a.control.max_attempts >= 1, "--max-attempts", std::to_string(a.control.max_attempts)));
+  VISALIGN_RETURN_IF_ERROR(
+      positive(a.control.concurrency >= 1, "--concurrency", std::to_string(a.control.concurrency)));
+  VISALIGN_RETURN_IF_ERROR(
+      positive(a.control.max_attempts >= 1, "--max-attempts", std::to_string(a.control.max_attempts)));
   VISALIGN_RETURN_IF_ERROR(positive(a.backend.timeout_s > 0, "--timeout", fmt::format("{}", a.backend.timeout_s)));
-  VISALIGN_RETURN_IF_ERROR(positive(a.backend.connect_timeout_s > 0, "--connect-timeout",
-                                      fmt::format("{}", a.backend.connect_timeout_s)));
+  VISALIGN_RETURN_IF_ERROR(
+      positive(a.backend.connect_timeout_s > 0, "--connect-timeout", fmt::format("{}", a.backend.connect_timeout_s)));
   VISALIGN_RETURN_IF_ERROR(positive(a.control.backoff_s > 0, "--backoff", fmt::format("{}", a.control.backoff_s)));
   if (a.control.rate < 0 || a.control.limit < 0 || a.control.grace_s < 0)
     return Status::InvalidArgument("negative --rate, --limit or --grace", "command line", "values >= 0");
@@ -101,9 +103,10 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
   const std::string status_text =
       plan.run == backends::PlannedRun::kNew ? "new"
       : plan.run == backends::PlannedRun::kTakeOver
-          ? fmt::format("has no done image yet ({} failed, {} pending): these settings would "
-                        "replace its own and its failed images be asked again",
-                        counts.failed, counts.pending)
+          ? fmt::format(
+                "has no done image yet ({} failed, {} pending): these settings would "
+                "replace its own and its failed images be asked again",
+                counts.failed, counts.pending)
           : fmt::format("resumes ({} done, {} failed, {} pending)", counts.done, counts.failed, counts.pending);
   const size_t todo = plan.to_request.size();
   std::printf("dry run: nothing is requested or written\n");
@@ -115,13 +118,13 @@ Status DryRun(const Cli& cli, const GenerateArgs& a, const std::vector<backends:
                 request["method"].get<std::string>().c_str(), request["url"].get<std::string>().c_str(),
                 request.contains("headers") ? (" " + request["headers"].dump()).c_str() : "",
                 request["body"].dump().c_str());
-  std::printf("images to request: %zu of %zu selected (%zu done, %zu failed before and not retried); "
-              "%zu requests if each succeeds at once, at most %zu with --max-attempts %d\n",
-              todo, plan.selection.selected, plan.selection.already_done, plan.selection.skipped_failed, todo,
-              plan.max_requests, options.retry.max_attempts);
+  std::printf(
+      "images to request: %zu of %zu selected (%zu done, %zu failed before and not retried); "
+      "%zu requests if each succeeds at once, at most %zu with --max-attempts %d\n",
+      todo, plan.selection.selected, plan.selection.already_done, plan.selection.skipped_failed, todo,
+      plan.max_requests, options.retry.max_attempts);
   if (plan.cost)
-    std::printf("cost: %zu images x $%g = $%.2f (failed requests not counted)\n", todo, *a.price_per_image,
-                *plan.cost);
+    std::printf("cost: %zu images x $%g = $%.2f (failed requests not counted)\n", todo, *a.price_per_image, *plan.cost);
   std::fflush(stdout);
   return Status::Ok();
 }
@@ -145,23 +148,26 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
                               MakeBackend(a.backend, store::ScratchDir(a.store.location), kHelp));
     return DryRun(cli, a, work,
-                  {a.run, std::string(benchmarks::kViolin), fingerprint, backend->Identity(), "", backends::RunConnection(*backend, options)},
+                  {a.run, std::string(benchmarks::kViolin), fingerprint, backend->Identity(), "",
+                   backends::RunConnection(*backend, options)},
                   options);
   }
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> store, OpenStore(a.store));
-  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend, MakeBackend(a.backend, *store, kHelp));
+  VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<backends::GenerationBackend> backend,
+                            MakeBackend(a.backend, *store, kHelp));
   backends::InterruptHandler interrupt;
-  VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
-                            backends::RunGeneration(*store, {a.run, std::string(benchmarks::kViolin), fingerprint, {}, ""}, work, *backend,
-                                                    options, interrupt.stop()));
+  VISALIGN_ASSIGN_OR_RETURN(
+      backends::RunSummary summary,
+      backends::RunGeneration(*store, {a.run, std::string(benchmarks::kViolin), fingerprint, {}, ""}, work, *backend,
+                              options, interrupt.stop()));
   VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, store->Counts(a.run));
   const std::optional<double> cost = Cost(a, summary.done);
   if (cli.global().json) {
     Json j = summary.ToJson();
     j["run"] = a.run;
     j["store"] = a.store.ForJson();
-    j["run_totals"] = {{"done", counts.done}, {"refused", counts.refused}, {"failed", counts.failed},
-                       {"pending", counts.pending}};
+    j["run_totals"] = {
+        {"done", counts.done}, {"refused", counts.refused}, {"failed", counts.failed}, {"pending", counts.pending}};
     if (cost) j["cost"] = *cost;
     PrintJson(j);
   } else {
@@ -173,13 +179,12 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     std::fflush(stdout);
   }
   if (summary.interrupted)
-    return Status::Interrupted(
-        fmt::format("interrupted with {} images left pending; run the same command again to resume",
-                    summary.left_pending));
+    return Status::Interrupted(fmt::format(
+        "interrupted with {} images left pending; run the same command again to resume", summary.left_pending));
   VISALIGN_RETURN_IF_ERROR(summary.StoppedEarly("run " + a.run));
   if (summary.failed > 0)
-    return Status::Unavailable(fmt::format("{} of {} images failed", summary.failed, summary.selected),
-                               "run " + a.run, "see the failures above; --retry-failed retries them");
+    return Status::Unavailable(fmt::format("{} of {} images failed", summary.failed, summary.selected), "run " + a.run,
+                               "see the failures above; --retry-failed retries them");
   return Status::Ok();
 }
 
@@ -220,9 +225,12 @@ void AddGenerate(Cli& cli, CLI::App* g) {
       "(output_format=webp, background=transparent, quality=high), --param KEY=null removes one.\n"
       "command: {{out}} is a .png path to write; with {{out_stem}} the program writes <stem>.png, .jpg or .webp.\n"
       "worker: --cmd starts once per --workers (VISALIGN_WORKER_INDEX, --gpus -> CUDA_VISIBLE_DEVICES), prints\n"
-      "{{\"ready\": true}}, then answers each {{\"id\", \"prompt\", \"seed\", \"width\", \"height\", \"out\", \"params\"}} line with\n"
-      "{{\"id\", \"ok\": true}} once `out` is written (scripts/workers/diffusers_worker.py). comfyui: --workflow in API format\n"
-      "with \"{{prompt}}\" (\"{{seed}}\", \"{{width}}\", \"{{height}}\" become numbers); its hash is part of the identity.\n"
+      "{{\"ready\": true}}, then answers each {{\"id\", \"prompt\", \"seed\", \"width\", \"height\", \"out\", "
+      "\"params\"}} line with\n"
+      "{{\"id\", \"ok\": true}} once `out` is written (scripts/workers/diffusers_worker.py). comfyui: --workflow in "
+      "API format\n"
+      "with \"{{prompt}}\" (\"{{seed}}\", \"{{width}}\", \"{{height}}\" become numbers); its hash is part of the "
+      "identity.\n"
       "Refusals (a provider's content filter) are refused rows: final, not retried, counted by `store show`.\n"
       "Retries: timeouts, connection errors, HTTP 408/429/5xx (Retry-After honoured) and failed commands; other\n"
       "4xx fail at once. When {0} different items in a row fail with the same such error (or a command fails the\n"
@@ -240,7 +248,8 @@ void AddGenerate(Cli& cli, CLI::App* g) {
       "      --cmd 'python gen.py --prompt {{prompt}} --out {{out}} --seed {{seed}}' --samples 3 --timeout 600\n"
       "  visalign violin generate --dataset violin-demo --run imported --backend directory --path ./my-images\n"
       "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --out gpt-image-eval\n"
-      "  visalign violin generate --dataset violin-demo --run flux-local --backend worker --gpus 0 --size 1024x1024 \\\n"
+      "  visalign violin generate --dataset violin-demo --run flux-local --backend worker --gpus 0 --size 1024x1024 "
+      "\\\n"
       "      --cmd 'python3 scripts/workers/diffusers_worker.py --model black-forest-labs/FLUX.1-dev'\n"
       "  visalign violin generate --dataset violin-demo --run sdxl-comfy --backend comfyui --model sdxl \\\n"
       "      --workflow scripts/workflows/comfyui_sdxl_api.json --size 1024x1024",

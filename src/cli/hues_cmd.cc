@@ -15,8 +15,8 @@
 #include "cli/hues_context.h"
 #include "visalign/backends/embeddings.h"
 #include "visalign/backends/runner.h"
-#include "visalign/clip.h"
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/clip.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
 #include "visalign/core/untrusted.h"
@@ -68,7 +68,6 @@ void AddHumanOptions(CLI::App* cmd, HumanOptions& o) {
       ->capture_default_str();
 }
 
-
 struct Humans {
   HumanData data;
   HumanBaseline baseline;
@@ -78,8 +77,8 @@ Result<Humans> LoadBaseline(const HumanOptions& o, const Context& ctx) {
   VISALIGN_ASSIGN_OR_RETURN(Threshold threshold, ParseThreshold(o.threshold));
   VISALIGN_ASSIGN_OR_RETURN(AnswerPairing pairing, ParseAnswerPairing(o.pairing));
   HumanLoadOptions load{o.include_colorblind, o.colorblind_ids, pairing};
-  Result<HumanData> data = o.humans.empty() ? DefaultHumans(ctx.vocabulary, load)
-                                            : LoadHumans(o.humans, ctx.vocabulary, load);
+  Result<HumanData> data =
+      o.humans.empty() ? DefaultHumans(ctx.vocabulary, load) : LoadHumans(o.humans, ctx.vocabulary, load);
   if (!data.ok()) return data.status();
   if (data->word_mismatches > 0)
     spdlog::warn("{}: {} answer(s) spell a word that is not their clue's (matched by clueId, as published)",
@@ -213,11 +212,12 @@ void AddHumans(Cli& cli, CLI::App* g) {
     for (const GroupRate& gr : h.baseline.demographics)
       fmt::print("{:<10} {:<18} {:>7}  {:>9}\n", gr.dimension, gr.group, gr.answers, Percent(gr.fail_rate));
     const AgePermutationTest& age = h.baseline.age_test;
-    fmt::print("\nAge >=30 minus <30 (players {} vs {}): {} points, permutation test over players p = {} ({} "
-               "permutations)\n",
-               age.players_30_and_over, age.players_under_30,
-               std::isnan(age.difference) ? "-" : fmt::format("{:+.1f}", 100 * age.difference),
-               std::isnan(age.p_value) ? "-" : fmt::format("{:.2g}", age.p_value), age.permutations);
+    fmt::print(
+        "\nAge >=30 minus <30 (players {} vs {}): {} points, permutation test over players p = {} ({} "
+        "permutations)\n",
+        age.players_30_and_over, age.players_under_30,
+        std::isnan(age.difference) ? "-" : fmt::format("{:+.1f}", 100 * age.difference),
+        std::isnan(age.p_value) ? "-" : fmt::format("{:.2g}", age.p_value), age.permutations);
     int loo_singular = 0;
     for (const WordBaseline& wb : h.baseline.words) loo_singular += wb.loo_singular;
     fmt::print("\nSingular word covariances: {}; answers not testable (singular leave-one-out covariance): {}\n",
@@ -308,14 +308,15 @@ void AddEvaluate(Cli& cli, CLI::App* g) {
       PrintJson(summary);
       return Status::Ok();
     }
-    fmt::print("{:<32} {:>5}  {:>11}  {:>11}  {:>11}  {:>9}\n", "model", "words", "Mahalanobis", "Hotelling", "(p<=alpha)",
-               "humans");
+    fmt::print("{:<32} {:>5}  {:>11}  {:>11}  {:>11}  {:>9}\n", "model", "words", "Mahalanobis", "Hotelling",
+               "(p<=alpha)", "humans");
     for (const ModelEvaluation& m : report.models)
       fmt::print("{:<32} {:>5}  {:>11}  {:>11}  {:>11}  {:>9}\n", m.name, m.words.size(), Percent(m.mahalanobis.rate()),
                  Percent(m.hotelling.rate()), Percent(m.hotelling_uncorrected.rate()), Percent(m.human_fail_rate));
-    fmt::print("\nFail rates (share of words). Hotelling: BH q <= {}; humans: leave-one-out rate over the same words.\n"
-               "Wrote {}/words.csv, hotelling.csv, models.csv, categories.csv, families.csv, summary.json, summary.md\n",
-               a->alpha, a->out);
+    fmt::print(
+        "\nFail rates (share of words). Hotelling: BH q <= {}; humans: leave-one-out rate over the same words.\n"
+        "Wrote {}/words.csv, hotelling.csv, models.csv, categories.csv, families.csv, summary.json, summary.md\n",
+        a->alpha, a->out);
     return Status::Ok();
   });
 }
@@ -358,15 +359,15 @@ void AddNonsense(Cli& cli, CLI::App* g) {
     VISALIGN_ASSIGN_OR_RETURN(Context ctx, LoadContext(*bo));
     const bool custom = !vocabulary_path->empty() && *vocabulary_path != kPublishedNonsense;
     NonsenseRun run;
-    Result<std::vector<NonsenseWord>> nonsense = vocabulary_path->empty()      ? DefaultNonsenseVocabulary()
-                                                 : custom                      ? LoadNonsenseVocabulary(*vocabulary_path)
-                                                                               : PublishedNonsenseVocabulary();
+    Result<std::vector<NonsenseWord>> nonsense = vocabulary_path->empty() ? DefaultNonsenseVocabulary()
+                                                 : custom                 ? LoadNonsenseVocabulary(*vocabulary_path)
+                                                                          : PublishedNonsenseVocabulary();
     if (!nonsense.ok()) return nonsense.status();
     if (custom) {
       run.vocabulary_source = *vocabulary_path;
     } else {
-      VISALIGN_ASSIGN_OR_RETURN(fs::path file, DataFile(vocabulary_path->empty() ? "hues/nonsense16.csv"
-                                                                                 : "hues/nonsense_words.csv"));
+      VISALIGN_ASSIGN_OR_RETURN(fs::path file,
+                                DataFile(vocabulary_path->empty() ? "hues/nonsense16.csv" : "hues/nonsense_words.csv"));
       run.vocabulary_source = file.string();
     }
     // Prediction files may hold the words of both shipped lists (hues run --nonsense plays them all).
@@ -385,7 +386,8 @@ void AddNonsense(Cli& cli, CLI::App* g) {
       PrintJson({{"models", summary["models"]}});
       return Status::Ok();
     }
-    for (const NonsenseResult& r : run.results) fmt::print("{}", NonsenseResultText(r, ctx.vocabulary, run.words.size()));
+    for (const NonsenseResult& r : run.results)
+      fmt::print("{}", NonsenseResultText(r, ctx.vocabulary, run.words.size()));
     fmt::print("Wrote {}/summary.json, summary.csv, items.jsonl, summary.md\n", *out);
     return Status::Ok();
   });

@@ -34,10 +34,10 @@ Json ModelJson(const CatalogModel& m) {
 std::string ModelsCsv(const std::vector<CatalogModel>& models) {
   std::string csv = "model,architecture,dataset,open_clip_model,pretrained,support,vision_tower,reason\n";
   for (const CatalogModel& m : models) {
-    for (const std::string_view field : {std::string_view(m.model), std::string_view(m.entry.architecture),
-                                         std::string_view(m.entry.dataset), std::string_view(m.entry.open_clip_model),
-                                         std::string_view(m.entry.pretrained), ModelSupportName(m.support),
-                                         std::string_view(m.vision_tower)})
+    for (const std::string_view field :
+         {std::string_view(m.model), std::string_view(m.entry.architecture), std::string_view(m.entry.dataset),
+          std::string_view(m.entry.open_clip_model), std::string_view(m.entry.pretrained), ModelSupportName(m.support),
+          std::string_view(m.vision_tower)})
       csv += CsvField(field) + ",";
     csv += CsvField(m.reason) + "\n";
   }
@@ -45,16 +45,18 @@ std::string ModelsCsv(const std::vector<CatalogModel>& models) {
 }
 
 void PrintText(const std::vector<CatalogModel>& models, const std::vector<std::string>& sources) {
-  fmt::print("{:<44} {:<12} {:<17} {:<10} {}\n", "model", "architecture", "dataset", "support", "vision tower / why not");
+  fmt::print("{:<44} {:<12} {:<17} {:<10} {}\n", "model", "architecture", "dataset", "support",
+             "vision tower / why not");
   std::map<std::string_view, int> counts;
   for (const CatalogModel& m : models) {
     fmt::print("{:<44} {:<12} {:<17} {:<10} {}\n", m.model, m.entry.architecture, m.entry.dataset,
                ModelSupportName(m.support), m.support == ModelSupport::kNative ? m.vision_tower : m.reason);
     ++counts[ModelSupportName(m.support)];
   }
-  fmt::print("\n{} models: {} native (hues run --clip-model), {} through embeddings (hues run --embeddings), {} "
-             "unknown to visalign. Catalog: {}\n",
-             models.size(), counts["native"], counts["embeddings"], counts["none"], fmt::join(sources, ", "));
+  fmt::print(
+      "\n{} models: {} native (hues run --clip-model), {} through embeddings (hues run --embeddings), {} "
+      "unknown to visalign. Catalog: {}\n",
+      models.size(), counts["native"], counts["embeddings"], counts["none"], fmt::join(sources, ", "));
 }
 
 void AddModels(Cli& cli, CLI::App* g) {

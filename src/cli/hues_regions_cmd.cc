@@ -34,10 +34,13 @@ Status RunExportRegions(const Cli& cli, const ExportRegionsArgs& a) {
     unanimous += map.at(i).confidence == 1;
   }
   if (cli.global().json)
-    PrintJson({{"paintings", paintings.size()}, {"mean_agreement", agreement}, {"unanimous_cells", unanimous}, {"out", a.out}});
+    PrintJson({{"paintings", paintings.size()},
+               {"mean_agreement", agreement},
+               {"unanimous_cells", unanimous},
+               {"out", a.out}});
   else if (a.out != "-")
-    fmt::print("Consensus of {} paintings: mean agreement {:.3f}, {} of {} cells unanimous. Wrote {}\n", paintings.size(),
-               agreement, unanimous, hues::kCells, a.out);
+    fmt::print("Consensus of {} paintings: mean agreement {:.3f}, {} of {} cells unanimous. Wrote {}\n",
+               paintings.size(), agreement, unanimous, hues::kCells, a.out);
   return Status::Ok();
 }
 
@@ -48,7 +51,8 @@ const CommandGroup kHuesRegions(41, {"hues"}, [](Cli& cli) {
   CLI::App* s = g->add_subcommand(
       "export-regions", "Write the participants' consensus macro color map (visalign serve's regionalization tool)");
   AddStoreOptions(s, &a->store, "The store `visalign serve --store` collected into", StoreUse::kStudy);
-  s->add_option("--out", a->out, "Output CSV (cell,category,confidence,neutral) for --regions; - for stdout")->required();
+  s->add_option("--out", a->out, "Output CSV (cell,category,confidence,neutral) for --regions; - for stdout")
+      ->required();
   s->footer(
       "Per cell, over each participant's latest painting: category = the majority (a tie goes to the earlier of Brown, "
       "Red, Orange, Yellow, Green, Blue, Purple, Pink), confidence = its agreement share (votes / participants who "

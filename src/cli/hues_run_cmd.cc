@@ -63,8 +63,8 @@ struct RunArgs {
 struct RunOutcome {
   std::vector<WordPredictions> words;
   std::optional<HuesEmbeddings> embeddings;  // what the ranking used (not for --embeddings FILE)
-  ClipRunResult native;                     // --clip-model only
-  std::optional<clip::ClipConfig> config;   // --clip-model only
+  ClipRunResult native;                      // --clip-model only
+  std::optional<clip::ClipConfig> config;    // --clip-model only
 };
 
 // How `hues run` loads a model (--precision applies, so the fingerprint tells fp32 and bf16 apart).
@@ -89,8 +89,10 @@ Result<RunOutcome> RunNative(const RunArgs& a, const Context& ctx, const std::ve
   ClipRunOptions options;
   options.prompt_template = a.prompt_template;
   options.board_pixels = board_pixels;
-  if (!a.no_cache) options.cache_dir = !a.store.location.empty() ? StoreCacheDir(a.store)
-                                       : !a.cache.empty() ? fs::path(a.cache) : DefaultBoardCacheDir();
+  if (!a.no_cache)
+    options.cache_dir = !a.store.location.empty() ? StoreCacheDir(a.store)
+                        : !a.cache.empty()        ? fs::path(a.cache)
+                                                  : DefaultBoardCacheDir();
   spdlog::info("{} words; board patches {}", words.size(),
                options.cache_dir.empty() ? "not cached" : "cached in " + options.cache_dir.string());
   RunOutcome outcome;
@@ -170,7 +172,7 @@ Status CheckModelsArgs(const RunArgs& a) {
 // `resumable` (--models): skips a model whose run record matches (or played these words and more).
 // `board_pixels`: shared with the other models of --models (null for one model).
 Result<Json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const std::vector<std::string>& words,
-                              const std::string& name, bool resumable, BoardPixels* board_pixels) {
+                    const std::string& name, bool resumable, BoardPixels* board_pixels) {
   const std::vector<fs::path> outputs = PredictionOutputFiles(a.out, name);
   const fs::path record_file = fs::path(a.out) / name / kRunRecordFile;
   const std::string model_flag = resumable ? "--models " + a.model : "--clip-model";
@@ -212,9 +214,9 @@ Result<Json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const 
                       earlier.kind == EarlierPredictions::kCovers ? ", e.g. --nonsense" : ""),
           "--out " + a.out, "another --out (or --name), or --overwrite to replace them");
   }
-  Result<RunOutcome> outcome = model                  ? RunNative(a, ctx, words, *model, board_pixels)
+  Result<RunOutcome> outcome = model                   ? RunNative(a, ctx, words, *model, board_pixels)
                                : !a.embeddings.empty() ? RunFromFile(a, words)
-                                                        : RunFromEndpoint(a, ctx, words);
+                                                       : RunFromEndpoint(a, ctx, words);
   if (!outcome.ok()) return outcome.status();
   RunOutcome& run = *outcome;
   if (!a.save_embeddings.empty()) {
@@ -228,26 +230,25 @@ Result<Json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const 
   std::vector<std::string> files;
   for (const fs::path& f : outputs) files.push_back(f.string());
   Json j = {{"model", name},
-               {"source", source},
-                     {"words", run.words.size()},
-                     {"cache_hit", run.native.cache_hit},
-                     {"cache_file", run.native.cache_file.string()},
-                     {"outputs", files},
-                     {"saved_embeddings", a.save_embeddings.empty() ? Json() : Json(a.save_embeddings)},
-                     {"random_weights", run.config ? clip::RandomWeightsJson(*run.config) : Json()}};
+            {"source", source},
+            {"words", run.words.size()},
+            {"cache_hit", run.native.cache_hit},
+            {"cache_file", run.native.cache_file.string()},
+            {"outputs", files},
+            {"saved_embeddings", a.save_embeddings.empty() ? Json() : Json(a.save_embeddings)},
+            {"random_weights", run.config ? clip::RandomWeightsJson(*run.config) : Json()}};
   if (resumable) j["status"] = "done";
   // --models: "prepared" / "shared" (with an earlier model of the same preprocessing), null when
   // the board came from the embedding cache.
   if (board_pixels != nullptr)
-    j["board_pixels"] = run.native.board_pixels_prepared
-                            ? Json(*run.native.board_pixels_prepared ? "prepared" : "shared")
-                            : Json();
+    j["board_pixels"] =
+        run.native.board_pixels_prepared ? Json(*run.native.board_pixels_prepared ? "prepared" : "shared") : Json();
   if (cli.global().json) return j;
-  const std::string board = source == "embeddings" ? "from " + a.embeddings
-                            : source == "endpoint"  ? "from " + a.endpoint
+  const std::string board = source == "embeddings"          ? "from " + a.embeddings
+                            : source == "endpoint"          ? "from " + a.endpoint
                             : run.native.cache_file.empty() ? "computed, not cached"
                             : run.native.cache_hit          ? "from cache " + run.native.cache_file.string()
-                                                            : "computed and cached in " + run.native.cache_file.string();
+                                                   : "computed and cached in " + run.native.cache_file.string();
   fmt::print("{}: top-5 cells for {} words (board embeddings: {})\n", name, run.words.size(), board);
   if (random) fmt::print("weights {}\n", clip::RandomWeightsLabel(*run.config));
   if (!a.save_embeddings.empty()) fmt::print("wrote embeddings {}\n", a.save_embeddings);
@@ -271,13 +272,12 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
   const std::unique_ptr<SweepDownloads> downloads = SweepDownloads::Make(std::move(hub_options), a.keep_checkpoints);
   options.downloads = downloads.get();
   BoardPixels board_pixels;
-  VISALIGN_ASSIGN_OR_RETURN(
-      SweepReport report,
-      RunModelsFolder(options, shared.get(), [&](const ModelEntry& entry, const std::string&) {
-        RunArgs one = a;
-        one.model = entry.model;
-        return RunOne(cli, one, ctx, words, entry.name, /*resumable=*/true, &board_pixels);
-      }));
+  VISALIGN_ASSIGN_OR_RETURN(SweepReport report,
+                            RunModelsFolder(options, shared.get(), [&](const ModelEntry& entry, const std::string&) {
+                              RunArgs one = a;
+                              one.model = entry.model;
+                              return RunOne(cli, one, ctx, words, entry.name, /*resumable=*/true, &board_pixels);
+                            }));
   if (cli.global().json) {
     Json out = Json::object();
     out["models"] = report.models;
@@ -288,37 +288,51 @@ Status RunModels(const Cli& cli, const RunArgs& a, const Context& ctx, const std
 
 void AddRun(Cli& cli, CLI::App* g) {
   CLI::App* cmd = g->add_subcommand(
-      "run", "Play Hues and Cues with a native CLIP/SigLIP model or with embeddings from anywhere: top-5 cells per word");
+      "run",
+      "Play Hues and Cues with a native CLIP/SigLIP model or with embeddings from anywhere: top-5 cells per word");
   auto a = std::make_shared<RunArgs>();
   CLI::Option* model = cmd->add_option("--clip-model", a->model, "CLIP model folder (see `visalign clip info`)");
   cli.DeprecateOption(cmd, "--model", "--clip-model");
-  CLI::Option* models = cmd->add_option(
-      "--models", a->models,
-      "Folder of model folders (each as for --clip-model): runs each, sorted and named by its folder, into --out "
-      "FOLDER; re-running skips models already done with the same weights, template and words; models with the "
-      "same preprocessing share the board's pixels")->excludes(model);
-  CLI::Option* models_file = cmd->add_option(
-      "--models-file", a->models_file,
-      "FILE of --clip-model values, one per line (folders, hf-hub:ORG/NAME, MODEL/TAG; # comments): runs each as "
-      "--models does, named <MODEL>-<TAG> / NAME / the folder's name")->excludes(model)->excludes(models);
-  CLI::Option* published = cmd->add_flag(
-      "--published", a->published,
-      "The paper's models (data/hues/model_catalog.csv) that run natively, by their open_clip name (MODEL/TAG), fetched "
-      "from the Hub one after another (the others are listed as needing embeddings)")
-      ->excludes(model)->excludes(models)->excludes(models_file);
+  CLI::Option* models =
+      cmd->add_option(
+             "--models", a->models,
+             "Folder of model folders (each as for --clip-model): runs each, sorted and named by its folder, into "
+             "--out "
+             "FOLDER; re-running skips models already done with the same weights, template and words; models with the "
+             "same preprocessing share the board's pixels")
+          ->excludes(model);
+  CLI::Option* models_file = cmd->add_option("--models-file", a->models_file,
+                                             "FILE of --clip-model values, one per line (folders, hf-hub:ORG/NAME, "
+                                             "MODEL/TAG; # comments): runs each as "
+                                             "--models does, named <MODEL>-<TAG> / NAME / the folder's name")
+                                 ->excludes(model)
+                                 ->excludes(models);
+  CLI::Option* published = cmd->add_flag("--published", a->published,
+                                         "The paper's models (data/hues/model_catalog.csv) that run natively, by their "
+                                         "open_clip name (MODEL/TAG), fetched "
+                                         "from the Hub one after another (the others are listed as needing embeddings)")
+                               ->excludes(model)
+                               ->excludes(models)
+                               ->excludes(models_file);
   cmd->add_flag("--keep-checkpoints", a->keep_checkpoints,
                 "With --models-file/--published: keep each downloaded model's weights (default: deleted once its "
                 "predictions are written)");
-  cmd->add_option("--disk-budget", a->disk_budget,
-                  "With --models-file/--published: the most the model cache may hold (a whole number with a unit: 20GB, "
-                  "8GiB, 500MB; default: no limit). A download that would pass it first deletes the weights kept (--keep-checkpoints) for models "
-                  "already run, oldest first; a model that still does not fit fails alone and the sweep goes on")
+  cmd->add_option(
+         "--disk-budget", a->disk_budget,
+         "With --models-file/--published: the most the model cache may hold (a whole number with a unit: 20GB, "
+         "8GiB, 500MB; default: no limit). A download that would pass it first deletes the weights kept "
+         "(--keep-checkpoints) for models "
+         "already run, oldest first; a model that still does not fit fails alone and the sweep goes on")
       ->transform(CLI::AsSizeValue(true));
   AddClipPrecisionOption(cmd, &a->precision);
-  CLI::Option* file = cmd->add_option(
-      "--embeddings", a->embeddings,
-      "Precomputed embeddings FILE (safetensors: \"board\" [480, D], \"words\" [W, D]; docs/hues.md) instead of a "
-      "native model")->excludes(model)->excludes(models)->excludes(models_file)->excludes(published);
+  CLI::Option* file = cmd->add_option("--embeddings", a->embeddings,
+                                      "Precomputed embeddings FILE (safetensors: \"board\" [480, D], \"words\" [W, D]; "
+                                      "docs/hues.md) instead of a "
+                                      "native model")
+                          ->excludes(model)
+                          ->excludes(models)
+                          ->excludes(models_file)
+                          ->excludes(published);
   CLI::Option* endpoint = cmd->add_option("--embeddings-endpoint", a->endpoint,
                                           "OpenAI-compatible embedding server URL (POST /v1/embeddings; board patches "
                                           "as PNG data URLs) instead of a native model")
@@ -327,14 +341,18 @@ void AddRun(Cli& cli, CLI::App* g) {
                               ->excludes(models_file)
                               ->excludes(published)
                               ->excludes(file);
-  cmd->add_option("--embeddings-model", a->endpoint_model, "The endpoint's name for its model (the requests' \"model\")")
+  cmd->add_option("--embeddings-model", a->endpoint_model,
+                  "The endpoint's name for its model (the requests' \"model\")")
       ->needs(endpoint);
-  cmd->add_option("--api-key-env", a->api_key_env, "Environment variable holding the endpoint's API key")->needs(endpoint);
+  cmd->add_option("--api-key-env", a->api_key_env, "Environment variable holding the endpoint's API key")
+      ->needs(endpoint);
   cmd->add_option("--save-embeddings", a->save_embeddings,
                   "Also write the board and word embeddings used to FILE (the --embeddings layout)")
       ->excludes(file);
-  cmd->add_option("--name", a->name, "Model name in the outputs (default: the model folder's or embeddings file's name)");
-  cmd->add_option("--template", a->prompt_template, "Prompt template; {} is replaced by the word")->capture_default_str();
+  cmd->add_option("--name", a->name,
+                  "Model name in the outputs (default: the model folder's or embeddings file's name)");
+  cmd->add_option("--template", a->prompt_template, "Prompt template; {} is replaced by the word")
+      ->capture_default_str();
   cmd->add_option("--words", a->words,
                   "data (the 100 clue words, English) or FILE (CSV with a word_en/word column, or one word per line)")
       ->capture_default_str();
@@ -352,9 +370,10 @@ void AddRun(Cli& cli, CLI::App* g) {
   cmd->add_option("--cache", a->cache,
                   "Folder caching board image embeddings per (model fingerprint, preprocessing, board); default "
                   "$VISALIGN_CACHE, $XDG_CACHE_HOME/visalign or ~/.cache/visalign");
-  AddStoreOptions(cmd, &a->store,
-                  "Run store: cache board embeddings under STORE/cache (a server store: under --image-root/cache); "
-                  "with --models, processes given the same --models, --out and --store share the models, each run once");
+  AddStoreOptions(
+      cmd, &a->store,
+      "Run store: cache board embeddings under STORE/cache (a server store: under --image-root/cache); "
+      "with --models, processes given the same --models, --out and --store share the models, each run once");
   cmd->add_flag("--no-cache", a->no_cache, "Neither read nor write the board-embedding cache");
   cmd->footer(
       "Each of the 480 board cells becomes a solid image of the model's input size, run through the model's own "
@@ -374,11 +393,13 @@ void AddRun(Cli& cli, CLI::App* g) {
   cli.Bind(cmd, [&cli, a]() -> Status {
     const bool sweep = !a->models.empty() || !a->models_file.empty() || a->published;
     if (a->model.empty() && !sweep && a->embeddings.empty() && a->endpoint.empty())
-      return Status::InvalidArgument("no model", "visalign hues run",
-                                     "one of --clip-model DIR, --models DIR, --embeddings FILE or --embeddings-endpoint URL");
+      return Status::InvalidArgument(
+          "no model", "visalign hues run",
+          "one of --clip-model DIR, --models DIR, --embeddings FILE or --embeddings-endpoint URL");
     if (!sweep && (a->keep_checkpoints || a->disk_budget > 0)) {
-      return Status::InvalidArgument(a->disk_budget > 0 ? "--disk-budget without a sweep" : "--keep-checkpoints without a sweep",
-                                     "visalign hues run", "--models-file FILE or --published (a single model's download is kept)");
+      return Status::InvalidArgument(
+          a->disk_budget > 0 ? "--disk-budget without a sweep" : "--keep-checkpoints without a sweep",
+          "visalign hues run", "--models-file FILE or --published (a single model's download is kept)");
     }
     std::string name;
     if (!sweep) {

@@ -120,8 +120,10 @@ NamedCommand FindNamedCommand(int argc, char** argv) {
     if (arg == "--help" || arg == "-h" || arg == "--help-all") out.help_first = true;
     if (arg == "--version") version = true;
     if (arg.empty() || arg[0] == '-') continue;
-    if (CommandGroup::Declared(std::string(arg))) out.command = arg;
-    else other_word = true;
+    if (CommandGroup::Declared(std::string(arg)))
+      out.command = arg;
+    else
+      other_word = true;
     break;
   }
   out.version_only = version && out.command.empty() && !out.help_first && !other_word;
@@ -158,8 +160,8 @@ std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
       if (r.cmd != cmd) continue;
       const bool inline_value = args[j].rfind(r.old_name + "=", 0) == 0;
       if (args[j] != r.old_name && !inline_value) continue;
-      const std::string value = inline_value ? args[j].substr(r.old_name.size() + 1)
-                                             : (j + 1 < args.size() ? args[j + 1] : std::string());
+      const std::string value =
+          inline_value ? args[j].substr(r.old_name.size() + 1) : (j + 1 < args.size() ? args[j + 1] : std::string());
       const std::string& replacement =
           !r.new_name_for_bare.empty() && value.find('=') == std::string::npos ? r.new_name_for_bare : r.new_name;
       std::fprintf(stderr, "warning: %s is deprecated for `%s`: use %s (the old spelling goes in the next release)\n",
@@ -206,7 +208,6 @@ std::string ReadableRanges(std::string text) {
   return m.prefix().str() + why + m.suffix().str();
 }
 
-
 // A CLI11 parse error as visalign's one line `what (where): expected`, naming the command and,
 // for a group, an unknown or missing command with the ones it has.
 Status ParseErrorStatus(const CLI::ParseError& e, const CLI::App& app, int argc, char** argv) {
@@ -242,7 +243,8 @@ Status ParseErrorStatus(const CLI::ParseError& e, const CLI::App& app, int argc,
     const bool known = std::any_of(path.begin(), path.end(), [&](const CLI::App* a) {
       return a->get_option_no_throw(name) != nullptr || name == "--help" || name == "-h";
     });
-    const bool negative_number = token.size() > 1 && (std::isdigit(static_cast<unsigned char>(token[1])) || token[1] == '.');
+    const bool negative_number =
+        token.size() > 1 && (std::isdigit(static_cast<unsigned char>(token[1])) || token[1] == '.');
     if (!known && !negative_number) return Status::InvalidArgument("unknown option " + name, where, help);
   }
   std::string what = ReadableRanges(e.what());

@@ -35,8 +35,8 @@ Status CheckOutFile(const std::string& out) {
   const std::filesystem::path folder = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    return Status::InvalidArgument("is a folder", "--out " + out, "the path of the HTML file to write, e.g. " +
-                                                                      (path / "report.html").string());
+    return Status::InvalidArgument("is a folder", "--out " + out,
+                                   "the path of the HTML file to write, e.g. " + (path / "report.html").string());
   if (!std::filesystem::is_directory(folder, ec))
     return Status::NotFound(fmt::format("no folder {}", folder.string()), "--out " + out,
                             "a file in an existing folder (create the folder first)");
@@ -83,11 +83,15 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
     VISALIGN_RETURN_IF_ERROR(report::ExportFigures(built, a.figures, format));
   }
   if (cli.global().json) {
-    PrintJson({{"out", a.out}, {"bytes", html.size()}, {"sections", built.sections.size()},
-               {"figures", built.figures.size()}, {"warnings", notes},
+    PrintJson({{"out", a.out},
+               {"bytes", html.size()},
+               {"sections", built.sections.size()},
+               {"figures", built.figures.size()},
+               {"warnings", notes},
                {"figures_dir", a.figures.empty() ? Json() : Json(a.figures)}});
   } else {
-    std::printf("report: %s (%s, %s, %.1f KB%s)\n", a.out.c_str(), report::Counted(built.sections.size(), "section").c_str(),
+    std::printf("report: %s (%s, %s, %.1f KB%s)\n", a.out.c_str(),
+                report::Counted(built.sections.size(), "section").c_str(),
                 report::Counted(built.figures.size(), "figure").c_str(), html.size() / 1024.0,
                 notes ? (", " + report::Counted(notes, "warning") + " on stderr").c_str() : "");
     if (!a.figures.empty()) std::printf("figures: %s/\n", a.figures.c_str());
@@ -97,18 +101,21 @@ Status RunReport(const Cli& cli, const ReportArgs& a) {
 }
 
 const CommandGroup kReport(80, {"report"}, [](Cli& cli) {
-  CLI::App* cmd = cli.app().add_subcommand("report", "One self-contained HTML report (and paper figures) over results folders");
+  CLI::App* cmd =
+      cli.app().add_subcommand("report", "One self-contained HTML report (and paper figures) over results folders");
   auto a = std::make_shared<ReportArgs>();
   cmd->add_option("--results", a->results,
                   "A results folder of `violin evaluate`, `hues evaluate`, `hues nonsense` or `acva analyze/run`; "
                   "repeatable, in page order");
   AddStoreOptions(cmd, &a->store, "Run store of the --run runs");
-  cmd->add_option("--run", a->runs, "A generation run in the store: a section on its rows, latencies and failures; repeatable");
+  cmd->add_option("--run", a->runs,
+                  "A generation run in the store: a section on its rows, latencies and failures; repeatable");
   cmd->add_option("--out", a->out, "The HTML file to write")->required();
   cmd->add_option("--title", a->title, "The page's title")->capture_default_str();
   cmd->add_option("--families", a->families,
                   "CSV model,architecture,dataset overriding the Hues and Cues model families (docs/report.md)");
-  cmd->add_option("--figures", a->figures, "Also write every figure as a static file into this folder (needs chromium); text is drawn as "
+  cmd->add_option("--figures", a->figures,
+                  "Also write every figure as a static file into this folder (needs chromium); text is drawn as "
                   "glyph outlines of the page's font, so the files look the same on any machine");
   cmd->add_option("--format", a->format, "Static figure format: svg, png or both")
       ->check(CLI::IsMember({"svg", "png", "both"}))

@@ -31,7 +31,8 @@ void AddServe(Cli& cli) {
   s->add_option("--port", o->port, "Port (0 = any free port; see --port-file)")->capture_default_str();
   s->add_option("--port-file", *port_file, "Write the port number to this file once listening");
   s->add_option("--words", *words, "Word list CSV (word_en,word_es,category,clue_id); default: the shipped words");
-  s->add_option("--study", *study, "Study settings, JSON or TOML (.toml): languages, words per participant, consent, completion code...");
+  s->add_option("--study", *study,
+                "Study settings, JSON or TOML (.toml): languages, words per participant, consent, completion code...");
   s->add_option("--admin-token-env", o->admin_token_env,
                 "Environment variable holding the admin token (export, reset, live counts); unset: no admin");
   s->add_option("--results", *results, "A hues evaluate results folder for the explorer; repeatable");
@@ -43,7 +44,8 @@ void AddServe(Cli& cli) {
       "<token>): GET /api/admin/counts, GET /api/admin/export, POST /api/admin/reset. Nothing is fetched at run\n"
       "time; every reply carries a Content-Security-Policy. The data go to <store>/study.db (SQLite) for a folder,\n"
       "or to the study's tables in the database for postgres://user@host:port/database (PostgreSQL; the password from\n"
-      "--store-password-env, PGPASSWORD or ~/.pgpass). The global --threads sets the HTTP worker threads (default 256,\n"
+      "--store-password-env, PGPASSWORD or ~/.pgpass). The global --threads sets the HTTP worker threads (default "
+      "256,\n"
       "one per open connection). Stops on Ctrl-C / SIGTERM.\n"
       "docs/serve.md has the study file's fields, the API and the data format.\n"
       "Example:\n"
@@ -93,7 +95,8 @@ void AddExportHumans(Cli& cli) {
   AddStoreOptions(e, store.get(), "Store the study was served from", StoreUse::kStudy);
   e->add_option("--out", *out, "Output CSV file")->required();
   e->add_option("--words", *words, "Word list CSV the study used; default: the shipped words");
-  e->add_flag("--merge-shipped", *merge, "Write the shipped answers (data/hues/human_responses.csv) first, as one data set");
+  e->add_flag("--merge-shipped", *merge,
+              "Write the shipped answers (data/hues/human_responses.csv) first, as one data set");
   e->add_flag("--exclude-failed-attention", *exclude,
               "Leave out every answer of the participants who failed the attention check (answered another cell)");
   e->add_option("--min-plate-score", *min_plate_score,
@@ -125,8 +128,11 @@ void AddExportHumans(Cli& cli) {
     VISALIGN_ASSIGN_OR_RETURN(server::HumansExport exported, server::ExportHumans(*study, *vocabulary, options));
     VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(*out, exported.csv));
     if (cli.global().json) {
-      PrintJson({{"out", *out}, {"answers", exported.answers}, {"participants", exported.participants},
-                 {"shipped", exported.shipped}, {"excluded_participants", exported.excluded_participants},
+      PrintJson({{"out", *out},
+                 {"answers", exported.answers},
+                 {"participants", exported.participants},
+                 {"shipped", exported.shipped},
+                 {"excluded_participants", exported.excluded_participants},
                  {"excluded_failed_attention", exported.excluded_failed_attention},
                  {"excluded_plate_score", exported.excluded_plate_score}});
       return Status::Ok();
@@ -146,8 +152,9 @@ void AddExportHumans(Cli& cli) {
 
 void AddExportParticipants(Cli& cli) {
   CLI::App* g = cli.Group("hues", "Hues and Cues: CLIP color alignment vs human players");
-  CLI::App* e = g->add_subcommand("export-participants",
-                                  "Write who took part in a visalign serve study: ids, profile, screen, attention, metadata");
+  CLI::App* e =
+      g->add_subcommand("export-participants",
+                        "Write who took part in a visalign serve study: ids, profile, screen, attention, metadata");
   auto store = std::make_shared<StoreFlags>();
   store->location = "visalign-store";
   auto out = std::make_shared<std::string>();

@@ -40,20 +40,20 @@ Result<store::RunInfo> FindExisting(store::RunStore& st, const StoreArgs& a) {
 }
 
 Json CountsJson(const store::RunCounts& c) {
-  return {{"done", c.done},         {"failed", c.failed},           {"pending", c.pending},  {"refused", c.refused},
-          {"leased", c.leased},     {"attempts", c.attempts},       {"first_update", c.first_update},
-          {"last_update", c.last_update}};
+  return {
+      {"done", c.done},     {"failed", c.failed},     {"pending", c.pending},           {"refused", c.refused},
+      {"leased", c.leased}, {"attempts", c.attempts}, {"first_update", c.first_update}, {"last_update", c.last_update}};
 }
 
 Result<Json> RunJson(store::RunStore& st, const store::RunInfo& r) {
   VISALIGN_ASSIGN_OR_RETURN(store::RunCounts c, st.Counts(r.name));
   return Json{{"name", r.name},
-                        {"benchmark", r.benchmark},
-                        {"dataset_fingerprint", r.dataset_fingerprint},
-                        {"created_at", r.created_at},
-                        {"identity", r.identity},
-                        {"connection", r.connection},
-                        {"rows", CountsJson(c)}};
+              {"benchmark", r.benchmark},
+              {"dataset_fingerprint", r.dataset_fingerprint},
+              {"created_at", r.created_at},
+              {"identity", r.identity},
+              {"connection", r.connection},
+              {"rows", CountsJson(c)}};
 }
 
 std::string CountsText(const Json& rows) {
@@ -109,13 +109,14 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
   }
   std::printf("store %s: %zu %s\n", a.store.Display().c_str(), runs.size(), runs.size() == 1 ? "run" : "runs");
   for (const Json& r : out) {
-    std::printf("run %s (%s, created %s)\n  dataset:    %s\n  identity:   %s\n  connection: %s (last used)\n"
-                "  rows:       %s\n  attempts:   %zu; first row %s, last update %s\n",
-                r["name"].get<std::string>().c_str(), r["benchmark"].get<std::string>().c_str(),
-                r["created_at"].get<std::string>().c_str(), r["dataset_fingerprint"].get<std::string>().c_str(),
-                r["identity"].dump().c_str(), r["connection"].dump().c_str(), CountsText(r["rows"]).c_str(),
-                r["rows"]["attempts"].get<size_t>(), r["rows"]["first_update"].get<std::string>().c_str(),
-                r["rows"]["last_update"].get<std::string>().c_str());
+    std::printf(
+        "run %s (%s, created %s)\n  dataset:    %s\n  identity:   %s\n  connection: %s (last used)\n"
+        "  rows:       %s\n  attempts:   %zu; first row %s, last update %s\n",
+        r["name"].get<std::string>().c_str(), r["benchmark"].get<std::string>().c_str(),
+        r["created_at"].get<std::string>().c_str(), r["dataset_fingerprint"].get<std::string>().c_str(),
+        r["identity"].dump().c_str(), r["connection"].dump().c_str(), CountsText(r["rows"]).c_str(),
+        r["rows"]["attempts"].get<size_t>(), r["rows"]["first_update"].get<std::string>().c_str(),
+        r["rows"]["last_update"].get<std::string>().c_str());
     for (const Json& x : r["refusals"])
       std::printf("  refused:    %s #%d: %s\n", x["item_id"].get<std::string>().c_str(), x["k"].get<int>(),
                   x["reason"].get<std::string>().c_str());
@@ -138,20 +139,27 @@ Status RunExport(const Cli& cli, const StoreArgs& a) {
   std::string lines;
   size_t images = 0;
   for (const store::Row& r : rows) {
-    Json j = {{"item_id", r.item_id},       {"k", r.k},
-                        {"prompt", r.prompt},         {"seed", r.seed ? Json(*r.seed) : Json()},
-                        {"status", store::RowStatusName(r.status)}, {"attempts", r.attempts},
-                        {"last_error", r.last_error}, {"latency_ms", r.latency_ms},
-                        {"sha256", r.sha256},         {"created_at", r.created_at},
-                        {"updated_at", r.updated_at}, {"done_at", r.done_at},
-                        {"job", r.job},               {"image", nullptr}};
+    Json j = {{"item_id", r.item_id},
+              {"k", r.k},
+              {"prompt", r.prompt},
+              {"seed", r.seed ? Json(*r.seed) : Json()},
+              {"status", store::RowStatusName(r.status)},
+              {"attempts", r.attempts},
+              {"last_error", r.last_error},
+              {"latency_ms", r.latency_ms},
+              {"sha256", r.sha256},
+              {"created_at", r.created_at},
+              {"updated_at", r.updated_at},
+              {"done_at", r.done_at},
+              {"job", r.job},
+              {"image", nullptr}};
     if (r.status == store::RowStatus::kDone) {
       const fs::path name = fs::path(r.image_path).filename();
       VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(st->root() / r.image_path));
       if (Sha256Hex(bytes) != r.sha256)
-        return Status::Corrupt("image of item " + r.item_id + " sample " + std::to_string(r.k) +
-                                   " differs from its recorded SHA-256",
-                               (st->root() / r.image_path).string(), "the image the store recorded");
+        return Status::Corrupt(
+            "image of item " + r.item_id + " sample " + std::to_string(r.k) + " differs from its recorded SHA-256",
+            (st->root() / r.image_path).string(), "the image the store recorded");
       VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out / "images" / name, bytes));
       j["image"] = ("images" / name).generic_string();
       ++images;

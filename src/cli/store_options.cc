@@ -31,7 +31,8 @@ Result<std::unique_ptr<store::RunStore>> OpenStore(const StoreFlags& flags) {
   return store::OpenStore(flags.location, flags.options);
 }
 
-Result<std::unique_ptr<store::StudyStore>> OpenExistingStudyStore(const StoreFlags& flags, const std::string& expected) {
+Result<std::unique_ptr<store::StudyStore>> OpenExistingStudyStore(const StoreFlags& flags,
+                                                                  const std::string& expected) {
   VISALIGN_ASSIGN_OR_RETURN(bool exists, store::StudyStore::Exists(flags.location, flags.options));
   if (!exists) return Status::NotFound("no study store in " + flags.Display(), "store location", expected);
   return store::StudyStore::Open(flags.location, flags.options);

@@ -42,8 +42,7 @@ const CommandGroup kViolinDataset(20, {"violin"}, [](Cli& cli) {
                  "Comma-separated variations: 1 hex, 2 halves, 3 quadrants, 4 fuzzy range, 5 zh/fr, 6 rgb()/hsl()")
       ->delimiter(',')
       ->capture_default_str();
-  ds->add_option("--seed", opt->seed, "Sampling seed; the same seed gives byte-identical files")
-      ->capture_default_str();
+  ds->add_option("--seed", opt->seed, "Sampling seed; the same seed gives byte-identical files")->capture_default_str();
   ds->add_option("--scale", opt->scale,
                  "Size factor: items per group = max(1, round(published size x F)); 1 = 48,320 items")
       ->capture_default_str();

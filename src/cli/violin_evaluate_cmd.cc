@@ -10,14 +10,14 @@
 #include "cli/backend_options.h"
 #include "cli/cli.h"
 #include "visalign/backends/refusals.h"
+#include "visalign/benchmarks/violin/evaluate.h"
+#include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/color.h"
 #include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
-#include "visalign/color.h"
 #include "visalign/imaging/image.h"
 #include "visalign/store.h"
-#include "visalign/benchmarks/violin/evaluate.h"
-#include "visalign/benchmarks/violin/manifest.h"
 
 namespace visalign::cli {
 namespace {
@@ -39,15 +39,17 @@ struct EvaluateArgs {
 void WarnCoverage(const violin::Summary& summary) {
   for (const violin::SummaryRow& row : summary.overall)
     if (row.n_items_scored < row.n_items)
-      std::cerr << fmt::format("warning: model {}: {} of {} items scored ({:.1f} %); {}\n", row.model,
-                               row.n_items_scored, row.n_items, 100.0 * row.coverage(),
-                               summary.missing_policy == violin::MissingPolicy::kSkip
-                                   ? "means are over scored items (--missing skip)"
-                                   : "items without a scored image count 1 on every normalised metric (--missing worst)");
+      std::cerr << fmt::format(
+          "warning: model {}: {} of {} items scored ({:.1f} %); {}\n", row.model, row.n_items_scored, row.n_items,
+          100.0 * row.coverage(),
+          summary.missing_policy == violin::MissingPolicy::kSkip
+              ? "means are over scored items (--missing skip)"
+              : "items without a scored image count 1 on every normalised metric (--missing worst)");
   if (!summary.transparent.empty())
-    std::cerr << fmt::format("warning: {} images have transparent pixels (alpha < 255), scored {} (--background); "
-                             "listed in summary.json\n",
-                             summary.transparent.size(), violin::AlphaPolicyText(summary.alpha));
+    std::cerr << fmt::format(
+        "warning: {} images have transparent pixels (alpha < 255), scored {} (--background); "
+        "listed in summary.json\n",
+        summary.transparent.size(), violin::AlphaPolicyText(summary.alpha));
 }
 
 // Every --images [NAME=]DIR as (name, folder): NAME defaults to the folder's name; the legacy
@@ -104,15 +106,16 @@ Result<violin::ModelImages> RunImages(store::RunStore& st, const StoreFlags& whe
     return Status::NotFound("no run named \"" + run + "\"", "store " + where.Display(),
                             "a run created by `visalign generate --run " + run + "`");
   if (info->benchmark != benchmarks::kViolin)
-    return Status::InvalidArgument("run \"" + run + "\" was made for the " + info->benchmark + " benchmark, not VIOLIN",
-                                   "store " + where.Display(),
-                                   info->benchmark == benchmarks::kAcva ? "`visalign acva analyze --run " + run + "` for it, or a run of `visalign violin generate`"
-                                                             : "a run of `visalign violin generate`");
+    return Status::InvalidArgument(
+        "run \"" + run + "\" was made for the " + info->benchmark + " benchmark, not VIOLIN",
+        "store " + where.Display(),
+        info->benchmark == benchmarks::kAcva
+            ? "`visalign acva analyze --run " + run + "` for it, or a run of `visalign violin generate`"
+            : "a run of `visalign violin generate`");
   if (info->dataset_fingerprint != fingerprint)
-    return Status::InvalidArgument("run \"" + run + "\" was generated from another dataset version",
-                                   "store " + where.Display() + " vs " + dataset,
-                                   "the dataset folder the run was generated from (manifest SHA-256 " +
-                                       info->dataset_fingerprint + ")");
+    return Status::InvalidArgument(
+        "run \"" + run + "\" was generated from another dataset version", "store " + where.Display() + " vs " + dataset,
+        "the dataset folder the run was generated from (manifest SHA-256 " + info->dataset_fingerprint + ")");
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::DoneImage> done, st.DoneImages(run));
   violin::ModelImages images;
   images.model = run;
@@ -174,8 +177,9 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   if (a.strict && problems > 0)
     return Status::InvalidArgument(fmt::format("{} missing, {} unreadable, {} unmatched images", summary.missing.size(),
                                                summary.unreadable.size(), summary.unmatched.size()),
-                                   "--strict", "an image for every item and no unreadable or unmatched files (see " +
-                                                   (std::filesystem::path(a.out) / "summary.json").string() + ")");
+                                   "--strict",
+                                   "an image for every item and no unreadable or unmatched files (see " +
+                                       (std::filesystem::path(a.out) / "summary.json").string() + ")");
   return Status::Ok();
 }
 
@@ -240,9 +244,11 @@ const CommandGroup kViolinEvaluate(22, {"violin"}, [](Cli& cli) {
       "  visalign violin evaluate --dataset violin-demo --images gt=violin-demo/images --images mine=path/to/images "
       "--out cmp --threads 2\n"
       "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run gpt-image --run sdxl --out cmp\n"
-      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run sdxl --split test --by prompt_split "
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run sdxl --split test --by "
+      "prompt_split "
       "--out test-split\n"
-      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run sdxl --filter variation=1 --limit 20 "
+      "  visalign violin evaluate --dataset violin-demo --store ./visalign-store --run sdxl --filter variation=1 "
+      "--limit 20 "
       "--out first20");
   cli.Bind(ev, [&cli, ea]() { return RunEvaluate(cli, *ea); });
 });

@@ -21,13 +21,16 @@ const CommandGroup kViolinProbes(21, {"violin"}, [](Cli& cli) {
                 "Size factor: 24 negation/gravity colours, 12 geometry items per condition and 2 inertia colour "
                 "pairs at 1 (292 items)")
       ->capture_default_str();
-  p->add_option("--image-size", opt->image_size, "Canvas of pixel-stated items and ground-truth side, pixels (64..8192)")
+  p->add_option("--image-size", opt->image_size,
+                "Canvas of pixel-stated items and ground-truth side, pixels (64..8192)")
       ->capture_default_str();
-  p->add_option("--languages", opt->languages, "Prompt languages, some of en,zh,fr (default en): every item is written once per "
+  p->add_option("--languages", opt->languages,
+                "Prompt languages, some of en,zh,fr (default en): every item is written once per "
                 "language (ids ending -zh, -fr), and `violin evaluate` summarises each language apart")
       ->delimiter(',')
       ->capture_default_str();
-  p->add_flag("--force", opt->force, "Reuse a non-empty --out: replaces manifest.jsonl, summary.json and images/p-*.png");
+  p->add_flag("--force", opt->force,
+              "Reuse a non-empty --out: replaces manifest.jsonl, summary.json and images/p-*.png");
   p->footer(
       "Writes DIR/manifest.jsonl (VIOLIN manifest lines with a \"probe\" member: family, condition, group and\n"
       "the parameters), DIR/images/<id>.png (ground truth) and DIR/summary.json (counts per family and\n"

@@ -11,8 +11,7 @@
 namespace visalign::cli {
 namespace {
 
-constexpr char kDescription[] =
-    "Serve VIOLIN's correct images (optionally degraded) as an OpenAI-compatible image API";
+constexpr char kDescription[] = "Serve VIOLIN's correct images (optionally degraded) as an OpenAI-compatible image API";
 
 void AddReferenceServer(Cli& cli, CLI::App* g) {
   auto o = std::make_shared<violin::ReferenceServerOptions>();
@@ -34,7 +33,8 @@ void AddReferenceServer(Cli& cli, CLI::App* g) {
   auto key_env = std::make_shared<std::string>();
   g->add_option("--api-key-env", *key_env, "Providers: refuse requests without the key in this environment variable");
   g->add_option("--job-ms", o->job_ms, "Providers: how long asynchronous jobs stay pending, ms")->capture_default_str();
-  g->add_flag("--fail-first-job", o->fail_first_job, "Providers: each prompt's first job ends in the API's error state");
+  g->add_flag("--fail-first-job", o->fail_first_job,
+              "Providers: each prompt's first job ends in the API's error state");
   g->add_option("--result-urls", o->result_urls,
                 "Providers' result URLs: ok, expire-first (each prompt's first answers 403 expired) or file (file://)")
       ->capture_default_str();

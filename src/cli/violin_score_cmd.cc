@@ -13,19 +13,18 @@
 #include <vector>
 
 #include "cli/cli.h"
-#include "visalign/color.h"
-#include "visalign/imaging/image.h"
-#include "visalign/core/io.h"
-#include "visalign/core/parallel.h"
-#include "visalign/store.h"
 #include "visalign/benchmarks/violin/evaluate.h"
 #include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/color.h"
+#include "visalign/core/io.h"
+#include "visalign/core/parallel.h"
+#include "visalign/imaging/image.h"
+#include "visalign/store.h"
 
 namespace visalign::cli {
 namespace {
 
 using violin::Metric;
-
 
 struct ScoreOptions {
   std::vector<std::string> images;
@@ -147,8 +146,7 @@ void PrintMetricsTable(const violin::Metrics& m) {
 // One JSON Lines result: the MetricsJson object, or {"error": message}, with "image" (null for a
 // batch line too malformed to name one) and, for a batch line, "line".
 void PrintJsonLine(const ScoreJob& job, const Result<violin::Metrics>& result) {
-  Json out =
-      result.ok() ? violin::MetricsJson(*result) : Json{{"error", result.status().ToString()}};
+  Json out = result.ok() ? violin::MetricsJson(*result) : Json{{"error", result.status().ToString()}};
   out["image"] = job.image ? Json(*job.image) : Json();
   if (job.line > 0) out["line"] = job.line;
   // Paths and messages may hold bytes that are not UTF-8 (file names): replace, do not throw.
@@ -194,12 +192,13 @@ Status RunScore(const Cli& cli, const ScoreOptions& o) {
       std::cout << "error: " << failure.ToString() << "\n";
     return Status::Ok();
   };
-  VISALIGN_RETURN_IF_ERROR(
-      ParallelForOrdered(jobs.size(), [&](size_t i) { return ScoreJobImage(jobs[i], alpha); }, consume));
+  VISALIGN_RETURN_IF_ERROR(ParallelForOrdered(
+      jobs.size(), [&](size_t i) { return ScoreJobImage(jobs[i], alpha); }, consume));
   if (transparent > 0)
-    std::cerr << fmt::format("warning: {} of {} images have transparent pixels (alpha < 255), scored {} "
-                             "(--background)\n",
-                             transparent, jobs.size(), violin::AlphaPolicyText(alpha));
+    std::cerr << fmt::format(
+        "warning: {} of {} images have transparent pixels (alpha < 255), scored {} "
+        "(--background)\n",
+        transparent, jobs.size(), violin::AlphaPolicyText(alpha));
   if (failed == 0) return Status::Ok();
   const std::string first =
       "readable images and valid score arguments (first failure: " + first_failure.ToString() + ")";
@@ -220,8 +219,9 @@ const CommandGroup kViolinScore(21, {"violin"}, [](Cli& cli) {
                     "JSON Lines file (- = stdin), one image with its own target arguments per line; not with IMAGE");
   score->add_option("--target", so->target.target,
                     "Target color of a single-color image (#RRGGBB, rgb(...), hsl(...), name)");
-  score->add_option("--layout", so->target.layout,
-                    "Block layout for --targets: h2 (top/bottom), v2 (left/right), q4 (2x2)")
+  score
+      ->add_option("--layout", so->target.layout,
+                   "Block layout for --targets: h2 (top/bottom), v2 (left/right), q4 (2x2)")
       ->check(CLI::IsMember({"single", "h2", "v2", "q4"}));
   score->add_option("--targets", so->target.targets,
                     "Block colors in layout order: h2 top,bottom; v2 left,right; q4 TL,TR,BL,BR");
@@ -230,8 +230,9 @@ const CommandGroup kViolinScore(21, {"violin"}, [](Cli& cli) {
   score->add_option("--weights", so->weights,
                     "Weights w1,...,w6 of pre_mean (rgb_ed,rgb_rm,de00,hue,chroma,hyab) or w1,...,w9 (then "
                     "pur_mean's sd,ced,hf); default all 1");
-  score->add_option("--background", so->background,
-                    "Colour transparent pixels are composited over, or none to score their stored RGB")
+  score
+      ->add_option("--background", so->background,
+                   "Colour transparent pixels are composited over, or none to score their stored RGB")
       ->capture_default_str();
   score->footer(
       "Prints raw and normalised (0-1, lower is better) metrics: precision rgb_ed, rgb_rm, de00, hue, chroma,\n"
@@ -256,7 +257,6 @@ const CommandGroup kViolinScore(21, {"violin"}, [](Cli& cli) {
       "  echo '{\"image\": \"a.png\", \"layout\": \"v2\", \"targets\": \"#F00,#00F\"}' |\n"
       "    visalign violin score --batch -");
   cli.Bind(score, [&cli, so]() { return RunScore(cli, *so); });
-
 });
 
 }  // namespace

@@ -44,7 +44,8 @@ std::vector<float> AttentionalPool(const ClipConfig& config, const ClipWeights& 
   Linear(a.kv, rows, width, 2 * e, keys.data(), 0.0f, kv.data());
   AddBias(kv.data(), rows, 2 * e, a.kv.bias.data);
   std::vector<float> attended(static_cast<size_t>(batch) * queries * e);
-  CrossAttention(projected.data(), /*q_item_stride=*/0, kv.data(), attended.data(), batch, queries, seq, e, v.pool_heads);
+  CrossAttention(projected.data(), /*q_item_stride=*/0, kv.data(), attended.data(), batch, queries, seq, e,
+                 v.pool_heads);
   std::vector<float> out(attended.size());
   Linear(a.out, batch * queries, e, e, attended.data(), 0.0f, out.data());
   AddBias(out.data(), batch * queries, e, a.out.bias.data);

@@ -28,8 +28,7 @@ constexpr int kOpenClipDefaultTextLayers = 12;
 constexpr int kOpenClipDefaultResNetWidth = 64;
 constexpr int kOpenClipDefaultPoolerQueries = 256;  // CLIPVisionCfg attn_pooler_queries
 constexpr int kOpenClipDefaultPoolerHeads = 8;      // CLIPVisionCfg attn_pooler_heads
-constexpr int kResNetTotalStride = 32;    // stem 4, stages 2..4 x2 each
-
+constexpr int kResNetTotalStride = 32;              // stem 4, stages 2..4 x2 each
 
 Result<PreprocessConfig> ParseOpenClipPreprocess(const Json* cfg, int image_size, const std::string& where) {
   PreprocessConfig p;
@@ -62,9 +61,9 @@ Result<PreprocessConfig> ParseOpenClipPreprocess(const Json* cfg, int image_size
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   VISALIGN_RETURN_IF_ERROR(CheckPreprocess(p, where));
   if (p.image_size != image_size) {
-    return Status::InvalidArgument(fmt::format("preprocess size {} differs from the model image size {}", p.image_size,
-                                               image_size),
-                                   where, "the vision tower's image_size");
+    return Status::InvalidArgument(
+        fmt::format("preprocess size {} differs from the model image size {}", p.image_size, image_size), where,
+        "the vision tower's image_size");
   }
   return p;
 }
@@ -102,7 +101,8 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
     // timm's SigLIP ViTs here, every other timm trunk (ConvNeXt, or a refusal naming its family) below.
     const std::string name = v["timm_model_name"].is_string() ? v["timm_model_name"].get<std::string>() : "";
     if (name.rfind("vit_", 0) == 0 && name.find("_siglip") != std::string::npos) return ParseTimmSiglipVision(v, where);
-    if (name.rfind("eva", 0) == 0 || name.rfind("vit_pe_", 0) == 0 || IsTimmEvaName(name)) return ParseTimmEva(v, where);
+    if (name.rfind("eva", 0) == 0 || name.rfind("vit_pe_", 0) == 0 || IsTimmEvaName(name))
+      return ParseTimmEva(v, where);
     if (name.rfind("vitamin", 0) == 0) return ParseTimmVitamin(v, where);
     if (name.rfind("fastvit_", 0) == 0) return ParseTimmFastVit(v, where);
     if (name == "vit_base_mci_224") return ParseTimmMciVit(v, where);
@@ -139,8 +139,8 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
     VISALIGN_ASSIGN_OR_RETURN(c.pool_queries, f.Int("attn_pooler_queries", kOpenClipDefaultPoolerQueries));
     VISALIGN_ASSIGN_OR_RETURN(c.pool_heads, f.Int("attn_pooler_heads", kOpenClipDefaultPoolerHeads));
     if (c.pooling != Pooling::kClassToken) {
-      return Status::Unsupported("unsupported vision pool_type " + QuoteText(pool_type) + " with attentional_pool", where,
-                                 "tok (CoCa's embedding is the pooler's first query)");
+      return Status::Unsupported("unsupported vision pool_type " + QuoteText(pool_type) + " with attentional_pool",
+                                 where, "tok (CoCa's embedding is the pooler's first query)");
     }
   }
   VISALIGN_RETURN_IF_ERROR(f.Require("global_average_pool", {false}, "global average pooling"));
@@ -151,8 +151,8 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
   VISALIGN_RETURN_IF_ERROR(f.Require("act_kwargs", {}, "activation options"));
   VISALIGN_RETURN_IF_ERROR(f.Require("norm_kwargs", {}, "normalization options"));
   // final_ln_after_pool is ignored by OpenCLIP with the attentional pooler (ln_post follows the pooler).
-  f.Ignore({"patch_dropout", "output_tokens", "attn_pooler_queries", "attn_pooler_heads", "n_queries",
-            "embed_cls", "output_dim"});
+  f.Ignore({"patch_dropout", "output_tokens", "attn_pooler_queries", "attn_pooler_heads", "n_queries", "embed_cls",
+            "output_dim"});
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   return c;
 }
@@ -161,7 +161,8 @@ Result<VisionConfig> ParseOpenClipVision(const Json& v, const std::string& where
 Result<float> LayerNormEps(const Json& cfg, const std::string& where) {
   if (!cfg.contains("norm_kwargs") || cfg["norm_kwargs"].is_null()) return 1e-5f;
   const Json& n = cfg["norm_kwargs"];
-  const std::optional<float> eps = n.is_object() && n.size() == 1 && n.contains("eps") ? FloatValue(n["eps"]) : std::nullopt;
+  const std::optional<float> eps =
+      n.is_object() && n.size() == 1 && n.contains("eps") ? FloatValue(n["eps"]) : std::nullopt;
   if (!eps || !(*eps > 0)) {
     return Status::Unsupported("unsupported normalization options (norm_kwargs = " + QuoteJson(n) + ")", where,
                                "{\"eps\": positive number}");
@@ -189,7 +190,8 @@ Status ParseHfTokenizerKwargs(const Json& t, const std::string& where, Tokenizer
   if (!t.contains("tokenizer_kwargs") || t["tokenizer_kwargs"].is_null()) return Status::Ok();
   const std::string kwargs_where = where + " tokenizer_kwargs";
   if (!t["tokenizer_kwargs"].is_object()) {
-    return Status::InvalidArgument("field \"tokenizer_kwargs\" is " + QuoteJson(t["tokenizer_kwargs"]), where, "an object");
+    return Status::InvalidArgument("field \"tokenizer_kwargs\" is " + QuoteJson(t["tokenizer_kwargs"]), where,
+                                   "an object");
   }
   Fields f(t["tokenizer_kwargs"], kwargs_where);
   VISALIGN_ASSIGN_OR_RETURN(std::string clean, f.String("clean", "whitespace"));
@@ -208,8 +210,9 @@ Status ParseHfTokenizerKwargs(const Json& t, const std::string& where, Tokenizer
 Result<TextConfig> ParseOpenClipText(const Json& t, const std::string& where, TokenizerConfig* tokenizer) {
   Fields f(t, where);
   if (f.Has("hf_model_name")) {
-    return Status::Unsupported("unsupported Hugging Face text tower (hf_model_name = " + QuoteJson(t["hf_model_name"]) + ")",
-                               where, "OpenCLIP's own text transformer (CLIP or SigLIP)");
+    return Status::Unsupported(
+        "unsupported Hugging Face text tower (hf_model_name = " + QuoteJson(t["hf_model_name"]) + ")", where,
+        "OpenCLIP's own text transformer (CLIP or SigLIP)");
   }
   TextConfig c;
   VISALIGN_ASSIGN_OR_RETURN(c.context_length, f.Int("context_length", kDefaultContextLength));
@@ -228,7 +231,8 @@ Result<TextConfig> ParseOpenClipText(const Json& t, const std::string& where, To
     c.pooling = Pooling::kLast;
   } else if (pool_type == "eos") {  // MetaCLIP 2: the first eos_id
     c.pooling = Pooling::kEos;
-    if (!f.Has("eos_id")) return Status::InvalidArgument("pool_type \"eos\" without eos_id", where, "an integer eos_id");
+    if (!f.Has("eos_id"))
+      return Status::InvalidArgument("pool_type \"eos\" without eos_id", where, "an integer eos_id");
   } else {
     return Status::Unsupported("unsupported text pool_type " + QuoteText(pool_type), where, "argmax, last or eos");
   }
@@ -329,29 +333,30 @@ Result<ClipConfig> ParseOpenClipConfig(const Json& j, const std::string& source)
   VISALIGN_ASSIGN_OR_RETURN(c.vision, ParseOpenClipVision(*vision, where + " vision_cfg"));
   VISALIGN_ASSIGN_OR_RETURN(c.text, ParseOpenClipText(*text, where + " text_cfg", &c.tokenizer));
   if (!c.text.projection && c.text.width != c.embed_dim) {
-    return Status::InvalidArgument(fmt::format("text width {} without a projection differs from embed_dim {}",
-                                               c.text.width, c.embed_dim),
-                                   where, "embed_dim equal to the text width (proj_type none)");
+    return Status::InvalidArgument(
+        fmt::format("text width {} without a projection differs from embed_dim {}", c.text.width, c.embed_dim), where,
+        "embed_dim equal to the text width (proj_type none)");
   }
   if (!c.vision.projection && c.vision.width != c.embed_dim) {
-    return Status::InvalidArgument(fmt::format("vision width {} without a projection differs from embed_dim {}",
-                                               c.vision.width, c.embed_dim),
-                                   where, "embed_dim equal to the timm tower's width (timm_proj none)");
+    return Status::InvalidArgument(
+        fmt::format("vision width {} without a projection differs from embed_dim {}", c.vision.width, c.embed_dim),
+        where, "embed_dim equal to the timm tower's width (timm_proj none)");
   }
   if (c.vision.attentional_pool && c.embed_dim % c.vision.pool_heads != 0) {
-    return Status::InvalidArgument(fmt::format("embed_dim {} is not divisible by attn_pooler_heads {}", c.embed_dim,
-                                               c.vision.pool_heads),
-                                   where + " vision_cfg", "attn_pooler_heads dividing embed_dim (the pooler's width)");
+    return Status::InvalidArgument(
+        fmt::format("embed_dim {} is not divisible by attn_pooler_heads {}", c.embed_dim, c.vision.pool_heads),
+        where + " vision_cfg", "attn_pooler_heads dividing embed_dim (the pooler's width)");
   }
-  const Json* pre = wrapped && j.contains("preprocess_cfg") && j["preprocess_cfg"].is_object() ? &j["preprocess_cfg"] : nullptr;
-  VISALIGN_ASSIGN_OR_RETURN(c.preprocess, ParseOpenClipPreprocess(pre, c.vision.image_size, source + " preprocess_cfg"));
+  const Json* pre =
+      wrapped && j.contains("preprocess_cfg") && j["preprocess_cfg"].is_object() ? &j["preprocess_cfg"] : nullptr;
+  VISALIGN_ASSIGN_OR_RETURN(c.preprocess,
+                            ParseOpenClipPreprocess(pre, c.vision.image_size, source + " preprocess_cfg"));
   if (wrapped && j.contains(kRandomModelConfigKey)) {
     VISALIGN_RETURN_IF_ERROR(ParseRandomModelRecord(j[kRandomModelConfigKey], source + " " + kRandomModelConfigKey, c));
   }
   VISALIGN_RETURN_IF_ERROR(CheckSizesFit(c, where));
   return c;
 }
-
 
 Result<ClipConfig> ParseOpenClipConfigJson(std::string_view config_json, const std::string& source) {
   auto j = ParseJson(config_json);
@@ -365,10 +370,12 @@ Result<ClipConfig> ReadClipConfig(const fs::path& dir) {
     return Status::NotFound("model directory does not exist", dir.string(),
                             "a directory with open_clip_config.json or config.json and *.safetensors or *.bin weights");
   }
-  VISALIGN_ASSIGN_OR_RETURN(fs::path config_file, FirstExisting(dir, {"open_clip_config.json", "config.json"}, "config"));
-  VISALIGN_ASSIGN_OR_RETURN(fs::path weights_file,
-                            FirstExisting(dir, {"open_clip_model.safetensors", "model.safetensors",
-                                                  "open_clip_pytorch_model.bin", "pytorch_model.bin"}, "weights"));
+  VISALIGN_ASSIGN_OR_RETURN(fs::path config_file,
+                            FirstExisting(dir, {"open_clip_config.json", "config.json"}, "config"));
+  VISALIGN_ASSIGN_OR_RETURN(fs::path weights_file, FirstExisting(dir,
+                                                                 {"open_clip_model.safetensors", "model.safetensors",
+                                                                  "open_clip_pytorch_model.bin", "pytorch_model.bin"},
+                                                                 "weights"));
   VISALIGN_ASSIGN_OR_RETURN(Json j, ReadJson(config_file));
   Result<ClipConfig> config = Status::Internal("unparsed");
   if (j.contains("vision_config") || j.contains("text_config")) {
@@ -414,8 +421,8 @@ std::string_view VisionTowerName(VisionTower tower) {
 
 std::string RandomWeightsLabel(const ClipConfig& config) {
   if (!config.random) return "";
-  return fmt::format("RANDOM (visalign clip random-model, arch {}, seed {}): its numbers mean nothing", config.random_arch,
-                     config.random_seed);
+  return fmt::format("RANDOM (visalign clip random-model, arch {}, seed {}): its numbers mean nothing",
+                     config.random_arch, config.random_seed);
 }
 
 Json RandomWeightsJson(const ClipConfig& config) {

@@ -27,7 +27,6 @@ std::string HubSourceOf(const std::filesystem::path& config_file);
 // Parses an OpenCLIP config ({model_cfg, preprocess_cfg} or a bare model_cfg). `source` names it in errors.
 Result<ClipConfig> ParseOpenClipConfig(const Json& j, const std::string& source);
 // Parses a transformers CLIPModel / SiglipModel config.json plus its preprocessor_config.json (null if absent).
-Result<ClipConfig> ParseHuggingFaceConfig(const Json& j, const Json& preprocessor,
-                                          const std::string& source);
+Result<ClipConfig> ParseHuggingFaceConfig(const Json& j, const Json& preprocessor, const std::string& source);
 
 }  // namespace visalign::clip

@@ -21,8 +21,8 @@ Result<const Json*> Object(const Json& parent, const std::string& key, const std
 
 Status CheckPatchGrid(const VisionConfig& v, const std::string& where) {
   if (v.patch_size > v.image_size) {
-    return Status::InvalidArgument(fmt::format("patch_size {} exceeds image_size {}", v.patch_size, v.image_size), where,
-                                   "a patch size of at most the image size");
+    return Status::InvalidArgument(fmt::format("patch_size {} exceeds image_size {}", v.patch_size, v.image_size),
+                                   where, "a patch size of at most the image size");
   }
   return Status::Ok();
 }
@@ -118,7 +118,8 @@ Result<std::array<int, 4>> FourInts(const Json& v, const std::string& key, const
       if (i + 1 == out.size()) return out;
     }
   }
-  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where, "four positive integers (one per stage)");
+  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where,
+                                 "four positive integers (one per stage)");
 }
 
 }  // namespace config_internal

@@ -64,7 +64,8 @@ class Fields {
     }
     const Json& v = obj_[key];
     const std::optional<int> size = SizeValue(v);
-    if (!size) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a positive integer");
+    if (!size)
+      return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a positive integer");
     return *size;
   }
 
@@ -72,7 +73,8 @@ class Fields {
     used_.insert(key);
     if (!Has(key)) return fallback;
     const Json& v = obj_[key];
-    if (!v.is_number()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a number");
+    if (!v.is_number())
+      return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a number");
     return v.get<double>();
   }
 
@@ -93,7 +95,8 @@ class Fields {
     used_.insert(key);
     if (!Has(key)) return fallback;
     const Json& v = obj_[key];
-    if (!v.is_string()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a string");
+    if (!v.is_string())
+      return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "a string");
     return v.get<std::string>();
   }
 
@@ -101,7 +104,8 @@ class Fields {
     used_.insert(key);
     if (!Has(key)) return fallback;
     const Json& v = obj_[key];
-    if (!v.is_boolean()) return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "true or false");
+    if (!v.is_boolean())
+      return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where_, "true or false");
     return v.get<bool>();
   }
 
@@ -112,7 +116,8 @@ class Fields {
       const Json& v = obj_[key];
       const std::optional<int> size = v.size() == 2 && v[0] == v[1] ? SizeValue(v[0]) : std::nullopt;
       if (!size) {
-        return Status::Unsupported("non-square or invalid " + key + " " + QuoteJson(v), where_, "a square size N or [N, N]");
+        return Status::Unsupported("non-square or invalid " + key + " " + QuoteJson(v), where_,
+                                   "a square size N or [N, N]");
       }
       return *size;
     }
@@ -138,8 +143,9 @@ class Fields {
   Status CheckAllUsed() const {
     for (const auto& [key, value] : obj_.items()) {
       if (!used_.count(key)) {
-        return Status::Unsupported("unknown config field " + QuoteText(key) + " = " + QuoteJson(value), where_,
-                                   "only fields of the natively run towers' configs (refusing rather than ignoring it)");
+        return Status::Unsupported(
+            "unknown config field " + QuoteText(key) + " = " + QuoteJson(value), where_,
+            "only fields of the natively run towers' configs (refusing rather than ignoring it)");
       }
     }
     return Status::Ok();

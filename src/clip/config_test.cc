@@ -21,9 +21,7 @@ using ::testing::Not;
 
 class ModelDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    SetThreadCount(1);
-  }
+  void SetUp() override { SetThreadCount(1); }
 
   void WriteJson(const std::string& name, const Json& j) { std::ofstream(dir_ / name) << j.dump(); }
   void LinkFixtureWeights() { fs::copy_file(testing::FixtureDir() / "model.safetensors", dir_ / "model.safetensors"); }
@@ -43,10 +41,12 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
   };
   const std::vector<Case> cases = {
       {"/model_cfg/vision_cfg/timm_model_name", "eva02_small_patch14_224", "EVA / PE-Core / timm ViT vision tower"},
-      {"/model_cfg/vision_cfg/timm_model_name", "vit_pe_core_gigantic_patch14_448", "EVA / PE-Core / timm ViT vision tower"},
+      {"/model_cfg/vision_cfg/timm_model_name", "vit_pe_core_gigantic_patch14_448",
+       "EVA / PE-Core / timm ViT vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "vit_large_patch14_clip_336", "ViT timm vision tower"},
       {"/model_cfg/vision_cfg/timm_model_name", "vitamin_tiny_224", "ViTamin timm vision tower"},
-      {"/model_cfg/vision_cfg/timm_model_name", "fastvit_sa12", "MobileCLIP (FastViT) timm vision tower"},  // not an MCi
+      {"/model_cfg/vision_cfg/timm_model_name", "fastvit_sa12",
+       "MobileCLIP (FastViT) timm vision tower"},  // not an MCi
       {"/model_cfg/text_cfg/hf_model_name", "roberta-base", "Hugging Face text tower"},
       {"/model_cfg/vision_cfg/attentional_pool", "parallel", "attentional pooler variant (CoCa: true)"},
       {"/model_cfg/vision_cfg/pool_type", "none", "vision pool_type"},
@@ -72,8 +72,9 @@ TEST_F(ModelDirTest, RefusesOtherArchitecturesNamingTheFeature) {
   Json cfg = FixtureConfig();
   cfg["model_cfg"]["vision_cfg"]["global_average_pool"] = true;
   WriteJson("open_clip_config.json", cfg);
-  EXPECT_EQ(LoadStatus().expected(), "an option the native towers implement (ViT, ModifiedResNet, ConvNeXt, SigLIP; "
-                                     "docs/clip.md)");
+  EXPECT_EQ(LoadStatus().expected(),
+            "an option the native towers implement (ViT, ModifiedResNet, ConvNeXt, SigLIP; "
+            "docs/clip.md)");
 }
 
 // OpenCLIP's SigLIP layout (timm_model_name vit_*_siglip_*, custom_text, init_logit_bias) read from
@@ -113,7 +114,8 @@ TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
   WriteJson("open_clip_config.json", config);
   fs::create_directory(dir_ / "tokenizer");
   WriteJson("tokenizer/tokenizer.json", Json::object());
-  EXPECT_THAT(LoadStatus().what(), HasSubstr("tokenizer.json of class \"T5Tokenizer\" without a SentencePiece model file"));
+  EXPECT_THAT(LoadStatus().what(),
+              HasSubstr("tokenizer.json of class \"T5Tokenizer\" without a SentencePiece model file"));
 
   fs::copy_file(siglip / "tokenizer" / "spiece.model", dir_ / "tokenizer" / "spiece.model");
   WriteJson("tokenizer/tokenizer_config.json", {{"tokenizer_class", "CamembertTokenizer"}});
@@ -146,7 +148,8 @@ TEST_F(ModelDirTest, RefusesSiglipVariantsWithoutANativePath) {
 
   fs::remove(dir_ / "open_clip_config.json");
   // transformers' SiglipModel runs (hf_siglip_test.cc); its Siglip2Model (NaFlex, Gemma) does not.
-  WriteJson("config.json", {{"model_type", "siglip2"}, {"vision_config", Json::object()}, {"text_config", Json::object()}});
+  WriteJson("config.json",
+            {{"model_type", "siglip2"}, {"vision_config", Json::object()}, {"text_config", Json::object()}});
   st = LoadStatus();
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_THAT(st.what(), HasSubstr("Hugging Face siglip2 checkpoint"));
@@ -193,18 +196,25 @@ TEST_F(ModelDirTest, ConvTowerConfigsWithViTWeightsNameTheFirstWrongTensor) {
     const Status st = LoadStatus();
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
     // The ViT's patch embedding is visual.conv1 too, with another shape.
-    EXPECT_THAT(st.what(), HasSubstr(fixture == "clip-rn-tiny" ? "tensor \"visual.conv1.weight\" has shape [64, 3, 16, 16]"
-                                                               : "missing tensor \"visual.trunk.stem.0.weight\""));
+    EXPECT_THAT(st.what(),
+                HasSubstr(fixture == "clip-rn-tiny" ? "tensor \"visual.conv1.weight\" has shape [64, 3, 16, 16]"
+                                                    : "missing tensor \"visual.trunk.stem.0.weight\""));
   }
 }
 
 TEST_F(ModelDirTest, ReadsOpenClipConvNeXtDefaultsFromTheTimmModelName) {
   // OpenCLIP's convnext_large_d.json: depths and dims from timm's convnext_large, MLP projection.
-  const Json cfg = {{"embed_dim", 768},
-                    {"vision_cfg",
-                     {{"timm_model_name", "convnext_large"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
-                      {"timm_proj", "mlp"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", 256}}},
-                    {"text_cfg", {{"context_length", 77}, {"vocab_size", 49408}, {"width", 768}, {"heads", 12}, {"layers", 16}}}};
+  const Json cfg = {
+      {"embed_dim", 768},
+      {"vision_cfg",
+       {{"timm_model_name", "convnext_large"},
+        {"timm_model_pretrained", false},
+        {"timm_pool", ""},
+        {"timm_proj", "mlp"},
+        {"timm_drop", 0.0},
+        {"timm_drop_path", 0.1},
+        {"image_size", 256}}},
+      {"text_cfg", {{"context_length", 77}, {"vocab_size", 49408}, {"width", 768}, {"heads", 12}, {"layers", 16}}}};
   const ClipConfig c = ParseOpenClipConfig(cfg, "convnext_large_d.json").value();
   EXPECT_EQ(c.vision.tower, VisionTower::kConvNext);
   EXPECT_EQ(c.vision.convnext.depths, (std::array<int, 4>{3, 3, 27, 3}));
@@ -213,9 +223,10 @@ TEST_F(ModelDirTest, ReadsOpenClipConvNeXtDefaultsFromTheTimmModelName) {
   EXPECT_FLOAT_EQ(c.vision.convnext.norm_eps, 1e-6f);
   EXPECT_EQ(c.vision.image_size, 256);
   // RN50x4: heads = width * 32 / head_width (default 64).
-  const Json rn = {{"embed_dim", 640},
-                   {"vision_cfg", {{"image_size", 288}, {"layers", {4, 6, 10, 6}}, {"width", 80}, {"patch_size", nullptr}}},
-                   {"text_cfg", {{"width", 640}, {"heads", 10}, {"layers", 12}}}};
+  const Json rn = {
+      {"embed_dim", 640},
+      {"vision_cfg", {{"image_size", 288}, {"layers", {4, 6, 10, 6}}, {"width", 80}, {"patch_size", nullptr}}},
+      {"text_cfg", {{"width", 640}, {"heads", 10}, {"layers", 12}}}};
   const ClipConfig r = ParseOpenClipConfig(rn, "RN50x4.json").value();
   EXPECT_EQ(r.vision.tower, VisionTower::kModifiedResNet);
   EXPECT_EQ(r.vision.resnet.layers, (std::array<int, 4>{4, 6, 10, 6}));
@@ -294,7 +305,8 @@ TEST_F(ModelDirTest, SizesWhoseProductsOverflowInt32AreRefused) {
   const std::vector<Case> cases = {
       {{{"/model_cfg/text_cfg/vocab_size", 1 << 24}, {"/model_cfg/text_cfg/width", 256}},
        "token embedding (vocab_size x width) is 16777216 x 256 elements"},
-      {{{"/model_cfg/vision_cfg/patch_size", 1}, {"/model_cfg/vision_cfg/image_size", 4096},
+      {{{"/model_cfg/vision_cfg/patch_size", 1},
+        {"/model_cfg/vision_cfg/image_size", 4096},
         {"/preprocess_cfg/size", 4096}},
        "vision tokens x width is 16777217 x 256 elements"},
       {{{"/model_cfg/text_cfg/context_length", 1 << 20}}, "text attention scores"},
@@ -330,7 +342,8 @@ TEST_F(ModelDirTest, NumbersBeyondTheirTypeAreRefusedNotTruncated) {
        "timm_model_name \"vit_base_patch99999999999_siglip_224\" has patch or image size 0 or above 2^24"},
       {"/model_cfg/vision_cfg/timm_model_name", "vit_base_patch16_siglip_0", StatusCode::kInvalidArgument,
        "has patch or image size 0 or above 2^24"},
-      {"/preprocess_cfg/std", Json::array({1e300, 1, 1}), StatusCode::kInvalidArgument, "field \"std\" is [1e+300,1,1]"},
+      {"/preprocess_cfg/std", Json::array({1e300, 1, 1}), StatusCode::kInvalidArgument,
+       "field \"std\" is [1e+300,1,1]"},
       {"/preprocess_cfg/mean", 1e39, StatusCode::kInvalidArgument, "field \"mean\" is 1e+39"},
       {"/model_cfg/text_cfg/norm_kwargs", {{"eps", 1e39}}, StatusCode::kUnsupported, "norm_kwargs = {\"eps\":1e+39}"},
   };
@@ -374,12 +387,16 @@ TEST_F(ModelDirTest, HuggingFaceLayoutGivesTheSameEmbeddings) {
   const std::vector<std::pair<std::string, std::string>> renames = {
       {R"(^visual\.transformer\.resblocks\.(\d+)\.)", "vision_model.encoder.layers.$1."},
       {R"(^transformer\.resblocks\.(\d+)\.)", "text_model.encoder.layers.$1."},
-      {R"(ln_1)", "layer_norm1"}, {R"(ln_2)", "layer_norm2"}, {R"(attn\.out_proj)", "self_attn.out_proj"},
-      {R"(mlp\.c_fc)", "mlp.fc1"}, {R"(mlp\.c_proj)", "mlp.fc2"},
+      {R"(ln_1)", "layer_norm1"},
+      {R"(ln_2)", "layer_norm2"},
+      {R"(attn\.out_proj)", "self_attn.out_proj"},
+      {R"(mlp\.c_fc)", "mlp.fc1"},
+      {R"(mlp\.c_proj)", "mlp.fc2"},
       {R"(^visual\.class_embedding$)", "vision_model.embeddings.class_embedding"},
       {R"(^visual\.conv1\.weight$)", "vision_model.embeddings.patch_embedding.weight"},
       {R"(^visual\.positional_embedding$)", "vision_model.embeddings.position_embedding.weight"},
-      {R"(^visual\.ln_pre)", "vision_model.pre_layrnorm"}, {R"(^visual\.ln_post)", "vision_model.post_layernorm"},
+      {R"(^visual\.ln_pre)", "vision_model.pre_layrnorm"},
+      {R"(^visual\.ln_post)", "vision_model.post_layernorm"},
       {R"(^token_embedding)", "text_model.embeddings.token_embedding"},
       {R"(^positional_embedding$)", "text_model.embeddings.position_embedding.weight"},
       {R"(^ln_final)", "text_model.final_layer_norm"}};
@@ -408,16 +425,19 @@ TEST_F(ModelDirTest, HuggingFaceLayoutGivesTheSameEmbeddings) {
     }
   }
   ASSERT_TRUE(WriteSafetensors(dir_ / "model.safetensors", hf).ok());
-  const Json tower = {{"hidden_size", 64}, {"intermediate_size", 256}, {"num_attention_heads", 4},
-                      {"num_hidden_layers", 2}, {"hidden_act", "gelu"}, {"layer_norm_eps", 1e-5}};
+  const Json tower = {{"hidden_size", 64},      {"intermediate_size", 256}, {"num_attention_heads", 4},
+                      {"num_hidden_layers", 2}, {"hidden_act", "gelu"},     {"layer_norm_eps", 1e-5}};
   Json vision = tower;
   vision["image_size"] = 64;
   vision["patch_size"] = 16;
   Json text = tower;
   text["max_position_embeddings"] = 77;
   text["vocab_size"] = 49408;
-  WriteJson("config.json", {{"model_type", "clip"}, {"projection_dim", 64}, {"architectures", {"CLIPModel"}},
-                            {"vision_config", vision}, {"text_config", text}});
+  WriteJson("config.json", {{"model_type", "clip"},
+                            {"projection_dim", 64},
+                            {"architectures", {"CLIPModel"}},
+                            {"vision_config", vision},
+                            {"text_config", text}});
 
   Result<ClipModel> hf_model = LoadClipModel(dir_);
   ASSERT_TRUE(hf_model.ok()) << hf_model.status().ToString();
@@ -437,7 +457,8 @@ TEST_F(ModelDirTest, HuggingFaceLayoutGivesTheSameEmbeddings) {
 // A SiglipModel folder needs the checkpoint's own spiece.model beside config.json.
 TEST_F(ModelDirTest, HuggingFaceSiglipNeedsItsSentencePieceModel) {
   LinkFixtureWeights();
-  WriteJson("config.json", {{"model_type", "siglip"}, {"vision_config", Json::object()}, {"text_config", Json::object()}});
+  WriteJson("config.json",
+            {{"model_type", "siglip"}, {"vision_config", Json::object()}, {"text_config", Json::object()}});
   const Status st = LoadStatus();
   EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
   EXPECT_THAT(st.what(), HasSubstr("no SentencePiece model for the Hugging Face SigLIP checkpoint"));

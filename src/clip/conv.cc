@@ -191,7 +191,8 @@ ConvWeights MakeConv(const float* torch_weight, const float* bias, int out, int 
   for (int o = 0; o < out; ++o) {
     for (int c = 0; c < in; ++c) {
       for (int t = 0; t < taps; ++t) {
-        conv.weight[(static_cast<size_t>(o) * taps + t) * in + c] = torch_weight[(static_cast<size_t>(o) * in + c) * taps + t];
+        conv.weight[(static_cast<size_t>(o) * taps + t) * in + c] =
+            torch_weight[(static_cast<size_t>(o) * in + c) * taps + t];
       }
     }
   }
@@ -226,7 +227,8 @@ FeatureMap Conv2d(const ConvWeights& conv, const FeatureMap& x, ConvActivation a
   const auto epilogue = act == ConvActivation::kRelu ? rk.bias_relu : rk.add_bias;
   const int rows = y.pixels();
 #pragma omp parallel for schedule(static) if (Parallel(y.data.size()))
-  for (int r = 0; r < rows; ++r) epilogue(y.data.data() + static_cast<size_t>(r) * conv.out, conv.out, conv.bias.data());
+  for (int r = 0; r < rows; ++r)
+    epilogue(y.data.data() + static_cast<size_t>(r) * conv.out, conv.out, conv.bias.data());
   return y;
 }
 
@@ -286,7 +288,8 @@ DepthwiseWeights MakeDepthwise(const float* torch_weight, const float* bias, int
   const int out = dw.out();
   dw.weight.resize(static_cast<size_t>(taps) * out);
   for (int ch = 0; ch < out; ++ch) {
-    for (int t = 0; t < taps; ++t) dw.weight[static_cast<size_t>(t) * out + ch] = torch_weight[static_cast<size_t>(ch) * taps + t];
+    for (int t = 0; t < taps; ++t)
+      dw.weight[static_cast<size_t>(t) * out + ch] = torch_weight[static_cast<size_t>(ch) * taps + t];
   }
   dw.bias.assign(bias, bias + out);
   return dw;
@@ -313,7 +316,7 @@ FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& input) 
   const RowKernels& rk = BestRowKernels();
   const int c = x.c;
   const int rows = y.n * y.h;
-#pragma omp parallel for schedule(static) if (Parallel(y.data.size() * static_cast<size_t>(k)))
+#pragma omp parallel for schedule(static) if (Parallel(y.data.size() * static_cast <size_t>(k)))
   for (int r = 0; r < rows; ++r) {
     const int i = r / y.h;
     const int oy = r % y.h;

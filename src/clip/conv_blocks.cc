@@ -21,7 +21,7 @@ FeatureMap DepthwiseConv2dStrided(const DepthwiseWeights& dw, const FeatureMap& 
   const auto finish = epilogue == DepthwiseEpilogue::kBiasGelu ? rk.bias_gelu : rk.add_bias;
   const int c = x.c;
   const int rows = y.n * y.h;
-#pragma omp parallel for schedule(static) if (Parallel(y.data.size() * static_cast<size_t>(k)))
+#pragma omp parallel for schedule(static) if (Parallel(y.data.size() * static_cast <size_t>(k)))
   for (int r = 0; r < rows; ++r) {
     const int i = r / y.h;
     const int oy = r % y.h;

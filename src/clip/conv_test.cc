@@ -50,7 +50,8 @@ FeatureMap RandomMap(int n, int h, int w, int c, std::mt19937& rng) {
 }
 
 // torch.nn.Conv2d's definition on NHWC maps, summed in double.
-std::vector<double> DirectConv(const Shape& s, const Layer& l, const FeatureMap& x, bool relu, const FeatureMap* residual) {
+std::vector<double> DirectConv(const Shape& s, const Layer& l, const FeatureMap& x, bool relu,
+                               const FeatureMap* residual) {
   const int oh = (s.h + 2 * s.pad - s.kernel) / s.stride + 1;
   const int ow = (s.w + 2 * s.pad - s.kernel) / s.stride + 1;
   std::vector<double> y(static_cast<size_t>(s.n) * oh * ow * s.out);
@@ -66,7 +67,8 @@ std::vector<double> DirectConv(const Shape& s, const Layer& l, const FeatureMap&
               for (int kx = 0; kx < s.kernel; ++kx) {
                 const int ix = ox * s.stride - s.pad + kx;
                 if (ix < 0 || ix >= s.w) continue;
-                sum += static_cast<double>(l.torch_weight[((static_cast<size_t>(o) * s.in + c) * s.kernel + ky) * s.kernel + kx]) *
+                sum += static_cast<double>(
+                           l.torch_weight[((static_cast<size_t>(o) * s.in + c) * s.kernel + ky) * s.kernel + kx]) *
                        x.data[((static_cast<size_t>(i) * s.h + iy) * s.w + ix) * s.in + c];
               }
             }
@@ -97,19 +99,30 @@ void ExpectNear(const std::vector<double>& expected, const FeatureMap& y, const 
 }
 
 std::string Describe(const Shape& s, bool relu, bool residual) {
-  return "n=" + std::to_string(s.n) + " " + std::to_string(s.h) + "x" + std::to_string(s.w) + "x" + std::to_string(s.in) +
-         " -> " + std::to_string(s.out) + " k=" + std::to_string(s.kernel) + " s=" + std::to_string(s.stride) +
-         " p=" + std::to_string(s.pad) + (relu ? " relu" : "") + (residual ? " residual" : "");
+  return "n=" + std::to_string(s.n) + " " + std::to_string(s.h) + "x" + std::to_string(s.w) + "x" +
+         std::to_string(s.in) + " -> " + std::to_string(s.out) + " k=" + std::to_string(s.kernel) +
+         " s=" + std::to_string(s.stride) + " p=" + std::to_string(s.pad) + (relu ? " relu" : "") +
+         (residual ? " residual" : "");
 }
 
 // Strides 1/2/4, padding 0..3, kernels 1 (Gemm) and 2/3/4/7, odd sizes and channel counts (floored by
 // strided kernels), batch 1 and 3.
 const Shape kShapes[] = {
-    {1, 9, 9, 3, 5, 3, 1, 1},   {3, 13, 11, 5, 7, 3, 2, 1},  {1, 15, 15, 3, 16, 4, 4, 0}, {3, 12, 12, 6, 9, 2, 2, 0},
-    {1, 17, 19, 8, 5, 7, 1, 3}, {3, 23, 21, 3, 4, 7, 2, 3},  {3, 10, 10, 4, 6, 4, 1, 2}, {1, 7, 7, 32, 33, 3, 1, 1},
-    {3, 9, 7, 5, 3, 1, 1, 0},   {1, 5, 5, 17, 19, 1, 1, 0},  {3, 11, 11, 4, 5, 3, 4, 1}, {1, 6, 6, 3, 4, 1, 2, 0},
+    {1, 9, 9, 3, 5, 3, 1, 1},
+    {3, 13, 11, 5, 7, 3, 2, 1},
+    {1, 15, 15, 3, 16, 4, 4, 0},
+    {3, 12, 12, 6, 9, 2, 2, 0},
+    {1, 17, 19, 8, 5, 7, 1, 3},
+    {3, 23, 21, 3, 4, 7, 2, 3},
+    {3, 10, 10, 4, 6, 4, 1, 2},
+    {1, 7, 7, 32, 33, 3, 1, 1},
+    {3, 9, 7, 5, 3, 1, 1, 0},
+    {1, 5, 5, 17, 19, 1, 1, 0},
+    {3, 11, 11, 4, 5, 3, 4, 1},
+    {1, 6, 6, 3, 4, 1, 2, 0},
     // ConvNeXt at sizes that are not multiples of 32: the stem and downsamples floor odd maps.
-    {3, 9, 7, 6, 5, 2, 2, 0},   {1, 67, 67, 3, 8, 4, 4, 0},
+    {3, 9, 7, 6, 5, 2, 2, 0},
+    {1, 67, 67, 3, 8, 4, 4, 0},
 };
 
 TEST(Conv2dTest, MatchesDirectConvolution) {
@@ -122,8 +135,8 @@ TEST(Conv2dTest, MatchesDirectConvolution) {
         const ConvActivation act = relu ? ConvActivation::kRelu : ConvActivation::kNone;
         FeatureMap residual;
         if (with_residual) {
-          residual = RandomMap(s.n, (s.h + 2 * s.pad - s.kernel) / s.stride + 1, (s.w + 2 * s.pad - s.kernel) / s.stride + 1,
-                               s.out, rng);
+          residual = RandomMap(s.n, (s.h + 2 * s.pad - s.kernel) / s.stride + 1,
+                               (s.w + 2 * s.pad - s.kernel) / s.stride + 1, s.out, rng);
         }
         const std::vector<double> expected = DirectConv(s, l, x, relu, with_residual ? &residual : nullptr);
         const FeatureMap y = Conv2d(l.conv, x, act, with_residual ? &residual : nullptr);

@@ -80,11 +80,14 @@ Result<ConvNextWeights> LoadConvNextWeights(WeightLoader& l, const ClipConfig& c
     const std::string p = "visual.trunk.stages." + std::to_string(s) + ".";
     ConvNextStageWeights& stage = w.stages[s];
     if (s > 0) {
-      VISALIGN_RETURN_IF_ERROR(GetNorm(l, p + "downsample.0", cn.dims[s - 1], stage.down_norm_gain, stage.down_norm_bias));
-      VISALIGN_ASSIGN_OR_RETURN(stage.down, GetConv(l, p + "downsample.1", cn.dims[s], cn.dims[s - 1], kDownsampleKernel));
+      VISALIGN_RETURN_IF_ERROR(
+          GetNorm(l, p + "downsample.0", cn.dims[s - 1], stage.down_norm_gain, stage.down_norm_bias));
+      VISALIGN_ASSIGN_OR_RETURN(stage.down,
+                                GetConv(l, p + "downsample.1", cn.dims[s], cn.dims[s - 1], kDownsampleKernel));
     }
     for (int j = 0; j < cn.depths[s]; ++j) {
-      VISALIGN_ASSIGN_OR_RETURN(ConvNextBlockWeights b, GetBlock(l, p + "blocks." + std::to_string(j) + ".", cn.dims[s]));
+      VISALIGN_ASSIGN_OR_RETURN(ConvNextBlockWeights b,
+                                GetBlock(l, p + "blocks." + std::to_string(j) + ".", cn.dims[s]));
       stage.blocks.push_back(std::move(b));
     }
   }
@@ -110,7 +113,8 @@ Matrix EncodeConvNext(const ClipConfig& config, const ConvNextWeights& w, const 
     const ConvNextStageWeights& stage = w.stages[s];
     const std::string p = "visual.trunk.stages." + std::to_string(s);
     if (s > 0) {
-      LayerNorm(x.data.data(), x.data.data(), x.pixels(), x.c, stage.down_norm_gain.data, stage.down_norm_bias.data, eps);
+      LayerNorm(x.data.data(), x.data.data(), x.pixels(), x.c, stage.down_norm_gain.data, stage.down_norm_bias.data,
+                eps);
       x = Conv2d(stage.down, x, ConvActivation::kNone);
       TraceMap(o, p + ".downsample_out", x);
     }

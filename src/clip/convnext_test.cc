@@ -25,8 +25,8 @@ namespace {
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-constexpr int kEmbed = 64;   // the fixture's embed_dim
-constexpr int kTrunk = 64;   // its last stage width (dims[3])
+constexpr int kEmbed = 64;  // the fixture's embed_dim
+constexpr int kTrunk = 64;  // its last stage width (dims[3])
 constexpr int kHidden = 2 * kEmbed;
 constexpr float kTolerance = 1e-4f;  // the fixture's tolerance for unnormalised embeddings
 

@@ -35,8 +35,8 @@ Result<BlockWeights> GetBlock(WeightLoader& l, const VisionConfig& v, const std:
       break;
     }
     case TimmQkv::kSeparate: {
-      VISALIGN_ASSIGN_OR_RETURN(b.qkv.weight, l.Stack({a + "q_proj.weight", a + "k_proj.weight", a + "v_proj.weight"},
-                                                      {width, width}));
+      VISALIGN_ASSIGN_OR_RETURN(
+          b.qkv.weight, l.Stack({a + "q_proj.weight", a + "k_proj.weight", a + "v_proj.weight"}, {width, width}));
       VISALIGN_ASSIGN_OR_RETURN(b.qkv.bias, QkvBias(l, a + "q_proj.bias", a + "v_proj.bias", width));
       break;
     }
@@ -80,7 +80,8 @@ Status LoadEvaVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w) 
     w.vision.blocks.push_back(std::move(b));
   }
   w.vision.post_norm = v.eva.post_norm;
-  VISALIGN_ASSIGN_OR_RETURN(w.patch_embedding, l.Get(p + "patch_embed.proj.weight", {width, 3, v.patch_size, v.patch_size}));
+  VISALIGN_ASSIGN_OR_RETURN(w.patch_embedding,
+                            l.Get(p + "patch_embed.proj.weight", {width, 3, v.patch_size, v.patch_size}));
   w.patch_embedding.shape = {width, 3LL * v.patch_size * v.patch_size};
   if (v.eva.patch_bias) {
     VISALIGN_ASSIGN_OR_RETURN(w.patch_bias, l.Get(p + "patch_embed.proj.bias", {width}));
@@ -95,8 +96,8 @@ Status LoadEvaVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w) 
   }
   VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, l.Linear(p + "head", config.embed_dim, width));
   if (v.eva.rope) {
-    w.rope = MakeRopeTable(v.grid(), v.width / v.heads,
-                           RopeGrid{v.eva.rope_ref_grid, v.eva.rope_offset, v.eva.rope_xy});
+    w.rope =
+        MakeRopeTable(v.grid(), v.width / v.heads, RopeGrid{v.eva.rope_ref_grid, v.eva.rope_offset, v.eva.rope_xy});
   }
   return Status::Ok();
 }

@@ -13,11 +13,11 @@ namespace {
 
 // The block and trunk options of one timm registration (timm/models/eva.py, vision_transformer.py).
 enum class TimmTrunk {
-  kEva01,  // fused qkv with q/v biases, GELU MLP
-  kEva02,  // q/k/v separate, RoPE 'ij' (ref grid 16), sub-LN, SwiGLU with its norm
-  kEva02E, // EVA01's blocks with residual post-norm (use_post_norm)
-  kPeCore, // fused qkv with bias, no patch bias, norm_pre, RoPE 'xy' offset 1, MAP head of 8 heads, eps 1e-5
-  kClipVit // timm VisionTransformer pre_norm=True (CLIP layout): PE-Core's without RoPE, class-token pool
+  kEva01,   // fused qkv with q/v biases, GELU MLP
+  kEva02,   // q/k/v separate, RoPE 'ij' (ref grid 16), sub-LN, SwiGLU with its norm
+  kEva02E,  // EVA01's blocks with residual post-norm (use_post_norm)
+  kPeCore,  // fused qkv with bias, no patch bias, norm_pre, RoPE 'xy' offset 1, MAP head of 8 heads, eps 1e-5
+  kClipVit  // timm VisionTransformer pre_norm=True (CLIP layout): PE-Core's without RoPE, class-token pool
 };
 struct TimmEva {
   const char* name;
@@ -28,7 +28,7 @@ struct TimmEva {
 };
 constexpr double kEva02MlpRatio = 4.0 * 2.0 / 3.0;
 constexpr double kEvaGiantMlpRatio = 6144.0 / 1408.0;
-constexpr float kEvaLayerNormEps = 1e-6f;    // timm's LayerNorm default (Eva's norm_layer)
+constexpr float kEvaLayerNormEps = 1e-6f;      // timm's LayerNorm default (Eva's norm_layer)
 constexpr float kPreNormLayerNormEps = 1e-5f;  // norm_layer=partial(LayerNorm, eps=1e-5): PE-Core, CLIP ViTs
 constexpr int kPeCorePoolHeads = 8;            // attn_pool_num_heads
 constexpr double kPeCorePoolMlpRatio = 4.0;    // attn_pool_mlp_ratio
@@ -71,8 +71,9 @@ Result<VisionConfig> ParseTimmEva(const Json& v, const std::string& where) {
   if (eva == nullptr) {
     std::string names;
     for (const TimmEva& e : kTimmEvas) names += (names.empty() ? "" : ", ") + std::string(e.name);
-    return Status::Unsupported("unsupported EVA / PE-Core / timm ViT vision tower (timm_model_name = " + QuoteText(name) + ")",
-                               where, "one of the timm models " + names);
+    return Status::Unsupported(
+        "unsupported EVA / PE-Core / timm ViT vision tower (timm_model_name = " + QuoteText(name) + ")", where,
+        "one of the timm models " + names);
   }
   const TimmTrunk trunk = eva->trunk;
   VisionConfig c;
@@ -122,8 +123,9 @@ Result<VisionConfig> ParseTimmEva(const Json& v, const std::string& where) {
                                    "a head width divisible by 4 (two axes of sin/cos pairs)");
   }
   if (map && c.width % c.pool_heads != 0) {
-    return Status::InvalidArgument(fmt::format("width {} is not divisible by the MAP head's {} heads", c.width, c.pool_heads),
-                                   where, "a width divisible by attn_pool_num_heads");
+    return Status::InvalidArgument(
+        fmt::format("width {} is not divisible by the MAP head's {} heads", c.width, c.pool_heads), where,
+        "a width divisible by attn_pool_num_heads");
   }
   return c;
 }

@@ -160,7 +160,8 @@ TEST_F(DerivedTimmTrunk, Eva02EPostNormBlocksMatchAnIndependentForward) {
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_TRUE(model->config().vision.eva.post_norm);
 
-  const SafetensorsFile weights = SafetensorsFile::Open(testing::FixtureDir("eva01-tiny") / "model.safetensors").value();
+  const SafetensorsFile weights =
+      SafetensorsFile::Open(testing::FixtureDir("eva01-tiny") / "model.safetensors").value();
   const Tensors tensors = ReadTensors(weights);
   const SafetensorsFile debug =
       SafetensorsFile::Open(testing::FixtureDir("eva01-tiny") / "debug_activations.safetensors").value();
@@ -172,8 +173,8 @@ TEST_F(DerivedTimmTrunk, Eva02EPostNormBlocksMatchAnIndependentForward) {
   const VisionConfig& v = model->config().vision;
   for (int i = 0; i < got.rows; ++i) {
     SCOPED_TRACE(i);
-    const std::vector<double> want_d = Eva02EReference(tensors, pixels.row(i), v.image_size, v.patch_size, v.width,
-                                                       v.heads, v.layers);
+    const std::vector<double> want_d =
+        Eva02EReference(tensors, pixels.row(i), v.image_size, v.patch_size, v.width, v.heads, v.layers);
     std::vector<float> want(want_d.begin(), want_d.end());
     EXPECT_LE(MaxAbsDiff(got.row(i), want), kUnnormalizedTolerance);
     double norm = 0.0;
@@ -196,9 +197,12 @@ std::optional<std::string> TimmVitName(const std::string& name) {
       {std::regex("visual\\.transformer\\.resblocks\\.([0-9]+)\\.ln_2\\.(.*)"), "visual.trunk.blocks.$1.norm2.$2"},
       {std::regex("visual\\.transformer\\.resblocks\\.([0-9]+)\\.attn\\.in_proj_(weight|bias)"),
        "visual.trunk.blocks.$1.attn.qkv.$2"},
-      {std::regex("visual\\.transformer\\.resblocks\\.([0-9]+)\\.attn\\.out_proj\\.(.*)"), "visual.trunk.blocks.$1.attn.proj.$2"},
-      {std::regex("visual\\.transformer\\.resblocks\\.([0-9]+)\\.mlp\\.c_fc\\.(.*)"), "visual.trunk.blocks.$1.mlp.fc1.$2"},
-      {std::regex("visual\\.transformer\\.resblocks\\.([0-9]+)\\.mlp\\.c_proj\\.(.*)"), "visual.trunk.blocks.$1.mlp.fc2.$2"},
+      {std::regex("visual\\.transformer\\.resblocks\\.([0-9]+)\\.attn\\.out_proj\\.(.*)"),
+       "visual.trunk.blocks.$1.attn.proj.$2"},
+      {std::regex("visual\\.transformer\\.resblocks\\.([0-9]+)\\.mlp\\.c_fc\\.(.*)"),
+       "visual.trunk.blocks.$1.mlp.fc1.$2"},
+      {std::regex("visual\\.transformer\\.resblocks\\.([0-9]+)\\.mlp\\.c_proj\\.(.*)"),
+       "visual.trunk.blocks.$1.mlp.fc2.$2"},
   };
   for (const auto& [from, to] : kTable) {
     if (std::regex_match(name, from)) return std::regex_replace(name, from, to);
@@ -232,29 +236,31 @@ TEST_F(DerivedTimmTrunk, TimmClipVitRunsAsOpenClipsVisionTransformer) {
   }
   ASSERT_TRUE(WriteSafetensors(dir_ / "open_clip_model.safetensors", out).ok());
   nlohmann::json config = testing::ReadFixtureJson("config.json", "clip-tiny");
-  config["model_cfg"]["vision_cfg"] = {{"image_size", 64},
-                                       {"timm_model_name", "vit_large_patch14_clip_224"},
-                                       {"timm_model_pretrained", false},
-                                       {"timm_pool", "token"},
-                                       {"timm_proj", nullptr},
-                                       {"timm_drop", 0.0},
-                                       {"timm_drop_path", 0.1},
-                                       {"timm_model_kwargs",
-                                        {{"img_size", 64}, {"patch_size", 16}, {"embed_dim", 64}, {"depth", 2}, {"num_heads", 4}}}};
+  config["model_cfg"]["vision_cfg"] = {
+      {"image_size", 64},
+      {"timm_model_name", "vit_large_patch14_clip_224"},
+      {"timm_model_pretrained", false},
+      {"timm_pool", "token"},
+      {"timm_proj", nullptr},
+      {"timm_drop", 0.0},
+      {"timm_drop_path", 0.1},
+      {"timm_model_kwargs", {{"img_size", 64}, {"patch_size", 16}, {"embed_dim", 64}, {"depth", 2}, {"num_heads", 4}}}};
   WriteConfig(config);
   Result<ClipModel> model = LoadClipModel(dir_.path());
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_FALSE(model->config().vision.eva.patch_bias);
   EXPECT_TRUE(model->config().vision.ln_pre);
   EXPECT_EQ(model->config().vision.layer_norm_eps, 1e-5f);
-  const SafetensorsFile debug = SafetensorsFile::Open(testing::FixtureDir("clip-tiny") / "debug_activations.safetensors").value();
+  const SafetensorsFile debug =
+      SafetensorsFile::Open(testing::FixtureDir("clip-tiny") / "debug_activations.safetensors").value();
   const Matrix got = model->EncodePixels(testing::DebugPixels(debug)).value();
   Matrix normalized = got;
   NormalizeRows(normalized);
   const nlohmann::json expected = testing::ReadFixtureJson("expected.json", "clip-tiny");
   for (int i = 0; i < got.rows; ++i) {
     SCOPED_TRACE(i);
-    EXPECT_LE(MaxAbsDiff(got.row(i), expected["images"][i]["embedding"].get<std::vector<float>>()), kUnnormalizedTolerance);
+    EXPECT_LE(MaxAbsDiff(got.row(i), expected["images"][i]["embedding"].get<std::vector<float>>()),
+              kUnnormalizedTolerance);
     EXPECT_LE(MaxAbsDiff(normalized.row(i), expected["images"][i]["embedding_normalized"].get<std::vector<float>>()),
               kNormalizedTolerance);
   }

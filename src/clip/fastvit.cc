@@ -13,11 +13,11 @@ namespace visalign::clip {
 namespace {
 
 constexpr int kStemKernel = 3;
-constexpr int kDownKernel = 7;        // PatchEmbed's ReparamLargeKernelConv (small_kernel 3)
+constexpr int kDownKernel = 7;  // PatchEmbed's ReparamLargeKernelConv (small_kernel 3)
 constexpr int kDownSmallKernel = 3;
 constexpr int kRepMixerKernel = 3;
-constexpr int kMlpKernel = 7;         // ConvMlp's depthwise conv
-constexpr int kPosKernel = 7;         // RepConditionalPosEnc spatial_shape
+constexpr int kMlpKernel = 7;  // ConvMlp's depthwise conv
+constexpr int kPosKernel = 7;  // RepConditionalPosEnc spatial_shape
 constexpr float kLayerNorm2dEps = 1e-5f;
 constexpr double kMobileOneSeRatio = 1.0 / 16;  // SqueezeExcite(out, rd_divisor=1)
 constexpr double kLargeKernelSeRatio = 0.25;    // SqueezeExcite(out, rd_ratio=0.25), rd_divisor 8
@@ -96,7 +96,8 @@ Result<LinearWeights> PointwiseLinear(WeightLoader& l, const std::string& name, 
   return lin;
 }
 
-Result<SqueezeExciteWeights> LoadSqueezeExcite(WeightLoader& l, const std::string& p, int c, double ratio, int divisor) {
+Result<SqueezeExciteWeights> LoadSqueezeExcite(WeightLoader& l, const std::string& p, int c, double ratio,
+                                               int divisor) {
   SqueezeExciteWeights se;
   se.reduced = MakeDivisible(c * ratio, divisor);
   VISALIGN_ASSIGN_OR_RETURN(se.fc1, PointwiseLinear(l, p + ".fc1", se.reduced, c));
@@ -117,7 +118,8 @@ Result<MobileOneWeights> LoadMobileOne(WeightLoader& l, const std::string& p, co
 }
 
 // ConvMlp: BN(dw7×7) folded, fc1, fc2 with the block's layer scale `gamma` folded in.
-Status LoadConvMlp(WeightLoader& l, const std::string& p, int c, int hidden, const float* gamma, FastVitBlockWeights& b) {
+Status LoadConvMlp(WeightLoader& l, const std::string& p, int c, int hidden, const float* gamma,
+                   FastVitBlockWeights& b) {
   TorchConv conv(c, c, c, kMlpKernel, 1);
   VISALIGN_RETURN_IF_ERROR(AddConvBnBranch(l, p + ".conv", kMlpKernel, conv));
   b.mlp_conv = LowerDepthwise(conv);
@@ -204,7 +206,8 @@ void SqueezeExcite(const SqueezeExciteWeights& se, FeatureMap& x) {
   std::vector<float> hidden(static_cast<size_t>(n) * se.reduced);
   Linear(se.fc1, n, c, se.reduced, pooled.data(), 0.0f, hidden.data());
   const RowKernels& rk = BestRowKernels();
-  for (int i = 0; i < n; ++i) rk.bias_relu(hidden.data() + static_cast<size_t>(i) * se.reduced, se.reduced, se.fc1.bias.data);
+  for (int i = 0; i < n; ++i)
+    rk.bias_relu(hidden.data() + static_cast<size_t>(i) * se.reduced, se.reduced, se.fc1.bias.data);
   std::vector<float> gate(static_cast<size_t>(n) * c);
   Linear(se.fc2, n, se.reduced, c, hidden.data(), 0.0f, gate.data());
   AddBias(gate.data(), n, c, se.fc2.bias.data);
@@ -263,10 +266,11 @@ Result<FastVitWeights> LoadFastVitWeights(WeightLoader& l, const ClipConfig& con
   const std::string t = "visual.trunk.";
   FastVitWeights w;
   if (l.Has(t + "stem.0.reparam_conv.weight")) {
-    return Status::Unsupported("re-parameterised FastViT checkpoint (reparam_conv tensors: timm's reparameterize_model output)",
-                               config.weights_file.string(),
-                               "the un-fused training-time form OpenCLIP loads and MobileCLIP releases (conv_kxk, "
-                               "conv_scale and identity branches; visalign folds them at load)");
+    return Status::Unsupported(
+        "re-parameterised FastViT checkpoint (reparam_conv tensors: timm's reparameterize_model output)",
+        config.weights_file.string(),
+        "the un-fused training-time form OpenCLIP loads and MobileCLIP releases (conv_kxk, "
+        "conv_scale and identity branches; visalign folds them at load)");
   }
   const int c0 = fv.stages.front().dim;
   const ConvShape stem[] = {{3, c0, kStemKernel, 2, 1}, {c0, c0, kStemKernel, 2, c0}, {c0, c0, 1, 1, 1}};
@@ -284,7 +288,8 @@ Result<FastVitWeights> LoadFastVitWeights(WeightLoader& l, const ClipConfig& con
     if (stage.downsample) {
       if (st.dim % prev != 0) {
         return Status::InvalidArgument(fmt::format("stage {} widens {} to {} channels", s, prev, st.dim),
-                                       config.config_file.string(), "a multiple of the previous stage's width (grouped downsample)");
+                                       config.config_file.string(),
+                                       "a multiple of the previous stage's width (grouped downsample)");
       }
       // ReparamLargeKernelConv: BN(7×7) + BN(3×3), groups = in, then SE?, GELU (lkc_use_act).
       const std::string lk = p + ".downsample.proj.0";
@@ -297,8 +302,9 @@ Result<FastVitWeights> LoadFastVitWeights(WeightLoader& l, const ClipConfig& con
         VISALIGN_ASSIGN_OR_RETURN(stage.down_large.se_weights,
                                   LoadSqueezeExcite(l, lk + ".se", st.dim, kLargeKernelSeRatio, 8));
       }
-      VISALIGN_ASSIGN_OR_RETURN(stage.down_pointwise, LoadMobileOne(l, p + ".downsample.proj.1", {st.dim, st.dim, 1, 1, 1},
-                                                                    /*scale_branch=*/true, /*se=*/false));
+      VISALIGN_ASSIGN_OR_RETURN(stage.down_pointwise,
+                                LoadMobileOne(l, p + ".downsample.proj.1", {st.dim, st.dim, 1, 1, 1},
+                                              /*scale_branch=*/true, /*se=*/false));
     }
     if (st.pos_emb) {  // RepCPE: x + dw7×7(x) + bias
       stage.pos_emb = true;

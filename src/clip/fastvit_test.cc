@@ -128,7 +128,8 @@ class Reference {
   Map MobileOne(const Map& x, const std::string& p, int out, int k, int stride, int groups, bool act) const {
     Map y(out, (x.h - 1) / stride + 1, (x.w - 1) / stride + 1);
     if (Has(p + ".identity.weight")) y = y + BatchNorm(x, p + ".identity");
-    if (Has(p + ".conv_scale.conv.weight")) y = y + BatchNorm(Conv(x, p + ".conv_scale.conv", out, 1, stride, groups, false), p + ".conv_scale.bn");
+    if (Has(p + ".conv_scale.conv.weight"))
+      y = y + BatchNorm(Conv(x, p + ".conv_scale.conv", out, 1, stride, groups, false), p + ".conv_scale.bn");
     for (int i = 0; Has(p + ".conv_kxk." + std::to_string(i) + ".conv.weight"); ++i) {
       const std::string b = p + ".conv_kxk." + std::to_string(i);
       y = y + BatchNorm(Conv(x, b + ".conv", out, k, stride, groups, false), b + ".bn");
@@ -170,7 +171,9 @@ class Reference {
     std::vector<double> qkv(static_cast<size_t>(n) * 3 * c, 0.0), out(static_cast<size_t>(n) * c, 0.0);
     for (int t = 0; t < n; ++t) {
       for (int o = 0; o < 3 * c; ++o) {
-        for (int i = 0; i < c; ++i) qkv[static_cast<size_t>(t) * 3 * c + o] += W(p + ".qkv.weight")[static_cast<size_t>(o) * c + i] * x.v[static_cast<size_t>(i) * n + t];
+        for (int i = 0; i < c; ++i)
+          qkv[static_cast<size_t>(t) * 3 * c + o] +=
+              W(p + ".qkv.weight")[static_cast<size_t>(o) * c + i] * x.v[static_cast<size_t>(i) * n + t];
       }
     }
     for (int h = 0; h < heads; ++h) {
@@ -179,7 +182,9 @@ class Reference {
         double mx = -1e300, sum = 0;
         for (int u = 0; u < n; ++u) {
           double s = 0;
-          for (int d = 0; d < hd; ++d) s += qkv[static_cast<size_t>(t) * 3 * c + h * hd + d] * qkv[static_cast<size_t>(u) * 3 * c + c + h * hd + d];
+          for (int d = 0; d < hd; ++d)
+            s +=
+                qkv[static_cast<size_t>(t) * 3 * c + h * hd + d] * qkv[static_cast<size_t>(u) * 3 * c + c + h * hd + d];
           score[u] = s / std::sqrt(static_cast<double>(hd));
           mx = std::max(mx, score[u]);
         }
@@ -195,7 +200,8 @@ class Reference {
     for (int t = 0; t < n; ++t) {
       for (int o = 0; o < c; ++o) {
         double s = W(p + ".proj.bias")[o];
-        for (int i = 0; i < c; ++i) s += W(p + ".proj.weight")[static_cast<size_t>(o) * c + i] * out[static_cast<size_t>(t) * c + i];
+        for (int i = 0; i < c; ++i)
+          s += W(p + ".proj.weight")[static_cast<size_t>(o) * c + i] * out[static_cast<size_t>(t) * c + i];
         y.v[static_cast<size_t>(o) * n + t] = s;
       }
     }
@@ -272,8 +278,11 @@ TEST_P(FastVitVariantTest, MatchesTheUnfusedReference) {
        {{"embed_dim", kEmbed},
         {"custom_text", true},
         {"vision_cfg",
-         {{"timm_model_name", v.timm_model_name}, {"timm_pool", "avg"}, {"timm_proj", nullptr},
-          {"image_size", kImage}, {"timm_model_kwargs", {{"layers", v.layers}, {"embed_dims", v.dims}}}}},
+         {{"timm_model_name", v.timm_model_name},
+          {"timm_pool", "avg"},
+          {"timm_proj", nullptr},
+          {"image_size", kImage},
+          {"timm_model_kwargs", {{"layers", v.layers}, {"embed_dims", v.dims}}}}},
         {"text_cfg", {{"context_length", 77}, {"vocab_size", 49408}, {"width", 16}, {"heads", 2}, {"layers", 1}}}}},
       {"preprocess_cfg", {{"size", kImage}, {"mean", {0, 0, 0}}, {"std", {1, 1, 1}}, {"interpolation", "bilinear"}}}};
   const ClipConfig parsed = ParseOpenClipConfigJson(config.dump(), "variant").value();
@@ -313,11 +322,12 @@ TEST_P(FastVitVariantTest, MatchesTheUnfusedReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Variants, FastVitVariantTest,
-    ::testing::Values(VariantCase{"fastvit_mci0", {1, 1, 1, 1}, {8, 16, 32, 64}},
-                      VariantCase{"fastvit_mci3", {1, 1, 1, 1, 1}, {8, 16, 32, 32, 64}}),
-    [](const ::testing::TestParamInfo<VariantCase>& info) { return std::string(info.param.timm_model_name); });
+INSTANTIATE_TEST_SUITE_P(Variants, FastVitVariantTest,
+                         ::testing::Values(VariantCase{"fastvit_mci0", {1, 1, 1, 1}, {8, 16, 32, 64}},
+                                           VariantCase{"fastvit_mci3", {1, 1, 1, 1, 1}, {8, 16, 32, 32, 64}}),
+                         [](const ::testing::TestParamInfo<VariantCase>& info) {
+                           return std::string(info.param.timm_model_name);
+                         });
 
 TEST(FastVitWeights, AFusedCheckpointIsRefusedNamingTheForm) {
   setenv("VISALIGN_DATA", VISALIGN_TEST_DATA_DIR, /*overwrite=*/0);

@@ -55,7 +55,7 @@ struct ParityCase {
   const char* fixture;  // ../shared/fixtures/<fixture>
   bool hf_siglip;       // the fixture rewritten as a transformers SiglipModel directory
   VisionTower tower;
-  int activations;      // traced tensors of debug_activations.safetensors (besides inputs and the mask)
+  int activations;  // traced tensors of debug_activations.safetensors (besides inputs and the mask)
 };
 
 // One case's model folder, model, expected outputs and debug tensors, loaded once per process.
@@ -173,8 +173,8 @@ TEST_P(FixtureParityTest, TextEmbeddingsFromStringsMatchOpenClip) {
 }
 
 TEST_P(FixtureParityTest, CosinesLogitsAndProbabilitiesMatchOpenClip) {
-  const Matrix cos = CosineSimilarity(model().EncodePixels(DebugPixels()).value(),
-                                      model().EncodeTokens(DebugTokenIds()).value());
+  const Matrix cos =
+      CosineSimilarity(model().EncodePixels(DebugPixels()).value(), model().EncodeTokens(DebugTokenIds()).value());
   const Json& expected_cos = expected()["cosine_similarity"]["values"];
   const Json& expected_logits = expected()["logits_per_image"];
   const Json& logits = expected_logits.is_object() ? expected_logits["values"] : expected_logits;
@@ -188,8 +188,9 @@ TEST_P(FixtureParityTest, CosinesLogitsAndProbabilitiesMatchOpenClip) {
     if (!model().config().sigmoid_logits) continue;
     std::vector<float> probability(logit.size());
     for (size_t j = 0; j < logit.size(); ++j) probability[j] = 1.0f / (1.0f + std::exp(-logit[j]));
-    EXPECT_LE(MaxAbsDiff(probability.data(), expected()["sigmoid_probabilities"]["values"][i].get<std::vector<float>>()),
-              kProbabilityTolerance);
+    EXPECT_LE(
+        MaxAbsDiff(probability.data(), expected()["sigmoid_probabilities"]["values"][i].get<std::vector<float>>()),
+        kProbabilityTolerance);
   }
 }
 
@@ -236,7 +237,8 @@ TEST_P(FixtureParityTest, IntermediateActivationsMatchOpenClip) {
 TEST_P(FixtureParityTest, ImagesEndToEndFromPngsMatchOpenClip) {
   std::vector<imaging::Image> images;
   for (const auto& img : expected()["images"]) {
-    Result<imaging::Image> im = imaging::ReadImage(testing::FixtureDir(GetParam().fixture) / img["file"].get<std::string>());
+    Result<imaging::Image> im =
+        imaging::ReadImage(testing::FixtureDir(GetParam().fixture) / img["file"].get<std::string>());
     ASSERT_TRUE(im.ok()) << im.status().ToString();
     images.push_back(std::move(im).value());
   }
@@ -251,10 +253,26 @@ TEST_P(FixtureParityTest, ResultsDoNotDependOnThreadsOrBatching) {
   constexpr int kCopies = 3;
   const Matrix pixels = DebugPixels();
   Matrix many(pixels.rows * kCopies, pixels.cols);
-  for (int copy = 0; copy < kCopies; ++copy) std::copy(pixels.data.begin(), pixels.data.end(), many.row(copy * pixels.rows));
-  const std::vector<std::string> texts = {"a red apple", "BANANA", "the sky at dusk", "a photo of a cat", "ochre",
-                                          "x", "hello world", "turquoise water", "moss", "green", "blue", "violet",
-                                          "a b c d e f g", "magenta", "sand", "rust", "pale pink hue", "black"};
+  for (int copy = 0; copy < kCopies; ++copy)
+    std::copy(pixels.data.begin(), pixels.data.end(), many.row(copy * pixels.rows));
+  const std::vector<std::string> texts = {"a red apple",
+                                          "BANANA",
+                                          "the sky at dusk",
+                                          "a photo of a cat",
+                                          "ochre",
+                                          "x",
+                                          "hello world",
+                                          "turquoise water",
+                                          "moss",
+                                          "green",
+                                          "blue",
+                                          "violet",
+                                          "a b c d e f g",
+                                          "magenta",
+                                          "sand",
+                                          "rust",
+                                          "pale pink hue",
+                                          "black"};
   // Without a tokenizer: the fixture's token rows, each of its 12 with 1 to 12 trailing positions cut.
   std::vector<std::vector<int32_t>> ids;
   for (const std::vector<int32_t>& row : DebugTokenIds()) {
@@ -277,7 +295,8 @@ TEST_P(FixtureParityTest, ResultsDoNotDependOnThreadsOrBatching) {
   EXPECT_LE(MaxAbsDiff(texts_one_thread.data.data(), texts_sliced.data), kThreadingTolerance);
   EXPECT_LE(MaxAbsDiff(images_one_thread.data.data(), images_whole.data), kThreadingTolerance);
   // The copies of an image land in their own rows.
-  for (int c = 0; c < images_sliced.cols; ++c) EXPECT_NEAR(images_sliced.at(pixels.rows, c), images_sliced.at(0, c), 1e-5f);
+  for (int c = 0; c < images_sliced.cols; ++c)
+    EXPECT_NEAR(images_sliced.at(pixels.rows, c), images_sliced.at(0, c), 1e-5f);
 }
 
 // A patch grid with a remainder (ViT-SO400M-14-SigLIP-384: 384 px, patch 14) is floored, the last
@@ -324,36 +343,36 @@ TEST(PatchGridRemainder, IsDroppedAsTorchsConvolutionDropsIt) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureParityTest,
-                         ::testing::Values(
-                             ParityCase{"clip_tiny", "clip-tiny", false, VisionTower::kViT, 6 + 5},
-                             ParityCase{"clip_rn_tiny", "clip-rn-tiny", false, VisionTower::kModifiedResNet, 12 + 5},
-                             ParityCase{"clip_convnext_tiny", "clip-convnext-tiny", false, VisionTower::kConvNext, 12 + 5},
-                             ParityCase{"siglip_tiny", "siglip-tiny", false, VisionTower::kViT, 7 + 5},
-                             ParityCase{"siglip_tiny_hf_layout", "siglip-tiny", true, VisionTower::kViT, 7 + 5},
-                             // SigLIP2: tanh-GELU text tower, the Gemma tokenizer from tokenizer.json.
-                             ParityCase{"siglip2_tiny", "siglip2-tiny", false, VisionTower::kViT, 7 + 5 + 2},
-                             // EVA02: RoPE, sub-LN, SwiGLU; EVA01: fused qkv with q/v biases.
-                             ParityCase{"eva02_tiny", "eva02-tiny", false, VisionTower::kViT, 8 + 6},
-                             ParityCase{"eva01_tiny", "eva01-tiny", false, VisionTower::kViT, 8 + 6},
-                             // CLIPA: no ln_pre, mean-pooled patches with ln_post after pooling; unmasked
-                             // text pooled at the last position; BERT WordPiece with strip_sep_token.
-                             ParityCase{"clipa_tiny", "clipa-tiny", false, VisionTower::kViT, 8 + 6},
-                             // MetaCLIP 2: text pooled at the first eos_id; token ids given (no tokenizer).
-                             ParityCase{"metaclip2_tiny", "metaclip2-tiny", false, VisionTower::kViT, 7 + 6},
-                             // ViTamin: conv stem + MbConv-LN stages, ViT with GeGLU MLPs, mean pooling
-                             // and fc_norm; CustomTextCLIP text tower.
-                             ParityCase{"vitamin_tiny", "vitamin-tiny", false, VisionTower::kViT, 11 + 6},
-                             // PE-Core: 'xy' RoPE with offset 1, norm_pre, MAP head of 8 heads over all tokens.
-                             ParityCase{"pe_core_tiny", "pe-core-tiny", false, VisionTower::kViT, 10 + 6},
-                             // CoCa: attentional pooler (query 0); appended cls with the legacy key mask.
-                             ParityCase{"coca_tiny", "coca-tiny", false, VisionTower::kViT, 8 + 6},
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, FixtureParityTest,
+    ::testing::Values(ParityCase{"clip_tiny", "clip-tiny", false, VisionTower::kViT, 6 + 5},
+                      ParityCase{"clip_rn_tiny", "clip-rn-tiny", false, VisionTower::kModifiedResNet, 12 + 5},
+                      ParityCase{"clip_convnext_tiny", "clip-convnext-tiny", false, VisionTower::kConvNext, 12 + 5},
+                      ParityCase{"siglip_tiny", "siglip-tiny", false, VisionTower::kViT, 7 + 5},
+                      ParityCase{"siglip_tiny_hf_layout", "siglip-tiny", true, VisionTower::kViT, 7 + 5},
+                      // SigLIP2: tanh-GELU text tower, the Gemma tokenizer from tokenizer.json.
+                      ParityCase{"siglip2_tiny", "siglip2-tiny", false, VisionTower::kViT, 7 + 5 + 2},
+                      // EVA02: RoPE, sub-LN, SwiGLU; EVA01: fused qkv with q/v biases.
+                      ParityCase{"eva02_tiny", "eva02-tiny", false, VisionTower::kViT, 8 + 6},
+                      ParityCase{"eva01_tiny", "eva01-tiny", false, VisionTower::kViT, 8 + 6},
+                      // CLIPA: no ln_pre, mean-pooled patches with ln_post after pooling; unmasked
+                      // text pooled at the last position; BERT WordPiece with strip_sep_token.
+                      ParityCase{"clipa_tiny", "clipa-tiny", false, VisionTower::kViT, 8 + 6},
+                      // MetaCLIP 2: text pooled at the first eos_id; token ids given (no tokenizer).
+                      ParityCase{"metaclip2_tiny", "metaclip2-tiny", false, VisionTower::kViT, 7 + 6},
+                      // ViTamin: conv stem + MbConv-LN stages, ViT with GeGLU MLPs, mean pooling
+                      // and fc_norm; CustomTextCLIP text tower.
+                      ParityCase{"vitamin_tiny", "vitamin-tiny", false, VisionTower::kViT, 11 + 6},
+                      // PE-Core: 'xy' RoPE with offset 1, norm_pre, MAP head of 8 heads over all tokens.
+                      ParityCase{"pe_core_tiny", "pe-core-tiny", false, VisionTower::kViT, 10 + 6},
+                      // CoCa: attentional pooler (query 0); appended cls with the legacy key mask.
+                      ParityCase{"coca_tiny", "coca-tiny", false, VisionTower::kViT, 8 + 6},
 
-                             // MobileCLIP-S (timm FastViT MCi, un-fused branches folded at load) with a
-                             // bidirectional text tower; MobileCLIP-B (MCi ViT: ConvStem, no_embed_class).
-                             ParityCase{"mobileclip_s_tiny", "mobileclip-s-tiny", false, VisionTower::kFastVit, 21 + 6},
-                             ParityCase{"mobileclip_b_tiny", "mobileclip-b-tiny", false, VisionTower::kViT, 6 + 6}),
-                         [](const ::testing::TestParamInfo<ParityCase>& info) { return std::string(info.param.name); });
+                      // MobileCLIP-S (timm FastViT MCi, un-fused branches folded at load) with a
+                      // bidirectional text tower; MobileCLIP-B (MCi ViT: ConvStem, no_embed_class).
+                      ParityCase{"mobileclip_s_tiny", "mobileclip-s-tiny", false, VisionTower::kFastVit, 21 + 6},
+                      ParityCase{"mobileclip_b_tiny", "mobileclip-b-tiny", false, VisionTower::kViT, 6 + 6}),
+    [](const ::testing::TestParamInfo<ParityCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace visalign::clip

@@ -167,13 +167,27 @@ const Bf16Capability& Bf16Support() {
     c.available = (isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16;
     c.amx = (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
     switch (isa) {
-      case dnnl_cpu_isa_avx512_core_amx: c.isa = "AMX (avx512_core_amx)"; break;
-      case dnnl_cpu_isa_avx512_core_bf16: c.isa = "AVX-512 with BF16 (avx512_core_bf16)"; break;
-      case dnnl_cpu_isa_avx512_core_vnni: c.isa = "AVX-512 VNNI without BF16 (avx512_core_vnni)"; break;
-      case dnnl_cpu_isa_avx512_core: c.isa = "AVX-512 without BF16 (avx512_core)"; break;
-      case dnnl_cpu_isa_avx2_vnni: c.isa = "AVX2 VNNI (avx2_vnni)"; break;
-      case dnnl_cpu_isa_avx2: c.isa = "AVX2 (avx2)"; break;
-      default: c.isa = "pre-AVX2 x86-64"; break;
+      case dnnl_cpu_isa_avx512_core_amx:
+        c.isa = "AMX (avx512_core_amx)";
+        break;
+      case dnnl_cpu_isa_avx512_core_bf16:
+        c.isa = "AVX-512 with BF16 (avx512_core_bf16)";
+        break;
+      case dnnl_cpu_isa_avx512_core_vnni:
+        c.isa = "AVX-512 VNNI without BF16 (avx512_core_vnni)";
+        break;
+      case dnnl_cpu_isa_avx512_core:
+        c.isa = "AVX-512 without BF16 (avx512_core)";
+        break;
+      case dnnl_cpu_isa_avx2_vnni:
+        c.isa = "AVX2 VNNI (avx2_vnni)";
+        break;
+      case dnnl_cpu_isa_avx2:
+        c.isa = "AVX2 (avx2)";
+        break;
+      default:
+        c.isa = "pre-AVX2 x86-64";
+        break;
     }
     return c;
   }();

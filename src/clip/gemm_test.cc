@@ -95,7 +95,8 @@ TEST(GemmTest, Bf16MatchesADoubleReferenceWithinBf16Rounding) {
     std::vector<Bf16> b_stored = b16;
     if (layout == BLayout::kKN) {  // the same B stored [k, n]
       for (int j = 0; j < p.n; ++j) {
-        for (int l = 0; l < p.k; ++l) b_stored[static_cast<size_t>(l) * p.n + j] = b16[static_cast<size_t>(j) * p.k + l];
+        for (int l = 0; l < p.k; ++l)
+          b_stored[static_cast<size_t>(l) * p.n + j] = b16[static_cast<size_t>(j) * p.k + l];
       }
     }
     std::vector<float> c(static_cast<size_t>(p.m) * p.n, 0.5f);
@@ -127,7 +128,8 @@ TEST(GemmTest, Bf16x3HoldsAbout16BitsWhereBf16HoldsAbout8) {
     std::vector<float> b_stored = p.b;
     if (layout == BLayout::kKN) {  // the same B stored [k, n]
       for (int j = 0; j < p.n; ++j) {
-        for (int l = 0; l < p.k; ++l) b_stored[static_cast<size_t>(l) * p.n + j] = p.b[static_cast<size_t>(j) * p.k + l];
+        for (int l = 0; l < p.k; ++l)
+          b_stored[static_cast<size_t>(l) * p.n + j] = p.b[static_cast<size_t>(j) * p.k + l];
       }
     }
     const std::vector<Bf16> b3 = ToBf16x3Weights(b_stored.data(), p.k, p.n, layout);

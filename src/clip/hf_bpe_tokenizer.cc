@@ -47,7 +47,8 @@ std::string ReplaceAll(std::string_view text, const std::string& from, const std
 // A field that must be absent, null or equal to `allowed` (what this implementation does).
 Status RequireField(const Json& obj, const std::string& key, const Json& allowed, const std::string& where) {
   if (!obj.contains(key) || obj[key].is_null() || obj[key] == allowed) return Status::Ok();
-  return Status::Unsupported("unsupported " + key + " " + QuoteJson(obj[key]), where, QuoteJson(allowed) + " or absent");
+  return Status::Unsupported("unsupported " + key + " " + QuoteJson(obj[key]), where,
+                             QuoteJson(allowed) + " or absent");
 }
 
 }  // namespace
@@ -71,19 +72,23 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::Parse(std::string_view t
   const std::string model_where = source + " model";
   if (StringMember(m, "type") != "BPE") {
     return Status::Unsupported("unsupported tokenizer model type " + QuoteJson(m.contains("type") ? m["type"] : Json()),
-                               model_where, "BPE (WordPiece, Unigram and WordLevel tokenizer.json files are not implemented)");
+                               model_where,
+                               "BPE (WordPiece, Unigram and WordLevel tokenizer.json files are not implemented)");
   }
   VISALIGN_RETURN_IF_ERROR(RequireField(m, "dropout", Json(), model_where));
   VISALIGN_RETURN_IF_ERROR(RequireField(m, "continuing_subword_prefix", Json(), model_where));
   VISALIGN_RETURN_IF_ERROR(RequireField(m, "end_of_word_suffix", Json(), model_where));
   if (!j.contains("pre_tokenizer") || !j["pre_tokenizer"].is_null()) {
-    return Status::Unsupported("unsupported pre_tokenizer " + QuoteJson(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : Json()),
-                               source, "null (the whole text is one BPE word, as Gemma's tokenizer.json)");
+    return Status::Unsupported(
+        "unsupported pre_tokenizer " + QuoteJson(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : Json()), source,
+        "null (the whole text is one BPE word, as Gemma's tokenizer.json)");
   }
   auto t = std::unique_ptr<HfBpeTokenizer>(new HfBpeTokenizer());
   const auto flag = [&](const char* key, bool& out) -> Status {
     if (!m.contains(key) || m[key].is_null()) return Status::Ok();
-    if (!m[key].is_boolean()) return Status::InvalidArgument(std::string("field ") + key + " is " + QuoteJson(m[key]), model_where, "true or false");
+    if (!m[key].is_boolean())
+      return Status::InvalidArgument(std::string("field ") + key + " is " + QuoteJson(m[key]), model_where,
+                                     "true or false");
     out = m[key].get<bool>();
     return Status::Ok();
   };
@@ -157,7 +162,8 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::Parse(std::string_view t
     const std::string type = StringMember(*n, "type");
     if (type == "Replace" && n->contains("pattern") && (*n)["pattern"].is_object() &&
         (*n)["pattern"].contains("String") && (*n)["pattern"]["String"].is_string() &&
-        !(*n)["pattern"]["String"].get<std::string>().empty() && n->contains("content") && (*n)["content"].is_string()) {
+        !(*n)["pattern"]["String"].get<std::string>().empty() && n->contains("content") &&
+        (*n)["content"].is_string()) {
       t->normalizer_.push_back({(*n)["pattern"]["String"].get<std::string>(), (*n)["content"].get<std::string>()});
     } else if (type == "Prepend" && n->contains("prepend") && (*n)["prepend"].is_string()) {
       t->normalizer_.push_back({"", (*n)["prepend"].get<std::string>()});
@@ -174,16 +180,17 @@ Result<std::unique_ptr<HfBpeTokenizer>> HfBpeTokenizer::Parse(std::string_view t
     }
     for (const Json& a : j["added_tokens"]) {
       const std::string where = source + " added_tokens";
-      if (!a.is_object() || !a.contains("content") || !a["content"].is_string() || a["content"].get<std::string>().empty() ||
-          !a.contains("id") || !a["id"].is_number_integer() || a["id"].get<int64_t>() < 0 ||
-          a["id"].get<int64_t>() >= static_cast<int64_t>(t->pieces_.size())) {
-        return Status::InvalidArgument("added token " + QuoteJson(a), where, "{\"id\": a vocabulary id, \"content\": text}");
+      if (!a.is_object() || !a.contains("content") || !a["content"].is_string() ||
+          a["content"].get<std::string>().empty() || !a.contains("id") || !a["id"].is_number_integer() ||
+          a["id"].get<int64_t>() < 0 || a["id"].get<int64_t>() >= static_cast<int64_t>(t->pieces_.size())) {
+        return Status::InvalidArgument("added token " + QuoteJson(a), where,
+                                       "{\"id\": a vocabulary id, \"content\": text}");
       }
       for (const char* key : {"normalized", "lstrip", "rstrip", "single_word"}) {
         if (a.contains(key) && a[key] != false) {
-          return Status::Unsupported(std::string("added token with ") + key + " " + QuoteJson(a[key]) + ": " +
-                                         QuoteJson(a["content"]),
-                                     where, std::string(key) + " false (as in Gemma's tokenizer)");
+          return Status::Unsupported(
+              std::string("added token with ") + key + " " + QuoteJson(a[key]) + ": " + QuoteJson(a["content"]), where,
+              std::string(key) + " false (as in Gemma's tokenizer)");
         }
       }
       const std::string content = a["content"].get<std::string>();
@@ -232,7 +239,8 @@ void HfBpeTokenizer::AppendWord(std::string word, std::vector<int32_t>& out) con
       last_unk = false;
       continue;
     }
-    if (byte_fallback_ && std::all_of(ch.begin(), ch.end(), [&](char b) { return byte_ids_[static_cast<unsigned char>(b)] >= 0; })) {
+    if (byte_fallback_ &&
+        std::all_of(ch.begin(), ch.end(), [&](char b) { return byte_ids_[static_cast<unsigned char>(b)] >= 0; })) {
       for (char b : ch) ids.push_back(byte_ids_[static_cast<unsigned char>(b)]);
       last_unk = false;
       continue;
@@ -273,7 +281,8 @@ Result<std::vector<int32_t>> HfBpeTokenizer::Tokenize(std::string_view text, int
   const std::vector<int32_t> body = EncodeCleaned(EncodeUtf8(CleanFor(config_.cleaning, decoded)));
   std::vector<int32_t> ids;
   if (config_.add_bos) ids.push_back(config_.bos_id);
-  ids.insert(ids.end(), body.begin(), body.begin() + std::min<ptrdiff_t>(static_cast<ptrdiff_t>(body.size()), context_length - specials));
+  ids.insert(ids.end(), body.begin(),
+             body.begin() + std::min<ptrdiff_t>(static_cast<ptrdiff_t>(body.size()), context_length - specials));
   if (config_.add_eos) ids.push_back(config_.eos_id);
   return ids;
 }
@@ -293,7 +302,8 @@ Status ResolveHfBpeTokenizer(const fs::path& dir, const Json& cfg, const std::st
     out = fallback;
     if (!cfg.contains(key) || cfg[key].is_null()) return Status::Ok();
     if (!cfg[key].is_boolean()) {
-      return Status::InvalidArgument(std::string("field ") + key + " is " + QuoteJson(cfg[key]), cfg_source, "true or false");
+      return Status::InvalidArgument(std::string("field ") + key + " is " + QuoteJson(cfg[key]), cfg_source,
+                                     "true or false");
     }
     out = cfg[key].get<bool>();
     return Status::Ok();
@@ -309,7 +319,8 @@ Status ResolveHfBpeTokenizer(const fs::path& dir, const Json& cfg, const std::st
   if (cfg.contains("added_tokens_decoder") && cfg["added_tokens_decoder"].is_object()) {
     for (const auto& [key, token] : cfg["added_tokens_decoder"].items()) {
       const Result<int64_t> id = ParseInt(key, cfg_source);
-      if (id.ok() && *id >= 0 && *id < kMaxVocab && token.is_object()) listed[StringMember(token, "content")] = static_cast<int32_t>(*id);
+      if (id.ok() && *id >= 0 && *id < kMaxVocab && token.is_object())
+        listed[StringMember(token, "content")] = static_cast<int32_t>(*id);
     }
   }
   std::unique_ptr<HfBpeTokenizer> tokenizer;

@@ -56,8 +56,8 @@ class HfBpeTokenizer : public TextTokenizer {
   void AppendWord(std::string word, std::vector<int32_t>& out) const;
   const AddedToken* AddedTokenAt(std::string_view text, size_t pos) const;
 
-  std::vector<std::string> pieces_;                  // id -> piece ("" where no piece has the id)
-  std::unordered_map<std::string, int32_t> vocab_;   // piece -> id
+  std::vector<std::string> pieces_;                 // id -> piece ("" where no piece has the id)
+  std::unordered_map<std::string, int32_t> vocab_;  // piece -> id
   BpeMerges merges_;
   std::vector<Replacement> normalizer_;
   // Added tokens by first byte, longest first (leftmost-longest matching).

@@ -75,8 +75,22 @@ TEST_F(GemmaTokenizerTest, MatchesEveryFixtureCaseExactly) {
 // invalid bytes: Tokenize fails only on invalid UTF-8, else gives ids of the vocabulary ending in
 // eos within the context. One long input of each kind finishes (the BPE is O(n log n) per section).
 TEST_F(GemmaTokenizerTest, FuzzedInputNeverCrashesAndStaysInRange) {
-  const std::vector<std::string> parts = {"a", "red ", "\u2581", "\u2581\u2581\u2581", "<eos>", "\xe5\xbf\xa0", "\xf0\x93\x80\x80",
-                                          "\xf3\xb0\x80\x80", " ", "\t", "\xff", "\xc3", "\xe2\x80\x8b", "&amp;", "_", "9"};
+  const std::vector<std::string> parts = {"a",
+                                          "red ",
+                                          "\u2581",
+                                          "\u2581\u2581\u2581",
+                                          "<eos>",
+                                          "\xe5\xbf\xa0",
+                                          "\xf0\x93\x80\x80",
+                                          "\xf3\xb0\x80\x80",
+                                          " ",
+                                          "\t",
+                                          "\xff",
+                                          "\xc3",
+                                          "\xe2\x80\x8b",
+                                          "&amp;",
+                                          "_",
+                                          "9"};
   std::mt19937 rng(31);
   for (int iteration = 0; iteration < 2000; ++iteration) {
     std::string text;
@@ -91,7 +105,8 @@ TEST_F(GemmaTokenizerTest, FuzzedInputNeverCrashesAndStaysInRange) {
     EXPECT_EQ(ids->back(), 1);
     for (int32_t id : *ids) EXPECT_LT(static_cast<size_t>(id), tokenizer_->vocab_size());
   }
-  for (const std::string& unit : {std::string("\u2581"), std::string("ab"), std::string("\xf0\x93\x80\x80"), std::string("x y ")}) {
+  for (const std::string& unit :
+       {std::string("\u2581"), std::string("ab"), std::string("\xf0\x93\x80\x80"), std::string("x y ")}) {
     std::string text;
     while (text.size() < 400000) text += unit;
     EXPECT_FALSE(tokenizer_->EncodeCleaned(text).empty());
@@ -104,16 +119,16 @@ TEST_F(GemmaTokenizerTest, FuzzedInputNeverCrashesAndStaysInRange) {
 Json SmallTokenizer() {
   return {{"model",
            {{"type", "BPE"},
-            {"vocab", {{"<unk>", 0}, {"<s>", 1}, {"_", 2}, {"a", 3}, {"b", 4}, {"ab", 5}, {"_ab", 6}, {"ba", 7}, {"bab", 8}}},
+            {"vocab",
+             {{"<unk>", 0}, {"<s>", 1}, {"_", 2}, {"a", 3}, {"b", 4}, {"ab", 5}, {"_ab", 6}, {"ba", 7}, {"bab", 8}}},
             {"merges", Json::array({Json::array({"a", "b"}), "_ ab", Json::array({"b", "a"}), "b ab"})},
             {"unk_token", "<unk>"},
             {"fuse_unk", true},
             {"byte_fallback", false}}},
           {"normalizer",
            {{"type", "Sequence"},
-            {"normalizers",
-             Json::array({{{"type", "Prepend"}, {"prepend", "_"}},
-                          {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "_"}}})}}},
+            {"normalizers", Json::array({{{"type", "Prepend"}, {"prepend", "_"}},
+                                         {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "_"}}})}}},
           {"pre_tokenizer", nullptr},
           {"added_tokens", Json::array({{{"id", 1}, {"content", "<s>"}, {"normalized", false}}})}};
 }
@@ -175,7 +190,9 @@ TEST(HfBpeTokenizer, HonoursAddBosAndAddEosOfTokenizerConfig) {
   Json settings = testing::ReadFixtureJson("tokenizer/tokenizer_config.json", "siglip2-tiny");
   settings.erase("add_bos_token");
   settings.erase("add_eos_token");
-  const auto write = [&](const Json& j) { ASSERT_TRUE(WriteFileAtomic(dir / "tokenizer" / "tokenizer_config.json", j.dump()).ok()); };
+  const auto write = [&](const Json& j) {
+    ASSERT_TRUE(WriteFileAtomic(dir / "tokenizer" / "tokenizer_config.json", j.dump()).ok());
+  };
   write(settings);
   Result<ClipConfig> c = ReadClipConfig(dir.path());
   ASSERT_TRUE(c.ok()) << c.status().ToString();

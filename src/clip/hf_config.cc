@@ -27,18 +27,67 @@ Result<Activation> HfActivation(Fields& f, const std::string& fallback) {
 
 // Keys of transformers' PretrainedConfig that do not affect a CLIP forward pass.
 void IgnoreHfCommon(Fields& f) {
-  f.Ignore({"_name_or_path", "model_type", "architectures", "torch_dtype", "transformers_version", "initializer_range",
-            "initializer_factor", "attention_dropout", "dropout", "projection_dim", "bos_token_id", "eos_token_id",
-            "pad_token_id", "return_dict", "output_hidden_states", "output_attentions", "torchscript",
-            "use_bfloat16", "tie_word_embeddings", "is_encoder_decoder", "is_decoder", "add_cross_attention",
-            "tie_encoder_decoder", "chunk_size_feed_forward", "pruned_heads", "id2label", "label2id",
-            "problem_type", "tokenizer_class", "prefix", "sep_token_id", "decoder_start_token_id", "task_specific_params",
-            "finetuning_task", "cross_attention_hidden_size", "max_length", "min_length", "do_sample", "early_stopping",
-            "num_beams", "num_beam_groups", "diversity_penalty", "temperature", "top_k", "top_p", "typical_p",
-            "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size",
-            "bad_words_ids", "num_return_sequences", "output_scores", "return_dict_in_generate",
-            "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty",
-            "suppress_tokens", "begin_suppress_tokens", "gradient_checkpointing"});
+  f.Ignore({"_name_or_path",
+            "model_type",
+            "architectures",
+            "torch_dtype",
+            "transformers_version",
+            "initializer_range",
+            "initializer_factor",
+            "attention_dropout",
+            "dropout",
+            "projection_dim",
+            "bos_token_id",
+            "eos_token_id",
+            "pad_token_id",
+            "return_dict",
+            "output_hidden_states",
+            "output_attentions",
+            "torchscript",
+            "use_bfloat16",
+            "tie_word_embeddings",
+            "is_encoder_decoder",
+            "is_decoder",
+            "add_cross_attention",
+            "tie_encoder_decoder",
+            "chunk_size_feed_forward",
+            "pruned_heads",
+            "id2label",
+            "label2id",
+            "problem_type",
+            "tokenizer_class",
+            "prefix",
+            "sep_token_id",
+            "decoder_start_token_id",
+            "task_specific_params",
+            "finetuning_task",
+            "cross_attention_hidden_size",
+            "max_length",
+            "min_length",
+            "do_sample",
+            "early_stopping",
+            "num_beams",
+            "num_beam_groups",
+            "diversity_penalty",
+            "temperature",
+            "top_k",
+            "top_p",
+            "typical_p",
+            "repetition_penalty",
+            "length_penalty",
+            "no_repeat_ngram_size",
+            "encoder_no_repeat_ngram_size",
+            "bad_words_ids",
+            "num_return_sequences",
+            "output_scores",
+            "return_dict_in_generate",
+            "forced_bos_token_id",
+            "forced_eos_token_id",
+            "remove_invalid_values",
+            "exponential_decay_length_penalty",
+            "suppress_tokens",
+            "begin_suppress_tokens",
+            "gradient_checkpointing"});
 }
 
 // A tower's defaults where config.json leaves fields out (nullopt: required). transformers'
@@ -50,8 +99,8 @@ struct HfTowerDefaults {
   std::string activation;
 };
 constexpr double kHfClipLayerNormEps = 1e-5;
-const HfTowerDefaults kHfClipTower{std::nullopt, std::nullopt, std::nullopt, std::nullopt, kHfClipLayerNormEps,
-                                   "quick_gelu"};
+const HfTowerDefaults kHfClipTower{std::nullopt, std::nullopt,        std::nullopt,
+                                   std::nullopt, kHfClipLayerNormEps, "quick_gelu"};
 const HfTowerDefaults kHfSiglipTower{768, 3072, 12, 12, 1e-6, "gelu_pytorch_tanh"};
 constexpr int kHfSiglipImageSize = 224;
 constexpr int kHfSiglipPatchSize = 16;
@@ -150,9 +199,9 @@ Result<ClipConfig> ParseHfSiglip(const Json& j, const Json& preprocessor, const 
   };
   VISALIGN_RETURN_IF_ERROR(ParseHfTowers(j, source, kHfSiglipTower, c, vision_fields, text_fields));
   if (c.embed_dim != c.vision.width) {
-    return Status::InvalidArgument(fmt::format("text projection_size {} differs from the vision hidden_size {}",
-                                               c.embed_dim, c.vision.width),
-                                   source, "equal widths (the vision head has no projection)");
+    return Status::InvalidArgument(
+        fmt::format("text projection_size {} differs from the vision hidden_size {}", c.embed_dim, c.vision.width),
+        source, "equal widths (the vision head has no projection)");
   }
   c.tokenizer.kind = TokenizerKind::kSentencePiece;  // the checkpoint's spiece.model (ReadClipConfig resolves it)
   c.preprocess.image_size = c.vision.image_size;
@@ -171,9 +220,10 @@ Result<ClipConfig> ParseHuggingFaceConfig(const Json& j, const Json& preprocesso
   VISALIGN_ASSIGN_OR_RETURN(std::string model_type, top.String("model_type", "clip"));
   if (model_type == "siglip") return ParseHfSiglip(j, preprocessor, source);
   if (model_type == "siglip2") {
-    return Status::Unsupported("unsupported Hugging Face siglip2 checkpoint (Siglip2Model: NaFlex patch embedding, Gemma "
-                               "tokenizer)",
-                               source, "a CLIPModel or SiglipModel checkpoint, or hues run --embeddings");
+    return Status::Unsupported(
+        "unsupported Hugging Face siglip2 checkpoint (Siglip2Model: NaFlex patch embedding, Gemma "
+        "tokenizer)",
+        source, "a CLIPModel or SiglipModel checkpoint, or hues run --embeddings");
   }
   ClipConfig c;
   c.layout = CheckpointLayout::kHuggingFace;

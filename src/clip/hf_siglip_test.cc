@@ -108,7 +108,8 @@ TEST_F(HfSiglipTest, SiglipTokenizerDiffersFromOpenClipWhereTransformersDoes) {
 }
 
 TEST_F(HfSiglipTest, GivesTheNumbersOfTheSameWeightsInTheOpenClipLayout) {
-  const SafetensorsFile debug = SafetensorsFile::Open(testing::FixtureDir(kFixture) / "debug_activations.safetensors").value();
+  const SafetensorsFile debug =
+      SafetensorsFile::Open(testing::FixtureDir(kFixture) / "debug_activations.safetensors").value();
   const ClipModel open_clip = LoadClipModel(testing::FixtureDir(kFixture)).value();
   const Matrix pixels = testing::DebugPixels(debug);
   const std::vector<std::vector<int32_t>> ids = testing::DebugTokenIds(debug);
@@ -124,8 +125,8 @@ TEST_F(HfSiglipTest, GivesTheNumbersOfTheSameWeightsInTheOpenClipLayout) {
 // apply (hidden_act gelu_pytorch_tanh, layer_norm_eps 1e-6, 224 px, patch 16, context 64, vocab 32000).
 TEST(HfSiglipConfig, OmittedFieldsTakeTransformersDefaults) {
   const Json config = {{"model_type", "siglip"},
-                                 {"vision_config", {{"model_type", "siglip_vision_model"}}},
-                                 {"text_config", {{"model_type", "siglip_text_model"}}}};
+                       {"vision_config", {{"model_type", "siglip_vision_model"}}},
+                       {"text_config", {{"model_type", "siglip_text_model"}}}};
   const Result<ClipConfig> c = ParseHuggingFaceConfig(config, Json(), "config.json");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->activation, Activation::kGeluTanh);

@@ -79,7 +79,8 @@ inline std::vector<NamedTensor> HfSiglipTensors(const SafetensorsFile& open_clip
     if (std::regex_match(name, m, kFusedQkv)) {  // [3D, D] / [3D] -> q, k, v
       const bool vision = m[2].matched;
       const std::string layer = vision ? m[2].str() : m[3].str();
-      const std::string p = (vision ? "vision_model" : "text_model") + std::string(".encoder.layers.") + layer + ".self_attn.";
+      const std::string p =
+          (vision ? "vision_model" : "text_model") + std::string(".encoder.layers.") + layer + ".self_attn.";
       const int64_t d = shape[0] / 3;
       const int64_t row_values = shape.size() == 2 ? shape[1] : 1;
       std::vector<int64_t> part = shape;
@@ -113,8 +114,8 @@ inline std::vector<NamedTensor> HfSiglipTensors(const SafetensorsFile& open_clip
 // computed by OpenCLIP/timm, whose SigLIP towers use exact GELU (released HF checkpoints leave it
 // out, i.e. SiglipConfig's gelu_pytorch_tanh, the tanh approximation).
 inline Json HfSiglipConfig() {
-  const Json tower = {{"hidden_size", 64},        {"intermediate_size", 256}, {"num_attention_heads", 4},
-                                {"num_hidden_layers", 2},   {"hidden_act", "gelu"},     {"layer_norm_eps", 1e-6}};
+  const Json tower = {{"hidden_size", 64},      {"intermediate_size", 256}, {"num_attention_heads", 4},
+                      {"num_hidden_layers", 2}, {"hidden_act", "gelu"},     {"layer_norm_eps", 1e-6}};
   Json vision = tower, text = tower;
   vision["model_type"] = "siglip_vision_model";
   vision["image_size"] = 64;
@@ -122,8 +123,11 @@ inline Json HfSiglipConfig() {
   text["model_type"] = "siglip_text_model";
   text["max_position_embeddings"] = 64;
   text["vocab_size"] = 1000;
-  return {{"architectures", {"SiglipModel"}}, {"model_type", "siglip"}, {"vision_config", vision},
-          {"text_config", text}, {"initializer_factor", 1.0}};
+  return {{"architectures", {"SiglipModel"}},
+          {"model_type", "siglip"},
+          {"vision_config", vision},
+          {"text_config", text},
+          {"initializer_factor", 1.0}};
 }
 
 // Writes dir/{config.json, model.safetensors, spiece.model, tokenizer_config.json}: the fixture
@@ -134,8 +138,12 @@ inline Status WriteHfSiglipFixture(const std::filesystem::path& dir, std::vector
   VISALIGN_RETURN_IF_ERROR(WriteSafetensors(dir / "model.safetensors", HfSiglipTensors(open_clip, unmapped)));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(dir / "config.json", HfSiglipConfig().dump(2)));
   std::filesystem::copy_file(fixture / "tokenizer" / "spiece.model", dir / "spiece.model");
-  const Json tokenizer = {{"tokenizer_class", "SiglipTokenizer"}, {"eos_token", "</s>"}, {"pad_token", "</s>"},
-                                    {"unk_token", "<unk>"},                 {"do_lower_case", true}, {"model_max_length", 64}};
+  const Json tokenizer = {{"tokenizer_class", "SiglipTokenizer"},
+                          {"eos_token", "</s>"},
+                          {"pad_token", "</s>"},
+                          {"unk_token", "<unk>"},
+                          {"do_lower_case", true},
+                          {"model_max_length", 64}};
   return WriteFileAtomic(dir / "tokenizer_config.json", tokenizer.dump(2));
 }
 

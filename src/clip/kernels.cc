@@ -18,7 +18,7 @@ bool Parallel(size_t elements) { return elements >= kMinParallelElements && omp_
 
 void LayerNorm(const float* x, float* y, int rows, int width, const float* gain, const float* bias, float eps) {
   const RowKernels& k = BestRowKernels();
-#pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * width))
+#pragma omp parallel for schedule(static) if (Parallel(static_cast <size_t>(rows) * width))
   for (int r = 0; r < rows; ++r) {
     const size_t offset = static_cast<size_t>(r) * width;
     k.layer_norm(x + offset, y + offset, width, gain, bias, eps);
@@ -27,7 +27,7 @@ void LayerNorm(const float* x, float* y, int rows, int width, const float* gain,
 
 void AddBias(float* y, int rows, int cols, const float* bias) {
   const RowKernels& k = BestRowKernels();
-#pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * cols))
+#pragma omp parallel for schedule(static) if (Parallel(static_cast <size_t>(rows) * cols))
   for (int r = 0; r < rows; ++r) k.add_bias(y + static_cast<size_t>(r) * cols, cols, bias);
 }
 
@@ -39,10 +39,10 @@ void AddRows(float* y, const float* x, int rows, int cols) {
 
 void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation act) {
   const RowKernels& k = BestRowKernels();
-  const auto row_fn = act == Activation::kQuickGelu ? k.bias_quick_gelu
+  const auto row_fn = act == Activation::kQuickGelu  ? k.bias_quick_gelu
                       : act == Activation::kGeluTanh ? k.bias_gelu_tanh
-                                                      : k.bias_gelu;
-#pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * cols))
+                                                     : k.bias_gelu;
+#pragma omp parallel for schedule(static) if (Parallel(static_cast <size_t>(rows) * cols))
   for (int r = 0; r < rows; ++r) row_fn(y + static_cast<size_t>(r) * cols, cols, bias);
 }
 
@@ -52,7 +52,7 @@ using GatedRowFn = void (*)(float*, const float*, int, const float*, const float
 
 void GatedRows(GatedRowFn row_fn, float* gate, const float* value, int rows, int cols, const float* gate_bias,
                const float* value_bias) {
-#pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * cols))
+#pragma omp parallel for schedule(static) if (Parallel(static_cast <size_t>(rows) * cols))
   for (int r = 0; r < rows; ++r) {
     const size_t offset = static_cast<size_t>(r) * cols;
     row_fn(gate + offset, value + offset, cols, gate_bias, value_bias);
@@ -61,11 +61,13 @@ void GatedRows(GatedRowFn row_fn, float* gate, const float* value, int rows, int
 
 }  // namespace
 
-void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias) {
+void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias,
+                   const float* value_bias) {
   GatedRows(BestRowKernels().bias_swiglu, gate, value, rows, cols, gate_bias, value_bias);
 }
 
-void AddBiasGeGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias) {
+void AddBiasGeGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias,
+                  const float* value_bias) {
   GatedRows(BestRowKernels().bias_geglu, gate, value, rows, cols, gate_bias, value_bias);
 }
 
@@ -74,14 +76,14 @@ namespace {
 // Per (item, head): scores = q·kᵀ/√d (two small GEMMs), softmax over the keys (the first t + 1
 // only when causal), out = scores·v. Query rows of item b start at q + b * q_item_stride.
 void MultiHeadAttention(const float* q, int q_stride, size_t q_item_stride, const float* k, const float* v,
-                        int kv_stride, float* out, int batch, int q_seq, int kv_seq, int width, int heads,
-                        bool causal, const uint8_t* key_valid) {
+                        int kv_stride, float* out, int batch, int q_seq, int kv_seq, int width, int heads, bool causal,
+                        const uint8_t* key_valid) {
   const RowKernels& rk = BestRowKernels();
   const int head_dim = width / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const size_t kv_item_stride = static_cast<size_t>(kv_seq) * kv_stride;
   const int tasks = batch * heads;
-#pragma omp parallel if (Parallel(static_cast<size_t>(batch) * q_seq * kv_seq * width))
+#pragma omp parallel if (Parallel(static_cast <size_t>(batch) * q_seq * kv_seq * width))
   {
     std::vector<float> scores(static_cast<size_t>(q_seq) * kv_seq);
 #pragma omp for schedule(dynamic, 1)
@@ -125,8 +127,8 @@ void Attention(const float* qkv, float* out, int batch, int seq, int width, int 
                      stride, out, batch, seq, seq, width, heads, causal, key_valid);
 }
 
-void CrossAttention(const float* q, size_t q_item_stride, const float* kv, float* out, int batch, int q_seq,
-                    int kv_seq, int width, int heads) {
+void CrossAttention(const float* q, size_t q_item_stride, const float* kv, float* out, int batch, int q_seq, int kv_seq,
+                    int width, int heads) {
   MultiHeadAttention(q, width, q_item_stride, kv, kv + width, 2 * width, out, batch, q_seq, kv_seq, width, heads,
                      /*causal=*/false, /*key_valid=*/nullptr);
 }

@@ -28,7 +28,8 @@ void AddRows(float* y, const float* x, int rows, int cols);
 void AddBiasActivate(float* y, int rows, int cols, const float* bias, Activation act);
 
 // gate[r][c] = silu(gate[r][c] + gate_bias[c]) * (value[r][c] + value_bias[c]) (SwiGLU).
-void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias);
+void AddBiasSwiGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias,
+                   const float* value_bias);
 
 // gate[r][c] = gelu(gate[r][c] + gate_bias[c]) * (value[r][c] + value_bias[c]) (GeGLU, exact GELU).
 void AddBiasGeGlu(float* gate, const float* value, int rows, int cols, const float* gate_bias, const float* value_bias);
@@ -45,7 +46,7 @@ void Attention(const float* qkv, float* out, int batch, int seq, int width, int 
 // Multi-head attention of q_seq queries per item over kv_seq keys and values of the same item:
 // q[q_seq, width] per item, item b's at q + b * q_item_stride (0: the same queries for every item,
 // e.g. a learned latent); kv[batch * kv_seq, 2 * width] (k | v). Writes out[batch * q_seq, width].
-void CrossAttention(const float* q, size_t q_item_stride, const float* kv, float* out, int batch, int q_seq,
-                    int kv_seq, int width, int heads);
+void CrossAttention(const float* q, size_t q_item_stride, const float* kv, float* out, int batch, int q_seq, int kv_seq,
+                    int width, int heads);
 
 }  // namespace visalign::clip

@@ -22,7 +22,8 @@ TEST(RowKernelsTest, ErfIsAccurateEverywhere) {
   for (const RowKernels* k : RunnableRowKernels()) {
     double worst = 0.0;
     for (double x = -8.0; x <= 8.0; x += 1e-3) {
-      worst = std::max(worst, std::abs(static_cast<double>(k->erf(static_cast<float>(x))) - std::erf(static_cast<float>(x))));
+      worst = std::max(worst,
+                       std::abs(static_cast<double>(k->erf(static_cast<float>(x))) - std::erf(static_cast<float>(x))));
     }
     EXPECT_LT(worst, 1e-6) << k->name;
   }

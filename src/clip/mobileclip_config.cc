@@ -51,8 +51,9 @@ Result<std::vector<double>> StageList(const Json& v, const std::string& key, siz
     }
   }
   if (out.size() == stages) return out;
-  return Status::InvalidArgument("field " + QuoteText(key) + " is " + QuoteJson(v), where,
-                                 fmt::format("{} positive {} (one per stage)", stages, integers ? "integers" : "numbers"));
+  return Status::InvalidArgument(
+      "field " + QuoteText(key) + " is " + QuoteJson(v), where,
+      fmt::format("{} positive {} (one per stage)", stages, integers ? "integers" : "numbers"));
 }
 
 }  // namespace
@@ -67,9 +68,9 @@ Result<VisionConfig> ParseTimmFastVit(const Json& v, const std::string& where) {
     names += (names.empty() ? "" : ", ") + std::string(m.name);
   }
   if (known == nullptr) {
-    return Status::Unsupported("unsupported MobileCLIP (FastViT) timm vision tower (timm_model_name = " +
-                                   QuoteText(name) + ")",
-                               where, "one of the timm FastViT MCi models " + names);
+    return Status::Unsupported(
+        "unsupported MobileCLIP (FastViT) timm vision tower (timm_model_name = " + QuoteText(name) + ")", where,
+        "one of the timm FastViT MCi models " + names);
   }
   VisionConfig c;
   c.tower = VisionTower::kFastVit;
@@ -119,8 +120,8 @@ Result<VisionConfig> ParseTimmFastVit(const Json& v, const std::string& where) {
   fv.attention_layer_norm = known->large;
   fv.final_features = static_cast<int>(dims.back() * kFastVitClsRatio);
   c.width = fv.final_features;
-  f.Ignore({"timm_model_kwargs", "timm_model_pretrained", "timm_drop", "timm_drop_path", "patch_dropout",
-            "layers", "width", "head_width", "patch_size", "mlp_ratio", "output_tokens", "output_dim"});
+  f.Ignore({"timm_model_kwargs", "timm_model_pretrained", "timm_drop", "timm_drop_path", "patch_dropout", "layers",
+            "width", "head_width", "patch_size", "mlp_ratio", "output_tokens", "output_dim"});
   VISALIGN_ASSIGN_OR_RETURN(c.image_size, f.SquareSize("image_size", 256));
   const int total_stride = kFastVitStemStride << (stages - 1);
   if (c.image_size < total_stride) {
@@ -128,7 +129,8 @@ Result<VisionConfig> ParseTimmFastVit(const Json& v, const std::string& where) {
                                    fmt::format("at least {} (FastViT's total stride)", total_stride));
   }
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_pool", {"avg"}, "timm pooling (MobileCLIP FastViT: avg)"));
-  VISALIGN_RETURN_IF_ERROR(f.Require("timm_proj", {}, "timm projection (MobileCLIP FastViT: none, the trunk's head.fc)"));
+  VISALIGN_RETURN_IF_ERROR(
+      f.Require("timm_proj", {}, "timm projection (MobileCLIP FastViT: none, the trunk's head.fc)"));
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_proj_bias", {false}, "timm projection bias"));
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   c.pooling = Pooling::kAverage;

@@ -50,7 +50,8 @@ Matrix EncodeChunks(int count, int embed_dim, const std::vector<Chunk>& chunks, 
         omp_set_num_threads(plan.across_threads ? 1 : threads);
         const Chunk& chunk = chunks[c];
         const Matrix part = encode_chunk(chunk);
-        for (int r = 0; r < part.rows; ++r) std::copy(part.row(r), part.row(r) + embed_dim, out.row(order[chunk.begin + r]));
+        for (int r = 0; r < part.rows; ++r)
+          std::copy(part.row(r), part.row(r) + embed_dim, out.row(order[chunk.begin + r]));
         progress.Add(static_cast<uint64_t>(chunk.end - chunk.begin));
       },
       plan.across_threads ? threads : 1);
@@ -116,7 +117,8 @@ Result<std::string> ClipModel::Fingerprint() const {
 }
 
 Result<std::vector<int32_t>> ClipModel::Tokenize(std::string_view text) const {
-  if (!impl_->config.tokenizer.missing.empty()) return Status::NotFound("no tokenizer", "", impl_->config.tokenizer.missing);
+  if (!impl_->config.tokenizer.missing.empty())
+    return Status::NotFound("no tokenizer", "", impl_->config.tokenizer.missing);
   if (impl_->tokenizer) return impl_->tokenizer->Tokenize(text, context_length());
   return clip::Tokenize(text, context_length());
 }
@@ -193,7 +195,8 @@ Result<Matrix> ClipModel::EncodeImages(const std::vector<imaging::Image>& images
 
 Result<Matrix> ClipModel::EncodePreprocessedImages(const Matrix& pixels) const {
   const size_t row_floats = size_t{3} * image_size() * image_size();
-  if (static_cast<size_t>(pixels.cols) != row_floats || pixels.data.size() != static_cast<size_t>(pixels.rows) * pixels.cols) {
+  if (static_cast<size_t>(pixels.cols) != row_floats ||
+      pixels.data.size() != static_cast<size_t>(pixels.rows) * pixels.cols) {
     return Status::InvalidArgument(fmt::format("pixel matrix has {} columns", pixels.cols), "EncodePreprocessedImages",
                                    fmt::format("{} floats per image (CHW)", row_floats));
   }
@@ -233,10 +236,14 @@ Result<Precision> ParsePrecision(std::string_view name) {
 
 std::string_view PrecisionName(Precision precision) {
   switch (precision) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kBf16: return "bf16";
-    case Precision::kBf16x3: return "bf16x3";
-    case Precision::kAuto: return "auto";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kBf16x3:
+      return "bf16x3";
+    case Precision::kAuto:
+      return "auto";
   }
   return "fp32";
 }
@@ -244,7 +251,8 @@ std::string_view PrecisionName(Precision precision) {
 Status CheckPrecisionSupported(Precision precision) {
   const Bf16Capability& cpu = Bf16Support();
   if ((precision != Precision::kBf16 && precision != Precision::kBf16x3) || cpu.available) return Status::Ok();
-  return Status::Unsupported(fmt::format("precision {}", PrecisionName(precision)), "this CPU, where oneDNN uses " + cpu.isa,
+  return Status::Unsupported(fmt::format("precision {}", PrecisionName(precision)),
+                             "this CPU, where oneDNN uses " + cpu.isa,
                              "a CPU with AVX512_BF16 or AMX; use fp32, or auto (bf16 only where available)");
 }
 
@@ -264,8 +272,9 @@ Result<std::pair<Precision, std::string>> ResolvePrecision(Precision requested) 
     case Precision::kAuto:
       if (cpu.amx) return std::pair{Precision::kBf16, "auto: this CPU has " + cpu.isa};
       if (cpu.available) {
-        return std::pair{Precision::kFp32, "auto: this CPU has " + cpu.isa +
-                                               " but no AMX, where bf16 GEMMs are slower than fp32 (docs/performance.md)"};
+        return std::pair{Precision::kFp32,
+                         "auto: this CPU has " + cpu.isa +
+                             " but no AMX, where bf16 GEMMs are slower than fp32 (docs/performance.md)"};
       }
       return std::pair{Precision::kFp32, "auto: no AVX512_BF16 or AMX on this CPU (oneDNN uses " + cpu.isa + ")"};
   }

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "clip/config.h"
@@ -178,7 +178,8 @@ TEST_F(ClipModelTest, ReducedPrecisionEmbeddingsAreWithinTheirCosineBoundsOfFp32
     EXPECT_GT(worst, 0.0);  // the reduced precision really ran
     RecordProperty(std::string(PrecisionName(precision)) + "_worst_cosine_distance", std::to_string(worst));
   }
-  if (!Bf16Support().available) GTEST_SKIP() << "no AVX512_BF16/AMX on this CPU (oneDNN: " << Bf16Support().isa << "): refusals tested";
+  if (!Bf16Support().available)
+    GTEST_SKIP() << "no AVX512_BF16/AMX on this CPU (oneDNN: " << Bf16Support().isa << "): refusals tested";
 }
 
 TEST_F(ClipModelTest, AutoPrecisionFollowsTheCpu) {

@@ -42,7 +42,8 @@ class OpenClipOptionsTest : public ::testing::Test {
   }
 
   static Matrix FixturePixels(const std::string& fixture) {
-    const SafetensorsFile debug = SafetensorsFile::Open(testing::FixtureDir(fixture) / "debug_activations.safetensors").value();
+    const SafetensorsFile debug =
+        SafetensorsFile::Open(testing::FixtureDir(fixture) / "debug_activations.safetensors").value();
     return testing::DebugPixels(debug);
   }
 
@@ -50,7 +51,8 @@ class OpenClipOptionsTest : public ::testing::Test {
     const Json expected = testing::ReadFixtureJson("expected.json", fixture);
     ASSERT_EQ(static_cast<size_t>(got.rows), expected[tower].size());
     for (int i = 0; i < got.rows; ++i) {
-      EXPECT_LE(MaxAbsDiff(got.row(i), expected[tower][i]["embedding"].get<std::vector<float>>()), kUnnormalizedTolerance)
+      EXPECT_LE(MaxAbsDiff(got.row(i), expected[tower][i]["embedding"].get<std::vector<float>>()),
+                kUnnormalizedTolerance)
           << tower << " " << i;
     }
   }
@@ -140,10 +142,10 @@ TEST_F(OpenClipOptionsTest, TanhGeluTextTowerWithASentencePieceTokenizer) {
 // keep the exact GELU.
 TEST(TimmSiglipActivation, FollowsTheTimmModelName) {
   for (const auto& [name, tanh] : std::vector<std::pair<std::string, bool>>{{"vit_so400m_patch16_siglip_256", true},
-                                                                             {"vit_giantopt_patch16_siglip_384", true},
-                                                                             {"vit_base_patch32_siglip_256", true},
-                                                                             {"vit_base_patch16_siglip_224", false},
-                                                                             {"vit_so400m_patch14_siglip_384", false}}) {
+                                                                            {"vit_giantopt_patch16_siglip_384", true},
+                                                                            {"vit_base_patch32_siglip_256", true},
+                                                                            {"vit_base_patch16_siglip_224", false},
+                                                                            {"vit_so400m_patch14_siglip_384", false}}) {
     SCOPED_TRACE(name);
     Json config = testing::ReadFixtureJson("config.json", "siglip2-tiny");
     config["model_cfg"]["vision_cfg"]["timm_model_name"] = name;

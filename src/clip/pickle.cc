@@ -104,7 +104,8 @@ class Machine {
   }
   Result<std::string_view> TakeLine() {
     const size_t end = bytes_.find('\n', pos_);
-    if (end == std::string_view::npos || end - pos_ > kMaxGlobalNameBytes) return Bad("a GLOBAL name without its newline");
+    if (end == std::string_view::npos || end - pos_ > kMaxGlobalNameBytes)
+      return Bad("a GLOBAL name without its newline");
     const std::string_view s = bytes_.substr(pos_, end - pos_);
     pos_ = end + 1;
     return s;

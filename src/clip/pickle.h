@@ -21,7 +21,20 @@
 
 namespace visalign::clip {
 
-enum class PickleKind { kNone, kBool, kInt, kFloat, kString, kBytes, kTuple, kList, kDict, kGlobal, kPersistentId, kCall };
+enum class PickleKind {
+  kNone,
+  kBool,
+  kInt,
+  kFloat,
+  kString,
+  kBytes,
+  kTuple,
+  kList,
+  kDict,
+  kGlobal,
+  kPersistentId,
+  kCall
+};
 
 struct PickleValue {
   PickleKind kind = PickleKind::kNone;

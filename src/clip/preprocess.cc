@@ -112,9 +112,9 @@ Result<Matrix> PreprocessOne(const imaging::Image& image, const PreprocessConfig
   const int size = config.image_size;
   if (image.width <= 0 || image.height <= 0 ||
       image.rgb.size() != static_cast<size_t>(image.width) * image.height * kChannels) {
-    return Status::InvalidArgument(fmt::format("image of {}x{} pixels with {} bytes", image.width, image.height,
-                                               image.rgb.size()),
-                                   "PreprocessImages", "a non-empty RGB8 image");
+    return Status::InvalidArgument(
+        fmt::format("image of {}x{} pixels with {} bytes", image.width, image.height, image.rgb.size()),
+        "PreprocessImages", "a non-empty RGB8 image");
   }
   int w = size;
   int h = size;
@@ -126,7 +126,8 @@ Result<Matrix> PreprocessOne(const imaging::Image& image, const PreprocessConfig
     w = image.width <= image.height ? size : new_long;
     h = image.width <= image.height ? new_long : size;
   }
-  const imaging::Image resized = (w == image.width && h == image.height) ? image : PilResize(image, w, h, config.interpolation);
+  const imaging::Image resized =
+      (w == image.width && h == image.height) ? image : PilResize(image, w, h, config.interpolation);
   // CenterCrop: offsets int(round((dim - size) / 2)) with round half to even (nearbyint's default mode).
   const int top = static_cast<int>(std::nearbyint((resized.height - size) / 2.0));
   const int left = static_cast<int>(std::nearbyint((resized.width - size) / 2.0));

@@ -47,9 +47,9 @@ struct ArchShape {
 };
 constexpr ArchShape kTinyShape{64, 64, 16, 64, 2, 16, 64, 4, 2};
 constexpr ArchShape kViTB32Shape{512, 224, 32, 768, 12, 64, 512, 8, 12};
-constexpr ArchShape kRN50Shape{1024, 224, 0, 64, 0, 0, 512, 8, 12};        // vision_width: the stem width
-constexpr ArchShape kConvNextBaseShape{512, 224, 0, 0, 0, 0, 512, 8, 12};  // trunk shape from timm_model_name
-constexpr ArchShape kViTaminSShape{384, 224, 0, 0, 0, 0, 384, 6, 12};        // ViTamin-S.json (CustomTextCLIP)
+constexpr ArchShape kRN50Shape{1024, 224, 0, 64, 0, 0, 512, 8, 12};         // vision_width: the stem width
+constexpr ArchShape kConvNextBaseShape{512, 224, 0, 0, 0, 0, 512, 8, 12};   // trunk shape from timm_model_name
+constexpr ArchShape kViTaminSShape{384, 224, 0, 0, 0, 0, 384, 6, 12};       // ViTamin-S.json (CustomTextCLIP)
 constexpr ArchShape kMobileClip2S0Shape{512, 256, 0, 0, 0, 0, 512, 8, 12};  // MobileCLIP2-S0.json, fastvit_mci0
 constexpr ArchShape kMobileClipBShape{512, 224, 0, 0, 0, 0, 512, 8, 12};    // MobileCLIP-B.json, vit_base_mci_224
 constexpr std::array<int, 4> kRN50Layers = {3, 4, 6, 3};
@@ -87,11 +87,13 @@ constexpr uint64_t IntegerSqrt(uint64_t x) {
 
 // Half-width R (in grid steps) of a uniform on [-R, R] with variance 1/n: R² / 3 = 2^(2·bits) / n.
 int64_t HalfWidth(int64_t variance_denominator) {
-  return static_cast<int64_t>(IntegerSqrt(3 * (uint64_t{1} << (2 * kRandomGridBits)) /
-                                          static_cast<uint64_t>(variance_denominator)));
+  return static_cast<int64_t>(
+      IntegerSqrt(3 * (uint64_t{1} << (2 * kRandomGridBits)) / static_cast<uint64_t>(variance_denominator)));
 }
 
-RandomInit Uniform(int64_t variance_denominator) { return {RandomInit::Kind::kUniform, variance_denominator, false, 0.0f}; }
+RandomInit Uniform(int64_t variance_denominator) {
+  return {RandomInit::Kind::kUniform, variance_denominator, false, 0.0f};
+}
 RandomInit Gain() { return {RandomInit::Kind::kUniform, kGainVarianceDenominator, true, 0.0f}; }
 RandomInit Bias() { return Uniform(kBiasVarianceDenominator); }
 
@@ -125,20 +127,23 @@ Status CheckOutputDirectory(const fs::path& dir, bool overwrite) {
   const fs::file_status status = fs::status(dir, ec);
   if (!fs::exists(status)) return EnsureDirectory(dir);
   if (!fs::is_directory(status)) {
-    return Status::InvalidArgument("exists and is not a directory", dir.string(), "a new or empty directory for the model");
+    return Status::InvalidArgument("exists and is not a directory", dir.string(),
+                                   "a new or empty directory for the model");
   }
   if (!overwrite && !fs::is_empty(dir, ec)) {
-    return Status::InvalidArgument("directory is not empty", dir.string(),
-                                   "a new or empty directory (or overwrite, e.g. --force, to replace the model files in it)");
+    return Status::InvalidArgument(
+        "directory is not empty", dir.string(),
+        "a new or empty directory (or overwrite, e.g. --force, to replace the model files in it)");
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-constexpr std::array<RandomClipArch, 7> kRandomArchs = {
-    RandomClipArch::kTiny,     RandomClipArch::kViTB32,        RandomClipArch::kRN50,       RandomClipArch::kConvNextBase,
-    RandomClipArch::kViTaminS, RandomClipArch::kMobileClip2S0, RandomClipArch::kMobileClipB};
+constexpr std::array<RandomClipArch, 7> kRandomArchs = {RandomClipArch::kTiny,       RandomClipArch::kViTB32,
+                                                        RandomClipArch::kRN50,       RandomClipArch::kConvNextBase,
+                                                        RandomClipArch::kViTaminS,   RandomClipArch::kMobileClip2S0,
+                                                        RandomClipArch::kMobileClipB};
 
 Result<RandomClipArch> ParseRandomClipArch(std::string_view name) {
   std::string names;
@@ -195,18 +200,33 @@ const ArchShape& Shape(RandomClipArch arch) {
 Json RandomVisionConfig(RandomClipArch arch, const ArchShape& s) {
   switch (arch) {
     case RandomClipArch::kRN50:
-      return {{"image_size", s.image_size}, {"layers", kRN50Layers}, {"width", s.vision_width}, {"patch_size", nullptr}};
+      return {
+          {"image_size", s.image_size}, {"layers", kRN50Layers}, {"width", s.vision_width}, {"patch_size", nullptr}};
     case RandomClipArch::kConvNextBase:
-      return {{"timm_model_name", "convnext_base"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
-              {"timm_proj", "linear"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", s.image_size}};
+      return {{"timm_model_name", "convnext_base"},
+              {"timm_model_pretrained", false},
+              {"timm_pool", ""},
+              {"timm_proj", "linear"},
+              {"timm_drop", 0.0},
+              {"timm_drop_path", 0.1},
+              {"image_size", s.image_size}};
     case RandomClipArch::kViTaminS:
-      return {{"timm_model_name", "vitamin_small_224"}, {"timm_model_pretrained", false}, {"timm_pool", ""},
-              {"timm_proj", "linear"}, {"timm_drop", 0.0}, {"timm_drop_path", 0.1}, {"image_size", s.image_size}};
+      return {{"timm_model_name", "vitamin_small_224"},
+              {"timm_model_pretrained", false},
+              {"timm_pool", ""},
+              {"timm_proj", "linear"},
+              {"timm_drop", 0.0},
+              {"timm_drop_path", 0.1},
+              {"image_size", s.image_size}};
     case RandomClipArch::kMobileClip2S0:
     case RandomClipArch::kMobileClipB:
       return {{"timm_model_name", arch == RandomClipArch::kMobileClipB ? "vit_base_mci_224" : "fastvit_mci0"},
-              {"timm_model_pretrained", false}, {"timm_pool", arch == RandomClipArch::kMobileClipB ? "token" : "avg"},
-              {"timm_proj", nullptr}, {"timm_drop", 0.0}, {"timm_drop_path", 0.0}, {"image_size", s.image_size}};
+              {"timm_model_pretrained", false},
+              {"timm_pool", arch == RandomClipArch::kMobileClipB ? "token" : "avg"},
+              {"timm_proj", nullptr},
+              {"timm_drop", 0.0},
+              {"timm_drop_path", 0.0},
+              {"image_size", s.image_size}};
     case RandomClipArch::kTiny:
     case RandomClipArch::kViTB32:
       break;
@@ -310,7 +330,9 @@ void AddAttentionalPooler(std::vector<RandomTensorSpec>& specs, const ClipConfig
   const VisionConfig& v = c.vision;
   const int64_t e = c.embed_dim;
   const int64_t w = v.width;
-  std::erase_if(specs, [](const RandomTensorSpec& s) { return s.tensor.name.rfind("visual.ln_post.", 0) == 0 || s.tensor.name == "visual.proj"; });
+  std::erase_if(specs, [](const RandomTensorSpec& s) {
+    return s.tensor.name.rfind("visual.ln_post.", 0) == 0 || s.tensor.name == "visual.proj";
+  });
   const std::string a = "visual.attn_pool.";
   specs.push_back({{a + "query", {v.pool_queries, e}}, Uniform(e)});
   specs.push_back({{a + "ln_q.weight", {e}}, Gain()});
@@ -383,7 +405,8 @@ void AddResNet(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
   const int64_t w = r.feature_width();
   const int64_t grid = c.vision.image_size / 32;
   specs.push_back({{"visual.attnpool.positional_embedding", {grid * grid + 1, w}}, Uniform(w)});
-  for (const char* proj : {"q_proj", "k_proj", "v_proj"}) AddLinear(specs, std::string("visual.attnpool.") + proj, w, w, true);
+  for (const char* proj : {"q_proj", "k_proj", "v_proj"})
+    AddLinear(specs, std::string("visual.attnpool.") + proj, w, w, true);
   AddLinear(specs, "visual.attnpool.c_proj", c.embed_dim, w, true);
 }
 
@@ -395,8 +418,8 @@ void AddConvNext(std::vector<RandomTensorSpec>& specs, const ClipConfig& c) {
   constexpr int64_t kDownsample = 2;
   constexpr int64_t kDepthwise = 7;
   constexpr int64_t kMlpRatio = 4;
-  specs.push_back({{"visual.trunk.stem.0.weight", {cn.dims[0], 3, kStemPatch, kStemPatch}},
-                   Uniform(3 * kStemPatch * kStemPatch)});
+  specs.push_back(
+      {{"visual.trunk.stem.0.weight", {cn.dims[0], 3, kStemPatch, kStemPatch}}, Uniform(3 * kStemPatch * kStemPatch)});
   specs.push_back({{"visual.trunk.stem.0.bias", {cn.dims[0]}}, Bias()});
   AddNorm(specs, "visual.trunk.stem.1", cn.dims[0]);
   for (size_t s = 0; s < cn.depths.size(); ++s) {
@@ -601,20 +624,19 @@ Json RandomClipConfigJson(RandomClipArch arch, uint64_t seed) {
                       {"heads", s.text_heads},
                       {"layers", s.text_layers}}}};
   if (arch == RandomClipArch::kViTaminS) model_cfg["custom_text"] = true;  // the text tower under "text."
-  return {
-      {"model_cfg", model_cfg},
-      {"preprocess_cfg",
-       {{"size", s.image_size},
-        {"mode", "RGB"},
-        {"mean", kOpenAiMean},
-        {"std", kOpenAiStd},
-        {"interpolation", "bicubic"},
-        {"resize_mode", "shortest"},
-        {"fill_color", 0}}},
-      {kRandomModelConfigKey,
-       {{"arch", std::string(RandomClipArchName(arch))},
-        {"seed", seed},
-        {"note", std::string("pseudo-random weights written by `") + kProducer + "`: its numbers mean nothing"}}}};
+  return {{"model_cfg", model_cfg},
+          {"preprocess_cfg",
+           {{"size", s.image_size},
+            {"mode", "RGB"},
+            {"mean", kOpenAiMean},
+            {"std", kOpenAiStd},
+            {"interpolation", "bicubic"},
+            {"resize_mode", "shortest"},
+            {"fill_color", 0}}},
+          {kRandomModelConfigKey,
+           {{"arch", std::string(RandomClipArchName(arch))},
+            {"seed", seed},
+            {"note", std::string("pseudo-random weights written by `") + kProducer + "`: its numbers mean nothing"}}}};
 }
 
 std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
@@ -660,7 +682,8 @@ std::vector<RandomTensorSpec> RandomTensorSpecs(const ClipConfig& c) {
 
 bool RandomInitFitsGrid(const RandomInit& init) {
   if (init.kind == RandomInit::Kind::kConstant) return true;
-  return init.variance_denominator > 0 && HalfWidth(init.variance_denominator) + (init.around_one ? kGridOne : 0) < kGridLimit;
+  return init.variance_denominator > 0 &&
+         HalfWidth(init.variance_denominator) + (init.around_one ? kGridOne : 0) < kGridLimit;
 }
 
 void FillRandomTensor(const RandomTensorSpec& spec, uint64_t seed, float* values) {
@@ -703,7 +726,8 @@ Result<RandomClipModelFiles> WriteRandomClipModel(const fs::path& dir, const Ran
                                                        {"seed", std::to_string(options.seed)}};
   VISALIGN_RETURN_IF_ERROR(WriteSafetensors(
       files.weights_file, std::move(shapes),
-      [&](const TensorShape& t, float* values) { FillRandomTensor(*by_name.at(t.name), options.seed, values); }, metadata));
+      [&](const TensorShape& t, float* values) { FillRandomTensor(*by_name.at(t.name), options.seed, values); },
+      metadata));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(files.config_file, config_json.dump(2) + "\n"));
   return files;
 }

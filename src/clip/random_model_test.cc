@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-constexpr int64_t kTinyParameters = 3'425'857;     // as the clip-tiny fixture
+constexpr int64_t kTinyParameters = 3'425'857;      // as the clip-tiny fixture
 constexpr int64_t kViTB32Parameters = 151'277'313;  // OpenCLIP ViT-B-32
 // SHA-256 of open_clip_model.safetensors for --arch tiny --seed 0. The files must be byte-identical
 // on every machine and compiler; if this changes, every output of the demo changes too.
@@ -182,8 +182,9 @@ TEST_F(RandomModelTest, TheConfigRecordIsValidated) {
 
   Result<ClipModel> negative = load_with({{"arch", "tiny"}, {"seed", -1}});
   ASSERT_FALSE(negative.ok());
-  EXPECT_THAT(negative.status().ToString(), HasSubstr("field \"seed\" is -1 (" + (dir_ / "open_clip_config.json").string() +
-                                                      " visalign_random_model): a non-negative integer"));
+  EXPECT_THAT(negative.status().ToString(),
+              HasSubstr("field \"seed\" is -1 (" + (dir_ / "open_clip_config.json").string() +
+                        " visalign_random_model): a non-negative integer"));
   EXPECT_FALSE(load_with({{"seed", 1}}).ok());
   EXPECT_FALSE(load_with("tiny").ok());
   Result<ClipModel> extra = load_with({{"arch", "tiny"}, {"seed", 1}, {"layers", 3}});
@@ -210,9 +211,9 @@ TEST(RandomTensorSpecs, FixtureTowersHaveExactlyOpenClipsTensors) {
   // decoder, which the embeddings do not load, aside; MobileCLIP's in the un-fused training-time form
   // timm's modules have). The benchmarks write real-size models of these
   // families from the specs (bench/conv_towers_benchmark.cc).
-  for (const std::string fixture : {"clip-tiny", "clip-rn-tiny", "clip-convnext-tiny", "eva01-tiny", "eva02-tiny",
-                                    "pe-core-tiny", "coca-tiny", "clipa-tiny", "metaclip2-tiny", "vitamin-tiny",
-                                    "mobileclip-s-tiny", "mobileclip-b-tiny"}) {
+  for (const std::string fixture :
+       {"clip-tiny", "clip-rn-tiny", "clip-convnext-tiny", "eva01-tiny", "eva02-tiny", "pe-core-tiny", "coca-tiny",
+        "clipa-tiny", "metaclip2-tiny", "vitamin-tiny", "mobileclip-s-tiny", "mobileclip-b-tiny"}) {
     SCOPED_TRACE(fixture);
     const ClipConfig config = ParseOpenClipConfig(testing::ReadFixtureJson("config.json", fixture), fixture).value();
     std::map<std::string, std::vector<int64_t>> expected;

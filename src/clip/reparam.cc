@@ -29,7 +29,11 @@ float BatchNormParams::Scale(int c) const { return gamma[c] / std::sqrt(var[c] +
 float BatchNormParams::Shift(int c) const { return beta[c] - mean[c] * Scale(c); }
 
 TorchConv::TorchConv(int out_, int in_, int groups_, int kernel_, int stride_)
-    : out(out_), in(in_), groups(groups_), kernel(kernel_), stride(stride_),
+    : out(out_),
+      in(in_),
+      groups(groups_),
+      kernel(kernel_),
+      stride(stride_),
       weight(static_cast<size_t>(out_) * (in_ / groups_) * kernel_ * kernel_, 0.0f),
       bias(static_cast<size_t>(out_), 0.0f) {}
 

@@ -10,7 +10,7 @@
 namespace visalign::clip {
 namespace {
 
-constexpr int kExpansion = 4;           // Bottleneck output channels = 4 · planes
+constexpr int kExpansion = 4;  // Bottleneck output channels = 4 · planes
 constexpr int kStemPool = 2;
 
 // A bias-free convolution `name` followed by the BatchNorm2d `bn`, folded into one.
@@ -56,8 +56,8 @@ Result<ResNetWeights> LoadResNetWeights(WeightLoader& l, const ClipConfig& confi
       VISALIGN_ASSIGN_OR_RETURN(b.conv3, GetConvBn(l, p + "conv3", p + "bn3", kExpansion * planes, planes, 1, 1));
       b.has_downsample = b.stride > 1 || inplanes != kExpansion * planes;
       if (b.has_downsample) {
-        VISALIGN_ASSIGN_OR_RETURN(b.downsample, GetConvBn(l, p + "downsample.0", p + "downsample.1",
-                                                          kExpansion * planes, inplanes, 1, 1));
+        VISALIGN_ASSIGN_OR_RETURN(
+            b.downsample, GetConvBn(l, p + "downsample.0", p + "downsample.1", kExpansion * planes, inplanes, 1, 1));
       }
       inplanes = kExpansion * planes;
       blocks.push_back(std::move(b));
@@ -70,9 +70,9 @@ Result<ResNetWeights> LoadResNetWeights(WeightLoader& l, const ClipConfig& confi
   VISALIGN_ASSIGN_OR_RETURN(w.qkv.weight, l.Stack({"visual.attnpool.q_proj.weight", "visual.attnpool.k_proj.weight",
                                                    "visual.attnpool.v_proj.weight"},
                                                   {c, c}));
-  VISALIGN_ASSIGN_OR_RETURN(w.qkv.bias, l.Stack({"visual.attnpool.q_proj.bias", "visual.attnpool.k_proj.bias",
-                                                 "visual.attnpool.v_proj.bias"},
-                                                {c}));
+  VISALIGN_ASSIGN_OR_RETURN(
+      w.qkv.bias,
+      l.Stack({"visual.attnpool.q_proj.bias", "visual.attnpool.k_proj.bias", "visual.attnpool.v_proj.bias"}, {c}));
   VISALIGN_ASSIGN_OR_RETURN(w.c_proj, l.Linear("visual.attnpool.c_proj", config.embed_dim, c, true));
   return w;
 }

@@ -13,18 +13,18 @@
 namespace visalign::clip {
 
 struct BottleneckWeights {
-  int stride = 1;                 // AvgPool2d(stride) after conv2 and before the downsample conv
+  int stride = 1;                   // AvgPool2d(stride) after conv2 and before the downsample conv
   ConvWeights conv1, conv2, conv3;  // 1×1, 3×3, 1×1 (BatchNorm folded)
   bool has_downsample = false;
-  ConvWeights downsample;         // 1×1 (BatchNorm folded)
+  ConvWeights downsample;  // 1×1 (BatchNorm folded)
 };
 
 struct ResNetWeights {
-  ConvWeights stem1, stem2, stem3;         // 3×3 (stride 2, 1, 1), BatchNorm folded
+  ConvWeights stem1, stem2, stem3;                     // 3×3 (stride 2, 1, 1), BatchNorm folded
   std::vector<std::vector<BottleneckWeights>> stages;  // layer1..layer4
-  Tensor positional;                       // attnpool [grid² + 1, width·32]
-  LinearWeights qkv;                       // q_proj | k_proj | v_proj stacked: [3·C, C] + bias
-  LinearWeights c_proj;                    // [embed_dim, C] + bias
+  Tensor positional;                                   // attnpool [grid² + 1, width·32]
+  LinearWeights qkv;                                   // q_proj | k_proj | v_proj stacked: [3·C, C] + bias
+  LinearWeights c_proj;                                // [embed_dim, C] + bias
 };
 
 // The `visual.*` tensors of config.vision.resnet (OpenCLIP names).

@@ -39,7 +39,7 @@ RopeTable MakeRopeTable(int grid, int head_dim, const RopeGrid& layout) {
 void ApplyRope(const RopeTable& table, float* qkv, int batch, int seq, int prefix, int width, int heads) {
   const int head_dim = width / heads;
   const int rows = batch * table.tokens;
-#pragma omp parallel for schedule(static) if (Parallel(static_cast<size_t>(rows) * width))
+#pragma omp parallel for schedule(static) if (Parallel(static_cast <size_t>(rows) * width))
   for (int r = 0; r < rows; ++r) {
     const int k = r % table.tokens;
     float* row = qkv + (static_cast<size_t>(r / table.tokens) * seq + prefix + k) * 3 * width;

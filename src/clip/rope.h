@@ -11,15 +11,15 @@
 namespace visalign::clip {
 
 struct RopeTable {
-  int tokens = 0;         // patch tokens (g * g), row-major
-  int pairs = 0;          // d / 2 angles per token
+  int tokens = 0;               // patch tokens (g * g), row-major
+  int pairs = 0;                // d / 2 angles per token
   std::vector<float> sin, cos;  // [tokens, pairs]
 };
 
 struct RopeGrid {
-  int ref_grid = 0;       // ref_feat_shape
-  float offset = 0.0f;    // rope_grid_offset
-  bool xy = false;        // column angles first
+  int ref_grid = 0;     // ref_feat_shape
+  float offset = 0.0f;  // rope_grid_offset
+  bool xy = false;      // column angles first
   double temperature = 10000.0;
 };
 RopeTable MakeRopeTable(int grid, int head_dim, const RopeGrid& layout);

@@ -18,7 +18,8 @@ namespace {
 constexpr float kTableTolerance = 1e-6f;
 
 void ExpectTimmTable(const std::string& fixture, int grid, int head_dim, const RopeGrid& layout) {
-  const SafetensorsFile debug = SafetensorsFile::Open(testing::FixtureDir(fixture) / "debug_activations.safetensors").value();
+  const SafetensorsFile debug =
+      SafetensorsFile::Open(testing::FixtureDir(fixture) / "debug_activations.safetensors").value();
   const TensorInfo* t = debug.Find("visual.trunk.rope.sin_cos");
   ASSERT_NE(t, nullptr);
   ASSERT_EQ(t->shape, (std::vector<int64_t>{grid * grid, 2 * head_dim}));

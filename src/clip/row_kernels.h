@@ -1,7 +1,6 @@
-// Per-row kernels of the CLIP blocks (LayerNorm, bias, GELU, softmax, ReLU, depthwise taps), compiled twice from the same
-// source (row_kernels.inc): for baseline x86-64 and for AVX2+FMA. The AVX2 build is used when the
-// CPU supports it (checked once at run time), so the binary still runs on any x86-64 CPU.
-// Internal to the clip module.
+// Per-row kernels of the CLIP blocks (LayerNorm, bias, GELU, softmax, ReLU, depthwise taps), compiled twice from the
+// same source (row_kernels.inc): for baseline x86-64 and for AVX2+FMA. The AVX2 build is used when the CPU supports it
+// (checked once at run time), so the binary still runs on any x86-64 CPU. Internal to the clip module.
 #pragma once
 
 namespace visalign::clip {

@@ -198,15 +198,15 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
 
   const uint64_t header_len = LoadLittleEndian<uint64_t>(base);
   if (header_len > kMaxHeaderBytes || header_len > file_size - kHeaderLengthBytes) {
-    return Bad("header length " + std::to_string(header_len) + " exceeds the file (" + std::to_string(file_size) +
-                   " bytes)",
-               path, "a complete safetensors file (truncated or not safetensors?)");
+    return Bad(
+        "header length " + std::to_string(header_len) + " exceeds the file (" + std::to_string(file_size) + " bytes)",
+        path, "a complete safetensors file (truncated or not safetensors?)");
   }
   const std::string_view header_text(reinterpret_cast<const char*>(base + kHeaderLengthBytes), header_len);
   auto parsed = ParseJson(header_text);
   if (!parsed.ok() || !parsed->is_object()) {
-    return Bad("header is not a JSON object" + (parsed.ok() ? std::string() : " (" + parsed.status().what() + ")"), path,
-               "a JSON object mapping tensor names to {dtype, shape, data_offsets}");
+    return Bad("header is not a JSON object" + (parsed.ok() ? std::string() : " (" + parsed.status().what() + ")"),
+               path, "a JSON object mapping tensor names to {dtype, shape, data_offsets}");
   }
   const Json& header = *parsed;
   const uint64_t data_start = kHeaderLengthBytes + header_len;
@@ -217,13 +217,13 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
     if (name == "__metadata__") {
       if (!entry.is_object()) return Bad(where_field + " is not an object", path, "a map of strings");
       for (const auto& [k, v] : entry.items()) {
-        if (!v.is_string()) return Bad(where_field + " key " + QuoteText(k) + " is not a string", path, "string values");
+        if (!v.is_string())
+          return Bad(where_field + " key " + QuoteText(k) + " is not a string", path, "string values");
         file.metadata_[k] = v.get<std::string>();
       }
       continue;
     }
-    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
-        !entry.contains("data_offsets")) {
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets")) {
       return Bad(where_field + " lacks dtype/shape/data_offsets", path, "{\"dtype\", \"shape\", \"data_offsets\"}");
     }
     const auto& dtype_json = entry["dtype"];
@@ -247,10 +247,12 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
     if (!shape_json.is_array()) return Bad(where_field + " shape is not an array", path, "a list of sizes");
     uint64_t numel = 1;
     for (const auto& d : shape_json) {
-      if (!d.is_number_unsigned()) return Bad(where_field + " has shape " + QuoteJson(shape_json), path, "non-negative integer sizes");
+      if (!d.is_number_unsigned())
+        return Bad(where_field + " has shape " + QuoteJson(shape_json), path, "non-negative integer sizes");
       const uint64_t dim = d.get<uint64_t>();
       if (dim != 0 && numel > std::numeric_limits<uint64_t>::max() / 16 / dim) {
-        return Bad(where_field + " has an absurd shape " + QuoteJson(shape_json), path, "a shape that fits in the file");
+        return Bad(where_field + " has an absurd shape " + QuoteJson(shape_json), path,
+                   "a shape that fits in the file");
       }
       numel *= dim;
       info.shape.push_back(static_cast<int64_t>(dim));
@@ -268,8 +270,9 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
     }
     const uint64_t expected_bytes = numel * DTypeSize(info.dtype);
     if (end - begin != expected_bytes) {
-      return Bad(where_field + " has " + std::to_string(end - begin) + " bytes of data but shape " + QuoteJson(shape_json) +
-                     " " + std::string(DTypeName(info.dtype)) + " needs " + std::to_string(expected_bytes),
+      return Bad(where_field + " has " + std::to_string(end - begin) + " bytes of data but shape " +
+                     QuoteJson(shape_json) + " " + std::string(DTypeName(info.dtype)) + " needs " +
+                     std::to_string(expected_bytes),
                  path, "data_offsets matching dtype and shape");
     }
     info.data = base + data_start + begin;
@@ -280,13 +283,15 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::filesystem::path& path)
   // Tensors must tile the data section exactly: sorted by offset, each starts where the last ended.
   std::vector<const TensorInfo*> by_offset;
   for (const auto& t : file.tensors_) by_offset.push_back(&t);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](const TensorInfo* a, const TensorInfo* b) { return a->data < b->data || (a->data == b->data && a->nbytes < b->nbytes); });
+  std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
+    return a->data < b->data || (a->data == b->data && a->nbytes < b->nbytes);
+  });
   const uint8_t* expected_next = base + data_start;
   for (const TensorInfo* t : by_offset) {
     if (t->data != expected_next) {
-      return Bad("tensor " + QuoteText(t->name) + " starts at data offset " + std::to_string(t->data - (base + data_start)) +
-                     " but the previous tensor ends at " + std::to_string(expected_next - (base + data_start)),
+      return Bad("tensor " + QuoteText(t->name) + " starts at data offset " +
+                     std::to_string(t->data - (base + data_start)) + " but the previous tensor ends at " +
+                     std::to_string(expected_next - (base + data_start)),
                  path, "tensors stored contiguously without gaps or overlaps");
     }
     expected_next = t->data + t->nbytes;
@@ -329,14 +334,24 @@ Result<std::vector<int64_t>> SafetensorsFile::ToInt64(const TensorInfo& t, const
   std::vector<int64_t> out(n);
   for (size_t i = 0; i < n; ++i) {
     switch (t.dtype) {
-      case DType::kI64: out[i] = LoadLittleEndian<int64_t>(t.data + 8 * i); break;
-      case DType::kI32: out[i] = LoadLittleEndian<int32_t>(t.data + 4 * i); break;
-      case DType::kI16: out[i] = LoadLittleEndian<int16_t>(t.data + 2 * i); break;
-      case DType::kI8: out[i] = static_cast<int8_t>(t.data[i]); break;
-      case DType::kU8: out[i] = t.data[i]; break;
+      case DType::kI64:
+        out[i] = LoadLittleEndian<int64_t>(t.data + 8 * i);
+        break;
+      case DType::kI32:
+        out[i] = LoadLittleEndian<int32_t>(t.data + 4 * i);
+        break;
+      case DType::kI16:
+        out[i] = LoadLittleEndian<int16_t>(t.data + 2 * i);
+        break;
+      case DType::kI8:
+        out[i] = static_cast<int8_t>(t.data[i]);
+        break;
+      case DType::kU8:
+        out[i] = t.data[i];
+        break;
       default:
-        return Status::Unsupported("tensor " + QuoteText(t.name) + " has dtype " + std::string(DTypeName(t.dtype)), where,
-                                   "an integer tensor (I64, I32, I16, I8, U8)");
+        return Status::Unsupported("tensor " + QuoteText(t.name) + " has dtype " + std::string(DTypeName(t.dtype)),
+                                   where, "an integer tensor (I64, I32, I16, I8, U8)");
     }
   }
   return out;
@@ -363,7 +378,8 @@ Status WriteSafetensors(const std::filesystem::path& path, std::vector<TensorSha
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorShape& t = tensors[i];
     if (i > 0 && tensors[i - 1].name == t.name) {
-      return Status::InvalidArgument("tensor " + QuoteText(t.name) + " appears twice", path.string(), "unique tensor names");
+      return Status::InvalidArgument("tensor " + QuoteText(t.name) + " appears twice", path.string(),
+                                     "unique tensor names");
     }
     const uint64_t bytes = static_cast<uint64_t>(t.NumElements()) * sizeof(float);
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
@@ -393,15 +409,17 @@ Status WriteSafetensors(const std::filesystem::path& path, std::vector<NamedTens
   for (const NamedTensor& t : tensors) {
     TensorShape shape{t.name, t.shape};
     if (static_cast<uint64_t>(shape.NumElements()) != t.values.size()) {
-      return Status::InvalidArgument("tensor " + QuoteText(t.name) + " has " + std::to_string(t.values.size()) + " values",
-                                     path.string(), "as many values as its shape holds");
+      return Status::InvalidArgument(
+          "tensor " + QuoteText(t.name) + " has " + std::to_string(t.values.size()) + " values", path.string(),
+          "as many values as its shape holds");
     }
     values[t.name] = &t.values;
     shapes.push_back(std::move(shape));
   }
-  return WriteSafetensors(path, std::move(shapes), [&](const TensorShape& t, float* out) {
-    std::copy(values.at(t.name)->begin(), values.at(t.name)->end(), out);
-  }, metadata);
+  return WriteSafetensors(
+      path, std::move(shapes),
+      [&](const TensorShape& t, float* out) { std::copy(values.at(t.name)->begin(), values.at(t.name)->end(), out); },
+      metadata);
 }
 
 }  // namespace visalign::clip

@@ -74,7 +74,6 @@ class SafetensorsFile {
   void ReleasePages(const void* data, size_t bytes) const;
 
  private:
-
   void Unmap();
 
   std::filesystem::path path_;

@@ -49,8 +49,8 @@ TEST(SafetensorsTest, ReadsTensorsAndMetadata) {
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   EXPECT_EQ(f->metadata().at("format"), "pt");
   EXPECT_EQ(SafetensorsFile::ToFloat(*f->Find("b"), "t").value(), (std::vector<float>{1.5f, -2.0f}));
-  EXPECT_EQ(SafetensorsFile::ToFloat(*f->Find("a"), "t").value(), (std::vector<float>{1.0f}));   // half 0x3C00
-  EXPECT_EQ(SafetensorsFile::ToFloat(*f->Find("c"), "t").value(), (std::vector<float>{1.5f}));   // bf16 0x3FC0
+  EXPECT_EQ(SafetensorsFile::ToFloat(*f->Find("a"), "t").value(), (std::vector<float>{1.0f}));  // half 0x3C00
+  EXPECT_EQ(SafetensorsFile::ToFloat(*f->Find("c"), "t").value(), (std::vector<float>{1.5f}));  // bf16 0x3FC0
   EXPECT_EQ(f->Find("c")->ShapeString(), "[]");
   EXPECT_EQ(f->Find("missing"), nullptr);
 }
@@ -77,8 +77,9 @@ TEST(MatrixFileTest, RefusesDimensionsBeyondInt) {
 
 // Seen by the fuzzer under UBSan: an empty F32 tensor was copied with memcpy(nullptr, p, 0).
 TEST(SafetensorsTest, ZeroElementTensorsConvertToEmptyVectors) {
-  const auto path = WriteFile("empty", R"({"e":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]},)"
-                                       R"("h":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}})",
+  const auto path = WriteFile("empty",
+                              R"({"e":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]},)"
+                              R"("h":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}})",
                               "");
   Result<SafetensorsFile> f = SafetensorsFile::Open(path);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
@@ -111,16 +112,19 @@ TEST(SafetensorsTest, HeaderDataMismatchesAreCorrupt) {
               HasSubstr("starts at data offset 4"));
   EXPECT_THAT(OpenStatus(WriteFile("extra", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data)).what(),
               HasSubstr("tensors cover 4 of 8 data bytes"));
-  EXPECT_THAT(OpenStatus(WriteFile("overlap", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                                              R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+  EXPECT_THAT(OpenStatus(WriteFile("overlap",
+                                   R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                   R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
                                    data))
                   .what(),
               HasSubstr("starts at data offset"));
   EXPECT_THAT(OpenStatus(WriteFile("json", R"({"a":{"dtype":"F32",)", data)).what(), HasSubstr("not a JSON object"));
-  const Status shape = OpenStatus(WriteFile("shape", R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data));
+  const Status shape =
+      OpenStatus(WriteFile("shape", R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data));
   EXPECT_THAT(shape.what(), HasSubstr("header entry \"a\" has shape [-2]"));
   EXPECT_THAT(shape.expected(), HasSubstr("non-negative integer sizes"));
-  const Status dtype = OpenStatus(WriteFile("dtype", R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", data));
+  const Status dtype =
+      OpenStatus(WriteFile("dtype", R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", data));
   EXPECT_EQ(dtype.code(), StatusCode::kUnsupported);
   EXPECT_THAT(dtype.what(), HasSubstr("F8_E4M3"));
 }

@@ -21,7 +21,7 @@ constexpr const char* kTokenizerConfigFile = "tokenizer_config.json";
 constexpr const char* kT5DefaultEos = "</s>";
 constexpr const char* kT5DefaultPad = "<pad>";
 constexpr const char* kSiglipDefaultPad = "</s>";  // transformers' SiglipTokenizer
-constexpr const char* kWordBoundary = "\u2581";      // SentencePiece's "▁"
+constexpr const char* kWordBoundary = "\u2581";    // SentencePiece's "▁"
 
 constexpr const char* kXlmRobertaModelFile = "sentencepiece.bpe.model";
 // XLMRobertaTokenizer's fairseq layout: four fixed ids, then the SentencePiece pieces shifted by one.
@@ -101,7 +101,8 @@ Result<std::vector<int32_t>> SentencePieceTokenizer::Tokenize(std::string_view t
   if (body.empty() && config_.cleaning == TextCleaning::kHfSiglip) body.push_back(processor_->PieceToId(kWordBoundary));
   std::vector<int32_t> ids;
   if (config_.add_bos) ids.push_back(config_.bos_id);
-  ids.insert(ids.end(), body.begin(), body.begin() + std::min<ptrdiff_t>(static_cast<ptrdiff_t>(body.size()), context_length - specials));
+  ids.insert(ids.end(), body.begin(),
+             body.begin() + std::min<ptrdiff_t>(static_cast<ptrdiff_t>(body.size()), context_length - specials));
   ids.push_back(config_.eos_id);
   return ids;
 }
@@ -121,8 +122,9 @@ Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
       any = any || fs::exists(dir / f);
     }
     if (!any) {
-      config.tokenizer.missing = "the Hugging Face tokenizer " + QuoteText(name) + " (hf_tokenizer_name) has no file in " +
-                                 QuoteText(model_dir.string()) + ": give token ids instead (clip embed --token-ids)";
+      config.tokenizer.missing = "the Hugging Face tokenizer " + QuoteText(name) +
+                                 " (hf_tokenizer_name) has no file in " + QuoteText(model_dir.string()) +
+                                 ": give token ids instead (clip embed --token-ids)";
       return Status::Ok();
     }
   }
@@ -137,18 +139,23 @@ Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
                                      "a Hugging Face tokenizer_config.json");
     }
     cfg = std::move(*parsed);
-    if (cfg.contains("tokenizer_class")) cls = cfg["tokenizer_class"].is_string() ? cfg["tokenizer_class"].get<std::string>() : "";
+    if (cfg.contains("tokenizer_class"))
+      cls = cfg["tokenizer_class"].is_string() ? cfg["tokenizer_class"].get<std::string>() : "";
   }
-  if (cls == "GemmaTokenizer" || cls == "GemmaTokenizerFast") return ResolveHfBpeTokenizer(dir, cfg, cfg_file.string(), config);
-  if (cls == "BertTokenizer" || cls == "BertTokenizerFast") return ResolveWordPieceTokenizer(dir, cfg, cfg_file.string(), config);
+  if (cls == "GemmaTokenizer" || cls == "GemmaTokenizerFast")
+    return ResolveHfBpeTokenizer(dir, cfg, cfg_file.string(), config);
+  if (cls == "BertTokenizer" || cls == "BertTokenizerFast")
+    return ResolveWordPieceTokenizer(dir, cfg, cfg_file.string(), config);
   if (cls == "XLMRobertaTokenizer" || cls == "XLMRobertaTokenizerFast") return ResolveXlmRobertaTokenizer(dir, config);
   const fs::path model_file = dir / kModelFile;
   if (!fs::is_regular_file(model_file)) {
     if (fs::is_regular_file(dir / "tokenizer.json")) {
-      return Status::Unsupported("Hugging Face tokenizer.json of class " + QuoteText(cls) + " without a SentencePiece model file",
-                                 dir.string(),
-                                 std::string(kModelFile) + " beside it (SigLIP's T5 tokenizer), or a tokenizer_config.json "
-                                 "of class GemmaTokenizer (SigLIP2)");
+      return Status::Unsupported(
+          "Hugging Face tokenizer.json of class " + QuoteText(cls) + " without a SentencePiece model file",
+          dir.string(),
+          std::string(kModelFile) +
+              " beside it (SigLIP's T5 tokenizer), or a tokenizer_config.json "
+              "of class GemmaTokenizer (SigLIP2)");
     }
     if (name.empty()) {
       return Status::NotFound("no SentencePiece model for the Hugging Face SigLIP checkpoint", dir.string(),
@@ -165,8 +172,9 @@ Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
                                  "true (SiglipTokenizer's default)");
     }
   } else if (cls != "T5Tokenizer" && cls != "T5TokenizerFast") {
-    return Status::Unsupported("unsupported tokenizer_class " + QuoteJson(cfg["tokenizer_class"]), cfg_file.string(),
-                               "T5Tokenizer, SiglipTokenizer (SigLIP), GemmaTokenizer (SigLIP2) or BertTokenizer (CLIPA)");
+    return Status::Unsupported(
+        "unsupported tokenizer_class " + QuoteJson(cfg["tokenizer_class"]), cfg_file.string(),
+        "T5Tokenizer, SiglipTokenizer (SigLIP), GemmaTokenizer (SigLIP2) or BertTokenizer (CLIPA)");
   }
   if (cfg.contains("extra_ids") && cfg["extra_ids"] != 0) {
     return Status::Unsupported("unsupported extra_ids " + QuoteJson(cfg["extra_ids"]), cfg_file.string(), "0");
@@ -183,8 +191,9 @@ Status ResolveHfTokenizer(const fs::path& model_dir, ClipConfig& config) {
   const std::optional<int32_t> eos_id = tokenizer->PieceId(eos);
   const std::optional<int32_t> pad_id = tokenizer->PieceId(pad);
   if (!eos_id || !pad_id) {
-    return Status::InvalidArgument("eos " + QuoteText(eos) + " or pad " + QuoteText(pad) + " is not in the SentencePiece vocabulary",
-                                   model_file.string(), "the special tokens named by " + std::string(kTokenizerConfigFile));
+    return Status::InvalidArgument(
+        "eos " + QuoteText(eos) + " or pad " + QuoteText(pad) + " is not in the SentencePiece vocabulary",
+        model_file.string(), "the special tokens named by " + std::string(kTokenizerConfigFile));
   }
   t.eos_id = *eos_id;
   config.tokenizer = t;

@@ -37,7 +37,8 @@ class SentencePieceTokenizer : public TextTokenizer {
   std::optional<int32_t> PieceId(const std::string& piece) const;
 
  private:
-  SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor, const TokenizerConfig& config);
+  SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor,
+                         const TokenizerConfig& config);
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
   TokenizerConfig config_;
 };
@@ -51,8 +52,8 @@ class SentencePieceTokenizer : public TextTokenizer {
 // and sets config.tokenizer (kind, model_file, eos_id, cleaning) and config.text.pad_id from its
 // eos/pad tokens; class XLMRobertaTokenizer(Fast) (MetaCLIP 2) reads sentencepiece.bpe.model there
 // in the XLM-R layout (TokenizerConfig::id_offset). A text_cfg naming a Hugging Face tokenizer of
-// which the folder holds no file at all loads without a tokenizer (TokenizerConfig::missing). A folder with only tokenizer.json of another class, or another tokenizer class,
-// is kUnsupported naming it.
+// which the folder holds no file at all loads without a tokenizer (TokenizerConfig::missing). A folder with only
+// tokenizer.json of another class, or another tokenizer class, is kUnsupported naming it.
 Status ResolveHfTokenizer(const std::filesystem::path& model_dir, ClipConfig& config);
 
 }  // namespace visalign::clip

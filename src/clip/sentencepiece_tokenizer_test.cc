@@ -69,9 +69,7 @@ TEST_F(SentencePieceTokenizerTest, CanonicalizeDropsAsciiPunctuationOnly) {
   EXPECT_EQ(EncodeUtf8(CanonicalizeText(U"  Forest_Green, «nice»!  ")), "forest green «nice»");
 }
 
-TEST_F(SentencePieceTokenizerTest, RejectsInvalidUtf8) {
-  EXPECT_FALSE(tokenizer_->Tokenize("caf\xC3", 64).ok());
-}
+TEST_F(SentencePieceTokenizerTest, RejectsInvalidUtf8) { EXPECT_FALSE(tokenizer_->Tokenize("caf\xC3", 64).ok()); }
 
 // MetaCLIP 2's XLM-R layout (XLMRobertaTokenizer over facebook/xlm-v-base's sentencepiece.bpe.model,
 // not obtainable offline): metaclip2-tiny with siglip-tiny's SentencePiece model in its place, in the
@@ -80,7 +78,8 @@ TEST_F(SentencePieceTokenizerTest, RejectsInvalidUtf8) {
 TEST(XlmRobertaLayoutTest, ShiftsSentencePieceIdsByTheFairseqOffset) {
   visalign::testing::TempDir dir;
   std::filesystem::copy_file(testing::FixtureDir("metaclip2-tiny") / "config.json", dir / "open_clip_config.json");
-  std::filesystem::create_symlink(testing::FixtureDir("metaclip2-tiny") / "model.safetensors", dir / "model.safetensors");
+  std::filesystem::create_symlink(testing::FixtureDir("metaclip2-tiny") / "model.safetensors",
+                                  dir / "model.safetensors");
   const std::filesystem::path tokenizer_dir = dir / "facebook" / "xlm-v-base";
   std::filesystem::create_directories(tokenizer_dir);
   std::filesystem::copy_file(testing::FixtureDir(kFixture) / "tokenizer" / "spiece.model",

@@ -31,7 +31,8 @@ class ReferenceSiglipVision {
   explicit ReferenceSiglipVision(const SafetensorsFile& w) : w_(w) {}
 
   // One image (CHW, size x size) -> the MAP head's output, with `gelu` in the blocks and head MLP.
-  Vec Forward(const float* image, int size, int patch, int heads, int layers, const std::function<double(double)>& gelu) const {
+  Vec Forward(const float* image, int size, int patch, int heads, int layers,
+              const std::function<double(double)>& gelu) const {
     const Vec patch_w = Get("patch_embed.proj.weight"), patch_b = Get("patch_embed.proj.bias"), pos = Get("pos_embed");
     const int width = static_cast<int>(patch_b.size());
     const int grid = size / patch;

@@ -27,11 +27,12 @@ std::u32string Normalize(std::u32string_view text, bool compatibility) {
   utf8proc_uint8_t* out = nullptr;
   int options = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
   if (compatibility) options |= UTF8PROC_COMPAT;
-  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()),
-                                          static_cast<utf8proc_ssize_t>(utf8.size()), &out,
-                                          static_cast<utf8proc_option_t>(options));
+  const utf8proc_ssize_t n =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()), static_cast<utf8proc_ssize_t>(utf8.size()),
+                   &out, static_cast<utf8proc_option_t>(options));
   if (n < 0) return std::u32string(text);  // only on invalid input, which DecodeUtf8 already excluded
-  Result<std::u32string> decoded = DecodeUtf8(std::string_view(reinterpret_cast<const char*>(out), static_cast<size_t>(n)));
+  Result<std::u32string> decoded =
+      DecodeUtf8(std::string_view(reinterpret_cast<const char*>(out), static_cast<size_t>(n)));
   std::free(out);
   return decoded.ok() ? std::move(decoded).value() : std::u32string(text);
 }
@@ -51,9 +52,8 @@ const char* LookupEntity(std::u32string_view name) {
   }
   const auto* begin = std::begin(kNamedEntities);
   const auto* end = std::end(kNamedEntities);
-  const auto* it = std::lower_bound(begin, end, key, [](const NamedEntity& e, const std::string& k) {
-    return std::strcmp(e.name, k.c_str()) < 0;
-  });
+  const auto* it = std::lower_bound(
+      begin, end, key, [](const NamedEntity& e, const std::string& k) { return std::strcmp(e.name, k.c_str()) < 0; });
   if (it != end && key == it->name) return it->value;
   return nullptr;
 }
@@ -215,8 +215,9 @@ std::u32string FixC1Controls(std::u32string_view text) {
 }
 
 std::u32string FixLatinLigatures(std::u32string_view text) {
-  static const std::u32string kLigatures = U"\u0132\u0133\u0149\u01C4\u01C5\u01C6\u01C7\u01C8\u01C9\u01CA\u01CB\u01CC"
-                                           U"\u01F1\u01F2\u01F3\uFB00\uFB01\uFB02\uFB03\uFB04\uFB05\uFB06";
+  static const std::u32string kLigatures =
+      U"\u0132\u0133\u0149\u01C4\u01C5\u01C6\u01C7\u01C8\u01C9\u01CA\u01CB\u01CC"
+      U"\u01F1\u01F2\u01F3\uFB00\uFB01\uFB02\uFB03\uFB04\uFB05\uFB06";
   std::u32string out;
   for (char32_t c : text) {
     if (kLigatures.find(c) != std::u32string::npos) {
@@ -330,7 +331,8 @@ bool IsCaseIgnorable(char32_t c) {
     return true;
   }
   // Word_Break MidLetter / MidNumLet / Single_Quote.
-  static const std::u32string kMid = U"'.:\u00B7\u0387\u05F4\u2018\u2019\u2024\u2027\uFE13\uFE52\uFE55\uFF07\uFF0E\uFF1A";
+  static const std::u32string kMid =
+      U"'.:\u00B7\u0387\u05F4\u2018\u2019\u2024\u2027\uFE13\uFE52\uFE55\uFF07\uFF0E\uFF1A";
   return kMid.find(c) != std::u32string::npos;
 }
 

@@ -22,14 +22,15 @@ struct TimmSiglipSize {
   int width, depth, heads;
   double mlp_ratio;
 };
-constexpr TimmSiglipSize kTimmSiglipSizes[] = {
-    {"base", 768, 12, 12, 4.0}, {"large", 1024, 24, 16, 4.0}, {"so400m", 1152, 27, 16, 3.7362},
-    {"giantopt", 1536, 40, 16, 4.0}};
+constexpr TimmSiglipSize kTimmSiglipSizes[] = {{"base", 768, 12, 12, 4.0},
+                                               {"large", 1024, 24, 16, 4.0},
+                                               {"so400m", 1152, 27, 16, 3.7362},
+                                               {"giantopt", 1536, 40, 16, 4.0}};
 constexpr float kTimmLayerNormEps = 1e-6f;
 const std::set<std::string>& TimmTanhGeluModels() {
-  static const std::set<std::string> kNames = {"vit_base_patch32_siglip_256", "vit_large_patch16_siglip_512",
-                                               "vit_so400m_patch16_siglip_256", "vit_so400m_patch16_siglip_384",
-                                               "vit_so400m_patch16_siglip_512", "vit_giantopt_patch16_siglip_256",
+  static const std::set<std::string> kNames = {"vit_base_patch32_siglip_256",    "vit_large_patch16_siglip_512",
+                                               "vit_so400m_patch16_siglip_256",  "vit_so400m_patch16_siglip_384",
+                                               "vit_so400m_patch16_siglip_512",  "vit_giantopt_patch16_siglip_256",
                                                "vit_giantopt_patch16_siglip_384"};
   return kNames;
 }
@@ -80,13 +81,15 @@ Result<VisionConfig> ParseTimmSiglipVision(const Json& v, const std::string& whe
   c.heads = size->heads;
   double mlp_ratio = size->mlp_ratio;
   if (f.Has("timm_model_kwargs")) {
-    VISALIGN_RETURN_IF_ERROR(ApplyTimmVitKwargs(v["timm_model_kwargs"], where + " timm_model_kwargs", {}, c, mlp_ratio));
+    VISALIGN_RETURN_IF_ERROR(
+        ApplyTimmVitKwargs(v["timm_model_kwargs"], where + " timm_model_kwargs", {}, c, mlp_ratio));
   }
   f.Ignore({"timm_model_kwargs", "timm_model_pretrained", "timm_drop", "timm_drop_path", "patch_dropout"});
   VISALIGN_ASSIGN_OR_RETURN(int image_size, f.SquareSize("image_size", c.image_size));
   if (image_size != c.image_size) {
-    return Status::InvalidArgument(fmt::format("image_size {} differs from the timm model's {}", image_size, c.image_size),
-                                   where, "the timm model's img_size");
+    return Status::InvalidArgument(
+        fmt::format("image_size {} differs from the timm model's {}", image_size, c.image_size), where,
+        "the timm model's img_size");
   }
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_pool", {"map"}, "timm pooling"));
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_proj", {"none"}, "timm projection (SigLIP uses none)"));
@@ -155,8 +158,8 @@ Result<VisionConfig> ParseOpenClipTimm(const Json& v, const std::string& where) 
   if (known == nullptr) {
     std::string names;
     for (const TimmConvNext& m : kTimmConvNexts) names += (names.empty() ? "" : ", ") + std::string(m.name);
-    return Status::Unsupported("unsupported " + TimmFamily(cn.timm_model_name) + " timm vision tower (timm_model_name = \"" +
-                                   cn.timm_model_name + "\")",
+    return Status::Unsupported("unsupported " + TimmFamily(cn.timm_model_name) +
+                                   " timm vision tower (timm_model_name = \"" + cn.timm_model_name + "\")",
                                where, "a timm SigLIP ViT or one of the timm ConvNeXt models " + names);
   }
   cn.depths = known->depths;
@@ -183,7 +186,8 @@ Result<VisionConfig> ParseOpenClipTimm(const Json& v, const std::string& where) 
   if (c.image_size < kConvNextTotalStride) {
     return Status::InvalidArgument(fmt::format("image_size {}", c.image_size), where,
                                    fmt::format("at least {} (ConvNeXt's total stride; a smaller image leaves the last "
-                                               "stage no pixels)", kConvNextTotalStride));
+                                               "stage no pixels)",
+                                               kConvNextTotalStride));
   }
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_pool", {"", "avg"}, "timm pooling other than average"));
   VISALIGN_ASSIGN_OR_RETURN(std::string proj, f.String("timm_proj", "linear"));
@@ -197,7 +201,8 @@ Result<VisionConfig> ParseOpenClipTimm(const Json& v, const std::string& where) 
   VISALIGN_ASSIGN_OR_RETURN(cn.projection_bias, f.Bool("timm_proj_bias", false));
   // Pretrained-weight download and training-time dropout do not change inference; OpenCLIP lets the
   // timm model override the ViT fields.
-  f.Ignore({"layers", "width", "head_width", "patch_size", "mlp_ratio", "timm_model_pretrained", "timm_drop", "timm_drop_path", "patch_dropout", "output_tokens", "output_dim"});
+  f.Ignore({"layers", "width", "head_width", "patch_size", "mlp_ratio", "timm_model_pretrained", "timm_drop",
+            "timm_drop_path", "patch_dropout", "output_tokens", "output_dim"});
   VISALIGN_RETURN_IF_ERROR(f.CheckAllUsed());
   return c;
 }

@@ -9,7 +9,8 @@
 namespace visalign::clip {
 
 Result<std::vector<std::vector<int32_t>>> ReadTokenIdsFile(const std::filesystem::path& path) {
-  constexpr const char* kExpected = "a JSON array of token id rows ([[49406, 320, 49407], ...]) or {\"rows\": [{\"ids\": [...]}]}";
+  constexpr const char* kExpected =
+      "a JSON array of token id rows ([[49406, 320, 49407], ...]) or {\"rows\": [{\"ids\": [...]}]}";
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   Result<Json> j = ParseJson(text);
   if (!j.ok()) return Status::InvalidArgument(j.status().what(), path.string(), kExpected);
@@ -22,7 +23,8 @@ Result<std::vector<std::vector<int32_t>>> ReadTokenIdsFile(const std::filesystem
   for (size_t r = 0; r < rows.size(); ++r) {
     const Json& row = wrapped && rows[r].is_object() && rows[r].contains("ids") ? rows[r]["ids"] : rows[r];
     const std::string where = fmt::format("{} row {}", path.string(), r + 1);
-    if (!row.is_array() || row.empty()) return Status::InvalidArgument("row is " + QuoteJson(row), where, "a non-empty array of ids");
+    if (!row.is_array() || row.empty())
+      return Status::InvalidArgument("row is " + QuoteJson(row), where, "a non-empty array of ids");
     std::vector<int32_t> ids;
     for (const Json& id : row) {
       if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int32_t>::max()) {

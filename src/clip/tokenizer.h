@@ -38,9 +38,9 @@ class BpeTokenizer {
   void AppendBpe(std::u32string_view piece, std::vector<int32_t>* out) const;
 
   std::vector<std::string> vocab_;
-  std::unordered_map<std::string, int32_t> encoder_;       // last id of each string (as Python's dict)
+  std::unordered_map<std::string, int32_t> encoder_;  // last id of each string (as Python's dict)
   BpeMerges merges_;
-  int32_t byte_id_[256] = {};                            // byte -> id of its symbol
+  int32_t byte_id_[256] = {};  // byte -> id of its symbol
 };
 
 }  // namespace visalign::clip

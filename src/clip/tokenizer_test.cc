@@ -73,7 +73,8 @@ TEST_F(TokenizerTest, RejectsInvalidUtf8) {
 class ReferenceBpe {
  public:
   ReferenceBpe() {
-    const std::filesystem::path gz = std::filesystem::path(VISALIGN_TEST_DATA_DIR) / "clip/bpe_simple_vocab_16e6.txt.gz";
+    const std::filesystem::path gz =
+        std::filesystem::path(VISALIGN_TEST_DATA_DIR) / "clip/bpe_simple_vocab_16e6.txt.gz";
     gzFile f = gzopen(gz.c_str(), "rb");
     std::string text;
     char buf[1 << 16];
@@ -160,13 +161,13 @@ TEST_F(TokenizerTest, LongWordsGiveTheReferencePieces) {
 TEST(TextCleanTest, HtmlUnescapeFollowsPythonHtml5Rules) {
   auto unescape = [](const std::string& s) { return Utf8(HtmlUnescape(DecodeUtf8(s).value())); };
   EXPECT_EQ(unescape("fish &amp; chips"), "fish & chips");
-  EXPECT_EQ(unescape("&ampxyz"), "&xyz");            // legacy entity without ';', longest prefix
-  EXPECT_EQ(unescape("&notit;"), "\u00ACit;");        // longest prefix "not"
-  EXPECT_EQ(unescape("&#65;&#x42;&#67"), "ABC");      // numeric, ';' optional
-  EXPECT_EQ(unescape("&#128;"), "\u20AC");            // HTML5 remaps 0x80 to the euro sign
+  EXPECT_EQ(unescape("&ampxyz"), "&xyz");         // legacy entity without ';', longest prefix
+  EXPECT_EQ(unescape("&notit;"), "\u00ACit;");    // longest prefix "not"
+  EXPECT_EQ(unescape("&#65;&#x42;&#67"), "ABC");  // numeric, ';' optional
+  EXPECT_EQ(unescape("&#128;"), "\u20AC");        // HTML5 remaps 0x80 to the euro sign
   EXPECT_EQ(unescape("&#0;"), "\uFFFD");
-  EXPECT_EQ(unescape("&#xD800;"), "\uFFFD");          // surrogate
-  EXPECT_EQ(unescape("&#99999999999;"), "\uFFFD");    // beyond U+10FFFF
+  EXPECT_EQ(unescape("&#xD800;"), "\uFFFD");        // surrogate
+  EXPECT_EQ(unescape("&#99999999999;"), "\uFFFD");  // beyond U+10FFFF
   EXPECT_EQ(unescape("&bogus; & &#;"), "&bogus; & &#;");
   EXPECT_EQ(unescape("&hellip;&NewLine;"), "\u2026\n");
 }
@@ -176,22 +177,22 @@ TEST(TextCleanTest, FtfyFixes) {
   EXPECT_EQ(fix("\u201Cq\u201D \u2018a\u2019"), "\"q\" 'a'");
   EXPECT_EQ(fix("\uFB01ne \uFB02ow"), "fine flow");
   EXPECT_EQ(fix("\uFF21\uFF11\u3000x"), "A1 x");
-  EXPECT_EQ(fix("caf\u00C3\u00A9"), "caf\u00E9");          // UTF-8 read as latin-1
+  EXPECT_EQ(fix("caf\u00C3\u00A9"), "caf\u00E9");                      // UTF-8 read as latin-1
   EXPECT_EQ(fix("\u00E2\u20AC\u0153hi\u00E2\u20AC\u009D"), "\"hi\"");  // cp1252 mojibake of curly quotes
-  EXPECT_EQ(fix("caf\u00E9"), "caf\u00E9");                // legitimate latin-1 text stays
-  EXPECT_EQ(fix("e\u0301"), "\u00E9");                      // NFC
-  EXPECT_EQ(fix("a\x1b[31mred\x1b[0m\x01"), "ared");        // terminal escapes, control chars
-  EXPECT_EQ(fix("&EACUTE; &amp;amp;"), "\u00C9 &");         // ftfy unescapes (repeatedly) when there is no '<' 
-  EXPECT_EQ(fix("<b>&amp;</b>"), "<b>&amp;</b>");            // ... skipped when '<' is present
-  EXPECT_EQ(fix("x\u00B2 \u00BD"), "x\u00B2 \u00BD");       // no general NFKC
+  EXPECT_EQ(fix("caf\u00E9"), "caf\u00E9");                            // legitimate latin-1 text stays
+  EXPECT_EQ(fix("e\u0301"), "\u00E9");                                 // NFC
+  EXPECT_EQ(fix("a\x1b[31mred\x1b[0m\x01"), "ared");                   // terminal escapes, control chars
+  EXPECT_EQ(fix("&EACUTE; &amp;amp;"), "\u00C9 &");    // ftfy unescapes (repeatedly) when there is no '<'
+  EXPECT_EQ(fix("<b>&amp;</b>"), "<b>&amp;</b>");      // ... skipped when '<' is present
+  EXPECT_EQ(fix("x\u00B2 \u00BD"), "x\u00B2 \u00BD");  // no general NFKC
 }
 
 TEST(TextCleanTest, PythonLowerHandlesSpecialCasing) {
   auto lower = [](const std::string& s) { return Utf8(PythonLower(DecodeUtf8(s).value())); };
   EXPECT_EQ(lower("\u0130"), "i\u0307");
-  EXPECT_EQ(lower("\u039F\u0394\u039F\u03A3"), "\u03BF\u03B4\u03BF\u03C2");            // final sigma
-  EXPECT_EQ(lower("\u03A3\u039F"), "\u03C3\u03BF");                                     // not final
-  EXPECT_EQ(lower("\u039F\u03A3 \u03A3"), "\u03BF\u03C2 \u03C3");                       // lone sigma: not final
+  EXPECT_EQ(lower("\u039F\u0394\u039F\u03A3"), "\u03BF\u03B4\u03BF\u03C2");  // final sigma
+  EXPECT_EQ(lower("\u03A3\u039F"), "\u03C3\u03BF");                          // not final
+  EXPECT_EQ(lower("\u039F\u03A3 \u03A3"), "\u03BF\u03C2 \u03C3");            // lone sigma: not final
 }
 
 TEST(TextCleanTest, CollapseWhitespaceUsesPythonIsspace) {

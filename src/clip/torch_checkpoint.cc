@@ -142,7 +142,8 @@ class TensorReader {
     std::vector<int64_t> out;
     for (uint32_t i : tuple.items) {
       const PickleValue& v = p_.at(i);
-      if (v.kind != PickleKind::kInt || v.integer < 0) return Bad(name, fmt::format("a {} with a negative or non-integer entry", what));
+      if (v.kind != PickleKind::kInt || v.integer < 0)
+        return Bad(name, fmt::format("a {} with a negative or non-integer entry", what));
       out.push_back(v.integer);
     }
     return out;
@@ -169,7 +170,8 @@ class TensorReader {
     }
     s.dtype = found->dtype;
     const ZipEntry* entry = zip_.Find(prefix_ + "data/" + key.text);
-    if (entry == nullptr) return Bad(name, fmt::format("storage {} has no data/{} entry", QuoteText(key.text), QuoteText(key.text)));
+    if (entry == nullptr)
+      return Bad(name, fmt::format("storage {} has no data/{} entry", QuoteText(key.text), QuoteText(key.text)));
     const size_t element = DTypeSize(s.dtype);
     if (entry->size / element < static_cast<uint64_t>(numel.integer)) {
       return Bad(name, fmt::format("storage {} has {} bytes for {} elements of {} bytes", QuoteText(key.text),
@@ -235,16 +237,17 @@ Result<CheckpointTensors> ReadTensors(const uint8_t* bytes, size_t size, const s
   VISALIGN_ASSIGN_OR_RETURN(std::string prefix, PickleEntryPrefix(zip, where));
   const ZipEntry* pkl = zip.Find(prefix + "data.pkl");
   const std::string pickle_where = where + " " + prefix + "data.pkl";
-  VISALIGN_ASSIGN_OR_RETURN(
-      Unpickled pickle,
-      Unpickle(std::string_view(reinterpret_cast<const char*>(pkl->data), pkl->size), StateDictGlobals(), pickle_where));
+  VISALIGN_ASSIGN_OR_RETURN(Unpickled pickle,
+                            Unpickle(std::string_view(reinterpret_cast<const char*>(pkl->data), pkl->size),
+                                     StateDictGlobals(), pickle_where));
   const PickleValue* dict = &pickle.at(pickle.root);
   if (dict->kind != PickleKind::kDict) {
     return Status::Unsupported("the checkpoint's object is not a dict", pickle_where,
                                "a state dict or a training checkpoint with a \"state_dict\"");
   }
   bool training = false;
-  if (const PickleValue* inner = pickle.Lookup(*dict, kStateDictKey); inner != nullptr && inner->kind == PickleKind::kDict) {
+  if (const PickleValue* inner = pickle.Lookup(*dict, kStateDictKey);
+      inner != nullptr && inner->kind == PickleKind::kDict) {
     dict = inner;
     training = true;
   }
@@ -259,7 +262,8 @@ Result<CheckpointTensors> ReadTensors(const uint8_t* bytes, size_t size, const s
     std::string name = key.text;
     if (training && name.starts_with(kDataParallelPrefix)) name.erase(0, kDataParallelPrefix.size());
     if (!names.insert(name).second) {
-      return Status::Corrupt(fmt::format("tensor {} appears twice", QuoteText(name)), pickle_where, "unique tensor names");
+      return Status::Corrupt(fmt::format("tensor {} appears twice", QuoteText(name)), pickle_where,
+                             "unique tensor names");
     }
     VISALIGN_ASSIGN_OR_RETURN(TensorInfo t, reader.Read(name, pickle.at(dict->items[i + 1]), out.owned));
     out.tensors.push_back(std::move(t));
@@ -297,8 +301,7 @@ Result<SafetensorsFile> OpenWeightsFile(const std::filesystem::path& path) {
   if (zip) return OpenTorchCheckpoint(path);
   if (legacy) {
     return Status::Unsupported("legacy PyTorch serialization (torch < 1.6, a bare pickle, not a zip archive)",
-                               path.string(),
-                               "torch.save's zip format (re-save with torch >= 1.6) or safetensors");
+                               path.string(), "torch.save's zip format (re-save with torch >= 1.6) or safetensors");
   }
   return SafetensorsFile::Open(path);
 }

@@ -18,8 +18,8 @@ namespace visalign::clip {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using testing::FloatBytes;
+using ::testing::HasSubstr;
 using testing::PickleStateDict;
 using testing::PickleTensor;
 using testing::StoredZip;
@@ -28,7 +28,8 @@ fs::path BinFixture(const std::string& name) { return clip::testing::FixtureDir(
 
 // Every tensor of siglip-tiny's safetensors, by name, dtype, shape and bytes.
 void ExpectSameTensors(const SafetensorsFile& bin) {
-  const SafetensorsFile reference = SafetensorsFile::Open(clip::testing::FixtureDir("siglip-tiny") / "model.safetensors").value();
+  const SafetensorsFile reference =
+      SafetensorsFile::Open(clip::testing::FixtureDir("siglip-tiny") / "model.safetensors").value();
   ASSERT_EQ(bin.tensors().size(), reference.tensors().size());
   for (const TensorInfo& r : reference.tensors()) {
     const TensorInfo* t = bin.Find(r.name);
@@ -118,10 +119,10 @@ std::string Checkpoint(const std::string& pickle, const std::vector<std::pair<st
 TEST(TorchCheckpointTest, ReadsFloat16AndBfloat16StoragesAsTheirDtypes) {
   const std::string half = testing::LittleEndian(0x3C00, 2) + testing::LittleEndian(0xC000, 2);  // 1, -2
   const std::string bf16 = testing::LittleEndian(0x3F80, 2);                                     // 1
-  Result<SafetensorsFile> file = ReadBytes(Checkpoint(
-      PickleStateDict({{"h", PickleTensor("HalfStorage", "0", 2, 0, {2}, {1})},
-                       {"b", PickleTensor("BFloat16Storage", "1", 1, 0, {}, {})}}),
-      {{"0", half}, {"1", bf16}}));
+  Result<SafetensorsFile> file =
+      ReadBytes(Checkpoint(PickleStateDict({{"h", PickleTensor("HalfStorage", "0", 2, 0, {2}, {1})},
+                                            {"b", PickleTensor("BFloat16Storage", "1", 1, 0, {}, {})}}),
+                           {{"0", half}, {"1", bf16}}));
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   EXPECT_EQ(file->Find("h")->dtype, DType::kF16);
   EXPECT_EQ(SafetensorsFile::ToFloat(*file->Find("h"), "h").value(), (std::vector<float>{1.0f, -2.0f}));
@@ -133,13 +134,14 @@ TEST(TorchCheckpointTest, StridedViewsAreCopiedInRowMajorOrderAndSharedStoragesO
   // storage 0..5 as a 2x3 matrix; "t" is its transpose (3x2, stride (1, 3)); "tail" shares the
   // storage from element 4; "p" is an nn.Parameter around a tensor.
   const std::string storage = FloatBytes({0, 1, 2, 3, 4, 5});
-  const std::string parameter = "ctorch._utils\n_rebuild_parameter\n(" + PickleTensor("FloatStorage", "0", 6, 0, {6}, {1}) +
-                                "\x88" + testing::kPickleOrderedDict + "tR";
-  Result<SafetensorsFile> file = ReadBytes(Checkpoint(
-      PickleStateDict({{"t", PickleTensor("FloatStorage", "0", 6, 0, {3, 2}, {1, 3})},
-                       {"tail", PickleTensor("FloatStorage", "0", 6, 4, {2}, {1})},
-                       {"p", parameter}}),
-      {{"0", storage}}));
+  const std::string parameter = "ctorch._utils\n_rebuild_parameter\n(" +
+                                PickleTensor("FloatStorage", "0", 6, 0, {6}, {1}) + "\x88" +
+                                testing::kPickleOrderedDict + "tR";
+  Result<SafetensorsFile> file =
+      ReadBytes(Checkpoint(PickleStateDict({{"t", PickleTensor("FloatStorage", "0", 6, 0, {3, 2}, {1, 3})},
+                                            {"tail", PickleTensor("FloatStorage", "0", 6, 4, {2}, {1})},
+                                            {"p", parameter}}),
+                           {{"0", storage}}));
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   EXPECT_EQ(SafetensorsFile::ToFloat(*file->Find("t"), "t").value(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
   EXPECT_EQ(file->Find("t")->shape, (std::vector<int64_t>{3, 2}));
@@ -166,25 +168,33 @@ struct BadCase {
 
 std::vector<BadCase> BadCases() {
   const std::string one = FloatBytes({1});
-  const std::string good = Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "0", 1, 0, {1}, {1})}}), {{"0", one}});
+  const std::string good =
+      Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "0", 1, 0, {1}, {1})}}), {{"0", one}});
   std::string compressed = good;
   compressed[8] = 8;  // the local header's method: deflate
   const size_t central = compressed.find(std::string("PK\x01\x02", 4));
   compressed[central + 10] = 8;
   return {
       {"truncated", good.substr(0, good.size() - 30), StatusCode::kCorrupt, "end-of-central-directory"},
-      {"storage_too_small", Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "0", 4, 0, {4}, {1})}}), {{"0", one}}),
+      {"storage_too_small",
+       Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "0", 4, 0, {4}, {1})}}), {{"0", one}}),
        StatusCode::kCorrupt, "has 4 bytes for 4 elements"},
-      {"view_past_storage", Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "0", 1, 0, {2}, {1})}}), {{"0", one}}),
+      {"view_past_storage",
+       Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "0", 1, 0, {2}, {1})}}), {{"0", one}}),
        StatusCode::kCorrupt, "reaching past its 1-element storage"},
-      {"huge_stride", Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "0", 1, 0, {2}, {2147483647})}}), {{"0", one}}),
+      {"huge_stride",
+       Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "0", 1, 0, {2}, {2147483647})}}), {{"0", one}}),
        StatusCode::kCorrupt, "reaching past"},
-      {"missing_storage", Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "9", 1, 0, {1}, {1})}}), {{"0", one}}),
+      {"missing_storage",
+       Checkpoint(PickleStateDict({{"x", PickleTensor("FloatStorage", "9", 1, 0, {1}, {1})}}), {{"0", one}}),
        StatusCode::kCorrupt, "no data/\"9\" entry"},
       {"forbidden_opcode", Checkpoint("\x80\x02}(" + testing::PickleString("x") + "i__builtin__\nexec\n.", {}),
        StatusCode::kInvalidArgument, "pickle opcode 0x69 at byte 10 is not allowed"},
-      {"storage_called", Checkpoint("\x80\x02" "ctorch\nFloatStorage\n)R.", {}), StatusCode::kInvalidArgument,
-       "pickle calls \"torch FloatStorage\""},
+      {"storage_called",
+       Checkpoint("\x80\x02"
+                  "ctorch\nFloatStorage\n)R.",
+                  {}),
+       StatusCode::kInvalidArgument, "pickle calls \"torch FloatStorage\""},
       {"stack_global_forbidden",
        Checkpoint("\x80\x04" + testing::PickleString("builtins") + testing::PickleString("eval") + "\x93.", {}),
        StatusCode::kInvalidArgument, "\"builtins eval\" is not allowed"},
@@ -208,7 +218,11 @@ TEST(TorchCheckpointTest, DamagedAndHostileBytesAreOneLineErrors) {
 
 TEST(TorchCheckpointTest, LegacyFormatIsRefusedNamingIt) {
   const visalign::testing::TempDir tmp;
-  const fs::path path = tmp.Write("legacy.bin", std::string("\x80\x02\x8a\x0a" "l\xfc\x9c" "F\xf9 j\xa8" "P\x19.", 15));
+  const fs::path path = tmp.Write("legacy.bin", std::string("\x80\x02\x8a\x0a"
+                                                            "l\xfc\x9c"
+                                                            "F\xf9 j\xa8"
+                                                            "P\x19.",
+                                                            15));
   Result<SafetensorsFile> file = OpenWeightsFile(path);
   ASSERT_FALSE(file.ok());
   EXPECT_EQ(file.status().code(), StatusCode::kUnsupported);

@@ -94,7 +94,8 @@ void RunBlocks(const TowerConfig& cfg, Activation act, const TowerWeights& tw, f
       Linear(b.fc_gate, rows, w, mlp, mlp_in, 0.0f, gate.data());
       if (b.mlp == MlpKind::kSwiGlu) {
         AddBiasSwiGlu(gate.data(), hidden.data(), rows, mlp, b.fc_gate.bias.data, b.fc.bias.data);
-        LayerNorm(gate.data(), hidden.data(), rows, mlp, b.mlp_norm_gain.data, b.mlp_norm_bias.data, cfg.layer_norm_eps);
+        LayerNorm(gate.data(), hidden.data(), rows, mlp, b.mlp_norm_gain.data, b.mlp_norm_bias.data,
+                  cfg.layer_norm_eps);
       } else {
         AddBiasGeGlu(gate.data(), hidden.data(), rows, mlp, b.fc_gate.bias.data, b.fc.bias.data);
         mlp_out = gate.data();
@@ -250,7 +251,8 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     for (int i = 0; i < n; ++i) {
       for (int k = 0; k < patches; ++k) {
         for (int c = 0; c < width; ++c) {
-          chw[(static_cast<size_t>(i) * width + c) * patches + k] = embedded[(static_cast<size_t>(i) * patches + k) * width + c];
+          chw[(static_cast<size_t>(i) * width + c) * patches + k] =
+              embedded[(static_cast<size_t>(i) * patches + k) * width + c];
         }
       }
       Trace(o, "visual.conv1_out", chw.data(), chw.size());
@@ -285,7 +287,7 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
   if (v.eva.enabled) Trace(o, prefix + "norm_pre_out", x.data(), x.size());  // identity without norm_pre (EVA)
   // OpenCLIP's timm towers use exact GELU whatever its config's quick_gelu says; transformers'
   // SiglipVisionTransformer its hidden_act (blocks and pooling head alike).
-  const Activation act = v.activation              ? *v.activation
+  const Activation act = v.activation                                           ? *v.activation
                          : timm && config.layout == CheckpointLayout::kOpenClip ? Activation::kGelu
                                                                                 : config.activation;
   BlockRun run;
@@ -305,7 +307,8 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     return out;
   }
   if (timm_head) {  // norm on every token, the class token, trunk.head
-    Matrix out = PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm");
+    Matrix out =
+        PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, "visual.", "trunk.norm");
     Trace(o, "visual.projected", out.data.data(), out.data.size());
     return out;
   }
@@ -333,7 +336,8 @@ Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix
     Trace(o, prefix + "norm_out", x.data(), x.size());
     return AttentionPool(v, act, w.attention_pool, x.data(), n, seq, o, prefix);
   }
-  return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, prefix, "ln_post", first_patch);
+  return PoolAndProject(v, config.embed_dim, w.vision, x.data(), n, seq, class_token, o, prefix, "ln_post",
+                        first_patch);
 }
 
 int PooledPosition(const TextConfig& t, const std::vector<int32_t>& ids) {
@@ -395,8 +399,8 @@ Matrix EncodeCocaText(const ClipConfig& config, const ClipWeights& w, const std:
   run.causal = true;
   run.key_valid = key_valid.data();
   RunBlocks(t, t.activation.value_or(config.activation), w.text, x.data(), n, seq, run, o, "text.");
-  return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, std::vector<int>(static_cast<size_t>(n), rows), o,
-                        "text.", "ln_final");
+  return PoolAndProject(t, config.embed_dim, w.text, x.data(), n, seq, std::vector<int>(static_cast<size_t>(n), rows),
+                        o, "text.", "ln_final");
 }
 
 }  // namespace

@@ -52,25 +52,25 @@ struct BlockWeights {
   // EVA02 only (empty otherwise): attn.norm over the heads before out_proj.
   Tensor attn_norm_gain, attn_norm_bias;
   MlpKind mlp = MlpKind::kPlain;
-  LinearWeights fc_gate;                   // kSwiGlu, kGeGlu: the gate (fc is the value)
-  Tensor mlp_norm_gain, mlp_norm_bias;     // kSwiGlu: over the hidden units before proj
+  LinearWeights fc_gate;                      // kSwiGlu, kGeGlu: the gate (fc is the value)
+  Tensor mlp_norm_gain, mlp_norm_bias;        // kSwiGlu: over the hidden units before proj
   Tensor mlp_in_norm_gain, mlp_in_norm_bias;  // kGeGlu: over the MLP's input
 };
 
 struct TowerWeights {
   std::vector<BlockWeights> blocks;
-  Tensor positional;        // [tokens, width]; empty for ViTamin's pos_embed 'none'
+  Tensor positional;                    // [tokens, width]; empty for ViTamin's pos_embed 'none'
   Tensor ln_final_gain, ln_final_bias;  // ln_post (vision) / ln_final (text)
-  LinearWeights projection;  // width -> embed_dim (bias only for SigLIP's text tower)
-  bool post_norm = false;    // EVA02-E: x + ln1(attn(x)), x + ln2(mlp(x)) instead of the pre-norm block
+  LinearWeights projection;             // width -> embed_dim (bias only for SigLIP's text tower)
+  bool post_norm = false;               // EVA02-E: x + ln1(attn(x)), x + ln2(mlp(x)) instead of the pre-norm block
 };
 
 // timm AttentionPoolLatent (SigLIP's MAP head): one learned query over all tokens, then an MLP.
 struct AttentionPoolWeights {
-  Tensor latent;                  // [width]
-  LinearWeights q, kv, proj;      // kv: [2 * width, width], k rows first
+  Tensor latent;              // [width]
+  LinearWeights q, kv, proj;  // kv: [2 * width, width], k rows first
   Tensor norm_gain, norm_bias;
-  LinearWeights fc, fc_proj;      // the MLP (mlp.fc1, mlp.fc2)
+  LinearWeights fc, fc_proj;  // the MLP (mlp.fc1, mlp.fc2)
 };
 
 // OpenCLIP's AttentionalPooler (CoCa): learned queries [queries, E] through ln_q and q, keys and values
@@ -97,16 +97,16 @@ struct ClipWeights {
   std::shared_ptr<const FastVitWeights> fastvit;
   std::shared_ptr<const MciConvStemWeights> mci_stem;  // ViT with MobileCLIP's ConvStem (patch_embedding empty)
   TowerWeights vision;
-  Tensor ln_pre_gain, ln_pre_bias;  // empty when the model has no ln_pre
-  Tensor patch_embedding;           // [width, 3 * patch * patch] (conv1 flattened c, y, x)
-  Tensor patch_bias;                // [width], empty for CLIP (conv1 has no bias)
-  Tensor class_embedding;           // [width], empty without a class token
-  AttentionPoolWeights attention_pool;  // vision Pooling::kAttentionPool only
+  Tensor ln_pre_gain, ln_pre_bias;              // empty when the model has no ln_pre
+  Tensor patch_embedding;                       // [width, 3 * patch * patch] (conv1 flattened c, y, x)
+  Tensor patch_bias;                            // [width], empty for CLIP (conv1 has no bias)
+  Tensor class_embedding;                       // [width], empty without a class token
+  AttentionPoolWeights attention_pool;          // vision Pooling::kAttentionPool only
   AttentionalPoolerWeights attentional_pooler;  // VisionConfig::attentional_pool only (CoCa)
   TowerWeights text;
-  Tensor token_embedding;           // [vocab, width]
-  Tensor text_cls;                  // [width], TextConfig::embed_cls only (CoCa's cls_emb)
-  RopeTable rope;                   // EVA02's vision tower only (tokens 0 otherwise)
+  Tensor token_embedding;  // [vocab, width]
+  Tensor text_cls;         // [width], TextConfig::embed_cls only (CoCa's cls_emb)
+  RopeTable rope;          // EVA02's vision tower only (tokens 0 otherwise)
   float logit_scale_log = 0.0f;
   float logit_bias = 0.0f;  // sigmoid models only
 };
@@ -134,7 +134,8 @@ inline void Trace(const ForwardOptions& o, const std::string& name, const float*
 }
 
 // pixels: rows = images, cols = 3 * S * S (CHW). Returns [images x embed_dim].
-Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels, const ForwardOptions& options);
+Matrix EncodeVision(const ClipConfig& config, const ClipWeights& w, const Matrix& pixels,
+                    const ForwardOptions& options);
 // The position a text tower pools for one row of ids (padded to context_length): the first highest id
 // (kArgmax), the first eos_id (kEos; position 0 when there is none, as open_clip's
 // (ids == eos).int().argmax() gives), or context_length - 1 (kLast).

@@ -190,7 +190,8 @@ Status LoadVitaminVision(WeightLoader& l, const ClipConfig& config, ClipWeights&
     VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, l.Get(kTrunk + "pos_embed", {1, tokens, width}));
   }
   VISALIGN_RETURN_IF_ERROR(GetNorm(l, kTrunk + "fc_norm", width, w.vision.ln_final_gain, w.vision.ln_final_bias));
-  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, GetLinear(l, "visual.head.proj", config.embed_dim, width, /*bias=*/false));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection,
+                            GetLinear(l, "visual.head.proj", config.embed_dim, width, /*bias=*/false));
   return Status::Ok();
 }
 

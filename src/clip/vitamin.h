@@ -23,10 +23,10 @@ struct MbConvBlockWeights {
   int stride = 1;
   int in = 0, mid = 0, out = 0;
   Tensor pre_norm_gain, pre_norm_bias;
-  LinearWeights expand;  // shortcut.expand: stride-2 blocks that change the width; empty otherwise
-  LinearWeights conv1;   // conv1_1x1 [mid, in]
+  LinearWeights expand;    // shortcut.expand: stride-2 blocks that change the width; empty otherwise
+  LinearWeights conv1;     // conv1_1x1 [mid, in]
   DepthwiseWeights conv2;  // conv2_kxk 3×3, the block's stride
-  LinearWeights conv3;   // conv3_1x1 [out, mid]
+  LinearWeights conv3;     // conv3_1x1 [out, mid]
 };
 
 struct VitaminStemWeights {

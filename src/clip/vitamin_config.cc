@@ -95,8 +95,9 @@ Result<VisionConfig> ParseTimmVitamin(const Json& v, const std::string& where) {
   // OpenCLIP does not pass image_size to timm: a differing one would preprocess to a size the trunk refuses.
   VISALIGN_ASSIGN_OR_RETURN(int image_size, f.SquareSize("image_size", c.image_size));
   if (image_size != c.image_size) {
-    return Status::InvalidArgument(fmt::format("image_size {} differs from the timm model's {}", image_size, c.image_size),
-                                   where, "the timm model's img_size (timm_model_kwargs img_size)");
+    return Status::InvalidArgument(
+        fmt::format("image_size {} differs from the timm model's {}", image_size, c.image_size), where,
+        "the timm model's img_size (timm_model_kwargs img_size)");
   }
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_pool", {"", "avg"}, "timm pooling (ViTamin: the trunk's average)"));
   VISALIGN_RETURN_IF_ERROR(f.Require("timm_proj", {"linear"}, "timm projection (ViTamin: linear)"));

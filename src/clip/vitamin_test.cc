@@ -18,8 +18,8 @@ namespace visalign::clip {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 constexpr const char* kFixture = "vitamin-tiny";
 
@@ -123,7 +123,8 @@ class VitaminModelDir : public ::testing::Test {
     return WriteSafetensors(dir / "open_clip_model.safetensors", std::move(tensors));
   }
   Matrix FixturePixels() const {
-    return testing::DebugPixels(SafetensorsFile::Open(testing::FixtureDir(kFixture) / "debug_activations.safetensors").value());
+    return testing::DebugPixels(
+        SafetensorsFile::Open(testing::FixtureDir(kFixture) / "debug_activations.safetensors").value());
   }
 };
 

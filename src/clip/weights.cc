@@ -27,14 +27,23 @@ struct BlockNames {
 
 BlockNames OpenClipBlock(const std::string& tower_prefix, int i) {
   const std::string p = tower_prefix + "transformer.resblocks." + std::to_string(i) + ".";
-  return {p + "ln_1", p + "ln_2", p + "attn.out_proj", p + "mlp.c_fc", p + "mlp.c_proj",
-          {p + "attn.in_proj_weight"}, {p + "attn.in_proj_bias"}};
+  return {p + "ln_1",
+          p + "ln_2",
+          p + "attn.out_proj",
+          p + "mlp.c_fc",
+          p + "mlp.c_proj",
+          {p + "attn.in_proj_weight"},
+          {p + "attn.in_proj_bias"}};
 }
 
 BlockNames HfBlock(const std::string& tower_prefix, int i) {
   const std::string p = tower_prefix + "encoder.layers." + std::to_string(i) + ".";
   const std::string a = p + "self_attn.";
-  return {p + "layer_norm1", p + "layer_norm2", a + "out_proj", p + "mlp.fc1", p + "mlp.fc2",
+  return {p + "layer_norm1",
+          p + "layer_norm2",
+          a + "out_proj",
+          p + "mlp.fc1",
+          p + "mlp.fc2",
           {a + "q_proj.weight", a + "k_proj.weight", a + "v_proj.weight"},
           {a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}};
 }
@@ -44,7 +53,8 @@ Result<std::vector<BlockWeights>> GetBlocks(WeightLoader& l, const TowerConfig& 
   std::vector<BlockWeights> blocks;
   const int64_t w = cfg.width;
   for (int i = 0; i < cfg.layers; ++i) {
-    const BlockNames n = layout == CheckpointLayout::kOpenClip ? OpenClipBlock(tower_prefix, i) : HfBlock(tower_prefix, i);
+    const BlockNames n =
+        layout == CheckpointLayout::kOpenClip ? OpenClipBlock(tower_prefix, i) : HfBlock(tower_prefix, i);
     BlockWeights b;
     VISALIGN_ASSIGN_OR_RETURN(b.ln1_gain, l.Get(n.ln1 + ".weight", {w}));
     VISALIGN_ASSIGN_OR_RETURN(b.ln1_bias, l.Get(n.ln1 + ".bias", {w}));
@@ -84,8 +94,8 @@ Result<LinearWeights> GetProjection(WeightLoader& l, CheckpointLayout layout, co
 std::vector<LinearWeights*> LinearLayers(ClipWeights& w) {
   AttentionPoolWeights& a = w.attention_pool;
   AttentionalPoolerWeights& c = w.attentional_pooler;
-  std::vector<LinearWeights*> all = {&w.vision.projection, &w.text.projection, &a.q, &a.kv, &a.proj, &a.fc, &a.fc_proj,
-                                     &c.q, &c.kv, &c.out};
+  std::vector<LinearWeights*> all = {
+      &w.vision.projection, &w.text.projection, &a.q, &a.kv, &a.proj, &a.fc, &a.fc_proj, &c.q, &c.kv, &c.out};
   for (TowerWeights* tower : {&w.vision, &w.text}) {
     for (BlockWeights& b : tower->blocks) {
       for (LinearWeights* lin : {&b.qkv, &b.out_proj, &b.fc, &b.proj, &b.fc_gate}) all.push_back(lin);
@@ -179,8 +189,9 @@ Status LoadSiglipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& 
   VISALIGN_ASSIGN_OR_RETURN(w.patch_embedding, l.Get(patch + ".weight", {width, 3, v.patch_size, v.patch_size}));
   w.patch_embedding.shape = {width, 3LL * v.patch_size * v.patch_size};
   VISALIGN_ASSIGN_OR_RETURN(w.patch_bias, l.Get(patch + ".bias", {width}));
-  VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, oc ? l.Get(p + "pos_embed", {1, tokens, width})
-                                                    : l.Get(p + "embeddings.position_embedding.weight", {tokens, width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.positional,
+                            oc ? l.Get(p + "pos_embed", {1, tokens, width})
+                               : l.Get(p + "embeddings.position_embedding.weight", {tokens, width}));
   const std::string norm = oc ? p + "norm" : p + "post_layernorm";
   VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(norm + ".weight", {width}));
   VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(norm + ".bias", {width}));
@@ -210,11 +221,11 @@ Status LoadClipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w)
   const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid() + 1;
   const int64_t patch_values = 3LL * v.patch_size * v.patch_size;
   VISALIGN_ASSIGN_OR_RETURN(w.vision.blocks, GetBlocks(l, v, config.layout, oc ? "visual." : "vision_model."));
-  VISALIGN_ASSIGN_OR_RETURN(w.class_embedding,
-                            l.Get(oc ? "visual.class_embedding" : "vision_model.embeddings.class_embedding", {v.width}));
   VISALIGN_ASSIGN_OR_RETURN(
-      w.vision.positional,
-      l.Get(oc ? "visual.positional_embedding" : "vision_model.embeddings.position_embedding.weight", {tokens, v.width}));
+      w.class_embedding, l.Get(oc ? "visual.class_embedding" : "vision_model.embeddings.class_embedding", {v.width}));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, l.Get(oc ? "visual.positional_embedding"
+                                                          : "vision_model.embeddings.position_embedding.weight",
+                                                       {tokens, v.width}));
   VISALIGN_ASSIGN_OR_RETURN(w.patch_embedding,
                             l.Get(oc ? "visual.conv1.weight" : "vision_model.embeddings.patch_embedding.weight",
                                   {v.width, 3, v.patch_size, v.patch_size}));
@@ -229,8 +240,9 @@ Status LoadClipVision(WeightLoader& l, const ClipConfig& config, ClipWeights& w)
   if (v.attentional_pool) VISALIGN_RETURN_IF_ERROR(LoadAttentionalPooler(l, config, w.attentional_pooler));
   VISALIGN_RETURN_IF_ERROR(l.Norm(oc ? "visual.ln_post" : "vision_model.post_layernorm", pooled_width,
                                   w.vision.ln_final_gain, w.vision.ln_final_bias));
-  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, GetProjection(l, config.layout, oc ? "visual.proj" : "visual_projection.weight",
-                                                               pooled_width, config.embed_dim));
+  VISALIGN_ASSIGN_OR_RETURN(
+      w.vision.projection,
+      GetProjection(l, config.layout, oc ? "visual.proj" : "visual_projection.weight", pooled_width, config.embed_dim));
   return Status::Ok();
 }
 

@@ -25,8 +25,8 @@ int Category(char32_t c) { return utf8proc_category(static_cast<utf8proc_int32_t
 
 // Rust's char::is_whitespace (Unicode White_Space), as HF's BertNormalizer and BertPreTokenizer use it.
 bool IsWhitespace(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
-         c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 // Category C (Cc, Cf, Cs, Co, Cn), except the three whitespace controls.
@@ -57,10 +57,11 @@ std::u32string Nfd(std::u32string_view text) {
   const std::string utf8 = EncodeUtf8(text);
   utf8proc_uint8_t* out = nullptr;
   const utf8proc_ssize_t n =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()), static_cast<utf8proc_ssize_t>(utf8.size()), &out,
-                   static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE));
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()), static_cast<utf8proc_ssize_t>(utf8.size()),
+                   &out, static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE));
   if (n < 0) return std::u32string(text);  // only for invalid input, which DecodeUtf8 excluded
-  Result<std::u32string> decoded = DecodeUtf8(std::string_view(reinterpret_cast<const char*>(out), static_cast<size_t>(n)));
+  Result<std::u32string> decoded =
+      DecodeUtf8(std::string_view(reinterpret_cast<const char*>(out), static_cast<size_t>(n)));
   std::free(out);
   return decoded.ok() ? std::move(decoded).value() : std::u32string(text);
 }
@@ -208,12 +209,14 @@ Result<std::vector<int32_t>> WordPieceTokenizer::Tokenize(std::string_view text,
   VISALIGN_ASSIGN_OR_RETURN(std::u32string decoded, DecodeUtf8(text));
   const std::vector<int32_t> body = EncodeCleaned(CleanFor(config_.cleaning, decoded));
   std::vector<int32_t> ids = {config_.bos_id};
-  ids.insert(ids.end(), body.begin(), body.begin() + std::min<ptrdiff_t>(static_cast<ptrdiff_t>(body.size()), context_length - 2));
+  ids.insert(ids.end(), body.begin(),
+             body.begin() + std::min<ptrdiff_t>(static_cast<ptrdiff_t>(body.size()), context_length - 2));
   if (config_.add_eos) ids.push_back(config_.eos_id);
   return ids;
 }
 
-Status ResolveWordPieceTokenizer(const fs::path& dir, const Json& cfg, const std::string& cfg_source, ClipConfig& config) {
+Status ResolveWordPieceTokenizer(const fs::path& dir, const Json& cfg, const std::string& cfg_source,
+                                 ClipConfig& config) {
   TokenizerConfig t;
   t.kind = TokenizerKind::kWordPiece;
   t.hf_name = config.tokenizer.hf_name;
@@ -222,7 +225,8 @@ Status ResolveWordPieceTokenizer(const fs::path& dir, const Json& cfg, const std
   t.model_file = dir / kVocabFile;
   t.bos_id = t.eos_id = t.unk_id = 0;  // set from the vocabulary below
   if (!fs::is_regular_file(t.model_file)) {
-    return Status::NotFound("no vocab.txt for the BERT WordPiece tokenizer", dir.string(), "vocab.txt beside " + cfg_source);
+    return Status::NotFound("no vocab.txt for the BERT WordPiece tokenizer", dir.string(),
+                            "vocab.txt beside " + cfg_source);
   }
   VISALIGN_ASSIGN_OR_RETURN(t.lowercase, Flag(cfg, "do_lower_case", true, cfg_source));
   VISALIGN_ASSIGN_OR_RETURN(t.strip_accents, Flag(cfg, "strip_accents", t.lowercase, cfg_source));
@@ -235,8 +239,8 @@ Status ResolveWordPieceTokenizer(const fs::path& dir, const Json& cfg, const std
   const std::optional<int32_t> cls_id = tokenizer->TokenId(cls), sep_id = tokenizer->TokenId(sep),
                                unk_id = tokenizer->TokenId(unk), pad_id = tokenizer->TokenId(pad);
   if (!cls_id || !sep_id || !unk_id || !pad_id) {
-    return Status::InvalidArgument("cls " + QuoteText(cls) + ", sep " + QuoteText(sep) + ", unk " + QuoteText(unk) + " or pad " +
-                                       QuoteText(pad) + " is not in the vocabulary",
+    return Status::InvalidArgument("cls " + QuoteText(cls) + ", sep " + QuoteText(sep) + ", unk " + QuoteText(unk) +
+                                       " or pad " + QuoteText(pad) + " is not in the vocabulary",
                                    t.model_file.string(), "the special tokens named by " + cfg_source);
   }
   t.bos_id = *cls_id;

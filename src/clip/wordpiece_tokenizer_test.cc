@@ -42,7 +42,7 @@ TEST_F(ClipaTokenizerTest, ResolvesTheSettingsOfTokenizerConfig) {
   EXPECT_EQ(config_->tokenizer.kind, TokenizerKind::kWordPiece);
   EXPECT_EQ(config_->tokenizer.model_file.filename(), "vocab.txt");
   EXPECT_EQ(config_->tokenizer.cleaning, TextCleaning::kOpenClipWhitespace);  // HFTokenizer's default clean
-  EXPECT_FALSE(config_->tokenizer.add_eos);                                    // strip_sep_token
+  EXPECT_FALSE(config_->tokenizer.add_eos);                                   // strip_sep_token
   EXPECT_EQ(config_->tokenizer.bos_id, 101);
   EXPECT_EQ(config_->tokenizer.eos_id, 102);
   EXPECT_EQ(config_->tokenizer.unk_id, 100);
@@ -84,9 +84,28 @@ TEST_F(ClipaTokenizerTest, MatchesEveryFixtureCaseExactly) {
 // the context. A long input of each kind finishes fast (each position tries prefixes no longer than
 // the longest piece).
 TEST_F(ClipaTokenizerTest, FuzzedInputNeverCrashesAndStaysInRange) {
-  const std::vector<std::string> parts = {"a",  "red ", "turquoise", "##", "[SEP]", "\xe5\xbf\xa0", "\xf0\x9f\x8d\x8c",
-                                          "e\xcc\x81", " ", "\t", "\xff", "\xc3", "\xe2\x80\x8b", "&amp;", "_", "9",
-                                          "\xc4\xb0", "\x01", "\xef\xbf\xbd", ",", "q", std::string(1, '\0')};
+  const std::vector<std::string> parts = {"a",
+                                          "red ",
+                                          "turquoise",
+                                          "##",
+                                          "[SEP]",
+                                          "\xe5\xbf\xa0",
+                                          "\xf0\x9f\x8d\x8c",
+                                          "e\xcc\x81",
+                                          " ",
+                                          "\t",
+                                          "\xff",
+                                          "\xc3",
+                                          "\xe2\x80\x8b",
+                                          "&amp;",
+                                          "_",
+                                          "9",
+                                          "\xc4\xb0",
+                                          "\x01",
+                                          "\xef\xbf\xbd",
+                                          ",",
+                                          "q",
+                                          std::string(1, '\0')};
   std::mt19937 rng(31);
   for (int round = 0; round < 300; ++round) {
     std::string text;
@@ -103,7 +122,8 @@ TEST_F(ClipaTokenizerTest, FuzzedInputNeverCrashesAndStaysInRange) {
     EXPECT_LE(ids->size(), 32u);
     for (int32_t id : *ids) EXPECT_LT(static_cast<size_t>(id), tokenizer_->vocab_size());
   }
-  for (const std::string& part : {std::string("q"), std::string("red "), std::string("\xe5\xbf\xa0"), std::string("e\xcc\x81")}) {
+  for (const std::string& part :
+       {std::string("q"), std::string("red "), std::string("\xe5\xbf\xa0"), std::string("e\xcc\x81")}) {
     std::string text;
     while (text.size() < 400000) text += part;
     const auto start = std::chrono::steady_clock::now();

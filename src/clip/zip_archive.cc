@@ -58,7 +58,8 @@ struct Directory {
 
 Result<Directory> FindDirectory(const Reader& r) {
   if (r.size() < kEndOfCentralBytes) return r.Bad(fmt::format("{} bytes, too short for a zip archive", r.size()));
-  const uint64_t lowest = r.size() > kEndOfCentralBytes + kMaxCommentBytes ? r.size() - kEndOfCentralBytes - kMaxCommentBytes : 0;
+  const uint64_t lowest =
+      r.size() > kEndOfCentralBytes + kMaxCommentBytes ? r.size() - kEndOfCentralBytes - kMaxCommentBytes : 0;
   for (uint64_t pos = r.size() - kEndOfCentralBytes + 1; pos-- > lowest;) {
     if (r.At<uint32_t>(pos) != kEndOfCentral) continue;
     Directory d{r.At<uint16_t>(pos + 10), r.At<uint32_t>(pos + 16), r.At<uint32_t>(pos + 12)};
@@ -147,17 +148,20 @@ Result<ZipArchive> ZipArchive::Read(const uint8_t* data, size_t size, const std:
     entry.name.assign(reinterpret_cast<const char*>(data + name_at), name_bytes);
     VISALIGN_RETURN_IF_ERROR(ApplyZip64Extra(r, name_at + name_bytes, extra_bytes, entry_size, compressed, local));
     if ((flags & kFlagEncrypted) != 0 || method != kMethodStored || compressed != entry_size) {
-      return Status::Unsupported(fmt::format("zip entry {} is compressed or encrypted (method {})", QuoteText(entry.name), method),
-                                 where, "stored (uncompressed) entries, as torch.save writes them");
+      return Status::Unsupported(
+          fmt::format("zip entry {} is compressed or encrypted (method {})", QuoteText(entry.name), method), where,
+          "stored (uncompressed) entries, as torch.save writes them");
     }
     if (!r.Has(local, kLocalHeaderBytes) || r.At<uint32_t>(local) != kLocalHeader) {
       return r.Bad(fmt::format("the local header of zip entry {} lies outside the file", QuoteText(entry.name)));
     }
     const uint64_t start = local + kLocalHeaderBytes + r.At<uint16_t>(local + 26) + r.At<uint16_t>(local + 28);
     if (!r.Has(start, entry_size)) {
-      return r.Bad(fmt::format("zip entry {} ({} bytes) runs past the end of the file", QuoteText(entry.name), entry_size));
+      return r.Bad(
+          fmt::format("zip entry {} ({} bytes) runs past the end of the file", QuoteText(entry.name), entry_size));
     }
-    if (!seen.emplace(entry.name, i).second) return r.Bad(fmt::format("zip entry {} appears twice", QuoteText(entry.name)));
+    if (!seen.emplace(entry.name, i).second)
+      return r.Bad(fmt::format("zip entry {} appears twice", QuoteText(entry.name)));
     entry.data = data + start;
     entry.size = entry_size;
     archive.entries_.push_back(std::move(entry));

@@ -23,7 +23,7 @@ ColorSpaces InAllSpaces(const ParsedColor& c) {
 
 ColorDifferences CompareColors(const ParsedColor& p, const ParsedColor& q) {
   const Rgb255 p255 = ToRgb255(p.rgb), q255 = ToRgb255(q.rgb);
-  return {RgbEuclidean(p255, q255), RgbRedmean(p255, q255), DeltaE76(p.lab, q.lab), DeltaE2000(p.lab, q.lab),
+  return {RgbEuclidean(p255, q255),    RgbRedmean(p255, q255),       DeltaE76(p.lab, q.lab), DeltaE2000(p.lab, q.lab),
           HueDifference(p.lab, q.lab), ChromaDistance(p.lab, q.lab), HyAB(p.lab, q.lab)};
 }
 

@@ -51,7 +51,7 @@ double DeltaE2000(Lab p, Lab q) {
   const double c2 = Norm2(q.a, q.b);
   const double mean_c7 = Pow7((c1 + c2) / 2.0);
   const double g = 0.5 * (1.0 - std::sqrt(mean_c7 / (mean_c7 + k25Pow7)));  // (4)
-  const double a1p = (1.0 + g) * p.a;                                         // (5)
+  const double a1p = (1.0 + g) * p.a;                                       // (5)
   const double a2p = (1.0 + g) * q.a;
   const double c1p = Norm2(a1p, p.b);  // (6)
   const double c2p = Norm2(a2p, q.b);
@@ -86,7 +86,7 @@ double DeltaE2000(Lab p, Lab q) {
   }
   const double t = 1.0 - 0.17 * CosDeg(mean_hp - 30.0) + 0.24 * CosDeg(2.0 * mean_hp) +
                    0.32 * CosDeg(3.0 * mean_hp + 6.0) - 0.20 * CosDeg(4.0 * mean_hp - 63.0);  // (15)
-  const double d_theta = 30.0 * std::exp(-Square((mean_hp - 275.0) / 25.0));                 // (16)
+  const double d_theta = 30.0 * std::exp(-Square((mean_hp - 275.0) / 25.0));                  // (16)
   const double mean_Cp7 = Pow7(mean_Cp);
   const double rc = 2.0 * std::sqrt(mean_Cp7 / (mean_Cp7 + k25Pow7));  // (17)
   const double l50 = Square(mean_Lp - 50.0);

@@ -83,7 +83,8 @@ Result<std::vector<IsccCentroid>> LoadCentroids(const std::filesystem::path& pat
     if (c.name.empty() || c.level2.empty() || c.level1.empty())
       return Status::Corrupt("empty name", t.Where(row), "non-empty name, level2 and level1");
     if (!names.insert(c.name).second)
-      return Status::Corrupt("duplicate name \"" + c.name + "\"", t.Where(row) + " column name", "unique level-3 names");
+      return Status::Corrupt("duplicate name \"" + c.name + "\"", t.Where(row) + " column name",
+                             "unique level-3 names");
     VISALIGN_ASSIGN_OR_RETURN(c.rgb, RgbFields(t, row));
     out.push_back(std::move(c));
   }
@@ -112,14 +113,14 @@ Status CheckMembers(const IsccCategory& cat, const std::vector<IsccCentroid>& ce
   std::vector<int> got = cat.member_ids;
   std::sort(got.begin(), got.end());
   if (got != expected || expected.empty())
-    return Status::Corrupt("members of level-" + std::to_string(cat.level) + " \"" + cat.name +
-                               "\" disagree with " + kCentroidsFile,
-                           where + " column member_ids",
-                           std::to_string(expected.size()) + " distinct ids whose level" + std::to_string(cat.level) +
-                               " is \"" + cat.name + "\"");
+    return Status::Corrupt(
+        "members of level-" + std::to_string(cat.level) + " \"" + cat.name + "\" disagree with " + kCentroidsFile,
+        where + " column member_ids",
+        std::to_string(expected.size()) + " distinct ids whose level" + std::to_string(cat.level) + " is \"" +
+            cat.name + "\"");
   if (std::find(got.begin(), got.end(), cat.rep_id) == got.end())
-    return Status::Corrupt("representative " + std::to_string(cat.rep_id) + " is not a member", where + " column rep_id",
-                           "one of the category's member ids");
+    return Status::Corrupt("representative " + std::to_string(cat.rep_id) + " is not a member",
+                           where + " column rep_id", "one of the category's member ids");
   return Status::Ok();
 }
 
@@ -140,34 +141,34 @@ Result<std::pair<std::vector<IsccCategory>, std::vector<IsccCategory>>> LoadLeve
     std::vector<IsccCategory>& dest = cat.level == 1 ? level1 : level2;
     VISALIGN_ASSIGN_OR_RETURN(cat.index, IntField(t, row, index_col, "level_index", 1, int(kLevel2Count)));
     if (cat.index != int(dest.size()) + 1)
-      return Status::Corrupt("level_index " + std::to_string(cat.index) + " out of order",
-                             t.Where(row) + " column level_index",
-                             "consecutive indices from 1 within each level (expected " +
-                                 std::to_string(dest.size() + 1) + ")");
+      return Status::Corrupt(
+          "level_index " + std::to_string(cat.index) + " out of order", t.Where(row) + " column level_index",
+          "consecutive indices from 1 within each level (expected " + std::to_string(dest.size() + 1) + ")");
     cat.name = NormaliseName(t.rows[row][name_col]);
     cat.parent_level1 = NormaliseName(t.rows[row][parent_col]);
     VISALIGN_ASSIGN_OR_RETURN(cat.rgb, RgbFields(t, row));
     VISALIGN_ASSIGN_OR_RETURN(cat.rep_id, IntField(t, row, rep_col, "rep_id", 1, int(kCentroidCount)));
     if (centroids[cat.rep_id - 1].rgb != cat.rgb)
-      return Status::Corrupt("representative color " + ToHex(cat.rgb) + " differs from centroid " +
-                                 std::to_string(cat.rep_id),
-                             t.Where(row), ToHex(centroids[cat.rep_id - 1].rgb) + ", the rep_id's centroid");
+      return Status::Corrupt(
+          "representative color " + ToHex(cat.rgb) + " differs from centroid " + std::to_string(cat.rep_id),
+          t.Where(row), ToHex(centroids[cat.rep_id - 1].rgb) + ", the rep_id's centroid");
     VISALIGN_ASSIGN_OR_RETURN(cat.member_ids, MemberIds(t, row, members_col));
     VISALIGN_ASSIGN_OR_RETURN(int count, IntField(t, row, count_col, "n_members", 1, int(kCentroidCount)));
     if (count != int(cat.member_ids.size()))
-      return Status::Corrupt("n_members " + std::to_string(count) + " but " + std::to_string(cat.member_ids.size()) +
-                                 " member ids",
-                             t.Where(row), "n_members equal to the number of member_ids");
+      return Status::Corrupt(
+          "n_members " + std::to_string(count) + " but " + std::to_string(cat.member_ids.size()) + " member ids",
+          t.Where(row), "n_members equal to the number of member_ids");
     VISALIGN_RETURN_IF_ERROR(CheckMembers(cat, centroids, t.Where(row)));
     dest.push_back(std::move(cat));
   }
   if (level1.size() != kLevel1Count || level2.size() != kLevel2Count)
-    return Status::Corrupt(std::to_string(level1.size()) + " level-1 and " + std::to_string(level2.size()) +
-                               " level-2 categories",
-                           path.string(), "13 level-1 and 29 level-2 categories");
+    return Status::Corrupt(
+        std::to_string(level1.size()) + " level-1 and " + std::to_string(level2.size()) + " level-2 categories",
+        path.string(), "13 level-1 and 29 level-2 categories");
   for (size_t i = 0; i < level2.size(); ++i) {
     const std::string& parent = level2[i].parent_level1;
-    const bool known = std::any_of(level1.begin(), level1.end(), [&](const IsccCategory& c) { return c.name == parent; });
+    const bool known =
+        std::any_of(level1.begin(), level1.end(), [&](const IsccCategory& c) { return c.name == parent; });
     if (!known)
       return Status::Corrupt("level-2 \"" + level2[i].name + "\" has unknown parent \"" + parent + "\"", path.string(),
                              "a parent_level1 naming one of the 13 level-1 categories");

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <thread>
 
-#include "visalign/color.h"
 #include "testing/dirs.h"
+#include "visalign/color.h"
 #include "visalign/core/io.h"
 
 namespace visalign::color {
@@ -97,8 +97,8 @@ TEST(IsccNbs, RejectsDamagedData) {
       {"iscc_nbs_centroids.csv", "#FFB5BA,255,181,186", "#FFB5BA,255,181,300", "out of range"},
       {"iscc_nbs_levels.csv", "1 2 3 4 5 6 7 8 9 10 25", "1 2 3 4 5 6 7 8 9 999 25", "does not exist"},
       {"iscc_nbs_levels.csv", "2,1,pink,pink,10,", "2,1,pink,pink,11,", "n_members"},
-      {"iscc_nbs_levels.csv", "2,1,pink,pink,10,#E4717A,228,113,122,max_chroma,3,", "2,1,pink,pink,10,#FFB5BA,255,181,186,max_chroma,3,",
-       "representative"},
+      {"iscc_nbs_levels.csv", "2,1,pink,pink,10,#E4717A,228,113,122,max_chroma,3,",
+       "2,1,pink,pink,10,#FFB5BA,255,181,186,max_chroma,3,", "representative"},
   };
   for (const Damage& d : cases) {
     DataCopy copy;

@@ -135,8 +135,8 @@ Result<ParsedColor> ParseRgbArgs(std::string_view original, const std::array<std
     int v = -1;
     auto [end, ec] = std::from_chars(args[i].data(), args[i].data() + args[i].size(), v);
     if (ec != std::errc() || end != args[i].data() + args[i].size() || v < 0 || v > kMaxByte)
-      return Invalid(original, "rgb(r, g, b) with integers 0-255; got " + std::string(channel[i]) + " = " +
-                                   std::string(args[i]));
+      return Invalid(original,
+                     "rgb(r, g, b) with integers 0-255; got " + std::string(channel[i]) + " = " + std::string(args[i]));
     *dest[i] = uint8_t(v);
   }
   return FromExact(Notation::kRgb, FromSrgb8(c));
@@ -241,11 +241,16 @@ std::vector<std::string_view> SplitColorList(std::string_view text) {
 
 std::string_view NotationName(Notation n) {
   switch (n) {
-    case Notation::kHex: return "hex";
-    case Notation::kRgb: return "rgb";
-    case Notation::kHsl: return "hsl";
-    case Notation::kLab: return "lab";
-    case Notation::kName: return "name";
+    case Notation::kHex:
+      return "hex";
+    case Notation::kRgb:
+      return "rgb";
+    case Notation::kHsl:
+      return "hsl";
+    case Notation::kLab:
+      return "lab";
+    case Notation::kName:
+      return "name";
   }
   return "unknown";
 }

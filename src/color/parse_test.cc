@@ -38,8 +38,8 @@ TEST(ParseColor, AcceptsEveryNotation) {
       {"lab(100% 0 0)", Notation::kLab, {255, 255, 255}},
       {"vivid pink", Notation::kName, {255, 181, 186}},
       {"  VIVID   Pink ", Notation::kName, {255, 181, 186}},
-      {"pink", Notation::kName, {228, 113, 122}},         // level 2 representative, #3 deep pink
-      {"yellow green", Notation::kName, {141, 182, 0}},   // level 2 representative
+      {"pink", Notation::kName, {228, 113, 122}},        // level 2 representative, #3 deep pink
+      {"yellow green", Notation::kName, {141, 182, 0}},  // level 2 representative
   };
   for (const Good& c : cases) {
     const Result<ParsedColor> got = ParseColor(c.text, Names());

@@ -27,9 +27,8 @@ constexpr double kMax8 = 255.0;
 using Matrix3 = std::array<std::array<double, 3>, 3>;
 
 // Linear sRGB -> XYZ (D65, 2°), scikit-image's `xyz_from_rgb`.
-constexpr Matrix3 kXyzFromRgb{{{0.412453, 0.357580, 0.180423},
-                               {0.212671, 0.715160, 0.072169},
-                               {0.019334, 0.119193, 0.950227}}};
+constexpr Matrix3 kXyzFromRgb{
+    {{0.412453, 0.357580, 0.180423}, {0.212671, 0.715160, 0.072169}, {0.019334, 0.119193, 0.950227}}};
 
 // The exact inverse of a 3×3 matrix by cofactors, evaluated in double at compile time.
 constexpr Matrix3 Inverse(const Matrix3& m) {
@@ -95,8 +94,8 @@ class TableCbrt {
   static constexpr int kIndexMantissaBits = 10;
   static constexpr int kIndexShift = kMantissaBits - kIndexMantissaBits;
   static constexpr uint64_t kExponentBias = 1023;
-  static constexpr uint64_t kLowestExponent = 7;   // table starts at 2^-7 = 0.0078125 < ε
-  static constexpr uint64_t kExponentCount = 8;    // ... and ends below 2^1
+  static constexpr uint64_t kLowestExponent = 7;  // table starts at 2^-7 = 0.0078125 < ε
+  static constexpr uint64_t kExponentCount = 8;   // ... and ends below 2^1
   static constexpr uint64_t kFirstIndex = (kExponentBias - kLowestExponent) << kIndexMantissaBits;
   static constexpr uint64_t kEntries = kExponentCount << kIndexMantissaBits;
 
@@ -125,9 +124,7 @@ inline double LabF(double t, const Cbrt& cbrt) {
   return t > kLabEpsilon ? cbrt(t) : kLabSlope * t + kLabOffset;
 }
 
-inline double LabFInverse(double f) {
-  return f > kLabFLinearMax ? f * f * f : (f - kLabOffset) / kLabSlope;
-}
+inline double LabFInverse(double f) { return f > kLabFLinearMax ? f * f * f : (f - kLabOffset) / kLabSlope; }
 
 template <typename Cbrt>
 inline Lab XyzToLabWith(Xyz c, const Cbrt& cbrt) {
@@ -154,9 +151,9 @@ const std::array<double, 256>& LinearTable() {
 // back with copysign, which leaves c >= 0 (every in-gamut value) bit-identical to the standard.
 double SrgbToLinear(double c) {
   const double m = std::fabs(c);
-  return std::copysign(m > kSrgbEncodedThreshold ? std::pow((m + kSrgbOffset) / (1.0 + kSrgbOffset), kSrgbGamma)
-                                                 : m / kSrgbLinearSlope,
-                       c);
+  return std::copysign(
+      m > kSrgbEncodedThreshold ? std::pow((m + kSrgbOffset) / (1.0 + kSrgbOffset), kSrgbGamma) : m / kSrgbLinearSlope,
+      c);
 }
 
 double LinearToSrgb(double v) {
@@ -185,9 +182,7 @@ bool InGamut(Rgb c) {
 
 Rgb ClipToGamut(Rgb c) { return {ClampChannel(c.r, 1.0), ClampChannel(c.g, 1.0), ClampChannel(c.b, 1.0)}; }
 
-Rgb255 ClipToGamut(Rgb255 c) {
-  return {ClampChannel(c.r, kMax8), ClampChannel(c.g, kMax8), ClampChannel(c.b, kMax8)};
-}
+Rgb255 ClipToGamut(Rgb255 c) { return {ClampChannel(c.r, kMax8), ClampChannel(c.g, kMax8), ClampChannel(c.b, kMax8)}; }
 
 Rgb FromSrgb8(Srgb8 c) { return {c.r / kMax8, c.g / kMax8, c.b / kMax8}; }
 
@@ -231,9 +226,7 @@ Xyz LabToXyz(Lab c) {
   return {LabFInverse(fx) * kD65White.x, LabFInverse(fy) * kD65White.y, LabFInverse(fz) * kD65White.z};
 }
 
-Lch LabToLch(Lab c) {
-  return {c.L, std::hypot(c.a, c.b), internal::HueDegrees(c.a, c.b)};
-}
+Lch LabToLch(Lab c) { return {c.L, std::hypot(c.a, c.b), internal::HueDegrees(c.a, c.b)}; }
 
 Lab LchToLab(Lch c) {
   const double h = c.h / kDegreesPerRadian;

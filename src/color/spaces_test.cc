@@ -17,13 +17,10 @@ namespace {
 // gamma expansion, `arr @ xyz_from_rgb.T`, division by the D65 white, cbrt above 0.008856 else
 // 7.787·t + 16/116, then L = 116·fy − 16, a = 500·(fx − fy), b = 200·(fy − fz).
 Lab SkimageRgb2Lab(double r, double g, double b) {
-  auto expand = [](long double c) {
-    return c > 0.04045L ? std::pow((c + 0.055L) / 1.055L, 2.4L) : c / 12.92L;
-  };
+  auto expand = [](long double c) { return c > 0.04045L ? std::pow((c + 0.055L) / 1.055L, 2.4L) : c / 12.92L; };
   const long double lin[3] = {expand(r), expand(g), expand(b)};
-  const long double m[3][3] = {{0.412453L, 0.357580L, 0.180423L},
-                               {0.212671L, 0.715160L, 0.072169L},
-                               {0.019334L, 0.119193L, 0.950227L}};
+  const long double m[3][3] = {
+      {0.412453L, 0.357580L, 0.180423L}, {0.212671L, 0.715160L, 0.072169L}, {0.019334L, 0.119193L, 0.950227L}};
   const long double white[3] = {0.95047L, 1.0L, 1.08883L};
   long double f[3];
   for (int i = 0; i < 3; ++i) {
@@ -182,10 +179,14 @@ TEST(Lch, HueIsInDegreesWithinZeroTo360) {
 }
 
 TEST(Hsl, MatchesCssExamples) {
-  struct Case { Rgb rgb; Hsl hsl; };
+  struct Case {
+    Rgb rgb;
+    Hsl hsl;
+  };
   const Case cases[] = {
-      {{1, 0, 0}, {0, 1, 0.5}},         {{0, 1, 0}, {120, 1, 0.5}},      {{0, 0, 1}, {240, 1, 0.5}},
-      {{0.25, 0.5, 0.75}, {210, 0.5, 0.5}}, {{0.5, 0.5, 0.5}, {0, 0, 0.5}}, {{1, 0, 0.5}, {330, 1, 0.5}},
+      {{1, 0, 0}, {0, 1, 0.5}},       {{0, 1, 0}, {120, 1, 0.5}},
+      {{0, 0, 1}, {240, 1, 0.5}},     {{0.25, 0.5, 0.75}, {210, 0.5, 0.5}},
+      {{0.5, 0.5, 0.5}, {0, 0, 0.5}}, {{1, 0, 0.5}, {330, 1, 0.5}},
   };
   for (const Case& c : cases) {
     const Hsl got = RgbToHsl(c.rgb);
@@ -292,8 +293,8 @@ TEST(LabGrid, EveryConversionAndDifferenceIsFinite) {
     const Lab back = SrgbToLab(rgb);
     const Rgb255 rgb255 = ToRgb255(rgb);
     out_of_gamut += !InGamut(rgb);
-    ASSERT_TRUE(AllFinite({xyz.x, xyz.y, xyz.z, linear.r, linear.g, linear.b, rgb.r, rgb.g, rgb.b, xyy.x, xyy.y,
-                           xyy.Y, lch.C, lch.h, back.L, back.a, back.b}))
+    ASSERT_TRUE(AllFinite({xyz.x, xyz.y, xyz.z, linear.r, linear.g, linear.b, rgb.r, rgb.g, rgb.b, xyy.x, xyy.y, xyy.Y,
+                           lch.C, lch.h, back.L, back.a, back.b}))
         << lab.L << " " << lab.a << " " << lab.b;
     ASSERT_TRUE(hsl.h >= 0 && hsl.h < 360 && hsl.s >= 0 && hsl.s <= 1 && hsl.l >= 0 && hsl.l <= 1)
         << lab.L << " " << lab.a << " " << lab.b << ": hsl " << hsl.h << " " << hsl.s << " " << hsl.l;
@@ -325,8 +326,8 @@ TEST(Batch, Srgb8ToLabEqualsScalarWithin1e12) {
   double worst = 0;
   for (size_t i = 0; i < n; ++i) {
     const Lab s = Srgb8ToLab({pixels[3 * i], pixels[3 * i + 1], pixels[3 * i + 2]});
-    worst = std::max({worst, std::fabs(s.L - lab[3 * i]), std::fabs(s.a - lab[3 * i + 1]),
-                      std::fabs(s.b - lab[3 * i + 2])});
+    worst = std::max(
+        {worst, std::fabs(s.L - lab[3 * i]), std::fabs(s.a - lab[3 * i + 1]), std::fabs(s.b - lab[3 * i + 2])});
   }
   EXPECT_LT(worst, 1e-12);
 }
@@ -341,8 +342,8 @@ TEST(Batch, SrgbToLabEqualsScalarIncludingOutOfRangeInput) {
   double worst = 0;
   for (size_t i = 0; i < rgb.size() / 3; ++i) {
     const Lab s = SrgbToLab({rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]});
-    worst = std::max({worst, std::fabs(s.L - lab[3 * i]), std::fabs(s.a - lab[3 * i + 1]),
-                      std::fabs(s.b - lab[3 * i + 2])});
+    worst = std::max(
+        {worst, std::fabs(s.L - lab[3 * i]), std::fabs(s.a - lab[3 * i + 1]), std::fabs(s.b - lab[3 * i + 2])});
   }
   EXPECT_LT(worst, 1e-12);
 }

@@ -17,8 +17,8 @@ constexpr BenchmarkInfo kBenchmarks[] = {
 std::span<const BenchmarkInfo> Benchmarks() { return kBenchmarks; }
 
 const BenchmarkInfo* FindBenchmark(std::string_view id) {
-  const auto it = std::find_if(std::begin(kBenchmarks), std::end(kBenchmarks),
-                               [id](const BenchmarkInfo& b) { return b.id == id; });
+  const auto it =
+      std::find_if(std::begin(kBenchmarks), std::end(kBenchmarks), [id](const BenchmarkInfo& b) { return b.id == id; });
   return it == std::end(kBenchmarks) ? nullptr : &*it;
 }
 

@@ -1,14 +1,14 @@
 #include "visalign/core/io.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>

@@ -13,7 +13,8 @@ TEST(Json, ObjectsKeepTheOrderTheirKeysWereWritten) {
 }
 
 TEST(CanonicalJsonText, SortsEveryObjectsKeysAtEveryDepth) {
-  const Json j = {{"temperature", 0}, {"image", "data-url"}, {"nested", {{"z", {1, {{"b", 2}, {"a", 1}}}}, {"a", nullptr}}}};
+  const Json j = {
+      {"temperature", 0}, {"image", "data-url"}, {"nested", {{"z", {1, {{"b", 2}, {"a", 1}}}}, {"a", nullptr}}}};
   // The text earlier releases hashed (nlohmann::json's key-sorted dump): arrays keep their order.
   EXPECT_EQ(CanonicalJsonText(j), R"({"image":"data-url","nested":{"a":null,"z":[1,{"a":1,"b":2}]},"temperature":0})");
 }

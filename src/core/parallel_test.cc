@@ -13,7 +13,8 @@ namespace {
 TEST(ParallelFor, VisitsEveryIndexExactlyOnce) {
   for (int threads : {1, 2, 7}) {
     std::vector<std::atomic<int>> hits(1001);
-    ParallelFor(hits.size(), [&](size_t i) { hits[i]++; }, threads);
+    ParallelFor(
+        hits.size(), [&](size_t i) { hits[i]++; }, threads);
     for (auto& h : hits) EXPECT_EQ(h.load(), 1);
   }
 }

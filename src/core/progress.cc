@@ -49,7 +49,8 @@ void Progress::SetNote(std::string note) {
 }
 
 std::string Progress::Count(uint64_t n) const {
-  return unit_ == ProgressUnit::kBytes ? fmt::format("{:.1f} MB", static_cast<double>(n) / kMegabyte) : std::to_string(n);
+  return unit_ == ProgressUnit::kBytes ? fmt::format("{:.1f} MB", static_cast<double>(n) / kMegabyte)
+                                       : std::to_string(n);
 }
 
 std::string Progress::Line() const {
@@ -69,7 +70,8 @@ std::string Progress::Line() const {
     line += Count(n);
   }
   if (failed_.load() > 0) line += fmt::format(" failed {}", failed_.load());
-  line += unit_ == ProgressUnit::kBytes ? fmt::format(" {:.1f} MB/s", rate / kMegabyte) : fmt::format(" {:.1f}/s", rate);
+  line +=
+      unit_ == ProgressUnit::kBytes ? fmt::format(" {:.1f} MB/s", rate / kMegabyte) : fmt::format(" {:.1f}/s", rate);
   if (total_ > 0 && rate > 0) line += " eta " + FormatDuration((total_ - std::min(n, total_)) / rate);
   line += " elapsed " + FormatDuration(elapsed);
   if (!note_.empty()) line += " " + note_;
@@ -81,8 +83,9 @@ void Progress::MaybeDraw(bool force) {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock() && !force) return;
   if (!lock.owns_lock()) lock.lock();
-  if (!force && now - last_draw_ < (tty_ ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(kTtyRedraw)
-                                         : std::chrono::duration_cast<std::chrono::steady_clock::duration>(kPlainInterval)))
+  if (!force &&
+      now - last_draw_ < (tty_ ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(kTtyRedraw)
+                               : std::chrono::duration_cast<std::chrono::steady_clock::duration>(kPlainInterval)))
     return;
   last_draw_ = now;
   std::string line = Line();

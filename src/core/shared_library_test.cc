@@ -15,7 +15,8 @@ TEST(SharedLibrary, ResolvesSymbolsOfALibraryOpenedAtRunTime) {
 }
 
 TEST(SharedLibrary, AMissingLibraryNamesItsFileThePurposeAndThePackage) {
-  auto missing = SharedLibrary::Open("libvisalign-absent.so.9", "PostgreSQL store", "libabsent9 (apt-get install -y x)");
+  auto missing =
+      SharedLibrary::Open("libvisalign-absent.so.9", "PostgreSQL store", "libabsent9 (apt-get install -y x)");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kUnavailable);
   const std::string line = missing.status().ToString();

@@ -12,7 +12,6 @@
 namespace visalign {
 namespace {
 
-
 // Length of the valid UTF-8 character starting at s[i] that is safe to print (not a C1 control,
 // U+0080..U+009F), or 0 when s[i] must be escaped.
 size_t PrintableUtf8Length(std::string_view s, size_t i) {

@@ -25,9 +25,7 @@ TEST(ParseJson, ReadsOrdinaryDocuments) {
   EXPECT_EQ((*j)["list"].size(), 3u);
 }
 
-TEST(ParseJson, AcceptsNestingUpToTheLimit) {
-  EXPECT_TRUE(ParseJson(Nested(kMaxJsonDepth)).ok());
-}
+TEST(ParseJson, AcceptsNestingUpToTheLimit) { EXPECT_TRUE(ParseJson(Nested(kMaxJsonDepth)).ok()); }
 
 TEST(ParseJson, RefusesNestingBeyondTheLimitWhileParsing) {
   auto j = ParseJson(Nested(kMaxJsonDepth + 1));
@@ -105,7 +103,9 @@ TEST(QuoteText, EscapesControlBytesSoTheMessageStaysOneHarmlessLine) {
   const std::string hostile = std::string("a\nb\rc\td") + '\0' + "e\x1b[31mred\x7f";
   EXPECT_EQ(QuoteText(hostile), R"("a\nb\rc\td\x00e\x1B[31mred\x7F")");
   // C1 controls (U+009B is CSI on some terminals) and bytes that are not UTF-8.
-  EXPECT_EQ(QuoteText("\xC2\x9B" "2J \xFF\xC3"), R"("\xC2\x9B2J \xFF\xC3")");
+  EXPECT_EQ(QuoteText("\xC2\x9B"
+                      "2J \xFF\xC3"),
+            R"("\xC2\x9B2J \xFF\xC3")");
 }
 
 TEST(QuoteText, CutsLongTextAndGivesItsSize) {
@@ -146,8 +146,9 @@ TEST(EscapeControlBytes, StatusToStringIsAlwaysOneBoundedLine) {
   EXPECT_EQ(huge.ToString(), std::string(1000, 'z') + "... (1000000 bytes) (table.csv:4): a number");
   // Every part huge, and escaping widening each control byte to four: still one line within the bound.
   const std::string controls(100'000, '\x01');
-  for (const Status& s : {Status::InvalidArgument(controls, controls, controls),
-                          Status::InvalidArgument(std::string(5000, 'w'), std::string(5000, 'h'), std::string(5000, 'e'))}) {
+  for (const Status& s :
+       {Status::InvalidArgument(controls, controls, controls),
+        Status::InvalidArgument(std::string(5000, 'w'), std::string(5000, 'h'), std::string(5000, 'e'))}) {
     const std::string line = s.ToString();
     EXPECT_LE(line.size(), 2000u);
     EXPECT_EQ(line.find('\n'), std::string::npos);

@@ -32,9 +32,9 @@
 namespace visalign::hub::testing {
 
 struct FakeRepo {
-  std::string commit;                          // 40 hex digits
-  std::map<std::string, std::string> files;    // path in the repository -> bytes
-  std::string token;                           // non-empty: gated, needs "Authorization: Bearer <token>"
+  std::string commit;                        // 40 hex digits
+  std::map<std::string, std::string> files;  // path in the repository -> bytes
+  std::string token;                         // non-empty: gated, needs "Authorization: Bearer <token>"
 };
 
 // The file of `r` answering for `file`: the exact path, else a "*<suffix>" entry (a fallback
@@ -149,11 +149,16 @@ class ContentServer {
       head = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
       body.clear();
     } else if (from > 0 && from < body.size()) {
-      head = fmt::format("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {}-{}/{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                         from, body.size() - 1, body.size(), body.size() - from);
+      head = fmt::format(
+          "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {}-{}/{}\r\nContent-Length: {}\r\nConnection: "
+          "close\r\n\r\n",
+          from, body.size() - 1, body.size(), body.size() - from);
       body = body.substr(from);
     } else if (from > 0) {
-      head = fmt::format("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", body.size());
+      head = fmt::format(
+          "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{}\r\nContent-Length: 0\r\nConnection: "
+          "close\r\n\r\n",
+          body.size());
       body.clear();
     } else {
       head = fmt::format("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.size());
@@ -196,8 +201,9 @@ class ContentServer {
 class FakeHub {
  public:
   FakeHub() : server_(backends::HttpServerOptions{}) {
-    server_.Route("GET", "/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)",
-                  [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Resolve(req, res); });
+    server_.Route(
+        "GET", "/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)",
+        [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Resolve(req, res); });
   }
   Status Start() { return server_.Start(); }
   std::string url() const { return server_.url(); }

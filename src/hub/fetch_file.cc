@@ -42,7 +42,8 @@ std::string Escape(std::string_view s) {  // a path segment; '/' kept between a 
   return out;
 }
 
-std::string ResolveUrl(const HubOptions& o, const std::string& repo, const std::string& revision, const std::string& file) {
+std::string ResolveUrl(const HubOptions& o, const std::string& repo, const std::string& revision,
+                       const std::string& file) {
   std::string revision_escaped;
   for (char c : Escape(revision)) revision_escaped += c == '/' ? std::string("%2F") : std::string(1, c);
   return fmt::format("{}/{}/resolve/{}/{}", o.endpoint, repo, revision_escaped, Escape(file));
@@ -62,15 +63,17 @@ std::string CleanEtag(std::string etag) {
 
 Status HttpError(const HubResponse& r, const std::string& repo, const std::string& file, const std::string& url) {
   if (r.status == 401 || r.status == 403) {
-    return Status::Unavailable(fmt::format("HTTP {}: repository {} is gated, private or needs a token", r.status, repo), url,
+    return Status::Unavailable(fmt::format("HTTP {}: repository {} is gated, private or needs a token", r.status, repo),
+                               url,
                                "access on the Hub (accept the model's terms) and its token in HF_TOKEN (export "
                                "HF_TOKEN=hf_...; the token is never printed or stored)");
   }
   if (r.status == 404) {
     const std::string code = r.Header("x-error-code");
-    return Status::NotFound(code == "RepoNotFound"       ? fmt::format("repository {} not found (HTTP 404)", repo)
-                            : code == "RevisionNotFound" ? fmt::format("revision not found in {} (HTTP 404)", repo)
-                                                         : fmt::format("file {} not found in {} (HTTP 404)", QuoteText(file), repo),
+    return Status::NotFound(code == "RepoNotFound" ? fmt::format("repository {} not found (HTTP 404)", repo)
+                            : code == "RevisionNotFound"
+                                ? fmt::format("revision not found in {} (HTTP 404)", repo)
+                                : fmt::format("file {} not found in {} (HTTP 404)", QuoteText(file), repo),
                             url, "an existing repository, revision and file");
   }
   return Status::Unavailable(fmt::format("HTTP {} from the Hub", r.status), url, "a 200 answer (or a redirect)");
@@ -95,7 +98,8 @@ Result<Remote> ReadRemote(const HubResponse& r, const std::string& url) {
   out.etag = out.lfs ? linked : CleanEtag(r.Header("etag"));
   const std::string size = r.Header(out.lfs ? "x-linked-size" : "content-length");
   if (!IsHexId(out.commit, 40)) {
-    return Status::Unavailable(fmt::format("X-Repo-Commit {}", QuoteText(out.commit)), url, "a Hub answer naming the repository's commit (40 hex digits)");
+    return Status::Unavailable(fmt::format("X-Repo-Commit {}", QuoteText(out.commit)), url,
+                               "a Hub answer naming the repository's commit (40 hex digits)");
   }
   if (!IsHexId(out.etag, out.lfs ? 64 : 40)) {
     return Status::Unavailable(fmt::format("ETag {}", QuoteText(out.etag)), url,
@@ -121,7 +125,9 @@ Status DownloadBlob(const HubOptions& o, const RepoCache& cache, const Remote& r
   std::error_code ec;
   fs::create_directories(partial.parent_path(), ec);
   const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError(fmt::format("cannot create download: {}", std::strerror(errno)), partial.string(), "a writable model cache");
+  if (fd < 0)
+    return Status::IoError(fmt::format("cannot create download: {}", std::strerror(errno)), partial.string(),
+                           "a writable model cache");
   DownloadSink sink;
   sink.fd = fd;
   sink.offset = FileSize(partial);
@@ -160,7 +166,8 @@ Status DownloadBlob(const HubOptions& o, const RepoCache& cache, const Remote& r
   ::close(fd);
   if (sink.offset < remote.size) {
     if (result.ok()) result = Status::Unavailable("the download stopped early", url, "the whole file");
-    return result.WithContext(fmt::format("{} of {} bytes of {} kept in the cache to resume", sink.offset, remote.size, file));
+    return result.WithContext(
+        fmt::format("{} of {} bytes of {} kept in the cache to resume", sink.offset, remote.size, file));
   }
   if (!synced) return Status::IoError("cannot flush the download", partial.string(), "a writable model cache");
   const uint64_t size = FileSize(partial);
@@ -173,13 +180,16 @@ Status DownloadBlob(const HubOptions& o, const RepoCache& cache, const Remote& r
                            url, fmt::format("{} bytes with SHA-256 {} (X-Linked-Etag)", remote.size, remote.etag));
   }
   fs::rename(partial, cache.Blob(remote.etag), ec);
-  if (ec) return Status::IoError("cannot move the download into place: " + ec.message(), partial.string(), "a writable model cache");
+  if (ec)
+    return Status::IoError("cannot move the download into place: " + ec.message(), partial.string(),
+                           "a writable model cache");
   return Status::Ok();
 }
 
 std::string Bytes(uint64_t n) {  // as `du -h` would say it, in SI units
-  return n >= 1'000'000'000 ? fmt::format("{:.1f} GB", n / 1e9) : n >= 1'000'000 ? fmt::format("{:.1f} MB", n / 1e6)
-                                                                               : fmt::format("{} bytes", n);
+  return n >= 1'000'000'000 ? fmt::format("{:.1f} GB", n / 1e9)
+         : n >= 1'000'000   ? fmt::format("{:.1f} MB", n / 1e6)
+                            : fmt::format("{} bytes", n);
 }
 
 // Before a download: room under o.disk_budget (making room if the caller can) and on the disk.
@@ -193,16 +203,17 @@ Status EnsureRoom(const HubOptions& o, const RepoCache& cache, const Remote& rem
       used = CacheBlobBytes(o.cache);
     }
     if (used + need > o.disk_budget) {
-      return Status::InvalidArgument(fmt::format("{} needs {} more, the cache holds {} and --disk-budget is {}", QuoteText(file),
-                                                 Bytes(need), Bytes(used), Bytes(o.disk_budget)),
+      return Status::InvalidArgument(fmt::format("{} needs {} more, the cache holds {} and --disk-budget is {}",
+                                                 QuoteText(file), Bytes(need), Bytes(used), Bytes(o.disk_budget)),
                                      o.cache.string(), "a larger --disk-budget, or room freed in the cache");
     }
   }
   std::error_code ec;
   const fs::space_info space = fs::space(o.cache, ec);
   if (!ec && need > space.available) {
-    return Status::IoError(fmt::format("disk full: {} needs {}, {} are free", QuoteText(file), Bytes(need), Bytes(space.available)),
-                           o.cache.string(), "free disk space for the download (or another cache: VISALIGN_CACHE)");
+    return Status::IoError(
+        fmt::format("disk full: {} needs {}, {} are free", QuoteText(file), Bytes(need), Bytes(space.available)),
+        o.cache.string(), "free disk space for the download (or another cache: VISALIGN_CACHE)");
   }
   return Status::Ok();
 }
@@ -243,7 +254,8 @@ Result<std::optional<FetchedFile>> FetchFile(const HubOptions& o, const std::str
     if (IsHexId(missing_commit, 40)) VISALIGN_RETURN_IF_ERROR(cache.MarkMissing(missing_commit, file));
     return std::optional<FetchedFile>();
   }
-  if (head.status >= 400 || (head.status >= 300 && head.Header("location").empty())) return HttpError(head, repo, file, url);
+  if (head.status >= 400 || (head.status >= 300 && head.Header("location").empty()))
+    return HttpError(head, repo, file, url);
   VISALIGN_ASSIGN_OR_RETURN(Remote remote, ReadRemote(head, url));
   if (!commit->empty() && remote.commit != *commit) {
     return Status::Unavailable(fmt::format("the Hub answered commit {} for commit {}", remote.commit, *commit), url,

@@ -11,7 +11,8 @@ namespace visalign::hub {
 
 // `revision` a branch, tag or commit. nullopt when the file does not exist in the repository (404)
 // and `optional`; a missing required file is kNotFound.
-Result<std::optional<FetchedFile>> FetchFile(const HubOptions& options, const std::string& repo, const std::string& revision,
-                                             const std::string& file, bool optional, std::string* commit);
+Result<std::optional<FetchedFile>> FetchFile(const HubOptions& options, const std::string& repo,
+                                             const std::string& revision, const std::string& file, bool optional,
+                                             std::string* commit);
 
 }  // namespace visalign::hub

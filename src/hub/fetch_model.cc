@@ -24,8 +24,9 @@ constexpr size_t kCommitPrefix = 12;
 // Hugging Face tokenizer files, fetched (where the repository has them) when the config names a
 // Hugging Face tokenizer: SentencePiece (SigLIP), WordPiece (CLIPA), XLM-R SentencePiece (MetaCLIP 2),
 // tokenizers' tokenizer.json (SigLIP2's Gemma).
-constexpr std::array<const char*, 6> kTokenizerFiles = {"spiece.model", "tokenizer_config.json", "special_tokens_map.json",
-                                                        "vocab.txt", "sentencepiece.bpe.model", "tokenizer.json"};
+constexpr std::array<const char*, 6> kTokenizerFiles = {
+    "spiece.model", "tokenizer_config.json",   "special_tokens_map.json",
+    "vocab.txt",    "sentencepiece.bpe.model", "tokenizer.json"};
 // The revision of a tokenizer repository named by hf_tokenizer_name (open_clip's HFTokenizer loads
 // AutoTokenizer.from_pretrained(name), i.e. its default branch).
 constexpr const char* kTokenizerRevision = "main";
@@ -34,7 +35,8 @@ constexpr const char* kTokenizerRevision = "main";
 std::vector<std::string> WeightCandidates(const ModelName& name, bool hf_layout) {
   if (hf_layout) return {"model.safetensors", "pytorch_model.bin"};
   const std::string file = name.pretrained ? name.pretrained->weights_file : "";
-  if (file.empty() || file == "open_clip_pytorch_model.bin") return {"open_clip_model.safetensors", "open_clip_pytorch_model.bin"};
+  if (file.empty() || file == "open_clip_pytorch_model.bin")
+    return {"open_clip_model.safetensors", "open_clip_pytorch_model.bin"};
   if (file.ends_with(".bin") || file.ends_with(".pth")) return {file.substr(0, file.size() - 4) + ".safetensors", file};
   return {file};
 }
@@ -43,7 +45,8 @@ Result<Json> ReadJsonFile(const fs::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   Result<Json> j = ParseJson(text);
   if (!j.ok() || !j->is_object()) {
-    return Status::InvalidArgument(j.ok() ? "not a JSON object" : j.status().what(), path.string(), "a model config (JSON)");
+    return Status::InvalidArgument(j.ok() ? "not a JSON object" : j.status().what(), path.string(),
+                                   "a model config (JSON)");
   }
   return std::move(*j);
 }
@@ -67,13 +70,15 @@ Json TagPreprocess(const PretrainedTag& t, const Json& model_cfg) {
             {"interpolation", t.interpolation == clip::Interpolation::kBicubic ? "bicubic" : "bilinear"},
             {"resize_mode", t.resize_mode == clip::ResizeMode::kShortest ? "shortest" : "squash"}};
   const auto vision = model_cfg.find("vision_cfg");
-  if (vision != model_cfg.end() && vision->is_object() && vision->contains("image_size")) p["size"] = (*vision)["image_size"];
+  if (vision != model_cfg.end() && vision->is_object() && vision->contains("image_size"))
+    p["size"] = (*vision)["image_size"];
   return p;
 }
 
 std::string Slug(const std::string& text) {
   std::string out;
-  for (char c : text) out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ? c : '_');
+  for (char c : text)
+    out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ? c : '_');
   return out;
 }
 
@@ -94,13 +99,15 @@ Status WriteModelFolder(const fs::path& dir, const std::string& config_name, con
   const fs::path temp = dir.parent_path() / fmt::format(".{}.{}.tmp", dir.filename().string(), ::getpid());
   fs::remove_all(temp, ec);
   fs::create_directories(temp, ec);
-  if (ec) return Status::IoError("cannot create the model folder: " + ec.message(), temp.string(), "a writable model cache");
+  if (ec)
+    return Status::IoError("cannot create the model folder: " + ec.message(), temp.string(), "a writable model cache");
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(temp / config_name, config.dump(1) + "\n"));
   for (const auto& [name, target] : links) VISALIGN_RETURN_IF_ERROR(Link(target, temp / name));
   fs::rename(temp, dir, ec);
   if (ec) {
     fs::remove_all(temp, ec);
-    if (!fs::is_directory(dir, ec)) return Status::IoError("cannot move the model folder into place", dir.string(), "a writable model cache");
+    if (!fs::is_directory(dir, ec))
+      return Status::IoError("cannot move the model folder into place", dir.string(), "a writable model cache");
   }
   return Status::Ok();
 }
@@ -109,7 +116,8 @@ Status WriteModelFolder(const fs::path& dir, const std::string& config_name, con
 
 Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& options) {
   if (name.kind == NameKind::kFolder) {
-    return Status::InvalidArgument(fmt::format("{} is a folder", QuoteText(name.text)), "model name", "hf-hub:ORG/NAME or MODEL/TAG");
+    return Status::InvalidArgument(fmt::format("{} is a folder", QuoteText(name.text)), "model name",
+                                   "hf-hub:ORG/NAME or MODEL/TAG");
   }
   ResolvedModel out;
   out.name = name;
@@ -151,10 +159,10 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
     const Json model_cfg = config.contains("model_cfg") ? config["model_cfg"] : Json::object();
     config["preprocess_cfg"] = TagPreprocess(*name.pretrained, model_cfg);
     if (name.pretrained->quick_gelu && !(model_cfg.is_object() && model_cfg.value("quick_gelu", false))) {
-      out.warnings.push_back(fmt::format("tag {} was trained with QuickGELU but model {} uses GELU (as open_clip, which "
-                                         "warns the same); {}-quickgelu/{} is the matching name",
-                                         name.pretrained->tag, name.pretrained->model, name.pretrained->model,
-                                         name.pretrained->tag));
+      out.warnings.push_back(
+          fmt::format("tag {} was trained with QuickGELU but model {} uses GELU (as open_clip, which "
+                      "warns the same); {}-quickgelu/{} is the matching name",
+                      name.pretrained->tag, name.pretrained->model, name.pretrained->model, name.pretrained->tag));
     }
   }
   // Weights: safetensors first.
@@ -168,7 +176,9 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
   // repository (SigLIP's "tokenizer"); an ORG/NAME is a repository of its own (CLIPA's, MetaCLIP 2's
   // facebook/xlm-v-base), fetched into the cache and linked as the folder <ORG>/<NAME>/ of the model
   // folder, which clip::ResolveHfTokenizer reads. Without one there, the weights repository's root files.
-  const Json* text_cfg = config.contains("model_cfg") && config["model_cfg"].contains("text_cfg") ? &config["model_cfg"]["text_cfg"] : nullptr;
+  const Json* text_cfg = config.contains("model_cfg") && config["model_cfg"].contains("text_cfg")
+                             ? &config["model_cfg"]["text_cfg"]
+                             : nullptr;
   if (text_cfg != nullptr && text_cfg->is_object() && text_cfg->contains("hf_tokenizer_name")) {
     const std::string hf_name = text_cfg->value("hf_tokenizer_name", "");
     const bool own_repo = hf_name.find('/') != std::string::npos && hf_name != name.repo;
@@ -176,10 +186,12 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
     if (own_repo) {
       std::string tokenizer_commit;
       for (const char* file : kTokenizerFiles) {
-        Result<std::optional<FetchedFile>> f = FetchFile(options, hf_name, kTokenizerRevision, file, true, &tokenizer_commit);
+        Result<std::optional<FetchedFile>> f =
+            FetchFile(options, hf_name, kTokenizerRevision, file, true, &tokenizer_commit);
         // A missing or gated tokenizer repository leaves the model loadable from token ids (clip embed --token-ids).
         if (!f.ok()) {
-          out.warnings.push_back(fmt::format("tokenizer repository {} (hf_tokenizer_name): {}", hf_name, f.status().what()));
+          out.warnings.push_back(
+              fmt::format("tokenizer repository {} (hf_tokenizer_name): {}", hf_name, f.status().what()));
           break;
         }
         if (!f->has_value()) continue;
@@ -197,9 +209,10 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
   out.commit = commit;
   const std::string weights_name = weights->name;
   config[kHubSourceKey] = fmt::format("hf-hub:{}@{} {}", name.repo, commit, weights_name);
-  out.model_dir = options.cache / "visalign" / "models" /
-                  fmt::format("{}--{}", Slug(name.pretrained ? name.pretrained->model + "--" + name.pretrained->tag : name.repo),
-                              commit.substr(0, kCommitPrefix));
+  out.model_dir =
+      options.cache / "visalign" / "models" /
+      fmt::format("{}--{}", Slug(name.pretrained ? name.pretrained->model + "--" + name.pretrained->tag : name.repo),
+                  commit.substr(0, kCommitPrefix));
   VISALIGN_RETURN_IF_ERROR(WriteModelFolder(out.model_dir, hf_layout ? kHfConfig : kOpenClipConfig, config, links));
   Result<clip::ClipConfig> parsed = clip::ReadClipModelConfig(out.model_dir);
   out.native = parsed.ok();
@@ -261,11 +274,13 @@ Result<HubOptions> HubOptionsFromEnvironment() {
   if (!env("HF_ENDPOINT").empty()) o.endpoint = env("HF_ENDPOINT");
   while (!o.endpoint.empty() && o.endpoint.back() == '/') o.endpoint.pop_back();
   if (!o.endpoint.starts_with("http://") && !o.endpoint.starts_with("https://")) {
-    return Status::InvalidArgument(fmt::format("HF_ENDPOINT {}", QuoteText(o.endpoint)), "environment", "an http:// or https:// URL");
+    return Status::InvalidArgument(fmt::format("HF_ENDPOINT {}", QuoteText(o.endpoint)), "environment",
+                                   "an http:// or https:// URL");
   }
   o.token = env("HF_TOKEN");
   const std::string offline = env("HF_HUB_OFFLINE");
-  o.offline = offline == "1" || offline == "true" || offline == "TRUE" || offline == "yes" || offline == "ON" || offline == "on";
+  o.offline = offline == "1" || offline == "true" || offline == "TRUE" || offline == "yes" || offline == "ON" ||
+              offline == "on";
   return o;
 }
 

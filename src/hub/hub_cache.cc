@@ -103,12 +103,15 @@ Status RepoCache::MarkMissing(const std::string& commit, const std::string& file
 Result<FileLock> FileLock::Acquire(const fs::path& path) {
   VISALIGN_RETURN_IF_ERROR(CreateFolders(path.parent_path()));
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError(fmt::format("cannot open lock file: {}", std::strerror(errno)), path.string(), "a writable model cache");
+  if (fd < 0)
+    return Status::IoError(fmt::format("cannot open lock file: {}", std::strerror(errno)), path.string(),
+                           "a writable model cache");
   while (::flock(fd, LOCK_EX) != 0) {
     if (errno != EINTR) {
       const int err = errno;
       ::close(fd);
-      return Status::IoError(fmt::format("cannot lock: {}", std::strerror(err)), path.string(), "a file system with flock()");
+      return Status::IoError(fmt::format("cannot lock: {}", std::strerror(err)), path.string(),
+                             "a file system with flock()");
     }
   }
   return FileLock(fd);
@@ -124,7 +127,8 @@ uint64_t CacheBlobBytes(const fs::path& cache) {
   for (fs::directory_iterator repo(cache, ec), end; !ec && repo != end; repo.increment(ec)) {
     if (!repo->path().filename().string().starts_with("models--")) continue;
     std::error_code blob_ec;
-    for (fs::directory_iterator blob(repo->path() / "blobs", blob_ec); !blob_ec && blob != end; blob.increment(blob_ec)) {
+    for (fs::directory_iterator blob(repo->path() / "blobs", blob_ec); !blob_ec && blob != end;
+         blob.increment(blob_ec)) {
       std::error_code size_ec;
       const uintmax_t size = blob->is_regular_file(size_ec) ? fs::file_size(blob->path(), size_ec) : 0;
       if (!size_ec) total += size;

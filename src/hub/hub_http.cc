@@ -41,7 +41,8 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   if (line.rfind("HTTP/", 0) == 0) {
     t->response.headers.clear();  // a new response (after a redirect)
     const size_t space = line.find(' ');
-    t->response.status = space == std::string_view::npos ? 0 : std::atol(std::string(line.substr(space + 1, 3)).c_str());
+    t->response.status =
+        space == std::string_view::npos ? 0 : std::atol(std::string(line.substr(space + 1, 3)).c_str());
   } else if (const size_t colon = line.find(':'); colon != std::string_view::npos) {
     std::string name = Trim(line.substr(0, colon));
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -124,9 +125,10 @@ Result<HubResponse> Perform(const std::string& url, const std::string& token, bo
   if (written != nullptr) *written = t.written;
   if (t.write_errno != 0) {
     const bool full = t.write_errno == ENOSPC || t.write_errno == EDQUOT;
-    return Status::IoError(full ? "disk full" : fmt::format("cannot write the download: {}", std::strerror(t.write_errno)),
-                           "the model cache", full ? "free space for the model's files (or $VISALIGN_CACHE elsewhere)"
-                                                   : "a writable cache folder");
+    return Status::IoError(
+        full ? "disk full" : fmt::format("cannot write the download: {}", std::strerror(t.write_errno)),
+        "the model cache",
+        full ? "free space for the model's files (or $VISALIGN_CACHE elsewhere)" : "a writable cache folder");
   }
   if (rc != CURLE_OK) {
     const std::string why = error_buffer[0] != '\0' ? std::string(error_buffer) : std::string(curl->easy_strerror(rc));

@@ -28,9 +28,9 @@ struct HubResponse {
 Result<HubResponse> Head(const std::string& url, const std::string& token);
 
 struct DownloadSink {
-  int fd = -1;                                 // the body of a 200/206 answer is written here
-  uint64_t offset = 0;                         // bytes already in fd: asked for with Range when > 0
-  std::function<void(uint64_t)> on_bytes;      // called with each chunk's size
+  int fd = -1;                             // the body of a 200/206 answer is written here
+  uint64_t offset = 0;                     // bytes already in fd: asked for with Range when > 0
+  std::function<void(uint64_t)> on_bytes;  // called with each chunk's size
 };
 // GET `url` following redirects. Returns the final answer; a transfer cut short is kUnavailable with
 // `*written` bytes written (so the caller can resume), a failed write kIoError ("disk full" for ENOSPC).

@@ -78,9 +78,11 @@ TEST_F(HubTest, HubNameFillsTheCacheInHuggingFaceLayoutAndLoadsAsTheFolderDoes) 
 
   const clip::ClipModel from_hub = clip::LoadClipModel(m->model_dir).value();
   const clip::ClipModel from_folder = clip::LoadClipModel(Fixture("siglip-tiny")).value();
-  EXPECT_EQ(from_hub.EncodeTexts({"a red square"}).value().data, from_folder.EncodeTexts({"a red square"}).value().data);
+  EXPECT_EQ(from_hub.EncodeTexts({"a red square"}).value().data,
+            from_folder.EncodeTexts({"a red square"}).value().data);
   const Json config = Json::parse(ReadFile(m->model_dir / "open_clip_config.json").value());
-  EXPECT_EQ(config["visalign_hub_source"], fmt::format("hf-hub:test/siglip-tiny@{} open_clip_model.safetensors", kCommit));
+  EXPECT_EQ(config["visalign_hub_source"],
+            fmt::format("hf-hub:test/siglip-tiny@{} open_clip_model.safetensors", kCommit));
   EXPECT_NE(from_hub.Fingerprint().value(), from_folder.Fingerprint().value());  // the commit is part of it
 
   // A second fetch downloads nothing.
@@ -98,7 +100,8 @@ TEST_F(HubTest, TokenizerFilesComeFromTheRepositoryTheConfigNames) {
   config["model_cfg"]["text_cfg"]["hf_tokenizer_name"] = "test/bert-tokenizer";
   testing::FakeRepo weights;
   weights.commit = kCommit;
-  weights.files = {{"open_clip_config.json", config.dump()}, {"open_clip_model.safetensors", Bytes("clipa-tiny/model.safetensors")}};
+  weights.files = {{"open_clip_config.json", config.dump()},
+                   {"open_clip_model.safetensors", Bytes("clipa-tiny/model.safetensors")}};
   testing::FakeRepo tokenizer;
   tokenizer.commit = kTokenizerCommit;
   for (const char* file : {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json"}) {
@@ -110,7 +113,8 @@ TEST_F(HubTest, TokenizerFilesComeFromTheRepositoryTheConfigNames) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_TRUE(m->warnings.empty()) << m->warnings.front();
   EXPECT_EQ(m->commit, kCommit);  // the weights' commit names the model
-  EXPECT_TRUE(fs::is_regular_file(options_.cache / "models--test--bert-tokenizer" / "snapshots" / kTokenizerCommit / "vocab.txt"));
+  EXPECT_TRUE(fs::is_regular_file(options_.cache / "models--test--bert-tokenizer" / "snapshots" / kTokenizerCommit /
+                                  "vocab.txt"));
   EXPECT_TRUE(fs::is_regular_file(m->model_dir / "test" / "bert-tokenizer" / "vocab.txt"));
   const clip::ClipModel from_hub = clip::LoadClipModel(m->model_dir).value();
   ASSERT_EQ(from_hub.config().tokenizer.kind, clip::TokenizerKind::kWordPiece) << from_hub.config().tokenizer.missing;
@@ -136,16 +140,19 @@ TEST_F(HubTest, SafetensorsArePreferredAndBinIsTheFallback) {
   testing::FakeRepo both = SiglipRepo("open_clip_model.safetensors", "siglip-tiny/model.safetensors");
   both.files["open_clip_pytorch_model.bin"] = Bytes("siglip-tiny-bin/open_clip_pytorch_model.bin");
   hub_.AddRepo("test/both", both);
-  hub_.AddRepo("test/bin-only", SiglipRepo("open_clip_pytorch_model.bin", "siglip-tiny-bin/open_clip_pytorch_model.bin"));
+  hub_.AddRepo("test/bin-only",
+               SiglipRepo("open_clip_pytorch_model.bin", "siglip-tiny-bin/open_clip_pytorch_model.bin"));
   ASSERT_TRUE(Fetch("hf-hub:test/both").ok());
   EXPECT_EQ(hub_.requests_for("open_clip_pytorch_model.bin"), 0);
   Result<ResolvedModel> bin = Fetch("hf-hub:test/bin-only");
   ASSERT_TRUE(bin.ok()) << bin.status().ToString();
   EXPECT_TRUE(fs::exists(bin->model_dir / "open_clip_pytorch_model.bin"));
-  EXPECT_TRUE(fs::exists(options_.cache / "models--test--bin-only" / ".no_exist" / kCommit / "open_clip_model.safetensors"));
+  EXPECT_TRUE(
+      fs::exists(options_.cache / "models--test--bin-only" / ".no_exist" / kCommit / "open_clip_model.safetensors"));
   const clip::ClipModel from_bin = clip::LoadClipModel(bin->model_dir).value();
   const clip::ClipModel from_folder = clip::LoadClipModel(Fixture("siglip-tiny")).value();
-  EXPECT_EQ(from_bin.EncodeTexts({"a red square"}).value().data, from_folder.EncodeTexts({"a red square"}).value().data);
+  EXPECT_EQ(from_bin.EncodeTexts({"a red square"}).value().data,
+            from_folder.EncodeTexts({"a red square"}).value().data);
 }
 
 TEST_F(HubTest, OpenClipTagGetsItsRepositoryAndTheTagsPreprocessing) {
@@ -153,7 +160,8 @@ TEST_F(HubTest, OpenClipTagGetsItsRepositoryAndTheTagsPreprocessing) {
   // (clip-tiny's config says OpenAI's mean/std, bicubic, shortest: the tag's values must win).
   testing::FakeRepo r;
   r.commit = kCommit;
-  r.files = {{"open_clip_config.json", Bytes("clip-tiny/config.json")}, {"open_clip_model.safetensors", Bytes("clip-tiny/model.safetensors")}};
+  r.files = {{"open_clip_config.json", Bytes("clip-tiny/config.json")},
+             {"open_clip_model.safetensors", Bytes("clip-tiny/model.safetensors")}};
   hub_.AddRepo("UCSC-VLAA/ViT-L-14-CLIPA-datacomp1B", r);
   Result<ResolvedModel> m = Fetch("ViT-L-14-CLIPA/datacomp1b");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -163,7 +171,8 @@ TEST_F(HubTest, OpenClipTagGetsItsRepositoryAndTheTagsPreprocessing) {
   EXPECT_EQ(config.preprocess.resize_mode, clip::ResizeMode::kSquash);
   EXPECT_FLOAT_EQ(config.preprocess.mean[0], 0.485f);
   EXPECT_FLOAT_EQ(config.preprocess.std[2], 0.225f);
-  EXPECT_EQ(config.preprocess.image_size, clip::ReadClipModelConfig(Fixture("clip-tiny")).value().preprocess.image_size);
+  EXPECT_EQ(config.preprocess.image_size,
+            clip::ReadClipModelConfig(Fixture("clip-tiny")).value().preprocess.image_size);
   EXPECT_EQ(ResultsName(m->name), "ViT-L-14-CLIPA-datacomp1b");
 }
 

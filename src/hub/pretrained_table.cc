@@ -46,7 +46,8 @@ Result<std::array<float, 3>> Triple(const Json& entry, const char* key, const st
   return std::array<float, 3>{(*it)[0].get<float>(), (*it)[1].get<float>(), (*it)[2].get<float>()};
 }
 
-Result<PretrainedTag> ParseEntry(const std::string& model, const std::string& tag, const Json& e, const std::string& path) {
+Result<PretrainedTag> ParseEntry(const std::string& model, const std::string& tag, const Json& e,
+                                 const std::string& path) {
   const std::string where = fmt::format("{} {}/{}", path, model, tag);
   PretrainedTag t;
   t.model = model;
@@ -95,7 +96,9 @@ Result<PretrainedTable> PretrainedTable::Load(const fs::path& path) {
   PretrainedTable table;
   table.source_ = j->value("source", path.string());
   for (const auto& [model, tags] : (*j)["models"].items()) {
-    if (!tags.is_object()) return Status::InvalidArgument(fmt::format("model {} is not an object", QuoteText(model)), path.string(), expected);
+    if (!tags.is_object())
+      return Status::InvalidArgument(fmt::format("model {} is not an object", QuoteText(model)), path.string(),
+                                     expected);
     for (const auto& [tag, entry] : tags.items()) {
       if (!entry.is_object()) continue;
       VISALIGN_ASSIGN_OR_RETURN(PretrainedTag t, ParseEntry(model, tag, entry, path.string()));
@@ -169,12 +172,14 @@ Result<ModelName> ParseModelName(std::string_view name) {
   if (tag == nullptr) {
     std::string nearest;
     for (const std::string& n : table->Nearest(name)) nearest += (nearest.empty() ? "" : ", ") + n;
-    return Status::NotFound(fmt::format("unknown model {} (not a folder, not in open_clip's pretrained table)", QuoteText(name)),
-                            "model name", "a folder, hf-hub:ORG/NAME or MODEL/TAG; nearest: " + nearest);
+    return Status::NotFound(
+        fmt::format("unknown model {} (not a folder, not in open_clip's pretrained table)", QuoteText(name)),
+        "model name", "a folder, hf-hub:ORG/NAME or MODEL/TAG; nearest: " + nearest);
   }
   if (tag->repo.empty()) {
-    return Status::Unsupported(fmt::format("{} has no Hugging Face Hub repository in open_clip's table", QuoteText(name)),
-                               "model name", "a MODEL/TAG with an hf_hub entry, or a local folder");
+    return Status::Unsupported(
+        fmt::format("{} has no Hugging Face Hub repository in open_clip's table", QuoteText(name)), "model name",
+        "a MODEL/TAG with an hf_hub entry, or a local folder");
   }
   out.kind = NameKind::kPretrainedTag;
   out.repo = tag->repo;
@@ -184,9 +189,12 @@ Result<ModelName> ParseModelName(std::string_view name) {
 
 std::string ResultsName(const ModelName& name) {
   switch (name.kind) {
-    case NameKind::kFolder: return "";
-    case NameKind::kHubRepo: return name.repo.substr(name.repo.find('/') + 1);
-    case NameKind::kPretrainedTag: return name.pretrained->model + "-" + name.pretrained->tag;
+    case NameKind::kFolder:
+      return "";
+    case NameKind::kHubRepo:
+      return name.repo.substr(name.repo.find('/') + 1);
+    case NameKind::kPretrainedTag:
+      return name.pretrained->model + "-" + name.pretrained->tag;
   }
   return "";
 }

@@ -20,7 +20,8 @@ Sample Convert(const Sample* rgba, size_t pixels, const AlphaPolicy& alpha, uint
     alpha_min = std::min<Sample>(alpha_min, static_cast<Sample>(a));
     for (int c = 0; c < 3; ++c) {
       const uint32_t b = alpha.background[c] * kBackgroundScale;
-      const uint32_t v = composite && a != kOpaque ? (rgba[c] * a + b * (kOpaque - a) + kOpaque / 2) / kOpaque : rgba[c];
+      const uint32_t v =
+          composite && a != kOpaque ? (rgba[c] * a + b * (kOpaque - a) + kOpaque / 2) / kOpaque : rgba[c];
       rgb[c] = to8(v);
     }
   }

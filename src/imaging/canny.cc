@@ -40,7 +40,7 @@ class BitPlane {
   // Bits of columns x - 1, x, x + 1 of row y in bits 0, 1, 2 (-1 <= y <= h, 0 <= x < w), from
   // whole words (a word just written by Set or Clear reads back without a store-forwarding stall).
   uint32_t Three(int x, int y) const {
-    const int first = x - 1;  // >= -1: the zero word before the row at worst
+    const int first = x - 1;                                 // >= -1: the zero word before the row at worst
     const uint64_t* words = Row(y) + (first >> kWordShift);  // floor division
     const int shift = first & (kWordBits - 1);
     const uint64_t window = (words[0] >> shift) | ((words[1] << 1) << (kWordBits - 1 - shift));

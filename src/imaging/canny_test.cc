@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "imaging/test_planes.h"
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
+#include "imaging/test_planes.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -45,15 +45,15 @@ void ExpectSameAsOpenCv(const GrayImage& g, CannyThresholds t, const std::string
     ASSERT_EQ(ours.size(), expected.size()) << what;
     int64_t mismatches = 0;
     for (size_t i = 0; i < expected.size(); ++i) mismatches += ours[i] != expected[i];
-    EXPECT_EQ(mismatches, 0) << what << " " << g.width << "x" << g.height << " thresholds " << t.low << "/"
-                             << t.high << " (" << kernels->name << ")";
+    EXPECT_EQ(mismatches, 0) << what << " " << g.width << "x" << g.height << " thresholds " << t.low << "/" << t.high
+                             << " (" << kernels->name << ")";
     EXPECT_EQ(count, expected_count) << what << " " << g.width << "x" << g.height << " (" << kernels->name << ")";
   }
 }
 
 // Widths around the vector widths of both builds (8 and 16 16-bit lanes, 16 and 32 bytes).
-const std::vector<std::pair<int, int>> kSizes = {{1, 1},   {1, 9},   {9, 1},   {2, 2},   {3, 17},  {8, 8},
-                                                 {15, 16}, {16, 15}, {17, 31}, {31, 33}, {32, 5},  {33, 7},
+const std::vector<std::pair<int, int>> kSizes = {{1, 1},   {1, 9},   {9, 1},   {2, 2},    {3, 17},  {8, 8},
+                                                 {15, 16}, {16, 15}, {17, 31}, {31, 33},  {32, 5},  {33, 7},
                                                  {47, 3},  {48, 4},  {64, 64}, {100, 37}, {129, 65}};
 
 TEST(CannyEdges, UniformNoiseMatchesOpenCv) {
@@ -93,14 +93,12 @@ TEST(CannyEdges, StripesCheckerboardsAndGradientsMatchOpenCv) {
                          "horizontal stripes " + std::to_string(period));
       ExpectSameAsOpenCv(Plane(w, h, [&](int x, int y) { return uint8_t(((x + y) / period) % 2 ? 200 : 10); }),
                          {100, 200}, "diagonal stripes " + std::to_string(period));
-      ExpectSameAsOpenCv(
-          Plane(w, h, [&](int x, int y) { return uint8_t((x / period + y / period) % 2 ? 255 : 0); }), {100, 200},
-          "checkerboard " + std::to_string(period));
+      ExpectSameAsOpenCv(Plane(w, h, [&](int x, int y) { return uint8_t((x / period + y / period) % 2 ? 255 : 0); }),
+                         {100, 200}, "checkerboard " + std::to_string(period));
     }
     ExpectSameAsOpenCv(Plane(w, h, [](int x, int y) { return uint8_t((x * 7 + y * 3) % 256); }), {100, 200},
                        "wrapping gradient");
-    ExpectSameAsOpenCv(Plane(w, h, [](int x, int y) { return uint8_t(x * x + 3 * y * y); }), {100, 200},
-                       "quadratic");
+    ExpectSameAsOpenCv(Plane(w, h, [](int x, int y) { return uint8_t(x * x + 3 * y * y); }), {100, 200}, "quadratic");
   }
 }
 
@@ -112,9 +110,8 @@ TEST(CannyEdges, RandomShapesAndThresholdsMatchOpenCv) {
     const int w = 1 + rng() % 90, h = 1 + rng() % 90;
     const int cx = rng() % w, cy = rng() % h, r = 1 + rng() % 30;
     const uint8_t inside = rng(), outside = rng();
-    const GrayImage g = Plane(w, h, [&](int x, int y) {
-      return (x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r ? inside : outside;
-    });
+    const GrayImage g = Plane(
+        w, h, [&](int x, int y) { return (x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r ? inside : outside; });
     const int low = rng() % 400, high = low + rng() % 400;
     ExpectSameAsOpenCv(g, {low, high}, "disc trial " + std::to_string(trial));
     const GrayImage noisy = Plane(w, h, [&](int, int) { return uint8_t(rng() % 64); });

@@ -3,7 +3,8 @@
 // JPEG (libjpeg-turbo) and WebP (libwebp). Anything else is recognised by its signature where
 // possible (GIF, TIFF, BMP, HEIC, AVIF, JPEG XL, SVG, PDF, ...) and refused naming the format.
 // Every decoder reads the declared size first and refuses more than MaxImagePixels() before it
-// allocates (PNG also a declared size its compressed data cannot hold); damaged or truncated data is kCorrupt with the decoder library's reason.
+// allocates (PNG also a declared size its compressed data cannot hold); damaged or truncated data is kCorrupt with the
+// decoder library's reason.
 #pragma once
 
 #include <cstddef>

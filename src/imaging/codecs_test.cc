@@ -6,12 +6,12 @@
 #include "imaging/codecs.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <png.h>
+#include <sys/resource.h>
 #include <turbojpeg.h>
 #include <zlib.h>
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -55,8 +55,10 @@ Image OpenCvReference(const std::string& bytes, const AlphaPolicy& alpha = {}) {
         out.pixel(x, y)[c] = wide ? Scale16To8(static_cast<uint16_t>(value)) : static_cast<uint8_t>(value);
       }
     }
-  out.alpha_min = alpha_min == max ? 255 : std::min<uint8_t>(wide ? Scale16To8(static_cast<uint16_t>(alpha_min))
-                                                                  : static_cast<uint8_t>(alpha_min), 254);
+  out.alpha_min = alpha_min == max
+                      ? 255
+                      : std::min<uint8_t>(
+                            wide ? Scale16To8(static_cast<uint16_t>(alpha_min)) : static_cast<uint8_t>(alpha_min), 254);
   return out;
 }
 
@@ -114,7 +116,8 @@ std::string WritePngKind(const PngKind& k, int w, int h, std::mt19937& rng) {
   std::vector<png_color> palette(1 << std::min(k.bit_depth, 8));
   std::vector<png_byte> alpha(palette.size());
   if (k.color_type == PNG_COLOR_TYPE_PALETTE) {
-    for (auto& c : palette) c = {static_cast<png_byte>(rng()), static_cast<png_byte>(rng()), static_cast<png_byte>(rng())};
+    for (auto& c : palette)
+      c = {static_cast<png_byte>(rng()), static_cast<png_byte>(rng()), static_cast<png_byte>(rng())};
     png_set_PLTE(png, info, palette.data(), static_cast<int>(palette.size()));
     if (k.trns) {
       for (auto& a : alpha) a = static_cast<png_byte>(rng());
@@ -133,18 +136,21 @@ std::string WritePngKind(const PngKind& k, int w, int h, std::mt19937& rng) {
 TEST(Codecs, EveryPngColourTypeAndBitDepthDecodesAsOpenCv) {
   std::mt19937 rng(7);
   const std::vector<PngKind> kinds = {
-      {PNG_COLOR_TYPE_GRAY, 1},        {PNG_COLOR_TYPE_GRAY, 2},         {PNG_COLOR_TYPE_GRAY, 4},
-      {PNG_COLOR_TYPE_GRAY, 8},        {PNG_COLOR_TYPE_GRAY, 16},        {PNG_COLOR_TYPE_GRAY_ALPHA, 8},
-      {PNG_COLOR_TYPE_GRAY_ALPHA, 16}, {PNG_COLOR_TYPE_PALETTE, 1},      {PNG_COLOR_TYPE_PALETTE, 2},
-      {PNG_COLOR_TYPE_PALETTE, 4},     {PNG_COLOR_TYPE_PALETTE, 8},      {PNG_COLOR_TYPE_PALETTE, 8, false, true},
-      {PNG_COLOR_TYPE_RGB, 16},        {PNG_COLOR_TYPE_RGB_ALPHA, 16},   {PNG_COLOR_TYPE_RGB, 8, true},
-      {PNG_COLOR_TYPE_RGB_ALPHA, 8, true}, {PNG_COLOR_TYPE_GRAY, 16, true}, {PNG_COLOR_TYPE_PALETTE, 4, true, true},
+      {PNG_COLOR_TYPE_GRAY, 1},        {PNG_COLOR_TYPE_GRAY, 2},
+      {PNG_COLOR_TYPE_GRAY, 4},        {PNG_COLOR_TYPE_GRAY, 8},
+      {PNG_COLOR_TYPE_GRAY, 16},       {PNG_COLOR_TYPE_GRAY_ALPHA, 8},
+      {PNG_COLOR_TYPE_GRAY_ALPHA, 16}, {PNG_COLOR_TYPE_PALETTE, 1},
+      {PNG_COLOR_TYPE_PALETTE, 2},     {PNG_COLOR_TYPE_PALETTE, 4},
+      {PNG_COLOR_TYPE_PALETTE, 8},     {PNG_COLOR_TYPE_PALETTE, 8, false, true},
+      {PNG_COLOR_TYPE_RGB, 16},        {PNG_COLOR_TYPE_RGB_ALPHA, 16},
+      {PNG_COLOR_TYPE_RGB, 8, true},   {PNG_COLOR_TYPE_RGB_ALPHA, 8, true},
+      {PNG_COLOR_TYPE_GRAY, 16, true}, {PNG_COLOR_TYPE_PALETTE, 4, true, true},
   };
   for (const PngKind& k : kinds)
     for (auto [w, h] : {std::pair{1, 1}, {13, 7}, {64, 33}}) {
       const std::string what = "PNG type " + std::to_string(k.color_type) + " depth " + std::to_string(k.bit_depth) +
-                               (k.interlaced ? " interlaced" : "") + (k.trns ? " tRNS" : "") + " " +
-                               std::to_string(w) + "x" + std::to_string(h);
+                               (k.interlaced ? " interlaced" : "") + (k.trns ? " tRNS" : "") + " " + std::to_string(w) +
+                               "x" + std::to_string(h);
       const std::string png = WritePngKind(k, w, h, rng);
       ExpectSameAsOpenCv(png, what);
       ExpectSameAsOpenCv(png, what + " over olive", kOverOlive);
@@ -167,9 +173,8 @@ std::string TurboJpeg(const cv::Mat& pixels, int pixel_format, int subsampling) 
   tjhandle encoder = tjInitCompress();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
-  EXPECT_EQ(tjCompress2(encoder, pixels.data, pixels.cols, 0, pixels.rows, pixel_format, &jpeg, &size, subsampling,
-                        90, 0),
-            0)
+  EXPECT_EQ(
+      tjCompress2(encoder, pixels.data, pixels.cols, 0, pixels.rows, pixel_format, &jpeg, &size, subsampling, 90, 0), 0)
       << tjGetErrorStr2(encoder);
   std::string out(reinterpret_cast<char*>(jpeg), size);
   tjFree(jpeg);
@@ -201,7 +206,8 @@ TEST(Codecs, WebpLossyAndLosslessDecodeAsOpenCv) {
   std::mt19937 rng(9);
   for (auto [w, h] : {std::pair{1, 1}, {17, 9}, {64, 48}}) {
     const std::string size = std::to_string(w) + "x" + std::to_string(h);
-    ExpectSameAsOpenCv(Encode(".webp", Noise(w, h, CV_8UC3, rng), {cv::IMWRITE_WEBP_QUALITY, 80}), "WebP lossy " + size);
+    ExpectSameAsOpenCv(Encode(".webp", Noise(w, h, CV_8UC3, rng), {cv::IMWRITE_WEBP_QUALITY, 80}),
+                       "WebP lossy " + size);
     ExpectSameAsOpenCv(Encode(".webp", Noise(w, h, CV_8UC3, rng), {cv::IMWRITE_WEBP_QUALITY, 101}),
                        "WebP lossless " + size);
     const std::string with_alpha = Encode(".webp", Noise(w, h, CV_8UC4, rng), {cv::IMWRITE_WEBP_QUALITY, 101});
@@ -223,13 +229,22 @@ TEST(Codecs, OtherFormatsAreRefusedByName) {
   ExpectUnsupported(Encode(".tiff", Noise(8, 8, CV_8UC3, rng)), "TIFF");
   ExpectUnsupported(Encode(".bmp", Noise(8, 8, CV_8UC3, rng)), "BMP");
   ExpectUnsupported("GIF89a\x01\x00\x01\x00\x80\x00\x00", "GIF");
-  ExpectUnsupported(std::string("\0\0\0\x1c" "ftypheic\0\0\0\0mif1heic", 24), "HEIC/HEIF");
-  ExpectUnsupported(std::string("\0\0\0\x1c" "ftypavif\0\0\0\0avifmif1", 24), "AVIF");
+  ExpectUnsupported(std::string("\0\0\0\x1c"
+                                "ftypheic\0\0\0\0mif1heic",
+                                24),
+                    "HEIC/HEIF");
+  ExpectUnsupported(std::string("\0\0\0\x1c"
+                                "ftypavif\0\0\0\0avifmif1",
+                                24),
+                    "AVIF");
   ExpectUnsupported("<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>", "SVG");
   ExpectUnsupported("  <svg width=\"10\" height=\"10\"></svg>", "SVG");
   ExpectUnsupported("%PDF-1.7\n%\xE2\xE3\xCF\xD3\n", "PDF");
   // OpenCV's imdecode once reached its JPEG 2000 decoder from here (the fuzzer found it): refused by name.
-  ExpectUnsupported(std::string("\0\0\0\x0CjP  \r\n\x87\n\0\0\0\x14" "ftypjp2 ", 24), "JPEG 2000");
+  ExpectUnsupported(std::string("\0\0\0\x0CjP  \r\n\x87\n\0\0\0\x14"
+                                "ftypjp2 ",
+                                24),
+                    "JPEG 2000");
   ExpectUnsupported(std::string("\xFF\x4F\xFF\x51\0\x2F\0\0", 8), "JPEG 2000");
   // Bytes of no known format name what they start with.
   Result<Image> html = DecodeImage("<html>502 Bad Gateway</html>", "reply");

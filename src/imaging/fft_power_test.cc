@@ -57,8 +57,8 @@ std::vector<long double> OpenCvPowerSpectrum(const GrayImage& g) {
   for (int y = 0; y < g.height; ++y)
     for (int x = 0; x < g.width; ++x) {
       const cv::Vec2d bin = spectrum.at<cv::Vec2d>(y, x);
-      power[static_cast<size_t>(y) * g.width + x] = static_cast<long double>(bin[0]) * bin[0] +
-                                                     static_cast<long double>(bin[1]) * bin[1];
+      power[static_cast<size_t>(y) * g.width + x] =
+          static_cast<long double>(bin[0]) * bin[0] + static_cast<long double>(bin[1]) * bin[1];
     }
   return power;
 }
@@ -74,7 +74,8 @@ GrayImage RandomPlane(int w, int h, std::mt19937& rng, int levels) {
 GrayImage RampPlane(int w, int h) {
   GrayImage g{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h)};
   for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) g.pixels[static_cast<size_t>(y) * w + x] = static_cast<uint8_t>((x + y) * 255 / (w + h));
+    for (int x = 0; x < w; ++x)
+      g.pixels[static_cast<size_t>(y) * w + x] = static_cast<uint8_t>((x + y) * 255 / (w + h));
   return g;
 }
 
@@ -134,7 +135,8 @@ TEST(HighPowerRadix2, MatchesOpenCvsDftOnLargePlanesWithTheHfMask) {
       const std::vector<int> mask = HfMask(w, h);
       const double expected = MaskedPower(OpenCvPowerSpectrum(g), w, h, mask);
       for (const FftKernels* kernels : RunnableKernels())
-        EXPECT_NEAR(HighPowerRadix2(g, mask, *kernels), expected, 1e-12 * expected) << kernels->name << " " << w << "x" << h;
+        EXPECT_NEAR(HighPowerRadix2(g, mask, *kernels), expected, 1e-12 * expected)
+            << kernels->name << " " << w << "x" << h;
     }
   }
 }

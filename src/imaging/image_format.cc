@@ -28,7 +28,7 @@ constexpr std::array kSignatures = {
     Signature{0, "\xFF\x0A"sv, ImageFormat::kOther, "JPEG XL"},
     Signature{0, "\0\0\0\x0CJXL \r\n\x87\n"sv, ImageFormat::kOther, "JPEG XL"},
     Signature{0, "\0\0\0\x0CjP  \r\n\x87\n"sv, ImageFormat::kOther, "JPEG 2000"},  // JP2 file
-    Signature{0, "\xFF\x4F\xFF\x51"sv, ImageFormat::kOther, "JPEG 2000"},            // J2K codestream
+    Signature{0, "\xFF\x4F\xFF\x51"sv, ImageFormat::kOther, "JPEG 2000"},          // J2K codestream
     Signature{0, "\0\0\1\0"sv, ImageFormat::kOther, "ICO"},
     Signature{0, "8BPS"sv, ImageFormat::kOther, "PSD"},
     Signature{0, "qoif"sv, ImageFormat::kOther, "QOI"},
@@ -41,8 +41,8 @@ const char* IsoMediaName(std::string_view bytes) {
   if (bytes.size() < 12 || bytes.substr(4, 4) != "ftyp") return nullptr;
   const std::string_view brand = bytes.substr(8, 4);
   if (brand == "avif" || brand == "avis") return "AVIF";
-  if (brand == "heic" || brand == "heix" || brand == "hevc" || brand == "heim" || brand == "heis" ||
-      brand == "mif1" || brand == "msf1")
+  if (brand == "heic" || brand == "heix" || brand == "hevc" || brand == "heim" || brand == "heis" || brand == "mif1" ||
+      brand == "msf1")
     return "HEIC/HEIF";
   return "ISO media (MP4/MOV)";
 }
@@ -82,8 +82,8 @@ void SetMaxImagePixels(uint64_t pixels) { g_max_image_pixels.store(pixels, std::
 
 Status CheckImageSize(uint64_t width, uint64_t height, const std::string& source) {
   if (width == 0 || height == 0)
-    return Status::Corrupt("image declares " + std::to_string(width) + "x" + std::to_string(height) + " pixels",
-                           source, "a width and height of at least 1");
+    return Status::Corrupt("image declares " + std::to_string(width) + "x" + std::to_string(height) + " pixels", source,
+                           "a width and height of at least 1");
   const uint64_t limit = MaxImagePixels();
   if (width > limit || height > limit || width * height > limit)
     return Status::Unsupported("image of " + std::to_string(width) + "x" + std::to_string(height) + " pixels", source,

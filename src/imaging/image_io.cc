@@ -4,8 +4,8 @@
 
 #include "imaging/codecs.h"
 #include "imaging/png_decode.h"
-#include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::imaging {
 namespace {
@@ -33,16 +33,19 @@ std::string Leading(std::string_view bytes) {
 Result<Image> DecodeBySignature(std::string_view bytes, const std::string& source, const AlphaPolicy& alpha) {
   const SniffedFormat sniffed = SniffImageFormat(bytes);
   switch (sniffed.format) {
-    case ImageFormat::kPng: return DecodePng(bytes, source, alpha);
-    case ImageFormat::kJpeg: return DecodeJpeg(bytes, source);
-    case ImageFormat::kWebp: return DecodeWebp(bytes, source, alpha);
-    case ImageFormat::kOther: break;
+    case ImageFormat::kPng:
+      return DecodePng(bytes, source, alpha);
+    case ImageFormat::kJpeg:
+      return DecodeJpeg(bytes, source);
+    case ImageFormat::kWebp:
+      return DecodeWebp(bytes, source, alpha);
+    case ImageFormat::kOther:
+      break;
   }
-  if (!sniffed.name.empty())
-    return Status::Unsupported("unsupported image format " + sniffed.name, source, kSupported);
-  return Status::Corrupt("cannot decode image", source,
-                         std::string(kSupported) + "; this file starts with \"" + Leading(bytes) +
-                             "\", the signature of none of them");
+  if (!sniffed.name.empty()) return Status::Unsupported("unsupported image format " + sniffed.name, source, kSupported);
+  return Status::Corrupt(
+      "cannot decode image", source,
+      std::string(kSupported) + "; this file starts with \"" + Leading(bytes) + "\", the signature of none of them");
 }
 
 Status NotEmpty(std::string_view bytes, const std::string& source) {
@@ -62,9 +65,9 @@ int ImageFileExtensionRank(std::string_view extension) {
   if (!extension.empty() && extension.front() == '.') extension.remove_prefix(1);
   for (size_t i = 0; i < kExtensions.size(); ++i) {
     const std::string_view want = kExtensions[i];
-    if (extension.size() == want.size() &&
-        std::equal(want.begin(), want.end(), extension.begin(),
-                   [](char w, char c) { return w == std::tolower(static_cast<unsigned char>(c)); }))
+    if (extension.size() == want.size() && std::equal(want.begin(), want.end(), extension.begin(), [](char w, char c) {
+          return w == std::tolower(static_cast<unsigned char>(c));
+        }))
       return static_cast<int>(i);
   }
   return -1;

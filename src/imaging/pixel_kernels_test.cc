@@ -107,8 +107,8 @@ TEST(PixelKernels, GrayLevelOfEveryRgbTripleIsOpenCvs) {
 
 TEST(PixelKernels, GrayTotalsMatchTheDefinition) {
   std::mt19937 rng(8);
-  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{31}, size_t{32}, size_t{33}, size_t{1000},
-                   size_t{1} << 20, (size_t{1} << 20) + 17}) {
+  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{31}, size_t{32}, size_t{33}, size_t{1000}, size_t{1} << 20,
+                   (size_t{1} << 20) + 17}) {
     std::vector<uint8_t> gray(n);
     const uint8_t base = static_cast<uint8_t>(rng() % 64);
     for (uint8_t& v : gray) v = static_cast<uint8_t>(base + rng() % 150);

@@ -56,7 +56,8 @@ Status CheckChunkTypes(std::string_view bytes, const std::string& source) {
       return Status::Corrupt("cannot decode PNG: chunk type is not four letters (at byte " + std::to_string(pos) + ")",
                              source, "a complete, undamaged PNG file");
     if (std::memcmp(type, "IEND", 4) == 0) break;
-    const uint64_t length = (uint64_t{data[pos]} << 24) | (uint64_t{data[pos + 1]} << 16) | (uint64_t{data[pos + 2]} << 8) | data[pos + 3];
+    const uint64_t length =
+        (uint64_t{data[pos]} << 24) | (uint64_t{data[pos + 1]} << 16) | (uint64_t{data[pos + 2]} << 8) | data[pos + 3];
     if (length > bytes.size() - pos - kFramingSize) break;
     pos += kFramingSize + length;
   }
@@ -104,8 +105,8 @@ Result<Image> DecodePng(std::string_view bytes, const std::string& source, const
     return image;
   }
   std::vector<uint16_t> wide(pixels * kRgbaChannels);
-  if (int e = spng_decode_image(ctx.get(), wide.data(), wide.size() * sizeof(uint16_t), SPNG_FMT_RGBA16,
-                                SPNG_DECODE_TRNS))
+  if (int e =
+          spng_decode_image(ctx.get(), wide.data(), wide.size() * sizeof(uint16_t), SPNG_FMT_RGBA16, SPNG_DECODE_TRNS))
     return SpngError(e, "image data", source);
   VISALIGN_RETURN_IF_ERROR(ReadToEnd(ctx.get(), source));
   image.alpha_min = RgbaToRgb(wide.data(), pixels, alpha, image.rgb.data());
@@ -113,8 +114,7 @@ Result<Image> DecodePng(std::string_view bytes, const std::string& source, const
 }
 
 Result<std::string> EncodePng(const Image& image, int compression) {
-  if (image.width <= 0 || image.height <= 0 ||
-      image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3)
+  if (image.width <= 0 || image.height <= 0 || image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3)
     return Status::InvalidArgument("image buffer does not match its size", "EncodePng", "width*height*3 bytes");
   SpngContext ctx(spng_ctx_new(SPNG_CTX_ENCODER));
   if (!ctx) return Status::Internal("libspng: out of memory");

@@ -128,10 +128,18 @@ void UnfilterRow(RowFilter filter, const uint8_t* in, const uint8_t* prior, uint
     case RowFilter::kNone:
       if (out != in) std::memmove(out, in, static_cast<size_t>(width) * kBpp);
       break;
-    case RowFilter::kSub: UnfilterSub<kBpp>(in, out, width); break;
-    case RowFilter::kUp: UnfilterUp(in, prior, out, static_cast<size_t>(width) * kBpp); break;
-    case RowFilter::kAverage: UnfilterPixels<kBpp, RowFilter::kAverage>(in, prior, out, width); break;
-    case RowFilter::kPaeth: UnfilterPixels<kBpp, RowFilter::kPaeth>(in, prior, out, width); break;
+    case RowFilter::kSub:
+      UnfilterSub<kBpp>(in, out, width);
+      break;
+    case RowFilter::kUp:
+      UnfilterUp(in, prior, out, static_cast<size_t>(width) * kBpp);
+      break;
+    case RowFilter::kAverage:
+      UnfilterPixels<kBpp, RowFilter::kAverage>(in, prior, out, width);
+      break;
+    case RowFilter::kPaeth:
+      UnfilterPixels<kBpp, RowFilter::kPaeth>(in, prior, out, width);
+      break;
   }
 }
 

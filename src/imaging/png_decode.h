@@ -25,7 +25,6 @@ PngFastDecode DecodePngFast(std::string_view bytes, Image& image, const AlphaPol
 bool IsPngChunkType(const uint8_t* type);
 // The same, allowed to overwrite `bytes`: the IDAT data is joined where it lies instead of in a
 // separate buffer. `overwritten` says whether it was; the bytes are then no longer the file.
-PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten,
-                                   const AlphaPolicy& alpha = {});
+PngFastDecode DecodePngFastInPlace(std::string& bytes, Image& image, bool& overwritten, const AlphaPolicy& alpha = {});
 
 }  // namespace visalign::imaging

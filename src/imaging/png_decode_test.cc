@@ -3,10 +3,10 @@
 #include "imaging/png_decode.h"
 
 #include <gtest/gtest.h>
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <png.h>
 #include <zlib.h>
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
 
 #include <unistd.h>
 
@@ -25,8 +25,8 @@ struct PngSpec {
   int width, height;
   int color_type;  // PNG_COLOR_TYPE_RGB or PNG_COLOR_TYPE_RGBA
   bool interlaced;
-  int filters;     // PNG_FILTER_* mask for the encoder
-  int level;       // zlib level
+  int filters;               // PNG_FILTER_* mask for the encoder
+  int level;                 // zlib level
   size_t idat_bytes = 8192;  // libpng's compression buffer: the size of each IDAT chunk
   bool text_chunk = false;   // add tEXt and gAMA chunks before and after the image data
 };
@@ -78,8 +78,8 @@ std::string EncodeTestPng(const PngSpec& spec, std::mt19937& rng) {
 
 // OpenCV's reading of the same bytes, as RGB (alpha dropped).
 void ExpectEqualsOpenCv(const std::string& bytes, const std::string& what) {
-  const cv::Mat decoded = cv::imdecode(cv::Mat(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data())),
-                                       cv::IMREAD_UNCHANGED);
+  const cv::Mat decoded = cv::imdecode(
+      cv::Mat(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data())), cv::IMREAD_UNCHANGED);
   ASSERT_FALSE(decoded.empty()) << what;
   auto image = DecodeImage(bytes, what);
   ASSERT_TRUE(image.ok()) << what << ": " << image.status().ToString();
@@ -151,15 +151,14 @@ bool FastPathTakes(const std::string& bytes) {
 
 TEST(PngDecode, EveryFilterAndLayoutDecodesExactlyAsOpenCv) {
   std::mt19937 rng(12);
-  const int filter_sets[] = {PNG_FILTER_NONE, PNG_FILTER_SUB, PNG_FILTER_UP, PNG_FILTER_AVG, PNG_FILTER_PAETH,
-                             PNG_ALL_FILTERS};
+  const int filter_sets[] = {PNG_FILTER_NONE, PNG_FILTER_SUB,   PNG_FILTER_UP,
+                             PNG_FILTER_AVG,  PNG_FILTER_PAETH, PNG_ALL_FILTERS};
   for (int color_type : {PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGBA})
     for (int filters : filter_sets)
       for (auto [w, h] : {std::pair{1, 1}, {7, 3}, {33, 17}, {64, 64}, {1, 40}, {40, 1}})
         for (int level : {0, 6, 9}) {
-          const std::string what = "type " + std::to_string(color_type) + " filters " + std::to_string(filters) +
-                                    " " + std::to_string(w) + "x" + std::to_string(h) + " level " +
-                                    std::to_string(level);
+          const std::string what = "type " + std::to_string(color_type) + " filters " + std::to_string(filters) + " " +
+                                   std::to_string(w) + "x" + std::to_string(h) + " level " + std::to_string(level);
           const std::string png = EncodeTestPng({w, h, color_type, false, filters, level}, rng);
           EXPECT_TRUE(FastPathTakes(png)) << what;
           ExpectEqualsOpenCv(png, what);
@@ -259,8 +258,8 @@ TEST(PngDecode, IrregularFilesAreNotTakenAndDamagedOnesStayErrors) {
   };
   for (const Case& c : cases) EXPECT_FALSE(FastPathTakes(c.bytes)) << c.what;
   // Damaged pixel data is an error for the whole decoder, never an image.
-  for (const char* what : {"truncated", "IDAT CRC wrong", "filter type 5", "too little image data",
-                           "chunk type not letters"})
+  for (const char* what :
+       {"truncated", "IDAT CRC wrong", "filter type 5", "too little image data", "chunk type not letters"})
     for (const Case& c : cases)
       if (c.what == what) {
         EXPECT_EQ(DecodeImage(c.bytes, c.what).status().code(), StatusCode::kCorrupt) << c.what;

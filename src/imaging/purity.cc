@@ -22,7 +22,7 @@ constexpr CannyThresholds kCannyThresholds{100, 200};
 constexpr int kSobel3L1Gain = 8;
 constexpr double kHfCutoff = 0.25;  // cycles/pixel; counted when r > cutoff (strictly)
 constexpr double kChannelMax = 255.0;
-constexpr int kTransposeRows = 8;   // 8 complex doubles = two 64-byte cache lines
+constexpr int kTransposeRows = 8;  // 8 complex doubles = two 64-byte cache lines
 
 // FFTW plans for one plane size: real DFTs of every row (w/2 + 1 bins each) and complex DFTs of
 // `columns` columns of length h, in place. One set per thread, for the size seen last (images of
@@ -225,11 +225,10 @@ double HighFrequencyRatio(const GrayImage& gray) { return HfRatio(gray, Range(gr
 Result<RegionStats> AnalyzeRegion(const Image& image, Region region) {
   if (region.w <= 0 || region.h <= 0 || region.x < 0 || region.y < 0 || region.x + region.w > image.width ||
       region.y + region.h > image.height)
-    return Status::InvalidArgument(
-        "region " + std::to_string(region.w) + "x" + std::to_string(region.h) + "+" + std::to_string(region.x) +
-            "+" + std::to_string(region.y) + " of a " + std::to_string(image.width) + "x" +
-            std::to_string(image.height) + " image",
-        "AnalyzeRegion", "a non-empty rectangle inside the image");
+    return Status::InvalidArgument("region " + std::to_string(region.w) + "x" + std::to_string(region.h) + "+" +
+                                       std::to_string(region.x) + "+" + std::to_string(region.y) + " of a " +
+                                       std::to_string(image.width) + "x" + std::to_string(image.height) + " image",
+                                   "AnalyzeRegion", "a non-empty rectangle inside the image");
 
   thread_local GrayImage gray;
   gray.width = region.w;

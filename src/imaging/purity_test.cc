@@ -65,9 +65,7 @@ TEST(AnalyzeRegion, SolidRegionHasExactMeanAndZeroPurity) {
 
 TEST(AnalyzeRegion, GradientStandardDeviationIsHandComputed) {
   // R = x (0..255), G = 128, B = 255 - x: each ramp has population variance (256^2 - 1)/12.
-  Image img = Rgb(256, 3, [](int x, int) {
-    return std::array<uint8_t, 3>{uint8_t(x), 128, uint8_t(255 - x)};
-  });
+  Image img = Rgb(256, 3, [](int x, int) { return std::array<uint8_t, 3>{uint8_t(x), 128, uint8_t(255 - x)}; });
   auto s = AnalyzeRegion(img, {0, 0, 256, 3});
   ASSERT_TRUE(s.ok());
   const double ramp_sd = std::sqrt((256.0 * 256.0 - 1.0) / 12.0) / 255.0;  // 0.289805...
@@ -89,7 +87,9 @@ TEST(AnalyzeRegion, WideRowsSumExactly) {
 
 TEST(AnalyzeRegion, MeasuresOnlyTheCroppedRegion) {
   // Left 5 columns black, right 6 white: each side on its own is flat.
-  Image img = Rgb(11, 4, [](int x, int) { return x < 5 ? std::array<uint8_t, 3>{0, 0, 0} : std::array<uint8_t, 3>{255, 255, 255}; });
+  Image img = Rgb(11, 4, [](int x, int) {
+    return x < 5 ? std::array<uint8_t, 3>{0, 0, 0} : std::array<uint8_t, 3>{255, 255, 255};
+  });
   auto right = AnalyzeRegion(img, {5, 0, 6, 4});
   ASSERT_TRUE(right.ok());
   EXPECT_EQ(right->mean[0], 255.0);
@@ -150,8 +150,8 @@ TEST(HighFrequencyRatio, PeriodFourStripesSitExactlyOnTheCutAndAreExcluded) {
 
 TEST(HighFrequencyRatio, PeriodThreeStripesAreAboveTheCut) {
   // 0,0,1 repeated: |X0|^2 = |X(1/3)|^2 = |X(-1/3)|^2 per period, so hf = 2/3.
-  EXPECT_NEAR(HighFrequencyRatio(Plane(12, 5, [](int x, int) { return uint8_t(x % 3 == 2 ? 255 : 0); })),
-              2.0 / 3.0, 1e-14);
+  EXPECT_NEAR(HighFrequencyRatio(Plane(12, 5, [](int x, int) { return uint8_t(x % 3 == 2 ? 255 : 0); })), 2.0 / 3.0,
+              1e-14);
 }
 
 TEST(HighFrequencyRatio, ConstantAndBlackPlanesAreZero) {
@@ -162,8 +162,20 @@ TEST(HighFrequencyRatio, ConstantAndBlackPlanesAreZero) {
 TEST(HighFrequencyRatio, MatchesTheLiteralDefinitionOnOddAndEvenSizes) {
   std::mt19937 rng(7);
   // Power-of-two sizes from 8 up take the radix-2 path, the others OpenCV's DFT.
-  for (auto [w, h] : {std::pair{7, 10}, {10, 7}, {9, 5}, {12, 12}, {20, 20}, {1, 9}, {9, 1}, {2, 3}, {16, 13},
-                      {8, 8}, {16, 8}, {8, 32}, {32, 16}, {4, 8}}) {
+  for (auto [w, h] : {std::pair{7, 10},
+                      {10, 7},
+                      {9, 5},
+                      {12, 12},
+                      {20, 20},
+                      {1, 9},
+                      {9, 1},
+                      {2, 3},
+                      {16, 13},
+                      {8, 8},
+                      {16, 8},
+                      {8, 32},
+                      {32, 16},
+                      {4, 8}}) {
     GrayImage g = Plane(w, h, [&](int, int) { return uint8_t(rng() % 256); });
     EXPECT_NEAR(HighFrequencyRatio(g), BruteForceHf(g), 1e-12) << w << "x" << h;
   }

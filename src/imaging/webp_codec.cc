@@ -14,16 +14,14 @@ Result<Image> DecodeWebp(std::string_view bytes, const std::string& source, cons
   if (const VP8StatusCode code = WebPGetFeatures(data, bytes.size(), &features); code != VP8_STATUS_OK)
     return Status::Corrupt("cannot decode WebP header (libwebp status " + std::to_string(code) + ")", source,
                            "a complete, undamaged WebP file");
-  if (features.has_animation)
-    return Status::Unsupported("animated WebP", source, "a still PNG, JPEG or WebP image");
-  VISALIGN_RETURN_IF_ERROR(CheckImageSize(static_cast<uint64_t>(features.width),
-                                          static_cast<uint64_t>(features.height), source));
+  if (features.has_animation) return Status::Unsupported("animated WebP", source, "a still PNG, JPEG or WebP image");
+  VISALIGN_RETURN_IF_ERROR(
+      CheckImageSize(static_cast<uint64_t>(features.width), static_cast<uint64_t>(features.height), source));
   Image image = Image::ForOverwrite(features.width, features.height);
   const Status damaged = Status::Corrupt("cannot decode WebP image data (truncated or damaged)", source,
                                          "a complete, undamaged WebP file");
   if (!features.has_alpha) {
-    if (!WebPDecodeRGBInto(data, bytes.size(), image.rgb.data(), image.rgb.size(), features.width * 3))
-      return damaged;
+    if (!WebPDecodeRGBInto(data, bytes.size(), image.rgb.data(), image.rgb.size(), features.width * 3)) return damaged;
     return image;
   }
   const size_t pixels = static_cast<size_t>(features.width) * features.height;

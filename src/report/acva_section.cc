@@ -13,9 +13,7 @@ namespace {
 constexpr std::string_view kQuadrants[] = {"genuine", "pseudo", "metaphor", "low"};
 
 Json Number(const Json& v) { return v.is_number() ? Json(v) : nullptr; }
-Json Bound(const Json& ci, size_t i) {
-  return ci.is_array() && ci.size() == 2 ? Number(ci[i]) : nullptr;
-}
+Json Bound(const Json& ci, size_t i) { return ci.is_array() && ci.size() == 2 ? Number(ci[i]) : nullptr; }
 const Json& Field(const Json& object, std::string_view key) {
   static const Json kNull;
   return object.is_object() && object.contains(key) ? object[std::string(key)] : kNull;
@@ -43,15 +41,22 @@ Json BarsWithIntervals(Json rows, std::string_view x_field, std::string y_title)
   spec["layer"] = {
       {{"name", "bars"},
        {"mark", {{"type", "bar"}}},
-       {"encoding", {{"x", x}, {"xOffset", offset},
-                     {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", y_title}, {"scale", {{"domain", {0, 1}}}}}},
-                     {"color", {{"field", "model"}, {"type", "nominal"}}}, {"tooltip", tooltip}}}}};
+       {"encoding",
+        {{"x", x},
+         {"xOffset", offset},
+         {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", y_title}, {"scale", {{"domain", {0, 1}}}}}},
+         {"color", {{"field", "model"}, {"type", "nominal"}}},
+         {"tooltip", tooltip}}}}};
   if (AnyNumber(spec["data"]["values"], "lo"))
     spec["layer"].push_back({{"transform", {{{"filter", "isValid(datum.lo) && isValid(datum.hi)"}}}},
                              {"name", "intervals"},
                              {"mark", {{"type", "rule"}}},
-                             {"encoding", {{"x", x}, {"xOffset", offset}, {"y", {{"field", "lo"}, {"type", "quantitative"}}},
-                                           {"y2", {{"field", "hi"}}}, {"tooltip", tooltip}}}});
+                             {"encoding",
+                              {{"x", x},
+                               {"xOffset", offset},
+                               {"y", {{"field", "lo"}, {"type", "quantitative"}}},
+                               {"y2", {{"field", "hi"}}},
+                               {"tooltip", tooltip}}}});
   return spec;
 }
 
@@ -59,11 +64,17 @@ Json PassRateRows(const Json& models) {
   Json rows = Json::array();
   for (const Json& m : models) {
     const std::string model = m.value("model", "");
-    rows.push_back({{"model", model}, {"category", "all"}, {"value", Number(Field(m, "pass_rate"))},
-                    {"lo", Bound(Field(m, "pass_rate_ci"), 0)}, {"hi", Bound(Field(m, "pass_rate_ci"), 1)}});
+    rows.push_back({{"model", model},
+                    {"category", "all"},
+                    {"value", Number(Field(m, "pass_rate"))},
+                    {"lo", Bound(Field(m, "pass_rate_ci"), 0)},
+                    {"hi", Bound(Field(m, "pass_rate_ci"), 1)}});
     for (const auto& [category, c] : Field(m, "by_category").items())
-      rows.push_back({{"model", model}, {"category", category}, {"value", Number(Field(c, "pass_rate"))},
-                      {"lo", Bound(Field(c, "pass_rate_ci"), 0)}, {"hi", Bound(Field(c, "pass_rate_ci"), 1)}});
+      rows.push_back({{"model", model},
+                      {"category", category},
+                      {"value", Number(Field(c, "pass_rate"))},
+                      {"lo", Bound(Field(c, "pass_rate_ci"), 0)},
+                      {"hi", Bound(Field(c, "pass_rate_ci"), 1)}});
   }
   return rows;
 }
@@ -73,7 +84,9 @@ Json QuadrantSpec(const Json& models) {
   for (const Json& m : models) {
     const Json& filtered = Field(Field(m, "diversity"), "filtered");
     for (std::string_view q : kQuadrants)
-      rows.push_back({{"model", m.value("model", "")}, {"quadrant", q}, {"share", Number(Field(Field(filtered, "quadrants"), q))}});
+      rows.push_back({{"model", m.value("model", "")},
+                      {"quadrant", q},
+                      {"share", Number(Field(Field(filtered, "quadrants"), q))}});
   }
   Json spec = BaseSpec(std::move(rows));
   NeedNumbers(spec, {"share"});
@@ -94,9 +107,12 @@ Json DiversitySpec(const Json& models) {
   Json rows = Json::array();
   for (const Json& m : models) {
     const Json& d = Field(Field(m, "diversity"), "filtered");
-    rows.push_back({{"model", m.value("model", "")}, {"d_img", Number(Field(d, "d_img_mean"))},
-                    {"d_img_lo", Bound(Field(d, "d_img_ci"), 0)}, {"d_img_hi", Bound(Field(d, "d_img_ci"), 1)},
-                    {"h", Number(Field(d, "h_mean"))}, {"h_lo", Bound(Field(d, "h_ci"), 0)},
+    rows.push_back({{"model", m.value("model", "")},
+                    {"d_img", Number(Field(d, "d_img_mean"))},
+                    {"d_img_lo", Bound(Field(d, "d_img_ci"), 0)},
+                    {"d_img_hi", Bound(Field(d, "d_img_ci"), 1)},
+                    {"h", Number(Field(d, "h_mean"))},
+                    {"h_lo", Bound(Field(d, "h_ci"), 0)},
                     {"h_hi", Bound(Field(d, "h_ci"), 1)}});
   }
   Json spec = BaseSpec(std::move(rows));
@@ -108,28 +124,42 @@ Json DiversitySpec(const Json& models) {
   spec["height"] = 280;
   spec["transform"].push_back({{"filter", "isValid(datum.d_img) && isValid(datum.h)"}});
   spec["layer"] = {
-      {{"name", "models"}, {"mark", {{"type", "point"}, {"filled", true}, {"size", 80}}},
+      {{"name", "models"},
+       {"mark", {{"type", "point"}, {"filled", true}, {"size", 80}}},
        {"encoding", {{"x", x}, {"y", y}, {"color", {{"field", "model"}, {"type", "nominal"}}}, {"tooltip", tooltip}}}},
-      {{"name", "d_img_intervals"}, {"mark", {{"type", "rule"}}},
-       {"encoding", {{"x", {{"field", "d_img_lo"}, {"type", "quantitative"}}}, {"x2", {{"field", "d_img_hi"}}}, {"y", y},
-                     {"color", {{"field", "model"}, {"type", "nominal"}}}}}},
-      {{"name", "h_intervals"}, {"mark", {{"type", "rule"}}},
-       {"encoding", {{"x", x}, {"y", {{"field", "h_lo"}, {"type", "quantitative"}}}, {"y2", {{"field", "h_hi"}}},
-                     {"color", {{"field", "model"}, {"type", "nominal"}}}}}}};
+      {{"name", "d_img_intervals"},
+       {"mark", {{"type", "rule"}}},
+       {"encoding",
+        {{"x", {{"field", "d_img_lo"}, {"type", "quantitative"}}},
+         {"x2", {{"field", "d_img_hi"}}},
+         {"y", y},
+         {"color", {{"field", "model"}, {"type", "nominal"}}}}}},
+      {{"name", "h_intervals"},
+       {"mark", {{"type", "rule"}}},
+       {"encoding",
+        {{"x", x},
+         {"y", {{"field", "h_lo"}, {"type", "quantitative"}}},
+         {"y2", {{"field", "h_hi"}}},
+         {"color", {{"field", "model"}, {"type", "nominal"}}}}}}};
   return spec;
 }
 
 Json SynonymRows(const Json& models) {
   constexpr std::pair<std::string_view, std::string_view> kMeasures[] = {
-      {"embedding_loo_acc", "embedding LOO accuracy"}, {"afc_acc", "2AFC accuracy"}, {"afc_first_share", "2AFC first-position share"}};
+      {"embedding_loo_acc", "embedding LOO accuracy"},
+      {"afc_acc", "2AFC accuracy"},
+      {"afc_first_share", "2AFC first-position share"}};
   Json rows = Json::array();
   for (const Json& m : models) {
     const Json& d = Field(m, "distinctiveness");
     for (const auto& [key, label] : kMeasures) {
       const Json& ci = Field(d, std::string(key) + "_ci");
       const std::string mean_key = key == "afc_first_share" ? std::string(key) : std::string(key) + "_mean";
-      rows.push_back({{"model", m.value("model", "")}, {"measure", label}, {"value", Number(Field(d, mean_key))},
-                      {"lo", Bound(ci, 0)}, {"hi", Bound(ci, 1)}});
+      rows.push_back({{"model", m.value("model", "")},
+                      {"measure", label},
+                      {"value", Number(Field(d, mean_key))},
+                      {"lo", Bound(ci, 0)},
+                      {"hi", Bound(ci, 1)}});
     }
   }
   return rows;
@@ -149,8 +179,8 @@ std::string TiersTable(const Json& summary, const std::string& id) {
   const auto number = [](const Json& v) { return v.is_number() ? FormatNumber(v.get<double>()) : ""; };
   for (const Json& c : summary.value("comparisons", Json::array()))
     pairs.rows.push_back({c.value("a", ""), c.value("b", ""), c.value("metric", ""), number(Field(c, "difference")),
-                          number(Bound(Field(c, "ci"), 0)), number(Bound(Field(c, "ci"), 1)), number(Field(c, "p_value")),
-                          Field(c, "significant").dump(), number(Field(c, "n_concepts"))});
+                          number(Bound(Field(c, "ci"), 0)), number(Bound(Field(c, "ci"), 1)),
+                          number(Field(c, "p_value")), Field(c, "significant").dump(), number(Field(c, "n_concepts"))});
   return SortableTable(tiers, id + "-tiers", "Tiers: models whose paired tests do not separate them share a tier") +
          SortableTable(pairs, id + "-comparisons", "Paired comparisons (summary.json \"comparisons\")");
 }
@@ -169,13 +199,15 @@ Status BuildAcvaSection(const ResultsFolder& folder, const ReportOptions& option
                     "Share of concepts per quadrant of image diversity (D_img) × metaphor entropy (H), split at the "
                     "medians (filtered to passing images).",
                     QuadrantSpec(models));
-  section.AddFigure("d-img-h", "D_img against H.",
-                    "Each model's mean image diversity and metaphor entropy over concepts (filtered), with 95% intervals.",
-                    DiversitySpec(models));
-  section.AddFigure("near-synonyms", "Near-synonym accuracies.",
-                    "Telling near-synonyms apart: CLIP-embedding leave-one-out accuracy against the judge's 2AFC accuracy; "
-                    "the first-position share shows the 2AFC position bias (0.5 = none).",
-                    BarsWithIntervals(SynonymRows(models), "measure", "accuracy / share"));
+  section.AddFigure(
+      "d-img-h", "D_img against H.",
+      "Each model's mean image diversity and metaphor entropy over concepts (filtered), with 95% intervals.",
+      DiversitySpec(models));
+  section.AddFigure(
+      "near-synonyms", "Near-synonym accuracies.",
+      "Telling near-synonyms apart: CLIP-embedding leave-one-out accuracy against the judge's 2AFC accuracy; "
+      "the first-position share shows the 2AFC position bias (0.5 = none).",
+      BarsWithIntervals(SynonymRows(models), "measure", "accuracy / share"));
   section.Heading("Tiers");
   section.Html(TiersTable(folder.summary, section.id()));
   section.Heading("summary.csv");

@@ -71,13 +71,14 @@ Status ExportFigures(const Report& report, const fs::path& dir, FigureFormat for
     if (log.ok())
       for (std::string_view line : SplitLines(*log))
         if (!line.empty()) last = line;
-    return Status::Unavailable(
-        status != 0 ? fmt::format("exited with status {}: {}", WEXITSTATUS(status), last)
-                    : "the figures did not render" + (last.empty() ? std::string() : ": " + last),
-        where, expected);
+    return Status::Unavailable(status != 0
+                                   ? fmt::format("exited with status {}: {}", WEXITSTATUS(status), last)
+                                   : "the figures did not render" + (last.empty() ? std::string() : ": " + last),
+                               where, expected);
   }
   for (const Figure& figure : report.figures) {
-    for (const auto& [wanted, extension] : {std::pair{FigureFormat::kSvg, "svg"}, std::pair{FigureFormat::kPng, "png"}}) {
+    for (const auto& [wanted, extension] :
+         {std::pair{FigureFormat::kSvg, "svg"}, std::pair{FigureFormat::kPng, "png"}}) {
       if (format != wanted && format != FigureFormat::kBoth) continue;
       const std::optional<std::string> text = ExportedText(dom, figure.id, extension);
       const std::optional<std::string> bytes = text ? DecodeBase64(*text) : std::nullopt;

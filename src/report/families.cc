@@ -19,10 +19,9 @@ std::string Lower(std::string text) {
 // Pretraining data: the first keyword found in the lower-cased name, in this order (laion2b before
 // laion, datacomp before commonpool).
 constexpr std::pair<std::string_view, std::string_view> kDatasetKeywords[] = {
-    {"openai", "OpenAI WIT"},   {"laion400m", "LAION-400M"}, {"laion2b", "LAION-2B"},
-    {"laion5b", "LAION-5B"},    {"laion", "LAION (other)"},  {"datacomp", "DataComp"},
-    {"commonpool", "CommonPool"}, {"dfn", "DFN"},            {"metaclip", "MetaCLIP"},
-    {"webli", "WebLI"},         {"yfcc", "YFCC-15M"},        {"cc12m", "CC12M"},
+    {"openai", "OpenAI WIT"},   {"laion400m", "LAION-400M"}, {"laion2b", "LAION-2B"},      {"laion5b", "LAION-5B"},
+    {"laion", "LAION (other)"}, {"datacomp", "DataComp"},    {"commonpool", "CommonPool"}, {"dfn", "DFN"},
+    {"metaclip", "MetaCLIP"},   {"webli", "WebLI"},          {"yfcc", "YFCC-15M"},         {"cc12m", "CC12M"},
     {"merged2b", "Merged-2B"},  {"mscoco", "MS-COCO"},
 };
 

@@ -46,13 +46,16 @@ Result<std::vector<int>> BoardWords(const ResultsFolder& folder, const ReportOpt
   std::vector<int> words;
   for (const std::string& w : options.board_words) {
     std::optional<int> i = vocab.IndexOfName(w);
-    if (!i) return Status::InvalidArgument(fmt::format("unknown word \"{}\"", w), "board word", "a word of data/hues/words.csv");
+    if (!i)
+      return Status::InvalidArgument(fmt::format("unknown word \"{}\"", w), "board word",
+                                     "a word of data/hues/words.csv");
     words.push_back(*i);
   }
   if (!options.board_words.empty()) return words;
   std::vector<int> fails(vocab.words().size(), 0);
   for (const Json& item : folder.items)
-    if (std::optional<int> i = vocab.IndexOfName(item.value("word", "")); i && item.value("mahalanobis_outlier", false) == true)
+    if (std::optional<int> i = vocab.IndexOfName(item.value("word", ""));
+        i && item.value("mahalanobis_outlier", false) == true)
       ++fails[static_cast<size_t>(*i)];
   std::vector<int> order(vocab.words().size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -62,17 +65,26 @@ Result<std::vector<int>> BoardWords(const ResultsFolder& folder, const ReportOpt
 }
 
 Json BoardSpec(const hues::Board& board, const std::array<int, hues::kCells>& human_counts,
-                                 const std::vector<hues::ModelPredictions>& models, int word) {
+               const std::vector<hues::ModelPredictions>& models, int word) {
   Json rows = Json::array();
   for (const hues::Cell& c : board.cells())
-    rows.push_back({{"kind", "cell"}, {"cell", c.name}, {"row", std::string(1, c.row)}, {"col", c.col}, {"color", Hex(c.rgb)},
+    rows.push_back({{"kind", "cell"},
+                    {"cell", c.name},
+                    {"row", std::string(1, c.row)},
+                    {"col", c.col},
+                    {"color", Hex(c.rgb)},
                     {"humans", human_counts[static_cast<size_t>(&c - board.cells().data())]}});
   for (const hues::ModelPredictions& m : models) {
     const std::vector<hues::Prediction>& top = m.words[static_cast<size_t>(word)];
     for (size_t rank = 0; rank < top.size(); ++rank) {
       const hues::Cell& c = board.cell(top[rank].cell);
-      rows.push_back({{"kind", "model"}, {"model", m.name}, {"cell", c.name}, {"row", std::string(1, c.row)},
-                      {"col", c.col}, {"rank", rank + 1}, {"similarity", top[rank].similarity}});
+      rows.push_back({{"kind", "model"},
+                      {"model", m.name},
+                      {"cell", c.name},
+                      {"row", std::string(1, c.row)},
+                      {"col", c.col},
+                      {"rank", rank + 1},
+                      {"similarity", top[rank].similarity}});
     }
   }
   Json spec = BaseSpec(std::move(rows));
@@ -80,34 +92,49 @@ Json BoardSpec(const hues::Board& board, const std::array<int, hues::kCells>& hu
   const Json y = {{"field", "row"}, {"type", "ordinal"}, {"title", nullptr}};
   spec["width"] = {{"step", 20}};
   spec["height"] = {{"step", 20}};
-  spec["layer"] = {
-      {{"name", "cells"},
-       {"transform", {{{"filter", "datum.kind == 'cell'"}}}},
-       {"mark", {{"type", "rect"}}},
-       {"encoding", {{"x", x}, {"y", y}, {"fill", {{"field", "color"}, {"type", "nominal"}, {"scale", nullptr}}},
-                     {"tooltip", {{{"field", "cell"}}, {{"field", "humans"}, {"title", "human answers"}}}}}}},
-      {{"name", "humans"},
-       {"transform", {{{"filter", "datum.kind == 'cell' && datum.humans > 0"}}}},
-       {"mark", {{"type", "circle"}, {"color", "black"}, {"opacity", 0.75}}},
-       {"encoding", {{"x", x}, {"y", y}, {"size", {{"field", "humans"}, {"type", "quantitative"}, {"title", "human answers"}}},
-                     {"tooltip", {{{"field", "cell"}}, {{"field", "humans"}, {"title", "human answers"}}}}}}},
-      {{"name", "top5"},
-       {"transform", {{{"filter", "datum.kind == 'model'"}}}},
-       {"mark", {{"type", "square"}, {"filled", false}, {"size", 260}, {"strokeWidth", 2}}},
-       {"encoding", {{"x", x}, {"y", y}, {"color", ModelColor(models.size())},
-                     {"tooltip", {{{"field", "model"}}, {{"field", "cell"}}, {{"field", "rank"}},
-                                  {{"field", "similarity"}, {"format", ".4f"}}}}}}}};
+  spec["layer"] = {{{"name", "cells"},
+                    {"transform", {{{"filter", "datum.kind == 'cell'"}}}},
+                    {"mark", {{"type", "rect"}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"fill", {{"field", "color"}, {"type", "nominal"}, {"scale", nullptr}}},
+                      {"tooltip", {{{"field", "cell"}}, {{"field", "humans"}, {"title", "human answers"}}}}}}},
+                   {{"name", "humans"},
+                    {"transform", {{{"filter", "datum.kind == 'cell' && datum.humans > 0"}}}},
+                    {"mark", {{"type", "circle"}, {"color", "black"}, {"opacity", 0.75}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"size", {{"field", "humans"}, {"type", "quantitative"}, {"title", "human answers"}}},
+                      {"tooltip", {{{"field", "cell"}}, {{"field", "humans"}, {"title", "human answers"}}}}}}},
+                   {{"name", "top5"},
+                    {"transform", {{{"filter", "datum.kind == 'model'"}}}},
+                    {"mark", {{"type", "square"}, {"filled", false}, {"size", 260}, {"strokeWidth", 2}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color", ModelColor(models.size())},
+                      {"tooltip",
+                       {{{"field", "model"}},
+                        {{"field", "cell"}},
+                        {{"field", "rank"}},
+                        {{"field", "similarity"}, {"format", ".4f"}}}}}}}};
   return spec;
 }
 
 Json ScatterSpec(const hues::Board& board, const hues::WordView& view,
-                                   const std::vector<hues::ModelPredictions>& models) {
+                 const std::vector<hues::ModelPredictions>& models) {
   Json rows = Json::array();
   const int word = view.word;
   for (size_t i = 0; i < view.counts.size(); ++i)
     if (view.counts[i] > 0) {
       const hues::Cell& c = board.cells()[i];
-      rows.push_back({{"kind", "human"}, {"cell", c.name}, {"x", c.xy[0]}, {"y", c.xy[1]}, {"humans", view.counts[i]},
+      rows.push_back({{"kind", "human"},
+                      {"cell", c.name},
+                      {"x", c.xy[0]},
+                      {"y", c.xy[1]},
+                      {"humans", view.counts[i]},
                       {"color", Hex(c.rgb)}});
     }
   // The points at Mahalanobis distance² d² from the human mean: the evaluation's outlier boundary.
@@ -117,8 +144,13 @@ Json ScatterSpec(const hues::Board& board, const hues::WordView& view,
     const std::vector<hues::Prediction>& top = m.words[static_cast<size_t>(word)];
     for (size_t rank = 0; rank < top.size(); ++rank) {
       const hues::Cell& c = board.cell(top[rank].cell);
-      rows.push_back({{"kind", "model"}, {"model", m.name}, {"cell", c.name}, {"x", c.xy[0]}, {"y", c.xy[1]},
-                      {"rank", rank + 1}, {"similarity", top[rank].similarity}});
+      rows.push_back({{"kind", "model"},
+                      {"model", m.name},
+                      {"cell", c.name},
+                      {"x", c.xy[0]},
+                      {"y", c.xy[1]},
+                      {"rank", rank + 1},
+                      {"similarity", top[rank].similarity}});
     }
   }
   Json spec = BaseSpec(std::move(rows));
@@ -127,25 +159,36 @@ Json ScatterSpec(const hues::Board& board, const hues::WordView& view,
   spec["width"] = 360;
   spec["height"] = 300;
   spec["resolve"] = {{"scale", {{"size", "independent"}}}, {"legend", {{"size", "independent"}}}};
-  spec["layer"] = {
-      {{"name", "humans"},
-       {"transform", {{{"filter", "datum.kind == 'human'"}}}},
-       {"mark", {{"type", "circle"}, {"stroke", "#555"}, {"strokeWidth", 0.5}, {"opacity", 0.9}}},
-       {"encoding", {{"x", x}, {"y", y}, {"fill", {{"field", "color"}, {"type", "nominal"}, {"scale", nullptr}}},
-                     {"size", {{"field", "humans"}, {"type", "quantitative"}, {"title", "human answers"}}},
-                     {"tooltip", {{{"field", "cell"}}, {{"field", "humans"}, {"title", "human answers"}},
-                                  {{"field", "x"}, {"format", ".4f"}}, {{"field", "y"}, {"format", ".4f"}}}}}}},
-      {{"name", "ellipse"},
-       {"transform", {{{"filter", "datum.kind == 'ellipse'"}}}},
-       {"mark", {{"type", "line"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
-       {"encoding", {{"x", x}, {"y", y}, {"order", {{"field", "order"}, {"type", "quantitative"}}}}}},
-      {{"name", "models"},
-       {"transform", {{{"filter", "datum.kind == 'model'"}}}},
-       {"mark", {{"type", "point"}, {"shape", "diamond"}, {"filled", true}}},
-       {"encoding", {{"x", x}, {"y", y}, {"color", ModelColor(models.size())},
-                     {"size", {{"field", "similarity"}, {"type", "quantitative"}, {"title", "similarity"}}},
-                     {"tooltip", {{{"field", "model"}}, {{"field", "cell"}}, {{"field", "rank"}},
-                                  {{"field", "similarity"}, {"format", ".4f"}}}}}}}};
+  spec["layer"] = {{{"name", "humans"},
+                    {"transform", {{{"filter", "datum.kind == 'human'"}}}},
+                    {"mark", {{"type", "circle"}, {"stroke", "#555"}, {"strokeWidth", 0.5}, {"opacity", 0.9}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"fill", {{"field", "color"}, {"type", "nominal"}, {"scale", nullptr}}},
+                      {"size", {{"field", "humans"}, {"type", "quantitative"}, {"title", "human answers"}}},
+                      {"tooltip",
+                       {{{"field", "cell"}},
+                        {{"field", "humans"}, {"title", "human answers"}},
+                        {{"field", "x"}, {"format", ".4f"}},
+                        {{"field", "y"}, {"format", ".4f"}}}}}}},
+                   {{"name", "ellipse"},
+                    {"transform", {{{"filter", "datum.kind == 'ellipse'"}}}},
+                    {"mark", {{"type", "line"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
+                    {"encoding", {{"x", x}, {"y", y}, {"order", {{"field", "order"}, {"type", "quantitative"}}}}}},
+                   {{"name", "models"},
+                    {"transform", {{{"filter", "datum.kind == 'model'"}}}},
+                    {"mark", {{"type", "point"}, {"shape", "diamond"}, {"filled", true}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color", ModelColor(models.size())},
+                      {"size", {{"field", "similarity"}, {"type", "quantitative"}, {"title", "similarity"}}},
+                      {"tooltip",
+                       {{{"field", "model"}},
+                        {{"field", "cell"}},
+                        {{"field", "rank"}},
+                        {{"field", "similarity"}, {"format", ".4f"}}}}}}}};
   return spec;
 }
 
@@ -191,15 +234,18 @@ Status AddBoardFigures(const ResultsFolder& folder, const ReportOptions& options
     const std::string& name = vocab.words()[static_cast<size_t>(word)].en;
     std::string slug;
     for (char c : name) slug += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
-    section.AddFigure("board-" + slug, fmt::format("Board: \"{}\".", name),
-                      fmt::format("The {} human answers as dots sized by count on the 480-cell board; squares: each model's "
-                                  "top-5 cells (the model filter applies).", view.n),
-                      BoardSpec(board, view.counts, models, word));
-    section.AddFigure("xy-" + slug, fmt::format("CIE xy: \"{}\".", name),
-                      fmt::format("Human answers (sized by count), the human ellipse at Mahalanobis d² = {:.4g} (the "
-                                  "evaluation's outlier boundary) and each model's top-5 sized by similarity ({} chromaticity).",
-                                  d2, hues::ChromaticityName(chromaticity)),
-                      ScatterSpec(board, view, models));
+    section.AddFigure(
+        "board-" + slug, fmt::format("Board: \"{}\".", name),
+        fmt::format("The {} human answers as dots sized by count on the 480-cell board; squares: each model's "
+                    "top-5 cells (the model filter applies).",
+                    view.n),
+        BoardSpec(board, view.counts, models, word));
+    section.AddFigure(
+        "xy-" + slug, fmt::format("CIE xy: \"{}\".", name),
+        fmt::format("Human answers (sized by count), the human ellipse at Mahalanobis d² = {:.4g} (the "
+                    "evaluation's outlier boundary) and each model's top-5 sized by similarity ({} chromaticity).",
+                    d2, hues::ChromaticityName(chromaticity)),
+        ScatterSpec(board, view, models));
   }
   return Status::Ok();
 }

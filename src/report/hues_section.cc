@@ -13,9 +13,9 @@ namespace {
 // outlier test and the top-5 answers' Hotelling T² test (here with Benjamini–Hochberg). Leave-one-out
 // is the human baseline's (§2.5.3), not the models'.
 constexpr std::pair<std::string_view, std::string_view> kMetrics[] = {{"mahalanobis", "Mahalanobis outlier (top-1)"},
-                                                                       {"hotelling", "Hotelling T² (top-5, BH)"}};
+                                                                      {"hotelling", "Hotelling T² (top-5, BH)"}};
 constexpr std::pair<std::string_view, std::string_view> kKinds[] = {{"architecture", "architecture"},
-                                                                     {"dataset", "pretraining data"}};
+                                                                    {"dataset", "pretraining data"}};
 
 Json Number(const Json& v) { return v.is_number() ? Json(v) : nullptr; }
 
@@ -52,8 +52,9 @@ Json HumanRule(double human, std::string_view channel, std::string name) {
   return {{"name", std::move(name)},
           {"data", {{"values", {{{"human", human}}}}}},
           {"mark", {{"type", "rule"}, {"strokeDash", {6, 4}}, {"color", "#888"}}},
-          {"encoding", {{channel, {{"field", "human"}, {"type", "quantitative"}}},
-                        {"tooltip", {{{"field", "human"}, {"title", "human LOO fail rate"}, {"format", ".4f"}}}}}}};
+          {"encoding",
+           {{channel, {{"field", "human"}, {"type", "quantitative"}}},
+            {"tooltip", {{{"field", "human"}, {"title", "human LOO fail rate"}, {"format", ".4f"}}}}}}};
 }
 
 Json ModelRows(const Json& models, const Families& families) {
@@ -76,9 +77,13 @@ Json PerModelSpec(Json rows, double human) {
   spec["width"] = 520;
   spec["height"] = {{"step", 14}};
   spec["layer"] = {
-      {{"name", "models"}, {"mark", {{"type", "point"}, {"filled", true}, {"size", 50}}},
+      {{"name", "models"},
+       {"mark", {{"type", "point"}, {"filled", true}, {"size", 50}}},
        {"encoding",
-        {{"y", {{"field", "model"}, {"type", "nominal"}, {"sort", {{"op", "max"}, {"field", "rate"}, {"order", "descending"}}}}},
+        {{"y",
+          {{"field", "model"},
+           {"type", "nominal"},
+           {"sort", {{"op", "max"}, {"field", "rate"}, {"order", "descending"}}}}},
          {"x", {{"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"}, {"scale", {{"domain", {0, 1}}}}}},
          {"color", {{"field", "metric"}, {"type", "nominal"}}},
          {"tooltip", Tooltip({"model", "metric", "rate", "architecture", "dataset"})}}}},
@@ -92,8 +97,8 @@ Json FamilySpec(Json rows, std::string_view kind, double human) {
   Json panels = Json::array();
   for (const auto& [key, label] : kMetrics) {
     const Json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
-    const Json y = {{"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"},
-                                      {"scale", {{"domain", {0, 1}}}}};
+    const Json y = {
+        {"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"}, {"scale", {{"domain", {0, 1}}}}};
     panels.push_back(
         {{"title", label},
          {"width", {{"step", 44}}},
@@ -102,9 +107,12 @@ Json FamilySpec(Json rows, std::string_view kind, double human) {
           {{{"transform", {{{"filter", fmt::format("datum.metric == '{}'", label)}}}},
             {"layer",
              {{{"mark", {{"type", "boxplot"}, {"extent", "min-max"}, {"opacity", 0.5}}},
-               {"encoding", {{"x", x}, {"y", y}, {"color", {{"field", kind}, {"type", "nominal"}, {"legend", nullptr}}}}}},
-              {{"name", fmt::format("models_{}", key)}, {"mark", {{"type", "tick"}, {"color", "#333"}}},
-               {"encoding", {{"x", x}, {"y", y}, {"tooltip", Tooltip({"model", "metric", "rate", "architecture", "dataset"})}}}}}}},
+               {"encoding",
+                {{"x", x}, {"y", y}, {"color", {{"field", kind}, {"type", "nominal"}, {"legend", nullptr}}}}}},
+              {{"name", fmt::format("models_{}", key)},
+               {"mark", {{"type", "tick"}, {"color", "#333"}}},
+               {"encoding",
+                {{"x", x}, {"y", y}, {"tooltip", Tooltip({"model", "metric", "rate", "architecture", "dataset"})}}}}}}},
            HumanRule(human, "y", fmt::format("human_{}", key))}}});
   }
   spec["hconcat"] = std::move(panels);
@@ -129,24 +137,36 @@ Json CategoryRows(const Json& summary, const Families& families) {
 Json CategorySpec(Json rows, std::string_view kind) {
   Json spec = BaseSpec(std::move(rows));
   NeedNumbers(spec, {"rate"});
-  spec["transform"].push_back({{"aggregate", {{{"op", "mean"}, {"field", "rate"}, {"as", "rate"}},
-                                              {{"op", "count"}, {"as", "models"}}}},
-                               {"groupby", {"category", kind}}});
+  spec["transform"].push_back(
+      {{"aggregate", {{{"op", "mean"}, {"field", "rate"}, {"as", "rate"}}, {{"op", "count"}, {"as", "models"}}}},
+       {"groupby", {"category", kind}}});
   const Json x = {{"field", kind}, {"type", "nominal"}, {"title", nullptr}};
   const Json y = {{"field", "category"}, {"type", "nominal"}, {"title", nullptr}};
-  const Json tooltip = {{{"field", "category"}}, {{"field", kind}},
-                                          {{"field", "rate"}, {"title", "mean Mahalanobis fail rate"}, {"format", ".4f"}},
-                                          {{"field", "models"}}};
+  const Json tooltip = {{{"field", "category"}},
+                        {{"field", kind}},
+                        {{"field", "rate"}, {"title", "mean Mahalanobis fail rate"}, {"format", ".4f"}},
+                        {{"field", "models"}}};
   spec["width"] = {{"step", 70}};
   spec["height"] = {{"step", 26}};
   spec["layer"] = {
-      {{"name", "cells"}, {"mark", {{"type", "rect"}}},
-       {"encoding", {{"x", x}, {"y", y}, {"tooltip", tooltip},
-                     {"color", {{"field", "rate"}, {"type", "quantitative"}, {"title", "fail rate"},
-                                {"scale", {{"domain", {0, 1}}, {"scheme", "orangered"}}}}}}}},
-      {{"name", "labels"}, {"mark", {{"type", "text"}, {"fontSize", 10}}},
-       {"encoding", {{"x", x}, {"y", y}, {"text", {{"field", "rate"}, {"type", "quantitative"}, {"format", ".2f"}}},
-                     {"color", {{"condition", {{"test", "datum.rate > 0.5"}, {"value", "white"}}}, {"value", "black"}}}}}}};
+      {{"name", "cells"},
+       {"mark", {{"type", "rect"}}},
+       {"encoding",
+        {{"x", x},
+         {"y", y},
+         {"tooltip", tooltip},
+         {"color",
+          {{"field", "rate"},
+           {"type", "quantitative"},
+           {"title", "fail rate"},
+           {"scale", {{"domain", {0, 1}}, {"scheme", "orangered"}}}}}}}},
+      {{"name", "labels"},
+       {"mark", {{"type", "text"}, {"fontSize", 10}}},
+       {"encoding",
+        {{"x", x},
+         {"y", y},
+         {"text", {{"field", "rate"}, {"type", "quantitative"}, {"format", ".2f"}}},
+         {"color", {{"condition", {{"test", "datum.rate > 0.5"}, {"value", "white"}}}, {"value", "black"}}}}}}};
   return spec;
 }
 

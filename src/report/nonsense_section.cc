@@ -47,9 +47,16 @@ Json Rows(const Json& models, std::vector<std::string>& columns) {
     const std::string model = m.value("model", ""), mode = m.value("class", "");
     const Json& groups = m.value("groups", Json::array());
     const Json& onto = m.value("onto", Json());
-    rows.push_back({{"kind", "model"}, {"model", model}, {"rank", rank}, {"column", kModeColumn}, {"class", mode},
-                    {"mode", ModeLabel(mode, onto)}, {"onto", onto}, {"entropy_bits", m.value("entropy_bits", Json())},
-                    {"prior_cell", m.value("prior_cell", Json())}, {"prior_count", m.value("prior_count", 0)}});
+    rows.push_back({{"kind", "model"},
+                    {"model", model},
+                    {"rank", rank},
+                    {"column", kModeColumn},
+                    {"class", mode},
+                    {"mode", ModeLabel(mode, onto)},
+                    {"onto", onto},
+                    {"entropy_bits", m.value("entropy_bits", Json())},
+                    {"prior_cell", m.value("prior_cell", Json())},
+                    {"prior_count", m.value("prior_count", 0)}});
     for (const Json& g : groups) {
       std::string top1;
       for (const Json& cell : g.value("top1", Json::array()))
@@ -57,8 +64,13 @@ Json Rows(const Json& models, std::vector<std::string>& columns) {
       const std::string group = g.value("group", "");
       if (std::find(columns.begin(), columns.end(), group) == columns.end()) columns.push_back(group);
       const Json& group_onto = g.value("onto", Json());
-      rows.push_back({{"kind", "group"}, {"model", model}, {"rank", rank}, {"column", group}, {"class", mode},
-                      {"top1", top1}, {"collapsed", g.value("collapsed", false)},
+      rows.push_back({{"kind", "group"},
+                      {"model", model},
+                      {"rank", rank},
+                      {"column", group},
+                      {"class", mode},
+                      {"top1", top1},
+                      {"collapsed", g.value("collapsed", false)},
                       {"onto", group_onto.is_string() ? group_onto.get<std::string>() : "none"}});
     }
   }
@@ -88,33 +100,50 @@ Json ModesSpec(Json rows, const std::vector<std::string>& columns) {
   }
   domain.push_back("none");
   range.push_back(kCellColor);
-  const Json x = {{"field", "column"}, {"type", "nominal"}, {"title", nullptr}, {"sort", columns},
-                                    {"axis", {{"orient", "top"}, {"labelAngle", 0}}}};
-  const Json y = {{"field", "model"}, {"type", "nominal"}, {"title", nullptr},
-                                    {"sort", {{"field", "rank"}, {"op", "min"}}}};
+  const Json x = {{"field", "column"},
+                  {"type", "nominal"},
+                  {"title", nullptr},
+                  {"sort", columns},
+                  {"axis", {{"orient", "top"}, {"labelAngle", 0}}}};
+  const Json y = {
+      {"field", "model"}, {"type", "nominal"}, {"title", nullptr}, {"sort", {{"field", "rank"}, {"op", "min"}}}};
   spec["width"] = {{"step", 140}};
   spec["height"] = {{"step", 16}};
-  spec["layer"] = {
-      {{"name", "mode_cells"},
-       {"transform", {{{"filter", "datum.kind == 'model'"}}}},
-       {"mark", {{"type", "rect"}, {"fill", kCellColor}, {"stroke", "#ffffff"}, {"strokeWidth", 1}}},
-       {"encoding", {{"x", x}, {"y", y}}}},
-      {{"name", "modes"},
-       {"transform", {{{"filter", "datum.kind == 'model'"}}}},
-       {"mark", {{"type", "text"}, {"fontSize", 11}, {"color", "#1d1d1f"}}},
-       {"encoding", {{"x", x}, {"y", y}, {"text", {{"field", "mode"}}},
-                     {"tooltip", {{{"field", "model"}}, {{"field", "class"}, {"title", "mode"}}, {{"field", "onto"}},
-                                  {{"field", "entropy_bits"}, {"title", "entropy (bits)"}, {"format", ".3f"}},
-                                  {{"field", "prior_cell"}, {"title", "nonsense prior"}}, {{"field", "prior_count"}}}}}}},
-      {{"name", "groups"},
-       {"transform", {{{"filter", "datum.kind == 'group'"}}}},
-       {"mark", {{"type", "rect"}, {"stroke", "#ffffff"}, {"strokeWidth", 1}}},
-       {"encoding", {{"x", x}, {"y", y},
-                     {"color", {{"field", "onto"}, {"type", "nominal"}, {"title", "group collapsed onto"},
-                                {"scale", {{"domain", domain}, {"range", range}}}}},
-                     {"tooltip", {{{"field", "model"}}, {{"field", "column"}, {"title", "group"}},
-                                  {{"field", "top1"}, {"title", "top-1 cells"}}, {{"field", "collapsed"}},
-                                  {{"field", "onto"}}}}}}}};
+  spec["layer"] = {{{"name", "mode_cells"},
+                    {"transform", {{{"filter", "datum.kind == 'model'"}}}},
+                    {"mark", {{"type", "rect"}, {"fill", kCellColor}, {"stroke", "#ffffff"}, {"strokeWidth", 1}}},
+                    {"encoding", {{"x", x}, {"y", y}}}},
+                   {{"name", "modes"},
+                    {"transform", {{{"filter", "datum.kind == 'model'"}}}},
+                    {"mark", {{"type", "text"}, {"fontSize", 11}, {"color", "#1d1d1f"}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"text", {{"field", "mode"}}},
+                      {"tooltip",
+                       {{{"field", "model"}},
+                        {{"field", "class"}, {"title", "mode"}},
+                        {{"field", "onto"}},
+                        {{"field", "entropy_bits"}, {"title", "entropy (bits)"}, {"format", ".3f"}},
+                        {{"field", "prior_cell"}, {"title", "nonsense prior"}},
+                        {{"field", "prior_count"}}}}}}},
+                   {{"name", "groups"},
+                    {"transform", {{{"filter", "datum.kind == 'group'"}}}},
+                    {"mark", {{"type", "rect"}, {"stroke", "#ffffff"}, {"strokeWidth", 1}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color",
+                       {{"field", "onto"},
+                        {"type", "nominal"},
+                        {"title", "group collapsed onto"},
+                        {"scale", {{"domain", domain}, {"range", range}}}}},
+                      {"tooltip",
+                       {{{"field", "model"}},
+                        {{"field", "column"}, {"title", "group"}},
+                        {{"field", "top1"}, {"title", "top-1 cells"}},
+                        {{"field", "collapsed"}},
+                        {{"field", "onto"}}}}}}}};
   return spec;
 }
 
@@ -125,10 +154,11 @@ Status BuildNonsenseSection(const ResultsFolder& folder, const ReportOptions&, S
   const Json& models = folder.summary.value("models", Json::array());
   std::vector<std::string> columns;
   const Json rows = Rows(models, columns);
-  section.Html(fmt::format("<p>{}; nonsense vocabulary <code>{}</code>. A group collapses when at least 3/4 "
-                           "of its top-1 cells share a macro class; a model's mode follows docs/hues.md.</p>\n",
-                           Counted(models.size(), "model"),
-                           EscapeHtml(folder.summary.value("settings", Json::object()).value("vocabulary", "?"))));
+  section.Html(
+      fmt::format("<p>{}; nonsense vocabulary <code>{}</code>. A group collapses when at least 3/4 "
+                  "of its top-1 cells share a macro class; a model's mode follows docs/hues.md.</p>\n",
+                  Counted(models.size(), "model"),
+                  EscapeHtml(folder.summary.value("settings", Json::object()).value("vocabulary", "?"))));
   section.AddFigure("classes", "Models per nonsense mode.",
                     "How many models collapse onto Neutral, onto one colour category, only in some groups "
                     "(selective), or not at all (high entropy).",

@@ -29,12 +29,23 @@ std::string EscapeHtml(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case ':': out += text.substr(i + 1, 2) == "//" ? "&#58;" : ":"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case ':':
+        out += text.substr(i + 1, 2) == "//" ? "&#58;" : ":";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -111,8 +122,9 @@ Json BaseSpec(Json values, bool filter_models) {
   spec["data"] = {{"values", std::move(values)}};
   spec["config"] = {{"font", "visalign-dejavu-sans, DejaVu Sans, sans-serif"}};  // the page's embedded font
   if (filter_models)
-    spec["transform"] = {{{"filter", "model_filter == '' || !isValid(datum.model) || "
-                                     "indexof(lower(datum.model), lower(model_filter)) >= 0"}}};
+    spec["transform"] = {{{"filter",
+                           "model_filter == '' || !isValid(datum.model) || "
+                           "indexof(lower(datum.model), lower(model_filter)) >= 0"}}};
   return spec;
 }
 
@@ -165,13 +177,13 @@ void SectionBuilder::Provenance(const ResultsFolder& folder) {
 
 void SectionBuilder::Heading(std::string_view text) { Html("<h3>" + EscapeHtml(text) + "</h3>\n"); }
 
-void SectionBuilder::AddFigure(const std::string& name, std::string title, std::string caption,
-                               Json spec) {
+void SectionBuilder::AddFigure(const std::string& name, std::string title, std::string caption, Json spec) {
   const size_t index = report_.figures.size();
   Figure figure{id() + "-" + name, std::move(title), std::move(caption), std::move(spec)};
-  Html(fmt::format("<figure class=\"plot\" id=\"fig-{}\"><figcaption><strong>{}</strong> {}</figcaption>"
-                   "<div class=\"vega\" data-figure=\"{}\"></div></figure>\n",
-                   EscapeHtml(figure.id), EscapeHtml(figure.title), EscapeHtml(figure.caption), index));
+  Html(
+      fmt::format("<figure class=\"plot\" id=\"fig-{}\"><figcaption><strong>{}</strong> {}</figcaption>"
+                  "<div class=\"vega\" data-figure=\"{}\"></div></figure>\n",
+                  EscapeHtml(figure.id), EscapeHtml(figure.title), EscapeHtml(figure.caption), index));
   report_.figures.push_back(std::move(figure));
 }
 
@@ -184,13 +196,16 @@ void SectionBuilder::AddSummaryTable(const CsvTable& table) {
 std::string RenderPage(const Report& report, bool export_mode) {
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\"";
   if (export_mode) html += " data-export=\"true\"";
-  html += ">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html +=
+      ">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   html += "<title>" + EscapeHtml(report.title) + "</title>\n";
   html += "<!-- Made by visalign " + EscapeHtml(VisalignVersion()) + ". Plotting libraries included:\n";
   html += std::string(kLibraryNotice) + "\n-->\n";
-  if (export_mode) html += "<!-- Glyph outlines of the static figures drawn by:\n" + std::string(kExportNotice) + "\n-->\n";
+  if (export_mode)
+    html += "<!-- Glyph outlines of the static figures drawn by:\n" + std::string(kExportNotice) + "\n-->\n";
   html += "<style>\n" + std::string(kPageStyle) + "</style>\n</head>\n<body>\n";
-  html += "<header class=\"top\"><h1>" + EscapeHtml(report.title) + "</h1><div class=\"controls\">"
+  html += "<header class=\"top\"><h1>" + EscapeHtml(report.title) +
+          "</h1><div class=\"controls\">"
           "<label>Model filter <input id=\"model-filter\" type=\"search\" placeholder=\"part of a model name\"></label>"
           "<button id=\"theme-toggle\" type=\"button\">Dark</button></div></header>\n";
   html += "<nav class=\"toc\"><ul>";
@@ -203,7 +218,8 @@ std::string RenderPage(const Report& report, bool export_mode) {
                         EscapeHtml(s.benchmark), EscapeHtml(s.heading));
     if (!s.notes.empty()) {
       html += "<div class=\"notes\" role=\"alert\">";
-      for (const std::string& note : s.notes) html += "<p class=\"note\"><strong>Warning:</strong> " + EscapeHtml(note) + "</p>";
+      for (const std::string& note : s.notes)
+        html += "<p class=\"note\"><strong>Warning:</strong> " + EscapeHtml(note) + "</p>";
       html += "</div>\n";
     }
     html += s.body + "</section>\n";
@@ -215,7 +231,8 @@ std::string RenderPage(const Report& report, bool export_mode) {
   html += "<script type=\"application/json\" id=\"visalign-font\">" + std::string(kFonts) + "</script>\n";
   html += "<script>\n" + std::string(kLibraryScripts) + "\n</script>\n";
   if (export_mode)
-    html += "<script>\n" + std::string(kExportScripts) + "\n</script>\n<script>\n" + std::string(kExportScript) + "</script>\n";
+    html += "<script>\n" + std::string(kExportScripts) + "\n</script>\n<script>\n" + std::string(kExportScript) +
+            "</script>\n";
   html += "<script>\n" + std::string(kPageScript) + "</script>\n</body>\n</html>\n";
   return html;
 }
@@ -227,7 +244,8 @@ namespace {
 // The folder's provenance and benchmark section. They read summary.json and items.jsonl as the results
 // contract defines them; a value of another type (a hand-edited or damaged file) makes nlohmann
 // throw, which ends here as one error naming the folder.
-Status BuildBenchmarkSection(const ResultsFolder& folder, const ReportOptions& options, internal::SectionBuilder& section) {
+Status BuildBenchmarkSection(const ResultsFolder& folder, const ReportOptions& options,
+                             internal::SectionBuilder& section) {
   try {
     section.Provenance(folder);
     const internal::SectionType* type = internal::FindSectionType(folder.benchmark);
@@ -246,7 +264,8 @@ Status BuildBenchmarkSection(const ResultsFolder& folder, const ReportOptions& o
 
 Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std::vector<StoredRun>& runs,
                            const ReportOptions& options) {
-  if (options.worst_images < 0) return Status::InvalidArgument("negative number of worst images", "worst images", ">= 0");
+  if (options.worst_images < 0)
+    return Status::InvalidArgument("negative number of worst images", "worst images", ">= 0");
   if (options.thumbnail_size < 8)
     return Status::InvalidArgument(fmt::format("thumbnail size {}", options.thumbnail_size), "thumbnail size", ">= 8");
   Report report;
@@ -257,7 +276,8 @@ Result<Report> BuildReport(const std::vector<ResultsFolder>& folders, const std:
     const std::string_view name = info != nullptr ? info->display_name : std::string_view(folder.benchmark);
     const std::string id = fmt::format("{}-{}", folder.benchmark, ++count[folder.benchmark]);
     // The folder's own name, also for "out/" or ".".
-    const std::string folder_name = (std::filesystem::absolute(folder.dir).lexically_normal() / "").parent_path().filename().string();
+    const std::string folder_name =
+        (std::filesystem::absolute(folder.dir).lexically_normal() / "").parent_path().filename().string();
     internal::SectionBuilder section(report, id, folder.benchmark, fmt::format("{} — {}", name, folder_name));
     VISALIGN_RETURN_IF_ERROR(BuildBenchmarkSection(folder, options, section));
   }

@@ -18,9 +18,13 @@ constexpr int kFigureWidth = 320, kFigureHeight = 220;
 
 Json Num(const Json& v) { return v.is_number() ? Json(v.get<double>()) : nullptr; }
 
-const Json kTooltip = {{{"field", "model"}}, {{"field", "condition"}}, {{"field", "measure"}},
-                                         {{"field", "value"}, {"format", ".4g"}}, {{"field", "lo"}, {"format", ".4g"}},
-                                         {{"field", "hi"}, {"format", ".4g"}}, {{"field", "n"}}};
+const Json kTooltip = {{{"field", "model"}},
+                       {{"field", "condition"}},
+                       {{"field", "measure"}},
+                       {{"field", "value"}, {"format", ".4g"}},
+                       {{"field", "lo"}, {"format", ".4g"}},
+                       {{"field", "hi"}, {"format", ".4g"}},
+                       {{"field", "n"}}};
 
 // The series a row or item is drawn in: its model, with the prompts' language when it is not English.
 std::string Series(const Json& row) {
@@ -29,14 +33,14 @@ std::string Series(const Json& row) {
 }
 
 // Rows of summary.json's "probes" for `family` whose measure is one of `measures`.
-Json EstimateRows(const Json& probes, const std::string& family,
-                                    const std::vector<std::string>& measures) {
+Json EstimateRows(const Json& probes, const std::string& family, const std::vector<std::string>& measures) {
   Json rows = Json::array();
   for (const Json& e : probes) {
     if (e.value("family", "") != family) continue;
     const std::string measure = e.value("measure", "");
     if (std::find(measures.begin(), measures.end(), measure) == measures.end()) continue;
-    const Json& ci = e.contains("ci") && e["ci"].is_array() && e["ci"].size() == 2 ? e["ci"] : Json::array({nullptr, nullptr});
+    const Json& ci =
+        e.contains("ci") && e["ci"].is_array() && e["ci"].size() == 2 ? e["ci"] : Json::array({nullptr, nullptr});
     rows.push_back({{"model", Series(e)},
                     {"condition", e.value("condition", "")},
                     {"measure", measure},
@@ -53,18 +57,24 @@ Json EstimateBars(Json rows, const std::string& y_title) {
   Json spec = BaseSpec(std::move(rows));
   const Json x = {{"field", "condition"}, {"type", "nominal"}, {"title", nullptr}};
   const Json offset = {{"field", "model"}};
-  Json layers = {
-      {{"name", "bars"},
-       {"mark", {{"type", "bar"}}},
-       {"encoding",
-        {{"x", x}, {"xOffset", offset}, {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", y_title}}},
-         {"color", {{"field", "model"}, {"type", "nominal"}}}, {"tooltip", kTooltip}}}}};
+  Json layers = {{{"name", "bars"},
+                  {"mark", {{"type", "bar"}}},
+                  {"encoding",
+                   {{"x", x},
+                    {"xOffset", offset},
+                    {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", y_title}}},
+                    {"color", {{"field", "model"}, {"type", "nominal"}}},
+                    {"tooltip", kTooltip}}}}};
   if (AnyNumber(spec["data"]["values"], "lo"))
     layers.push_back({{"transform", {{{"filter", "isValid(datum.lo) && isValid(datum.hi)"}}}},
                       {"name", "intervals"},
                       {"mark", {{"type", "rule"}}},
-                      {"encoding", {{"x", x}, {"xOffset", offset}, {"y", {{"field", "lo"}, {"type", "quantitative"}}},
-                                    {"y2", {{"field", "hi"}}}, {"tooltip", kTooltip}}}});
+                      {"encoding",
+                       {{"x", x},
+                        {"xOffset", offset},
+                        {"y", {{"field", "lo"}, {"type", "quantitative"}}},
+                        {"y2", {{"field", "hi"}}},
+                        {"tooltip", kTooltip}}}});
   spec["facet"] = {{"column", {{"field", "measure"}, {"title", nullptr}}}};
   spec["resolve"] = {{"scale", {{"y", "independent"}}}};
   spec["spec"] = {{"width", kFigureWidth}, {"height", kFigureHeight}, {"layer", std::move(layers)}};
@@ -95,17 +105,26 @@ Json InertiaSpec(const ResultsFolder& folder) {
   y["field"] = "measured", y["title"] = "measured split (%)";
   spec["width"] = kFigureWidth;
   spec["height"] = kFigureWidth;
-  spec["layer"] = {
-      {{"data", {{"values", {{{"a", 0}, {"b", kPercent}}}}}},
-       {"name", "identity"},
-       {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}, {"color", "gray"}}},
-       {"encoding", {{"x", {{"datum", 0}, {"type", "quantitative"}}}, {"y", {{"datum", 0}, {"type", "quantitative"}}},
-                     {"x2", {{"datum", kPercent}}}, {"y2", {{"datum", kPercent}}}}}},
-      {{"name", "points"},
-       {"mark", {{"type", "point"}, {"filled", true}}},
-       {"encoding", {{"x", x}, {"y", y}, {"color", {{"field", "model"}, {"type", "nominal"}}},
-                     {"shape", {{"field", "condition"}, {"type", "nominal"}}},
-                     {"tooltip", {{{"field", "model"}}, {{"field", "id"}}, {{"field", "requested"}}, {{"field", "measured"}, {"format", ".4g"}}}}}}}};
+  spec["layer"] = {{{"data", {{"values", {{{"a", 0}, {"b", kPercent}}}}}},
+                    {"name", "identity"},
+                    {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}, {"color", "gray"}}},
+                    {"encoding",
+                     {{"x", {{"datum", 0}, {"type", "quantitative"}}},
+                      {"y", {{"datum", 0}, {"type", "quantitative"}}},
+                      {"x2", {{"datum", kPercent}}},
+                      {"y2", {{"datum", kPercent}}}}}},
+                   {{"name", "points"},
+                    {"mark", {{"type", "point"}, {"filled", true}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color", {{"field", "model"}, {"type", "nominal"}}},
+                      {"shape", {{"field", "condition"}, {"type", "nominal"}}},
+                      {"tooltip",
+                       {{{"field", "model"}},
+                        {{"field", "id"}},
+                        {{"field", "requested"}},
+                        {{"field", "measured"}, {"format", ".4g"}}}}}}}};
   return spec;
 }
 
@@ -141,10 +160,11 @@ void WorstPerCondition(const ResultsFolder& folder, const ReportOptions& options
   section.Html("<div class=\"worst\">");
   for (const auto& [key, item] : worst) {
     const Result<std::string> img = Thumbnail(folder, item->value("path", ""), options.thumbnail_size);
-    section.Html(fmt::format("<figure class=\"thumb\" title=\"{}\">{}<figcaption>{} {}<br>{}<br>{}</figcaption></figure>",
-                             EscapeHtml(item->value("prompt", "")),
-                             img.ok() ? *img : "<span class=\"no-image\">image not readable</span>", EscapeHtml(key.first),
-                             EscapeHtml(key.second), EscapeHtml(item->value("model", "")), EscapeHtml(item->value("id", ""))));
+    section.Html(
+        fmt::format("<figure class=\"thumb\" title=\"{}\">{}<figcaption>{} {}<br>{}<br>{}</figcaption></figure>",
+                    EscapeHtml(item->value("prompt", "")),
+                    img.ok() ? *img : "<span class=\"no-image\">image not readable</span>", EscapeHtml(key.first),
+                    EscapeHtml(key.second), EscapeHtml(item->value("model", "")), EscapeHtml(item->value("id", ""))));
   }
   section.Html("</div>\n");
 }
@@ -156,10 +176,11 @@ CsvTable ProbeTable(const Json& probes) {
   auto number = [](const Json& v) { return v.is_number() ? FormatNumber(v.get<double>()) : std::string(); };
   for (const Json& e : probes) {
     const Json ci = e.value("ci", Json::array({nullptr, nullptr}));
-    t.rows.push_back({e.value("model", ""), e.value("language", "en"), e.value("family", ""), e.value("condition", ""), e.value("measure", ""),
-                      e["reference"].is_string() ? e["reference"].get<std::string>() : "", number(e.value("value", Json())),
-                      number(ci.size() == 2 ? ci[0] : Json()), number(ci.size() == 2 ? ci[1] : Json()),
-                      number(e.value("p_value", Json())), std::to_string(e.value("n", 0))});
+    t.rows.push_back({e.value("model", ""), e.value("language", "en"), e.value("family", ""), e.value("condition", ""),
+                      e.value("measure", ""), e["reference"].is_string() ? e["reference"].get<std::string>() : "",
+                      number(e.value("value", Json())), number(ci.size() == 2 ? ci[0] : Json()),
+                      number(ci.size() == 2 ? ci[1] : Json()), number(e.value("p_value", Json())),
+                      std::to_string(e.value("n", 0))});
   }
   return t;
 }
@@ -172,8 +193,8 @@ Status BuildProbesSection(const ResultsFolder& folder, const ReportOptions& opti
     return Status::InvalidArgument("\"probes\" is not a list", "results folder " + folder.dir.string(),
                                    "summary.json as `violin evaluate` writes it");
   section.Heading("Probes (VIOLIN §2.2 Level 5, §2.4 and Figure 4)");
-  const auto add = [&](const std::string& name, const std::string& title, const std::string& caption,
-                       Json rows, const std::string& y_title) {
+  const auto add = [&](const std::string& name, const std::string& title, const std::string& caption, Json rows,
+                       const std::string& y_title) {
     if (!rows.empty()) section.AddFigure(name, title, caption, EstimateBars(std::move(rows), y_title));
   };
   add("probes-negation", "Negation: change against the plain instruction",
@@ -186,15 +207,17 @@ Status BuildProbesSection(const ResultsFolder& folder, const ReportOptions& opti
       EstimateRows(probes, "gravity", {"pull", "diff_de00"}), "pull / difference");
   Json inertia = InertiaSpec(folder);
   if (!inertia["data"]["values"].empty())
-    section.AddFigure("probes-inertia", "Aesthetic inertia: measured against requested split",
-                      "Each point is an image; the dashed line is obedience (slope 1, intercept 0), a flat line at 50 % "
-                      "full inertia. Slope and intercept with intervals are in the table below.",
-                      std::move(inertia));
+    section.AddFigure(
+        "probes-inertia", "Aesthetic inertia: measured against requested split",
+        "Each point is an image; the dashed line is obedience (slope 1, intercept 0), a flat line at 50 % "
+        "full inertia. Slope and intercept with intervals are in the table below.",
+        std::move(inertia));
   add("probes-geometry", "Level-5 geometry: position, size and overlap",
       "Mean position error (pixels), relative size error, IoU with the requested mask and the share of images "
       "with a wrong number of shapes, with 95% bootstrap intervals over items.",
       EstimateRows(probes, "geometry", {"position_error_px", "size_error", "iou", "failure_rate"}), "value");
-  section.Html(SortableTable(ProbeTable(probes), section.id() + "-probes-table", "Probe estimates (summary.json \"probes\")"));
+  section.Html(
+      SortableTable(ProbeTable(probes), section.id() + "-probes-table", "Probe estimates (summary.json \"probes\")"));
   WorstPerCondition(folder, options, section);
   return Status::Ok();
 }

@@ -7,10 +7,10 @@
 #include <set>
 
 #include "report/page.h"
+#include "testing/dirs.h"
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/benchmarks/violin/evaluate.h"
-#include "testing/dirs.h"
 #include "visalign/core/results.h"
 #include "visalign/report/report.h"
 
@@ -18,7 +18,9 @@ namespace visalign::report {
 namespace {
 namespace fs = std::filesystem;
 
-fs::path Fixture(const std::string& name) { return testing::DataDir().parent_path() / "tests" / "data" / "report" / name; }
+fs::path Fixture(const std::string& name) {
+  return testing::DataDir().parent_path() / "tests" / "data" / "report" / name;
+}
 
 ResultsFolder Read(const std::string& name) {
   Result<ResultsFolder> folder = ReadResultsFolder(Fixture(name));
@@ -33,8 +35,7 @@ const Figure* FindFigure(const Report& report, const std::string& id) {
 }
 
 // A copy of fixture `name` in `t` with summary.json's `key` set to `value`.
-fs::path WithSummaryKey(const testing::TempDir& t, const std::string& name, const std::string& key,
-                        const Json& value) {
+fs::path WithSummaryKey(const testing::TempDir& t, const std::string& name, const std::string& key, const Json& value) {
   const fs::path dir = t / name;
   fs::copy(Fixture(name), dir, fs::copy_options::recursive);
   Json summary = Json::parse(*ReadFile(dir / "summary.json"));
@@ -87,10 +88,12 @@ TEST(ModelFamilies, OverrideThenSummaryThenShippedCatalogThenNameRules) {
 
 TEST(ResultsFolders, RefuseUnknownSchemaVersionsBenchmarksAndMissingFiles) {
   testing::TempDir t;
-  Result<ResultsFolder> newer = ReadResultsFolder(WithSummaryKey(t, "hues", "schema_version", kResultsSchemaVersion + 1));
+  Result<ResultsFolder> newer =
+      ReadResultsFolder(WithSummaryKey(t, "hues", "schema_version", kResultsSchemaVersion + 1));
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(newer.status().what().find("schema_version " + std::to_string(kResultsSchemaVersion + 1)), std::string::npos);
+  EXPECT_NE(newer.status().what().find("schema_version " + std::to_string(kResultsSchemaVersion + 1)),
+            std::string::npos);
   Result<ResultsFolder> other = ReadResultsFolder(WithSummaryKey(t, "acva", "benchmark", "mmlu"));
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.status().what(), "summary.json names benchmark \"mmlu\"");
@@ -111,7 +114,8 @@ TEST(ResultsFolders, HostileJsonIsRefusedInOneShortLine) {
   for (int i = 0; i < 60; ++i) deep = Json::array({deep});
   Result<ResultsFolder> nested = ReadResultsFolder(WithSummaryKey(t, "acva", "benchmark", deep));
   ASSERT_FALSE(nested.ok());
-  EXPECT_EQ(nested.status().what(), "summary.json names benchmark " + std::string(60, '[') + "1" + std::string(59, ']') + "...");
+  EXPECT_EQ(nested.status().what(),
+            "summary.json names benchmark " + std::string(60, '[') + "1" + std::string(59, ']') + "...");
   ASSERT_TRUE(WriteFileAtomic(t / "acva" / "summary.json", std::string(100, '[') + std::string(100, ']')).ok());
   Result<ResultsFolder> deeper = ReadResultsFolder(t / "acva");
   ASSERT_FALSE(deeper.ok());
@@ -286,11 +290,12 @@ TEST(Report, BoardFiguresNeedTheEvaluatedInputsUnchanged) {
   testing::TempDir t;
   Json changed = Read("hues").summary["inputs"]["humans"];
   changed["sha256"] = std::string(64, '0');
-  Result<Report> report = BuildReport({*ReadResultsFolder(WithSummaryKey(t, "hues", "inputs", [&] {
-                                        Json inputs = Read("hues").summary["inputs"];
-                                        inputs["humans"] = changed;
-                                        return inputs;
-                                      }()))},
+  Result<Report> report = BuildReport({*ReadResultsFolder(WithSummaryKey(t, "hues", "inputs",
+                                                                         [&] {
+                                                                           Json inputs = Read("hues").summary["inputs"];
+                                                                           inputs["humans"] = changed;
+                                                                           return inputs;
+                                                                         }()))},
                                       {}, {});
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(FindFigure(*report, "hues-1-board-fox"), nullptr);
@@ -302,8 +307,9 @@ TEST(Report, BoardFiguresReadPredictionsWithEveryShippedNonsenseWord) {
   testing::TempDir t;
   const fs::path predictions = testing::DataDir() / "hues" / "peer-sample" / "RN50-openai" / "results.csv";
   std::string csv = *ReadFile(predictions);
-  csv += "HER,I,18,191,193,194,0.25\nHER,I,17,192,196,189,0.24\nHER,I,16,194,198,180,0.23\n"
-         "HER,I,15,204,200,166,0.22\nHER,I,14,209,200,158,0.21\n";
+  csv +=
+      "HER,I,18,191,193,194,0.25\nHER,I,17,192,196,189,0.24\nHER,I,16,194,198,180,0.23\n"
+      "HER,I,15,204,200,166,0.22\nHER,I,14,209,200,158,0.21\n";
   const fs::path with_her = t.Write("results.csv", csv);
   Json inputs = Read("hues").summary["inputs"];
   for (const char* key : {"humans", "humans_exclusions"})  // relative to the fixture, which is copied elsewhere
@@ -330,7 +336,8 @@ TEST(Report, SectionsOpenWithWhatMakesTheirNumbersPartial) {
   EXPECT_EQ(report->sections[0].notes, acva_warnings);
   EXPECT_NE(acva::SummaryMarkdown(acva.summary).find("**Warning:** " + acva_warnings[0]), std::string::npos);
   const std::string html = RenderHtml(*report);
-  const size_t note = html.find("<p class=\"note\"><strong>Warning:</strong> " + internal::EscapeHtml(acva_warnings[0]) + "</p>");
+  const size_t note =
+      html.find("<p class=\"note\"><strong>Warning:</strong> " + internal::EscapeHtml(acva_warnings[0]) + "</p>");
   ASSERT_NE(note, std::string::npos);
   EXPECT_LT(html.find("<h2>ACVA-Bench"), note);
   EXPECT_LT(note, html.find("class=\"provenance\""));
@@ -345,10 +352,11 @@ TEST(Report, SectionsOpenWithWhatMakesTheirNumbersPartial) {
   no_thumbnails.worst_images = 0;
   report = BuildReport({violin}, {}, no_thumbnails);
   ASSERT_TRUE(report.ok());
-  EXPECT_EQ(report->sections[0].notes,
-            std::vector<std::string>{"coverage below 100 %: model reference-noise has a scored image for 241 of 482 items "
-                                     "(50.0 %; 241 without any image, 0 unreadable images), so its means cover only the "
-                                     "items it has images for."});
+  EXPECT_EQ(
+      report->sections[0].notes,
+      std::vector<std::string>{"coverage below 100 %: model reference-noise has a scored image for 241 of 482 items "
+                               "(50.0 %; 241 without any image, 0 unreadable images), so its means cover only the "
+                               "items it has images for."});
   EXPECT_EQ(report->sections[0].notes, violin::SummaryWarnings(violin.summary));
 
   // Hues and Cues: a model without some words.
@@ -358,14 +366,16 @@ TEST(Report, SectionsOpenWithWhatMakesTheirNumbersPartial) {
   const ResultsFolder hues = *ReadResultsFolder(WithSummaryKey(t, "hues", "models", models));
   report = BuildReport({hues}, {}, {});
   ASSERT_TRUE(report.ok());
-  EXPECT_EQ(report->sections[0].notes, std::vector<std::string>{"model RN50-openai has no predictions for 2 of 100 words "
-                                                                "(WHALE, FOX), so its fail rates cover only the other 98."});
+  EXPECT_EQ(report->sections[0].notes,
+            std::vector<std::string>{"model RN50-openai has no predictions for 2 of 100 words "
+                                     "(WHALE, FOX), so its fail rates cover only the other 98."});
   EXPECT_EQ(report->sections[0].notes, hues::EvaluationWarnings(hues.summary));
 
   // Nothing to say about complete results.
   report = BuildReport({Read("violin"), Read("hues"), Read("nonsense")}, {}, no_thumbnails);
   ASSERT_TRUE(report.ok());
-  for (const Report::Section& section : report->sections) EXPECT_EQ(section.notes, std::vector<std::string>()) << section.id;
+  for (const Report::Section& section : report->sections)
+    EXPECT_EQ(section.notes, std::vector<std::string>()) << section.id;
   EXPECT_EQ(RenderHtml(*report).find("class=\"notes\""), std::string::npos);
 }
 
@@ -406,7 +416,8 @@ TEST(Report, ThumbnailsResolveOldRelativePathsAndNameUnreadableImages) {
   ASSERT_TRUE(report.ok());
   ASSERT_EQ(report->sections[0].notes.size(), 1u);
   const std::string& note = report->sections[0].notes[0];
-  EXPECT_EQ(note.rfind("12 of the 12 worst images shown cannot be read and have no thumbnail (first: images/v4-", 0), 0u)
+  EXPECT_EQ(note.rfind("12 of the 12 worst images shown cannot be read and have no thumbnail (first: images/v4-", 0),
+            0u)
       << note;
   EXPECT_NE(report->sections[0].body.find("image not readable"), std::string::npos);
 }
@@ -434,8 +445,7 @@ TEST(Report, PageHoldsNoUrlAndIsByteStable) {
 TEST(PageText, NeverHoldsAUrlWhateverTheNamesSay) {
   EXPECT_EQ(internal::EscapeHtml("model <a href=\"https://x\">"), "model &lt;a href=&quot;https&#58;//x&quot;&gt;");
   EXPECT_EQ(internal::ScriptJson(Json{{"u", "http://x</script>"}}), "{\"u\":\"http:\\/\\/x<\\/script>\"}");
-  EXPECT_EQ(Json::parse(internal::ScriptJson(Json{{"u", "http://x</script>"}}))["u"],
-            "http://x</script>");
+  EXPECT_EQ(Json::parse(internal::ScriptJson(Json{{"u", "http://x</script>"}}))["u"], "http://x</script>");
 }
 
 // docs/report.md, "Numbers": 4 significant digits, integers from 10 000 up, integers and text as written.
@@ -460,7 +470,8 @@ TEST(PageText, TableNumbersShowFourSignificantDigits) {
   table.rows = {{"1.23456", "0.123456", "7"}};
   const std::string html = internal::SortableTable(table, "t", "");
   EXPECT_NE(html.find("<td>1.23456</td><td data-value=\"0.123456\" title=\"0.123456\">0.1235</td><td>7</td>"),
-            std::string::npos) << html;
+            std::string::npos)
+      << html;
 }
 
 TEST(PageText, CountsHavePlurals) {

@@ -31,18 +31,17 @@ Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
   folder.dir = dir;
   for (const char* name : {"summary.json", "summary.csv", "items.jsonl"})
     if (!fs::is_regular_file(dir / name, ec))
-      return Status::NotFound(fmt::format("no {}", name), where, expected + " (summary.json, summary.csv, items.jsonl)");
+      return Status::NotFound(fmt::format("no {}", name), where,
+                              expected + " (summary.json, summary.csv, items.jsonl)");
 
   VISALIGN_ASSIGN_OR_RETURN(std::string summary_text, ReadFile(dir / "summary.json"));
   Result<Json> summary = ParseJson(summary_text);
   if (!summary.ok()) return Status::InvalidArgument("summary.json is " + summary.status().what(), where, expected);
   folder.summary = std::move(*summary);
-  if (!folder.summary.is_object())
-    return Status::InvalidArgument("summary.json is not a JSON object", where, expected);
+  if (!folder.summary.is_object()) return Status::InvalidArgument("summary.json is not a JSON object", where, expected);
   const Json& benchmark = folder.summary.value("benchmark", Json());
   const std::vector<std::string_view> known = ReportedBenchmarks();
-  if (!benchmark.is_string() ||
-      std::find(known.begin(), known.end(), benchmark.get<std::string>()) == known.end())
+  if (!benchmark.is_string() || std::find(known.begin(), known.end(), benchmark.get<std::string>()) == known.end())
     return Status::InvalidArgument(fmt::format("summary.json names benchmark {}", QuoteJson(benchmark)), where,
                                    benchmarks::JoinAlternatives(known));
   folder.benchmark = benchmark.get<std::string>();
@@ -60,9 +59,9 @@ Result<ResultsFolder> ReadResultsFolder(const fs::path& dir) {
     if (line.empty()) continue;
     Result<Json> item = ParseJson(line);
     if (!item.ok() || !item->is_object())
-      return Status::InvalidArgument(item.ok() ? "a line of items.jsonl is not a JSON object"
-                                               : "a line of items.jsonl is " + item.status().what(),
-                                     fmt::format("{}/items.jsonl:{}", dir.string(), line_number), "one object per line");
+      return Status::InvalidArgument(
+          item.ok() ? "a line of items.jsonl is not a JSON object" : "a line of items.jsonl is " + item.status().what(),
+          fmt::format("{}/items.jsonl:{}", dir.string(), line_number), "one object per line");
     folder.items.push_back(std::move(*item));
   }
   return folder;

@@ -35,9 +35,10 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
   section.Html(fmt::format("<p class=\"provenance\">Store <code>{}</code> · {} run created {} · dataset {}</p>\n",
                            EscapeHtml(run.store), EscapeHtml(info.benchmark), EscapeHtml(info.created_at),
                            EscapeHtml(info.dataset_fingerprint)));
-  section.Html("<details class=\"inputs\" open><summary>Identity (what every image depends on) and last connection"
-               "</summary><pre>" + EscapeHtml(Json{{"identity", info.identity}, {"connection", info.connection}}.dump(2)) +
-               "</pre></details>\n");
+  section.Html(
+      "<details class=\"inputs\" open><summary>Identity (what every image depends on) and last connection"
+      "</summary><pre>" +
+      EscapeHtml(Json{{"identity", info.identity}, {"connection", info.connection}}.dump(2)) + "</pre></details>\n");
   CsvTable counts;
   counts.header = {"model", "rows", "done", "failed", "pending", "attempts"};
   size_t done = 0, failed = 0, pending = 0, attempts = 0;
@@ -52,15 +53,18 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
     if (!r.last_error.empty() || r.status == store::RowStatus::kFailed)
       failures.rows.push_back({r.item_id, std::to_string(r.k), std::string(StatusName(r.status)),
                                std::to_string(r.attempts), r.last_error});
-    rows.push_back({{"model", info.name}, {"item", r.item_id}, {"k", r.k}, {"status", StatusName(r.status)},
+    rows.push_back({{"model", info.name},
+                    {"item", r.item_id},
+                    {"k", r.k},
+                    {"status", StatusName(r.status)},
                     {"attempts", r.attempts},
                     {"latency_ms", r.status == store::RowStatus::kDone ? Json(r.latency_ms) : nullptr}});
   }
   if (failed + pending > 0)
-    section.Note(fmt::format("run {} has {} failed and {} pending of its {}, so an evaluation of it covers only its {} "
-                             "(`visalign {} generate --retry-failed` resumes it).",
-                             info.name, failed, pending, Counted(run.rows.size(), "row"), Counted(done, "done image"),
-                             info.benchmark));
+    section.Note(fmt::format(
+        "run {} has {} failed and {} pending of its {}, so an evaluation of it covers only its {} "
+        "(`visalign {} generate --retry-failed` resumes it).",
+        info.name, failed, pending, Counted(run.rows.size(), "row"), Counted(done, "done image"), info.benchmark));
   counts.rows.push_back({info.name, std::to_string(run.rows.size()), std::to_string(done), std::to_string(failed),
                          std::to_string(pending), std::to_string(attempts)});
   section.Html(SortableTable(counts, section.id() + "-counts", "Rows of the run"));
@@ -72,11 +76,15 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
   latency["height"] = 200;
   latency["name"] = "bars";
   latency["mark"] = {{"type", "bar"}};
-  latency["encoding"] = {
-      {"x", {{"field", "latency_ms"}, {"type", "quantitative"}, {"bin", {{"maxbins", 40}}}, {"title", "latency of the last attempt, ms"}}},
-      {"y", {{"aggregate", "count"}, {"type", "quantitative"}, {"title", "done images"}}},
-      {"tooltip", {{{"field", "latency_ms"}, {"bin", {{"maxbins", 40}}}, {"title", "latency, ms"}},
-                   {{"aggregate", "count"}, {"title", "images"}}}}};
+  latency["encoding"] = {{"x",
+                          {{"field", "latency_ms"},
+                           {"type", "quantitative"},
+                           {"bin", {{"maxbins", 40}}},
+                           {"title", "latency of the last attempt, ms"}}},
+                         {"y", {{"aggregate", "count"}, {"type", "quantitative"}, {"title", "done images"}}},
+                         {"tooltip",
+                          {{{"field", "latency_ms"}, {"bin", {{"maxbins", 40}}}, {"title", "latency, ms"}},
+                           {{"aggregate", "count"}, {"title", "images"}}}}};
   if (done > 0)
     section.AddFigure("latency", "Latency of the done images.", "The request time of each image's successful attempt.",
                       std::move(latency));
@@ -92,7 +100,8 @@ void BuildRunSection(const StoredRun& run, SectionBuilder& section) {
       {"tooltip", {{{"field", "attempts"}}, {{"field", "status"}}, {{"aggregate", "count"}, {"title", "rows"}}}}};
   if (!run.rows.empty())
     section.AddFigure("attempts", "Attempts per row.",
-                      "How many requests each (item, sample) took, across resumed sessions, by its status.", std::move(tries));
+                      "How many requests each (item, sample) took, across resumed sessions, by its status.",
+                      std::move(tries));
   if (!failures.rows.empty())
     section.Html(SortableTable(failures, section.id() + "-failures", "Rows with an error (the last one each)"));
 }

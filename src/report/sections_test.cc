@@ -70,7 +70,8 @@ TEST(SectionRegistry, EachBenchmarksFixtureBecomesItsSectionUnderItsDisplayName)
     ASSERT_EQ(report->sections.size(), 1u);
     EXPECT_EQ(report->sections[0].benchmark, id);
     EXPECT_EQ(report->sections[0].id, std::string(id) + "-1");
-    EXPECT_TRUE(report->sections[0].heading.starts_with(std::string(benchmarks::FindBenchmark(id)->display_name) + " — "))
+    EXPECT_TRUE(
+        report->sections[0].heading.starts_with(std::string(benchmarks::FindBenchmark(id)->display_name) + " — "))
         << report->sections[0].heading;
     EXPECT_FALSE(report->figures.empty()) << "the section drew no figure";
   }

@@ -16,10 +16,10 @@ namespace visalign::report::internal {
 namespace {
 
 // summary.csv's metric columns in the paper's order; lower is better for every one.
-constexpr std::string_view kMetricColumns[] = {"rgb_ed", "rgb_rm", "de00", "hue",     "chroma",  "hyab",
-                                               "pre_mean", "sd_n",   "ced",  "hf", "pur_mean"};
+constexpr std::string_view kMetricColumns[] = {"rgb_ed",   "rgb_rm", "de00", "hue", "chroma",  "hyab",
+                                               "pre_mean", "sd_n",   "ced",  "hf",  "pur_mean"};
 constexpr std::pair<std::string_view, std::string_view> kMeasures[] = {{"pre_mean", "precision error"},
-                                                                        {"pur_mean", "purity error"}};
+                                                                       {"pur_mean", "purity error"}};
 
 size_t Col(const CsvTable& t, std::string_view name) { return ColumnIndex(t, name); }
 bool HasCol(const CsvTable& t, std::string_view name) { return Col(t, name) < t.header.size(); }
@@ -48,25 +48,34 @@ Json PrecisionPuritySpec(const CsvTable& t) {
   }
   Json spec = BaseSpec(std::move(values));
   NeedNumbers(spec, {"value"});
-  const Json tooltip = {{{"field", "model"}}, {{"field", "group"}}, {{"field", "measure"}},
-                                          {{"field", "value"}, {"format", ".6g"}}, {{"field", "lo"}, {"format", ".6g"}},
-                                          {{"field", "hi"}, {"format", ".6g"}}};
+  const Json tooltip = {{{"field", "model"}},
+                        {{"field", "group"}},
+                        {{"field", "measure"}},
+                        {{"field", "value"}, {"format", ".6g"}},
+                        {{"field", "lo"}, {"format", ".6g"}},
+                        {{"field", "hi"}, {"format", ".6g"}}};
   const Json x = {{"field", "group"}, {"type", "nominal"}, {"title", "variation"}};
   const Json offset = {{"field", "model"}};
   spec["facet"] = {{"column", {{"field", "measure"}, {"title", nullptr}}}};
   spec["resolve"] = {{"scale", {{"y", "independent"}}}};
-  Json layers = {
-      {{"name", "bars"},
-       {"mark", {{"type", "bar"}}},
-       {"encoding",
-        {{"x", x}, {"xOffset", offset}, {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", "error (lower is better)"}}},
-         {"color", {{"field", "model"}, {"type", "nominal"}}}, {"tooltip", tooltip}}}}};
+  Json layers = {{{"name", "bars"},
+                  {"mark", {{"type", "bar"}}},
+                  {"encoding",
+                   {{"x", x},
+                    {"xOffset", offset},
+                    {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", "error (lower is better)"}}},
+                    {"color", {{"field", "model"}, {"type", "nominal"}}},
+                    {"tooltip", tooltip}}}}};
   if (AnyNumber(spec["data"]["values"], "lo"))
     layers.push_back({{"transform", {{{"filter", "isValid(datum.lo) && isValid(datum.hi)"}}}},
                       {"name", "intervals"},
                       {"mark", {{"type", "rule"}}},
-                      {"encoding", {{"x", x}, {"xOffset", offset}, {"y", {{"field", "lo"}, {"type", "quantitative"}}},
-                                    {"y2", {{"field", "hi"}}}, {"tooltip", tooltip}}}});
+                      {"encoding",
+                       {{"x", x},
+                        {"xOffset", offset},
+                        {"y", {{"field", "lo"}, {"type", "quantitative"}}},
+                        {"y2", {{"field", "hi"}}},
+                        {"tooltip", tooltip}}}});
   spec["spec"] = {{"width", 320}, {"height", 220}, {"layer", std::move(layers)}};
   return spec;
 }
@@ -108,7 +117,8 @@ void MetricTables(const CsvTable& t, SectionBuilder& section) {
       return "";
     };
     section.Html(SortableTable(table, fmt::format("{}-table-{}", section.id(), g + 1),
-                               groups[g] + ": normalised metrics (lower is better; best bold, second underlined)", marks));
+                               groups[g] + ": normalised metrics (lower is better; best bold, second underlined)",
+                               marks));
   }
 }
 
@@ -172,7 +182,8 @@ void WorstImages(const ResultsFolder& folder, const ReportOptions& options, Sect
                         const double pa = PrecisionOf(*a), pb = PrecisionOf(*b);
                         return pa != pb ? pa > pb : a->value("id", "") < b->value("id", "");
                       });
-    section.Html("<div class=\"worst-model\" data-model=\"" + EscapeHtml(model) + "\"><h4>" + EscapeHtml(model) + "</h4>");
+    section.Html("<div class=\"worst-model\" data-model=\"" + EscapeHtml(model) + "\"><h4>" + EscapeHtml(model) +
+                 "</h4>");
     for (size_t i = 0; i < n; ++i) {
       const Json& item = *items[i];
       const std::string path = item.value("path", "");
@@ -189,9 +200,10 @@ void WorstImages(const ResultsFolder& folder, const ReportOptions& options, Sect
   }
   section.Html("</div>\n");
   if (unreadable > 0)
-    section.Note(fmt::format("{} of the {} worst images shown cannot be read and have no thumbnail (first: {}); image "
-                             "paths are tried as written, then relative to the results folder and its parent folders.",
-                             unreadable, shown, first_problem));
+    section.Note(
+        fmt::format("{} of the {} worst images shown cannot be read and have no thumbnail (first: {}); image "
+                    "paths are tried as written, then relative to the results folder and its parent folders.",
+                    unreadable, shown, first_problem));
 }
 
 }  // namespace

@@ -87,7 +87,8 @@ Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
     if (!ratings.ok()) return App::Fail(res, ratings.status());
     std::vector<std::string> ids;
     for (const acva::JudgedImage& i : *all) ids.push_back(i.ImageId());
-    const size_t mine = std::count_if(ratings->begin(), ratings->end(), [&](const auto& r) { return r.rater == who->user_id; });
+    const size_t mine =
+        std::count_if(ratings->begin(), ratings->end(), [&](const auto& r) { return r.rater == who->user_id; });
     const Json progress = {{"rated", mine}, {"images", ids.size()}};
     const std::optional<size_t> next = acva::NextImageToRate(ids, *ratings, who->user_id);
     if (!next) return res.SetJson(200, {{"done", true}, {"progress", progress}});
@@ -108,8 +109,9 @@ Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
     if (!all.ok()) return App::Fail(res, 503, all.status());
     const acva::JudgedImage* image = FindImage(*all, req.Query("id"));
     if (!image)
-      return App::Fail(res, 404, Status::NotFound("no image " + QuoteText(req.Query("id")), "query id",
-                                                  "an image of the rated runs (<run>/<concept>/<k>)"));
+      return App::Fail(res, 404,
+                       Status::NotFound("no image " + QuoteText(req.Query("id")), "query id",
+                                        "an image of the rated runs (<run>/<concept>/<k>)"));
     Result<std::string> bytes = ReadFile(image->path);
     if (!bytes.ok()) return App::Fail(res, bytes.status());
     res.Set(200, std::move(*bytes), ImageContentType(image->path));
@@ -132,25 +134,31 @@ Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
     const std::string id = StringMember(*body, "image");
     const acva::JudgedImage* image = FindImage(*all, id);
     if (!image)
-      return App::Fail(res, 404, Status::NotFound("no image " + QuoteText(id), "request body field image",
-                                                  "an image of the rated runs (<run>/<concept>/<k>)"));
+      return App::Fail(res, 404,
+                       Status::NotFound("no image " + QuoteText(id), "request body field image",
+                                        "an image of the rated runs (<run>/<concept>/<k>)"));
     const acva::Concept& cpt = data->set.concepts[*data->set.IndexOf(image->concept_id)];
     const Json answers = body->contains("answers") ? (*body)["answers"] : Json();
     Result<double> score = acva::RatingScore(cpt, answers, "request body field answers");
     if (!score.ok()) return App::Fail(res, 400, score.status());
     Result<std::vector<acva::HumanRating>> ratings = AcvaRatings(app.study_store(), image->model);
     if (!ratings.ok()) return App::Fail(res, ratings.status());
-    if (std::any_of(ratings->begin(), ratings->end(), [&](const auto& r) { return r.image == id && r.rater == who->user_id; }))
-      return App::Fail(res, 409, Status::InvalidArgument("image " + QuoteText(id) + " already rated by you",
-                                                         "request body field image", "the image GET /api/acva/next gives"));
-    const Json payload = {{"image", id},          {"run", image->model},
-                                    {"language", acva::LanguageName(*language)},
-                                    {"answers", answers},   {"score", *score}};
+    if (std::any_of(ratings->begin(), ratings->end(),
+                    [&](const auto& r) { return r.image == id && r.rater == who->user_id; }))
+      return App::Fail(res, 409,
+                       Status::InvalidArgument("image " + QuoteText(id) + " already rated by you",
+                                               "request body field image", "the image GET /api/acva/next gives"));
+    const Json payload = {{"image", id},
+                          {"run", image->model},
+                          {"language", acva::LanguageName(*language)},
+                          {"answers", answers},
+                          {"score", *score}};
     Result<store::Insert> stored = app.study_store().AddRecord(kAcvaRatingRecord, who->id, *client_id, payload);
     if (!stored.ok()) return App::Fail(res, stored.status());
     if (*stored == store::Insert::kDuplicate)
-      return App::Fail(res, 409, Status::InvalidArgument("submission " + QuoteText(*client_id) + " already stored",
-                                                         "request body field client_id", "a new client id per rating"));
+      return App::Fail(res, 409,
+                       Status::InvalidArgument("submission " + QuoteText(*client_id) + " already stored",
+                                               "request body field client_id", "a new client id per rating"));
     res.SetJson(200, {{"stored", true}, {"score", *score}});
   });
 
@@ -160,8 +168,9 @@ Status AddAcvaRatingRoutes(App& app, HttpServer& server) {
     const std::string run = req.Query("run");
     const auto& runs = app.options().acva_runs;
     if (std::find(runs.begin(), runs.end(), run) == runs.end())
-      return App::Fail(res, 404, Status::NotFound("run " + QuoteText(run) + " is not rated here", "query run",
-                                                  "one of the --acva-run runs"));
+      return App::Fail(
+          res, 404,
+          Status::NotFound("run " + QuoteText(run) + " is not rated here", "query run", "one of the --acva-run runs"));
     Result<std::vector<acva::HumanRating>> ratings = AcvaRatings(app.study_store(), run);
     if (!ratings.ok()) return App::Fail(res, ratings.status());
     res.Set(200, acva::HumanRatingsCsv(*ratings), "text/csv; charset=utf-8");

@@ -39,12 +39,23 @@ std::string HtmlEscape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -124,7 +135,8 @@ App::App(ServeOptions options, StudyConfig study, hues::Vocabulary vocabulary, h
 App::~App() = default;
 
 Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
-  Result<hues::Vocabulary> vocabulary = options.words.empty() ? hues::Vocabulary::Default() : hues::Vocabulary::Load(options.words);
+  Result<hues::Vocabulary> vocabulary =
+      options.words.empty() ? hues::Vocabulary::Default() : hues::Vocabulary::Load(options.words);
   if (!vocabulary.ok()) return vocabulary.status().WithContext("word list");
   VISALIGN_ASSIGN_OR_RETURN(hues::Board board, hues::Board::Default(hues::Chromaticity::kDisplay));
   StudyConfig study;
@@ -135,8 +147,9 @@ Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
   if (!options.admin_token_env.empty()) {
     const char* value = std::getenv(options.admin_token_env.c_str());
     if (!value || std::string_view(value).size() < 16)
-      return Status::InvalidArgument("variable " + QuoteText(options.admin_token_env) + " is unset or shorter than 16 bytes",
-                                     "admin token variable", "an environment variable holding a long random token");
+      return Status::InvalidArgument(
+          "variable " + QuoteText(options.admin_token_env) + " is unset or shorter than 16 bytes",
+          "admin token variable", "an environment variable holding a long random token");
     token = value;
   }
   VISALIGN_ASSIGN_OR_RETURN(CategoryNames category_names, CategoryNames::Default());
@@ -145,7 +158,8 @@ Result<std::unique_ptr<App>> App::Create(ServeOptions options) {
   app->category_names_ = std::move(category_names);
   app->admin_token_ = std::move(token);
   VISALIGN_ASSIGN_OR_RETURN(app->run_store_, store::OpenStore(app->options_.store, app->options_.store_options));
-  VISALIGN_ASSIGN_OR_RETURN(app->study_store_, store::StudyStore::Open(app->options_.store, app->options_.store_options));
+  VISALIGN_ASSIGN_OR_RETURN(app->study_store_,
+                            store::StudyStore::Open(app->options_.store, app->options_.store_options));
 
   backends::HttpServerOptions http;
   http.host = app->options_.host;
@@ -183,9 +197,11 @@ int App::port() const { return server_->port(); }
 Result<store::Participant> App::RequireSession(const HttpServerRequest& req) {
   const std::string token = req.Cookie(kSessionCookie);
   if (token.empty())
-    return Status::InvalidArgument("no session", "cookie visalign_session", "POST /api/session with {\"consent\": true} first");
+    return Status::InvalidArgument("no session", "cookie visalign_session",
+                                   "POST /api/session with {\"consent\": true} first");
   VISALIGN_ASSIGN_OR_RETURN(std::optional<store::Participant> p, study_store_->FindSession(SessionHash(token)));
-  if (!p) return Status::InvalidArgument("unknown session", "cookie visalign_session", "a session from POST /api/session");
+  if (!p)
+    return Status::InvalidArgument("unknown session", "cookie visalign_session", "a session from POST /api/session");
   return std::move(*p);
 }
 
@@ -196,7 +212,8 @@ Status App::RequireAdmin(const HttpServerRequest& req) const {
   // Compared in constant time over the token's length.
   const std::string expected = "Bearer " + admin_token_;
   unsigned diff = header.size() != expected.size();
-  for (size_t i = 0; i < expected.size(); ++i) diff |= static_cast<unsigned char>(expected[i] ^ (i < header.size() ? header[i] : 0));
+  for (size_t i = 0; i < expected.size(); ++i)
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < header.size() ? header[i] : 0));
   if (diff) return Status::InvalidArgument("missing or wrong admin token", "Authorization", "Bearer <admin token>");
   return Status::Ok();
 }
@@ -218,11 +235,16 @@ void App::Fail(HttpServerResponse& res, int http_status, const Status& error) {
 void App::Fail(HttpServerResponse& res, const Status& error) {
   switch (error.code()) {
     case StatusCode::kInvalidArgument:
-    case StatusCode::kCorrupt: return Fail(res, 400, error);
-    case StatusCode::kNotFound: return Fail(res, 404, error);
-    case StatusCode::kUnsupported: return Fail(res, 422, error);
-    case StatusCode::kUnavailable: return Fail(res, 503, error);
-    default: return Fail(res, 500, Status::Internal("internal server error"));
+    case StatusCode::kCorrupt:
+      return Fail(res, 400, error);
+    case StatusCode::kNotFound:
+      return Fail(res, 404, error);
+    case StatusCode::kUnsupported:
+      return Fail(res, 422, error);
+    case StatusCode::kUnavailable:
+      return Fail(res, 503, error);
+    default:
+      return Fail(res, 500, Status::Internal("internal server error"));
   }
 }
 
@@ -232,11 +254,13 @@ void App::AddPage(HttpServer& server, const std::string& path, const std::string
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n"
       "<link rel=\"icon\" href=\"data:,\">\n<link rel=\"stylesheet\" href=\"/static/common.css\">\n",
       HtmlEscape(title));
-  if (HasAsset(page + ".css")) html += fmt::format("<link rel=\"stylesheet\" href=\"/static/{}.css\">\n", HtmlEscape(page));
+  if (HasAsset(page + ".css"))
+    html += fmt::format("<link rel=\"stylesheet\" href=\"/static/{}.css\">\n", HtmlEscape(page));
   html += fmt::format(
       "<script type=\"module\" src=\"/static/common.js\"></script>\n"
       "<script type=\"module\" src=\"/static/{}.js\"></script>\n</head>\n"
-      "<body data-page=\"{}\">\n<main id=\"app\" aria-live=\"polite\"><noscript>This page needs JavaScript.</noscript></main>\n"
+      "<body data-page=\"{}\">\n<main id=\"app\" aria-live=\"polite\"><noscript>This page needs "
+      "JavaScript.</noscript></main>\n"
       "</body>\n</html>\n",
       HtmlEscape(page), HtmlEscape(page));
   server.Route("GET", path, [html = std::move(html)](const HttpServerRequest&, HttpServerResponse& res) {
@@ -249,7 +273,8 @@ Status AddCoreRoutes(App& app, HttpServer& server) {
   Json board = {{"rows", Json::array()}, {"cols", hues::kCols}, {"cells", Json::array()}};
   for (int r = 0; r < hues::kRows; ++r) board["rows"].push_back(std::string(1, static_cast<char>('A' + r)));
   for (const hues::Cell& c : app.board().cells())
-    board["cells"].push_back({{"cell", c.name}, {"row", std::string(1, c.row)}, {"col", c.col}, {"rgb", {c.rgb.r, c.rgb.g, c.rgb.b}}});
+    board["cells"].push_back(
+        {{"cell", c.name}, {"row", std::string(1, c.row)}, {"col", c.col}, {"rgb", {c.rgb.r, c.rgb.g, c.rgb.b}}});
   server.Route("GET", "/api/board", [board = board.dump()](const HttpServerRequest&, HttpServerResponse& res) {
     res.Set(200, board, backends::kJsonContentType);
   });
@@ -267,12 +292,15 @@ Status AddCoreRoutes(App& app, HttpServer& server) {
     Json params = Json::object();
     if (auto p = body->find("params"); p != body->end()) {
       if (!p->is_object() || p->size() > kMaxUrlParams)
-        return App::Fail(res, 400, Status::InvalidArgument("not an object of at most 16 strings", "request body field params",
-                                                           "{\"PROLIFIC_PID\": \"...\", \"STUDY_ID\": \"...\", ...}"));
+        return App::Fail(res, 400,
+                         Status::InvalidArgument("not an object of at most 16 strings", "request body field params",
+                                                 "{\"PROLIFIC_PID\": \"...\", \"STUDY_ID\": \"...\", ...}"));
       for (const auto& [name, value] : p->items()) {
-        if (!value.is_string() || name.size() > kMaxUrlParamBytes || value.get_ref<const std::string&>().size() > kMaxUrlParamBytes)
-          return App::Fail(res, 400, Status::InvalidArgument("parameter " + QuoteText(name), "request body field params",
-                                                             "string values of at most 200 bytes"));
+        if (!value.is_string() || name.size() > kMaxUrlParamBytes ||
+            value.get_ref<const std::string&>().size() > kMaxUrlParamBytes)
+          return App::Fail(res, 400,
+                           Status::InvalidArgument("parameter " + QuoteText(name), "request body field params",
+                                                   "string values of at most 200 bytes"));
         params[name] = value;
       }
     }
@@ -281,8 +309,8 @@ Status AddCoreRoutes(App& app, HttpServer& server) {
     if (!participant.ok()) return App::Fail(res, participant.status());
     // Behind a TLS-terminating proxy the cookie is marked Secure too.
     const bool https = req.Header("X-Forwarded-Proto") == "https";
-    res.headers.emplace_back("Set-Cookie", std::string(kSessionCookie) + "=" + token + "; HttpOnly; SameSite=Strict; Path=/" +
-                                               (https ? "; Secure" : ""));
+    res.headers.emplace_back("Set-Cookie", std::string(kSessionCookie) + "=" + token +
+                                               "; HttpOnly; SameSite=Strict; Path=/" + (https ? "; Secure" : ""));
     res.SetJson(201, {{"participant", participant->user_id}});
   });
 
@@ -291,8 +319,11 @@ Status AddCoreRoutes(App& app, HttpServer& server) {
     if (req.Cookie(kSessionCookie).empty()) return res.SetJson(200, {{"session", false}});
     auto p = app.RequireSession(req);
     if (!p.ok()) return res.SetJson(200, {{"session", false}});
-    res.SetJson(200, {{"session", true}, {"participant", p->user_id}, {"onboarded", p->onboarded()},
-                      {"language", p->language}, {"completed", !p->completed_at.empty()}});
+    res.SetJson(200, {{"session", true},
+                      {"participant", p->user_id},
+                      {"onboarded", p->onboarded()},
+                      {"language", p->language},
+                      {"completed", !p->completed_at.empty()}});
   });
 
   server.Route("GET", "/api/admin/counts", [&app](const HttpServerRequest& req, HttpServerResponse& res) {
@@ -311,7 +342,9 @@ Status AddCoreRoutes(App& app, HttpServer& server) {
     auto body = App::JsonBody(req);
     if (!body.ok()) return App::Fail(res, body.status());
     if (StringMember(*body, "confirm") != "delete all study data")
-      return App::Fail(res, 400, Status::InvalidArgument("not confirmed", "request body field confirm", "\"delete all study data\""));
+      return App::Fail(
+          res, 400,
+          Status::InvalidArgument("not confirmed", "request body field confirm", "\"delete all study data\""));
     if (Status st = app.study_store().Reset(); !st.ok()) return App::Fail(res, st);
     res.SetJson(200, {{"reset", true}});
   });

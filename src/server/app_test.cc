@@ -68,7 +68,8 @@ TEST_F(AppTest, NothingIsStoredBeforeConsentAndConsentSetsAStrictHttpOnlyCookie)
             Json({{"error", {{"what", "no consent"}, {"where", "request body field consent"}, {"expected", "true"}}}}));
   EXPECT_EQ(app_->study_store().Counts()->participants, 0);
 
-  auto created = client_->Post("/api/session", R"({"consent": true, "params": {"PROLIFIC_PID": "p1"}})", "application/json");
+  auto created =
+      client_->Post("/api/session", R"({"consent": true, "params": {"PROLIFIC_PID": "p1"}})", "application/json");
   ASSERT_TRUE(created);
   EXPECT_EQ(created->status, 201);
   const std::string cookie = created->get_header_value("Set-Cookie");
@@ -106,8 +107,9 @@ TEST(App, WordsGoLeastAssignedFirstSoCountsStayBalanced) {
   ServeOptions options;
   options.store = (dir / "store").string();
   options.port = 0;
-  options.words = dir.Write("words.csv", "word_en,word_es,category,clue_id\nSALMON,SALMÓN,Animal,1\n"
-                                         "WHALE,BALLENA,Animal,2\nLIME,LIMA,Food,3\n");
+  options.words = dir.Write("words.csv",
+                            "word_en,word_es,category,clue_id\nSALMON,SALMÓN,Animal,1\n"
+                            "WHALE,BALLENA,Animal,2\nLIME,LIMA,Food,3\n");
   options.study = dir.Write("study.json", R"({"words_per_participant": 2, "attention_check": {"enabled": false}})");
   auto app = App::Create(options);
   ASSERT_TRUE(app.ok()) << app.status().ToString();
@@ -119,7 +121,8 @@ TEST(App, WordsGoLeastAssignedFirstSoCountsStayBalanced) {
     const std::string set = session->get_header_value("Set-Cookie");
     const httplib::Headers cookie = {{"Cookie", set.substr(0, set.find(';'))}};
     auto profile = client.Post("/api/profile", cookie,
-                               R"({"language": "es", "gender": "male", "age_range": "40-49", "colorblind": "no"})", "application/json");
+                               R"({"language": "es", "gender": "male", "age_range": "40-49", "colorblind": "no"})",
+                               "application/json");
     ASSERT_EQ(profile->status, 200) << profile->body;
     EXPECT_EQ(Json::parse(profile->body)["items"], 2);
     auto next = Json::parse(client.Get("/api/next", cookie)->body);

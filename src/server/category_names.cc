@@ -21,7 +21,8 @@ Result<CategoryNames> CategoryNames::Load(const std::filesystem::path& csv) {
     for (size_t r = 0; r < table->rows.size(); ++r) {
       const std::string& name = table->rows[r][*column];
       if (name.find_first_not_of(' ') == std::string::npos)
-        return Status::InvalidArgument("an empty " + l.code + " name", where + ":" + std::to_string(table->line_numbers[r]),
+        return Status::InvalidArgument("an empty " + l.code + " name",
+                                       where + ":" + std::to_string(table->line_numbers[r]),
                                        "a name in every language");
       out.names_[table->rows[r][*category]][l.code] = name;
     }

@@ -28,10 +28,14 @@ TEST(CategoryNames, EveryShippedCategoryHasACorrectlySpeltNameInEveryLanguage) {
     }
   }
   const std::vector<std::tuple<std::string, std::string, std::string>> expected = {
-      {"Subjective", "en", "Subjective"},       {"Subjective", "es", "Subjetivo"},
-      {"Mineral", "en", "Stones and minerals"}, {"Mineral", "es", "Piedras y minerales"},
-      {"Pop Culture", "en", "Pop culture"},     {"Pop Culture", "es", "Cultura popular"},
-      {"Food", "es", "Comida"},                 {"Environment", "es", "Entorno"}};
+      {"Subjective", "en", "Subjective"},
+      {"Subjective", "es", "Subjetivo"},
+      {"Mineral", "en", "Stones and minerals"},
+      {"Mineral", "es", "Piedras y minerales"},
+      {"Pop Culture", "en", "Pop culture"},
+      {"Pop Culture", "es", "Cultura popular"},
+      {"Food", "es", "Comida"},
+      {"Environment", "es", "Entorno"}};
   for (const auto& [category, language, name] : expected) EXPECT_EQ(names->Display(category, language), name);
   // A --words list's own category is shown as written; the stored code stays the published one.
   EXPECT_EQ(names->Display("Vehicles", "es"), "Vehicles");
@@ -52,7 +56,9 @@ TEST(CategoryNames, ABadTableIsNamed) {
     EXPECT_EQ(names.status().what(), what) << text;
     EXPECT_EQ(names.status().where().rfind("category names " + path.string(), 0), 0u) << names.status().ToString();
   }
-  EXPECT_EQ(CategoryNames::Load(dir.Write("names.csv", "category,en,es\nAnimal,Animal,Animal\n")).value().Display("Animal", "es"),
+  EXPECT_EQ(CategoryNames::Load(dir.Write("names.csv", "category,en,es\nAnimal,Animal,Animal\n"))
+                .value()
+                .Display("Animal", "es"),
             "Animal");
 }
 

@@ -75,8 +75,9 @@ Status AddExplorerRoutes(App& app, HttpServer& server) {
   server.Route("GET", "/api/explorer/word", [&app, data](const HttpServerRequest& req, HttpServerResponse& res) {
     const std::optional<int> word = data->vocabulary.IndexOfName(req.Query("word"));
     if (!word)
-      return App::Fail(res, 404, Status::NotFound("unknown word " + QuoteText(req.Query("word")), "query word",
-                                                  "a clue word of data/hues/words.csv"));
+      return App::Fail(res, 404,
+                       Status::NotFound("unknown word " + QuoteText(req.Query("word")), "query word",
+                                        "a clue word of data/hues/words.csv"));
     Result<hues::HumanFilter> filter = hues::ParseHumanFilter(req.Query("colorblind"), req.Query("gender"),
                                                               req.Query("age"), req.Query("language"), data->humans);
     if (!filter.ok()) return App::Fail(res, 400, filter.status());
@@ -84,8 +85,9 @@ Status AddExplorerRoutes(App& app, HttpServer& server) {
     if (const std::string name = req.Query("model"); !name.empty()) {
       const hues::ModelPredictions* m = FindModel(*data, name);
       if (!m)
-        return App::Fail(res, 404, Status::NotFound("unknown model " + QuoteText(name), "query model",
-                                                    "a model of the --results folders"));
+        return App::Fail(
+            res, 404,
+            Status::NotFound("unknown model " + QuoteText(name), "query model", "a model of the --results folders"));
       model = hues::ModelTopJson(*m, *word, data->vocabulary);
     }
     const hues::WordView view = hues::ViewWord(data->humans, app.board(), *word, *filter, data->threshold.d2);

@@ -33,7 +33,8 @@ Status OneOf(const Json& body, const char* field, const std::set<std::string>& a
   if (allowed.count(out)) return Status::Ok();
   std::string list;
   for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  return Status::InvalidArgument("value " + QuoteText(out), std::string("request body field ") + field, "one of " + list);
+  return Status::InvalidArgument("value " + QuoteText(out), std::string("request body field ") + field,
+                                 "one of " + list);
 }
 
 // What the game remembers across requests: the shipped answers per word (for the reveal) and the
@@ -96,8 +97,10 @@ struct Game {
     const int clue_id = items[index];
     const auto is_word = [](int clue) { return clue != kAttentionItem; };
     const auto before = items.begin() + static_cast<std::ptrdiff_t>(index);
-    Json item = {{"done", false}, {"index", index}, {"total", items.size()},
-                           {"words", std::count_if(items.begin(), items.end(), is_word)}};
+    Json item = {{"done", false},
+                 {"index", index},
+                 {"total", items.size()},
+                 {"words", std::count_if(items.begin(), items.end(), is_word)}};
     if (clue_id == kAttentionItem) {
       item["kind"] = "attention";
       item["cell"] = app.study().attention_check.cell;
@@ -108,7 +111,8 @@ struct Game {
     item["word_number"] = std::count_if(items.begin(), before, is_word) + 1;
     item["clue_id"] = clue_id;
     item["word"] = p.language == "es" ? w.es : w.en;
-    item["category"] = app.category_names().Display(w.category, p.language);  // shown; the answer stores the published code
+    item["category"] =
+        app.category_names().Display(w.category, p.language);  // shown; the answer stores the published code
     item["category_code"] = w.category;
     return item;
   }
@@ -116,7 +120,8 @@ struct Game {
   // Earlier players' answers for the clue: the shipped data set's and this study's.
   Result<Json> Reveal(int clue_id) {
     VISALIGN_ASSIGN_OR_RETURN(auto counts, app.study_store().CoordinateCounts(clue_id));
-    for (const auto& [cell, n] : shipped[static_cast<size_t>(*app.vocabulary().IndexOfClue(clue_id))]) counts[cell] += n;
+    for (const auto& [cell, n] : shipped[static_cast<size_t>(*app.vocabulary().IndexOfClue(clue_id))])
+      counts[cell] += n;
     int64_t total = 0;
     for (const auto& [cell, n] : counts) total += n;
     return Json{{"counts", counts}, {"answers", total}};
@@ -173,20 +178,21 @@ Status AddGameRoutes(App& app, HttpServer& server) {
   server.Route("POST", "/api/profile", [&app, game](const HttpServerRequest& req, HttpServerResponse& res) {
     auto p = app.RequireSession(req);
     if (!p.ok()) return App::Fail(res, 401, p.status());
-    if (p->onboarded()) return App::Fail(res, 409, Status::InvalidArgument("already onboarded", "session", "one profile per session"));
+    if (p->onboarded())
+      return App::Fail(res, 409, Status::InvalidArgument("already onboarded", "session", "one profile per session"));
     auto body = App::JsonBody(req);
     if (!body.ok()) return App::Fail(res, body.status());
     const std::set<std::string> languages(app.study().languages.begin(), app.study().languages.end());
     std::string language;
-    for (auto [field, allowed, out] : {std::tuple{"language", &languages, &language},
-                                       std::tuple{"gender", &kGenders, &p->gender},
-                                       std::tuple{"age_range", &kAgeRanges, &p->age_range},
-                                       std::tuple{"colorblind", &kColorblind, &p->colorblind}})
+    for (auto [field, allowed, out] :
+         {std::tuple{"language", &languages, &language}, std::tuple{"gender", &kGenders, &p->gender},
+          std::tuple{"age_range", &kAgeRanges, &p->age_range}, std::tuple{"colorblind", &kColorblind, &p->colorblind}})
       if (Status st = OneOf(*body, field, *allowed, *out); !st.ok()) return App::Fail(res, 400, st);
     if (auto m = body->find("metadata"); m != body->end()) {
       if (!m->is_object() || m->dump().size() > kMaxMetadataBytes)
-        return App::Fail(res, 400, Status::InvalidArgument("not an object of at most 4096 bytes", "request body field metadata",
-                                                           "{\"user_agent\", \"viewport\", \"device_pixel_ratio\", ...}"));
+        return App::Fail(res, 400,
+                         Status::InvalidArgument("not an object of at most 4096 bytes", "request body field metadata",
+                                                 "{\"user_agent\", \"viewport\", \"device_pixel_ratio\", ...}"));
       p->metadata = *m;
     }
     auto items = game->Assign();
@@ -207,7 +213,8 @@ Status AddGameRoutes(App& app, HttpServer& server) {
     auto p = app.RequireSession(req);
     if (!p.ok()) return App::Fail(res, 401, p.status());
     if (!app.study().cvd_screen) return App::Fail(res, 404, Status::NotFound("no screen in this study", "/api/screen"));
-    if (p->screen_score) return App::Fail(res, 409, Status::InvalidArgument("already screened", "session", "one screen per session"));
+    if (p->screen_score)
+      return App::Fail(res, 409, Status::InvalidArgument("already screened", "session", "one screen per session"));
     auto body = App::JsonBody(req);
     if (!body.ok()) return App::Fail(res, body.status());
     auto scored = ScoreScreen(ScreeningPlates(static_cast<uint64_t>(p->id)), *body);
@@ -234,45 +241,66 @@ Status AddGameRoutes(App& app, HttpServer& server) {
     auto index_field = body->find("index");
     if (index_field == body->end() || !index_field->is_number_unsigned() ||
         index_field->get<uint64_t>() >= player->items.size())
-      return App::Fail(res, 400, Status::InvalidArgument("item " + (index_field == body->end() ? std::string("missing") : QuoteJson(*index_field)),
-                                                         "request body field index",
-                                                         "0 to " + std::to_string(player->items.size() - 1)));
+      return App::Fail(res, 400,
+                       Status::InvalidArgument(
+                           "item " + (index_field == body->end() ? std::string("missing") : QuoteJson(*index_field)),
+                           "request body field index", "0 to " + std::to_string(player->items.size() - 1)));
     const size_t index = index_field->get<size_t>();
     const std::string coordinate = StringMember(*body, "coordinate");
     auto cell = hues::ParseCell(coordinate);
-    if (!cell.ok()) return App::Fail(res, 400, Status::InvalidArgument("cell " + QuoteText(coordinate), "request body field coordinate", "A1..P30"));
+    if (!cell.ok())
+      return App::Fail(
+          res, 400,
+          Status::InvalidArgument("cell " + QuoteText(coordinate), "request body field coordinate", "A1..P30"));
     auto done = game->Progress(player->participant);
     if (!done.ok()) return App::Fail(res, done.status());
     if (index != *done)
-      return App::Fail(res, 409, Status::InvalidArgument(index < *done ? "item already answered" : "item not reached yet",
-                                                         "request body field index", "the current item, " + std::to_string(*done)));
+      return App::Fail(
+          res, 409,
+          Status::InvalidArgument(index < *done ? "item already answered" : "item not reached yet",
+                                  "request body field index", "the current item, " + std::to_string(*done)));
     const int clue_id = player->items[index];
-    if (auto clue = body->find("clue_id"); clue != body->end() && (!clue->is_number_integer() || clue->get<int64_t>() != clue_id))
-      return App::Fail(res, 400, Status::InvalidArgument("clue " + QuoteJson(*clue), "request body field clue_id",
-                                                         "the current item's clue, " + std::to_string(clue_id)));
+    if (auto clue = body->find("clue_id");
+        clue != body->end() && (!clue->is_number_integer() || clue->get<int64_t>() != clue_id))
+      return App::Fail(res, 400,
+                       Status::InvalidArgument("clue " + QuoteJson(*clue), "request body field clue_id",
+                                               "the current item's clue, " + std::to_string(clue_id)));
     const std::string name = hues::CellName(*cell);
     if (clue_id == kAttentionItem) {
       const bool passed = name == app.study().attention_check.cell;
-      auto added = app.study_store().AddRecord(kAttentionCheckRecord, player->participant.id, "item-" + std::to_string(index),
-                                               {{"expected", app.study().attention_check.cell}, {"coordinate", name},
-                                                {"passed", passed}, {"client_id", client_id}});
+      auto added =
+          app.study_store().AddRecord(kAttentionCheckRecord, player->participant.id, "item-" + std::to_string(index),
+                                      {{"expected", app.study().attention_check.cell},
+                                       {"coordinate", name},
+                                       {"passed", passed},
+                                       {"client_id", client_id}});
       if (!added.ok()) return App::Fail(res, added.status());
       if (*added == store::Insert::kDuplicate)
-        return App::Fail(res, 409, Status::InvalidArgument("item already answered", "request body field index", "the current item"));
+        return App::Fail(
+            res, 409, Status::InvalidArgument("item already answered", "request body field index", "the current item"));
       return NextItem(*game, *player, res, 201, {{"answered", {{"index", index}, {"coordinate", name}}}}, index + 1);
     }
     const hues::Word& w = app.vocabulary().words()[static_cast<size_t>(*app.vocabulary().IndexOfClue(clue_id))];
     const std::string& language = player->participant.language;
-    store::HuesAnswerRow row{player->participant.id, "", static_cast<int>(index), clue_id,
-                             language == "es" ? w.es : w.en, PublishedCategory(w.category, language), name,
-                             "", client_id};
+    store::HuesAnswerRow row{player->participant.id,
+                             "",
+                             static_cast<int>(index),
+                             clue_id,
+                             language == "es" ? w.es : w.en,
+                             PublishedCategory(w.category, language),
+                             name,
+                             "",
+                             client_id};
     auto added = app.study_store().AddAnswer(row);
     if (!added.ok()) return App::Fail(res, added.status());
     if (*added == store::Insert::kDuplicate)
-      return App::Fail(res, 409, Status::InvalidArgument("answer already recorded", "request body field client_id", "a new client id per answer"));
+      return App::Fail(res, 409,
+                       Status::InvalidArgument("answer already recorded", "request body field client_id",
+                                               "a new client id per answer"));
     auto reveal = game->Reveal(clue_id);
     if (!reveal.ok()) return App::Fail(res, reveal.status());
-    NextItem(*game, *player, res, 201, {{"answered", {{"index", index}, {"coordinate", name}, {"clue_id", clue_id}}}, {"reveal", *reveal}},
+    NextItem(*game, *player, res, 201,
+             {{"answered", {{"index", index}, {"coordinate", name}, {"clue_id", clue_id}}}, {"reveal", *reveal}},
              index + 1);
   });
 
@@ -283,15 +311,17 @@ Status AddGameRoutes(App& app, HttpServer& server) {
     if (!body.ok()) return App::Fail(res, body.status());
     auto list = body->find("events");
     if (list == body->end() || !list->is_array() || list->size() > kMaxEventsPerRequest)
-      return App::Fail(res, 400, Status::InvalidArgument("not a list of at most 100 events", "request body field events",
-                                                         "[{\"type\": \"blur\", \"t\": 1234.5}, ...]"));
+      return App::Fail(res, 400,
+                       Status::InvalidArgument("not a list of at most 100 events", "request body field events",
+                                               "[{\"type\": \"blur\", \"t\": 1234.5}, ...]"));
     std::vector<store::StudyEvent> events;
     for (const Json& e : *list) {
       const std::string type = e.is_object() ? StringMember(e, "type") : "";
       auto t = e.is_object() ? e.find("t") : e.end();
       if (!kEventTypes.count(type) || t == e.end() || !t->is_number() || t->get<double>() < 0)
-        return App::Fail(res, 400, Status::InvalidArgument("event " + QuoteJson(e), "request body field events",
-                                                           "{\"type\": blur|focus|hidden|visible, \"t\": ms >= 0}"));
+        return App::Fail(res, 400,
+                         Status::InvalidArgument("event " + QuoteJson(e), "request body field events",
+                                                 "{\"type\": blur|focus|hidden|visible, \"t\": ms >= 0}"));
       events.push_back({p->id, type, t->get<double>(), ""});
     }
     if (Status st = app.study_store().AddEvents(p->id, events); !st.ok()) return App::Fail(res, st);

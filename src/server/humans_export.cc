@@ -11,7 +11,8 @@
 namespace visalign::server {
 namespace {
 
-constexpr char kHeader[] = "userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en";
+constexpr char kHeader[] =
+    "userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind,word_en";
 
 std::string LanguageName(const std::string& code) {
   for (const Language& l : SupportedLanguages())
@@ -24,9 +25,12 @@ std::string LanguageName(const std::string& code) {
 std::string PublishedCategory(const std::string& category, const std::string& language) {
   // As the published answers spell them (data/hues/human_responses.csv).
   static const std::map<std::string, std::pair<std::string, std::string>> kLabels = {
-      {"Animal", {"ANIMAL", "ANIMAL"}},       {"Environment", {"ENTORNO", "ENVIRONMENT"}},
-      {"Food", {"COMESTIBLE", "FOOD"}},       {"Mineral", {"PIEDRA", "STONE"}},
-      {"Plant", {"PLANTA", "PLANT"}},         {"Pop Culture", {"POP", "POP"}},
+      {"Animal", {"ANIMAL", "ANIMAL"}},
+      {"Environment", {"ENTORNO", "ENVIRONMENT"}},
+      {"Food", {"COMESTIBLE", "FOOD"}},
+      {"Mineral", {"PIEDRA", "STONE"}},
+      {"Plant", {"PLANTA", "PLANT"}},
+      {"Pop Culture", {"POP", "POP"}},
       {"Subjective", {"SUBJETIVO", "SUBJETIVE"}}};
   auto it = kLabels.find(category);
   if (it != kLabels.end()) return language == "es" ? it->second.first : it->second.second;

@@ -10,7 +10,8 @@ namespace visalign::server {
 namespace {
 
 // The recruitment platforms' URL parameters the page captures (Prolific, then MTurk).
-const std::vector<std::string> kUrlParams = {"PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId"};
+const std::vector<std::string> kUrlParams = {"PROLIFIC_PID", "STUDY_ID",     "SESSION_ID",
+                                             "workerId",     "assignmentId", "hitId"};
 
 // A metadata or parameter value as one CSV field: a string as it is, [w, h] as "WxH", a number or
 // a boolean as JSON writes it, anything else (an object the page never sends) as JSON text.
@@ -30,10 +31,13 @@ std::string Attention(const ParticipantRow& r) {
 }
 
 // The columns after the URL parameters: the page's session metadata (game.js screenMetadata).
-const std::vector<std::pair<std::string, std::string>> kMetadata = {
-    {"user_agent", "user_agent"},     {"viewport", "viewport"},         {"screen", "screen"},
-    {"device_pixel_ratio", "device_pixel_ratio"}, {"color_gamut", "color_gamut"}, {"dynamic_range", "dynamic_range"},
-    {"browser_language", "language"}};
+const std::vector<std::pair<std::string, std::string>> kMetadata = {{"user_agent", "user_agent"},
+                                                                    {"viewport", "viewport"},
+                                                                    {"screen", "screen"},
+                                                                    {"device_pixel_ratio", "device_pixel_ratio"},
+                                                                    {"color_gamut", "color_gamut"},
+                                                                    {"dynamic_range", "dynamic_range"},
+                                                                    {"browser_language", "language"}};
 
 }  // namespace
 
@@ -69,10 +73,11 @@ Result<std::vector<ParticipantRow>> ExportParticipants(store::StudyStore& study)
 
 const std::vector<std::string>& ParticipantsCsvHeader() {
   static const std::vector<std::string> kHeader = [] {
-    std::vector<std::string> h = {"userId",         "consented_at",   "completed_at",       "language",
-                                  "gender",         "ageRange",       "colorblind_reported", "plate_score",
-                                  "plate_control",  "colorblind",     "attention_check",    "attention_expected",
-                                  "attention_answer", "items",        "answers",            "events"};
+    std::vector<std::string> h = {
+        "userId",          "consented_at",        "completed_at",     "language",      "gender",
+        "ageRange",        "colorblind_reported", "plate_score",      "plate_control", "colorblind",
+        "attention_check", "attention_expected",  "attention_answer", "items",         "answers",
+        "events"};
     h.insert(h.end(), kUrlParams.begin(), kUrlParams.end());
     for (const auto& [column, key] : kMetadata) h.push_back(column);
     return h;
@@ -86,11 +91,22 @@ std::string ParticipantsCsv(const std::vector<ParticipantRow>& rows) {
   csv += "\n";
   for (const ParticipantRow& r : rows) {
     const store::Participant& p = r.participant;
-    std::vector<std::string> fields = {p.user_id, p.created_at, p.completed_at, p.language, p.gender, p.age_range,
-                                       p.colorblind, p.screen_score ? Json(*p.screen_score).dump() : "",
-                                       Field(p.screen, "control_correct"), r.colorblind, Attention(r),
-                                       r.attention_expected, r.attention_answer, std::to_string(r.items),
-                                       std::to_string(r.answers), std::to_string(r.events)};
+    std::vector<std::string> fields = {p.user_id,
+                                       p.created_at,
+                                       p.completed_at,
+                                       p.language,
+                                       p.gender,
+                                       p.age_range,
+                                       p.colorblind,
+                                       p.screen_score ? Json(*p.screen_score).dump() : "",
+                                       Field(p.screen, "control_correct"),
+                                       r.colorblind,
+                                       Attention(r),
+                                       r.attention_expected,
+                                       r.attention_answer,
+                                       std::to_string(r.items),
+                                       std::to_string(r.answers),
+                                       std::to_string(r.events)};
     for (const std::string& param : kUrlParams) fields.push_back(Field(p.url_params, param));
     for (const auto& [column, key] : kMetadata) fields.push_back(Field(p.metadata, key));
     for (size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + CsvField(fields[i]);
@@ -113,11 +129,10 @@ Json ParticipantsJson(const std::vector<ParticipantRow>& rows) {
                     {"plate_score", p.screen_score ? Json(*p.screen_score) : Json()},
                     {"screen", p.screen},
                     {"colorblind", r.colorblind},
-                    {"attention_check",
-                     r.attention_passed ? Json({{"passed", *r.attention_passed},
-                                                          {"expected", r.attention_expected},
-                                                          {"answer", r.attention_answer}})
-                                        : Json()},
+                    {"attention_check", r.attention_passed ? Json({{"passed", *r.attention_passed},
+                                                                   {"expected", r.attention_expected},
+                                                                   {"answer", r.attention_answer}})
+                                                           : Json()},
                     {"items", r.items},
                     {"answers", r.answers},
                     {"events", r.events},

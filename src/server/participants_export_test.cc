@@ -48,11 +48,14 @@ class ExportTest : public ::testing::Test {
     p.screen_score = score;
     EXPECT_TRUE(study_->UpdateParticipant(p).ok());
     EXPECT_TRUE(study_->SetAssignment(p.id, {1, 0}).ok());
-    EXPECT_EQ(study_->AddAnswer({p.id, "", 0, 1, "SALMON", "ANIMAL", "A1", "", pid + "-answer"}).value(), store::Insert::kAdded);
+    EXPECT_EQ(study_->AddAnswer({p.id, "", 0, 1, "SALMON", "ANIMAL", "A1", "", pid + "-answer"}).value(),
+              store::Insert::kAdded);
     if (attention) {
-      EXPECT_TRUE(study_->AddRecord(kAttentionCheckRecord, p.id, "item-1",
-                                    {{"expected", "H15"}, {"coordinate", *attention ? "H15" : "B2"}, {"passed", *attention}})
-                      .ok());
+      EXPECT_TRUE(
+          study_
+              ->AddRecord(kAttentionCheckRecord, p.id, "item-1",
+                          {{"expected", "H15"}, {"coordinate", *attention ? "H15" : "B2"}, {"passed", *attention}})
+              .ok());
     }
     return p;
   }

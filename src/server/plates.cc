@@ -15,7 +15,8 @@ constexpr double kSegmentHalfWidth = 0.11;
 
 // Seven segments a..g of each digit (a top, b upper right, c lower right, d bottom, e lower left,
 // f upper left, g middle).
-constexpr std::array<const char*, 10> kSegments = {"abcdef", "bc", "abged", "abgcd", "fgbc", "afgcd", "afgedc", "abc", "abcdefg", "abcdfg"};
+constexpr std::array<const char*, 10> kSegments = {"abcdef", "bc",     "abged", "abgcd",   "fgbc",
+                                                   "afgcd",  "afgedc", "abc",   "abcdefg", "abcdfg"};
 
 double Uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
@@ -31,13 +32,27 @@ bool OnDigit(int digit, double x, double y) {
   for (const char* s = kSegments[static_cast<size_t>(digit)]; *s; ++s) {
     double d = 1;
     switch (*s) {
-      case 'a': d = SegmentDistance(x, y, l, t, r, t); break;
-      case 'b': d = SegmentDistance(x, y, r, t, r, m); break;
-      case 'c': d = SegmentDistance(x, y, r, m, r, b); break;
-      case 'd': d = SegmentDistance(x, y, l, b, r, b); break;
-      case 'e': d = SegmentDistance(x, y, l, m, l, b); break;
-      case 'f': d = SegmentDistance(x, y, l, t, l, m); break;
-      case 'g': d = SegmentDistance(x, y, l, m, r, m); break;
+      case 'a':
+        d = SegmentDistance(x, y, l, t, r, t);
+        break;
+      case 'b':
+        d = SegmentDistance(x, y, r, t, r, m);
+        break;
+      case 'c':
+        d = SegmentDistance(x, y, r, m, r, b);
+        break;
+      case 'd':
+        d = SegmentDistance(x, y, l, b, r, b);
+        break;
+      case 'e':
+        d = SegmentDistance(x, y, l, m, l, b);
+        break;
+      case 'f':
+        d = SegmentDistance(x, y, l, t, l, m);
+        break;
+      case 'g':
+        d = SegmentDistance(x, y, l, m, r, m);
+        break;
     }
     if (d < kSegmentHalfWidth) return true;
   }
@@ -65,12 +80,14 @@ Plate Draw(int digit, bool control, std::mt19937_64& rng) {
     });
     if (overlaps) continue;
     const bool figure = OnDigit(digit, x, y);
-    const Palette& palette = figure ? (control ? kControlFigure : kConfusionFigure) : (control ? kControlGround : kConfusionGround);
+    const Palette& palette =
+        figure ? (control ? kControlFigure : kConfusionFigure) : (control ? kControlGround : kConfusionGround);
     const auto& base = palette[static_cast<size_t>(rng() % palette.size())];
     const double lightness = 0.82 + 0.36 * Uniform(rng);  // the same jitter for figure and ground
     PlateDot dot;
     dot.x = static_cast<float>(x), dot.y = static_cast<float>(y), dot.r = static_cast<float>(r);
-    for (int c = 0; c < 3; ++c) dot.rgb[c] = static_cast<uint8_t>(std::clamp(base[static_cast<size_t>(c)] * lightness, 0.0, 255.0));
+    for (int c = 0; c < 3; ++c)
+      dot.rgb[c] = static_cast<uint8_t>(std::clamp(base[static_cast<size_t>(c)] * lightness, 0.0, 255.0));
     plate.dots.push_back(dot);
   }
   return plate;

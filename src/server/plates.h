@@ -37,8 +37,8 @@ std::vector<Plate> ScreeningPlates(uint64_t seed);
 Json PlatesJson(const std::vector<Plate>& plates);
 
 struct ScreenScore {
-  double score = 0;       // share of the confusion plates read correctly
-  Json answers; // {"answers": [...], "control_correct": bool, "correct": [bool, ...]}
+  double score = 0;  // share of the confusion plates read correctly
+  Json answers;      // {"answers": [...], "control_correct": bool, "correct": [bool, ...]}
 };
 // Scores {"answers": [digit or null (can't see one), one per plate]}; InvalidArgument at "request
 // body field answers" for anything else.

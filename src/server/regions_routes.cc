@@ -48,11 +48,12 @@ Status AddRegionRoutes(App& app, HttpServer& server) {
     Result<hues::RegionPainting> painting = hues::ParseRegionPainting(cells, "request body field cells");
     if (!painting.ok()) return App::Fail(res, 400, painting.status());
     Result<store::Insert> stored = app.study_store().AddRecord(kRegionsRecord, who->id, *client_id,
-                                                              {{"cells", hues::RegionPaintingJson(*painting)}});
+                                                               {{"cells", hues::RegionPaintingJson(*painting)}});
     if (!stored.ok()) return App::Fail(res, stored.status());
     if (*stored == store::Insert::kDuplicate)
-      return App::Fail(res, 409, Status::InvalidArgument("submission " + QuoteText(*client_id) + " already stored",
-                                                         "request body field client_id", "a new client id per painting"));
+      return App::Fail(res, 409,
+                       Status::InvalidArgument("submission " + QuoteText(*client_id) + " already stored",
+                                               "request body field client_id", "a new client id per painting"));
     res.SetJson(200, {{"stored", true}, {"painted", painting->painted()}});
   });
 

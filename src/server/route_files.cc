@@ -5,8 +5,11 @@ namespace visalign::server {
 namespace {
 
 constexpr RouteFile kRouteFiles[] = {
-    {"core", AddCoreRoutes},          {"game", AddGameRoutes},           {"regions", AddRegionRoutes},
-    {"explorer", AddExplorerRoutes},  {"acva-rating", AddAcvaRatingRoutes},
+    {"core", AddCoreRoutes},
+    {"game", AddGameRoutes},
+    {"regions", AddRegionRoutes},
+    {"explorer", AddExplorerRoutes},
+    {"acva-rating", AddAcvaRatingRoutes},
 };
 
 }  // namespace

@@ -28,9 +28,7 @@ class Fields {
   }
   Status Get(const char* name, std::string& out) const { return Read(name, out, &Json::is_string, "a string"); }
   Status Get(const char* name, bool& out) const { return Read(name, out, &Json::is_boolean, "true or false"); }
-  Status Get(const char* name, int& out) const {
-    return Read(name, out, &Json::is_number_integer, "an integer");
-  }
+  Status Get(const char* name, int& out) const { return Read(name, out, &Json::is_number_integer, "an integer"); }
   Status Get(const char* name, double& out) const { return Read(name, out, &Json::is_number, "a number"); }
   Status Get(const char* name, std::vector<std::string>& out) const {
     auto it = obj_.find(name);
@@ -96,14 +94,15 @@ Json StudyConfig::PublicJson() const {
 Result<StudyConfig> StudyConfigFromJson(const Json& doc, const std::string& where) {
   StudyConfig c;
   Fields f(doc, where);
-  VISALIGN_RETURN_IF_ERROR(f.Check({"languages", "words_per_participant", "consent_text", "regions_consent_text",
-                                    "rate_consent_text", "completion_codes",
-                                    "completion_url", "cvd_screen", "attention_check", "rate_limit_per_ip",
-                                    "rate_limit_per_session", "max_body_bytes"}));
+  VISALIGN_RETURN_IF_ERROR(
+      f.Check({"languages", "words_per_participant", "consent_text", "regions_consent_text", "rate_consent_text",
+               "completion_codes", "completion_url", "cvd_screen", "attention_check", "rate_limit_per_ip",
+               "rate_limit_per_session", "max_body_bytes"}));
   VISALIGN_RETURN_IF_ERROR(f.Get("languages", c.languages));
   VISALIGN_RETURN_IF_ERROR(f.Get("words_per_participant", c.words_per_participant));
-  for (auto [name, text] : {std::pair{"consent_text", &c.consent_text}, std::pair{"regions_consent_text", &c.regions_consent_text},
-                             std::pair{"rate_consent_text", &c.rate_consent_text}}) {
+  for (auto [name, text] :
+       {std::pair{"consent_text", &c.consent_text}, std::pair{"regions_consent_text", &c.regions_consent_text},
+        std::pair{"rate_consent_text", &c.rate_consent_text}}) {
     VISALIGN_RETURN_IF_ERROR(f.Get(name, *text));
     if (text->find_first_not_of(" \t\r\n") == std::string::npos)
       return Status::InvalidArgument("an empty consent text", f.Where(name), "the text participants agree to");
@@ -117,7 +116,8 @@ Result<StudyConfig> StudyConfigFromJson(const Json& doc, const std::string& wher
     return Status::InvalidArgument("max_body_bytes " + std::to_string(max_body), f.Where("max_body_bytes"),
                                    "1024 to 16777216");
   c.max_body_bytes = static_cast<size_t>(max_body);
-  if (c.languages.empty()) return Status::InvalidArgument("no language", f.Where("languages"), "at least one of es, en");
+  if (c.languages.empty())
+    return Status::InvalidArgument("no language", f.Where("languages"), "at least one of es, en");
   for (const std::string& code : c.languages) {
     const auto& all = SupportedLanguages();
     if (std::none_of(all.begin(), all.end(), [&](const Language& l) { return l.code == code; }))
@@ -126,7 +126,8 @@ Result<StudyConfig> StudyConfigFromJson(const Json& doc, const std::string& wher
   if (c.words_per_participant < 1 || c.words_per_participant > kMaxWordsPerParticipant)
     return Status::InvalidArgument("words per participant " + std::to_string(c.words_per_participant),
                                    f.Where("words_per_participant"), "1 to 1000");
-  if (!c.completion_url.empty() && c.completion_url.rfind("https://", 0) != 0 && c.completion_url.rfind("http://", 0) != 0)
+  if (!c.completion_url.empty() && c.completion_url.rfind("https://", 0) != 0 &&
+      c.completion_url.rfind("http://", 0) != 0)
     return Status::InvalidArgument("completion URL " + QuoteText(c.completion_url), f.Where("completion_url"),
                                    "an http:// or https:// URL, \"{code}\" standing for the completion code");
   if (const Json* check = f.Object("attention_check")) {
@@ -136,7 +137,8 @@ Result<StudyConfig> StudyConfigFromJson(const Json& doc, const std::string& wher
     VISALIGN_RETURN_IF_ERROR(a.Get("cell", c.attention_check.cell));
     VISALIGN_RETURN_IF_ERROR(a.Get("position", c.attention_check.position));
     auto cell = hues::ParseCell(c.attention_check.cell);
-    if (!cell.ok()) return Status::InvalidArgument("cell " + QuoteText(c.attention_check.cell), a.Where("cell"), "A1..P30");
+    if (!cell.ok())
+      return Status::InvalidArgument("cell " + QuoteText(c.attention_check.cell), a.Where("cell"), "A1..P30");
     c.attention_check.cell = hues::CellName(*cell);
     if (c.attention_check.position < 0)
       return Status::InvalidArgument("a negative position", a.Where("position"), "0 or more (0: the first item)");
@@ -155,7 +157,8 @@ Result<std::string> TomlAsJson(const std::string& text, const std::string& where
     return json.str();
   } catch (const toml::parse_error& e) {
     return Status::InvalidArgument("invalid TOML (" + EscapeControlBytes(e.description(), kQuoteLimit) + ")",
-                                   where + ":" + std::to_string(e.source().begin.line), "a TOML table of study settings");
+                                   where + ":" + std::to_string(e.source().begin.line),
+                                   "a TOML table of study settings");
   }
 }
 
@@ -167,7 +170,8 @@ Result<StudyConfig> LoadStudyConfig(const std::filesystem::path& path) {
     VISALIGN_ASSIGN_OR_RETURN(*text, TomlAsJson(*text, where));
   }
   auto doc = ParseJson(*text);
-  if (!doc.ok()) return Status::InvalidArgument(doc.status().what(), where, "a JSON object of study settings (docs/serve.md)");
+  if (!doc.ok())
+    return Status::InvalidArgument(doc.status().what(), where, "a JSON object of study settings (docs/serve.md)");
   return StudyConfigFromJson(*doc, where);
 }
 

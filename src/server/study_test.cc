@@ -45,11 +45,12 @@ TEST(Study, JsonAndTomlFilesReadTheSame) {
   auto json = LoadStudyConfig(dir.Write("s.json", R"({"languages": ["en"], "words_per_participant": 8,
       "completion_codes": ["A1", "B2"], "completion_url": "https://example.org/done?cc={code}",
       "attention_check": {"cell": "c3", "position": 2}, "rate_limit_per_ip": {"per_second": 5, "burst": 10}})"));
-  auto toml = LoadStudyConfig(dir.Write("s.toml", "languages = [\"en\"]\nwords_per_participant = 8\n"
-                                                  "completion_codes = [\"A1\", \"B2\"]\n"
-                                                  "completion_url = \"https://example.org/done?cc={code}\"\n"
-                                                  "[attention_check]\ncell = \"c3\"\nposition = 2\n"
-                                                  "[rate_limit_per_ip]\nper_second = 5\nburst = 10\n"));
+  auto toml = LoadStudyConfig(dir.Write("s.toml",
+                                        "languages = [\"en\"]\nwords_per_participant = 8\n"
+                                        "completion_codes = [\"A1\", \"B2\"]\n"
+                                        "completion_url = \"https://example.org/done?cc={code}\"\n"
+                                        "[attention_check]\ncell = \"c3\"\nposition = 2\n"
+                                        "[rate_limit_per_ip]\nper_second = 5\nburst = 10\n"));
   ASSERT_TRUE(json.ok()) << json.status().ToString();
   ASSERT_TRUE(toml.ok()) << toml.status().ToString();
   for (const StudyConfig* s : {&*json, &*toml}) {

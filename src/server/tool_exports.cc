@@ -36,7 +36,8 @@ Result<std::vector<acva::HumanRating>> AcvaRatings(store::StudyStore& study, con
     if (!r.payload.is_object() || StringMember(r.payload, "run") != run) continue;
     const auto score = r.payload.find("score");
     if (score == r.payload.end() || !score->is_number() || !(score->get<double>() >= 0 && score->get<double>() <= 1))
-      return Status::Corrupt("rating without a score in [0, 1]", "study record acva_rating/" + r.user_id + "/" + r.client_id,
+      return Status::Corrupt("rating without a score in [0, 1]",
+                             "study record acva_rating/" + r.user_id + "/" + r.client_id,
                              "records written by the rating page");
     ratings.push_back({StringMember(r.payload, "image"), r.user_id, score->get<double>()});
   }

@@ -50,10 +50,10 @@ TEST_F(ToolExports, AParticipantsLatestPaintingReplacesTheirEarlierOne) {
 
 TEST_F(ToolExports, RatingsAreThoseOfTheRunAsked) {
   const auto rating = [](const std::string& run, const std::string& image, double score) {
-    return Json{{"image", image}, {"run", run}, {"language", "en"}, {"answers", Json::object()},
-                          {"score", score}};
+    return Json{{"image", image}, {"run", run}, {"language", "en"}, {"answers", Json::object()}, {"score", score}};
   };
-  ASSERT_TRUE(study_->AddRecord(kAcvaRatingRecord, participants_[0].id, "rating-01", rating("r1", "r1/a/0", 0.25)).ok());
+  ASSERT_TRUE(
+      study_->AddRecord(kAcvaRatingRecord, participants_[0].id, "rating-01", rating("r1", "r1/a/0", 0.25)).ok());
   ASSERT_TRUE(study_->AddRecord(kAcvaRatingRecord, participants_[1].id, "rating-02", rating("r2", "r2/a/0", 1)).ok());
   ASSERT_TRUE(study_->AddRecord(kAcvaRatingRecord, participants_[1].id, "rating-03", rating("r1", "r1/a/0", 0.5)).ok());
   auto r1 = AcvaRatings(*study_, "r1");

@@ -50,9 +50,9 @@ constexpr size_t kMinSpearmanN = 3;
 Result<RankCorrelation> SpearmanCorrelation(const std::vector<double>& x, const std::vector<double>& y,
                                             const std::string& what) {
   if (x.size() != y.size())
-    return Status::InvalidArgument("samples of different sizes (" + std::to_string(x.size()) + " and " +
-                                       std::to_string(y.size()) + ")",
-                                   what, "paired samples");
+    return Status::InvalidArgument(
+        "samples of different sizes (" + std::to_string(x.size()) + " and " + std::to_string(y.size()) + ")", what,
+        "paired samples");
   if (x.size() < kMinSpearmanN)
     return Status::InvalidArgument("only " + std::to_string(x.size()) + " pairs", what,
                                    "at least 3 pairs for a rank correlation");

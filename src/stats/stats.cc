@@ -42,8 +42,7 @@ Vec2 Mean(std::span<const Vec2> points) {
 
 Result<Mat2> Covariance(std::span<const Vec2> points) {
   if (points.size() < 2)
-    return Status::InvalidArgument(fmt::format("covariance of {} point(s)", points.size()), "",
-                                   "at least 2 points");
+    return Status::InvalidArgument(fmt::format("covariance of {} point(s)", points.size()), "", "at least 2 points");
   const Vec2 mean = Mean(points);
   Mat2 cov{};
   for (const Vec2& p : points) {
@@ -62,16 +61,14 @@ Result<Mat2> Covariance(std::span<const Vec2> points) {
 
 Result<Moments> WeightedCovariance(std::span<const Vec2> points, std::span<const double> weights) {
   if (points.size() != weights.size())
-    return Status::InvalidArgument(
-        fmt::format("{} points but {} weights", points.size(), weights.size()), "",
-        "one weight per point");
+    return Status::InvalidArgument(fmt::format("{} points but {} weights", points.size(), weights.size()), "",
+                                   "one weight per point");
   double sum_w = 0, sum_w2 = 0;
   Vec2 weighted{0, 0};
   for (size_t i = 0; i < points.size(); ++i) {
     const double w = weights[i];
     if (!std::isfinite(w) || w < 0)
-      return Status::InvalidArgument(fmt::format("weight {} at index {}", w, i), "",
-                                     "finite, non-negative weights");
+      return Status::InvalidArgument(fmt::format("weight {} at index {}", w, i), "", "finite, non-negative weights");
     sum_w += w;
     sum_w2 += w * w;
     weighted[0] += w * points[i][0];
@@ -79,9 +76,8 @@ Result<Moments> WeightedCovariance(std::span<const Vec2> points, std::span<const
   }
   const double denominator = sum_w > 0 ? sum_w - sum_w2 / sum_w : 0.0;
   if (!(denominator > 0))
-    return Status::InvalidArgument(
-        fmt::format("weights with sum {} and sum of squares {}", sum_w, sum_w2), "",
-        "at least two points with positive weight (sum(w) - sum(w^2)/sum(w) > 0)");
+    return Status::InvalidArgument(fmt::format("weights with sum {} and sum of squares {}", sum_w, sum_w2), "",
+                                   "at least two points with positive weight (sum(w) - sum(w^2)/sum(w) > 0)");
   Moments m;
   m.mean = {weighted[0] / sum_w, weighted[1] / sum_w};
   for (size_t i = 0; i < points.size(); ++i) {
@@ -143,19 +139,18 @@ std::vector<double> LeaveOneOutMahalanobis(std::span<const Vec2> points) {
   return d2;
 }
 
-Result<HotellingResult> HotellingTwoSample(const Vec2& mean_x, const Mat2& cov_x, double n_x,
-                                           const Vec2& mean_y, const Mat2& cov_y, double n_y) {
+Result<HotellingResult> HotellingTwoSample(const Vec2& mean_x, const Mat2& cov_x, double n_x, const Vec2& mean_y,
+                                           const Mat2& cov_y, double n_y) {
   if (!(n_x >= 2) || !(n_y >= 2))
-    return Status::InvalidArgument(fmt::format("Hotelling test with sample sizes {} and {}", n_x, n_y),
-                                   "", "at least 2 observations in each sample");
+    return Status::InvalidArgument(fmt::format("Hotelling test with sample sizes {} and {}", n_x, n_y), "",
+                                   "at least 2 observations in each sample");
   HotellingResult r;
   r.df1 = kDimensions;
   r.df2 = n_x + n_y - kDimensions - 1;
   const double pooled_denominator = n_x + n_y - 2;
   Mat2 pooled{};
   for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j)
-      pooled[i][j] = ((n_x - 1) * cov_x[i][j] + (n_y - 1) * cov_y[i][j]) / pooled_denominator;
+    for (int j = 0; j < 2; ++j) pooled[i][j] = ((n_x - 1) * cov_x[i][j] + (n_y - 1) * cov_y[i][j]) / pooled_denominator;
   const std::optional<Mat2> inverse = Inverse(pooled);
   if (!inverse) {
     r.singular = true;
@@ -183,9 +178,9 @@ double FisherFCdf(double f, double df1, double df2) {
 
 Result<double> ChiSquareQuantile(double probability, double dof) {
   if (!(probability > 0 && probability < 1) || !(dof > 0))
-    return Status::InvalidArgument(fmt::format("chi-square quantile at probability {} with {} degrees of freedom",
-                                               probability, dof),
-                                   "", "0 < probability < 1 and dof > 0");
+    return Status::InvalidArgument(
+        fmt::format("chi-square quantile at probability {} with {} degrees of freedom", probability, dof), "",
+        "0 < probability < 1 and dof > 0");
   return boost::math::quantile(boost::math::chi_squared_distribution<double>(dof), probability);
 }
 
@@ -194,8 +189,7 @@ std::vector<double> BenjaminiHochberg(std::span<const double> p_values) {
   std::vector<size_t> order;
   for (size_t i = 0; i < p_values.size(); ++i)
     if (!std::isnan(p_values[i])) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return p_values[a] < p_values[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p_values[a] < p_values[b]; });
   const double m = double(order.size());
   double running_min = 1.0;
   for (size_t rank = order.size(); rank-- > 0;) {

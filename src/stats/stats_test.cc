@@ -84,7 +84,7 @@ TEST(Stats, InverseDetectsSingularMatrices) {
   EXPECT_FALSE(Inverse(Mat2{{{1, 2}, {2, 4}}}).has_value());
   EXPECT_FALSE(Inverse(Mat2{{{0, 0}, {0, 1}}}).has_value());
   EXPECT_FALSE(Inverse(Mat2{{{1, 1 - 1e-13}, {1 - 1e-13, 1}}}).has_value());  // |r| ≈ 1
-  auto inv = Inverse(Mat2{{{4, 1}, {1, 2}}});  // det 7 -> [[2, -1], [-1, 4]] / 7
+  auto inv = Inverse(Mat2{{{4, 1}, {1, 2}}});                                 // det 7 -> [[2, -1], [-1, 4]] / 7
   ASSERT_TRUE(inv.has_value());
   EXPECT_NEAR((*inv)[0][0], 2.0 / 7, kTight);
   EXPECT_NEAR((*inv)[0][1], -1.0 / 7, kTight);

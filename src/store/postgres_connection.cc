@@ -63,7 +63,8 @@ std::vector<std::string> PasswordsIn(const std::string& location) {
     const size_t colon = host_part.find(':');
     if (colon < at) out.push_back(host_part.substr(colon + 1, at - colon - 1));
   }
-  for (size_t p = location.find("password=", authority); p != std::string::npos; p = location.find("password=", p + 1)) {
+  for (size_t p = location.find("password=", authority); p != std::string::npos;
+       p = location.find("password=", p + 1)) {
     const size_t value = p + 9;
     out.push_back(location.substr(value, location.find('&', value) - value));
   }
@@ -223,8 +224,8 @@ Result<Rows> Connection::Exec(const char* sql, const Params& params, bool binary
     values.push_back(v ? v->data() : nullptr);
     lengths.push_back(v ? static_cast<int>(v->size()) : 0);
   }
-  PGresult* result = Lib().execParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), lengths.data(),
-                                  params.formats_.data(), binary_results ? 1 : 0);
+  PGresult* result = Lib().execParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(),
+                                      lengths.data(), params.formats_.data(), binary_results ? 1 : 0);
   const ExecStatusType status = result ? Lib().resultStatus(result) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     Status st = Error(result);

@@ -31,7 +31,7 @@ class Params {
   Params& Add(int64_t value);
   Params& Add(double value);
   Params& Add(std::optional<int64_t> value);  // nullopt is NULL
-  Params& AddBytes(std::string bytes);         // a bytea value, sent as binary
+  Params& AddBytes(std::string bytes);        // a bytea value, sent as binary
   // A text[] value: PostgreSQL's array literal of `values`.
   Params& AddTextArray(const std::vector<std::string>& values);
   // An int8[] value; nullopt elements are NULL.

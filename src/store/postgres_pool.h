@@ -44,7 +44,9 @@ class Pool {
 
  private:
   Pool(std::string location, std::string password, std::string where, size_t max_connections)
-      : location_(std::move(location)), password_(std::move(password)), where_(std::move(where)),
+      : location_(std::move(location)),
+        password_(std::move(password)),
+        where_(std::move(where)),
         max_(max_connections) {}
   void GiveBack(std::unique_ptr<Connection> conn);
 

@@ -198,9 +198,9 @@ Result<SchemaState> PrepareSchema(pg::Connection& db, const StoreOptions& option
       VISALIGN_RETURN_IF_ERROR(Migrate(db, meta, kStudySchema, /*migrate=*/true, where).status());
     if (state.migration.from == 0) {
       meta["images"] = options.images_in_database || options.image_root.empty() ? kImagesInDatabase : kImagesInFiles;
-      VISALIGN_RETURN_IF_ERROR(db.Exec("INSERT INTO visalign_meta(key, value) VALUES ('images', $1)",
-                                       pg::Params().Add(meta["images"]))
-                                   .status());
+      VISALIGN_RETURN_IF_ERROR(
+          db.Exec("INSERT INTO visalign_meta(key, value) VALUES ('images', $1)", pg::Params().Add(meta["images"]))
+              .status());
     }
     if (meta["images"] != kImagesInFiles && meta["images"] != kImagesInDatabase)
       return Status::Corrupt("image keeping " + QuoteText(meta["images"]) + " in table visalign_meta", where,

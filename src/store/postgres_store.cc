@@ -64,16 +64,19 @@ class PostgresStore final : public RunStore {
       }
       VISALIGN_ASSIGN_OR_RETURN(std::vector<RunInfo> existing, QueryRunsLocked(&info.name, /*for_update=*/true));
       if (existing.empty()) return Status::Internal("run " + info.name + " vanished while being opened");
-      VISALIGN_ASSIGN_OR_RETURN(pg::Rows done, db_->Exec(fmt::format("SELECT count(*) FROM items WHERE run = $1 AND {}", kFinalStatusSql).c_str(),
-                                                     Params().Add(info.name)));
-      VISALIGN_ASSIGN_OR_RETURN(opening, CheckRunReuse(existing.front(), info, static_cast<size_t>(done.Int(0, 0)),
-                                                       where_));
+      VISALIGN_ASSIGN_OR_RETURN(
+          pg::Rows done,
+          db_->Exec(fmt::format("SELECT count(*) FROM items WHERE run = $1 AND {}", kFinalStatusSql).c_str(),
+                    Params().Add(info.name)));
+      VISALIGN_ASSIGN_OR_RETURN(opening,
+                                CheckRunReuse(existing.front(), info, static_cast<size_t>(done.Int(0, 0)), where_));
       VISALIGN_RETURN_IF_ERROR(db_->Exec("UPDATE runs SET backend = $1, connection = $2 WHERE name = $3",
                                          Params().Add(info.identity.dump()).Add(info.connection.dump()).Add(info.name))
                                    .status());
       if (opening != RunOpening::kTakenOver) return Status::Ok();
-      return db_->Exec("UPDATE items SET status = 'pending', job = '', updated_at = $1 WHERE run = $2 AND status = 'failed'",
-                       Params().Add(NowUtc()).Add(info.name))
+      return db_
+          ->Exec("UPDATE items SET status = 'pending', job = '', updated_at = $1 WHERE run = $2 AND status = 'failed'",
+                 Params().Add(NowUtc()).Add(info.name))
           .status();
     }));
     return opening;
@@ -98,8 +101,9 @@ class PostgresStore final : public RunStore {
       if (existing.empty())
         return Status::NotFound("no run named \"" + name + "\"", where_, "the name of one of the store's runs");
       VISALIGN_ASSIGN_OR_RETURN(
-          pg::Rows leased, db_->Exec("SELECT count(*) FROM items WHERE run = $1 AND status <> 'done' AND lease_expires > $2",
-                                 Params().Add(name).Add(NowUnixMs())));
+          pg::Rows leased,
+          db_->Exec("SELECT count(*) FROM items WHERE run = $1 AND status <> 'done' AND lease_expires > $2",
+                    Params().Add(name).Add(NowUnixMs())));
       if (const int64_t live = leased.Int(0, 0); live > 0)
         return Status::InvalidArgument(fmt::format("run \"{}\" has {} rows leased by running workers", name, live),
                                        where_, "no worker on the run: stop them, or wait until their leases expire");
@@ -120,11 +124,12 @@ class PostgresStore final : public RunStore {
     const std::string now = NowUtc();
     std::lock_guard lock(mu_);
     return db_
-        ->Exec("INSERT INTO items(run, item_id, k, prompt, seed, status, created_at, updated_at) "
-               "SELECT $1, w.item_id, w.k, w.prompt, w.seed, 'pending', $6, $6 "
-               "FROM unnest($2::text[], $3::int[], $4::text[], $5::int8[]) AS w(item_id, k, prompt, seed) "
-               "ON CONFLICT DO NOTHING",
-               Params().Add(run).AddTextArray(ids).AddIntArray(ks).AddTextArray(prompts).AddIntArray(seeds).Add(now))
+        ->Exec(
+            "INSERT INTO items(run, item_id, k, prompt, seed, status, created_at, updated_at) "
+            "SELECT $1, w.item_id, w.k, w.prompt, w.seed, 'pending', $6, $6 "
+            "FROM unnest($2::text[], $3::int[], $4::text[], $5::int8[]) AS w(item_id, k, prompt, seed) "
+            "ON CONFLICT DO NOTHING",
+            Params().Add(run).AddTextArray(ids).AddIntArray(ks).AddTextArray(prompts).AddIntArray(seeds).Add(now))
         .status();
   }
 
@@ -179,17 +184,18 @@ class PostgresStore final : public RunStore {
       VISALIGN_RETURN_IF_ERROR(PublishImage(image));
       const std::string now = NowUtc();
       return db_
-          ->Exec("UPDATE items SET status = 'done', attempts = attempts + 1, last_error = '', latency_ms = $1, "
-                 "image_path = $2, sha256 = $3, updated_at = $4, done_at = $4, lease_owner = '', lease_expires = 0 "
-                 "WHERE run = $5 AND item_id = $6 AND k = $7",
-                 Params()
-                     .Add(latency_ms)
-                     .Add(image.relative_path)
-                     .Add(image.sha256)
-                     .Add(now)
-                     .Add(run)
-                     .Add(item_id)
-                     .Add(int64_t{k}))
+          ->Exec(
+              "UPDATE items SET status = 'done', attempts = attempts + 1, last_error = '', latency_ms = $1, "
+              "image_path = $2, sha256 = $3, updated_at = $4, done_at = $4, lease_owner = '', lease_expires = 0 "
+              "WHERE run = $5 AND item_id = $6 AND k = $7",
+              Params()
+                  .Add(latency_ms)
+                  .Add(image.relative_path)
+                  .Add(image.sha256)
+                  .Add(now)
+                  .Add(run)
+                  .Add(item_id)
+                  .Add(int64_t{k}))
           .status();
     });
     if (!st.ok() || completion == Completion::kLeaseLost) DiscardImage(image);
@@ -273,8 +279,9 @@ class PostgresStore final : public RunStore {
 
   Result<size_t> RenewLeases(const std::string& run, const std::string& owner, std::chrono::milliseconds ttl) override {
     std::lock_guard lock(mu_);
-    VISALIGN_ASSIGN_OR_RETURN(pg::Rows r, db_->Exec("UPDATE items SET lease_expires = $1 WHERE run = $2 AND lease_owner = $3",
-                                                    Params().Add(int64_t{NowUnixMs() + ttl.count()}).Add(run).Add(owner)));
+    VISALIGN_ASSIGN_OR_RETURN(pg::Rows r,
+                              db_->Exec("UPDATE items SET lease_expires = $1 WHERE run = $2 AND lease_owner = $3",
+                                        Params().Add(int64_t{NowUnixMs() + ttl.count()}).Add(run).Add(owner)));
     return r.affected();
   }
 
@@ -288,8 +295,8 @@ class PostgresStore final : public RunStore {
 
   Result<std::optional<std::string>> CacheGet(const std::string& ns, const std::string& key) override {
     std::lock_guard lock(mu_);
-    VISALIGN_ASSIGN_OR_RETURN(pg::Rows r, db_->Exec("SELECT value FROM cache WHERE namespace = $1 AND key = $2",
-                                                    Params().Add(ns).Add(key)));
+    VISALIGN_ASSIGN_OR_RETURN(
+        pg::Rows r, db_->Exec("SELECT value FROM cache WHERE namespace = $1 AND key = $2", Params().Add(ns).Add(key)));
     if (r.size() == 0) return std::optional<std::string>();
     return std::optional<std::string>(r.Text(0, 0));
   }
@@ -302,7 +309,8 @@ class PostgresStore final : public RunStore {
                                          "updated_at = excluded.updated_at",
                                          Params().Add(ns).Add(key).Add(value).Add(NowUtc()))
                                    .status());
-      return db_->Exec("DELETE FROM cache_leases WHERE namespace = $1 AND key = $2", Params().Add(ns).Add(key)).status();
+      return db_->Exec("DELETE FROM cache_leases WHERE namespace = $1 AND key = $2", Params().Add(ns).Add(key))
+          .status();
     });
   }
 
@@ -316,12 +324,13 @@ class PostgresStore final : public RunStore {
     CacheClaim claim;
     VISALIGN_RETURN_IF_ERROR(db_->Transaction([&]() -> Status {
       VISALIGN_ASSIGN_OR_RETURN(
-          pg::Rows got, db_->Exec("INSERT INTO cache_leases(namespace, key, owner, expires) "
-                                  "SELECT $1, key, $2, $3 FROM unnest($4::text[]) WITH ORDINALITY AS w(key, n) ORDER BY n "
-                                  "ON CONFLICT (namespace, key) DO UPDATE SET owner = excluded.owner, "
-                                  "expires = excluded.expires WHERE cache_leases.owner = excluded.owner "
-                                  "OR cache_leases.expires <= $5 RETURNING key",
-                                  Params().Add(ns).Add(owner).Add(int64_t{now + ttl.count()}).AddTextArray(sorted).Add(now)));
+          pg::Rows got,
+          db_->Exec("INSERT INTO cache_leases(namespace, key, owner, expires) "
+                    "SELECT $1, key, $2, $3 FROM unnest($4::text[]) WITH ORDINALITY AS w(key, n) ORDER BY n "
+                    "ON CONFLICT (namespace, key) DO UPDATE SET owner = excluded.owner, "
+                    "expires = excluded.expires WHERE cache_leases.owner = excluded.owner "
+                    "OR cache_leases.expires <= $5 RETURNING key",
+                    Params().Add(ns).Add(owner).Add(int64_t{now + ttl.count()}).AddTextArray(sorted).Add(now)));
       std::set<std::string> claimed;
       for (int i = 0; i < got.size(); ++i) claimed.insert(got.Text(i, 0));
       claim = {};
@@ -341,7 +350,8 @@ class PostgresStore final : public RunStore {
 
   Status ReleaseCacheLeases(const std::string& ns, const std::string& owner) override {
     std::lock_guard lock(mu_);
-    return db_->Exec("DELETE FROM cache_leases WHERE namespace = $1 AND owner = $2", Params().Add(ns).Add(owner)).status();
+    return db_->Exec("DELETE FROM cache_leases WHERE namespace = $1 AND owner = $2", Params().Add(ns).Add(owner))
+        .status();
   }
 
  protected:
@@ -352,14 +362,15 @@ class PostgresStore final : public RunStore {
       auto have = Sha256File(image.image_path);
       if (have.ok() && *have == image.sha256) continue;
       std::unique_lock lock(mu_);
-      VISALIGN_ASSIGN_OR_RETURN(pg::Rows r, db_->Exec("SELECT bytes FROM images WHERE run = $1 AND item_id = $2 AND k = $3",
-                                                      Params().Add(run).Add(image.item_id).Add(int64_t{image.k}),
-                                                      /*binary_results=*/true));
+      VISALIGN_ASSIGN_OR_RETURN(pg::Rows r,
+                                db_->Exec("SELECT bytes FROM images WHERE run = $1 AND item_id = $2 AND k = $3",
+                                          Params().Add(run).Add(image.item_id).Add(int64_t{image.k}),
+                                          /*binary_results=*/true));
       lock.unlock();
       if (r.size() == 0)
-        return Status::Corrupt(fmt::format("done item \"{}\" sample {} of run \"{}\" has no image", image.item_id,
-                                           image.k, run),
-                               where_, "a store whose done rows have their images");
+        return Status::Corrupt(
+            fmt::format("done item \"{}\" sample {} of run \"{}\" has no image", image.item_id, image.k, run), where_,
+            "a store whose done rows have their images");
       const std::string bytes = r.Text(0, 0);
       if (Sha256Hex(bytes) != image.sha256)
         return Status::Corrupt(fmt::format("the image of item \"{}\" sample {} of run \"{}\" is not the one recorded",
@@ -388,8 +399,14 @@ class PostgresStore final : public RunStore {
                        : "UPDATE items SET status = $7, attempts = attempts + 1, last_error = $1, "
                          "latency_ms = $2, updated_at = $3, lease_owner = '', lease_expires = 0 "
                          "WHERE run = $4 AND item_id = $5 AND k = $6",
-                 Params().Add(error).Add(latency_ms).Add(NowUtc()).Add(run).Add(item_id).Add(int64_t{k}).Add(
-                     std::string(status)))
+                 Params()
+                     .Add(error)
+                     .Add(latency_ms)
+                     .Add(NowUtc())
+                     .Add(run)
+                     .Add(item_id)
+                     .Add(int64_t{k})
+                     .Add(std::string(status)))
           .status();
     }));
     return completion;
@@ -399,8 +416,9 @@ class PostgresStore final : public RunStore {
   Result<Completion> LockRowForCompletion(const std::string& run, const std::string& item_id, int k,
                                           const std::string& owner) {
     VISALIGN_ASSIGN_OR_RETURN(
-        pg::Rows q, db_->Exec("SELECT status, lease_owner FROM items WHERE run = $1 AND item_id = $2 AND k = $3 FOR UPDATE",
-                              Params().Add(run).Add(item_id).Add(int64_t{k})));
+        pg::Rows q,
+        db_->Exec("SELECT status, lease_owner FROM items WHERE run = $1 AND item_id = $2 AND k = $3 FOR UPDATE",
+                  Params().Add(run).Add(item_id).Add(int64_t{k})));
     if (q.size() == 0)
       return Status::NotFound(fmt::format("no row for item \"{}\" sample {} in run \"{}\"", item_id, k, run), where_,
                               "a row added by AddItems");
@@ -413,12 +431,17 @@ class PostgresStore final : public RunStore {
                              Claim& claim) {
     if (locked.empty()) return Status::Ok();
     VISALIGN_ASSIGN_OR_RETURN(
-        pg::Rows q, db_->Exec(fmt::format("SELECT item_id, k FROM items WHERE run = $1 AND {} AND status NOT IN ('done', 'refused') "
-                                          "AND (status = 'pending' OR $4 = 'yes')",
-                                          kWantedRows)
-                                  .c_str(),
-                              Params().Add(run).AddTextArray(ItemIds(locked)).AddIntArray(Samples(locked)).Add(
-                                  std::string(include_failed ? "yes" : "no"))));
+        pg::Rows q,
+        db_->Exec(
+            fmt::format("SELECT item_id, k FROM items WHERE run = $1 AND {} AND status NOT IN ('done', 'refused') "
+                        "AND (status = 'pending' OR $4 = 'yes')",
+                        kWantedRows)
+                .c_str(),
+            Params()
+                .Add(run)
+                .AddTextArray(ItemIds(locked))
+                .AddIntArray(Samples(locked))
+                .Add(std::string(include_failed ? "yes" : "no"))));
     std::set<std::pair<std::string, int>> exists;
     for (int i = 0; i < q.size(); ++i) exists.insert({q.Text(i, 0), static_cast<int>(q.Int(i, 1))});
     for (const RowKey& key : locked)

@@ -63,7 +63,8 @@ TEST_F(PostgresStoreTest, AWrongPasswordIsRefusedAndNeverShownWhereverItCameFrom
   ::setenv("VISALIGN_TEST_WRONG_PASSWORD", wrong.c_str(), 1);
   StoreOptions from_variable = Files();
   from_variable.password_env = "VISALIGN_TEST_WRONG_PASSWORD";
-  for (const auto& [location, options] : {std::pair{url_, from_variable}, std::pair{WithPasswordInUrl(url_, wrong), Files()}}) {
+  for (const auto& [location, options] :
+       {std::pair{url_, from_variable}, std::pair{WithPasswordInUrl(url_, wrong), Files()}}) {
     Status st = OpenStore(location, options).status();
     EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
     EXPECT_NE(st.what().find("password authentication failed"), std::string::npos) << st.ToString();

@@ -65,17 +65,17 @@ class PostgresStudyStore final : public StudyStore {
     p.user_id = RandomUuid();
     p.created_at = NowUtc();
     p.url_params = url_params;
-    VISALIGN_ASSIGN_OR_RETURN(
-        pg::Rows r, Exec("INSERT INTO participants(user_id, session_hash, created_at, consent, url_params) "
-                         "VALUES ($1, $2, $3, 1, $4) RETURNING id",
-                         Params().Add(p.user_id).Add(session_hash).Add(p.created_at).Add(url_params.dump())));
+    VISALIGN_ASSIGN_OR_RETURN(pg::Rows r,
+                              Exec("INSERT INTO participants(user_id, session_hash, created_at, consent, url_params) "
+                                   "VALUES ($1, $2, $3, 1, $4) RETURNING id",
+                                   Params().Add(p.user_id).Add(session_hash).Add(p.created_at).Add(url_params.dump())));
     p.id = r.Int(0, 0);
     return p;
   }
 
   Result<std::optional<Participant>> FindSession(const std::string& session_hash) override {
-    VISALIGN_ASSIGN_OR_RETURN(pg::Rows r, Exec(std::string(kSelectParticipants) + " WHERE session_hash = $1",
-                                               Params().Add(session_hash)));
+    VISALIGN_ASSIGN_OR_RETURN(
+        pg::Rows r, Exec(std::string(kSelectParticipants) + " WHERE session_hash = $1", Params().Add(session_hash)));
     if (r.size() == 0) return std::optional<Participant>();
     return std::optional<Participant>(ReadParticipant(RowOf(r, 0)));
   }
@@ -88,9 +88,10 @@ class PostgresStudyStore final : public StudyStore {
     else
       params.Add(std::optional<int64_t>());
     params.Add(p.screen.dump()).Add(p.metadata.dump()).Add(p.completed_at).Add(p.id);
-    return Exec("UPDATE participants SET language = $1, gender = $2, age_range = $3, colorblind = $4, "
-                "screen_score = $5, screen = $6, metadata = $7, completed_at = $8 WHERE id = $9",
-                params)
+    return Exec(
+               "UPDATE participants SET language = $1, gender = $2, age_range = $3, colorblind = $4, "
+               "screen_score = $5, screen = $6, metadata = $7, completed_at = $8 WHERE id = $9",
+               params)
         .status();
   }
 
@@ -117,20 +118,22 @@ class PostgresStudyStore final : public StudyStore {
     return db->Transaction([&]() -> Status {
       VISALIGN_RETURN_IF_ERROR(
           db->Exec("SELECT 1 FROM participants WHERE id = $1 FOR UPDATE", Params().Add(participant)).status());
-      VISALIGN_ASSIGN_OR_RETURN(pg::Rows has, db->Exec("SELECT COUNT(*) FROM assignments WHERE participant = $1",
-                                                       Params().Add(participant)));
+      VISALIGN_ASSIGN_OR_RETURN(
+          pg::Rows has, db->Exec("SELECT COUNT(*) FROM assignments WHERE participant = $1", Params().Add(participant)));
       if (has.Int(0, 0) > 0) return AssignmentAlreadySet();
       return db
-          ->Exec("INSERT INTO assignments(participant, position, clue_id) "
-                 "SELECT $1, w.n - 1, w.clue_id FROM unnest($2::int8[]) WITH ORDINALITY AS w(clue_id, n)",
-                 Params().Add(participant).AddIntArray(clues))
+          ->Exec(
+              "INSERT INTO assignments(participant, position, clue_id) "
+              "SELECT $1, w.n - 1, w.clue_id FROM unnest($2::int8[]) WITH ORDINALITY AS w(clue_id, n)",
+              Params().Add(participant).AddIntArray(clues))
           .status();
     });
   }
 
   Result<std::vector<int>> Assignment(int64_t participant) override {
-    VISALIGN_ASSIGN_OR_RETURN(pg::Rows r, Exec("SELECT clue_id FROM assignments WHERE participant = $1 ORDER BY position",
-                                               Params().Add(participant)));
+    VISALIGN_ASSIGN_OR_RETURN(
+        pg::Rows r,
+        Exec("SELECT clue_id FROM assignments WHERE participant = $1 ORDER BY position", Params().Add(participant)));
     return ReadAll<int>(r, [](const RowOf& row) { return static_cast<int>(row.Int(0)); });
   }
 
@@ -162,8 +165,9 @@ class PostgresStudyStore final : public StudyStore {
   }
 
   Result<std::vector<HuesAnswerRow>> AnswersOf(int64_t participant) override {
-    VISALIGN_ASSIGN_OR_RETURN(pg::Rows r, Exec(std::string(kSelectAnswers) + " WHERE a.participant = $1 ORDER BY a.item",
-                                               Params().Add(participant)));
+    VISALIGN_ASSIGN_OR_RETURN(
+        pg::Rows r,
+        Exec(std::string(kSelectAnswers) + " WHERE a.participant = $1 ORDER BY a.item", Params().Add(participant)));
     return ReadAll<HuesAnswerRow>(r, ReadAnswer<RowOf>);
   }
 
@@ -182,9 +186,10 @@ class PostgresStudyStore final : public StudyStore {
       times.push_back(e.t);
     }
     // One statement: all of them or none, in the order given.
-    return Exec("INSERT INTO events(participant, type, t, created_at) SELECT $1, w.type, w.t, $4 "
-                "FROM unnest($2::text[], $3::float8[]) WITH ORDINALITY AS w(type, t, n) ORDER BY w.n",
-                Params().Add(participant).AddTextArray(types).AddRealArray(times).Add(NowUtc()))
+    return Exec(
+               "INSERT INTO events(participant, type, t, created_at) SELECT $1, w.type, w.t, $4 "
+               "FROM unnest($2::text[], $3::float8[]) WITH ORDINALITY AS w(type, t, n) ORDER BY w.n",
+               Params().Add(participant).AddTextArray(types).AddRealArray(times).Add(NowUtc()))
         .status();
   }
 
@@ -204,8 +209,8 @@ class PostgresStudyStore final : public StudyStore {
   }
 
   Result<std::vector<StudyRecord>> Records(const std::string& kind) override {
-    VISALIGN_ASSIGN_OR_RETURN(pg::Rows r, Exec(std::string(kSelectRecords) + " WHERE r.kind = $1 ORDER BY r.id",
-                                               Params().Add(kind)));
+    VISALIGN_ASSIGN_OR_RETURN(
+        pg::Rows r, Exec(std::string(kSelectRecords) + " WHERE r.kind = $1 ORDER BY r.id", Params().Add(kind)));
     return ReadAll<StudyRecord>(r, ReadRecord<RowOf>);
   }
 

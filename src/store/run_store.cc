@@ -3,10 +3,10 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <cstdio>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -30,8 +30,7 @@ uint64_t ProcessNonce() {
 }
 
 bool SafeChar(unsigned char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-         c == '-';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 }
 }  // namespace
 
@@ -61,7 +60,8 @@ std::string SafeFileName(std::string_view id) {
   return out;
 }
 
-Result<RunOpening> CheckRunReuse(const RunInfo& existing, const RunInfo& wanted, size_t done, const std::string& where) {
+Result<RunOpening> CheckRunReuse(const RunInfo& existing, const RunInfo& wanted, size_t done,
+                                 const std::string& where) {
   auto differs = [&](const std::string& field, const std::string& have, const std::string& want) {
     return Status::InvalidArgument(
         fmt::format("run \"{}\" exists with {} {} but this invocation has {}", wanted.name, field, have, want), where,
@@ -107,8 +107,7 @@ Status RunStore::PublishImage(const StoredImage& image) {
   VISALIGN_RETURN_IF_ERROR(EnsureDirectory(target.parent_path()));
   std::error_code ec;
   fs::rename(root_ / image.staged_path, target, ec);
-  if (ec)
-    return Status::IoError("cannot publish image: " + ec.message(), target.string(), "a writable store folder");
+  if (ec) return Status::IoError("cannot publish image: " + ec.message(), target.string(), "a writable store folder");
   return Status::Ok();
 }
 
@@ -158,7 +157,8 @@ Status RunStore::RemoveRun(const std::string& name) {
 
 Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
   VISALIGN_ASSIGN_OR_RETURN(std::optional<RunInfo> info, FindRun(run));
-  if (!info) return Status::NotFound("no run named \"" + run + "\"", root_.string(), "the name of one of the store's runs");
+  if (!info)
+    return Status::NotFound("no run named \"" + run + "\"", root_.string(), "the name of one of the store's runs");
   VISALIGN_ASSIGN_OR_RETURN(std::vector<Row> rows, Rows(run));
   std::vector<DoneImage> out;
   for (const Row& r : rows)
@@ -169,10 +169,14 @@ Result<std::vector<DoneImage>> RunStore::DoneImages(const std::string& run) {
 
 const char* RowStatusName(RowStatus status) {
   switch (status) {
-    case RowStatus::kPending: return "pending";
-    case RowStatus::kDone: return "done";
-    case RowStatus::kFailed: return "failed";
-    case RowStatus::kRefused: return "refused";
+    case RowStatus::kPending:
+      return "pending";
+    case RowStatus::kDone:
+      return "done";
+    case RowStatus::kFailed:
+      return "failed";
+    case RowStatus::kRefused:
+      return "refused";
   }
   return "pending";
 }
@@ -185,12 +189,22 @@ Result<RunCounts> RunStore::Counts(const std::string& run) {
     c.attempts += static_cast<size_t>(r.attempts);
     if (c.first_update.empty() || r.created_at < c.first_update) c.first_update = r.created_at;
     if (r.updated_at > c.last_update) c.last_update = r.updated_at;
-    if (r.status != RowStatus::kDone && r.status != RowStatus::kRefused && !r.lease_owner.empty() && r.lease_expires_ms > now) ++c.leased;
+    if (r.status != RowStatus::kDone && r.status != RowStatus::kRefused && !r.lease_owner.empty() &&
+        r.lease_expires_ms > now)
+      ++c.leased;
     switch (r.status) {
-      case RowStatus::kPending: ++c.pending; break;
-      case RowStatus::kDone: ++c.done; break;
-      case RowStatus::kFailed: ++c.failed; break;
-      case RowStatus::kRefused: ++c.refused; break;
+      case RowStatus::kPending:
+        ++c.pending;
+        break;
+      case RowStatus::kDone:
+        ++c.done;
+        break;
+      case RowStatus::kFailed:
+        ++c.failed;
+        break;
+      case RowStatus::kRefused:
+        ++c.refused;
+        break;
     }
   }
   return c;

@@ -68,8 +68,7 @@ class Stmt {
   }
   Status Run() {
     Status st;
-    while (Step(st)) {
-    }
+    while (Step(st)) {}
     return st;
   }
   std::string Text(int col) const {

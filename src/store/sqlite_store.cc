@@ -10,12 +10,12 @@
 
 #include <fmt/format.h>
 
-#include "visalign/core/io.h"
-#include "visalign/core/untrusted.h"
 #include "store/row_semantics.h"
-#include "store/sqlite_store.h"
 #include "store/sqlite_schema.h"
 #include "store/sqlite_statement.h"
+#include "store/sqlite_store.h"
+#include "visalign/core/io.h"
+#include "visalign/core/untrusted.h"
 
 namespace visalign::store {
 namespace {
@@ -28,7 +28,8 @@ constexpr int kPragmaRetryMs = 10;
 
 class SqliteStore final : public RunStore {
  public:
-  SqliteStore(fs::path root, sqlite3* db) : RunStore(std::move(root)), db_(db), where_((this->root() / kDbFileName).string()) {}
+  SqliteStore(fs::path root, sqlite3* db)
+      : RunStore(std::move(root)), db_(db), where_((this->root() / kDbFileName).string()) {}
   ~SqliteStore() override { sqlite3_close_v2(db_); }
 
   Status Exec(const char* sql) { return ExecSql(db_, sql, where_, "a writable, uncorrupted visalign store"); }
@@ -83,7 +84,8 @@ class SqliteStore final : public RunStore {
       VISALIGN_RETURN_IF_ERROR(s.prepared());
       VISALIGN_RETURN_IF_ERROR(s.Bind(info.identity.dump()).Bind(info.connection.dump()).Bind(info.name).Run());
       if (opening != RunOpening::kTakenOver) return Status::Ok();
-      Stmt reopen(db_, "UPDATE items SET status = 'pending', job = '', updated_at = ? WHERE run = ? AND status = 'failed'",
+      Stmt reopen(db_,
+                  "UPDATE items SET status = 'pending', job = '', updated_at = ? WHERE run = ? AND status = 'failed'",
                   where_);
       VISALIGN_RETURN_IF_ERROR(reopen.prepared());
       return reopen.Bind(NowUtc()).Bind(info.name).Run();
@@ -143,10 +145,11 @@ class SqliteStore final : public RunStore {
 
   Result<std::vector<Row>> Rows(const std::string& run) override {
     std::lock_guard lock(mu_);
-    Stmt s(db_,
-           "SELECT item_id, k, prompt, seed, status, attempts, last_error, latency_ms, image_path, sha256, "
-           "created_at, updated_at, done_at, lease_owner, lease_expires, job FROM items WHERE run = ? ORDER BY item_id, k",
-           where_);
+    Stmt s(
+        db_,
+        "SELECT item_id, k, prompt, seed, status, attempts, last_error, latency_ms, image_path, sha256, "
+        "created_at, updated_at, done_at, lease_owner, lease_expires, job FROM items WHERE run = ? ORDER BY item_id, k",
+        where_);
     VISALIGN_RETURN_IF_ERROR(s.prepared());
     s.Bind(run);
     std::vector<Row> rows;
@@ -383,8 +386,14 @@ class SqliteStore final : public RunStore {
                      "updated_at = ?, lease_owner = '', lease_expires = 0 WHERE run = ? AND item_id = ? AND k = ?",
              where_);
       VISALIGN_RETURN_IF_ERROR(s.prepared());
-      return s.Bind(std::string(status)).Bind(error).Bind(latency_ms).Bind(NowUtc()).Bind(run).Bind(item_id)
-          .Bind(int64_t{k}).Run();
+      return s.Bind(std::string(status))
+          .Bind(error)
+          .Bind(latency_ms)
+          .Bind(NowUtc())
+          .Bind(run)
+          .Bind(item_id)
+          .Bind(int64_t{k})
+          .Run();
     }));
     return completion;
   }
@@ -412,16 +421,17 @@ class SqliteStore final : public RunStore {
 
   Result<std::vector<RunInfo>> QueryRunsLocked(const std::string* name) {
     Stmt s(db_,
-           name ? "SELECT name, benchmark, dataset_fingerprint, backend, created_at, connection FROM runs WHERE name = ?"
-                : "SELECT name, benchmark, dataset_fingerprint, backend, created_at, connection FROM runs ORDER BY name",
+           name
+               ? "SELECT name, benchmark, dataset_fingerprint, backend, created_at, connection FROM runs WHERE name = ?"
+               : "SELECT name, benchmark, dataset_fingerprint, backend, created_at, connection FROM runs ORDER BY name",
            where_);
     VISALIGN_RETURN_IF_ERROR(s.prepared());
     if (name) s.Bind(*name);
     std::vector<RunInfo> runs;
     Status st;
     while (s.Step(st)) {
-      VISALIGN_ASSIGN_OR_RETURN(RunInfo r,
-                                RunFromColumns(s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), where_));
+      VISALIGN_ASSIGN_OR_RETURN(
+          RunInfo r, RunFromColumns(s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), where_));
       runs.push_back(std::move(r));
     }
     VISALIGN_RETURN_IF_ERROR(st);
@@ -444,8 +454,8 @@ Result<std::unique_ptr<RunStore>> OpenSqliteStore(const fs::path& dir, SchemaMig
   VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
   fs::path db_path = dir / kDbFileName;
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);

@@ -1,6 +1,6 @@
 // What only the embedded SQLite store does (WAL, schema versions and upgrades, a corrupt file), and
-// how OpenStore chooses an implementation from a location (postgres_store_test.cc: the server). The behaviour every store shares is in
-// store_test.cc.
+// how OpenStore chooses an implementation from a location (postgres_store_test.cc: the server). The behaviour every
+// store shares is in store_test.cc.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -86,8 +86,7 @@ TEST_F(StoreTest, AStoreOfSchemaOneIsUpgradedAndItsRunsResumeFromAnotherEndpoint
   auto old = s->FindRun("old").value();
   ASSERT_TRUE(old.has_value());
   EXPECT_EQ(old->identity, Json({{"backend", "openai"}, {"model", "m1"}, {"params", Json::object()}}));
-  EXPECT_EQ(old->connection,
-            Json({{"endpoint", "http://127.0.0.1:55519"}, {"api_key_env", "OPENAI_API_KEY"}}));
+  EXPECT_EQ(old->connection, Json({{"endpoint", "http://127.0.0.1:55519"}, {"api_key_env", "OPENAI_API_KEY"}}));
   EXPECT_EQ(s->FindRun("cmd").value()->identity, Json({{"backend", "command"}, {"cmd", "gen --out {out}"}}));
   EXPECT_EQ(s->FindRun("cmd").value()->connection, Json({{"timeout_ms", 600000}}));
   // The run's done row stays done, and the same model on another port resumes it.
@@ -139,7 +138,6 @@ TEST_F(StoreTest, AFileThatIsNotADatabaseIsReportedAsCorrupt) {
   EXPECT_EQ(s.status().code(), StatusCode::kCorrupt);
   EXPECT_NE(s.status().where().find("visalign.db"), std::string::npos);
 }
-
 
 TEST(OpenStore, AFolderIsTheEmbeddedStoreAndUnknownSchemesAreRefusedByName) {
   visalign::testing::TempDir t;

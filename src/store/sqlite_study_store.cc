@@ -139,8 +139,8 @@ Status SqliteStudyStore::Open() {
     VISALIGN_RETURN_IF_ERROR(st);
     if (version > kSchemaVersion)
       return Status::Unsupported(
-          fmt::format("study store schema version {} is newer than this visalign's {}", version, kSchemaVersion), where_,
-          "a newer visalign, or another store location");
+          fmt::format("study store schema version {} is newer than this visalign's {}", version, kSchemaVersion),
+          where_, "a newer visalign, or another store location");
   }
   VISALIGN_RETURN_IF_ERROR(Exec(kSchema));
   return Exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
@@ -152,9 +152,10 @@ Result<Participant> SqliteStudyStore::AddParticipant(const std::string& session_
   p.user_id = RandomUuid();
   p.created_at = NowUtc();
   p.url_params = url_params;
-  VISALIGN_RETURN_IF_ERROR(Change(
-      "INSERT INTO participants(user_id, session_hash, created_at, consent, url_params) VALUES (?, ?, ?, 1, ?)",
-      [&](Stmt& s) { s.Bind(p.user_id).Bind(session_hash).Bind(p.created_at).Bind(url_params.dump()); }).status());
+  VISALIGN_RETURN_IF_ERROR(
+      Change("INSERT INTO participants(user_id, session_hash, created_at, consent, url_params) VALUES (?, ?, ?, 1, ?)",
+             [&](Stmt& s) { s.Bind(p.user_id).Bind(session_hash).Bind(p.created_at).Bind(url_params.dump()); })
+          .status());
   p.id = sqlite3_last_insert_rowid(db_);
   return p;
 }
@@ -162,8 +163,8 @@ Result<Participant> SqliteStudyStore::AddParticipant(const std::string& session_
 Result<std::optional<Participant>> SqliteStudyStore::FindSession(const std::string& session_hash) {
   std::lock_guard lock(mu_);
   const std::string sql = std::string(kSelectParticipants) + " WHERE session_hash = ?";
-  VISALIGN_ASSIGN_OR_RETURN(auto rows, Query<Participant>(sql.c_str(), [&](Stmt& s) { s.Bind(session_hash); },
-                                                                 ReadParticipant<Stmt>));
+  VISALIGN_ASSIGN_OR_RETURN(auto rows, Query<Participant>(
+                                           sql.c_str(), [&](Stmt& s) { s.Bind(session_hash); }, ReadParticipant<Stmt>));
   if (rows.empty()) return std::optional<Participant>();
   return std::optional<Participant>(std::move(rows.front()));
 }
@@ -171,26 +172,28 @@ Result<std::optional<Participant>> SqliteStudyStore::FindSession(const std::stri
 Status SqliteStudyStore::UpdateParticipant(const Participant& p) {
   std::lock_guard lock(mu_);
   return Change(
-                  "UPDATE participants SET language = ?, gender = ?, age_range = ?, colorblind = ?, screen_score = ?, "
-                  "screen = ?, metadata = ?, completed_at = ? WHERE id = ?",
-                  [&](Stmt& s) {
-                    s.Bind(p.language).Bind(p.gender).Bind(p.age_range).Bind(p.colorblind);
-                    if (p.screen_score)
-                      s.Bind(*p.screen_score);
-                    else
-                      s.Bind(std::optional<int64_t>());
-                    s.Bind(p.screen.dump()).Bind(p.metadata.dump()).Bind(p.completed_at).Bind(p.id);
-                  })
+             "UPDATE participants SET language = ?, gender = ?, age_range = ?, colorblind = ?, screen_score = ?, "
+             "screen = ?, metadata = ?, completed_at = ? WHERE id = ?",
+             [&](Stmt& s) {
+               s.Bind(p.language).Bind(p.gender).Bind(p.age_range).Bind(p.colorblind);
+               if (p.screen_score)
+                 s.Bind(*p.screen_score);
+               else
+                 s.Bind(std::optional<int64_t>());
+               s.Bind(p.screen.dump()).Bind(p.metadata.dump()).Bind(p.completed_at).Bind(p.id);
+             })
       .status();
 }
 
 Result<Participant> SqliteStudyStore::MarkCompleted(int64_t participant) {
   std::lock_guard lock(mu_);
-  VISALIGN_RETURN_IF_ERROR(Change("UPDATE participants SET completed_at = ? WHERE id = ? AND completed_at = ''",
-                                         [&](Stmt& s) { s.Bind(NowUtc()).Bind(participant); }).status());
+  VISALIGN_RETURN_IF_ERROR(
+      Change("UPDATE participants SET completed_at = ? WHERE id = ? AND completed_at = ''", [&](Stmt& s) {
+        s.Bind(NowUtc()).Bind(participant);
+      }).status());
   const std::string sql = std::string(kSelectParticipants) + " WHERE id = ?";
-  VISALIGN_ASSIGN_OR_RETURN(auto rows, Query<Participant>(sql.c_str(), [&](Stmt& s) { s.Bind(participant); },
-                                                                 ReadParticipant<Stmt>));
+  VISALIGN_ASSIGN_OR_RETURN(auto rows, Query<Participant>(
+                                           sql.c_str(), [&](Stmt& s) { s.Bind(participant); }, ReadParticipant<Stmt>));
   if (rows.empty()) return NoParticipant(participant, where_);
   return std::move(rows.front());
 }
@@ -198,7 +201,8 @@ Result<Participant> SqliteStudyStore::MarkCompleted(int64_t participant) {
 Result<std::vector<Participant>> SqliteStudyStore::Participants() {
   std::lock_guard lock(mu_);
   const std::string sql = std::string(kSelectParticipants) + " ORDER BY id";
-  return Query<Participant>(sql.c_str(), [](Stmt&) {}, ReadParticipant<Stmt>);
+  return Query<Participant>(
+      sql.c_str(), [](Stmt&) {}, ReadParticipant<Stmt>);
 }
 
 Status SqliteStudyStore::SetAssignment(int64_t participant, const std::vector<int>& clue_ids) {
@@ -207,8 +211,7 @@ Status SqliteStudyStore::SetAssignment(int64_t participant, const std::vector<in
   VISALIGN_RETURN_IF_ERROR(count.prepared());
   count.Bind(participant);
   Status st;
-  if (count.Step(st) && count.Int(0) > 0)
-    return AssignmentAlreadySet();
+  if (count.Step(st) && count.Int(0) > 0) return AssignmentAlreadySet();
   VISALIGN_RETURN_IF_ERROR(st);
   VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   for (size_t i = 0; i < clue_ids.size(); ++i) {
@@ -225,15 +228,17 @@ Status SqliteStudyStore::SetAssignment(int64_t participant, const std::vector<in
 
 Result<std::vector<int>> SqliteStudyStore::Assignment(int64_t participant) {
   std::lock_guard lock(mu_);
-  return Query<int>("SELECT clue_id FROM assignments WHERE participant = ? ORDER BY position",
-                           [&](Stmt& s) { s.Bind(participant); }, [](const Stmt& s) { return static_cast<int>(s.Int(0)); });
+  return Query<int>(
+      "SELECT clue_id FROM assignments WHERE participant = ? ORDER BY position", [&](Stmt& s) { s.Bind(participant); },
+      [](const Stmt& s) { return static_cast<int>(s.Int(0)); });
 }
 
 Result<std::map<int, int64_t>> SqliteStudyStore::AssignmentCounts() {
   std::lock_guard lock(mu_);
-  VISALIGN_ASSIGN_OR_RETURN(auto rows, (Query<std::pair<int, int64_t>>(
-                                           "SELECT clue_id, COUNT(*) FROM assignments GROUP BY clue_id", [](Stmt&) {},
-                                           [](const Stmt& s) { return std::pair<int, int64_t>(static_cast<int>(s.Int(0)), s.Int(1)); })));
+  VISALIGN_ASSIGN_OR_RETURN(
+      auto rows, (Query<std::pair<int, int64_t>>(
+                     "SELECT clue_id, COUNT(*) FROM assignments GROUP BY clue_id", [](Stmt&) {},
+                     [](const Stmt& s) { return std::pair<int, int64_t>(static_cast<int>(s.Int(0)), s.Int(1)); })));
   return std::map<int, int64_t>(rows.begin(), rows.end());
 }
 
@@ -241,35 +246,39 @@ Result<Insert> SqliteStudyStore::AddAnswer(const HuesAnswerRow& answer) {
   std::lock_guard lock(mu_);
   HuesAnswerRow a = answer;
   if (a.timestamp.empty()) a.timestamp = NowUtc();
-  VISALIGN_ASSIGN_OR_RETURN(int changed, Change(
-      "INSERT INTO hues_answers(participant, item, clue_id, word, category, coordinate, timestamp, client_id) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-      [&](Stmt& s) {
-        s.Bind(a.participant).Bind(static_cast<int64_t>(a.item)).Bind(static_cast<int64_t>(a.clue_id)).Bind(a.word);
-        s.Bind(a.category).Bind(a.coordinate).Bind(a.timestamp).Bind(a.client_id);
-      }));
+  VISALIGN_ASSIGN_OR_RETURN(
+      int changed,
+      Change(
+          "INSERT INTO hues_answers(participant, item, clue_id, word, category, coordinate, timestamp, client_id) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+          [&](Stmt& s) {
+            s.Bind(a.participant).Bind(static_cast<int64_t>(a.item)).Bind(static_cast<int64_t>(a.clue_id)).Bind(a.word);
+            s.Bind(a.category).Bind(a.coordinate).Bind(a.timestamp).Bind(a.client_id);
+          }));
   return InsertOutcome(changed);
 }
 
 Result<std::vector<HuesAnswerRow>> SqliteStudyStore::Answers() {
   std::lock_guard lock(mu_);
   const std::string sql = std::string(kSelectAnswers) + " ORDER BY a.id";
-  return Query<HuesAnswerRow>(sql.c_str(), [](Stmt&) {}, ReadAnswer<Stmt>);
+  return Query<HuesAnswerRow>(
+      sql.c_str(), [](Stmt&) {}, ReadAnswer<Stmt>);
 }
 
 Result<std::vector<HuesAnswerRow>> SqliteStudyStore::AnswersOf(int64_t participant) {
   std::lock_guard lock(mu_);
   const std::string sql = std::string(kSelectAnswers) + " WHERE a.participant = ? ORDER BY a.item";
-  return Query<HuesAnswerRow>(sql.c_str(), [&](Stmt& s) { s.Bind(participant); }, ReadAnswer<Stmt>);
+  return Query<HuesAnswerRow>(
+      sql.c_str(), [&](Stmt& s) { s.Bind(participant); }, ReadAnswer<Stmt>);
 }
 
 Result<std::map<std::string, int64_t>> SqliteStudyStore::CoordinateCounts(int clue_id) {
   std::lock_guard lock(mu_);
-  VISALIGN_ASSIGN_OR_RETURN(
-      auto rows, (Query<std::pair<std::string, int64_t>>(
-                     "SELECT coordinate, COUNT(*) FROM hues_answers WHERE clue_id = ? GROUP BY coordinate",
-                     [&](Stmt& s) { s.Bind(static_cast<int64_t>(clue_id)); },
-                     [](const Stmt& s) { return std::pair<std::string, int64_t>(s.Text(0), s.Int(1)); })));
+  VISALIGN_ASSIGN_OR_RETURN(auto rows,
+                            (Query<std::pair<std::string, int64_t>>(
+                                "SELECT coordinate, COUNT(*) FROM hues_answers WHERE clue_id = ? GROUP BY coordinate",
+                                [&](Stmt& s) { s.Bind(static_cast<int64_t>(clue_id)); },
+                                [](const Stmt& s) { return std::pair<std::string, int64_t>(s.Text(0), s.Int(1)); })));
   return std::map<std::string, int64_t>(rows.begin(), rows.end());
 }
 
@@ -279,7 +288,7 @@ Status SqliteStudyStore::AddEvents(int64_t participant, const std::vector<StudyE
   VISALIGN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   for (const StudyEvent& e : events) {
     auto added = Change("INSERT INTO events(participant, type, t, created_at) VALUES (?, ?, ?, ?)",
-                               [&](Stmt& s) { s.Bind(participant).Bind(e.type).Bind(e.t).Bind(now); });
+                        [&](Stmt& s) { s.Bind(participant).Bind(e.type).Bind(e.t).Bind(now); });
     if (!added.ok()) {
       (void)Exec("ROLLBACK");
       return added.status();
@@ -291,38 +300,44 @@ Status SqliteStudyStore::AddEvents(int64_t participant, const std::vector<StudyE
 Result<std::vector<StudyEvent>> SqliteStudyStore::Events(int64_t participant) {
   std::lock_guard lock(mu_);
   const std::string sql = std::string(kSelectEvents) + " WHERE participant = ? ORDER BY id";
-  return Query<StudyEvent>(sql.c_str(), [&](Stmt& s) { s.Bind(participant); }, ReadEvent<Stmt>);
+  return Query<StudyEvent>(
+      sql.c_str(), [&](Stmt& s) { s.Bind(participant); }, ReadEvent<Stmt>);
 }
 
 Result<Insert> SqliteStudyStore::AddRecord(const std::string& kind, int64_t participant, const std::string& client_id,
-                                     const Json& payload) {
+                                           const Json& payload) {
   std::lock_guard lock(mu_);
-  VISALIGN_ASSIGN_OR_RETURN(int changed, Change(
-      "INSERT INTO records(kind, participant, client_id, payload, created_at) VALUES (?, ?, ?, ?, ?) "
-      "ON CONFLICT DO NOTHING",
-      [&](Stmt& s) { s.Bind(kind).Bind(participant).Bind(client_id).Bind(payload.dump()).Bind(NowUtc()); }));
+  VISALIGN_ASSIGN_OR_RETURN(
+      int changed,
+      Change("INSERT INTO records(kind, participant, client_id, payload, created_at) VALUES (?, ?, ?, ?, ?) "
+             "ON CONFLICT DO NOTHING",
+             [&](Stmt& s) { s.Bind(kind).Bind(participant).Bind(client_id).Bind(payload.dump()).Bind(NowUtc()); }));
   return InsertOutcome(changed);
 }
 
 Result<std::vector<StudyRecord>> SqliteStudyStore::Records(const std::string& kind) {
   std::lock_guard lock(mu_);
   const std::string sql = std::string(kSelectRecords) + " WHERE r.kind = ? ORDER BY r.id";
-  return Query<StudyRecord>(sql.c_str(), [&](Stmt& s) { s.Bind(kind); }, ReadRecord<Stmt>);
+  return Query<StudyRecord>(
+      sql.c_str(), [&](Stmt& s) { s.Bind(kind); }, ReadRecord<Stmt>);
 }
 
 Result<std::vector<StudyRecord>> SqliteStudyStore::RecordsOf(const std::string& kind, int64_t participant) {
   std::lock_guard lock(mu_);
   const std::string sql = std::string(kSelectRecords) + " WHERE r.kind = ? AND r.participant = ? ORDER BY r.id";
-  return Query<StudyRecord>(sql.c_str(), [&](Stmt& s) { s.Bind(kind).Bind(participant); }, ReadRecord<Stmt>);
+  return Query<StudyRecord>(
+      sql.c_str(), [&](Stmt& s) { s.Bind(kind).Bind(participant); }, ReadRecord<Stmt>);
 }
 
 Result<StudyCounts> SqliteStudyStore::Counts() {
   std::lock_guard lock(mu_);
-  VISALIGN_ASSIGN_OR_RETURN(auto totals, Query<StudyCounts>(kSelectTotals, [](Stmt&) {}, ReadTotals<Stmt>));
+  VISALIGN_ASSIGN_OR_RETURN(auto totals, Query<StudyCounts>(
+                                             kSelectTotals, [](Stmt&) {}, ReadTotals<Stmt>));
   StudyCounts c = totals.front();
-  VISALIGN_ASSIGN_OR_RETURN(auto kinds, (Query<std::pair<std::string, int64_t>>(
-                                            kSelectRecordCounts, [](Stmt&) {},
-                                            [](const Stmt& s) { return std::pair<std::string, int64_t>(s.Text(0), s.Int(1)); })));
+  VISALIGN_ASSIGN_OR_RETURN(auto kinds,
+                            (Query<std::pair<std::string, int64_t>>(
+                                kSelectRecordCounts, [](Stmt&) {},
+                                [](const Stmt& s) { return std::pair<std::string, int64_t>(s.Text(0), s.Int(1)); })));
   c.records = std::map<std::string, int64_t>(kinds.begin(), kinds.end());
   return c;
 }
@@ -344,7 +359,9 @@ bool SqliteStudyStoreExists(const fs::path& dir) {
 Result<std::unique_ptr<StudyStore>> OpenSqliteStudyStore(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Status::IoError("cannot create folder: " + ec.message(), "store location " + dir.string(), "a writable folder");
+  if (ec)
+    return Status::IoError("cannot create folder: " + ec.message(), "store location " + dir.string(),
+                           "a writable folder");
   auto store = std::make_unique<SqliteStudyStore>((dir / kDbFileName).string());
   VISALIGN_RETURN_IF_ERROR(store->Open());
   return std::unique_ptr<StudyStore>(std::move(store));

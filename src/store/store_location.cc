@@ -14,8 +14,8 @@ std::string SchemeOf(const std::string& location) {
   if (at == std::string::npos || at == 0) return {};
   for (size_t i = 0; i < at; ++i) {
     const char c = location[i];
-    const bool scheme_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && ((c >= '0' && c <= '9') ||
-                                                                                         c == '+' || c == '-' || c == '.'));
+    const bool scheme_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                             (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
     if (!scheme_char) return {};
   }
   return location.substr(0, at);

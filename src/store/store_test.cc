@@ -28,7 +28,8 @@ TEST_P(RunStoreContract, NewRowsArePendingAndSurviveReopening) {
   {
     auto s = Open();
     ASSERT_TRUE(s->OpenRun(Info("r1")).ok());
-    ASSERT_TRUE(s->AddItems("r1", {{"v1-a", 0, "red please", 7}, {"v1-a", 1, "red please", 8}, {"v1-b", 0, "blue", {}}}).ok());
+    ASSERT_TRUE(
+        s->AddItems("r1", {{"v1-a", 0, "red please", 7}, {"v1-a", 1, "red please", 8}, {"v1-b", 0, "blue", {}}}).ok());
   }
   auto s = Open();
   auto rows = s->Rows("r1");
@@ -430,17 +431,17 @@ TEST(SafeFileName, KeepsPortableCharactersAndEscapesTheRest) {
   EXPECT_EQ(SafeFileName("忠"), "%E5%BF%A0");
 }
 
-
 INSTANTIATE_TEST_SUITE_P(Sqlite, RunStoreContract, ::testing::Values(SqliteStoreFactory()), StoreFactoryName);
 INSTANTIATE_TEST_SUITE_P(Postgres, RunStoreContract,
                          ::testing::Values(PostgresStoreFactory(false), PostgresStoreFactory(true)), StoreFactoryName);
 INSTANTIATE_TEST_SUITE_P(FaultInjectionWithoutFaults, RunStoreContract,
-                         ::testing::Values(StoreFactory{"fault_injection", [](const fs::path& scratch)
-                                                                               -> Result<std::unique_ptr<RunStore>> {
-                           VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<RunStore> base, OpenStore(scratch / "store"));
-                           return std::unique_ptr<RunStore>(
-                               std::make_unique<visalign::testing::FaultInjectionStore>(std::move(base)));
-                         }}),
+                         ::testing::Values(StoreFactory{
+                             "fault_injection",
+                             [](const fs::path& scratch) -> Result<std::unique_ptr<RunStore>> {
+                               VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<RunStore> base, OpenStore(scratch / "store"));
+                               return std::unique_ptr<RunStore>(
+                                   std::make_unique<visalign::testing::FaultInjectionStore>(std::move(base)));
+                             }}),
                          StoreFactoryName);
 
 }  // namespace

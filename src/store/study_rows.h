@@ -58,8 +58,8 @@ Participant ReadParticipant(const Row& r) {
 }
 template <typename Row>
 HuesAnswerRow ReadAnswer(const Row& r) {
-  return {r.Int(0), r.Text(1), static_cast<int>(r.Int(2)), static_cast<int>(r.Int(3)), r.Text(4), r.Text(5),
-          r.Text(6), r.Text(7), r.Text(8)};
+  return {r.Int(0),  r.Text(1), static_cast<int>(r.Int(2)), static_cast<int>(r.Int(3)), r.Text(4), r.Text(5), r.Text(6),
+          r.Text(7), r.Text(8)};
 }
 template <typename Row>
 StudyEvent ReadEvent(const Row& r) {

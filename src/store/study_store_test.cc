@@ -85,7 +85,8 @@ TEST_P(StudyStoreContract, AParticipantIsFoundByTheirSessionAndKeepsTheirProfile
   EXPECT_EQ((*found)->metadata, p->metadata);
   EXPECT_TRUE((*found)->completed_at.empty());
   EXPECT_FALSE(store_->FindSession("hash-2")->has_value());
-  EXPECT_EQ(store_->AddParticipant("hash-1", {}).status().code(), StatusCode::kIoError) << "one participant per session";
+  EXPECT_EQ(store_->AddParticipant("hash-1", {}).status().code(), StatusCode::kIoError)
+      << "one participant per session";
 }
 
 TEST_P(StudyStoreContract, CompletionIsSetOnceAndAnUnknownParticipantIsNotFound) {
@@ -260,11 +261,15 @@ TEST_P(StudyStoreContract, ManyThreadsAddingAnswersAtOnceLoseNoneAndDoubleNone) 
         for (int item = 0; item < kItems; ++item) {
           const std::string client = "c" + std::to_string(p->id) + "-" + std::to_string(item);
           // Each answer twice (a page retrying), and a replay of the thread's previous answer.
-          for (const HuesAnswerRow& a : {Answer(p->id, item, 1 + item, "A1", client), Answer(p->id, item, 1 + item, "B2", client)}) {
+          for (const HuesAnswerRow& a :
+               {Answer(p->id, item, 1 + item, "A1", client), Answer(p->id, item, 1 + item, "B2", client)}) {
             auto r = store_->AddAnswer(a);
-            if (!r.ok()) ++failed;
-            else if (*r == Insert::kAdded) ++added;
-            else ++duplicates;
+            if (!r.ok())
+              ++failed;
+            else if (*r == Insert::kAdded)
+              ++added;
+            else
+              ++duplicates;
           }
           if (!store_->AddEvents(p->id, {{p->id, "blur", 1.0 * item, ""}}).ok()) ++failed;
           if (!store_->AnswersOf(p->id).ok() || !store_->CoordinateCounts(1 + item).ok()) ++failed;
@@ -335,8 +340,8 @@ class PostgresStudyStore : public visalign::testing::PostgresDatabaseTest {
  protected:
   // Fails when `table` exists in the test's database.
   Status Absent(const std::string& table) const {
-    return server_->Execute(database_, "DO $$ BEGIN IF to_regclass('" + table +
-                                           "') IS NOT NULL THEN RAISE 'exists'; END IF; END $$");
+    return server_->Execute(
+        database_, "DO $$ BEGIN IF to_regclass('" + table + "') IS NOT NULL THEN RAISE 'exists'; END IF; END $$");
   }
 };
 
@@ -372,8 +377,10 @@ TEST_F(PostgresStudyStore, ConnectionsTheServerDroppedAreReplaced) {
   auto store = StudyStore::Open(url_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   ASSERT_TRUE((*store)->AddParticipant("a", {}).ok());
-  ASSERT_TRUE(server_->Execute(database_, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                                          "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+  ASSERT_TRUE(server_
+                  ->Execute(database_,
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = current_database() AND pid <> pg_backend_pid()")
                   .ok());
   EXPECT_FALSE((*store)->Participants().ok()) << "the statement on the dropped connection";
   auto participants = (*store)->Participants();
@@ -392,7 +399,8 @@ TEST_F(PostgresStudyStore, ExistsCreatesNothing) {
 
 TEST_F(PostgresStudyStore, AStudySchemaNewerThanThisBuildIsRefusedAndTheRunStoreStillOpens) {
   ASSERT_TRUE(StudyStore::Open(url_).ok());
-  ASSERT_TRUE(server_->Execute(database_, "UPDATE visalign_meta SET value = '99' WHERE key = 'study_schema_version'").ok());
+  ASSERT_TRUE(
+      server_->Execute(database_, "UPDATE visalign_meta SET value = '99' WHERE key = 'study_schema_version'").ok());
   Status st = StudyStore::Open(url_).status();
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_NE(st.what().find("study store schema version 99 is newer than this visalign's 1"), std::string::npos)

@@ -41,9 +41,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto [selector, text] = visalign::fuzz::Select(data, size);
   const acva::ConceptSet& set = StarterSet();
   switch (selector % 4) {
-    case 0: CheckErrorLine(acva::ParseConcepts(text, "concepts.jsonl").status()); break;
-    case 1: CheckErrorLine(acva::ParsePairs(text, "pairs.jsonl", set.concepts).status()); break;
-    case 2: CheckErrorLine(acva::ParseRunSpecs(text, "runs.jsonl").status()); break;
+    case 0:
+      CheckErrorLine(acva::ParseConcepts(text, "concepts.jsonl").status());
+      break;
+    case 1:
+      CheckErrorLine(acva::ParsePairs(text, "pairs.jsonl", set.concepts).status());
+      break;
+    case 2:
+      CheckErrorLine(acva::ParseRunSpecs(text, "runs.jsonl").status());
+      break;
     default: {
       const acva::Concept& first = set.concepts[0];
       const acva::Concept& second = set.concepts[1];

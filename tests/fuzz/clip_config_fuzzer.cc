@@ -18,7 +18,8 @@ void CheckTower(const visalign::clip::TowerConfig& t) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto config_file = visalign::fuzz::WriteScratchFile("open_clip_config.json", visalign::fuzz::AsText(data, size));
+  const auto config_file =
+      visalign::fuzz::WriteScratchFile("open_clip_config.json", visalign::fuzz::AsText(data, size));
   static const auto weights = visalign::fuzz::WriteScratchFile("open_clip_model.safetensors", "");
   const auto config = visalign::clip::ReadClipConfig(config_file.parent_path());
   visalign::fuzz::CheckErrorLine(config.status());

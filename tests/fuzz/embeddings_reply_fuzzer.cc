@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.retry.max_attempts = 1;  // nothing the canned transport answers changes on a retry
   const std::vector<std::string> inputs(1 + selector % 4, "a red square");
   const std::atomic<bool> stop{false};
-  const auto rows = backends::FetchEmbeddings(options, std::make_shared<visalign::fuzz::CannedTransport>(response),
-                                              inputs, stop);
+  const auto rows =
+      backends::FetchEmbeddings(options, std::make_shared<visalign::fuzz::CannedTransport>(response), inputs, stop);
   visalign::fuzz::CheckErrorLine(rows.status());
   if (!rows.ok()) return 0;
   VISALIGN_FUZZ_CHECK(rows->size() == inputs.size());

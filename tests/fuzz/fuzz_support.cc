@@ -11,7 +11,8 @@ namespace visalign::fuzz {
 
 void Fail(const char* check, const char* file, int line, const std::string& detail) {
   std::fprintf(stderr, "%s:%d: fuzz check failed: %s\n", file, line, check);
-  if (!detail.empty()) std::fprintf(stderr, "  %.*s\n", static_cast<int>(std::min<size_t>(detail.size(), 4096)), detail.c_str());
+  if (!detail.empty())
+    std::fprintf(stderr, "  %.*s\n", static_cast<int>(std::min<size_t>(detail.size(), 4096)), detail.c_str());
   std::abort();
 }
 
@@ -19,7 +20,8 @@ void CheckErrorLine(std::string_view message) {
   VISALIGN_FUZZ_CHECK(message.size() <= kMaxErrorLineBytes, "error of " + std::to_string(message.size()) + " bytes");
   for (const char c : message) {
     const auto byte = static_cast<unsigned char>(c);
-    VISALIGN_FUZZ_CHECK(byte >= 0x20 && byte != 0x7f, "control byte " + std::to_string(byte) + " in: " + std::string(message));
+    VISALIGN_FUZZ_CHECK(byte >= 0x20 && byte != 0x7f,
+                        "control byte " + std::to_string(byte) + " in: " + std::string(message));
   }
 }
 

@@ -37,9 +37,7 @@ std::filesystem::path WriteScratchFile(const std::string& name, std::string_view
 
 // The input as text, and the input split at its first byte (a selector between a harness's
 // parsers, so one corpus covers related formats).
-inline std::string_view AsText(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
+inline std::string_view AsText(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 struct Selected {
   uint8_t selector = 0;
   std::string_view rest;

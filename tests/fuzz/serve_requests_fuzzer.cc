@@ -42,17 +42,19 @@ std::pair<std::string, std::string> Join(server::App& app, bool onboard) {
     if (name == "Set-Cookie") cookie = value.substr(0, value.find(';'));
   VISALIGN_FUZZ_CHECK(res.status == 201 && !cookie.empty(), res.body);
   if (onboard)
-    Send(app, "POST", "/api/profile", R"({"language": "es", "gender": "male", "age_range": "10-19", "colorblind": "no"})",
-         {{"Cookie", cookie}});
+    Send(app, "POST", "/api/profile",
+         R"({"language": "es", "gender": "male", "age_range": "10-19", "colorblind": "no"})", {{"Cookie", cookie}});
   return {"Cookie", cookie};
 }
 
 server::App& TheApp() {
   static std::unique_ptr<server::App> app = [] {
     setenv("VISALIGN_FUZZ_ADMIN_TOKEN", "fuzz-admin-token-0123456789", 1);
-    const std::filesystem::path dir = visalign::fuzz::WriteScratchFile("serve_study.json",
-        R"({"words_per_participant": 3, "attention_check": {"position": 1},
-            "rate_limit_per_ip": {"per_second": 0}, "rate_limit_per_session": {"per_second": 0}})").parent_path();
+    const std::filesystem::path dir =
+        visalign::fuzz::WriteScratchFile("serve_study.json",
+                                         R"({"words_per_participant": 3, "attention_check": {"position": 1},
+            "rate_limit_per_ip": {"per_second": 0}, "rate_limit_per_session": {"per_second": 0}})")
+            .parent_path();
     server::ServeOptions options;
     options.store = (dir / "serve_store").string();
     options.study = dir / "serve_study.json";
@@ -87,17 +89,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto [selector, input] = visalign::fuzz::Select(data, size);
   const std::string text(input);
   switch (selector % 8) {
-    case 0: CheckReply(Send(app, "POST", "/api/session", text)); break;
-    case 1: CheckReply(Send(app, "POST", "/api/profile", text, {Join(app, false)})); break;
+    case 0:
+      CheckReply(Send(app, "POST", "/api/session", text));
+      break;
+    case 1:
+      CheckReply(Send(app, "POST", "/api/profile", text, {Join(app, false)}));
+      break;
     case 2:
       if (++answers % kAnswersPerParticipant == 0) player = Join(app, true);
       CheckReply(Send(app, "POST", "/api/answer", text, {player}));
       break;
-    case 3: CheckReply(Send(app, "POST", "/api/events", text, {player})); break;
-    case 4: CheckReply(Send(app, "POST", "/api/screen", text, {Join(app, false)})); break;
-    case 5: CheckReply(Send(app, "GET", "/api/next", "", {{"Cookie", text}})); break;
-    case 6: CheckReply(Send(app, "POST", "/api/admin/reset", R"({"confirm": "no"})", {{"Authorization", text}})); break;
-    case 7: CheckReply(Send(app, "GET", "/api/me", "", {{"Cookie", text}})); break;
+    case 3:
+      CheckReply(Send(app, "POST", "/api/events", text, {player}));
+      break;
+    case 4:
+      CheckReply(Send(app, "POST", "/api/screen", text, {Join(app, false)}));
+      break;
+    case 5:
+      CheckReply(Send(app, "GET", "/api/next", "", {{"Cookie", text}}));
+      break;
+    case 6:
+      CheckReply(Send(app, "POST", "/api/admin/reset", R"({"confirm": "no"})", {{"Authorization", text}}));
+      break;
+    case 7:
+      CheckReply(Send(app, "GET", "/api/me", "", {{"Cookie", text}}));
+      break;
   }
   return 0;
 }

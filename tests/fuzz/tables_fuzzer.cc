@@ -51,20 +51,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
-    case 1: CheckErrorLine(hues::Vocabulary::Load(WriteScratchFile("words.csv", text)).status()); break;
-    case 2: CheckErrorLine(hues::LoadHumans(WriteScratchFile("humans.csv", text), shipped.vocabulary).status()); break;
+    case 1:
+      CheckErrorLine(hues::Vocabulary::Load(WriteScratchFile("words.csv", text)).status());
+      break;
+    case 2:
+      CheckErrorLine(hues::LoadHumans(WriteScratchFile("humans.csv", text), shipped.vocabulary).status());
+      break;
     case 3:
       CheckErrorLine(hues::Board::Load(WriteScratchFile("board.csv", text), hues::Chromaticity::kDisplay).status());
       break;
-    case 4: CheckErrorLine(hues::MacroMap::Load(WriteScratchFile("macro_regions.csv", text)).status()); break;
-    case 5: CheckErrorLine(hues::LoadNonsenseVocabulary(WriteScratchFile("nonsense.csv", text)).status()); break;
-    case 6: CheckErrorLine(hues::LoadCatalog(WriteScratchFile("catalog.csv", text)).status()); break;
+    case 4:
+      CheckErrorLine(hues::MacroMap::Load(WriteScratchFile("macro_regions.csv", text)).status());
+      break;
+    case 5:
+      CheckErrorLine(hues::LoadNonsenseVocabulary(WriteScratchFile("nonsense.csv", text)).status());
+      break;
+    case 6:
+      CheckErrorLine(hues::LoadCatalog(WriteScratchFile("catalog.csv", text)).status());
+      break;
     case 7:
     case 8: {
       const bool jsonl = selector % kLoaders == 8;
       const auto path = WriteScratchFile(jsonl ? "predictions.jsonl" : "results.csv", text);
-      const auto loaded = hues::LoadPredictions(path, jsonl ? hues::PredictionFormat::kJsonl : hues::PredictionFormat::kPeer,
-                                                shipped.vocabulary, shipped.board, shipped.nonsense);
+      const auto loaded =
+          hues::LoadPredictions(path, jsonl ? hues::PredictionFormat::kJsonl : hues::PredictionFormat::kPeer,
+                                shipped.vocabulary, shipped.board, shipped.nonsense);
       CheckErrorLine(loaded.status());
       if (loaded.ok())
         for (const auto& model : *loaded)
@@ -72,8 +83,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             VISALIGN_FUZZ_CHECK(word.empty() || word.size() == static_cast<size_t>(hues::kTopK));
       break;
     }
-    case 9: CheckErrorLine(hues::ReadWordList(WriteScratchFile("words_list.csv", text).string(), shipped.vocabulary).status()); break;
-    default: CheckErrorLine(hues::ReadWordList(WriteScratchFile("words.txt", text).string(), shipped.vocabulary).status());
+    case 9:
+      CheckErrorLine(
+          hues::ReadWordList(WriteScratchFile("words_list.csv", text).string(), shipped.vocabulary).status());
+      break;
+    default:
+      CheckErrorLine(hues::ReadWordList(WriteScratchFile("words.txt", text).string(), shipped.vocabulary).status());
   }
   return 0;
 }

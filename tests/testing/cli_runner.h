@@ -12,9 +12,9 @@
 namespace visalign::testing {
 
 struct RunResult {
-  int exit_code = -1;   // 128+signal when killed by a signal
-  std::string out;      // stdout
-  std::string err;      // stderr
+  int exit_code = -1;  // 128+signal when killed by a signal
+  std::string out;     // stdout
+  std::string err;     // stderr
 };
 
 // A child process started by StartVisalign: `pid` is the visalign process itself (no shell

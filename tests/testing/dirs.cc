@@ -12,8 +12,8 @@ namespace fs = std::filesystem;
 TempDir::TempDir() {
   static std::atomic<int> counter{0};
   std::random_device rd;
-  path_ = fs::temp_directory_path() /
-          ("visalign-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd()));
+  path_ = fs::temp_directory_path() / ("visalign-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
+                                       "-" + std::to_string(rd()));
   fs::create_directories(path_);
 }
 

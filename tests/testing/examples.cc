@@ -24,10 +24,14 @@ std::string SynopsisReason(const std::string& command) {
       if (c == quote) quote = 0;
       continue;
     }
-    if (c == '\'' || c == '"') quote = c;
-    else if (c == '[' && i + 1 < command.size() && command[i + 1] == '-') return "optional flags in [...]";
-    else if (c == '|' && i > 0 && command[i - 1] != ' ') return "alternatives a|b";
-    else if (command.compare(i, 3, "...") == 0 && (i == 0 || command[i - 1] == ' ')) return "elided arguments (...)";
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '[' && i + 1 < command.size() && command[i + 1] == '-')
+      return "optional flags in [...]";
+    else if (c == '|' && i > 0 && command[i - 1] != ' ')
+      return "alternatives a|b";
+    else if (command.compare(i, 3, "...") == 0 && (i == 0 || command[i - 1] == ' '))
+      return "elided arguments (...)";
   }
   return "";
 }
@@ -92,7 +96,8 @@ std::vector<Example> MarkdownExamples(const std::filesystem::path& file, const s
     std::vector<std::string> block(all.begin() + i + 1, all.begin() + end);
     std::vector<std::string> exports;
     for (const auto& [number, line] : LogicalLines(block, static_cast<int>(i) + 2)) {
-      if (StartsWith(line, "export ")) exports.push_back(line);
+      if (StartsWith(line, "export "))
+        exports.push_back(line);
       else if (StartsWith(line, "visalign ") || StartsWith(line, "$ visalign "))
         out.push_back(Make(name + ":" + std::to_string(number), name, line, exports));
     }
@@ -128,8 +133,10 @@ std::vector<Example> HelpExamples() {
     int n = 0;
     std::vector<std::string> exports;
     for (const auto& [number, command] : LogicalLines(lines, 0)) {
-      if (StartsWith(command, "export ")) exports.push_back(command);
-      else out.push_back(Make(where + ", example " + std::to_string(++n), where, command, exports));
+      if (StartsWith(command, "export "))
+        exports.push_back(command);
+      else
+        out.push_back(Make(where + ", example " + std::to_string(++n), where, command, exports));
     }
   }
   return out;

@@ -10,9 +10,9 @@
 namespace visalign::testing {
 
 struct Example {
-  std::string where;    // "README.md:47" or "visalign violin generate --help, example 2"
-  std::string group;    // examples of one group run in order in one sandbox: the file or the --help
-  std::string command;  // one shell line, backslash continuations joined, trailing "# comment" cut
+  std::string where;                 // "README.md:47" or "visalign violin generate --help, example 2"
+  std::string group;                 // examples of one group run in order in one sandbox: the file or the --help
+  std::string command;               // one shell line, backslash continuations joined, trailing "# comment" cut
   std::vector<std::string> exports;  // the "export X=..." lines before it in its code block or --help
   // Why it is a synopsis, not a command ("[--", "|", "..."): listed, never run. Empty otherwise.
   std::string synopsis;

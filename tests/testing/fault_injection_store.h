@@ -13,8 +13,24 @@
 namespace visalign::testing {
 
 enum class StoreOperation {
-  kOpenRun, kFindRun, kListRuns, kDeleteRun, kAddItems, kRows, kMarkDone, kMarkFailure, kClaimRows, kRenewLeases,
-  kReleaseLeases, kCacheGet, kCachePut, kClaimCacheKeys, kRenewCacheLeases, kReleaseCacheLeases, kMarkRefused, kSetJob,
+  kOpenRun,
+  kFindRun,
+  kListRuns,
+  kDeleteRun,
+  kAddItems,
+  kRows,
+  kMarkDone,
+  kMarkFailure,
+  kClaimRows,
+  kRenewLeases,
+  kReleaseLeases,
+  kCacheGet,
+  kCachePut,
+  kClaimCacheKeys,
+  kRenewCacheLeases,
+  kReleaseCacheLeases,
+  kMarkRefused,
+  kSetJob,
 };
 
 class FaultInjectionStore : public store::RunStore {
@@ -43,8 +59,8 @@ class FaultInjectionStore : public store::RunStore {
   Result<store::Completion> MarkRefused(const std::string& run, const std::string& item_id, int k,
                                         const std::string& owner, const std::string& reason,
                                         double latency_ms) override;
-  Result<store::Completion> SetJob(const std::string& run, const std::string& item_id, int k,
-                                   const std::string& owner, const std::string& job) override;
+  Result<store::Completion> SetJob(const std::string& run, const std::string& item_id, int k, const std::string& owner,
+                                   const std::string& job) override;
   Result<store::Claim> ClaimRows(const std::string& run, const std::string& owner,
                                  const std::vector<store::RowKey>& wanted, std::chrono::milliseconds ttl,
                                  bool include_failed) override;

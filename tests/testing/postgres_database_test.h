@@ -22,7 +22,7 @@ class PostgresDatabaseTest : public ::testing::Test {
   }
 
   PostgresServer* server_ = nullptr;
-  std::string url_;       // postgres://visalign@127.0.0.1:<port>/<database_>
+  std::string url_;  // postgres://visalign@127.0.0.1:<port>/<database_>
   std::string database_;
 };
 

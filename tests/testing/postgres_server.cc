@@ -115,9 +115,7 @@ Status PostgresServer::Start() {
   dir_ = tmpl;
   std::random_device rd;
   password_ = fmt::format("pw-{:08x}{:08x}", rd(), rd());
-  {
-    std::ofstream(dir_ + "/pw") << password_ << "\n";
-  }
+  { std::ofstream(dir_ + "/pw") << password_ << "\n"; }
   if (const passwd* user = ServerUser()) {
     for (const std::string& p : {dir_, dir_ + "/pw"})
       if (::chown(p.c_str(), user->pw_uid, user->pw_gid) != 0)
@@ -164,9 +162,8 @@ std::string PostgresServer::Url(const std::string& database) const {
 }
 
 Status PostgresServer::Execute(const std::string& database, const std::string& sql) const {
-  PGconn* conn = PQconnectdb(fmt::format("host=127.0.0.1 port={} dbname={} user={} password={}", port_, database,
-                                         kUser, password_)
-                                 .c_str());
+  PGconn* conn = PQconnectdb(
+      fmt::format("host=127.0.0.1 port={} dbname={} user={} password={}", port_, database, kUser, password_).c_str());
   Status st;
   if (PQstatus(conn) != CONNECTION_OK) {
     st = Status::Unavailable(PQerrorMessage(conn), Url(database));

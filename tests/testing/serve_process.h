@@ -50,8 +50,8 @@ struct BrowserRun {
 // ctx = {base, args, outDir, chromium context}) in headless Chromium (/usr/bin/chromium --no-sandbox
 // --disable-gpu --disable-background-networking, a fresh profile) via tests/testing/serve_browser.cjs
 // and playwright-core from the build's npm install.
-BrowserRun RunBrowserScenario(const std::filesystem::path& scenarios, const std::string& name, const std::string& base_url,
-                              const Json& args, const std::filesystem::path& out_dir);
+BrowserRun RunBrowserScenario(const std::filesystem::path& scenarios, const std::string& name,
+                              const std::string& base_url, const Json& args, const std::filesystem::path& out_dir);
 
 // tests/testing/ in the source tree (where the scenario modules live).
 std::filesystem::path TestingDir();

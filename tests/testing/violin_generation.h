@@ -21,7 +21,8 @@ inline constexpr int kSide = 32;
 
 // A small real VIOLIN dataset (variation 1 and 2 at scale 0.01, manifest only), optionally with
 // one prompt replaced.
-inline std::vector<violin::ManifestItem> WriteDataset(const std::filesystem::path& dir, const std::string& first_prompt = "") {
+inline std::vector<violin::ManifestItem> WriteDataset(const std::filesystem::path& dir,
+                                                      const std::string& first_prompt = "") {
   violin::DatasetOptions o;
   o.variations = {1, 2};
   o.scale = 0.01;
@@ -37,8 +38,8 @@ inline std::vector<violin::ManifestItem> WriteDataset(const std::filesystem::pat
 }
 
 inline std::unique_ptr<violin::ReferenceServer> StartServer(const std::filesystem::path& dataset, double fail_rate = 0,
-                                                        int latency_ms = 0, double rate_limit = 0,
-                                                        const std::string& api = "generic") {
+                                                            int latency_ms = 0, double rate_limit = 0,
+                                                            const std::string& api = "generic") {
   violin::ReferenceServerOptions o;
   o.dataset = dataset;
   o.api = api;
@@ -51,12 +52,15 @@ inline std::unique_ptr<violin::ReferenceServer> StartServer(const std::filesyste
   return std::move(s).value();
 }
 
-inline std::vector<std::string> GenerateArgs(const std::filesystem::path& dataset, const std::filesystem::path& store, const std::string& url,
-                                      std::vector<std::string> extra = {}, const std::string& model = "reference") {
-  std::vector<std::string> args = {"violin", "generate", "--dataset", dataset.string(), "--store", store.string(), "--run",
-                                   "ref", "--backend", "openai", "--endpoint", url, "--model", model,
-                                   "--size", std::to_string(kSide) + "x" + std::to_string(kSide), "--backoff",
-                                   "0.02", "--max-backoff", "0.1"};
+inline std::vector<std::string> GenerateArgs(const std::filesystem::path& dataset, const std::filesystem::path& store,
+                                             const std::string& url, std::vector<std::string> extra = {},
+                                             const std::string& model = "reference") {
+  std::vector<std::string> args = {
+      "violin",    "generate",     "--dataset",     dataset.string(),
+      "--store",   store.string(), "--run",         "ref",
+      "--backend", "openai",       "--endpoint",    url,
+      "--model",   model,          "--size",        std::to_string(kSide) + "x" + std::to_string(kSide),
+      "--backoff", "0.02",         "--max-backoff", "0.1"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

@@ -51,7 +51,7 @@ enum class ErrorKind {
 
 struct AttemptError {
   ErrorKind kind = ErrorKind::kLocal;
-  std::string message;               // one line, for logs and the store; never contains secrets
+  std::string message;                // one line, for logs and the store; never contains secrets
   std::optional<Millis> retry_after;  // from a Retry-After header
   // What makes two items' failures "the same" when the message also holds per-item details (a
   // command's stderr with progress output): e.g. its exit status and last stderr line. Empty: the
@@ -120,8 +120,8 @@ std::optional<Millis> ParseRetryAfter(std::string_view value);
 // ---- OpenAI-compatible JSON APIs ----------------------------------------------------------
 
 struct OpenAiEndpoint {
-  std::string base_url;   // e.g. http://127.0.0.1:8080 or https://gateway/v1 (a trailing /v1 is kept)
-  std::string api_key;    // sent as "Authorization: Bearer ..."; empty = no header
+  std::string base_url;  // e.g. http://127.0.0.1:8080 or https://gateway/v1 (a trailing /v1 is kept)
+  std::string api_key;   // sent as "Authorization: Bearer ..."; empty = no header
   HttpTimeouts timeouts;
 };
 
@@ -136,8 +136,7 @@ class OpenAiClient {
   // when the base already ends in a version segment (/v1, /api/v3, /api/paas/v4).
   std::string Url(std::string_view path) const;
   // POSTs `body` as JSON to Url(path) and parses the 2xx answer; errors are classified.
-  Attempt<Json> PostJson(std::string_view path, const Json& body,
-                                   const std::atomic<bool>* cancel = nullptr) const;
+  Attempt<Json> PostJson(std::string_view path, const Json& body, const std::atomic<bool>* cancel = nullptr) const;
   // POST chat/completions; the text content of choices[0].message (kProtocol if absent).
   Attempt<std::string> ChatCompletion(const Json& body, const std::atomic<bool>* cancel = nullptr) const;
   // GET an absolute URL (no Authorization header: it may belong to another host); body on 2xx.
@@ -155,7 +154,7 @@ class RateLimiter;
 struct GenerationRequest {
   std::string item_id;
   std::string prompt;
-  int k = 0;                   // sample index
+  int k = 0;  // sample index
   std::optional<int64_t> seed;
   // Asynchronous providers: the job submitted for this row earlier ("" = none), to be polled
   // instead of submitting (and paying for) a new one; record_job (may be empty) stores a new job
@@ -226,7 +225,7 @@ struct CommandOptions {
   // they write {out_stem}.png, .jpg, .jpeg or .webp. One of the two is required. Either way the
   // format is read from the file's content, not from its name.
   std::string command_template;
-  Millis timeout{600'000};         // per item; the whole process group is killed when exceeded
+  Millis timeout{600'000};            // per item; the whole process group is killed when exceeded
   std::filesystem::path scratch_dir;  // where {out} files are created (on the first Generate)
   size_t stderr_tail_bytes = 2000;
 };
@@ -261,7 +260,7 @@ struct RetryPolicy {
   Millis initial_backoff{1000};  // delay after the first failure
   Millis max_backoff{60'000};
   double multiplier = 2.0;
-  double jitter = 0.5;           // the delay is drawn uniformly from [(1 - jitter)·d, d]
+  double jitter = 0.5;              // the delay is drawn uniformly from [(1 - jitter)·d, d]
   Millis max_retry_after{600'000};  // longer Retry-After values are capped
 
   // Delay before attempt `failures + 1` after `failures` failed attempts (failures >= 1). With a

@@ -24,18 +24,18 @@ enum class PlannedRun {
 std::string_view PlannedRunName(PlannedRun run);
 
 struct GenerationPlanOptions {
-  bool retry_failed = false;             // --retry-failed
-  int max_attempts = 1;                  // attempts per image (RetryOptions::max_attempts)
+  bool retry_failed = false;              // --retry-failed
+  int max_attempts = 1;                   // attempts per image (RetryOptions::max_attempts)
   std::optional<double> price_per_image;  // USD; the plan's cost without it is nullopt
-  std::string store_display;             // the store as errors name it (never with a password)
+  std::string store_display;              // the store as errors name it (never with a password)
 };
 
 struct GenerationPlan {
   PlannedRun run = PlannedRun::kNew;
-  store::RunCounts counts;   // the run's rows as they are (all zero for a new run)
-  RunSummary selection;      // selected, already_done, already_refused, skipped_failed (SelectWork)
+  store::RunCounts counts;                  // the run's rows as they are (all zero for a new run)
+  RunSummary selection;                     // selected, already_done, already_refused, skipped_failed (SelectWork)
   std::vector<const WorkItem*> to_request;  // into the `work` given, in its order
-  size_t max_requests = 0;   // to_request.size() * max_attempts: every image failing until its last attempt
+  size_t max_requests = 0;     // to_request.size() * max_attempts: every image failing until its last attempt
   std::optional<double> cost;  // to_request.size() * price_per_image
 };
 

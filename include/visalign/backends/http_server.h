@@ -27,13 +27,13 @@ namespace visalign::backends {
 inline constexpr char kJsonContentType[] = "application/json; charset=utf-8";
 
 struct HttpServerRequest {
-  std::string method;                // "GET", "POST"
-  std::string path;                  // "/v1/images/generations"
+  std::string method;  // "GET", "POST"
+  std::string path;    // "/v1/images/generations"
   std::string body;
   std::vector<std::string> matches;  // the route pattern's match: [0] the whole path, then its groups
   std::vector<std::pair<std::string, std::string>> headers;
   std::vector<std::pair<std::string, std::string>> query;  // the URL's query parameters, decoded, in order
-  std::string remote_address;        // the client's IP address ("127.0.0.1")
+  std::string remote_address;                              // the client's IP address ("127.0.0.1")
   // The first header named `name` (case-insensitive), "" if none.
   std::string Header(std::string_view name) const;
   // The first query parameter named `name` (case-sensitive), "" if none.
@@ -58,16 +58,16 @@ using HttpGate = std::function<bool(const HttpServerRequest&, HttpServerResponse
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  int port = 0;                       // 0: any free port (see HttpServer::port())
-  std::filesystem::path port_file;    // if set, the bound port and a newline are written here (atomically)
-  int threads = 0;                    // worker threads, one per open connection; 0: cpp-httplib's default
-  size_t max_body_bytes = 0;          // larger request bodies are answered 413 unread; 0: no limit
+  int port = 0;                     // 0: any free port (see HttpServer::port())
+  std::filesystem::path port_file;  // if set, the bound port and a newline are written here (atomically)
+  int threads = 0;                  // worker threads, one per open connection; 0: cpp-httplib's default
+  size_t max_body_bytes = 0;        // larger request bodies are answered 413 unread; 0: no limit
   // Requests one kept-alive connection may carry before it is closed; 0: cpp-httplib's default (5).
   // Many clients that keep connections open need threads >= clients and a larger count.
   size_t keep_alive_max_requests = 0;
   // Added to every reply, including errors and /health (e.g. Content-Security-Policy).
   std::vector<std::pair<std::string, std::string>> default_headers;
-  HttpGate gate;                      // if set, runs before every route
+  HttpGate gate;  // if set, runs before every route
 };
 
 class HttpServer {

@@ -43,22 +43,23 @@ struct PollPolicy {
   Millis max{10'000};
   double multiplier = 1.5;
   double jitter = 0.25;
-  Millis job_timeout{600'000};  // per item and attempt, from the submission (or the first poll of a stored job)
+  Millis job_timeout{600'000};   // per item and attempt, from the submission (or the first poll of a stored job)
   Millis Wait(int polls) const;  // polls >= 1
 };
 
 struct ProviderOptions {
-  std::string kind;       // gemini, bfl, dashscope, replicate, fal, a1111 or comfyui
-  std::string endpoint;   // empty: DefaultProviderEndpoint(kind)
+  std::string kind;      // gemini, bfl, dashscope, replicate, fal, a1111 or comfyui
+  std::string endpoint;  // empty: DefaultProviderEndpoint(kind)
   // e.g. gemini-2.5-flash-image, flux-pro-1.1, qwen-image, black-forest-labs/flux-dev (replicate),
   // fal-ai/flux/dev (fal); a1111 and comfyui: a label (the checkpoint is the server's or the workflow's)
   std::string model;
-  std::string api_key;    // sent in the provider's header; never in a message or the store
+  std::string api_key;      // sent in the provider's header; never in a message or the store
   std::string api_key_env;  // recorded in the connection (the name only)
-  std::string size;       // "WxH" or empty (the provider's default)
+  std::string size;         // "WxH" or empty (the provider's default)
   // Merged into the provider's parameter object (gemini: generationConfig; bfl: the body;
-  // dashscope: parameters; replicate: input; fal, a1111: the body; comfyui: the workflow's nodes) as a JSON merge patch: null removes a field visalign sends, objects
-  // merge; a string "{seed}" anywhere becomes the item's seed (removed when it has none).
+  // dashscope: parameters; replicate: input; fal, a1111: the body; comfyui: the workflow's nodes) as a JSON merge
+  // patch: null removes a field visalign sends, objects merge; a string "{seed}" anywhere becomes the item's seed
+  // (removed when it has none).
   Json params = Json::object();
   HttpTimeouts timeouts;
   PollPolicy poll;
@@ -94,8 +95,8 @@ Attempt<std::string> FetchResult(HttpTransport& transport, const std::string& ur
 // (0 without a seed; --size's sides). InvalidArgument (at --workflow) for a workflow that is not
 // a JSON object of nodes, has no "{prompt}", or uses {width}/{height} without `size`.
 Status CheckComfyWorkflow(const Json& workflow, const std::string& size);
-Json SubstituteComfyWorkflow(const Json& workflow, const std::string& prompt,
-                                       std::optional<int64_t> seed, const std::string& size);
+Json SubstituteComfyWorkflow(const Json& workflow, const std::string& prompt, std::optional<int64_t> seed,
+                             const std::string& size);
 
 // Whether `url` is http:// or https:// with no byte a request line would cut or split at.
 bool IsHttpUrl(std::string_view url);

@@ -4,13 +4,12 @@
 // Resume: rows already done (or refused) are never requested again; failed rows are retried only
 // with retry_failed. A provider job recorded in a row (an asynchronous backend's) is handed to the
 // backend with the row, so resuming polls it instead of submitting the item again. A kRefused
-// attempt makes the row refused: final, not retried, not a failure. Interruption: once `stop` is set no new attempt starts; attempts in flight may
-// finish for `grace`, then they are cancelled (their rows stay pending).
-// Failures that are the same for every item stop the run early instead of being paid for item
-// after item: see RunnerOptions::stop_after_same_failures.
-// Many workers, one run: every invocation leases the rows it works on (RunStore::ClaimRows, a
-// batch of `concurrency` rows at a time), renews its leases every third of RunnerOptions::lease,
-// and releases what it did not finish when it ends; rows leased by another live worker are asked
+// attempt makes the row refused: final, not retried, not a failure. Interruption: once `stop` is set no new attempt
+// starts; attempts in flight may finish for `grace`, then they are cancelled (their rows stay pending). Failures that
+// are the same for every item stop the run early instead of being paid for item after item: see
+// RunnerOptions::stop_after_same_failures. Many workers, one run: every invocation leases the rows it works on
+// (RunStore::ClaimRows, a batch of `concurrency` rows at a time), renews its leases every third of
+// RunnerOptions::lease, and releases what it did not finish when it ends; rows leased by another live worker are asked
 // for again until they are done or their lease expires (a worker that died), so any number of
 // processes on one run request every image once and each finishes when the run is finished.
 #pragma once
@@ -36,11 +35,11 @@ struct WorkItem {
 };
 
 struct RunnerOptions {
-  int concurrency = 4;     // attempts in flight
-  double rate = 0;         // attempts started per second (token bucket); <= 0 = unlimited
+  int concurrency = 4;  // attempts in flight
+  double rate = 0;      // attempts started per second (token bucket); <= 0 = unlimited
   RetryPolicy retry;
   bool retry_failed = false;
-  Millis grace{30'000};    // after a stop request, how long in-flight attempts may finish
+  Millis grace{30'000};  // after a stop request, how long in-flight attempts may finish
   bool progress = true;
   std::string label = "generate";
   // The run stops (RunSummary::same_failure) once this many different items in a row failed with
@@ -65,20 +64,20 @@ struct ItemFailure {
 };
 
 struct RunSummary {
-  size_t selected = 0;          // work items given
-  size_t already_done = 0;      // done before this invocation (not requested)
-  size_t already_refused = 0;   // refused before this invocation (not requested, even with retry_failed)
-  size_t skipped_failed = 0;    // failed before and not retried (no retry_failed)
-  size_t done = 0;              // done now
-  size_t failed = 0;            // failed now (permanently or out of attempts)
-  size_t refused = 0;           // refused now by the provider's content filter (final rows, not failures)
-  size_t left_pending = 0;      // not finished because of the interruption
-  size_t attempts = 0;          // attempts made now (requests, command runs)
+  size_t selected = 0;            // work items given
+  size_t already_done = 0;        // done before this invocation (not requested)
+  size_t already_refused = 0;     // refused before this invocation (not requested, even with retry_failed)
+  size_t skipped_failed = 0;      // failed before and not retried (no retry_failed)
+  size_t done = 0;                // done now
+  size_t failed = 0;              // failed now (permanently or out of attempts)
+  size_t refused = 0;             // refused now by the provider's content filter (final rows, not failures)
+  size_t left_pending = 0;        // not finished because of the interruption
+  size_t attempts = 0;            // attempts made now (requests, command runs)
   size_t finished_elsewhere = 0;  // selected rows another worker finished meanwhile (not requested here)
-  size_t lease_lost = 0;        // images made here but discarded: the row's lease had expired and was taken
+  size_t lease_lost = 0;          // images made here but discarded: the row's lease had expired and was taken
   double seconds = 0;
   bool interrupted = false;
-  std::vector<ItemFailure> failures;  // this invocation's failures, in completion order
+  std::vector<ItemFailure> failures;         // this invocation's failures, in completion order
   std::optional<AttemptError> same_failure;  // set when the run stopped early on it (message without timing)
   size_t same_failure_items = 0;             // how many different items failed with it in a row
 
@@ -95,8 +94,8 @@ Json RunConnection(const GenerationBackend& backend, const RunnerOptions& option
 
 // The items an invocation works on, given the run's `rows` (an item without a row is new): done rows
 // and refused rows are skipped, failed ones too unless `retry_failed`. Sets summary.selected,
-// already_done, already_refused and skipped_failed. InvalidArgument (at `where`) when a row of the run was made for another prompt or
-// seed than its item has now.
+// already_done, already_refused and skipped_failed. InvalidArgument (at `where`) when a row of the run was made for
+// another prompt or seed than its item has now.
 Result<std::vector<const WorkItem*>> SelectWork(const std::vector<store::Row>& rows, const std::vector<WorkItem>& items,
                                                 bool retry_failed, const std::string& where, RunSummary& summary);
 

@@ -27,11 +27,12 @@
 namespace visalign::backends {
 
 struct WorkerOptions {
-  std::string command_template;  // e.g. "python3 scripts/workers/diffusers_worker.py --model black-forest-labs/FLUX.1-dev"
+  std::string
+      command_template;  // e.g. "python3 scripts/workers/diffusers_worker.py --model black-forest-labs/FLUX.1-dev"
   int workers = 1;
   std::vector<std::string> gpus;  // worker i gets CUDA_VISIBLE_DEVICES=gpus[i % gpus.size()]; empty: unset
   std::string size;               // "WxH": each request's width and height (null without one)
-  Json params = Json::object();  // sent as each request's "params"
+  Json params = Json::object();   // sent as each request's "params"
   Millis startup_timeout{900'000};
   Millis request_timeout{600'000};  // per image
   Millis stop_grace{10'000};
@@ -47,7 +48,7 @@ Result<std::unique_ptr<GenerationBackend>> MakeWorkerBackend(WorkerOptions optio
 // The request line for `request`: {"id", "prompt", "seed", "width", "height", "out", "params"}
 // (seed, width and height null when unset). Also what --dry-run prints.
 Json WorkerRequestLine(const WorkerOptions& options, const GenerationRequest& request, const std::string& id,
-                                 const std::string& out);
+                       const std::string& out);
 
 // "0,1,3" -> {"0", "1", "3"}; InvalidArgument at --gpus for an empty entry or a character outside
 // [A-Za-z0-9-] (ids or UUIDs as CUDA_VISIBLE_DEVICES takes them).

@@ -28,10 +28,10 @@ Status EnsureDirectory(const std::filesystem::path& dir);
 // A parsed CSV file: header names and rows of string fields. RFC 4180 quoting, LF or CRLF
 // line endings, an optional UTF-8 BOM. Every row must have as many fields as the header.
 struct CsvTable {
-  std::string source;                    // file name used in error messages
+  std::string source;  // file name used in error messages
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
-  std::vector<int> line_numbers;         // 1-based line of each row in the source (header is line 1)
+  std::vector<int> line_numbers;  // 1-based line of each row in the source (header is line 1)
 
   // Index of a column, or NotFound naming the file and the columns it has.
   Result<size_t> Column(std::string_view name) const;

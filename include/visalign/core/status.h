@@ -89,7 +89,7 @@ Status OkStatusWithoutValue();
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT
+  Result(T value) : v_(std::move(value)) {}                // NOLINT
   Result(Status status) : v_(NotOk(std::move(status))) {}  // NOLINT
   bool ok() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {
@@ -121,17 +121,16 @@ class [[nodiscard]] Result {
 }  // namespace visalign
 
 // Propagates a non-OK Status from an expression returning Status.
-#define VISALIGN_RETURN_IF_ERROR(expr)              \
-  do {                                              \
-    ::visalign::Status _st = (expr);                \
-    if (!_st.ok()) return _st;                      \
+#define VISALIGN_RETURN_IF_ERROR(expr) \
+  do {                                 \
+    ::visalign::Status _st = (expr);   \
+    if (!_st.ok()) return _st;         \
   } while (0)
 
 #define VISALIGN_CONCAT_INNER(a, b) a##b
 #define VISALIGN_CONCAT(a, b) VISALIGN_CONCAT_INNER(a, b)
 // Declares `lhs` from a Result<T> expression, or returns its Status.
-#define VISALIGN_ASSIGN_OR_RETURN(lhs, expr) \
-  VISALIGN_ASSIGN_OR_RETURN_IMPL(VISALIGN_CONCAT(_res_, __LINE__), lhs, expr)
+#define VISALIGN_ASSIGN_OR_RETURN(lhs, expr) VISALIGN_ASSIGN_OR_RETURN_IMPL(VISALIGN_CONCAT(_res_, __LINE__), lhs, expr)
 #define VISALIGN_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                   \
   if (!tmp.ok()) return tmp.status();                  \

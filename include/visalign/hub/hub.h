@@ -58,9 +58,9 @@ enum class NameKind { kFolder, kHubRepo, kPretrainedTag };
 
 struct ModelName {
   NameKind kind = NameKind::kFolder;
-  std::string text;               // as given
-  std::string repo;               // kHubRepo / kPretrainedTag
-  std::string revision = "main";  // kHubRepo: after '@'
+  std::string text;                         // as given
+  std::string repo;                         // kHubRepo / kPretrainedTag
+  std::string revision = "main";            // kHubRepo: after '@'
   std::optional<PretrainedTag> pretrained;  // kPretrainedTag
 };
 
@@ -74,11 +74,11 @@ Result<ModelName> ParseModelName(std::string_view name);
 std::string ResultsName(const ModelName& name);
 
 struct HubOptions {
-  std::filesystem::path cache;                   // the root of the hub layout
+  std::filesystem::path cache;  // the root of the hub layout
   std::string endpoint = "https://huggingface.co";
-  std::string token;                             // sent as a Bearer token; never printed or stored
-  bool offline = false;                          // only the cache
-  bool show_progress = false;                    // a progress bar (bytes, rate) per download
+  std::string token;           // sent as a Bearer token; never printed or stored
+  bool offline = false;        // only the cache
+  bool show_progress = false;  // a progress bar (bytes, rate) per download
   // The most bytes the cache's blobs (all repositories, partial downloads included) may hold after a
   // download; 0 = no limit. A download that would pass it first calls make_room (if set) with the
   // excess, then fails (kInvalidArgument, naming the sizes) if the cache still does not fit. Whatever
@@ -92,23 +92,23 @@ struct HubOptions {
 Result<HubOptions> HubOptionsFromEnvironment();
 
 struct FetchedFile {
-  std::string name;             // in the repository
-  std::filesystem::path path;   // the snapshot's file
+  std::string name;            // in the repository
+  std::filesystem::path path;  // the snapshot's file
   uint64_t size = 0;
-  std::string etag;             // LFS: the SHA-256; else the git blob id
-  bool downloaded = false;      // false: it was in the cache
+  std::string etag;         // LFS: the SHA-256; else the git blob id
+  bool downloaded = false;  // false: it was in the cache
 };
 
 struct ResolvedModel {
   ModelName name;
-  std::string commit;                  // the repository's commit the files are from
+  std::string commit;  // the repository's commit the files are from
   std::vector<FetchedFile> files;
-  std::filesystem::path model_dir;     // a folder LoadClipModel reads
+  std::filesystem::path model_dir;  // a folder LoadClipModel reads
   clip::PreprocessConfig preprocess;
-  std::string config_source;           // "the repository's open_clip_config.json" / "data/clip/open_clip_model_configs.json"
-  bool native = false;                 // whether visalign runs it (ParseOpenClipConfigJson)
-  std::string native_reason;           // the vision tower, or the feature that is not supported
-  std::vector<std::string> warnings;   // e.g. a tag trained with QuickGELU on a model config without it
+  std::string config_source;  // "the repository's open_clip_config.json" / "data/clip/open_clip_model_configs.json"
+  bool native = false;        // whether visalign runs it (ParseOpenClipConfigJson)
+  std::string native_reason;  // the vision tower, or the feature that is not supported
+  std::vector<std::string> warnings;  // e.g. a tag trained with QuickGELU on a model config without it
 };
 
 // Downloads (or finds in the cache) what a hub name needs and assembles its model folder. Errors are

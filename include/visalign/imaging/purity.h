@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "visalign/imaging/image.h"
 #include "visalign/core/status.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::imaging {
 

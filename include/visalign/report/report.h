@@ -24,11 +24,11 @@ namespace visalign::report {
 
 // One benchmark's results folder.
 struct ResultsFolder {
-  std::filesystem::path dir;           // as given
-  std::string benchmark;               // one of ReportedBenchmarks()
-  Json summary;                        // summary.json
-  CsvTable summary_csv;                // summary.csv's cells, as written
-  std::vector<Json> items;   // items.jsonl, one object per line
+  std::filesystem::path dir;  // as given
+  std::string benchmark;      // one of ReportedBenchmarks()
+  Json summary;               // summary.json
+  CsvTable summary_csv;       // summary.csv's cells, as written
+  std::vector<Json> items;    // items.jsonl, one object per line
 };
 
 // The benchmark ids (visalign/core/benchmarks.h) whose results folders the report reads, each with
@@ -85,7 +85,7 @@ struct ReportOptions {
 
 // One figure of the report.
 struct Figure {
-  std::string id;       // unique in the report, also the static file's name: "violin-1-precision-purity"
+  std::string id;  // unique in the report, also the static file's name: "violin-1-precision-purity"
   std::string title;
   std::string caption;
   Json spec;  // a Vega-Lite specification with its data inline
@@ -95,14 +95,14 @@ struct Figure {
 struct Report {
   std::string title;
   struct Section {
-    std::string id;        // "violin-1", "run-1"
+    std::string id;         // "violin-1", "run-1"
     std::string benchmark;  // one of ReportedBenchmarks(), or "run"
-    std::string heading;   // "VIOLIN — <folder>", "Run — <name>"
+    std::string heading;    // "VIOLIN — <folder>", "Run — <name>"
     // Conditions that make the section's numbers meaningless or partial (random CLIP weights,
     // coverage below 100 %, missing images, refused or invalid answers, thumbnails that cannot be
     // read), one sentence each in the words of the folder's summary.md; shown at the section's top.
     std::vector<std::string> notes;
-    std::string body;      // HTML: provenance, figures (<figure data-figure=index>) and tables
+    std::string body;  // HTML: provenance, figures (<figure data-figure=index>) and tables
   };
   std::vector<Section> sections;
   std::vector<Figure> figures;

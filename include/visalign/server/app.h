@@ -36,14 +36,14 @@ struct ServeOptions {
   std::string store = "visalign-store";  // run and study store location (a folder or postgres://...)
   store::StoreOptions store_options;     // its password variable and image root
   std::string host = "127.0.0.1";
-  int port = 8080;                       // 0: any free port
-  std::filesystem::path port_file;       // the bound port is written here
-  std::filesystem::path words;           // words.csv (word_en,word_es,category,clue_id); empty: data/hues/words.csv
-  std::filesystem::path study;           // study settings (JSON/TOML); empty: the defaults of StudyConfig
-  std::string admin_token_env;           // environment variable holding the admin token; empty: no admin
+  int port = 8080;                  // 0: any free port
+  std::filesystem::path port_file;  // the bound port is written here
+  std::filesystem::path words;      // words.csv (word_en,word_es,category,clue_id); empty: data/hues/words.csv
+  std::filesystem::path study;      // study settings (JSON/TOML); empty: the defaults of StudyConfig
+  std::string admin_token_env;      // environment variable holding the admin token; empty: no admin
   std::vector<std::filesystem::path> results;  // `hues evaluate` output folders, for the explorer
   std::vector<std::string> acva_runs;          // ACVA runs of the store whose images are rated
-  int threads = 0;                       // HTTP worker threads, one per open connection; 0: kDefaultServeThreads
+  int threads = 0;                             // HTTP worker threads, one per open connection; 0: kDefaultServeThreads
 };
 
 // Browsers keep connections open, and each open connection holds a worker thread: enough for a
@@ -96,7 +96,8 @@ class App {
 
   // GET `path` answers the page shell of `page`: common.css, <page>.css when there is one,
   // common.js and the ES module /static/<page>.js; no inline script or style.
-  void AddPage(backends::HttpServer& server, const std::string& path, const std::string& page, const std::string& title);
+  void AddPage(backends::HttpServer& server, const std::string& path, const std::string& page,
+               const std::string& title);
 
  private:
   App(ServeOptions options, StudyConfig study, hues::Vocabulary vocabulary, hues::Board board);

@@ -33,8 +33,8 @@ inline constexpr double kScreenPassScore = 0.5;
 std::string ExportedColorblind(const store::Participant& p);
 
 struct HumansExportOptions {
-  bool merge_shipped = false;         // the rows of shipped_csv first
-  std::filesystem::path shipped_csv;  // the published file: its header must be the same columns
+  bool merge_shipped = false;             // the rows of shipped_csv first
+  std::filesystem::path shipped_csv;      // the published file: its header must be the same columns
   bool exclude_failed_attention = false;  // no rows of participants who failed the attention check
   // No rows of participants whose plate score is below this, or who have none (not screened).
   std::optional<double> min_plate_score;
@@ -45,7 +45,7 @@ struct HumansExport {
   size_t answers = 0;  // rows from the study store
   size_t shipped = 0;  // rows from the shipped file (with merge_shipped)
   size_t participants = 0;
-  size_t excluded_participants = 0;  // who answered and was left out, for either reason below
+  size_t excluded_participants = 0;      // who answered and was left out, for either reason below
   size_t excluded_failed_attention = 0;  // with exclude_failed_attention: who failed it and answered
   size_t excluded_plate_score = 0;       // with min_plate_score: who scored less (or has no score) and answered
 };

@@ -58,7 +58,7 @@ struct StudyConfig {
       "as you like. We record your ratings and the language of the questions; no name, e-mail or IP address "
       "is stored. Taking part is voluntary and you may stop at any time.";
   std::vector<std::string> completion_codes;  // one is given to each participant, in turn; none: no code
-  std::string completion_url;  // where a finished participant is sent; "{code}" is replaced by the code
+  std::string completion_url;                 // where a finished participant is sent; "{code}" is replaced by the code
   bool cvd_screen = true;
   AttentionCheck attention_check;
   RateLimit per_ip{50, 100};

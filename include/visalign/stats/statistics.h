@@ -68,19 +68,19 @@ std::vector<Vec2> MahalanobisEllipse(const Vec2& mean, const Mat2& cov, double d
 std::vector<double> LeaveOneOutMahalanobis(std::span<const Vec2> points);
 
 struct HotellingResult {
-  double t2 = 0;     // Hotelling's T²
-  double f = 0;      // the F statistic
-  double df1 = 0;    // p
-  double df2 = 0;    // n_x + n_y − p − 1
-  double p_value = 0;  // survival function P(F' ≥ f)
-  double p_cdf = 0;    // 1 − CDF(f), as published analyses computed it
+  double t2 = 0;          // Hotelling's T²
+  double f = 0;           // the F statistic
+  double df1 = 0;         // p
+  double df2 = 0;         // n_x + n_y − p − 1
+  double p_value = 0;     // survival function P(F' ≥ f)
+  double p_cdf = 0;       // 1 − CDF(f), as published analyses computed it
   bool singular = false;  // pooled covariance near-singular: t2, f and p-values are NaN
 };
 // Two-sample test of equal means for samples summarised by mean, covariance and size.
 // InvalidArgument if a size is < 2. A near-singular pooled covariance is not an error: the
 // result says `singular` so callers can report it.
-Result<HotellingResult> HotellingTwoSample(const Vec2& mean_x, const Mat2& cov_x, double n_x,
-                                           const Vec2& mean_y, const Mat2& cov_y, double n_y);
+Result<HotellingResult> HotellingTwoSample(const Vec2& mean_x, const Mat2& cov_x, double n_x, const Vec2& mean_y,
+                                           const Mat2& cov_y, double n_y);
 
 // Fisher–Snedecor F distribution (Boost.Math): upper tail P(X ≥ f) and CDF P(X ≤ f).
 double FisherFSurvival(double f, double df1, double df2);

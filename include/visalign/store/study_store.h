@@ -33,34 +33,34 @@
 namespace visalign::store {
 
 struct Participant {
-  int64_t id = 0;              // the database's key
-  std::string user_id;         // public id: the export's userId
-  std::string created_at;      // ISO-8601 UTC, when they consented
+  int64_t id = 0;                                       // the database's key
+  std::string user_id;                                  // public id: the export's userId
+  std::string created_at;                               // ISO-8601 UTC, when they consented
   std::string language, gender, age_range, colorblind;  // "" until onboarding
   std::optional<double> screen_score;  // share of screening plates read correctly; none if not screened
-  Json screen = nullptr;     // the screen's answers as scored
-  Json url_params = Json::object();  // PROLIFIC_PID, STUDY_ID, SESSION_ID, ...
-  Json metadata = Json::object();    // user agent, viewport, devicePixelRatio, ...
-  std::string completed_at;    // "" until the last item is answered
+  Json screen = nullptr;               // the screen's answers as scored
+  Json url_params = Json::object();    // PROLIFIC_PID, STUDY_ID, SESSION_ID, ...
+  Json metadata = Json::object();      // user agent, viewport, devicePixelRatio, ...
+  std::string completed_at;            // "" until the last item is answered
   bool onboarded() const { return !language.empty(); }
 };
 
 struct HuesAnswerRow {
   int64_t participant = 0;
-  std::string user_id;         // filled in when read
-  int item = 0;                // position in the participant's assignment
+  std::string user_id;  // filled in when read
+  int item = 0;         // position in the participant's assignment
   int clue_id = 0;
-  std::string word;            // as shown (the participant's language)
-  std::string category;        // as published (clueCategory: ANIMAL, COMESTIBLE, FOOD, ...)
-  std::string coordinate;      // "C12"
-  std::string timestamp;       // ISO-8601 UTC, when the server accepted it
-  std::string client_id;       // the page's id for this submission (unique)
+  std::string word;        // as shown (the participant's language)
+  std::string category;    // as published (clueCategory: ANIMAL, COMESTIBLE, FOOD, ...)
+  std::string coordinate;  // "C12"
+  std::string timestamp;   // ISO-8601 UTC, when the server accepted it
+  std::string client_id;   // the page's id for this submission (unique)
 };
 
 struct StudyEvent {
   int64_t participant = 0;
-  std::string type;            // "blur", "focus", "attention_check", ...
-  double t = 0;                // the client's clock, ms since the page loaded
+  std::string type;  // "blur", "focus", "attention_check", ...
+  double t = 0;      // the client's clock, ms since the page loaded
   std::string created_at;
 };
 

@@ -17,8 +17,7 @@ constexpr int kBins = 5;
 
 int ScoreBin(double score) { return std::clamp(static_cast<int>(std::floor(score * kBins)), 0, kBins - 1); }
 
-Result<AgreementResult> HumanAgreement(const std::vector<Json>& items,
-                                       const std::filesystem::path& ratings_csv) {
+Result<AgreementResult> HumanAgreement(const std::vector<Json>& items, const std::filesystem::path& ratings_csv) {
   VISALIGN_ASSIGN_OR_RETURN(CsvTable table, ReadCsv(ratings_csv));
   VISALIGN_ASSIGN_OR_RETURN(size_t image_col, table.Column("image"));
   VISALIGN_ASSIGN_OR_RETURN(size_t rater_col, table.Column("rater"));
@@ -44,9 +43,9 @@ Result<AgreementResult> HumanAgreement(const std::vector<Json>& items,
       return Status::InvalidArgument("score " + row[score_col], where + " column score",
                                      "a score in [0, 1] (map a 1-5 Likert rating s to (s - 1) / 4)");
     if (!seen.insert({row[image_col], row[rater_col]}).second)
-      return Status::InvalidArgument("second rating of image \"" + row[image_col] + "\" by rater \"" +
-                                         row[rater_col] + "\"",
-                                     where, "one rating per (image, rater)");
+      return Status::InvalidArgument(
+          "second rating of image \"" + row[image_col] + "\" by rater \"" + row[rater_col] + "\"", where,
+          "one rating per (image, rater)");
     auto it = by_name.find(row[image_col]);
     if (it == by_name.end() || row[image_col].empty()) {
       unmatched.insert(row[image_col]);
@@ -84,11 +83,11 @@ Result<AgreementResult> HumanAgreement(const std::vector<Json>& items,
 
 Json AgreementJson(const AgreementResult& r) {
   Json j = {{"n_images", r.n_images},
-                      {"n_ratings", r.n_ratings},
-                      {"exact_agreement", r.exact_agreement},
-                      {"within_one_bin", r.within_one_bin},
-                      {"bins", kBins},
-                      {"unmatched", r.unmatched}};
+            {"n_ratings", r.n_ratings},
+            {"exact_agreement", r.exact_agreement},
+            {"within_one_bin", r.within_one_bin},
+            {"bins", kBins},
+            {"unmatched", r.unmatched}};
   if (r.spearman_error.empty())
     j["spearman"] = {{"rho", r.spearman.rho}, {"p_value", r.spearman.p_value}, {"n", r.spearman.n}};
   else

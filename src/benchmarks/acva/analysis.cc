@@ -45,17 +45,18 @@ Status Analyzer::IndexImages() {
   std::map<std::string, size_t> model_index;
   for (const JudgedImage& img : images_) {
     auto c = set_.IndexOf(img.concept_id);
-    if (!c) return Status::InvalidArgument("image of unknown concept \"" + img.concept_id + "\"", img.ImageId(),
-                                           "a concept of the concept set");
+    if (!c)
+      return Status::InvalidArgument("image of unknown concept \"" + img.concept_id + "\"", img.ImageId(),
+                                     "a concept of the concept set");
     const Concept& cpt = set_.concepts[*c];
     if (img.answers.size() != cpt.rubric.size())
       return Status::InvalidArgument(std::to_string(img.answers.size()) + " rubric answers", img.ImageId(),
                                      std::to_string(cpt.rubric.size()) + " (one per rubric question)");
     for (size_t q = 0; q < img.answers.size(); ++q)
       if (img.answers[q].question_id != cpt.rubric[q].id)
-        return Status::InvalidArgument("answer " + std::to_string(q + 1) + " is for question \"" +
-                                           img.answers[q].question_id + "\"",
-                                       img.ImageId(), "question \"" + cpt.rubric[q].id + "\" (rubric order)");
+        return Status::InvalidArgument(
+            "answer " + std::to_string(q + 1) + " is for question \"" + img.answers[q].question_id + "\"",
+            img.ImageId(), "question \"" + cpt.rubric[q].id + "\" (rubric order)");
     auto [it, inserted] = model_index.emplace(img.model, models_.size());
     if (inserted) {
       models_.push_back({img.model, std::vector<std::vector<size_t>>(set_.concepts.size()), {}});
@@ -192,9 +193,12 @@ namespace visalign::acva {
 
 std::string_view MedianScopeName(MedianScope scope) {
   switch (scope) {
-    case MedianScope::kPooled: return "pooled";
-    case MedianScope::kFrozen: return "frozen";
-    case MedianScope::kModel: return "model";
+    case MedianScope::kPooled:
+      return "pooled";
+    case MedianScope::kFrozen:
+      return "frozen";
+    case MedianScope::kModel:
+      return "model";
   }
   return "pooled";
 }
@@ -208,8 +212,8 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
     return Status::InvalidArgument("cluster threshold " + std::to_string(options.cluster_threshold),
                                    "--cluster-threshold", "a cosine distance in [0, 2]");
   if ((options.median_scope == MedianScope::kFrozen) != options.frozen_medians.has_value())
-    return Status::InvalidArgument("frozen medians without the frozen median scope, or the reverse",
-                                   "quadrant medians", "frozen medians exactly when the scope is frozen");
+    return Status::InvalidArgument("frozen medians without the frozen median scope, or the reverse", "quadrant medians",
+                                   "frozen medians exactly when the scope is frozen");
   size_t answers = 0, rated = 0;
   for (const JudgedImage& image : images)
     for (const RubricAnswer& a : image.answers) {
@@ -220,7 +224,8 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
     return Status::InvalidArgument(
         fmt::format("none of the {} rubric answers of {} images is valid (the judge refused or broke the format)",
                     answers, images.size()),
-        "judge answers", "a judge that answers the rubric (see `judge.errors` and docs/acva.md; --rejudge-invalid asks again)");
+        "judge answers",
+        "a judge that answers the rubric (see `judge.errors` and docs/acva.md; --rejudge-invalid asks again)");
   VISALIGN_ASSIGN_OR_RETURN(Analysis analysis, internal::Analyzer(set, images, options).Run());
   AnalysisResult result;
   result.summary = AnalysisJson(analysis);

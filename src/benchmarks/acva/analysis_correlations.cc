@@ -195,8 +195,8 @@ std::vector<CorrelationAnalysis> Analyzer::Correlations() const {
       custom_images.push_back(*f.adequacy);
       equal_images.push_back(*f.adequacy_equal);
     }
-  out.push_back(Correlation("equal_vs_custom_weights_images", equal_images, custom_images,
-                            "equal vs custom weights (images)"));
+  out.push_back(
+      Correlation("equal_vs_custom_weights_images", equal_images, custom_images, "equal vs custom weights (images)"));
   std::vector<double> equal_concepts, custom_concepts;
   for (size_t c = 0; c < set_.concepts.size(); ++c)
     if (std::isfinite(concept_adequacy[c])) {

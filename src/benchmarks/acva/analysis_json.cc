@@ -11,7 +11,6 @@
 namespace visalign::acva {
 namespace {
 
-
 Json IntervalJson(const stats::Interval& i) { return Json::array({i.lo, i.hi}); }
 
 template <typename T>
@@ -44,17 +43,25 @@ Json ModelJson(const ModelAnalysis& m) {
         {"pass_rate", c.pass_rate}, {"pass_rate_ci", IntervalJson(c.pass_rate_ci)}, {"adequacy_mean", c.adequacy_mean}};
   Json frameworks = Json::object();
   for (const auto& [fw, t] : m.by_framework)
-    frameworks[std::string(FrameworkName(fw))] = {{"n", t.n}, {"mean_rating", t.mean_rating},
-                                                  {"missing_rate", t.missing_rate}};
+    frameworks[std::string(FrameworkName(fw))] = {
+        {"n", t.n}, {"mean_rating", t.mean_rating}, {"missing_rate", t.missing_rate}};
   Json most_missed = Json::array();
   for (const MissedQuestion& q : m.most_missed)
-    most_missed.push_back({{"concept", q.concept_id}, {"question", q.question_id},
-                           {"framework", FrameworkName(q.framework)}, {"text_en", q.text_en}, {"n", q.tally.n},
-                           {"missing_rate", q.tally.missing_rate}, {"mean_rating", q.tally.mean_rating}});
+    most_missed.push_back({{"concept", q.concept_id},
+                           {"question", q.question_id},
+                           {"framework", FrameworkName(q.framework)},
+                           {"text_en", q.text_en},
+                           {"n", q.tally.n},
+                           {"missing_rate", q.tally.missing_rate},
+                           {"mean_rating", q.tally.mean_rating}});
   Json pairs = Json::array();
   for (const PairAnalysis& p : m.pairs)
-    pairs.push_back({{"a", p.a}, {"b", p.b}, {"embedding_loo_acc", p.embedding_loo_acc}, {"afc_acc", p.afc_acc},
-                     {"afc_first_share", p.afc_first_share}, {"afc_trials", p.afc_trials},
+    pairs.push_back({{"a", p.a},
+                     {"b", p.b},
+                     {"embedding_loo_acc", p.embedding_loo_acc},
+                     {"afc_acc", p.afc_acc},
+                     {"afc_first_share", p.afc_first_share},
+                     {"afc_trials", p.afc_trials},
                      {"afc_invalid", p.afc_invalid}});
   const DistinctivenessAnalysis& d = m.distinctiveness;
   return {{"model", m.model},
@@ -88,7 +95,8 @@ Json PooledCategoryJson(const PooledCategory& c) {
 }
 
 Json PooledQuadrantsJson(const PooledQuadrants& q) {
-  return {{"n_groups", q.n_groups}, {"quadrants", QuadrantsJson(q.quadrants)},
+  return {{"n_groups", q.n_groups},
+          {"quadrants", QuadrantsJson(q.quadrants)},
           {"median_split", {{"scope", MedianScopeName(q.median_scope)}, {"d_img", q.median.d_img}, {"h", q.median.h}}},
           {"on_median", PointJson(q.on_median)}};
 }
@@ -101,8 +109,8 @@ Json PooledJson(const PooledAnalysis& p) {
     pairs.push_back({{"a", pair.a}, {"b", pair.b}, {"n_models", pair.n_models}, {"afc_acc_mean", pair.afc_acc_mean}});
   Json out = PooledCategoryJson(p.all);
   out.update({{"by_category", categories},
-              {"diversity", {{"filtered", PooledQuadrantsJson(p.filtered)},
-                             {"unfiltered", PooledQuadrantsJson(p.unfiltered)}}},
+              {"diversity",
+               {{"filtered", PooledQuadrantsJson(p.filtered)}, {"unfiltered", PooledQuadrantsJson(p.unfiltered)}}},
               {"afc", {{"n_cells", p.afc_cells}, {"afc_acc_mean", p.afc_acc_mean}}},
               {"pairs", pairs}});
   return out;
@@ -124,7 +132,8 @@ Json QuadrantMediansJson(const Analysis& a) {
       out["source"] = "each model's own groups";
       break;
   }
-  for (const auto& [mode, q] : {std::pair{"filtered", &a.pooled.filtered}, std::pair{"unfiltered", &a.pooled.unfiltered}})
+  for (const auto& [mode, q] :
+       {std::pair{"filtered", &a.pooled.filtered}, std::pair{"unfiltered", &a.pooled.unfiltered}})
     out[mode] = o.median_scope == MedianScope::kModel ? Json(nullptr) : PointJson(q->median);
   return out;
 }
@@ -146,8 +155,13 @@ Json AnalysisJson(const Analysis& a) {
   for (const CorrelationAnalysis& c : a.correlations) correlations[c.name] = CorrelationJson(c);
   Json comparisons = Json::array();
   for (const PassRateComparison& c : a.comparisons)
-    comparisons.push_back({{"a", c.a}, {"b", c.b}, {"metric", "pass_rate"}, {"n_concepts", c.n_concepts},
-                           {"difference", c.difference}, {"ci", IntervalJson(c.ci)}, {"p_value", c.p_value},
+    comparisons.push_back({{"a", c.a},
+                           {"b", c.b},
+                           {"metric", "pass_rate"},
+                           {"n_concepts", c.n_concepts},
+                           {"difference", c.difference},
+                           {"ci", IntervalJson(c.ci)},
+                           {"p_value", c.p_value},
                            {"significant", c.significant}});
   Json tiers = Json::array();
   for (const Tier& t : a.tiers) tiers.push_back({{"tier", t.tier}, {"models", t.models}});
@@ -212,7 +226,9 @@ Json ImageAnalysisJson(const ImageAnalysis& a) {
   }
   Json afc = Json::array();
   for (const AfcTrial& t : im.afc) {
-    Json j = {{"pair", Json::array({t.pair_a, t.pair_b})}, {"first", t.first}, {"second", t.second},
+    Json j = {{"pair", Json::array({t.pair_a, t.pair_b})},
+              {"first", t.first},
+              {"second", t.second},
               {"choice", OptionalJson(t.choice)}};
     if (t.choice) j["correct"] = *t.choice == im.concept_id;
     if (!t.error.empty()) j["error"] = t.error;

@@ -29,8 +29,10 @@ TEST_F(AnalyzeTwoModels, SummaryTablesNameEveryModel) {
 std::vector<std::string> SplitCsvLine(const std::string& line) {
   std::vector<std::string> fields(1);
   for (char ch : line) {
-    if (ch == ',') fields.emplace_back();
-    else fields.back() += ch;
+    if (ch == ',')
+      fields.emplace_back();
+    else
+      fields.back() += ch;
   }
   return fields;
 }
@@ -38,15 +40,22 @@ std::vector<std::string> SplitCsvLine(const std::string& line) {
 TEST_F(AnalyzeTwoModels, SummaryCsvReadsBackAsExactlyTheNumbersOfSummaryJson) {
   // Column -> where summary.json has it, relative to the model's object.
   std::vector<std::pair<std::string, std::string>> columns = {
-      {"n_images", "/n_images"}, {"n_invalid", "/n_invalid"}, {"pass_rate", "/pass_rate"},
-      {"pass_rate_ci_lo", "/pass_rate_ci/0"}, {"pass_rate_ci_hi", "/pass_rate_ci/1"},
-      {"adequacy_mean", "/adequacy_mean"}, {"tier", "/tier"},
+      {"n_images", "/n_images"},
+      {"n_invalid", "/n_invalid"},
+      {"pass_rate", "/pass_rate"},
+      {"pass_rate_ci_lo", "/pass_rate_ci/0"},
+      {"pass_rate_ci_hi", "/pass_rate_ci/1"},
+      {"adequacy_mean", "/adequacy_mean"},
+      {"tier", "/tier"},
       {"embedding_loo_acc", "/distinctiveness/embedding_loo_acc_mean"},
-      {"afc_acc", "/distinctiveness/afc_acc_mean"}, {"afc_first_share", "/distinctiveness/afc_first_share"}};
+      {"afc_acc", "/distinctiveness/afc_acc_mean"},
+      {"afc_first_share", "/distinctiveness/afc_first_share"}};
   for (const std::string mode : {"filtered", "unfiltered"}) {
     const std::string d = "/diversity/" + mode;
-    columns.insert(columns.end(), {{mode + "_groups", d + "/n_groups"}, {mode + "_d_img", d + "/d_img_mean"},
-                                   {mode + "_d_met", d + "/d_met_mean"}, {mode + "_h", d + "/h_mean"}});
+    columns.insert(columns.end(), {{mode + "_groups", d + "/n_groups"},
+                                   {mode + "_d_img", d + "/d_img_mean"},
+                                   {mode + "_d_met", d + "/d_met_mean"},
+                                   {mode + "_h", d + "/h_mean"}});
     for (const std::string q : {"genuine", "pseudo", "metaphor", "low"})
       columns.push_back({mode + "_" + q, d + "/quadrants/" + q});
   }
@@ -107,10 +116,12 @@ TEST_F(AnalyzeTwoModels, SummaryWarnsOnlyWhenTheClipModelHasRandomWeights) {
 TEST_F(AnalyzeTwoModels, SummaryWarnsOfMissingImagesAndInvalidJudgments) {
   Json summary = result_.summary;
   // The fixture's poor model has one image the judge gave no parseable answer for.
-  const std::string poor = "model poor has 1 of 10 images (10.0 %) without a valid judgment (refused or unparseable "
-                           "answers), so its pass rate and adequacy cover only the other 9.";
+  const std::string poor =
+      "model poor has 1 of 10 images (10.0 %) without a valid judgment (refused or unparseable "
+      "answers), so its pass rate and adequacy cover only the other 9.";
   EXPECT_EQ(SummaryWarnings(summary), std::vector<std::string>{poor});
-  summary["generation"] = {{"good", {{"done", 7}, {"failed", 2}, {"pending", 1}}}, {"poor", {{"done", 9}, {"failed", 0}, {"pending", 0}}}};
+  summary["generation"] = {{"good", {{"done", 7}, {"failed", 2}, {"pending", 1}}},
+                           {"poor", {{"done", 9}, {"failed", 0}, {"pending", 0}}}};
   summary["models"][0]["n_images"] = 8;
   summary["models"][0]["n_invalid"] = 2;
   const std::string model = summary["models"][0]["model"];
@@ -118,8 +129,9 @@ TEST_F(AnalyzeTwoModels, SummaryWarnsOfMissingImagesAndInvalidJudgments) {
   EXPECT_EQ(warnings, (std::vector<std::string>{
                           "generation run good has 2 failed and 1 pending of its 10 images, so its numbers cover only "
                           "the 7 done ones.",
-                          "model " + model + " has 2 of 8 images (25.0 %) without a valid judgment (refused or "
-                          "unparseable answers), so its pass rate and adequacy cover only the other 6.",
+                          "model " + model +
+                              " has 2 of 8 images (25.0 %) without a valid judgment (refused or "
+                              "unparseable answers), so its pass rate and adequacy cover only the other 6.",
                           poor}));
   const std::string md = SummaryMarkdown(summary);
   for (const std::string& w : warnings) EXPECT_NE(md.find("**Warning:** " + w + "\n\n"), std::string::npos) << md;

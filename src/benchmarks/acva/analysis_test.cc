@@ -69,8 +69,9 @@ TEST_F(AnalyzeTwoModels, QuadrantsSplitByDefaultAtTheMediansPooledOverEveryModel
   EXPECT_EQ(qm["source"], "the groups of the 2 model(s) analysed together");
   EXPECT_EQ(qm["unfiltered"]["d_img"], good["median_split"]["d_img"]);
   EXPECT_EQ(qm["unfiltered"]["h"], good["median_split"]["h"]);
-  EXPECT_NE(SummaryMarkdown(result_.summary).find("Quadrants split at the medians of D_img and H over the groups of all"),
-            std::string::npos);
+  EXPECT_NE(
+      SummaryMarkdown(result_.summary).find("Quadrants split at the medians of D_img and H over the groups of all"),
+      std::string::npos);
 }
 
 TEST_F(AnalyzeTwoModels, PerModelMediansSplitEachModelAtItsOwnWithTiesHalfHigh) {
@@ -82,14 +83,14 @@ TEST_F(AnalyzeTwoModels, PerModelMediansSplitEachModelAtItsOwnWithTiesHalfHigh) 
   for (const char* name : {"good", "poor"}) {
     const Json& d = Model(r->summary, name)["diversity"]["unfiltered"];
     EXPECT_EQ(d["median_split"]["scope"], "model") << name;
-    EXPECT_EQ(d["quadrants"], Json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}}))
-        << name;
+    EXPECT_EQ(d["quadrants"], Json({{"genuine", 0.25}, {"pseudo", 0.25}, {"metaphor", 0.25}, {"low", 0.25}})) << name;
     EXPECT_EQ(d["on_median"], Json({{"d_img", 1.0}, {"h", 1.0}})) << name;
   }
   EXPECT_EQ(Model(r->summary, "poor")["diversity"]["unfiltered"]["median_split"]["h"], 0.0);
-  EXPECT_EQ(r->summary["quadrant_medians"],
-            Json({{"scope", "model"}, {"source", "each model's own groups"}, {"filtered", nullptr},
-                  {"unfiltered", nullptr}}));
+  EXPECT_EQ(
+      r->summary["quadrant_medians"],
+      Json(
+          {{"scope", "model"}, {"source", "each model's own groups"}, {"filtered", nullptr}, {"unfiltered", nullptr}}));
   EXPECT_NE(SummaryMarkdown(r->summary).find("Quadrants split at each model's own medians"), std::string::npos);
   // A model's per-model diversity is the same analysed alone or with others.
   for (const std::string name : {"good", "poor"}) {
@@ -260,7 +261,8 @@ TEST_F(AnalyzeTwoModels, BootstrapIsDeterministic) {
   EXPECT_EQ(again->summary.dump(), result_.summary.dump());
 }
 
-std::vector<JudgedImage> ModelsWithPasses(const ConceptSet& set, const std::vector<std::pair<std::string, int>>& models) {
+std::vector<JudgedImage> ModelsWithPasses(const ConceptSet& set,
+                                          const std::vector<std::pair<std::string, int>>& models) {
   std::vector<JudgedImage> images;
   for (const auto& [name, passes] : models)
     for (size_t c = 0; c < set.concepts.size(); ++c)

@@ -6,7 +6,8 @@
 namespace visalign::acva {
 namespace fs = std::filesystem;
 
-Result<std::vector<RunGenerationState>> ReadGenerationStates(store::RunStore& store, const std::vector<std::string>& runs) {
+Result<std::vector<RunGenerationState>> ReadGenerationStates(store::RunStore& store,
+                                                             const std::vector<std::string>& runs) {
   std::vector<RunGenerationState> states;
   for (const std::string& run : runs) {
     RunGenerationState s;
@@ -22,7 +23,9 @@ Result<std::vector<RunGenerationState>> ReadGenerationStates(store::RunStore& st
 Json GenerationJson(const std::vector<RunGenerationState>& states) {
   Json generation = Json::object();
   for (const RunGenerationState& s : states)
-    generation[s.run] = {{"done", s.counts.done}, {"failed", s.counts.failed}, {"pending", s.counts.pending},
+    generation[s.run] = {{"done", s.counts.done},
+                         {"failed", s.counts.failed},
+                         {"pending", s.counts.pending},
                          {"refusals", backends::RefusalJson(s.refusals)}};
   return generation;
 }
@@ -51,8 +54,10 @@ Result<AnalysisResult> AnalyzeRuns(store::RunStore& store, const ConceptSet& set
   result.summary["generation"] = GenerationJson(generation);
   result.summary["embeddings"] = {{"clip_model", fs::absolute(options.clip_model).string()},
                                   {"clip_fingerprint", clip_fingerprint},
-                                  {"images_encoded", es.images_encoded}, {"images_cached", es.images_cached},
-                                  {"texts_encoded", es.texts_encoded}, {"texts_cached", es.texts_cached},
+                                  {"images_encoded", es.images_encoded},
+                                  {"images_cached", es.images_cached},
+                                  {"texts_encoded", es.texts_encoded},
+                                  {"texts_cached", es.texts_cached},
                                   {"random_weights", clip::RandomWeightsJson(model.config())}};
   return result;
 }

@@ -10,8 +10,8 @@
 namespace visalign::acva {
 namespace {
 
-constexpr std::array<std::string_view, 6> kCategoryNames = {"emotion", "communication", "physical",
-                                                            "epistemic", "moral", "social"};
+constexpr std::array<std::string_view, 6> kCategoryNames = {"emotion",   "communication", "physical",
+                                                            "epistemic", "moral",         "social"};
 constexpr std::array<std::string_view, 3> kFrameworkNames = {"componential", "frame", "image-schema"};
 constexpr size_t kMinRubricQuestions = 1;
 
@@ -28,9 +28,9 @@ bool IsValidId(std::string_view id) {
   return true;
 }
 
-
 Result<RubricQuestion> ParseQuestion(const Json& j, const std::string& where) {
-  if (!j.is_object()) return Status::InvalidArgument("rubric entry is not an object", where, "{\"id\", \"text_zh\", ...}");
+  if (!j.is_object())
+    return Status::InvalidArgument("rubric entry is not an object", where, "{\"id\", \"text_zh\", ...}");
   VISALIGN_RETURN_IF_ERROR(jsonl::CheckKnownFields(j, {"id", "text_zh", "text_en", "weight", "framework"}, where));
   RubricQuestion q;
   VISALIGN_ASSIGN_OR_RETURN(q.id, jsonl::RequiredString(j, "id", where));
@@ -57,7 +57,8 @@ Result<Concept> ParseConcept(const Json& j, const std::string& where) {
       jsonl::CheckKnownFields(j, {"id", "word", "gloss_en", "category", "definition", "ratings", "rubric"}, where));
   Concept c;
   VISALIGN_ASSIGN_OR_RETURN(c.id, jsonl::RequiredString(j, "id", where));
-  if (!IsValidId(c.id)) return Status::InvalidArgument("invalid concept id \"" + c.id + "\"", where + " field id", "[a-z0-9_-]+");
+  if (!IsValidId(c.id))
+    return Status::InvalidArgument("invalid concept id \"" + c.id + "\"", where + " field id", "[a-z0-9_-]+");
   VISALIGN_ASSIGN_OR_RETURN(c.word, jsonl::RequiredString(j, "word", where));
   VISALIGN_ASSIGN_OR_RETURN(c.gloss_en, jsonl::RequiredString(j, "gloss_en", where));
   VISALIGN_ASSIGN_OR_RETURN(std::string category, jsonl::RequiredString(j, "category", where));
@@ -72,7 +73,8 @@ Result<Concept> ParseConcept(const Json& j, const std::string& where) {
   if (j.contains("ratings")) {
     const auto& r = j["ratings"];
     if (!r.is_object())
-      return Status::InvalidArgument("ratings is not an object", where + " field ratings", "{\"imageability\": 4.1, ...}");
+      return Status::InvalidArgument("ratings is not an object", where + " field ratings",
+                                     "{\"imageability\": 4.1, ...}");
     for (const auto& [name, value] : r.items()) {
       if (!value.is_number() || !std::isfinite(value.get<double>()))
         return Status::InvalidArgument("rating \"" + name + "\" is not a number", where + " field ratings." + name,
@@ -159,7 +161,8 @@ Result<std::vector<ConceptPair>> ParsePairs(std::string_view text, const std::st
         return Status::InvalidArgument("pair names unknown concept \"" + id + "\"", where + " field " + field,
                                        "a concept id from the concepts file");
     if (p.a == p.b)
-      return Status::InvalidArgument("pair of a concept with itself (\"" + p.a + "\")", where, "two different concepts");
+      return Status::InvalidArgument("pair of a concept with itself (\"" + p.a + "\")", where,
+                                     "two different concepts");
     if (!seen.insert(std::minmax(p.a, p.b)).second)
       return Status::InvalidArgument("duplicate pair " + p.a + "/" + p.b, where, "each pair once");
     pairs.push_back(std::move(p));

@@ -11,9 +11,10 @@ const char* kConcept =
     R"( "weight": 2, "framework": "componential"}]})";
 
 std::string ConceptLine(const std::string& id, const std::string& category = "moral",
-                        const std::string& rubric = R"([{"id": "q", "text_zh": "问", "text_en": "Q?", "weight": 1, "framework": "frame"}])") {
-  return R"({"id": ")" + id + R"(", "word": "词", "gloss_en": "word", "category": ")" + category +
-         R"(", "rubric": )" + rubric + "}\n";
+                        const std::string& rubric =
+                            R"([{"id": "q", "text_zh": "问", "text_en": "Q?", "weight": 1, "framework": "frame"}])") {
+  return R"({"id": ")" + id + R"(", "word": "词", "gloss_en": "word", "category": ")" + category + R"(", "rubric": )" +
+         rubric + "}\n";
 }
 
 TEST(ParseConcepts, ReadsEveryField) {
@@ -49,17 +50,24 @@ TEST_P(ParseConceptsRejects, WithFileLineAndReason) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, ParseConceptsRejects,
     ::testing::Values(
-        BadInput{ConceptLine("a") + ConceptLine("b", "feelings"), "c.jsonl:2 field category", "unknown category \"feelings\""},
+        BadInput{ConceptLine("a") + ConceptLine("b", "feelings"), "c.jsonl:2 field category",
+                 "unknown category \"feelings\""},
         BadInput{ConceptLine("a", "moral", "[]"), "c.jsonl:1 field rubric", "empty rubric"},
-        BadInput{ConceptLine("a", "moral", R"([{"id": "q", "text_zh": "问", "text_en": "Q", "weight": 0, "framework": "frame"}])"),
+        BadInput{ConceptLine("a", "moral",
+                             R"([{"id": "q", "text_zh": "问", "text_en": "Q", "weight": 0, "framework": "frame"}])"),
                  "c.jsonl:1 field rubric[0] field weight", "weight 0"},
-        BadInput{ConceptLine("a", "moral", R"([{"id": "q", "text_zh": "问", "text_en": "Q", "weight": -1, "framework": "frame"}])"),
+        BadInput{ConceptLine("a", "moral",
+                             R"([{"id": "q", "text_zh": "问", "text_en": "Q", "weight": -1, "framework": "frame"}])"),
                  "c.jsonl:1 field rubric[0] field weight", "weight -1"},
-        BadInput{ConceptLine("a") + "\n" + ConceptLine("a"), "c.jsonl:3 field id", "duplicate concept id \"a\" (first at c.jsonl:1)"},
-        BadInput{ConceptLine("a", "moral", R"([{"id": "q", "text_zh": "问", "text_en": "Q", "weight": 1, "framework": "prototype"}])"),
-                 "c.jsonl:1 field rubric[0] field framework", "unknown framework"},
+        BadInput{ConceptLine("a") + "\n" + ConceptLine("a"), "c.jsonl:3 field id",
+                 "duplicate concept id \"a\" (first at c.jsonl:1)"},
+        BadInput{
+            ConceptLine("a", "moral",
+                        R"([{"id": "q", "text_zh": "问", "text_en": "Q", "weight": 1, "framework": "prototype"}])"),
+            "c.jsonl:1 field rubric[0] field framework", "unknown framework"},
         BadInput{"{not json\n", "c.jsonl:1", "not valid JSON"},
-        BadInput{R"({"id": "a", "word": "词", "gloss_en": "w", "category": "moral", "rubrik": []})", "c.jsonl:1", "unknown field \"rubrik\""}));
+        BadInput{R"({"id": "a", "word": "词", "gloss_en": "w", "category": "moral", "rubrik": []})", "c.jsonl:1",
+                 "unknown field \"rubrik\""}));
 
 TEST(ParsePairs, RejectsPairsNamingUnknownConceptsWithFileAndLine) {
   auto concepts = ParseConcepts(ConceptLine("oath") + ConceptLine("promise"), "c.jsonl");
@@ -67,11 +75,13 @@ TEST(ParsePairs, RejectsPairsNamingUnknownConceptsWithFileAndLine) {
   auto ok = ParsePairs(R"({"a": "oath", "b": "promise"})", "p.jsonl", *concepts);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->front().b, "promise");
-  auto bad = ParsePairs("{\"a\": \"oath\", \"b\": \"promise\"}\n{\"a\": \"oath\", \"b\": \"vow\"}\n", "p.jsonl", *concepts);
+  auto bad =
+      ParsePairs("{\"a\": \"oath\", \"b\": \"promise\"}\n{\"a\": \"oath\", \"b\": \"vow\"}\n", "p.jsonl", *concepts);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().where(), "p.jsonl:2 field b");
   EXPECT_NE(bad.status().what().find("unknown concept \"vow\""), std::string::npos);
-  auto dup = ParsePairs("{\"a\": \"oath\", \"b\": \"promise\"}\n{\"a\": \"promise\", \"b\": \"oath\"}\n", "p.jsonl", *concepts);
+  auto dup = ParsePairs("{\"a\": \"oath\", \"b\": \"promise\"}\n{\"a\": \"promise\", \"b\": \"oath\"}\n", "p.jsonl",
+                        *concepts);
   ASSERT_FALSE(dup.ok());
   EXPECT_EQ(dup.status().where(), "p.jsonl:2");
 }

@@ -5,8 +5,8 @@
 
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/core/base64.h"
-#include "visalign/imaging/image.h"
 #include "visalign/core/io.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::acva {
 namespace {
@@ -28,8 +28,8 @@ std::optional<Embedding> Deserialize(const std::string& text, int cols) {
 // Looks up every distinct key; encodes the missing ones in one batch with `encode`, caches them.
 template <typename Encode>
 Result<std::map<std::string, Embedding>> Embed(store::RunStore& store, const std::string& prefix, int dim,
-                                               const std::vector<std::string>& keys, size_t& encoded,
-                                               size_t& cached, Encode encode) {
+                                               const std::vector<std::string>& keys, size_t& encoded, size_t& cached,
+                                               Encode encode) {
   std::map<std::string, Embedding> out;
   std::vector<std::string> missing;
   for (const std::string& k : keys) {
@@ -69,17 +69,16 @@ Result<EmbeddingStats> AttachEmbeddings(store::RunStore& store, const clip::Clip
     path_of[im.sha256] = im.path;
     if (im.metaphor) texts.push_back(*im.metaphor);
   }
-  VISALIGN_ASSIGN_OR_RETURN(
-      auto image_vectors,
-      Embed(store, fingerprint + "|image|", dim, shas, stats.images_encoded, stats.images_cached,
-            [&](const std::vector<std::string>& missing) -> Result<clip::Matrix> {
-              std::vector<imaging::Image> decoded;
-              for (const std::string& sha : missing) {
-                VISALIGN_ASSIGN_OR_RETURN(imaging::Image img, imaging::ReadImage(path_of[sha]));
-                decoded.push_back(std::move(img));
-              }
-              return model.EncodeImages(decoded);
-            }));
+  VISALIGN_ASSIGN_OR_RETURN(auto image_vectors,
+                            Embed(store, fingerprint + "|image|", dim, shas, stats.images_encoded, stats.images_cached,
+                                  [&](const std::vector<std::string>& missing) -> Result<clip::Matrix> {
+                                    std::vector<imaging::Image> decoded;
+                                    for (const std::string& sha : missing) {
+                                      VISALIGN_ASSIGN_OR_RETURN(imaging::Image img, imaging::ReadImage(path_of[sha]));
+                                      decoded.push_back(std::move(img));
+                                    }
+                                    return model.EncodeImages(decoded);
+                                  }));
   // Texts are keyed by their SHA-256 (descriptions may be long).
   std::vector<std::string> text_keys;
   std::map<std::string, std::string> text_of;
@@ -87,13 +86,12 @@ Result<EmbeddingStats> AttachEmbeddings(store::RunStore& store, const clip::Clip
     text_keys.push_back(Sha256Hex(t));
     text_of[text_keys.back()] = t;
   }
-  VISALIGN_ASSIGN_OR_RETURN(auto text_vectors,
-                            Embed(store, fingerprint + "|text|", dim, text_keys, stats.texts_encoded,
-                                  stats.texts_cached, [&](const std::vector<std::string>& missing) {
-                                    std::vector<std::string> batch;
-                                    for (const std::string& k : missing) batch.push_back(text_of[k]);
-                                    return model.EncodeTexts(batch);
-                                  }));
+  VISALIGN_ASSIGN_OR_RETURN(auto text_vectors, Embed(store, fingerprint + "|text|", dim, text_keys, stats.texts_encoded,
+                                                     stats.texts_cached, [&](const std::vector<std::string>& missing) {
+                                                       std::vector<std::string> batch;
+                                                       for (const std::string& k : missing) batch.push_back(text_of[k]);
+                                                       return model.EncodeTexts(batch);
+                                                     }));
   for (JudgedImage& im : images) {
     im.image_embedding = image_vectors.at(im.sha256);
     if (im.metaphor) im.metaphor_embedding = text_vectors.at(Sha256Hex(*im.metaphor));

@@ -42,27 +42,26 @@ Result<std::vector<backends::WorkItem>> GenerationItems(const ConceptSet& set, c
 
 std::string GenerationFingerprint(const ConceptSet& set, const GenerationConfig& config) {
   const Json j = {{"concept_set", set.fingerprint},
-                            {"language", LanguageName(config.language)},
-                            {"prompt_template", config.prompt_template}};
+                  {"language", LanguageName(config.language)},
+                  {"prompt_template", config.prompt_template}};
   return Sha256Hex(CanonicalJsonText(j));  // key-sorted: the fingerprint of every earlier release
 }
 
 Result<std::vector<RunSpec>> ParseRunSpecs(std::string_view text, const std::string& source) {
   std::vector<RunSpec> specs;
-  VISALIGN_RETURN_IF_ERROR(
-      jsonl::ForEachLine(text, source, [&](const Json& j, const std::string& where) -> Status {
-        if (!j.is_object()) return Status::InvalidArgument("line is not a JSON object", where, "one run object per line");
-        VISALIGN_RETURN_IF_ERROR(jsonl::CheckKnownFields(j, {"run", "model", "endpoint", "api_key_env"}, where));
-        RunSpec spec;
-        VISALIGN_ASSIGN_OR_RETURN(spec.run, jsonl::RequiredString(j, "run", where));
-        for (auto [key, field] : {std::pair{"model", &spec.model}, std::pair{"endpoint", &spec.endpoint},
-                                  std::pair{"api_key_env", &spec.api_key_env}})
-          if (j.contains(key)) {
-            VISALIGN_ASSIGN_OR_RETURN(*field, jsonl::RequiredString(j, key, where));
-          }
-        specs.push_back(std::move(spec));
-        return Status::Ok();
-      }));
+  VISALIGN_RETURN_IF_ERROR(jsonl::ForEachLine(text, source, [&](const Json& j, const std::string& where) -> Status {
+    if (!j.is_object()) return Status::InvalidArgument("line is not a JSON object", where, "one run object per line");
+    VISALIGN_RETURN_IF_ERROR(jsonl::CheckKnownFields(j, {"run", "model", "endpoint", "api_key_env"}, where));
+    RunSpec spec;
+    VISALIGN_ASSIGN_OR_RETURN(spec.run, jsonl::RequiredString(j, "run", where));
+    for (auto [key, field] : {std::pair{"model", &spec.model}, std::pair{"endpoint", &spec.endpoint},
+                              std::pair{"api_key_env", &spec.api_key_env}})
+      if (j.contains(key)) {
+        VISALIGN_ASSIGN_OR_RETURN(*field, jsonl::RequiredString(j, key, where));
+      }
+    specs.push_back(std::move(spec));
+    return Status::Ok();
+  }));
   return specs;
 }
 

@@ -22,8 +22,7 @@ Status ForEachLine(std::string_view text, const std::string& source,
   return Status::Ok();
 }
 
-Status CheckKnownFields(const Json& object, std::initializer_list<std::string_view> known,
-                        const std::string& where) {
+Status CheckKnownFields(const Json& object, std::initializer_list<std::string_view> known, const std::string& where) {
   for (const auto& [key, value] : object.items()) {
     bool found = false;
     std::string names;
@@ -49,7 +48,8 @@ Result<double> RequiredNumber(const Json& object, const std::string& key, const 
   auto it = object.find(key);
   if (it == object.end()) return Status::InvalidArgument("missing field \"" + key + "\"", where, "a number");
   if (!it->is_number() || !std::isfinite(it->get<double>()))
-    return Status::InvalidArgument("field \"" + key + "\" is " + QuoteJson(*it), where + " field " + key, "a finite number");
+    return Status::InvalidArgument("field \"" + key + "\" is " + QuoteJson(*it), where + " field " + key,
+                                   "a finite number");
   return it->get<double>();
 }
 

@@ -18,8 +18,7 @@ Status ForEachLine(std::string_view text, const std::string& source,
 
 // InvalidArgument naming the first field of `object` that is not in `known` (a misspelt field is an
 // error, not ignored).
-Status CheckKnownFields(const Json& object, std::initializer_list<std::string_view> known,
-                        const std::string& where);
+Status CheckKnownFields(const Json& object, std::initializer_list<std::string_view> known, const std::string& where);
 // A non-empty string field, or InvalidArgument naming "<where> field <key>".
 Result<std::string> RequiredString(const Json& object, const std::string& key, const std::string& where);
 // A finite number field.

@@ -11,7 +11,6 @@
 namespace visalign::acva {
 namespace {
 
-
 constexpr double kRatingTolerance = 1e-9;
 constexpr size_t kQuestionHashChars = 16;
 
@@ -66,9 +65,12 @@ constexpr const char* kAfcSystemZh =
 std::string SystemPrompt(JudgeTask task, Language language) {
   const bool zh = language == Language::kZh;
   switch (task) {
-    case JudgeTask::kRubric: return RubricSystem(language);
-    case JudgeTask::kMetaphor: return zh ? kMetaphorSystemZh : kMetaphorSystemEn;
-    case JudgeTask::kAfc: return zh ? kAfcSystemZh : kAfcSystemEn;
+    case JudgeTask::kRubric:
+      return RubricSystem(language);
+    case JudgeTask::kMetaphor:
+      return zh ? kMetaphorSystemZh : kMetaphorSystemEn;
+    case JudgeTask::kAfc:
+      return zh ? kAfcSystemZh : kAfcSystemEn;
   }
   return "";
 }
@@ -105,14 +107,20 @@ size_t MatchingBrace(std::string_view s, size_t open) {
   for (size_t i = open; i < s.size(); ++i) {
     const char c = s[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '{') ++depth;
-    else if (c == '}' && --depth == 0) return i;
+    if (c == '"')
+      in_string = true;
+    else if (c == '{')
+      ++depth;
+    else if (c == '}' && --depth == 0)
+      return i;
   }
   return std::string_view::npos;
 }
@@ -160,8 +168,8 @@ JudgeQuestion MetaphorQuestionFor(const Concept& cpt, Language language) {
 }
 
 JudgeQuestion AfcQuestionFor(const Concept& first, const Concept& second, Language language) {
-  JudgeQuestion q = Make(JudgeTask::kAfc, language, "afc/" + first.id + "/" + second.id,
-                         AfcText(first.word, second.word, language));
+  JudgeQuestion q =
+      Make(JudgeTask::kAfc, language, "afc/" + first.id + "/" + second.id, AfcText(first.word, second.word, language));
   q.options = {first.word, second.word};
   return q;
 }
@@ -198,8 +206,8 @@ std::string JudgeCacheKey(const std::string& image_sha256, const JudgeQuestion& 
 Json JudgeRequestBody(const JudgeQuestion& question, const JudgeSettings& settings, std::string_view image_bytes,
                       std::string_view image_extension) {
   const std::string mime = image_extension == "jpg" || image_extension == "jpeg" ? "image/jpeg"
-                           : image_extension == "webp"                          ? "image/webp"
-                                                                                : "image/png";
+                           : image_extension == "webp"                           ? "image/webp"
+                                                                                 : "image/png";
   const std::string data_url = "data:" + mime + ";base64," + EncodeBase64(image_bytes);
   return {{"model", settings.model},
           {"temperature", settings.temperature},
@@ -284,8 +292,8 @@ JudgeAnswer JudgeAnswerFromJson(const JudgeQuestion& question, const Json& objec
       for (int i = 0; i < 2; ++i)
         if (choice == question.options[static_cast<size_t>(i)]) a.choice = i;
       if (a.choice < 0) {
-        a.error = "choice " + QuoteText(c->get<std::string>()) + " is neither \"" + question.options[0] +
-                  "\" nor \"" + question.options[1] + "\"";
+        a.error = "choice " + QuoteText(c->get<std::string>()) + " is neither \"" + question.options[0] + "\" nor \"" +
+                  question.options[1] + "\"";
         return a;
       }
       break;

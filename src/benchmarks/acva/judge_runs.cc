@@ -76,10 +76,12 @@ Result<JudgeAnswer> AnswerFromRecord(std::string_view text, const Task& t, const
   if (!record.ok()) return corrupt("is " + record.status().what());
   if (!record->is_object()) return corrupt("is not a JSON object: " + QuoteJson(*record));
   const auto valid = record->find("valid");
-  if (valid == record->end() || !valid->is_boolean()) return corrupt("without a boolean \"valid\": " + QuoteJson(*record));
+  if (valid == record->end() || !valid->is_boolean())
+    return corrupt("without a boolean \"valid\": " + QuoteJson(*record));
   if (!valid->get<bool>()) {
     const auto error = record->find("error");
-    if (error == record->end() || !error->is_string()) return corrupt("without a string \"error\": " + QuoteJson(*record));
+    if (error == record->end() || !error->is_string())
+      return corrupt("without a string \"error\": " + QuoteJson(*record));
     JudgeAnswer answer;
     answer.error = error->get<std::string>();
     return answer;
@@ -103,14 +105,18 @@ void Apply(const JudgeAnswer& answer, const Task& t, JudgedImage& image) {
       break;
     }
     case JudgeTask::kMetaphor:
-      if (answer.valid) image.metaphor = answer.description;
-      else image.metaphor_error = answer.error;
+      if (answer.valid)
+        image.metaphor = answer.description;
+      else
+        image.metaphor_error = answer.error;
       break;
     case JudgeTask::kAfc: {
       AfcTrial& trial = image.afc[t.slot.index];
       // The question's options are the first and second concept's words, in that order.
-      if (answer.valid) trial.choice = answer.choice == 0 ? trial.first : trial.second;
-      else trial.error = answer.error;
+      if (answer.valid)
+        trial.choice = answer.choice == 0 ? trial.first : trial.second;
+      else
+        trial.error = answer.error;
       break;
     }
   }
@@ -224,10 +230,10 @@ class Judge {
     const std::string owner = store::MakeOwnerId();
     const backends::Millis busy_poll = std::clamp(config_.lease / 10, kMinBusyPoll, kMaxBusyPoll);
     const int threads = std::max(1, config_.concurrency);
-    std::mutex mu;  // guards the claim state, out and first_error
-    size_t next = 0;                // to_ask[next..] not claimed yet
-    std::deque<size_t> claimed;     // indices into `shared`, leased to this judge, not asked yet
-    std::vector<size_t> busy;       // held by other judges when last asked for
+    std::mutex mu;               // guards the claim state, out and first_error
+    size_t next = 0;             // to_ask[next..] not claimed yet
+    std::deque<size_t> claimed;  // indices into `shared`, leased to this judge, not asked yet
+    std::vector<size_t> busy;    // held by other judges when last asked for
     std::chrono::steady_clock::time_point busy_asked;
     Status first_error;
     std::atomic<bool> finished{false};
@@ -266,8 +272,7 @@ class Judge {
                                               to_ask.begin() + static_cast<std::ptrdiff_t>(end)));
         next = end;
       }
-      if (st.ok() && claimed.empty() && !busy.empty() &&
-          std::chrono::steady_clock::now() - busy_asked >= busy_poll) {
+      if (st.ok() && claimed.empty() && !busy.empty() && std::chrono::steady_clock::now() - busy_asked >= busy_poll) {
         busy_asked = std::chrono::steady_clock::now();
         std::vector<size_t> again;
         again.swap(busy);
@@ -306,9 +311,9 @@ class Judge {
         auto asked = Ask(t, out.images[t.slot.image]);
         std::lock_guard<std::mutex> lock(mu);
         if (unreachable_) {
-          stop_early_locked(Status::Unavailable(
-              "cannot reach the judge: " + *unreachable_, "judge endpoint " + config_.endpoint,
-              "a running OpenAI-compatible server at --judge-endpoint (check the host and port)"));
+          stop_early_locked(
+              Status::Unavailable("cannot reach the judge: " + *unreachable_, "judge endpoint " + config_.endpoint,
+                                  "a running OpenAI-compatible server at --judge-endpoint (check the host and port)"));
         }
         if (asked.ok() && !*asked) continue;  // stopped before it was asked: stays unasked
         ++out.stats.asked;
@@ -328,8 +333,8 @@ class Judge {
           if (!any_valid_ && config_.stop_after_invalid > 0 &&
               ++invalid_streak >= static_cast<size_t>(config_.stop_after_invalid))
             stop_early_locked(Status::InvalidArgument(
-                fmt::format("stopped after the first {} questions asked got no valid answer; last: {}",
-                            invalid_streak, a.answer.error),
+                fmt::format("stopped after the first {} questions asked got no valid answer; last: {}", invalid_streak,
+                            a.answer.error),
                 "judge " + config_.settings.model + " at " + config_.endpoint,
                 "a judge model that answers in the requested JSON (see docs/acva.md; the invalid answers are "
                 "cached: --rejudge-invalid asks them again)"));
@@ -396,8 +401,8 @@ class Judge {
           });
       if (failure && failure->kind == backends::ErrorKind::kCancelled) return std::optional<Asked>();
       if (failure)
-        return Status::Unavailable("judge request failed: " + failure->message,
-                                   image.ImageId() + " " + t.question.key, "a reachable judge endpoint");
+        return Status::Unavailable("judge request failed: " + failure->message, image.ImageId() + " " + t.question.key,
+                                   "a reachable judge endpoint");
       answer = ParseJudgeReply(t.question, reply);
       if (answer.valid) return std::optional<Asked>(Asked{answer, AnswerRecord(answer, t.question, attempt, reply)});
       spdlog::debug("judge {} {}: unparseable reply (attempt {}): {}", image.ImageId(), t.question.key, attempt,
@@ -424,9 +429,9 @@ class Judge {
 }  // namespace
 
 Json JudgeStats::ToJson() const {
-  return {{"images", images},   {"questions", questions}, {"distinct", distinct}, {"cached", cached},  {"asked", asked},
-          {"requests", requests}, {"invalid", invalid},   {"failed", failed},  {"missing", missing},
-          {"errors", errors},   {"interrupted", interrupted}};
+  return {{"images", images},   {"questions", questions}, {"distinct", distinct},      {"cached", cached},
+          {"asked", asked},     {"requests", requests},   {"invalid", invalid},        {"failed", failed},
+          {"missing", missing}, {"errors", errors},       {"interrupted", interrupted}};
 }
 
 Result<std::vector<JudgedImage>> RunImages(store::RunStore& store, const ConceptSet& set,
@@ -434,8 +439,9 @@ Result<std::vector<JudgedImage>> RunImages(store::RunStore& store, const Concept
   std::vector<JudgedImage> images;
   for (const std::string& run : runs) {
     VISALIGN_ASSIGN_OR_RETURN(auto info, store.FindRun(run));
-    if (!info) return Status::NotFound("run \"" + run + "\" not in the store", store.root().string(),
-                                       "a run made by `visalign acva generate --run " + run + "`");
+    if (!info)
+      return Status::NotFound("run \"" + run + "\" not in the store", store.root().string(),
+                              "a run made by `visalign acva generate --run " + run + "`");
     if (info->benchmark != benchmarks::kAcva)
       return Status::InvalidArgument("run \"" + run + "\" is a " + info->benchmark + " run", "run name",
                                      "an ACVA generation run");

@@ -10,7 +10,8 @@ Concept Loyalty() {
   c.id = "loyalty";
   c.word = "忠诚";
   c.gloss_en = "loyalty";
-  c.rubric = {{"relationship", "是否存在持续的关系？", "Is there an ongoing relationship?", 2, Framework::kComponential}};
+  c.rubric = {
+      {"relationship", "是否存在持续的关系？", "Is there an ongoing relationship?", 2, Framework::kComponential}};
   return c;
 }
 
@@ -87,7 +88,8 @@ TEST(JudgeCacheKey, ChangesWithImageQuestionModelAndTemplate) {
   Concept edited = c;
   edited.rubric[0].text_en = "Is there a lasting bond?";
   EXPECT_NE(key, JudgeCacheKey("sha", RubricQuestionFor(edited, edited.rubric[0], Language::kEn), s));
-  EXPECT_NE(PromptTemplateHash(JudgeTask::kRubric, s), PromptTemplateHash(JudgeTask::kRubric, {"m", Language::kZh, 0.0}));
+  EXPECT_NE(PromptTemplateHash(JudgeTask::kRubric, s),
+            PromptTemplateHash(JudgeTask::kRubric, {"m", Language::kZh, 0.0}));
 }
 
 TEST(GenerationItems, WordOnlyPromptsWithSeedsPerSample) {

@@ -15,11 +15,12 @@ Status WriteOutputs(const std::filesystem::path& dir, const AnalysisResult& resu
   return WriteFileAtomic(dir / "summary.md", SummaryMarkdown(result.summary));
 }
 
-Json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>& runs,
-                                  const JudgeSettings& judge, const std::string& clip_fingerprint) {
+Json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>& runs, const JudgeSettings& judge,
+                        const std::string& clip_fingerprint) {
   Json run_list = Json::array();
   for (const store::RunInfo& run : runs)
-    run_list.push_back({{"run", run.name}, {"dataset_fingerprint", run.dataset_fingerprint}, {"identity", run.identity}});
+    run_list.push_back(
+        {{"run", run.name}, {"dataset_fingerprint", run.dataset_fingerprint}, {"identity", run.identity}});
   return {{"concept_set", set.fingerprint},
           {"runs", run_list},
           {"judge", JudgeSettingsJson(judge)},
@@ -29,14 +30,13 @@ Json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>
 Result<std::vector<Json>> ReadItems(const std::filesystem::path& items_jsonl) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(items_jsonl));
   std::vector<Json> items;
-  VISALIGN_RETURN_IF_ERROR(jsonl::ForEachLine(text, items_jsonl.string(),
-                                              [&](const Json& j, const std::string& where) -> Status {
-                                                if (!j.is_object() || !j.contains("image_id"))
-                                                  return Status::InvalidArgument("not an ACVA item", where,
-                                                                                 "items.jsonl rows with image_id");
-                                                items.push_back(j);
-                                                return Status::Ok();
-                                              }));
+  VISALIGN_RETURN_IF_ERROR(
+      jsonl::ForEachLine(text, items_jsonl.string(), [&](const Json& j, const std::string& where) -> Status {
+        if (!j.is_object() || !j.contains("image_id"))
+          return Status::InvalidArgument("not an ACVA item", where, "items.jsonl rows with image_id");
+        items.push_back(j);
+        return Status::Ok();
+      }));
   return items;
 }
 

@@ -31,7 +31,8 @@ Result<double> RatingScore(const Concept& cpt, const Json& answers, const std::s
   for (const RubricQuestion& q : cpt.rubric) {
     auto it = answers.find(q.id);
     if (it == answers.end())
-      return Status::InvalidArgument("no answer to question " + QuoteText(q.id), where, "every rubric question answered");
+      return Status::InvalidArgument("no answer to question " + QuoteText(q.id), where,
+                                     "every rubric question answered");
     if (!it->is_number() || !OnRatingScale(it->get<double>()))
       return Status::InvalidArgument("rating " + QuoteJson(*it) + " for question " + QuoteText(q.id), where,
                                      "a level of the judge's rating scale (0, 0.25, 0.5, 0.75 or 1)");

@@ -13,8 +13,9 @@ Concept Loyalty() {
   c.id = "loyalty";
   c.word = "忠诚";
   c.gloss_en = "loyalty";
-  c.rubric = {{"relationship", "是否存在持续的关系？", "Is there an ongoing relationship?", 3, Framework::kComponential},
-              {"sacrifice", "是否有人为他人付出？", "Does someone give something up for another?", 1, Framework::kFrame}};
+  c.rubric = {
+      {"relationship", "是否存在持续的关系？", "Is there an ongoing relationship?", 3, Framework::kComponential},
+      {"sacrifice", "是否有人为他人付出？", "Does someone give something up for another?", 1, Framework::kFrame}};
   return c;
 }
 
@@ -58,9 +59,8 @@ TEST(HumanRatingsCsv, IsTheFormatAcvaAgreementReads) {
   const std::string csv = HumanRatingsCsv({{"run-a/loyalty/0", "p1", 0.8125}, {"run-a/loyalty/1", "p,2", 1.0 / 3}});
   EXPECT_EQ(csv, "image,rater,score\nrun-a/loyalty/0,p1,0.8125\nrun-a/loyalty/1,\"p,2\",0.3333333333333333\n");
   visalign::testing::TempDir dir;
-  const std::vector<Json> items = {
-      {{"image_id", "run-a/loyalty/0"}, {"sha256", "x"}, {"adequacy", 0.9}},
-      {{"image_id", "run-a/loyalty/1"}, {"sha256", "y"}, {"adequacy", 0.25}}};
+  const std::vector<Json> items = {{{"image_id", "run-a/loyalty/0"}, {"sha256", "x"}, {"adequacy", 0.9}},
+                                   {{"image_id", "run-a/loyalty/1"}, {"sha256", "y"}, {"adequacy", 0.25}}};
   auto agreement = HumanAgreement(items, dir.Write("ratings.csv", csv));
   ASSERT_TRUE(agreement.ok()) << agreement.status().ToString();
   EXPECT_EQ(agreement->n_ratings, 2u);

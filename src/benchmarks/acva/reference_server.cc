@@ -9,17 +9,16 @@
 #include "visalign/backends/http_server.h"
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/core/base64.h"
+#include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
 #include "visalign/imaging/image.h"
-#include "visalign/core/io.h"
 
 namespace visalign::acva {
 namespace {
 
-
 constexpr int kImageSize = 64;
-constexpr int kCodeStep = 50;        // code pixel channel value per unit
-constexpr uint8_t kBiasFlag = 200;   // code pixel blue channel: the judge always picks the first word
+constexpr int kCodeStep = 50;       // code pixel channel value per unit
+constexpr uint8_t kBiasFlag = 200;  // code pixel blue channel: the judge always picks the first word
 constexpr int kVariants = 3;
 constexpr size_t kPromptHashBytes = 6;  // drawn into pixels (1, 0) and (2, 0)
 
@@ -37,14 +36,12 @@ struct Profile {
   bool varies;
   bool bias;
 };
-constexpr std::array<Profile, 3> kProfiles = {Profile{"varied", 4, 4, true, false},
-                                              Profile{"mono", 1, 1, false, true},
+constexpr std::array<Profile, 3> kProfiles = {Profile{"varied", 4, 4, true, false}, Profile{"mono", 1, 1, false, true},
                                               Profile{"mixed", 3, 1, true, false}};
 
-constexpr std::array<const char*, kVariants> kMetaphors = {
-    "A single solid square sits in the middle of a plain field.",
-    "Horizontal stripes repeat evenly across the whole frame.",
-    "A round disc floats alone in the centre of the picture."};
+constexpr std::array<const char*, kVariants> kMetaphors = {"A single solid square sits in the middle of a plain field.",
+                                                           "Horizontal stripes repeat evenly across the whole frame.",
+                                                           "A round disc floats alone in the centre of the picture."};
 
 std::array<uint8_t, 32> HashBytes(const std::string& text) {
   const std::string hex = Sha256Hex(text);
@@ -61,13 +58,18 @@ imaging::Image Render(const std::string& prompt, const ImageCode& code) {
     for (int x = 0; x < kImageSize; ++x) {
       bool fg = false;
       switch (code.variant) {
-        case 0: fg = std::abs(x - c) < r && std::abs(y - c) < r; break;
-        case 1: fg = (y / 8) % 2 == 1; break;
-        default: fg = (x - c) * (x - c) + (y - c) * (y - c) < r * r; break;
+        case 0:
+          fg = std::abs(x - c) < r && std::abs(y - c) < r;
+          break;
+        case 1:
+          fg = (y / 8) % 2 == 1;
+          break;
+        default:
+          fg = (x - c) * (x - c) + (y - c) * (y - c) < r * r;
+          break;
       }
       uint8_t* p = img.pixel(x, y);
-      for (int ch = 0; ch < 3; ++ch)
-        p[ch] = fg ? static_cast<uint8_t>(255 - h[9 + ch]) : h[6 + ch];
+      for (int ch = 0; ch < 3; ++ch) p[ch] = fg ? static_cast<uint8_t>(255 - h[9 + ch]) : h[6 + ch];
     }
   uint8_t* p0 = img.pixel(0, 0);
   p0[0] = static_cast<uint8_t>(code.quality * kCodeStep);
@@ -113,8 +115,9 @@ void ErrorReply(backends::HttpServerResponse& res, int status, const std::string
 class Server final : public ReferenceServer {
  public:
   explicit Server(const ReferenceServerOptions& options) : options_(options), http_(HttpOptions(options)) {
-    http_.Route("POST", "/v1/images/generations",
-                [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Generate(req, res); });
+    http_.Route(
+        "POST", "/v1/images/generations",
+        [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Generate(req, res); });
     http_.Route("POST", "/v1/chat/completions",
                 [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Chat(req, res); });
   }
@@ -141,8 +144,7 @@ class Server final : public ReferenceServer {
   void Generate(const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
     ++image_requests_;
     const Json body = ParsedObject(req.body);
-    if (!Member(body, "prompt").is_string())
-      return ErrorReply(res, 400, "body must be JSON with a string \"prompt\"");
+    if (!Member(body, "prompt").is_string()) return ErrorReply(res, 400, "body must be JSON with a string \"prompt\"");
     const std::string model = StringMember(body, "model");
     const Profile* profile = nullptr;
     for (const Profile& p : kProfiles)
@@ -216,10 +218,14 @@ class Server final : public ReferenceServer {
       std::lock_guard<std::mutex> lock(mu_);
       if (seen_.insert(Sha256Hex(req.body)).second) content = "rating: maybe {not json";
     }
-    if (has("+fenced")) content = "Here is my assessment:\n```json\n" + content + "\n```\nLet me know if you need more.";
-    res.SetJson(200, {{"id", "ref"}, {"object", "chat.completion"}, {"model", model},
-                      {"choices", Json::array({{{"index", 0}, {"finish_reason", "stop"},
-                                               {"message", {{"role", "assistant"}, {"content", content}}}}})}});
+    if (has("+fenced"))
+      content = "Here is my assessment:\n```json\n" + content + "\n```\nLet me know if you need more.";
+    res.SetJson(200, {{"id", "ref"},
+                      {"object", "chat.completion"},
+                      {"model", model},
+                      {"choices", Json::array({{{"index", 0},
+                                                {"finish_reason", "stop"},
+                                                {"message", {{"role", "assistant"}, {"content", content}}}}})}});
   }
 
   ReferenceServerOptions options_;

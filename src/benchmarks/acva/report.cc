@@ -11,8 +11,8 @@
 namespace visalign::acva {
 namespace {
 
-constexpr int kDigits = 3;         // summary.md tables
-constexpr int kPValueDigits = 2;   // significant digits of p-values
+constexpr int kDigits = 3;        // summary.md tables
+constexpr int kPValueDigits = 2;  // significant digits of p-values
 
 std::string Num(const Json& v) { return v.is_number() ? FormatFixed(v.get<double>(), kDigits) : ""; }
 
@@ -67,9 +67,7 @@ std::vector<CsvColumn> CsvColumns() {
 }
 
 // The smallest nonzero p-value of the pass-rate comparisons: 2/B with B bootstrap resamples.
-double ComparisonPFloor(const Json& summary) {
-  return 2.0 / summary["options"]["bootstrap_resamples"].get<double>();
-}
+double ComparisonPFloor(const Json& summary) { return 2.0 / summary["options"]["bootstrap_resamples"].get<double>(); }
 
 }  // namespace
 
@@ -83,26 +81,28 @@ std::vector<std::string> SummaryWarnings(const Json& summary) {
   std::vector<std::string> out;
   const Json& random = summary.value("embeddings", Json::object()).value("random_weights", Json());
   if (random.is_object())
-    out.push_back(fmt::format("the CLIP model's weights are {}. Image diversity and embedding separability come from "
-                              "meaningless embeddings.",
-                              random.value("label", std::string("random"))));
+    out.push_back(
+        fmt::format("the CLIP model's weights are {}. Image diversity and embedding separability come from "
+                    "meaningless embeddings.",
+                    random.value("label", std::string("random"))));
   const Json generation = summary.value("generation", Json::object());
   for (const auto& [run, counts] : generation.items()) {
     const size_t done = counts.value("done", size_t{0}), failed = counts.value("failed", size_t{0}),
                  pending = counts.value("pending", size_t{0});
     if (failed + pending > 0)
-      out.push_back(fmt::format("generation run {} has {} failed and {} pending of its {} images, so its numbers cover "
-                                "only the {} done ones.",
-                                run, failed, pending, done + failed + pending, done));
+      out.push_back(
+          fmt::format("generation run {} has {} failed and {} pending of its {} images, so its numbers cover "
+                      "only the {} done ones.",
+                      run, failed, pending, done + failed + pending, done));
   }
   for (const Json& m : summary.value("models", Json::array())) {
     const size_t images = m.value("n_images", size_t{0}), invalid = m.value("n_invalid", size_t{0});
     if (invalid > 0)
-      out.push_back(fmt::format("model {} has {} of {} images ({} %) without a valid judgment (refused or unparseable "
-                                "answers), so its pass rate and adequacy cover only the other {}.",
-                                m.value("model", std::string()), invalid, images,
-                                FormatFixed(100.0 * static_cast<double>(invalid) / static_cast<double>(images), 1),
-                                images - invalid));
+      out.push_back(fmt::format(
+          "model {} has {} of {} images ({} %) without a valid judgment (refused or unparseable "
+          "answers), so its pass rate and adequacy cover only the other {}.",
+          m.value("model", std::string()), invalid, images,
+          FormatFixed(100.0 * static_cast<double>(invalid) / static_cast<double>(images), 1), images - invalid));
   }
   return out;
 }
@@ -177,9 +177,10 @@ std::string SummaryMarkdown(const Json& summary) {
         out += fmt::format("; {}: D_img {}, H {}", mode, Cell(qm[mode]["d_img"]), Cell(qm[mode]["h"]));
     out += " (a value at the median counts half high, half low).\n\n";
   } else {
-    out += "Quadrants split at each model's own medians of D_img and H (a value at the median counts half high,"
-           " half low): they describe how a model's diversity varies over its concepts; compare D_img and H"
-           " for levels.\n\n";
+    out +=
+        "Quadrants split at each model's own medians of D_img and H (a value at the median counts half high,"
+        " half low): they describe how a model's diversity varies over its concepts; compare D_img and H"
+        " for levels.\n\n";
   }
   out += "| model | set | groups | D_img | 95% CI | D_met | H (bits) | genuine | pseudo | metaphor | low |\n";
   out += "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -187,14 +188,15 @@ std::string SummaryMarkdown(const Json& summary) {
     for (const char* mode : {"filtered", "unfiltered"}) {
       const Json& d = m["diversity"][mode];
       const Json& q = d["quadrants"];
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", m["model"].get<std::string>(),
-                         mode, d["n_groups"].get<size_t>(), Cell(d["d_img_mean"]), Ci(d["d_img_ci"]),
-                         Cell(d["d_met_mean"]), Cell(d["h_mean"]), Cell(q["genuine"]), Cell(q["pseudo"]),
-                         Cell(q["metaphor"]), Cell(q["low"]));
+      out +=
+          fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", m["model"].get<std::string>(), mode,
+                      d["n_groups"].get<size_t>(), Cell(d["d_img_mean"]), Ci(d["d_img_ci"]), Cell(d["d_met_mean"]),
+                      Cell(d["h_mean"]), Cell(q["genuine"]), Cell(q["pseudo"]), Cell(q["metaphor"]), Cell(q["low"]));
     }
 
-  out += "\n## Distinctiveness (near-synonym pairs)\n\nEmbedding separability and the judge's 2AFC are separate "
-         "measures and are never merged.\n\n| model | pair | embedding LOO acc | 2AFC acc | first-option share |\n";
+  out +=
+      "\n## Distinctiveness (near-synonym pairs)\n\nEmbedding separability and the judge's 2AFC are separate "
+      "measures and are never merged.\n\n| model | pair | embedding LOO acc | 2AFC acc | first-option share |\n";
   out += "|---|---|---|---|---|\n";
   for (const Json& m : summary["models"]) {
     for (const Json& p : m["pairs"])

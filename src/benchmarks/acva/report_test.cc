@@ -24,9 +24,7 @@ TEST(FormatPValue, BelowTheResolutionOfTheTestItIsAnUpperBound) {
   EXPECT_EQ(FormatPValue(0.0, 0), "0");
 }
 
-TEST(FormatPValue, UndefinedIsADash) {
-  EXPECT_EQ(FormatPValue(std::numeric_limits<double>::quiet_NaN(), 0), "–");
-}
+TEST(FormatPValue, UndefinedIsADash) { EXPECT_EQ(FormatPValue(std::numeric_limits<double>::quiet_NaN(), 0), "–"); }
 
 }  // namespace
 }  // namespace visalign::acva

@@ -13,7 +13,6 @@
 namespace visalign::hues {
 namespace {
 
-
 constexpr const char* kBoardTensor = "board";
 constexpr const char* kWordsTensor = "words";
 
@@ -48,11 +47,14 @@ Status CheckImagesWereSeenAsImages(const std::vector<std::vector<float>>& rows, 
   double least = 1;
   for (size_t i = 1; i < kCells; ++i) least = std::min(least, Cosine(rows[0], rows[i]));
   if (least > kSameEmbeddingCosine)
-    return refuse(fmt::format("all {} board colours got the same embedding (least cosine to cell 0: {:.6f})", kCells, least));
+    return refuse(
+        fmt::format("all {} board colours got the same embedding (least cosine to cell 0: {:.6f})", kCells, least));
   const double probe = Cosine(rows[0], rows[kCells]);
   if (probe < kSameEmbeddingCosine)
-    return refuse(fmt::format("one solid colour sent at two sizes got different embeddings (cosine {:.6f}, expected "
-                              "above {})", probe, kSameEmbeddingCosine));
+    return refuse(
+        fmt::format("one solid colour sent at two sizes got different embeddings (cosine {:.6f}, expected "
+                    "above {})",
+                    probe, kSameEmbeddingCosine));
   return Status::Ok();
 }
 
@@ -81,9 +83,8 @@ std::vector<WordPredictions> RankCells(const clip::Matrix& board, const clip::Ma
   for (size_t w = 0; w < words.size(); ++w) {
     const float* row = similarity.row(static_cast<int>(w));
     std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + kTopK, order.end(), [&](int a, int b) {
-      return row[a] != row[b] ? row[a] > row[b] : a < b;
-    });
+    std::partial_sort(order.begin(), order.begin() + kTopK, order.end(),
+                      [&](int a, int b) { return row[a] != row[b] ? row[a] > row[b] : a < b; });
     WordPredictions wp{words[w], {}};
     for (int k = 0; k < kTopK; ++k) wp.top.push_back({order[k], static_cast<double>(row[order[k]])});
     out.push_back(std::move(wp));
@@ -91,7 +92,8 @@ std::vector<WordPredictions> RankCells(const clip::Matrix& board, const clip::Ma
   return out;
 }
 
-Result<std::vector<WordPredictions>> PredictFromEmbeddings(const HuesEmbeddings& e, const std::vector<std::string>& words,
+Result<std::vector<WordPredictions>> PredictFromEmbeddings(const HuesEmbeddings& e,
+                                                           const std::vector<std::string>& words,
                                                            const std::string& prompt_template) {
   if (words.empty()) return Status::InvalidArgument("no words to predict", "word list", "at least one word");
   if (prompt_template != e.prompt_template) {
@@ -105,8 +107,9 @@ Result<std::vector<WordPredictions>> PredictFromEmbeddings(const HuesEmbeddings&
   for (size_t w = 0; w < words.size(); ++w) {
     const auto it = row_of.find(words[w]);
     if (it == row_of.end()) {
-      return Status::InvalidArgument("no embedding of the word \"" + words[w] + "\"", "embeddings",
-                                     fmt::format("embeddings of every word to predict ({} words given)", e.words.size()));
+      return Status::InvalidArgument(
+          "no embedding of the word \"" + words[w] + "\"", "embeddings",
+          fmt::format("embeddings of every word to predict ({} words given)", e.words.size()));
     }
     std::copy(e.texts.row(it->second), e.texts.row(it->second) + e.texts.cols, texts.row(static_cast<int>(w)));
   }
@@ -132,8 +135,9 @@ Result<HuesEmbeddings> ReadEmbeddingsFile(const std::filesystem::path& path) {
     return it == file.metadata.end() ? nullptr : &it->second;
   };
   if (meta("format") == nullptr || *meta("format") != kEmbeddingsFormat) {
-    return Status::InvalidArgument("metadata \"format\" is " + (meta("format") ? QuoteText(*meta("format")) : "missing"),
-                                   where, std::string("\"") + kEmbeddingsFormat + "\" (layout in docs/hues.md)");
+    return Status::InvalidArgument(
+        "metadata \"format\" is " + (meta("format") ? QuoteText(*meta("format")) : "missing"), where,
+        std::string("\"") + kEmbeddingsFormat + "\" (layout in docs/hues.md)");
   }
   HuesEmbeddings e;
   if (meta("prompt_template") != nullptr) e.prompt_template = *meta("prompt_template");
@@ -171,9 +175,9 @@ Result<HuesEmbeddings> ReadEmbeddingsFile(const std::filesystem::path& path) {
     const auto bad = std::find_if(m->data.begin(), m->data.end(), [](float v) { return !std::isfinite(v); });
     if (bad != m->data.end()) {
       const auto at = static_cast<size_t>(bad - m->data.begin());
-      return Status::InvalidArgument(fmt::format("tensor \"{}\" row {} holds {}", name, at / static_cast<size_t>(m->cols),
-                                                 *bad),
-                                     where, "finite embeddings");
+      return Status::InvalidArgument(
+          fmt::format("tensor \"{}\" row {} holds {}", name, at / static_cast<size_t>(m->cols), *bad), where,
+          "finite embeddings");
     }
   }
   return e;

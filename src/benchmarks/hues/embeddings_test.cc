@@ -125,10 +125,11 @@ TEST(HuesEmbeddings, NativeRunAndItsSavedEmbeddingsPredictIdentically) {
   options.prompt_template = "a photo of {}";
   const Result<ClipRunResult> native = PredictWithClip(*model, board, words, options);
   ASSERT_TRUE(native.ok()) << native.status().ToString();
-  const HuesEmbeddings saved{native->board_embeddings, words, native->text_embeddings, options.prompt_template, "siglip-tiny"};
+  const HuesEmbeddings saved{native->board_embeddings, words, native->text_embeddings, options.prompt_template,
+                             "siglip-tiny"};
   ASSERT_TRUE(WriteEmbeddingsFile(dir / "siglip.safetensors", saved).ok());
-  const auto from_file = PredictFromEmbeddings(ReadEmbeddingsFile(dir / "siglip.safetensors").value(), words,
-                                               options.prompt_template);
+  const auto from_file =
+      PredictFromEmbeddings(ReadEmbeddingsFile(dir / "siglip.safetensors").value(), words, options.prompt_template);
   ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
   EXPECT_TRUE(SamePredictions(native->words, *from_file));
 }

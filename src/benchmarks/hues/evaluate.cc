@@ -7,8 +7,8 @@
 
 #include "visalign/benchmarks/hues/hues.h"
 #include "visalign/core/io.h"
-#include "visalign/stats/resampling.h"
 #include "visalign/core/untrusted.h"
+#include "visalign/stats/resampling.h"
 
 namespace visalign::hues {
 namespace {
@@ -57,9 +57,7 @@ Result<ModelWeights> ParseModelWeights(std::string_view text) {
                                  "similarity (|similarity|, the published recipe) or uniform");
 }
 
-std::string_view ModelWeightsName(ModelWeights w) {
-  return w == ModelWeights::kUniform ? "uniform" : "similarity";
-}
+std::string_view ModelWeightsName(ModelWeights w) { return w == ModelWeights::kUniform ? "uniform" : "similarity"; }
 
 ModelEvaluation EvaluateModel(const ModelPredictions& model, const HumanBaseline& baseline,
                               const Vocabulary& vocabulary, const Board& board, const MacroMap& macro,
@@ -81,8 +79,8 @@ ModelEvaluation EvaluateModel(const ModelPredictions& model, const HumanBaseline
     we.top1 = top.front().cell;
     we.top1_macro = macro.at(we.top1).category;
     we.human_macro = humans.modal_macro;
-    we.mahalanobis_d2 = humans.singular ? kNaN
-                                        : stats::MahalanobisSquared(board.cell(we.top1).xy, humans.mean, humans.inverse);
+    we.mahalanobis_d2 =
+        humans.singular ? kNaN : stats::MahalanobisSquared(board.cell(we.top1).xy, humans.mean, humans.inverse);
     we.mahalanobis_outlier = we.mahalanobis_d2 > baseline.threshold.d2;
     for (const Prediction& p : top) e.negative_similarities |= p.similarity < 0;
     we.hotelling = Hotelling(humans, top, board, options.weights);
@@ -137,7 +135,8 @@ Result<Catalog> LoadCatalog(const std::filesystem::path& csv) {
     CatalogEntry entry{row[arch_col], row[data_col], open_clip_col.ok() ? row[*open_clip_col] : "",
                        pretrained_col.ok() ? row[*pretrained_col] : ""};
     if (!catalog.emplace(row[model_col], std::move(entry)).second)
-      return Status::InvalidArgument("model " + QuoteText(row[model_col]) + " listed twice", t.Where(i), "one row per model");
+      return Status::InvalidArgument("model " + QuoteText(row[model_col]) + " listed twice", t.Where(i),
+                                     "one row per model");
   }
   return catalog;
 }

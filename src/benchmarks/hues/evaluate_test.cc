@@ -5,8 +5,8 @@
 
 #include "benchmarks/hues/test_support.h"
 #include "testing/dirs.h"
-#include "visalign/core/io.h"
 #include "visalign/benchmarks/hues/hues.h"
+#include "visalign/core/io.h"
 
 namespace visalign::hues {
 namespace {
@@ -20,10 +20,12 @@ using testing::TestVocabulary;
 class HuesEvaluate : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto humans = LoadHumans(Data("hues/peer-sample/HC_old.csv"), vocabulary_, {false, Data("hues/colorblind_ids.txt")});
+    auto humans =
+        LoadHumans(Data("hues/peer-sample/HC_old.csv"), vocabulary_, {false, Data("hues/colorblind_ids.txt")});
     ASSERT_TRUE(humans.ok()) << humans.status().ToString();
     baseline_ = ComputeHumanBaseline(*humans, vocabulary_, board_, macro_, *ParseThreshold("chi2:0.95"));
-    auto models = LoadPredictions(Data("hues/peer-sample"), PredictionFormat::kAuto, vocabulary_, board_, TestNonsense());
+    auto models =
+        LoadPredictions(Data("hues/peer-sample"), PredictionFormat::kAuto, vocabulary_, board_, TestNonsense());
     ASSERT_TRUE(models.ok()) << models.status().ToString();
     models_ = std::move(models).value();
   }

@@ -122,8 +122,8 @@ Result<std::vector<ModelPredictions>> LoadEvaluatedModels(const std::filesystem:
                                    "the output folder of `visalign hues evaluate`");
   const auto inputs = summary->find("inputs");
   const Json* predictions = inputs != summary->end() && inputs->is_object() && inputs->contains("predictions")
-                                          ? &(*inputs)["predictions"]
-                                          : nullptr;
+                                ? &(*inputs)["predictions"]
+                                : nullptr;
   if (!predictions || !predictions->is_array())
     return Status::InvalidArgument("summary.json lists no inputs.predictions", where,
                                    "the output folder of `visalign hues evaluate`");
@@ -132,14 +132,14 @@ Result<std::vector<ModelPredictions>> LoadEvaluatedModels(const std::filesystem:
   for (const Json& p : *predictions) {
     const std::string path = StringMember(p, "path"), name = StringMember(p, "model");
     std::error_code ec;
-    const std::filesystem::path file =
-        std::filesystem::path(path).is_absolute() || std::filesystem::exists(path, ec) ? std::filesystem::path(path)
-                                                                                   : results_dir / path;
+    const std::filesystem::path file = std::filesystem::path(path).is_absolute() || std::filesystem::exists(path, ec)
+                                           ? std::filesystem::path(path)
+                                           : results_dir / path;
     Result<std::string> sha = Sha256File(file);
     if (!sha.ok() || *sha != StringMember(p, "sha256"))
-      return Status::InvalidArgument(
-          fmt::format("the predictions {} are {} since the evaluation", QuoteText(path), sha.ok() ? "changed" : "not readable"),
-          where, "the prediction files summary.json names, as they were evaluated");
+      return Status::InvalidArgument(fmt::format("the predictions {} are {} since the evaluation", QuoteText(path),
+                                                 sha.ok() ? "changed" : "not readable"),
+                                     where, "the prediction files summary.json names, as they were evaluated");
     VISALIGN_ASSIGN_OR_RETURN(std::vector<ModelPredictions> loaded,
                               LoadPredictions(file, PredictionFormat::kAuto, vocabulary, board, nonsense));
     auto it = std::find_if(loaded.begin(), loaded.end(), [&](const ModelPredictions& m) { return m.name == name; });
@@ -157,7 +157,8 @@ Json ModelTopJson(const ModelPredictions& model, int word, const Vocabulary& voc
   Json top = Json::array();
   const std::vector<Prediction>& predictions = model.words[static_cast<size_t>(word)];
   for (size_t rank = 0; rank < predictions.size(); ++rank)
-    top.push_back({{"cell", CellName(predictions[rank].cell)}, {"rank", rank + 1},
+    top.push_back({{"cell", CellName(predictions[rank].cell)},
+                   {"rank", rank + 1},
                    {"similarity", Number(predictions[rank].similarity)}});
   return {{"model", model.name}, {"word", vocabulary.words()[static_cast<size_t>(word)].en}, {"top", std::move(top)}};
 }

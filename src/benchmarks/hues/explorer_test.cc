@@ -40,7 +40,8 @@ TEST(HumanFilter, ColourBlindPlayersAreMarkedWhenKeptAndLeftOutByDefault) {
   ASSERT_TRUE(without.ok());
   const auto marked = std::count_if(all.answers.begin(), all.answers.end(), [](const auto& a) { return a.colorblind; });
   EXPECT_EQ(static_cast<int>(marked), without->excluded_answers);
-  EXPECT_TRUE(std::none_of(without->answers.begin(), without->answers.end(), [](const auto& a) { return a.colorblind; }));
+  EXPECT_TRUE(
+      std::none_of(without->answers.begin(), without->answers.end(), [](const auto& a) { return a.colorblind; }));
 }
 
 TEST(WordView, TheDefaultFilterGivesTheBaselinesNumbers) {
@@ -59,7 +60,8 @@ TEST(WordView, TheDefaultFilterGivesTheBaselinesNumbers) {
   ASSERT_TRUE(view.cov.has_value());
   EXPECT_EQ(*view.cov, expected.cov);
   ASSERT_EQ(view.ellipse.size(), size_t(kEllipseSegments + 1));
-  for (const stats::Vec2& p : view.ellipse) EXPECT_NEAR(stats::MahalanobisSquared(p, view.mean, expected.inverse), kD2, 1e-6);
+  for (const stats::Vec2& p : view.ellipse)
+    EXPECT_NEAR(stats::MahalanobisSquared(p, view.mean, expected.inverse), kD2, 1e-6);
   const Json j = WordViewJson(view, vocabulary);
   EXPECT_EQ(j["word"], "SALMON");
   EXPECT_EQ(j["counts"].size(), size_t(kCells));
@@ -85,7 +87,8 @@ TEST(WordView, FiltersSplitTheAnswers) {
   }
   EXPECT_EQ(by_gender, sighted);
   int expected_young = 0;
-  for (const HumanAnswer& a : all.answers) expected_young += a.word == word && !a.colorblind && GroupsOf(a).age == "<30";
+  for (const HumanAnswer& a : all.answers)
+    expected_young += a.word == word && !a.colorblind && GroupsOf(a).age == "<30";
   EXPECT_EQ(n(*ParseHumanFilter("", "", "<30", "", all)), expected_young);
   EXPECT_GT(expected_young, 0);
 }
@@ -102,12 +105,12 @@ TEST(HumanFilter, RefusesUnknownChoicesAndGroups) {
 
 // A results folder whose summary.json names the published RN50 predictions with their SHA-256.
 std::filesystem::path EvaluatedFolder(const Scratch& dir, const std::string& sha256) {
-  const Json summary = {
-      {"benchmark", "hues"},
-      {"inputs",
-       {{"predictions",
-         {{{"model", "RN50-openai"}, {"path", Data("hues/peer-sample/RN50-openai/results.csv").string()},
-           {"sha256", sha256}}}}}}};
+  const Json summary = {{"benchmark", "hues"},
+                        {"inputs",
+                         {{"predictions",
+                           {{{"model", "RN50-openai"},
+                             {"path", Data("hues/peer-sample/RN50-openai/results.csv").string()},
+                             {"sha256", sha256}}}}}}};
   dir.Write("eval/summary.json", summary.dump());
   return dir / "eval";
 }
@@ -116,8 +119,8 @@ TEST(LoadEvaluatedModels, GivesEachEvaluatedModelsTopFive) {
   const Vocabulary vocabulary = TestVocabulary();
   const Board board = TestBoard();
   Scratch dir;
-  auto models = LoadEvaluatedModels(
-      EvaluatedFolder(dir, *Sha256File(Data("hues/peer-sample/RN50-openai/results.csv"))), vocabulary, board);
+  auto models = LoadEvaluatedModels(EvaluatedFolder(dir, *Sha256File(Data("hues/peer-sample/RN50-openai/results.csv"))),
+                                    vocabulary, board);
   ASSERT_TRUE(models.ok()) << models.status().ToString();
   ASSERT_EQ(models->size(), 1u);
   const Json top = ModelTopJson(models->front(), *vocabulary.IndexOfName("SALMON"), vocabulary);
@@ -132,7 +135,8 @@ TEST(LoadEvaluatedModels, RefusesPredictionsChangedSinceTheEvaluation) {
   Scratch dir;
   auto models = LoadEvaluatedModels(EvaluatedFolder(dir, std::string(64, '0')), TestVocabulary(), TestBoard());
   ASSERT_FALSE(models.ok());
-  EXPECT_NE(models.status().what().find("changed since the evaluation"), std::string::npos) << models.status().ToString();
+  EXPECT_NE(models.status().what().find("changed since the evaluation"), std::string::npos)
+      << models.status().ToString();
   dir.Write("other/summary.json", R"({"benchmark": "violin"})");
   EXPECT_FALSE(LoadEvaluatedModels(dir / "other", TestVocabulary(), TestBoard()).ok());
 }

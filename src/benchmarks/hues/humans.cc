@@ -281,8 +281,8 @@ HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vo
     }
     wb.n = static_cast<int>(points.size());
     wb.mean = stats::Mean(points);
-    wb.modal_macro = static_cast<Macro>(std::max_element(wb.macro_counts.begin(), wb.macro_counts.end()) -
-                                        wb.macro_counts.begin());
+    wb.modal_macro =
+        static_cast<Macro>(std::max_element(wb.macro_counts.begin(), wb.macro_counts.end()) - wb.macro_counts.begin());
     if (auto cov = stats::Covariance(points); cov.ok()) {
       wb.cov = *cov;
       if (auto inv = stats::Inverse(wb.cov)) {
@@ -354,17 +354,16 @@ Json HumanBaselineJson(const HumanBaseline& baseline, const HumanData& humans, c
   for (const WordBaseline& wb : baseline.words) {
     const Word& w = vocabulary.words()[wb.word];
     Json j{{"word", w.en},
-                     {"category", w.category},
-                     {"n", wb.n},
-                     {"mean", {JsonNumber(wb.mean[0]), JsonNumber(wb.mean[1])}},
-                     {"singular", wb.singular},
-                     {"loo_fail_rate", JsonNumber(wb.loo_fail_rate)},
-                     {"loo_tested", wb.loo_tested},
-                     {"loo_failed", wb.loo_failed},
-                     {"loo_singular", wb.loo_singular},
-                     {"modal_macro", MacroName(wb.modal_macro)}};
-    j["cov"] = wb.n >= 2 ? Json{{wb.cov[0][0], wb.cov[0][1]}, {wb.cov[1][0], wb.cov[1][1]}}
-                         : Json(nullptr);
+           {"category", w.category},
+           {"n", wb.n},
+           {"mean", {JsonNumber(wb.mean[0]), JsonNumber(wb.mean[1])}},
+           {"singular", wb.singular},
+           {"loo_fail_rate", JsonNumber(wb.loo_fail_rate)},
+           {"loo_tested", wb.loo_tested},
+           {"loo_failed", wb.loo_failed},
+           {"loo_singular", wb.loo_singular},
+           {"modal_macro", MacroName(wb.modal_macro)}};
+    j["cov"] = wb.n >= 2 ? Json{{wb.cov[0][0], wb.cov[0][1]}, {wb.cov[1][0], wb.cov[1][1]}} : Json(nullptr);
     words.push_back(std::move(j));
     if (wb.singular) singular.push_back(w.en);
   }

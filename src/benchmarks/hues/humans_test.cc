@@ -15,7 +15,8 @@ using testing::TestBoard;
 using testing::TestMacro;
 using testing::TestVocabulary;
 
-constexpr char kHeader[] = "userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind\r\n";
+constexpr char kHeader[] =
+    "userId,timestamp,clueCategory,clueId,word,coordinate,language,gender,ageRange,colorblind\r\n";
 
 TEST(HuesHumans, ThresholdSpecs) {
   EXPECT_NEAR(ParseThreshold("chi2:0.95")->d2, 5.991464547107979, 1e-12);
@@ -99,9 +100,10 @@ TEST(HuesHumans, SesameStreetAnswersCountForTheCharacterThePlayerSawUnlessPaired
   EXPECT_EQ(by_clue->repaired_answers, 0);
 
   // Without a language column the shown spelling decides.
-  const auto no_language = dir.Write("old.csv", "userId,timestamp,clueCategory,clueId,word,coordinate\n"
-                                                "es91,t,POP,91,EPI (Y BLAS),G4\n"
-                                                "en91,t,POP,91,BERT (AND ERNIE),C8\n");
+  const auto no_language = dir.Write("old.csv",
+                                     "userId,timestamp,clueCategory,clueId,word,coordinate\n"
+                                     "es91,t,POP,91,EPI (Y BLAS),G4\n"
+                                     "en91,t,POP,91,BERT (AND ERNIE),C8\n");
   auto spelled = LoadHumans(no_language, vocabulary, {false, ids});
   ASSERT_TRUE(spelled.ok()) << spelled.status().ToString();
   EXPECT_EQ(word_of(*spelled, "es91"), "ERNIE (AND BERT)");
@@ -138,7 +140,7 @@ TEST(HuesHumans, BadAnswersNameFileLineAndValue) {
   const Vocabulary vocabulary = TestVocabulary();
   const auto ids = dir.Write("ids.txt", "");
   auto q31 = LoadHumans(dir.Write("a.csv", std::string(kHeader) + "u1,t,ANIMAL,1,SALMÓN,E11,s,f,20-29,no\r\n"
-                                                                    "u1,t,ANIMAL,2,BALLENA,Q31,s,f,20-29,no\r\n"),
+                                                                  "u1,t,ANIMAL,2,BALLENA,Q31,s,f,20-29,no\r\n"),
                         vocabulary, {false, ids});
   ASSERT_FALSE(q31.ok());
   EXPECT_NE(q31.status().ToString().find("\"Q31\""), std::string::npos) << q31.status().ToString();
@@ -161,8 +163,8 @@ TEST(HuesHumans, BaselineLeaveOneOutAndDemographics) {
   const std::vector<std::string> salmon_cells{"E11", "E12", "F11", "F12", "E10", "P30"};
   const std::vector<std::string> ages{"20-29", "20-29", "-10", "30-39", "70", "50-59"};
   for (size_t i = 0; i < salmon_cells.size(); ++i)
-    data.answers.push_back({0, *ParseCell(salmon_cells[i]), "u" + std::to_string(i), i % 2 ? "male" : "female",
-                            ages[i], "spanish"});
+    data.answers.push_back(
+        {0, *ParseCell(salmon_cells[i]), "u" + std::to_string(i), i % 2 ? "male" : "female", ages[i], "spanish"});
   data.answers.push_back({1, *ParseCell("K26"), "u0", "female", "20-29", "spanish"});
   data.answers.push_back({1, *ParseCell("K27"), "u1", "male", "20-29", "spanish"});
   const Threshold threshold = *ParseThreshold("chi2:0.95");
@@ -201,10 +203,10 @@ TEST(HuesHumans, BaselineLeaveOneOutAndDemographics) {
       if (g.dimension == dimension && g.group == name) return g;
     return GroupRate{};
   };
-  EXPECT_EQ(group("age", "<30").answers, 3 + 2);   // 20-29, 20-29, -10 + WHALE's two
-  EXPECT_EQ(group("age", ">=30").answers, 3);      // 30-39, 70, 50-59
+  EXPECT_EQ(group("age", "<30").answers, 3 + 2);  // 20-29, 20-29, -10 + WHALE's two
+  EXPECT_EQ(group("age", ">=30").answers, 3);     // 30-39, 70, 50-59
   EXPECT_EQ(group("age", ">=30").tested, 3);
-  EXPECT_EQ(group("age", "<30").tested, 3);        // WHALE's answers are not testable
+  EXPECT_EQ(group("age", "<30").tested, 3);  // WHALE's answers are not testable
   EXPECT_EQ(group("gender", "female").answers + group("gender", "male").answers, 8);
 }
 

@@ -19,32 +19,19 @@ constexpr std::array<std::string_view, kMacroClasses> kMacroNames{"Brown", "Red"
 // level 1 folds away (e.g. "olive brown" is level-1 olive but reads as brown).
 const std::map<std::string, Macro, std::less<>>& Level2Table() {
   static const std::map<std::string, Macro, std::less<>> table{
-      {"pink", Macro::kPink},
-      {"yellowish pink", Macro::kPink},
-      {"purplish pink", Macro::kPink},
-      {"red", Macro::kRed},
-      {"purplish red", Macro::kRed},
-      {"reddish orange", Macro::kOrange},
-      {"orange", Macro::kOrange},
-      {"reddish brown", Macro::kBrown},
-      {"brown", Macro::kBrown},
-      {"yellowish brown", Macro::kBrown},
-      {"olive brown", Macro::kBrown},
-      {"orange yellow", Macro::kYellow},
-      {"yellow", Macro::kYellow},
-      {"greenish yellow", Macro::kYellow},
-      {"olive", Macro::kGreen},
-      {"olive green", Macro::kGreen},
-      {"yellow green", Macro::kGreen},
-      {"yellowish green", Macro::kGreen},
-      {"green", Macro::kGreen},
-      {"bluish green", Macro::kGreen},
-      {"greenish blue", Macro::kBlue},
-      {"blue", Macro::kBlue},
-      {"purplish blue", Macro::kBlue},
-      {"violet", Macro::kPurple},
-      {"purple", Macro::kPurple},
-      {"reddish purple", Macro::kPurple},
+      {"pink", Macro::kPink},          {"yellowish pink", Macro::kPink},
+      {"purplish pink", Macro::kPink}, {"red", Macro::kRed},
+      {"purplish red", Macro::kRed},   {"reddish orange", Macro::kOrange},
+      {"orange", Macro::kOrange},      {"reddish brown", Macro::kBrown},
+      {"brown", Macro::kBrown},        {"yellowish brown", Macro::kBrown},
+      {"olive brown", Macro::kBrown},  {"orange yellow", Macro::kYellow},
+      {"yellow", Macro::kYellow},      {"greenish yellow", Macro::kYellow},
+      {"olive", Macro::kGreen},        {"olive green", Macro::kGreen},
+      {"yellow green", Macro::kGreen}, {"yellowish green", Macro::kGreen},
+      {"green", Macro::kGreen},        {"bluish green", Macro::kGreen},
+      {"greenish blue", Macro::kBlue}, {"blue", Macro::kBlue},
+      {"purplish blue", Macro::kBlue}, {"violet", Macro::kPurple},
+      {"purple", Macro::kPurple},      {"reddish purple", Macro::kPurple},
   };
   return table;
 }
@@ -116,8 +103,7 @@ std::string MacroMap::ToCsv() const {
   std::string out = "cell,category,confidence,neutral\n";
   for (int i = 0; i < kCells; ++i) {
     const MacroCell& c = at(i);
-    out += fmt::format("{},{},{},{}\n", CellName(i), MacroName(c.category), c.confidence,
-                       c.neutral ? "true" : "false");
+    out += fmt::format("{},{},{},{}\n", CellName(i), MacroName(c.category), c.confidence, c.neutral ? "true" : "false");
   }
   return out;
 }
@@ -135,7 +121,8 @@ Result<MacroMap> MacroMap::Load(const std::filesystem::path& csv) {
     const auto& row = t.rows[i];
     auto index = ParseCell(row[cell_col]);
     if (!index.ok()) return index.status().WithContext(t.Where(i) + " column cell");
-    if (seen[*index]) return Status::Corrupt("cell \"" + row[cell_col] + "\" listed twice", t.Where(i), "each cell once");
+    if (seen[*index])
+      return Status::Corrupt("cell \"" + row[cell_col] + "\" listed twice", t.Where(i), "each cell once");
     seen[*index] = true;
     MacroCell& cell = map.cells_[static_cast<size_t>(*index)];
     auto category = ParseMacro(row[cat_col]);
@@ -148,8 +135,7 @@ Result<MacroMap> MacroMap::Load(const std::filesystem::path& csv) {
     VISALIGN_ASSIGN_OR_RETURN(cell.neutral, ParseBool(row[neutral_col], t.Where(i) + " column neutral"));
   }
   for (int i = 0; i < kCells; ++i)
-    if (!seen[i])
-      return Status::Corrupt("cell " + CellName(i) + " is missing", csv.string(), "all 480 cells A1..P30");
+    if (!seen[i]) return Status::Corrupt("cell " + CellName(i) + " is missing", csv.string(), "all 480 cells A1..P30");
   return map;
 }
 

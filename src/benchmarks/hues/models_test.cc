@@ -67,8 +67,8 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
       {"EVA02-B-16-merged2b_s8b_b131k", ModelSupport::kNative, "ViT"},
       {"EVA01-g-14-plus-merged2b_s11b_b114k", ModelSupport::kNative, "ViT"},
       {"EVA02-E-14-laion2b_s4b_b115k", ModelSupport::kNative, "ViT"},  // residual post-norm blocks
-      {"ViTamin-B-datacomp1b", ModelSupport::kNative, "ViT"},       // conv stem + GeGLU ViT
-      {"ViTamin-XL-256-datacomp1b", ModelSupport::kNative, "ViT"},  // and pos_embed 'none'
+      {"ViTamin-B-datacomp1b", ModelSupport::kNative, "ViT"},          // conv stem + GeGLU ViT
+      {"ViTamin-XL-256-datacomp1b", ModelSupport::kNative, "ViT"},     // and pos_embed 'none'
       // issue 31, PE-Core / CoCa / EVA02-E / timm CLIP ViT step:
       {"PE-Core-T-16-384-meta", ModelSupport::kNative, "ViT"},
       {"PE-Core-L-14-336-meta", ModelSupport::kNative, "ViT"},
@@ -77,7 +77,7 @@ TEST(ModelCatalog, SupportFollowsTheLoaderOfEachArchitecture) {
       {"MobileCLIP2-L-14-dfndr2b", ModelSupport::kNative, "ViT"},  // timm vit_large_patch14_clip_224
       {"MobileCLIP-S1-datacompdr", ModelSupport::kNative, "FastViT MCi (timm)"},
       {"MobileCLIP2-S4-dfndr2b", ModelSupport::kNative, "FastViT MCi (timm)"},  // 5 stages, LayerNorm2d attention
-      {"MobileCLIP-B-datacompdr", ModelSupport::kNative, "ViT"},               // MCi ViT: ConvStem
+      {"MobileCLIP-B-datacompdr", ModelSupport::kNative, "ViT"},                // MCi ViT: ConvStem
       {"xlm-roberta-base-ViT-B-32-laion5b_s13b_b90k", ModelSupport::kEmbeddings, "Hugging Face text tower"},
   };
   for (const Case& c : cases) {
@@ -105,7 +105,7 @@ TEST(ModelCatalog, CountsOfNativeAndEmbeddingsModels) {
   // MobileCLIP's FastViT MCi and MCi ViT 9; left: the 9 with Hugging Face text towers.
   EXPECT_EQ(native, 124 + 11 + 9 + 9);
   EXPECT_EQ(native_by_family["SigLIP"], 26);
-  EXPECT_EQ(native_by_family["CLIPA"], 7);  // the catalog's seven CLIPA checkpoints (ViT-L/H/bigG-14, 224 and 336)
+  EXPECT_EQ(native_by_family["CLIPA"], 7);     // the catalog's seven CLIPA checkpoints (ViT-L/H/bigG-14, 224 and 336)
   EXPECT_EQ(native_by_family["EVA-CLIP"], 7);  // EVA02-E's two with their post-norm blocks
   EXPECT_EQ(embeddings_by_family["EVA-CLIP"], 0);
   EXPECT_EQ(native_by_family["PE-Core"], 4);

@@ -23,10 +23,14 @@ bool AtLeastThreeQuarters(int count, int of) { return kShareDenominator * count 
 
 std::string_view CollapseClassName(CollapseClass c) {
   switch (c) {
-    case CollapseClass::kNeutral: return "neutral_collapse";
-    case CollapseClass::kSpecificColor: return "specific_color_collapse";
-    case CollapseClass::kSelective: return "selective_collapse";
-    case CollapseClass::kHighEntropy: return "high_entropy";
+    case CollapseClass::kNeutral:
+      return "neutral_collapse";
+    case CollapseClass::kSpecificColor:
+      return "specific_color_collapse";
+    case CollapseClass::kSelective:
+      return "selective_collapse";
+    case CollapseClass::kHighEntropy:
+      return "high_entropy";
   }
   return "";
 }

@@ -36,9 +36,9 @@ Json NonsenseResultJson(const NonsenseResult& r, const Vocabulary& vocabulary) {
 }
 
 std::string NonsenseResultText(const NonsenseResult& r, const Vocabulary& vocabulary, size_t nonsense_words) {
-  std::string out = fmt::format("{}: {}{}, entropy {:.2f} bits\n", r.model, CollapseClassName(r.collapse),
-                                r.collapse_onto ? fmt::format(" onto {}", MacroName(*r.collapse_onto)) : "",
-                                r.entropy_bits);
+  std::string out =
+      fmt::format("{}: {}{}, entropy {:.2f} bits\n", r.model, CollapseClassName(r.collapse),
+                  r.collapse_onto ? fmt::format(" onto {}", MacroName(*r.collapse_onto)) : "", r.entropy_bits);
   for (const NonsenseGroupResult& gr : r.groups) {
     std::string cells;
     for (int c : gr.top1) cells += (cells.empty() ? "" : " ") + CellName(c);
@@ -70,11 +70,13 @@ std::string Joined(const std::vector<std::string>& parts) {
 Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabulary& vocabulary,
                      const std::filesystem::path& dir) {
   VISALIGN_RETURN_IF_ERROR(EnsureDirectory(dir));
-  std::string csv = "model,class,onto,entropy_bits,groups,collapsed_groups,prior_cell,prior_count,false_positive_words\n";
-  std::string md = fmt::format("# Hues and Cues nonsense baseline\n\nNonsense vocabulary: `{}` ({} words); macro map: `{}`.\n\n"
-                               "| model | class | onto | entropy (bits) | collapsed groups | prior cell |\n"
-                               "|---|---|---|---:|---|---|\n",
-                               run.vocabulary_source, run.words.size(), macro.source());
+  std::string csv =
+      "model,class,onto,entropy_bits,groups,collapsed_groups,prior_cell,prior_count,false_positive_words\n";
+  std::string md = fmt::format(
+      "# Hues and Cues nonsense baseline\n\nNonsense vocabulary: `{}` ({} words); macro map: `{}`.\n\n"
+      "| model | class | onto | entropy (bits) | collapsed groups | prior cell |\n"
+      "|---|---|---|---:|---|---|\n",
+      run.vocabulary_source, run.words.size(), macro.source());
   std::string items;
   Json models = Json::array();
   Json predictions = Json::array();
@@ -91,9 +93,9 @@ Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabu
     csv += fmt::format("{},{},{},{},{},{},{},{},{}\n", CsvField(r.model), CollapseClassName(r.collapse), onto,
                        FormatNumber(r.entropy_bits), r.groups.size(), CsvField(Joined(collapsed)), prior,
                        r.prior_cell ? r.prior_count : 0, CsvField(Joined(false_positives)));
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.model, CollapseClassName(r.collapse), onto.empty() ? "–" : onto,
-                      FormatFixed(r.entropy_bits, 2), collapsed.empty() ? "–" : Joined(collapsed),
-                      prior.empty() ? "–" : prior);
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.model, CollapseClassName(r.collapse),
+                      onto.empty() ? "–" : onto, FormatFixed(r.entropy_bits, 2),
+                      collapsed.empty() ? "–" : Joined(collapsed), prior.empty() ? "–" : prior);
     // items.jsonl: the nonsense words in vocabulary order, each with its group's next top-1 cell
     // (ClassifyNonsense fills each group's top1 in that order).
     std::map<std::string, size_t> next;
@@ -101,8 +103,11 @@ Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabu
       auto group = std::find_if(r.groups.begin(), r.groups.end(), [&](const auto& g) { return g.group == w.group; });
       if (group == r.groups.end()) continue;
       const int cell = group->top1[next[w.group]++];
-      Json item = {{"model", r.model}, {"word", w.word}, {"group", w.group}, {"top1", CellName(cell)},
-                                     {"top1_macro", MacroName(macro.MacroClass(cell))}};
+      Json item = {{"model", r.model},
+                   {"word", w.word},
+                   {"group", w.group},
+                   {"top1", CellName(cell)},
+                   {"top1_macro", MacroName(macro.MacroClass(cell))}};
       items += item.dump() + "\n";
     }
     models.push_back(NonsenseResultJson(r, vocabulary));
@@ -114,8 +119,11 @@ Status WriteNonsense(const NonsenseRun& run, const MacroMap& macro, const Vocabu
   summary["inputs"] = {{"predictions", std::move(predictions)},
                        {"vocabulary", InputFingerprint(run.vocabulary_source)},
                        {"macro_map", InputFingerprint(macro.source())}};
-  summary["settings"] = {{"vocabulary", run.vocabulary_source}, {"words", run.words.size()}, {"macro_map", macro.source()},
-                         {"rule", "a group collapses when >= 3/4 of its top-1 cells share a macro class; docs/hues.md"}};
+  summary["settings"] = {
+      {"vocabulary", run.vocabulary_source},
+      {"words", run.words.size()},
+      {"macro_map", macro.source()},
+      {"rule", "a group collapses when >= 3/4 of its top-1 cells share a macro class; docs/hues.md"}};
   summary["classes"] = Json::object();
   for (CollapseClass c : kCollapseClasses) summary["classes"][std::string(CollapseClassName(c))] = counts[c];
   summary["models"] = std::move(models);

@@ -15,9 +15,9 @@ NonsenseResult Collapsed() {
   r.collapse = CollapseClass::kNeutral;
   r.collapse_onto = Macro::kNeutral;
   r.entropy_bits = 0.8112781244591328;
-  r.groups = {{"number", {*ParseCell("I18"), *ParseCell("I18"), *ParseCell("A1"), *ParseCell("B2")}, true,
-               Macro::kNeutral},
-              {"pseudoword", {0, 1, 2, 3}, false, Macro::kNeutral}};
+  r.groups = {
+      {"number", {*ParseCell("I18"), *ParseCell("I18"), *ParseCell("A1"), *ParseCell("B2")}, true, Macro::kNeutral},
+      {"pseudoword", {0, 1, 2, 3}, false, Macro::kNeutral}};
   r.prior_cell = *ParseCell("I18");
   r.prior_count = 2;
   r.false_positive_words = {0, 1};

@@ -59,46 +59,46 @@ TEST_F(HuesNonsense, VocabularyHasFourGroupsOfFourWithThePublishedItems) {
 
 TEST_F(HuesNonsense, NeutralCollapse) {
   // Groups 1-3 put 3 or 4 answers on neutral cells; group 4 is scattered.
-  const NonsenseResult r = Classify(Model({"A1", "A2", "I18", "A3", "A1", "A1", "A2", "E5", "I18", "I18", "A3", "M1",
-                                           "A5", "E5", "I5", "M5"}));
+  const NonsenseResult r = Classify(
+      Model({"A1", "A2", "I18", "A3", "A1", "A1", "A2", "E5", "I18", "I18", "A3", "M1", "A5", "E5", "I5", "M5"}));
   EXPECT_EQ(r.collapse, CollapseClass::kNeutral);
   EXPECT_EQ(r.collapse_onto, Macro::kNeutral);
   EXPECT_TRUE(r.groups[0].collapsed);
   EXPECT_FALSE(r.groups[3].collapsed);
   // Classes: Neutral 10, Red 1 (A5), Blue 2 (E5 twice), Green 1 (I5), Yellow 2 (M1, M5):
-  const double expected = -(10 / 16.0 * std::log2(10 / 16.0) + 2 * (1 / 16.0) * std::log2(1 / 16.0) +
-                            2 * (2 / 16.0) * std::log2(2 / 16.0));
+  const double expected =
+      -(10 / 16.0 * std::log2(10 / 16.0) + 2 * (1 / 16.0) * std::log2(1 / 16.0) + 2 * (2 / 16.0) * std::log2(2 / 16.0));
   EXPECT_NEAR(r.entropy_bits, expected, 1e-12);
 }
 
 TEST_F(HuesNonsense, SpecificColorCollapse) {
-  const NonsenseResult r = Classify(Model({"E1", "E2", "F3", "A1", "E1", "E9", "H2", "H3", "G1", "G2", "G3", "G4",
-                                           "A5", "E5", "I5", "M5"}));
+  const NonsenseResult r =
+      Classify(Model({"E1", "E2", "F3", "A1", "E1", "E9", "H2", "H3", "G1", "G2", "G3", "G4", "A5", "E5", "I5", "M5"}));
   EXPECT_EQ(r.collapse, CollapseClass::kSpecificColor);
   EXPECT_EQ(r.collapse_onto, Macro::kBlue);
 }
 
 TEST_F(HuesNonsense, SelectiveCollapseWhenOneOrTwoGroupsOrDifferentColorsCollapse) {
-  const NonsenseResult two = Classify(Model({"E1", "E2", "F3", "A5", "M1", "M2", "M3", "A5", "A5", "E5", "I5", "M5",
-                                             "A5", "E5", "I5", "M5"}));
+  const NonsenseResult two =
+      Classify(Model({"E1", "E2", "F3", "A5", "M1", "M2", "M3", "A5", "A5", "E5", "I5", "M5", "A5", "E5", "I5", "M5"}));
   EXPECT_EQ(two.collapse, CollapseClass::kSelective);
   EXPECT_FALSE(two.collapse_onto.has_value());
-  const NonsenseResult different = Classify(Model({"E1", "E2", "F3", "A5", "M1", "M2", "M3", "A5", "I1", "I2", "I3",
-                                                   "I4", "A5", "E5", "I5", "M5"}));
+  const NonsenseResult different =
+      Classify(Model({"E1", "E2", "F3", "A5", "M1", "M2", "M3", "A5", "I1", "I2", "I3", "I4", "A5", "E5", "I5", "M5"}));
   EXPECT_EQ(different.collapse, CollapseClass::kSelective);
 }
 
 TEST_F(HuesNonsense, HighEntropyAndNoPriorWhenNothingRepeats) {
-  const NonsenseResult r = Classify(Model({"A5", "E5", "I5", "M5", "A6", "E6", "I6", "M6", "A7", "E7", "I7", "M7",
-                                           "A8", "E8", "I8", "M8"}));
+  const NonsenseResult r =
+      Classify(Model({"A5", "E5", "I5", "M5", "A6", "E6", "I6", "M6", "A7", "E7", "I7", "M7", "A8", "E8", "I8", "M8"}));
   EXPECT_EQ(r.collapse, CollapseClass::kHighEntropy);
   EXPECT_NEAR(r.entropy_bits, 2.0, 1e-12);  // 4 classes × 4
   EXPECT_FALSE(r.prior_cell.has_value());
 }
 
 TEST_F(HuesNonsense, ValidWordsAnsweredWithTheNonsensePriorAreFlagged) {
-  ModelPredictions m = Model({"I18", "I18", "I18", "A5", "E5", "I5", "M5", "A6", "E6", "I6", "M6", "A7", "E7", "I7",
-                              "M7", "A8"});
+  ModelPredictions m =
+      Model({"I18", "I18", "I18", "A5", "E5", "I5", "M5", "A6", "E6", "I6", "M6", "A7", "E7", "I7", "M7", "A8"});
   m.words[0] = std::vector<Prediction>(5, Prediction{*ParseCell("I18"), 0.2});  // SALMON
   m.words[1] = std::vector<Prediction>(5, Prediction{*ParseCell("K26"), 0.2});  // WHALE
   const NonsenseResult r = Classify(m);

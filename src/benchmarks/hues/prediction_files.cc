@@ -55,7 +55,9 @@ fs::path DefaultBoardCacheDir() {
 Json PredictionRunRecord::ToJson() const {
   std::string joined;
   for (const std::string& w : words) joined += w + "\n";
-  return {{"fingerprint", fingerprint}, {"template", prompt_template}, {"words", words},
+  return {{"fingerprint", fingerprint},
+          {"template", prompt_template},
+          {"words", words},
           {"words_sha256", Sha256Hex(joined)}};
 }
 
@@ -88,9 +90,10 @@ Result<EarlierRun> CompareWithEarlierRun(const std::vector<fs::path>& files, con
     return EarlierRun{EarlierPredictions::kOther, "no run record (" + record_file.filename().string() + ")"};
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(record_file));
   Result<Json> parsed = ParseJson(text);
-  Result<PredictionRunRecord> earlier =
-      parsed.ok() ? PredictionRunRecord::FromJson(*parsed, record_file.string()) : Result<PredictionRunRecord>(parsed.status());
-  if (!earlier.ok()) return EarlierRun{EarlierPredictions::kOther, "an unreadable run record (" + earlier.status().what() + ")"};
+  Result<PredictionRunRecord> earlier = parsed.ok() ? PredictionRunRecord::FromJson(*parsed, record_file.string())
+                                                    : Result<PredictionRunRecord>(parsed.status());
+  if (!earlier.ok())
+    return EarlierRun{EarlierPredictions::kOther, "an unreadable run record (" + earlier.status().what() + ")"};
   if (earlier->fingerprint != now.fingerprint) return EarlierRun{EarlierPredictions::kOther, "another model"};
   if (earlier->prompt_template != now.prompt_template)
     return EarlierRun{EarlierPredictions::kOther, "template \"" + earlier->prompt_template + "\""};

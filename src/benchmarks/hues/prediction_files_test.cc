@@ -23,8 +23,7 @@ TEST(PredictionOutputFiles, AFileAsItIsElseAFolderPerModel) {
 TEST(WritePredictionFiles, WritesEachFormatByExtensionAndCreatesFolders) {
   const Board board = testing::TestBoard();
   Scratch dir;
-  const std::vector<WordPredictions> words = {
-      {"SALMON", {{0, 0.5}, {1, 0.4}, {2, 0.3}, {3, 0.2}, {4, 0.1}}}};
+  const std::vector<WordPredictions> words = {{"SALMON", {{0, 0.5}, {1, 0.4}, {2, 0.3}, {3, 0.2}, {4, 0.1}}}};
   const std::vector<fs::path> files = PredictionOutputFiles(dir.path() / "runs", "m");
   ASSERT_TRUE(WritePredictionFiles(files, "m", words, board).ok());
   EXPECT_EQ(*ReadFile(files[0]), PeerCsv(words, board));
@@ -41,8 +40,10 @@ TEST(LoadPredictionSets, ConcatenatesInOrderAndRejectsADuplicateModel) {
   Scratch dir;
   std::string a, b;
   for (const Word& w : vocabulary.words()) {
-    a += R"({"model":"a","word":")" + w.en + R"(","top":[{"cell":"A1","similarity":0.5},{"cell":"A2","similarity":0.4},)"
-         R"({"cell":"A3","similarity":0.3},{"cell":"A4","similarity":0.2},{"cell":"A5","similarity":0.1}]})" "\n";
+    a += R"({"model":"a","word":")" + w.en +
+         R"(","top":[{"cell":"A1","similarity":0.5},{"cell":"A2","similarity":0.4},)"
+         R"({"cell":"A3","similarity":0.3},{"cell":"A4","similarity":0.2},{"cell":"A5","similarity":0.1}]})"
+         "\n";
   }
   b = a;
   for (size_t at = b.find(R"("model":"a")"); at != std::string::npos; at = b.find(R"("model":"a")", at))
@@ -55,13 +56,16 @@ TEST(LoadPredictionSets, ConcatenatesInOrderAndRejectsADuplicateModel) {
   EXPECT_EQ((*both)[1].name, "a");
   auto twice = LoadPredictionSets({pa, pa}, PredictionFormat::kAuto, vocabulary, board, nonsense);
   ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.status().ToString().find("model \"a\" appears twice"), std::string::npos) << twice.status().ToString();
+  EXPECT_NE(twice.status().ToString().find("model \"a\" appears twice"), std::string::npos)
+      << twice.status().ToString();
 }
 
 TEST(DefaultBoardCacheDir, VisalignCacheThenXdgThenHome) {
   const auto restore = [](const char* name, const char* old) {
-    if (old) ::setenv(name, old, 1);
-    else ::unsetenv(name);
+    if (old)
+      ::setenv(name, old, 1);
+    else
+      ::unsetenv(name);
   };
   const char* vc = std::getenv("VISALIGN_CACHE");
   const char* xdg = std::getenv("XDG_CACHE_HOME");

@@ -42,7 +42,8 @@ class ModelBuilder {
         return internal::AsciiUpper(n.word) == upper;
       });
       if (!is_nonsense)
-        return Status::InvalidArgument("unknown word \"" + word + "\"", where + " " + field, std::string(kExpectedWord));
+        return Status::InvalidArgument("unknown word \"" + word + "\"", where + " " + field,
+                                       std::string(kExpectedWord));
       list = &model_.nonsense[upper];
     }
     if (seen_.insert(list).second) first_lines_.push_back({list, where, word});
@@ -59,11 +60,10 @@ class ModelBuilder {
                                        fmt::format("exactly {} rows per word (top-{}, best first)", kTopK, kTopK));
       for (size_t k = 1; k < list->size(); ++k)
         if ((*list)[k].similarity > (*list)[k - 1].similarity)
-          return Status::InvalidArgument(
-              fmt::format("similarity {} after {} for word \"{}\"", (*list)[k].similarity, (*list)[k - 1].similarity,
-                          word),
-              where + " (first row of the word)",
-              "the word's rows sorted best first (non-increasing similarity)");
+          return Status::InvalidArgument(fmt::format("similarity {} after {} for word \"{}\"", (*list)[k].similarity,
+                                                     (*list)[k - 1].similarity, word),
+                                         where + " (first row of the word)",
+                                         "the word's rows sorted best first (non-increasing similarity)");
     }
     return std::move(model_);
   }
@@ -135,7 +135,8 @@ Result<std::vector<ModelPredictions>> LoadJsonl(const fs::path& file, const Voca
     const std::string where = fmt::format("{}:{}", file.string(), i + 1);
     const auto parsed = ParseJson(line);
     if (!parsed.ok() || !parsed->is_object())
-      return Status::Corrupt(parsed.ok() ? "not a JSON object" : parsed.status().what(), where, R"({"model": ..., "word": ..., "top": [{"cell": ..., "similarity": ...}]})");
+      return Status::Corrupt(parsed.ok() ? "not a JSON object" : parsed.status().what(), where,
+                             R"({"model": ..., "word": ..., "top": [{"cell": ..., "similarity": ...}]})");
     const Json& j = *parsed;
     std::string model = file.stem().string();
     if (j.contains("model")) {
@@ -156,8 +157,8 @@ Result<std::vector<ModelPredictions>> LoadJsonl(const fs::path& file, const Voca
     VISALIGN_ASSIGN_OR_RETURN(std::vector<Prediction> * list,
                               it->second.ListFor(j["word"].get<std::string>(), where, "field word"));
     if (!list->empty())
-      return Status::InvalidArgument("word " + QuoteText(j["word"].get<std::string>()) + " repeated for model " + model, where,
-                                     "one line per (model, word)");
+      return Status::InvalidArgument("word " + QuoteText(j["word"].get<std::string>()) + " repeated for model " + model,
+                                     where, "one line per (model, word)");
     for (size_t k = 0; k < j["top"].size(); ++k) {
       const Json& p = j["top"][k];
       const std::string pw = fmt::format("{} field top[{}]", where, k);
@@ -166,8 +167,9 @@ Result<std::vector<ModelPredictions>> LoadJsonl(const fs::path& file, const Voca
       auto cell = ParseCell(p["cell"].get<std::string>());
       if (!cell.ok()) return cell.status().WithContext(pw + ".cell");
       if (!p.contains("similarity") || !p["similarity"].is_number())
-        return Status::InvalidArgument("similarity " + (p.contains("similarity") ? QuoteJson(p["similarity"]) : "missing"),
-                                       pw + ".similarity", "a number");
+        return Status::InvalidArgument(
+            "similarity " + (p.contains("similarity") ? QuoteJson(p["similarity"]) : "missing"), pw + ".similarity",
+            "a number");
       list->push_back({*cell, p["similarity"].get<double>()});
     }
   }
@@ -217,8 +219,9 @@ Result<std::vector<ModelPredictions>> LoadPredictions(const fs::path& path, Pred
     if (format == PredictionFormat::kJsonl)
       return Status::Unsupported("a folder with --format jsonl", path.string(), "a .jsonl file");
     if (fs::exists(path / kPeerFileName)) {
-      VISALIGN_ASSIGN_OR_RETURN(ModelPredictions m, LoadPeerCsv(path / kPeerFileName, ModelNameForFile(path / kPeerFileName),
-                                                                vocabulary, board, nonsense));
+      VISALIGN_ASSIGN_OR_RETURN(
+          ModelPredictions m,
+          LoadPeerCsv(path / kPeerFileName, ModelNameForFile(path / kPeerFileName), vocabulary, board, nonsense));
       return std::vector<ModelPredictions>{std::move(m)};
     }
     std::vector<fs::path> folders;
@@ -234,8 +237,10 @@ Result<std::vector<ModelPredictions>> LoadPredictions(const fs::path& path, Pred
       if (!fs::exists(file)) return;
       present[i] = true;
       auto m = LoadPeerCsv(file, folders[i].filename().string(), vocabulary, board, nonsense);
-      if (m.ok()) models[i] = std::move(m).value();
-      else errors[i] = m.status();
+      if (m.ok())
+        models[i] = std::move(m).value();
+      else
+        errors[i] = m.status();
     });
     std::vector<ModelPredictions> loaded;
     for (size_t i = 0; i < folders.size(); ++i) {
@@ -251,7 +256,8 @@ Result<std::vector<ModelPredictions>> LoadPredictions(const fs::path& path, Pred
                               "<model>/results.csv sub-folders (published format) or a results.csv");
     return loaded;
   }
-  if (!fs::exists(path, ec)) return Status::NotFound("predictions path does not exist", path.string(), "a file or folder");
+  if (!fs::exists(path, ec))
+    return Status::NotFound("predictions path does not exist", path.string(), "a file or folder");
   const std::string ext = internal::AsciiUpper(path.extension().string());
   const bool jsonl = format == PredictionFormat::kJsonl ||
                      (format == PredictionFormat::kAuto && (ext == ".JSONL" || ext == ".JSON" || ext == ".NDJSON"));

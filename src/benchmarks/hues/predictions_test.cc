@@ -32,7 +32,8 @@ class HuesPredictions : public ::testing::Test {
   void ExpectError(const std::string& name, const std::string& contents, const std::vector<std::string>& fragments) {
     auto r = Load(dir_.Write(name, contents));
     ASSERT_FALSE(r.ok()) << name;
-    for (const auto& f : fragments) EXPECT_NE(r.status().ToString().find(f), std::string::npos) << r.status().ToString();
+    for (const auto& f : fragments)
+      EXPECT_NE(r.status().ToString().find(f), std::string::npos) << r.status().ToString();
   }
   Scratch dir_;
   Board board_ = TestBoard();
@@ -107,8 +108,9 @@ TEST_F(HuesPredictions, JsonlGroupsLinesByModel) {
   std::string jsonl;
   for (const char* model : {"a", "b"}) {
     jsonl += std::string("{\"model\":\"") + model + "\",\"word\":\"SALMON\",\"top\":[";
-    for (int k = 0; k < 5; ++k) jsonl += std::string(k ? "," : "") + "{\"cell\":\"A" + std::to_string(k + 1) +
-                                         "\",\"similarity\":" + std::to_string(0.5 - 0.1 * k) + "}";
+    for (int k = 0; k < 5; ++k)
+      jsonl += std::string(k ? "," : "") + "{\"cell\":\"A" + std::to_string(k + 1) +
+               "\",\"similarity\":" + std::to_string(0.5 - 0.1 * k) + "}";
     jsonl += "]}\r\n\n";
   }
   auto models = Load(dir_.Write("both.jsonl", jsonl));

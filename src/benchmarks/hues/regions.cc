@@ -24,8 +24,7 @@ Result<RegionPainting> ParseRegionPainting(const Json& cells, const std::string&
   RegionPainting painting;
   for (const auto& [name, value] : cells.items()) {
     Result<int> cell = ParseCell(name);
-    if (!cell.ok())
-      return Status::InvalidArgument("unknown cell " + QuoteText(name), where, "board cells A1..P30");
+    if (!cell.ok()) return Status::InvalidArgument("unknown cell " + QuoteText(name), where, "board cells A1..P30");
     std::optional<Macro>& slot = painting.cells[static_cast<size_t>(*cell)];
     if (slot) return Status::InvalidArgument("cell " + CellName(*cell) + " painted twice", where, "each cell once");
     Result<Macro> category = ParseMacro(value.is_string() ? value.get<std::string>() : std::string());

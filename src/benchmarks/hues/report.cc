@@ -24,9 +24,7 @@ std::string FlagIf(double statistic, bool flag) { return std::isnan(statistic) ?
 Json JsonNumber(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 std::string Percent(double rate) { return std::isnan(rate) ? "–" : FormatFixed(100 * rate, 1) + "%"; }
 // A flag as JSON: null when its statistic does not exist.
-Json JsonFlag(double statistic, bool flag) {
-  return std::isnan(statistic) ? Json(nullptr) : Json(flag);
-}
+Json JsonFlag(double statistic, bool flag) { return std::isnan(statistic) ? Json(nullptr) : Json(flag); }
 
 // One items.jsonl line: a model's result on one word.
 Json ItemJson(const ModelEvaluation& m, const WordEvaluation& we, const Word& w) {
@@ -41,8 +39,13 @@ Json ItemJson(const ModelEvaluation& m, const WordEvaluation& we, const Word& w)
           {"mahalanobis_d2", JsonNumber(we.mahalanobis_d2)},
           {"mahalanobis_outlier", JsonFlag(we.mahalanobis_d2, we.mahalanobis_outlier)},
           {"hotelling",
-           {{"n_model", kTopK}, {"df1", JsonNumber(h.df1)}, {"df2", JsonNumber(h.df2)}, {"t2", JsonNumber(h.t2)},
-            {"f", JsonNumber(h.f)}, {"p_value", JsonNumber(h.p_value)}, {"p_one_minus_cdf", JsonNumber(h.p_cdf)},
+           {{"n_model", kTopK},
+            {"df1", JsonNumber(h.df1)},
+            {"df2", JsonNumber(h.df2)},
+            {"t2", JsonNumber(h.t2)},
+            {"f", JsonNumber(h.f)},
+            {"p_value", JsonNumber(h.p_value)},
+            {"p_one_minus_cdf", JsonNumber(h.p_cdf)},
             {"singular", h.singular}}},
           {"q_value", JsonNumber(we.q_value)},
           {"reject", JsonFlag(we.q_value, we.reject)}};
@@ -72,8 +75,8 @@ std::vector<FamilyRow> Families(const EvaluationReport& report, std::vector<std:
       uncatalogued.push_back(m.name);
       continue;
     }
-    for (const auto& [kind, family] : {std::pair{"architecture", it->second.architecture},
-                                       std::pair{"dataset", it->second.dataset}}) {
+    for (const auto& [kind, family] :
+         {std::pair{"architecture", it->second.architecture}, std::pair{"dataset", it->second.dataset}}) {
       FamilyRow& row = rows[{kind, family}];
       row.kind = kind;
       row.family = family;
@@ -108,9 +111,10 @@ std::vector<std::string> EvaluationWarnings(const Json& summary) {
       names += (i ? ", " : "") + missing[i].get<std::string>();
     if (missing.size() > kWordsNamed) names += ", ...";
     const size_t present = m.value("n_words", size_t{0});
-    out.push_back(fmt::format("model {} has no predictions for {} of {} words ({}), so its fail rates cover only the "
-                              "other {}.",
-                              m.value("model", std::string()), missing.size(), present + missing.size(), names, present));
+    out.push_back(
+        fmt::format("model {} has no predictions for {} of {} words ({}), so its fail rates cover only the "
+                    "other {}.",
+                    m.value("model", std::string()), missing.size(), present + missing.size(), names, present));
   }
   return out;
 }
@@ -137,11 +141,11 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
     for (const WordEvaluation& we : m.words) {
       const Word& w = vocabulary.words()[we.word];
       const stats::HotellingResult& h = we.hotelling;
-      words_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", model, CsvField(w.en), CsvField(w.category),
-                               we.n_humans, CellName(we.top1), MacroName(we.top1_macro), MacroName(we.human_macro),
-                               FormatNumber(we.mahalanobis_d2), FlagIf(we.mahalanobis_d2, we.mahalanobis_outlier),
-                               FormatNumber(h.t2), FormatNumber(h.f), FormatNumber(h.p_value),
-                               FormatNumber(we.q_value), FlagIf(we.q_value, we.reject));
+      words_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", model, CsvField(w.en),
+                               CsvField(w.category), we.n_humans, CellName(we.top1), MacroName(we.top1_macro),
+                               MacroName(we.human_macro), FormatNumber(we.mahalanobis_d2),
+                               FlagIf(we.mahalanobis_d2, we.mahalanobis_outlier), FormatNumber(h.t2), FormatNumber(h.f),
+                               FormatNumber(h.p_value), FormatNumber(we.q_value), FlagIf(we.q_value, we.reject));
       hotelling_csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", model, CsvField(w.en), we.n_humans, kTopK,
                                    FormatNumber(h.df1), FormatNumber(h.df2), FormatNumber(h.t2), FormatNumber(h.f),
                                    FormatNumber(h.p_value), FormatNumber(h.p_cdf), Bool(h.singular));
@@ -158,8 +162,8 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
                               FormatNumber(m.mahalanobis.rate()), m.hotelling.tested, FormatNumber(m.hotelling.rate()),
                               FormatNumber(m.hotelling_uncorrected.rate()), FormatNumber(m.human_fail_rate));
     if (with_catalog)
-      models_csv += fmt::format(",{},{}", entry ? CsvField(entry->architecture) : "",
-                                entry ? CsvField(entry->dataset) : "");
+      models_csv +=
+          fmt::format(",{},{}", entry ? CsvField(entry->architecture) : "", entry ? CsvField(entry->dataset) : "");
     models_csv += "\n";
     Json categories = Json::array();
     for (const auto& c : m.categories) {
@@ -174,24 +178,29 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
                             {"human_fail_rate", JsonNumber(c.human_fail_rate)}});
     }
     Json mj{{"model", m.name},
-                      {"source", m.source},
-                      {"n_words", m.words.size()},
-                      {"missing_words", m.missing_words},
-                      {"negative_similarities", m.negative_similarities},
-                      {"mahalanobis", {{"tested", m.mahalanobis.tested}, {"failed", m.mahalanobis.failed},
-                                       {"fail_rate", JsonNumber(m.mahalanobis.rate())}}},
-                      {"hotelling", {{"tested", m.hotelling.tested}, {"rejected", m.hotelling.failed},
-                                     {"fail_rate", JsonNumber(m.hotelling.rate())},
-                                     {"fail_rate_uncorrected", JsonNumber(m.hotelling_uncorrected.rate())}}},
-                      {"human_fail_rate", JsonNumber(m.human_fail_rate)},
-                      {"categories", categories}};
+            {"source", m.source},
+            {"n_words", m.words.size()},
+            {"missing_words", m.missing_words},
+            {"negative_similarities", m.negative_similarities},
+            {"mahalanobis",
+             {{"tested", m.mahalanobis.tested},
+              {"failed", m.mahalanobis.failed},
+              {"fail_rate", JsonNumber(m.mahalanobis.rate())}}},
+            {"hotelling",
+             {{"tested", m.hotelling.tested},
+              {"rejected", m.hotelling.failed},
+              {"fail_rate", JsonNumber(m.hotelling.rate())},
+              {"fail_rate_uncorrected", JsonNumber(m.hotelling_uncorrected.rate())}}},
+            {"human_fail_rate", JsonNumber(m.human_fail_rate)},
+            {"categories", categories}};
     if (entry) mj["family"] = {{"architecture", entry->architecture}, {"dataset", entry->dataset}};
     models_json.push_back(std::move(mj));
   }
 
   Json human_categories = Json::array();
   for (const CategoryRate& c : baseline.categories)
-    human_categories.push_back({{"category", c.category}, {"n_words", c.n_words}, {"fail_rate", JsonNumber(c.fail_rate)}});
+    human_categories.push_back(
+        {{"category", c.category}, {"n_words", c.n_words}, {"fail_rate", JsonNumber(c.fail_rate)}});
   // The results contract (docs/architecture.md): the header, what the numbers depend on, then the numbers.
   Json summary = ResultsHeader(benchmarks::kHues);
   summary["inputs"] = {{"humans", InputFingerprint(report.humans_source)},
@@ -213,7 +222,8 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
       {"model_weights", ModelWeightsName(report.options.weights)},
       {"chromaticity", ChromaticityName(report.chromaticity)},
       {"macro_map", report.macro_source}};
-  summary["humans"] = {{"fail_rate", JsonNumber(baseline.fail_rate)}, {"categories", human_categories},
+  summary["humans"] = {{"fail_rate", JsonNumber(baseline.fail_rate)},
+                       {"categories", human_categories},
                        {"singular_words", baseline.singular_words}};
   summary["models"] = models_json;
 
@@ -244,9 +254,10 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
       families_csv += fmt::format(",{0}_median,{0}_q1,{0}_q3,{0}_min,{0}_max", rate.name);
     families_csv += "\n";
     Json families_json = Json::array();
-    md += "\nBy family (mean of the models' rates; median [min, max] of the uncorrected Hotelling rate):\n\n"
-          "| kind | family | models | Mahalanobis fail | Hotelling fail (BH) | Hotelling fail (p ≤ α) | "
-          "median [range] (p ≤ α) |\n|---|---|---:|---:|---:|---:|---|\n";
+    md +=
+        "\nBy family (mean of the models' rates; median [min, max] of the uncorrected Hotelling rate):\n\n"
+        "| kind | family | models | Mahalanobis fail | Hotelling fail (BH) | Hotelling fail (p ≤ α) | "
+        "median [range] (p ≤ α) |\n|---|---|---:|---:|---:|---:|---|\n";
     for (const FamilyRow& f : families) {
       const double mahal = stats::Mean(f.mahalanobis), hot = stats::Mean(f.hotelling),
                    uncorrected = stats::Mean(f.hotelling_uncorrected), human = stats::Mean(f.human);
@@ -254,26 +265,28 @@ Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& base
                                   CsvField(JoinNames(f.models)), FormatNumber(mahal), FormatNumber(hot),
                                   FormatNumber(human), FormatNumber(uncorrected));
       Json fj{{"kind", f.kind},
-                        {"family", f.family},
-                        {"models", f.models},
-                        {"mahalanobis_fail_rate", JsonNumber(mahal)},
-                        {"hotelling_fail_rate", JsonNumber(hot)},
-                        {"hotelling_fail_rate_uncorrected", JsonNumber(uncorrected)},
-                        {"human_fail_rate", JsonNumber(human)}};
+              {"family", f.family},
+              {"models", f.models},
+              {"mahalanobis_fail_rate", JsonNumber(mahal)},
+              {"hotelling_fail_rate", JsonNumber(hot)},
+              {"hotelling_fail_rate_uncorrected", JsonNumber(uncorrected)},
+              {"human_fail_rate", JsonNumber(human)}};
       for (const FamilyRate& rate : kFamilyRates) {
         const Spread spread = SpreadOf(f.*rate.values);
         families_csv += fmt::format(",{},{},{},{},{}", FormatNumber(spread.median), FormatNumber(spread.q1),
                                     FormatNumber(spread.q3), FormatNumber(spread.min), FormatNumber(spread.max));
-        fj[std::string(rate.name) + "_spread"] = {{"median", JsonNumber(spread.median)}, {"q1", JsonNumber(spread.q1)},
-                                                  {"q3", JsonNumber(spread.q3)}, {"min", JsonNumber(spread.min)},
+        fj[std::string(rate.name) + "_spread"] = {{"median", JsonNumber(spread.median)},
+                                                  {"q1", JsonNumber(spread.q1)},
+                                                  {"q3", JsonNumber(spread.q3)},
+                                                  {"min", JsonNumber(spread.min)},
                                                   {"max", JsonNumber(spread.max)}};
       }
       families_csv += "\n";
       families_json.push_back(std::move(fj));
       const Spread spread = SpreadOf(f.hotelling_uncorrected);
       md += fmt::format("| {} | {} | {} | {} | {} | {} | {} [{}, {}] |\n", f.kind, f.family, f.models.size(),
-                        Percent(mahal), Percent(hot), Percent(uncorrected), Percent(spread.median),
-                        Percent(spread.min), Percent(spread.max));
+                        Percent(mahal), Percent(hot), Percent(uncorrected), Percent(spread.median), Percent(spread.min),
+                        Percent(spread.max));
     }
     summary["families"] = families_json;
     summary["uncatalogued_models"] = uncatalogued;

@@ -16,8 +16,8 @@ constexpr std::string_view kCacheMagic = "visalign-hues-board-embeddings v1";
 
 std::string BoardRgbBytes(const Board& board) {
   std::string bytes;
-  for (const Cell& c : board.cells()) bytes += {static_cast<char>(c.rgb.r), static_cast<char>(c.rgb.g),
-                                                static_cast<char>(c.rgb.b)};
+  for (const Cell& c : board.cells())
+    bytes += {static_cast<char>(c.rgb.r), static_cast<char>(c.rgb.g), static_cast<char>(c.rgb.b)};
   return bytes;
 }
 
@@ -53,7 +53,8 @@ Result<const clip::Matrix*> BoardPixels::For(const Board& board, const clip::Pre
   if (key != key_) {
     key_.clear();
     pixels_ = clip::Matrix();
-    VISALIGN_ASSIGN_OR_RETURN(pixels_, clip::PreprocessImages(BoardPatchImages(board, preprocess.image_size), preprocess));
+    VISALIGN_ASSIGN_OR_RETURN(pixels_,
+                              clip::PreprocessImages(BoardPatchImages(board, preprocess.image_size), preprocess));
     key_ = key;
     ++preparations_;
   }
@@ -73,8 +74,8 @@ Result<ClipRunResult> PredictWithClip(const clip::ClipModel& model, const Board&
   std::optional<clip::Matrix> board_embeddings;
   if (!options.cache_dir.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(std::string fingerprint, model.Fingerprint());
-    const std::string key =
-        Sha256Hex(fmt::format("{}|board:{}|patch:{}", fingerprint, Sha256Hex(BoardRgbBytes(board)), model.image_size()));
+    const std::string key = Sha256Hex(
+        fmt::format("{}|board:{}|patch:{}", fingerprint, Sha256Hex(BoardRgbBytes(board)), model.image_size()));
     result.cache_file = options.cache_dir / "hues-board" / (key + ".f32");
     std::error_code ec;
     if (std::filesystem::exists(result.cache_file, ec)) {

@@ -45,7 +45,8 @@ Result<std::vector<fs::path>> ModelDirs(const fs::path& dir) {
 // --models DIR: its model folders; --models-file FILE: one --clip-model value per line (blank lines and
 // # comments skipped); --published: the catalog's models that run natively, as MODEL/TAG (the others
 // are listed with how to bring their embeddings).
-Result<std::vector<ModelEntry>> ModelEntries(const std::string& models, const std::string& models_file, bool published) {
+Result<std::vector<ModelEntry>> ModelEntries(const std::string& models, const std::string& models_file,
+                                             bool published) {
   std::vector<ModelEntry> entries;
   if (!models.empty()) {
     VISALIGN_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, ModelDirs(models));
@@ -60,7 +61,8 @@ Result<std::vector<ModelEntry>> ModelEntries(const std::string& models, const st
       if (m.support == ModelSupport::kNative) {
         values.emplace_back(m.model, m.entry.open_clip_model + "/" + m.entry.pretrained);
       } else {
-        spdlog::info("{}: needs embeddings ({}): hues run --embeddings FILE --name {} (docs/hues.md)", m.model, m.reason, m.model);
+        spdlog::info("{}: needs embeddings ({}): hues run --embeddings FILE --name {} (docs/hues.md)", m.model,
+                     m.reason, m.model);
       }
     }
   } else {
@@ -80,7 +82,8 @@ Result<std::vector<ModelEntry>> ModelEntries(const std::string& models, const st
     }
     entries.push_back({name, v});
   }
-  if (entries.empty()) return Status::InvalidArgument("no models", published ? "--published" : "--models-file", "at least one model");
+  if (entries.empty())
+    return Status::InvalidArgument("no models", published ? "--published" : "--models-file", "at least one model");
   return entries;
 }
 
@@ -104,7 +107,8 @@ Status SweepDownloads::Done(const std::string& model) {
     return Status::Ok();
   }
   VISALIGN_ASSIGN_OR_RETURN(uint64_t freed, hub::DeleteDownloadedWeights(model, options_));
-  if (freed > 0) spdlog::info("{}: deleted its downloaded weights ({} bytes; --keep-checkpoints keeps them)", model, freed);
+  if (freed > 0)
+    spdlog::info("{}: deleted its downloaded weights ({} bytes; --keep-checkpoints keeps them)", model, freed);
   return Status::Ok();
 }
 
@@ -123,7 +127,6 @@ void SweepDownloads::MakeRoom(uint64_t excess) {
   }
 }
 
-
 Status SweepReport::ToStatus() const {
   if (failed == 0) return Status::Ok();
   return Status(first_failure.code(),
@@ -131,11 +134,13 @@ Status SweepReport::ToStatus() const {
                 first_failure.where(), first_failure.expected());
 }
 
-Result<SweepReport> RunModelsFolder(const SweepOptions& options, store::RunStore* shared, const RunSweepModel& run_one) {
+Result<SweepReport> RunModelsFolder(const SweepOptions& options, store::RunStore* shared,
+                                    const RunSweepModel& run_one) {
   std::vector<std::pair<std::string, ModelEntry>> order;  // (preprocessing, model): hub names first, by name
   for (const ModelEntry& e : options.models) {
-    const Result<clip::ClipConfig> config = fs::is_directory(e.model) ? clip::ReadClipModelConfig(e.model)
-                                                                       : Result<clip::ClipConfig>(Status::NotFound("a hub name"));
+    const Result<clip::ClipConfig> config = fs::is_directory(e.model)
+                                                ? clip::ReadClipModelConfig(e.model)
+                                                : Result<clip::ClipConfig>(Status::NotFound("a hub name"));
     order.emplace_back(config.ok() ? clip::PreprocessFingerprintText(config->preprocess) : "", e);
   }
   std::sort(order.begin(), order.end());

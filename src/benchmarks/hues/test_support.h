@@ -13,9 +13,7 @@
 
 namespace visalign::hues::testing {
 
-inline std::filesystem::path Data(const std::string& relative) {
-  return visalign::testing::DataDir() / relative;
-}
+inline std::filesystem::path Data(const std::string& relative) { return visalign::testing::DataDir() / relative; }
 
 inline Board TestBoard(Chromaticity c = Chromaticity::kDisplay) {
   auto b = Board::Load(Data("hues/board.csv"), c);

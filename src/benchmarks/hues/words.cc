@@ -114,7 +114,8 @@ Result<std::vector<NonsenseWord>> AllNonsenseWords() {
   VISALIGN_ASSIGN_OR_RETURN(std::vector<NonsenseWord> published, PublishedNonsenseVocabulary());
   for (NonsenseWord& w : published) {
     const std::string upper = internal::AsciiUpper(w.word);
-    if (std::none_of(all.begin(), all.end(), [&](const NonsenseWord& a) { return internal::AsciiUpper(a.word) == upper; }))
+    if (std::none_of(all.begin(), all.end(),
+                     [&](const NonsenseWord& a) { return internal::AsciiUpper(a.word) == upper; }))
       all.push_back(std::move(w));
   }
   return all;

@@ -22,20 +22,20 @@
 #include "dataset_sampling.h"
 #include "dataset_templates.h"
 #include "flat_png.h"
+#include "visalign/benchmarks/violin/probes.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
-#include "visalign/benchmarks/violin/probes.h"
 
 namespace visalign::violin {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kTestPercent = 20;                  // split: 8:2 per stratum
-constexpr double kHueSplit1TestLow = 280.0;       // hue_split1 test: [280°, 320°]
+constexpr int kTestPercent = 20;             // split: 8:2 per stratum
+constexpr double kHueSplit1TestLow = 280.0;  // hue_split1 test: [280°, 320°]
 constexpr double kHueSplit1TestHigh = 320.0;
-constexpr double kHueSplit2BandWidth = 60.0;      // hue_split2 train: even 60° bands [0,60) [120,180) [240,300)
+constexpr double kHueSplit2BandWidth = 60.0;  // hue_split2 train: even 60° bands [0,60) [120,180) [240,300)
 constexpr int kMinImageSize = 2;
 constexpr const char* kManifestName = "manifest.jsonl";
 constexpr const char* kSummaryName = "summary.json";
@@ -78,13 +78,16 @@ class ItemBuilder {
  public:
   ItemBuilder(const SamplingContext& ctx, const VariationSpec& spec, const GroupSpec& group,
               std::vector<const PromptTemplate*> templates, int& counter)
-      : ctx_(ctx), spec_(spec), templates_(std::move(templates)), counter_(counter),
+      : ctx_(ctx),
+        spec_(spec),
+        templates_(std::move(templates)),
+        counter_(counter),
         label_(Format("v%d/%s/%s", spec.variation, std::string(group.language).c_str(),
                       std::string(group.notation).c_str())) {}
 
   Status Append(std::vector<ManifestItem>& out) {
-    const size_t n = std::max<size_t>(1, static_cast<size_t>(std::llround(
-                                             static_cast<double>(spec_.base_items_per_group) * ctx_.scale)));
+    const size_t n = std::max<size_t>(
+        1, static_cast<size_t>(std::llround(static_cast<double>(spec_.base_items_per_group) * ctx_.scale)));
     const std::array<size_t, kLevelCount> per_level = AllocateLevels(n, ctx_.pool_sizes);
     const size_t t_count = templates_.size();
     const std::vector<size_t> template_order = ShuffledIndices(t_count, StreamSeed(ctx_.seed, label_ + "/templates"));
@@ -243,11 +246,13 @@ Status PrepareOutputDir(const DatasetOptions& options) {
       if (fs::is_directory(images, ec)) {
         for (const fs::directory_entry& e : fs::directory_iterator(images, ec))
           if (e.is_regular_file() && IsItemImageName(e.path().filename().string())) previous.push_back(e.path());
-        if (ec) return Status::IoError("cannot list directory: " + ec.message(), images.string(), "a readable directory");
+        if (ec)
+          return Status::IoError("cannot list directory: " + ec.message(), images.string(), "a readable directory");
       }
       for (const fs::path& p : previous) {
         fs::remove(p, ec);
-        if (ec) return Status::IoError("cannot remove previous output: " + ec.message(), p.string(), "a writable directory");
+        if (ec)
+          return Status::IoError("cannot remove previous output: " + ec.message(), p.string(), "a writable directory");
       }
     }
   }
@@ -263,8 +268,9 @@ Status WriteImageFile(const fs::path& path, std::string_view bytes) {
   fs::path tmp = path;
   tmp += ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kFileMode);
-  if (fd < 0) return Status::IoError("cannot create file: " + std::string(std::strerror(errno)), tmp.string(),
-                                     "a writable output directory");
+  if (fd < 0)
+    return Status::IoError("cannot create file: " + std::string(std::strerror(errno)), tmp.string(),
+                           "a writable output directory");
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

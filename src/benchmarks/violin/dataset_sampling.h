@@ -42,7 +42,7 @@ std::vector<size_t> ShuffledIndices(size_t n, uint64_t stream_seed);
 // One color of a level's pool: a level-3 centroid or a level-2 / level-1 representative.
 struct PoolColor {
   int level = 0;
-  int id = 0;          // level-3 id, or the category's 1-based index within its level
+  int id = 0;  // level-3 id, or the category's 1-based index within its level
   std::string name;
   color::Srgb8 rgb;
 };

@@ -107,7 +107,8 @@ TEST(Pools, FuzzyPairsAreRelatedDistinctAndWithinTheHueGap) {
   // (the darker) low. Red and orange (#F38400, 32.6°) are 311.6° apart linearly: not a pair.
   const std::vector<ColorPair> l1 = FuzzyPairPool(Iscc(), 1);
   auto has = [&](std::string_view low, std::string_view high) {
-    return std::any_of(l1.begin(), l1.end(), [&](const ColorPair& p) { return p.low.name == low && p.high.name == high; });
+    return std::any_of(l1.begin(), l1.end(),
+                       [&](const ColorPair& p) { return p.low.name == low && p.high.name == high; });
   };
   EXPECT_TRUE(has("red", "pink"));
   EXPECT_FALSE(has("red", "orange") || has("orange", "red"));

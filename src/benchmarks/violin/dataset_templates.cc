@@ -137,18 +137,18 @@ Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, c
       std::string expected;
       for (const GroupSpec& g : spec->groups)
         expected += (expected.empty() ? "" : " or ") + std::string(g.language) + "/" + std::string(g.notation);
-      return Status::InvalidArgument("language/notation " + p.language + "/" + p.notation + " not in variation " +
-                                         std::to_string(p.variation),
-                                     where("language"), expected);
+      return Status::InvalidArgument(
+          "language/notation " + p.language + "/" + p.notation + " not in variation " + std::to_string(p.variation),
+          where("language"), expected);
     }
     VISALIGN_ASSIGN_OR_RETURN(std::string layout, StringMember(t, "layout", where("layout")));
     auto parsed = ParseLayout(layout);
     if (!parsed.ok() || std::find(spec->layouts.begin(), spec->layouts.end(), *parsed) == spec->layouts.end()) {
       std::string expected;
       for (Layout l : spec->layouts) expected += (expected.empty() ? "" : " or ") + std::string(LayoutName(l));
-      return Status::InvalidArgument("layout \"" + layout + "\" not allowed in variation " +
-                                         std::to_string(p.variation),
-                                     where("layout"), expected);
+      return Status::InvalidArgument(
+          "layout \"" + layout + "\" not allowed in variation " + std::to_string(p.variation), where("layout"),
+          expected);
     }
     p.layout = *parsed;
     VISALIGN_ASSIGN_OR_RETURN(p.prompt_split, StringMember(t, "prompt_split", where("prompt_split")));
@@ -156,7 +156,8 @@ Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, c
       return Status::InvalidArgument("bad prompt_split \"" + p.prompt_split + "\"", where("prompt_split"),
                                      "\"train\" or \"test\"");
     VISALIGN_ASSIGN_OR_RETURN(p.text, StringMember(t, "text", where("text")));
-    VISALIGN_RETURN_IF_ERROR(CheckPlaceholders(p.text, PlaceholderNames(p.layout, spec->fuzzy), where("text"), /*exactly_once=*/true));
+    VISALIGN_RETURN_IF_ERROR(
+        CheckPlaceholders(p.text, PlaceholderNames(p.layout, spec->fuzzy), where("text"), /*exactly_once=*/true));
     p.number = ++per_variation[p.variation];
     auto& counts = group_splits[{p.variation, p.language, p.notation}];
     (p.prompt_split == "train" ? counts.first : counts.second)++;
@@ -166,9 +167,8 @@ Result<std::vector<PromptTemplate>> ParseTemplates(std::string_view json_text, c
     for (const GroupSpec& g : spec.groups) {
       auto it = group_splits.find({spec.variation, std::string(g.language), std::string(g.notation)});
       if (it == group_splits.end() || it->second.first == 0 || it->second.second == 0)
-        return Status::InvalidArgument("variation " + std::to_string(spec.variation) + " " +
-                                           std::string(g.language) + "/" + std::string(g.notation) +
-                                           " lacks a train or a test template",
+        return Status::InvalidArgument("variation " + std::to_string(spec.variation) + " " + std::string(g.language) +
+                                           "/" + std::string(g.notation) + " lacks a train or a test template",
                                        source, "at least one template with each prompt_split per group");
     }
   }

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "visalign/core/status.h"
 #include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/core/status.h"
 
 namespace visalign::violin {
 
@@ -30,12 +30,12 @@ const VariationSpec* FindVariation(int variation);  // nullptr if not 1..6
 struct PromptTemplate {
   std::string id;
   int variation = 1;
-  std::string language;      // en | zh | fr
-  std::string notation;      // hex | rgb | hsl
+  std::string language;  // en | zh | fr
+  std::string notation;  // hex | rgb | hsl
   Layout layout = Layout::kSingle;
   std::string prompt_split;  // train | test
   std::string text;
-  int number = 0;            // 1-based position among its variation's templates (item ids' tNN)
+  int number = 0;  // 1-based position among its variation's templates (item ids' tNN)
 };
 
 // Placeholder names in layout order: single {color}; h2 {top} {bottom}; v2 {left} {right};

@@ -41,20 +41,19 @@ TEST(Templates, ShippedFileHasTheDocumentedTemplateCounts) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   std::map<std::string, int> per_group, held_out;
   for (const PromptTemplate& p : *t) {
-    const std::string key = std::to_string(p.variation) + "/" + p.language + "/" + p.notation + "/" +
-                            std::string(LayoutName(p.layout));
+    const std::string key =
+        std::to_string(p.variation) + "/" + p.language + "/" + p.notation + "/" + std::string(LayoutName(p.layout));
     ++per_group[key];
     if (p.prompt_split == "test") ++held_out[key];
   }
-  const std::map<std::string, int> expected{
-      {"1/en/hex/single", 10}, {"2/en/hex/h2", 10}, {"2/en/hex/v2", 10}, {"3/en/hex/q4", 30},
-      {"4/en/hex/single", 10}, {"5/zh/hex/single", 10}, {"5/fr/hex/single", 10}, {"6/en/rgb/single", 5},
-      {"6/en/hsl/single", 5}};
+  const std::map<std::string, int> expected{{"1/en/hex/single", 10}, {"2/en/hex/h2", 10},     {"2/en/hex/v2", 10},
+                                            {"3/en/hex/q4", 30},     {"4/en/hex/single", 10}, {"5/zh/hex/single", 10},
+                                            {"5/fr/hex/single", 10}, {"6/en/rgb/single", 5},  {"6/en/hsl/single", 5}};
   EXPECT_EQ(per_group, expected);
   const std::map<std::string, int> expected_held_out{
-      {"1/en/hex/single", 2}, {"2/en/hex/h2", 2}, {"2/en/hex/v2", 2}, {"3/en/hex/q4", 6},
-      {"4/en/hex/single", 2}, {"5/zh/hex/single", 2}, {"5/fr/hex/single", 2}, {"6/en/rgb/single", 1},
-      {"6/en/hsl/single", 1}};
+      {"1/en/hex/single", 2}, {"2/en/hex/h2", 2},     {"2/en/hex/v2", 2},
+      {"3/en/hex/q4", 6},     {"4/en/hex/single", 2}, {"5/zh/hex/single", 2},
+      {"5/fr/hex/single", 2}, {"6/en/rgb/single", 1}, {"6/en/hsl/single", 1}};
   EXPECT_EQ(held_out, expected_held_out);
   EXPECT_EQ(t->front().id, "v1-en-01");
   EXPECT_EQ(t->front().number, 1);

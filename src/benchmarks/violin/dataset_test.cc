@@ -69,8 +69,7 @@ color::Srgb8 CssHslTo8Bit(double h, double s, double l) {
 TEST(DatasetCounts, ScaleOneHasThePublishedSizes) {
   const Json c = CountItems(FullScale());
   EXPECT_EQ(c["items"], 48320);
-  EXPECT_EQ(c["variation"], (Json{{"1", 3020}, {"2", 12080}, {"3", 18120}, {"4", 3020}, {"5", 6040},
-                                            {"6", 6040}}));
+  EXPECT_EQ(c["variation"], (Json{{"1", 3020}, {"2", 12080}, {"3", 18120}, {"4", 3020}, {"5", 6040}, {"6", 6040}}));
   EXPECT_EQ(c["by_variation"]["5"]["language"], (Json{{"zh", 3020}, {"fr", 3020}}));
   EXPECT_EQ(c["by_variation"]["6"]["notation"], (Json{{"rgb", 3020}, {"hsl", 3020}}));
   // Levels proportional to 13 : 29 : 267 colors per group (127 / 283 / 2610 of 3020).
@@ -235,7 +234,8 @@ TEST(DatasetDeterminism, AVariationDoesNotDependOnWhichOthersAreGenerated) {
   DatasetOptions only3 = Options(0.05, 5);
   only3.variations = {3};
   std::vector<ManifestItem> all = Build(Options(0.05, 5)), subset;
-  std::copy_if(all.begin(), all.end(), std::back_inserter(subset), [](const ManifestItem& it) { return it.variation == 3; });
+  std::copy_if(all.begin(), all.end(), std::back_inserter(subset),
+               [](const ManifestItem& it) { return it.variation == 3; });
   EXPECT_EQ(Lines(Build(only3)), Lines(subset));
 }
 

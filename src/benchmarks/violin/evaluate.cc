@@ -14,11 +14,11 @@
 
 #include "benchmarks/violin/probes_evaluate.h"
 #include "benchmarks/violin/summary.h"
+#include "visalign/benchmarks/violin/evaluate.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"
 #include "visalign/core/progress.h"
 #include "visalign/imaging/image.h"
-#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {
@@ -100,8 +100,7 @@ Result<ModelImages> CollectImageDirectory(const std::filesystem::path& dir, cons
     auto [pos, inserted] = seen.emplace(*key, path);
     if (!inserted)
       return Status::InvalidArgument("two images for item " + key->first + " sample " + std::to_string(key->second) +
-                                         ": " + pos->second.filename().string() + " and " +
-                                         path.filename().string(),
+                                         ": " + pos->second.filename().string() + " and " + path.filename().string(),
                                      dir.string(), "one file per <id>__<k> (<id>.<ext> is sample 0)");
   }
   for (auto& [key, path] : seen) out.sources.push_back({key.first, key.second, path});
@@ -123,8 +122,7 @@ Json ImageScoreJson(const ImageScore& s) {
   Json targets = Json::array();
   for (const color::Srgb8& t : s.item->targets) targets.push_back(color::ToHex(t));
   j["targets"] = targets;
-  if (s.item->fuzzy)
-    j["fuzzy"] = {color::ToHex(s.item->fuzzy->first), color::ToHex(s.item->fuzzy->second)};
+  if (s.item->fuzzy) j["fuzzy"] = {color::ToHex(s.item->fuzzy->first), color::ToHex(s.item->fuzzy->second)};
   j["alpha_min"] = s.metrics.alpha_min;
   if (!s.metrics.probe) {  // inertia and geometry probes have their own measures instead
     j["blocks"] = BlocksJson(s.metrics.blocks);
@@ -185,9 +183,8 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
                                        "model " + model.model + ", " + source.path.string(),
                                        "ids from the dataset's manifest.jsonl");
       if (!seen.emplace(it->second, source.k).second)
-        return Status::InvalidArgument(
-            "two images for item " + source.item_id + " sample " + std::to_string(source.k),
-            "model " + model.model, "one image per (item, k)");
+        return Status::InvalidArgument("two images for item " + source.item_id + " sample " + std::to_string(source.k),
+                                       "model " + model.model, "one image per (item, k)");
       if (slot[it->second] == kOutside) {
         ++summary.n_outside_split;
         continue;
@@ -234,8 +231,7 @@ Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vect
     item_records.push_back({true, *result});
     progress.Add(1, 0);
     if (options.on_image && !defer_images)
-      return options.on_image(
-          ImageScore{&item, models[job.model].model, job.source->k, job.source->path, *result});
+      return options.on_image(ImageScore{&item, models[job.model].model, job.source->k, job.source->path, *result});
     return Status::Ok();
   };
   VISALIGN_RETURN_IF_ERROR(ParallelForOrdered(jobs.size(), produce, consume, options.threads));
@@ -292,7 +288,8 @@ Result<Summary> EvaluateToDirectory(const std::vector<ManifestItem>& items, cons
   std::filesystem::rename(partial_path, items_path, ec);
   if (ec) return Status::IoError("cannot rename to " + items_path.string() + ": " + ec.message(), "output folder");
 
-  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "summary.json", SummaryJson(*summary, options.weights).dump(2) + "\n"));
+  VISALIGN_RETURN_IF_ERROR(
+      WriteFileAtomic(out_dir / "summary.json", SummaryJson(*summary, options.weights).dump(2) + "\n"));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "summary.csv", SummaryCsv(*summary)));
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "summary.md", SummaryMarkdown(*summary)));
   if (!summary->probes.empty()) VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out_dir / "probes.csv", ProbesCsv(*summary)));

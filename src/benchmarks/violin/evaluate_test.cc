@@ -8,8 +8,8 @@
 #include <random>
 
 #include "testing/dirs.h"
-#include "visalign/core/io.h"
 #include "visalign/benchmarks/violin/evaluate.h"
+#include "visalign/core/io.h"
 
 namespace visalign::violin {
 namespace {
@@ -259,9 +259,10 @@ TEST(EvaluateToDirectory, WritesItemsAndSummaryFiles) {
   EXPECT_NE(csv->find("\noverall,m,all,all,all,"), std::string::npos) << *csv;
   // Item b has no image: summary.md opens with the coverage warning, in SummaryWarnings' words.
   const std::vector<std::string> warnings = SummaryWarnings(j);
-  ASSERT_EQ(warnings, std::vector<std::string>{
-                          "coverage below 100 %: model m has a scored image for 2 of 3 items (66.6 %; 1 without any image, "
-                          "0 unreadable images), so its means cover only the items it has images for."});
+  ASSERT_EQ(warnings,
+            std::vector<std::string>{
+                "coverage below 100 %: model m has a scored image for 2 of 3 items (66.6 %; 1 without any image, "
+                "0 unreadable images), so its means cover only the items it has images for."});
   auto md = ReadFile(out.path() / "summary.md");
   ASSERT_TRUE(md.ok());
   EXPECT_EQ(md->rfind("**Warning:** " + warnings[0] + "\n\n", 0), 0u) << *md;
@@ -285,7 +286,8 @@ TEST(Evaluate, TheCoverageWarningSaysWhatMissingImagesCountAs) {
   auto summary = Evaluate(f.items, {*images}, options);
   ASSERT_TRUE(summary.ok());
   const Json j = Json::parse(SummaryJson(*summary, {}).dump());
-  EXPECT_NE(SummaryWarnings(j).at(0).find("so its means count each missing image as the worst value."), std::string::npos);
+  EXPECT_NE(SummaryWarnings(j).at(0).find("so its means count each missing image as the worst value."),
+            std::string::npos);
 }
 
 // Six items, three per split; "m" has an image for every item but test item t3 (missing), whose
@@ -299,7 +301,9 @@ struct SplitFixture {
       item.split = i < 3 ? "train" : "test";
       item.prompt_split = i % 2 == 0 ? "train" : "test";
       items.push_back(item);
-      if (i != 3) EXPECT_TRUE(imaging::WritePng(dir.path() / (item.id + ".png"), Solid(4, 4, {uint8_t(100 + 10 * i), 100, 100})).ok());
+      if (i != 3)
+        EXPECT_TRUE(
+            imaging::WritePng(dir.path() / (item.id + ".png"), Solid(4, 4, {uint8_t(100 + 10 * i), 100, 100})).ok());
     }
   }
   Summary Run(EvaluateOptions options) {
@@ -327,7 +331,8 @@ TEST(Evaluate, TheSplitSelectsItemsAndImagesOfOtherItemsAreCountedNotScored) {
   ASSERT_EQ(s.missing.size(), 1u);
   EXPECT_EQ(s.missing[0].item_id, "t3");
   options.split = "validation";
-  EXPECT_EQ(Evaluate(f.items, {}, options).status().ToString(), "unknown split \"validation\" (split): train, test or all");
+  EXPECT_EQ(Evaluate(f.items, {}, options).status().ToString(),
+            "unknown split \"validation\" (split): train, test or all");
 }
 
 TEST(Evaluate, RowsAreGroupedByAnyManifestColumn) {

@@ -71,8 +71,8 @@ void PutSymbol(BitWriter& w, int symbol) {
 }
 
 void PutDistanceOneMatch(BitWriter& w, int length) {
-  const int code = static_cast<int>(std::upper_bound(kLengthBase.begin(), kLengthBase.end(), length) -
-                                    kLengthBase.begin()) - 1;
+  const int code =
+      static_cast<int>(std::upper_bound(kLengthBase.begin(), kLengthBase.end(), length) - kLengthBase.begin()) - 1;
   PutSymbol(w, kFirstLengthSymbol + code);
   w.Put(static_cast<uint32_t>(length - kLengthBase[code]), kLengthExtraBits[code]);
   w.Put(0, kDistanceCodeBits);
@@ -143,8 +143,7 @@ void PutChunk(std::string& out, const char type[4], std::string_view data) {
   const size_t type_at = out.size();
   out.append(type, 4);
   out.append(data);
-  const uLong crc =
-      crc32(0L, reinterpret_cast<const Bytef*>(out.data() + type_at), static_cast<uInt>(data.size() + 4));
+  const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(out.data() + type_at), static_cast<uInt>(data.size() + 4));
   PutU32(out, static_cast<uint32_t>(crc));
 }
 

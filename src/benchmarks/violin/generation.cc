@@ -24,8 +24,8 @@ std::string FieldValue(const ManifestItem& it, const std::string& key) {
 }  // namespace
 
 const std::vector<std::string>& GenerationFilterKeys() {
-  static const std::vector<std::string> kKeys = {"variation",    "split",      "language",  "ids",       "notation",
-                                                 "layout",       "prompt_split", "hue_split1", "hue_split2"};
+  static const std::vector<std::string> kKeys = {"variation", "split",        "language",   "ids",       "notation",
+                                                 "layout",    "prompt_split", "hue_split1", "hue_split2"};
   return kKeys;
 }
 

@@ -42,7 +42,7 @@ TEST(ItemSeed, IsFnv1aOfTheIdPlusSamplePlusBaseModulo2To31) {
 
 TEST(GenerationFilterKeys, AreTheManifestFieldsInHelpOrder) {
   EXPECT_EQ(GenerationFilterKeys(), (std::vector<std::string>{"variation", "split", "language", "ids", "notation",
-                                                                "layout", "prompt_split", "hue_split1", "hue_split2"}));
+                                                              "layout", "prompt_split", "hue_split1", "hue_split2"}));
 }
 
 TEST(MatchesFilters, EveryKeyMustAcceptTheItemsValue) {

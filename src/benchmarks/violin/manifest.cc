@@ -63,13 +63,15 @@ std::string FieldWhere(const std::string& where, std::string_view field) {
 Result<const Json*> Field(const Json& obj, std::string_view key, const std::string& where) {
   auto it = obj.find(std::string(key));
   if (it == obj.end())
-    return Status::Corrupt("missing field \"" + std::string(key) + "\"", where, "every manifest field (docs/violin.md)");
+    return Status::Corrupt("missing field \"" + std::string(key) + "\"", where,
+                           "every manifest field (docs/violin.md)");
   return &*it;
 }
 
 Result<std::string> StringField(const Json& obj, std::string_view key, const std::string& where) {
   VISALIGN_ASSIGN_OR_RETURN(const Json* v, Field(obj, key, where));
-  if (!v->is_string()) return Status::Corrupt("not a string: " + QuoteJson(*v), FieldWhere(where, key), "a JSON string");
+  if (!v->is_string())
+    return Status::Corrupt("not a string: " + QuoteJson(*v), FieldWhere(where, key), "a JSON string");
   return v->get<std::string>();
 }
 
@@ -83,7 +85,8 @@ Result<std::string> ChoiceField(const Json& obj, std::string_view key, const std
 Result<int> IntField(const Json& obj, std::string_view key, const std::string& where, int lo, int hi) {
   VISALIGN_ASSIGN_OR_RETURN(const Json* v, Field(obj, key, where));
   const std::string expected = "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
-  if (!v->is_number_integer()) return Status::Corrupt("not an integer: " + QuoteJson(*v), FieldWhere(where, key), expected);
+  if (!v->is_number_integer())
+    return Status::Corrupt("not an integer: " + QuoteJson(*v), FieldWhere(where, key), expected);
   int64_t x = v->get<int64_t>();
   if (x < lo || x > hi) return Status::Corrupt("out of range: " + std::to_string(x), FieldWhere(where, key), expected);
   return static_cast<int>(x);
@@ -146,8 +149,8 @@ std::string ManifestLine(const ManifestItem& item) {
   Json targets = Json::array();
   for (const color::Srgb8& c : item.targets) targets.push_back(color::ToHex(c));
   j["targets"] = targets;
-  j["fuzzy"] = item.fuzzy ? Json::array({color::ToHex(item.fuzzy->first), color::ToHex(item.fuzzy->second)})
-                          : Json(nullptr);
+  j["fuzzy"] =
+      item.fuzzy ? Json::array({color::ToHex(item.fuzzy->first), color::ToHex(item.fuzzy->second)}) : Json(nullptr);
   j["levels"] = item.levels;
   j["target_names"] = item.target_names;
   j["image"] = item.image ? Json(*item.image) : Json(nullptr);
@@ -172,8 +175,7 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
                            "a non-empty id without path separators");
   VISALIGN_ASSIGN_OR_RETURN(item.variation, IntField(j, "variation", where, kMinVariation, kMaxVariation));
   VISALIGN_ASSIGN_OR_RETURN(item.language, ChoiceField(j, "language", where, {"en", "zh", "fr"}, "en, zh or fr"));
-  VISALIGN_ASSIGN_OR_RETURN(item.notation,
-                            ChoiceField(j, "notation", where, {"hex", "rgb", "hsl"}, "hex, rgb or hsl"));
+  VISALIGN_ASSIGN_OR_RETURN(item.notation, ChoiceField(j, "notation", where, {"hex", "rgb", "hsl"}, "hex, rgb or hsl"));
   VISALIGN_ASSIGN_OR_RETURN(item.template_id, StringField(j, "template_id", where));
   VISALIGN_ASSIGN_OR_RETURN(item.prompt, StringField(j, "prompt", where));
   VISALIGN_ASSIGN_OR_RETURN(std::string layout, StringField(j, "layout", where));
@@ -218,7 +220,8 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
   VISALIGN_ASSIGN_OR_RETURN(const Json* image, Field(j, "image", where));
   if (!image->is_null()) {
     const std::string expected = "null or a relative path inside the dataset directory";
-    if (!image->is_string()) return Status::Corrupt("unexpected value " + QuoteJson(*image), FieldWhere(where, "image"), expected);
+    if (!image->is_string())
+      return Status::Corrupt("unexpected value " + QuoteJson(*image), FieldWhere(where, "image"), expected);
     std::filesystem::path p(image->get<std::string>());
     bool escapes = p.empty() || p.is_absolute();
     for (const auto& part : p) escapes = escapes || part == "..";
@@ -234,12 +237,13 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
     VISALIGN_ASSIGN_OR_RETURN(item.probe, ParseProbeSpec(*probe, where));
     const ProbeSpec& spec = *item.probe;
     const Layout expected = spec.family != ProbeFamily::kInertia ? Layout::kSingle
-                            : spec.orientation == 'h'           ? Layout::kH2
-                                                                : Layout::kV2;
+                            : spec.orientation == 'h'            ? Layout::kH2
+                                                                 : Layout::kV2;
     if (item.layout != expected || item.fuzzy)
-      return Status::Corrupt("a " + std::string(ProbeFamilyName(spec.family)) + " probe on a " + layout + " item",
-                             FieldWhere(where, "layout"),
-                             "layout " + std::string(LayoutName(expected)) + " without a fuzzy range (docs/violin.md, \"Probes\")");
+      return Status::Corrupt(
+          "a " + std::string(ProbeFamilyName(spec.family)) + " probe on a " + layout + " item",
+          FieldWhere(where, "layout"),
+          "layout " + std::string(LayoutName(expected)) + " without a fuzzy range (docs/violin.md, \"Probes\")");
   }
   return item;
 }

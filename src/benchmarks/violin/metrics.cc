@@ -4,9 +4,9 @@
 #include <numeric>
 #include <string>
 
+#include "visalign/benchmarks/violin/evaluate.h"
 #include "visalign/core/io.h"
 #include "visalign/imaging/purity.h"
-#include "visalign/benchmarks/violin/evaluate.h"
 
 namespace visalign::violin {
 namespace {
@@ -78,7 +78,8 @@ Result<Weights> ParseWeights(std::string_view text) {
   if (values.size() != kPrecisionCount && values.size() != kMetricCount)
     return Status::InvalidArgument("expected 6 or 9 weights, got " + std::to_string(values.size()), where, expected);
   std::copy_n(values.begin(), kPrecisionCount, weights.precision.begin());
-  if (values.size() == kMetricCount) std::copy_n(values.begin() + kPrecisionCount, kPurityCount, weights.purity.begin());
+  if (values.size() == kMetricCount)
+    std::copy_n(values.begin() + kPrecisionCount, kPurityCount, weights.purity.begin());
   const auto sum = [](const auto& group) { return std::accumulate(group.begin(), group.end(), 0.0); };
   if (sum(weights.precision) <= 0.0) return Status::InvalidArgument("all precision weights are zero", where, expected);
   if (sum(weights.purity) <= 0.0) return Status::InvalidArgument("all purity weights are zero", where, expected);
@@ -119,9 +120,7 @@ Json MetricsJson(const Metrics& m) {
   return out;
 }
 
-TargetSpec TargetSpec::FromItem(const ManifestItem& item) {
-  return TargetSpec{item.layout, item.targets, item.fuzzy};
-}
+TargetSpec TargetSpec::FromItem(const ManifestItem& item) { return TargetSpec{item.layout, item.targets, item.fuzzy}; }
 
 Status TargetSpec::Validate() const {
   if (fuzzy) {
@@ -131,21 +130,18 @@ Status TargetSpec::Validate() const {
     return Status::Ok();
   }
   if (targets.size() != static_cast<size_t>(BlockCount(layout)))
-    return Status::InvalidArgument(std::to_string(targets.size()) + " target colors for layout " +
-                                       std::string(LayoutName(layout)),
-                                   "target", std::to_string(BlockCount(layout)) + " colors in layout order");
+    return Status::InvalidArgument(
+        std::to_string(targets.size()) + " target colors for layout " + std::string(LayoutName(layout)), "target",
+        std::to_string(BlockCount(layout)) + " colors in layout order");
   return Status::Ok();
 }
 
 std::array<double, kPrecisionCount> PrecisionRaw(color::Rgb255 mean, color::Rgb255 target) {
   const color::Lab lab_mean = color::SrgbToLab(ToUnit(mean));
   const color::Lab lab_target = color::SrgbToLab(ToUnit(target));
-  return {color::RgbEuclidean(mean, target),
-          color::RgbRedmean(mean, target),
-          color::DeltaE2000(lab_target, lab_mean),
-          color::HueDifference(lab_mean, lab_target),
-          color::ChromaDistance(lab_mean, lab_target),
-          color::HyAB(lab_mean, lab_target)};
+  return {color::RgbEuclidean(mean, target),           color::RgbRedmean(mean, target),
+          color::DeltaE2000(lab_target, lab_mean),     color::HueDifference(lab_mean, lab_target),
+          color::ChromaDistance(lab_mean, lab_target), color::HyAB(lab_mean, lab_target)};
 }
 
 color::Rgb255 FuzzyTarget(color::Rgb255 mean, color::Srgb8 low, color::Srgb8 high) {

@@ -175,7 +175,8 @@ TEST(ScoreImage, V2AndQ4SplitAtFloorHalfOnOddWidths) {
 }
 
 TEST(ScoreImage, ImagesTooSmallForTheLayoutAreErrors) {
-  auto m = ScoreImage(Solid(1, 1, {0, 0, 0}), {Layout::kQ4, {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, std::nullopt});
+  auto m =
+      ScoreImage(Solid(1, 1, {0, 0, 0}), {Layout::kQ4, {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, std::nullopt});
   EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(ScoreImage(Solid(4, 4, {0, 0, 0}), {Layout::kH2, {{0, 0, 0}}, std::nullopt}).ok());
 }

@@ -39,7 +39,8 @@ TEST(ProbeMeasures, SplitOfExactAndBiasedImages) {
       const ManifestItem item = InertiaItem(o, split);
       const double exact = MeasureSplit(RenderProbe(item, 200, 200), o, item.targets[0], item.targets[1]);
       EXPECT_NEAR(exact, split, 0.25 + 1e-9) << o << split;  // one row of 200 is 0.5 %
-      const double biased = MeasureSplit(RenderProbe(item, 200, 200, {.split_bias = 1.0}), o, item.targets[0], item.targets[1]);
+      const double biased =
+          MeasureSplit(RenderProbe(item, 200, 200, {.split_bias = 1.0}), o, item.targets[0], item.targets[1]);
       EXPECT_NEAR(biased, 50.0, 1e-9);
     }
   }
@@ -48,8 +49,10 @@ TEST(ProbeMeasures, SplitOfExactAndBiasedImages) {
   for (int y = 0; y < 100; ++y)
     for (int x = 0; x < 100; ++x) {
       uint8_t* p = image.pixel(x, y);
-      if (y < 50) p[0] = 190, p[1] = 40, p[2] = 35;
-      else p[0] = 30, p[1] = 50, p[2] = 190;
+      if (y < 50)
+        p[0] = 190, p[1] = 40, p[2] = 35;
+      else
+        p[0] = 30, p[1] = 50, p[2] = 190;
     }
   EXPECT_DOUBLE_EQ(MeasureSplit(image, 'h', {200, 30, 30}, {20, 40, 200}), 50.0);
 }
@@ -63,14 +66,17 @@ double ReferenceSplit(const imaging::Image& image, color::Srgb8 first, color::Sr
     for (int x = 0; x < image.width; ++x) {
       const uint8_t* p = image.pixel(x, y);
       const color::Lab lab = color::Srgb8ToLab({p[0], p[1], p[2]});
-      first_count[y] += color::DeltaE76(lab, a) * color::DeltaE76(lab, a) <= color::DeltaE76(lab, b) * color::DeltaE76(lab, b);
+      first_count[y] +=
+          color::DeltaE76(lab, a) * color::DeltaE76(lab, a) <= color::DeltaE76(lab, b) * color::DeltaE76(lab, b);
     }
   int best = INT32_MAX, lo = 0, hi = 0;
   for (int cut = 0; cut <= image.height; ++cut) {
     int errors = 0;
     for (int y = 0; y < image.height; ++y) errors += y < cut ? image.width - first_count[y] : first_count[y];
-    if (errors < best) best = errors, lo = hi = cut;
-    else if (errors == best) hi = cut;
+    if (errors < best)
+      best = errors, lo = hi = cut;
+    else if (errors == best)
+      hi = cut;
   }
   return 100.0 * (lo + hi) / 2.0 / image.height;
 }
@@ -97,8 +103,8 @@ TEST(ProbeMeasures, PullIsTheNormalisedProjection) {
   const color::Lab t{50, 0, 0}, c{50, 40, 0};
   EXPECT_DOUBLE_EQ(GravityPull(t, t, c), 0.0);
   EXPECT_DOUBLE_EQ(GravityPull(c, t, c), 1.0);
-  EXPECT_DOUBLE_EQ(GravityPull({50, 12, 30}, t, c), 0.3);   // the perpendicular part does not count
-  EXPECT_DOUBLE_EQ(GravityPull({50, -8, 0}, t, c), -0.2);   // away from the context
+  EXPECT_DOUBLE_EQ(GravityPull({50, 12, 30}, t, c), 0.3);  // the perpendicular part does not count
+  EXPECT_DOUBLE_EQ(GravityPull({50, -8, 0}, t, c), -0.2);  // away from the context
   EXPECT_TRUE(std::isnan(GravityPull(t, t, t)));
 }
 
@@ -168,7 +174,7 @@ TEST(ProbeMeasures, ShapesJoinedBelowCountOnceAndDiagonalNeighboursDoNot) {
     for (int y = y0; y < y1; ++y)
       for (int x = x0; x < x1; ++x) image.pixel(x, y)[0] = 10, image.pixel(x, y)[1] = 120, image.pixel(x, y)[2] = 30;
   };
-  paint(20, 20, 40, 120);   // a U: two arms first seen as separate runs, joined by the bottom bar
+  paint(20, 20, 40, 120);  // a U: two arms first seen as separate runs, joined by the bottom bar
   paint(80, 20, 100, 120);
   paint(20, 120, 100, 140);
   paint(140, 20, 160, 40);  // a square touching the next one only at a corner
@@ -237,14 +243,16 @@ ReferenceGeometry ReferenceMeasure(const imaging::Image& image, const ManifestIt
 TEST(ProbeMeasures, GeometryOfNoisyShapesEqualsTheDefinitionPixelByPixel) {
   std::mt19937 rng(9);
   for (int trial = 0; trial < 8; ++trial) {
-    ManifestItem item = GeometryItem(trial % 2 ? "fractions" : "pixels",
-                                     {{trial % 3 ? ShapeKind::kCircle : ShapeKind::kSquare, 70.0 + trial, 90.0 - trial, 37.0 + trial},
-                                      {ShapeKind::kCircle, 150, 120, 21.0 + trial}});
+    ManifestItem item =
+        GeometryItem(trial % 2 ? "fractions" : "pixels",
+                     {{trial % 3 ? ShapeKind::kCircle : ShapeKind::kSquare, 70.0 + trial, 90.0 - trial, 37.0 + trial},
+                      {ShapeKind::kCircle, 150, 120, 21.0 + trial}});
     const int side = trial % 2 ? 173 : 200;  // fractions: scaled to a size the canvas does not divide
     imaging::Image image = RenderProbe(item, side, side, {.shape_offset = 3.0 * trial});
     std::uniform_int_distribution<int> noise(-90, 90);
     for (uint8_t& v : image.rgb) v = static_cast<uint8_t>(std::clamp(v + noise(rng), 0, 255));
-    for (int y = 0; y < side; y += 2) std::memcpy(image.pixel(0, y + 1 < side ? y + 1 : y), image.pixel(0, y), side * 3);
+    for (int y = 0; y < side; y += 2)
+      std::memcpy(image.pixel(0, y + 1 < side ? y + 1 : y), image.pixel(0, y), side * 3);
     const auto m = MeasureProbe(image, item);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     const ReferenceGeometry want = ReferenceMeasure(image, item);

@@ -31,7 +31,8 @@ class Reader {
 
   Result<const Json*> Get(std::string_view key, const std::string& expected) const {
     auto it = j_.find(std::string(key));
-    if (it == j_.end()) return Status::Corrupt("missing member \"" + std::string(key) + "\"", where_ + " field probe", expected);
+    if (it == j_.end())
+      return Status::Corrupt("missing member \"" + std::string(key) + "\"", where_ + " field probe", expected);
     return &*it;
   }
   bool Has(std::string_view key) const { return j_.contains(std::string(key)); }
@@ -46,8 +47,8 @@ class Reader {
 
   // A finite number with lo < x < hi (open) or lo <= x <= hi (closed).
   Result<double> Number(const Json& v, std::string_view key, double lo, double hi, bool open) const {
-    const std::string expected = "a number " + std::string(open ? "strictly " : "") + "between " + Fmt(lo) +
-                                 " and " + Fmt(hi);
+    const std::string expected =
+        "a number " + std::string(open ? "strictly " : "") + "between " + Fmt(lo) + " and " + Fmt(hi);
     if (!v.is_number()) return Status::Corrupt("not a number: " + QuoteJson(v), Where(key), expected);
     const double x = v.get<double>();
     const bool inside = open ? (x > lo && x < hi) : (x >= lo && x <= hi);
@@ -95,9 +96,11 @@ Status ReadShapes(const Reader& r, ProbeSpec& spec) {
   const std::string expected = spec.condition == "pair" ? "a list of 2 shapes" : "a list of 1 shape";
   VISALIGN_ASSIGN_OR_RETURN(const Json* v, r.Get("shapes", expected));
   const size_t count = spec.condition == "pair" ? 2 : 1;
-  if (!v->is_array() || v->size() != count) return Status::Corrupt("unexpected value " + QuoteJson(*v), r.Where("shapes"), expected);
+  if (!v->is_array() || v->size() != count)
+    return Status::Corrupt("unexpected value " + QuoteJson(*v), r.Where("shapes"), expected);
   for (const Json& s : *v) {
-    const std::string shape_expected = "{\"kind\": \"square\" | \"circle\", \"cx\", \"cy\", \"size\"} inside the canvas";
+    const std::string shape_expected =
+        "{\"kind\": \"square\" | \"circle\", \"cx\", \"cy\", \"size\"} inside the canvas";
     if (!s.is_object() || !s.contains("kind") || !s["kind"].is_string() || !s.contains("cx") || !s.contains("cy") ||
         !s.contains("size"))
       return Status::Corrupt("unexpected shape " + QuoteJson(s), r.Where("shapes"), shape_expected);
@@ -136,10 +139,14 @@ const std::vector<std::string>& ProbeConditions(ProbeFamily family) {
   static const std::vector<std::string> kInertia{"percent", "pixels"};
   static const std::vector<std::string> kGeometry{"pixels", "fractions", "pair"};
   switch (family) {
-    case ProbeFamily::kNegation: return kNegation;
-    case ProbeFamily::kGravity: return kGravity;
-    case ProbeFamily::kInertia: return kInertia;
-    case ProbeFamily::kGeometry: return kGeometry;
+    case ProbeFamily::kNegation:
+      return kNegation;
+    case ProbeFamily::kGravity:
+      return kGravity;
+    case ProbeFamily::kInertia:
+      return kInertia;
+    case ProbeFamily::kGeometry:
+      return kGeometry;
   }
   return kNegation;
 }
@@ -160,8 +167,7 @@ Json ProbeSpecJson(const ProbeSpec& spec) {
       break;
     case ProbeFamily::kGravity:
       if (spec.condition != "none") j["context"] = spec.context;
-      if (spec.context_lab)
-        j["context_lab"] = {spec.context_lab->L, spec.context_lab->a, spec.context_lab->b};
+      if (spec.context_lab) j["context_lab"] = {spec.context_lab->L, spec.context_lab->a, spec.context_lab->b};
       break;
     case ProbeFamily::kInertia:
       j["orientation"] = std::string(1, spec.orientation);
@@ -194,7 +200,8 @@ Result<ProbeSpec> ParseProbeSpec(const Json& j, const std::string& where) {
   VISALIGN_ASSIGN_OR_RETURN(std::string family, r.String("family"));
   auto parsed_family = ParseProbeFamily(family);
   if (!parsed_family.ok())
-    return Status::Corrupt("unknown family " + QuoteText(family), r.Where("family"), "negation, gravity, inertia or geometry");
+    return Status::Corrupt("unknown family " + QuoteText(family), r.Where("family"),
+                           "negation, gravity, inertia or geometry");
   spec.family = *parsed_family;
   const std::vector<std::string>& conditions = ProbeConditions(spec.family);
   VISALIGN_ASSIGN_OR_RETURN(spec.condition, r.String("condition"));

@@ -17,15 +17,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kBaseColors = 24;        // negation and gravity colours at scale 1
-constexpr double kBaseGeometry = 12;      // geometry items per condition at scale 1
-constexpr double kBaseInertiaPairs = 2;   // colour pairs per (orientation, split) at scale 1
-constexpr size_t kMinUnits = 2;           // a paired interval needs at least two units
-constexpr double kConsistentMaxDe = 15;   // a consistent context: memory colour within this CIEDE2000
-constexpr double kConflictMinDe = 40;     // a conflicting context: at least this far
-constexpr double kDistinctMinDe = 30;     // two colours of one inertia or geometry item
+constexpr double kBaseColors = 24;       // negation and gravity colours at scale 1
+constexpr double kBaseGeometry = 12;     // geometry items per condition at scale 1
+constexpr double kBaseInertiaPairs = 2;  // colour pairs per (orientation, split) at scale 1
+constexpr size_t kMinUnits = 2;          // a paired interval needs at least two units
+constexpr double kConsistentMaxDe = 15;  // a consistent context: memory colour within this CIEDE2000
+constexpr double kConflictMinDe = 40;    // a conflicting context: at least this far
+constexpr double kDistinctMinDe = 30;    // two colours of one inertia or geometry item
 constexpr size_t kNeutralWords = 3;
-constexpr double kMinShare = 0.15, kMaxShare = 0.35;     // geometry: shape size / canvas side
+constexpr double kMinShare = 0.15, kMaxShare = 0.35;  // geometry: shape size / canvas side
 constexpr double kPairMinShare = 0.10, kPairMaxShare = 0.20;
 constexpr double kMarginShare = 0.10;  // shapes keep this share of the side from every edge
 constexpr double kPercent = 100.0;
@@ -42,16 +42,19 @@ const std::map<std::string, std::vector<std::string_view>>& TemplatePlaceholders
       {"entity", {"base", "entity"}},
       {"context", {"color", "object"}},
       {"neutral", {"base", "words"}},
-      {"inertia_percent", {"direction", "first", "first_share", "dimension", "first_color", "second", "second_share", "second_color"}},
-      {"inertia_pixels", {"side", "direction", "first", "first_pixels", "dimension", "first_color", "second_pixels", "second_color"}},
+      {"inertia_percent",
+       {"direction", "first", "first_share", "dimension", "first_color", "second", "second_share", "second_color"}},
+      {"inertia_pixels",
+       {"side", "direction", "first", "first_pixels", "dimension", "first_color", "second_pixels", "second_color"}},
       {"geometry_pixels", {"side", "background", "color", "shape", "measure", "size", "cx", "cy"}},
       {"geometry_fractions", {"background", "color", "shape", "measure", "size", "cx", "cy"}},
       {"geometry_pair", {"side", "background", "color", "size", "cx", "cy", "distance"}},
   };
   return names;
 }
-constexpr const char* kWordKeys[] = {"horizontally", "vertically", "top",  "bottom", "left",     "right",          "height",
-                                     "width",        "square",     "circle", "side", "diameter", "list_separator", "decimal_separator"};
+constexpr const char* kWordKeys[] = {
+    "horizontally", "vertically", "top",    "bottom", "left",     "right",          "height",
+    "width",        "square",     "circle", "side",   "diameter", "list_separator", "decimal_separator"};
 
 struct Context {
   const ProbeOptions& options;
@@ -66,7 +69,8 @@ std::string ItemId(const std::string& stem, const ProbeLanguage& language) {
   return language.code == "en" ? "p-" + stem : "p-" + stem + "-" + language.code;
 }
 
-ManifestItem NewItem(std::string id, std::string template_id, std::string prompt, ProbeSpec spec, const ProbeLanguage& language) {
+ManifestItem NewItem(std::string id, std::string template_id, std::string prompt, ProbeSpec spec,
+                     const ProbeLanguage& language) {
   ManifestItem item;
   item.id = std::move(id);
   item.template_id = std::move(template_id);
@@ -86,9 +90,7 @@ void SetTargets(ManifestItem& item, const std::vector<const PoolColor*>& colors)
   }
 }
 
-size_t Units(double base, double scale) {
-  return std::max(kMinUnits, static_cast<size_t>(std::llround(base * scale)));
-}
+size_t Units(double base, double scale) { return std::max(kMinUnits, static_cast<size_t>(std::llround(base * scale))); }
 
 std::string Hex(color::Srgb8 c) { return color::ToHex(c); }
 
@@ -119,7 +121,8 @@ void Negation(const Context& ctx, std::vector<ManifestItem>& out) {
           spec.entity = language.entities[g % language.entities.size()];
           prompt = language.Fill("entity", {{"base", base}, {"entity", spec.entity}});
         }
-        ManifestItem item = NewItem(ItemId(group + "-" + condition, language), "probe-negation-" + condition, prompt, spec, language);
+        ManifestItem item =
+            NewItem(ItemId(group + "-" + condition, language), "probe-negation-" + condition, prompt, spec, language);
         SetTargets(item, {&c});
         out.push_back(std::move(item));
       }
@@ -129,7 +132,8 @@ void Negation(const Context& ctx, std::vector<ManifestItem>& out) {
 
 void Gravity(const Context& ctx, std::vector<ManifestItem>& out) {
   Rng rng(StreamSeed(ctx.options.seed, "probe-gravity"));
-  const std::vector<size_t> order = ShuffledIndices(ctx.pool.size(), StreamSeed(ctx.options.seed, "probe-gravity-order"));
+  const std::vector<size_t> order =
+      ShuffledIndices(ctx.pool.size(), StreamSeed(ctx.options.seed, "probe-gravity-order"));
   const size_t n = Units(kBaseColors, ctx.options.scale);
   size_t g = 0;
   for (size_t index : order) {
@@ -162,10 +166,12 @@ void Gravity(const Context& ctx, std::vector<ManifestItem>& out) {
           spec.context_lab = object.lab;
           prompt = language.Fill("context", {{"color", Hex(c.rgb)}, {"object", spec.context}});
         } else if (condition == "neutral") {
-          for (size_t w : neutral) spec.context += (spec.context.empty() ? "" : language.Word("list_separator")) + language.neutral[w];
+          for (size_t w : neutral)
+            spec.context += (spec.context.empty() ? "" : language.Word("list_separator")) + language.neutral[w];
           prompt = language.Fill("neutral", {{"base", prompt}, {"words", spec.context}});
         }
-        ManifestItem item = NewItem(ItemId(group + "-" + condition, language), "probe-gravity-" + condition, prompt, spec, language);
+        ManifestItem item =
+            NewItem(ItemId(group + "-" + condition, language), "probe-gravity-" + condition, prompt, spec, language);
         SetTargets(item, {&c});
         out.push_back(std::move(item));
       }
@@ -206,7 +212,8 @@ void Inertia(const Context& ctx, std::vector<ManifestItem>& out) {
             std::vector<std::pair<std::string_view, std::string>> values = common;
             std::string prompt;
             if (condition == "percent") {
-              values.insert(values.end(), {{"first_share", Percent(split, language)}, {"second_share", Percent(kPercent - split, language)}});
+              values.insert(values.end(), {{"first_share", Percent(split, language)},
+                                           {"second_share", Percent(kPercent - split, language)}});
               prompt = language.Fill("inertia_percent", values);
             } else {
               spec.canvas_w = spec.canvas_h = side;
@@ -217,7 +224,8 @@ void Inertia(const Context& ctx, std::vector<ManifestItem>& out) {
               prompt = language.Fill("inertia_pixels", values);
               spec.split = kPercent * static_cast<double>(px) / side;  // what the stated pixels denote
             }
-            ManifestItem item = NewItem(ItemId(group + "-" + condition, language), "probe-inertia-" + condition, prompt, spec, language);
+            ManifestItem item = NewItem(ItemId(group + "-" + condition, language), "probe-inertia-" + condition, prompt,
+                                        spec, language);
             item.variation = 2;
             item.layout = h ? Layout::kH2 : Layout::kV2;
             SetTargets(item, {&ctx.pool[a], &ctx.pool[b]});
@@ -236,7 +244,8 @@ void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
   const double margin = std::round(kMarginShare * side);
   auto draw = [&](double lo, double hi) {  // an integer in [lo, hi]
     const int64_t a = std::llround(std::ceil(lo)), b = std::llround(std::floor(hi));
-    return static_cast<double>(a + static_cast<int64_t>(rng.UniformIndex(static_cast<uint64_t>(std::max<int64_t>(1, b - a + 1)))));
+    return static_cast<double>(
+        a + static_cast<int64_t>(rng.UniformIndex(static_cast<uint64_t>(std::max<int64_t>(1, b - a + 1)))));
   };
   for (const std::string& condition : ProbeConditions(ProbeFamily::kGeometry)) {
     for (size_t g = 0; g < n; ++g) {
@@ -276,7 +285,8 @@ void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
                                        {"cy", Percent(kPercent * first.cy / side, language)}});
           prompt = language.Fill("geometry_fractions", values);
         } else {
-          values.insert(values.end(), {{"size", Number(first.size)}, {"cx", Number(first.cx)}, {"cy", Number(first.cy)}});
+          values.insert(values.end(),
+                        {{"size", Number(first.size)}, {"cx", Number(first.cx)}, {"cy", Number(first.cy)}});
           if (spec.distance) values.push_back({"distance", Number(*spec.distance)});
           prompt = language.Fill(condition == "pair" ? "geometry_pair" : "geometry_pixels", values);
         }
@@ -290,7 +300,8 @@ void Geometry(const Context& ctx, std::vector<ManifestItem>& out) {
 
 Json CountProbes(const std::vector<ManifestItem>& items) {
   std::map<std::string, std::map<std::string, int>> counts;
-  for (const ManifestItem& item : items) ++counts[std::string(ProbeFamilyName(item.probe->family))][item.probe->condition];
+  for (const ManifestItem& item : items)
+    ++counts[std::string(ProbeFamilyName(item.probe->family))][item.probe->condition];
   Json j = {{"items", items.size()}};
   for (const auto& [family, by_condition] : counts) j["families"][family] = by_condition;
   return j;
@@ -306,7 +317,8 @@ Status PrepareOutput(const ProbeOptions& options) {
     for (const char* name : {"manifest.jsonl", "summary.json"}) fs::remove(dir / name, ec);
     if (fs::is_directory(dir / "images", ec))
       for (const fs::directory_entry& e : fs::directory_iterator(dir / "images", ec))
-        if (e.path().filename().string().rfind("p-", 0) == 0 && e.path().extension() == ".png") fs::remove(e.path(), ec);
+        if (e.path().filename().string().rfind("p-", 0) == 0 && e.path().extension() == ".png")
+          fs::remove(e.path(), ec);
   }
   return EnsureDirectory(dir / "images");
 }
@@ -318,17 +330,19 @@ Status ValidateProbeOptions(const ProbeOptions& options) {
     return Status::InvalidArgument("scale " + std::to_string(options.scale) + " out of range", "scale",
                                    "a number 0 < F <= 100");
   if (options.image_size < kMinImageSize || options.image_size > 8192)
-    return Status::InvalidArgument("image size " + std::to_string(options.image_size) + " out of range", "ground-truth image size",
-                                   "an integer 64..8192 (pixels)");
+    return Status::InvalidArgument("image size " + std::to_string(options.image_size) + " out of range",
+                                   "ground-truth image size", "an integer 64..8192 (pixels)");
   const std::vector<std::string>& known = ProbeLanguageCodes();
-  if (options.languages.empty()) return Status::InvalidArgument("no language", "prompt languages", "some of en, zh, fr");
+  if (options.languages.empty())
+    return Status::InvalidArgument("no language", "prompt languages", "some of en, zh, fr");
   for (size_t i = 0; i < options.languages.size(); ++i) {
     const std::string& language = options.languages[i];
     if (std::find(known.begin(), known.end(), language) == known.end())
       return Status::InvalidArgument("unsupported probe language " + QuoteText(language), "prompt languages",
                                      "some of en, zh, fr (docs/violin.md, \"Probes\")");
     if (std::find(options.languages.begin(), options.languages.begin() + i, language) != options.languages.begin() + i)
-      return Status::InvalidArgument("language " + QuoteText(language) + " given twice", "prompt languages", "each language once");
+      return Status::InvalidArgument("language " + QuoteText(language) + " given twice", "prompt languages",
+                                     "each language once");
   }
   return Status::Ok();
 }
@@ -337,14 +351,16 @@ Result<std::vector<ManifestItem>> BuildProbeItems(const ProbeOptions& options) {
   VISALIGN_RETURN_IF_ERROR(ValidateProbeOptions(options));
   fs::path data = options.data_dir;
   if (data.empty()) {
-        VISALIGN_ASSIGN_OR_RETURN(data, DataDir());
-      }
+    VISALIGN_ASSIGN_OR_RETURN(data, DataDir());
+  }
   VISALIGN_ASSIGN_OR_RETURN(color::IsccNbs iscc, color::IsccNbs::Load(data / "color"));
   VISALIGN_ASSIGN_OR_RETURN(std::vector<MemoryColor> memory, LoadMemoryColors(data / "violin" / "memory_colors.csv"));
   std::vector<std::string> codes;  // manifest order: en, zh, fr
   for (const std::string& code : ProbeLanguageCodes())
-    if (std::find(options.languages.begin(), options.languages.end(), code) != options.languages.end()) codes.push_back(code);
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<ProbeLanguage> languages, LoadProbeLanguages(data / "violin" / "probe_prompts.json", codes, memory));
+    if (std::find(options.languages.begin(), options.languages.end(), code) != options.languages.end())
+      codes.push_back(code);
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<ProbeLanguage> languages,
+                            LoadProbeLanguages(data / "violin" / "probe_prompts.json", codes, memory));
   Context ctx{options, LevelPool(iscc, kLevelCount), {}, std::move(memory), std::move(languages)};
   for (const PoolColor& c : ctx.pool) ctx.lab.push_back(color::Srgb8ToLab(c.rgb));
   std::vector<ManifestItem> items;
@@ -369,11 +385,13 @@ Result<ProbeDatasetReport> GenerateProbeDataset(const ProbeOptions& options) {
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(options.out_dir / "manifest.jsonl", manifest));
   ProbeDatasetReport report;
   report.items = items.size();
-  report.summary = {{"format", kFormat},
-                    {"version", kFormatVersion},
-                    {"options", {{"seed", options.seed}, {"scale", options.scale}, {"image_size", side}, {"languages", options.languages}}},
-                    {"manifest_sha256", Sha256Hex(manifest)},
-                    {"counts", CountProbes(items)}};
+  report.summary = {
+      {"format", kFormat},
+      {"version", kFormatVersion},
+      {"options",
+       {{"seed", options.seed}, {"scale", options.scale}, {"image_size", side}, {"languages", options.languages}}},
+      {"manifest_sha256", Sha256Hex(manifest)},
+      {"counts", CountProbes(items)}};
   VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(options.out_dir / "summary.json", report.summary.dump(2) + "\n"));
   return report;
 }
@@ -399,7 +417,8 @@ Result<std::vector<MemoryColor>> LoadMemoryColors(const fs::path& csv) {
   return out;
 }
 
-std::string ProbeLanguage::Fill(const std::string& name, const std::vector<std::pair<std::string_view, std::string>>& values) const {
+std::string ProbeLanguage::Fill(const std::string& name,
+                                const std::vector<std::pair<std::string_view, std::string>>& values) const {
   std::vector<std::string_view> keys;
   std::vector<std::string> texts;
   for (const auto& [key, text] : values) keys.push_back(key), texts.push_back(text);
@@ -433,33 +452,38 @@ Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const fs::path& json, cons
   auto table = [&](const Json& lang, const std::string& where, const char* key,
                    const std::vector<std::string>& required) -> Result<std::map<std::string, std::string>> {
     std::map<std::string, std::string> out;
-    if (!lang.contains(key) || !lang[key].is_object()) return Status::Corrupt("missing \"" + std::string(key) + "\"", where, "an object of strings");
+    if (!lang.contains(key) || !lang[key].is_object())
+      return Status::Corrupt("missing \"" + std::string(key) + "\"", where, "an object of strings");
     for (const auto& [k, v] : lang[key].items()) {
       if (!v.is_string() || v.get<std::string>().empty())
-        return Status::Corrupt("unexpected value " + QuoteJson(v), where + " field " + key + "." + k, "a non-empty string");
+        return Status::Corrupt("unexpected value " + QuoteJson(v), where + " field " + key + "." + k,
+                               "a non-empty string");
       out[k] = v.get<std::string>();
     }
     for (const std::string& k : required)
-      if (!out.count(k)) return Status::Corrupt("missing " + QuoteText(k), where + " field " + key, "every key docs/violin.md lists");
+      if (!out.count(k))
+        return Status::Corrupt("missing " + QuoteText(k), where + " field " + key, "every key docs/violin.md lists");
     return out;
   };
   std::vector<std::string> templates, word_keys(std::begin(kWordKeys), std::end(kWordKeys)), objects;
   for (const auto& [name, placeholders] : TemplatePlaceholders()) templates.push_back(name);
   for (const MemoryColor& m : memory) objects.push_back(m.object);
   std::vector<ProbeLanguage> out;
-  size_t entities = 0, neutral = 0;  // English's list lengths
+  size_t entities = 0, neutral = 0;         // English's list lengths
   std::vector<std::string> order = {"en"};  // English first: the list lengths the others must match
   for (const std::string& code : codes)
     if (code != "en") order.push_back(code);
   for (const std::string& code : order) {
     const std::string where = file + " language " + code;
-    if (!all->contains(code) || !(*all)[code].is_object()) return Status::Corrupt("no language " + QuoteText(code), file, "an object per language");
+    if (!all->contains(code) || !(*all)[code].is_object())
+      return Status::Corrupt("no language " + QuoteText(code), file, "an object per language");
     const Json& lang = (*all)[code];
     ProbeLanguage l;
     l.code = code;
     VISALIGN_ASSIGN_OR_RETURN(l.prompts, table(lang, where, "prompts", templates));
     for (const auto& [name, placeholders] : TemplatePlaceholders()) {
-      VISALIGN_RETURN_IF_ERROR(CheckPlaceholders(l.prompts[name], placeholders, where + " field prompts." + name, /*exactly_once=*/false));
+      VISALIGN_RETURN_IF_ERROR(
+          CheckPlaceholders(l.prompts[name], placeholders, where + " field prompts." + name, /*exactly_once=*/false));
     }
     VISALIGN_ASSIGN_OR_RETURN(l.words, table(lang, where, "words", word_keys));
     if (code != "en") {
@@ -470,8 +494,9 @@ Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const fs::path& json, cons
     if (code == "en") {
       entities = l.entities.size(), neutral = l.neutral.size();
     } else if (l.entities.size() != entities || l.neutral.size() != neutral) {
-      return Status::Corrupt(fmt::format("{} entities and {} neutral words", l.entities.size(), l.neutral.size()), where,
-                             fmt::format("as many as English's ({} and {}): the lists are parallel", entities, neutral));
+      return Status::Corrupt(
+          fmt::format("{} entities and {} neutral words", l.entities.size(), l.neutral.size()), where,
+          fmt::format("as many as English's ({} and {}): the lists are parallel", entities, neutral));
     }
     if (std::find(codes.begin(), codes.end(), code) != codes.end()) out.push_back(std::move(l));
   }

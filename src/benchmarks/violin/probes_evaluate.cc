@@ -32,8 +32,8 @@ double Raw(const Metrics& m, Metric metric) { return m.raw[static_cast<size_t>(m
 double PullOf(const ManifestItem& item, const Metrics& m) {
   if (!item.probe || !item.probe->context_lab || m.blocks.empty()) return kNaN;
   const color::Rgb255 mean = m.blocks[0].mean;
-  return GravityPull(color::SrgbToLab({mean.r / 255.0, mean.g / 255.0, mean.b / 255.0}), color::Srgb8ToLab(item.targets[0]),
-                     *item.probe->context_lab);
+  return GravityPull(color::SrgbToLab({mean.r / 255.0, mean.g / 255.0, mean.b / 255.0}),
+                     color::Srgb8ToLab(item.targets[0]), *item.probe->context_lab);
 }
 
 std::vector<MeasureDef> ColourMeasures(bool with_pull) {
@@ -93,7 +93,8 @@ ProbeEstimate MeanEstimate(ProbeEstimate e, const std::vector<double>& raw, cons
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   e.n = values.size();
   e.value = MeanOf(values, all);
-  e.ci = stats::BootstrapInterval(values.size(), [&](const std::vector<size_t>& u) { return MeanOf(values, u); }, bootstrap);
+  e.ci = stats::BootstrapInterval(
+      values.size(), [&](const std::vector<size_t>& u) { return MeanOf(values, u); }, bootstrap);
   return e;
 }
 
@@ -134,7 +135,8 @@ void ColourFamily(ProbeFamily family, const std::string& model, const std::vecto
     for (const std::string& c : conditions)
       for (const auto& group : members) {
         auto it = group.find(c);
-        per_condition[c].push_back(it == group.end() ? kNaN : ItemValue(*items[it->second], records[it->second], measure.value));
+        per_condition[c].push_back(
+            it == group.end() ? kNaN : ItemValue(*items[it->second], records[it->second], measure.value));
       }
     for (const std::string& c : conditions) {
       if (measure.name == "pull" && c != "consistent" && c != "conflicting") continue;
@@ -155,7 +157,8 @@ double Slope(const std::vector<Point>& p, const std::vector<size_t>& u) {
   for (size_t i : u) mx += p[i].requested, my += p[i].measured;
   mx /= u.size(), my /= u.size();
   double sxy = 0, sxx = 0;
-  for (size_t i : u) sxy += (p[i].requested - mx) * (p[i].measured - my), sxx += (p[i].requested - mx) * (p[i].requested - mx);
+  for (size_t i : u)
+    sxy += (p[i].requested - mx) * (p[i].measured - my), sxx += (p[i].requested - mx) * (p[i].requested - mx);
   return sxx > 0 ? sxy / sxx : kNaN;
 }
 
@@ -295,8 +298,9 @@ Json ProbesJson(const std::vector<ProbeEstimate>& probes) {
 std::string ProbesCsv(const Summary& summary) {
   std::string out = "model,language,family,condition,measure,reference,value,lo,hi,p_value,n\n";
   for (const ProbeEstimate& e : summary.probes)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(e.model), e.language, e.family, e.condition, e.measure, e.reference,
-                       FormatNumber(e.value), FormatNumber(e.ci.lo), FormatNumber(e.ci.hi), FormatNumber(e.p_value), e.n);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(e.model), e.language, e.family, e.condition,
+                       e.measure, e.reference, FormatNumber(e.value), FormatNumber(e.ci.lo), FormatNumber(e.ci.hi),
+                       FormatNumber(e.p_value), e.n);
   return out;
 }
 
@@ -304,10 +308,12 @@ std::string ProbesMarkdown(const std::vector<ProbeEstimate>& probes) {
   if (probes.empty()) return "";
   auto cell = [](double v) { return std::isfinite(v) ? FormatFixed(v, kMarkdownDecimals) : std::string("–"); };
   std::string out =
-      "\n## Probes\n\n| model | language | family | condition | measure | value | 95% CI | n |\n|---|---|---|---|---|---|---|---|\n";
+      "\n## Probes\n\n| model | language | family | condition | measure | value | 95% CI | n "
+      "|\n|---|---|---|---|---|---|---|---|\n";
   for (const ProbeEstimate& e : probes)
-    out += fmt::format("| {} | {} | {} | {} | {}{} | {} | [{}, {}] | {} |\n", e.model, e.language, e.family, e.condition, e.measure,
-                       e.reference.empty() ? "" : " (vs " + e.reference + ")", cell(e.value), cell(e.ci.lo), cell(e.ci.hi), e.n);
+    out += fmt::format("| {} | {} | {} | {} | {}{} | {} | [{}, {}] | {} |\n", e.model, e.language, e.family,
+                       e.condition, e.measure, e.reference.empty() ? "" : " (vs " + e.reference + ")", cell(e.value),
+                       cell(e.ci.lo), cell(e.ci.hi), e.n);
   return out;
 }
 

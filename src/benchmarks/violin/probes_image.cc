@@ -17,9 +17,9 @@
 namespace visalign::violin {
 namespace {
 
-constexpr double kHalf = 50.0;             // percent: the balanced split inertia drifts to
+constexpr double kHalf = 50.0;  // percent: the balanced split inertia drifts to
 constexpr double kPercent = 100.0;
-constexpr double kRippleWavelength = 8;    // pixels between ripple crests
+constexpr double kRippleWavelength = 8;       // pixels between ripple crests
 constexpr double kMinComponentShare = 0.002;  // components below this share of the image are noise
 
 struct Scale {
@@ -56,14 +56,16 @@ Span ShapeSpan(const ProbeShape& shape, const Scale& s, int width, int height, i
   };
   const double half = std::sqrt(r * r - dy * dy) * s.x, centre = shape.cx * s.x - 0.5;
   int lo = static_cast<int>(std::clamp(std::floor(centre - half) - 1, 0.0, static_cast<double>(width)));
-  int hi = static_cast<int>(std::clamp(std::ceil(centre + half) + 2, static_cast<double>(lo), static_cast<double>(width)));
+  int hi =
+      static_cast<int>(std::clamp(std::ceil(centre + half) + 2, static_cast<double>(lo), static_cast<double>(width)));
   while (lo < hi && !inside(lo)) ++lo;
   while (hi > lo && !inside(hi - 1)) --hi;
   return {lo, hi};
 }
 
 // The spans of row y inside any of `shapes`, sorted by x0 and merged where they overlap or touch.
-void ShapeSpans(const std::vector<ProbeShape>& shapes, const Scale& s, int width, int height, int y, std::vector<Span>& out) {
+void ShapeSpans(const std::vector<ProbeShape>& shapes, const Scale& s, int width, int height, int y,
+                std::vector<Span>& out) {
   out.clear();
   for (const ProbeShape& shape : shapes) {
     const Span span = ShapeSpan(shape, s, width, height, y);
@@ -93,8 +95,8 @@ uint8_t Clamp8(double v) { return static_cast<uint8_t>(std::clamp<long>(std::lro
 
 // Classifies `image` to the nearer of `first` (0) and `second` (1) (TwoColorClassifier) and calls
 // visit(y0, count, classes, ones) once per maximal block of equal consecutive rows y0 .. y0 + count - 1
-// (`classes` per pixel of the block's rows, `ones` of them 1): rows equal to the one above are compared, not classified,
-// so a flat image is a few blocks.
+// (`classes` per pixel of the block's rows, `ones` of them 1): rows equal to the one above are compared, not
+// classified, so a flat image is a few blocks.
 template <typename Visit>
 void ForEachClassBlock(const imaging::Image& image, color::Srgb8 first, color::Srgb8 second, Visit&& visit) {
   TwoColorClassifier classify(color::Srgb8ToLab(first), color::Srgb8ToLab(second));
@@ -124,7 +126,8 @@ struct Component {
 // runs and the requested spans.
 class ShapeScan {
  public:
-  ShapeScan(const ProbeSpec& spec, const Scale& s, int width, int height) : spec_(spec), s_(s), width_(width), height_(height) {
+  ShapeScan(const ProbeSpec& spec, const Scale& s, int width, int height)
+      : spec_(spec), s_(s), width_(width), height_(height) {
     // At most one run per two pixels: reserved (not touched) so that noisy images do not regrow.
     const size_t most = (static_cast<size_t>(width) + 1) / 2 * static_cast<size_t>(height);
     runs_.reserve(most);
@@ -244,7 +247,8 @@ ProbeMeasures MeasureGeometry(const imaging::Image& image, const ProbeSpec& spec
   do {
     double total = 0;
     for (size_t i = 0; i < n; ++i)
-      total += std::hypot(found[order[i]].cx() - spec.shapes[i].cx * s.x, found[order[i]].cy() - spec.shapes[i].cy * s.y);
+      total +=
+          std::hypot(found[order[i]].cx() - spec.shapes[i].cx * s.x, found[order[i]].cy() - spec.shapes[i].cy * s.y);
     if (total < best_total) best_total = total, best = order;
   } while (std::next_permutation(order.begin(), order.end()));
   double px = 0, frac = 0, size = 0;
@@ -261,7 +265,8 @@ ProbeMeasures MeasureGeometry(const imaging::Image& image, const ProbeSpec& spec
   m.position_error_frac = frac / n;
   m.size_error = size / n;
   if (spec.distance && n == 2) {
-    const double detected = std::hypot(found[best[1]].cx() - found[best[0]].cx(), found[best[1]].cy() - found[best[0]].cy());
+    const double detected =
+        std::hypot(found[best[1]].cx() - found[best[0]].cx(), found[best[1]].cy() - found[best[0]].cy());
     m.distance_error_px = std::abs(detected - *spec.distance * std::sqrt(s.x * s.y));
   }
   return m;
@@ -280,7 +285,8 @@ imaging::Image RenderProbe(const ManifestItem& item, int width, int height, cons
       if (spec.context_lab && distortion.pull != 0) {
         const color::Lab t = color::Srgb8ToLab(c), k = *spec.context_lab;
         const double f = distortion.pull;
-        c = color::ToSrgb8(color::ClipToGamut(color::LabToSrgb({t.L + f * (k.L - t.L), t.a + f * (k.a - t.a), t.b + f * (k.b - t.b)})));
+        c = color::ToSrgb8(color::ClipToGamut(
+            color::LabToSrgb({t.L + f * (k.L - t.L), t.a + f * (k.a - t.a), t.b + f * (k.b - t.b)})));
       }
       Fill(image, c, 0, 0, width, height);
       if (spec.condition == "entity" && distortion.ripple_amplitude != 0) {
@@ -341,8 +347,10 @@ double MeasureSplit(const imaging::Image& image, char orientation, color::Srgb8 
   int lo = 0, hi = 0;  // the range of boundaries reaching the minimum
   for (int b = 1; b <= side; ++b) {
     errors += 2 * second_count[b - 1] - line;
-    if (errors < best) best = errors, lo = hi = b;
-    else if (errors == best) hi = b;
+    if (errors < best)
+      best = errors, lo = hi = b;
+    else if (errors == best)
+      hi = b;
   }
   return kPercent * (lo + hi) / 2.0 / side;
 }

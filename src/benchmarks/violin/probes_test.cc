@@ -40,10 +40,12 @@ std::vector<const ManifestItem*> Family(ProbeFamily family) {
 
 TEST(ProbeDataset, EveryFamilyAndConditionWithCountsFromTheScale) {
   std::map<std::string, std::map<std::string, int>> counts;
-  for (const ManifestItem& item : Items()) ++counts[std::string(ProbeFamilyName(item.probe->family))][item.probe->condition];
+  for (const ManifestItem& item : Items())
+    ++counts[std::string(ProbeFamilyName(item.probe->family))][item.probe->condition];
   // scale 0.25: 6 colours for negation and gravity, 3 geometry items per condition, 1 inertia pair.
   EXPECT_EQ(counts["negation"], (std::map<std::string, int>{{"base", 6}, {"negated", 6}, {"entity", 6}}));
-  EXPECT_EQ(counts["gravity"], (std::map<std::string, int>{{"none", 6}, {"consistent", 6}, {"conflicting", 6}, {"neutral", 6}}));
+  EXPECT_EQ(counts["gravity"],
+            (std::map<std::string, int>{{"none", 6}, {"consistent", 6}, {"conflicting", 6}, {"neutral", 6}}));
   EXPECT_EQ(counts["inertia"], (std::map<std::string, int>{{"percent", 22}, {"pixels", 22}}));
   EXPECT_EQ(counts["geometry"], (std::map<std::string, int>{{"pixels", 3}, {"fractions", 3}, {"pair", 3}}));
 }
@@ -85,7 +87,8 @@ TEST(ProbeDataset, PromptsStateTheParameters) {
     const std::string hex = color::ToHex(item->targets[0]);
     EXPECT_NE(item->prompt.find(hex), std::string::npos);
     if (item->probe->condition == "negated") EXPECT_NE(item->prompt.find("no texture"), std::string::npos);
-    if (item->probe->condition == "entity") EXPECT_NE(item->prompt.find("No " + item->probe->entity + "."), std::string::npos);
+    if (item->probe->condition == "entity")
+      EXPECT_NE(item->prompt.find("No " + item->probe->entity + "."), std::string::npos);
   }
   for (const ManifestItem* item : Family(ProbeFamily::kGravity)) {
     const ProbeSpec& p = *item->probe;
@@ -94,15 +97,19 @@ TEST(ProbeDataset, PromptsStateTheParameters) {
       ASSERT_TRUE(p.context_lab);
       EXPECT_NE(item->prompt.find("the color of " + p.context), std::string::npos);
       const double de = color::DeltaE2000(color::Srgb8ToLab(item->targets[0]), *p.context_lab);
-      if (p.condition == "consistent") EXPECT_LE(de, 15.0) << item->id;
-      else EXPECT_GE(de, 40.0) << item->id;
+      if (p.condition == "consistent")
+        EXPECT_LE(de, 15.0) << item->id;
+      else
+        EXPECT_GE(de, 40.0) << item->id;
     }
   }
   std::set<double> splits;
   for (const ManifestItem* item : Family(ProbeFamily::kInertia)) {
     splits.insert(item->probe->split);
-    if (item->probe->condition == "percent") EXPECT_NE(item->prompt.find("%"), std::string::npos);
-    else EXPECT_NE(item->prompt.find("pixels of the"), std::string::npos);
+    if (item->probe->condition == "percent")
+      EXPECT_NE(item->prompt.find("%"), std::string::npos);
+    else
+      EXPECT_NE(item->prompt.find("pixels of the"), std::string::npos);
   }
   EXPECT_TRUE(splits.count(31.5));
   const ManifestItem* pair = nullptr;
@@ -141,7 +148,8 @@ TEST(ProbeDataset, EveryLanguageStatesTheSameParameters) {
       EXPECT_NE(twin.prompt.find(hex), std::string::npos) << twin.prompt;
       EXPECT_NE(twin.prompt, en.prompt);
       if (en.probe->family == ProbeFamily::kGeometry && en.probe->condition != "fractions")
-        EXPECT_NE(twin.prompt.find(fmt::format("({}, {})", en.probe->shapes[0].cx, en.probe->shapes[0].cy)), std::string::npos)
+        EXPECT_NE(twin.prompt.find(fmt::format("({}, {})", en.probe->shapes[0].cx, en.probe->shapes[0].cy)),
+                  std::string::npos)
             << twin.prompt;
       if (en.probe->family == ProbeFamily::kNegation && en.probe->condition == "entity")
         EXPECT_NE(twin.prompt.find(twin.probe->entity), std::string::npos) << twin.prompt;
@@ -229,8 +237,9 @@ TEST(ProbeSpecs, MalformedParametersNameTheField) {
   EXPECT_EQ(bad.status().where(), "m.jsonl:3 field probe.split");
   bad = ParseManifestLine(replace("\"orientation\":\"h\"", "\"orientation\":\"d\""), "m.jsonl:3");
   EXPECT_EQ(bad.status().where(), "m.jsonl:3 field probe.orientation");
-  bad = ParseManifestLine(replace("\"family\":\"inertia\",\"condition\":\"percent\"", "\"family\":\"negation\",\"condition\":\"base\""),
-                          "m.jsonl:3");
+  bad = ParseManifestLine(
+      replace("\"family\":\"inertia\",\"condition\":\"percent\"", "\"family\":\"negation\",\"condition\":\"base\""),
+      "m.jsonl:3");
   EXPECT_EQ(bad.status().where(), "m.jsonl:3 field layout");  // a negation probe on an h2 item
   bad = ParseManifestLine(replace("\"family\":\"inertia\"", "\"family\":\"gravity\""), "m.jsonl:3");
   EXPECT_EQ(bad.status().where(), "m.jsonl:3 field probe.condition");  // "percent" is no gravity condition
@@ -262,12 +271,14 @@ TEST(MemoryColors, RecomputedFromHuesAnswers) {
   ASSERT_TRUE(board.ok() && answers.ok() && blind.ok());
   std::map<std::string, color::Lab> cell_lab;
   for (const auto& row : board->rows)
-    cell_lab[row[0]] = color::Srgb8ToLab({static_cast<uint8_t>(std::stoi(row[3])), static_cast<uint8_t>(std::stoi(row[4])),
-                                          static_cast<uint8_t>(std::stoi(row[5]))});
+    cell_lab[row[0]] =
+        color::Srgb8ToLab({static_cast<uint8_t>(std::stoi(row[3])), static_cast<uint8_t>(std::stoi(row[4])),
+                           static_cast<uint8_t>(std::stoi(row[5]))});
   std::set<std::string> blind_ids;
   for (std::string_view l : SplitLines(*blind))
     if (!l.empty()) blind_ids.insert(std::string(l));
-  const size_t user = *answers->Column("userId"), cell = *answers->Column("coordinate"), word = *answers->Column("word_en");
+  const size_t user = *answers->Column("userId"), cell = *answers->Column("coordinate"),
+               word = *answers->Column("word_en");
   std::map<std::string, std::vector<color::Lab>> by_word;
   for (const auto& row : answers->rows)
     if (!blind_ids.count(row[user]) && cell_lab.count(row[cell])) by_word[row[word]].push_back(cell_lab[row[cell]]);

@@ -41,10 +41,13 @@ std::unique_ptr<ProviderImitation> MakeProviderImitation(ApiFlavor api, const Re
   switch (api) {
     case ApiFlavor::kGemini:
     case ApiFlavor::kSeedream:
-    case ApiFlavor::kGlmImage: return internal::MakeSyncImitation(api, options, std::move(hooks));
+    case ApiFlavor::kGlmImage:
+      return internal::MakeSyncImitation(api, options, std::move(hooks));
     case ApiFlavor::kA1111:
-    case ApiFlavor::kComfyUi: return internal::MakeLocalImitation(api, options, std::move(hooks));
-    default: return internal::MakeJobImitation(api, options, std::move(hooks));
+    case ApiFlavor::kComfyUi:
+      return internal::MakeLocalImitation(api, options, std::move(hooks));
+    default:
+      return internal::MakeJobImitation(api, options, std::move(hooks));
   }
 }
 

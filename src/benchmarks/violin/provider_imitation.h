@@ -26,7 +26,7 @@ struct ImitationHooks {
   std::function<void(int status, std::chrono::steady_clock::time_point t0)> count;
   std::function<void(const std::string& prompt, bool image)> count_prompt;
   std::function<Result<std::string>(const std::string& prompt, int width, int height)> render;  // PNG
-  std::function<std::string()> url;  // the server's base URL
+  std::function<std::string()> url;                                                             // the server's base URL
 };
 
 class ProviderImitation {

@@ -57,7 +57,8 @@ class Imitation : public ProviderImitation {
 
  protected:
   // The provider's error body.
-  virtual void Error(HttpServerResponse& res, int status, const std::string& code, const std::string& message) const = 0;
+  virtual void Error(HttpServerResponse& res, int status, const std::string& code,
+                     const std::string& message) const = 0;
 
   // Runs `handler` as one counted request: answered 429 (with Retry-After) over the rate limit or
   // 500 for an injected failure, or, when the key is checked, 401 without the right `key`.
@@ -107,7 +108,9 @@ class Imitation : public ProviderImitation {
     return it->second;
   }
 
-  bool Running(const Job& job) const { return Clock::now() - job.submitted < std::chrono::milliseconds(options_.job_ms); }
+  bool Running(const Job& job) const {
+    return Clock::now() - job.submitted < std::chrono::milliseconds(options_.job_ms);
+  }
 
   // The token of a finished job's image (rendered now; "" kept for an expired one, as
   // --result-urls expire-first says).
@@ -151,17 +154,19 @@ class Imitation : public ProviderImitation {
       std::lock_guard lock(mu_);
       ++downloads_;
       auto it = results_.find(token);
-      if (it == results_.end()) res.Set(unknown_status, "no such result", "text/plain");
-      else if (it->second.empty()) res.Set(403, kExpiredBody, "application/xml");
-      else res.Set(200, it->second, "image/png");
+      if (it == results_.end())
+        res.Set(unknown_status, "no such result", "text/plain");
+      else if (it->second.empty())
+        res.Set(403, kExpiredBody, "application/xml");
+      else
+        res.Set(200, it->second, "image/png");
     }
     hooks_.count(res.status, t0);
   }
 
   void InstallResults(backends::HttpServer& http) {
-    http.Route("GET", R"(/results/(\d+)\.png)", [this](const HttpServerRequest& req, HttpServerResponse& res) {
-      ServeResult(req.matches[1], res);
-    });
+    http.Route("GET", R"(/results/(\d+)\.png)",
+               [this](const HttpServerRequest& req, HttpServerResponse& res) { ServeResult(req.matches[1], res); });
   }
 
   const ReferenceServerOptions options_;

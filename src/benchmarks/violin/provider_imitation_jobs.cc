@@ -47,7 +47,8 @@ class BflImitation final : public Imitation {
 
   void SubmitJob(const HttpServerRequest& req, HttpServerResponse& res) {
     const auto body = ObjectBody(req);
-    if (!body || !body->contains("prompt") || !(*body)["prompt"].is_string()) return Invalid(res, "prompt", "Field required");
+    if (!body || !body->contains("prompt") || !(*body)["prompt"].is_string())
+      return Invalid(res, "prompt", "Field required");
     int side[2] = {options_.default_size, options_.default_size};
     const char* names[2] = {"width", "height"};
     for (int i = 0; i < 2; ++i) {
@@ -55,8 +56,9 @@ class BflImitation final : public Imitation {
       const Json& v = (*body)[names[i]];
       if (!v.is_number_integer() || v.get<int64_t>() < kBflSizeStep || v.get<int64_t>() > kMaxSide ||
           v.get<int64_t>() % kBflSizeStep != 0)
-        return Invalid(res, names[i], fmt::format("Input should be a multiple of {} between {} and {}", kBflSizeStep,
-                                                  kBflSizeStep, kMaxSide));
+        return Invalid(
+            res, names[i],
+            fmt::format("Input should be a multiple of {} between {} and {}", kBflSizeStep, kBflSizeStep, kMaxSide));
       side[i] = static_cast<int>(v.get<int64_t>());
     }
     const std::string format = body->value("output_format", std::string("jpeg"));
@@ -76,9 +78,11 @@ class BflImitation final : public Imitation {
     if (Running(*job))
       return res.SetJson(200, {{"id", id}, {"status", "Pending"}, {"result", nullptr}, {"progress", 0.5}});
     if (job->moderated)
-      return res.SetJson(200, {{"id", id}, {"status", "Request Moderated"},
+      return res.SetJson(200, {{"id", id},
+                               {"status", "Request Moderated"},
                                {"details", {{"Moderation Reasons", {"Derivative Works Filter"}}}}});
-    if (job->fails) return res.SetJson(200, {{"id", id}, {"status", "Error"}, {"details", "Task failed: internal error"}});
+    if (job->fails)
+      return res.SetJson(200, {{"id", id}, {"status", "Error"}, {"details", "Task failed: internal error"}});
     auto url = ResultUrl(*job);
     if (!url.ok()) return res.SetJson(200, {{"id", id}, {"status", "Error"}, {"details", url.status().what()}});
     res.SetJson(200, {{"id", id},
@@ -98,16 +102,19 @@ class DashScopeImitation final : public Imitation {
                [this](const HttpServerRequest& req, HttpServerResponse& res) {
                  Serve(req, res, Bearer(req), [&] { SubmitTask(req, res); });
                });
-    http.Route("GET", R"(/api/v1/tasks/([A-Za-z0-9-]+))", [this](const HttpServerRequest& req, HttpServerResponse& res) {
-      Serve(req, res, Bearer(req), [&] { PollTask(req.matches[1], res); });
-    });
+    http.Route("GET", R"(/api/v1/tasks/([A-Za-z0-9-]+))",
+               [this](const HttpServerRequest& req, HttpServerResponse& res) {
+                 Serve(req, res, Bearer(req), [&] { PollTask(req.matches[1], res); });
+               });
     InstallResults(http);
   }
 
  private:
   void Error(HttpServerResponse& res, int status, const std::string& code, const std::string& message) const override {
-    const std::string name = status == 429 ? "Throttling.RateQuota" : status == 401 ? "InvalidApiKey"
-                           : status >= 500 ? "InternalError" : code;
+    const std::string name = status == 429   ? "Throttling.RateQuota"
+                             : status == 401 ? "InvalidApiKey"
+                             : status >= 500 ? "InternalError"
+                                             : code;
     res.SetJson(status, {{"code", name}, {"message", message}, {"request_id", "imitation"}});
   }
 
@@ -146,7 +153,8 @@ class DashScopeImitation final : public Imitation {
     if (!job) return answer({{"task_status", "UNKNOWN"}});
     if (Running(*job)) return answer({{"task_status", job->polls == 1 ? "PENDING" : "RUNNING"}});
     if (job->fails)
-      return answer({{"task_status", "FAILED"}, {"code", "InternalError.Algo"}, {"message", "Algorithm process error."}});
+      return answer(
+          {{"task_status", "FAILED"}, {"code", "InternalError.Algo"}, {"message", "Algorithm process error."}});
     auto url = ResultUrl(*job);
     if (!url.ok())
       return answer({{"task_status", "FAILED"}, {"code", "InvalidParameter"}, {"message", url.status().what()}});
@@ -169,16 +177,20 @@ class ReplicateImitation final : public Imitation {
                [this](const HttpServerRequest& req, HttpServerResponse& res) {
                  Serve(req, res, Bearer(req), [&] { Create(req, res); });
                });
-    http.Route("GET", R"(/v1/predictions/([A-Za-z0-9-]+))", [this](const HttpServerRequest& req, HttpServerResponse& res) {
-      Serve(req, res, Bearer(req), [&] { Get(req.matches[1], res); });
-    });
+    http.Route("GET", R"(/v1/predictions/([A-Za-z0-9-]+))",
+               [this](const HttpServerRequest& req, HttpServerResponse& res) {
+                 Serve(req, res, Bearer(req), [&] { Get(req.matches[1], res); });
+               });
     InstallResults(http);
   }
 
  private:
   void Error(HttpServerResponse& res, int status, const std::string&, const std::string& message) const override {
-    const char* title = status == 429 ? "Too Many Requests" : status == 401 ? "Unauthenticated"
-                      : status == 404 ? "Not found" : status >= 500 ? "Internal Server Error" : "Input validation failed";
+    const char* title = status == 429   ? "Too Many Requests"
+                        : status == 401 ? "Unauthenticated"
+                        : status == 404 ? "Not found"
+                        : status >= 500 ? "Internal Server Error"
+                                        : "Input validation failed";
     res.SetJson(status, {{"title", title}, {"detail", message}, {"status", status}});
   }
 
@@ -200,18 +212,22 @@ class ReplicateImitation final : public Imitation {
     res.SetJson(201, Prediction(id, "starting", nullptr, nullptr));
   }
 
-  Json Prediction(const std::string& id, const std::string& status, Json output,
-                            Json error) const {
-    return {{"id", id},         {"status", status},
-            {"output", output}, {"error", error},
-            {"logs", ""},       {"urls", {{"get", hooks_.url() + "/v1/predictions/" + id},
-                                          {"cancel", hooks_.url() + "/v1/predictions/" + id + "/cancel"}}}};
+  Json Prediction(const std::string& id, const std::string& status, Json output, Json error) const {
+    return {{"id", id},
+            {"status", status},
+            {"output", output},
+            {"error", error},
+            {"logs", ""},
+            {"urls",
+             {{"get", hooks_.url() + "/v1/predictions/" + id},
+              {"cancel", hooks_.url() + "/v1/predictions/" + id + "/cancel"}}}};
   }
 
   void Get(const std::string& id, HttpServerResponse& res) {
     const std::optional<Job> job = Poll(id);
     if (!job) return Error(res, 404, "", "Not found.");
-    if (Running(*job)) return res.SetJson(200, Prediction(id, job->polls == 1 ? "starting" : "processing", nullptr, nullptr));
+    if (Running(*job))
+      return res.SetJson(200, Prediction(id, job->polls == 1 ? "starting" : "processing", nullptr, nullptr));
     if (job->moderated) return res.SetJson(200, Prediction(id, "failed", nullptr, kReplicateNsfw));
     if (job->fails) return res.SetJson(200, Prediction(id, "failed", nullptr, "CUDA error: out of memory"));
     auto url = ResultUrl(*job);
@@ -223,7 +239,7 @@ class ReplicateImitation final : public Imitation {
 // ---- fal queue ----------------------------------------------------------------------------
 
 const std::map<std::string, std::pair<int, int>> kFalSizes = {
-    {"square_hd", {1024, 1024}}, {"square", {512, 512}},        {"portrait_4_3", {768, 1024}},
+    {"square_hd", {1024, 1024}},    {"square", {512, 512}},         {"portrait_4_3", {768, 1024}},
     {"portrait_16_9", {576, 1024}}, {"landscape_4_3", {1024, 768}}, {"landscape_16_9", {1024, 576}}};
 
 class FalImitation final : public Imitation {
@@ -268,7 +284,8 @@ class FalImitation final : public Imitation {
 
   void Enqueue(const HttpServerRequest& req, HttpServerResponse& res) {
     const auto body = ObjectBody(req);
-    if (!body || !body->contains("prompt") || !(*body)["prompt"].is_string()) return Invalid(res, "prompt", "field required");
+    if (!body || !body->contains("prompt") || !(*body)["prompt"].is_string())
+      return Invalid(res, "prompt", "field required");
     std::pair<int, int> size{options_.default_size, options_.default_size};
     if (body->contains("image_size")) {
       const Json& s = (*body)["image_size"];
@@ -282,13 +299,18 @@ class FalImitation final : public Imitation {
         size = {static_cast<int>(*w), static_cast<int>(*h)};
       }
     }
-    if (IntIn(*body, "num_images", 1, 1, 1) == std::nullopt) return Invalid(res, "num_images", "this imitation makes 1 image");
+    if (IntIn(*body, "num_images", 1, 1, 1) == std::nullopt)
+      return Invalid(res, "num_images", "this imitation makes 1 image");
     std::optional<int64_t> seed;
     if (body->contains("seed") && (*body)["seed"].is_number_integer()) seed = (*body)["seed"].get<int64_t>();
     const std::string id = Submit((*body)["prompt"], size.first, size.second, seed);
     const std::string base = hooks_.url() + App(req.path) + "/requests/" + id;
-    res.SetJson(200, {{"request_id", id}, {"response_url", base}, {"status_url", base + "/status"},
-                      {"cancel_url", base + "/cancel"}, {"status", "IN_QUEUE"}, {"queue_position", 0}});
+    res.SetJson(200, {{"request_id", id},
+                      {"response_url", base},
+                      {"status_url", base + "/status"},
+                      {"cancel_url", base + "/cancel"},
+                      {"status", "IN_QUEUE"},
+                      {"queue_position", 0}});
   }
 
   void Status(const std::string& app, const std::string& id, HttpServerResponse& res) {
@@ -296,10 +318,16 @@ class FalImitation final : public Imitation {
     if (!job) return Error(res, 404, "", "Request not found");
     const std::string response_url = hooks_.url() + app + "/requests/" + id;
     if (Running(*job))
-      return res.SetJson(202, {{"status", job->polls == 1 ? "IN_QUEUE" : "IN_PROGRESS"}, {"request_id", id},
-                               {"response_url", response_url}, {"queue_position", 0}, {"logs", nullptr}});
-    Json done = {{"status", "COMPLETED"}, {"request_id", id}, {"response_url", response_url},
-                           {"logs", nullptr}, {"metrics", {{"inference_time", 0.05}}}};
+      return res.SetJson(202, {{"status", job->polls == 1 ? "IN_QUEUE" : "IN_PROGRESS"},
+                               {"request_id", id},
+                               {"response_url", response_url},
+                               {"queue_position", 0},
+                               {"logs", nullptr}});
+    Json done = {{"status", "COMPLETED"},
+                 {"request_id", id},
+                 {"response_url", response_url},
+                 {"logs", nullptr},
+                 {"metrics", {{"inference_time", 0.05}}}};
     if (job->fails) {
       done["error"] = "Internal server error during inference";
       done["error_type"] = "internal_error";
@@ -313,12 +341,13 @@ class FalImitation final : public Imitation {
     if (Running(*job)) return Error(res, 400, "", "Request is still in progress");
     auto url = ResultUrl(*job);
     if (!url.ok()) return Error(res, 500, "", url.status().what());
-    res.SetJson(200, {{"images", {{{"url", *url}, {"width", job->width}, {"height", job->height},
-                                   {"content_type", "image/png"}}}},
-                      {"timings", {{"inference", 0.05}}},
-                      {"seed", job->seed ? *job->seed : 0},
-                      {"has_nsfw_concepts", {job->moderated}},
-                      {"prompt", job->prompt}});
+    res.SetJson(
+        200,
+        {{"images", {{{"url", *url}, {"width", job->width}, {"height", job->height}, {"content_type", "image/png"}}}},
+         {"timings", {{"inference", 0.05}}},
+         {"seed", job->seed ? *job->seed : 0},
+         {"has_nsfw_concepts", {job->moderated}},
+         {"prompt", job->prompt}});
   }
 };
 
@@ -327,10 +356,14 @@ class FalImitation final : public Imitation {
 std::unique_ptr<ProviderImitation> MakeJobImitation(ApiFlavor api, const ReferenceServerOptions& options,
                                                     ImitationHooks hooks) {
   switch (api) {
-    case ApiFlavor::kBfl: return std::make_unique<BflImitation>(options, std::move(hooks));
-    case ApiFlavor::kReplicate: return std::make_unique<ReplicateImitation>(options, std::move(hooks));
-    case ApiFlavor::kFal: return std::make_unique<FalImitation>(options, std::move(hooks));
-    default: return std::make_unique<DashScopeImitation>(options, std::move(hooks));
+    case ApiFlavor::kBfl:
+      return std::make_unique<BflImitation>(options, std::move(hooks));
+    case ApiFlavor::kReplicate:
+      return std::make_unique<ReplicateImitation>(options, std::move(hooks));
+    case ApiFlavor::kFal:
+      return std::make_unique<FalImitation>(options, std::move(hooks));
+    default:
+      return std::make_unique<DashScopeImitation>(options, std::move(hooks));
   }
 }
 

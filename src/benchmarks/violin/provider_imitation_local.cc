@@ -55,7 +55,8 @@ class A1111Imitation final : public Imitation {
       side[i] = static_cast<int>(*v);
     }
     for (const char* one : {"batch_size", "n_iter"})
-      if (IntIn(*body, one, 1, 1, 1) == std::nullopt) return Invalid(res, one, "this imitation makes 1 image", "value_error");
+      if (IntIn(*body, one, 1, 1, 1) == std::nullopt)
+        return Invalid(res, one, "this imitation makes 1 image", "value_error");
     if (IntIn(*body, "seed", -1, -1, int64_t{1} << 32) == std::nullopt)
       return Invalid(res, "seed", "value is not a valid integer", "type_error.integer");
     const std::string prompt = (*body)["prompt"];
@@ -71,8 +72,13 @@ class A1111Imitation final : public Imitation {
 
 // ---- ComfyUI ------------------------------------------------------------------------------
 
-const std::set<std::string> kComfyNodes = {"CheckpointLoaderSimple", "CLIPTextEncode", "EmptyLatentImage", "KSampler",
-                                           "VAEDecode",              "SaveImage",      "PreviewImage"};
+const std::set<std::string> kComfyNodes = {"CheckpointLoaderSimple",
+                                           "CLIPTextEncode",
+                                           "EmptyLatentImage",
+                                           "KSampler",
+                                           "VAEDecode",
+                                           "SaveImage",
+                                           "PreviewImage"};
 const std::set<std::string> kComfyCheckpoints = {"sd_xl_base_1.0.safetensors", "v1-5-pruned-emaonly.safetensors",
                                                  "flux1-dev-fp8.safetensors"};
 
@@ -96,20 +102,29 @@ class ComfyUiImitation final : public Imitation {
 
  private:
   void Error(HttpServerResponse& res, int status, const std::string& type, const std::string& message) const override {
-    res.SetJson(status, {{"error", {{"type", type.empty() ? "error" : type}, {"message", message}, {"details", ""},
-                                    {"extra_info", Json::object()}}},
+    res.SetJson(status, {{"error",
+                          {{"type", type.empty() ? "error" : type},
+                           {"message", message},
+                           {"details", ""},
+                           {"extra_info", Json::object()}}},
                          {"node_errors", Json::object()}});
   }
 
   // A validation failure of `node` as ComfyUI reports it (HTTP 400 with node_errors).
   static void NodeError(HttpServerResponse& res, const std::string& node, const std::string& class_type,
                         const std::string& type, const std::string& message, const std::string& details) {
-    res.SetJson(400, {{"error", {{"type", "prompt_outputs_failed_validation"}, {"message", "Prompt outputs failed validation"},
-                                 {"details", ""}, {"extra_info", Json::object()}}},
-                      {"node_errors", {{node, {{"errors", {{{"type", type}, {"message", message}, {"details", details},
-                                                            {"extra_info", Json::object()}}}},
-                                               {"dependent_outputs", Json::array()},
-                                               {"class_type", class_type}}}}}});
+    res.SetJson(
+        400,
+        {{"error",
+          {{"type", "prompt_outputs_failed_validation"},
+           {"message", "Prompt outputs failed validation"},
+           {"details", ""},
+           {"extra_info", Json::object()}}},
+         {"node_errors",
+          {{node,
+            {{"errors", {{{"type", type}, {"message", message}, {"details", details}, {"extra_info", Json::object()}}}},
+             {"dependent_outputs", Json::array()},
+             {"class_type", class_type}}}}}});
   }
 
   void Queue(const HttpServerRequest& req, HttpServerResponse& res) {
@@ -128,9 +143,9 @@ class ComfyUiImitation final : public Imitation {
         return Error(res, 400, "invalid_prompt", "Cannot execute because node " + type + " does not exist.");
       output = output || type == "SaveImage" || type == "PreviewImage";
       if (type == "CheckpointLoaderSimple" && !kComfyCheckpoints.count(inputs.value("ckpt_name", std::string())))
-        return NodeError(res, id, type, "value_not_in_list", "Value not in list",
-                         "ckpt_name: " + QuoteJson(inputs.value("ckpt_name", Json())) + " not in " +
-                             Json(kComfyCheckpoints).dump());
+        return NodeError(
+            res, id, type, "value_not_in_list", "Value not in list",
+            "ckpt_name: " + QuoteJson(inputs.value("ckpt_name", Json())) + " not in " + Json(kComfyCheckpoints).dump());
       if (type == "EmptyLatentImage") {
         const auto iw = IntIn(inputs, "width", w, 16, kMaxSide), ih = IntIn(inputs, "height", h, 16, kMaxSide);
         if (!iw || !ih)
@@ -150,10 +165,11 @@ class ComfyUiImitation final : public Imitation {
     }
     if (!output) return Error(res, 400, "prompt_no_outputs", "Prompt has no outputs");
     if (graph.contains(sampler)) prompt = graph[sampler]["inputs"].value("text", std::string());
-    if (prompt.empty()) return Error(res, 400, "invalid_prompt", "no CLIPTextEncode text feeds the KSampler's positive input");
+    if (prompt.empty())
+      return Error(res, 400, "invalid_prompt", "no CLIPTextEncode text feeds the KSampler's positive input");
     const std::string id = Submit(prompt, w, h, seed);
-    res.SetJson(200, {{"prompt_id", id}, {"number", Stats()["submitted"].get<int>() - 1},
-                      {"node_errors", Json::object()}});
+    res.SetJson(200,
+                {{"prompt_id", id}, {"number", Stats()["submitted"].get<int>() - 1}, {"node_errors", Json::object()}});
   }
 
   void History(const std::string& id, HttpServerResponse& res) {
@@ -161,18 +177,26 @@ class ComfyUiImitation final : public Imitation {
     if (!job || Running(*job)) return res.SetJson(200, Json::object());
     Json entry = {{"prompt", Json::array()}, {"outputs", Json::object()}, {"meta", Json::object()}};
     if (job->fails) {
-      entry["status"] = {{"status_str", "error"}, {"completed", false},
-                         {"messages", {{"execution_start", {{"prompt_id", id}}},
-                                       {"execution_error", {{"prompt_id", id}, {"node_id", "3"}, {"node_type", "KSampler"},
-                                                            {"exception_message", "CUDA out of memory."},
-                                                            {"exception_type", "torch.OutOfMemoryError"}}}}}};
+      entry["status"] = {{"status_str", "error"},
+                         {"completed", false},
+                         {"messages",
+                          {{"execution_start", {{"prompt_id", id}}},
+                           {"execution_error",
+                            {{"prompt_id", id},
+                             {"node_id", "3"},
+                             {"node_type", "KSampler"},
+                             {"exception_message", "CUDA out of memory."},
+                             {"exception_type", "torch.OutOfMemoryError"}}}}}};
       return res.SetJson(200, {{id, entry}});
     }
     auto token = ResultToken(*job);
     if (!token.ok()) return res.SetJson(500, {{"error", token.status().what()}});
-    entry["outputs"] = {{"9", {{"images", {{{"filename", "ComfyUI_" + *token + "_.png"}, {"subfolder", ""}, {"type", "output"}}}}}}};
-    entry["status"] = {{"status_str", "success"}, {"completed", true},
-                       {"messages", {{"execution_start", {{"prompt_id", id}}}, {"execution_success", {{"prompt_id", id}}}}}};
+    entry["outputs"] = {
+        {"9", {{"images", {{{"filename", "ComfyUI_" + *token + "_.png"}, {"subfolder", ""}, {"type", "output"}}}}}}};
+    entry["status"] = {
+        {"status_str", "success"},
+        {"completed", true},
+        {"messages", {{"execution_start", {{"prompt_id", id}}}, {"execution_success", {{"prompt_id", id}}}}}};
     res.SetJson(200, {{id, entry}});
   }
 };

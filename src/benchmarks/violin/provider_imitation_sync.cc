@@ -22,8 +22,9 @@ namespace {
 
 // ---- Gemini generateContent ---------------------------------------------------------------
 
-const std::set<std::string> kGeminiConfigFields = {"responseModalities", "imageConfig", "temperature", "topP", "topK",
-                                                   "seed", "candidateCount", "maxOutputTokens", "stopSequences"};
+const std::set<std::string> kGeminiConfigFields = {
+    "responseModalities", "imageConfig",     "temperature",  "topP", "topK", "seed",
+    "candidateCount",     "maxOutputTokens", "stopSequences"};
 const std::set<std::string> kGeminiRatios = {"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"};
 
 class GeminiImitation final : public Imitation {
@@ -39,8 +40,10 @@ class GeminiImitation final : public Imitation {
 
  private:
   void Error(HttpServerResponse& res, int status, const std::string&, const std::string& message) const override {
-    const char* name = status == 429 ? "RESOURCE_EXHAUSTED" : status == 401 ? "UNAUTHENTICATED"
-                     : status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT";
+    const char* name = status == 429   ? "RESOURCE_EXHAUSTED"
+                       : status == 401 ? "UNAUTHENTICATED"
+                       : status >= 500 ? "INTERNAL"
+                                       : "INVALID_ARGUMENT";
     res.SetJson(status, {{"error", {{"code", status}, {"message", message}, {"status", name}}}});
   }
 
@@ -51,24 +54,31 @@ class GeminiImitation final : public Imitation {
       for (const auto& content : (*body)["contents"])
         if (content.is_object() && content.contains("parts") && content["parts"].is_array())
           for (const auto& part : content["parts"])
-            if (part.is_object() && part.contains("text") && part["text"].is_string()) prompt += part["text"].get<std::string>();
+            if (part.is_object() && part.contains("text") && part["text"].is_string())
+              prompt += part["text"].get<std::string>();
     if (prompt.empty()) return Error(res, 400, "", "* GenerateContentRequest.contents: contents is not specified");
     const Json config = body->value("generationConfig", Json::object());
     for (const auto& [key, value] : config.items())
       if (!kGeminiConfigFields.count(key))
-        return Error(res, 400, "", fmt::format("Invalid JSON payload received. Unknown name \"{}\" at 'generation_config': "
-                                               "Cannot find field.", EscapeControlBytes(key, kQuoteLimit)));
+        return Error(res, 400, "",
+                     fmt::format("Invalid JSON payload received. Unknown name \"{}\" at 'generation_config': "
+                                 "Cannot find field.",
+                                 EscapeControlBytes(key, kQuoteLimit)));
     const Json modalities = config.value("responseModalities", Json::array());
     if (std::find(modalities.begin(), modalities.end(), "IMAGE") == modalities.end())
-      return Error(res, 400, "", "this imitation answers images only: generationConfig.responseModalities needs \"IMAGE\"");
+      return Error(res, 400, "",
+                   "this imitation answers images only: generationConfig.responseModalities needs \"IMAGE\"");
     int w = options_.default_size, h = options_.default_size;
     const Json image_config = config.value("imageConfig", Json::object());
     if (image_config.contains("aspectRatio")) {
-      const std::string ratio = image_config["aspectRatio"].is_string() ? image_config["aspectRatio"].get<std::string>() : "";
+      const std::string ratio =
+          image_config["aspectRatio"].is_string() ? image_config["aspectRatio"].get<std::string>() : "";
       int rw = 0, rh = 0;
       if (!kGeminiRatios.count(ratio) || std::sscanf(ratio.c_str(), "%d:%d", &rw, &rh) != 2)
-        return Error(res, 400, "", "* GenerateContentRequest.generation_config.image_config.aspect_ratio: unsupported "
-                                   "aspect ratio " + QuoteJson(image_config["aspectRatio"]));
+        return Error(res, 400, "",
+                     "* GenerateContentRequest.generation_config.image_config.aspect_ratio: unsupported "
+                     "aspect ratio " +
+                         QuoteJson(image_config["aspectRatio"]));
       h = std::max(1, static_cast<int>(std::lround(static_cast<double>(w) * rh / rw)));
     }
     if (Moderated(prompt)) {
@@ -94,42 +104,44 @@ class GeminiImitation final : public Imitation {
 
 // What differs between the two OpenAI-shaped imitations.
 struct OpenAiShape {
-  const char* path;                  // the images route
-  std::set<std::string> fields;      // the documented request fields; others are refused
-  const char* watermark_field;       // on by default: a visible watermark unless set to false
-  const char* default_format;        // response_format when absent ("" if the API has none: URLs)
-  const char* refusal_code;          // the content filter's error code
+  const char* path;              // the images route
+  std::set<std::string> fields;  // the documented request fields; others are refused
+  const char* watermark_field;   // on by default: a visible watermark unless set to false
+  const char* default_format;    // response_format when absent ("" if the API has none: URLs)
+  const char* refusal_code;      // the content filter's error code
   const char* refusal_message;
-  const char* invalid_code;          // an invalid parameter's error code
-  const char* rate_code;             // 429's, 401's and 5xx's error codes
+  const char* invalid_code;  // an invalid parameter's error code
+  const char* rate_code;     // 429's, 401's and 5xx's error codes
   const char* auth_code;
   const char* server_code;
-  bool typed_errors;                 // errors carry "param" and "type" (ModelArk)
+  bool typed_errors;  // errors carry "param" and "type" (ModelArk)
 };
 
-const OpenAiShape kSeedream = {"/api/v3/images/generations",
-                               {"model", "prompt", "n", "size", "seed", "response_format", "watermark", "guidance_scale",
-                                "sequential_image_generation", "stream", "optimize_prompt_options", "image"},
-                               "watermark",
-                               "url",
-                               "InputTextSensitiveContentDetected",
-                               "The request failed because the input text may contain sensitive information.",
-                               "InvalidParameter",
-                               "RateLimitExceeded.EndpointRPMExceeded",
-                               "AuthenticationError",
-                               "InternalServiceError",
-                               true};
-const OpenAiShape kGlmImage = {"/api/paas/v4/images/generations",
-                               {"model", "prompt", "n", "size", "quality", "user_id", "watermark_enabled"},
-                               "watermark_enabled",
-                               "",
-                               "1301",
-                               "系统检测到输入或生成内容可能包含不安全或敏感内容，请您避免输入易产生敏感内容的提示语，感谢您的配合。",
-                               "1214",
-                               "1302",
-                               "1000",
-                               "500",
-                               false};
+const OpenAiShape kSeedream = {
+    "/api/v3/images/generations",
+    {"model", "prompt", "n", "size", "seed", "response_format", "watermark", "guidance_scale",
+     "sequential_image_generation", "stream", "optimize_prompt_options", "image"},
+    "watermark",
+    "url",
+    "InputTextSensitiveContentDetected",
+    "The request failed because the input text may contain sensitive information.",
+    "InvalidParameter",
+    "RateLimitExceeded.EndpointRPMExceeded",
+    "AuthenticationError",
+    "InternalServiceError",
+    true};
+const OpenAiShape kGlmImage = {
+    "/api/paas/v4/images/generations",
+    {"model", "prompt", "n", "size", "quality", "user_id", "watermark_enabled"},
+    "watermark_enabled",
+    "",
+    "1301",
+    "系统检测到输入或生成内容可能包含不安全或敏感内容，请您避免输入易产生敏感内容的提示语，感谢您的配合。",
+    "1214",
+    "1302",
+    "1000",
+    "500",
+    false};
 
 class OpenAiShapeImitation final : public Imitation {
  public:
@@ -145,8 +157,10 @@ class OpenAiShapeImitation final : public Imitation {
 
  private:
   void Error(HttpServerResponse& res, int status, const std::string& code, const std::string& message) const override {
-    const std::string name = status == 429 ? shape_.rate_code : status == 401 ? shape_.auth_code
-                           : status >= 500 ? shape_.server_code : code;
+    const std::string name = status == 429   ? shape_.rate_code
+                             : status == 401 ? shape_.auth_code
+                             : status >= 500 ? shape_.server_code
+                                             : code;
     Json e = {{"code", name}, {"message", message}};
     if (shape_.typed_errors) {
       e["param"] = "";
@@ -210,9 +224,12 @@ class OpenAiShapeImitation final : public Imitation {
 std::unique_ptr<ProviderImitation> MakeSyncImitation(ApiFlavor api, const ReferenceServerOptions& options,
                                                      ImitationHooks hooks) {
   switch (api) {
-    case ApiFlavor::kSeedream: return std::make_unique<OpenAiShapeImitation>(options, std::move(hooks), kSeedream);
-    case ApiFlavor::kGlmImage: return std::make_unique<OpenAiShapeImitation>(options, std::move(hooks), kGlmImage);
-    default: return std::make_unique<GeminiImitation>(options, std::move(hooks));
+    case ApiFlavor::kSeedream:
+      return std::make_unique<OpenAiShapeImitation>(options, std::move(hooks), kSeedream);
+    case ApiFlavor::kGlmImage:
+      return std::make_unique<OpenAiShapeImitation>(options, std::move(hooks), kGlmImage);
+    default:
+      return std::make_unique<GeminiImitation>(options, std::move(hooks));
   }
 }
 

@@ -71,7 +71,8 @@ class ProbeRecovery : public ::testing::Test {
     for (const ManifestItem& item : selected) {
       auto answer = backend->Generate({item.id, item.prompt, 0, 7}, kNoCancel);
       EXPECT_TRUE(answer.ok()) << answer.error.message;
-      if (answer.ok()) EXPECT_TRUE(WriteFileAtomic(images / (item.id + "." + answer.value->extension), answer.value->bytes).ok());
+      if (answer.ok())
+        EXPECT_TRUE(WriteFileAtomic(images / (item.id + "." + answer.value->extension), answer.value->bytes).ok());
     }
     ModelImages model = CollectImageDirectory(images, "reference", selected).value();
     EvaluateOptions eo;
@@ -83,7 +84,8 @@ class ProbeRecovery : public ::testing::Test {
     return summary->probes;
   }
 
-  static ProbeEstimate Find(const std::vector<ProbeEstimate>& probes, const std::string& condition, const std::string& measure) {
+  static ProbeEstimate Find(const std::vector<ProbeEstimate>& probes, const std::string& condition,
+                            const std::string& measure) {
     for (const ProbeEstimate& e : probes)
       if (e.condition == condition && e.measure == measure) return e;
     ADD_FAILURE() << "no estimate " << condition << " " << measure;

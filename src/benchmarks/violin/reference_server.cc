@@ -13,22 +13,22 @@
 
 #include <fmt/format.h>
 
+#include "benchmarks/violin/reference_probes.h"
 #include "visalign/backends/backends.h"
+#include "visalign/benchmarks/violin/dataset.h"
+#include "visalign/benchmarks/violin/probes.h"
 #include "visalign/color.h"
 #include "visalign/core/base64.h"
 #include "visalign/core/io.h"
-#include "visalign/benchmarks/violin/dataset.h"
-#include "visalign/benchmarks/violin/probes.h"
-#include "benchmarks/violin/reference_probes.h"
 #include "visalign/core/untrusted.h"
 
 namespace visalign::violin {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-constexpr int kGradientAmplitude = 32;   // levels added at the image's left/right edges
-constexpr int kTextureAmplitude = 16;    // checkerboard levels
-constexpr int kTextureCell = 8;          // checkerboard cell, pixels
+constexpr int kGradientAmplitude = 32;  // levels added at the image's left/right edges
+constexpr int kTextureAmplitude = 16;   // checkerboard levels
+constexpr int kTextureCell = 8;         // checkerboard cell, pixels
 constexpr int kMaxSide = 4096;
 constexpr int kMaxImagesPerRequest = 10;
 constexpr int kPngCompression = 1;
@@ -101,9 +101,12 @@ const std::vector<FieldRule>* AcceptedFields(ApiFlavor api) {
                                                  {"response_format", {"url", "b64_json"}},
                                                  {"user", {}}};
   switch (api) {
-    case ApiFlavor::kGptImage1: return &kGptImage1;
-    case ApiFlavor::kDallE3: return &kDallE3;
-    default: break;  // generic, and the providers (their own routes)
+    case ApiFlavor::kGptImage1:
+      return &kGptImage1;
+    case ApiFlavor::kDallE3:
+      return &kDallE3;
+    default:
+      break;  // generic, and the providers (their own routes)
   }
   return nullptr;
 }
@@ -126,15 +129,18 @@ bool RejectFields(ApiFlavor api, const Json& body, backends::HttpServerResponse&
   if (!rules) return false;
   for (const auto& [key, value] : body.items()) {
     // Init-capture: clang 14 cannot capture a structured binding.
-    auto rule = std::find_if(rules->begin(), rules->end(), [&name = key](const FieldRule& r) { return r.name == name; });
+    auto rule =
+        std::find_if(rules->begin(), rules->end(), [&name = key](const FieldRule& r) { return r.name == name; });
     if (rule == rules->end()) {
-      SetError(res, 400, fmt::format("Unknown parameter: '{}'.", EscapeControlBytes(key, kQuoteLimit)), key, "unknown_parameter");
+      SetError(res, 400, fmt::format("Unknown parameter: '{}'.", EscapeControlBytes(key, kQuoteLimit)), key,
+               "unknown_parameter");
       return true;
     }
     if (rule->values.empty()) continue;
     const std::string text = value.is_string() ? value.get<std::string>() : QuoteJson(value);
     if (std::find(rule->values.begin(), rule->values.end(), text) == rule->values.end()) {
-      SetError(res, 400, fmt::format("Invalid value: '{}'. Supported values are: {}.", EscapeControlBytes(text, kQuoteLimit),
+      SetError(res, 400,
+               fmt::format("Invalid value: '{}'. Supported values are: {}.", EscapeControlBytes(text, kQuoteLimit),
                            QuotedList(rule->values)),
                key, "invalid_value");
       return true;
@@ -153,8 +159,8 @@ Result<std::string> EncodeAs(const imaging::Image& img, std::string_view format)
     tjhandle tj = tjInitCompress();
     unsigned char* buf = nullptr;
     unsigned long size = 0;
-    int rc = tjCompress2(tj, img.rgb.data(), img.width, 0, img.height, TJPF_RGB, &buf, &size, TJSAMP_444,
-                         kJpegQuality, TJFLAG_ACCURATEDCT);
+    int rc = tjCompress2(tj, img.rgb.data(), img.width, 0, img.height, TJPF_RGB, &buf, &size, TJSAMP_444, kJpegQuality,
+                         TJFLAG_ACCURATEDCT);
     std::string out = rc == 0 ? std::string(reinterpret_cast<const char*>(buf), size) : std::string();
     std::string err = rc == 0 ? std::string() : tjGetErrorStr2(tj);
     tjFree(buf);
@@ -213,7 +219,8 @@ Result<Profile> ParseProfile(std::string_view text) {
   for (const auto& [n, kind] : kPlain)
     if (name == n) {
       if (has_param)
-        return Status::InvalidArgument("profile \"" + std::string(text) + "\" takes no parameter", "degradation profile", expected);
+        return Status::InvalidArgument("profile \"" + std::string(text) + "\" takes no parameter",
+                                       "degradation profile", expected);
       p.kind = kind;
       return p;
     }
@@ -231,23 +238,28 @@ Result<Profile> ParseProfile(std::string_view text) {
     VISALIGN_ASSIGN_OR_RETURN(p.param, ParseDouble(param, "--profile " + std::string(text)));
     p.kind = name == "noise" ? Profile::Kind::kNoise : Profile::Kind::kHueShift;
     if (p.kind == Profile::Kind::kNoise && p.param < 0)
-      return Status::InvalidArgument("noise sigma " + param + " is negative", "degradation profile", "noise:SIGMA with SIGMA >= 0");
+      return Status::InvalidArgument("noise sigma " + param + " is negative", "degradation profile",
+                                     "noise:SIGMA with SIGMA >= 0");
     return p;
   }
   return Status::InvalidArgument("unknown profile \"" + std::string(text) + "\"", "degradation profile", expected);
 }
 
-imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, const Profile& profile,
-                              uint64_t seed) {
+imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, const Profile& profile, uint64_t seed) {
   if (item.probe && IsProbeProfile(profile)) return RenderProbe(item, width, height, ProbeDistortionOf(profile));
   ManifestItem shown = item;
   if (profile.kind == Profile::Kind::kHueShift)
     for (color::Srgb8& t : shown.targets) t = RotateHue(t, profile.param);
   if (profile.kind == Profile::Kind::kLayout5050) {
     switch (item.layout) {
-      case Layout::kSingle: break;
-      case Layout::kH2: shown.layout = Layout::kV2; break;
-      case Layout::kV2: shown.layout = Layout::kH2; break;
+      case Layout::kSingle:
+        break;
+      case Layout::kH2:
+        shown.layout = Layout::kV2;
+        break;
+      case Layout::kV2:
+        shown.layout = Layout::kH2;
+        break;
       case Layout::kQ4:
         shown.layout = Layout::kV2;
         shown.targets.resize(2);
@@ -344,15 +356,17 @@ void ReferenceServer::Install() {
   http_->Route("GET", "/stats", [this](const backends::HttpServerRequest&, backends::HttpServerResponse& res) {
     res.SetJson(200, Stats());
   });
-  http_->Route("GET", R"(/images/(\d+)\.png)", [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
-    std::lock_guard lock(mu_);
-    auto it = url_images_.find(req.matches[1]);
-    if (it == url_images_.end()) return SetError(res, 404, "no such image (each URL is served once)");
-    res.Set(200, it->second, "image/png");
-    url_images_.erase(it);
-  });
-  http_->Route("POST", "/v1/images/generations",
-               [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Generate(req, res); });
+  http_->Route("GET", R"(/images/(\d+)\.png)",
+               [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) {
+                 std::lock_guard lock(mu_);
+                 auto it = url_images_.find(req.matches[1]);
+                 if (it == url_images_.end()) return SetError(res, 404, "no such image (each URL is served once)");
+                 res.Set(200, it->second, "image/png");
+                 url_images_.erase(it);
+               });
+  http_->Route(
+      "POST", "/v1/images/generations",
+      [this](const backends::HttpServerRequest& req, backends::HttpServerResponse& res) { Generate(req, res); });
   if (IsProviderFlavor(api_)) {
     ImitationHooks hooks;
     hooks.admit = [this](bool* fail) { return Admit(fail); };
@@ -374,8 +388,10 @@ std::optional<double> ReferenceServer::Admit(bool* fail) {
     tokens_ = std::min(options_.rate_limit,
                        tokens_ + std::chrono::duration<double>(now - last_refill_).count() * options_.rate_limit);
     last_refill_ = now;
-    if (tokens_ < 1.0) retry_after_s = (1.0 - tokens_) / options_.rate_limit;
-    else tokens_ -= 1.0;
+    if (tokens_ < 1.0)
+      retry_after_s = (1.0 - tokens_) / options_.rate_limit;
+    else
+      tokens_ -= 1.0;
   }
   rng_state_ = rng_state_ * 6364136223846793005ULL + 1442695040888963407ULL;
   *fail = options_.fail_rate > 0 && static_cast<double>(rng_state_ >> 11) * 0x1.0p-53 < options_.fail_rate;
@@ -452,8 +468,8 @@ void ReferenceServer::Generate(const backends::HttpServerRequest& req, backends:
     SetError(res, 400, "response_format must be b64_json or url", "response_format", "invalid_value");
     return finish();
   }
-  auto image = EncodeAs(RenderDegraded(item->second, w, h, profile_, options_.seed),
-                        StringField(body, "output_format", "png"));
+  auto image =
+      EncodeAs(RenderDegraded(item->second, w, h, profile_, options_.seed), StringField(body, "output_format", "png"));
   if (!image.ok()) {
     SetError(res, 500, image.status().ToString());
     return finish();

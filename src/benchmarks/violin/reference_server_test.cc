@@ -3,12 +3,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-
-#include "visalign/benchmarks/violin/reference_server.h"
-#include "visalign/backends/backends.h"
 #include "testing/dirs.h"
-#include "visalign/core/io.h"
+#include "visalign/backends/backends.h"
 #include "visalign/benchmarks/violin/dataset.h"
+#include "visalign/benchmarks/violin/reference_server.h"
+#include "visalign/core/io.h"
 
 namespace visalign::violin {
 namespace {
@@ -174,14 +173,13 @@ TEST_F(ApiFlavorTest, GptImage1FieldsPassThroughAndOutputFormatIsHonoured) {
 TEST_F(ApiFlavorTest, ErrorsHaveOpenAisShape) {
   Start("gpt-image-1");
   httplib::Client client(server_->url());
-  auto res = client.Post("/v1/images/generations",
-                         Json{{"model", "gpt-image-1"}, {"prompt", items_[0].prompt}, {"response_format", "b64_json"}}
-                             .dump(),
-                         "application/json");
+  auto res =
+      client.Post("/v1/images/generations",
+                  Json{{"model", "gpt-image-1"}, {"prompt", items_[0].prompt}, {"response_format", "b64_json"}}.dump(),
+                  "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
-  EXPECT_EQ(Json::parse(res->body),
-            Json::parse(R"({"error": {"message": "Unknown parameter: 'response_format'.",
+  EXPECT_EQ(Json::parse(res->body), Json::parse(R"({"error": {"message": "Unknown parameter: 'response_format'.",
                                                 "type": "invalid_request_error", "param": "response_format",
                                                 "code": "unknown_parameter"}})"));
 }

@@ -176,8 +176,8 @@ MetricIntervals Bootstrap(const std::vector<Sums>& units, const stats::Bootstrap
   return out;
 }
 
-SummaryRow WholeRow(const std::string& scope, const std::string& model, size_t n_by,
-                    const std::vector<Sums>& units, const stats::BootstrapOptions& options, Progress* progress) {
+SummaryRow WholeRow(const std::string& scope, const std::string& model, size_t n_by, const std::vector<Sums>& units,
+                    const stats::BootstrapOptions& options, Progress* progress) {
   SummaryRow row;
   row.scope = scope;
   row.model = model;
@@ -195,9 +195,7 @@ std::string Cell(double v) {
   const std::string text = FormatFixed(v, kMarkdownDecimals);
   return text.empty() ? "–" : text;
 }
-Json Optional(const std::optional<double>& v) {
-  return v ? Json(*v) : Json();
-}
+Json Optional(const std::optional<double>& v) { return v ? Json(*v) : Json(); }
 
 // The share as a percentage with one decimal, rounded down (so below 100 % never reads "100.0").
 std::string PercentDown(double share) { return fmt::format("{:.1f}", std::floor(share * 1000.0) / 10.0); }
@@ -262,13 +260,11 @@ Json ProblemJson(const Problem& p) {
   return j;
 }
 
-
 }  // namespace
 
 Json MetricObject(const std::array<double, kMetricCount>& values, bool normalised) {
   Json j = Json::object();
-  for (Metric m : kAllMetrics)
-    j[std::string(normalised ? NormName(m) : RawName(m))] = values[static_cast<size_t>(m)];
+  for (Metric m : kAllMetrics) j[std::string(normalised ? NormName(m) : RawName(m))] = values[static_cast<size_t>(m)];
   return j;
 }
 
@@ -379,7 +375,8 @@ Json SummaryJson(const Summary& summary, const Weights& weights) {
   }
   j["split"] = summary.split;
   Json filters = Json::object();
-  for (const auto& [key, values] : summary.filters) filters[key] = std::vector<std::string>(values.begin(), values.end());
+  for (const auto& [key, values] : summary.filters)
+    filters[key] = std::vector<std::string>(values.begin(), values.end());
   j["selection"] = {{"filters", filters}, {"limit", summary.limit}};
   j["by"] = summary.by;
   j["missing_policy"] = std::string(MissingPolicyName(summary.missing_policy));
@@ -427,14 +424,16 @@ std::string SummaryCsv(const Summary& summary) {
   for (const TableColumn& c : columns) out += "," + c.name + "_lo," + c.name + "_hi";
   out += "\n";
   auto line = [&](const SummaryRow& r) {
-    out += r.scope + "," + CsvField(r.model) + "," + (r.variation == 0 ? std::string(kAll) : std::to_string(r.variation)) +
-           "," + CsvField(r.language) + "," + CsvField(r.notation);
+    out += r.scope + "," + CsvField(r.model) + "," +
+           (r.variation == 0 ? std::string(kAll) : std::to_string(r.variation)) + "," + CsvField(r.language) + "," +
+           CsvField(r.notation);
     for (const std::string& v : r.by_values) out += "," + CsvField(v);
     for (const TableColumn& c : columns) {
       const std::optional<double> v = c.value(r);
       out += "," + (v ? FormatNumber(*v) : std::string());
     }
-    out += fmt::format(",{},{},{},{},{}", r.n_scored, r.n_missing, r.n_unreadable, r.n_items, FormatNumber(r.coverage()));
+    out +=
+        fmt::format(",{},{},{},{},{}", r.n_scored, r.n_missing, r.n_unreadable, r.n_items, FormatNumber(r.coverage()));
     for (const TableColumn& c : columns) {
       const std::optional<stats::Interval> i = c.interval(r);
       out += i ? "," + FormatNumber(i->lo) + "," + FormatNumber(i->hi) : std::string(",,");
@@ -471,30 +470,30 @@ std::string SummaryMarkdown(const Summary& summary) {
       else
         out += fmt::format(" {} |", Cell(*v));
     }
-    return out + fmt::format(" {} | {} | {} | {:.1f} % |\n", r.n_scored, r.n_missing, r.n_unreadable,
-                             100.0 * r.coverage());
+    return out +
+           fmt::format(" {} | {} | {} | {:.1f} % |\n", r.n_scored, r.n_missing, r.n_unreadable, 100.0 * r.coverage());
   };
   auto table = [&](const std::vector<SummaryRow>& rows, bool intervals) {
     std::string out = header + rule;
     for (const SummaryRow& r : rows) {
-      out += fmt::format("| {} | {} | {} | {} |", r.model, r.variation == 0 ? std::string(kAll) : std::to_string(r.variation),
-                         r.language, r.notation);
+      out += fmt::format("| {} | {} | {} | {} |", r.model,
+                         r.variation == 0 ? std::string(kAll) : std::to_string(r.variation), r.language, r.notation);
       for (const std::string& v : r.by_values) out += " " + v + " |";
       out += cells(r, intervals);
     }
     return out;
   };
-  Json overall = {{"missing_policy", MissingPolicyName(summary.missing_policy)},
-                                    {"overall", Json::array()}};
+  Json overall = {{"missing_policy", MissingPolicyName(summary.missing_policy)}, {"overall", Json::array()}};
   for (const SummaryRow& r : summary.overall) overall["overall"].push_back(RowJson(r, summary.by));
   std::string out;
   for (const std::string& warning : SummaryWarnings(overall)) out += MarkdownWarning(warning);
   out += table(summary.rows, false);
   if (!summary.overall.empty())
-    out += fmt::format("\nOverall, every {} item of the selection (split {}), with {:.0f} % bootstrap intervals over "
-                       "items ({} resamples, seed {}); missing images: {}:\n\n",
-                       summary.n_items, summary.split, 100.0 * summary.bootstrap.level, summary.bootstrap.resamples,
-                       summary.bootstrap.seed, MissingPolicyName(summary.missing_policy)) +
+    out += fmt::format(
+               "\nOverall, every {} item of the selection (split {}), with {:.0f} % bootstrap intervals over "
+               "items ({} resamples, seed {}); missing images: {}:\n\n",
+               summary.n_items, summary.split, 100.0 * summary.bootstrap.level, summary.bootstrap.resamples,
+               summary.bootstrap.seed, MissingPolicyName(summary.missing_policy)) +
            table(summary.overall, true);
   if (!summary.common.empty())
     out += fmt::format("\nModels compared on the {} of {} items that every model has a scored image for:\n\n",

@@ -119,8 +119,8 @@ size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {
 uint8_t TwoColorClassifier::DecideCell(size_t cell) const {
   const Tables& tables = tables_;
   const int top = (1 << kShift) - 1, mask = (1 << kCellBits) - 1;
-  const int r = static_cast<int>(cell >> (2 * kCellBits)) << kShift, g = static_cast<int>((cell >> kCellBits) & mask) << kShift,
-            b = static_cast<int>(cell & mask) << kShift;
+  const int r = static_cast<int>(cell >> (2 * kCellBits)) << kShift,
+            g = static_cast<int>((cell >> kCellBits) & mask) << kShift, b = static_cast<int>(cell & mask) << kShift;
   const std::array<double, 3> lo = Normalised(tables, r, g, b), hi = Normalised(tables, r + top, g + top, b + top);
   double g_min = constant_, g_max = constant_;
   for (int k = 0; k < 3; ++k) {

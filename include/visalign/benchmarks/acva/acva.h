@@ -13,15 +13,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "visalign/core/json.h"
-#include "visalign/stats/resampling.h"
 #include "visalign/core/status.h"
+#include "visalign/stats/resampling.h"
 
 namespace visalign::acva {
 
@@ -29,9 +29,9 @@ namespace visalign::acva {
 // Concept sets: concepts.jsonl + pairs.jsonl (format in docs/acva.md).
 
 enum class Category { kEmotion, kCommunication, kPhysical, kEpistemic, kMoral, kSocial };
-inline constexpr std::array<Category, 6> kCategories = {Category::kEmotion,   Category::kCommunication,
-                                                        Category::kPhysical,  Category::kEpistemic,
-                                                        Category::kMoral,     Category::kSocial};
+inline constexpr std::array<Category, 6> kCategories = {Category::kEmotion,  Category::kCommunication,
+                                                        Category::kPhysical, Category::kEpistemic,
+                                                        Category::kMoral,    Category::kSocial};
 // "emotion", "communication", "physical", "epistemic", "moral", "social".
 std::string_view CategoryName(Category category);
 std::optional<Category> CategoryFromName(std::string_view name);
@@ -79,8 +79,7 @@ struct ConceptSet {
 Result<std::vector<Concept>> ParseConcepts(std::string_view jsonl, const std::string& source);
 Result<std::vector<ConceptPair>> ParsePairs(std::string_view jsonl, const std::string& source,
                                             const std::vector<Concept>& concepts);
-Result<ConceptSet> LoadConceptSet(const std::filesystem::path& concepts_file,
-                                  const std::filesystem::path& pairs_file);
+Result<ConceptSet> LoadConceptSet(const std::filesystem::path& concepts_file, const std::filesystem::path& pairs_file);
 // data/acva/concepts.jsonl and data/acva/pairs.jsonl.
 Result<std::filesystem::path> StarterConceptsFile();
 Result<std::filesystem::path> StarterPairsFile();
@@ -102,22 +101,22 @@ struct RubricAnswer {
   std::string question_id;
   std::optional<double> rating;  // nullopt: the judge never gave a parseable answer (invalid, not 0)
   std::string evidence;
-  std::string error;             // why it is invalid
+  std::string error;  // why it is invalid
 };
 
 // One 2AFC trial: the image's concept belongs to pair (pair_a, pair_b); `first` is the word listed first.
 struct AfcTrial {
-  std::string pair_a, pair_b;    // concept ids as in pairs.jsonl
-  std::string first, second;     // concept ids in the order presented
+  std::string pair_a, pair_b;         // concept ids as in pairs.jsonl
+  std::string first, second;          // concept ids in the order presented
   std::optional<std::string> choice;  // concept id chosen; nullopt when invalid
   std::string error;
 };
 
 struct JudgedImage {
-  std::string model;       // the generation run's name
+  std::string model;  // the generation run's name
   std::string concept_id;
-  int k = 0;               // sample index
-  std::string path;        // image file
+  int k = 0;         // sample index
+  std::string path;  // image file
   std::string sha256;
   std::vector<RubricAnswer> answers;  // in rubric order
   std::optional<std::string> metaphor;
@@ -191,7 +190,7 @@ struct AnalysisOptions {
   double cluster_threshold = 0.25;  // cosine distance for metaphor clusters
   MedianScope median_scope = MedianScope::kPooled;
   std::optional<FrozenMedians> frozen_medians;  // required by (and only with) kFrozen
-  double alpha = 0.05;              // significance level of the paired tests behind tiers
+  double alpha = 0.05;                          // significance level of the paired tests behind tiers
   stats::BootstrapOptions bootstrap;
   size_t most_missed = 10;  // how many questions (ever rated below 0.5) the diagnostics list per model
 };
@@ -260,7 +259,7 @@ struct PooledQuadrants {
   size_t n_groups = 0;  // groups of every model with D_img and H defined
   QuadrantShares quadrants;
   MedianScope median_scope = MedianScope::kPooled;  // kFrozen with frozen medians, else kPooled
-  DiversityPoint median, on_median;  // split at the medians over all these groups (or the frozen ones)
+  DiversityPoint median, on_median;                 // split at the medians over all these groups (or the frozen ones)
 };
 struct PooledPair {
   std::string a, b;
@@ -271,14 +270,14 @@ struct PooledAnalysis {
   PooledCategory all;
   std::map<Category, PooledCategory> by_category;
   PooledQuadrants filtered, unfiltered;
-  size_t afc_cells = 0;     // (model, pair) cells with a defined 2AFC accuracy
-  double afc_acc_mean = 0;  // their mean
+  size_t afc_cells = 0;           // (model, pair) cells with a defined 2AFC accuracy
+  double afc_acc_mean = 0;        // their mean
   std::vector<PooledPair> pairs;  // concept-set pair order
 };
 // Equal rubric weights vs the concept set's weights: how much adequacy moves and whether the models' order does.
 struct WeightsComparison {
   size_t n_images = 0;
-  double mean_change = 0;      // mean over images of A (set weights) - A (equal weights)
+  double mean_change = 0;  // mean over images of A (set weights) - A (equal weights)
   double mean_abs_change = 0;
   CorrelationAnalysis models_rho;  // Spearman over models of adequacy_mean, equal vs set weights
   bool same_order = true;          // the models ranked by adequacy_mean (ties by name) in the same order
@@ -356,19 +355,18 @@ std::string FormatPValue(double p, double floor);
 // items.jsonl image_id or an image SHA-256).
 
 struct AgreementResult {
-  size_t n_images = 0;   // images with both a human and an automatic score
-  size_t n_ratings = 0;  // human ratings used
-  stats::RankCorrelation spearman;  // mean human score vs automatic adequacy, over images
-  std::string spearman_error;       // set when rho is undefined (too few images, constant scores)
-  double exact_agreement = 0;       // share of ratings in the same of 5 equal-width bins
-  double within_one_bin = 0;        // share of ratings at most one bin apart
+  size_t n_images = 0;                 // images with both a human and an automatic score
+  size_t n_ratings = 0;                // human ratings used
+  stats::RankCorrelation spearman;     // mean human score vs automatic adequacy, over images
+  std::string spearman_error;          // set when rho is undefined (too few images, constant scores)
+  double exact_agreement = 0;          // share of ratings in the same of 5 equal-width bins
+  double within_one_bin = 0;           // share of ratings at most one bin apart
   std::vector<std::string> unmatched;  // image names in the CSV that no item has
 };
 
 // Bin of a score in [0, 1] among 5 equal bins [0, .2), [.2, .4), ..., [.8, 1].
 int ScoreBin(double score);
-Result<AgreementResult> HumanAgreement(const std::vector<Json>& items,
-                                       const std::filesystem::path& ratings_csv);
+Result<AgreementResult> HumanAgreement(const std::vector<Json>& items, const std::filesystem::path& ratings_csv);
 Json AgreementJson(const AgreementResult& result);
 
 }  // namespace visalign::acva

@@ -33,7 +33,8 @@ struct RunGenerationState {
 };
 
 // The state of each of `runs`, in order; errors are the store's.
-Result<std::vector<RunGenerationState>> ReadGenerationStates(store::RunStore& store, const std::vector<std::string>& runs);
+Result<std::vector<RunGenerationState>> ReadGenerationStates(store::RunStore& store,
+                                                             const std::vector<std::string>& runs);
 // summary.json's "generation": {run: {"done", "failed", "pending", "refusals": RefusalJson}}.
 Json GenerationJson(const std::vector<RunGenerationState>& states);
 
@@ -43,7 +44,7 @@ Result<FrozenMedians> FrozenMediansFromFile(const std::filesystem::path& summary
 
 struct AnalyzeRunsOptions {
   AnalysisOptions analysis;
-  JudgeSettings judge;             // what the judge's answers were asked with ("inputs", "judge")
+  JudgeSettings judge;               // what the judge's answers were asked with ("inputs", "judge")
   std::filesystem::path clip_model;  // the model's folder as given; summary.json shows it absolute
 };
 

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "visalign/benchmarks/acva/acva.h"
 #include "visalign/backends/backends.h"
-#include "visalign/clip.h"
 #include "visalign/backends/runner.h"
+#include "visalign/benchmarks/acva/acva.h"
+#include "visalign/clip.h"
 #include "visalign/core/json.h"
 #include "visalign/core/status.h"
 #include "visalign/store.h"
@@ -36,7 +36,7 @@ std::optional<Language> LanguageFromName(std::string_view name);
 // Generation: K word-only prompts per concept, one run per model.
 
 struct GenerationConfig {
-  Language language = Language::kZh;  // zh: {word} is the Chinese word; en: the English gloss
+  Language language = Language::kZh;       // zh: {word} is the Chinese word; en: the English gloss
   std::string prompt_template = "{word}";  // placeholders {word}, {gloss}, {id}
   int samples = 3;
   std::optional<int64_t> seed;  // unseeded unless set; sample k gets seed + k
@@ -108,8 +108,8 @@ Json JudgeSettingsJson(const JudgeSettings& settings);
 std::string JudgeCacheKey(const std::string& image_sha256, const JudgeQuestion& question,
                           const JudgeSettings& settings);
 // The chat/completions request body for a question about an image (bytes of a PNG/JPEG/WebP file).
-Json JudgeRequestBody(const JudgeQuestion& question, const JudgeSettings& settings,
-                                std::string_view image_bytes, std::string_view image_extension);
+Json JudgeRequestBody(const JudgeQuestion& question, const JudgeSettings& settings, std::string_view image_bytes,
+                      std::string_view image_extension);
 
 // The first JSON object in a reply: the whole text, a fenced code block, or an object embedded in
 // prose. nullopt if there is none.
@@ -135,11 +135,11 @@ JudgeAnswer JudgeAnswerFromJson(const JudgeQuestion& question, const Json& objec
 
 struct JudgeConfig {
   JudgeSettings settings;
-  std::string endpoint;     // empty: cache only (no requests; a missing answer is an error)
-  std::string api_key_env;  // environment variable holding the key; never stored
+  std::string endpoint;        // empty: cache only (no requests; a missing answer is an error)
+  std::string api_key_env;     // environment variable holding the key; never stored
   int max_reply_attempts = 3;  // asks per question while replies are unparseable
   int concurrency = 4;
-  double rate = 0;             // requests per second, <= 0 unlimited
+  double rate = 0;  // requests per second, <= 0 unlimited
   backends::RetryPolicy retry;
   backends::Millis timeout{120'000};
   bool rejudge_invalid = false;  // ask again questions whose cached answer is invalid
@@ -159,14 +159,14 @@ struct JudgeConfig {
 // answer to every image with those bytes. cached, asked, invalid, failed and missing count distinct keys.
 struct JudgeStats {
   size_t images = 0;
-  size_t questions = 0;  // one per (image, question)
-  size_t distinct = 0;   // distinct cache keys among the questions
-  size_t cached = 0;     // answered from the cache
-  size_t asked = 0;      // sent to the judge now
-  size_t requests = 0;   // HTTP requests made (retries and re-asks of unparseable replies included)
-  size_t invalid = 0;    // answers recorded invalid (now or earlier)
-  size_t failed = 0;     // transport failures: not answered, not cached
-  size_t missing = 0;    // cache-only mode: keys without a cached answer
+  size_t questions = 0;             // one per (image, question)
+  size_t distinct = 0;              // distinct cache keys among the questions
+  size_t cached = 0;                // answered from the cache
+  size_t asked = 0;                 // sent to the judge now
+  size_t requests = 0;              // HTTP requests made (retries and re-asks of unparseable replies included)
+  size_t invalid = 0;               // answers recorded invalid (now or earlier)
+  size_t failed = 0;                // transport failures: not answered, not cached
+  size_t missing = 0;               // cache-only mode: keys without a cached answer
   std::vector<std::string> errors;  // first few failure messages
   bool interrupted = false;
   Json ToJson() const;
@@ -205,8 +205,8 @@ Result<EmbeddingStats> AttachEmbeddings(store::RunStore& store, const clip::Clip
 Status WriteOutputs(const std::filesystem::path& dir, const AnalysisResult& result);
 // summary.json's "inputs": {"concept_set": fingerprint, "runs": [{"run", "dataset_fingerprint",
 // "identity"}], "judge": {"model", "language", "temperature", "prompt_hashes"}, "clip_fingerprint"}.
-Json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>& runs,
-                                  const JudgeSettings& judge, const std::string& clip_fingerprint);
+Json AnalysisInputsJson(const ConceptSet& set, const std::vector<store::RunInfo>& runs, const JudgeSettings& judge,
+                        const std::string& clip_fingerprint);
 // Reads items.jsonl rows back (for `acva agreement`).
 Result<std::vector<Json>> ReadItems(const std::filesystem::path& items_jsonl);
 

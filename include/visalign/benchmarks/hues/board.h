@@ -1,5 +1,5 @@
-// Hues and Cues: The 480-cell board (cells, CIE xy, CIELAB) and its macro colour categories. Part of the Hues and Cues module; the
-// benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
+// Hues and Cues: The 480-cell board (cells, CIE xy, CIELAB) and its macro colour categories. Part of the Hues and Cues
+// module; the benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
 #pragma once
 
 #include <array>
@@ -14,14 +14,12 @@
 #include "visalign/core/status.h"
 #include "visalign/stats/statistics.h"
 
-
 namespace visalign::hues {
 
-
-inline constexpr int kRows = 16;   // A..P
-inline constexpr int kCols = 30;   // 1..30
+inline constexpr int kRows = 16;  // A..P
+inline constexpr int kCols = 30;  // 1..30
 inline constexpr int kCells = kRows * kCols;
-inline constexpr int kTopK = 5;    // predictions per word
+inline constexpr int kTopK = 5;  // predictions per word
 
 // ---- Board ------------------------------------------------------------------------------------
 
@@ -40,12 +38,12 @@ Result<int> ParseCell(std::string_view name);
 std::string CellName(int index);
 
 struct Cell {
-  std::string name;   // "I18"
+  std::string name;  // "I18"
   char row = 'A';
   int col = 1;
   color::Srgb8 rgb;
-  stats::Vec2 xy{};   // under the board's Chromaticity
-  color::Lab lab;     // CIELAB of the sRGB color (D65), whatever the chromaticity mode
+  stats::Vec2 xy{};  // under the board's Chromaticity
+  color::Lab lab;    // CIELAB of the sRGB color (D65), whatever the chromaticity mode
 };
 
 class Board {
@@ -66,9 +64,9 @@ class Board {
 
 // The 8 basic chromatic categories, plus kNeutral used only as a "macro class" (see MacroClass).
 enum class Macro { kBrown, kRed, kOrange, kYellow, kGreen, kBlue, kPurple, kPink, kNeutral };
-inline constexpr int kMacroCategories = 8;      // kBrown..kPink
-inline constexpr int kMacroClasses = 9;         // with kNeutral
-std::string_view MacroName(Macro m);            // "Brown", ..., "Pink", "Neutral"
+inline constexpr int kMacroCategories = 8;        // kBrown..kPink
+inline constexpr int kMacroClasses = 9;           // with kNeutral
+std::string_view MacroName(Macro m);              // "Brown", ..., "Pink", "Neutral"
 Result<Macro> ParseMacro(std::string_view name);  // one of the 8 categories, case-insensitive
 
 struct MacroCell {

@@ -31,7 +31,7 @@ struct HuesEmbeddings {
   std::vector<std::string> words;  // the words, before the template
   clip::Matrix texts;              // [words x D]: row j = the text embedding of template(words[j])
   std::string prompt_template = "{}";
-  std::string model;               // who computed them (free text, "" = not said)
+  std::string model;  // who computed them (free text, "" = not said)
 };
 
 // One solid image of side `size` per board cell, in cell order.
@@ -44,7 +44,8 @@ std::vector<WordPredictions> RankCells(const clip::Matrix& board, const clip::Ma
 
 // Predictions for `words` (each must be among e.words) made with `prompt_template` (must be
 // e.prompt_template: embeddings of other prompts would be silently wrong).
-Result<std::vector<WordPredictions>> PredictFromEmbeddings(const HuesEmbeddings& e, const std::vector<std::string>& words,
+Result<std::vector<WordPredictions>> PredictFromEmbeddings(const HuesEmbeddings& e,
+                                                           const std::vector<std::string>& words,
                                                            const std::string& prompt_template);
 
 // safetensors: F32 tensors "board" [480, D] and "words" [W, D]; metadata "format" =

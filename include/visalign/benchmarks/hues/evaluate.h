@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 #include "visalign/core/json.h"
-#include "visalign/stats/statistics.h"
 #include "visalign/core/status.h"
+#include "visalign/stats/statistics.h"
 
 #include "visalign/benchmarks/hues/predictions.h"
 
@@ -34,11 +34,11 @@ struct WordEvaluation {
   int top1 = 0;
   Macro top1_macro = Macro::kBrown;
   Macro human_macro = Macro::kBrown;
-  double mahalanobis_d2 = 0;     // NaN when the human covariance is singular
+  double mahalanobis_d2 = 0;  // NaN when the human covariance is singular
   bool mahalanobis_outlier = false;
   stats::HotellingResult hotelling;  // singular → NaN statistics
-  double q_value = 0;            // BH over the model's words (NaN when p is NaN)
-  bool reject = false;           // q_value ≤ alpha
+  double q_value = 0;                // BH over the model's words (NaN when p is NaN)
+  bool reject = false;               // q_value ≤ alpha
 };
 
 struct RateCount {
@@ -50,13 +50,13 @@ struct RateCount {
 struct ModelEvaluation {
   std::string name;
   std::string source;
-  std::vector<WordEvaluation> words;   // the words the model has predictions for, vocabulary order
+  std::vector<WordEvaluation> words;  // the words the model has predictions for, vocabulary order
   std::vector<std::string> missing_words;
   bool negative_similarities = false;
-  RateCount mahalanobis;               // outliers among words with a non-singular human covariance
-  RateCount hotelling;                 // rejections (q ≤ alpha) among non-singular tests
-  RateCount hotelling_uncorrected;     // p ≤ alpha, as the published analysis counted
-  double human_fail_rate = 0;          // mean human LOO rate over the same words
+  RateCount mahalanobis;            // outliers among words with a non-singular human covariance
+  RateCount hotelling;              // rejections (q ≤ alpha) among non-singular tests
+  RateCount hotelling_uncorrected;  // p ≤ alpha, as the published analysis counted
+  double human_fail_rate = 0;       // mean human LOO rate over the same words
   struct Category {
     std::string category;
     int n_words = 0;
@@ -93,7 +93,7 @@ Spread SpreadOf(const std::vector<double>& values);
 
 struct EvaluationReport {
   std::string humans_source;
-  std::string humans_exclusions_source;  // HumanData::exclusions_source (empty: none applied)
+  std::string humans_exclusions_source;               // HumanData::exclusions_source (empty: none applied)
   AnswerPairing pairing = AnswerPairing::kCharacter;  // HumanData::pairing
   int repaired_answers = 0;                           // HumanData::repaired_answers
   Threshold threshold;
@@ -109,7 +109,8 @@ struct EvaluationReport {
 // summary.json and summary.md into `dir` (created if needed), and for the results contract
 // (docs/architecture.md) items.jsonl (one line per (model, word) result, null where words.csv has
 // an empty cell) and summary.csv (the rows of models.csv). summary.json opens with benchmark "hues",
-// schema_version and visalign_version and has "inputs": {"humans": {"path", "sha256"}, ["humans_exclusions": {"path", "sha256"},] "macro_map":
+// schema_version and visalign_version and has "inputs": {"humans": {"path", "sha256"}, ["humans_exclusions": {"path",
+// "sha256"},] "macro_map":
 // {"path", "sha256"} or {"source"} when derived, "predictions": [{"model", "path", "sha256"}]}.
 // summary.md opens with EvaluationWarnings.
 Status WriteEvaluation(const EvaluationReport& report, const HumanBaseline& baseline, const Vocabulary& vocabulary,

@@ -44,12 +44,12 @@ inline constexpr int kEllipseSegments = 72;
 // The answers to one word that pass a filter.
 struct WordView {
   int word = 0;
-  int n = 0;                               // answers
-  std::array<int, kCells> counts{};        // answers per cell
-  stats::Vec2 mean{};                      // CIE xy under the board's chromaticity; NaN without answers
-  std::optional<stats::Mat2> cov;          // n − 1 denominator; nullopt when n < 2 or near-singular
-  double d2 = 0;                           // the ellipse's squared Mahalanobis distance
-  std::vector<stats::Vec2> ellipse;        // MahalanobisEllipse(mean, cov, d2); empty without cov
+  int n = 0;                         // answers
+  std::array<int, kCells> counts{};  // answers per cell
+  stats::Vec2 mean{};                // CIE xy under the board's chromaticity; NaN without answers
+  std::optional<stats::Mat2> cov;    // n − 1 denominator; nullopt when n < 2 or near-singular
+  double d2 = 0;                     // the ellipse's squared Mahalanobis distance
+  std::vector<stats::Vec2> ellipse;  // MahalanobisEllipse(mean, cov, d2); empty without cov
 };
 WordView ViewWord(const HumanData& humans, const Board& board, int word, const HumanFilter& filter, double d2);
 // {"word", "category", "n", "counts": [480 ints, board order], "mean": [x, y] | null, "cov": [[..],[..]] | null,

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 #include "visalign/core/json.h"
-#include "visalign/stats/statistics.h"
 #include "visalign/core/status.h"
+#include "visalign/stats/statistics.h"
 
 #include "visalign/benchmarks/hues/words.h"
 
@@ -20,7 +20,7 @@ namespace visalign::hues {
 // ---- Humans -------------------------------------------------------------------------------------
 
 struct HumanAnswer {
-  int word = 0;          // index into the Vocabulary
+  int word = 0;  // index into the Vocabulary
   int cell = 0;
   std::string user, gender, age_range, language;  // empty when the column is absent
   bool colorblind = false;  // listed as colour-blind (by userId or a colorblind=YES column); kept only on request
@@ -54,12 +54,12 @@ struct HumanData {
   std::string exclusions_source;  // the colorblind userId list applied; empty when colorblind players are kept
   std::vector<HumanAnswer> answers;
   int users = 0;
-  int excluded_answers = 0;       // colour-blind players' answers left out
+  int excluded_answers = 0;  // colour-blind players' answers left out
   int excluded_users = 0;
   bool include_colorblind = false;
-  int word_mismatches = 0;        // rows whose `word` is neither spelling of their clue (kept; clueId rules)
+  int word_mismatches = 0;  // rows whose `word` is neither spelling of their clue (kept; clueId rules)
   AnswerPairing pairing = AnswerPairing::kCharacter;
-  int repaired_answers = 0;       // answers AnswerPairing::kCharacter counted for another clue's word
+  int repaired_answers = 0;  // answers AnswerPairing::kCharacter counted for another clue's word
 };
 
 struct HumanLoadOptions {
@@ -88,13 +88,13 @@ struct WordBaseline {
   int word = 0;
   int n = 0;
   stats::Vec2 mean{};
-  stats::Mat2 cov{};              // n − 1 denominator (zeros when n < 2)
-  bool singular = true;           // covariance near-singular or n < 2: no Mahalanobis possible
-  stats::Mat2 inverse{};          // valid when !singular
-  int loo_tested = 0;             // answers whose leave-one-out covariance was invertible
+  stats::Mat2 cov{};      // n − 1 denominator (zeros when n < 2)
+  bool singular = true;   // covariance near-singular or n < 2: no Mahalanobis possible
+  stats::Mat2 inverse{};  // valid when !singular
+  int loo_tested = 0;     // answers whose leave-one-out covariance was invertible
   int loo_failed = 0;
-  int loo_singular = 0;           // answers whose leave-one-out covariance was singular (not tested)
-  double loo_fail_rate = 0;       // loo_failed / loo_tested (NaN when nothing was tested)
+  int loo_singular = 0;      // answers whose leave-one-out covariance was singular (not tested)
+  double loo_fail_rate = 0;  // loo_failed / loo_tested (NaN when nothing was tested)
   std::array<int, kMacroCategories> macro_counts{};
   Macro modal_macro = Macro::kBrown;  // most frequent category of the answers (ties: lower enum)
 };
@@ -112,7 +112,7 @@ struct GroupRate {
   int answers = 0;
   int tested = 0;
   int failed = 0;
-  double fail_rate = 0;   // failed / tested over all LOO tests of this group's answers
+  double fail_rate = 0;  // failed / tested over all LOO tests of this group's answers
 };
 
 // Do players under and over 30 fail the leave-one-out test equally often? A permutation test over players:
@@ -135,13 +135,12 @@ struct HumanBaseline {
   std::vector<CategoryRate> categories;
   std::vector<GroupRate> demographics;
   AgePermutationTest age_test;
-  double fail_rate = 0;             // mean of word rates
+  double fail_rate = 0;  // mean of word rates
   int singular_words = 0;
 };
 
 HumanBaseline ComputeHumanBaseline(const HumanData& humans, const Vocabulary& vocabulary, const Board& board,
                                    const MacroMap& macro, const Threshold& threshold);
-Json HumanBaselineJson(const HumanBaseline& baseline, const HumanData& humans,
-                                 const Vocabulary& vocabulary);
+Json HumanBaselineJson(const HumanBaseline& baseline, const HumanData& humans, const Vocabulary& vocabulary);
 
 }  // namespace visalign::hues

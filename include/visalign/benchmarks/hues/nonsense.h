@@ -23,20 +23,20 @@ std::string_view CollapseClassName(CollapseClass c);  // neutral_collapse, speci
 
 struct NonsenseGroupResult {
   std::string group;
-  std::vector<int> top1;          // one cell per word of the group, vocabulary order
-  bool collapsed = false;         // ≥ 3/4 of the group's top-1 cells share a macro class (groups of ≥ 2 words)
-  Macro onto = Macro::kNeutral;   // the shared macro class when collapsed
+  std::vector<int> top1;         // one cell per word of the group, vocabulary order
+  bool collapsed = false;        // ≥ 3/4 of the group's top-1 cells share a macro class (groups of ≥ 2 words)
+  Macro onto = Macro::kNeutral;  // the shared macro class when collapsed
 };
 
 struct NonsenseResult {
   std::string model;
   std::vector<NonsenseGroupResult> groups;
   CollapseClass collapse = CollapseClass::kHighEntropy;
-  std::optional<Macro> collapse_onto;     // for neutral / specific-color collapse
-  double entropy_bits = 0;               // of the nonsense top-1 macro classes (9 classes incl. Neutral)
-  std::optional<int> prior_cell;         // modal nonsense top-1 cell, if it occurs ≥ 2 times
+  std::optional<Macro> collapse_onto;  // for neutral / specific-color collapse
+  double entropy_bits = 0;             // of the nonsense top-1 macro classes (9 classes incl. Neutral)
+  std::optional<int> prior_cell;       // modal nonsense top-1 cell, if it occurs ≥ 2 times
   int prior_count = 0;
-  std::vector<int> false_positive_words; // valid words whose top-1 is the prior cell
+  std::vector<int> false_positive_words;  // valid words whose top-1 is the prior cell
 };
 
 // Needs predictions for every nonsense word (error naming the missing ones).

@@ -1,5 +1,5 @@
-// Hues and Cues: Model predictions: the published formats and native CLIP runs (`hues run`). Part of the Hues and Cues module; the
-// benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
+// Hues and Cues: Model predictions: the published formats and native CLIP runs (`hues run`). Part of the Hues and Cues
+// module; the benchmark as a whole is described in visalign/benchmarks/hues/hues.h.
 #pragma once
 
 #include <array>
@@ -26,8 +26,8 @@ struct Prediction {
 
 struct ModelPredictions {
   std::string name;
-  std::string source;                              // file the predictions came from
-  std::vector<std::vector<Prediction>> words;      // per vocabulary word, best first (empty = missing)
+  std::string source;                                       // file the predictions came from
+  std::vector<std::vector<Prediction>> words;               // per vocabulary word, best first (empty = missing)
   std::map<std::string, std::vector<Prediction>> nonsense;  // nonsense words, keyed upper-case
 };
 
@@ -102,12 +102,12 @@ struct ClipRunOptions {
 struct ClipRunResult {
   std::vector<WordPredictions> words;  // in input order, top-5 by cosine similarity, best first
   bool cache_hit = false;
-  std::filesystem::path cache_file;    // empty without a cache
+  std::filesystem::path cache_file;  // empty without a cache
   // With options.board_pixels, when the board was encoded: whether its pixels were prepared for
   // this model (false: reused from an earlier model with the same preprocessing).
   std::optional<bool> board_pixels_prepared;
-  clip::Matrix board_embeddings;       // [480 x D], what the ranking used (`hues run --save-embeddings`)
-  clip::Matrix text_embeddings;        // [words x D]
+  clip::Matrix board_embeddings;  // [480 x D], what the ranking used (`hues run --save-embeddings`)
+  clip::Matrix text_embeddings;   // [words x D]
 };
 
 // Ranks the 480 cells for each word: board patches are solid images of the model's input size

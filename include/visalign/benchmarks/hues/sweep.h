@@ -81,7 +81,7 @@ using RunSweepModel = std::function<Result<Json>(const ModelEntry& entry, const 
 
 struct SweepReport {
   std::vector<Json> models;  // by name: each run's object, or {"model", "status": "failed", "error"}
-  size_t total = 0;                    // models in the sweep
+  size_t total = 0;          // models in the sweep
   size_t failed = 0;
   Status first_failure = Status::Ok();
   // OK, or the first failure's code, where and expected with "N of M models failed, the first

@@ -18,7 +18,7 @@ namespace visalign::hues {
 // ---- Words --------------------------------------------------------------------------------------
 
 struct Word {
-  std::string en;        // as in published result files ("HAPINESS", "BERT (AND ERNIE)")
+  std::string en;  // as in published result files ("HAPINESS", "BERT (AND ERNIE)")
   std::string es;
   std::string category;  // Animal, Food, Mineral, Plant, Environment, Subjective, Pop Culture
   int clue_id = 0;
@@ -43,7 +43,7 @@ class Vocabulary {
 
 struct NonsenseWord {
   std::string word;
-  std::string group;   // number, stop_word, pseudoword, random_string
+  std::string group;  // number, stop_word, pseudoword, random_string
 };
 inline constexpr int kNonsenseGroups = 4;
 inline constexpr int kNonsenseGroupSize = 4;

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "visalign/core/json.h"
-#include "visalign/imaging/image.h"
-#include "visalign/core/status.h"
 #include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/core/json.h"
+#include "visalign/core/status.h"
+#include "visalign/imaging/image.h"
 
 namespace visalign::violin {
 
@@ -23,14 +23,14 @@ inline constexpr int kMaxImageSize = 8192;
 inline constexpr double kMaxScale = 100.0;
 
 struct DatasetOptions {
-  std::filesystem::path out_dir;                  // GenerateDataset only
+  std::filesystem::path out_dir;  // GenerateDataset only
   std::vector<int> variations = {1, 2, 3, 4, 5, 6};
   uint64_t seed = 1;
-  double scale = 1.0;                             // items per group = max(1, round(base * scale))
-  int image_size = kDefaultImageSize;             // GT images are image_size × image_size
-  bool write_images = true;                       // false: manifest `image` fields are null
-  bool force = false;                             // allow a non-empty out_dir (replaces our files)
-  std::filesystem::path templates;                // empty: the shipped data/violin/templates.json
+  double scale = 1.0;                  // items per group = max(1, round(base * scale))
+  int image_size = kDefaultImageSize;  // GT images are image_size × image_size
+  bool write_images = true;            // false: manifest `image` fields are null
+  bool force = false;                  // allow a non-empty out_dir (replaces our files)
+  std::filesystem::path templates;     // empty: the shipped data/violin/templates.json
   bool show_progress = true;
 };
 
@@ -51,8 +51,8 @@ struct DatasetReport {
   size_t images = 0;
   uint64_t image_bytes = 0;
   uint64_t manifest_bytes = 0;
-  double seconds = 0;          // wall-clock time of GenerateDataset
-  Json summary;      // the contents of summary.json
+  double seconds = 0;  // wall-clock time of GenerateDataset
+  Json summary;        // the contents of summary.json
 };
 
 // Builds the items and writes manifest.jsonl, summary.json and (unless !write_images) the GT

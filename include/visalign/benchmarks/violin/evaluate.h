@@ -23,13 +23,13 @@
 #include <vector>
 
 #include "visalign/backends/refusals.h"
-#include "visalign/color.h"
-#include "visalign/core/json.h"
-#include "visalign/imaging/image.h"
-#include "visalign/stats/resampling.h"
-#include "visalign/core/status.h"
 #include "visalign/benchmarks/violin/generation.h"
 #include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/color.h"
+#include "visalign/core/json.h"
+#include "visalign/core/status.h"
+#include "visalign/imaging/image.h"
+#include "visalign/stats/resampling.h"
 
 namespace visalign::violin {
 
@@ -37,9 +37,9 @@ namespace visalign::violin {
 enum class Metric { kRgbEd, kRgbRm, kDe00, kHue, kChroma, kHyab, kSd, kCed, kHf };
 inline constexpr size_t kMetricCount = 9;
 inline constexpr size_t kPrecisionCount = 6;  // the first six metrics; the last three are purity
-inline constexpr std::array<Metric, kMetricCount> kAllMetrics = {
-    Metric::kRgbEd, Metric::kRgbRm, Metric::kDe00, Metric::kHue, Metric::kChroma,
-    Metric::kHyab,  Metric::kSd,    Metric::kCed,  Metric::kHf};
+inline constexpr std::array<Metric, kMetricCount> kAllMetrics = {Metric::kRgbEd, Metric::kRgbRm,  Metric::kDe00,
+                                                                 Metric::kHue,   Metric::kChroma, Metric::kHyab,
+                                                                 Metric::kSd,    Metric::kCed,    Metric::kHf};
 
 std::string_view RawName(Metric m);   // "rgb_ed" ... "sd", "ced", "hf"
 std::string_view NormName(Metric m);  // as RawName, but "sd_n" for sd
@@ -152,15 +152,15 @@ Result<ScoreArgs> ParseScoreLine(std::string_view line);
 // --- Dataset evaluation ---------------------------------------------------------------------
 struct ImageSource {
   std::string item_id;
-  int k = 0;                    // sample index (several images per item allowed)
+  int k = 0;  // sample index (several images per item allowed)
   std::filesystem::path path;
 };
 // Where a model's images come from, recorded in summary.json's "inputs" (the results contract).
 struct ImageOrigin {
-  std::string kind;             // "folder", "run", or "" (not stated: recorded as unknown)
-  std::filesystem::path path;   // the image folder, or the run store's root
-  std::string run;              // kind "run": the run's name
-  Json identity;      // kind "run": the run's identity (backend kind, model, parameters...)
+  std::string kind;            // "folder", "run", or "" (not stated: recorded as unknown)
+  std::filesystem::path path;  // the image folder, or the run store's root
+  std::string run;             // kind "run": the run's name
+  Json identity;               // kind "run": the run's identity (backend kind, model, parameters...)
 };
 struct ModelImages {
   std::string model;
@@ -170,9 +170,9 @@ struct ModelImages {
   ImageOrigin origin;
 };
 
-// Images of one model in a folder (not recursive; origin: kind "folder", the absolute folder): `<id>.<ext>` (k = 0) or `<id>__<k>.<ext>`,
-// ext one of png, jpg, jpeg, webp (any case). Image files whose name matches no manifest id go
-// to `unmatched`; other files are ignored; two files for the same (id, k) are an error.
+// Images of one model in a folder (not recursive; origin: kind "folder", the absolute folder): `<id>.<ext>` (k = 0) or
+// `<id>__<k>.<ext>`, ext one of png, jpg, jpeg, webp (any case). Image files whose name matches no manifest id go to
+// `unmatched`; other files are ignored; two files for the same (id, k) are an error.
 Result<ModelImages> CollectImageDirectory(const std::filesystem::path& dir, const std::string& model,
                                           const std::vector<ManifestItem>& items);
 
@@ -224,16 +224,16 @@ struct MetricIntervals {
 struct SummaryRow {
   std::string scope = "group";
   std::string model;
-  int variation = 0;                    // 0 on overall and common rows
-  std::string language;                 // "all" on overall and common rows
-  std::string notation;                 // "all" on overall and common rows
-  std::vector<std::string> by_values;   // values of Summary::by, in order ("all" outside groups)
+  int variation = 0;                   // 0 on overall and common rows
+  std::string language;                // "all" on overall and common rows
+  std::string notation;                // "all" on overall and common rows
+  std::vector<std::string> by_values;  // values of Summary::by, in order ("all" outside groups)
   std::optional<std::array<double, kMetricCount>> mean_norm, mean_raw;
   std::optional<double> pre_mean, pur_mean;
-  std::optional<MetricIntervals> ci;    // overall and common rows
+  std::optional<MetricIntervals> ci;  // overall and common rows
   size_t n_scored = 0, n_missing = 0, n_unreadable = 0;
-  size_t n_items = 0;                   // items of the row
-  size_t n_items_scored = 0;            // of them, items with at least one scored image
+  size_t n_items = 0;         // items of the row
+  size_t n_items_scored = 0;  // of them, items with at least one scored image
   double coverage() const { return n_items == 0 ? 0.0 : double(n_items_scored) / double(n_items); }
 };
 
@@ -252,14 +252,14 @@ struct Summary {
   MissingPolicy missing_policy = MissingPolicy::kSkip;
   imaging::AlphaPolicy alpha;
   stats::BootstrapOptions bootstrap;
-  size_t n_items = 0;          // selected manifest items
-  size_t n_common_items = 0;   // items with a scored image in every model
-  size_t n_outside_split = 0;  // images of items the selection (split, filters, limit) left out (not scored)
-  std::string manifest_sha256;   // EvaluateOptions::manifest_sha256
+  size_t n_items = 0;           // selected manifest items
+  size_t n_common_items = 0;    // items with a scored image in every model
+  size_t n_outside_split = 0;   // images of items the selection (split, filters, limit) left out (not scored)
+  std::string manifest_sha256;  // EvaluateOptions::manifest_sha256
   std::vector<std::pair<std::string, ImageOrigin>> origins;  // per model, in the given order
   Normalization normalization = Normalization::kFixed;
   std::array<double, kMetricCount> raw_min{}, raw_max{};  // kMinMax: the range each metric was scaled by
-  std::vector<ProbeEstimate> probes;  // probe items' summary (empty without probe items)
+  std::vector<ProbeEstimate> probes;                      // probe items' summary (empty without probe items)
   // EvaluateOptions::refusals: summary.json's "refusals" (RefusalJson each) when there is one.
   std::vector<backends::RefusalRate> refusals;
   size_t n_scored() const;
@@ -283,21 +283,21 @@ std::string ProbesCsv(const Summary& summary);
 struct EvaluateOptions {
   Weights weights;
   Normalization normalization = Normalization::kFixed;
-  std::string split = "all";        // train | test | all: the manifest's `split` column
+  std::string split = "all";  // train | test | all: the manifest's `split` column
   // Further selection, as `violin generate` selects what it generates: items matching `filters`
   // (MatchesFilters), then the first `limit` of those in manifest order (0 = all).
   ItemFilters filters;
   int64_t limit = 0;
-  std::vector<std::string> by;      // extra grouping columns, from kGroupColumns
+  std::vector<std::string> by;  // extra grouping columns, from kGroupColumns
   MissingPolicy missing = MissingPolicy::kSkip;
   // Transparent pixels are scored composited over white (what viewers show) unless told otherwise.
   imaging::AlphaPolicy alpha{imaging::AlphaPolicy::Mode::kComposite, {255, 255, 255}};
   stats::BootstrapOptions bootstrap;  // intervals of the overall and common rows
-  std::string manifest_sha256;  // the dataset's ManifestFingerprint, recorded in summary.json
+  std::string manifest_sha256;        // the dataset's ManifestFingerprint, recorded in summary.json
   // The refusal rates of the generation runs scored (a refused row has no image: a missing item,
   // scored as `missing` says; its rate is a result, docs/backends.md "Refusals").
   std::vector<backends::RefusalRate> refusals;
-  int threads = 0;           // scoring threads; 0 = ThreadCount()
+  int threads = 0;  // scoring threads; 0 = ThreadCount()
   bool show_progress = true;
   // Called once per scored image, in a deterministic order (models as given, sources in
   // manifest order then k), from one thread.
@@ -306,9 +306,9 @@ struct EvaluateOptions {
 
 // Scores every model's images against the selected items (split, filters, limit). Sources naming an id absent from
 // `items` or the same (id, k) twice are kInvalidArgument; images of items outside the split are
-// counted (n_outside_split), not scored; nor are they missing. An unknown split or column is kInvalidArgument. Decoding and scoring run on `threads` workers with a
-// bounded window of results, so memory does not grow with the number of images; results and
-// sums are taken in a fixed order, so numbers do not depend on the thread count.
+// counted (n_outside_split), not scored; nor are they missing. An unknown split or column is kInvalidArgument. Decoding
+// and scoring run on `threads` workers with a bounded window of results, so memory does not grow with the number of
+// images; results and sums are taken in a fixed order, so numbers do not depend on the thread count.
 Result<Summary> Evaluate(const std::vector<ManifestItem>& items, const std::vector<ModelImages>& models,
                          const EvaluateOptions& options);
 

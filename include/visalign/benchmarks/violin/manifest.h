@@ -23,28 +23,28 @@
 namespace visalign::violin {
 
 enum class Layout { kSingle, kH2, kV2, kQ4 };
-std::string_view LayoutName(Layout layout);               // "single", "h2", "v2", "q4"
+std::string_view LayoutName(Layout layout);  // "single", "h2", "v2", "q4"
 Result<Layout> ParseLayout(std::string_view name);
-int BlockCount(Layout layout);                             // 1, 2, 2, 4
+int BlockCount(Layout layout);  // 1, 2, 2, 4
 
 struct ManifestItem {
-  std::string id;                  // stable, e.g. "v3-t12-00451"
-  int variation = 1;               // 1..6
-  std::string language = "en";     // en | zh | fr
-  std::string notation = "hex";    // hex | rgb | hsl
+  std::string id;                // stable, e.g. "v3-t12-00451"
+  int variation = 1;             // 1..6
+  std::string language = "en";   // en | zh | fr
+  std::string notation = "hex";  // hex | rgb | hsl
   std::string template_id;
   std::string prompt;
   Layout layout = Layout::kSingle;
   std::vector<color::Srgb8> targets;
   std::optional<std::pair<color::Srgb8, color::Srgb8>> fuzzy;
-  std::vector<int> levels;         // ISCC-NBS level (1..3) of each target
+  std::vector<int> levels;                // ISCC-NBS level (1..3) of each target
   std::vector<std::string> target_names;  // ISCC-NBS names of each target
   std::optional<std::string> image;       // path relative to the dataset dir
-  std::string split;               // train | test
-  std::string prompt_split;        // train | test (held-out templates)
-  std::string hue_split1;          // train | test
-  std::string hue_split2;          // train | test
-  std::optional<ProbeSpec> probe;  // probe items only (written last, omitted when absent)
+  std::string split;                      // train | test
+  std::string prompt_split;               // train | test (held-out templates)
+  std::string hue_split1;                 // train | test
+  std::string hue_split2;                 // train | test
+  std::optional<ProbeSpec> probe;         // probe items only (written last, omitted when absent)
 };
 
 // Reads DIR/manifest.jsonl; every line is validated (errors name file:line and field).
@@ -57,7 +57,9 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
 Result<std::string> ManifestFingerprint(const std::filesystem::path& dataset_dir);
 
 // Rectangle of block `index` (layout order) in a width×height image.
-struct Rect { int x = 0, y = 0, w = 0, h = 0; };
+struct Rect {
+  int x = 0, y = 0, w = 0, h = 0;
+};
 Rect BlockRect(Layout layout, int index, int width, int height);
 
 }  // namespace visalign::violin

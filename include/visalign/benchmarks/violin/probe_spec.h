@@ -44,16 +44,16 @@ struct ProbeShape {
 struct ProbeSpec {
   ProbeFamily family = ProbeFamily::kNegation;
   std::string condition{};
-  std::string group{};                     // pairing unit: items compared across conditions
-  std::string entity{};                    // negation/entity
-  std::string context{};                   // gravity: object name or neutral words
-  std::optional<color::Lab> context_lab{}; // gravity consistent/conflicting
-  char orientation = 'h';                  // inertia: 'h' or 'v'
-  double split = 50;                       // inertia: percent
-  int canvas_w = 0, canvas_h = 0;          // inertia pixels, geometry
-  std::vector<ProbeShape> shapes{};        // geometry
-  color::Srgb8 shape_color{};              // geometry
-  std::optional<double> distance{};        // geometry pair: centre distance, pixels
+  std::string group{};                      // pairing unit: items compared across conditions
+  std::string entity{};                     // negation/entity
+  std::string context{};                    // gravity: object name or neutral words
+  std::optional<color::Lab> context_lab{};  // gravity consistent/conflicting
+  char orientation = 'h';                   // inertia: 'h' or 'v'
+  double split = 50;                        // inertia: percent
+  int canvas_w = 0, canvas_h = 0;           // inertia pixels, geometry
+  std::vector<ProbeShape> shapes{};         // geometry
+  color::Srgb8 shape_color{};               // geometry
+  std::optional<double> distance{};         // geometry pair: centre distance, pixels
 
   // True when an image must have exactly the canvas size (pixel-stated inertia and geometry items).
   bool PixelBased() const;
@@ -67,13 +67,13 @@ Result<ProbeSpec> ParseProbeSpec(const Json& j, const std::string& where);
 // What the probe metrics measure on one image (docs/metrics.md, "Probe metrics"); NaN = not measured.
 struct ProbeMeasures {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  double measured_split = kNaN;        // inertia: percent of the first block
-  int shape_count = -1;                // geometry: detected shapes (-1: not geometry)
-  double position_error_px = kNaN;     // geometry: mean centre distance, pixels
-  double position_error_frac = kNaN;   // ... as sqrt((dx/W)^2 + (dy/H)^2)
-  double size_error = kNaN;            // geometry: mean (detected - requested) / requested size
-  double iou = kNaN;                   // geometry: shape mask vs requested mask
-  double distance_error_px = kNaN;     // geometry pair: |detected - requested| centre distance
+  double measured_split = kNaN;       // inertia: percent of the first block
+  int shape_count = -1;               // geometry: detected shapes (-1: not geometry)
+  double position_error_px = kNaN;    // geometry: mean centre distance, pixels
+  double position_error_frac = kNaN;  // ... as sqrt((dx/W)^2 + (dy/H)^2)
+  double size_error = kNaN;           // geometry: mean (detected - requested) / requested size
+  double iou = kNaN;                  // geometry: shape mask vs requested mask
+  double distance_error_px = kNaN;    // geometry pair: |detected - requested| centre distance
 };
 Json ProbeMeasuresJson(const ProbeMeasures& m);
 
@@ -87,7 +87,7 @@ struct ProbeEstimate {
   double value = ProbeMeasures::kNaN;
   stats::Interval ci{ProbeMeasures::kNaN, ProbeMeasures::kNaN};
   double p_value = ProbeMeasures::kNaN;
-  size_t n = 0;  // units the value is over
+  size_t n = 0;                 // units the value is over
   std::string language = "en";  // the prompts' language: each language is summarised apart
 };
 

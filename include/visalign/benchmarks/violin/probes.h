@@ -46,7 +46,8 @@ struct ProbeLanguage {
 // Reads the languages `codes` from `json`, checked: every template with exactly its placeholders, every
 // word, the entity and neutral lists as long as English's, every object of `memory` named. Errors name
 // the file, the language and the field.
-Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const std::filesystem::path& json, const std::vector<std::string>& codes,
+Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const std::filesystem::path& json,
+                                                      const std::vector<std::string>& codes,
                                                       const std::vector<MemoryColor>& memory);
 // The languages probe prompts exist in, in manifest order.
 inline const std::vector<std::string>& ProbeLanguageCodes() {
@@ -58,13 +59,13 @@ inline const std::vector<std::string>& ProbeLanguageCodes() {
 inline constexpr double kInertiaSplits[] = {10, 20, 25, 31.5, 40, 50, 60, 68.5, 75, 80, 90};
 
 struct ProbeOptions {
-  std::filesystem::path out_dir;       // GenerateProbeDataset only
+  std::filesystem::path out_dir;  // GenerateProbeDataset only
   uint64_t seed = 1;
-  double scale = 1.0;                  // colours per family = max(2, round(base * scale))
-  int image_size = 256;                // canvas of pixel-stated items and GT size
+  double scale = 1.0;                        // colours per family = max(2, round(base * scale))
+  int image_size = 256;                      // canvas of pixel-stated items and GT size
   std::vector<std::string> languages{"en"};  // each item is written once per language (ids: -zh, -fr)
-  bool force = false;                  // allow a non-empty out_dir
-  std::filesystem::path data_dir;      // empty: DataDir()
+  bool force = false;                        // allow a non-empty out_dir
+  std::filesystem::path data_dir;            // empty: DataDir()
 };
 // Ranges: 0 < scale <= 100, 64 <= image_size <= 8192, languages a non-empty set of ProbeLanguageCodes().
 Status ValidateProbeOptions(const ProbeOptions& options);

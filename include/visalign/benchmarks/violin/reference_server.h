@@ -50,16 +50,26 @@ namespace visalign::violin {
 //   ripples:A      negation "no <entity>" items get concentric ripples of +-A levels (0..127)
 //   shape-offset:D geometry shapes drawn D canvas pixels right of and below the request
 struct Profile {
-  enum class Kind { kExact, kNoise, kGradient, kHueShift, kTexture, kLayout5050, kObject,
-                    kSplitBias, kPull, kRipples, kShapeOffset };
+  enum class Kind {
+    kExact,
+    kNoise,
+    kGradient,
+    kHueShift,
+    kTexture,
+    kLayout5050,
+    kObject,
+    kSplitBias,
+    kPull,
+    kRipples,
+    kShapeOffset
+  };
   Kind kind = Kind::kExact;
   double param = 0;  // SIGMA, DEG, F, A or D
 };
 Result<Profile> ParseProfile(std::string_view text);
 
 // The degraded image for `item`; noise is seeded by the prompt (and `seed`), so it is repeatable.
-imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, const Profile& profile,
-                              uint64_t seed);
+imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, const Profile& profile, uint64_t seed);
 
 // Which real images API the server imitates (docs/backends.md). Sizes are not restricted to the
 // real API's list, so tests can ask for small images.
@@ -79,32 +89,44 @@ imaging::Image RenderDegraded(const ManifestItem& item, int width, int height, c
 //   kSeedream, kGlmImage  the OpenAI-shaped images APIs of BytePlus ModelArk and Zhipu: their
 //               routes, fields (others refused), error codes, URL answers and a visible watermark
 //               unless `watermark` / `watermark_enabled` is false
-enum class ApiFlavor { kGeneric, kGptImage1, kDallE3, kGemini, kBfl, kDashScope, kReplicate, kFal, kA1111, kComfyUi,
-                       kSeedream, kGlmImage };
+enum class ApiFlavor {
+  kGeneric,
+  kGptImage1,
+  kDallE3,
+  kGemini,
+  kBfl,
+  kDashScope,
+  kReplicate,
+  kFal,
+  kA1111,
+  kComfyUi,
+  kSeedream,
+  kGlmImage
+};
 // Whether `api` is imitated by a ProviderImitation (not the OpenAI images route).
 bool IsProviderFlavor(ApiFlavor api);
 Result<ApiFlavor> ParseApiFlavor(std::string_view text);
 
 struct ReferenceServerOptions {
-  std::filesystem::path dataset;     // folder with manifest.jsonl
+  std::filesystem::path dataset;  // folder with manifest.jsonl
   std::string host = "127.0.0.1";
-  int port = 0;                      // 0: any free port (see port())
-  std::filesystem::path port_file;   // if set, the bound port is written here once listening
+  int port = 0;                     // 0: any free port (see port())
+  std::filesystem::path port_file;  // if set, the bound port is written here once listening
   std::string profile = "exact";
-  std::string api = "generic";       // ParseApiFlavor: generic, gpt-image-1 or dall-e-3
-  double fail_rate = 0;              // share of requests answered 500
-  int latency_ms = 0;                // added before answering
-  double rate_limit = 0;             // requests/s accepted (token bucket, burst = 1 s); 0 = none
-  uint64_t seed = 0;                 // for failures and noise
-  int default_size = 256;            // when a request has no size
-  int threads = 64;                  // server worker threads (one per open connection)
+  std::string api = "generic";  // ParseApiFlavor: generic, gpt-image-1 or dall-e-3
+  double fail_rate = 0;         // share of requests answered 500
+  int latency_ms = 0;           // added before answering
+  double rate_limit = 0;        // requests/s accepted (token bucket, burst = 1 s); 0 = none
+  uint64_t seed = 0;            // for failures and noise
+  int default_size = 256;       // when a request has no size
+  int threads = 64;             // server worker threads (one per open connection)
   // Prompts containing this text are refused by the imitated content filter (OpenAI flavors:
   // HTTP 400 code moderation_blocked; the providers: their own refusals). Empty: none.
   std::string moderate;
-  std::string api_key;               // providers: requests without this key are refused (401/403); empty: any
-  int job_ms = 50;                   // providers' asynchronous jobs stay pending this long
-  bool fail_first_job = false;       // providers: each prompt's first job ends in the provider's error state
-  bool malformed = false;            // providers: submissions answered 200 with a body that is not the API's
+  std::string api_key;          // providers: requests without this key are refused (401/403); empty: any
+  int job_ms = 50;              // providers' asynchronous jobs stay pending this long
+  bool fail_first_job = false;  // providers: each prompt's first job ends in the provider's error state
+  bool malformed = false;       // providers: submissions answered 200 with a body that is not the API's
   // Providers' result URLs: "ok"; "expire-first": each prompt's first URL answers 403 (expired);
   // "file": file:// URLs (a client must refuse them).
   std::string result_urls = "ok";
@@ -134,7 +156,7 @@ class ReferenceServer {
   // *fail when this request is to fail (--fail-rate).
   std::optional<double> Admit(bool* fail);
   void Count(int status, std::chrono::steady_clock::time_point t0);  // an answered request
-  void CountPrompt(const std::string& prompt, bool image);            // a request (or image) for a prompt
+  void CountPrompt(const std::string& prompt, bool image);           // a request (or image) for a prompt
   Result<std::string> RenderPng(const std::string& prompt, int width, int height) const;
 
   ReferenceServerOptions options_;
