@@ -177,10 +177,11 @@ TEST_F(AcvaPipeline, ThresholdsFromRefusesAFileThatIsNotAnAcvaSummary) {
   EXPECT_NE(both.err.find("--thresholds-from"), std::string::npos) << both.err;
 }
 
-// The PE-Core and CoCa fixtures (issue 31) score the same judged run as clip-tiny does.
-TEST_F(AcvaPipeline, AnalyzeLoadsThePeCoreAndCocaFixtures) {
+// The PE-Core, CoCa and MobileCLIP (FastViT MCi, MCi ViT) fixtures (issue 31) score the same judged
+// run as clip-tiny does.
+TEST_F(AcvaPipeline, AnalyzeLoadsThePeCoreCocaAndMobileClipFixtures) {
   ASSERT_EQ(RunVisalign(Judge("ref", {"varied"})).exit_code, 0);
-  for (const std::string fixture : {"pe-core-tiny", "coca-tiny"}) {
+  for (const std::string fixture : {"pe-core-tiny", "coca-tiny", "mobileclip-s-tiny", "mobileclip-b-tiny"}) {
     SCOPED_TRACE(fixture);
     auto r = RunVisalign(Args({"--json", "acva", "analyze", "--run", "varied", "--judge-model", "ref", "--clip-model",
                                (testing::SharedDir() / "fixtures" / fixture).string(), "--bootstrap", "50", "--out",
