@@ -33,18 +33,12 @@ Result<ConvWeights> GetConv(WeightLoader& l, const std::string& name, int out, i
   return MakeConv(weight.data, bias.data, out, in, kernel, /*stride=*/kernel, /*pad=*/0);
 }
 
-Status GetNorm(WeightLoader& l, const std::string& name, int c, Tensor& gain, Tensor& bias) {
-  VISALIGN_ASSIGN_OR_RETURN(gain, l.Get(name + ".weight", {c}));
-  VISALIGN_ASSIGN_OR_RETURN(bias, l.Get(name + ".bias", {c}));
-  return Status::Ok();
-}
-
 Result<ConvNextBlockWeights> GetBlock(WeightLoader& l, const std::string& p, int c) {
   ConvNextBlockWeights b;
   VISALIGN_ASSIGN_OR_RETURN(Tensor dw, l.Get(p + "conv_dw.weight", {c, 1, kDepthwiseKernel, kDepthwiseKernel}));
   VISALIGN_ASSIGN_OR_RETURN(Tensor dw_bias, l.Get(p + "conv_dw.bias", {c}));
   b.conv_dw = MakeDepthwise(dw.data, dw_bias.data, c, kDepthwiseKernel);
-  VISALIGN_RETURN_IF_ERROR(GetNorm(l, p + "norm", c, b.norm_gain, b.norm_bias));
+  VISALIGN_RETURN_IF_ERROR(l.Norm(p + "norm", c, b.norm_gain, b.norm_bias));
   VISALIGN_ASSIGN_OR_RETURN(b.fc1, l.Linear(p + "mlp.fc1", kMlpRatio * c, c, true));
   VISALIGN_ASSIGN_OR_RETURN(LinearWeights fc2, l.Linear(p + "mlp.fc2", c, kMlpRatio * c, true));
   VISALIGN_ASSIGN_OR_RETURN(Tensor gamma, l.Get(p + "gamma", {c}));
@@ -75,13 +69,13 @@ Result<ConvNextWeights> LoadConvNextWeights(WeightLoader& l, const ClipConfig& c
   const ConvNextConfig& cn = config.vision.convnext;
   ConvNextWeights w;
   VISALIGN_ASSIGN_OR_RETURN(w.stem, GetConv(l, "visual.trunk.stem.0", cn.dims[0], 3, kStemPatch));
-  VISALIGN_RETURN_IF_ERROR(GetNorm(l, "visual.trunk.stem.1", cn.dims[0], w.stem_norm_gain, w.stem_norm_bias));
+  VISALIGN_RETURN_IF_ERROR(l.Norm("visual.trunk.stem.1", cn.dims[0], w.stem_norm_gain, w.stem_norm_bias));
   for (size_t s = 0; s < cn.depths.size(); ++s) {
     const std::string p = "visual.trunk.stages." + std::to_string(s) + ".";
     ConvNextStageWeights& stage = w.stages[s];
     if (s > 0) {
       VISALIGN_RETURN_IF_ERROR(
-          GetNorm(l, p + "downsample.0", cn.dims[s - 1], stage.down_norm_gain, stage.down_norm_bias));
+          l.Norm(p + "downsample.0", cn.dims[s - 1], stage.down_norm_gain, stage.down_norm_bias));
       VISALIGN_ASSIGN_OR_RETURN(stage.down,
                                 GetConv(l, p + "downsample.1", cn.dims[s], cn.dims[s - 1], kDownsampleKernel));
     }
@@ -92,7 +86,7 @@ Result<ConvNextWeights> LoadConvNextWeights(WeightLoader& l, const ClipConfig& c
     }
   }
   const int c = cn.dims.back();
-  VISALIGN_RETURN_IF_ERROR(GetNorm(l, "visual.trunk.head.norm", c, w.head_norm_gain, w.head_norm_bias));
+  VISALIGN_RETURN_IF_ERROR(l.Norm("visual.trunk.head.norm", c, w.head_norm_gain, w.head_norm_bias));
   const int e = config.embed_dim;
   if (cn.projection == ConvNextProjection::kLinear) {
     VISALIGN_ASSIGN_OR_RETURN(w.proj, l.Linear("visual.head.proj", e, c, cn.projection_bias));

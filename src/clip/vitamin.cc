@@ -23,22 +23,6 @@ constexpr int kStemImagesPerPass = 8;
 const std::string kTrunk = "visual.trunk.";
 const std::string kBackbone = kTrunk + "patch_embed.backbone.";
 
-Status GetNorm(WeightLoader& l, const std::string& name, int64_t c, Tensor& gain, Tensor& bias) {
-  VISALIGN_ASSIGN_OR_RETURN(gain, l.Get(name + ".weight", {c}));
-  VISALIGN_ASSIGN_OR_RETURN(bias, l.Get(name + ".bias", {c}));
-  return Status::Ok();
-}
-
-Result<LinearWeights> GetLinear(WeightLoader& l, const std::string& name, int64_t out, int64_t in, bool bias = true) {
-  LinearWeights lin;
-  VISALIGN_ASSIGN_OR_RETURN(lin.weight, l.Get(name + ".weight", {out, in}));
-  if (bias) {
-    VISALIGN_ASSIGN_OR_RETURN(lin.bias, l.Get(name + ".bias", {out}));
-  }
-  lin.layout = BLayout::kNK;
-  return lin;
-}
-
 // A 1×1 convolution [out, in, 1, 1] + bias as the [out, in] Linear it is.
 Result<LinearWeights> GetPointwise(WeightLoader& l, const std::string& name, int64_t out, int64_t in) {
   LinearWeights lin;
@@ -61,7 +45,7 @@ Result<MbConvBlockWeights> GetMbConv(WeightLoader& l, const std::string& p, int 
   b.in = in;
   b.out = out;
   b.mid = MakeDivisible(out * kMbConvExpansion);
-  VISALIGN_RETURN_IF_ERROR(GetNorm(l, p + "pre_norm", in, b.pre_norm_gain, b.pre_norm_bias));
+  VISALIGN_RETURN_IF_ERROR(l.Norm(p + "pre_norm", in, b.pre_norm_gain, b.pre_norm_bias));
   if (stride == kStride && in != out) {
     VISALIGN_ASSIGN_OR_RETURN(b.expand, GetPointwise(l, p + "shortcut.expand", out, in));
   } else if (in != out) {  // stride 1: the shortcut is the 1×1 conv itself
@@ -79,7 +63,7 @@ Result<VitaminStemWeights> GetStem(WeightLoader& l, const VisionConfig& v) {
   const VitaminConfig& cfg = v.vitamin;
   VitaminStemWeights w;
   VISALIGN_ASSIGN_OR_RETURN(w.stem_conv1, GetConv(l, kBackbone + "stem.conv1", cfg.stem_width, 3, kStride));
-  VISALIGN_RETURN_IF_ERROR(GetNorm(l, kBackbone + "stem.norm1", cfg.stem_width, w.stem_norm_gain, w.stem_norm_bias));
+  VISALIGN_RETURN_IF_ERROR(l.Norm(kBackbone + "stem.norm1", cfg.stem_width, w.stem_norm_gain, w.stem_norm_bias));
   VISALIGN_ASSIGN_OR_RETURN(w.stem_conv2, GetConv(l, kBackbone + "stem.conv2", cfg.stem_width, cfg.stem_width, 1));
   int in = cfg.stem_width;
   for (size_t s = 0; s < w.stages.size(); ++s) {
@@ -90,15 +74,9 @@ Result<VitaminStemWeights> GetStem(WeightLoader& l, const VisionConfig& v) {
       in = cfg.stage_widths[s];
     }
   }
-  VISALIGN_RETURN_IF_ERROR(GetNorm(l, kBackbone + "pool.norm", in, w.pool_norm_gain, w.pool_norm_bias));
+  VISALIGN_RETURN_IF_ERROR(l.Norm(kBackbone + "pool.norm", in, w.pool_norm_gain, w.pool_norm_bias));
   VISALIGN_ASSIGN_OR_RETURN(w.pool_proj, GetConv(l, kBackbone + "pool.proj", v.width, in, kStride));
   return w;
-}
-
-void TraceMap(const ForwardOptions& o, const std::string& name, const FeatureMap& x) {
-  if (o.trace == nullptr) return;
-  const std::vector<float> nchw = ToNchw(x);
-  Trace(o, name, nchw.data(), nchw.size());
 }
 
 // y[pixels, lin.out] = x · Wᵀ + bias (+ y when accumulate), then GELU when asked.
@@ -174,24 +152,24 @@ Status LoadVitaminVision(WeightLoader& l, const ClipConfig& config, ClipWeights&
   for (int i = 0; i < v.layers; ++i) {
     const std::string p = kTrunk + "blocks." + std::to_string(i) + ".";
     BlockWeights b;
-    VISALIGN_RETURN_IF_ERROR(GetNorm(l, p + "norm1", width, b.ln1_gain, b.ln1_bias));
-    VISALIGN_ASSIGN_OR_RETURN(b.qkv, GetLinear(l, p + "attn.qkv", 3 * width, width));
-    VISALIGN_ASSIGN_OR_RETURN(b.out_proj, GetLinear(l, p + "attn.proj", width, width));
-    VISALIGN_RETURN_IF_ERROR(GetNorm(l, p + "norm2", width, b.ln2_gain, b.ln2_bias));
+    VISALIGN_RETURN_IF_ERROR(l.Norm(p + "norm1", width, b.ln1_gain, b.ln1_bias));
+    VISALIGN_ASSIGN_OR_RETURN(b.qkv, l.Linear(p + "attn.qkv", 3 * width, width));
+    VISALIGN_ASSIGN_OR_RETURN(b.out_proj, l.Linear(p + "attn.proj", width, width));
+    VISALIGN_RETURN_IF_ERROR(l.Norm(p + "norm2", width, b.ln2_gain, b.ln2_bias));
     b.mlp = MlpKind::kGeGlu;
-    VISALIGN_RETURN_IF_ERROR(GetNorm(l, p + "mlp.norm", width, b.mlp_in_norm_gain, b.mlp_in_norm_bias));
-    VISALIGN_ASSIGN_OR_RETURN(b.fc_gate, GetLinear(l, p + "mlp.w0", v.mlp_width, width));
-    VISALIGN_ASSIGN_OR_RETURN(b.fc, GetLinear(l, p + "mlp.w1", v.mlp_width, width));
-    VISALIGN_ASSIGN_OR_RETURN(b.proj, GetLinear(l, p + "mlp.w2", width, v.mlp_width));
+    VISALIGN_RETURN_IF_ERROR(l.Norm(p + "mlp.norm", width, b.mlp_in_norm_gain, b.mlp_in_norm_bias));
+    VISALIGN_ASSIGN_OR_RETURN(b.fc_gate, l.Linear(p + "mlp.w0", v.mlp_width, width));
+    VISALIGN_ASSIGN_OR_RETURN(b.fc, l.Linear(p + "mlp.w1", v.mlp_width, width));
+    VISALIGN_ASSIGN_OR_RETURN(b.proj, l.Linear(p + "mlp.w2", width, v.mlp_width));
     w.vision.blocks.push_back(std::move(b));
   }
   if (v.vitamin.pos_embed) {
     const int64_t tokens = static_cast<int64_t>(v.grid()) * v.grid();
     VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, l.Get(kTrunk + "pos_embed", {1, tokens, width}));
   }
-  VISALIGN_RETURN_IF_ERROR(GetNorm(l, kTrunk + "fc_norm", width, w.vision.ln_final_gain, w.vision.ln_final_bias));
+  VISALIGN_RETURN_IF_ERROR(l.Norm(kTrunk + "fc_norm", width, w.vision.ln_final_gain, w.vision.ln_final_bias));
   VISALIGN_ASSIGN_OR_RETURN(w.vision.projection,
-                            GetLinear(l, "visual.head.proj", config.embed_dim, width, /*bias=*/false));
+                            l.Linear("visual.head.proj", config.embed_dim, width, /*bias=*/false));
   return Status::Ok();
 }
 

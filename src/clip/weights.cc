@@ -143,10 +143,10 @@ Result<std::vector<BlockWeights>> GetTimmBlocks(WeightLoader& l, const VisionCon
     VISALIGN_ASSIGN_OR_RETURN(bw.ln1_bias, l.Get(b + "norm1.bias", {width}));
     VISALIGN_ASSIGN_OR_RETURN(bw.ln2_gain, l.Get(b + "norm2.weight", {width}));
     VISALIGN_ASSIGN_OR_RETURN(bw.ln2_bias, l.Get(b + "norm2.bias", {width}));
-    VISALIGN_ASSIGN_OR_RETURN(bw.qkv, GetLinear(l, b + "attn.qkv", 3 * width, width));
-    VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, GetLinear(l, b + "attn.proj", width, width));
-    VISALIGN_ASSIGN_OR_RETURN(bw.fc, GetLinear(l, b + "mlp.fc1", v.mlp_width, width));
-    VISALIGN_ASSIGN_OR_RETURN(bw.proj, GetLinear(l, b + "mlp.fc2", width, v.mlp_width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.qkv, l.Linear(b + "attn.qkv", 3 * width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.out_proj, l.Linear(b + "attn.proj", width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.fc, l.Linear(b + "mlp.fc1", v.mlp_width, width));
+    VISALIGN_ASSIGN_OR_RETURN(bw.proj, l.Linear(b + "mlp.fc2", width, v.mlp_width));
     blocks.push_back(std::move(bw));
   }
   return blocks;
@@ -166,7 +166,7 @@ Status LoadMciVitVision(WeightLoader& l, const ClipConfig& config, ClipWeights& 
   VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, l.Get(p + "pos_embed", {1, patches, width}));
   VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_gain, l.Get(p + "norm.weight", {width}));
   VISALIGN_ASSIGN_OR_RETURN(w.vision.ln_final_bias, l.Get(p + "norm.bias", {width}));
-  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, GetLinear(l, p + "head", config.embed_dim, width));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, l.Linear(p + "head", config.embed_dim, width));
   return Status::Ok();
 }
 
