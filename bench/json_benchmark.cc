@@ -42,3 +42,5 @@ BENCHMARK(BM_NlohmannSortedParse)->Arg(1000)->Arg(50000)->Unit(benchmark::kMilli
 
 }  // namespace
 }  // namespace visalign
+
+BENCHMARK_MAIN();

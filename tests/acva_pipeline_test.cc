@@ -157,7 +157,7 @@ TEST_F(AcvaPipeline, AnalyzesWithAVitaminTower) {
       RunVisalign(Args({"--json", "acva", "analyze", "--judge-model", "vitamin", "--clip-model", vitamin, "--bootstrap",
                         "50", "--out", (*dir_ / "vitamin").string(), "--run", "varied", "--run", "mono"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json summary = json::parse(r.out);
+  const Json summary = Json::parse(r.out);
   EXPECT_GT(Model(summary, "varied")["diversity"]["unfiltered"]["d_img_mean"].get<double>(), 0.0);
   EXPECT_EQ(Model(summary, "mono")["diversity"]["unfiltered"]["d_img_mean"], 0.0);
 }
@@ -187,7 +187,7 @@ TEST_F(AcvaPipeline, AnalyzeLoadsThePeCoreCocaAndMobileClipFixtures) {
                                (testing::SharedDir() / "fixtures" / fixture).string(), "--bootstrap", "50", "--out",
                                (*dir_ / ("towers-" + fixture)).string()}));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const json s = json::parse(*ReadFile(*dir_ / ("towers-" + fixture) / "summary.json"));
+    const Json s = Json::parse(*ReadFile(*dir_ / ("towers-" + fixture) / "summary.json"));
     EXPECT_EQ(s["benchmark"], "acva");
     EXPECT_EQ(s["models"].size(), 1u);
   }

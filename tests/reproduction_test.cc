@@ -20,7 +20,7 @@ using testing::TempDir;
 // Rates are quoted in docs/reproduction.md to 0.1 percentage point or to the published two decimals.
 constexpr double kQuotedPercent = 0.0005;
 
-Json Json(const std::vector<std::string>& args) {
+Json RunJson(const std::vector<std::string>& args) {
   auto r = RunVisalign(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return Json::parse(r.out);
@@ -41,7 +41,7 @@ TEST(Reproduction, H5PublishedPassTableOfTheShippedModels) {
   const std::map<std::string, std::pair<double, double>> published = {{"RN50-openai", {0.47, 0.27}},
                                                                       {"ViT-B-16-SigLIP-webli", {0.50, 0.25}}};
   for (const auto& [alpha, column] : {std::pair{"0.05", 0}, std::pair{"0.003", 1}}) {
-    const auto summary = Json({"hues", "evaluate", "--predictions", sample, "--humans", old_humans, "--alpha", alpha,
+    const auto summary = RunJson({"hues", "evaluate", "--predictions", sample, "--humans", old_humans, "--alpha", alpha,
                                "--out", (dir / alpha).string(), "--json"});
     ASSERT_EQ(summary["models"].size(), 2u);
     for (const auto& m : summary["models"]) {
@@ -54,10 +54,10 @@ TEST(Reproduction, H5PublishedPassTableOfTheShippedModels) {
 
 // H8: player and answer counts of the public human data (the paper says 316 and 325 players).
 TEST(Reproduction, H8PlayerCounts) {
-  const auto excluded = Json({"hues", "humans", "--json"});
+  const auto excluded = RunJson({"hues", "humans", "--json"});
   EXPECT_EQ(excluded["users"], 315);
   EXPECT_EQ(excluded["answers"], 3819);
-  const auto all = Json({"hues", "humans", "--include-colorblind", "--json"});
+  const auto all = RunJson({"hues", "humans", "--include-colorblind", "--json"});
   EXPECT_EQ(all["users"], 324);
   EXPECT_EQ(all["answers"], 3899);
 }
@@ -81,19 +81,19 @@ TEST(Reproduction, H9HumanFailRatesPerCategory) {
   for (const Variant& v : variants) {
     std::vector<std::string> args = {"hues", "humans", "--json"};
     args.insert(args.end(), v.args.begin(), v.args.end());
-    const auto rates = CategoryRates(Json(args));
+    const auto rates = CategoryRates(RunJson(args));
     const std::string label = v.args.empty() ? "default" : v.args[0];
     EXPECT_NEAR(rates.at("Food"), v.food, kQuotedPercent) << label;
     EXPECT_NEAR(rates.at("Plant"), v.plant, kQuotedPercent) << label;
     EXPECT_NEAR(rates.at("Mineral"), v.mineral, kQuotedPercent) << label;
     EXPECT_NEAR(rates.at("Pop Culture"), v.pop, kQuotedPercent) << label;
   }
-  EXPECT_NEAR(Json({"hues", "humans", "--json"})["fail_rate"].get<double>(), 0.0845, kQuotedPercent);
+  EXPECT_NEAR(RunJson({"hues", "humans", "--json"})["fail_rate"].get<double>(), 0.0845, kQuotedPercent);
 }
 
 // H10: the age groups the paper calls indistinguishable.
 TEST(Reproduction, H10AgeGroups) {
-  const auto humans = Json({"hues", "humans", "--json"});
+  const auto humans = RunJson({"hues", "humans", "--json"});
   std::map<std::string, Json> age;
   for (const auto& g : humans["demographics"])
     if (g["dimension"] == "age") age[g["group"].get<std::string>()] = g;

@@ -32,10 +32,10 @@ SweepOptions ThreeModels(const fs::path& out) {
 struct Recorder {
   std::vector<std::string> calls;
   std::string failing;
-  Result<nlohmann::json> operator()(const ModelEntry& e, const std::string&) {
+  Result<Json> operator()(const ModelEntry& e, const std::string&) {
     calls.push_back(e.name);
     if (e.name == failing) return Status::Unavailable("no memory", "model " + e.name, "a smaller model");
-    return nlohmann::json{{"model", e.name}, {"status", "done"}};
+    return Json{{"model", e.name}, {"status", "done"}};
   }
 };
 
