@@ -42,7 +42,7 @@ TEST(Reproduction, H5PublishedPassTableOfTheShippedModels) {
                                                                       {"ViT-B-16-SigLIP-webli", {0.50, 0.25}}};
   for (const auto& [alpha, column] : {std::pair{"0.05", 0}, std::pair{"0.003", 1}}) {
     const auto summary = RunJson({"hues", "evaluate", "--predictions", sample, "--humans", old_humans, "--alpha", alpha,
-                               "--out", (dir / alpha).string(), "--json"});
+                                  "--out", (dir / alpha).string(), "--json"});
     ASSERT_EQ(summary["models"].size(), 2u);
     for (const auto& m : summary["models"]) {
       const auto& [at_05, at_003] = published.at(m["model"]);

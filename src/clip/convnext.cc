@@ -74,8 +74,7 @@ Result<ConvNextWeights> LoadConvNextWeights(WeightLoader& l, const ClipConfig& c
     const std::string p = "visual.trunk.stages." + std::to_string(s) + ".";
     ConvNextStageWeights& stage = w.stages[s];
     if (s > 0) {
-      VISALIGN_RETURN_IF_ERROR(
-          l.Norm(p + "downsample.0", cn.dims[s - 1], stage.down_norm_gain, stage.down_norm_bias));
+      VISALIGN_RETURN_IF_ERROR(l.Norm(p + "downsample.0", cn.dims[s - 1], stage.down_norm_gain, stage.down_norm_bias));
       VISALIGN_ASSIGN_OR_RETURN(stage.down,
                                 GetConv(l, p + "downsample.1", cn.dims[s], cn.dims[s - 1], kDownsampleKernel));
     }

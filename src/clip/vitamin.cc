@@ -168,8 +168,7 @@ Status LoadVitaminVision(WeightLoader& l, const ClipConfig& config, ClipWeights&
     VISALIGN_ASSIGN_OR_RETURN(w.vision.positional, l.Get(kTrunk + "pos_embed", {1, tokens, width}));
   }
   VISALIGN_RETURN_IF_ERROR(l.Norm(kTrunk + "fc_norm", width, w.vision.ln_final_gain, w.vision.ln_final_bias));
-  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection,
-                            l.Linear("visual.head.proj", config.embed_dim, width, /*bias=*/false));
+  VISALIGN_ASSIGN_OR_RETURN(w.vision.projection, l.Linear("visual.head.proj", config.embed_dim, width, /*bias=*/false));
   return Status::Ok();
 }
 
