@@ -23,6 +23,8 @@
 #include <set>
 #include <thread>
 
+#include "clip/safetensors.h"
+#include "clip/torch_checkpoint_testing.h"
 #include "hub/fake_hub_testing.h"
 #include "testing/cli_runner.h"
 #include "testing/examples.h"
@@ -83,8 +85,30 @@ class EmbeddingServer {
   backends::HttpServer server_{backends::HttpServerOptions{}};
 };
 
+// clip-tiny's weights as the torch.save pytorch_model.bin some Hub repositories ship instead of
+// safetensors (ViTamin's), written by the byte-level writers of clip/torch_checkpoint_testing.h.
+inline std::string ClipTinyTorchCheckpoint() {
+  namespace t = clip::testing;
+  const clip::SafetensorsFile file =
+      clip::SafetensorsFile::Open(SharedDir() / "fixtures/clip-tiny/model.safetensors").value();
+  std::vector<std::pair<std::string, std::string>> items, storages;
+  for (const clip::TensorInfo& tensor : file.tensors()) {
+    std::vector<int64_t> stride(tensor.shape.size(), 1);
+    for (size_t i = stride.size(); i-- > 1;) stride[i - 1] = stride[i] * tensor.shape[i];
+    const std::string key = std::to_string(storages.size());
+    items.emplace_back(tensor.name,
+                       t::PickleTensor("FloatStorage", key, tensor.NumElements(), 0, tensor.shape, stride));
+    storages.emplace_back("archive/data/" + key, t::FloatBytes(clip::SafetensorsFile::ToFloat(tensor, "").value()));
+  }
+  std::vector<std::pair<std::string, std::string>> entries = {{"archive/data.pkl", t::PickleStateDict(items)}};
+  entries.insert(entries.end(), storages.begin(), storages.end());
+  entries.emplace_back("archive/version", "3\n");
+  return t::StoredZip(entries);
+}
+
 // The Hub repositories the examples name: the tiny fixtures in their layout; any other repository
-// (open_clip's pretrained table, which `hues run --published` sweeps) answers with the tiny CLIP.
+// (open_clip's pretrained table, which `hues run --published` sweeps) answers with the tiny CLIP, as
+// safetensors or as the .bin a table entry may name.
 inline void AddHubRepositories(hub::testing::FakeHub& hub) {
   constexpr char kCommit[] = "89abcdef0123456789abcdef0123456789abcdef";
   const auto bytes = [](const std::string& path) { return ReadFile(SharedDir() / "fixtures" / path).value(); };
@@ -92,7 +116,8 @@ inline void AddHubRepositories(hub::testing::FakeHub& hub) {
   hub::testing::FakeRepo clip;
   clip.commit = kCommit;
   clip.files = {{"open_clip_config.json", bytes("clip-tiny/config.json")},
-                {"*.safetensors", bytes("clip-tiny/model.safetensors")}};
+                {"*.safetensors", bytes("clip-tiny/model.safetensors")},
+                {"*.bin", ClipTinyTorchCheckpoint()}};
   hub.SetFallback(clip);
 }
 

@@ -233,11 +233,13 @@ TEST(HuesCli, ModelsListsTheCatalogWithFamiliesAndSupport) {
   EXPECT_EQ(by_name["RN50-openai"]["architecture"], "ResNet");
   EXPECT_EQ(by_name["RN50-openai"]["dataset"], "OpenAI-WIT");
   EXPECT_EQ(by_name["EVA02-B-16-merged2b_s8b_b131k"]["support"], "native");
-  // MobileCLIP: FastViT MCi and MCi ViT native; MobileCLIP2-L-14's timm CLIP ViT is refused by name.
+  // MobileCLIP: FastViT MCi, MCi ViT and MobileCLIP2-L-14's timm CLIP ViT all native; what is left
+  // through embeddings names its Hugging Face text tower.
   EXPECT_EQ(by_name["MobileCLIP-B-datacompdr"]["support"], "native");
   EXPECT_EQ(by_name["MobileCLIP2-S4-dfndr2b"]["vision_tower"], "FastViT MCi (timm)");
-  EXPECT_EQ(by_name["MobileCLIP2-L-14-dfndr2b"]["support"], "embeddings");
-  EXPECT_NE(by_name["MobileCLIP2-L-14-dfndr2b"]["reason"].get<std::string>().find("vit_large_patch14_clip_224"),
+  EXPECT_EQ(by_name["MobileCLIP2-L-14-dfndr2b"]["support"], "native");
+  EXPECT_EQ(by_name["roberta-ViT-B-32-laion2b_s12b_b32k"]["support"], "embeddings");
+  EXPECT_NE(by_name["roberta-ViT-B-32-laion2b_s12b_b32k"]["reason"].get<std::string>().find("roberta-base"),
             std::string::npos);
 
   // The same families as hues evaluate's catalog (data/hues/model_catalog.csv), row for row.

@@ -31,12 +31,12 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   for (const char* fixture : {"clip-tiny", "clip-rn-tiny", "clip-convnext-tiny"}) {
     fs::create_directory_symlink(SharedDir() / "fixtures" / fixture, models / fixture);
   }
-  fs::create_directories(models / "zz-coca");  // a tower visalign does not run: reported, not fatal
-  fs::create_symlink(SharedDir() / "fixtures/clip-tiny/model.safetensors", models / "zz-coca/model.safetensors");
-  ASSERT_TRUE(
-      WriteFileAtomic(models / "zz-coca/open_clip_config.json",
-                      R"({"model_cfg": {"embed_dim": 8, "multimodal_cfg": {}, "vision_cfg": {}, "text_cfg": {}}})")
-          .ok());
+  fs::create_directories(models / "zz-hf-text");  // a tower visalign does not run: reported, not fatal
+  fs::create_symlink(SharedDir() / "fixtures/clip-tiny/model.safetensors", models / "zz-hf-text/model.safetensors");
+  ASSERT_TRUE(WriteFileAtomic(
+                  models / "zz-hf-text/open_clip_config.json",
+                  R"({"model_cfg": {"embed_dim": 8, "vision_cfg": {}, "text_cfg": {"hf_model_name": "roberta-base"}}})")
+                  .ok());
   const std::string out = (dir / "runs").string();
   const auto statuses = [](const testing::RunResult& r) {
     std::map<std::string, std::string> s;
@@ -48,16 +48,16 @@ TEST(HuesRun, ModelsFolderRunsEveryModelResumablyPastAFailingOne) {
   EXPECT_NE(first.exit_code, 0);
   EXPECT_NE(first.err.find("\nerror: 1 of 4 models failed, the first with: "), std::string::npos) << first.err;
   EXPECT_EQ(first.err.find("error: "), first.err.rfind("error: ")) << "one error line: " << first.err;
-  EXPECT_NE(first.err.find("warning: zz-coca: failed: "), std::string::npos) << first.err;
-  EXPECT_NE(first.err.find("CoCa"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("warning: zz-hf-text: failed: "), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("Hugging Face text tower"), std::string::npos) << first.err;
   EXPECT_EQ(
       statuses(first),
       (std::map<std::string, std::string>{
-          {"clip-convnext-tiny", "done"}, {"clip-rn-tiny", "done"}, {"clip-tiny", "done"}, {"zz-coca", "failed"}}));
+          {"clip-convnext-tiny", "done"}, {"clip-rn-tiny", "done"}, {"clip-tiny", "done"}, {"zz-hf-text", "failed"}}));
   const std::string rn_csv = *ReadFile(dir / "runs/clip-rn-tiny/results.csv");
   EXPECT_EQ(ReadCsv(dir / "runs/clip-convnext-tiny/results.csv")->rows.size(), 100u * 5);
 
-  fs::remove_all(models / "zz-coca");
+  fs::remove_all(models / "zz-hf-text");
   auto again = RunVisalign({"hues", "run", "--models", models.string(), "--no-cache", "--out", out, "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(statuses(again),

@@ -124,7 +124,8 @@ TEST(ServeGame, ASessionByClickAndTypedCoordinateIsExactlyWhatExportHumansWrites
   ASSERT_EQ(participants->size(), 1u);
   const store::Participant& p = participants->front();
   EXPECT_EQ(p.user_id, Cell(t, 0, "userId"));
-  EXPECT_EQ(p.url_params, Json({{"PROLIFIC_PID", "pid-1"}, {"SESSION_ID", "session-1"}, {"STUDY_ID", "study-1"}}));
+  EXPECT_EQ(nlohmann::json(p.url_params),
+            nlohmann::json({{"PROLIFIC_PID", "pid-1"}, {"SESSION_ID", "session-1"}, {"STUDY_ID", "study-1"}}));
   for (const char* key : {"user_agent", "viewport", "device_pixel_ratio", "color_gamut", "dynamic_range"})
     EXPECT_TRUE(p.metadata.contains(key)) << key;
   ASSERT_TRUE(p.screen_score.has_value());

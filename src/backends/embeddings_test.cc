@@ -79,7 +79,8 @@ TEST(FetchEmbeddings, SendsBatchesAndPlacesRowsByIndex) {
   }
   const std::vector<Json> requests = server.requests();
   ASSERT_EQ(requests.size(), 3u);  // batches of 2, 2, 1
-  EXPECT_EQ(requests[0], Json({{"model", "siglip-tiny"}, {"input", {"a", "bb"}}, {"encoding_format", "float"}}));
+  EXPECT_EQ(nlohmann::json(requests[0]),
+            nlohmann::json({{"model", "siglip-tiny"}, {"input", {"a", "bb"}}, {"encoding_format", "float"}}));
   EXPECT_EQ(requests[1]["input"][0], "data:image/png;base64,iVBORw==");
   EXPECT_EQ(requests[2]["input"], Json({"e"}));
 }

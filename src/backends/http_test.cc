@@ -278,11 +278,12 @@ TEST_F(ImagesApiTest, IdentityAndConnectionHaveNoSecretAndTheEndpointIsNotIdenti
   const Json identity = backend_->Identity(), connection = backend_->Connection();
   EXPECT_EQ(identity.dump().find("sk-secret"), std::string::npos);
   EXPECT_EQ(connection.dump().find("sk-secret"), std::string::npos);
-  EXPECT_EQ(identity, Json({{"backend", "openai"},
-                            {"model", "test-model"},
-                            {"size", "64x32"},
-                            {"params", {{"quality", "high"}, {"seed", "{seed}"}}}}));
-  EXPECT_EQ(connection, Json({{"endpoint", s_.url()}, {"connect_timeout_ms", 1000}, {"timeout_ms", 3000}}));
+  EXPECT_EQ(nlohmann::json(identity), nlohmann::json({{"backend", "openai"},
+                                                      {"model", "test-model"},
+                                                      {"size", "64x32"},
+                                                      {"params", {{"quality", "high"}, {"seed", "{seed}"}}}}));
+  EXPECT_EQ(nlohmann::json(connection),
+            nlohmann::json({{"endpoint", s_.url()}, {"connect_timeout_ms", 1000}, {"timeout_ms", 3000}}));
 }
 
 TEST(ImagesApiFamilyOf, ReadsTheModelNameAfterAnyGatewayPrefix) {

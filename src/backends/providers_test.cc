@@ -57,7 +57,8 @@ TEST(Gemini, TheRequestHasTheTextPartImageModalityAndTheSizesAspectRatio) {
   o.params = Json::parse(R"({"seed": "{seed}", "imageConfig": {"imageSize": "2K"}})");
   HttpRequest r = MakeGeminiProvider(o)->Submit({"a", "a red square", 0, 42});
   EXPECT_EQ(r.url, "http://127.0.0.1:9/v1beta/models/m:generateContent");
-  EXPECT_EQ(Json::parse(r.body), Json::parse(R"({"contents": [{"role": "user", "parts": [{"text": "a red square"}]}],
+  EXPECT_EQ(nlohmann::json::parse(r.body),
+            nlohmann::json::parse(R"({"contents": [{"role": "user", "parts": [{"text": "a red square"}]}],
       "generationConfig": {"responseModalities": ["IMAGE"], "seed": 42,
                            "imageConfig": {"aspectRatio": "3:2", "imageSize": "2K"}}})"));
   EXPECT_EQ(GeminiAspectRatio("").value(), "");
@@ -95,8 +96,9 @@ TEST(Bfl, TheKeyGoesOnlyToPollingUrlsOfTheEndpointsOwnSite) {
   EXPECT_FALSE(p->Poll(R"({"polling_url": "https://bfl.ai.evil.example/x"})").second);
   HttpRequest submit = p->Submit({"a", "p", 0, 7});
   EXPECT_EQ(submit.url, "https://api.bfl.ai/v1/m");
-  EXPECT_EQ(Json::parse(submit.body),
-            Json::parse(R"({"prompt": "p", "width": 512, "height": 256, "seed": 7, "output_format": "png"})"));
+  EXPECT_EQ(
+      nlohmann::json::parse(submit.body),
+      nlohmann::json::parse(R"({"prompt": "p", "width": 512, "height": 256, "seed": 7, "output_format": "png"})"));
 }
 
 TEST(DashScope, TaskStatesRefusalsAndTheAsyncRequest) {
@@ -108,7 +110,7 @@ TEST(DashScope, TaskStatesRefusalsAndTheAsyncRequest) {
   EXPECT_NE(std::find(submit.headers.begin(), submit.headers.end(),
                       std::pair<std::string, std::string>{"X-DashScope-Async", "enable"}),
             submit.headers.end());
-  EXPECT_EQ(Json::parse(submit.body), Json::parse(R"({"model": "m", "input": {"prompt": "p"},
+  EXPECT_EQ(nlohmann::json::parse(submit.body), nlohmann::json::parse(R"({"model": "m", "input": {"prompt": "p"},
       "parameters": {"size": "64*32", "n": 1, "prompt_extend": false, "negative_prompt": "text"}})"));
   EXPECT_EQ(p->ReadSubmitted(Json::parse(R"({"output": {"task_id": "t1", "task_status": "PENDING"}})")).value->job,
             "t1");

@@ -385,7 +385,9 @@ Status WriteSafetensors(const std::filesystem::path& path, std::vector<TensorSha
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  std::string header_text = CanonicalJsonText(header);  // key-sorted, as safetensors writers do
+  // __metadata__ first, tensors by name, each {dtype, shape, data_offsets} as Python's safetensors
+  // writes them: the bytes of every file visalign wrote before (random-model pins their SHA-256).
+  std::string header_text = header.dump();
   header_text.append((kHeaderAlignment - header_text.size() % kHeaderAlignment) % kHeaderAlignment, ' ');
   const uint64_t header_len = header_text.size();
   const size_t data_start = kHeaderLengthBytes + header_text.size();

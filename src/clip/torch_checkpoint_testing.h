@@ -1,6 +1,6 @@
 // Byte-level writers of torch.save-like files for tests: a stored zip archive and the pickle opcodes
 // of a state dict, so a test can make the variants the fixtures do not cover (float16, strided views,
-// parameters, damaged files) without PyTorch. Used by the clip module's tests only.
+// parameters, damaged files) without PyTorch. Used by the clip module's tests and the examples' fake Hub.
 #pragma once
 
 #include <cstdint>
