@@ -41,6 +41,15 @@ std::vector<std::string> WeightCandidates(const ModelName& name, bool hf_layout)
   return {file};
 }
 
+// The name the model folder links fetched weights under: one clip::LoadClipModel looks for. A table
+// entry may name any file (ViTamin's pytorch_model.bin, whose safe alternative is
+// pytorch_model.safetensors); an OpenCLIP folder holds open_clip_model.safetensors or
+// open_clip_pytorch_model.bin (the loader tells a checkpoint's format from its bytes).
+std::string LinkedWeightsName(const std::string& fetched, bool hf_layout) {
+  if (hf_layout) return fetched;
+  return fetched.ends_with(".safetensors") ? "open_clip_model.safetensors" : "open_clip_pytorch_model.bin";
+}
+
 Result<Json> ReadJsonFile(const fs::path& path) {
   VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   Result<Json> j = ParseJson(text);
@@ -171,7 +180,7 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
   for (size_t i = 0; i < candidates.size() && !weights; ++i) {
     VISALIGN_ASSIGN_OR_RETURN(weights, fetch(candidates[i], i + 1 < candidates.size()));
   }
-  links.emplace_back(weights->name, weights->path);
+  links.emplace_back(LinkedWeightsName(weights->name, hf_layout), weights->path);
   // A Hugging Face tokenizer (hf_tokenizer_name): a name without '/' is a subfolder of the weights
   // repository (SigLIP's "tokenizer"); an ORG/NAME is a repository of its own (CLIPA's, MetaCLIP 2's
   // facebook/xlm-v-base), fetched into the cache and linked as the folder <ORG>/<NAME>/ of the model
