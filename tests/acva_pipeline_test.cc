@@ -301,6 +301,23 @@ TEST_F(AcvaPipeline, RunRefusesModelsThatDoNotPairWithRuns) {
   EXPECT_NE(bad.err.find("bad-runs.jsonl:1"), std::string::npos) << bad.err;
 }
 
+// Every backend and the CLIP model are made before the first request: a mistake costs no image.
+TEST_F(AcvaPipeline, RunRefusesAWrongClipModelOrARunNamedTwiceBeforeAnyImageIsRequested) {
+  const size_t images_before = server_->image_requests();
+  const std::string missing = (*dir_ / "no-such-model").string();
+  auto r = RunVisalign(
+      Args({"acva", "run", "--run", "early", "--model", "varied", "--endpoint", server_->url(), "--judge-endpoint",
+            server_->url(), "--judge-model", "pairs", "--clip-model", missing, "--out", (*dir_ / "early").string()}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
+  auto twice = RunVisalign(Args({"acva", "run", "--run", "varied", "--model", "varied", "--with-run", "varied",
+                                 "--endpoint", server_->url(), "--judge-endpoint", server_->url(), "--judge-model",
+                                 "pairs", "--clip-model", ClipFixture(), "--out", (*dir_ / "twice").string()}));
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_EQ(twice.err, "error: run \"varied\" is named twice (runs): each run once\n");
+  EXPECT_EQ(server_->image_requests(), images_before);
+}
+
 TEST_F(AcvaPipeline, RandomClipModelIsLabelledInTheSummary) {
   const std::string model = (*dir_ / "clip-random").string();
   ASSERT_EQ(RunVisalign({"clip", "random-model", "--out", model, "--seed", "3"}).exit_code, 0);

@@ -7,7 +7,7 @@
 //    completions), work selection and reuse rules, polling loops, the results contract's header and
 //    inputs, and assembling summary.json's keys belong to the modules, where they are unit-tested
 //    with the fault-injecting store; a command that needs them calls the library function that
-//    does it (hues::RunModelsFolder, acva::AnalyzeRuns, backends::PlanGeneration, ...).
+//    does it (hues::RunModelsFolder, acva::RunPipeline, backends::PlanGeneration, ...).
 // A line may name a forbidden word in a comment; only code is checked.
 #include <gtest/gtest.h>
 
@@ -40,6 +40,8 @@ const Rule kRules[] = {
     {R"(\bsleep_for\b|\bsleep_until\b)", "a polling loop"},
     {R"(\b(ResultsHeader|AnalysisInputsJson|JudgeSettingsJson|FileFingerprint|InputFingerprint)\s*\()",
      "results-contract content (the benchmark's summary builds it)"},
+    {R"(\bCompareWithEarlierRun\s*\()", "the reuse rule of prediction folders (hues::DecidePredictionRun)"},
+    {R"(\b(AnalyzeRuns|ReadGenerationStates)\s*\()", "chaining the ACVA stages (acva::RunPipeline)"},
     {R"(\bsummary\s*\[\s*"[^"]*"\s*\]\s*(=[^=]|\.update\b|\.push_back\b|\.emplace))", "assembling summary.json's keys"},
 };
 
@@ -90,6 +92,9 @@ TEST(CliLayering, TheRulesCatchWhatTheyForbid) {
   EXPECT_EQ(Violations("x.cc", "  std::this_thread::sleep_for(kPoll);\n").size(), 1u);
   EXPECT_EQ(Violations("x.cc", "  result.summary[\"inputs\"] = Inputs();\n").size(), 1u);
   EXPECT_EQ(Violations("x.cc", "  auto todo = backends::SelectWork(rows, work, retry, where, plan);\n").size(), 1u);
+  EXPECT_EQ(
+      Violations("x.cc", "  auto result = acva::AnalyzeRuns(store, set, states, outcome, model, options);\n").size(),
+      1u);
   // Allowed: public and own headers, reading a summary's key, a word in a comment or a help text.
   EXPECT_TRUE(
       Violations("x.cc", "#include \"visalign/store.h\"\n#include \"cli/cli.h\"\n#include <fmt/format.h>\n").empty());

@@ -5,8 +5,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -20,6 +18,7 @@
 #include "visalign/benchmarks/acva/acva.h"
 #include "visalign/benchmarks/acva/analyze_runs.h"
 #include "visalign/benchmarks/acva/pipeline.h"
+#include "visalign/benchmarks/acva/run_pipeline.h"
 #include "visalign/clip.h"
 #include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
@@ -144,58 +143,46 @@ Result<acva::ConceptSet> SelectConcepts(const acva::ConceptSet& set, const std::
   return out;
 }
 
-// Generates the run; with `print_json`, the runner's summary goes to stdout as JSON.
-Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& set, store::RunStore& store,
-                const std::atomic<bool>& stop, bool print_json) {
-  VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
+acva::GenerationConfig GenerationConfigFrom(const GenerateArgs& a) {
   acva::GenerationConfig config;
   config.language = *acva::LanguageFromName(a.language);
   config.prompt_template = a.prompt_template;
   config.samples = a.samples;
   config.seed = a.seed;
+  return config;
+}
+
+// The work items of the concepts --filter/--limit select, in --shard's part.
+Result<std::vector<backends::WorkItem>> GenerationWork(const GenerateArgs& a, const acva::ConceptSet& set) {
   VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet selected, SelectConcepts(set, a.filters, a.control.limit));
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> all, acva::GenerationItems(selected, config));
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> items, ShardOf(std::move(all), a.control));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> all,
+                            acva::GenerationItems(selected, GenerationConfigFrom(a)));
+  return ShardOf(std::move(all), a.control);
+}
+
+// `acva generate`: one run through the generation runner, its summary printed.
+Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& set, store::RunStore& store,
+                const std::atomic<bool>& stop) {
+  VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> items, GenerationWork(a, set));
   VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(a.backend, store, "visalign acva generate --help"));
   backends::RunnerOptions options = RunnerOptionsFrom(a.control, !cli.global().json, "generate " + a.run);
-  store::RunInfo info{a.run, std::string(benchmarks::kAcva), acva::GenerationFingerprint(set, config), {}, ""};
+  store::RunInfo info{
+      a.run, std::string(benchmarks::kAcva), acva::GenerationFingerprint(set, GenerationConfigFrom(a)), {}, ""};
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
                             backends::RunGeneration(store, info, items, *backend, options, stop));
-  if (cli.global().json && print_json) {
+  if (cli.global().json) {
     Json j = summary.ToJson();
     j["run"] = a.run;
     PrintJson(j);
-  } else if (!cli.global().json) {
+  } else {
     std::printf("generate %s: %s\n", a.run.c_str(), summary.ToText().c_str());
   }
-  if (summary.interrupted) return Status::Interrupted("generation interrupted; run the same command again to resume");
-  VISALIGN_RETURN_IF_ERROR(summary.StoppedEarly("run " + a.run));
-  if (summary.failed > 0)
-    return Status::Unavailable(fmt::format("{} images failed (first: {})", summary.failed,
-                                           summary.failures.empty() ? "" : summary.failures.front().error),
-                               "run " + a.run, "rerun with --retry-failed once the backend works");
-  return Status::Ok();
+  return summary.Outcome("run " + a.run);
 }
 
-// acva::AnalyzeRuns over the judged runs, written to --out and printed.
-Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args, const acva::ConceptSet& set,
-               store::RunStore& store, acva::JudgeOutcome& outcome) {
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<acva::RunGenerationState> generation,
-                            acva::ReadGenerationStates(store, judge_args.runs));
-  std::vector<backends::RefusalRate> refusals;
-  for (const acva::RunGenerationState& g : generation) {
-    refusals.push_back(g.refusals);
-    if (g.incomplete() && !cli.global().json)
-      std::fprintf(stderr, "warning: run %s has %zu failed and %zu pending images; they are not analyzed\n",
-                   g.run.c_str(), g.counts.failed, g.counts.pending);
-  }
-  clip::ClipLoadOptions clip_options;
-  clip_options.show_progress = !cli.global().json;
-  VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(a.clip_precision, clip_options));
-  VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, LoadClipModelFlag(cli, a.clip_model, clip_options));
-  if (model.config().random)
-    std::fprintf(stderr, "warning: --clip-model %s has weights %s\n", a.clip_model.c_str(),
-                 clip::RandomWeightsLabel(model.config()).c_str());
+// The analysis options --pass-threshold ... --bootstrap-seed describe.
+Result<acva::AnalyzeRunsOptions> AnalyzeOptionsFrom(const AnalyzeArgs& a) {
   acva::AnalyzeRunsOptions options;
   options.analysis.pass_threshold = a.pass_threshold;
   options.analysis.cluster_threshold = a.cluster_threshold;
@@ -207,16 +194,66 @@ Status Analyze(const Cli& cli, const AnalyzeArgs& a, const JudgeArgs& judge_args
   }
   options.analysis.bootstrap.resamples = a.bootstrap;
   options.analysis.bootstrap.seed = a.bootstrap_seed;
-  options.judge = JudgeConfigFrom(cli, judge_args).settings;
   options.clip_model = a.clip_model;
-  VISALIGN_ASSIGN_OR_RETURN(acva::AnalysisResult result,
-                            acva::AnalyzeRuns(store, set, generation, outcome, model, options));
-  VISALIGN_RETURN_IF_ERROR(acva::WriteOutputs(a.out, result));
-  if (cli.global().json)
-    PrintJson(result.summary);
-  else
-    std::printf("%s\n%swrote %s/summary.{json,csv,md} and items.jsonl\n", acva::SummaryMarkdown(result.summary).c_str(),
-                backends::RefusalText(refusals).c_str(), a.out.c_str());
+  return options;
+}
+
+// `acva analyze` (no generations) and `acva run`: acva::RunPipeline with every backend and the CLIP
+// model made first (a wrong option fails before any image is paid for), each stage printed as it
+// ends, the results written to --out and printed.
+Status Pipeline(const Cli& cli, const Common& c, const std::vector<GenerateArgs>& generations,
+                std::vector<std::string> runs, const acva::ConceptSet& set, store::RunStore& store,
+                const std::atomic<bool>& stop) {
+  const bool text = !cli.global().json;
+  acva::PipelineOptions options;
+  for (const GenerateArgs& g : generations) {
+    VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(g.backend, store, "visalign acva run --help"));
+    options.generations.push_back({g.run, std::move(backend)});
+  }
+  if (!generations.empty()) {
+    options.generation = GenerationConfigFrom(c.gen);
+    VISALIGN_ASSIGN_OR_RETURN(options.items, GenerationWork(c.gen, set));
+    options.runner = RunnerOptionsFrom(c.gen.control, text, "generate");
+  }
+  options.runs = std::move(runs);
+  options.judge = JudgeConfigFrom(cli, c.judge);
+  options.judge_transport = JudgeTransport(c.judge);
+  VISALIGN_ASSIGN_OR_RETURN(options.analyze, AnalyzeOptionsFrom(c.analyze));
+  clip::ClipLoadOptions clip_options;
+  clip_options.show_progress = text;
+  VISALIGN_RETURN_IF_ERROR(ApplyClipPrecision(c.analyze.clip_precision, clip_options));
+  VISALIGN_ASSIGN_OR_RETURN(clip::ClipModel model, LoadClipModelFlag(cli, c.analyze.clip_model, clip_options));
+  if (model.config().random)
+    std::fprintf(stderr, "warning: --clip-model %s has weights %s\n", c.analyze.clip_model.c_str(),
+                 clip::RandomWeightsLabel(model.config()).c_str());
+
+  acva::PipelineObserver observer;
+  if (text) {
+    observer.generated = [](const std::string& run, const backends::RunSummary& summary) {
+      std::printf("generate %s: %s\n", run.c_str(), summary.ToText().c_str());
+      std::fflush(stdout);
+    };
+    observer.judged = [](const acva::JudgeStats& stats) {
+      std::printf("%s\n", stats.ToText().c_str());
+      std::fflush(stdout);
+    };
+    observer.incomplete = [](const acva::RunGenerationState& g) {
+      std::fprintf(stderr, "warning: run %s has %zu failed and %zu pending images; they are not analyzed\n",
+                   g.run.c_str(), g.counts.failed, g.counts.pending);
+    };
+  }
+  VISALIGN_ASSIGN_OR_RETURN(acva::PipelineResult result,
+                            acva::RunPipeline(store, set, model, std::move(options), stop, observer));
+  VISALIGN_RETURN_IF_ERROR(acva::WriteOutputs(c.analyze.out, result.analysis));
+  if (!text) {
+    PrintJson(result.analysis.summary);
+    return Status::Ok();
+  }
+  std::vector<backends::RefusalRate> refusals;
+  for (const acva::RunGenerationState& g : result.generation) refusals.push_back(g.refusals);
+  std::printf("%s\n%swrote %s/summary.{json,csv,md} and items.jsonl\n",
+              acva::SummaryMarkdown(result.analysis.summary).c_str(), backends::RefusalText(refusals).c_str(),
+              c.analyze.out.c_str());
   return Status::Ok();
 }
 
@@ -238,13 +275,8 @@ Result<std::vector<GenerateArgs>> Generations(const GenerateArgs& shared, const 
   }
   if (specs.empty())
     return Status::InvalidArgument("no generation run", where, "--run NAME (with --model) or a runs file with a line");
-  std::set<std::string> seen;
-  for (const std::string& name : r.with_runs) seen.insert(name);
   std::vector<GenerateArgs> out;
   for (const acva::RunSpec& spec : specs) {
-    if (!seen.insert(spec.run).second)
-      return Status::InvalidArgument("run \"" + spec.run + "\" is named twice", where + ", --with-run",
-                                     "each run once");
     GenerateArgs g = shared;
     g.run = spec.run;
     g.backend.model = spec.model;
@@ -320,7 +352,7 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
     CLI::App* s = AddSetAndStoreCommand(
         cli, g, c, "generate", "Generate K images per concept for one model into the run store",
         [&cli, c](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) {
-          return Generate(cli, c->gen, set, store, stop, /*print_json=*/true);
+          return Generate(cli, c->gen, set, store, stop);
         });
     s->add_option("--run", c->gen.run, "Run name = the model's label in the results")->required();
     AddGenerateOptions(s, c->gen);
@@ -335,10 +367,7 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
     CLI::App* s = AddSetAndStoreCommand(
         cli, g, c, "judge", "Ask the VLM judge every rubric, metaphor and 2AFC question (cached)",
         [&cli, c](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) -> Status {
-          if (c->judge_dry_run) return JudgeDryRun(cli, c->judge, c->judge_price, set, store, stop);
-          VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, store, stop));
-          if (cli.global().json) PrintJson(outcome.stats.ToJson());
-          return Status::Ok();
+          return JudgeCommand(cli, c->judge, c->judge_dry_run, c->judge_price, set, store, stop);
         });
     s->add_option("--run", c->judge.runs, "Generation runs to judge (repeatable)")->required();
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/true);
@@ -359,8 +388,7 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
     CLI::App* s = AddSetAndStoreCommand(
         cli, g, c, "analyze", "Compute adequacy, diversity, distinctiveness and statistics",
         [&cli, c](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) -> Status {
-          VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, store, stop));
-          return Analyze(cli, c->analyze, c->judge, set, store, outcome);
+          return Pipeline(cli, *c, {}, c->judge.runs, set, store, stop);
         });
     s->add_option("--run", c->judge.runs, "Runs (models) to analyze (repeatable)")->required();
     AddJudgeOptions(s, c->judge, /*endpoint_required=*/false);
@@ -382,14 +410,7 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
         cli, g, c, "run", "generate + judge + analyze one or more models (each stage resumes)",
         [&cli, c, r](const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) -> Status {
           VISALIGN_ASSIGN_OR_RETURN(std::vector<GenerateArgs> generations, Generations(c->gen, *r));
-          c->judge.runs.clear();
-          for (const GenerateArgs& gen : generations) {
-            VISALIGN_RETURN_IF_ERROR(Generate(cli, gen, set, store, stop, /*print_json=*/false));
-            c->judge.runs.push_back(gen.run);
-          }
-          c->judge.runs.insert(c->judge.runs.end(), r->with_runs.begin(), r->with_runs.end());
-          VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, Judge(cli, c->judge, set, store, stop));
-          return Analyze(cli, c->analyze, c->judge, set, store, outcome);
+          return Pipeline(cli, *c, generations, r->with_runs, set, store, stop);
         });
     auto* run = s->add_option("--run", r->runs, "Run name of a model (repeatable; pairs with --model in order)");
     AddGenerateOptions(s, c->gen);

@@ -3,10 +3,8 @@
 
 #include <cstdio>
 
-#include <fmt/format.h>
-
 #include "cli/backend_options.h"
-#include "visalign/backends/backends.h"
+#include "visalign/benchmarks/acva/run_pipeline.h"
 
 namespace visalign::cli {
 
@@ -63,62 +61,28 @@ acva::JudgeConfig JudgeConfigFrom(const Cli& cli, const JudgeArgs& a) {
   return config;
 }
 
-// Judges (asks what is not cached when an endpoint is given) and returns the judged images.
-Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva::ConceptSet& set,
-                                 store::RunStore& store, const std::atomic<bool>& stop) {
-  const acva::JudgeConfig config = JudgeConfigFrom(cli, a);
-  auto transport = a.endpoint.empty() ? nullptr : backends::MakeCurlTransport();
-  VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, acva::JudgeRuns(store, set, a.runs, config, transport, stop));
-  const acva::JudgeStats& s = outcome.stats;
-  if (!cli.global().json)
-    std::printf(
-        "judge: %zu images, %zu questions (%zu distinct): %zu cached, %zu asked (%zu requests), %zu invalid, "
-        "%zu failed\n",
-        s.images, s.questions, s.distinct, s.cached, s.asked, s.requests, s.invalid, s.failed);
-  if (s.interrupted) return Status::Interrupted("judging interrupted; answers so far are cached, rerun to continue");
-  if (s.failed > 0)
-    return Status::Unavailable(fmt::format("{} judge questions failed (first: {})", s.failed, s.errors.front()),
-                               "--judge-endpoint " + a.endpoint,
-                               "rerun when the judge is reachable; answers so far are cached");
-  if (s.missing > 0)
-    return Status::NotFound(fmt::format("{} of {} judge answers are not in the cache", s.missing, s.questions),
-                            "--judge-model " + a.model,
-                            "run `visalign acva judge` first with the same runs, judge model and language");
-  if (s.images == 0) return Status::NotFound("no done images in the runs", "--run", "runs with generated images");
-  return outcome;
+std::shared_ptr<backends::HttpTransport> JudgeTransport(const JudgeArgs& a) {
+  return a.endpoint.empty() ? nullptr : backends::MakeCurlTransport();
 }
 
-// `acva judge --dry-run`: the judge's work from the cache alone, nothing asked or written.
-Status JudgeDryRun(const Cli& cli, const JudgeArgs& a, std::optional<double> price, const acva::ConceptSet& set,
-                   store::RunStore& store, const std::atomic<bool>& stop) {
-  acva::JudgeConfig config = JudgeConfigFrom(cli, a);
-  config.progress = false;
-  VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome, acva::JudgeRuns(store, set, a.runs, config, nullptr, stop));
-  const acva::JudgeStats& s = outcome.stats;
-  const size_t to_ask = s.missing;  // with --rejudge-invalid, cached invalid answers count here
-  const size_t max_requests = to_ask * static_cast<size_t>(a.max_reply_attempts) * static_cast<size_t>(a.max_attempts);
-  const std::string url = backends::OpenAiClient({a.endpoint, "", {}}, nullptr).Url("chat/completions");
-  if (cli.global().json) {
-    PrintJson({{"images", s.images},
-               {"questions", s.questions},
-               {"distinct", s.distinct},
-               {"cached", s.cached},
-               {"to_ask", to_ask},
-               {"max_requests", max_requests},
-               {"request", "POST " + url},
-               {"cost", price ? Json(*price * static_cast<double>(to_ask)) : Json(nullptr)}});
+Status JudgeCommand(const Cli& cli, const JudgeArgs& a, bool dry_run, std::optional<double> price,
+                    const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop) {
+  const acva::JudgeConfig config = JudgeConfigFrom(cli, a);
+  if (dry_run) {
+    VISALIGN_ASSIGN_OR_RETURN(acva::JudgePlan plan, acva::PlanJudging(store, set, a.runs, config, price, stop));
+    if (cli.global().json)
+      PrintJson(plan.ToJson());
+    else
+      std::printf("%s", plan.ToText(config).c_str());
     return Status::Ok();
   }
-  std::printf("judge %s at %s: %zu images, %zu questions (%zu distinct)\n", a.model.c_str(), url.c_str(), s.images,
-              s.questions, s.distinct);
-  std::printf(
-      "cached: %zu; to ask: %zu (at most %zu requests with --judge-reply-attempts %d and --judge-max-attempts "
-      "%d)\n",
-      s.cached, to_ask, max_requests, a.max_reply_attempts, a.max_attempts);
-  if (price)
-    std::printf("cost: %zu requests x $%g = $%.2f (re-asks and retries not counted)\n", to_ask, *price,
-                *price * static_cast<double>(to_ask));
-  return Status::Ok();
+  VISALIGN_ASSIGN_OR_RETURN(acva::JudgeOutcome outcome,
+                            acva::JudgeRuns(store, set, a.runs, config, JudgeTransport(a), stop));
+  if (cli.global().json)
+    PrintJson(outcome.stats.ToJson());
+  else
+    std::printf("%s\n", outcome.stats.ToText().c_str());
+  return outcome.stats.Outcome(config);
 }
 
 }  // namespace visalign::cli

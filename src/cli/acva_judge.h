@@ -1,13 +1,15 @@
-// `visalign acva judge`'s flags and steps, shared by `acva judge`, `acva analyze` and `acva run`:
-// the judge options, the JudgeConfig they make, judging (asking what the cache lacks) and its dry run.
+// `visalign acva judge`'s flags, shared by `acva judge`, `acva analyze` and `acva run`: the judge
+// options, the JudgeConfig and transport they make, and the `acva judge` command itself.
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
+#include "visalign/backends/backends.h"
 #include "visalign/benchmarks/acva/pipeline.h"
 #include "visalign/store.h"
 
@@ -25,13 +27,11 @@ struct JudgeArgs {
 // --judge-* options; --judge-endpoint is required where `endpoint_required` (judge, run).
 void AddJudgeOptions(CLI::App* app, JudgeArgs& a, bool endpoint_required);
 acva::JudgeConfig JudgeConfigFrom(const Cli& cli, const JudgeArgs& a);
-// Judges (asks what is not cached when an endpoint is given) and returns the judged images; prints the
-// statistics line. Interrupted (130), failed questions, missing answers (cache-only) and no images are errors.
-Result<acva::JudgeOutcome> Judge(const Cli& cli, const JudgeArgs& a, const acva::ConceptSet& set,
-                                 store::RunStore& store, const std::atomic<bool>& stop);
-// `acva judge --dry-run`: what the cache holds and what would be asked (and cost at `price` USD per
-// request), from the cache alone; nothing asked or written.
-Status JudgeDryRun(const Cli& cli, const JudgeArgs& a, std::optional<double> price, const acva::ConceptSet& set,
-                   store::RunStore& store, const std::atomic<bool>& stop);
+// The judge's HTTP transport; null (answers from the cache only) without --judge-endpoint.
+std::shared_ptr<backends::HttpTransport> JudgeTransport(const JudgeArgs& a);
+// `acva judge`: acva::JudgeRuns, its statistics printed, its outcome returned (interrupted = 130); with
+// `dry_run`, acva::PlanJudging printed instead (the cost at `price` USD per request): nothing asked.
+Status JudgeCommand(const Cli& cli, const JudgeArgs& a, bool dry_run, std::optional<double> price,
+                    const acva::ConceptSet& set, store::RunStore& store, const std::atomic<bool>& stop);
 
 }  // namespace visalign::cli

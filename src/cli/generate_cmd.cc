@@ -178,14 +178,7 @@ Status RunGenerate(const Cli& cli, const GenerateArgs& a) {
     if (cost) std::printf("cost of the %zu images made now: $%.2f\n", summary.done, *cost);
     std::fflush(stdout);
   }
-  if (summary.interrupted)
-    return Status::Interrupted(fmt::format(
-        "interrupted with {} images left pending; run the same command again to resume", summary.left_pending));
-  VISALIGN_RETURN_IF_ERROR(summary.StoppedEarly("run " + a.run));
-  if (summary.failed > 0)
-    return Status::Unavailable(fmt::format("{} of {} images failed", summary.failed, summary.selected), "run " + a.run,
-                               "see the failures above; --retry-failed retries them");
-  return Status::Ok();
+  return summary.Outcome("run " + a.run);
 }
 
 // The options and action of the generation command `g` (the current name or the old one).

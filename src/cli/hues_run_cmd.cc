@@ -196,23 +196,18 @@ Result<Json> RunOne(const Cli& cli, const RunArgs& a, const Context& ctx, const 
     }
     record.prompt_template = a.prompt_template;
     record.words = words;
-    VISALIGN_ASSIGN_OR_RETURN(EarlierRun earlier, CompareWithEarlierRun(outputs, record_file, record));
-    const bool done = earlier.kind == EarlierPredictions::kSame || earlier.kind == EarlierPredictions::kCovers;
-    if (resumable && done) {
+    VISALIGN_ASSIGN_OR_RETURN(PredictionRunDecision decision,
+                              DecidePredictionRun(fs::path(a.out) / name, outputs, record_file, record, resumable,
+                                                  a.overwrite, "--out " + a.out));
+    if (decision.skip) {
       if (!cli.global().json)
         fmt::print("{}: already done ({} {}), skipped\n", name, record_file.string(),
-                   earlier.kind == EarlierPredictions::kSame ? "matches" : "has these words and more");
+                   decision.earlier.kind == EarlierPredictions::kSame ? "matches" : "has these words and more");
       Json skipped = Json::object();
       skipped["model"] = name;
       skipped["status"] = "skipped";
       return skipped;
     }
-    if (!a.overwrite && (earlier.kind == EarlierPredictions::kOther || earlier.kind == EarlierPredictions::kCovers))
-      return Status::InvalidArgument(
-          fmt::format("{} holds the predictions of another run ({}{})", (fs::path(a.out) / name).string(),
-                      earlier.kind == EarlierPredictions::kCovers ? "more words" : earlier.difference,
-                      earlier.kind == EarlierPredictions::kCovers ? ", e.g. --nonsense" : ""),
-          "--out " + a.out, "another --out (or --name), or --overwrite to replace them");
   }
   Result<RunOutcome> outcome = model                   ? RunNative(a, ctx, words, *model, board_pixels)
                                : !a.embeddings.empty() ? RunFromFile(a, words)

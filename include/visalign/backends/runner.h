@@ -86,6 +86,10 @@ struct RunSummary {
   // OK unless the run stopped early (same_failure): then InvalidArgument with that error (Unavailable
   // for an unreachable endpoint), `where` (e.g. "run NAME"), and what to fix for that kind of error.
   Status StoppedEarly(const std::string& where) const;
+  // The invocation's outcome for the command that ran it: Interrupted (rows left pending: the same
+  // command resumes), StoppedEarly's error, Unavailable at `where` when images failed (naming the
+  // first failure), else OK.
+  Status Outcome(const std::string& where) const;
 };
 
 // The run's recorded connection for `backend` driven with `options`: backend.Connection() plus

@@ -214,6 +214,13 @@ Result<AnalysisResult> Analyze(const ConceptSet& set, const std::vector<JudgedIm
   if ((options.median_scope == MedianScope::kFrozen) != options.frozen_medians.has_value())
     return Status::InvalidArgument("frozen medians without the frozen median scope, or the reverse", "quadrant medians",
                                    "frozen medians exactly when the scope is frozen");
+  for (const ConceptPair& p : set.pairs)
+    for (const std::string& id : {p.a, p.b})
+      if (!set.IndexOf(id))
+        return Status::InvalidArgument("pair (" + p.a + ", " + p.b + ") names concept \"" + id + "\"",
+                                       "concept set " + set.fingerprint,
+                                       "pairs of the set's own concepts (acva::SelectConcepts keeps every pair: "
+                                       "analyse the whole set)");
   size_t answers = 0, rated = 0;
   for (const JudgedImage& image : images)
     for (const RubricAnswer& a : image.answers) {

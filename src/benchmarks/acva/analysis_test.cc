@@ -311,5 +311,14 @@ TEST(Analyze, RejectsImagesThatDoNotMatchTheConceptSet) {
   EXPECT_FALSE(Analyze(set, {short_answers}, {}).ok());
 }
 
+TEST(Analyze, RefusesASetWhosePairsNameConceptsItDoesNotHave) {
+  // SelectConcepts keeps every pair: the first concept alone leaves pair (a, b) without b.
+  const ConceptSet first = SelectConcepts(ThreeConcepts(), {}, 1);
+  auto r = Analyze(first, {Image("m", "a", 0, 1, 1)}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().what(), "pair (a, b) names concept \"b\"");
+}
+
 }  // namespace
 }  // namespace visalign::acva

@@ -52,13 +52,14 @@ Result<AnalysisResult> AnalyzeRuns(store::RunStore& store, const ConceptSet& set
   result.summary["judge"] = JudgeSettingsJson(options.judge);
   result.summary["judge"].update(outcome.stats.ToJson());
   result.summary["generation"] = GenerationJson(generation);
-  result.summary["embeddings"] = {{"clip_model", fs::absolute(options.clip_model).string()},
-                                  {"clip_fingerprint", clip_fingerprint},
-                                  {"images_encoded", es.images_encoded},
-                                  {"images_cached", es.images_cached},
-                                  {"texts_encoded", es.texts_encoded},
-                                  {"texts_cached", es.texts_cached},
-                                  {"random_weights", clip::RandomWeightsJson(model.config())}};
+  result.summary["embeddings"] = {
+      {"clip_model", options.clip_model.empty() ? Json(nullptr) : Json(fs::absolute(options.clip_model).string())},
+      {"clip_fingerprint", clip_fingerprint},
+      {"images_encoded", es.images_encoded},
+      {"images_cached", es.images_cached},
+      {"texts_encoded", es.texts_encoded},
+      {"texts_cached", es.texts_cached},
+      {"random_weights", clip::RandomWeightsJson(model.config())}};
   return result;
 }
 

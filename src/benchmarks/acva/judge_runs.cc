@@ -428,12 +428,6 @@ class Judge {
 
 }  // namespace
 
-Json JudgeStats::ToJson() const {
-  return {{"images", images},   {"questions", questions}, {"distinct", distinct},      {"cached", cached},
-          {"asked", asked},     {"requests", requests},   {"invalid", invalid},        {"failed", failed},
-          {"missing", missing}, {"errors", errors},       {"interrupted", interrupted}};
-}
-
 Result<std::vector<JudgedImage>> RunImages(store::RunStore& store, const ConceptSet& set,
                                            const std::vector<std::string>& runs) {
   std::vector<JudgedImage> images;

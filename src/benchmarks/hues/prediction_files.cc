@@ -109,4 +109,21 @@ Result<EarlierRun> CompareWithEarlierRun(const std::vector<fs::path>& files, con
                                 now.words.size() - missing, now.words.size())};
 }
 
+Result<PredictionRunDecision> DecidePredictionRun(const fs::path& folder, const std::vector<fs::path>& files,
+                                                  const fs::path& record_file, const PredictionRunRecord& now,
+                                                  bool resumable, bool overwrite, const std::string& out_flag) {
+  PredictionRunDecision decision;
+  VISALIGN_ASSIGN_OR_RETURN(decision.earlier, CompareWithEarlierRun(files, record_file, now));
+  const EarlierPredictions kind = decision.earlier.kind;
+  const bool done = kind == EarlierPredictions::kSame || kind == EarlierPredictions::kCovers;
+  decision.skip = resumable && done;
+  if (!decision.skip && !overwrite && (kind == EarlierPredictions::kOther || kind == EarlierPredictions::kCovers))
+    return Status::InvalidArgument(
+        fmt::format("{} holds the predictions of another run ({}{})", folder.string(),
+                    kind == EarlierPredictions::kCovers ? "more words" : decision.earlier.difference,
+                    kind == EarlierPredictions::kCovers ? ", e.g. --nonsense" : ""),
+        out_flag, "another --out (or --name), or --overwrite to replace them");
+  return decision;
+}
+
 }  // namespace visalign::hues

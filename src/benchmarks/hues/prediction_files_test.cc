@@ -33,6 +33,55 @@ TEST(WritePredictionFiles, WritesEachFormatByExtensionAndCreatesFolders) {
   EXPECT_EQ(*ReadFile(single), PredictionsJsonl("m", words));
 }
 
+// A folder's earlier run decides what `hues run` does: resume (--models), replace or refuse.
+TEST(DecidePredictionRun, SkipsWhatIsDoneWhenResumingAndNeverReplacesAnotherRunWithoutOverwrite) {
+  const Board board = testing::TestBoard();
+  Scratch dir;
+  const fs::path folder = dir.path() / "runs" / "m";
+  const std::vector<fs::path> files = PredictionOutputFiles(dir.path() / "runs", "m");
+  const fs::path record_file = folder / "hues-run.json";
+  const PredictionRunRecord played{"model A", "{word}", {"SALMON", "FOREST"}};
+  auto decide = [&](const PredictionRunRecord& now, bool resumable, bool overwrite) {
+    return DecidePredictionRun(folder, files, record_file, now, resumable, overwrite, "--out runs");
+  };
+  // An empty folder: play.
+  Result<PredictionRunDecision> empty = decide(played, true, false);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_FALSE(empty->skip);
+  EXPECT_EQ(empty->earlier.kind, EarlierPredictions::kNone);
+
+  const std::vector<WordPredictions> words = {{"SALMON", {{0, 0.5}, {1, 0.4}, {2, 0.3}, {3, 0.2}, {4, 0.1}}},
+                                              {"FOREST", {{5, 0.5}, {6, 0.4}, {7, 0.3}, {8, 0.2}, {9, 0.1}}}};
+  ASSERT_TRUE(WritePredictionFiles(files, "m", words, board).ok());
+  ASSERT_TRUE(WriteFileAtomic(record_file, played.ToJson().dump(2) + "\n").ok());
+  // The same run: skipped when resuming, played again (identical files) otherwise.
+  EXPECT_TRUE(decide(played, true, false)->skip);
+  EXPECT_FALSE(decide(played, false, false)->skip);
+  // A run of fewer words that were all played: done when resuming, never shrunk without --overwrite.
+  const PredictionRunRecord fewer{"model A", "{word}", {"SALMON"}};
+  Result<PredictionRunDecision> covered = decide(fewer, true, false);
+  ASSERT_TRUE(covered.ok());
+  EXPECT_TRUE(covered->skip);
+  EXPECT_EQ(covered->earlier.kind, EarlierPredictions::kCovers);
+  Result<PredictionRunDecision> shrink = decide(fewer, false, false);
+  ASSERT_FALSE(shrink.ok());
+  EXPECT_EQ(shrink.status().what(), folder.string() +
+                                        " holds the predictions of another run (more words, e.g. "
+                                        "--nonsense)");
+  EXPECT_TRUE(decide(fewer, false, true).ok());
+  // Another model: refused even when resuming, naming what differs, unless --overwrite.
+  const PredictionRunRecord other{"model B", "{word}", {"SALMON", "FOREST"}};
+  Result<PredictionRunDecision> refused = decide(other, true, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().what(), folder.string() + " holds the predictions of another run (another model)");
+  EXPECT_EQ(refused.status().where(), "--out runs");
+  Result<PredictionRunDecision> replaced = decide(other, true, true);
+  ASSERT_TRUE(replaced.ok());
+  EXPECT_FALSE(replaced->skip);
+  EXPECT_EQ(replaced->earlier.kind, EarlierPredictions::kOther);
+}
+
 TEST(LoadPredictionSets, ConcatenatesInOrderAndRejectsADuplicateModel) {
   const Board board = testing::TestBoard();
   const Vocabulary vocabulary = testing::TestVocabulary();

@@ -45,7 +45,7 @@ Result<FrozenMedians> FrozenMediansFromFile(const std::filesystem::path& summary
 struct AnalyzeRunsOptions {
   AnalysisOptions analysis;
   JudgeSettings judge;               // what the judge's answers were asked with ("inputs", "judge")
-  std::filesystem::path clip_model;  // the model's folder as given; summary.json shows it absolute
+  std::filesystem::path clip_model;  // the model's folder as given; summary.json shows it absolute (null if empty)
 };
 
 // Embeds `outcome`'s images with `model` (cached in `store`, AttachEmbeddings) and analyses them

@@ -170,6 +170,12 @@ struct JudgeStats {
   std::vector<std::string> errors;  // first few failure messages
   bool interrupted = false;
   Json ToJson() const;
+  // "judge: N images, N questions (N distinct): N cached, N asked (N requests), N invalid, N failed"
+  std::string ToText() const;
+  // The judging's outcome for the command that ran it with `config`: Interrupted, Unavailable when
+  // questions failed (answers so far are cached), NotFound when answers are missing from the cache
+  // or the runs have no done image, else OK.
+  Status Outcome(const JudgeConfig& config) const;
 };
 
 struct JudgeOutcome {

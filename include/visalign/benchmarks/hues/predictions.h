@@ -147,6 +147,21 @@ struct EarlierRun {
 Result<EarlierRun> CompareWithEarlierRun(const std::vector<std::filesystem::path>& files,
                                          const std::filesystem::path& record_file, const PredictionRunRecord& now);
 
+// What a run whose record is `now` does with OUT/<model>/ (`folder`, its `files`, its `record_file`):
+// with `resumable` (`hues run --models`), a folder holding the same run, or one that played these
+// words and more, is skipped (`skip`, with `earlier` saying which); otherwise the run plays, except
+// that another run's predictions (kOther, kCovers) are never replaced without `overwrite`:
+// InvalidArgument at `out_flag` naming the folder and what differs.
+struct PredictionRunDecision {
+  bool skip = false;
+  EarlierRun earlier;
+};
+Result<PredictionRunDecision> DecidePredictionRun(const std::filesystem::path& folder,
+                                                  const std::vector<std::filesystem::path>& files,
+                                                  const std::filesystem::path& record_file,
+                                                  const PredictionRunRecord& now, bool resumable, bool overwrite,
+                                                  const std::string& out_flag);
+
 // The board-embedding cache folder when none is given: $VISALIGN_CACHE, $XDG_CACHE_HOME/visalign,
 // ~/.cache/visalign, or empty (no cache) when none of these variables is set.
 std::filesystem::path DefaultBoardCacheDir();
