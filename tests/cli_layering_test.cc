@@ -41,6 +41,7 @@ const Rule kRules[] = {
     {R"(\b(ResultsHeader|AnalysisInputsJson|JudgeSettingsJson|FileFingerprint|InputFingerprint)\s*\()",
      "results-contract content (the benchmark's summary builds it)"},
     {R"(\bCompareWithEarlierRun\s*\()", "the reuse rule of prediction folders (hues::DecidePredictionRun)"},
+    {R"(\bDoneImages\s*\()", "reading a run's images (violin::CollectRunImages, store::ExportRun)"},
     {R"(\b(AnalyzeRuns|ReadGenerationStates)\s*\()", "chaining the ACVA stages (acva::RunPipeline)"},
     {R"(\bsummary\s*\[\s*"[^"]*"\s*\]\s*(=[^=]|\.update\b|\.push_back\b|\.emplace))", "assembling summary.json's keys"},
 };

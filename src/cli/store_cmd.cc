@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "visalign/core/io.h"
 #include "visalign/store.h"
+#include "visalign/store/run_export.h"
 
 namespace visalign::cli {
 namespace {
@@ -39,23 +40,6 @@ Result<store::RunInfo> FindExisting(store::RunStore& st, const StoreArgs& a) {
   return std::move(*run);
 }
 
-Json CountsJson(const store::RunCounts& c) {
-  return {
-      {"done", c.done},     {"failed", c.failed},     {"pending", c.pending},           {"refused", c.refused},
-      {"leased", c.leased}, {"attempts", c.attempts}, {"first_update", c.first_update}, {"last_update", c.last_update}};
-}
-
-Result<Json> RunJson(store::RunStore& st, const store::RunInfo& r) {
-  VISALIGN_ASSIGN_OR_RETURN(store::RunCounts c, st.Counts(r.name));
-  return Json{{"name", r.name},
-              {"benchmark", r.benchmark},
-              {"dataset_fingerprint", r.dataset_fingerprint},
-              {"created_at", r.created_at},
-              {"identity", r.identity},
-              {"connection", r.connection},
-              {"rows", CountsJson(c)}};
-}
-
 std::string CountsText(const Json& rows) {
   const size_t refused = rows["refused"].get<size_t>();
   return fmt::format("{} done, {}{} failed, {} pending ({} leased by running workers)", rows["done"].get<size_t>(),
@@ -68,7 +52,7 @@ Status RunLs(const Cli& cli, const StoreArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(std::vector<store::RunInfo> runs, st->ListRuns());
   Json out = Json::array();
   for (const store::RunInfo& r : runs) {
-    VISALIGN_ASSIGN_OR_RETURN(Json j, RunJson(*st, r));
+    VISALIGN_ASSIGN_OR_RETURN(Json j, store::RunJson(*st, r));
     out.push_back(std::move(j));
   }
   if (cli.global().json) {
@@ -94,7 +78,7 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
   }
   Json out = Json::array();
   for (const store::RunInfo& r : runs) {
-    VISALIGN_ASSIGN_OR_RETURN(Json j, RunJson(*st, r));
+    VISALIGN_ASSIGN_OR_RETURN(Json j, store::RunJson(*st, r));
     // The provider's reason for every refused prompt (a refusal is a result, not an error).
     VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, st->Rows(r.name));
     j["refusals"] = Json::array();
@@ -130,48 +114,13 @@ Status RunShow(const Cli& cli, const StoreArgs& a) {
 Status RunExport(const Cli& cli, const StoreArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(std::unique_ptr<store::RunStore> st, OpenExisting(a));
   VISALIGN_ASSIGN_OR_RETURN(store::RunInfo info, FindExisting(*st, a));
-  VISALIGN_ASSIGN_OR_RETURN(Json run, RunJson(*st, info));
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::Row> rows, st->Rows(a.run));
-  // Makes sure every done image is a file under root() (a store keeping images in its database).
-  VISALIGN_RETURN_IF_ERROR(st->DoneImages(a.run).status());
   const fs::path out = a.out;
-  VISALIGN_RETURN_IF_ERROR(EnsureDirectory(out / "images"));
-  std::string lines;
-  size_t images = 0;
-  for (const store::Row& r : rows) {
-    Json j = {{"item_id", r.item_id},
-              {"k", r.k},
-              {"prompt", r.prompt},
-              {"seed", r.seed ? Json(*r.seed) : Json()},
-              {"status", store::RowStatusName(r.status)},
-              {"attempts", r.attempts},
-              {"last_error", r.last_error},
-              {"latency_ms", r.latency_ms},
-              {"sha256", r.sha256},
-              {"created_at", r.created_at},
-              {"updated_at", r.updated_at},
-              {"done_at", r.done_at},
-              {"job", r.job},
-              {"image", nullptr}};
-    if (r.status == store::RowStatus::kDone) {
-      const fs::path name = fs::path(r.image_path).filename();
-      VISALIGN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(st->root() / r.image_path));
-      if (Sha256Hex(bytes) != r.sha256)
-        return Status::Corrupt(
-            "image of item " + r.item_id + " sample " + std::to_string(r.k) + " differs from its recorded SHA-256",
-            (st->root() / r.image_path).string(), "the image the store recorded");
-      VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out / "images" / name, bytes));
-      j["image"] = ("images" / name).generic_string();
-      ++images;
-    }
-    lines += j.dump() + "\n";
-  }
-  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out / "rows.jsonl", lines));
-  VISALIGN_RETURN_IF_ERROR(WriteFileAtomic(out / "run.json", run.dump(2) + "\n"));
+  VISALIGN_ASSIGN_OR_RETURN(store::RunExportCounts counts, store::ExportRun(*st, info, out));
   if (cli.global().json)
-    PrintJson({{"run", a.run}, {"out", fs::absolute(out).string()}, {"rows", rows.size()}, {"images", images}});
+    PrintJson({{"run", a.run}, {"out", fs::absolute(out).string()}, {"rows", counts.rows}, {"images", counts.images}});
   else
-    std::printf("exported run %s: %zu rows, %zu images to %s\n", a.run.c_str(), rows.size(), images, a.out.c_str());
+    std::printf("exported run %s: %zu rows, %zu images to %s\n", a.run.c_str(), counts.rows, counts.images,
+                a.out.c_str());
   std::fflush(stdout);
   return Status::Ok();
 }

@@ -12,8 +12,8 @@
 #include "visalign/backends/refusals.h"
 #include "visalign/benchmarks/violin/evaluate.h"
 #include "visalign/benchmarks/violin/manifest.h"
+#include "visalign/benchmarks/violin/run_images.h"
 #include "visalign/color.h"
-#include "visalign/core/benchmarks.h"
 #include "visalign/core/io.h"
 #include "visalign/core/untrusted.h"
 #include "visalign/imaging/image.h"
@@ -98,32 +98,6 @@ void WarnProblems(const char* kind, const std::vector<violin::Problem>& problems
     std::cerr << fmt::format("  ... {} more (all listed in summary.json)\n", problems.size() - kProblemsShown);
 }
 
-// A generation run's done images, checked to belong to this dataset version.
-Result<violin::ModelImages> RunImages(store::RunStore& st, const StoreFlags& where, const std::string& run,
-                                      const std::string& dataset, const std::string& fingerprint) {
-  VISALIGN_ASSIGN_OR_RETURN(std::optional<store::RunInfo> info, st.FindRun(run));
-  if (!info)
-    return Status::NotFound("no run named \"" + run + "\"", "store " + where.Display(),
-                            "a run created by `visalign generate --run " + run + "`");
-  if (info->benchmark != benchmarks::kViolin)
-    return Status::InvalidArgument(
-        "run \"" + run + "\" was made for the " + info->benchmark + " benchmark, not VIOLIN",
-        "store " + where.Display(),
-        info->benchmark == benchmarks::kAcva
-            ? "`visalign acva analyze --run " + run + "` for it, or a run of `visalign violin generate`"
-            : "a run of `visalign violin generate`");
-  if (info->dataset_fingerprint != fingerprint)
-    return Status::InvalidArgument(
-        "run \"" + run + "\" was generated from another dataset version", "store " + where.Display() + " vs " + dataset,
-        "the dataset folder the run was generated from (manifest SHA-256 " + info->dataset_fingerprint + ")");
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<store::DoneImage> done, st.DoneImages(run));
-  violin::ModelImages images;
-  images.model = run;
-  images.origin = {"run", std::filesystem::path(where.ForJson()).lexically_normal(), run, info->identity};
-  for (store::DoneImage& d : done) images.sources.push_back({d.item_id, d.k, std::move(d.image_path)});
-  return images;
-}
-
 Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
   VISALIGN_ASSIGN_OR_RETURN(auto folders, ModelFolders(a));
   violin::EvaluateOptions options;
@@ -154,7 +128,9 @@ Status RunEvaluate(const Cli& cli, const EvaluateArgs& a) {
       for (const violin::ModelImages& m : models)
         if (m.model == run)
           return Status::InvalidArgument("model \"" + run + "\" given twice", "argument --run", "distinct model names");
-      VISALIGN_ASSIGN_OR_RETURN(violin::ModelImages images, RunImages(*st, a.store, run, a.dataset, fingerprint));
+      VISALIGN_ASSIGN_OR_RETURN(
+          violin::ModelImages images,
+          violin::CollectRunImages(*st, run, fingerprint, "store " + a.store.Display(), a.store.ForJson()));
       models.push_back(std::move(images));
       VISALIGN_ASSIGN_OR_RETURN(store::RunCounts counts, st->Counts(run));
       options.refusals.push_back(backends::RefusalRateOf(run, counts));
