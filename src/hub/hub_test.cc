@@ -1,6 +1,6 @@
 // Models by name against a local imitation of the Hub (fake_hub_testing.h): both name forms, the cache
-// layout, safetensors preferred, a gated repository, 404s, a cut transfer resumed, a corrupted file,
-// offline use and the commit in the fingerprint.
+// layout, safetensors preferred, a gated repository, 404s, a broken config, a cut transfer resumed, a
+// corrupted file, offline use and the commit in the fingerprint.
 #include "visalign/hub/hub.h"
 
 #include <gmock/gmock.h>
@@ -241,6 +241,28 @@ TEST_F(HubTest, MissingRepositoryAndFileAre404Errors) {
   Result<ResolvedModel> revision = Fetch("hf-hub:test/siglip-tiny@v9");
   ASSERT_FALSE(revision.ok());
   EXPECT_THAT(revision.status().what(), HasSubstr("revision not found in test/siglip-tiny"));
+}
+
+TEST_F(HubTest, ABrokenConfigNamesTheFileAndWhatIsWrong) {
+  testing::FakeRepo syntax;
+  syntax.commit = kCommit;
+  syntax.files = {{"open_clip_config.json", "{\"model_cfg\": [1,}"}};
+  hub_.AddRepo("test/broken-config", syntax);
+  Result<ResolvedModel> broken = Fetch("hf-hub:test/broken-config");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(broken.status().what(), "invalid JSON (syntax error at byte 18)");
+  EXPECT_THAT(broken.status().where(), HasSubstr("open_clip_config.json"));
+  testing::FakeRepo array;
+  array.commit = kCommit;
+  array.files = {{"config.json", "[1, 2]"}};
+  hub_.AddRepo("test/array-config", array);
+  Result<ResolvedModel> not_object = Fetch("hf-hub:test/array-config");
+  ASSERT_FALSE(not_object.ok());
+  EXPECT_EQ(not_object.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(not_object.status().what(), "not a JSON object but [1,2]");
+  EXPECT_THAT(not_object.status().where(), HasSubstr("config.json"));
+  EXPECT_EQ(not_object.status().expected(), "a model config (a JSON object)");
 }
 
 TEST_F(HubTest, ACutTransferIsResumedWithARangeRequest) {
