@@ -54,6 +54,14 @@ class HubTest : public ::testing::Test {
     VISALIGN_ASSIGN_OR_RETURN(ModelName parsed, ParseModelName(name));
     return FetchModel(parsed, options_);
   }
+  // Fetches hf-hub:<repo>, a repository holding only `file` with `content`.
+  Result<ResolvedModel> FetchOnlyFile(const std::string& repo, const std::string& file, const std::string& content) {
+    testing::FakeRepo r;
+    r.commit = kCommit;
+    r.files = {{file, content}};
+    hub_.AddRepo(repo, r);
+    return Fetch("hf-hub:" + repo);
+  }
 
   visalign::testing::TempDir tmp_;
   testing::FakeHub hub_;
@@ -244,20 +252,12 @@ TEST_F(HubTest, MissingRepositoryAndFileAre404Errors) {
 }
 
 TEST_F(HubTest, ABrokenConfigNamesTheFileAndWhatIsWrong) {
-  testing::FakeRepo syntax;
-  syntax.commit = kCommit;
-  syntax.files = {{"open_clip_config.json", "{\"model_cfg\": [1,}"}};
-  hub_.AddRepo("test/broken-config", syntax);
-  Result<ResolvedModel> broken = Fetch("hf-hub:test/broken-config");
+  Result<ResolvedModel> broken = FetchOnlyFile("test/broken-config", "open_clip_config.json", "{\"model_cfg\": [1,}");
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.status().code(), StatusCode::kCorrupt);
   EXPECT_EQ(broken.status().what(), "invalid JSON (syntax error at byte 18)");
   EXPECT_THAT(broken.status().where(), HasSubstr("open_clip_config.json"));
-  testing::FakeRepo array;
-  array.commit = kCommit;
-  array.files = {{"config.json", "[1, 2]"}};
-  hub_.AddRepo("test/array-config", array);
-  Result<ResolvedModel> not_object = Fetch("hf-hub:test/array-config");
+  Result<ResolvedModel> not_object = FetchOnlyFile("test/array-config", "config.json", "[1, 2]");
   ASSERT_FALSE(not_object.ok());
   EXPECT_EQ(not_object.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(not_object.status().what(), "not a JSON object but [1,2]");
