@@ -10,6 +10,7 @@
 
 #include "benchmarks/violin/probes_evaluate.h"
 #include "benchmarks/violin/summary.h"
+#include "visalign/core/benchmarks.h"
 #include "visalign/core/format.h"
 #include "visalign/core/io.h"
 #include "visalign/core/results.h"
