@@ -18,7 +18,7 @@ using examples::ExamplesTest;
 
 TEST_F(ExamplesTest, EveryHelpExampleRuns) {
   const std::vector<Example> all = HelpExamples();
-  ASSERT_GT(all.size(), 50u) << "the collector found too few examples in the commands' --help";
+  ASSERT_GT(all.size(), 100u) << "the collector found too few examples in the commands' --help";
   const std::string failures = RunExamples(all);
   EXPECT_EQ(failures, "") << "failing examples:\n" << failures;
 }
