@@ -134,6 +134,14 @@ class ExamplesTest : public ::testing::Test {
   // groups first so the workers end together; prints each group's log as it ends and what ran.
   // Returns every failure, one entry per failing example ("" when all ran).
   static std::string RunExamples(const std::vector<Example>& examples);
+  // Fails unless the collector found more than kMinExamples in `source` (fewer: it broke) and every
+  // one of them runs, listing the failing ones.
+  static void ExpectEveryExampleRuns(const std::vector<Example>& examples, const std::string& source) {
+    ASSERT_GT(examples.size(), kMinExamples) << "the collector found too few examples in " << source;
+    const std::string failures = RunExamples(examples);
+    EXPECT_EQ(failures, "") << "failing examples:\n" << failures;
+  }
+  static constexpr size_t kMinExamples = 100;
 
   inline static TempDir* base_ = nullptr;
   inline static hub::testing::FakeHub* hub_ = nullptr;

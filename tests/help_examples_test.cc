@@ -5,9 +5,6 @@
 // How to add an example: docs/cli.md, "Examples are tested".
 #include <gtest/gtest.h>
 
-#include <string>
-#include <vector>
-
 #include "examples_runner.h"
 #include "testing/examples.h"
 
@@ -16,12 +13,7 @@ namespace {
 
 using examples::ExamplesTest;
 
-TEST_F(ExamplesTest, EveryHelpExampleRuns) {
-  const std::vector<Example> all = HelpExamples();
-  ASSERT_GT(all.size(), 100u) << "the collector found too few examples in the commands' --help";
-  const std::string failures = RunExamples(all);
-  EXPECT_EQ(failures, "") << "failing examples:\n" << failures;
-}
+TEST_F(ExamplesTest, EveryHelpExampleRuns) { ExpectEveryExampleRuns(HelpExamples(), "the commands' --help"); }
 
 }  // namespace
 }  // namespace visalign::testing
