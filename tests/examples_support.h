@@ -1,7 +1,7 @@
-// What tests/examples_test.cc runs its examples with, apart from its tables: the local imitations
-// of remote services (an OpenAI-compatible embeddings server, the Hub repositories, participants
-// playing a `visalign serve` study) and the sandbox helpers (copying the base sandbox, free ports,
-// the first error line of an output).
+// What tests/examples_test.cc and help_examples_test.cc run their examples with, apart from the
+// sandbox's tables (examples_sandbox.h): the local imitations of remote services (an OpenAI-compatible
+// embeddings server, the Hub repositories, participants playing a `visalign serve` study) and the
+// sandbox helpers (copying the base sandbox, free ports, the first error line of an output).
 #pragma once
 
 #include <gtest/gtest.h>

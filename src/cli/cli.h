@@ -86,6 +86,9 @@ class CommandGroup {
 
 // Prints JSON to stdout (indent 2); doubles are printed as the shortest text that round-trips.
 void PrintJson(const Json& j);
+// A float as a JSON number: the shortest decimal that round-trips the float (not the double it
+// widens to, e.g. 0.1f is 0.1, not 0.10000000149011612).
+Json FloatJson(float v);
 
 // `--precision fp32|bf16|bf16x3|auto` of every command that loads a CLIP model (stored in *precision), and
 // its value applied to the load options (a bad value is an error naming --precision).

@@ -22,6 +22,11 @@ Result<std::filesystem::path> ClipModelFolder(const Cli& cli, const std::string&
   return hub::ModelFolder(value, options);
 }
 
+const char* ClipModelFolderHelp() {
+  return "CLIP model directory: open_clip_config.json or config.json (OpenCLIP CLIP or SigLIP, or Hugging Face "
+         "transformers CLIP) plus open_clip_model.safetensors or model.safetensors";
+}
+
 Result<clip::ClipModel> LoadClipModelFlag(const Cli& cli, const std::string& value,
                                           const clip::ClipLoadOptions& options) {
   VISALIGN_ASSIGN_OR_RETURN(std::filesystem::path folder, ClipModelFolder(cli, value));

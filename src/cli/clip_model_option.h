@@ -16,6 +16,8 @@ Result<hub::HubOptions> HubOptionsFor(const Cli& cli);
 
 // The model folder a --clip-model value names (downloading what is missing).
 Result<std::filesystem::path> ClipModelFolder(const Cli& cli, const std::string& value);
+// The help text of a --clip-model option that takes a model folder (`clip embed`, `clip info`).
+const char* ClipModelFolderHelp();
 // LoadClipModel of that folder.
 Result<clip::ClipModel> LoadClipModelFlag(const Cli& cli, const std::string& value,
                                           const clip::ClipLoadOptions& options = {});

@@ -35,7 +35,7 @@ Status RunResolve(const Cli& cli, const std::string& text) {
   return Status::Ok();
 }
 
-const CommandGroup kClipResolve(51, {"clip"}, [](Cli& cli) {
+const CommandGroup kClipResolve(53, {"clip"}, [](Cli& cli) {
   CLI::App* g = cli.Group("clip", "");
   CLI::App* resolve = g->add_subcommand(
       "resolve",

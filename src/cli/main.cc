@@ -1,4 +1,5 @@
 // visalign: thin command-line front end over libvisalign.
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -172,6 +173,8 @@ std::vector<std::string> Cli::RewriteDeprecated(int argc, char** argv) const {
 }
 
 void PrintJson(const Json& j) { std::cout << j.dump(2) << std::endl; }
+
+Json FloatJson(float v) { return std::stod(fmt::format("{}", v)); }
 
 namespace {
 

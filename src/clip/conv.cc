@@ -295,7 +295,7 @@ DepthwiseWeights MakeDepthwise(const float* torch_weight, const float* bias, int
   return dw;
 }
 
-FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& input) {
+FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& input, DepthwiseEpilogue epilogue) {
   // With a multiplier, each input channel repeated `multiplier` times makes it a plain depthwise
   // convolution of c·multiplier channels.
   FeatureMap expanded;
@@ -314,6 +314,7 @@ FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& input) 
   const int s = dw.stride;
   FeatureMap y(x.n, (x.h + 2 * pad - k) / s + 1, (x.w + 2 * pad - k) / s + 1, x.c);
   const RowKernels& rk = BestRowKernels();
+  const auto finish = epilogue == DepthwiseEpilogue::kBiasGelu ? rk.bias_gelu : rk.add_bias;
   const int c = x.c;
   const int rows = y.n * y.h;
 #pragma omp parallel for schedule(static) if (Parallel(y.data.size() * static_cast <size_t>(k)))
@@ -321,8 +322,7 @@ FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& input) 
     const int i = r / y.h;
     const int oy = r % y.h;
     for (int ox = 0; ox < y.w; ++ox) {
-      float* dst = y.data.data() + (static_cast<size_t>(r) * y.w + ox) * c;
-      std::copy(dw.bias.begin(), dw.bias.end(), dst);
+      float* dst = y.data.data() + (static_cast<size_t>(r) * y.w + ox) * c;  // zero-initialised
       for (int ky = 0; ky < k; ++ky) {
         const int iy = oy * s - pad + ky;
         if (iy < 0 || iy >= x.h) continue;
@@ -333,6 +333,7 @@ FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& input) 
           rk.multiply_add(dst, src, dw.weight.data() + static_cast<size_t>(ky * k + kx) * c, c);
         }
       }
+      finish(dst, c, dw.bias.data());
     }
   }
   return y;

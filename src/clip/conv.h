@@ -76,9 +76,9 @@ std::vector<float> GlobalAveragePool(const FeatureMap& x);
 FeatureMap AvgPool2d(const FeatureMap& x, int k);
 
 // A depthwise convolution (groups = input channels c), zero padding kernel / 2, stride `stride`
-// (output size ⌊(n − 1) / stride⌋ + 1 for odd kernels), `multiplier` output channels per input
-// channel (output channel o reads input channel o / multiplier; torch groups = c, out = c·multiplier).
-// weight [kernel·kernel, c·multiplier] (tap-major), bias [c·multiplier].
+// (timm's create_conv2d default for odd kernels: output size ⌊(n − 1) / stride⌋ + 1), `multiplier`
+// output channels per input channel (output channel o reads input channel o / multiplier; torch
+// groups = c, out = c·multiplier). weight [kernel·kernel, c·multiplier] (tap-major), bias [c·multiplier].
 struct DepthwiseWeights {
   int c = 0, kernel = 0, stride = 1, multiplier = 1;
   std::vector<float> weight;
@@ -90,6 +90,13 @@ struct DepthwiseWeights {
 DepthwiseWeights MakeDepthwise(const float* torch_weight, const float* bias, int c, int kernel, int stride = 1,
                                int multiplier = 1);
 
-FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& x);
+// What DepthwiseConv2d applies to each output pixel's sum of taps: its bias (FastViT, MobileCLIP,
+// ConvNeXt), or its bias and then exact-erf GELU (ViTamin's MbConv).
+enum class DepthwiseEpilogue { kBias, kBiasGelu };
+
+// y = epilogue(depthwise(x) + bias). Each output pixel sums its taps from zero in (ky, kx) order and
+// adds the bias last, in the epilogue (RowKernels' add_bias / bias_gelu). Parallel over output rows.
+FeatureMap DepthwiseConv2d(const DepthwiseWeights& dw, const FeatureMap& x,
+                           DepthwiseEpilogue epilogue = DepthwiseEpilogue::kBias);
 
 }  // namespace visalign::clip

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "clip/kernels.h"
-#include "clip/row_kernels.h"
 
 namespace visalign::clip {
 namespace {
@@ -11,37 +10,6 @@ namespace {
 int PooledSize(int size, int kernel, int stride, int pad) { return (size + 2 * pad - kernel) / stride + 1; }
 
 }  // namespace
-
-FeatureMap DepthwiseConv2dStrided(const DepthwiseWeights& dw, const FeatureMap& x, int stride,
-                                  DepthwiseEpilogue epilogue) {
-  const int k = dw.kernel;
-  const int pad = k / 2;
-  FeatureMap y(x.n, PooledSize(x.h, k, stride, pad), PooledSize(x.w, k, stride, pad), x.c);
-  const RowKernels& rk = BestRowKernels();
-  const auto finish = epilogue == DepthwiseEpilogue::kBiasGelu ? rk.bias_gelu : rk.add_bias;
-  const int c = x.c;
-  const int rows = y.n * y.h;
-#pragma omp parallel for schedule(static) if (Parallel(y.data.size() * static_cast <size_t>(k)))
-  for (int r = 0; r < rows; ++r) {
-    const int i = r / y.h;
-    const int oy = r % y.h;
-    for (int ox = 0; ox < y.w; ++ox) {
-      float* dst = y.data.data() + (static_cast<size_t>(r) * y.w + ox) * c;  // zero-initialised
-      for (int ky = 0; ky < k; ++ky) {
-        const int iy = oy * stride - pad + ky;
-        if (iy < 0 || iy >= x.h) continue;
-        for (int kx = 0; kx < k; ++kx) {
-          const int ix = ox * stride - pad + kx;
-          if (ix < 0 || ix >= x.w) continue;
-          const float* src = x.data.data() + ((static_cast<size_t>(i) * x.h + iy) * x.w + ix) * c;
-          rk.multiply_add(dst, src, dw.weight.data() + static_cast<size_t>(ky * k + kx) * c, c);
-        }
-      }
-      finish(dst, c, dw.bias.data());
-    }
-  }
-  return y;
-}
 
 FeatureMap AvgPool2dExcludePad(const FeatureMap& x, int kernel, int stride, int pad) {
   FeatureMap y(x.n, PooledSize(x.h, kernel, stride, pad), PooledSize(x.w, kernel, stride, pad), x.c);

@@ -1,5 +1,5 @@
-// Conv2d (oneDNN's convolution primitive for k×k / strided, Gemm for pointwise) against a direct
-// convolution written out in loops with double accumulation, and the convolutional fixtures'
+// Conv2d (oneDNN's convolution primitive for k×k / strided, Gemm for pointwise) and DepthwiseConv2d
+// against direct convolutions written out in loops with double accumulation, and the convolutional fixtures'
 // parity suite again with oneDNN limited to AVX2 (in a child process: the ISA is fixed at the first
 // oneDNN call).
 #include "clip/conv.h"
@@ -184,6 +184,66 @@ TEST(Conv2dTest, ConcurrentCallsOfOneLayerAgree) {
   }
   for (std::thread& t : threads) t.join();
   for (size_t t = 0; t < inputs.size(); ++t) ExpectNear(expected[t], outputs[t], "thread " + std::to_string(t));
+}
+
+// torch.nn.Conv2d(c, c·multiplier, kernel, stride, padding=kernel / 2, groups=c)'s definition on NHWC
+// maps, summed in double, then the epilogue (exact-erf GELU).
+std::vector<double> DirectDepthwise(const std::vector<float>& torch_weight, const std::vector<float>& bias,
+                                    const DepthwiseWeights& dw, const FeatureMap& x, DepthwiseEpilogue epilogue) {
+  const int k = dw.kernel, pad = k / 2, out = dw.out();
+  const int oh = (x.h + 2 * pad - k) / dw.stride + 1, ow = (x.w + 2 * pad - k) / dw.stride + 1;
+  std::vector<double> y(static_cast<size_t>(x.n) * oh * ow * out);
+  for (int i = 0; i < x.n; ++i) {
+    for (int oy = 0; oy < oh; ++oy) {
+      for (int ox = 0; ox < ow; ++ox) {
+        for (int o = 0; o < out; ++o) {
+          double sum = bias[o];
+          for (int ky = 0; ky < k; ++ky) {
+            for (int kx = 0; kx < k; ++kx) {
+              const int iy = oy * dw.stride - pad + ky, ix = ox * dw.stride - pad + kx;
+              if (iy < 0 || iy >= x.h || ix < 0 || ix >= x.w) continue;
+              sum += static_cast<double>(torch_weight[(static_cast<size_t>(o) * k + ky) * k + kx]) *
+                     x.data[((static_cast<size_t>(i) * x.h + iy) * x.w + ix) * x.c + o / dw.multiplier];
+            }
+          }
+          if (epilogue == DepthwiseEpilogue::kBiasGelu) sum = 0.5 * sum * (1.0 + std::erf(sum / std::sqrt(2.0)));
+          y[((static_cast<size_t>(i) * oh + oy) * ow + ox) * out + o] = sum;
+        }
+      }
+    }
+  }
+  return y;
+}
+
+// Kernels 3 (ViTamin, FastViT) and 7 (ConvNeXt, FastViT's RepMixer), strides 1 and 2, channel
+// multipliers 1 and 2 (FastViT's stride-2 downsampling), both epilogues; 37 channels (vector bodies
+// and scalar tails), odd and even map sizes.
+TEST(DepthwiseConv2dTest, MatchesTheDefinitionForEveryStrideMultiplierAndEpilogue) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  constexpr int kC = 37;
+  for (const int kernel : {3, 7}) {
+    for (const int stride : {1, 2}) {
+      for (const int multiplier : {1, 2}) {
+        std::vector<float> torch_weight(static_cast<size_t>(kC) * multiplier * kernel * kernel);
+        std::vector<float> bias(static_cast<size_t>(kC) * multiplier);
+        for (float& v : torch_weight) v = normal(rng);
+        for (float& v : bias) v = normal(rng);
+        const DepthwiseWeights dw = MakeDepthwise(torch_weight.data(), bias.data(), kC, kernel, stride, multiplier);
+        for (const auto epilogue : {DepthwiseEpilogue::kBias, DepthwiseEpilogue::kBiasGelu}) {
+          const FeatureMap x = RandomMap(2, 9, 8, kC, rng);
+          const FeatureMap y = DepthwiseConv2d(dw, x, epilogue);
+          const std::string what = "k=" + std::to_string(kernel) + " s=" + std::to_string(stride) +
+                                   " m=" + std::to_string(multiplier) +
+                                   (epilogue == DepthwiseEpilogue::kBiasGelu ? " gelu" : "");
+          ASSERT_EQ(y.h, (9 - 1) / stride + 1) << what;
+          ASSERT_EQ(y.w, (8 - 1) / stride + 1) << what;
+          ASSERT_EQ(y.c, kC * multiplier) << what;
+          ExpectNear(DirectDepthwise(torch_weight, bias, dw, x, epilogue), y, what);
+        }
+      }
+    }
+  }
 }
 
 // In the child started below: oneDNN really is limited to AVX2 (or less, on older CPUs).

@@ -87,6 +87,18 @@ TEST(RowKernelsTest, BuildsAgreeOnLongRows) {
     base.bias_gelu_tanh(a.data(), kCols, bias.data());
     k->bias_gelu_tanh(b.data(), kCols, bias.data());
     for (int c = 0; c < kCols; ++c) EXPECT_NEAR(a[c], b[c], 1e-6) << k->name << " gelu_tanh " << c;
+    // DepthwiseConv2d's rows: a tap (y += x·w, which the AVX2 build may contract to an FMA) and the bias.
+    a = x;
+    b = x;
+    base.multiply_add(a.data(), gain.data(), bias.data(), kCols);
+    k->multiply_add(b.data(), gain.data(), bias.data(), kCols);
+    for (int c = 0; c < kCols; ++c)
+      EXPECT_NEAR(a[c], b[c], 1e-6 * std::max(1.0f, std::abs(a[c]))) << k->name << " multiply_add " << c;
+    a = x;
+    b = x;
+    base.add_bias(a.data(), kCols, bias.data());
+    k->add_bias(b.data(), kCols, bias.data());
+    for (int c = 0; c < kCols; ++c) EXPECT_EQ(a[c], b[c]) << k->name << " add_bias " << c;
     // SwiGLU against its definition in double (libm exp), so both builds are checked, not only alike.
     a = x;
     k->bias_swiglu(a.data(), gain.data(), kCols, bias.data(), bias.data());

@@ -54,7 +54,7 @@ Result<MbConvBlockWeights> GetMbConv(WeightLoader& l, const std::string& p, int 
   VISALIGN_ASSIGN_OR_RETURN(b.conv1, GetPointwise(l, p + "conv1_1x1", b.mid, in));
   VISALIGN_ASSIGN_OR_RETURN(Tensor dw, l.Get(p + "conv2_kxk.weight", {b.mid, 1, kConvKernel, kConvKernel}));
   VISALIGN_ASSIGN_OR_RETURN(Tensor dw_bias, l.Get(p + "conv2_kxk.bias", {b.mid}));
-  b.conv2 = MakeDepthwise(dw.data, dw_bias.data, b.mid, kConvKernel);
+  b.conv2 = MakeDepthwise(dw.data, dw_bias.data, b.mid, kConvKernel, stride);
   VISALIGN_ASSIGN_OR_RETURN(b.conv3, GetPointwise(l, p + "conv3_1x1", out, b.mid));
   return b;
 }
@@ -109,7 +109,7 @@ FeatureMap RunMbConv(const MbConvBlockWeights& b, FeatureMap x) {
   }
   FeatureMap expanded(h.n, h.h, h.w, b.mid);
   Pointwise(b.conv1, h, expanded, /*accumulate=*/false, /*gelu=*/true);
-  const FeatureMap spatial = DepthwiseConv2dStrided(b.conv2, expanded, b.stride, DepthwiseEpilogue::kBiasGelu);
+  const FeatureMap spatial = DepthwiseConv2d(b.conv2, expanded, DepthwiseEpilogue::kBiasGelu);
   Pointwise(b.conv3, spatial, out, /*accumulate=*/true, /*gelu=*/false);  // + shortcut
   return out;
 }

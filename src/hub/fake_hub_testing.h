@@ -5,7 +5,8 @@
 // plain socket server (HttpServer cannot cut a reply short) that honours `Range: bytes=N-`, and on
 // request cuts a transfer after some bytes, corrupts a byte, or sends slowly. A fallback repository
 // (SetFallback) answers for every repository not added, e.g. all of open_clip's pretrained table for
-// tests/examples_test's `hues run --published`. Used by the hub module's and the command-line tests only.
+// the examples' `hues run --published` (tests/examples_test.cc, help_examples_test.cc). Used by the
+// hub module's and the command-line tests only.
 #pragma once
 
 #include <arpa/inet.h>

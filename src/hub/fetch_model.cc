@@ -50,21 +50,22 @@ std::string LinkedWeightsName(const std::string& fetched, bool hf_layout) {
   return fetched.ends_with(".safetensors") ? "open_clip_model.safetensors" : "open_clip_pytorch_model.bin";
 }
 
-Result<Json> ReadJsonFile(const fs::path& path) {
-  VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  Result<Json> j = ParseJson(text);
-  if (!j.ok() || !j->is_object()) {
-    return Status::InvalidArgument(j.ok() ? "not a JSON object" : j.status().what(), path.string(),
-                                   "a model config (JSON)");
+// A config file (a repository's open_clip_config.json / config.json, the shipped model configs): core's
+// ReadJsonFile (a syntax error names the file and the byte), and then a JSON object.
+Result<Json> ReadConfigObject(const fs::path& path) {
+  VISALIGN_ASSIGN_OR_RETURN(Json config, ReadJsonFile(path));
+  if (!config.is_object()) {
+    return Status::InvalidArgument(fmt::format("not a JSON object but {}", QuoteJson(config)), path.string(),
+                                   "a model config (a JSON object)");
   }
-  return std::move(*j);
+  return config;
 }
 
 // The model_cfg open_clip ships for `model` (data/clip/open_clip_model_configs.json), for a tag whose
 // repository has no open_clip_config.json.
 Result<Json> ShippedModelConfig(const std::string& model) {
   VISALIGN_ASSIGN_OR_RETURN(fs::path path, DataFile(kModelConfigsFile));
-  VISALIGN_ASSIGN_OR_RETURN(Json all, ReadJsonFile(path));
+  VISALIGN_ASSIGN_OR_RETURN(Json all, ReadConfigObject(path));
   const auto configs = all.find("configs");
   if (configs == all.end() || !configs->is_object() || !configs->contains(model) || !(*configs)[model].is_object()) {
     return Status::NotFound(fmt::format("no model config for {}", QuoteText(model)), path.string(),
@@ -143,7 +144,7 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
   bool hf_layout = false;
   Json config;
   if (config_file) {
-    VISALIGN_ASSIGN_OR_RETURN(config, ReadJsonFile(config_file->path));
+    VISALIGN_ASSIGN_OR_RETURN(config, ReadConfigObject(config_file->path));
     out.config_source = name.repo + " " + kOpenClipConfig;
   } else if (name.pretrained) {
     VISALIGN_ASSIGN_OR_RETURN(Json model_cfg, ShippedModelConfig(name.pretrained->model));
@@ -155,7 +156,7 @@ Result<ResolvedModel> FetchModel(const ModelName& name, const HubOptions& option
       return Status::NotFound(fmt::format("{} has neither {} nor {}", name.repo, kOpenClipConfig, kHfConfig),
                               options.endpoint + "/" + name.repo, "an OpenCLIP or transformers CLIP repository");
     }
-    VISALIGN_ASSIGN_OR_RETURN(config, ReadJsonFile(config_file->path));
+    VISALIGN_ASSIGN_OR_RETURN(config, ReadConfigObject(config_file->path));
     hf_layout = true;
     out.config_source = name.repo + " " + kHfConfig;
   }

@@ -1,6 +1,6 @@
 // Models by name against a local imitation of the Hub (fake_hub_testing.h): both name forms, the cache
-// layout, safetensors preferred, a gated repository, 404s, a cut transfer resumed, a corrupted file,
-// offline use and the commit in the fingerprint.
+// layout, safetensors preferred, a gated repository, 404s, a broken config, a cut transfer resumed, a
+// corrupted file, offline use and the commit in the fingerprint.
 #include "visalign/hub/hub.h"
 
 #include <gmock/gmock.h>
@@ -53,6 +53,14 @@ class HubTest : public ::testing::Test {
   Result<ResolvedModel> Fetch(const std::string& name) {
     VISALIGN_ASSIGN_OR_RETURN(ModelName parsed, ParseModelName(name));
     return FetchModel(parsed, options_);
+  }
+  // Fetches hf-hub:<repo>, a repository holding only `file` with `content`.
+  Result<ResolvedModel> FetchOnlyFile(const std::string& repo, const std::string& file, const std::string& content) {
+    testing::FakeRepo r;
+    r.commit = kCommit;
+    r.files = {{file, content}};
+    hub_.AddRepo(repo, r);
+    return Fetch("hf-hub:" + repo);
   }
 
   visalign::testing::TempDir tmp_;
@@ -241,6 +249,20 @@ TEST_F(HubTest, MissingRepositoryAndFileAre404Errors) {
   Result<ResolvedModel> revision = Fetch("hf-hub:test/siglip-tiny@v9");
   ASSERT_FALSE(revision.ok());
   EXPECT_THAT(revision.status().what(), HasSubstr("revision not found in test/siglip-tiny"));
+}
+
+TEST_F(HubTest, ABrokenConfigNamesTheFileAndWhatIsWrong) {
+  Result<ResolvedModel> broken = FetchOnlyFile("test/broken-config", "open_clip_config.json", "{\"model_cfg\": [1,}");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(broken.status().what(), "invalid JSON (syntax error at byte 18)");
+  EXPECT_THAT(broken.status().where(), HasSubstr("open_clip_config.json"));
+  Result<ResolvedModel> not_object = FetchOnlyFile("test/array-config", "config.json", "[1, 2]");
+  ASSERT_FALSE(not_object.ok());
+  EXPECT_EQ(not_object.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(not_object.status().what(), "not a JSON object but [1,2]");
+  EXPECT_THAT(not_object.status().where(), HasSubstr("config.json"));
+  EXPECT_EQ(not_object.status().expected(), "a model config (a JSON object)");
 }
 
 TEST_F(HubTest, ACutTransferIsResumedWithARangeRequest) {

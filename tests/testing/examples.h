@@ -1,6 +1,6 @@
 // The example commands users copy: those in the fenced code blocks of README.md and docs/*.md and
-// those in every `visalign ... --help`, so tests/examples_test.cc can run each one and a new
-// example is covered the day it is written (docs/cli.md, "Examples are tested").
+// those in every `visalign ... --help`, so tests/examples_test.cc and help_examples_test.cc can run
+// each one and a new example is covered the day it is written (docs/cli.md, "Examples are tested").
 #pragma once
 
 #include <filesystem>

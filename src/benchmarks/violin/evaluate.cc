@@ -14,6 +14,7 @@
 
 #include "benchmarks/violin/probes_evaluate.h"
 #include "benchmarks/violin/summary.h"
+#include "benchmarks/violin/summary_output.h"
 #include "visalign/benchmarks/violin/evaluate.h"
 #include "visalign/core/io.h"
 #include "visalign/core/parallel.h"

@@ -1,4 +1,4 @@
-// Building the evaluation summary from per-image results (internal to the VIOLIN benchmark).
+// Building the evaluation summary's rows from per-image results (internal to the VIOLIN benchmark).
 #pragma once
 
 #include <algorithm>
@@ -18,8 +18,9 @@ struct ImageRecord {
   Metrics metrics;
 };
 
-// {"rgb_ed": ..., "hf": ...}, with sd named sd_n when `normalised`.
-Json MetricObject(const std::array<double, kMetricCount>& values, bool normalised);
+// The value of the grouping columns (language, notation, summary.by; variation in CSV and Markdown)
+// in the overall and common rows.
+inline constexpr char kAllGroups[] = "all";
 
 // Group rows of every (model, variation, language, notation, summary.by values), one overall row
 // per model and, for two or more models, one row per model on the items every model has a scored
@@ -33,10 +34,5 @@ Status BuildRows(const std::vector<const ManifestItem*>& items, const std::vecto
 inline size_t BootstrapSteps(size_t models, int resamples) {
   return (models < 2 ? models : 2 * models) * static_cast<size_t>(std::max(0, resamples));
 }
-
-// An image's path as items.jsonl and summary.json's problem lists record it: absolute and
-// lexically normal, so readers of the results folder (`visalign report`) find the image from any
-// working directory (docs/architecture.md, "Results contract").
-std::string AbsoluteImagePath(const std::filesystem::path& path);
 
 }  // namespace visalign::violin
