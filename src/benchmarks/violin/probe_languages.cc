@@ -77,8 +77,7 @@ const std::string& ProbeLanguage::Object(const std::string& object) const {
 
 Result<std::vector<ProbeLanguage>> LoadProbeLanguages(const fs::path& json, const std::vector<std::string>& codes,
                                                       const std::vector<MemoryColor>& memory) {
-  VISALIGN_ASSIGN_OR_RETURN(std::string text, ReadFile(json));
-  VISALIGN_ASSIGN_OR_RETURN(Json j, ParseJson(text));
+  VISALIGN_ASSIGN_OR_RETURN(Json j, ReadJsonFile(json));  // a syntax error names the file
   const std::string file = json.string();
   const Json* all = j.is_object() && j.contains("languages") && j["languages"].is_object() ? &j["languages"] : nullptr;
   if (all == nullptr) return Status::Corrupt("no \"languages\" object", file, "{\"languages\": {\"en\": {...}, ...}}");

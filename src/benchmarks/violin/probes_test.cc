@@ -185,6 +185,10 @@ TEST(ProbeDataset, AMalformedPromptFileNamesTheLanguageAndField) {
   j = good;
   j["languages"].erase("fr");
   EXPECT_NE(load(j).ToString().find("no language \"fr\""), std::string::npos) << load(j).ToString();
+  // A file that is no JSON at all names the file.
+  ASSERT_TRUE(WriteFileAtomic(dir / "p.json", "{\"languages\": ").ok());
+  const Status broken = LoadProbeLanguages(dir / "p.json", {"en"}, memory).status();
+  EXPECT_EQ(broken.where(), (dir / "p.json").string()) << broken.ToString();
 }
 
 TEST(ProbeDataset, WritesAManifestTheVIOLINLoaderReads) {
