@@ -11,6 +11,8 @@ constexpr double kL = 116, kL0 = 16, kA = 500, kB = 200;
 // CIELAB's f as color.h defines it: cbrt(t) for t > ε, else 7.787 t + 16/116.
 constexpr double kEpsilon = 0.008856, kSlope = 7.787, kOffset = 16.0 / 116.0;
 constexpr int kCodes = 256;
+// A row meeting this many new cubes (noise) has all cubes not yet met decided at once.
+constexpr size_t kDecideAllFrom = 64;
 
 // The parameters of the kernels' g for A, B (in single precision); the tables are computed once.
 TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
@@ -33,9 +35,12 @@ TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
   return p;
 }
 
-uint16_t CellOf(const uint8_t* p) {
+// The cube of a colour packed as r | g << 8 | b << 16.
+uint16_t CellOf(uint32_t packed) {
   constexpr int kShift = kTwoColorCellShift, kBits = 8 - kTwoColorCellShift;
-  return static_cast<uint16_t>((p[0] >> kShift << (2 * kBits)) | (p[1] >> kShift << kBits) | (p[2] >> kShift));
+  constexpr uint32_t kLevels = (1u << kBits) - 1;
+  const uint32_t r = packed >> kShift & kLevels, g = packed >> (8 + kShift) & kLevels, b = packed >> (16 + kShift);
+  return static_cast<uint16_t>(r << (2 * kBits) | g << kBits | b);
 }
 
 }  // namespace
@@ -57,34 +62,40 @@ TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColo
 
 size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {
   if (pending_.size() < n + kTwoColorListPad)
-    pending_.resize(n + kTwoColorListPad), packed_.resize(n), g_.resize(n), near_.resize(n);
-  // Pass 1, without branches (SIMD): each pixel's cube answer; the pixels of cubes not decided are listed.
+    pending_.resize(n + kTwoColorListPad), packed_.resize(n + kTwoColorListPad), g_.resize(n), near_.resize(n);
+  // Pass 1, without branches (SIMD): each pixel's cube answer; the pixels of cubes not decided are
+  // listed with their colours.
   uint32_t* pending = pending_.data();
+  uint32_t* packed = packed_.data();
   size_t ones = 0;
-  const size_t listed = kernels_.lookup_cells(rgb, n, cells_.data(), out, pending, &ones);
-  // Pass 2: the cubes met for the first time are decided together (SIMD); the pixels of undecided
-  // cubes stay listed.
-  queue_.clear();
-  for (size_t i = 0; i < listed && unknown_ > 0; ++i) {
-    const uint16_t cell = CellOf(rgb + 3 * size_t{pending[i]});
-    if (cells_[cell] == kUnknown) cells_[cell] = kQueued, queue_.push_back(cell), --unknown_;
-  }
-  if (!queue_.empty()) {
+  const size_t listed = kernels_.lookup_cells(rgb, n, cells_.data(), out, pending, packed, &ones);
+  size_t kept = listed;
+  if (unknown_ > 0) {
+    // Pass 2, while some cubes are not met yet: those met for the first time are decided together
+    // (SIMD; all of them at once when a row meets many: noise); the pixels of undecided cubes stay
+    // listed.
+    queue_.clear();
+    for (size_t i = 0; i < listed; ++i) {
+      const uint16_t cell = CellOf(packed[i]);
+      if (cells_[cell] == kUnknown) cells_[cell] = kQueued, queue_.push_back(cell);
+    }
+    if (queue_.size() >= kDecideAllFrom) {
+      queue_.clear();
+      for (size_t cell = 0; cell < kTwoColorCells; ++cell)
+        if (cells_[cell] >= kQueued) queue_.push_back(static_cast<uint16_t>(cell));
+    }
+    unknown_ -= queue_.size();
     answers_.resize(queue_.size());
     kernels_.decide_cells(g_params_, margin_, queue_.data(), queue_.size(), answers_.data());
     for (size_t i = 0; i < queue_.size(); ++i) cells_[queue_[i]] = answers_[i];
-  }
-  uint32_t* packed = packed_.data();
-  size_t kept = 0;
-  for (size_t i = 0; i < listed; ++i) {
-    const uint32_t x = pending[i];
-    const uint8_t* p = rgb + 3 * size_t{x};
-    const uint8_t c = cells_[CellOf(p)];
-    out[x] = c;
-    pending[kept] = x;
-    packed[kept] = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16;
-    kept += c == kTwoColorUndecided;
-    ones += c == 1;
+    kept = 0;
+    for (size_t i = 0; i < listed; ++i) {
+      const uint8_t c = cells_[CellOf(packed[i])];
+      out[pending[i]] = c;
+      pending[kept] = pending[i], packed[kept] = packed[i];
+      kept += c == kTwoColorUndecided;
+      ones += c == 1;
+    }
   }
   // Pass 3: g of those in single precision (SIMD), classes without branches; an exact conversion
   // only within the margin.

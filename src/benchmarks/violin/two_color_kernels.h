@@ -38,11 +38,11 @@ inline constexpr uint8_t kTwoColorUndecided = 2;  // a cube's answer when its co
 struct TwoColorKernels {
   const char* name;
   // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = cells[cube of pixel x]; the x
-  // whose answer is above 1 (cube not decided) are listed in order into pending. Returns how many
-  // are listed; *ones = how many answers are 1. cells: kTwoColorCells + kTwoColorCellPad bytes;
-  // pending: room for n + kTwoColorListPad.
+  // whose answer is above 1 (cube not decided) are listed in order into pending, their colours as
+  // r | g << 8 | b << 16 into packed. Returns how many are listed; *ones += how many answers are 1.
+  // cells: kTwoColorCells + kTwoColorCellPad bytes; pending, packed: room for n + kTwoColorListPad.
   size_t (*lookup_cells)(const uint8_t* rgb, size_t n, const uint8_t* cells, uint8_t* out, uint32_t* pending,
-                         size_t* ones);
+                         uint32_t* packed, size_t* ones);
   // The answers of n cubes (ids as above): 0 or 1 when g of every colour in the cube is below
   // -margin or above margin by bounds of g at the cube's corners (f is increasing in every channel),
   // else kTwoColorUndecided. margin: at least the error bound of g.
