@@ -12,8 +12,6 @@ constexpr int kByteBits = 8;
 // Eight bytes of 0 or 1 times this: byte i's bit lands on bit 56 + i, no carries (each byte i meets
 // the factor's byte 7 - i there, 2^(8 (7 - i) + i)).
 constexpr uint64_t kGatherByteBits = 0x0102040810204080;
-constexpr uint32_t kNoLabel = UINT32_MAX;
-constexpr uint32_t kFree = 0, kFresh = 1, kFirstBlock = 2;  // label marks below the blocks' numbers
 
 }  // namespace
 
@@ -47,101 +45,87 @@ int64_t CountBits(const uint64_t* bits, int x0, int x1) {
 }
 
 ComponentScan::ComponentScan(int width, double min_area)
-    : width_(width), words_(BitRowWords(width)), min_area_(min_area), block_(kFirstBlock - 1) {}
+    : width_(width), words_(BitRowWords(width)), min_area_(min_area) {}
 
-uint32_t ComponentScan::NewLabel() {
-  uint32_t label;
-  if (free_.empty()) {
-    label = static_cast<uint32_t>(parent_.size());
-    parent_.push_back(label), sums_.emplace_back(), mark_.push_back(kFresh);
-  } else {
-    label = free_.back();
-    free_.pop_back();
-    parent_[label] = label, sums_[label] = {}, mark_[label] = kFresh;
-  }
-  return label;
-}
-
-void ComponentScan::Release(uint32_t label) {
-  if (mark_[label] == kFree) return;
-  mark_[label] = kFree;
-  free_.push_back(label);
-}
-
-void ComponentScan::Keep(uint32_t root) {
-  const Sums& s = sums_[root];
-  if (static_cast<double>(s.area) >= min_area_)
-    found_.push_back({s.last, {static_cast<double>(s.area), s.sx2 / 2.0, s.sy2 / 2.0}});
-}
-
-void ComponentScan::CloseBlock() {
-  ++block_;
-  for (Run& run : row_) {
-    const uint32_t root = Find(run.label);
-    if (root != run.label) Release(run.label);  // merged into another component
-    run.label = root;
-    mark_[root] = block_;
-  }
-  for (const Run& run : above_) {
-    const uint32_t label = run.label;
-    if (mark_[label] == block_ || mark_[label] == kFree) continue;
-    if (parent_[label] == label) Keep(label);  // a root no run of this block reaches: complete
-    Release(label);
-  }
-}
-
-uint32_t ComponentScan::Find(uint32_t label) {
-  while (parent_[label] != label) label = parent_[label] = parent_[parent_[label]];
-  return label;
+void ComponentScan::Keep(const Sums& s) {
+  found_.push_back({s.last, {static_cast<double>(s.area), s.sx2 / 2.0, s.sy2 / 2.0}});
 }
 
 void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
-  // The first set / clear bit at or after column x (width_ if none).
-  const auto next = [&](int x, uint64_t flip) {
-    size_t i = static_cast<size_t>(x) / kWordBits;
-    uint64_t word = (bits[i] ^ flip) & (~uint64_t{0} << (x % kWordBits));
-    while (word == 0) {
-      if (++i == words_) return width_;
-      word = bits[i] ^ flip;
-    }
-    return std::min(width_, static_cast<int>(i * kWordBits) + std::countr_zero(word));
-  };
-  const int64_t rows = count, sy2 = int64_t{count} * (2 * int64_t{y0} + count);  // Σ 2y + 1 over the rows
-  row_.clear();
-  size_t a = 0;  // the first run above not left of the current run
-  for (int x = 0; x < width_;) {
-    const int x0 = next(x, 0);
-    if (x0 >= width_) break;
-    const int x1 = next(x0, ~uint64_t{0});
-    // Every run above sharing a column joins this run's component.
-    while (a < above_.size() && above_[a].x1 <= x0) ++a;
-    uint32_t root = kNoLabel;
-    for (size_t k = a; k < above_.size() && above_[k].x0 < x1; ++k) {
-      const uint32_t r = Find(above_[k].label);
-      if (root == kNoLabel) {
-        root = r;
-      } else if (r != root) {
-        parent_[r] = root;
-        sums_[root].area += sums_[r].area, sums_[root].sx2 += sums_[r].sx2, sums_[root].sy2 += sums_[r].sy2;
-      }
-    }
-    if (root == kNoLabel) root = NewLabel();
-    Sums& s = sums_[root];
-    const int64_t length = x1 - x0;
-    s.area += length * rows;
-    s.sx2 += (int64_t{x1} * x1 - int64_t{x0} * x0) * rows;  // Σ 2x + 1 over [x0, x1) = x1² - x0²
-    s.sy2 += length * sy2;
-    s.last = runs_++;
-    row_.push_back({x0, x1, root});
-    x = x1;
+  // This block's runs: starts are set bits after a clear one, ends clear bits after a set one.
+  x0_.clear(), x1_.clear();
+  uint64_t carry = 0;  // the last bit of the previous word
+  for (size_t i = 0; i < words_; ++i) {
+    const uint64_t w = bits[i], before = w << 1 | carry;
+    const int base = static_cast<int>(i * kWordBits);
+    for (uint64_t starts = w & ~before; starts != 0; starts &= starts - 1)
+      x0_.push_back(base + std::countr_zero(starts));
+    for (uint64_t ends = ~w & before; ends != 0; ends &= ends - 1) x1_.push_back(base + std::countr_zero(ends));
+    carry = w >> (kWordBits - 1);
   }
-  CloseBlock();
-  std::swap(above_, row_);
+  if (x1_.size() < x0_.size()) x1_.push_back(width_);  // a run reaching the last column
+  const size_t runs = x0_.size(), above = above_x0_.size(), k = above_sums_.size();
+  // Edges (above run, run) of the runs sharing a column, by a merge without branches: the run that
+  // ends first is passed.
+  edge_above_.resize(runs + above), edge_run_.resize(runs + above);
+  size_t edges = 0;
+  for (size_t i = 0, j = 0; i < runs && j < above;) {
+    edge_above_[edges] = static_cast<uint32_t>(j), edge_run_[edges] = static_cast<uint32_t>(i);
+    edges += (above_x1_[j] > x0_[i]) & (x1_[i] > above_x0_[j]);
+    const bool above_first = above_x1_[j] <= x1_[i];
+    j += above_first, i += !above_first;
+  }
+  // Union-find, the lower node the root: the above components joined through this block's runs.
+  parent_.resize(k + runs);
+  for (size_t v = 0; v < parent_.size(); ++v) parent_[v] = static_cast<uint32_t>(v);
+  const auto find = [&](uint32_t v) {
+    while (parent_[v] != v) v = parent_[v] = parent_[parent_[v]];
+    return v;
+  };
+  for (size_t e = 0; e < edges; ++e) {
+    const uint32_t a = find(above_component_[edge_above_[e]]), b = find(static_cast<uint32_t>(k + edge_run_[e]));
+    parent_[std::max(a, b)] = std::min(a, b);
+  }
+  for (size_t v = 0; v < parent_.size(); ++v) parent_[v] = parent_[parent_[v]];  // parents resolved first
+  // This block's components in the order of their first run, and their sums.
+  constexpr uint32_t kNone = UINT32_MAX;
+  id_.assign(k + runs, kNone);
+  sums_.assign(runs + 1, Sums{});
+  component_.resize(runs);
+  const int64_t rows = count, sy2 = int64_t{count} * (2 * int64_t{y0} + count);  // Σ 2y + 1 over the rows
+  uint32_t next = 0;
+  for (size_t i = 0; i < runs; ++i) {
+    const uint32_t root = parent_[k + i];
+    const bool fresh = id_[root] == kNone;
+    const uint32_t id = fresh ? next : id_[root];
+    id_[root] = id, next += fresh;
+    component_[i] = id;
+    Sums& s = sums_[id];
+    const int64_t length = x1_[i] - x0_[i];
+    s.area += length * rows;
+    s.sx2 += (int64_t{x1_[i]} * x1_[i] - int64_t{x0_[i]} * x0_[i]) * rows;  // Σ 2x + 1 over [x0, x1) = x1² - x0²
+    s.sy2 += length * sy2;
+    s.last = runs_ + i;
+  }
+  // The above components: continued (their sums join) or complete (the last slot takes their sums).
+  for (size_t c = 0; c < k; ++c) {
+    const uint32_t id = id_[parent_[c]];
+    const Sums& t = above_sums_[c];
+    const bool ends = id == kNone;
+    if (ends & (static_cast<double>(t.area) >= min_area_)) Keep(t);  // rarely: noise's components are small
+    Sums& s = sums_[ends ? runs : id];
+    s.area += t.area, s.sx2 += t.sx2, s.sy2 += t.sy2;
+  }
+  runs_ += runs;
+  sums_.resize(next);
+  std::swap(above_sums_, sums_);
+  std::swap(above_x0_, x0_), std::swap(above_x1_, x1_), std::swap(above_component_, component_);
 }
 
 std::vector<Component> ComponentScan::Finish() {
-  row_.clear();
-  CloseBlock();  // an empty block after the last: every component is complete
+  for (const Sums& s : above_sums_)
+    if (static_cast<double>(s.area) >= min_area_) Keep(s);
+  above_sums_.clear(), above_x0_.clear(), above_x1_.clear(), above_component_.clear();
   std::sort(found_.begin(), found_.end(), [](const auto& a, const auto& b) {
     return a.second.area != b.second.area ? a.second.area > b.second.area : a.first < b.first;
   });

@@ -1,8 +1,10 @@
 // The 4-connected components of a binary image given row by row as bits (the geometry probe's
-// shape-coloured pixels, docs/metrics.md "Probe metrics"): pixel count and centre of each. A row's
-// runs of set bits are found by counting trailing zeros and joined to the runs of the row above
-// they share a column with; labels are merged with union-find, each root keeping its component's
-// pixel count and coordinate sums, so the cost follows the number of runs, not of pixels.
+// shape-coloured pixels, docs/metrics.md "Probe metrics"): pixel count and centre of each. Only two
+// rows are held: a row's runs of set bits (found by counting trailing zeros, a few branches per 64
+// pixels) are matched against the runs of the row above by a branch-free merge; the edges join, by
+// union-find over the above row's components and this row's runs (a few hundred nodes), the
+// components this row continues. An above component no run continues is complete: it is kept if
+// large enough. The cost follows the number of runs, the memory the width.
 #pragma once
 
 #include <cstddef>
@@ -39,32 +41,22 @@ class ComponentScan {
   std::vector<Component> Finish();
 
  private:
-  struct Run {
-    int x0, x1;      // columns [x0, x1)
-    uint32_t label;  // of its component, not necessarily the root
-  };
   struct Sums {
     int64_t area = 0, sx2 = 0, sy2 = 0;  // pixels, and sums of 2x + 1 and 2y + 1 over them
-    uint64_t last = 0;                   // the index of the component's last run so far
+    uint64_t last = 0;                   // the index of the component's last run
   };
-  uint32_t Find(uint32_t label);
-  uint32_t NewLabel();
-  void Release(uint32_t label);
-  // After a block: its runs' labels become their roots; the labels of the block above that are
-  // neither are released, components among them kept if large enough.
-  void CloseBlock();
-  void Keep(uint32_t root);
+  void Keep(const Sums& s);  // a complete component of at least min_area_ pixels
 
   int width_;
   size_t words_;
   double min_area_;
-  std::vector<Run> above_, row_;  // the runs of the block above and of this one
-  std::vector<uint32_t> parent_;  // per label; a root's Sums are its component's
-  std::vector<Sums> sums_;
-  std::vector<uint32_t> mark_;  // per label: the block whose runs it is root of, or kFree / kFresh
-  std::vector<uint32_t> free_;  // labels to reuse
-  uint32_t block_ = 0;
-  uint64_t runs_ = 0;
+  uint64_t runs_ = 0;  // runs before this block's
+  // The block above: its runs [x0, x1) and the index of each run's component in above_sums_.
+  std::vector<int> above_x0_, above_x1_, x0_, x1_;  // ... and this block's runs
+  std::vector<uint32_t> above_component_, component_;
+  std::vector<Sums> above_sums_, sums_;  // per component; sums_ has a last slot for those ending
+  // Union-find over the above components (nodes 0 .. K-1) and this block's runs (K ..): parent_[v] <= v.
+  std::vector<uint32_t> edge_above_, edge_run_, parent_, id_;
   std::vector<std::pair<uint64_t, Component>> found_;  // (last run, component) of those kept
 };
 
