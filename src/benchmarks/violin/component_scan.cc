@@ -13,6 +13,17 @@ constexpr int kByteBits = 8;
 // the factor's byte 7 - i there, 2^(8 (7 - i) + i)).
 constexpr uint64_t kGatherByteBits = 0x0102040810204080;
 
+// Set bits of a word by adding neighbouring bit fields in place (2, 4, 8 bits wide), then the bytes
+// by one multiplication: no call, whatever the baseline instruction set (no POPCNT on x86-64).
+int PopCount(uint64_t v) {
+  constexpr uint64_t kPairs = 0x5555555555555555, kNibbles = 0x3333333333333333, kBytes = 0x0F0F0F0F0F0F0F0F,
+                     kByteSum = 0x0101010101010101;
+  v -= (v >> 1) & kPairs;
+  v = (v & kNibbles) + ((v >> 2) & kNibbles);
+  v = (v + (v >> 4)) & kBytes;
+  return static_cast<int>((v * kByteSum) >> (kWordBits - kByteBits));
+}
+
 }  // namespace
 
 void PackClassBits(const uint8_t* classes, int width, uint64_t* bits) {
@@ -38,42 +49,58 @@ int64_t CountBits(const uint64_t* bits, int x0, int x1) {
   if (x0 >= x1) return 0;
   const int first = x0 / kWordBits, last = (x1 - 1) / kWordBits;
   const uint64_t head = ~uint64_t{0} << (x0 % kWordBits), tail = ~uint64_t{0} >> (kWordBits - 1 - (x1 - 1) % kWordBits);
-  if (first == last) return std::popcount(bits[first] & head & tail);
-  int64_t n = std::popcount(bits[first] & head) + std::popcount(bits[last] & tail);
-  for (int i = first + 1; i < last; ++i) n += std::popcount(bits[i]);
+  if (first == last) return PopCount(bits[first] & head & tail);
+  int64_t n = PopCount(bits[first] & head) + PopCount(bits[last] & tail);
+  for (int i = first + 1; i < last; ++i) n += PopCount(bits[i]);
   return n;
 }
 
 ComponentScan::ComponentScan(int width, double min_area)
-    : width_(width), words_(BitRowWords(width)), min_area_(min_area) {}
+    : width_(width),
+      words_(BitRowWords(width)),
+      min_area_(min_area),
+      above_bits_(words_),
+      starts_(words_),
+      above_starts_(words_),
+      starts_before_(words_),
+      above_starts_before_(words_) {}
 
 void ComponentScan::Keep(const Sums& s) {
   found_.push_back({s.last, {static_cast<double>(s.area), s.sx2 / 2.0, s.sy2 / 2.0}});
 }
 
 void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
-  // This block's runs: starts are set bits after a clear one, ends clear bits after a set one.
+  // This block's runs: starts are set bits after a clear one, ends clear bits after a set one;
+  // starts_before_[i] = runs starting left of word i.
   x0_.clear(), x1_.clear();
   uint64_t carry = 0;  // the last bit of the previous word
   for (size_t i = 0; i < words_; ++i) {
     const uint64_t w = bits[i], before = w << 1 | carry;
     const int base = static_cast<int>(i * kWordBits);
-    for (uint64_t starts = w & ~before; starts != 0; starts &= starts - 1)
+    starts_before_[i] = static_cast<uint32_t>(x0_.size());
+    starts_[i] = w & ~before;
+    for (uint64_t starts = starts_[i]; starts != 0; starts &= starts - 1)
       x0_.push_back(base + std::countr_zero(starts));
     for (uint64_t ends = ~w & before; ends != 0; ends &= ends - 1) x1_.push_back(base + std::countr_zero(ends));
     carry = w >> (kWordBits - 1);
   }
   if (x1_.size() < x0_.size()) x1_.push_back(width_);  // a run reaching the last column
-  const size_t runs = x0_.size(), above = above_x0_.size(), k = above_sums_.size();
-  // Edges (above run, run) of the runs sharing a column, by a merge without branches: the run that
-  // ends first is passed.
-  edge_above_.resize(runs + above), edge_run_.resize(runs + above);
+  const size_t runs = x0_.size(), k = above_sums_.size();
+  // Edges (above run, run) of the runs sharing a column: one per run of the overlap of the two
+  // rows (fewer than the runs of both), at its first column x; each run there is the last to start
+  // at or before x.
+  edge_above_.resize(runs + above_component_.size()), edge_run_.resize(runs + above_component_.size());
   size_t edges = 0;
-  for (size_t i = 0, j = 0; i < runs && j < above;) {
-    edge_above_[edges] = static_cast<uint32_t>(j), edge_run_[edges] = static_cast<uint32_t>(i);
-    edges += (above_x1_[j] > x0_[i]) & (x1_[i] > above_x0_[j]);
-    const bool above_first = above_x1_[j] <= x1_[i];
-    j += above_first, i += !above_first;
+  carry = 0;
+  for (size_t i = 0; i < words_; ++i) {
+    const uint64_t overlap = bits[i] & above_bits_[i];
+    for (uint64_t first = overlap & ~(overlap << 1 | carry); first != 0; first &= first - 1) {
+      const uint64_t upto = first ^ (first - 1);  // bits at or before x
+      edge_run_[edges] = starts_before_[i] + static_cast<uint32_t>(PopCount(starts_[i] & upto)) - 1;
+      edge_above_[edges] = above_starts_before_[i] + static_cast<uint32_t>(PopCount(above_starts_[i] & upto)) - 1;
+      ++edges;
+    }
+    carry = overlap >> (kWordBits - 1);
   }
   // Union-find, the lower node the root: the above components joined through this block's runs.
   parent_.resize(k + runs);
@@ -119,13 +146,16 @@ void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
   runs_ += runs;
   sums_.resize(next);
   std::swap(above_sums_, sums_);
-  std::swap(above_x0_, x0_), std::swap(above_x1_, x1_), std::swap(above_component_, component_);
+  std::swap(above_component_, component_);
+  std::swap(above_starts_, starts_), std::swap(above_starts_before_, starts_before_);
+  std::copy_n(bits, words_, above_bits_.begin());
 }
 
 std::vector<Component> ComponentScan::Finish() {
   for (const Sums& s : above_sums_)
     if (static_cast<double>(s.area) >= min_area_) Keep(s);
-  above_sums_.clear(), above_x0_.clear(), above_x1_.clear(), above_component_.clear();
+  above_sums_.clear(), above_component_.clear();
+  std::fill(above_bits_.begin(), above_bits_.end(), 0);
   std::sort(found_.begin(), found_.end(), [](const auto& a, const auto& b) {
     return a.second.area != b.second.area ? a.second.area > b.second.area : a.first < b.first;
   });

@@ -1,9 +1,10 @@
 // The 4-connected components of a binary image given row by row as bits (the geometry probe's
 // shape-coloured pixels, docs/metrics.md "Probe metrics"): pixel count and centre of each. Only two
-// rows are held: a row's runs of set bits (found by counting trailing zeros, a few branches per 64
-// pixels) are matched against the runs of the row above by a branch-free merge; the edges join, by
-// union-find over the above row's components and this row's runs (a few hundred nodes), the
-// components this row continues. An above component no run continues is complete: it is kept if
+// rows are held: a row's runs of set bits are found by counting trailing zeros, its edges to the
+// runs of the row above from the bits both rows set (one per overlap run, the runs' indices by
+// counting start bits), so there are a few branches per 64 pixels; the edges join, by union-find
+// over the above row's components and this row's runs (a few hundred nodes), the components this
+// row continues. An above component no run continues is complete: it is kept if
 // large enough. The cost follows the number of runs, the memory the width.
 #pragma once
 
@@ -51,8 +52,13 @@ class ComponentScan {
   size_t words_;
   double min_area_;
   uint64_t runs_ = 0;  // runs before this block's
-  // The block above: its runs [x0, x1) and the index of each run's component in above_sums_.
-  std::vector<int> above_x0_, above_x1_, x0_, x1_;  // ... and this block's runs
+  // The block above: its bits and the index of each run's component in above_sums_; this block's
+  // runs [x0, x1).
+  std::vector<uint64_t> above_bits_;
+  std::vector<int> x0_, x1_;
+  // Per word of the block above and of this one: the run start bits, and the runs starting before.
+  std::vector<uint64_t> starts_, above_starts_;
+  std::vector<uint32_t> starts_before_, above_starts_before_;
   std::vector<uint32_t> above_component_, component_;
   std::vector<Sums> above_sums_, sums_;  // per component; sums_ has a last slot for those ending
   // Union-find over the above components (nodes 0 .. K-1) and this block's runs (K ..): parent_[v] <= v.

@@ -49,11 +49,13 @@ void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second, const
 }
 
 // Every one of the 16,777,216 8-bit colours, 4,096 per row, classified as converting each would, by
-// the kernels' build this process uses and by the baseline build.
+// every kernels' build the CPU runs: the baseline and the one this process uses among them.
 void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second) {
-  ExpectEveryColourAsConverted(first, second, BestTwoColorKernels());
-  if (&BestTwoColorKernels() != &kBaselineTwoColorKernels)
-    ExpectEveryColourAsConverted(first, second, kBaselineTwoColorKernels);
+  const TwoColorKernels* builds[kTwoColorBuilds];
+  const size_t n = RunnableTwoColorKernels(builds);
+  ASSERT_EQ(builds[0], &kBaselineTwoColorKernels);
+  ASSERT_EQ(builds[n - 1], &BestTwoColorKernels());
+  for (size_t i = 0; i < n; ++i) ExpectEveryColourAsConverted(first, second, *builds[i]);
 }
 
 TEST(TwoColorClassifier, EveryColourAsConvertingItWouldForNearlyEqualGreys) {

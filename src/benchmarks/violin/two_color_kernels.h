@@ -58,5 +58,8 @@ const TwoColorKernels* Avx2TwoColorKernels();    // nullptr when the CPU lacks A
 const TwoColorKernels* Avx512TwoColorKernels();  // nullptr when the CPU lacks AVX-512F
 // The widest build the CPU runs (decided once per process).
 const TwoColorKernels& BestTwoColorKernels();
+// Every build the CPU runs, the baseline first, into out[0 .. returned count - 1].
+inline constexpr size_t kTwoColorBuilds = 3;
+size_t RunnableTwoColorKernels(const TwoColorKernels* out[kTwoColorBuilds]);
 
 }  // namespace visalign::violin

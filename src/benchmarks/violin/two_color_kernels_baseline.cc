@@ -24,4 +24,12 @@ const TwoColorKernels& BestTwoColorKernels() {
   return best;
 }
 
+size_t RunnableTwoColorKernels(const TwoColorKernels* out[kTwoColorBuilds]) {
+  size_t n = 0;
+  out[n++] = &kBaselineTwoColorKernels;
+  if (Avx2TwoColorKernels() != nullptr) out[n++] = Avx2TwoColorKernels();
+  if (Avx512TwoColorKernels() != nullptr) out[n++] = Avx512TwoColorKernels();
+  return n;
+}
+
 }  // namespace visalign::violin
