@@ -2,7 +2,7 @@
 // many 8-bit sRGB pixels in single precision, within a stated error of the exact value, so that only
 // pixels with |g| within that error need an exact conversion. The body (two_color_kernels.inc) is
 // compiled once per instruction set: baseline x86-64 (SSE2, 4 lanes), AVX2 + FMA (8 lanes) and
-// AVX-512F (16 lanes), each .cc with its own compiler flags and no header that defines inline
+// AVX-512F/BW (16 lanes), each .cc with its own compiler flags and no header that defines inline
 // functions (so no function compiled for a wider set can be shared with baseline code). The widest
 // build the CPU runs is chosen once per process; every build meets the same error bound.
 #pragma once
@@ -55,7 +55,7 @@ struct TwoColorKernels {
 extern const TwoColorKernels kBaselineTwoColorKernels, kAvx2TwoColorKernels, kAvx512TwoColorKernels;
 
 const TwoColorKernels* Avx2TwoColorKernels();    // nullptr when the CPU lacks AVX2 or FMA
-const TwoColorKernels* Avx512TwoColorKernels();  // nullptr when the CPU lacks AVX-512F
+const TwoColorKernels* Avx512TwoColorKernels();  // nullptr when the CPU lacks AVX-512F/BW, FMA or POPCNT
 // The widest build the CPU runs (decided once per process).
 const TwoColorKernels& BestTwoColorKernels();
 // Every build the CPU runs, the baseline first, into out[0 .. returned count - 1].

@@ -1,4 +1,5 @@
-// The AVX-512F build of two_color_kernels.inc (compiled with -mavx512f -mfma: CMakeLists.txt).
+// The AVX-512 build of two_color_kernels.inc (compiled with -mavx512f -mavx512bw -mfma -mpopcnt:
+// CMakeLists.txt).
 #include <immintrin.h>
 
 #include "benchmarks/violin/two_color_kernels.h"

@@ -13,7 +13,8 @@ const TwoColorKernels* Avx2TwoColorKernels() {
 }
 
 const TwoColorKernels* Avx512TwoColorKernels() {
-  static const bool supported = __builtin_cpu_supports("avx512f");
+  static const bool supported = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("fma") && __builtin_cpu_supports("popcnt");
   return supported ? &kAvx512TwoColorKernels : nullptr;
 }
 
