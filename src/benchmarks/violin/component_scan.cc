@@ -117,7 +117,7 @@ void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
   // This block's components in the order of their first run, and their sums.
   constexpr uint32_t kNone = UINT32_MAX;
   id_.assign(k + runs, kNone);
-  sums_.assign(runs + 1, Sums{});
+  sums_.assign(runs, Sums{});
   component_.resize(runs);
   const int64_t rows = count, sy2 = int64_t{count} * (2 * int64_t{y0} + count);  // Σ 2y + 1 over the rows
   uint32_t next = 0;
@@ -134,13 +134,19 @@ void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
     s.sy2 += length * sy2;
     s.last = runs_ + i;
   }
-  // The above components: continued (their sums join) or complete (the last slot takes their sums).
+  // The above components: complete ones are kept if large enough, continued ones listed (without
+  // branches) and their sums joined to this block's components.
+  continued_.resize(k);
+  size_t going_on = 0;
   for (size_t c = 0; c < k; ++c) {
-    const uint32_t id = id_[parent_[c]];
-    const Sums& t = above_sums_[c];
-    const bool ends = id == kNone;
-    if (ends & (static_cast<double>(t.area) >= min_area_)) Keep(t);  // rarely: noise's components are small
-    Sums& s = sums_[ends ? runs : id];
+    const bool ends = id_[parent_[c]] == kNone;
+    if (ends & (static_cast<double>(above_sums_[c].area) >= min_area_)) Keep(above_sums_[c]);  // rarely
+    continued_[going_on] = static_cast<uint32_t>(c);
+    going_on += !ends;
+  }
+  for (size_t i = 0; i < going_on; ++i) {
+    const Sums& t = above_sums_[continued_[i]];
+    Sums& s = sums_[id_[parent_[continued_[i]]]];
     s.area += t.area, s.sx2 += t.sx2, s.sy2 += t.sy2;
   }
   runs_ += runs;

@@ -60,7 +60,8 @@ class ComponentScan {
   std::vector<uint64_t> starts_, above_starts_;
   std::vector<uint32_t> starts_before_, above_starts_before_;
   std::vector<uint32_t> above_component_, component_;
-  std::vector<Sums> above_sums_, sums_;  // per component; sums_ has a last slot for those ending
+  std::vector<Sums> above_sums_, sums_;  // per component
+  std::vector<uint32_t> continued_;      // the above components this block continues
   // Union-find over the above components (nodes 0 .. K-1) and this block's runs (K ..): parent_[v] <= v.
   std::vector<uint32_t> edge_above_, edge_run_, parent_, id_;
   std::vector<std::pair<uint64_t, Component>> found_;  // (last run, component) of those kept
