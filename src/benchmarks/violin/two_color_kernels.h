@@ -1,6 +1,7 @@
-// The vectorised part of TwoColorClassifier (two_color_classifier.h): g(p) = |p - A|² - |p - B|² of
-// many 8-bit sRGB pixels in single precision, within a stated error of the exact value, so that only
-// pixels with |g| within that error need an exact conversion. The body (two_color_kernels.inc) is
+// The vectorised parts of TwoColorClassifier (two_color_classifier.h): a row's cube answers (pass 1),
+// the decisions of cubes by bounds at their corners, and g(p) = |p - A|² - |p - B|² of many 8-bit
+// sRGB pixels in single precision within a stated error of the exact value, so that only pixels with
+// |g| within that error need an exact conversion. The body (two_color_kernels.inc) is
 // compiled once per instruction set: baseline x86-64 (SSE2, 4 lanes), AVX2 + FMA (8 lanes) and
 // AVX-512F/BW (16 lanes), each .cc with its own compiler flags and no header that defines inline
 // functions (so no function compiled for a wider set can be shared with baseline code). The widest
@@ -12,7 +13,7 @@
 
 namespace visalign::violin {
 
-// What g of a target pair needs, in single precision (TwoColorG::Make in two_color_classifier.cc):
+// What g of a target pair needs, in single precision (filled by TwoColorClassifier):
 //   t_k = Σ_j xyz[k][j] lin[c_j]   (X/Xn, Y/Yn, Z/Zn of the pixel's linear channels c_j),
 //   g   = constant + Σ_k alpha2[k] f(t_k),  f(t) = cbrt(t) for t > epsilon, else slope t + offset.
 struct TwoColorG {
