@@ -60,6 +60,8 @@ ComponentScan::ComponentScan(int width, double min_area)
       words_(BitRowWords(width)),
       min_area_(min_area),
       above_bits_(words_),
+      x0_(static_cast<size_t>(width) / 2 + 1),  // at most one run per two pixels, rounded up
+      x1_(static_cast<size_t>(width) / 2 + 1),
       starts_(words_),
       above_starts_(words_),
       starts_before_(words_),
@@ -72,20 +74,21 @@ void ComponentScan::Keep(const Sums& s) {
 void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
   // This block's runs: starts are set bits after a clear one, ends clear bits after a set one;
   // starts_before_[i] = runs starting left of word i.
-  x0_.clear(), x1_.clear();
+  int* x0 = x0_.data();
+  int* x1 = x1_.data();
+  uint32_t starts = 0, ends = 0;
   uint64_t carry = 0;  // the last bit of the previous word
   for (size_t i = 0; i < words_; ++i) {
     const uint64_t w = bits[i], before = w << 1 | carry;
     const int base = static_cast<int>(i * kWordBits);
-    starts_before_[i] = static_cast<uint32_t>(x0_.size());
+    starts_before_[i] = starts;
     starts_[i] = w & ~before;
-    for (uint64_t starts = starts_[i]; starts != 0; starts &= starts - 1)
-      x0_.push_back(base + std::countr_zero(starts));
-    for (uint64_t ends = ~w & before; ends != 0; ends &= ends - 1) x1_.push_back(base + std::countr_zero(ends));
+    for (uint64_t m = starts_[i]; m != 0; m &= m - 1) x0[starts++] = base + std::countr_zero(m);
+    for (uint64_t m = ~w & before; m != 0; m &= m - 1) x1[ends++] = base + std::countr_zero(m);
     carry = w >> (kWordBits - 1);
   }
-  if (x1_.size() < x0_.size()) x1_.push_back(width_);  // a run reaching the last column
-  const size_t runs = x0_.size(), k = above_sums_.size();
+  if (ends < starts) x1[ends++] = width_;  // a run reaching the last column
+  const size_t runs = starts, k = above_sums_.size();
   // Edges (above run, run) of the runs sharing a column: one per run of the overlap of the two
   // rows (fewer than the runs of both), at its first column x; each run there is the last to start
   // at or before x.
