@@ -5,13 +5,15 @@
 //   Probe/inertia, Probe/geometry - MeasureProbe (CIELAB classification, split fit / components).
 // Each on the item's own ground truth ("gt"), on it with +-8 levels of noise per channel ("grain", what a
 // generator's near-solid output looks like) and on uniform noise ("noise", the worst case for the purity
-// measures, the CIELAB classification and the geometry components); argument = image side.
+// measures, the CIELAB classification and the geometry components); argument = image side. The
+// context line "two_color_kernels" names the SIMD build the classification uses on this CPU.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <random>
 
 #include "benchmarks/violin/probes_evaluate.h"
+#include "benchmarks/violin/two_color_kernels.h"
 #include "visalign/benchmarks/violin/dataset.h"
 #include "visalign/benchmarks/violin/probes.h"
 
@@ -86,4 +88,10 @@ VIOLIN_PROBE_BENCH(Probe_geometry, Kind::kGeometry);
 }  // namespace
 }  // namespace visalign::violin
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::AddCustomContext("two_color_kernels", visalign::violin::BestTwoColorKernels().name);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -12,6 +12,7 @@
 
 #include "visalign/benchmarks/violin/probes.h"
 
+#include "benchmarks/violin/component_scan.h"
 #include "benchmarks/violin/two_color_classifier.h"
 
 namespace visalign::violin {
@@ -113,62 +114,25 @@ void ForEachClassBlock(const imaging::Image& image, color::Srgb8 first, color::S
   }
 }
 
-struct Component {
-  double area = 0, sx = 0, sy = 0;  // pixel count and coordinate sums (pixel centres)
-  double cx() const { return sx / area; }
-  double cy() const { return sy / area; }
-};
-
-// What a geometry image shows: the 4-connected components of its shape-coloured pixels and their
-// overlap with the requested shapes. Fed block by block (ForEachClassBlock): each block's runs of
-// shape pixels are vertical strips, joined to the runs of the block above they touch (union-find over
-// runs), so the cost follows the number of runs, not of pixels; the overlap is summed per row from the
-// runs and the requested spans.
+// What a geometry image shows: the 4-connected components of its shape-coloured pixels
+// (ComponentScan over the class rows packed as bits) and their overlap with the requested shapes,
+// counted per row from the bits inside the requested spans. Fed block by block (ForEachClassBlock).
 class ShapeScan {
  public:
-  ShapeScan(const ProbeSpec& spec, const Scale& s, int width, int height)
-      : spec_(spec), s_(s), width_(width), height_(height) {
-    // At most one run per two pixels: reserved (not touched) so that noisy images do not regrow.
-    const size_t most = (static_cast<size_t>(width) + 1) / 2 * static_cast<size_t>(height);
-    runs_.reserve(most);
-    parent_.reserve(most);
-  }
+  ShapeScan(const ProbeSpec& spec, const Scale& s, int width, int height, double min_area)
+      : spec_(spec), s_(s), width_(width), height_(height), components_(width, min_area), bits_(BitRowWords(width)) {}
 
-  void Add(int y0, int count, const uint8_t* classes) {
-    const size_t begin = runs_.size();
-    // The row's run ends without branches: the x where the class changes, then the row's end if it
-    // closes a run; they alternate start, end, start, ...
-    edges_.resize(static_cast<size_t>(width_) + 1);
-    size_t edges = 0;
-    uint8_t previous = 0;
-    for (int x = 0; x < width_; ++x) {
-      edges_[edges] = x;
-      edges += classes[x] ^ previous;
-      previous = classes[x];
-    }
-    edges_[edges] = width_;
-    edges += previous;
-    for (size_t e = 0; e < edges; e += 2) {
-      const int x0 = edges_[e], x1 = edges_[e + 1];
-      const uint32_t run = static_cast<uint32_t>(runs_.size());
-      runs_.push_back({x0, x1, y0, count});
-      parent_.push_back(run);
-      // Every run of the block above that shares a column joins this one (which stays a root).
-      while (above_ < begin && runs_[above_].x1 <= x0) ++above_;
-      for (size_t k = above_; k < begin && runs_[k].x0 < x1; ++k) parent_[Find(k)] = run;
-      mask_area_ += static_cast<int64_t>(x1 - x0) * count;
-    }
+  void Add(int y0, int count, const uint8_t* classes, size_t ones) {
+    PackClassBits(classes, width_, bits_.data());
+    components_.Add(y0, count, bits_.data());
+    mask_area_ += static_cast<int64_t>(ones) * count;
     for (int y = y0; y < y0 + count; ++y) {  // the requested shapes' pixels of each row, and the overlap
       ShapeSpans(spec_.shapes, s_, width_, height_, y, spans_);
-      size_t r = begin;
       for (const Span& span : spans_) {
         requested_area_ += span.x1 - span.x0;
-        while (r < runs_.size() && runs_[r].x1 <= span.x0) ++r;
-        for (size_t k = r; k < runs_.size() && runs_[k].x0 < span.x1; ++k)
-          inter_ += std::min(runs_[k].x1, span.x1) - std::max(runs_[k].x0, span.x0);
+        inter_ += CountBits(bits_.data(), span.x0, span.x1);
       }
     }
-    above_ = begin;
   }
 
   double Iou() const {
@@ -176,49 +140,15 @@ class ShapeScan {
     return uni > 0 ? static_cast<double>(inter_) / static_cast<double>(uni) : 0.0;
   }
 
-  // The components with at least `min_area` pixels, largest first.
-  std::vector<Component> Components(double min_area) {
-    // Areas first (runs become their root's index), then the centres of the large components only.
-    std::vector<int64_t> area(runs_.size(), 0);
-    for (size_t i = 0; i < runs_.size(); ++i) {
-      parent_[i] = static_cast<uint32_t>(Find(i));
-      area[parent_[i]] += static_cast<int64_t>(runs_[i].x1 - runs_[i].x0) * runs_[i].rows;
-    }
-    std::vector<int32_t> slot(runs_.size(), -1);
-    std::vector<Component> out;
-    for (size_t i = 0; i < runs_.size(); ++i)
-      if (parent_[i] == i && static_cast<double>(area[i]) >= min_area) {
-        slot[i] = static_cast<int32_t>(out.size());
-        out.push_back({static_cast<double>(area[i]), 0, 0});
-      }
-    for (size_t i = 0; i < runs_.size() && !out.empty(); ++i) {
-      if (slot[parent_[i]] < 0) continue;
-      const Run& run = runs_[i];
-      Component& c = out[slot[parent_[i]]];
-      const double n = static_cast<double>(run.x1 - run.x0) * run.rows;
-      c.sx += n * (run.x0 + run.x1) / 2.0;    // sum of the pixel centres x + 0.5
-      c.sy += n * (run.y0 + run.rows / 2.0);  // ... and y + 0.5 over the block's rows
-    }
-    std::stable_sort(out.begin(), out.end(), [](const Component& a, const Component& b) { return a.area > b.area; });
-    return out;
-  }
+  // The components with at least `min_area` pixels, largest first (ends the scan).
+  std::vector<Component> Components() { return components_.Finish(); }
 
  private:
-  struct Run {
-    int x0, x1, y0, rows;  // [x0, x1) of rows y0 .. y0 + rows - 1
-  };
-  size_t Find(size_t i) {
-    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
-    return i;
-  }
-
   const ProbeSpec& spec_;
   Scale s_;
   int width_, height_;
-  std::vector<Run> runs_;
-  std::vector<uint32_t> parent_;
-  size_t above_ = 0;  // the first run of the block above not left of the current run
-  std::vector<int> edges_;
+  ComponentScan components_;
+  std::vector<uint64_t> bits_;
   std::vector<Span> spans_;
   int64_t mask_area_ = 0, requested_area_ = 0, inter_ = 0;
 };
@@ -230,12 +160,13 @@ double EquivalentSize(const Component& c, ShapeKind kind) {
 ProbeMeasures MeasureGeometry(const imaging::Image& image, const ProbeSpec& spec, const ManifestItem& item) {
   ProbeMeasures m;
   const Scale s = ScaleOf(spec, image.width, image.height);
-  ShapeScan scan(spec, s, image.width, image.height);
-  ForEachClassBlock(image, item.targets[0], spec.shape_color,
-                    [&](int y0, int count, const uint8_t* classes, size_t) { scan.Add(y0, count, classes); });
-  m.iou = scan.Iou();
   const double min_area = std::max(1.0, kMinComponentShare * image.width * image.height);
-  std::vector<Component> found = scan.Components(min_area);
+  ShapeScan scan(spec, s, image.width, image.height, min_area);
+  ForEachClassBlock(
+      image, item.targets[0], spec.shape_color,
+      [&](int y0, int count, const uint8_t* classes, size_t ones) { scan.Add(y0, count, classes, ones); });
+  m.iou = scan.Iou();
+  std::vector<Component> found = scan.Components();
   m.shape_count = static_cast<int>(found.size());
   const size_t n = spec.shapes.size();
   if (found.size() < n) return m;

@@ -6,45 +6,51 @@
 //   α = (500 wa, 116 wL - 500 wa + 200 wb, -200 wb), c = -32 wL + |A|² - |B|²,
 // where fx, fy, fz are CIELAB's f of X/Xn, Y/Yn, Z/Zn, each increasing in every sRGB channel. So
 //   1. over a cube of 16 levels per channel g is bounded by f at the cube's lowest and highest
-//      corner: a cube whose bounds agree decides all its 4,096 colours (decided on first use);
-//   2. a pixel of an undecided cube gets g from f interpolated in a table of cube roots, whose
-//      error is bounded (kFError): outside ± that margin the sign is certain;
+//      corner: a cube whose bounds agree decides all its 4,096 colours (decided on first use, the
+//      cubes a row meets first together);
+//   2. the pixels of undecided cubes get g in single precision, whose error is bounded: outside ±
+//      that margin the sign is certain;
 //   3. only a pixel within the margin is converted exactly.
+// Steps 1 and 2 are SIMD kernels (two_color_kernels.h), the widest build the CPU runs.
 // Class 1 means nearer B.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "benchmarks/violin/two_color_kernels.h"
 #include "visalign/color.h"
 
 namespace visalign::violin {
 
-struct ClassifierTables;  // linearisation, XYZ and cube-root tables every classifier shares
-
 class TwoColorClassifier {
  public:
-  TwoColorClassifier(color::Lab a, color::Lab b);
+  // `kernels`: the build of step 2 (any gives the same classes; tests pick each).
+  TwoColorClassifier(color::Lab a, color::Lab b, const TwoColorKernels& kernels = BestTwoColorKernels());
 
   // Classes of n pixels (interleaved RGB bytes) into out[0 .. n-1]; returns how many are 1.
   size_t Row(const uint8_t* rgb, size_t n, uint8_t* out);
 
+  // Step 2's parameters, and the bound of its g's error (the margin) for every build.
+  const TwoColorG& g_params() const { return g_params_; }
+  float g_margin() const { return margin_; }
+
  private:
-  // The class every colour of `cell`'s cube has (bounds of g at its corners), or kUndecided.
-  uint8_t DecideCell(size_t cell) const;
-  // g from interpolated f; its error is at most margin_.
-  double ApproximateG(const uint8_t* p) const;
   uint8_t Exact(const uint8_t* p) const;
 
-  const ClassifierTables& tables_;
   color::Lab a_, b_;
-  std::array<double, 3> alpha2_{};  // 2 α
-  double constant_ = 0, margin_ = 0;
-  std::vector<uint8_t> cells_;
-  std::vector<uint32_t> pending_;  // a row's pixels whose cube is not decided
-  std::vector<double> g_;          // ... and their approximate g
+  const TwoColorKernels& kernels_;
+  TwoColorG g_params_{};
+  float margin_ = 0;                 // bound of the kernels' g error
+  std::vector<uint8_t> cells_;       // per cube: 0, 1, kTwoColorUndecided or not yet decided
+  size_t unknown_ = kTwoColorCells;  // cubes not yet met
+  std::vector<uint16_t> queue_;      // the cubes a row meets first
+  std::vector<uint8_t> answers_;     // ... and their answers
+  std::vector<uint32_t> pending_;    // a row's pixels whose cube is not decided
+  std::vector<uint32_t> packed_;     // ... their colours, r | g << 8 | b << 16
+  std::vector<float> g_;             // ... their approximate g
+  std::vector<uint32_t> near_;       // ... those of them within the margin
 };
 
 }  // namespace visalign::violin

@@ -17,10 +17,9 @@ uint8_t Nearer(const double* lab, const color::Lab& a, const color::Lab& b) {
   return d2(a) <= d2(b) ? 0 : 1;
 }
 
-// Every one of the 16,777,216 8-bit colours, 4,096 per row, classified as converting each would.
-void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second) {
+void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second, const TwoColorKernels& kernels) {
   const color::Lab a = color::Srgb8ToLab(first), b = color::Srgb8ToLab(second);
-  TwoColorClassifier classify(a, b);
+  TwoColorClassifier classify(a, b, kernels);
   constexpr size_t kRow = 4096;
   std::vector<uint8_t> rgb(3 * kRow), got(kRow);
   std::vector<double> lab(3 * kRow);
@@ -44,9 +43,19 @@ void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second) {
     EXPECT_EQ(row_ones, want_ones);
     ones += row_ones;
   }
-  EXPECT_EQ(mismatches, 0u) << color::ToHex(first) << " vs " << color::ToHex(second);
+  EXPECT_EQ(mismatches, 0u) << color::ToHex(first) << " vs " << color::ToHex(second) << ", " << kernels.name;
   EXPECT_GT(ones, 0u);
   EXPECT_LT(ones, size_t{1} << 24);
+}
+
+// Every one of the 16,777,216 8-bit colours, 4,096 per row, classified as converting each would, by
+// every kernels' build the CPU runs: the baseline and the one this process uses among them.
+void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second) {
+  const TwoColorKernels* builds[kTwoColorBuilds];
+  const size_t n = RunnableTwoColorKernels(builds);
+  ASSERT_EQ(builds[0], &kBaselineTwoColorKernels);
+  ASSERT_EQ(builds[n - 1], &BestTwoColorKernels());
+  for (size_t i = 0; i < n; ++i) ExpectEveryColourAsConverted(first, second, *builds[i]);
 }
 
 TEST(TwoColorClassifier, EveryColourAsConvertingItWouldForNearlyEqualGreys) {

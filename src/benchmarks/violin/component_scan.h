@@ -1,0 +1,70 @@
+// The 4-connected components of a binary image given row by row as bits (the geometry probe's
+// shape-coloured pixels, docs/metrics.md "Probe metrics"): pixel count and centre of each. Only two
+// rows are held: a row's runs of set bits are found by counting trailing zeros, its edges to the
+// runs of the row above from the bits both rows set (one per overlap run, the runs' indices by
+// counting start bits), so there are a few branches per 64 pixels; the edges join, by union-find
+// over the above row's components and this row's runs (a few hundred nodes), the components this
+// row continues. An above component no run continues is complete: it is kept if
+// large enough. The cost follows the number of runs, the memory the width.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace visalign::violin {
+
+struct Component {
+  double area = 0, sx = 0, sy = 0;  // pixel count and coordinate sums (pixel centres x + 0.5, y + 0.5)
+  double cx() const { return sx / area; }
+  double cy() const { return sy / area; }
+};
+
+// Words of 64 pixels (pixel x is bit x % 64 of word x / 64) a row of `width` pixels takes.
+inline size_t BitRowWords(int width) { return (static_cast<size_t>(width) + 63) / 64; }
+
+// Classes (0 or 1) of `width` pixels as bits into BitRowWords(width) words; bits past width clear.
+void PackClassBits(const uint8_t* classes, int width, uint64_t* bits);
+
+// Set bits of `bits` (a packed row) in columns [x0, x1).
+int64_t CountBits(const uint64_t* bits, int x0, int x1);
+
+// Finds the components of at least `min_area` pixels.
+class ComponentScan {
+ public:
+  ComponentScan(int width, double min_area);
+
+  // Rows y0 .. y0 + count - 1, all equal to `bits` (a packed row); blocks come top to bottom.
+  void Add(int y0, int count, const uint64_t* bits);
+
+  // Ends the scan: the components found, largest first, equal areas in the order of their last run
+  // (a run: a row's maximal interval of set bits; runs are ordered top to bottom, then left to right).
+  std::vector<Component> Finish();
+
+ private:
+  struct Sums {
+    int64_t area = 0, sx2 = 0, sy2 = 0;  // pixels, and sums of 2x + 1 and 2y + 1 over them
+    uint64_t last = 0;                   // the index of the component's last run
+  };
+  void Keep(const Sums& s);  // a complete component of at least min_area_ pixels
+
+  int width_;
+  size_t words_;
+  double min_area_;
+  uint64_t runs_ = 0;  // runs before this block's
+  // The block above: its bits and the index of each run's component in above_sums_; this block's
+  // runs [x0, x1).
+  std::vector<uint64_t> above_bits_;
+  std::vector<int> x0_, x1_;
+  // Per word of the block above and of this one: the run start bits, and the runs starting before.
+  std::vector<uint64_t> starts_, above_starts_;
+  std::vector<uint32_t> starts_before_, above_starts_before_;
+  std::vector<uint32_t> above_component_, component_;
+  std::vector<Sums> above_sums_, sums_;  // per component
+  std::vector<uint32_t> continued_;      // the above components this block continues
+  // Union-find over the above components (nodes 0 .. K-1) and this block's runs (K ..): parent_[v] <= v.
+  std::vector<uint32_t> edge_above_, edge_run_, parent_, id_;
+  std::vector<std::pair<uint64_t, Component>> found_;  // (last run, component) of those kept
+};
+
+}  // namespace visalign::violin

@@ -1,0 +1,66 @@
+// The vectorised parts of TwoColorClassifier (two_color_classifier.h): a row's cube answers (pass 1),
+// the decisions of cubes by bounds at their corners, and g(p) = |p - A|² - |p - B|² of many 8-bit
+// sRGB pixels in single precision within a stated error of the exact value, so that only pixels with
+// |g| within that error need an exact conversion. The body (two_color_kernels.inc) is
+// compiled once per instruction set: baseline x86-64 (SSE2, 4 lanes), AVX2 + FMA (8 lanes) and
+// AVX-512F/BW (16 lanes), each .cc with its own compiler flags and no header that defines inline
+// functions (so no function compiled for a wider set can be shared with baseline code). The widest
+// build the CPU runs is chosen once per process; every build meets the same error bound.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace visalign::violin {
+
+// What g of a target pair needs, in single precision (filled by TwoColorClassifier):
+//   t_k = Σ_j xyz[k][j] lin[c_j]   (X/Xn, Y/Yn, Z/Zn of the pixel's linear channels c_j),
+//   g   = constant + Σ_k alpha2[k] f(t_k),  f(t) = cbrt(t) for t > epsilon, else slope t + offset.
+struct TwoColorG {
+  float lin[256];   // linear value of each 8-bit code
+  float xyz[3][3];  // X/Xn, Y/Yn, Z/Zn per unit of linear R, G, B
+  float alpha2[3];  // 2 α of the target pair
+  float constant;   // c of the target pair
+  float epsilon, slope, offset;
+};
+
+// |g computed - g exact| <= kTwoColorFError Σ|alpha2| + kTwoColorSumError (|constant| + 1.1 Σ|alpha2|)
+// for every 8-bit colour and every build (derivation in two_color_kernels.inc; tested on all colours).
+inline constexpr double kTwoColorFError = 2e-6;    // per f, besides the jump of f at epsilon
+inline constexpr double kTwoColorSumError = 5e-7;  // 8 float roundings of the sum
+
+// The cube of 16 levels per channel an 8-bit colour is in: (r >> 4) << 8 | (g >> 4) << 4 | b >> 4.
+inline constexpr int kTwoColorCellShift = 4;
+inline constexpr size_t kTwoColorCells = 4096;
+inline constexpr size_t kTwoColorCellPad = 3;     // bytes a cell table has past its last cell
+inline constexpr size_t kTwoColorListPad = 16;    // entries a pending list has past n
+inline constexpr uint8_t kTwoColorUndecided = 2;  // a cube's answer when its colours' classes differ
+
+struct TwoColorKernels {
+  const char* name;
+  // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = cells[cube of pixel x]; the x
+  // whose answer is above 1 (cube not decided) are listed in order into pending, their colours as
+  // r | g << 8 | b << 16 into packed. Returns how many are listed; *ones += how many answers are 1.
+  // cells: kTwoColorCells + kTwoColorCellPad bytes; pending, packed: room for n + kTwoColorListPad.
+  size_t (*lookup_cells)(const uint8_t* rgb, size_t n, const uint8_t* cells, uint8_t* out, uint32_t* pending,
+                         uint32_t* packed, size_t* ones);
+  // The answers of n cubes (ids as above): 0 or 1 when g of every colour in the cube is below
+  // -margin or above margin by bounds of g at the cube's corners (f is increasing in every channel),
+  // else kTwoColorUndecided. margin: at least the error bound of g.
+  void (*decide_cells)(const TwoColorG& params, float margin, const uint16_t* cells, size_t n, uint8_t* answers);
+  // g of n pixels packed as r | g << 8 | b << 16 into g[0 .. n-1].
+  void (*approximate_g)(const TwoColorG& params, const uint32_t* packed, size_t n, float* g);
+};
+
+// The builds themselves (data only: no code of a wider build runs before the CPU is checked).
+extern const TwoColorKernels kBaselineTwoColorKernels, kAvx2TwoColorKernels, kAvx512TwoColorKernels;
+
+const TwoColorKernels* Avx2TwoColorKernels();    // nullptr when the CPU lacks AVX2 or FMA
+const TwoColorKernels* Avx512TwoColorKernels();  // nullptr when the CPU lacks AVX-512F/BW, FMA or POPCNT
+// The widest build the CPU runs (decided once per process).
+const TwoColorKernels& BestTwoColorKernels();
+// Every build the CPU runs, the baseline first, into out[0 .. returned count - 1].
+inline constexpr size_t kTwoColorBuilds = 3;
+size_t RunnableTwoColorKernels(const TwoColorKernels* out[kTwoColorBuilds]);
+
+}  // namespace visalign::violin

@@ -1,0 +1,83 @@
+#include "benchmarks/violin/two_color_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "benchmarks/violin/two_color_classifier.h"
+
+namespace visalign::violin {
+namespace {
+
+// The builds this CPU runs: the baseline always, the wider ones where the CPU has them.
+std::vector<const TwoColorKernels*> RunnableBuilds() {
+  const TwoColorKernels* builds[kTwoColorBuilds];
+  return {builds, builds + RunnableTwoColorKernels(builds)};
+}
+
+TEST(TwoColorKernels, TheBestBuildIsTheWidestTheCpuRuns) {
+  const TwoColorKernels* widest = Avx512TwoColorKernels() != nullptr ? Avx512TwoColorKernels()
+                                  : Avx2TwoColorKernels() != nullptr ? Avx2TwoColorKernels()
+                                                                     : &kBaselineTwoColorKernels;
+  EXPECT_EQ(&BestTwoColorKernels(), widest) << BestTwoColorKernels().name;
+}
+
+// Every build's g of every one of the 16,777,216 8-bit colours is within the classifier's margin of
+// |p - A|² - |p - B|² from the exact conversion (so outside it the sign is the converted one's).
+void ExpectEveryColourWithinTheMargin(color::Srgb8 first, color::Srgb8 second) {
+  const color::Lab a = color::Srgb8ToLab(first), b = color::Srgb8ToLab(second);
+  const TwoColorClassifier classifier(a, b);
+  constexpr size_t kRow = 1 << 16;
+  std::vector<uint8_t> rgb(3 * kRow);
+  std::vector<uint32_t> packed(kRow);
+  std::vector<double> lab(3 * kRow);
+  std::vector<float> g(kRow);
+  for (const TwoColorKernels* kernels : RunnableBuilds()) {
+    double worst = 0;  // largest error as a share of the margin
+    for (uint32_t row = 0; row < (1u << 24) / kRow; ++row) {
+      for (uint32_t i = 0; i < kRow; ++i) {
+        const uint32_t c = row * kRow + i;
+        rgb[3 * i] = static_cast<uint8_t>(c >> 16), rgb[3 * i + 1] = static_cast<uint8_t>(c >> 8),
+                rgb[3 * i + 2] = static_cast<uint8_t>(c);
+        packed[i] = uint32_t{rgb[3 * i]} | uint32_t{rgb[3 * i + 1]} << 8 | uint32_t{rgb[3 * i + 2]} << 16;
+      }
+      color::Srgb8ToLabBatch(rgb.data(), kRow, lab.data());
+      kernels->approximate_g(classifier.g_params(), packed.data(), kRow, g.data());
+      for (size_t i = 0; i < kRow; ++i) {
+        const double* p = &lab[3 * i];
+        const double exact = (p[0] - a.L) * (p[0] - a.L) + (p[1] - a.a) * (p[1] - a.a) + (p[2] - a.b) * (p[2] - a.b) -
+                             (p[0] - b.L) * (p[0] - b.L) - (p[1] - b.a) * (p[1] - b.a) - (p[2] - b.b) * (p[2] - b.b);
+        worst = std::max(worst, std::abs(g[i] - exact) / classifier.g_margin());
+      }
+    }
+    EXPECT_LE(worst, 1.0) << kernels->name << ", " << color::ToHex(first) << " vs " << color::ToHex(second);
+    EXPECT_GT(worst, 0.0) << kernels->name;
+  }
+}
+
+TEST(TwoColorKernels, EveryBuildsGOfEveryColourIsWithinTheMargin) {
+  ExpectEveryColourWithinTheMargin({255, 0, 0}, {0, 0, 255});
+  ExpectEveryColourWithinTheMargin({4, 6, 3}, {0, 12, 1});  // CIELAB's linear branch
+}
+
+TEST(TwoColorKernels, EveryBuildClassifiesRowsOfNoiseOfEveryLengthAsTheBaseline) {
+  std::mt19937 rng(17);
+  const color::Lab a = color::Srgb8ToLab({200, 40, 60}), b = color::Srgb8ToLab({30, 60, 190});
+  for (size_t pixels : {1, 7, 10, 11, 12, 19, 33, 5000}) {  // rows shorter than, and not a multiple of, a step
+    std::vector<uint8_t> rgb(3 * pixels), want(pixels), got(pixels);
+    for (uint8_t& v : rgb) v = static_cast<uint8_t>(rng());
+    TwoColorClassifier baseline(a, b, kBaselineTwoColorKernels);
+    const size_t want_ones = baseline.Row(rgb.data(), pixels, want.data());
+    if (pixels == 5000) EXPECT_NEAR(static_cast<double>(want_ones) / pixels, 0.37, 0.05);
+    for (const TwoColorKernels* kernels : RunnableBuilds()) {
+      TwoColorClassifier classify(a, b, *kernels);
+      EXPECT_EQ(classify.Row(rgb.data(), pixels, got.data()), want_ones) << kernels->name << ", " << pixels;
+      EXPECT_EQ(got, want) << kernels->name << ", " << pixels;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace visalign::violin
