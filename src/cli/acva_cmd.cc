@@ -426,7 +426,9 @@ const CommandGroup kAcva(60, {"acva"}, [](Cli& cli) {
     AddAnalyzeOptions(s, c->analyze);
     s->footer(
         "Every run is generated (resuming), then all runs are judged in one pass (byte-identical images are\n"
-        "asked once) and analyzed together. Example with the reference server:\n"
+        "asked once) and analyzed together. Every backend and the CLIP model are made before the first request,\n"
+        "so a wrong option costs no image; a stage that ends short stops the command (rerun it to resume).\n"
+        "Example with the reference server:\n"
         "  visalign acva reference-server --port 8090 &\n"
         "  visalign acva run --run a --model varied --run b --model mono --endpoint http://127.0.0.1:8090 "
         "--seed 0 --param 'seed={seed}' --judge-endpoint http://127.0.0.1:8090 --judge-model ref-judge "
