@@ -140,7 +140,7 @@ void ColourFamily(ProbeFamily family, const std::string& model, const std::vecto
       }
     for (const std::string& c : conditions) {
       if (measure.name == "pull" && c != "consistent" && c != "conflicting") continue;
-      out.push_back(MeanEstimate({model, family_name, c, measure.name}, per_condition[c], bootstrap));
+      out.push_back(MeanEstimate({model, family_name, c, measure.name, ""}, per_condition[c], bootstrap));
       if (c != conditions[0] && measure.name != "pull")
         out.push_back(PairedEstimate({model, family_name, c, "diff_" + measure.name, conditions[0]}, per_condition[c],
                                      per_condition[conditions[0]], bootstrap));
@@ -187,7 +187,7 @@ void InertiaFamily(const std::string& model, const std::vector<const ManifestIte
     std::vector<size_t> all(p.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     auto add = [&](const std::string& name, const stats::UnitStatistic& stat) {
-      ProbeEstimate e{model, "inertia", condition, name};
+      ProbeEstimate e{model, "inertia", condition, name, ""};
       e.n = p.size();
       e.value = stat(all);
       e.ci = stats::BootstrapInterval(p.size(), stat, bootstrap);
@@ -218,7 +218,7 @@ void GeometryFamily(const std::string& model, const std::vector<const ManifestIt
       for (size_t i = 0; i < items.size(); ++i)
         if (items[i]->probe && items[i]->probe->family == ProbeFamily::kGeometry && items[i]->probe->condition == c)
           values.push_back(ItemValue(*items[i], records[i], measure.value));
-      if (!values.empty()) out.push_back(MeanEstimate({model, "geometry", c, measure.name}, values, bootstrap));
+      if (!values.empty()) out.push_back(MeanEstimate({model, "geometry", c, measure.name, ""}, values, bootstrap));
     }
   }
 }
