@@ -162,7 +162,7 @@ std::string SortableTable(const CsvTable& table, const std::string& id, const st
 
 SectionBuilder::SectionBuilder(Report& report, std::string id, std::string benchmark, std::string heading)
     : report_(report), index_(report.sections.size()) {
-  report.sections.push_back({std::move(id), std::move(benchmark), std::move(heading), {}});
+  report.sections.push_back({std::move(id), std::move(benchmark), std::move(heading), {}, ""});
 }
 
 void SectionBuilder::Provenance(const ResultsFolder& folder) {
