@@ -152,11 +152,11 @@ acva::GenerationConfig GenerationConfigFrom(const GenerateArgs& a) {
   return config;
 }
 
-// The work items of the concepts --filter/--limit select, in --shard's part.
-Result<std::vector<backends::WorkItem>> GenerationWork(const GenerateArgs& a, const acva::ConceptSet& set) {
+// The work items `config` makes of the concepts --filter/--limit select, in --shard's part.
+Result<std::vector<backends::WorkItem>> GenerationWork(const GenerateArgs& a, const acva::ConceptSet& set,
+                                                       const acva::GenerationConfig& config) {
   VISALIGN_ASSIGN_OR_RETURN(acva::ConceptSet selected, SelectConcepts(set, a.filters, a.control.limit));
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> all,
-                            acva::GenerationItems(selected, GenerationConfigFrom(a)));
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> all, acva::GenerationItems(selected, config));
   return ShardOf(std::move(all), a.control);
 }
 
@@ -164,11 +164,11 @@ Result<std::vector<backends::WorkItem>> GenerationWork(const GenerateArgs& a, co
 Status Generate(const Cli& cli, const GenerateArgs& a, const acva::ConceptSet& set, store::RunStore& store,
                 const std::atomic<bool>& stop) {
   VISALIGN_RETURN_IF_ERROR(store::ValidateRunName(a.run));
-  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> items, GenerationWork(a, set));
+  const acva::GenerationConfig config = GenerationConfigFrom(a);
+  VISALIGN_ASSIGN_OR_RETURN(std::vector<backends::WorkItem> items, GenerationWork(a, set, config));
   VISALIGN_ASSIGN_OR_RETURN(auto backend, MakeBackend(a.backend, store, "visalign acva generate --help"));
   backends::RunnerOptions options = RunnerOptionsFrom(a.control, !cli.global().json, "generate " + a.run);
-  store::RunInfo info{
-      a.run, std::string(benchmarks::kAcva), acva::GenerationFingerprint(set, GenerationConfigFrom(a)), {}, ""};
+  store::RunInfo info{a.run, std::string(benchmarks::kAcva), acva::GenerationFingerprint(set, config), {}, ""};
   VISALIGN_ASSIGN_OR_RETURN(backends::RunSummary summary,
                             backends::RunGeneration(store, info, items, *backend, options, stop));
   if (cli.global().json) {
@@ -212,7 +212,7 @@ Status Pipeline(const Cli& cli, const Common& c, const std::vector<GenerateArgs>
   }
   if (!generations.empty()) {
     options.generation = GenerationConfigFrom(c.gen);
-    VISALIGN_ASSIGN_OR_RETURN(options.items, GenerationWork(c.gen, set));
+    VISALIGN_ASSIGN_OR_RETURN(options.items, GenerationWork(c.gen, set, options.generation));
     options.runner = RunnerOptionsFrom(c.gen.control, text, "generate");
   }
   options.runs = std::move(runs);
