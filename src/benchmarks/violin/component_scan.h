@@ -51,7 +51,9 @@ class ComponentScan {
   int width_;
   size_t words_;
   double min_area_;
-  uint64_t runs_ = 0;  // runs before this block's
+  size_t max_runs_;         // runs a row can have; every array below is allocated once
+  uint64_t runs_ = 0;       // runs before this block's
+  size_t above_count_ = 0;  // components of the block above
   // The block above: its bits and the index of each run's component in above_sums_; this block's
   // runs [x0, x1).
   std::vector<uint64_t> above_bits_;
@@ -62,9 +64,47 @@ class ComponentScan {
   std::vector<uint32_t> above_component_, component_;
   std::vector<Sums> above_sums_, sums_;  // per component
   std::vector<uint32_t> continued_;      // the above components this block continues
-  // Union-find over the above components (nodes 0 .. K-1) and this block's runs (K ..): parent_[v] <= v.
+  // The edges (above run, run), and union-find over the above components (nodes 0 .. K-1) and this
+  // block's runs (K ..): parent_[v] <= v.
   std::vector<uint32_t> edge_above_, edge_run_, parent_, id_;
   std::vector<std::pair<uint64_t, Component>> found_;  // (last run, component) of those kept
+};
+
+// The side k of KeepGridComponents' grid: the largest with (k - 1)² < min_area (at least 1).
+int ComponentGridStep(double min_area);
+
+// Into `kept`, the components of a packed image (`height` rows of BitRowWords(width) words, row y
+// from word y * BitRowWords(width)) that meet the grid, the rows and columns whose index is
+// `offset` modulo k = ComponentGridStep(min_area); the others are cleared. A component that meets no
+// grid line lies within one cell of at most (k - 1) × (k - 1) pixels, so it has fewer than min_area
+// pixels: the components of at least min_area are the same in `kept`, which on noise has a fraction
+// of the runs (and grids of other offsets take more away). The grid's components are found by
+// filling runs from it, a top-down pass and then bottom-up and top-down passes in turn until one
+// changes nothing (a component needs one per change of vertical direction of its paths from the
+// grid; a row is filled again only where it gains). Returns false when `max_passes` passes have not
+// settled (`kept` is then a part of the answer only).
+bool KeepGridComponents(const uint64_t* bits, int width, int height, double min_area, int offset, int max_passes,
+                        uint64_t* kept);
+
+// The components of at least `min_area` pixels of a mask given block by block, as
+// ComponentScan::Finish gives them: ComponentScan over the mask, or, when the mask has more than one
+// run per word of its rows (noise), over KeepGridComponents' part of it.
+class MaskComponents {
+ public:
+  MaskComponents(int width, int height, double min_area);
+
+  // The next `count` rows, all equal to `bits`; blocks come top to bottom and cover every row.
+  void Add(int count, const uint64_t* bits);
+
+  std::vector<Component> Finish();  // ends the scan
+
+ private:
+  int width_, height_;
+  size_t words_;
+  double min_area_;
+  std::vector<uint64_t> rows_;  // one row per block
+  std::vector<int> counts_;     // each block's rows
+  int64_t runs_ = 0;            // the mask's runs
 };
 
 }  // namespace visalign::violin

@@ -62,8 +62,10 @@ TEST(ComponentScan, PackedBitsAndTheirCountsAreTheClasses) {
   }
 }
 
-// Components by flood fill over the pixels, ordered as ComponentScan orders them.
-std::vector<Component> FloodFill(const std::vector<uint8_t>& mask, int w, int h) {
+// Components of at least min_area pixels by flood fill over the pixels, ordered as ComponentScan
+// orders them; *labels (if given): each pixel's component as its first pixel, -1 for clear pixels.
+std::vector<Component> FloodFill(const std::vector<uint8_t>& mask, int w, int h, double min_area = 1,
+                                 std::vector<int>* labels = nullptr) {
   std::vector<int> label(mask.size(), -1);
   std::vector<std::pair<int, Component>> found;  // (last pixel, component)
   for (int start = 0; start < w * h; ++start) {
@@ -84,8 +86,9 @@ std::vector<Component> FloodFill(const std::vector<uint8_t>& mask, int w, int h)
         stack.push_back(j);
       }
     }
-    found.push_back({last, c});
+    if (c.area >= min_area) found.push_back({last, c});
   }
+  if (labels) *labels = label;
   // The last run of a component is the one holding its last pixel.
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     return a.second.area != b.second.area ? a.second.area > b.second.area : a.first < b.first;
@@ -95,30 +98,123 @@ std::vector<Component> FloodFill(const std::vector<uint8_t>& mask, int w, int h)
   return out;
 }
 
+// A random mask of w x h pixels, each set with probability `density`, in blocks of 1-3 equal rows
+// (per pixel, and packed: `bits` row by row, `blocks` the rows of each block).
+struct RandomMask {
+  RandomMask(std::mt19937& rng, int w, int h, double density) : w(w), h(h), mask(w * h), words(BitRowWords(w)) {
+    std::bernoulli_distribution set(std::min(density, 0.95));
+    bits.resize(words * h);
+    for (int y = 0; y < h;) {
+      const int rows = std::min(h - y, 1 + static_cast<int>(rng() % 3));
+      for (int x = 0; x < w; ++x) mask[y * w + x] = set(rng);
+      for (int r = 0; r < rows; ++r) {
+        if (r > 0) std::copy_n(&mask[y * w], w, &mask[(y + r) * w]);
+        PackClassBits(&mask[y * w], w, &bits[(y + r) * words]);
+      }
+      blocks.push_back(rows);
+      y += rows;
+    }
+  }
+  bool Set(const std::vector<uint64_t>& packed, int x, int y) const {
+    return packed[y * words + x / 64] >> (x % 64) & 1;
+  }
+  int w, h;
+  std::vector<uint8_t> mask;
+  size_t words;
+  std::vector<uint64_t> bits;
+  std::vector<int> blocks;
+};
+
+void ExpectSameComponents(const std::vector<Component>& got, const std::vector<Component>& want, int trial) {
+  ASSERT_EQ(got.size(), want.size()) << trial;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].area, want[i].area) << trial << " #" << i;
+    EXPECT_DOUBLE_EQ(got[i].sx, want[i].sx) << trial << " #" << i;
+    EXPECT_DOUBLE_EQ(got[i].sy, want[i].sy) << trial << " #" << i;
+  }
+}
+
 TEST(ComponentScan, NoiseOfEveryDensityEqualsAFloodFill) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 12; ++trial) {
-    const int w = 1 + static_cast<int>(rng() % 150), h = 1 + static_cast<int>(rng() % 90);
-    const double density = 0.1 + 0.07 * trial;
-    std::bernoulli_distribution set(std::min(density, 0.95));
-    std::vector<uint8_t> mask(w * h);
-    ComponentScan scan(w, 1);
-    std::vector<uint64_t> bits(BitRowWords(w));
-    for (int y = 0; y < h;) {  // blocks of 1-3 equal rows
-      const int rows = std::min(h - y, 1 + static_cast<int>(rng() % 3));
-      for (int x = 0; x < w; ++x) mask[y * w + x] = set(rng);
-      for (int r = 1; r < rows; ++r) std::copy_n(&mask[y * w], w, &mask[(y + r) * w]);
-      PackClassBits(&mask[y * w], w, bits.data());
-      scan.Add(y, rows, bits.data());
-      y += rows;
-    }
-    const std::vector<Component> got = scan.Finish(), want = FloodFill(mask, w, h);
-    ASSERT_EQ(got.size(), want.size()) << trial;
-    for (size_t i = 0; i < got.size(); ++i) {
-      EXPECT_EQ(got[i].area, want[i].area) << trial << " #" << i;
-      EXPECT_DOUBLE_EQ(got[i].sx, want[i].sx) << trial << " #" << i;
-      EXPECT_DOUBLE_EQ(got[i].sy, want[i].sy) << trial << " #" << i;
-    }
+    const RandomMask m(rng, 1 + static_cast<int>(rng() % 150), 1 + static_cast<int>(rng() % 90), 0.1 + 0.07 * trial);
+    ComponentScan scan(m.w, 1);
+    int y = 0;
+    for (int rows : m.blocks) scan.Add(y, rows, &m.bits[y * m.words]), y += rows;
+    ExpectSameComponents(scan.Finish(), FloodFill(m.mask, m.w, m.h), trial);
+  }
+}
+
+TEST(ComponentGridStep, CellsOfTheGridHoldFewerPixelsThanTheMinimumArea) {
+  EXPECT_EQ(ComponentGridStep(1), 1);  // every row is a grid row
+  EXPECT_EQ(ComponentGridStep(2), 2);
+  EXPECT_EQ(ComponentGridStep(4), 2);  // a cell of 2 x 2 would hold 4
+  EXPECT_EQ(ComponentGridStep(4.5), 3);
+  EXPECT_EQ(ComponentGridStep(131.072), 12);   // 0.2 % of 256²: cells of 11²= 121 pixels
+  EXPECT_EQ(ComponentGridStep(2097.152), 46);  // 0.2 % of 1024²: 45² = 2025
+}
+
+// Every component is kept whole if it meets a grid line and cleared if it does not (then it is
+// smaller than min_area), on noise of every density, widths across words and blocks of equal rows.
+TEST(KeepGridComponents, KeepsExactlyTheComponentsMeetingTheGrid) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const RandomMask m(rng, 1 + static_cast<int>(rng() % 200), 1 + static_cast<int>(rng() % 120), 0.05 + 0.022 * trial);
+    const double min_area = 1 + rng() % 150;
+    const int k = ComponentGridStep(min_area), offset = static_cast<int>(rng() % k);
+    std::vector<uint64_t> kept(m.bits.size(), ~uint64_t{0});
+    ASSERT_TRUE(KeepGridComponents(m.bits.data(), m.w, m.h, min_area, offset, 1000, kept.data())) << trial;
+    std::vector<int> label;
+    FloodFill(m.mask, m.w, m.h, 1, &label);
+    std::vector<int> meets(m.w * m.h, 0), area(m.w * m.h, 0);  // per component (its first pixel)
+    for (int i = 0; i < m.w * m.h; ++i)
+      if (label[i] >= 0) meets[label[i]] |= (i % m.w) % k == offset || (i / m.w) % k == offset, ++area[label[i]];
+    for (int y = 0; y < m.h; ++y)
+      for (int x = 0; x < 64 * static_cast<int>(m.words); ++x) {
+        const int c = x < m.w ? label[y * m.w + x] : -1;
+        ASSERT_EQ(m.Set(kept, x, y), c >= 0 && meets[c]) << trial << ": (" << x << ", " << y << ")";
+        if (c >= 0 && !meets[c]) {
+          ASSERT_LT(area[c], min_area) << trial;
+        }
+      }
+    ComponentScan scan(m.w, min_area);
+    for (int y = 0; y < m.h; ++y) scan.Add(y, 1, &kept[y * m.words]);
+    ExpectSameComponents(scan.Finish(), FloodFill(m.mask, m.w, m.h, min_area), trial);
+  }
+}
+
+// A serpentine from the first row (the only grid line it meets) turns down and up 18 times: one pass
+// per bar.
+TEST(KeepGridComponents, ReportsWhenItsPassesDoNotSettle) {
+  const int w = 41, h = 12;
+  std::vector<uint8_t> mask(w * h, 0);
+  mask[2] = 1;  // (2, 0) on the grid row
+  for (int bar = 0; 2 + 2 * bar < w - 1; ++bar) {
+    const int x = 2 + 2 * bar;
+    for (int y = 1; y < h - 1; ++y) mask[y * w + x] = 1;
+    const int turn = bar % 2 == 0 ? h - 2 : 1;  // joined to the next bar below, then above
+    if (x + 2 < w - 1) mask[turn * w + x + 1] = 1;
+  }
+  std::vector<uint64_t> bits(BitRowWords(w) * h), kept(bits.size());
+  for (int y = 0; y < h; ++y) PackClassBits(&mask[y * w], w, &bits[y * BitRowWords(w)]);
+  const double min_area = 1e4;  // one grid row and column: the first
+  EXPECT_FALSE(KeepGridComponents(bits.data(), w, h, min_area, 0, 8, kept.data()));
+  ASSERT_TRUE(KeepGridComponents(bits.data(), w, h, min_area, 0, 30, kept.data()));
+  EXPECT_EQ(kept, bits);  // one component
+}
+
+// Whether the mask is scanned whole (few runs) or through the grid (noise), the components are a
+// flood fill's.
+TEST(MaskComponents, EqualsAFloodFillOnMasksOfEveryDensity) {
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 30; ++trial) {
+    const RandomMask m(rng, 1 + static_cast<int>(rng() % 300), 1 + static_cast<int>(rng() % 100),
+                       trial < 5 ? 0.003 * trial : 0.03 * trial);
+    const double min_area = 1 + rng() % 60;
+    MaskComponents components(m.w, m.h, min_area);
+    int y = 0;
+    for (int rows : m.blocks) components.Add(rows, &m.bits[y * m.words]), y += rows;
+    ExpectSameComponents(components.Finish(), FloodFill(m.mask, m.w, m.h, min_area), trial);
   }
 }
 

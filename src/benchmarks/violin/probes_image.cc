@@ -115,16 +115,21 @@ void ForEachClassBlock(const imaging::Image& image, color::Srgb8 first, color::S
 }
 
 // What a geometry image shows: the 4-connected components of its shape-coloured pixels
-// (ComponentScan over the class rows packed as bits) and their overlap with the requested shapes,
+// (MaskComponents over the class rows packed as bits) and their overlap with the requested shapes,
 // counted per row from the bits inside the requested spans. Fed block by block (ForEachClassBlock).
 class ShapeScan {
  public:
   ShapeScan(const ProbeSpec& spec, const Scale& s, int width, int height, double min_area)
-      : spec_(spec), s_(s), width_(width), height_(height), components_(width, min_area), bits_(BitRowWords(width)) {}
+      : spec_(spec),
+        s_(s),
+        width_(width),
+        height_(height),
+        components_(width, height, min_area),
+        bits_(BitRowWords(width)) {}
 
   void Add(int y0, int count, const uint8_t* classes, size_t ones) {
     PackClassBits(classes, width_, bits_.data());
-    components_.Add(y0, count, bits_.data());
+    components_.Add(count, bits_.data());
     mask_area_ += static_cast<int64_t>(ones) * count;
     for (int y = y0; y < y0 + count; ++y) {  // the requested shapes' pixels of each row, and the overlap
       ShapeSpans(spec_.shapes, s_, width_, height_, y, spans_);
@@ -147,7 +152,7 @@ class ShapeScan {
   const ProbeSpec& spec_;
   Scale s_;
   int width_, height_;
-  ComponentScan components_;
+  MaskComponents components_;
   std::vector<uint64_t> bits_;
   std::vector<Span> spans_;
   int64_t mask_area_ = 0, requested_area_ = 0, inter_ = 0;
