@@ -25,13 +25,16 @@ int PopCount(uint64_t v) {
   return static_cast<int>((v * kByteSum) >> (kWordBits - kByteBits));
 }
 
-// Runs of a packed row: its run start bits (a set bit after a clear one, the word before's last bit
-// carried in).
+// The run start bits of a word of a packed row: set bits after a clear one (`last`: the last bit of
+// the word before).
+uint64_t RunStarts(uint64_t w, uint64_t last) { return w & ~(w << 1 | last); }
+
+// Runs of a packed row.
 int64_t CountRuns(const uint64_t* bits, size_t words) {
   int64_t runs = 0;
   uint64_t carry = 0;
   for (size_t i = 0; i < words; ++i) {
-    runs += PopCount(bits[i] & ~(bits[i] << 1 | carry));
+    runs += PopCount(RunStarts(bits[i], carry));
     carry = bits[i] >> (kWordBits - 1);
   }
   return runs;
@@ -196,7 +199,7 @@ void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
     const uint64_t w = bits[i], before = w << 1 | carry;
     const int base = static_cast<int>(i * kWordBits);
     starts_before_[i] = starts;
-    starts_[i] = w & ~before;
+    starts_[i] = RunStarts(w, carry);
     for (uint64_t m = starts_[i]; m != 0; m &= m - 1) x0[starts++] = base + std::countr_zero(m);
     for (uint64_t m = ~w & before; m != 0; m &= m - 1) x1[ends++] = base + std::countr_zero(m);
     carry = w >> (kWordBits - 1);
@@ -212,7 +215,7 @@ void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
   carry = 0;
   for (size_t i = 0; i < words_; ++i) {
     const uint64_t overlap = bits[i] & above_bits_[i];
-    for (uint64_t first = overlap & ~(overlap << 1 | carry); first != 0; first &= first - 1) {
+    for (uint64_t first = RunStarts(overlap, carry); first != 0; first &= first - 1) {
       const uint64_t upto = first ^ (first - 1);  // bits at or before x
       edge_run[edges] = starts_before_[i] + static_cast<uint32_t>(PopCount(starts_[i] & upto)) - 1;
       edge_above[edges] = above_starts_before_[i] + static_cast<uint32_t>(PopCount(above_starts_[i] & upto)) - 1;
