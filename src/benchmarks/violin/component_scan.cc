@@ -163,133 +163,93 @@ int64_t CountBits(const uint64_t* bits, int x0, int x1) {
 }
 
 ComponentScan::ComponentScan(int width, double min_area)
-    : width_(width),
-      words_(BitRowWords(width)),
-      min_area_(min_area),
-      max_runs_(static_cast<size_t>(width) / 2 + 1),  // at most one run per two pixels, rounded up
-      above_bits_(words_),
-      x0_(max_runs_),
-      x1_(max_runs_),
-      starts_(words_),
-      above_starts_(words_),
-      starts_before_(words_),
-      above_starts_before_(words_),
-      above_component_(max_runs_),
-      component_(max_runs_),
-      above_sums_(max_runs_),
-      sums_(max_runs_),
-      continued_(max_runs_),
-      edge_above_(max_runs_),
-      edge_run_(max_runs_),
-      parent_(2 * max_runs_),
-      id_(2 * max_runs_) {}
-
-void ComponentScan::Keep(const Sums& s) {
-  found_.push_back({s.last, {static_cast<double>(s.area), s.sx2 / 2.0, s.sy2 / 2.0}});
-}
+    : width_(width), words_(BitRowWords(width)), min_area_(min_area) {}
 
 void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
-  // This block's runs: starts are set bits after a clear one, ends clear bits after a set one;
-  // starts_before_[i] = runs starting left of word i.
-  int* x0 = x0_.data();
-  int* x1 = x1_.data();
-  uint32_t starts = 0, ends = 0;
+  const size_t begin = count_, most = static_cast<size_t>(width_) / 2 + 1;  // one run per two pixels
+  if (capacity_ < begin + most) {
+    capacity_ = std::max(2 * capacity_, begin + most);
+    auto grown = std::make_unique_for_overwrite<Run[]>(capacity_);
+    std::copy_n(runs_.get(), begin, grown.get());
+    runs_ = std::move(grown);
+  }
+  // This block's runs: starts are set bits after a clear one, ends clear bits after a set one.
+  Run* run = runs_.get();
+  size_t starts = begin, ends = begin;
   uint64_t carry = 0;  // the last bit of the previous word
   for (size_t i = 0; i < words_; ++i) {
-    const uint64_t w = bits[i], before = w << 1 | carry;
+    const uint64_t w = bits[i];
     const int base = static_cast<int>(i * kWordBits);
-    starts_before_[i] = starts;
-    starts_[i] = RunStarts(w, carry);
-    for (uint64_t m = starts_[i]; m != 0; m &= m - 1) x0[starts++] = base + std::countr_zero(m);
-    for (uint64_t m = ~w & before; m != 0; m &= m - 1) x1[ends++] = base + std::countr_zero(m);
+    for (uint64_t m = RunStarts(w, carry); m != 0; m &= m - 1, ++starts)
+      run[starts].x0 = base + std::countr_zero(m), run[starts].parent = static_cast<uint32_t>(starts);
+    for (uint64_t m = ~w & (w << 1 | carry); m != 0; m &= m - 1) run[ends++].x1 = base + std::countr_zero(m);
     carry = w >> (kWordBits - 1);
   }
-  if (ends < starts) x1[ends++] = width_;  // a run reaching the last column
-  const size_t runs = starts, k = above_count_;
-  // Edges (above run, run) of the runs sharing a column: one per run of the overlap of the two
-  // rows (no more than the runs of either), at its first column x; each run there is the last to
-  // start at or before x.
-  uint32_t* edge_above = edge_above_.data();
-  uint32_t* edge_run = edge_run_.data();
-  size_t edges = 0;
-  carry = 0;
-  for (size_t i = 0; i < words_; ++i) {
-    const uint64_t overlap = bits[i] & above_bits_[i];
-    for (uint64_t first = RunStarts(overlap, carry); first != 0; first &= first - 1) {
-      const uint64_t upto = first ^ (first - 1);  // bits at or before x
-      edge_run[edges] = starts_before_[i] + static_cast<uint32_t>(PopCount(starts_[i] & upto)) - 1;
-      edge_above[edges] = above_starts_before_[i] + static_cast<uint32_t>(PopCount(above_starts_[i] & upto)) - 1;
-      ++edges;
-    }
-    carry = overlap >> (kWordBits - 1);
-  }
-  // Union-find, the lower node the root: the above components joined through this block's runs.
-  uint32_t* parent = parent_.data();
-  const size_t nodes = k + runs;
-  for (size_t v = 0; v < nodes; ++v) parent[v] = static_cast<uint32_t>(v);
-  const auto find = [parent](uint32_t v) {
-    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+  if (ends < starts) run[ends++].x1 = width_;  // a run reaching the last column
+  const size_t end = starts;
+  count_ = end;
+  // Each run is joined to the runs of the block above sharing a column with it, walking both blocks'
+  // runs in step (the one ending first goes on).
+  const size_t above_begin = block_begin_.empty() ? begin : block_begin_.back();
+  block_begin_.push_back(static_cast<uint32_t>(begin)), block_y0_.push_back(y0), block_rows_.push_back(count);
+  if (above_begin == begin || begin == end) return;
+  const auto find = [run](uint32_t v) {
+    while (run[v].parent != v) v = run[v].parent = run[run[v].parent].parent;
     return v;
   };
-  for (size_t e = 0; e < edges; ++e) {
-    const uint32_t a = find(above_component_[edge_above[e]]), b = find(static_cast<uint32_t>(k + edge_run[e]));
-    parent[std::max(a, b)] = std::min(a, b);
+  size_t i = above_begin, j = begin;
+  int a0 = run[i].x0, a1 = run[i].x1, b0 = run[j].x0, b1 = run[j].x1;
+  for (;;) {
+    if (b0 < a1 && a0 < b1) {
+      const uint32_t u = find(static_cast<uint32_t>(i)), v = find(static_cast<uint32_t>(j));
+      run[std::max(u, v)].parent = std::min(u, v);
+    }
+    if (a1 <= b1) {
+      if (++i == begin) break;
+      a0 = run[i].x0, a1 = run[i].x1;
+    } else {
+      if (++j == end) break;
+      b0 = run[j].x0, b1 = run[j].x1;
+    }
   }
-  for (size_t v = 0; v < nodes; ++v) parent[v] = parent[parent[v]];  // parents resolved first
-  // This block's components in the order of their first run, and their sums.
-  constexpr uint32_t kNone = UINT32_MAX;
-  uint32_t* id = id_.data();
-  Sums* sums = sums_.data();
-  std::fill_n(id, nodes, kNone);
-  std::fill_n(sums, runs, Sums{});
-  const int64_t rows = count, sy2 = int64_t{count} * (2 * int64_t{y0} + count);  // Σ 2y + 1 over the rows
-  uint32_t next = 0;
-  for (size_t i = 0; i < runs; ++i) {
-    const uint32_t root = parent[k + i];
-    const bool fresh = id[root] == kNone;
-    const uint32_t c = fresh ? next : id[root];
-    id[root] = c, next += fresh;
-    component_[i] = c;
-    Sums& s = sums[c];
-    const int64_t length = x1[i] - x0[i];
-    s.area += length * rows;
-    s.sx2 += (int64_t{x1[i]} * x1[i] - int64_t{x0[i]} * x0[i]) * rows;  // Σ 2x + 1 over [x0, x1) = x1² - x0²
-    s.sy2 += length * sy2;
-    s.last = runs_ + i;
-  }
-  // The above components: complete ones are kept if large enough, continued ones listed (without
-  // branches) and their sums joined to this block's components.
-  size_t going_on = 0;
-  for (size_t c = 0; c < k; ++c) {
-    const bool ends = id[parent[c]] == kNone;
-    if (ends & (static_cast<double>(above_sums_[c].area) >= min_area_)) Keep(above_sums_[c]);  // rarely
-    continued_[going_on] = static_cast<uint32_t>(c);
-    going_on += !ends;
-  }
-  for (size_t i = 0; i < going_on; ++i) {
-    const Sums& t = above_sums_[continued_[i]];
-    Sums& s = sums[id[parent[continued_[i]]]];
-    s.area += t.area, s.sx2 += t.sx2, s.sy2 += t.sy2;
-  }
-  runs_ += runs;
-  above_count_ = next;
-  std::swap(above_sums_, sums_);
-  std::swap(above_component_, component_);
-  std::swap(above_starts_, starts_), std::swap(above_starts_before_, starts_before_);
-  std::copy_n(bits, words_, above_bits_.begin());
 }
 
 std::vector<Component> ComponentScan::Finish() {
-  for (size_t c = 0; c < above_count_; ++c)
-    if (static_cast<double>(above_sums_[c].area) >= min_area_) Keep(above_sums_[c]);
-  above_count_ = 0;
-  std::fill(above_bits_.begin(), above_bits_.end(), 0);
-  std::sort(found_.begin(), found_.end(), [](const auto& a, const auto& b) {
+  // Runs in order: a root (its component's first run) opens a component, any other run takes the
+  // component of its parent, an earlier run.
+  struct Sums {
+    int64_t area = 0, sx2 = 0, sy2 = 0;  // pixels, and sums of 2x + 1 and 2y + 1 over them
+    size_t last = 0;                     // the component's last run
+  };
+  std::vector<Sums> sums;
+  Run* run = runs_.get();
+  block_begin_.push_back(static_cast<uint32_t>(count_));
+  for (size_t b = 0; b + 1 < block_begin_.size(); ++b) {
+    const int64_t rows = block_rows_[b], sy2 = rows * (2 * int64_t{block_y0_[b]} + rows);  // Σ 2y + 1
+    for (size_t r = block_begin_[b]; r < block_begin_[b + 1]; ++r) {
+      const uint32_t p = run[r].parent;
+      if (p == r) sums.emplace_back();
+      const uint32_t c = p == r ? static_cast<uint32_t>(sums.size() - 1) : run[p].parent;
+      run[r].parent = c;
+      Sums& s = sums[c];
+      const int64_t x0 = run[r].x0, x1 = run[r].x1, length = x1 - x0;
+      s.area += length * rows;
+      s.sx2 += (x1 * x1 - x0 * x0) * rows;  // Σ 2x + 1 over [x0, x1) = x1² - x0²
+      s.sy2 += length * sy2;
+      s.last = r;
+    }
+  }
+  std::vector<std::pair<size_t, Component>> found;  // (last run, component) of those kept
+  for (const Sums& s : sums)
+    if (static_cast<double>(s.area) >= min_area_)
+      found.push_back({s.last, {static_cast<double>(s.area), s.sx2 / 2.0, s.sy2 / 2.0}});
+  count_ = 0, block_begin_.clear(), block_y0_.clear(), block_rows_.clear();
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     return a.second.area != b.second.area ? a.second.area > b.second.area : a.first < b.first;
   });
   std::vector<Component> out;
-  out.reserve(found_.size());
-  for (const auto& f : found_) out.push_back(f.second);
+  out.reserve(found.size());
+  for (const auto& f : found) out.push_back(f.second);
   return out;
 }
 

@@ -1,15 +1,15 @@
-// The 4-connected components of a binary image given row by row as bits (the geometry probe's
-// shape-coloured pixels, docs/metrics.md "Probe metrics"): pixel count and centre of each. Only two
-// rows are held: a row's runs of set bits are found by counting trailing zeros, its edges to the
-// runs of the row above from the bits both rows set (one per overlap run, the runs' indices by
-// counting start bits), so there are a few branches per 64 pixels; the edges join, by union-find
-// over the above row's components and this row's runs (a few hundred nodes), the components this
-// row continues. An above component no run continues is complete: it is kept if
-// large enough. The cost follows the number of runs, the memory the width.
+// The 4-connected components of a binary image given block by block as bits (the geometry probe's
+// shape-coloured pixels, docs/metrics.md "Probe metrics"): pixel count and centre of each. A block's
+// runs of set bits are found by counting trailing zeros and kept (12 bytes each); each run is joined,
+// by union-find over all runs (the lower index the root), to the runs of the block above whose
+// columns it shares, found by walking both blocks' runs in step. Finish numbers the components in
+// one pass over the runs in order and sums them. The cost and the memory follow the number of runs
+// (on noise, MaskComponents first takes most of them away).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace visalign::violin {
@@ -42,34 +42,20 @@ class ComponentScan {
   std::vector<Component> Finish();
 
  private:
-  struct Sums {
-    int64_t area = 0, sx2 = 0, sy2 = 0;  // pixels, and sums of 2x + 1 and 2y + 1 over them
-    uint64_t last = 0;                   // the index of the component's last run
+  struct Run {
+    int x0, x1;       // columns [x0, x1)
+    uint32_t parent;  // union-find, parent <= the run's own index; then its component
   };
-  void Keep(const Sums& s);  // a complete component of at least min_area_ pixels
-
   int width_;
   size_t words_;
   double min_area_;
-  size_t max_runs_;         // runs a row can have; every array below is allocated once
-  uint64_t runs_ = 0;       // runs before this block's
-  size_t above_count_ = 0;  // components of the block above
-  // The block above: its bits and the index of each run's component in above_sums_; this block's
-  // runs [x0, x1).
-  std::vector<uint64_t> above_bits_;
-  std::vector<int> x0_, x1_;
-  // Per word of the block above and of this one: the run start bits, and the runs starting before.
-  std::vector<uint64_t> starts_, above_starts_;
-  std::vector<uint32_t> starts_before_, above_starts_before_;
-  std::vector<uint32_t> above_component_, component_;
-  std::vector<Sums> above_sums_, sums_;  // per component
-  std::vector<uint32_t> continued_;      // the above components this block continues
-  // The edges (above run, run), and union-find over the above components (nodes 0 .. K-1) and this
-  // block's runs (K ..): parent_[v] <= v.
-  std::vector<uint32_t> edge_above_, edge_run_, parent_, id_;
-  std::vector<std::pair<uint64_t, Component>> found_;  // (last run, component) of those kept
+  // The runs in order (top to bottom, then left to right), room for capacity_; per block: its first
+  // run, first row and rows.
+  std::unique_ptr<Run[]> runs_;
+  size_t count_ = 0, capacity_ = 0;
+  std::vector<uint32_t> block_begin_;
+  std::vector<int> block_y0_, block_rows_;
 };
-
 // The side k of KeepGridComponents' grid: the largest with (k - 1)² < min_area (at least 1).
 int ComponentGridStep(double min_area);
 
