@@ -6,13 +6,10 @@
 namespace visalign::violin {
 namespace {
 
-constexpr uint8_t kUnknown = 255, kQueued = 254;  // cube answers besides 0, 1 and kTwoColorUndecided
 constexpr double kL = 116, kL0 = 16, kA = 500, kB = 200;
 // CIELAB's f as color.h defines it: cbrt(t) for t > ε, else 7.787 t + 16/116.
 constexpr double kEpsilon = 0.008856, kSlope = 7.787, kOffset = 16.0 / 116.0;
 constexpr int kCodes = 256;
-// A row meeting this many new cubes (noise) has all cubes not yet met decided at once.
-constexpr size_t kDecideAllFrom = 64;
 
 // The parameters of the kernels' g for A, B (in single precision); the tables are computed once.
 TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
@@ -35,18 +32,10 @@ TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
   return p;
 }
 
-// The cube of a colour packed as r | g << 8 | b << 16.
-uint16_t CellOf(uint32_t packed) {
-  constexpr int kShift = kTwoColorCellShift, kBits = 8 - kTwoColorCellShift;
-  constexpr uint32_t kLevels = (1u << kBits) - 1;
-  const uint32_t r = packed >> kShift & kLevels, g = packed >> (8 + kShift) & kLevels, b = packed >> (16 + kShift);
-  return static_cast<uint16_t>(r << (2 * kBits) | g << kBits | b);
-}
-
 }  // namespace
 
 TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColorKernels& kernels)
-    : a_(a), b_(b), kernels_(kernels), cells_(kTwoColorCells + kTwoColorCellPad, kUnknown) {
+    : a_(a), b_(b), kernels_(kernels), cells_(kTwoColorCells + kTwoColorCellPad) {
   const double wl = b.L - a.L, wa = b.a - a.a, wb = b.b - a.b;
   const std::array<double, 3> alpha2 = {2 * kA * wa, 2 * (kL * wl - kA * wa + kB * wb), -2 * kB * wb};
   const double constant = -2.0 * kL0 * wl + (a.L * a.L + a.a * a.a + a.b * a.b) - (b.L * b.L + b.a * b.a + b.b * b.b);
@@ -58,46 +47,19 @@ TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColo
   const double margin = scale * (kTwoColorFError + jump) + kTwoColorSumError * (std::abs(constant) + 1.1 * scale) +
                         1e-9 * (1 + std::abs(constant) + scale);
   margin_ = std::nextafter(static_cast<float>(margin), INFINITY);  // not below `margin`
+  kernels_.decide_cells(g_params_, kernels_.corners(g_params_), margin_, cells_.data());
 }
 
 size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {
   if (pending_.size() < n + kTwoColorListPad)
     pending_.resize(n + kTwoColorListPad), packed_.resize(n + kTwoColorListPad), g_.resize(n), near_.resize(n);
-  // Pass 1, without branches (SIMD): each pixel's cube answer; the pixels of cubes not decided are
+  // Pass 1, without branches (SIMD): each pixel's cube answer; the pixels of undecided cubes are
   // listed with their colours.
   uint32_t* pending = pending_.data();
   uint32_t* packed = packed_.data();
   size_t ones = 0;
-  const size_t listed = kernels_.lookup_cells(rgb, n, cells_.data(), out, pending, packed, &ones);
-  size_t kept = listed;
-  if (unknown_ > 0) {
-    // Pass 2, while some cubes are not met yet: those met for the first time are decided together
-    // (SIMD; all of them at once when a row meets many: noise); the pixels of undecided cubes stay
-    // listed.
-    queue_.clear();
-    for (size_t i = 0; i < listed; ++i) {
-      const uint16_t cell = CellOf(packed[i]);
-      if (cells_[cell] == kUnknown) cells_[cell] = kQueued, queue_.push_back(cell);
-    }
-    if (queue_.size() >= kDecideAllFrom) {
-      queue_.clear();
-      for (size_t cell = 0; cell < kTwoColorCells; ++cell)
-        if (cells_[cell] >= kQueued) queue_.push_back(static_cast<uint16_t>(cell));
-    }
-    unknown_ -= queue_.size();
-    answers_.resize(queue_.size());
-    kernels_.decide_cells(g_params_, margin_, queue_.data(), queue_.size(), answers_.data());
-    for (size_t i = 0; i < queue_.size(); ++i) cells_[queue_[i]] = answers_[i];
-    kept = 0;
-    for (size_t i = 0; i < listed; ++i) {
-      const uint8_t c = cells_[CellOf(packed[i])];
-      out[pending[i]] = c;
-      pending[kept] = pending[i], packed[kept] = packed[i];
-      kept += c == kTwoColorUndecided;
-      ones += c == 1;
-    }
-  }
-  // Pass 3: g of those in single precision (SIMD), classes without branches; an exact conversion
+  const size_t kept = kernels_.lookup_cells(rgb, n, cells_.data(), out, pending, packed, &ones);
+  // Pass 2: g of those in single precision (SIMD), classes without branches; an exact conversion
   // only within the margin.
   float* g = g_.data();
   kernels_.approximate_g(g_params_, packed, kept, g);

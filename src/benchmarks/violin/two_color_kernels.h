@@ -36,6 +36,12 @@ inline constexpr size_t kTwoColorCellPad = 3;     // bytes a cell table has past
 inline constexpr size_t kTwoColorListPad = 16;    // entries a pending list has past n
 inline constexpr uint8_t kTwoColorUndecided = 2;  // a cube's answer when its colours' classes differ
 
+// CIELAB's f of X/Xn, Y/Yn, Z/Zn at every cube's lowest and highest corner: the bounds of f over
+// the cube (f is increasing in every channel), the same for every target pair.
+struct TwoColorCorners {
+  float lo[3][kTwoColorCells], hi[3][kTwoColorCells];
+};
+
 struct TwoColorKernels {
   const char* name;
   // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = cells[cube of pixel x]; the x
@@ -44,10 +50,13 @@ struct TwoColorKernels {
   // cells: kTwoColorCells + kTwoColorCellPad bytes; pending, packed: room for n + kTwoColorListPad.
   size_t (*lookup_cells)(const uint8_t* rgb, size_t n, const uint8_t* cells, uint8_t* out, uint32_t* pending,
                          uint32_t* packed, size_t* ones);
-  // The answers of n cubes (ids as above): 0 or 1 when g of every colour in the cube is below
-  // -margin or above margin by bounds of g at the cube's corners (f is increasing in every channel),
-  // else kTwoColorUndecided. margin: at least the error bound of g.
-  void (*decide_cells)(const TwoColorG& params, float margin, const uint16_t* cells, size_t n, uint8_t* answers);
+  // This build's corners for the tables of `params` (lin, xyz, epsilon, slope, offset: the same on
+  // every call), computed on the first call.
+  const TwoColorCorners& (*corners)(const TwoColorG& params);
+  // The answers of all kTwoColorCells cubes (ids as above): 0 or 1 when g of every colour in the
+  // cube is below -margin or above margin by the bounds of g from `corners`, else
+  // kTwoColorUndecided. margin: at least the error bound of g.
+  void (*decide_cells)(const TwoColorG& params, const TwoColorCorners& corners, float margin, uint8_t* answers);
   // g of n pixels packed as r | g << 8 | b << 16 into g[0 .. n-1].
   void (*approximate_g)(const TwoColorG& params, const uint32_t* packed, size_t n, float* g);
 };

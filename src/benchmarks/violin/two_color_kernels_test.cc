@@ -70,7 +70,9 @@ TEST(TwoColorKernels, EveryBuildClassifiesRowsOfNoiseOfEveryLengthAsTheBaseline)
     for (uint8_t& v : rgb) v = static_cast<uint8_t>(rng());
     TwoColorClassifier baseline(a, b, kBaselineTwoColorKernels);
     const size_t want_ones = baseline.Row(rgb.data(), pixels, want.data());
-    if (pixels == 5000) EXPECT_NEAR(static_cast<double>(want_ones) / pixels, 0.37, 0.05);
+    if (pixels == 5000) {
+      EXPECT_NEAR(static_cast<double>(want_ones) / pixels, 0.37, 0.05);
+    }
     for (const TwoColorKernels* kernels : RunnableBuilds()) {
       TwoColorClassifier classify(a, b, *kernels);
       EXPECT_EQ(classify.Row(rgb.data(), pixels, got.data()), want_ones) << kernels->name << ", " << pixels;
