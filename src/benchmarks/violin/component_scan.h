@@ -56,6 +56,7 @@ class ComponentScan {
   std::vector<uint32_t> block_begin_;
   std::vector<int> block_y0_, block_rows_;
 };
+
 // The side k of KeepGridComponents' grid: the largest with (k - 1)² < min_area (at least 1).
 int ComponentGridStep(double min_area);
 

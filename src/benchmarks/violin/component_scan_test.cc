@@ -145,6 +145,24 @@ TEST(ComponentScan, NoiseOfEveryDensityEqualsAFloodFill) {
   }
 }
 
+// Blocks of equal rows count as their rows, and a scan used again after Finish starts afresh.
+TEST(ComponentScan, BlocksAreTheirRowsAndAScanAfterFinishStartsAfresh) {
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 6; ++trial) {
+    const RandomMask m(rng, 1 + static_cast<int>(rng() % 150), 1 + static_cast<int>(rng() % 90), 0.2 + 0.1 * trial);
+    ComponentScan scan(m.w, 2);
+    for (int pass = 0; pass < 2; ++pass) {
+      int y = 0;
+      for (int rows : m.blocks) {
+        if (pass == 0) scan.Add(y, rows, &m.bits[y * m.words]);
+        for (int r = 0; pass == 1 && r < rows; ++r) scan.Add(y + r, 1, &m.bits[(y + r) * m.words]);
+        y += rows;
+      }
+      ExpectSameComponents(scan.Finish(), FloodFill(m.mask, m.w, m.h, 2), trial);
+    }
+  }
+}
+
 TEST(ComponentGridStep, CellsOfTheGridHoldFewerPixelsThanTheMinimumArea) {
   EXPECT_EQ(ComponentGridStep(1), 1);  // every row is a grid row
   EXPECT_EQ(ComponentGridStep(2), 2);

@@ -57,6 +57,35 @@ void ExpectEveryColourWithinTheMargin(color::Srgb8 first, color::Srgb8 second) {
   }
 }
 
+// Every build's f at every cube's lowest and highest corner is CIELAB's f of the corner's X/Xn, Y/Yn,
+// Z/Zn in double precision within the kernels' error (and f's jump where t is at epsilon), computed
+// once: the same table on every call.
+TEST(TwoColorKernels, EveryBuildsCornersAreCielabFAtTheCubesCorners) {
+  const TwoColorClassifier classifier(color::Srgb8ToLab({200, 40, 60}), color::Srgb8ToLab({30, 60, 190}));
+  constexpr double kEpsilon = 0.008856;
+  const double jump = std::abs(7.787 * kEpsilon + 16.0 / 116 - std::cbrt(kEpsilon));  // f's jump at epsilon
+  const auto exact_f = [](double t) { return t > kEpsilon ? std::cbrt(t) : 7.787 * t + 16.0 / 116; };
+  const double white[3] = {color::kD65White.x, color::kD65White.y, color::kD65White.z};
+  for (const TwoColorKernels* kernels : RunnableBuilds()) {
+    const TwoColorCorners& corners = kernels->corners(classifier.g_params());
+    EXPECT_EQ(&kernels->corners(classifier.g_params()), &corners) << kernels->name;
+    for (size_t cell = 0; cell < kTwoColorCells; ++cell)
+      for (int top = 0; top < 2; ++top) {
+        const int level = 15 * top;  // a cube's highest level is its lowest + 15
+        const auto channel = [&](int shift) {
+          return color::SrgbToLinear(static_cast<double>(((cell >> shift) & 15) * 16 + level) / 255);
+        };
+        const color::Xyz xyz = color::LinearToXyz({channel(8), channel(4), channel(0)});
+        const double t[3] = {xyz.x / white[0], xyz.y / white[1], xyz.z / white[2]};
+        for (int k = 0; k < 3; ++k) {
+          const float got = top ? corners.hi[k][cell] : corners.lo[k][cell];
+          const double tolerance = kTwoColorFError + (std::abs(t[k] - kEpsilon) < 1e-5 ? jump : 0);
+          ASSERT_NEAR(got, exact_f(t[k]), tolerance) << kernels->name << ", cube " << cell << ", f " << k;
+        }
+      }
+  }
+}
+
 TEST(TwoColorKernels, EveryBuildsGOfEveryColourIsWithinTheMargin) {
   ExpectEveryColourWithinTheMargin({255, 0, 0}, {0, 0, 255});
   ExpectEveryColourWithinTheMargin({4, 6, 3}, {0, 12, 1});  // CIELAB's linear branch
