@@ -1,7 +1,10 @@
 #include "benchmarks/violin/two_color_classifier.h"
 
 #include <array>
+#include <bit>
 #include <cmath>
+
+#include <emmintrin.h>  // SSE2, in every x86-64 build
 
 namespace visalign::violin {
 namespace {
@@ -52,26 +55,34 @@ TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColo
 
 size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {
   if (pending_.size() < n + kTwoColorListPad)
-    pending_.resize(n + kTwoColorListPad), packed_.resize(n + kTwoColorListPad), g_.resize(n), near_.resize(n);
-  // Pass 1, without branches (SIMD): each pixel's cube answer; the pixels of undecided cubes are
-  // listed with their colours.
+    pending_.resize(n + kTwoColorListPad), packed_.resize(n + kTwoColorListPad), g_.resize(n + kTwoColorListPad),
+        near_.resize(n);
+  // Pass 1, without branches (SIMD): each pixel's cube answer.
+  size_t ones = kernels_.lookup_cells(rgb, n, cells_.data(), out);
+  // The pixels of undecided cubes listed with their colours: answers compared 16 at a time (SSE2),
+  // then a step per listed pixel (on noise a sixth of them, on flat images none).
   uint32_t* pending = pending_.data();
   uint32_t* packed = packed_.data();
-  size_t ones = 0;
-  const size_t kept = kernels_.lookup_cells(rgb, n, cells_.data(), out, pending, packed, &ones);
-  // Pass 2: g of those in single precision (SIMD), classes without branches; an exact conversion
-  // only within the margin.
-  float* g = g_.data();
-  kernels_.approximate_g(g_params_, packed, kept, g);
-  uint32_t* near = near_.data();
-  size_t close = 0;
-  for (size_t i = 0; i < kept; ++i) {
-    const uint8_t c = g[i] > margin_;
-    out[pending[i]] = c;
-    ones += c;
-    near[close] = pending[i];
-    close += std::abs(g[i]) <= margin_;
+  size_t kept = 0;
+  const auto list = [&](size_t x) {
+    const uint8_t* p = rgb + 3 * x;
+    pending[kept] = static_cast<uint32_t>(x);
+    packed[kept++] = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16;
+  };
+  constexpr size_t kStep = 16;
+  size_t x = 0;
+  for (; x + kStep <= n; x += kStep) {
+    const __m128i answers = _mm_loadu_si128(reinterpret_cast<const __m128i*>(out + x));
+    for (unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpgt_epi8(answers, _mm_set1_epi8(1)))); m != 0;
+         m &= m - 1)
+      list(x + static_cast<size_t>(std::countr_zero(m)));
   }
+  for (; x < n; ++x)
+    if (out[x] > 1) list(x);
+  // Pass 2: g of those in single precision (SIMD) and their classes; an exact conversion only
+  // within the margin.
+  uint32_t* near = near_.data();
+  const size_t close = kernels_.classify_listed(g_params_, margin_, packed, pending, kept, g_.data(), out, near, &ones);
   for (size_t i = 0; i < close; ++i) {
     out[near[i]] = Exact(rgb + 3 * size_t{near[i]});
     ones += out[near[i]];

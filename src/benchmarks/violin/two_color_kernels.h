@@ -33,7 +33,7 @@ inline constexpr double kTwoColorSumError = 5e-7;  // 8 float roundings of the s
 inline constexpr int kTwoColorCellShift = 4;
 inline constexpr size_t kTwoColorCells = 4096;
 inline constexpr size_t kTwoColorCellPad = 3;     // bytes a cell table has past its last cell
-inline constexpr size_t kTwoColorListPad = 16;    // entries a pending list has past n
+inline constexpr size_t kTwoColorListPad = 16;    // entries pass 2's lists have past n
 inline constexpr uint8_t kTwoColorUndecided = 2;  // a cube's answer when its colours' classes differ
 
 // CIELAB's f of X/Xn, Y/Yn, Z/Zn at every cube's lowest and highest corner: the bounds of f over
@@ -44,12 +44,9 @@ struct TwoColorCorners {
 
 struct TwoColorKernels {
   const char* name;
-  // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = cells[cube of pixel x]; the x
-  // whose answer is above 1 (cube not decided) are listed in order into pending, their colours as
-  // r | g << 8 | b << 16 into packed. Returns how many are listed; *ones += how many answers are 1.
-  // cells: kTwoColorCells + kTwoColorCellPad bytes; pending, packed: room for n + kTwoColorListPad.
-  size_t (*lookup_cells)(const uint8_t* rgb, size_t n, const uint8_t* cells, uint8_t* out, uint32_t* pending,
-                         uint32_t* packed, size_t* ones);
+  // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = cells[cube of pixel x] (cells:
+  // kTwoColorCells + kTwoColorCellPad bytes). Returns how many answers are 1.
+  size_t (*lookup_cells)(const uint8_t* rgb, size_t n, const uint8_t* cells, uint8_t* out);
   // This build's corners for the tables of `params` (lin, xyz, epsilon, slope, offset: the same on
   // every call), computed on the first call.
   const TwoColorCorners& (*corners)(const TwoColorG& params);
@@ -57,8 +54,12 @@ struct TwoColorKernels {
   // cube is below -margin or above margin by the bounds of g from `corners`, else
   // kTwoColorUndecided. margin: at least the error bound of g.
   void (*decide_cells)(const TwoColorG& params, const TwoColorCorners& corners, float margin, uint8_t* answers);
-  // g of n pixels packed as r | g << 8 | b << 16 into g[0 .. n-1].
-  void (*approximate_g)(const TwoColorG& params, const uint32_t* packed, size_t n, float* g);
+  // Pass 2 of a row: g of n pixels whose answer is kTwoColorUndecided (x listed in pending, colours
+  // as r | g << 8 | b << 16 in packed) into g[0 .. n-1], each one's class (1 when g > margin) into out[pending[i]], and
+  // the pending[i] with |g| <= margin (an exact conversion decides them) in order into near. Returns how many are near;
+  // *ones += how many classes are 1. packed, g: room for n + kTwoColorListPad (read and written past n); near: for n.
+  size_t (*classify_listed)(const TwoColorG& params, float margin, const uint32_t* packed, const uint32_t* pending,
+                            size_t n, float* g, uint8_t* out, uint32_t* near, size_t* ones);
 };
 
 // The builds themselves (data only: no code of a wider build runs before the CPU is checked).

@@ -25,15 +25,17 @@ TEST(TwoColorKernels, TheBestBuildIsTheWidestTheCpuRuns) {
 }
 
 // Every build's g of every one of the 16,777,216 8-bit colours is within the classifier's margin of
-// |p - A|² - |p - B|² from the exact conversion (so outside it the sign is the converted one's).
+// |p - A|² - |p - B|² from the exact conversion (so outside it the sign is the converted one's), its
+// class is 1 exactly when g is above the margin, and the colours within the margin are listed.
 void ExpectEveryColourWithinTheMargin(color::Srgb8 first, color::Srgb8 second) {
   const color::Lab a = color::Srgb8ToLab(first), b = color::Srgb8ToLab(second);
   const TwoColorClassifier classifier(a, b);
   constexpr size_t kRow = 1 << 16;
-  std::vector<uint8_t> rgb(3 * kRow);
-  std::vector<uint32_t> packed(kRow);
+  std::vector<uint8_t> rgb(3 * kRow), classes(kRow);
+  std::vector<uint32_t> packed(kRow + kTwoColorListPad, 0xFFFFFFFF), pending(kRow), near(kRow);
   std::vector<double> lab(3 * kRow);
-  std::vector<float> g(kRow);
+  std::vector<float> g(kRow + kTwoColorListPad);
+  for (uint32_t i = 0; i < kRow; ++i) pending[i] = i;
   for (const TwoColorKernels* kernels : RunnableBuilds()) {
     double worst = 0;  // largest error as a share of the margin
     for (uint32_t row = 0; row < (1u << 24) / kRow; ++row) {
@@ -44,13 +46,24 @@ void ExpectEveryColourWithinTheMargin(color::Srgb8 first, color::Srgb8 second) {
         packed[i] = uint32_t{rgb[3 * i]} | uint32_t{rgb[3 * i + 1]} << 8 | uint32_t{rgb[3 * i + 2]} << 16;
       }
       color::Srgb8ToLabBatch(rgb.data(), kRow, lab.data());
-      kernels->approximate_g(classifier.g_params(), packed.data(), kRow, g.data());
+      size_t ones = 0;
+      const size_t close = kernels->classify_listed(classifier.g_params(), classifier.g_margin(), packed.data(),
+                                                    pending.data(), kRow, g.data(), classes.data(), near.data(), &ones);
+      size_t want_ones = 0, want_close = 0;
       for (size_t i = 0; i < kRow; ++i) {
+        const float margin = classifier.g_margin();
+        ASSERT_EQ(classes[i], g[i] > margin ? 1 : 0) << kernels->name << ", colour " << row * kRow + i;
+        want_ones += classes[i];
+        if (std::abs(g[i]) <= margin) {
+          ASSERT_EQ(near[want_close++], i) << kernels->name;
+        }
         const double* p = &lab[3 * i];
         const double exact = (p[0] - a.L) * (p[0] - a.L) + (p[1] - a.a) * (p[1] - a.a) + (p[2] - a.b) * (p[2] - a.b) -
                              (p[0] - b.L) * (p[0] - b.L) - (p[1] - b.a) * (p[1] - b.a) - (p[2] - b.b) * (p[2] - b.b);
         worst = std::max(worst, std::abs(g[i] - exact) / classifier.g_margin());
       }
+      ASSERT_EQ(ones, want_ones) << kernels->name;
+      ASSERT_EQ(close, want_close) << kernels->name;
     }
     EXPECT_LE(worst, 1.0) << kernels->name << ", " << color::ToHex(first) << " vs " << color::ToHex(second);
     EXPECT_GT(worst, 0.0) << kernels->name;
