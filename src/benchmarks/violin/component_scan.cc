@@ -256,9 +256,6 @@ std::vector<Component> ComponentScan::Finish() {
 }
 
 namespace {
-// Passes KeepGridComponents may take before MaskComponents scans the whole mask instead (noise
-// settles in a few; each costs little after the first).
-constexpr int kMaxGridPasses = 16;
 // Grids MaskComponents keeps the components of in turn (offsets 0, k / kGrids, ...): a large
 // component meets every one, few of noise's small ones meet two.
 constexpr int kGrids = 2;
@@ -298,7 +295,8 @@ std::vector<Component> MaskComponents::Finish() {
   std::vector<uint64_t>* out = &kept;
   const int k = ComponentGridStep(min_area_);
   for (int g = 0; g < kGrids; ++g, std::swap(in, out))
-    if (!KeepGridComponents(in->data(), width_, height_, min_area_, g * k / kGrids, kMaxGridPasses, out->data())) break;
+    if (!KeepGridComponents(in->data(), width_, height_, min_area_, g * k / kGrids, kMaskGridPasses, out->data()))
+      break;
   return scan_mask(*in);
 }
 

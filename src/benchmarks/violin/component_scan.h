@@ -77,7 +77,8 @@ bool KeepGridComponents(const uint64_t* bits, int width, int height, double min_
 // ComponentScan::Finish gives them: ComponentScan over the mask, or, when the mask has more than one
 // run per word of its rows (noise), over what KeepGridComponents leaves of it for two grids in turn
 // (offsets 0 and k/2: a large component meets both, few of noise's small ones do; a grid that does
-// not settle leaves the scan to what the grids before it left).
+// not settle in kMaskGridPasses leaves the scan to what the grids before it left).
+inline constexpr int kMaskGridPasses = 16;  // noise settles in a few; each costs little after the first
 class MaskComponents {
  public:
   MaskComponents(int width, int height, double min_area);

@@ -236,5 +236,30 @@ TEST(MaskComponents, EqualsAFloodFillOnMasksOfEveryDensity) {
   }
 }
 
+// A serpentine of one-pixel bars between two rows of the second grid (offset k/2), which meets that
+// grid only where a turn lies on one of its columns, needs a pass per bar there but settles at once
+// on the first grid (whose middle row crosses every bar): MaskComponents scans what the first grid
+// left, and the serpentine is found whole.
+TEST(MaskComponents, AGridThatDoesNotSettleLeavesTheScanToTheGridBefore) {
+  const double min_area = 8000;
+  const int k = ComponentGridStep(min_area), w = 3 * k + 10, h = 2 * k + 1;
+  const int top = k / 2 + 1, bottom = k / 2 + k - 1;  // between the second grid's rows k/2 and 3k/2
+  std::vector<uint8_t> mask(w * h, 0);
+  for (int x = k / 2 + 1, bar = 0; x + 2 < w; x += 2, ++bar) {
+    for (int y = top; y <= bottom; ++y) mask[y * w + x] = 1;
+    if (x + 4 < w) mask[(bar % 2 == 0 ? bottom : top) * w + x + 1] = 1;  // to the next bar, below then above
+  }
+  const size_t words = BitRowWords(w);
+  std::vector<uint64_t> bits(words * h), first(bits.size()), second(bits.size());
+  for (int y = 0; y < h; ++y) PackClassBits(&mask[y * w], w, &bits[y * words]);
+  ASSERT_TRUE(KeepGridComponents(bits.data(), w, h, min_area, 0, kMaskGridPasses, first.data()));
+  ASSERT_FALSE(KeepGridComponents(first.data(), w, h, min_area, k / 2, kMaskGridPasses, second.data()));
+  MaskComponents components(w, h, min_area);
+  for (int y = 0; y < h; ++y) components.Add(1, &bits[y * words]);
+  const std::vector<Component> found = components.Finish(), want = FloodFill(mask, w, h, min_area);
+  ASSERT_EQ(want.size(), 1u);
+  ExpectSameComponents(found, want, 0);
+}
+
 }  // namespace
 }  // namespace visalign::violin
