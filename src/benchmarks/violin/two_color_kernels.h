@@ -55,9 +55,10 @@ struct TwoColorKernels {
   // kTwoColorUndecided. margin: at least the error bound of g.
   void (*decide_cells)(const TwoColorG& params, const TwoColorCorners& corners, float margin, uint8_t* answers);
   // Pass 2 of a row: g of n pixels whose answer is kTwoColorUndecided (x listed in pending, colours
-  // as r | g << 8 | b << 16 in packed) into g[0 .. n-1], each one's class (1 when g > margin) into out[pending[i]], and
-  // the pending[i] with |g| <= margin (an exact conversion decides them) in order into near. Returns how many are near;
-  // *ones += how many classes are 1. packed, g: room for n + kTwoColorListPad (read and written past n); near: for n.
+  // as r | g << 8 | b << 16 in packed) into g[0 .. n-1], each one's class (1 when g > margin) into
+  // out[pending[i]], and the pending[i] with |g| <= margin (an exact conversion decides them) in
+  // order into near. Returns how many are near; *ones += how many classes are 1. packed, g: room for
+  // n + kTwoColorListPad (read and written past n); near: room for n.
   size_t (*classify_listed)(const TwoColorG& params, float margin, const uint32_t* packed, const uint32_t* pending,
                             size_t n, float* g, uint8_t* out, uint32_t* near, size_t* ones);
 };
