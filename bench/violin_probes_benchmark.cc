@@ -7,9 +7,9 @@
 // generator's near-solid output looks like) and on uniform noise ("noise", the worst case for the purity
 // measures, the CIELAB classification and the geometry components); argument = image side. The
 // context line "two_color_kernels" names the SIMD build the classification uses on this CPU.
-// Components/scan, Components/grid: the geometry probe's labelling alone, of a mask with 36 % of its
+// Components/scan, Components/mask: the geometry probe's labelling alone, of a mask with 36 % of its
 // pixels set at random (what uniform noise classifies as shape colour), by ComponentScan over every
-// row and by MaskComponents (through KeepGridComponents), components of 0.2 % of the image kept.
+// row and by MaskComponents (through CrossingSeeds), components of 0.2 % of the image kept.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -89,7 +89,7 @@ VIOLIN_PROBE_BENCH(Probe_negation, Kind::kNegation);
 VIOLIN_PROBE_BENCH(Probe_inertia, Kind::kInertia);
 VIOLIN_PROBE_BENCH(Probe_geometry, Kind::kGeometry);
 
-void Components(benchmark::State& state, bool grid) {
+void Components(benchmark::State& state, bool mask) {
   const int side = static_cast<int>(state.range(0));
   const size_t words = BitRowWords(side);
   std::mt19937 rng(7);
@@ -103,7 +103,7 @@ void Components(benchmark::State& state, bool grid) {
   const double min_area = 0.002 * side * side;
   for (auto _ : state) {
     std::vector<Component> found;
-    if (grid) {
+    if (mask) {
       MaskComponents components(side, side, min_area);
       for (int y = 0; y < side; ++y) components.Add(1, &bits[y * words]);
       found = components.Finish();
@@ -117,7 +117,7 @@ void Components(benchmark::State& state, bool grid) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK_CAPTURE(Components, scan, false)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(Components, grid, true)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(Components, mask, true)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace visalign::violin

@@ -67,51 +67,148 @@ void FillRuns(const uint64_t* w, const uint64_t* seed, size_t n, uint64_t* out) 
   }
 }
 
+// Adds to `out` (a packed row of n words, out ⊆ w) the runs of w holding a bit of w[i] & near(i): the
+// words from the first to the last that gain a bit, widened to whole runs, filled again (`seed`: n
+// words of scratch). Whether a run was added.
+template <typename Near>
+bool GrowRow(const uint64_t* w, size_t n, Near near, uint64_t* out, uint64_t* seed) {
+  size_t lo = n, hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    seed[i] = w[i] & near(i);
+    const bool gains = (seed[i] & ~out[i]) != 0;
+    lo = gains && lo == n ? i : lo;
+    hi = gains ? i : hi;
+  }
+  if (lo == n) return false;
+  while (lo > 0 && (w[lo] & 1) && w[lo - 1] >> (kWordBits - 1)) seed[--lo] = 0;
+  while (hi + 1 < n && w[hi] >> (kWordBits - 1) && (w[hi + 1] & 1)) seed[++hi] = 0;
+  for (size_t i = lo; i <= hi; ++i) seed[i] |= out[i];
+  FillRuns(w + lo, seed + lo, hi - lo + 1, out + lo);
+  return true;
+}
+
+// A 64 x 64 bit block transposed in place (bit j of a[i] to bit i of a[j]): the off-diagonal halves
+// swapped, then the quarters of each half, down to single bits (each level's steps written out with
+// constant shifts, which GCC vectorises).
+void Transpose64(uint64_t a[kWordBits]) {
+  const auto level = [a](int j, uint64_t m) __attribute__((always_inline)) {
+    for (int base = 0; base < kWordBits; base += 2 * j)
+      for (int k = base; k < base + j; ++k) {
+        const uint64_t t = ((a[k] >> j) ^ a[k + j]) & m;
+        a[k] ^= t << j;
+        a[k + j] ^= t;
+      }
+  };
+  level(32, 0x00000000FFFFFFFF), level(16, 0x0000FFFF0000FFFF), level(8, 0x00FF00FF00FF00FF);
+  level(4, 0x0F0F0F0F0F0F0F0F), level(2, 0x3333333333333333), level(1, 0x5555555555555555);
+}
+
+// The packed image (height rows of BitRowWords(width) words) transposed: width rows of
+// BitRowWords(height) words, row x holding column x.
+std::vector<uint64_t> TransposeBits(const uint64_t* bits, int width, int height) {
+  const size_t n = BitRowWords(width), m = BitRowWords(height);
+  std::vector<uint64_t> out(static_cast<size_t>(width) * m);
+  uint64_t block[kWordBits];
+  for (size_t bi = 0; bi < m; ++bi)
+    for (size_t bj = 0; bj < n; ++bj) {
+      for (size_t i = 0; i < kWordBits; ++i) {
+        const size_t y = bi * kWordBits + i;
+        block[i] = y < static_cast<size_t>(height) ? bits[y * n + bj] : 0;
+      }
+      Transpose64(block);
+      for (size_t j = 0; j < kWordBits && bj * kWordBits + j < static_cast<size_t>(width); ++j)
+        out[(bj * kWordBits + j) * m + bi] = block[j];
+    }
+  return out;
+}
+
+// CrossingSeeds for the bands of rows of a packed image of `height` rows of n words: ORs each band's
+// seeds into `seeds` (same layout). Whether any was set.
+bool AddBandCrossings(const uint64_t* bits, size_t n, int height, int s, int max_passes, uint64_t* seeds) {
+  const size_t rows = static_cast<size_t>(s) + 1;
+  std::vector<uint64_t> reached(rows * n), scratch(n);
+  // gained[r], gained_before[r]: whether row r gained in this sweep, in the one before.
+  std::vector<uint8_t> gained(rows), gained_before(rows);
+  bool any = false;
+  for (int y0 = 0; y0 + s < height; y0 += s) {
+    const uint64_t* band = bits + static_cast<size_t>(y0) * n;
+    std::copy_n(band, n, reached.begin());
+    std::fill(reached.begin() + static_cast<std::ptrdiff_t>(n), reached.end(), 0);
+    std::fill(gained.begin(), gained.end(), 0);
+    gained[0] = 1;  // the first row, whole from the start
+    // Sweeps down and up the band in turn, each row growing from the one before it in the sweep when
+    // that one gained since, until one sweep adds nothing.
+    bool changed = true;
+    for (int pass = 0; changed && pass < max_passes; ++pass) {
+      changed = false;
+      std::swap(gained, gained_before);
+      std::fill(gained.begin(), gained.end(), 0);
+      const bool down = pass % 2 == 0;
+      for (int j = 1; j <= s; ++j) {
+        const int r = down ? j : s - j, before = down ? r - 1 : r + 1;
+        if (r == 0) break;  // the first row is whole
+        if (!gained[before] && !gained_before[before]) continue;
+        const uint64_t* from = &reached[static_cast<size_t>(before) * n];
+        gained[r] = GrowRow(
+            band + static_cast<size_t>(r) * n, n, [from](size_t i) { return from[i]; },
+            &reached[static_cast<size_t>(r) * n], scratch.data());
+        changed |= gained[r] != 0;
+      }
+    }
+    // Settled: the last row's reached bits; else every crossing path starts in the first row.
+    const uint64_t* add = changed ? band : &reached[static_cast<size_t>(s) * n];
+    uint64_t* into = seeds + static_cast<size_t>(changed ? y0 : y0 + s) * n;
+    for (size_t i = 0; i < n; ++i) into[i] |= add[i], any |= add[i] != 0;
+  }
+  return any;
+}
+
 }  // namespace
 
-int ComponentGridStep(double min_area) {
+int ComponentExtent(double min_area) {
   int side = 0;  // the largest with side² < min_area
   while (static_cast<double>(side + 1) * (side + 1) < min_area) ++side;
   return side + 1;
 }
 
-bool KeepGridComponents(const uint64_t* bits, int width, int height, double min_area, int offset, int max_passes,
-                        uint64_t* kept) {
+bool CrossingSeeds(const uint64_t* bits, int width, int height, double min_area, int max_passes, uint64_t* seeds) {
   const size_t n = BitRowWords(width);
-  const int k = ComponentGridStep(min_area);
-  std::vector<uint64_t> columns(n), seed(n);
-  for (int x = offset % k; x < width; x += k) columns[x / kWordBits] |= uint64_t{1} << (x % kWordBits);
-  // Adds to row y's kept runs those holding a bit of seed[i] = w[i] & near(i) (the words from the
-  // first to the last that gain a bit, widened to whole runs, filled again). Whether a run was added.
-  const auto add_runs = [&](int y, auto near) {
-    const uint64_t* w = bits + y * n;
-    uint64_t* out = kept + y * n;
-    size_t lo = n, hi = 0;
-    for (size_t i = 0; i < n; ++i) {
-      seed[i] = w[i] & near(i);
-      const bool gains = (seed[i] & ~out[i]) != 0;
-      lo = gains && lo == n ? i : lo;
-      hi = gains ? i : hi;
-    }
-    if (lo == n) return false;
-    while (lo > 0 && (w[lo] & 1) && w[lo - 1] >> (kWordBits - 1)) seed[--lo] = 0;
-    while (hi + 1 < n && w[hi] >> (kWordBits - 1) && (w[hi + 1] & 1)) seed[++hi] = 0;
-    for (size_t i = lo; i <= hi; ++i) seed[i] |= out[i];
-    FillRuns(w + lo, seed.data() + lo, hi - lo + 1, out + lo);
+  std::fill_n(seeds, n * static_cast<size_t>(height), 0);
+  const int s = ComponentExtent(min_area) / 2;
+  if (s == 0) {  // every component counts: every pixel is a seed
+    std::copy_n(bits, n * static_cast<size_t>(height), seeds);
     return true;
-  };
-  // Pass 1, top-down: a grid row whole, else the runs holding a grid column's bit or below a kept bit.
-  // changed[y] (per pass: this one, the one before): whether row y gained runs.
+  }
+  bool any = AddBandCrossings(bits, n, height, s, max_passes, seeds);
+  // Columns: the bands of rows of the transposed image, their seeds set back at (x, y).
+  const std::vector<uint64_t> columns = TransposeBits(bits, width, height);
+  const size_t m = BitRowWords(height);
+  std::vector<uint64_t> column_seeds(columns.size(), 0);
+  if (!AddBandCrossings(columns.data(), m, width, s, max_passes, column_seeds.data())) return any;
+  for (size_t x = 0; x < static_cast<size_t>(width); ++x)
+    for (size_t i = 0; i < m; ++i)
+      for (uint64_t b = column_seeds[x * m + i]; b != 0; b &= b - 1) {
+        const size_t y = i * kWordBits + static_cast<size_t>(std::countr_zero(b));
+        seeds[y * n + x / kWordBits] |= uint64_t{1} << (x % kWordBits);
+      }
+  return true;
+}
+
+bool KeepSeededComponents(const uint64_t* bits, const uint64_t* seeds, int width, int height, int max_passes,
+                          uint64_t* kept) {
+  const size_t n = BitRowWords(width);
+  std::vector<uint64_t> scratch(n);
+  // Pass 1, top-down: the runs holding a seed or below a kept bit. changed[y] (per pass: this one, the
+  // one before): whether row y gained runs.
   std::vector<uint8_t> changed(height, 1), changed_before(height, 1);
   for (int y = 0; y < height; ++y) {
-    uint64_t* out = kept + y * n;
-    if (y % k == offset % k) {
-      std::copy_n(bits + y * n, n, out);
-      continue;
-    }
+    uint64_t* out = kept + static_cast<size_t>(y) * n;
     std::fill_n(out, n, 0);
-    const uint64_t* above = y > 0 ? out - n : columns.data();  // row 0: the columns only
-    add_runs(y, [&](size_t i) { return columns[i] | above[i]; });
+    const uint64_t* seed = seeds + static_cast<size_t>(y) * n;
+    const uint64_t* above = y > 0 ? out - n : nullptr;
+    GrowRow(
+        bits + static_cast<size_t>(y) * n, n, [seed, above](size_t i) { return seed[i] | (above ? above[i] : 0); }, out,
+        scratch.data());
   }
   // Then bottom-up and top-down in turn: the runs next to a kept bit of the row before in the pass,
   // for the rows whose row before gained runs in the pass before or in this one.
@@ -122,8 +219,11 @@ bool KeepGridComponents(const uint64_t* bits, int width, int height, double min_
     bool any = false;
     for (int j = 1; j < height; ++j) {
       const int y = up ? height - 1 - j : j, y_before = up ? y + 1 : y - 1;
+      const uint64_t* before = kept + static_cast<size_t>(y_before) * n;
       const bool gained = (changed_before[y_before] || changed[y_before]) &&
-                          add_runs(y, [before = kept + y_before * n](size_t i) { return before[i]; });
+                          GrowRow(
+                              bits + static_cast<size_t>(y) * n, n, [before](size_t i) { return before[i]; },
+                              kept + static_cast<size_t>(y) * n, scratch.data());
       changed[y] = gained;
       any |= gained;
     }
@@ -255,12 +355,6 @@ std::vector<Component> ComponentScan::Finish() {
   return out;
 }
 
-namespace {
-// Grids MaskComponents keeps the components of in turn (offsets 0, k / kGrids, ...): a large
-// component meets every one, few of noise's small ones meet two.
-constexpr int kGrids = 2;
-}  // namespace
-
 MaskComponents::MaskComponents(int width, int height, double min_area)
     : width_(width), height_(height), words_(BitRowWords(width)), min_area_(min_area) {
   rows_.reserve(words_ * static_cast<size_t>(height));  // room for every row, touched only as filled
@@ -288,16 +382,11 @@ std::vector<Component> MaskComponents::Finish() {
     rows_ = std::move(image);
     counts_.assign(height_, 1);
   }
-  // Each grid keeps the components of `in` into `out`, then they swap: `in` always has the large
-  // components of the mask (the one to scan when a grid does not settle).
-  std::vector<uint64_t> kept(rows_.size());
-  std::vector<uint64_t>* in = &rows_;
-  std::vector<uint64_t>* out = &kept;
-  const int k = ComponentGridStep(min_area_);
-  for (int g = 0; g < kGrids; ++g, std::swap(in, out))
-    if (!KeepGridComponents(in->data(), width_, height_, min_area_, g * k / kGrids, kMaskGridPasses, out->data()))
-      break;
-  return scan_mask(*in);
+  std::vector<uint64_t> seeds(rows_.size()), kept(rows_.size());
+  if (!CrossingSeeds(rows_.data(), width_, height_, min_area_, kMaskPasses, seeds.data())) return {};
+  if (!KeepSeededComponents(rows_.data(), seeds.data(), width_, height_, kMaskPasses, kept.data()))
+    return scan_mask(rows_);
+  return scan_mask(kept);
 }
 
 }  // namespace visalign::violin

@@ -4,7 +4,7 @@
 // by union-find over all runs (the lower index the root), to the runs of the block above whose
 // columns it shares, found by walking both blocks' runs in step. Finish numbers the components in
 // one pass over the runs in order and sums them. The cost and the memory follow the number of runs
-// (on noise, MaskComponents first takes most of them away).
+// (on noise, MaskComponents first takes nearly all of them away).
 #pragma once
 
 #include <cstddef>
@@ -57,28 +57,33 @@ class ComponentScan {
   std::vector<int> block_y0_, block_rows_;
 };
 
-// The side k of KeepGridComponents' grid: the largest with (k - 1)² < min_area (at least 1).
-int ComponentGridStep(double min_area);
+// The fewest rows or columns a component of min_area pixels spans: the largest k with (k - 1)² <
+// min_area (at least 1), since one within (k - 1) x (k - 1) pixels holds fewer.
+int ComponentExtent(double min_area);
 
-// Into `kept`, the components of a packed image (`height` rows of BitRowWords(width) words, row y
-// from word y * BitRowWords(width)) that meet the grid, the rows and columns whose index is
-// `offset` modulo k = ComponentGridStep(min_area); the others are cleared. A component that meets no
-// grid line lies within one cell of at most (k - 1) × (k - 1) pixels, so it has fewer than min_area
-// pixels: the components of at least min_area are the same in `kept`, which on noise has a fraction
-// of the runs (and grids of other offsets take more away). The grid's components are found by
-// filling runs from it, a top-down pass and then bottom-up and top-down passes in turn until one
-// changes nothing (a component needs one per change of vertical direction of its paths from the
-// grid; a row is filled again only where it gains). Returns false when `max_passes` passes have not
-// settled (`kept` is then a part of the answer only).
-bool KeepGridComponents(const uint64_t* bits, int width, int height, double min_area, int offset, int max_passes,
-                        uint64_t* kept);
+// Seeds every component of at least min_area pixels holds one of, few on noise. With k =
+// ComponentExtent(min_area) >= 2 and s = k / 2, such a component spans k >= 2s rows or columns, so it
+// holds rows (or columns) s·i and s·(i + 1) for some i and, from its last pixel in the one to its
+// next in the other, a path inside the band between them. Into `seeds` (cleared first, packed as
+// `bits`: height rows of BitRowWords(width) words): the pixels of each band's last row reached by a
+// flood inside the band from its first (sweeps down and up until one adds nothing), for the bands of
+// rows and of columns (of the transposed image); a band whose flood has not settled in `max_passes`
+// sweeps adds its first row whole. k = 1: every pixel. Returns whether any seed was set.
+bool CrossingSeeds(const uint64_t* bits, int width, int height, double min_area, int max_passes, uint64_t* seeds);
+
+// Into `kept`, the components of the packed image `bits` holding a bit of `seeds` (seeds ⊆ bits,
+// both packed as above), found by filling runs: a top-down pass, then bottom-up and top-down passes
+// in turn until one changes nothing (one per change of vertical direction of a path from a seed; a
+// row is filled again only where it gains). Returns false when `max_passes` passes have not settled
+// (`kept` is then a part of the answer only).
+bool KeepSeededComponents(const uint64_t* bits, const uint64_t* seeds, int width, int height, int max_passes,
+                          uint64_t* kept);
 
 // The components of at least `min_area` pixels of a mask given block by block, as
-// ComponentScan::Finish gives them: ComponentScan over the mask, or, when the mask has more than one
-// run per word of its rows (noise), over what KeepGridComponents leaves of it for two grids in turn
-// (offsets 0 and k/2: a large component meets both, few of noise's small ones do; a grid that does
-// not settle in kMaskGridPasses leaves the scan to what the grids before it left).
-inline constexpr int kMaskGridPasses = 16;  // noise settles in a few; each costs little after the first
+// ComponentScan::Finish gives them: ComponentScan over the mask or, when the mask has more than one
+// run per word of its rows (noise), over the components holding its CrossingSeeds (none: no component
+// is large enough), or over the whole mask again when their fill does not settle in kMaskPasses.
+inline constexpr int kMaskPasses = 16;  // noise settles in a few; each costs little after the first
 class MaskComponents {
  public:
   MaskComponents(int width, int height, double min_area);

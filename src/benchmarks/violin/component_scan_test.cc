@@ -163,62 +163,133 @@ TEST(ComponentScan, BlocksAreTheirRowsAndAScanAfterFinishStartsAfresh) {
   }
 }
 
-TEST(ComponentGridStep, CellsOfTheGridHoldFewerPixelsThanTheMinimumArea) {
-  EXPECT_EQ(ComponentGridStep(1), 1);  // every row is a grid row
-  EXPECT_EQ(ComponentGridStep(2), 2);
-  EXPECT_EQ(ComponentGridStep(4), 2);  // a cell of 2 x 2 would hold 4
-  EXPECT_EQ(ComponentGridStep(4.5), 3);
-  EXPECT_EQ(ComponentGridStep(131.072), 12);   // 0.2 % of 256²: cells of 11²= 121 pixels
-  EXPECT_EQ(ComponentGridStep(2097.152), 46);  // 0.2 % of 1024²: 45² = 2025
+TEST(ComponentExtent, AComponentWithinFewerRowsAndColumnsHasFewerPixelsThanTheMinimumArea) {
+  EXPECT_EQ(ComponentExtent(1), 1);  // every pixel counts
+  EXPECT_EQ(ComponentExtent(2), 2);
+  EXPECT_EQ(ComponentExtent(4), 2);  // 2 x 2 would hold 4
+  EXPECT_EQ(ComponentExtent(4.5), 3);
+  EXPECT_EQ(ComponentExtent(131.072), 12);   // 0.2 % of 256²: 11² = 121 pixels
+  EXPECT_EQ(ComponentExtent(2097.152), 46);  // 0.2 % of 1024²: 45² = 2025
 }
 
-// Every component is kept whole if it meets a grid line and cleared if it does not (then it is
-// smaller than min_area), on noise of every density, widths across words and blocks of equal rows.
-TEST(KeepGridComponents, KeepsExactlyTheComponentsMeetingTheGrid) {
+// A packed image of w x h pixels from a per-pixel mask.
+std::vector<uint64_t> Pack(const std::vector<uint8_t>& mask, int w, int h) {
+  std::vector<uint64_t> bits(BitRowWords(w) * h);
+  for (int y = 0; y < h; ++y) PackClassBits(&mask[y * w], w, &bits[y * BitRowWords(w)]);
+  return bits;
+}
+
+// Every component is kept whole if it holds a seed and cleared if it does not, on noise of every
+// density, widths across words and blocks of equal rows.
+TEST(KeepSeededComponents, KeepsExactlyTheComponentsHoldingASeed) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 40; ++trial) {
     const RandomMask m(rng, 1 + static_cast<int>(rng() % 200), 1 + static_cast<int>(rng() % 120), 0.05 + 0.022 * trial);
-    const double min_area = 1 + rng() % 150;
-    const int k = ComponentGridStep(min_area), offset = static_cast<int>(rng() % k);
-    std::vector<uint64_t> kept(m.bits.size(), ~uint64_t{0});
-    ASSERT_TRUE(KeepGridComponents(m.bits.data(), m.w, m.h, min_area, offset, 1000, kept.data())) << trial;
+    std::vector<uint64_t> seeds(m.bits.size()), kept(m.bits.size(), ~uint64_t{0});
+    std::bernoulli_distribution seeded(0.01 + 0.002 * trial);
+    for (int y = 0; y < m.h; ++y)
+      for (int x = 0; x < m.w; ++x)
+        if (m.mask[y * m.w + x] && seeded(rng)) seeds[y * m.words + x / 64] |= uint64_t{1} << (x % 64);
+    ASSERT_TRUE(KeepSeededComponents(m.bits.data(), seeds.data(), m.w, m.h, 1000, kept.data())) << trial;
     std::vector<int> label;
     FloodFill(m.mask, m.w, m.h, 1, &label);
-    std::vector<int> meets(m.w * m.h, 0), area(m.w * m.h, 0);  // per component (its first pixel)
+    std::vector<int> holds(m.w * m.h, 0);  // per component (its first pixel)
     for (int i = 0; i < m.w * m.h; ++i)
-      if (label[i] >= 0) meets[label[i]] |= (i % m.w) % k == offset || (i / m.w) % k == offset, ++area[label[i]];
+      if (label[i] >= 0) holds[label[i]] |= m.Set(seeds, i % m.w, i / m.w);
     for (int y = 0; y < m.h; ++y)
       for (int x = 0; x < 64 * static_cast<int>(m.words); ++x) {
         const int c = x < m.w ? label[y * m.w + x] : -1;
-        ASSERT_EQ(m.Set(kept, x, y), c >= 0 && meets[c]) << trial << ": (" << x << ", " << y << ")";
-        if (c >= 0 && !meets[c]) {
-          ASSERT_LT(area[c], min_area) << trial;
-        }
+        ASSERT_EQ(m.Set(kept, x, y), c >= 0 && holds[c]) << trial << ": (" << x << ", " << y << ")";
       }
-    ComponentScan scan(m.w, min_area);
-    for (int y = 0; y < m.h; ++y) scan.Add(y, 1, &kept[y * m.words]);
-    ExpectSameComponents(scan.Finish(), FloodFill(m.mask, m.w, m.h, min_area), trial);
   }
 }
 
-// A serpentine from the first row (the only grid line it meets) turns down and up 18 times: one pass
-// per bar.
-TEST(KeepGridComponents, ReportsWhenItsPassesDoNotSettle) {
+// A serpentine seeded in its first row turns down and up 18 times: one pass per bar.
+TEST(KeepSeededComponents, ReportsWhenItsPassesDoNotSettle) {
   const int w = 41, h = 12;
-  std::vector<uint8_t> mask(w * h, 0);
-  mask[2] = 1;  // (2, 0) on the grid row
+  std::vector<uint8_t> mask(w * h, 0), seed(w * h, 0);
+  mask[2] = seed[2] = 1;  // (2, 0)
   for (int bar = 0; 2 + 2 * bar < w - 1; ++bar) {
     const int x = 2 + 2 * bar;
     for (int y = 1; y < h - 1; ++y) mask[y * w + x] = 1;
     const int turn = bar % 2 == 0 ? h - 2 : 1;  // joined to the next bar below, then above
     if (x + 2 < w - 1) mask[turn * w + x + 1] = 1;
   }
-  std::vector<uint64_t> bits(BitRowWords(w) * h), kept(bits.size());
-  for (int y = 0; y < h; ++y) PackClassBits(&mask[y * w], w, &bits[y * BitRowWords(w)]);
-  const double min_area = 1e4;  // one grid row and column: the first
-  EXPECT_FALSE(KeepGridComponents(bits.data(), w, h, min_area, 0, 8, kept.data()));
-  ASSERT_TRUE(KeepGridComponents(bits.data(), w, h, min_area, 0, 30, kept.data()));
+  const std::vector<uint64_t> bits = Pack(mask, w, h), seeds = Pack(seed, w, h);
+  std::vector<uint64_t> kept(bits.size());
+  EXPECT_FALSE(KeepSeededComponents(bits.data(), seeds.data(), w, h, 8, kept.data()));
+  ASSERT_TRUE(KeepSeededComponents(bits.data(), seeds.data(), w, h, 30, kept.data()));
   EXPECT_EQ(kept, bits);  // one component
+}
+
+// Seeds are pixels of the mask, and every component of at least min_area pixels holds one, on noise
+// of every density; on sparse noise (10 %) there are none.
+TEST(CrossingSeeds, EveryComponentOfTheMinimumAreaHoldsASeed) {
+  std::mt19937 rng(19);
+  for (int trial = 0; trial < 40; ++trial) {
+    const RandomMask m(rng, 1 + static_cast<int>(rng() % 260), 1 + static_cast<int>(rng() % 140), 0.02 * trial);
+    const double min_area = 1 + rng() % 200;
+    std::vector<uint64_t> seeds(m.bits.size(), ~uint64_t{0});
+    const bool any = CrossingSeeds(m.bits.data(), m.w, m.h, min_area, 1000, seeds.data());
+    std::vector<int> label;
+    FloodFill(m.mask, m.w, m.h, 1, &label);
+    std::vector<int> area(m.w * m.h, 0), holds(m.w * m.h, 0);
+    bool set = false;
+    for (int y = 0; y < m.h; ++y)
+      for (int x = 0; x < 64 * static_cast<int>(m.words); ++x) {
+        const bool seed = m.Set(seeds, x, y);
+        ASSERT_TRUE(!seed || (x < m.w && m.mask[y * m.w + x])) << trial << ": (" << x << ", " << y << ")";
+        set |= seed;
+        if (x < m.w && label[y * m.w + x] >= 0) ++area[label[y * m.w + x]], holds[label[y * m.w + x]] |= seed;
+      }
+    EXPECT_EQ(any, set) << trial;
+    for (int i = 0; i < m.w * m.h; ++i)
+      if (area[i] >= min_area) {
+        EXPECT_TRUE(holds[i]) << trial << ": the component of pixel " << i;
+      }
+  }
+  std::vector<uint8_t> sparse(256 * 256);  // pixel by pixel (RandomMask repeats rows)
+  std::bernoulli_distribution set(0.1);
+  for (uint8_t& v : sparse) v = set(rng);
+  const std::vector<uint64_t> bits = Pack(sparse, 256, 256);
+  std::vector<uint64_t> seeds(bits.size());
+  EXPECT_FALSE(CrossingSeeds(bits.data(), 256, 256, 131.072, kMaskPasses, seeds.data()));
+}
+
+// min_area 131: k = 12, bands of s = 6. A bar from row 6 to row 12 crosses a band (its pixel in row
+// 12 is the seed), a bar of 5 rows crosses none; a bar across columns 18 .. 24 is seeded at column 24.
+TEST(CrossingSeeds, ABarAcrossABandIsSeededWhereItReachesTheBandsLastLine) {
+  const int w = 40, h = 30;
+  const auto seeds_of = [&](const std::vector<std::pair<int, int>>& pixels) {
+    std::vector<uint8_t> mask(w * h, 0);
+    for (auto [x, y] : pixels) mask[y * w + x] = 1;
+    const std::vector<uint64_t> bits = Pack(mask, w, h);
+    std::vector<uint64_t> seeds(bits.size());
+    CrossingSeeds(bits.data(), w, h, 131, kMaskPasses, seeds.data());
+    std::vector<std::pair<int, int>> out;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        if (seeds[y * BitRowWords(w) + x / 64] >> (x % 64) & 1) out.push_back({x, y});
+    return out;
+  };
+  std::vector<std::pair<int, int>> bar;
+  for (int y = 6; y <= 12; ++y) bar.push_back({3, y});
+  EXPECT_EQ(seeds_of(bar), (std::vector<std::pair<int, int>>{{3, 12}}));
+  bar.clear();
+  for (int y = 7; y <= 11; ++y) bar.push_back({3, y});
+  EXPECT_TRUE(seeds_of(bar).empty());
+  bar.clear();
+  for (int x = 18; x <= 24; ++x) bar.push_back({x, 20});
+  EXPECT_EQ(seeds_of(bar), (std::vector<std::pair<int, int>>{{24, 20}}));
+  // A U from row 6 down to row 11 and up again, then down to row 12 on its far side: a path that turns
+  // twice inside the band, found by the second downward sweep.
+  bar.clear();
+  for (int y = 6; y <= 11; ++y) bar.push_back({10, y});
+  for (int x = 11; x <= 13; ++x) bar.push_back({x, 11});
+  for (int y = 8; y <= 10; ++y) bar.push_back({13, y});
+  for (int x = 14; x <= 15; ++x) bar.push_back({x, 8});
+  for (int y = 9; y <= 12; ++y) bar.push_back({15, y});
+  EXPECT_EQ(seeds_of(bar), (std::vector<std::pair<int, int>>{{15, 12}}));
 }
 
 // Whether the mask is scanned whole (few runs) or through the grid (noise), the components are a
@@ -236,29 +307,43 @@ TEST(MaskComponents, EqualsAFloodFillOnMasksOfEveryDensity) {
   }
 }
 
-// A serpentine of one-pixel bars between two rows of the second grid (offset k/2), which meets that
-// grid only where a turn lies on one of its columns, needs a pass per bar there but settles at once
-// on the first grid (whose middle row crosses every bar): MaskComponents scans what the first grid
-// left, and the serpentine is found whole.
-TEST(MaskComponents, AGridThatDoesNotSettleLeavesTheScanToTheGridBefore) {
-  const double min_area = 8000;
-  const int k = ComponentGridStep(min_area), w = 3 * k + 10, h = 2 * k + 1;
-  const int top = k / 2 + 1, bottom = k / 2 + k - 1;  // between the second grid's rows k/2 and 3k/2
+// A serpentine of 334 bars of 60 rows, joined below then above, with min_area 20,000 (k = 142, bands
+// of s = 71): it crosses no band of rows (there is none: 64 rows), each band of columns in one sweep,
+// so its seeds lie 71 columns apart, 35 bars, more than kMaskPasses passes of the seeded fill can
+// join: MaskComponents scans the whole mask and finds it whole.
+TEST(MaskComponents, AFillThatDoesNotSettleLeavesTheScanToTheWholeMask) {
+  const double min_area = 20000;
+  const int w = 670, h = 64;
   std::vector<uint8_t> mask(w * h, 0);
-  for (int x = k / 2 + 1, bar = 0; x + 2 < w; x += 2, ++bar) {
-    for (int y = top; y <= bottom; ++y) mask[y * w + x] = 1;
-    if (x + 4 < w) mask[(bar % 2 == 0 ? bottom : top) * w + x + 1] = 1;  // to the next bar, below then above
+  for (int x = 1, bar = 0; x < w - 2; x += 2, ++bar) {
+    for (int y = 2; y <= 61; ++y) mask[y * w + x] = 1;
+    if (x + 2 < w - 2) mask[(bar % 2 == 0 ? 61 : 2) * w + x + 1] = 1;
   }
-  const size_t words = BitRowWords(w);
-  std::vector<uint64_t> bits(words * h), first(bits.size()), second(bits.size());
-  for (int y = 0; y < h; ++y) PackClassBits(&mask[y * w], w, &bits[y * words]);
-  ASSERT_TRUE(KeepGridComponents(bits.data(), w, h, min_area, 0, kMaskGridPasses, first.data()));
-  ASSERT_FALSE(KeepGridComponents(first.data(), w, h, min_area, k / 2, kMaskGridPasses, second.data()));
+  const std::vector<uint64_t> bits = Pack(mask, w, h);
+  std::vector<uint64_t> seeds(bits.size()), kept(bits.size());
+  ASSERT_TRUE(CrossingSeeds(bits.data(), w, h, min_area, kMaskPasses, seeds.data()));
+  EXPECT_FALSE(KeepSeededComponents(bits.data(), seeds.data(), w, h, kMaskPasses, kept.data()));
   MaskComponents components(w, h, min_area);
-  for (int y = 0; y < h; ++y) components.Add(1, &bits[y * words]);
+  for (int y = 0; y < h; ++y) components.Add(1, &bits[y * BitRowWords(w)]);
   const std::vector<Component> found = components.Finish(), want = FloodFill(mask, w, h, min_area);
   ASSERT_EQ(want.size(), 1u);
   ExpectSameComponents(found, want, 0);
+}
+
+// A band of rows whose flood needs a sweep per bar (a serpentine between its lines 6 and 12, min_area
+// 131) adds its first row whole.
+TEST(CrossingSeeds, ABandThatDoesNotSettleAddsItsFirstRow) {
+  const int w = 200, h = 13;
+  std::vector<uint8_t> mask(w * h, 0);
+  for (int x = 1, bar = 0; x + 2 < w; x += 2, ++bar) {
+    for (int y = 7; y <= 11; ++y) mask[y * w + x] = 1;
+    mask[(bar % 2 == 0 ? 11 : 7) * w + x + 1] = 1;
+  }
+  mask[6 * w + 1] = 1;  // the serpentine's start, on line 6
+  const std::vector<uint64_t> bits = Pack(mask, w, h);
+  std::vector<uint64_t> seeds(bits.size());
+  ASSERT_TRUE(CrossingSeeds(bits.data(), w, h, 131, kMaskPasses, seeds.data()));
+  EXPECT_EQ(seeds[6 * BitRowWords(w)], 2u);  // (1, 6): row 6 whole
 }
 
 }  // namespace
