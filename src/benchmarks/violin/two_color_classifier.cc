@@ -1,5 +1,6 @@
 #include "benchmarks/violin/two_color_classifier.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -38,7 +39,10 @@ TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
 }  // namespace
 
 TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColorKernels& kernels)
-    : a_(a), b_(b), kernels_(kernels), cells_(kTwoColorCells + kTwoColorCellPad) {
+    : a_(a),
+      b_(b),
+      kernels_(kernels),
+      cells_(std::make_unique_for_overwrite<uint8_t[]>(kTwoColorCells + kTwoColorCellPad)) {
   const double wl = b.L - a.L, wa = b.a - a.a, wb = b.b - a.b;
   const std::array<double, 3> alpha2 = {2 * kA * wa, 2 * (kL * wl - kA * wa + kB * wb), -2 * kB * wb};
   const double constant = -2.0 * kL0 * wl + (a.L * a.L + a.a * a.a + a.b * a.b) - (b.L * b.L + b.a * b.a + b.b * b.b);
@@ -49,17 +53,18 @@ TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColo
   const double jump = std::abs(kSlope * kEpsilon + kOffset - std::cbrt(kEpsilon));
   const double margin = scale * (kTwoColorFError + jump) + kTwoColorSumError * (std::abs(constant) + 1.1 * scale) +
                         1e-9 * (1 + std::abs(constant) + scale);
-  margin_ = std::nextafter(static_cast<float>(margin), INFINITY);  // not below `margin`
-  kernels_.decide_cells(g_params_, kernels_.corners(g_params_), margin_, cells_.data());
+  margin_ = std::nextafter(static_cast<float>(margin), INFINITY);                        // not below `margin`
+  kernels_.decide_cells(g_params_, kernels_.corners(g_params_), margin_, cells_.get());  // every cell
+  std::fill_n(cells_.get() + kTwoColorCells, kTwoColorCellPad, 0);
 }
 
 size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {
   if (pending_.size() < n + kTwoColorListPad)
     pending_.resize(n + kTwoColorListPad), packed_.resize(n + kTwoColorListPad), g_.resize(n + kTwoColorListPad),
         near_.resize(n);
-  // Pass 1, without branches (SIMD): each pixel's cube answer.
-  size_t ones = kernels_.lookup_cells(rgb, n, cells_.data(), out);
-  // The pixels of undecided cubes listed with their colours: answers compared 16 at a time (SSE2),
+  // Pass 1, without branches (SIMD): each pixel's cell answer.
+  size_t ones = kernels_.lookup_cells(rgb, n, cells_.get(), out);
+  // The pixels of undecided cells listed with their colours: answers compared 16 at a time (SSE2),
   // then a step per listed pixel (on noise a sixth of them, on flat images none).
   uint32_t* pending = pending_.data();
   uint32_t* packed = packed_.data();

@@ -6,9 +6,10 @@
 //   α = (500 wa, 116 wL - 500 wa + 200 wb, -200 wb), c = -32 wL + |A|² - |B|²,
 // where fx, fy, fz are CIELAB's f of X/Xn, Y/Yn, Z/Zn, each increasing in every sRGB channel. So
 //   1. over a cube of 16 levels per channel g is bounded by f at the cube's lowest and highest
-//      corner: a cube whose bounds agree decides all its 4,096 colours (every cube is decided when
-//      the classifier is made, from f at the corners, which does not depend on A, B and is computed
-//      once per process);
+//      corner: a cube whose bounds agree decides all its 4,096 colours, and each of the eight cells
+//      (sub-cubes of 8 levels) of a cube whose bounds do not is bounded likewise (every cell is
+//      decided when the classifier is made, from f at the corners, which does not depend on A, B and
+//      is computed once per process); on noise, cells leave half as many pixels undecided as cubes;
 //   2. the pixels of undecided cubes get g in single precision, whose error is bounded: outside ±
 //      that margin the sign is certain;
 //   3. only a pixel within the margin is converted exactly.
@@ -18,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "benchmarks/violin/two_color_kernels.h"
@@ -43,12 +45,12 @@ class TwoColorClassifier {
   color::Lab a_, b_;
   const TwoColorKernels& kernels_;
   TwoColorG g_params_{};
-  float margin_ = 0;               // bound of the kernels' g error
-  std::vector<uint8_t> cells_;     // per cube: 0, 1 or kTwoColorUndecided
-  std::vector<uint32_t> pending_;  // a row's pixels whose cube is not decided
-  std::vector<uint32_t> packed_;   // ... their colours, r | g << 8 | b << 16
-  std::vector<float> g_;           // ... their approximate g
-  std::vector<uint32_t> near_;     // ... those of them within the margin
+  float margin_ = 0;                  // bound of the kernels' g error
+  std::unique_ptr<uint8_t[]> cells_;  // per cell: 0, 1 or kTwoColorUndecided (and the pad)
+  std::vector<uint32_t> pending_;     // a row's pixels whose cell is not decided
+  std::vector<uint32_t> packed_;      // ... their colours, r | g << 8 | b << 16
+  std::vector<float> g_;              // ... their approximate g
+  std::vector<uint32_t> near_;        // ... those of them within the margin
 };
 
 }  // namespace visalign::violin

@@ -1,5 +1,5 @@
-// The vectorised parts of TwoColorClassifier (two_color_classifier.h): a row's cube answers (pass 1),
-// the decisions of cubes by bounds at their corners, and g(p) = |p - A|² - |p - B|² of many 8-bit
+// The vectorised parts of TwoColorClassifier (two_color_classifier.h): a row's cell answers (pass 1),
+// the decisions of cubes and cells by bounds at their corners, and g(p) = |p - A|² - |p - B|² of many 8-bit
 // sRGB pixels in single precision within a stated error of the exact value, so that only pixels with
 // |g| within that error need an exact conversion. The body (two_color_kernels.inc) is
 // compiled once per instruction set: baseline x86-64 (SSE2, 4 lanes), AVX2 + FMA (8 lanes) and
@@ -29,30 +29,36 @@ struct TwoColorG {
 inline constexpr double kTwoColorFError = 2e-6;    // per f, besides the jump of f at epsilon
 inline constexpr double kTwoColorSumError = 5e-7;  // 8 float roundings of the sum
 
-// The cube of 16 levels per channel an 8-bit colour is in: (r >> 4) << 8 | (g >> 4) << 4 | b >> 4.
+// The cube of 16 levels per channel an 8-bit colour is in, (r >> 4) << 8 | (g >> 4) << 4 | b >> 4, and
+// its cell, the sub-cube of 8 levels per channel: (r >> 3) << 10 | (g >> 3) << 5 | b >> 3.
 inline constexpr int kTwoColorCellShift = 4;
-inline constexpr size_t kTwoColorCells = 4096;
+inline constexpr size_t kTwoColorCubes = 4096;
+inline constexpr size_t kTwoColorCells = 8 * kTwoColorCubes;
 inline constexpr size_t kTwoColorCellPad = 3;     // bytes a cell table has past its last cell
 inline constexpr size_t kTwoColorListPad = 16;    // entries pass 2's lists have past n
-inline constexpr uint8_t kTwoColorUndecided = 2;  // a cube's answer when its colours' classes differ
+inline constexpr uint8_t kTwoColorUndecided = 2;  // a cell's answer when its colours' classes differ
 
-// CIELAB's f of X/Xn, Y/Yn, Z/Zn at every cube's lowest and highest corner: the bounds of f over
-// the cube (f is increasing in every channel), the same for every target pair.
+// CIELAB's f of X/Xn, Y/Yn, Z/Zn at every cube's and every cell's lowest and highest corner: the
+// bounds of f over it (f is increasing in every channel), the same for every target pair. A cube's
+// cells' are side by side (cells[cube][k][0: lowest, 1: highest][(r >> 3 & 1) << 2 | (g >> 3 & 1) << 1
+// | (b >> 3 & 1)]): bounding them reads one block.
 struct TwoColorCorners {
-  float lo[3][kTwoColorCells], hi[3][kTwoColorCells];
+  float lo[3][kTwoColorCubes], hi[3][kTwoColorCubes];
+  float cells[kTwoColorCubes][3][2][8];
 };
 
 struct TwoColorKernels {
   const char* name;
-  // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = cells[cube of pixel x] (cells:
+  // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = cells[cell of pixel x] (cells:
   // kTwoColorCells + kTwoColorCellPad bytes). Returns how many answers are 1.
   size_t (*lookup_cells)(const uint8_t* rgb, size_t n, const uint8_t* cells, uint8_t* out);
   // This build's corners for the tables of `params` (lin, xyz, epsilon, slope, offset: the same on
   // every call), computed on the first call.
   const TwoColorCorners& (*corners)(const TwoColorG& params);
-  // The answers of all kTwoColorCells cubes (ids as above): 0 or 1 when g of every colour in the
-  // cube is below -margin or above margin by the bounds of g from `corners`, else
-  // kTwoColorUndecided. margin: at least the error bound of g.
+  // The answers of all kTwoColorCells cells (ids as above): 0 or 1 when g of every colour in the
+  // cell is below -margin or above margin by the bounds of g from `corners`, else
+  // kTwoColorUndecided; a cube the bounds at its corners decide gives its answer to its eight cells,
+  // the cells of the others are bounded one by one. margin: at least the error bound of g.
   void (*decide_cells)(const TwoColorG& params, const TwoColorCorners& corners, float margin, uint8_t* answers);
   // Pass 2 of a row: g of n pixels whose answer is kTwoColorUndecided (x listed in pending, colours
   // as r | g << 8 | b << 16 in packed) into g[0 .. n-1], each one's class (1 when g > margin) into
