@@ -81,7 +81,8 @@ bool KeepSeededComponents(const uint64_t* bits, const uint64_t* seeds, int width
 
 // The components of at least `min_area` pixels of a mask given block by block, as
 // ComponentScan::Finish gives them: ComponentScan over the mask or, when the mask has more than one
-// run per word of its rows (noise), over the components holding its CrossingSeeds (none: no component
+// run per word of its rows (noise; counted on every fourth block), over the components holding its
+// CrossingSeeds (none: no component
 // is large enough), or over the whole mask again when their fill does not settle in kMaskPasses.
 inline constexpr int kMaskPasses = 16;  // noise settles in a few; each costs little after the first
 class MaskComponents {
@@ -99,7 +100,7 @@ class MaskComponents {
   double min_area_;
   std::vector<uint64_t> rows_;  // one row per block
   std::vector<int> counts_;     // each block's rows
-  int64_t runs_ = 0;            // the mask's runs
+  int64_t runs_ = 0;            // the mask's runs, estimated from every fourth block
 };
 
 }  // namespace visalign::violin

@@ -125,13 +125,24 @@ class ShapeScan {
         width_(width),
         height_(height),
         components_(width, height, min_area),
-        bits_(BitRowWords(width)) {}
+        bits_(BitRowWords(width)) {
+    // The rows any requested shape may meet (widened by a row each way; ShapeSpans decides).
+    rows_lo_ = height, rows_hi_ = 0;
+    for (const ProbeShape& shape : spec.shapes) {
+      const double half = shape.size / 2;
+      rows_lo_ =
+          std::min(rows_lo_, static_cast<int>(std::clamp(std::floor((shape.cy - half) * s.y) - 1, 0.0, 1.0 * height)));
+      rows_hi_ =
+          std::max(rows_hi_, static_cast<int>(std::clamp(std::ceil((shape.cy + half) * s.y) + 1, 0.0, 1.0 * height)));
+    }
+  }
 
   void Add(int y0, int count, const uint8_t* classes, size_t ones) {
     PackClassBits(classes, width_, bits_.data());
     components_.Add(count, bits_.data());
     mask_area_ += static_cast<int64_t>(ones) * count;
-    for (int y = y0; y < y0 + count; ++y) {  // the requested shapes' pixels of each row, and the overlap
+    // The requested shapes' pixels of each row, and the overlap.
+    for (int y = std::max(y0, rows_lo_); y < std::min(y0 + count, rows_hi_); ++y) {
       ShapeSpans(spec_.shapes, s_, width_, height_, y, spans_);
       for (const Span& span : spans_) {
         requested_area_ += span.x1 - span.x0;
@@ -155,6 +166,7 @@ class ShapeScan {
   MaskComponents components_;
   std::vector<uint64_t> bits_;
   std::vector<Span> spans_;
+  int rows_lo_, rows_hi_;  // rows outside [rows_lo_, rows_hi_) meet no requested shape
   int64_t mask_area_ = 0, requested_area_ = 0, inter_ = 0;
 };
 
