@@ -14,6 +14,9 @@ constexpr double kL = 116, kL0 = 16, kA = 500, kB = 200;
 // CIELAB's f as color.h defines it: cbrt(t) for t > ε, else 7.787 t + 16/116.
 constexpr double kEpsilon = 0.008856, kSlope = 7.787, kOffset = 16.0 / 116.0;
 constexpr int kCodes = 256;
+// Cells are bounded after at least this many pixels, once more than 1 / kCellsShare of them were
+// undecided by cubes (bounding them costs about what pass 2 costs for ~250 pixels).
+constexpr size_t kCellsAfter = 4096, kCellsShare = 32;
 
 // The parameters of the kernels' g for A, B (in single precision); the tables are computed once.
 TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
@@ -38,11 +41,12 @@ TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
 
 }  // namespace
 
-TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColorKernels& kernels)
+TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColorKernels& kernels, TwoColorCells cells)
     : a_(a),
       b_(b),
       kernels_(kernels),
-      cells_(std::make_unique_for_overwrite<uint8_t[]>(kTwoColorCells + kTwoColorCellPad)) {
+      when_cells_(cells),
+      cubes_(std::make_unique_for_overwrite<uint8_t[]>(kTwoColorCubes + kTwoColorCellPad)) {
   const double wl = b.L - a.L, wa = b.a - a.a, wb = b.b - a.b;
   const std::array<double, 3> alpha2 = {2 * kA * wa, 2 * (kL * wl - kA * wa + kB * wb), -2 * kB * wb};
   const double constant = -2.0 * kL0 * wl + (a.L * a.L + a.a * a.a + a.b * a.b) - (b.L * b.L + b.a * b.a + b.b * b.b);
@@ -53,8 +57,15 @@ TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColo
   const double jump = std::abs(kSlope * kEpsilon + kOffset - std::cbrt(kEpsilon));
   const double margin = scale * (kTwoColorFError + jump) + kTwoColorSumError * (std::abs(constant) + 1.1 * scale) +
                         1e-9 * (1 + std::abs(constant) + scale);
-  margin_ = std::nextafter(static_cast<float>(margin), INFINITY);                        // not below `margin`
-  kernels_.decide_cells(g_params_, kernels_.corners(g_params_), margin_, cells_.get());  // every cell
+  margin_ = std::nextafter(static_cast<float>(margin), INFINITY);  // not below `margin`
+  kernels_.decide_cubes(g_params_, kernels_.corners(g_params_), margin_, cubes_.get());
+  std::fill_n(cubes_.get() + kTwoColorCubes, kTwoColorCellPad, 0);
+  if (when_cells_ == TwoColorCells::kAlways) BoundCells();
+}
+
+void TwoColorClassifier::BoundCells() {
+  cells_ = std::make_unique_for_overwrite<uint8_t[]>(kTwoColorCells + kTwoColorCellPad);
+  kernels_.decide_cells(g_params_, kernels_.corners(g_params_), margin_, cubes_.get(), cells_.get());
   std::fill_n(cells_.get() + kTwoColorCells, kTwoColorCellPad, 0);
 }
 
@@ -62,10 +73,10 @@ size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {
   if (pending_.size() < n + kTwoColorListPad)
     pending_.resize(n + kTwoColorListPad), packed_.resize(n + kTwoColorListPad), g_.resize(n + kTwoColorListPad),
         near_.resize(n);
-  // Pass 1, without branches (SIMD): each pixel's cell answer.
-  size_t ones = kernels_.lookup_cells(rgb, n, cells_.get(), out);
-  // The pixels of undecided cells listed with their colours: answers compared 16 at a time (SSE2),
-  // then a step per listed pixel (on noise a sixth of them, on flat images none).
+  // Pass 1, without branches (SIMD): each pixel's cube (or cell) answer.
+  size_t ones = kernels_.lookup(rgb, n, cells_ ? cells_.get() : cubes_.get(), cells_ != nullptr, out);
+  // The undecided pixels listed with their colours: answers compared 16 at a time (SSE2), then a step
+  // per listed pixel (on noise a sixth of them by cubes, half that by cells; on flat images none).
   uint32_t* pending = pending_.data();
   uint32_t* packed = packed_.data();
   size_t kept = 0;
@@ -92,6 +103,11 @@ size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {
     out[near[i]] = Exact(rgb + 3 * size_t{near[i]});
     ones += out[near[i]];
   }
+  // The cells are bounded for the rows to come once the cubes leave many pixels undecided.
+  seen_ += n, undecided_ += kept;
+  if (!cells_ && when_cells_ == TwoColorCells::kWhenUndecided && seen_ >= kCellsAfter &&
+      undecided_ * kCellsShare > seen_)
+    BoundCells();
   return ones;
 }
 

@@ -6,12 +6,13 @@
 //   α = (500 wa, 116 wL - 500 wa + 200 wb, -200 wb), c = -32 wL + |A|² - |B|²,
 // where fx, fy, fz are CIELAB's f of X/Xn, Y/Yn, Z/Zn, each increasing in every sRGB channel. So
 //   1. over a cube of 16 levels per channel g is bounded by f at the cube's lowest and highest
-//      corner: a cube whose bounds agree decides all its 4,096 colours, and each of the eight cells
-//      (sub-cubes of 8 levels) of a cube whose bounds do not is bounded likewise (every cell is
-//      decided when the classifier is made, from f at the corners, which does not depend on A, B and
-//      is computed once per process); on noise, cells leave half as many pixels undecided as cubes;
-//   2. the pixels of undecided cubes get g in single precision, whose error is bounded: outside ±
-//      that margin the sign is certain;
+//      corner: a cube whose bounds agree decides all its 4,096 colours (every cube is decided when
+//      the classifier is made, from f at the corners, which does not depend on A, B and is computed
+//      once per process); once the undecided pixels are more than 1/32 of the first 4,096 or more
+//      (noise: on flat images never), each of the eight cells (sub-cubes of 8 levels) of an undecided
+//      cube is bounded likewise, which halves them on noise;
+//   2. the pixels of undecided cubes (or cells) get g in single precision, whose error is bounded:
+//      outside ± that margin the sign is certain;
 //   3. only a pixel within the margin is converted exactly.
 // Steps 1 and 2 are SIMD kernels (two_color_kernels.h), the widest build the CPU runs.
 // Class 1 means nearer B.
@@ -27,13 +28,20 @@
 
 namespace visalign::violin {
 
+// When step 1 bounds cells: as above, or never, or from the start (the classes are the same).
+enum class TwoColorCells { kWhenUndecided, kNever, kAlways };
+
 class TwoColorClassifier {
  public:
-  // `kernels`: the build of step 2 (any gives the same classes; tests pick each).
-  TwoColorClassifier(color::Lab a, color::Lab b, const TwoColorKernels& kernels = BestTwoColorKernels());
+  // `kernels`: the build of steps 1 and 2 (any gives the same classes; tests pick each).
+  TwoColorClassifier(color::Lab a, color::Lab b, const TwoColorKernels& kernels = BestTwoColorKernels(),
+                     TwoColorCells cells = TwoColorCells::kWhenUndecided);
 
   // Classes of n pixels (interleaved RGB bytes) into out[0 .. n-1]; returns how many are 1.
   size_t Row(const uint8_t* rgb, size_t n, uint8_t* out);
+
+  // Whether step 1 bounds cells by now.
+  bool bounds_cells() const { return cells_ != nullptr; }
 
   // Step 2's parameters, and the bound of its g's error (the margin) for every build.
   const TwoColorG& g_params() const { return g_params_; }
@@ -45,9 +53,14 @@ class TwoColorClassifier {
   color::Lab a_, b_;
   const TwoColorKernels& kernels_;
   TwoColorG g_params_{};
-  float margin_ = 0;                  // bound of the kernels' g error
-  std::unique_ptr<uint8_t[]> cells_;  // per cell: 0, 1 or kTwoColorUndecided (and the pad)
-  std::vector<uint32_t> pending_;     // a row's pixels whose cell is not decided
+  float margin_ = 0;  // bound of the kernels' g error
+  void BoundCells();
+
+  TwoColorCells when_cells_;
+  std::unique_ptr<uint8_t[]> cubes_;  // per cube: 0, 1 or kTwoColorUndecided (and the pad)
+  std::unique_ptr<uint8_t[]> cells_;  // per cell, once bounded (else null)
+  size_t seen_ = 0, undecided_ = 0;   // pixels classified, those of them pass 1 left undecided
+  std::vector<uint32_t> pending_;     // a row's pixels whose cube (or cell) is not decided
   std::vector<uint32_t> packed_;      // ... their colours, r | g << 8 | b << 16
   std::vector<float> g_;              // ... their approximate g
   std::vector<uint32_t> near_;        // ... those of them within the margin

@@ -17,9 +17,10 @@ uint8_t Nearer(const double* lab, const color::Lab& a, const color::Lab& b) {
   return d2(a) <= d2(b) ? 0 : 1;
 }
 
-void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second, const TwoColorKernels& kernels) {
+void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second, const TwoColorKernels& kernels,
+                                  TwoColorCells cells) {
   const color::Lab a = color::Srgb8ToLab(first), b = color::Srgb8ToLab(second);
-  TwoColorClassifier classify(a, b, kernels);
+  TwoColorClassifier classify(a, b, kernels, cells);
   constexpr size_t kRow = 4096;
   std::vector<uint8_t> rgb(3 * kRow), got(kRow);
   std::vector<double> lab(3 * kRow);
@@ -49,13 +50,16 @@ void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second, const
 }
 
 // Every one of the 16,777,216 8-bit colours, 4,096 per row, classified as converting each would, by
-// every kernels' build the CPU runs: the baseline and the one this process uses among them.
+// every kernels' build the CPU runs (the baseline and the one this process uses among them), by cubes
+// and by cells.
 void ExpectEveryColourAsConverted(color::Srgb8 first, color::Srgb8 second) {
   const TwoColorKernels* builds[kTwoColorBuilds];
   const size_t n = RunnableTwoColorKernels(builds);
   ASSERT_EQ(builds[0], &kBaselineTwoColorKernels);
   ASSERT_EQ(builds[n - 1], &BestTwoColorKernels());
-  for (size_t i = 0; i < n; ++i) ExpectEveryColourAsConverted(first, second, *builds[i]);
+  for (size_t i = 0; i < n; ++i)
+    for (TwoColorCells cells : {TwoColorCells::kNever, TwoColorCells::kAlways})
+      ExpectEveryColourAsConverted(first, second, *builds[i], cells);
 }
 
 TEST(TwoColorClassifier, EveryColourAsConvertingItWouldForNearlyEqualGreys) {
@@ -71,6 +75,27 @@ TEST(TwoColorClassifier, EveryColourAsConvertingItWouldForSaturatedAndRandomPair
   std::mt19937 rng(11);
   const auto any = [&] { return static_cast<uint8_t>(rng()); };
   ExpectEveryColourAsConverted({any(), any(), any()}, {any(), any(), any()});
+}
+
+// Rows of noise: by cubes alone for the first 4,096 pixels (a sixth of them undecided), by cells from
+// then on, and the same classes as by cubes throughout.
+TEST(TwoColorClassifier, BoundsCellsOnceCubesLeaveManyPixelsUndecided) {
+  const color::Lab a = color::Srgb8ToLab({200, 40, 60}), b = color::Srgb8ToLab({30, 60, 190});
+  TwoColorClassifier automatic(a, b), cubes(a, b, BestTwoColorKernels(), TwoColorCells::kNever);
+  std::mt19937 rng(23);
+  std::vector<uint8_t> rgb(3 * 1024), got(1024), want(1024);
+  for (int row = 0; row < 8; ++row) {
+    for (uint8_t& v : rgb) v = static_cast<uint8_t>(rng());
+    EXPECT_EQ(automatic.bounds_cells(), row >= 4) << row;
+    EXPECT_EQ(automatic.Row(rgb.data(), 1024, got.data()), cubes.Row(rgb.data(), 1024, want.data()));
+    EXPECT_EQ(got, want) << row;
+  }
+  EXPECT_FALSE(cubes.bounds_cells());
+  // A flat image never needs them.
+  TwoColorClassifier flat(a, b);
+  std::vector<uint8_t> grey(3 * 4096, 128), classes(4096);
+  for (int row = 0; row < 4; ++row) flat.Row(grey.data(), 4096, classes.data());
+  EXPECT_FALSE(flat.bounds_cells());
 }
 
 TEST(TwoColorClassifier, TiesGoToTheFirstColour) {

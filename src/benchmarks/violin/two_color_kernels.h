@@ -49,17 +49,21 @@ struct TwoColorCorners {
 
 struct TwoColorKernels {
   const char* name;
-  // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = cells[cell of pixel x] (cells:
-  // kTwoColorCells + kTwoColorCellPad bytes). Returns how many answers are 1.
-  size_t (*lookup_cells)(const uint8_t* rgb, size_t n, const uint8_t* cells, uint8_t* out);
+  // Pass 1 of a row of n pixels (interleaved RGB bytes): out[x] = table[cube of pixel x] (table:
+  // kTwoColorCubes + kTwoColorCellPad bytes) or, `cells`, table[cell of pixel x] (kTwoColorCells +
+  // kTwoColorCellPad bytes). Returns how many answers are 1.
+  size_t (*lookup)(const uint8_t* rgb, size_t n, const uint8_t* table, bool cells, uint8_t* out);
   // This build's corners for the tables of `params` (lin, xyz, epsilon, slope, offset: the same on
   // every call), computed on the first call.
   const TwoColorCorners& (*corners)(const TwoColorG& params);
-  // The answers of all kTwoColorCells cells (ids as above): 0 or 1 when g of every colour in the
-  // cell is below -margin or above margin by the bounds of g from `corners`, else
-  // kTwoColorUndecided; a cube the bounds at its corners decide gives its answer to its eight cells,
-  // the cells of the others are bounded one by one. margin: at least the error bound of g.
-  void (*decide_cells)(const TwoColorG& params, const TwoColorCorners& corners, float margin, uint8_t* answers);
+  // The answers of all kTwoColorCubes cubes (ids as above): 0 or 1 when g of every colour in the
+  // cube is below -margin or above margin by the bounds of g from `corners`, else
+  // kTwoColorUndecided. margin: at least the error bound of g.
+  void (*decide_cubes)(const TwoColorG& params, const TwoColorCorners& corners, float margin, uint8_t* cubes);
+  // The answers of all kTwoColorCells cells from the cubes' (decide_cubes): a decided cube gives its
+  // answer to its eight cells, the cells of the others are bounded one by one, as cubes are.
+  void (*decide_cells)(const TwoColorG& params, const TwoColorCorners& corners, float margin, const uint8_t* cubes,
+                       uint8_t* cells);
   // Pass 2 of a row: g of n pixels whose answer is kTwoColorUndecided (x listed in pending, colours
   // as r | g << 8 | b << 16 in packed) into g[0 .. n-1], each one's class (1 when g > margin) into
   // out[pending[i]], and the pending[i] with |g| <= margin (an exact conversion decides them) in
