@@ -16,7 +16,7 @@ constexpr double kEpsilon = 0.008856, kSlope = 7.787, kOffset = 16.0 / 116.0;
 constexpr int kCodes = 256;
 // Cells are bounded after at least this many pixels, once more than 1 / kCellsShare of them were
 // undecided by cubes (bounding them costs about what pass 2 costs for ~250 pixels).
-constexpr size_t kCellsAfter = 4096, kCellsShare = 32;
+constexpr size_t kCellsAfter = 1024, kCellsShare = 32;
 
 // The parameters of the kernels' g for A, B (in single precision); the tables are computed once.
 TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {

@@ -8,7 +8,7 @@
 //   1. over a cube of 16 levels per channel g is bounded by f at the cube's lowest and highest
 //      corner: a cube whose bounds agree decides all its 4,096 colours (every cube is decided when
 //      the classifier is made, from f at the corners, which does not depend on A, B and is computed
-//      once per process); once the undecided pixels are more than 1/32 of the first 4,096 or more
+//      once per process); once the undecided pixels are more than 1/32 of the first 1,024 or more
 //      (noise: on flat images never), each of the eight cells (sub-cubes of 8 levels) of an undecided
 //      cube is bounded likewise, which halves them on noise;
 //   2. the pixels of undecided cubes (or cells) get g in single precision, whose error is bounded:

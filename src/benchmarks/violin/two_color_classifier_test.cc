@@ -77,17 +77,17 @@ TEST(TwoColorClassifier, EveryColourAsConvertingItWouldForSaturatedAndRandomPair
   ExpectEveryColourAsConverted({any(), any(), any()}, {any(), any(), any()});
 }
 
-// Rows of noise: by cubes alone for the first 4,096 pixels (a sixth of them undecided), by cells from
+// Rows of noise: by cubes alone for the first 1,024 pixels (a sixth of them undecided), by cells from
 // then on, and the same classes as by cubes throughout.
 TEST(TwoColorClassifier, BoundsCellsOnceCubesLeaveManyPixelsUndecided) {
   const color::Lab a = color::Srgb8ToLab({200, 40, 60}), b = color::Srgb8ToLab({30, 60, 190});
   TwoColorClassifier automatic(a, b), cubes(a, b, BestTwoColorKernels(), TwoColorCells::kNever);
   std::mt19937 rng(23);
-  std::vector<uint8_t> rgb(3 * 1024), got(1024), want(1024);
+  std::vector<uint8_t> rgb(3 * 256), got(256), want(256);
   for (int row = 0; row < 8; ++row) {
     for (uint8_t& v : rgb) v = static_cast<uint8_t>(rng());
     EXPECT_EQ(automatic.bounds_cells(), row >= 4) << row;
-    EXPECT_EQ(automatic.Row(rgb.data(), 1024, got.data()), cubes.Row(rgb.data(), 1024, want.data()));
+    EXPECT_EQ(automatic.Row(rgb.data(), 256, got.data()), cubes.Row(rgb.data(), 256, want.data()));
     EXPECT_EQ(got, want) << row;
   }
   EXPECT_FALSE(cubes.bounds_cells());
