@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <emmintrin.h>  // SSE2, in every x86-64 build
@@ -106,9 +107,9 @@ void Transpose64(uint64_t a[kWordBits]) {
 
 // The packed image (height rows of BitRowWords(width) words) transposed: width rows of
 // BitRowWords(height) words, row x holding column x.
-std::vector<uint64_t> TransposeBits(const uint64_t* bits, int width, int height) {
+std::unique_ptr<uint64_t[]> TransposeBits(const uint64_t* bits, int width, int height) {
   const size_t n = BitRowWords(width), m = BitRowWords(height);
-  std::vector<uint64_t> out(static_cast<size_t>(width) * m);
+  auto out = std::make_unique_for_overwrite<uint64_t[]>(static_cast<size_t>(width) * m);  // every word written
   uint64_t block[kWordBits];
   for (size_t bi = 0; bi < m; ++bi)
     for (size_t bj = 0; bj < n; ++bj) {
@@ -182,10 +183,10 @@ bool CrossingSeeds(const uint64_t* bits, int width, int height, double min_area,
   }
   bool any = AddBandCrossings(bits, n, height, s, max_passes, seeds);
   // Columns: the bands of rows of the transposed image, their seeds set back at (x, y).
-  const std::vector<uint64_t> columns = TransposeBits(bits, width, height);
+  const std::unique_ptr<uint64_t[]> columns = TransposeBits(bits, width, height);
   const size_t m = BitRowWords(height);
-  std::vector<uint64_t> column_seeds(columns.size(), 0);
-  if (!AddBandCrossings(columns.data(), m, width, s, max_passes, column_seeds.data())) return any;
+  std::vector<uint64_t> column_seeds(static_cast<size_t>(width) * m, 0);
+  if (!AddBandCrossings(columns.get(), m, width, s, max_passes, column_seeds.data())) return any;
   for (size_t x = 0; x < static_cast<size_t>(width); ++x)
     for (size_t i = 0; i < m; ++i)
       for (uint64_t b = column_seeds[x * m + i]; b != 0; b &= b - 1) {
@@ -384,9 +385,10 @@ std::vector<Component> MaskComponents::Finish() {
     rows_ = std::move(image);
     counts_.assign(height_, 1);
   }
-  std::vector<uint64_t> seeds(rows_.size()), kept(rows_.size());
-  if (!CrossingSeeds(rows_.data(), width_, height_, min_area_, kMaskPasses, seeds.data())) return {};
-  if (!KeepSeededComponents(rows_.data(), seeds.data(), width_, height_, kMaskPasses, kept.data()))
+  const auto seeds = std::make_unique_for_overwrite<uint64_t[]>(rows_.size());  // CrossingSeeds clears it
+  std::vector<uint64_t> kept(rows_.size());
+  if (!CrossingSeeds(rows_.data(), width_, height_, min_area_, kMaskPasses, seeds.get())) return {};
+  if (!KeepSeededComponents(rows_.data(), seeds.get(), width_, height_, kMaskPasses, kept.data()))
     return scan_mask(rows_);
   return scan_mask(kept);
 }
