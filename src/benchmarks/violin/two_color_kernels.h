@@ -1,7 +1,7 @@
-// The vectorised parts of TwoColorClassifier (two_color_classifier.h): a row's cell answers (pass 1),
-// the decisions of cubes and cells by bounds at their corners, and g(p) = |p - A|² - |p - B|² of many 8-bit
-// sRGB pixels in single precision within a stated error of the exact value, so that only pixels with
-// |g| within that error need an exact conversion. The body (two_color_kernels.inc) is
+// The vectorised parts of TwoColorClassifier (two_color_classifier.h): a row's cube or cell answers
+// (pass 1), the decisions of cubes and cells by bounds at their corners, and g(p) = |p - A|² - |p - B|²
+// of many 8-bit sRGB pixels in single precision within a stated error of the exact value, so that only
+// pixels with |g| within that error need an exact conversion. The body (two_color_kernels.inc) is
 // compiled once per instruction set: baseline x86-64 (SSE2, 4 lanes), AVX2 + FMA (8 lanes) and
 // AVX-512F/BW (16 lanes), each .cc with its own compiler flags and no header that defines inline
 // functions (so no function compiled for a wider set can be shared with baseline code). The widest
