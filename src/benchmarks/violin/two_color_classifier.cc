@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include <emmintrin.h>  // SSE2, in every x86-64 build
 
@@ -82,8 +83,15 @@ size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {
   size_t kept = 0;
   const auto list = [&](size_t x) {
     const uint8_t* p = rgb + 3 * x;
+    uint32_t colour;  // r | g << 8 | b << 16: four bytes read but the row's last pixel's (three)
+    if (x + 1 < n) {
+      std::memcpy(&colour, p, sizeof colour);
+      colour &= 0xFFFFFF;
+    } else {
+      colour = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16;
+    }
     pending[kept] = static_cast<uint32_t>(x);
-    packed[kept++] = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16;
+    packed[kept++] = colour;
   };
   constexpr size_t kStep = 16;
   size_t x = 0;
