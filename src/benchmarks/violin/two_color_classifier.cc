@@ -19,6 +19,13 @@ constexpr int kCodes = 256;
 // undecided by cubes (bounding them costs about what pass 2 costs for ~250 pixels).
 constexpr size_t kCellsAfter = 1024, kCellsShare = 32;
 
+// A table of n answers and kTwoColorCellPad zero bytes after them (the gathers read past the last).
+std::unique_ptr<uint8_t[]> AnswerTable(size_t n) {
+  auto table = std::make_unique_for_overwrite<uint8_t[]>(n + kTwoColorCellPad);
+  std::fill_n(table.get() + n, kTwoColorCellPad, 0);
+  return table;
+}
+
 // The parameters of the kernels' g for A, B (in single precision); the tables are computed once.
 TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
   static const TwoColorG tables = [] {
@@ -43,11 +50,7 @@ TwoColorG Params(const std::array<double, 3>& alpha2, double constant) {
 }  // namespace
 
 TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColorKernels& kernels, TwoColorCells cells)
-    : a_(a),
-      b_(b),
-      kernels_(kernels),
-      when_cells_(cells),
-      cubes_(std::make_unique_for_overwrite<uint8_t[]>(kTwoColorCubes + kTwoColorCellPad)) {
+    : a_(a), b_(b), kernels_(kernels), when_cells_(cells), cubes_(AnswerTable(kTwoColorCubes)) {
   const double wl = b.L - a.L, wa = b.a - a.a, wb = b.b - a.b;
   const std::array<double, 3> alpha2 = {2 * kA * wa, 2 * (kL * wl - kA * wa + kB * wb), -2 * kB * wb};
   const double constant = -2.0 * kL0 * wl + (a.L * a.L + a.a * a.a + a.b * a.b) - (b.L * b.L + b.a * b.a + b.b * b.b);
@@ -60,14 +63,12 @@ TwoColorClassifier::TwoColorClassifier(color::Lab a, color::Lab b, const TwoColo
                         1e-9 * (1 + std::abs(constant) + scale);
   margin_ = std::nextafter(static_cast<float>(margin), INFINITY);  // not below `margin`
   kernels_.decide_cubes(g_params_, kernels_.corners(g_params_), margin_, cubes_.get());
-  std::fill_n(cubes_.get() + kTwoColorCubes, kTwoColorCellPad, 0);
   if (when_cells_ == TwoColorCells::kAlways) BoundCells();
 }
 
 void TwoColorClassifier::BoundCells() {
-  cells_ = std::make_unique_for_overwrite<uint8_t[]>(kTwoColorCells + kTwoColorCellPad);
+  cells_ = AnswerTable(kTwoColorCells);
   kernels_.decide_cells(g_params_, kernels_.corners(g_params_), margin_, cubes_.get(), cells_.get());
-  std::fill_n(cells_.get() + kTwoColorCells, kTwoColorCellPad, 0);
 }
 
 size_t TwoColorClassifier::Row(const uint8_t* rgb, size_t n, uint8_t* out) {

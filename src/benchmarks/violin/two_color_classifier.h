@@ -49,13 +49,12 @@ class TwoColorClassifier {
 
  private:
   uint8_t Exact(const uint8_t* p) const;
+  void BoundCells();  // cells_ from cubes_
 
   color::Lab a_, b_;
   const TwoColorKernels& kernels_;
   TwoColorG g_params_{};
   float margin_ = 0;  // bound of the kernels' g error
-  void BoundCells();
-
   TwoColorCells when_cells_;
   std::unique_ptr<uint8_t[]> cubes_;  // per cube: 0, 1 or kTwoColorUndecided (and the pad)
   std::unique_ptr<uint8_t[]> cells_;  // per cell, once bounded (else null)
