@@ -41,6 +41,53 @@ int64_t CountRuns(const uint64_t* bits, size_t words) {
   return runs;
 }
 
+// The bits of word i of a packed row in columns [x0, x1) (the word meets them).
+uint64_t ColumnMask(int i, int x0, int x1) {
+  const int lo = std::max(x0 - i * kWordBits, 0), hi = std::min(x1 - i * kWordBits, kWordBits);
+  return (~uint64_t{0} << lo) & (~uint64_t{0} >> (kWordBits - hi));
+}
+
+// The run [x0, x1) of the packed row `row` (n words, bits past width clear) holding column x.
+std::pair<int, int> RunAt(const uint64_t* row, int n, int width, int x) {
+  int i = x / kWordBits;
+  uint64_t clear = ~row[i] & (~uint64_t{0} << (x % kWordBits));  // towards higher x
+  while (clear == 0 && i + 1 < n) clear = ~row[++i];
+  const int x1 = clear == 0 ? width : i * kWordBits + std::countr_zero(clear);
+  i = x / kWordBits;
+  clear = ~row[i] & ((uint64_t{1} << (x % kWordBits)) - 1);  // towards lower x
+  while (clear == 0 && i > 0) clear = ~row[--i];
+  return {clear == 0 ? 0 : (i + 1) * kWordBits - std::countl_zero(clear), x1};
+}
+
+// A component's sums over its runs: pixels, Σ 2x + 1 and Σ 2y + 1 over them, and the largest key of
+// its runs (their order: top to bottom, then left to right).
+struct RunSums {
+  int64_t area = 0, sx2 = 0, sy2 = 0, last = -1;
+  // The run [x0, x1) in rows y0 .. y0 + rows - 1.
+  void Add(int64_t x0, int64_t x1, int64_t y0, int64_t rows, int64_t key) {
+    const int64_t length = x1 - x0;
+    area += length * rows;
+    sx2 += (x1 * x1 - x0 * x0) * rows;       // Σ 2x + 1 over [x0, x1) = x1² - x0²
+    sy2 += length * rows * (2 * y0 + rows);  // Σ 2y + 1 over the rows
+    last = std::max(last, key);
+  }
+  Component Get() const { return {static_cast<double>(area), sx2 / 2.0, sy2 / 2.0}; }
+};
+
+// The components of sums of at least min_area pixels, largest first, equal areas by their last run.
+std::vector<Component> LargestFirst(const std::vector<RunSums>& sums, double min_area) {
+  std::vector<const RunSums*> kept;
+  for (const RunSums& s : sums)
+    if (static_cast<double>(s.area) >= min_area) kept.push_back(&s);
+  std::sort(kept.begin(), kept.end(), [](const RunSums* a, const RunSums* b) {
+    return a->area != b->area ? a->area > b->area : a->last < b->last;
+  });
+  std::vector<Component> out;
+  out.reserve(kept.size());
+  for (const RunSums* s : kept) out.push_back(s->Get());
+  return out;
+}
+
 // Into `out`, the runs of the packed row `w` (n words) that hold a bit of `seed` (seed ⊆ w).
 void FillRuns(const uint64_t* w, const uint64_t* seed, size_t n, uint64_t* out) {
   // Towards higher x: adding the seeds to w carries from a run's first seed to its end and no further
@@ -196,44 +243,6 @@ bool CrossingSeeds(const uint64_t* bits, int width, int height, double min_area,
   return true;
 }
 
-bool KeepSeededComponents(const uint64_t* bits, const uint64_t* seeds, int width, int height, int max_passes,
-                          uint64_t* kept) {
-  const size_t n = BitRowWords(width);
-  std::vector<uint64_t> scratch(n);
-  // Pass 1, top-down: the runs holding a seed or below a kept bit. changed[y] (per pass: this one, the
-  // one before): whether row y gained runs.
-  std::vector<uint8_t> changed(height, 1), changed_before(height, 1);
-  for (int y = 0; y < height; ++y) {
-    uint64_t* out = kept + static_cast<size_t>(y) * n;
-    std::fill_n(out, n, 0);
-    const uint64_t* seed = seeds + static_cast<size_t>(y) * n;
-    const uint64_t* above = y > 0 ? out - n : nullptr;
-    GrowRow(
-        bits + static_cast<size_t>(y) * n, n, [seed, above](size_t i) { return seed[i] | (above ? above[i] : 0); }, out,
-        scratch.data());
-  }
-  // Then bottom-up and top-down in turn: the runs next to a kept bit of the row before in the pass,
-  // for the rows whose row before gained runs in the pass before or in this one.
-  for (int pass = 2; pass <= max_passes; ++pass) {
-    const bool up = pass % 2 == 0;
-    std::swap(changed, changed_before);
-    changed[up ? height - 1 : 0] = 0;  // the first row in the pass gains nothing
-    bool any = false;
-    for (int j = 1; j < height; ++j) {
-      const int y = up ? height - 1 - j : j, y_before = up ? y + 1 : y - 1;
-      const uint64_t* before = kept + static_cast<size_t>(y_before) * n;
-      const bool gained = (changed_before[y_before] || changed[y_before]) &&
-                          GrowRow(
-                              bits + static_cast<size_t>(y) * n, n, [before](size_t i) { return before[i]; },
-                              kept + static_cast<size_t>(y) * n, scratch.data());
-      changed[y] = gained;
-      any |= gained;
-    }
-    if (!any) return true;
-  }
-  return false;
-}
-
 void PackClassBits(const uint8_t* classes, int width, uint64_t* bits) {
   // 16 classes at a time: bit 0 of each byte moved to its top bit, whose 16 SSE2 gathers in one step.
   constexpr int kStep = 16;
@@ -256,12 +265,9 @@ void PackClassBits(const uint8_t* classes, int width, uint64_t* bits) {
 }
 
 int64_t CountBits(const uint64_t* bits, int x0, int x1) {
-  if (x0 >= x1) return 0;
-  const int first = x0 / kWordBits, last = (x1 - 1) / kWordBits;
-  const uint64_t head = ~uint64_t{0} << (x0 % kWordBits), tail = ~uint64_t{0} >> (kWordBits - 1 - (x1 - 1) % kWordBits);
-  if (first == last) return PopCount(bits[first] & head & tail);
-  int64_t n = PopCount(bits[first] & head) + PopCount(bits[last] & tail);
-  for (int i = first + 1; i < last; ++i) n += PopCount(bits[i]);
+  int64_t n = 0;
+  for (int i = x0 / kWordBits; x0 < x1 && i <= (x1 - 1) / kWordBits; ++i)
+    n += PopCount(bits[i] & ColumnMask(i, x0, x1));
   return n;
 }
 
@@ -320,41 +326,65 @@ void ComponentScan::Add(int y0, int count, const uint64_t* bits) {
 std::vector<Component> ComponentScan::Finish() {
   // Runs in order: a root (its component's first run) opens a component, any other run takes the
   // component of its parent, an earlier run.
-  struct Sums {
-    int64_t area = 0, sx2 = 0, sy2 = 0;  // pixels, and sums of 2x + 1 and 2y + 1 over them
-    size_t last = 0;                     // the component's last run
-  };
-  std::vector<Sums> sums;
+  std::vector<RunSums> sums;
   sums.reserve(count_);
   Run* run = runs_.get();
   block_begin_.push_back(static_cast<uint32_t>(count_));
-  for (size_t b = 0; b + 1 < block_begin_.size(); ++b) {
-    const int64_t rows = block_rows_[b], sy2 = rows * (2 * int64_t{block_y0_[b]} + rows);  // Σ 2y + 1
+  for (size_t b = 0; b + 1 < block_begin_.size(); ++b)
     for (size_t r = block_begin_[b]; r < block_begin_[b + 1]; ++r) {
       const uint32_t p = run[r].parent;
       if (p == r) sums.emplace_back();
       const uint32_t c = p == r ? static_cast<uint32_t>(sums.size() - 1) : run[p].parent;
       run[r].parent = c;
-      Sums& s = sums[c];
-      const int64_t x0 = run[r].x0, x1 = run[r].x1, length = x1 - x0;
-      s.area += length * rows;
-      s.sx2 += (x1 * x1 - x0 * x0) * rows;  // Σ 2x + 1 over [x0, x1) = x1² - x0²
-      s.sy2 += length * sy2;
-      s.last = r;
+      sums[c].Add(run[r].x0, run[r].x1, block_y0_[b], block_rows_[b], static_cast<int64_t>(r));
     }
-  }
-  std::vector<std::pair<size_t, Component>> found;  // (last run, component) of those kept
-  for (const Sums& s : sums)
-    if (static_cast<double>(s.area) >= min_area_)
-      found.push_back({s.last, {static_cast<double>(s.area), s.sx2 / 2.0, s.sy2 / 2.0}});
   count_ = 0, block_begin_.clear(), block_y0_.clear(), block_rows_.clear();
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    return a.second.area != b.second.area ? a.second.area > b.second.area : a.first < b.first;
-  });
-  std::vector<Component> out;
-  out.reserve(found.size());
-  for (const auto& f : found) out.push_back(f.second);
-  return out;
+  return LargestFirst(sums, min_area_);
+}
+
+std::vector<Component> SeededComponents(const uint64_t* bits, const uint64_t* seeds, int width, int height,
+                                        double min_area) {
+  const int n = static_cast<int>(BitRowWords(width));
+  // The runs not taken yet (each is taken whole), between a clear row above and one below.
+  std::vector<uint64_t> left(static_cast<size_t>(n) * (height + 2), 0);
+  std::copy_n(bits, static_cast<size_t>(n) * height, left.begin() + n);
+  struct Pixel {
+    int x, y;  // y: the row of `left`
+  };
+  std::vector<Pixel> waiting;  // a pixel of each run to be taken
+  // The first pixel of each run of `in` (word i of row y's bits in a run's columns), `before`: the
+  // last bit of the word before.
+  const auto wait_for_runs = [&waiting](uint64_t in, uint64_t& before, int i, int y) {
+    for (uint64_t s = RunStarts(in, before); s != 0; s &= s - 1)
+      waiting.push_back({i * kWordBits + std::countr_zero(s), y});
+    before = in >> (kWordBits - 1);
+  };
+  std::vector<RunSums> sums;
+  for (size_t word = 0; word < static_cast<size_t>(n) * height; ++word)
+    for (uint64_t b = seeds[word]; b != 0; b &= b - 1) {
+      const int x = static_cast<int>(word % n) * kWordBits + std::countr_zero(b), y = static_cast<int>(word / n) + 1;
+      if (!(left[word + n] >> (x % kWordBits) & 1)) continue;  // in a component found from an earlier seed
+      RunSums component;
+      waiting.push_back({x, y});
+      while (!waiting.empty()) {
+        const Pixel p = waiting.back();
+        waiting.pop_back();
+        uint64_t* row = &left[static_cast<size_t>(p.y) * n];
+        if (!(row[p.x / kWordBits] >> (p.x % kWordBits) & 1)) continue;  // its run is taken
+        const auto [x0, x1] = RunAt(row, n, width, p.x);
+        component.Add(x0, x1, p.y - 1, 1, int64_t{p.y} * width + x0);
+        // The run taken, and the runs left in the rows above and below sharing a column with it.
+        uint64_t before_above = 0, before_below = 0;
+        for (int i = x0 / kWordBits; i <= (x1 - 1) / kWordBits; ++i) {
+          const uint64_t columns = ColumnMask(i, x0, x1);
+          row[i] &= ~columns;
+          wait_for_runs(row[i - n] & columns, before_above, i, p.y - 1);
+          wait_for_runs(row[i + n] & columns, before_below, i, p.y + 1);
+        }
+      }
+      sums.push_back(component);
+    }
+  return LargestFirst(sums, min_area);
 }
 
 MaskComponents::MaskComponents(int width, int height, double min_area)
@@ -370,27 +400,24 @@ void MaskComponents::Add(int count, const uint64_t* bits) {
 }
 
 std::vector<Component> MaskComponents::Finish() {
-  ComponentScan scan(width_, min_area_);
-  const auto scan_mask = [&](const std::vector<uint64_t>& mask) {
+  if (runs_ <= static_cast<int64_t>(words_) * height_) {
+    ComponentScan scan(width_, min_area_);
     int y = 0;
-    for (size_t b = 0; b < counts_.size(); y += counts_[b++]) scan.Add(y, counts_[b], &mask[b * words_]);
+    for (size_t b = 0; b < counts_.size(); y += counts_[b++]) scan.Add(y, counts_[b], &rows_[b * words_]);
     return scan.Finish();
-  };
-  if (runs_ <= static_cast<int64_t>(words_) * height_) return scan_mask(rows_);
+  }
+  const uint64_t* mask = rows_.data();
+  std::vector<uint64_t> image;
   if (counts_.size() < static_cast<size_t>(height_)) {  // the mask row by row
-    std::vector<uint64_t> image(words_ * height_);
+    image.resize(words_ * height_);
     size_t row = 0;
     for (size_t b = 0; b < counts_.size(); ++b)
       for (int r = 0; r < counts_[b]; ++r, ++row) std::copy_n(&rows_[b * words_], words_, &image[row * words_]);
-    rows_ = std::move(image);
-    counts_.assign(height_, 1);
+    mask = image.data();
   }
-  const auto seeds = std::make_unique_for_overwrite<uint64_t[]>(rows_.size());  // CrossingSeeds clears it
-  std::vector<uint64_t> kept(rows_.size());
-  if (!CrossingSeeds(rows_.data(), width_, height_, min_area_, kMaskPasses, seeds.get())) return {};
-  if (!KeepSeededComponents(rows_.data(), seeds.get(), width_, height_, kMaskPasses, kept.data()))
-    return scan_mask(rows_);
-  return scan_mask(kept);
+  const auto seeds = std::make_unique_for_overwrite<uint64_t[]>(words_ * height_);  // CrossingSeeds clears it
+  if (!CrossingSeeds(mask, width_, height_, min_area_, kMaskPasses, seeds.get())) return {};
+  return SeededComponents(mask, seeds.get(), width_, height_, min_area_);
 }
 
 }  // namespace visalign::violin

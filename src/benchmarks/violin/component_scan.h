@@ -4,7 +4,7 @@
 // by union-find over all runs (the lower index the root), to the runs of the block above whose
 // columns it shares, found by walking both blocks' runs in step. Finish numbers the components in
 // one pass over the runs in order and sums them. The cost and the memory follow the number of runs
-// (on noise, MaskComponents first takes nearly all of them away).
+// (on noise, MaskComponents takes nearly all of them away first).
 #pragma once
 
 #include <cstddef>
@@ -71,20 +71,18 @@ int ComponentExtent(double min_area);
 // sweeps adds its first row whole. k = 1: every pixel. Returns whether any seed was set.
 bool CrossingSeeds(const uint64_t* bits, int width, int height, double min_area, int max_passes, uint64_t* seeds);
 
-// Into `kept`, the components of the packed image `bits` holding a bit of `seeds` (seeds ⊆ bits,
-// both packed as above), found by filling runs: a top-down pass, then bottom-up and top-down passes
-// in turn until one changes nothing (one per change of vertical direction of a path from a seed; a
-// row is filled again only where it gains). Returns false when `max_passes` passes have not settled
-// (`kept` is then a part of the answer only).
-bool KeepSeededComponents(const uint64_t* bits, const uint64_t* seeds, int width, int height, int max_passes,
-                          uint64_t* kept);
+// The components of at least min_area pixels of the packed image `bits` (as above) among those
+// holding a bit of `seeds` (seeds ⊆ bits), as ComponentScan::Finish gives them: each found from a
+// seed by a scanline flood (a run taken whole, then a pixel of each run of the rows above and below
+// sharing a column with it), so the cost follows the runs of the seeded components only.
+std::vector<Component> SeededComponents(const uint64_t* bits, const uint64_t* seeds, int width, int height,
+                                        double min_area);
 
 // The components of at least `min_area` pixels of a mask given block by block, as
 // ComponentScan::Finish gives them: ComponentScan over the mask or, when the mask has more than one
-// run per word of its rows (noise; counted on every fourth block), over the components holding its
-// CrossingSeeds (none: no component
-// is large enough), or over the whole mask again when their fill does not settle in kMaskPasses.
-inline constexpr int kMaskPasses = 16;  // noise settles in a few; each costs little after the first
+// run per word of its rows (noise; counted on every fourth block), SeededComponents of its
+// CrossingSeeds (none: no component is large enough).
+inline constexpr int kMaskPasses = 16;  // CrossingSeeds' sweeps per band: noise settles in a few
 class MaskComponents {
  public:
   MaskComponents(int width, int height, double min_area);

@@ -179,47 +179,32 @@ std::vector<uint64_t> Pack(const std::vector<uint8_t>& mask, int w, int h) {
   return bits;
 }
 
-// Every component is kept whole if it holds a seed and cleared if it does not, on noise of every
-// density, widths across words and blocks of equal rows.
-TEST(KeepSeededComponents, KeepsExactlyTheComponentsHoldingASeed) {
+// The components holding a seed (and of the minimum area) are a flood fill's, on noise of every
+// density, widths across words (multiples of 64 among them), blocks of equal rows and seeds shared
+// by a component.
+TEST(SeededComponents, AreTheFloodFillsComponentsHoldingASeed) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 40; ++trial) {
-    const RandomMask m(rng, 1 + static_cast<int>(rng() % 200), 1 + static_cast<int>(rng() % 120), 0.05 + 0.022 * trial);
-    std::vector<uint64_t> seeds(m.bits.size()), kept(m.bits.size(), ~uint64_t{0});
+    const int w = trial % 4 == 0 ? 64 * (1 + trial % 3) : 1 + static_cast<int>(rng() % 200);
+    const RandomMask m(rng, w, 1 + static_cast<int>(rng() % 120), 0.05 + 0.022 * trial);
+    std::vector<uint64_t> seeds(m.bits.size());
     std::bernoulli_distribution seeded(0.01 + 0.002 * trial);
+    std::vector<uint8_t> seeded_mask(m.mask.size(), 0);
     for (int y = 0; y < m.h; ++y)
       for (int x = 0; x < m.w; ++x)
-        if (m.mask[y * m.w + x] && seeded(rng)) seeds[y * m.words + x / 64] |= uint64_t{1} << (x % 64);
-    ASSERT_TRUE(KeepSeededComponents(m.bits.data(), seeds.data(), m.w, m.h, 1000, kept.data())) << trial;
+        if (m.mask[y * m.w + x] && seeded(rng))
+          seeds[y * m.words + x / 64] |= uint64_t{1} << (x % 64), seeded_mask[y * m.w + x] = 1;
+    // The reference: the flood fill's components with their pixels cleared unless one holds a seed.
     std::vector<int> label;
     FloodFill(m.mask, m.w, m.h, 1, &label);
-    std::vector<int> holds(m.w * m.h, 0);  // per component (its first pixel)
-    for (int i = 0; i < m.w * m.h; ++i)
-      if (label[i] >= 0) holds[label[i]] |= m.Set(seeds, i % m.w, i / m.w);
-    for (int y = 0; y < m.h; ++y)
-      for (int x = 0; x < 64 * static_cast<int>(m.words); ++x) {
-        const int c = x < m.w ? label[y * m.w + x] : -1;
-        ASSERT_EQ(m.Set(kept, x, y), c >= 0 && holds[c]) << trial << ": (" << x << ", " << y << ")";
-      }
+    std::vector<uint8_t> holds(m.mask.size(), 0), kept(m.mask.size(), 0);
+    for (size_t i = 0; i < m.mask.size(); ++i)
+      if (seeded_mask[i]) holds[label[i]] = 1;
+    for (size_t i = 0; i < m.mask.size(); ++i) kept[i] = label[i] >= 0 && holds[label[i]];
+    const double min_area = trial % 2 == 0 ? 1 : 1 + rng() % 40;
+    ExpectSameComponents(SeededComponents(m.bits.data(), seeds.data(), m.w, m.h, min_area),
+                         FloodFill(kept, m.w, m.h, min_area), trial);
   }
-}
-
-// A serpentine seeded in its first row turns down and up 18 times: one pass per bar.
-TEST(KeepSeededComponents, ReportsWhenItsPassesDoNotSettle) {
-  const int w = 41, h = 12;
-  std::vector<uint8_t> mask(w * h, 0), seed(w * h, 0);
-  mask[2] = seed[2] = 1;  // (2, 0)
-  for (int bar = 0; 2 + 2 * bar < w - 1; ++bar) {
-    const int x = 2 + 2 * bar;
-    for (int y = 1; y < h - 1; ++y) mask[y * w + x] = 1;
-    const int turn = bar % 2 == 0 ? h - 2 : 1;  // joined to the next bar below, then above
-    if (x + 2 < w - 1) mask[turn * w + x + 1] = 1;
-  }
-  const std::vector<uint64_t> bits = Pack(mask, w, h), seeds = Pack(seed, w, h);
-  std::vector<uint64_t> kept(bits.size());
-  EXPECT_FALSE(KeepSeededComponents(bits.data(), seeds.data(), w, h, 8, kept.data()));
-  ASSERT_TRUE(KeepSeededComponents(bits.data(), seeds.data(), w, h, 30, kept.data()));
-  EXPECT_EQ(kept, bits);  // one component
 }
 
 // Seeds are pixels of the mask, and every component of at least min_area pixels holds one, on noise
@@ -309,9 +294,8 @@ TEST(MaskComponents, EqualsAFloodFillOnMasksOfEveryDensity) {
 
 // A serpentine of 334 bars of 60 rows, joined below then above, with min_area 20,000 (k = 142, bands
 // of s = 71): it crosses no band of rows (there is none: 64 rows), each band of columns in one sweep,
-// so its seeds lie 71 columns apart, 35 bars, more than kMaskPasses passes of the seeded fill can
-// join: MaskComponents scans the whole mask and finds it whole.
-TEST(MaskComponents, AFillThatDoesNotSettleLeavesTheScanToTheWholeMask) {
+// so its seeds lie 71 columns apart; the flood from the first finds it whole, 20,040 pixels.
+TEST(MaskComponents, ASerpentineSeededFarApartIsFoundWhole) {
   const double min_area = 20000;
   const int w = 670, h = 64;
   std::vector<uint8_t> mask(w * h, 0);
@@ -320,9 +304,6 @@ TEST(MaskComponents, AFillThatDoesNotSettleLeavesTheScanToTheWholeMask) {
     if (x + 2 < w - 2) mask[(bar % 2 == 0 ? 61 : 2) * w + x + 1] = 1;
   }
   const std::vector<uint64_t> bits = Pack(mask, w, h);
-  std::vector<uint64_t> seeds(bits.size()), kept(bits.size());
-  ASSERT_TRUE(CrossingSeeds(bits.data(), w, h, min_area, kMaskPasses, seeds.data()));
-  EXPECT_FALSE(KeepSeededComponents(bits.data(), seeds.data(), w, h, kMaskPasses, kept.data()));
   MaskComponents components(w, h, min_area);
   for (int y = 0; y < h; ++y) components.Add(1, &bits[y * BitRowWords(w)]);
   const std::vector<Component> found = components.Finish(), want = FloodFill(mask, w, h, min_area);
