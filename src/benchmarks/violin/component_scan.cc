@@ -14,6 +14,9 @@ namespace {
 constexpr int kWordBits = 64;
 constexpr int kByteBits = 8;
 constexpr int64_t kRunSample = 4;  // MaskComponents counts the runs of one block in this many
+// Bit k of a bit's offset in its word is set exactly where plane k is.
+constexpr uint64_t kBitPlanes[6] = {0xAAAAAAAAAAAAAAAA, 0xCCCCCCCCCCCCCCCC, 0xF0F0F0F0F0F0F0F0,
+                                    0xFF00FF00FF00FF00, 0xFFFF0000FFFF0000, 0xFFFFFFFF00000000};
 
 // Set bits of a word by adding neighbouring bit fields in place (2, 4, 8 bits wide), then the bytes
 // by one multiplication: no call, whatever the baseline instruction set (no POPCNT on x86-64).
@@ -45,18 +48,6 @@ int64_t CountRuns(const uint64_t* bits, size_t words) {
 uint64_t ColumnMask(int i, int x0, int x1) {
   const int lo = std::max(x0 - i * kWordBits, 0), hi = std::min(x1 - i * kWordBits, kWordBits);
   return (~uint64_t{0} << lo) & (~uint64_t{0} >> (kWordBits - hi));
-}
-
-// The run [x0, x1) of the packed row `row` (n words, bits past width clear) holding column x.
-std::pair<int, int> RunAt(const uint64_t* row, int n, int width, int x) {
-  int i = x / kWordBits;
-  uint64_t clear = ~row[i] & (~uint64_t{0} << (x % kWordBits));  // towards higher x
-  while (clear == 0 && i + 1 < n) clear = ~row[++i];
-  const int x1 = clear == 0 ? width : i * kWordBits + std::countr_zero(clear);
-  i = x / kWordBits;
-  clear = ~row[i] & ((uint64_t{1} << (x % kWordBits)) - 1);  // towards lower x
-  while (clear == 0 && i > 0) clear = ~row[--i];
-  return {clear == 0 ? 0 : (i + 1) * kWordBits - std::countl_zero(clear), x1};
 }
 
 // A component's sums over its runs: pixels, Σ 2x + 1 and Σ 2y + 1 over them, and the largest key of
@@ -344,45 +335,62 @@ std::vector<Component> ComponentScan::Finish() {
 
 std::vector<Component> SeededComponents(const uint64_t* bits, const uint64_t* seeds, int width, int height,
                                         double min_area) {
-  const int n = static_cast<int>(BitRowWords(width));
-  // The runs not taken yet (each is taken whole), between a clear row above and one below.
-  std::vector<uint64_t> left(static_cast<size_t>(n) * (height + 2), 0);
-  std::copy_n(bits, static_cast<size_t>(n) * height, left.begin() + n);
-  struct Pixel {
-    int x, y;  // y: the row of `left`
+  // The pixels not taken yet, each row between clear words and the rows between clear rows (so a
+  // word's neighbours are always at the same offsets).
+  const size_t n = BitRowWords(width), stride = n + 2;
+  std::vector<uint64_t> left(stride * (static_cast<size_t>(height) + 2), 0);
+  for (size_t y = 0; y < static_cast<size_t>(height); ++y) std::copy_n(bits + y * n, n, &left[(y + 1) * stride + 1]);
+  // A word of `left` (its index) and bits of it: on the stack, bits to take with their runs; in the
+  // log, the bits a component took (its sums are needed only once its area is known to count).
+  struct Part {
+    size_t word;
+    uint64_t bits;
   };
-  std::vector<Pixel> waiting;  // a pixel of each run to be taken
-  // The first pixel of each run of `in` (word i of row y's bits in a run's columns), `before`: the
-  // last bit of the word before.
-  const auto wait_for_runs = [&waiting](uint64_t in, uint64_t& before, int i, int y) {
-    for (uint64_t s = RunStarts(in, before); s != 0; s &= s - 1)
-      waiting.push_back({i * kWordBits + std::countr_zero(s), y});
-    before = in >> (kWordBits - 1);
-  };
+  std::vector<Part> stack(64), log;
   std::vector<RunSums> sums;
-  for (size_t word = 0; word < static_cast<size_t>(n) * height; ++word)
-    for (uint64_t b = seeds[word]; b != 0; b &= b - 1) {
-      const int x = static_cast<int>(word % n) * kWordBits + std::countr_zero(b), y = static_cast<int>(word / n) + 1;
-      if (!(left[word + n] >> (x % kWordBits) & 1)) continue;  // in a component found from an earlier seed
-      RunSums component;
-      waiting.push_back({x, y});
-      while (!waiting.empty()) {
-        const Pixel p = waiting.back();
-        waiting.pop_back();
-        uint64_t* row = &left[static_cast<size_t>(p.y) * n];
-        if (!(row[p.x / kWordBits] >> (p.x % kWordBits) & 1)) continue;  // its run is taken
-        const auto [x0, x1] = RunAt(row, n, width, p.x);
-        component.Add(x0, x1, p.y - 1, 1, int64_t{p.y} * width + x0);
-        // The run taken, and the runs left in the rows above and below sharing a column with it.
-        uint64_t before_above = 0, before_below = 0;
-        for (int i = x0 / kWordBits; i <= (x1 - 1) / kWordBits; ++i) {
-          const uint64_t columns = ColumnMask(i, x0, x1);
-          row[i] &= ~columns;
-          wait_for_runs(row[i - n] & columns, before_above, i, p.y - 1);
-          wait_for_runs(row[i + n] & columns, before_below, i, p.y + 1);
+  for (size_t y = 0; y < static_cast<size_t>(height); ++y)
+    for (size_t i = 0; i < n; ++i) {
+      const size_t first = (y + 1) * stride + i + 1;
+      for (uint64_t b = seeds[y * n + i] & left[first]; b != 0; b &= left[first]) {
+        // The component of b's lowest bit: each part taken is the runs within its word holding its
+        // bits; then the bits of those runs the rows above and below have left, and the runs'
+        // continuations into the words before and after (pushed only when they add pixels, without
+        // branches).
+        int64_t area = 0;
+        size_t top = 1;
+        stack[0] = {first, b & (~b + 1)};
+        log.clear();
+        while (top > 0) {
+          if (stack.size() < top + 4) stack.resize(2 * stack.size());
+          const Part part = stack[--top];
+          uint64_t runs;
+          const uint64_t w = left[part.word], seed = part.bits & w;
+          FillRuns(&w, &seed, 1, &runs);
+          left[part.word] = w & ~runs;
+          area += PopCount(runs);
+          log.push_back({part.word, runs});
+          const uint64_t above = left[part.word - stride], below = left[part.word + stride];
+          stack[top] = {part.word - stride, runs}, top += (runs & above) != 0;
+          stack[top] = {part.word + stride, runs}, top += (runs & below) != 0;
+          stack[top] = {part.word + 1, 1}, top += runs >> (kWordBits - 1) & left[part.word + 1];
+          stack[top] = {part.word - 1, uint64_t{1} << (kWordBits - 1)},
+          top += runs & left[part.word - 1] >> (kWordBits - 1);
+        }
+        if (static_cast<double>(area) < min_area) continue;
+        RunSums& c = sums.emplace_back();
+        for (const Part& taken : log) {
+          if (taken.bits == 0) continue;
+          const int64_t row = static_cast<int64_t>(taken.word / stride) - 1,
+                        x = static_cast<int64_t>(taken.word % stride - 1) * kWordBits, count = PopCount(taken.bits);
+          int64_t offsets = 0;  // Σ of the bits' offsets in the word, bit plane by bit plane
+          for (int k = 0; k < 6; ++k) offsets += int64_t{PopCount(taken.bits & kBitPlanes[k])} << k;
+          c.area += count;
+          c.sx2 += 2 * (x * count + offsets) + count;
+          c.sy2 += count * (2 * row + 1);
+          // The last run in raster order is the one holding the last pixel.
+          c.last = std::max(c.last, row * width + x + kWordBits - 1 - std::countl_zero(taken.bits));
         }
       }
-      sums.push_back(component);
     }
   return LargestFirst(sums, min_area);
 }

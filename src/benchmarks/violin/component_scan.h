@@ -72,9 +72,11 @@ int ComponentExtent(double min_area);
 bool CrossingSeeds(const uint64_t* bits, int width, int height, double min_area, int max_passes, uint64_t* seeds);
 
 // The components of at least min_area pixels of the packed image `bits` (as above) among those
-// holding a bit of `seeds` (seeds ⊆ bits), as ComponentScan::Finish gives them: each found from a
-// seed by a scanline flood (a run taken whole, then a pixel of each run of the rows above and below
-// sharing a column with it), so the cost follows the runs of the seeded components only.
+// holding a bit of `seeds` (seeds ⊆ bits), as ComponentScan::Finish gives them: each flooded from a
+// seed a word at a time (a word's runs holding the bits reached, then the bits of those runs' columns
+// the rows above and below hold and the runs' continuations into the neighbouring words, without
+// branches), its sums taken only once its area is known to count. The cost follows the seeded
+// components' size only.
 std::vector<Component> SeededComponents(const uint64_t* bits, const uint64_t* seeds, int width, int height,
                                         double min_area);
 
