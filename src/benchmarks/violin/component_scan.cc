@@ -79,6 +79,23 @@ std::vector<Component> LargestFirst(const std::vector<RunSums>& sums, double min
   return out;
 }
 
+// The bits of f (f ⊆ w) with the bits of w below them in their runs of the word w (towards lower x):
+// a bit of w takes the bit above it, then the one two above, four above, ... while w holds every
+// bit between (p: the bits whose next 2^step bits w holds).
+uint64_t FillDown(uint64_t f, uint64_t w) {
+  uint64_t p = w;
+  f |= f >> 1 & p, p &= p >> 1;  // steps written out: GCC's -O2 keeps a loop of six
+  f |= f >> 2 & p, p &= p >> 2;
+  f |= f >> 4 & p, p &= p >> 4;
+  f |= f >> 8 & p, p &= p >> 8;
+  f |= f >> 16 & p, p &= p >> 16;
+  return f | (f >> 32 & p);
+}
+
+// The runs of the word w holding a bit of m (m ⊆ w), within the word: adding m to w carries from
+// a run's first bit of m to its end (the bits that change, and m), then FillDown.
+uint64_t WordRuns(uint64_t w, uint64_t m) { return FillDown((((w + m) ^ w) | m) & w, w); }
+
 // Into `out`, the runs of the packed row `w` (n words) that hold a bit of `seed` (seed ⊆ w).
 void FillRuns(const uint64_t* w, const uint64_t* seed, size_t n, uint64_t* out) {
   // Towards higher x: adding the seeds to w carries from a run's first seed to its end and no further
@@ -90,40 +107,27 @@ void FillRuns(const uint64_t* w, const uint64_t* seed, size_t n, uint64_t* out) 
     carry = sum < w[i];
     out[i] = ((sum ^ w[i]) | s) & w[i];
   }
-  // Towards lower x: a bit of w takes the bit above it, then the one two above, four above, ...
-  // while w holds every bit between (p: the bits whose next 2^step bits w holds), words from the
-  // last, each taking the first bit of the word after.
+  // Towards lower x, words from the last, each taking the first bit of the word after.
   uint64_t next = 0;  // the word after's first bit is filled
   for (size_t i = n; i-- > 0;) {
-    uint64_t f = out[i] | (next << (kWordBits - 1) & w[i]), p = w[i];
-    f |= f >> 1 & p, p &= p >> 1;  // steps written out: GCC's -O2 keeps a loop of six
-    f |= f >> 2 & p, p &= p >> 2;
-    f |= f >> 4 & p, p &= p >> 4;
-    f |= f >> 8 & p, p &= p >> 8;
-    f |= f >> 16 & p, p &= p >> 16;
-    f |= f >> 32 & p;
-    out[i] = f;
-    next = f & 1;
+    out[i] = FillDown(out[i] | (next << (kWordBits - 1) & w[i]), w[i]);
+    next = out[i] & 1;
   }
 }
 
-// Adds to `out` (a packed row of n words, out ⊆ w) the runs of w holding a bit of w[i] & near(i): the
-// words from the first to the last that gain a bit, widened to whole runs, filled again (`seed`: n
-// words of scratch). Whether a run was added.
+// Adds to `out` (a packed row of n words, out ⊆ w) the runs of w holding a bit of w[i] & near(i)
+// (`seed`: n words of scratch). Whether a bit was added (then the whole row is filled again: on
+// rows of a few words cheaper than finding the words that gain, whose branches the CPU mispredicts).
 template <typename Near>
 bool GrowRow(const uint64_t* w, size_t n, Near near, uint64_t* out, uint64_t* seed) {
-  size_t lo = n, hi = 0;
+  uint64_t gains = 0;
   for (size_t i = 0; i < n; ++i) {
-    seed[i] = w[i] & near(i);
-    const bool gains = (seed[i] & ~out[i]) != 0;
-    lo = gains && lo == n ? i : lo;
-    hi = gains ? i : hi;
+    const uint64_t reached = w[i] & near(i);
+    gains |= reached & ~out[i];
+    seed[i] = reached | out[i];
   }
-  if (lo == n) return false;
-  while (lo > 0 && (w[lo] & 1) && w[lo - 1] >> (kWordBits - 1)) seed[--lo] = 0;
-  while (hi + 1 < n && w[hi] >> (kWordBits - 1) && (w[hi + 1] & 1)) seed[++hi] = 0;
-  for (size_t i = lo; i <= hi; ++i) seed[i] |= out[i];
-  FillRuns(w + lo, seed + lo, hi - lo + 1, out + lo);
+  if (gains == 0) return false;
+  FillRuns(w, seed, n, out);
   return true;
 }
 
@@ -167,32 +171,31 @@ std::unique_ptr<uint64_t[]> TransposeBits(const uint64_t* bits, int width, int h
 bool AddBandCrossings(const uint64_t* bits, size_t n, int height, int s, int max_passes, uint64_t* seeds) {
   const size_t rows = static_cast<size_t>(s) + 1;
   std::vector<uint64_t> reached(rows * n), scratch(n);
-  // gained[r], gained_before[r]: whether row r gained in this sweep, in the one before.
-  std::vector<uint8_t> gained(rows), gained_before(rows);
+  // The sweep (numbered across the bands) in which each row of the band last gained.
+  std::vector<int64_t> gained_in(rows, -1);
+  int64_t sweep = 0;
   bool any = false;
   for (int y0 = 0; y0 + s < height; y0 += s) {
     const uint64_t* band = bits + static_cast<size_t>(y0) * n;
     std::copy_n(band, n, reached.begin());
     std::fill(reached.begin() + static_cast<std::ptrdiff_t>(n), reached.end(), 0);
-    std::fill(gained.begin(), gained.end(), 0);
-    gained[0] = 1;  // the first row, whole from the start
+    sweep += 2;                // the band before's rows count as gained in no sweep of this one
+    gained_in[0] = sweep - 1;  // the first row, whole from the start
     // Sweeps down and up the band in turn, each row growing from the one before it in the sweep when
-    // that one gained since, until one sweep adds nothing.
+    // that one gained in this sweep or the one before, until one sweep adds nothing.
     bool changed = true;
-    for (int pass = 0; changed && pass < max_passes; ++pass) {
+    for (int pass = 0; changed && pass < max_passes; ++pass, ++sweep) {
       changed = false;
-      std::swap(gained, gained_before);
-      std::fill(gained.begin(), gained.end(), 0);
       const bool down = pass % 2 == 0;
       for (int j = 1; j <= s; ++j) {
         const int r = down ? j : s - j, before = down ? r - 1 : r + 1;
         if (r == 0) break;  // the first row is whole
-        if (!gained[before] && !gained_before[before]) continue;
+        if (gained_in[before] < sweep - 1) continue;
         const uint64_t* from = &reached[static_cast<size_t>(before) * n];
-        gained[r] = GrowRow(
-            band + static_cast<size_t>(r) * n, n, [from](size_t i) { return from[i]; },
-            &reached[static_cast<size_t>(r) * n], scratch.data());
-        changed |= gained[r] != 0;
+        if (GrowRow(
+                band + static_cast<size_t>(r) * n, n, [from](size_t i) { return from[i]; },
+                &reached[static_cast<size_t>(r) * n], scratch.data()))
+          gained_in[r] = sweep, changed = true;
       }
     }
     // Settled: the last row's reached bits; else every crossing path starts in the first row.
@@ -339,14 +342,15 @@ std::vector<Component> SeededComponents(const uint64_t* bits, const uint64_t* se
   // word's neighbours are always at the same offsets).
   const size_t n = BitRowWords(width), stride = n + 2;
   std::vector<uint64_t> left(stride * (static_cast<size_t>(height) + 2), 0);
-  for (size_t y = 0; y < static_cast<size_t>(height); ++y) std::copy_n(bits + y * n, n, &left[(y + 1) * stride + 1]);
+  for (size_t y = 0; y < static_cast<size_t>(height); ++y)
+    for (size_t i = 0; i < n; ++i) left[(y + 1) * stride + 1 + i] = bits[y * n + i];
   // A word of `left` (its index) and bits of it: on the stack, bits to take with their runs; in the
   // log, the bits a component took (its sums are needed only once its area is known to count).
   struct Part {
     size_t word;
     uint64_t bits;
   };
-  std::vector<Part> stack(64), log;
+  std::vector<Part> stack(64), log(64);
   std::vector<RunSums> sums;
   for (size_t y = 0; y < static_cast<size_t>(height); ++y)
     for (size_t i = 0; i < n; ++i) {
@@ -357,18 +361,16 @@ std::vector<Component> SeededComponents(const uint64_t* bits, const uint64_t* se
         // continuations into the words before and after (pushed only when they add pixels, without
         // branches).
         int64_t area = 0;
-        size_t top = 1;
+        size_t top = 1, logged = 0;
         stack[0] = {first, b & (~b + 1)};
-        log.clear();
         while (top > 0) {
           if (stack.size() < top + 4) stack.resize(2 * stack.size());
+          if (log.size() == logged) log.resize(2 * log.size());
           const Part part = stack[--top];
-          uint64_t runs;
-          const uint64_t w = left[part.word], seed = part.bits & w;
-          FillRuns(&w, &seed, 1, &runs);
+          const uint64_t w = left[part.word], runs = WordRuns(w, part.bits & w);
           left[part.word] = w & ~runs;
           area += PopCount(runs);
-          log.push_back({part.word, runs});
+          log[logged++] = {part.word, runs};
           const uint64_t above = left[part.word - stride], below = left[part.word + stride];
           stack[top] = {part.word - stride, runs}, top += (runs & above) != 0;
           stack[top] = {part.word + stride, runs}, top += (runs & below) != 0;
@@ -378,7 +380,8 @@ std::vector<Component> SeededComponents(const uint64_t* bits, const uint64_t* se
         }
         if (static_cast<double>(area) < min_area) continue;
         RunSums& c = sums.emplace_back();
-        for (const Part& taken : log) {
+        for (size_t k = 0; k < logged; ++k) {
+          const Part& taken = log[k];
           if (taken.bits == 0) continue;
           const int64_t row = static_cast<int64_t>(taken.word / stride) - 1,
                         x = static_cast<int64_t>(taken.word % stride - 1) * kWordBits, count = PopCount(taken.bits);
