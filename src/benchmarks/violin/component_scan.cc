@@ -83,7 +83,7 @@ std::vector<Component> LargestFirst(const std::vector<RunSums>& sums, double min
 // a bit of w takes the bit above it, then the one two above, four above, ... while w holds every
 // bit between (p: the bits whose next 2^step bits w holds). Without a run of 9 bits or more (p
 // empty after three steps, on noise nearly always) the longer steps add nothing.
-uint64_t FillDown(uint64_t f, uint64_t w) {
+__attribute__((always_inline)) inline uint64_t FillDown(uint64_t f, uint64_t w) {
   uint64_t p = w;
   f |= f >> 1 & p, p &= p >> 1;  // steps written out: GCC's -O2 keeps a loop of six
   f |= f >> 2 & p, p &= p >> 2;
@@ -96,7 +96,9 @@ uint64_t FillDown(uint64_t f, uint64_t w) {
 
 // The runs of the word w holding a bit of m (m ⊆ w), within the word: adding m to w carries from
 // a run's first bit of m to its end (the bits that change, and m), then FillDown.
-uint64_t WordRuns(uint64_t w, uint64_t m) { return FillDown((((w + m) ^ w) | m) & w, w); }
+__attribute__((always_inline)) inline uint64_t WordRuns(uint64_t w, uint64_t m) {
+  return FillDown((((w + m) ^ w) | m) & w, w);
+}
 
 // Into `out`, the runs of the packed row `w` (n words) that hold a bit of `seed` (seed ⊆ w).
 void FillRuns(const uint64_t* w, const uint64_t* seed, size_t n, uint64_t* out) {
