@@ -106,6 +106,7 @@ void FillRuns(const uint64_t* w, const uint64_t* seed, size_t n, uint64_t* out) 
   // (the bit after a run is clear), one carry chain across the words: the bits that change, and the
   // seeds, are those from the first seed on.
   uint64_t carry = 0;  // a seeded run reached the last bit of the word before
+#pragma GCC unroll 4
   for (size_t i = 0; i < n; ++i) {
     const uint64_t s = seed[i] | (carry & w[i]), sum = w[i] + s;
     carry = sum < w[i];
@@ -113,6 +114,7 @@ void FillRuns(const uint64_t* w, const uint64_t* seed, size_t n, uint64_t* out) 
   }
   // Towards lower x, words from the last, each taking the first bit of the word after.
   uint64_t next = 0;  // the word after's first bit is filled
+#pragma GCC unroll 4
   for (size_t i = n; i-- > 0;) {
     out[i] = FillDown(out[i] | (next << (kWordBits - 1) & w[i]), w[i]);
     next = out[i] & 1;
@@ -125,6 +127,7 @@ void FillRuns(const uint64_t* w, const uint64_t* seed, size_t n, uint64_t* out) 
 template <typename Near>
 bool GrowRow(const uint64_t* w, size_t n, Near near, uint64_t* out, uint64_t* seed) {
   uint64_t gains = 0;
+#pragma GCC unroll 4
   for (size_t i = 0; i < n; ++i) {
     const uint64_t reached = w[i] & near(i);
     gains |= reached & ~out[i];
