@@ -50,8 +50,8 @@ uint64_t ColumnMask(int i, int x0, int x1) {
   return (~uint64_t{0} << lo) & (~uint64_t{0} >> (kWordBits - hi));
 }
 
-// A component's sums over its runs: pixels, Σ 2x + 1 and Σ 2y + 1 over them, and the largest key of
-// its runs (their order: top to bottom, then left to right).
+// A component's sums over its runs (or words of bits): pixels, Σ 2x + 1 and Σ 2y + 1 over them, and
+// the largest key of its runs (their order: top to bottom, then left to right).
 struct RunSums {
   int64_t area = 0, sx2 = 0, sy2 = 0, last = -1;
   // The run [x0, x1) in rows y0 .. y0 + rows - 1.
@@ -61,6 +61,18 @@ struct RunSums {
     sx2 += (x1 * x1 - x0 * x0) * rows;       // Σ 2x + 1 over [x0, x1) = x1² - x0²
     sy2 += length * rows * (2 * y0 + rows);  // Σ 2y + 1 over the rows
     last = std::max(last, key);
+  }
+  // The set bits of word i of row y (of rows `width` pixels wide): Σ of their offsets in the word
+  // bit plane by bit plane; the key, their last pixel's (the last run in raster order holds it).
+  void AddWord(int64_t y, int64_t i, uint64_t bits, int64_t width) {
+    if (bits == 0) return;
+    const int64_t x = i * kWordBits, count = PopCount(bits);
+    int64_t offsets = 0;
+    for (int plane = 0; plane < 6; ++plane) offsets += int64_t{PopCount(bits & kBitPlanes[plane])} << plane;
+    area += count;
+    sx2 += 2 * (x * count + offsets) + count;
+    sy2 += count * (2 * y + 1);
+    last = std::max(last, y * width + x + kWordBits - 1 - std::countl_zero(bits));
   }
   Component Get() const { return {static_cast<double>(area), sx2 / 2.0, sy2 / 2.0}; }
 };
@@ -387,19 +399,9 @@ std::vector<Component> SeededComponents(const uint64_t* bits, const uint64_t* se
         }
         if (static_cast<double>(area) < min_area) continue;
         RunSums& c = sums.emplace_back();
-        for (size_t k = 0; k < logged; ++k) {
-          const Part& taken = log[k];
-          if (taken.bits == 0) continue;
-          const int64_t row = static_cast<int64_t>(taken.word / stride) - 1,
-                        x = static_cast<int64_t>(taken.word % stride - 1) * kWordBits, count = PopCount(taken.bits);
-          int64_t offsets = 0;  // Σ of the bits' offsets in the word, bit plane by bit plane
-          for (int k = 0; k < 6; ++k) offsets += int64_t{PopCount(taken.bits & kBitPlanes[k])} << k;
-          c.area += count;
-          c.sx2 += 2 * (x * count + offsets) + count;
-          c.sy2 += count * (2 * row + 1);
-          // The last run in raster order is the one holding the last pixel.
-          c.last = std::max(c.last, row * width + x + kWordBits - 1 - std::countl_zero(taken.bits));
-        }
+        for (size_t k = 0; k < logged; ++k)
+          c.AddWord(static_cast<int64_t>(log[k].word / stride) - 1, static_cast<int64_t>(log[k].word % stride) - 1,
+                    log[k].bits, width);
       }
     }
   return LargestFirst(sums, min_area);
